@@ -1,0 +1,2 @@
+// Filled in by the database test harness (template database, migrations).
+export default async function setup(): Promise<void> {}
