@@ -1,0 +1,96 @@
+/**
+ * The only reader of process.env. Everything else takes its configuration as arguments.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const int = (def: number) => z.coerce.number().int().positive().default(def);
+const num = (def: number) => z.coerce.number().nonnegative().default(def);
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().url().optional(),
+  CHATGPU_DATA_DIR: z.string().optional(),
+  CHATGPU_PUBLIC_URL: z.string().url().optional(),
+  BLOB_MAX_BYTES: int(2 * 1024 ** 3),
+  ARCHIVE_MAX_ENTRIES: int(10_000),
+  ARCHIVE_MAX_BYTES: int(2 * 1024 ** 3),
+  ARCHIVE_MAX_RATIO: int(200),
+  GRAPHQL_MAX_DEPTH: int(12),
+  GRAPHQL_MAX_COST: int(50_000),
+  TICK_INTERVAL_SEC: int(2),
+  LEASE_SEC: int(30),
+  HEARTBEAT_SEC: int(5),
+  WORKER_OFFLINE_SEC: int(60),
+  RETRY_BASE_SEC: num(2),
+  RATE_CPU_CORE_HOUR_CAD: num(0.02),
+  RATE_RAM_GB_HOUR_CAD: num(0.003),
+  RATE_GPU_HOUR_CAD: num(0.4),
+  OPENAI_API_KEY: z.string().optional(),
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_MODEL: z.string().default('gpt-5-mini'),
+  AGENT_MAX_MODEL_CALLS: int(8),
+  AGENT_MAX_TOOL_CALLS: int(8),
+  AGENT_TURN_SEC: int(90),
+  SENTRY_DSN: z.string().optional(),
+  NODE_ENV: z.string().default('development'),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  publicUrl: string | undefined;
+  blobs: { maxBytes: number };
+  archive: { maxEntries: number; maxBytes: number; maxRatio: number };
+  graphql: { maxDepth: number; maxCost: number };
+  scheduler: {
+    tickIntervalSec: number;
+    leaseSec: number;
+    heartbeatSec: number;
+    workerOfflineSec: number;
+    retryBaseSec: number;
+  };
+  rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
+  openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
+  agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number };
+  sentryDsn: string | undefined;
+  production: boolean;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${issues}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(cwd, e.CHATGPU_DATA_DIR ?? '.chatgpu'),
+    publicUrl: e.CHATGPU_PUBLIC_URL,
+    blobs: { maxBytes: e.BLOB_MAX_BYTES },
+    archive: { maxEntries: e.ARCHIVE_MAX_ENTRIES, maxBytes: e.ARCHIVE_MAX_BYTES, maxRatio: e.ARCHIVE_MAX_RATIO },
+    graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST },
+    scheduler: {
+      tickIntervalSec: e.TICK_INTERVAL_SEC,
+      leaseSec: e.LEASE_SEC,
+      heartbeatSec: e.HEARTBEAT_SEC,
+      workerOfflineSec: e.WORKER_OFFLINE_SEC,
+      retryBaseSec: e.RETRY_BASE_SEC,
+    },
+    rates: {
+      cpuCoreHourCad: e.RATE_CPU_CORE_HOUR_CAD,
+      ramGbHourCad: e.RATE_RAM_GB_HOUR_CAD,
+      gpuHourCad: e.RATE_GPU_HOUR_CAD,
+    },
+    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, model: e.OPENAI_MODEL },
+    agents: { maxModelCalls: e.AGENT_MAX_MODEL_CALLS, maxToolCalls: e.AGENT_MAX_TOOL_CALLS, turnSec: e.AGENT_TURN_SEC },
+    sentryDsn: e.SENTRY_DSN || undefined,
+    production: e.NODE_ENV === 'production',
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * Prisma client factory: a real PostgreSQL server (DATABASE_URL, driver adapter for
+ * `pg`) or the embedded PGlite in the data folder. Same schema, same SQL.
+ *
+ * LISTEN/NOTIFY: on PostgreSQL one dedicated connection holds every LISTEN of this
+ * process and re-subscribes after a reconnect; on PGlite the instance's own listen().
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from '../generated/prisma/client.js';
+import { applyMigrations, type MigrationConnection } from './migrate.js';
+
+export type Prisma = PrismaClient;
+
+export interface Database {
+  kind: 'postgres' | 'pglite';
+  prisma: PrismaClient;
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** Apply pending migrations before returning (default true). */
+  migrate?: boolean;
+  poolSize?: number;
+  log?: (msg: string) => void;
+}
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts);
+}
+
+async function openPostgres(url: string, opts: DatabaseOptions): Promise<Database> {
+  if (opts.migrate !== false) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await applyMigrations(pgMigrationConnection(client));
+    } finally {
+      await client.end();
+    }
+  }
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+  pool.on('error', (err) => opts.log?.(`postgres pool error: ${err.message}`));
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const listener = new PgListener(url, opts.log);
+  return {
+    kind: 'postgres',
+    prisma,
+    listen: (channel, cb) => listener.listen(channel, cb),
+    notify: async (channel, payload) => {
+      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+    close: async () => {
+      await listener.close();
+      await prisma.$disconnect();
+      await pool.end().catch(() => {});
+    },
+  };
+}
+
+export function pgMigrationConnection(client: pg.Client): MigrationConnection {
+  return {
+    exec: async (sql) => {
+      await client.query(sql);
+    },
+    query: async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
+  };
+}
+
+/** One connection carrying every LISTEN of this process; reconnects with backoff. */
+class PgListener {
+  private client: pg.Client | undefined;
+  private connecting: Promise<pg.Client> | undefined;
+  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  private closed = false;
+  private retryMs = 100;
+
+  constructor(
+    private readonly url: string,
+    private readonly log?: (msg: string) => void,
+  ) {}
+
+  private async connect(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    this.connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.url });
+      client.on('notification', (n) => {
+        for (const h of this.handlers.get(n.channel) ?? []) h(n.payload ?? '');
+      });
+      client.on('error', (err) => {
+        this.log?.(`listener connection lost: ${err.message}`);
+        this.client = undefined;
+        this.connecting = undefined;
+        void this.reconnect();
+      });
+      await client.connect();
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+      this.client = client;
+      this.retryMs = 100;
+      return client;
+    })();
+    try {
+      return await this.connecting;
+    } catch (err) {
+      this.connecting = undefined;
+      throw err;
+    }
+  }
+
+  private async reconnect(): Promise<void> {
+    while (!this.closed && !this.client) {
+      await new Promise((r) => setTimeout(r, this.retryMs));
+      this.retryMs = Math.min(this.retryMs * 2, 5000);
+      try {
+        await this.connect();
+      } catch {
+        /* retry */
+      }
+    }
+  }
+
+  async listen(channel: string, cb: (payload: string) => void): Promise<() => Promise<void>> {
+    let set = this.handlers.get(channel);
+    const isNew = !set;
+    if (!set) this.handlers.set(channel, (set = new Set()));
+    set.add(cb);
+    const client = await this.connect();
+    if (isNew) await client.query(`LISTEN ${quoteIdent(channel)}`);
+    return async () => {
+      set.delete(cb);
+      if (set.size === 0 && this.handlers.get(channel) === set) {
+        this.handlers.delete(channel);
+        await this.client?.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.handlers.clear();
+    const c = this.client;
+    this.client = undefined;
+    await c?.end().catch(() => {});
+  }
+}
+
+function quoteIdent(s: string): string {
+  return `"${s.replaceAll('"', '""')}"`;
+}
+
+async function openPglite(opts: DatabaseOptions): Promise<Database> {
+  const dir = path.join(opts.dataDir, 'pglite');
+  await mkdir(dir, { recursive: true });
+  const lite = await PGlite.create(dir);
+  if (opts.migrate !== false) {
+    await applyMigrations({
+      exec: async (sql) => {
+        await lite.exec(sql);
+      },
+      query: async <T>(sql: string, params?: unknown[]) => (await lite.query<T>(sql, params)).rows,
+    });
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) });
+  return {
+    kind: 'pglite',
+    prisma,
+    listen: async (channel, cb) => {
+      const unsub = await lite.listen(channel, cb);
+      return async () => unsub();
+    },
+    notify: async (channel, payload) => {
+      await lite.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+    close: async () => {
+      await prisma.$disconnect();
+      await lite.close();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * What a worker reports about its machine at `workerHello` (DESIGN.md §3, §5). The API takes
+ * `Capabilities` as JSON, so every field is plain data and `null` (never `undefined`) means "unknown".
+ */
+
+export interface Accelerator {
+  vendor: 'nvidia' | 'amd' | 'apple';
+  index: number;
+  name: string;
+  memoryMiB: number | null;
+  driver: string | null;
+  /** 'cuda 12.2' | 'rocm 6.0' | 'mps' */
+  runtime: string | null;
+  /** 'sm_89' | 'gfx1030' | 'apple-m2' */
+  arch: string | null;
+}
+
+export interface PythonRuntime {
+  path: string;
+  version: string;
+  torch: {
+    version: string;
+    cuda: string | null;
+    hip: string | null;
+    cudaAvailable: boolean;
+    mpsAvailable: boolean;
+    deviceCount: number;
+  } | null;
+  numpy: string | null;
+}
+
+export type Workload =
+  | 'python'
+  | 'torch-cpu'
+  | 'torch-cuda'
+  | 'torch-rocm'
+  | 'torch-mps'
+  | 'cuda-cxx'
+  | 'hip-cxx'
+  | 'shell';
+
+export interface Capabilities {
+  os: string;
+  arch: string;
+  hostname: string;
+  cpu: { model: string; cores: number };
+  memoryMiB: number;
+  diskFreeMiB: number;
+  accelerators: Accelerator[];
+  pythons: PythonRuntime[];
+  /** chosen interpreter path */
+  python: string | null;
+  toolchains: { nvcc: string | null; hipcc: string | null };
+  workloads: Workload[];
+  sandbox: 'bwrap' | 'none';
+  probeErrors: string[];
+}
+
+/**
+ * The outcome of running one external command. `error` is set when the command could not run to an
+ * exit status: 'not found' (ENOENT), 'timeout', or another spawn failure; `code` is then null.
+ */
+export interface ExecResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  error: string | null;
+}
+
+export interface ExecOptions {
+  timeoutMs: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Runs `file` with `args` (no shell). Must never reject: failures come back in the result. */
+export type ExecFn = (file: string, args: string[], opts: ExecOptions) => Promise<ExecResult>;
