@@ -36,7 +36,7 @@ export function parseCollectEnv(text: string): CollectEnv {
   };
 
   const avail = field('Is CUDA available');
-  const gpus = parseGpus(field('GPU models and configuration'));
+  const gpus = parseGpus(lines);
 
   const cpuAt = lines.findIndex((l) => l.trim() === 'CPU:');
   const cpuLine = cpuAt >= 0 ? lines[cpuAt + 1]?.trim() ?? '' : '';
@@ -44,6 +44,7 @@ export function parseCollectEnv(text: string): CollectEnv {
 
   const packages: Record<string, string> = {};
   for (const l of lines) {
+    if (/Could not collect/i.test(l)) continue;
     const m = /^\[(?:pip3?|conda)\]\s+([\w.-]+)(?:==|\s+)([\w.+-]+)/.exec(l);
     if (m && !(m[1]! in packages)) packages[m[1]!] = m[2]!;
   }
@@ -65,22 +66,30 @@ export function parseCollectEnv(text: string): CollectEnv {
 }
 
 /**
- * "GPU 0: NVIDIA GeForce RTX 4090" (one per line when several; the first shares the label line) or,
- * on ROCm, "AMD Radeon RX 5700 XT (gfx1010:xnack-)".
+ * "GPU models and configuration: GPU 0: NVIDIA GeForce RTX 4090" for one GPU; with several the label
+ * line is empty and "GPU n: …" lines follow. ROCm prints "AMD Radeon RX 5700 XT (gfx1010:xnack-)".
  */
-function parseGpus(first: string | null): CollectEnv['gpus'] {
-  if (!first) return [];
-  // Later GPUs of a multi-GPU machine follow on their own lines; the caller gives only the first,
-  // so the common single-line forms are handled here and the rest by splitting on "GPU n:".
-  const parts = first.split(/(?=GPU \d+:)/).map((p) => p.trim()).filter(Boolean);
-  return parts.map((p, i) => {
-    const m = /^GPU (\d+):\s*(.*)$/.exec(p);
-    const body = (m ? m[2]! : p).trim();
-    const gfx = /\((gfx[0-9a-f]+[^)]*)\)\s*$/i.exec(body);
-    return {
-      index: m ? Number(m[1]) : i,
-      name: gfx ? body.slice(0, gfx.index).trim() : body,
-      arch: gfx ? normalizeGfx(gfx[1]) : null,
-    };
-  });
+function parseGpus(lines: string[]): CollectEnv['gpus'] {
+  const label = 'GPU models and configuration:';
+  const at = lines.findIndex((l) => l.startsWith(label));
+  if (at < 0) return [];
+  const entries: string[] = [];
+  const first = lines[at]!.slice(label.length).trim();
+  if (first) entries.push(first);
+  for (const l of lines.slice(at + 1)) {
+    if (/^GPU \d+:/.test(l.trim())) entries.push(l.trim());
+    else break;
+  }
+  return entries
+    .filter((e) => !/^(N\/A|None|No CUDA|Could not collect)$/i.test(e))
+    .map((e, i) => {
+      const m = /^GPU (\d+):\s*(.*)$/.exec(e);
+      const body = (m ? m[2]! : e).trim();
+      const gfx = /\((gfx[0-9a-f]+[^)]*)\)\s*$/i.exec(body);
+      return {
+        index: m ? Number(m[1]) : i,
+        name: gfx ? body.slice(0, gfx.index).trim() : body,
+        arch: gfx ? normalizeGfx(gfx[1]) : null,
+      };
+    });
 }

@@ -58,7 +58,7 @@ export function parseNvidiaSmiCsv(text: string, fields?: readonly string[]): Nvi
     gpus.push({
       index,
       name,
-      memoryMiB: toMiB(get('memory.total')),
+      memoryMiB: toMiB(get('memory.total')) ?? memorySum(get),
       driver: get('driver_version'),
       cuda: null,
       computeCap,
@@ -70,6 +70,14 @@ export function parseNvidiaSmiCsv(text: string, fields?: readonly string[]): Nvi
   if (gpus.length === 0) return empty('nvidia-smi CSV had no GPU rows');
   const driver = gpus.find((g) => g.driver)?.driver ?? null;
   return { driver, cuda: null, gpus, error: null };
+}
+
+/** Queries without memory.total (e.g. netdata's) still give used + free (+ reserved). */
+function memorySum(get: (f: string) => string | null): number | null {
+  const used = toMiB(get('memory.used'));
+  const free = toMiB(get('memory.free'));
+  if (used === null || free === null) return null;
+  return used + free + (toMiB(get('memory.reserved')) ?? 0);
 }
 
 function splitRow(line: string): string[] {

@@ -79,6 +79,12 @@ export type CodeVersion = Prisma.CodeVersionModel
  */
 export type Blob = Prisma.BlobModel
 /**
+ * Model BlobAccess
+ * A user who uploaded a blob may read it back (holding its bytes proves they know it).
+ * Other reads are granted through the manifests and outputs that reference the blob.
+ */
+export type BlobAccess = Prisma.BlobAccessModel
+/**
  * Model Plan
  * 
  */

@@ -404,6 +404,7 @@ export const ModelName = {
   Job: 'Job',
   CodeVersion: 'CodeVersion',
   Blob: 'Blob',
+  BlobAccess: 'BlobAccess',
   Plan: 'Plan',
   Question: 'Question',
   Task: 'Task',
@@ -434,7 +435,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent"
+    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobAccess" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -953,6 +954,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.BlobCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.BlobCountAggregateOutputType> | number
+        }
+      }
+    }
+    BlobAccess: {
+      payload: Prisma.$BlobAccessPayload<ExtArgs>
+      fields: Prisma.BlobAccessFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.BlobAccessFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.BlobAccessFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload>
+        }
+        findFirst: {
+          args: Prisma.BlobAccessFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.BlobAccessFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload>
+        }
+        findMany: {
+          args: Prisma.BlobAccessFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload>[]
+        }
+        create: {
+          args: Prisma.BlobAccessCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload>
+        }
+        createMany: {
+          args: Prisma.BlobAccessCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.BlobAccessCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload>[]
+        }
+        delete: {
+          args: Prisma.BlobAccessDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload>
+        }
+        update: {
+          args: Prisma.BlobAccessUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload>
+        }
+        deleteMany: {
+          args: Prisma.BlobAccessDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.BlobAccessUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.BlobAccessUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload>[]
+        }
+        upsert: {
+          args: Prisma.BlobAccessUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobAccessPayload>
+        }
+        aggregate: {
+          args: Prisma.BlobAccessAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateBlobAccess>
+        }
+        groupBy: {
+          args: Prisma.BlobAccessGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BlobAccessGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.BlobAccessCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BlobAccessCountAggregateOutputType> | number
         }
       }
     }
@@ -2208,11 +2283,19 @@ export type CodeVersionScalarFieldEnum = (typeof CodeVersionScalarFieldEnum)[key
 export const BlobScalarFieldEnum = {
   sha256: 'sha256',
   size: 'size',
-  uploaderId: 'uploaderId',
   createdAt: 'createdAt'
 } as const
 
 export type BlobScalarFieldEnum = (typeof BlobScalarFieldEnum)[keyof typeof BlobScalarFieldEnum]
+
+
+export const BlobAccessScalarFieldEnum = {
+  sha256: 'sha256',
+  userId: 'userId',
+  createdAt: 'createdAt'
+} as const
+
+export type BlobAccessScalarFieldEnum = (typeof BlobAccessScalarFieldEnum)[keyof typeof BlobAccessScalarFieldEnum]
 
 
 export const PlanScalarFieldEnum = {
@@ -2937,6 +3020,7 @@ export type GlobalOmitConfig = {
   job?: Prisma.JobOmit
   codeVersion?: Prisma.CodeVersionOmit
   blob?: Prisma.BlobOmit
+  blobAccess?: Prisma.BlobAccessOmit
   plan?: Prisma.PlanOmit
   question?: Prisma.QuestionOmit
   task?: Prisma.TaskOmit

@@ -58,6 +58,7 @@ export const ModelName = {
   Job: 'Job',
   CodeVersion: 'CodeVersion',
   Blob: 'Blob',
+  BlobAccess: 'BlobAccess',
   Plan: 'Plan',
   Question: 'Question',
   Task: 'Task',
@@ -194,11 +195,19 @@ export type CodeVersionScalarFieldEnum = (typeof CodeVersionScalarFieldEnum)[key
 export const BlobScalarFieldEnum = {
   sha256: 'sha256',
   size: 'size',
-  uploaderId: 'uploaderId',
   createdAt: 'createdAt'
 } as const
 
 export type BlobScalarFieldEnum = (typeof BlobScalarFieldEnum)[keyof typeof BlobScalarFieldEnum]
+
+
+export const BlobAccessScalarFieldEnum = {
+  sha256: 'sha256',
+  userId: 'userId',
+  createdAt: 'createdAt'
+} as const
+
+export type BlobAccessScalarFieldEnum = (typeof BlobAccessScalarFieldEnum)[keyof typeof BlobAccessScalarFieldEnum]
 
 
 export const PlanScalarFieldEnum = {

@@ -38,21 +38,18 @@ export type BlobSumAggregateOutputType = {
 export type BlobMinAggregateOutputType = {
   sha256: string | null
   size: bigint | null
-  uploaderId: string | null
   createdAt: Date | null
 }
 
 export type BlobMaxAggregateOutputType = {
   sha256: string | null
   size: bigint | null
-  uploaderId: string | null
   createdAt: Date | null
 }
 
 export type BlobCountAggregateOutputType = {
   sha256: number
   size: number
-  uploaderId: number
   createdAt: number
   _all: number
 }
@@ -69,21 +66,18 @@ export type BlobSumAggregateInputType = {
 export type BlobMinAggregateInputType = {
   sha256?: true
   size?: true
-  uploaderId?: true
   createdAt?: true
 }
 
 export type BlobMaxAggregateInputType = {
   sha256?: true
   size?: true
-  uploaderId?: true
   createdAt?: true
 }
 
 export type BlobCountAggregateInputType = {
   sha256?: true
   size?: true
-  uploaderId?: true
   createdAt?: true
   _all?: true
 }
@@ -177,7 +171,6 @@ export type BlobGroupByArgs<ExtArgs extends runtime.Types.Extensions.InternalArg
 export type BlobGroupByOutputType = {
   sha256: string
   size: bigint
-  uploaderId: string | null
   createdAt: Date
   _count: BlobCountAggregateOutputType | null
   _avg: BlobAvgAggregateOutputType | null
@@ -207,15 +200,15 @@ export type BlobWhereInput = {
   NOT?: Prisma.BlobWhereInput | Prisma.BlobWhereInput[]
   sha256?: Prisma.StringFilter<"Blob"> | string
   size?: Prisma.BigIntFilter<"Blob"> | bigint | number
-  uploaderId?: Prisma.UuidNullableFilter<"Blob"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Blob"> | Date | string
+  access?: Prisma.BlobAccessListRelationFilter
 }
 
 export type BlobOrderByWithRelationInput = {
   sha256?: Prisma.SortOrder
   size?: Prisma.SortOrder
-  uploaderId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  access?: Prisma.BlobAccessOrderByRelationAggregateInput
 }
 
 export type BlobWhereUniqueInput = Prisma.AtLeast<{
@@ -224,14 +217,13 @@ export type BlobWhereUniqueInput = Prisma.AtLeast<{
   OR?: Prisma.BlobWhereInput[]
   NOT?: Prisma.BlobWhereInput | Prisma.BlobWhereInput[]
   size?: Prisma.BigIntFilter<"Blob"> | bigint | number
-  uploaderId?: Prisma.UuidNullableFilter<"Blob"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Blob"> | Date | string
+  access?: Prisma.BlobAccessListRelationFilter
 }, "sha256">
 
 export type BlobOrderByWithAggregationInput = {
   sha256?: Prisma.SortOrder
   size?: Prisma.SortOrder
-  uploaderId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.BlobCountOrderByAggregateInput
   _avg?: Prisma.BlobAvgOrderByAggregateInput
@@ -246,63 +238,58 @@ export type BlobScalarWhereWithAggregatesInput = {
   NOT?: Prisma.BlobScalarWhereWithAggregatesInput | Prisma.BlobScalarWhereWithAggregatesInput[]
   sha256?: Prisma.StringWithAggregatesFilter<"Blob"> | string
   size?: Prisma.BigIntWithAggregatesFilter<"Blob"> | bigint | number
-  uploaderId?: Prisma.UuidNullableWithAggregatesFilter<"Blob"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Blob"> | Date | string
 }
 
 export type BlobCreateInput = {
   sha256: string
   size: bigint | number
-  uploaderId?: string | null
   createdAt?: Date | string
+  access?: Prisma.BlobAccessCreateNestedManyWithoutBlobInput
 }
 
 export type BlobUncheckedCreateInput = {
   sha256: string
   size: bigint | number
-  uploaderId?: string | null
   createdAt?: Date | string
+  access?: Prisma.BlobAccessUncheckedCreateNestedManyWithoutBlobInput
 }
 
 export type BlobUpdateInput = {
   sha256?: Prisma.StringFieldUpdateOperationsInput | string
   size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  uploaderId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  access?: Prisma.BlobAccessUpdateManyWithoutBlobNestedInput
 }
 
 export type BlobUncheckedUpdateInput = {
   sha256?: Prisma.StringFieldUpdateOperationsInput | string
   size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  uploaderId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  access?: Prisma.BlobAccessUncheckedUpdateManyWithoutBlobNestedInput
 }
 
 export type BlobCreateManyInput = {
   sha256: string
   size: bigint | number
-  uploaderId?: string | null
   createdAt?: Date | string
 }
 
 export type BlobUpdateManyMutationInput = {
   sha256?: Prisma.StringFieldUpdateOperationsInput | string
   size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  uploaderId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type BlobUncheckedUpdateManyInput = {
   sha256?: Prisma.StringFieldUpdateOperationsInput | string
   size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  uploaderId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type BlobCountOrderByAggregateInput = {
   sha256?: Prisma.SortOrder
   size?: Prisma.SortOrder
-  uploaderId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -313,14 +300,12 @@ export type BlobAvgOrderByAggregateInput = {
 export type BlobMaxOrderByAggregateInput = {
   sha256?: Prisma.SortOrder
   size?: Prisma.SortOrder
-  uploaderId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
 export type BlobMinOrderByAggregateInput = {
   sha256?: Prisma.SortOrder
   size?: Prisma.SortOrder
-  uploaderId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -328,45 +313,138 @@ export type BlobSumOrderByAggregateInput = {
   size?: Prisma.SortOrder
 }
 
+export type BlobScalarRelationFilter = {
+  is?: Prisma.BlobWhereInput
+  isNot?: Prisma.BlobWhereInput
+}
+
+export type BlobCreateNestedOneWithoutAccessInput = {
+  create?: Prisma.XOR<Prisma.BlobCreateWithoutAccessInput, Prisma.BlobUncheckedCreateWithoutAccessInput>
+  connectOrCreate?: Prisma.BlobCreateOrConnectWithoutAccessInput
+  connect?: Prisma.BlobWhereUniqueInput
+}
+
+export type BlobUpdateOneRequiredWithoutAccessNestedInput = {
+  create?: Prisma.XOR<Prisma.BlobCreateWithoutAccessInput, Prisma.BlobUncheckedCreateWithoutAccessInput>
+  connectOrCreate?: Prisma.BlobCreateOrConnectWithoutAccessInput
+  upsert?: Prisma.BlobUpsertWithoutAccessInput
+  connect?: Prisma.BlobWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.BlobUpdateToOneWithWhereWithoutAccessInput, Prisma.BlobUpdateWithoutAccessInput>, Prisma.BlobUncheckedUpdateWithoutAccessInput>
+}
+
+export type BlobCreateWithoutAccessInput = {
+  sha256: string
+  size: bigint | number
+  createdAt?: Date | string
+}
+
+export type BlobUncheckedCreateWithoutAccessInput = {
+  sha256: string
+  size: bigint | number
+  createdAt?: Date | string
+}
+
+export type BlobCreateOrConnectWithoutAccessInput = {
+  where: Prisma.BlobWhereUniqueInput
+  create: Prisma.XOR<Prisma.BlobCreateWithoutAccessInput, Prisma.BlobUncheckedCreateWithoutAccessInput>
+}
+
+export type BlobUpsertWithoutAccessInput = {
+  update: Prisma.XOR<Prisma.BlobUpdateWithoutAccessInput, Prisma.BlobUncheckedUpdateWithoutAccessInput>
+  create: Prisma.XOR<Prisma.BlobCreateWithoutAccessInput, Prisma.BlobUncheckedCreateWithoutAccessInput>
+  where?: Prisma.BlobWhereInput
+}
+
+export type BlobUpdateToOneWithWhereWithoutAccessInput = {
+  where?: Prisma.BlobWhereInput
+  data: Prisma.XOR<Prisma.BlobUpdateWithoutAccessInput, Prisma.BlobUncheckedUpdateWithoutAccessInput>
+}
+
+export type BlobUpdateWithoutAccessInput = {
+  sha256?: Prisma.StringFieldUpdateOperationsInput | string
+  size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
+export type BlobUncheckedUpdateWithoutAccessInput = {
+  sha256?: Prisma.StringFieldUpdateOperationsInput | string
+  size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
+
+/**
+ * Count Type BlobCountOutputType
+ */
+
+export type BlobCountOutputType = {
+  access: number
+}
+
+export type BlobCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  access?: boolean | BlobCountOutputTypeCountAccessArgs
+}
+
+/**
+ * BlobCountOutputType without action
+ */
+export type BlobCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the BlobCountOutputType
+   */
+  select?: Prisma.BlobCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * BlobCountOutputType without action
+ */
+export type BlobCountOutputTypeCountAccessArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.BlobAccessWhereInput
+}
 
 
 export type BlobSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   sha256?: boolean
   size?: boolean
-  uploaderId?: boolean
   createdAt?: boolean
+  access?: boolean | Prisma.Blob$accessArgs<ExtArgs>
+  _count?: boolean | Prisma.BlobCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["blob"]>
 
 export type BlobSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   sha256?: boolean
   size?: boolean
-  uploaderId?: boolean
   createdAt?: boolean
 }, ExtArgs["result"]["blob"]>
 
 export type BlobSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   sha256?: boolean
   size?: boolean
-  uploaderId?: boolean
   createdAt?: boolean
 }, ExtArgs["result"]["blob"]>
 
 export type BlobSelectScalar = {
   sha256?: boolean
   size?: boolean
-  uploaderId?: boolean
   createdAt?: boolean
 }
 
-export type BlobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"sha256" | "size" | "uploaderId" | "createdAt", ExtArgs["result"]["blob"]>
+export type BlobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"sha256" | "size" | "createdAt", ExtArgs["result"]["blob"]>
+export type BlobInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  access?: boolean | Prisma.Blob$accessArgs<ExtArgs>
+  _count?: boolean | Prisma.BlobCountOutputTypeDefaultArgs<ExtArgs>
+}
+export type BlobIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
+export type BlobIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
 
 export type $BlobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Blob"
-  objects: {}
+  objects: {
+    access: Prisma.$BlobAccessPayload<ExtArgs>[]
+  }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     sha256: string
     size: bigint
-    uploaderId: string | null
     createdAt: Date
   }, ExtArgs["result"]["blob"]>
   composites: {}
@@ -762,6 +840,7 @@ readonly fields: BlobFieldRefs;
  */
 export interface Prisma__BlobClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
+  access<T extends Prisma.Blob$accessArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Blob$accessArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BlobAccessPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -793,7 +872,6 @@ export interface Prisma__BlobClient<T, Null = never, ExtArgs extends runtime.Typ
 export interface BlobFieldRefs {
   readonly sha256: Prisma.FieldRef<"Blob", 'String'>
   readonly size: Prisma.FieldRef<"Blob", 'BigInt'>
-  readonly uploaderId: Prisma.FieldRef<"Blob", 'String'>
   readonly createdAt: Prisma.FieldRef<"Blob", 'DateTime'>
 }
     
@@ -811,6 +889,10 @@ export type BlobFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * Omit specific fields from the Blob
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
   /**
    * Filter, which Blob to fetch.
    */
@@ -830,6 +912,10 @@ export type BlobFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensions.I
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
+  /**
    * Filter, which Blob to fetch.
    */
   where: Prisma.BlobWhereUniqueInput
@@ -847,6 +933,10 @@ export type BlobFindFirstArgs<ExtArgs extends runtime.Types.Extensions.InternalA
    * Omit specific fields from the Blob
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
   /**
    * Filter, which Blob to fetch.
    */
@@ -896,6 +986,10 @@ export type BlobFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extensions.In
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
+  /**
    * Filter, which Blob to fetch.
    */
   where?: Prisma.BlobWhereInput
@@ -943,6 +1037,10 @@ export type BlobFindManyArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    * Omit specific fields from the Blob
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
   /**
    * Filter, which Blobs to fetch.
    */
@@ -992,6 +1090,10 @@ export type BlobCreateArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
+  /**
    * The data needed to create a Blob.
    */
   data: Prisma.XOR<Prisma.BlobCreateInput, Prisma.BlobUncheckedCreateInput>
@@ -1039,6 +1141,10 @@ export type BlobUpdateArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs
    * Omit specific fields from the Blob
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
   /**
    * The data needed to update a Blob.
    */
@@ -1106,6 +1212,10 @@ export type BlobUpsertArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
+  /**
    * The filter to search for the Blob to update in case it exists.
    */
   where: Prisma.BlobWhereUniqueInput
@@ -1132,6 +1242,10 @@ export type BlobDeleteArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
+  /**
    * Filter which Blob to delete.
    */
   where: Prisma.BlobWhereUniqueInput
@@ -1152,6 +1266,30 @@ export type BlobDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.Internal
 }
 
 /**
+ * Blob.access
+ */
+export type Blob$accessArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the BlobAccess
+   */
+  select?: Prisma.BlobAccessSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the BlobAccess
+   */
+  omit?: Prisma.BlobAccessOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobAccessInclude<ExtArgs> | null
+  where?: Prisma.BlobAccessWhereInput
+  orderBy?: Prisma.BlobAccessOrderByWithRelationInput | Prisma.BlobAccessOrderByWithRelationInput[]
+  cursor?: Prisma.BlobAccessWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.BlobAccessScalarFieldEnum | Prisma.BlobAccessScalarFieldEnum[]
+}
+
+/**
  * Blob without action
  */
 export type BlobDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1163,4 +1301,8 @@ export type BlobDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArg
    * Omit specific fields from the Blob
    */
   omit?: Prisma.BlobOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.BlobInclude<ExtArgs> | null
 }

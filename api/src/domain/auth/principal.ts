@@ -1,0 +1,7 @@
+/** Who is calling, computed once per request from its bearer token. */
+export type Principal =
+  | { kind: 'anonymous' }
+  | { kind: 'user'; userId: string; tokenId: string }
+  | { kind: 'worker'; userId: string; workerTokenId: string };
+
+export const anonymous: Principal = { kind: 'anonymous' };

@@ -1,0 +1,229 @@
+/**
+ * Safe unpacking of an uploaded project archive (.zip or .tar.gz / .tgz) into blobs.
+ *
+ * Every entry path goes through normalizeUploadPath (no absolute paths, no `..`).
+ * Limits are enforced while streaming, not from headers: entry count, total unpacked
+ * bytes, and the ratio unpacked/archive size (zip bombs stop at the first byte over).
+ * Symlinks and hard links inside the tree become copies of their target file; links
+ * that point outside the tree, or at nothing, are refused. Device files and FIFOs are
+ * refused. On any failure the blobs this call created are removed again.
+ */
+import { open as openFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { Parser as TarParser, type ReadEntry } from 'tar';
+import yauzl from 'yauzl';
+import { PayloadTooLargeError, ValidationError } from '../errors.js';
+import type { BlobStore } from './blobStore.js';
+import { checkTree, normalizeMode, normalizeUploadPath, type ManifestEntry } from './paths.js';
+
+export interface ArchiveLimits {
+  maxEntries: number;
+  maxBytes: number;
+  maxRatio: number;
+}
+
+type Link = { path: string; target: string; mode: number };
+
+export async function detectArchiveFormat(file: string): Promise<'zip' | 'tgz' | null> {
+  const fh = await openFile(file, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4), 0, 4, 0);
+    if (bytesRead >= 4 && buffer.readUInt32LE(0) === 0x04034b50) return 'zip';
+    if (bytesRead >= 2 && buffer[0] === 0x1f && buffer[1] === 0x8b) return 'tgz';
+    return null;
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function unpackArchive(
+  blobs: BlobStore,
+  archiveSha256: string,
+  limits: ArchiveLimits,
+): Promise<ManifestEntry[]> {
+  const file = blobs.pathOf(archiveSha256);
+  const archiveSize = await blobs.size(archiveSha256);
+  const format = await detectArchiveFormat(file);
+  if (!format) throw new ValidationError('The archive is neither a .zip nor a .tar.gz file.', [{ path: ['archive'], message: 'unknown format' }]);
+
+  const created: string[] = [];
+  const files = new Map<string, ManifestEntry>();
+  const links: Link[] = [];
+  let entries = 0;
+  let total = 0;
+  const budget = Math.min(limits.maxBytes, Math.max(archiveSize, 1) * limits.maxRatio);
+
+  const countEntry = () => {
+    entries++;
+    if (entries > limits.maxEntries) {
+      throw new ValidationError(`The archive has more than ${limits.maxEntries} entries.`, [{ path: ['archive'], message: 'too many entries' }]);
+    }
+  };
+  const storeFile = async (rawPath: string, mode: number, stream: Readable) => {
+    const p = normalizeUploadPath(rawPath);
+    const remaining = budget - total;
+    let put;
+    try {
+      put = await blobs.put(stream, { maxBytes: Math.max(remaining, 0) });
+    } catch (err) {
+      if (err instanceof PayloadTooLargeError) {
+        throw new ValidationError(
+          total + remaining >= limits.maxBytes
+            ? `The archive unpacks to more than ${limits.maxBytes} bytes.`
+            : `The archive expands more than ${limits.maxRatio}× its size (a likely archive bomb).`,
+          [{ path: ['archive'], message: 'too large when unpacked' }],
+        );
+      }
+      throw err;
+    }
+    if (put.created) created.push(put.sha256);
+    total += put.size;
+    files.set(p, { path: p, sha256: put.sha256, size: put.size, mode: normalizeMode(mode) });
+  };
+
+  try {
+    if (format === 'zip') await readZip(file, countEntry, storeFile, links);
+    else await readTgz(file, countEntry, storeFile, links);
+    for (const link of links) {
+      const target = files.get(link.target);
+      if (!target) {
+        throw new ValidationError(`Link ${link.path} points at ${link.target}, which is not a file in the archive.`, [
+          { path: ['archive'], message: 'dangling link' },
+        ]);
+      }
+      files.set(link.path, { ...target, path: link.path });
+    }
+    if (files.size === 0) throw new ValidationError('The archive contains no files.', [{ path: ['archive'], message: 'empty' }]);
+    return checkTree([...files.values()]);
+  } catch (err) {
+    // Remove only the blobs this unpacking created.
+    for (const sha of created) if (sha !== archiveSha256) await rm(blobs.pathOf(sha), { force: true });
+    throw err;
+  }
+}
+
+/** Resolves a link target relative to the link's directory; refuses escapes. */
+function resolveLink(linkPath: string, target: string): string {
+  const p = normalizeUploadPath(linkPath);
+  if (target.startsWith('/')) throw new ValidationError(`Link ${p} points outside the project (${target}).`, [{ path: ['archive'], message: 'link out of tree' }]);
+  const joined = path.posix.normalize(path.posix.join(path.posix.dirname(p), target));
+  if (joined === '..' || joined.startsWith('../') || joined.startsWith('/')) {
+    throw new ValidationError(`Link ${p} points outside the project (${target}).`, [{ path: ['archive'], message: 'link out of tree' }]);
+  }
+  return normalizeUploadPath(joined);
+}
+
+function readZip(
+  file: string,
+  countEntry: () => void,
+  storeFile: (p: string, mode: number, s: Readable) => Promise<void>,
+  links: Link[],
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true, strictFileNames: false }, (err, zip) => {
+      if (err || !zip) {
+        reject(new ValidationError(`The zip archive cannot be read: ${err?.message ?? 'unknown error'}`, [{ path: ['archive'], message: 'corrupt' }]));
+        return;
+      }
+      const fail = (e: unknown) => {
+        zip.close();
+        reject(e instanceof ValidationError ? e : new ValidationError(`The zip archive cannot be read: ${(e as Error).message}`, [{ path: ['archive'], message: 'corrupt' }]));
+      };
+      zip.on('error', fail);
+      zip.on('end', () => resolve());
+      zip.on('entry', (entry: yauzl.Entry) => {
+        void (async () => {
+          countEntry();
+          const name = entry.fileName;
+          const unixMode = (entry.externalFileAttributes >>> 16) & 0xffff;
+          const type = unixMode & 0o170000;
+          if (name.endsWith('/')) {
+            normalizeUploadPath(name);
+            zip.readEntry();
+            return;
+          }
+          const stream = await new Promise<Readable>((res, rej) =>
+            zip.openReadStream(entry, (e, s) => (e || !s ? rej(e ?? new Error('no stream')) : res(s))),
+          );
+          if (type === 0o120000) {
+            const chunks: Buffer[] = [];
+            for await (const c of stream) chunks.push(c as Buffer);
+            links.push({ path: normalizeUploadPath(name), target: resolveLink(name, Buffer.concat(chunks).toString('utf8')), mode: unixMode });
+          } else if (type === 0 || type === 0o100000) {
+            await storeFile(name, unixMode, stream);
+          } else {
+            stream.destroy();
+            throw new ValidationError(`Entry ${name} is not a regular file.`, [{ path: ['archive'], message: 'special file' }]);
+          }
+          zip.readEntry();
+        })().catch(fail);
+      });
+      zip.readEntry();
+    });
+  });
+}
+
+async function readTgz(
+  file: string,
+  countEntry: () => void,
+  storeFile: (p: string, mode: number, s: Readable) => Promise<void>,
+  links: Link[],
+): Promise<void> {
+  const { createReadStream } = await import('node:fs');
+  const { createGunzip } = await import('node:zlib');
+  await new Promise<void>((resolve, reject) => {
+    const pending: Promise<void>[] = [];
+    let failed = false;
+    const parser = new TarParser({ strict: true });
+    const input = createReadStream(file);
+    const gunzip = createGunzip();
+    const fail = (e: unknown) => {
+      if (failed) return;
+      failed = true;
+      input.destroy();
+      gunzip.destroy();
+      reject(e instanceof ValidationError ? e : new ValidationError(`The tar.gz archive cannot be read: ${(e as Error).message}`, [{ path: ['archive'], message: 'corrupt' }]));
+    };
+    parser.on('entry', (entry: ReadEntry) => {
+      try {
+        countEntry();
+        switch (entry.type) {
+          case 'File':
+          case 'OldFile':
+          case 'ContiguousFile':
+            pending.push(storeFile(entry.path, entry.mode ?? 0o644, entry as unknown as Readable).catch((e) => {
+              entry.resume();
+              fail(e);
+            }));
+            return;
+          case 'Directory':
+            normalizeUploadPath(entry.path);
+            break;
+          case 'SymbolicLink':
+            links.push({ path: normalizeUploadPath(entry.path), target: resolveLink(entry.path, entry.linkpath ?? ''), mode: 0o644 });
+            break;
+          case 'Link': {
+            const target = normalizeUploadPath(entry.linkpath ?? '');
+            links.push({ path: normalizeUploadPath(entry.path), target, mode: 0o644 });
+            break;
+          }
+          default:
+            throw new ValidationError(`Entry ${entry.path} is not a regular file (${entry.type}).`, [{ path: ['archive'], message: 'special file' }]);
+        }
+        entry.resume();
+      } catch (e) {
+        entry.resume();
+        fail(e);
+      }
+    });
+    parser.on('warn', (_code: string, message: string) => fail(new Error(message)));
+    parser.on('error', fail);
+    parser.on('end', () => {
+      Promise.all(pending).then(() => (failed ? undefined : resolve()), fail);
+    });
+    gunzip.on('error', fail);
+    input.on('error', fail);
+    input.pipe(gunzip).pipe(parser as unknown as NodeJS.WritableStream);
+  });
+}

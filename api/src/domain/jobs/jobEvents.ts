@@ -1,0 +1,32 @@
+import type { Prisma as P } from '../../generated/prisma/client.js';
+import type { Prisma } from '../../db/client.js';
+
+export type JobEventKind =
+  | 'job.created'
+  | 'job.status'
+  | 'plan.created'
+  | 'question.asked'
+  | 'question.answered'
+  | 'agent.item'
+  | 'agent.run'
+  | 'task.created'
+  | 'task.status'
+  | 'attempt.status'
+  | 'finding'
+  | 'validation';
+
+type Tx = Pick<Prisma, 'jobEvent'>;
+
+/**
+ * Appends to the job's event log inside the caller's transaction. The caller emits
+ * `{type: 'job.event'}` after commit (never before: a subscriber must be able to read it).
+ */
+export async function recordJobEvent(
+  tx: Tx,
+  jobId: string,
+  kind: JobEventKind,
+  payload: P.InputJsonValue,
+): Promise<string> {
+  const row = await tx.jobEvent.create({ data: { jobId, kind, payload }, select: { id: true } });
+  return row.id.toString();
+}

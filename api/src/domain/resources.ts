@@ -1,0 +1,35 @@
+import type { Config } from '../config.js';
+import type { Prisma } from '../db/client.js';
+import type { BlobStore } from './blobs/blobStore.js';
+import type { EventSink } from './events.js';
+
+export interface Logger {
+  info(msg: string, data?: Record<string, unknown>): void;
+  warn(msg: string, data?: Record<string, unknown>): void;
+  error(msg: string, data?: Record<string, unknown>): void;
+}
+
+/** What every use case may touch, passed in explicitly (never read from globals). */
+export interface Resources {
+  prisma: Prisma;
+  events: EventSink;
+  blobs: BlobStore;
+  config: Config;
+  log: Logger;
+  now(): Date;
+  /** Where the domain hands work to the agents (set by the composition root). */
+  hooks?: DomainHooks;
+}
+
+export interface DomainHooks {
+  jobCreated?(jobId: string): Promise<void>;
+  planningResumed?(jobId: string): Promise<void>;
+}
+
+export const consoleLogger: Logger = {
+  info: (m, d) => console.log(m, d ? JSON.stringify(d) : ''),
+  warn: (m, d) => console.warn(m, d ? JSON.stringify(d) : ''),
+  error: (m, d) => console.error(m, d ? JSON.stringify(d) : ''),
+};
+
+export const silentLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };

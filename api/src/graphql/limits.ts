@@ -1,0 +1,84 @@
+/**
+ * Query depth and cost limits, checked before execution (HTTP and WebSocket alike).
+ * Cost: each field costs 1 plus its children; a list or connection multiplies its
+ * children by its `first` argument (or 20 when unbounded). Depth: nesting of fields,
+ * fragments expanded, introspection included.
+ */
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  getNamedType,
+  getNullableType,
+  GraphQLError,
+  GraphQLList,
+  type GraphQLSchema,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
+import { getComplexity } from 'graphql-query-complexity';
+
+export interface Limits {
+  maxDepth: number;
+  maxCost: number;
+}
+
+export function checkLimits(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName: string | undefined | null,
+  limits: Limits,
+): GraphQLError | null {
+  const depth = maxDepth(document);
+  if (depth > limits.maxDepth) {
+    return new GraphQLError(`Query is too deep: ${depth} levels, the limit is ${limits.maxDepth}.`, {
+      extensions: { code: 'QUERY_TOO_DEEP', depth, maxDepth: limits.maxDepth },
+    });
+  }
+  let cost: number;
+  try {
+    cost = getComplexity({
+      schema,
+      query: document,
+      variables: variables ?? {},
+      ...(operationName ? { operationName } : {}),
+      estimators: [
+        ({ field, args, childComplexity }) => {
+          const type = getNullableType(field.type);
+          const isList = type instanceof GraphQLList || getNamedType(type).name.endsWith('Connection');
+          const first = typeof args.first === 'number' ? args.first : typeof args.last === 'number' ? args.last : 20;
+          return 1 + childComplexity * (isList ? Math.max(first, 1) : 1);
+        },
+      ],
+    });
+  } catch (err) {
+    return new GraphQLError((err as Error).message, { extensions: { code: 'BAD_USER_INPUT' } });
+  }
+  if (cost > limits.maxCost) {
+    return new GraphQLError(`Query is too expensive: cost ${cost}, the limit is ${limits.maxCost}.`, {
+      extensions: { code: 'QUERY_TOO_COSTLY', cost, maxCost: limits.maxCost },
+    });
+  }
+  return null;
+}
+
+export function maxDepth(document: DocumentNode): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const walk = (set: SelectionSetNode | undefined, depth: number, seen: Set<string>): number => {
+    if (!set) return depth;
+    let max = depth;
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) max = Math.max(max, walk(s.selectionSet, depth + 1, seen));
+      else if (s.kind === Kind.INLINE_FRAGMENT) max = Math.max(max, walk(s.selectionSet, depth, seen));
+      else if (!seen.has(s.name.value)) {
+        const f = fragments.get(s.name.value);
+        max = Math.max(max, walk(f?.selectionSet, depth, new Set([...seen, s.name.value])));
+      }
+    }
+    return max;
+  };
+  let max = 0;
+  for (const d of document.definitions) if (d.kind === Kind.OPERATION_DEFINITION) max = Math.max(max, walk(d.selectionSet, 0, new Set()));
+  return max;
+}

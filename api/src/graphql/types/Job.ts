@@ -1,0 +1,219 @@
+import { z } from 'zod';
+import { cancelJob } from '../../domain/jobs/cancelJob.js';
+import { createJob } from '../../domain/jobs/createJob.js';
+import { answerQuestion } from '../../domain/jobs/answerQuestion.js';
+import { builder } from '../builder.js';
+import { decodeId } from '../ids.js';
+import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
+import { ConflictError, NotFoundError, ValidationError } from './errors.js';
+
+export const JobStatusEnum = builder.enumType('JobStatus', {
+  values: ['DRAFT', 'PLANNING', 'NEEDS_INPUT', 'PREPARING', 'RUNNING', 'VALIDATING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'] as const,
+});
+
+export const JobRef = builder.prismaNode('Job', {
+  id: { field: 'id' },
+  findUnique: (id, ctx) => ({ id: isUuid(id) ? id : NOBODY, ownerId: viewerId(ctx) }),
+  fields: (t) => ({
+    title: t.exposeString('title'),
+    request: t.exposeString('request', { description: "The user's words: what they want done." }),
+    status: t.expose('status', { type: JobStatusEnum }),
+    statusReason: t.exposeString('statusReason', { nullable: true, description: 'Why the job is in its status, in plain words.' }),
+    spendingCapCad: t.expose('spendingCapCad', { type: 'Decimal', nullable: true }),
+    costCad: t.expose('costCad', { type: 'Decimal', description: 'Estimated cost so far (CAD).' }),
+    hardwarePreference: t.exposeString('hardwarePreference', { nullable: true }),
+    acceptanceCriteria: t.expose('acceptanceCriteria', { type: 'JSON', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    currentPlan: t.relation('currentPlan', { nullable: true }),
+    frozenCode: t.relation('frozenCode', { nullable: true }),
+    originalCode: t.prismaField({
+      type: 'CodeVersion',
+      nullable: true,
+      select: { id: true },
+      resolve: (query, job, _a, ctx) =>
+        ctx.prisma.codeVersion.findFirst({ ...query, where: { jobId: job.id, status: 'ORIGINAL' } }),
+    }),
+    codeVersions: t.relation('codeVersions', { query: { orderBy: { createdAt: 'asc' } } }),
+    plans: t.relation('plans', { query: { orderBy: { version: 'asc' } } }),
+    questions: t.relation('questions', { query: { orderBy: { createdAt: 'asc' } } }),
+    tasks: t.relation('tasks', { query: { orderBy: { createdAt: 'asc' } } }),
+    events: t.prismaField({
+      type: ['JobEvent'],
+      description: 'The job event log in order; pass `after` (an event id) to get only newer ones.',
+      args: { after: t.arg.string({ required: false }), first: t.arg.int({ required: false }) },
+      select: { id: true },
+      resolve: (query, job, args, ctx) =>
+        ctx.prisma.jobEvent.findMany({
+          ...query,
+          where: { jobId: job.id, ...(args.after && /^\d+$/.test(args.after) ? { id: { gt: BigInt(args.after) } } : {}) },
+          orderBy: { id: 'asc' },
+          take: Math.min(Math.max(args.first ?? 500, 1), 2000),
+        }),
+    }),
+  }),
+});
+
+builder.prismaObject('JobEvent', {
+  fields: (t) => ({
+    id: t.string({ resolve: (e) => e.id.toString(), description: 'Monotonic per database; use it as `after` to resume.' }),
+    kind: t.exposeString('kind'),
+    payload: t.expose('payload', { type: 'JSON' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.prismaObject('CodeVersion', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    status: t.exposeString('status'),
+    origin: t.exposeString('origin'),
+    fileCount: t.exposeInt('fileCount'),
+    totalBytes: t.expose('totalBytes', { type: 'BigInt' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    files: t.field({
+      type: [FileEntry],
+      resolve: (cv) => cv.manifest as unknown as FileEntryShape[],
+    }),
+  }),
+});
+
+type FileEntryShape = { path: string; sha256: string; size: number; mode: number };
+export const FileEntry = builder.objectRef<FileEntryShape>('FileEntry').implement({
+  fields: (t) => ({
+    path: t.exposeString('path'),
+    sha256: t.exposeString('sha256'),
+    size: t.exposeInt('size'),
+    mode: t.exposeInt('mode'),
+  }),
+});
+
+builder.prismaObject('Plan', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    version: t.exposeInt('version'),
+    author: t.exposeString('author'),
+    summary: t.exposeString('summary'),
+    steps: t.expose('steps', { type: 'JSON' }),
+    command: t.exposeString('command'),
+    environment: t.expose('environment', { type: 'JSON' }),
+    requirements: t.expose('requirements', { type: 'JSON' }),
+    outputs: t.expose('outputs', { type: 'JSON' }),
+    acceptanceCriteria: t.expose('acceptanceCriteria', { type: 'JSON' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.prismaObject('Question', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    text: t.exposeString('text'),
+    choices: t.exposeStringList('choices'),
+    answer: t.exposeString('answer', { nullable: true }),
+    status: t.exposeString('status'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    answeredAt: t.expose('answeredAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  job: t.prismaField({
+    type: 'Job',
+    nullable: true,
+    authScopes: { user: true },
+    args: { id: t.arg.id() },
+    description: 'One of your jobs; null when it does not exist or is not yours.',
+    resolve: (query, _p, { id }, ctx) => {
+      let uuid: string;
+      try {
+        uuid = decodeId(id, 'Job');
+      } catch {
+        return null;
+      }
+      return ctx.prisma.job.findFirst({ ...query, where: { id: uuid, ownerId: requireUser(ctx) } });
+    },
+  }),
+  jobs: t.prismaConnection(
+    {
+      type: 'Job',
+      cursor: 'id',
+      authScopes: { user: true },
+      args: { status: t.arg({ type: [JobStatusEnum], required: false }) },
+      defaultSize: 20,
+      maxSize: 100,
+      totalCount: (_c, args, ctx) =>
+        ctx.prisma.job.count({ where: { ownerId: requireUser(ctx), ...(args.status?.length ? { status: { in: args.status } } : {}) } }),
+      resolve: (query, _p, args, ctx) =>
+        ctx.prisma.job.findMany({
+          ...query,
+          where: { ownerId: requireUser(ctx), ...(args.status?.length ? { status: { in: args.status } } : {}) },
+          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        }),
+    },
+    {},
+  ),
+}));
+
+const FileInput = builder.inputType('FileInput', {
+  fields: (t) => ({
+    path: t.string({ validate: z.string().min(1).max(1024) }),
+    sha256: t.string({ validate: z.string().regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex characters') }),
+    mode: t.int({ required: false }),
+  }),
+});
+const ArchiveInput = builder.inputType('ArchiveInput', {
+  fields: (t) => ({
+    sha256: t.string({ validate: z.string().regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex characters') }),
+  }),
+});
+const CreateJobInput = builder.inputType('CreateJobInput', {
+  fields: (t) => ({
+    title: t.string({ validate: z.string().trim().min(1, 'Give the job a title.').max(200) }),
+    request: t.string({ validate: z.string().trim().min(1, 'Say what you want done.').max(20_000) }),
+    spendingCapCad: t.float({ required: false, validate: z.number().positive('The cap must be above 0.').max(1_000_000).nullish() }),
+    hardwarePreference: t.string({ required: false, validate: z.enum(['any', 'cpu', 'nvidia', 'amd', 'apple']).nullish() }),
+    files: t.field({ type: [FileInput], required: false, validate: z.array(z.any()).max(10_000).nullish() }),
+    archive: t.field({ type: ArchiveInput, required: false }),
+  }),
+});
+const AnswerQuestionInput = builder.inputType('AnswerQuestionInput', {
+  fields: (t) => ({
+    questionId: t.id(),
+    answer: t.string({ validate: z.string().trim().min(1, 'The answer is empty.').max(10_000) }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createJob: t.prismaField({
+    type: 'Job',
+    authScopes: { user: true },
+    args: { input: t.arg({ type: CreateJobInput }) },
+    errors: { types: [ValidationError, NotFoundError] },
+    resolve: async (query, _p, { input }, ctx) => {
+      const job = await createJob(ctx, requireUser(ctx), input);
+      return ctx.prisma.job.findUniqueOrThrow({ ...query, where: { id: job.id } });
+    },
+  }),
+  cancelJob: t.prismaField({
+    type: 'Job',
+    authScopes: { user: true },
+    args: { id: t.arg.id() },
+    errors: { types: [NotFoundError, ConflictError] },
+    resolve: async (query, _p, { id }, ctx) => {
+      const job = await cancelJob(ctx, requireUser(ctx), decodeId(id, 'Job'));
+      return ctx.prisma.job.findUniqueOrThrow({ ...query, where: { id: job.id } });
+    },
+  }),
+  answerQuestion: t.prismaField({
+    type: 'Question',
+    authScopes: { user: true },
+    args: { input: t.arg({ type: AnswerQuestionInput }) },
+    errors: { types: [ValidationError, NotFoundError, ConflictError] },
+    resolve: async (query, _p, { input }, ctx) => {
+      const q = await answerQuestion(ctx, requireUser(ctx), String(input.questionId), input.answer);
+      return ctx.prisma.question.findUniqueOrThrow({ ...query, where: { id: q.id } });
+    },
+  }),
+}));

@@ -1,0 +1,86 @@
+import { builder } from '../builder.js';
+import { FileEntry } from './Job.js';
+
+builder.prismaObject('Task', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    kind: t.exposeString('kind'),
+    name: t.exposeString('name'),
+    status: t.exposeString('status'),
+    statusReason: t.exposeString('statusReason', { nullable: true, description: 'Why it waits or failed, in plain words.' }),
+    command: t.exposeString('command'),
+    requirements: t.expose('requirements', { type: 'JSON' }),
+    priority: t.exposeInt('priority'),
+    attemptCount: t.exposeInt('attemptCount'),
+    maxAttempts: t.exposeInt('maxAttempts'),
+    runAfter: t.expose('runAfter', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    result: t.expose('result', { type: 'JSON', nullable: true }),
+    attempts: t.relation('attempts', { query: { orderBy: { number: 'asc' } } }),
+  }),
+});
+
+builder.prismaObject('Attempt', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    number: t.exposeInt('number'),
+    status: t.exposeString('status'),
+    workerName: t.string({ select: { worker: { select: { name: true } } }, resolve: (a) => a.worker.name }),
+    leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime' }),
+    exitCode: t.exposeInt('exitCode', { nullable: true }),
+    errorClass: t.exposeString('errorClass', { nullable: true }),
+    errorMessage: t.exposeString('errorMessage', { nullable: true }),
+    metrics: t.expose('metrics', { type: 'JSON', nullable: true }),
+    usage: t.expose('usage', { type: 'JSON', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    outputs: t.field({ type: [FileEntry], resolve: (a) => (a.outputs ?? []) as never }),
+    logs: t.prismaField({
+      type: ['LogChunk'],
+      description: 'Log lines in order; `afterSeq` resumes after a line you have.',
+      args: { afterSeq: t.arg.int({ required: false }), first: t.arg.int({ required: false }) },
+      select: { id: true },
+      resolve: (query, a, args, ctx) =>
+        ctx.prisma.logChunk.findMany({
+          ...query,
+          where: { attemptId: a.id, seq: { gt: args.afterSeq ?? -1 } },
+          orderBy: { seq: 'asc' },
+          take: Math.min(Math.max(args.first ?? 1000, 1), 10_000),
+        }),
+    }),
+    metricPoints: t.prismaField({
+      type: ['MetricPoint'],
+      args: { afterSeq: t.arg.int({ required: false }), first: t.arg.int({ required: false }) },
+      select: { id: true },
+      resolve: (query, a, args, ctx) =>
+        ctx.prisma.metricPoint.findMany({
+          ...query,
+          where: { attemptId: a.id, seq: { gt: args.afterSeq ?? -1 } },
+          orderBy: [{ seq: 'asc' }, { name: 'asc' }],
+          take: Math.min(Math.max(args.first ?? 5000, 1), 50_000),
+        }),
+    }),
+  }),
+});
+
+builder.prismaObject('LogChunk', {
+  name: 'LogLine',
+  fields: (t) => ({
+    seq: t.exposeInt('seq'),
+    stream: t.exposeString('stream', { description: 'stdout | stderr | system' }),
+    text: t.exposeString('text'),
+    ts: t.expose('ts', { type: 'DateTime' }),
+  }),
+});
+
+builder.prismaObject('MetricPoint', {
+  fields: (t) => ({
+    seq: t.exposeInt('seq'),
+    name: t.exposeString('name'),
+    step: t.exposeInt('step', { nullable: true }),
+    value: t.exposeFloat('value'),
+    ts: t.expose('ts', { type: 'DateTime' }),
+  }),
+});

@@ -1,0 +1,88 @@
+import { setWorkerPaused } from '../../domain/workers/pauseWorker.js';
+import { builder } from '../builder.js';
+import { decodeId } from '../ids.js';
+import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
+import { NotFoundError } from './errors.js';
+
+export const WorkerStatusEnum = builder.enumType('WorkerStatus', {
+  values: ['ONLINE', 'PAUSED', 'OFFLINE', 'DRAINING'] as const,
+});
+
+export const WorkerRef = builder.prismaNode('Worker', {
+  id: { field: 'id' },
+  findUnique: (id, ctx) => ({ id: isUuid(id) ? id : NOBODY, ownerId: viewerId(ctx) }),
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    status: t.expose('status', { type: WorkerStatusEnum }),
+    capabilities: t.expose('capabilities', { type: 'JSON', description: 'Probed hardware and runtimes.' }),
+    workloads: t.exposeStringList('workloads'),
+    slots: t.exposeInt('slots'),
+    version: t.exposeString('version'),
+    lastSeenAt: t.expose('lastSeenAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    currentAttempts: t.relation('attempts', {
+      description: 'Attempts this worker holds right now.',
+      query: { where: { status: { in: ['LEASED', 'RUNNING'] } }, orderBy: { createdAt: 'asc' } },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  worker: t.prismaField({
+    type: 'Worker',
+    nullable: true,
+    authScopes: { user: true },
+    args: { id: t.arg.id() },
+    resolve: (query, _p, { id }, ctx) => {
+      let uuid: string;
+      try {
+        uuid = decodeId(id, 'Worker');
+      } catch {
+        return null;
+      }
+      return ctx.prisma.worker.findFirst({ ...query, where: { id: uuid, ownerId: requireUser(ctx) } });
+    },
+  }),
+  workers: t.prismaConnection(
+    {
+      type: 'Worker',
+      cursor: 'id',
+      authScopes: { user: true },
+      args: { status: t.arg({ type: [WorkerStatusEnum], required: false }) },
+      defaultSize: 50,
+      maxSize: 200,
+      totalCount: (_c, args, ctx) =>
+        ctx.prisma.worker.count({ where: { ownerId: requireUser(ctx), ...(args.status?.length ? { status: { in: args.status } } : {}) } }),
+      resolve: (query, _p, args, ctx) =>
+        ctx.prisma.worker.findMany({
+          ...query,
+          where: { ownerId: requireUser(ctx), ...(args.status?.length ? { status: { in: args.status } } : {}) },
+          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        }),
+    },
+    {},
+  ),
+}));
+
+builder.mutationFields((t) => ({
+  pauseWorker: t.prismaField({
+    type: 'Worker',
+    authScopes: { user: true },
+    args: { id: t.arg.id() },
+    errors: { types: [NotFoundError] },
+    resolve: async (query, _p, { id }, ctx) => {
+      const w = await setWorkerPaused(ctx, requireUser(ctx), decodeId(id, 'Worker'), true);
+      return ctx.prisma.worker.findUniqueOrThrow({ ...query, where: { id: w.id } });
+    },
+  }),
+  resumeWorker: t.prismaField({
+    type: 'Worker',
+    authScopes: { user: true },
+    args: { id: t.arg.id() },
+    errors: { types: [NotFoundError] },
+    resolve: async (query, _p, { id }, ctx) => {
+      const w = await setWorkerPaused(ctx, requireUser(ctx), decodeId(id, 'Worker'), false);
+      return ctx.prisma.worker.findUniqueOrThrow({ ...query, where: { id: w.id } });
+    },
+  }),
+}));

@@ -1,0 +1,34 @@
+/**
+ * Starts the local worker (worker/) as a child process for the embedded default, so a
+ * newcomer's first job runs with no extra step. Its output is prefixed with [worker].
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+export async function startLocalWorker(opts: { serverUrl: string; token: string; dataDir: string }): Promise<() => Promise<void>> {
+  const bin = path.resolve(import.meta.dirname, '../../worker/bin/chatgpu-worker.mjs');
+  if (!existsSync(bin)) {
+    console.warn('The worker is not available in this build; jobs will wait for a worker to connect.');
+    return async () => {};
+  }
+  const child = spawn(
+    process.execPath,
+    [bin, '--server', opts.serverUrl, '--token', opts.token, '--name', 'local', '--data-dir', path.join(opts.dataDir, 'worker')],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const prefix = (chunk: Buffer) =>
+    chunk
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => `[worker] ${l}\n`)
+      .join('');
+  child.stdout.on('data', (c: Buffer) => process.stdout.write(prefix(c)));
+  child.stderr.on('data', (c: Buffer) => process.stderr.write(prefix(c)));
+  return async () => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  };
+}

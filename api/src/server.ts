@@ -1,0 +1,249 @@
+/**
+ * Composition root: database, pub/sub, HTTP (GraphQL over HTTP, blobs, health, the
+ * dashboard), graphql-ws on the same port and path, and the scheduler tick.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { GraphQLError, parse, validate, type ExecutionArgs, type GraphQLFormattedError } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/client.js';
+import { authenticate } from './domain/auth/users.js';
+import type { Principal } from './domain/auth/principal.js';
+import { BlobStore } from './domain/blobs/blobStore.js';
+import { DomainError } from './domain/errors.js';
+import { consoleLogger, type DomainHooks, type Logger, type Resources } from './domain/resources.js';
+import type { Context } from './graphql/context.js';
+import { schema } from './graphql/index.js';
+import { checkLimits } from './graphql/limits.js';
+import { PubSub } from './graphql/pubsub.js';
+import { handleBlob, sendJson } from './http/blobRoutes.js';
+import { serveStatic } from './http/staticFiles.js';
+
+export interface StartOptions {
+  config: Config;
+  db?: Database;
+  log?: Logger;
+  now?: () => Date;
+  hooks?: DomainHooks;
+  /** Built dashboard to serve at / (default web/dist when it exists). */
+  webDir?: string | null;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  db: Database;
+  pubsub: PubSub;
+  resources: Resources;
+  close(): Promise<void>;
+}
+
+const SAFE_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'OPERATION_RESOLUTION_FAILURE',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'QUERY_TOO_DEEP',
+  'QUERY_TOO_COSTLY',
+]);
+
+/** Known errors keep their message and get a code; anything else is masked and logged. */
+export function formatError(log: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+    if (original instanceof DomainError) {
+      return { message: original.message, path: formatted.path, extensions: { code: original.code } };
+    }
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && SAFE_CODES.has(code)) {
+      const { stacktrace: _s, ...ext } = formatted.extensions ?? {};
+      return { ...formatted, extensions: ext };
+    }
+    if (original instanceof GraphQLError && !original.originalError && original.message.startsWith('Variable ')) {
+      return { message: formatted.message, extensions: { code: 'BAD_USER_INPUT' } };
+    }
+    const ref = randomUUID();
+    log.error('unexpected GraphQL error', { ref, message: (original as Error)?.message, stack: (original as Error)?.stack });
+    return { message: `Internal error (reference ${ref}).`, path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR', ref } };
+  };
+}
+
+export async function startServer(opts: StartOptions): Promise<RunningServer> {
+  const { config } = opts;
+  const log = opts.log ?? consoleLogger;
+  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: (m) => log.warn(m) }));
+  const pubsub = new PubSub(db);
+  await pubsub.start();
+  const resources: Resources = {
+    prisma: db.prisma,
+    events: pubsub,
+    blobs: new BlobStore(path.join(config.dataDir, 'blobs')),
+    config,
+    log,
+    now: opts.now ?? (() => new Date()),
+    ...(opts.hooks ? { hooks: opts.hooks } : {}),
+  };
+  const makeContext = (principal: Principal): Context => ({ ...resources, principal, pubsub });
+
+  const limitsPlugin: ApolloServerPlugin<Context> = {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ document, request }) {
+          const err = checkLimits(schema, document, request.variables, request.operationName, config.graphql);
+          if (err) throw err;
+        },
+      };
+    },
+  };
+  const apollo = new ApolloServer<Context>({
+    schema,
+    plugins: [limitsPlugin],
+    includeStacktraceInErrorResponses: false,
+    formatError: formatError(log),
+    introspection: true,
+  });
+  await apollo.start();
+
+  const webDir = opts.webDir === undefined ? path.resolve(import.meta.dirname, '../../web/dist') : opts.webDir;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/healthz') {
+      await db.prisma.$queryRaw`SELECT 1`;
+      return sendJson(res, 200, { ok: true, database: db.kind });
+    }
+    const principal = await authenticate(resources, req.headers.authorization);
+    const blob = /^\/blobs\/([^/]+)$/.exec(url.pathname);
+    if (blob) return handleBlob(resources, principal, req, res, blob[1]!, url.searchParams);
+    if (url.pathname === '/graphql') return graphqlHttp(req, res, url, makeContext(principal));
+    if (webDir && (req.method === 'GET' || req.method === 'HEAD') && (await serveStatic(webDir, url.pathname, res))) return;
+    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'No such route.' } });
+  };
+
+  const graphqlHttp = async (req: IncomingMessage, res: ServerResponse, url: URL, contextValue: Context) => {
+    const headers = new HeaderMap();
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    let body: unknown = undefined;
+    if (req.method === 'POST') {
+      const raw = await readBody(req, 32 * 1024 * 1024);
+      if (raw === null) return sendJson(res, 413, { errors: [{ message: 'Request body too large.', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+      try {
+        body = raw.length ? JSON.parse(raw.toString('utf8')) : {};
+      } catch {
+        return sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+      }
+    }
+    const result = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
+      context: async () => contextValue,
+    });
+    for (const [k, v] of result.headers) res.setHeader(k, v);
+    res.statusCode = result.status ?? 200;
+    if (result.body.kind === 'complete') return void res.end(result.body.string);
+    for await (const chunk of result.body.asyncIterator) res.write(chunk);
+    res.end();
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      log.error('request failed', { url: req.url, message: (err as Error).message, stack: (err as Error).stack });
+      if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal error.' } });
+      else res.destroy();
+    });
+  });
+  server.requestTimeout = 0; // uploads and long-polls may take long; sockets are bounded by keepAlive below
+  server.keepAliveTimeout = 65_000;
+
+  const wss = new WebSocketServer({ server, path: '/graphql' });
+  const wsServer = useServer<Record<string, unknown>, { principal?: Principal }>(
+    {
+      schema,
+      onConnect: async (ctx) => {
+        const auth = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
+        ctx.extra.principal = await authenticate(resources, typeof auth === 'string' ? auth : undefined);
+        return true;
+      },
+      onSubscribe: async (ctx, _id, payload) => {
+        let document;
+        try {
+          document = parse(payload.query);
+        } catch (err) {
+          return [err as GraphQLError];
+        }
+        const errors = validate(schema, document);
+        if (errors.length) return errors;
+        const limit = checkLimits(schema, document, payload.variables ?? undefined, payload.operationName, config.graphql);
+        if (limit) return [limit];
+        const args: ExecutionArgs = {
+          schema,
+          document,
+          variableValues: payload.variables ?? null,
+          operationName: payload.operationName ?? null,
+          contextValue: makeContext(ctx.extra.principal ?? { kind: 'anonymous' }),
+        };
+        return args;
+      },
+      onError: (_ctx, _id, _payload, errors) => {
+        const fmt = formatError(log);
+        return errors.map((e) => fmt(e.toJSON(), e) as GraphQLError);
+      },
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        if (!('errors' in result) || !result.errors?.length) return result;
+        const fmt = formatError(log);
+        return { ...result, errors: result.errors.map((e) => fmt(e.toJSON(), e)) } as never;
+      },
+    },
+    wss,
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+
+  let closed = false;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    db,
+    pubsub,
+    resources,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await wsServer.dispose();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await apollo.stop();
+      await pubsub.stop();
+      if (!opts.db) await db.close();
+    },
+  };
+}
+
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > max) {
+      req.resume();
+      return null;
+    }
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks);
+}

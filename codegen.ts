@@ -1,0 +1,23 @@
+import type { CodegenConfig } from '@graphql-codegen/cli';
+
+// Typed documents for the two consumers of the API. The schema is the committed SDL,
+// itself printed from the Pothos schema (scripts/codegen.mjs keeps both in step).
+const config: CodegenConfig = {
+  schema: 'schema.graphql',
+  ignoreNoDocuments: true,
+  generates: {
+    'web/src/gql/': {
+      documents: ['web/src/**/*.{ts,tsx}', '!web/src/gql/**'],
+      preset: 'client',
+      config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', JSON: 'unknown', BigInt: 'number', Decimal: 'number' } },
+      presetConfig: { fragmentMasking: false },
+    },
+    'worker/src/gql/': {
+      documents: ['worker/src/**/*.ts', '!worker/src/gql/**'],
+      preset: 'client',
+      config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', JSON: 'unknown', BigInt: 'number', Decimal: 'number' } },
+      presetConfig: { fragmentMasking: false },
+    },
+  },
+};
+export default config;

@@ -1,0 +1,132 @@
+import type { ExecFn, PythonRuntime } from './types.js';
+import { describeFailure } from './execCommand.js';
+
+/**
+ * Run as `python -c PYTHON_PROBE_SCRIPT` for each candidate interpreter. Every import is guarded, so
+ * a broken torch still reports the Python version. It prints one line, prefixed so that anything a
+ * sitecustomize or a noisy import prints on stdout cannot be mistaken for it. The current directory
+ * is dropped from sys.path first, so a stray `torch.py` where the worker runs cannot shadow torch.
+ * Works on Python 2.7+ syntax-wise up to the version check, so an ancient `python` reports itself.
+ */
+export const PYTHON_PROBE_SCRIPT = String.raw`
+import sys, os, json
+sys.path[:] = [p for p in sys.path if p not in ('', '.', os.getcwd())]
+out = {"executable": sys.executable, "realpath": os.path.realpath(sys.executable), "prefix": sys.prefix,
+       "version": "%d.%d.%d" % tuple(sys.version_info[:3]), "torch": None, "numpy": None,
+       "devices": [], "errors": []}
+try:
+    import numpy
+    out["numpy"] = str(numpy.__version__)
+except Exception as e:
+    if not isinstance(e, ImportError): out["errors"].append("numpy: %s" % e)
+try:
+    import torch
+    t = {"version": str(torch.__version__).split("+")[0],
+         "cuda": getattr(torch.version, "cuda", None), "hip": getattr(torch.version, "hip", None),
+         "cudaAvailable": False, "mpsAvailable": False, "deviceCount": 0}
+    try:
+        t["cudaAvailable"] = bool(torch.cuda.is_available())
+        if t["cudaAvailable"]:
+            t["deviceCount"] = int(torch.cuda.device_count())
+            for i in range(t["deviceCount"]):
+                p = torch.cuda.get_device_properties(i)
+                out["devices"].append({"index": i, "name": p.name,
+                    "capability": "%d.%d" % (p.major, p.minor),
+                    "gcnArch": getattr(p, "gcnArchName", None),
+                    "memoryMiB": int(p.total_memory // (1024 * 1024))})
+    except Exception as e:
+        out["errors"].append("torch.cuda: %s" % e)
+    try:
+        mps = getattr(torch.backends, "mps", None)
+        t["mpsAvailable"] = bool(mps is not None and mps.is_available())
+        if t["mpsAvailable"] and t["deviceCount"] == 0:
+            t["deviceCount"] = 1
+    except Exception as e:
+        out["errors"].append("torch.mps: %s" % e)
+    out["torch"] = t
+except Exception as e:
+    if not isinstance(e, ImportError): out["errors"].append("torch: %s" % e)
+sys.stdout.write("CHATGPU_PROBE " + json.dumps(out) + "\n")
+sys.stdout.flush()
+`;
+
+export interface TorchDevice {
+  index: number;
+  name: string;
+  /** "8.9" on CUDA; on ROCm torch reports its own "9.4"-style numbers, so use gcnArch there. */
+  capability: string | null;
+  /** "gfx942:sramecc+:xnack-" on ROCm builds */
+  gcnArch: string | null;
+  memoryMiB: number | null;
+}
+
+export interface PythonProbe {
+  runtime: PythonRuntime;
+  /** sys.executable; `identity` (sys.prefix + its realpath) tells interpreters apart: bin/python and
+   * bin/python3 of one install are one, a venv (same binary, own prefix) is another. */
+  executable: string;
+  identity: string;
+  devices: TorchDevice[];
+  /** Non-fatal problems the script saw (a torch that fails to import for a reason other than absence). */
+  errors: string[];
+}
+
+/** Reads the probe's line; null when there is none or it is not the expected JSON. */
+export function parsePythonProbe(stdout: string, path: string): PythonProbe | null {
+  const line = stdout
+    .split(/\r?\n/)
+    .reverse()
+    .find((l) => l.startsWith('CHATGPU_PROBE '));
+  if (!line) return null;
+  let d: Record<string, unknown>;
+  try {
+    d = JSON.parse(line.slice('CHATGPU_PROBE '.length)) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (!d || typeof d !== 'object' || typeof d.version !== 'string') return null;
+  const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : null);
+  const t = d.torch as Record<string, unknown> | null | undefined;
+  const torch =
+    t && typeof t === 'object' && typeof t.version === 'string'
+      ? {
+          version: t.version,
+          cuda: str(t.cuda),
+          hip: str(t.hip),
+          cudaAvailable: t.cudaAvailable === true,
+          mpsAvailable: t.mpsAvailable === true,
+          deviceCount: typeof t.deviceCount === 'number' && Number.isInteger(t.deviceCount) ? t.deviceCount : 0,
+        }
+      : null;
+  const devices: TorchDevice[] = Array.isArray(d.devices)
+    ? (d.devices as Record<string, unknown>[])
+        .filter((x) => x && typeof x === 'object' && typeof x.name === 'string')
+        .map((x, i) => ({
+          index: typeof x.index === 'number' ? x.index : i,
+          name: x.name as string,
+          capability: str(x.capability),
+          gcnArch: str(x.gcnArch),
+          memoryMiB: typeof x.memoryMiB === 'number' ? x.memoryMiB : null,
+        }))
+    : [];
+  const executable = str(d.executable) ?? path;
+  return {
+    runtime: { path: executable, version: d.version, torch, numpy: str(d.numpy) },
+    executable,
+    identity: `${str(d.prefix) ?? ''}\0${str(d.realpath) ?? executable}`,
+    devices,
+    errors: Array.isArray(d.errors) ? d.errors.filter((e): e is string => typeof e === 'string') : [],
+  };
+}
+
+/** Runs the probe with one interpreter; never throws. */
+export async function probePython(
+  path: string,
+  exec: ExecFn,
+  timeoutMs: number,
+): Promise<{ probe: PythonProbe | null; error: string | null }> {
+  const r = await exec(path, ['-c', PYTHON_PROBE_SCRIPT], { timeoutMs });
+  const probe = parsePythonProbe(r.stdout, path);
+  if (probe) return { probe, error: probe.errors.length ? `${path}: ${probe.errors.join('; ')}` : null };
+  return { probe: null, error: describeFailure(path, r) };
+}
