@@ -12,6 +12,7 @@ import { GraphQLError } from 'graphql';
 import type PrismaTypes from '../generated/pothos-types.js';
 import { getDatamodel } from '../generated/pothos-types.js';
 import { ValidationError } from '../domain/errors.js';
+import { isUuid } from './principal.js';
 import type { Context } from './context.js';
 
 export type Scalars = {
@@ -64,7 +65,17 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    nodeQueryOptions: { nullable: true },
+    // Malformed or foreign ids load as null, like ids that are not yours (never an error).
+    decodeGlobalID: (globalID: string) => {
+      const decoded = Buffer.from(globalID, 'base64').toString('utf8');
+      const i = decoded.indexOf(':');
+      return i > 0 ? { typename: decoded.slice(0, i), id: decoded.slice(i + 1) } : { typename: '', id: '' };
+    },
+    nodeQueryOptions: {
+      nullable: true,
+      resolve: (_root, { id }, _ctx, _info, resolveNode) =>
+        ['Job', 'Worker', 'User'].includes(id.typename) && isUuid(String(id.id)) ? resolveNode(id) : null,
+    },
     nodesQueryOptions: false,
   },
 });

@@ -43,9 +43,12 @@ export function checkLimits(
       variables: variables ?? {},
       ...(operationName ? { operationName } : {}),
       estimators: [
-        ({ field, args, childComplexity }) => {
+        ({ type: parent, field, args, childComplexity }) => {
           const type = getNullableType(field.type);
-          const isList = type instanceof GraphQLList || getNamedType(type).name.endsWith('Connection');
+          // A connection multiplies by its page size once; its `edges` list does not again.
+          const isList =
+            !parent.name.endsWith('Connection') &&
+            (type instanceof GraphQLList || getNamedType(type).name.endsWith('Connection'));
           const first = typeof args.first === 'number' ? args.first : typeof args.last === 'number' ? args.last : 20;
           return 1 + childComplexity * (isList ? Math.max(first, 1) : 1);
         },

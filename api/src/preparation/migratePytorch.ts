@@ -425,7 +425,10 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
         return;
       }
       const called = parents.get(n)?._t === 'Call' && parents.get(n)?.func === n; // every x.cuda() call is rewritten
-      if (n._t === 'Attribute' && n.attr === 'cuda' && !called && !isTorchModulePath(n.value) && !covered(n)) {
+      const parentType = parents.get(n)?._t ?? '';
+      const flagLike = ['If', 'IfExp', 'BoolOp', 'UnaryOp', 'Compare', 'keyword', 'While', 'Assert'].includes(parentType) ||
+        (isNode(n.value) && n.value._t === 'Name' && /^(args|opts?|options|config|cfg|flags|FLAGS|hparams|hp|params)$/.test(n.value.id as string));
+      if (n._t === 'Attribute' && n.attr === 'cuda' && !called && !flagLike && !isTorchModulePath(n.value) && !covered(n)) {
         res.unconverted.push({ file, line: n.l!, identifier: `${text(n)}`, reason: '.cuda referenced without being called' });
       }
     }
@@ -438,14 +441,15 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
   if (outText !== src || prelude) {
     const body = prelude ? outText.replace(src.slice(prelude[0], prelude[1]), '') : outText;
     const needed = PRELUDE_HELPERS.filter((h) => h.uses.some((u) => body.includes(u)) || (prelude && src.slice(prelude[0], prelude[1]).includes(`def ${h.name}(`)));
-    if (needed.length > 0 || prelude) {
+    const usesDevice = needed.length > 0 || /\b_CHATGPU_DEVICE(?:_TYPE)?\b/.test(body);
+    if (usesDevice || prelude) {
       const block = renderPrelude(needed.map((h) => h.name));
       if (prelude) {
         const start = outText.indexOf(PRELUDE_BEGIN);
         const end = outText.indexOf('\n', outText.indexOf(PRELUDE_END, start));
         const old = outText.slice(start, end < 0 ? outText.length : end + 1);
         if (old !== block) outText = outText.slice(0, start) + block + outText.slice(start + old.length);
-      } else if (needed.length > 0) {
+      } else {
         const at = preludeOffset(src, module, splices);
         const cut = at.out(outText);
         const before = outText.slice(0, cut);

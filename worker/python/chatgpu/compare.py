@@ -153,6 +153,40 @@ def flatten(obj, prefix, out):
     return out
 
 
+def _safe_pickle_module():
+    import pickle
+    import types
+
+    import torch
+
+    allowed = {
+        ("collections", "OrderedDict"),
+        ("torch._utils", "_rebuild_tensor_v2"),
+        ("torch._utils", "_rebuild_tensor"),
+        ("torch._utils", "_rebuild_parameter"),
+        ("torch._utils", "_rebuild_parameter_with_state"),
+        ("torch", "Size"),
+        ("torch", "device"),
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("builtins", "slice"),
+        ("builtins", "complex"),
+    }
+
+    class SafeUnpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            if (module, name) in allowed or (
+                module == "torch" and (name.endswith("Storage") or isinstance(getattr(torch, name, None), torch.dtype))
+            ) or (module == "torch.storage" and name == "UntypedStorage"):
+                return super().find_class(module, name)
+            raise pickle.UnpicklingError("refusing to load %s.%s" % (module, name))
+
+    def load(f, **kwargs):
+        return SafeUnpickler(f, **kwargs).load()
+
+    return types.SimpleNamespace(__name__="chatgpu_safe_pickle", Unpickler=SafeUnpickler, load=load)
+
+
 def load_tensors(path, allow_pickle):
     ext = os.path.splitext(path)[1].lower()
     if ext == ".safetensors":
@@ -167,14 +201,15 @@ def load_tensors(path, allow_pickle):
 
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
-    except TypeError:  # PyTorch < 1.13 has no weights_only
-        if not allow_pickle:
-            raise LoadError("this PyTorch cannot load without unpickling; pass --allow-pickle for trusted outputs")
-        obj = torch.load(path, map_location="cpu")
-    except Exception as e:
-        if not allow_pickle:
-            raise LoadError("not loadable with weights_only=True (%s); pass --allow-pickle for trusted outputs" % e)
-        obj = torch.load(path, map_location="cpu")
+    except Exception as first:
+        # PyTorch 1.13's weights_only unpickler rejects plain floats; a restricted unpickler that
+        # allows only tensor-rebuilding functions, containers and dtypes is as safe and reads them.
+        try:
+            obj = torch.load(path, map_location="cpu", pickle_module=_safe_pickle_module())
+        except Exception as second:
+            if not allow_pickle:
+                raise LoadError("refused to unpickle (%s; %s); pass --allow-pickle for trusted outputs" % (first, second))
+            obj = torch.load(path, map_location="cpu")
     return flatten(obj, "", {})
 
 

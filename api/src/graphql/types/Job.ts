@@ -13,6 +13,8 @@ export const JobStatusEnum = builder.enumType('JobStatus', {
 
 export const JobRef = builder.prismaNode('Job', {
   id: { field: 'id' },
+  // A node that is not yours loads as null (the same answer as one that does not exist).
+  nullable: true,
   findUnique: (id, ctx) => ({ id: isUuid(id) ? id : NOBODY, ownerId: viewerId(ctx) }),
   fields: (t) => ({
     title: t.exposeString('title'),

@@ -6,6 +6,8 @@ import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } f
 
 export const UserRef = builder.prismaNode('User', {
   id: { field: 'id' },
+  // A node that is not yours loads as null (the same answer as one that does not exist).
+  nullable: true,
   // Only the user themself can load their node.
   findUnique: (id, ctx) => ({ id: isUuid(id) && id === viewerId(ctx) ? id : NOBODY }),
   fields: (t) => ({

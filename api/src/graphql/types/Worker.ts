@@ -10,6 +10,8 @@ export const WorkerStatusEnum = builder.enumType('WorkerStatus', {
 
 export const WorkerRef = builder.prismaNode('Worker', {
   id: { field: 'id' },
+  // A node that is not yours loads as null (the same answer as one that does not exist).
+  nullable: true,
   findUnique: (id, ctx) => ({ id: isUuid(id) ? id : NOBODY, ownerId: viewerId(ctx) }),
   fields: (t) => ({
     name: t.exposeString('name'),
