@@ -13,6 +13,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const check = process.argv.includes('--check');
+// --sdl FILE: compare FILE instead of schema.graphql (lets a test prove a hand edit fails the check).
+const sdlArg = process.argv.indexOf('--sdl');
+const sdlFile = sdlArg > 0 ? path.resolve(process.argv[sdlArg + 1]) : path.join(root, 'schema.graphql');
+// --only-sdl: skip the Prisma and codegen steps (fast check of the SDL alone).
+const onlySdl = process.argv.includes('--only-sdl');
 const env = { ...process.env, PATH: `${path.join(root, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH}`, PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, PRISMA_HIDE_UPDATE_MESSAGE: '1' };
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'], ...opts });
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
@@ -41,7 +46,9 @@ mkdirSync(path.join(root, 'node_modules/.cache'), { recursive: true });
 const work = mkdtempSync(path.join(root, 'node_modules/.cache/chatgpu-codegen-'));
 try {
   // 1. Prisma client and Pothos types.
-  if (check) {
+  if (onlySdl) {
+    /* skipped */
+  } else if (check) {
     // Same relative layout in a shadow folder, so the generated files (which inline the
     // schema) are byte-comparable with the committed ones.
     mkdirSync(path.join(work, 'prisma'), { recursive: true });
@@ -56,7 +63,7 @@ try {
 
   // 2. SDL.
   const sdl = run(process.execPath, ['--import', 'tsx', 'scripts/printSchema.ts']).toString();
-  const sdlPath = path.join(root, 'schema.graphql');
+  const sdlPath = sdlFile;
   if (check) {
     if (!existsSync(sdlPath) || readFileSync(sdlPath, 'utf8') !== sdl) problems.push('schema.graphql differs from the Pothos schema');
   } else {
@@ -64,7 +71,9 @@ try {
   }
 
   // 3. Typed documents (from the SDL the code produces, so a drifted SDL shows here too).
-  if (check) {
+  if (onlySdl) {
+    /* skipped */
+  } else if (check) {
     const shadow = path.join(work, 'repo');
     for (const d of ['web/src', 'worker/src']) if (existsSync(path.join(root, d))) cpSync(path.join(root, d), path.join(shadow, d), { recursive: true });
     for (const d of ['web/src/gql', 'worker/src/gql']) rmSync(path.join(shadow, d), { recursive: true, force: true });

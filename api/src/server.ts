@@ -23,6 +23,7 @@ import { checkLimits } from './graphql/limits.js';
 import { PubSub } from './graphql/pubsub.js';
 import { handleBlob, sendJson } from './http/blobRoutes.js';
 import { serveStatic } from './http/staticFiles.js';
+import { startScheduler } from './scheduler/startScheduler.js';
 
 export interface StartOptions {
   config: Config;
@@ -32,6 +33,8 @@ export interface StartOptions {
   hooks?: DomainHooks;
   /** Built dashboard to serve at / (default web/dist when it exists). */
   webDir?: string | null;
+  /** Run the scheduler tick on node-cron (default true; tests drive ticks directly). */
+  scheduler?: boolean;
 }
 
 export interface RunningServer {
@@ -125,7 +128,11 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     const principal = await authenticate(resources, req.headers.authorization);
     const blob = /^\/blobs\/([^/]+)$/.exec(url.pathname);
     if (blob) return handleBlob(resources, principal, req, res, blob[1]!, url.searchParams);
-    if (url.pathname === '/graphql') return graphqlHttp(req, res, url, makeContext(principal));
+    if (url.pathname === '/graphql') {
+      const abort = new AbortController();
+      res.once('close', () => abort.abort());
+      return graphqlHttp(req, res, url, { ...makeContext(principal), signal: abort.signal });
+    }
     if (webDir && (req.method === 'GET' || req.method === 'HEAD') && (await serveStatic(webDir, url.pathname, res))) return;
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'No such route.' } });
   };
@@ -213,6 +220,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
+  const scheduler = opts.scheduler === false ? null : startScheduler(resources);
+
   let closed = false;
   return {
     url: `http://${host}:${port}`,
@@ -223,6 +232,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     close: async () => {
       if (closed) return;
       closed = true;
+      await scheduler?.stop();
       await wsServer.dispose();
       wss.close();
       server.closeAllConnections();

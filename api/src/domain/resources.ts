@@ -24,6 +24,8 @@ export interface Resources {
 export interface DomainHooks {
   jobCreated?(jobId: string): Promise<void>;
   planningResumed?(jobId: string): Promise<void>;
+  /** A task reached SUCCEEDED or FAILED (the job pipeline decides what comes next). */
+  taskFinished?(taskId: string): Promise<void>;
 }
 
 export const consoleLogger: Logger = {

@@ -6,4 +6,6 @@ import type { PubSub } from './pubsub.js';
 export interface Context extends Resources {
   principal: Principal;
   pubsub: PubSub;
+  /** Aborted when the client goes away (ends long-polls early). */
+  signal?: AbortSignal;
 }

@@ -7,6 +7,7 @@ import './types/User.js';
 import './types/Job.js';
 import './types/Task.js';
 import './types/Worker.js';
+import './types/WorkerProtocol.js';
 import './types/Subscription.js';
 
 builder.queryType({});

@@ -31,6 +31,13 @@ export function findWave64Hazards(file: string, tokens: readonly CppToken[]): Ha
     }
   }
 
+  // variables that hold a ballot (`m = __ballot_sync(...)`), to catch __popc(m) later
+  const ballotVars = new Set<string>();
+  for (let k = 0; k < sig.length; k++) {
+    const s = text(k);
+    if ((s === '__ballot_sync' || s === '__ballot' || s === '__activemask') && text(k - 1) === '=' && tok(k - 2)?.kind === 'ident') ballotVars.add(text(k - 2));
+  }
+
   for (let k = 0; k < sig.length; k++) {
     const t = tok(k)!;
     const line = t.line;
@@ -69,7 +76,7 @@ export function findWave64Hazards(file: string, tokens: readonly CppToken[]): Ha
     }
     if (t.kind === 'ident' && (t.text === '__popc' || t.text === '__ffs') && text(k + 1) === '(') {
       const inner = text(k + 2);
-      if (inner === '__ballot_sync' || inner === '__ballot' || inner === '__activemask') {
+      if (inner === '__ballot_sync' || inner === '__ballot' || inner === '__activemask' || (ballotVars.has(inner) && text(k + 3) === ')')) {
         add(
           line,
           `${t.text}() applied to a ballot`,
@@ -105,6 +112,15 @@ export function findWave64Hazards(file: string, tokens: readonly CppToken[]): Ha
           'Compute with warpSize: lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize.',
         );
       }
+    }
+    // "only the first warp": tid < 32, threadIdx.x < 32
+    if (op === '<' && /^32[uU]?$/.test(rhs) && (LANEISH.test(text(k - 1)) && text(k - 1) !== 'i' || (text(k - 1) === 'x' && text(k - 3) === 'threadIdx'))) {
+      add(
+        line,
+        'first-warp test against 32',
+        'Code that lets "the first warp" (threads below 32) finish a reduction assumes 32 lanes per warp: on wave64 the first wavefront has 64 threads, and warp-synchronous steps over 32 threads race.',
+        'Compare with warpSize and keep warp-synchronous steps within one wavefront.',
+      );
     }
     if (t.kind === 'ident' && warp32Names.has(t.text) && text(k - 1) !== 'define' && text(k + 1) !== '=') {
       // uses of the 32 constant in index arithmetic

@@ -60,7 +60,7 @@ export async function startTestApi(env: Record<string, string> = {}, opts: { dat
       const res = await fetch(`${server.url}/blobs/${sha256}`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
-        body: buf,
+        body: new Uint8Array(buf),
       });
       return { status: res.status, body: await res.json().catch(() => null), sha256 };
     },

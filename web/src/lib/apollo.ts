@@ -91,7 +91,7 @@ export function createSession(token: string | null): Session {
         User: { fields: { apiTokens: { merge: false }, workerTokens: { merge: false } } },
       },
     }),
-    defaultOptions: { watchQuery: { fetchPolicy: 'cache-and-network', errorPolicy: 'none' } },
+    defaultOptions: { watchQuery: { fetchPolicy: 'cache-and-network' } },
   });
   return {
     client,

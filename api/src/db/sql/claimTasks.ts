@@ -1,0 +1,79 @@
+import type { Prisma } from '../client.js';
+
+export interface ClaimedRow {
+  attemptId: string;
+  taskId: string;
+  fencingToken: string;
+  leaseExpiresAt: Date;
+  number: number;
+}
+
+/**
+ * Claims up to `max` eligible QUEUED tasks for one worker and creates their attempts,
+ * in ONE statement (so it is atomic on PGlite's single connection too, and never holds
+ * a transaction open across a long-poll).
+ *
+ * Locking: candidate task rows are taken with `FOR UPDATE OF t SKIP LOCKED`, so
+ * concurrent claimers never wait on each other and never get the same task; the
+ * UPDATE re-checks status = 'QUEUED' under the row lock.
+ *
+ * Eligibility (all in SQL): workload among the worker's workloads, accelerator vendor,
+ * memory and accelerator memory, pinned worker, runAfter (retry backoff); the worker
+ * must be ONLINE (paused and draining workers get nothing).
+ * Fairness: tasks of the owner with the fewest live attempts first, then priority,
+ * then age — one user's thousand tasks cannot starve another's one.
+ * Placement: a worker with an accelerator skips accelerator-free work while an idle,
+ * recently seen CPU-only worker could take it.
+ */
+export async function claimTasks(prisma: Prisma, workerId: string, max: number, now: Date, leaseSec: number): Promise<ClaimedRow[]> {
+  const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
+  const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
+  return prisma.$queryRaw<ClaimedRow[]>`
+    WITH w AS (
+      SELECT id, workloads, "accelVendor", "accelMemMiB", "memoryMiB"
+      FROM "Worker" WHERE id = ${workerId}::uuid AND status = 'ONLINE'
+    ),
+    picked AS (
+      SELECT t.id, t."attemptCount"
+      FROM "Task" t, w
+      WHERE t.status = 'QUEUED'
+        AND t."runAfter" <= ${now}
+        AND t.workload = ANY (w.workloads)
+        AND (t."accelVendor" IS NULL OR t."accelVendor" = w."accelVendor")
+        AND t."minMemoryMiB" <= w."memoryMiB"
+        AND t."minAccelMemMiB" <= w."accelMemMiB"
+        AND (t."pinnedWorkerId" IS NULL OR t."pinnedWorkerId" = w.id)
+        AND NOT (
+          w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL
+          AND EXISTS (
+            SELECT 1 FROM "Worker" c
+            WHERE c.status = 'ONLINE' AND c."accelVendor" = 'none' AND c.id <> w.id
+              AND c."lastSeenAt" >= ${seenSince}
+              AND t.workload = ANY (c.workloads) AND t."minMemoryMiB" <= c."memoryMiB"
+              AND (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = c.id AND a.status IN ('LEASED', 'RUNNING')) < c.slots
+          )
+        )
+      ORDER BY
+        (SELECT count(*) FROM "Task" o WHERE o."ownerId" = t."ownerId" AND o.status IN ('LEASED', 'RUNNING')),
+        t.priority DESC,
+        t."createdAt",
+        t.id
+      LIMIT ${max}
+      FOR UPDATE OF t SKIP LOCKED
+    ),
+    att AS (
+      INSERT INTO "Attempt" (id, "taskId", number, "workerId", "fencingToken", "leaseExpiresAt", status, "createdAt")
+      SELECT gen_random_uuid(), p.id, p."attemptCount" + 1, ${workerId}::uuid, gen_random_uuid()::text, ${leaseUntil}, 'LEASED', ${now}
+      FROM picked p
+      RETURNING id, "taskId", "fencingToken", "leaseExpiresAt", number
+    ),
+    upd AS (
+      UPDATE "Task" t
+      SET status = 'LEASED', "attemptCount" = att.number, "currentAttemptId" = att.id, "statusReason" = NULL, "updatedAt" = ${now}
+      FROM att
+      WHERE t.id = att."taskId" AND t.status = 'QUEUED'
+      RETURNING t.id
+    )
+    SELECT att.id AS "attemptId", att."taskId", att."fencingToken", att."leaseExpiresAt", att.number
+    FROM att JOIN upd ON upd.id = att."taskId"`;
+}

@@ -1,0 +1,40 @@
+import type { Prisma } from '../client.js';
+
+/**
+ * Renews the leases a worker still holds, in one statement: only attempts that are
+ * LEASED or RUNNING, carry the right fencing token, belong to this worker and are their
+ * task's current attempt. LEASED becomes RUNNING (the worker has started it).
+ * Row locks are taken by the UPDATE itself; nothing else is locked. Returns the renewed ids.
+ */
+export async function renewLeases(
+  prisma: Prisma,
+  workerId: string,
+  leases: { attemptId: string; fencingToken: string }[],
+  now: Date,
+  leaseSec: number,
+): Promise<string[]> {
+  if (leases.length === 0) return [];
+  const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
+  const ids = leases.map((l) => l.attemptId);
+  const tokens = leases.map((l) => l.fencingToken);
+  const rows = await prisma.$queryRaw<{ id: string }[]>`
+    WITH input AS (SELECT * FROM unnest(${ids}::uuid[], ${tokens}::text[]) AS i(id, token)),
+    renewed AS (
+      UPDATE "Attempt" a
+      SET "leaseExpiresAt" = ${leaseUntil},
+          status = 'RUNNING',
+          "startedAt" = COALESCE(a."startedAt", ${now})
+      FROM input, "Task" t
+      WHERE a.id = input.id AND a."fencingToken" = input.token AND a."workerId" = ${workerId}::uuid
+        AND a.status IN ('LEASED', 'RUNNING')
+        AND t.id = a."taskId" AND t."currentAttemptId" = a.id AND t.status IN ('LEASED', 'RUNNING')
+      RETURNING a.id, a."taskId"
+    ),
+    tasks AS (
+      UPDATE "Task" t SET status = 'RUNNING', "updatedAt" = ${now}
+      FROM renewed WHERE t.id = renewed."taskId" AND t.status = 'LEASED'
+      RETURNING t.id
+    )
+    SELECT id FROM renewed`;
+  return rows.map((r) => r.id);
+}

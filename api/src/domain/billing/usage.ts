@@ -1,0 +1,69 @@
+/**
+ * Usage and cost (DESIGN.md §9): each attempt's reserved CPU cores, RAM and
+ * accelerator time, priced from configured CAD rates, recorded as UsageEntry rows per
+ * interval; the job's costCad is their sum.
+ */
+import { Prisma as P } from '../../generated/prisma/client.js';
+import type { Resources } from '../resources.js';
+
+type Tx = Parameters<Parameters<Resources['prisma']['$transaction']>[0]>[0];
+
+export interface Reservation {
+  cpuCores: number;
+  memoryMiB: number;
+  accelerators: number;
+  accelClass: string | null;
+}
+
+export function priceInterval(rates: Resources['config']['rates'], res: Reservation, hours: number) {
+  const cpuCoreHours = res.cpuCores * hours;
+  const ramGbHours = (res.memoryMiB / 1024) * hours;
+  const accelHours = res.accelerators * hours;
+  const cost = cpuCoreHours * rates.cpuCoreHourCad + ramGbHours * rates.ramGbHourCad + accelHours * rates.gpuHourCad;
+  return { cpuCoreHours, ramGbHours, accelHours, costCad: cost };
+}
+
+/** Reservation of an attempt: the task's stated needs, bounded by the worker it runs on. */
+export function reservationOf(task: { requirements: unknown; accelVendor: string | null }, worker: { cpuCores: number; memoryMiB: number; slots: number }): Reservation {
+  const req = (task.requirements ?? {}) as { cpuCores?: number; minMemoryMiB?: number };
+  const slots = Math.max(worker.slots, 1);
+  return {
+    cpuCores: Math.max(1, Math.min(req.cpuCores ?? Math.max(1, Math.floor(worker.cpuCores / slots)), worker.cpuCores || 1)),
+    memoryMiB: Math.max(req.minMemoryMiB ?? 0, Math.floor(worker.memoryMiB / slots)),
+    accelerators: task.accelVendor ? 1 : 0,
+    accelClass: task.accelVendor,
+  };
+}
+
+/**
+ * Accrues usage of one attempt up to `until` (from its last entry, or its start).
+ * Idempotent for a given `until`: an interval is never counted twice.
+ */
+export async function accrueUsage(tx: Tx, r: Pick<Resources, 'config'>, attemptId: string, until: Date): Promise<number> {
+  const a = await tx.attempt.findUnique({
+    where: { id: attemptId },
+    include: { task: { select: { jobId: true, requirements: true, accelVendor: true } }, worker: { select: { cpuCores: true, memoryMiB: true, slots: true } } },
+  });
+  if (!a?.startedAt && !a?.createdAt) return 0;
+  const last = await tx.usageEntry.findFirst({ where: { attemptId }, orderBy: { periodEnd: 'desc' }, select: { periodEnd: true } });
+  const from = last?.periodEnd ?? a.startedAt ?? a.createdAt;
+  if (until <= from) return 0;
+  const hours = (until.getTime() - from.getTime()) / 3600_000;
+  const res = reservationOf(a.task, a.worker);
+  const p = priceInterval(r.config.rates, res, hours);
+  await tx.usageEntry.create({
+    data: {
+      jobId: a.task.jobId,
+      attemptId,
+      periodStart: from,
+      periodEnd: until,
+      cpuCoreHours: p.cpuCoreHours,
+      ramGbHours: p.ramGbHours,
+      accelHours: p.accelHours,
+      accelClass: res.accelClass,
+      costCad: new P.Decimal(p.costCad.toFixed(6)),
+    },
+  });
+  await tx.job.update({ where: { id: a.task.jobId }, data: { costCad: { increment: new P.Decimal(p.costCad.toFixed(6)) } } });
+  return p.costCad;
+}

@@ -1,0 +1,62 @@
+import { claimTasks } from '../../db/sql/claimTasks.js';
+import type { DomainEvent } from '../events.js';
+import { recordJobEvent } from '../jobs/jobEvents.js';
+import type { Resources } from '../resources.js';
+import { requireOwnWorker } from '../workers/heartbeat.js';
+
+export const MAX_WAIT_MS = 30_000;
+
+export interface WaitSource {
+  waitFor(filter: (e: DomainEvent) => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+}
+
+/**
+ * Long-poll claim: returns as soon as up to `max` tasks (bounded by the worker's free
+ * slots) could be claimed, or [] after `waitMs`. Between tries it sleeps on the
+ * `tasks.available` event (LISTEN/NOTIFY), so an idle worker costs one query per wake,
+ * and dispatch latency is a NOTIFY round trip rather than a poll interval. No
+ * transaction is open while waiting.
+ */
+export async function claim(
+  r: Resources,
+  wake: WaitSource,
+  workerTokenId: string,
+  workerId: string,
+  opts: { waitMs: number; max: number; signal?: AbortSignal },
+) {
+  const deadline = Date.now() + Math.min(Math.max(opts.waitMs, 0), MAX_WAIT_MS);
+  for (;;) {
+    const worker = await requireOwnWorker(r, workerTokenId, workerId);
+    const live = await r.prisma.attempt.count({ where: { workerId, status: { in: ['LEASED', 'RUNNING'] } } });
+    const free = Math.min(Math.max(worker.slots - live, 0), Math.max(opts.max, 0));
+    // Seen now, even while idle in a long-poll.
+    await r.prisma.worker.update({ where: { id: workerId }, data: { lastSeenAt: r.now(), ...(worker.status === 'OFFLINE' ? { status: 'ONLINE' } : {}) } });
+    if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) {
+      const rows = await claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec);
+      if (rows.length > 0) return assignments(r, rows.map((x) => x.attemptId));
+    }
+    const left = deadline - Date.now();
+    if (left <= 0 || opts.signal?.aborted) return [];
+    await wake.waitFor((e) => e.type === 'tasks.available' || (e.type === 'worker.orders' && e.workerId === workerId), left, opts.signal);
+  }
+}
+
+async function assignments(r: Resources, attemptIds: string[]) {
+  const attempts = await r.prisma.attempt.findMany({
+    where: { id: { in: attemptIds } },
+    include: { task: { include: { codeVersion: true } }, worker: { select: { name: true } } },
+    orderBy: { createdAt: 'asc' },
+  });
+  for (const a of attempts) {
+    const eventId = await recordJobEvent(r.prisma, a.task.jobId, 'attempt.status', {
+      taskId: a.taskId,
+      attemptId: a.id,
+      number: a.number,
+      status: 'LEASED',
+      worker: a.worker.name,
+    });
+    await r.events.emit({ type: 'job.event', jobId: a.task.jobId, eventId });
+    await r.events.emit({ type: 'job.updated', jobId: a.task.jobId });
+  }
+  return attempts;
+}

@@ -1,0 +1,108 @@
+import type { Prisma as P } from '../../generated/prisma/client.js';
+import { accrueUsage } from '../billing/usage.js';
+import { checkTree, normalizeMode, normalizeUploadPath } from '../blobs/paths.js';
+import { NotFoundError, StaleAttemptError, ValidationError } from '../errors.js';
+import { recordJobEvent } from '../jobs/jobEvents.js';
+import type { Resources } from '../resources.js';
+import { loadOwnAttempt, recordStale, staleReason } from './currentAttempt.js';
+
+/** Failures of the machine rather than of the code: retried on another attempt. */
+export const INFRASTRUCTURE_ERRORS = new Set(['WORKER_ERROR', 'DOWNLOAD_FAILED', 'UPLOAD_FAILED', 'SANDBOX_ERROR', 'WORKER_SHUTDOWN']);
+
+export interface CompleteInput {
+  exitCode?: number | null;
+  errorClass?: string | null;
+  errorMessage?: string | null;
+  outputs?: { path: string; sha256: string; mode?: number | null }[] | null;
+  metrics?: unknown;
+  usage?: unknown;
+}
+
+/**
+ * Accepts the result of the task's current attempt, once (invariant 1). The task row is
+ * locked (SELECT … FOR UPDATE) so a completion and the tick's expiry or a cancel cannot
+ * both win; a late or foreign completion is refused as stale and recorded. Declared
+ * outputs must already be uploaded as blobs.
+ *   success (exit 0, no error class) → attempt SUCCEEDED, task SUCCEEDED with its result
+ *   infrastructure error              → attempt FAILED, task retried within maxAttempts
+ *   the code failed                   → attempt FAILED, task FAILED (never retried blindly)
+ */
+export async function completeAttempt(r: Resources, workerTokenId: string, attemptId: string, fencingToken: string, input: CompleteInput) {
+  const outputs = checkTree(
+    (input.outputs ?? []).map((o) => ({ path: normalizeUploadPath(o.path), sha256: o.sha256, size: 0, mode: normalizeMode(o.mode) })),
+  );
+  const blobs = await r.prisma.blob.findMany({ where: { sha256: { in: outputs.map((o) => o.sha256) } }, select: { sha256: true, size: true } });
+  const sizes = new Map(blobs.map((b) => [b.sha256, Number(b.size)]));
+  for (const o of outputs) {
+    if (!sizes.has(o.sha256)) throw new ValidationError(`Output ${o.path} was not uploaded (PUT /blobs/${o.sha256} first).`, [{ path: ['outputs'], message: 'missing blob' }]);
+    o.size = sizes.get(o.sha256)!;
+  }
+  const now = r.now();
+  const succeeded = (input.exitCode ?? null) === 0 && !input.errorClass;
+  const errorClass = succeeded ? null : (input.errorClass ?? 'EXIT_NONZERO');
+  const retryable = !succeeded && INFRASTRUCTURE_ERRORS.has(errorClass!);
+
+  const outcome = await r.prisma.$transaction(async (tx) => {
+    const pre = await loadOwnAttempt(tx, attemptId, workerTokenId);
+    await tx.$queryRaw`SELECT id FROM "Task" WHERE id = ${pre.taskId}::uuid FOR UPDATE`;
+    const a = await loadOwnAttempt(tx, attemptId, workerTokenId);
+    const reason = staleReason(a, fencingToken);
+    if (reason) {
+      await recordStale(tx, a.id, a.status, 'complete', { reason, exitCode: input.exitCode ?? null });
+      return { stale: reason, jobId: a.task.jobId } as const;
+    }
+    await accrueUsage(tx, r, a.id, now);
+    await tx.attempt.update({
+      where: { id: a.id },
+      data: {
+        status: succeeded ? 'SUCCEEDED' : 'FAILED',
+        exitCode: input.exitCode ?? null,
+        errorClass,
+        errorMessage: input.errorMessage?.slice(0, 4000) ?? null,
+        outputs: outputs as unknown as P.InputJsonValue,
+        metrics: (input.metrics ?? undefined) as P.InputJsonValue | undefined,
+        usage: (input.usage ?? undefined) as P.InputJsonValue | undefined,
+        finishedAt: now,
+      },
+    });
+    const task = a.task;
+    let taskStatus: 'SUCCEEDED' | 'FAILED' | 'QUEUED';
+    let statusReason: string | null = null;
+    if (succeeded) taskStatus = 'SUCCEEDED';
+    else if (retryable && task.attemptCount < task.maxAttempts) {
+      taskStatus = 'QUEUED';
+      statusReason = `Attempt ${a.number} failed on ${a.worker.name} (${errorClass}); retrying.`;
+    } else {
+      taskStatus = 'FAILED';
+      statusReason =
+        errorClass === 'EXIT_NONZERO'
+          ? `The command exited with code ${input.exitCode}.`
+          : errorClass === 'TIMEOUT'
+            ? 'The command ran past its time limit.'
+            : `${errorClass}: ${input.errorMessage ?? 'no details'}`;
+    }
+    await tx.task.update({
+      where: { id: task.id },
+      data: {
+        status: taskStatus,
+        statusReason,
+        ...(taskStatus === 'QUEUED' ? { currentAttemptId: null, runAfter: new Date(now.getTime() + r.config.scheduler.retryBaseSec * 1000) } : {}),
+        ...(taskStatus !== 'QUEUED' ? { finishedAt: now } : {}),
+        ...(succeeded ? { result: { attemptId: a.id, exitCode: 0, outputs, metrics: input.metrics ?? null } as unknown as P.InputJsonValue } : {}),
+      },
+    });
+    const events = [
+      await recordJobEvent(tx, task.jobId, 'attempt.status', { taskId: task.id, attemptId: a.id, number: a.number, status: succeeded ? 'SUCCEEDED' : 'FAILED', exitCode: input.exitCode ?? null, errorClass }),
+      await recordJobEvent(tx, task.jobId, 'task.status', { taskId: task.id, name: task.name, status: taskStatus, reason: statusReason }),
+    ];
+    return { stale: null, jobId: task.jobId, taskId: task.id, taskStatus, events } as const;
+  });
+  if (outcome.stale !== null) throw new StaleAttemptError(attemptId, outcome.stale);
+  for (const eventId of outcome.events) await r.events.emit({ type: 'job.event', jobId: outcome.jobId, eventId });
+  await r.events.emit({ type: 'job.updated', jobId: outcome.jobId });
+  if (outcome.taskStatus === 'QUEUED') await r.events.emit({ type: 'tasks.available' });
+  else await r.hooks?.taskFinished?.(outcome.taskId);
+  const attempt = await r.prisma.attempt.findUnique({ where: { id: attemptId } });
+  if (!attempt) throw new NotFoundError('Attempt', attemptId);
+  return attempt;
+}

@@ -1,0 +1,63 @@
+/**
+ * Fencing (invariant 1). Every report from a worker names (attemptId, fencingToken).
+ * It is accepted only when the attempt is live (LEASED or RUNNING), the token matches,
+ * and the attempt is still its task's current attempt. Anything else is refused with
+ * StaleAttemptError and recorded as a StaleReport; an attempt of another worker token
+ * is simply not found (no leak).
+ *
+ * Attempt status machine:
+ *   LEASED → RUNNING (first heartbeat) → SUCCEEDED | FAILED   (completeAttempt)
+ *   LEASED|RUNNING → LOST      (tick: lease expired)   → STALE (late report arrives)
+ *   LEASED|RUNNING → CANCELLED (job cancelled / cap reached; worker told via heartbeat)
+ * SUCCEEDED and FAILED are final: accepted results never change.
+ */
+import type { Prisma as P } from '../../generated/prisma/client.js';
+import type { Prisma } from '../../db/client.js';
+import { NotFoundError, StaleAttemptError } from '../errors.js';
+
+type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function loadOwnAttempt(db: Prisma | Tx, attemptId: string, workerTokenId: string) {
+  if (!UUID_RE.test(attemptId)) throw new NotFoundError('Attempt', attemptId.slice(0, 80));
+  const attempt = await db.attempt.findUnique({
+    where: { id: attemptId },
+    include: { worker: { select: { tokenId: true, id: true, name: true } }, task: true },
+  });
+  if (!attempt || attempt.worker.tokenId !== workerTokenId) throw new NotFoundError('Attempt', attemptId);
+  return attempt;
+}
+
+export function staleReason(a: { status: string; fencingToken: string; id: string; task: { currentAttemptId: string | null; status: string } }, token: string): string | null {
+  if (a.fencingToken !== token) return 'the fencing token does not match';
+  if (a.status === 'LOST' || a.status === 'STALE') return 'its lease expired and the task was handed on';
+  if (a.status === 'CANCELLED') return 'it was cancelled';
+  if (a.status === 'SUCCEEDED' || a.status === 'FAILED') return `it already completed (${a.status.toLowerCase()})`;
+  if (a.task.currentAttemptId !== a.id) return 'another attempt now holds the task';
+  if (a.task.status === 'CANCELLED') return 'its task was cancelled';
+  return null;
+}
+
+/** Loads and checks; on a stale report records it (LOST → STALE) and throws StaleAttemptError. */
+export async function requireCurrentAttempt(
+  db: Prisma,
+  attemptId: string,
+  fencingToken: string,
+  workerTokenId: string,
+  kind: string,
+  detail: P.InputJsonValue = {},
+) {
+  const attempt = await loadOwnAttempt(db, attemptId, workerTokenId);
+  const reason = staleReason(attempt, fencingToken);
+  if (reason) {
+    await recordStale(db, attempt.id, attempt.status, kind, { reason, ...(detail as object) });
+    throw new StaleAttemptError(attempt.id, reason);
+  }
+  return attempt;
+}
+
+export async function recordStale(db: Prisma | Tx, attemptId: string, status: string, kind: string, detail: P.InputJsonValue) {
+  await db.staleReport.create({ data: { attemptId, kind, detail } });
+  if (status === 'LOST') await db.attempt.updateMany({ where: { id: attemptId, status: 'LOST' }, data: { status: 'STALE' } });
+}

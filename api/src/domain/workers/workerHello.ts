@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import type { Prisma as P } from '../../generated/prisma/client.js';
+import { ValidationError } from '../errors.js';
+import type { Resources } from '../resources.js';
+
+/** What a worker reports about itself (worker/src/probe/types.ts is the producer). Lenient: unknown keys kept. */
+export const CapabilitiesSchema = z
+  .object({
+    os: z.string().max(100).optional(),
+    arch: z.string().max(100).optional(),
+    hostname: z.string().max(255).optional(),
+    cpu: z.object({ model: z.string().max(300), cores: z.number().int().min(0).max(4096) }).partial().optional(),
+    memoryMiB: z.number().min(0).max(1e9).optional(),
+    diskFreeMiB: z.number().min(0).optional(),
+    accelerators: z
+      .array(
+        z.object({
+          vendor: z.enum(['nvidia', 'amd', 'apple']),
+          name: z.string().max(300),
+          memoryMiB: z.number().min(0).nullable().optional(),
+          runtime: z.string().max(100).nullable().optional(),
+        }).passthrough(),
+      )
+      .max(64)
+      .optional(),
+    workloads: z.array(z.enum(['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx', 'shell'])).max(16).optional(),
+  })
+  .passthrough();
+
+export type WorkerCapabilities = z.infer<typeof CapabilitiesSchema>;
+
+/**
+ * A worker introduces itself: created on first hello (per worker token and name),
+ * updated afterwards. OFFLINE comes back ONLINE; PAUSED and DRAINING stay as the owner
+ * left them.
+ */
+export async function workerHello(
+  r: Resources,
+  who: { userId: string; workerTokenId: string },
+  input: { name: string; version: string; slots: number; capabilities?: unknown },
+) {
+  const parsed = CapabilitiesSchema.safeParse(input.capabilities ?? {});
+  if (!parsed.success) {
+    throw new ValidationError('Invalid capabilities.', parsed.error.issues.map((i) => ({ path: ['capabilities', ...i.path.map(String)], message: i.message })));
+  }
+  const caps = parsed.data;
+  if (JSON.stringify(caps).length > 256 * 1024) throw new ValidationError('Capabilities are too large.', [{ path: ['capabilities'], message: 'over 256 KiB' }]);
+  const accels = caps.accelerators ?? [];
+  const data = {
+    capabilities: caps as P.InputJsonValue,
+    workloads: caps.workloads ?? ['shell'],
+    accelVendor: accels[0]?.vendor ?? 'none',
+    accelMemMiB: Math.round(Math.max(0, ...accels.map((a) => a.memoryMiB ?? 0))),
+    memoryMiB: Math.round(caps.memoryMiB ?? 0),
+    cpuCores: caps.cpu?.cores ?? 0,
+    slots: input.slots,
+    version: input.version,
+    lastSeenAt: r.now(),
+  };
+  const existing = await r.prisma.worker.findUnique({ where: { tokenId_name: { tokenId: who.workerTokenId, name: input.name } } });
+  const worker = existing
+    ? await r.prisma.worker.update({ where: { id: existing.id }, data: { ...data, ...(existing.status === 'OFFLINE' ? { status: 'ONLINE' } : {}) } })
+    : await r.prisma.worker.create({ data: { ...data, ownerId: who.userId, tokenId: who.workerTokenId, name: input.name, status: 'ONLINE' } });
+  await r.prisma.workerToken.update({ where: { id: who.workerTokenId }, data: { lastUsedAt: r.now() } });
+  await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: who.userId });
+  await r.events.emit({ type: 'tasks.available' });
+  return worker;
+}

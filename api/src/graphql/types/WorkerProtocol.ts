@@ -1,0 +1,201 @@
+/**
+ * The worker protocol (DESIGN.md §5), callable only with a worker token:
+ * workerHello, claimTask (long-poll), heartbeat, appendLogs, reportMetrics,
+ * completeAttempt, setWorkerPaused. Expected failures (stale attempt, bad input) are
+ * typed results.
+ */
+import { z } from 'zod';
+import { claim } from '../../domain/leases/claim.js';
+import { completeAttempt } from '../../domain/leases/completeAttempt.js';
+import { appendLogs, reportMetrics } from '../../domain/leases/reports.js';
+import { heartbeat, setOwnPaused, type Order } from '../../domain/workers/heartbeat.js';
+import { workerHello } from '../../domain/workers/workerHello.js';
+import { builder } from '../builder.js';
+import { requireWorker } from '../principal.js';
+import { NotFoundError, StaleAttemptError, ValidationError } from './errors.js';
+import { FileEntry } from './Job.js';
+import { WorkerRef } from './Worker.js';
+
+const WorkerHelloInput = builder.inputType('WorkerHelloInput', {
+  fields: (t) => ({
+    name: t.string({ validate: z.string().trim().min(1).max(100).regex(/^[\w.@:-][\w .@:-]*$/, 'Use letters, digits, spaces and . @ : - _') }),
+    version: t.string({ validate: z.string().max(50) }),
+    slots: t.int({ validate: z.number().int().min(1).max(64) }),
+    capabilities: t.field({ type: 'JSON' }),
+  }),
+});
+
+const HelloResult = builder
+  .objectRef<{ worker: { id: string }; heartbeatIntervalSec: number; leaseSec: number }>('WorkerHelloResult')
+  .implement({
+    fields: (t) => ({
+      worker: t.prismaField({ type: 'Worker', resolve: (q, p, _a, ctx) => ctx.prisma.worker.findUniqueOrThrow({ ...q, where: { id: p.worker.id } }) }),
+      workerId: t.id({ resolve: (p) => p.worker.id, description: 'The raw worker id to pass to the other worker calls.' }),
+      heartbeatIntervalSec: t.exposeInt('heartbeatIntervalSec'),
+      leaseSec: t.exposeInt('leaseSec'),
+    }),
+  });
+
+type AssignmentShape = Awaited<ReturnType<typeof claim>>[number];
+const TaskSpec = builder.objectRef<AssignmentShape['task']>('TaskSpec').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    jobId: t.exposeID('jobId'),
+    kind: t.exposeString('kind'),
+    name: t.exposeString('name'),
+    command: t.exposeString('command'),
+    environment: t.expose('environment', { type: 'JSON' }),
+    requirements: t.expose('requirements', { type: 'JSON' }),
+    files: t.field({ type: [FileEntry], description: 'The code version to run.', resolve: (task) => task.codeVersion.manifest as never }),
+    inputs: t.field({
+      type: [FileEntry],
+      description: 'Extra input files (e.g. a checkpoint to evaluate), placed in the run directory.',
+      resolve: (task) => ((task.environment as { inputs?: unknown[] } | null)?.inputs ?? []) as never,
+    }),
+  }),
+});
+const Assignment = builder.objectRef<AssignmentShape>('Assignment').implement({
+  fields: (t) => ({
+    attemptId: t.exposeID('id'),
+    number: t.exposeInt('number'),
+    fencingToken: t.exposeString('fencingToken'),
+    leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime' }),
+    task: t.field({ type: TaskSpec, resolve: (a) => a.task }),
+  }),
+});
+
+const OrderKind = builder.enumType('WorkerOrderKind', { values: ['CANCEL', 'PAUSE', 'RESUME'] as const });
+const OrderRef = builder.objectRef<Order>('WorkerOrder').implement({
+  fields: (t) => ({
+    kind: t.field({ type: OrderKind, resolve: (o) => o.kind }),
+    attemptId: t.id({ nullable: true, resolve: (o) => (o.kind === 'CANCEL' ? o.attemptId : null) }),
+    reason: t.string({ nullable: true, resolve: (o) => (o.kind === 'CANCEL' ? o.reason : null) }),
+  }),
+});
+const HeartbeatResult = builder
+  .objectRef<Awaited<ReturnType<typeof heartbeat>>>('HeartbeatResult')
+  .implement({
+    fields: (t) => ({
+      orders: t.field({ type: [OrderRef], resolve: (h) => h.orders }),
+      renewed: t.idList({ resolve: (h) => h.renewed }),
+      status: t.exposeString('status'),
+      leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime' }),
+    }),
+  });
+
+const LeaseInput = builder.inputType('LeaseInput', {
+  fields: (t) => ({ attemptId: t.id(), fencingToken: t.string({ validate: z.string().max(100) }) }),
+});
+const LogLineInput = builder.inputType('LogLineInput', {
+  fields: (t) => ({
+    seq: t.int(),
+    stream: t.string(),
+    text: t.string(),
+    ts: t.field({ type: 'DateTime', required: false }),
+  }),
+});
+const MetricPointInput = builder.inputType('MetricPointInput', {
+  fields: (t) => ({
+    seq: t.int(),
+    name: t.string(),
+    step: t.int({ required: false }),
+    value: t.float(),
+    ts: t.field({ type: 'DateTime', required: false }),
+  }),
+});
+const OutputFileInput = builder.inputType('OutputFileInput', {
+  fields: (t) => ({
+    path: t.string({ validate: z.string().min(1).max(1024) }),
+    sha256: t.string({ validate: z.string().regex(/^[0-9a-f]{64}$/) }),
+    mode: t.int({ required: false }),
+  }),
+});
+const CompleteAttemptInput = builder.inputType('CompleteAttemptInput', {
+  fields: (t) => ({
+    exitCode: t.int({ required: false }),
+    errorClass: t.string({ required: false, validate: z.string().regex(/^[A-Z_]{1,40}$/).nullish() }),
+    errorMessage: t.string({ required: false, validate: z.string().max(20_000).nullish() }),
+    outputs: t.field({ type: [OutputFileInput], required: false, validate: z.array(z.any()).max(1000).nullish() }),
+    metrics: t.field({ type: 'JSON', required: false }),
+    usage: t.field({ type: 'JSON', required: false }),
+  }),
+});
+
+const AppendResult = builder.objectRef<{ accepted: number; lastSeq: number | null }>('AppendResult').implement({
+  fields: (t) => ({ accepted: t.exposeInt('accepted'), lastSeq: t.exposeInt('lastSeq', { nullable: true }) }),
+});
+
+builder.mutationFields((t) => ({
+  workerHello: t.field({
+    type: HelloResult,
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: WorkerHelloInput }) },
+    errors: { types: [ValidationError] },
+    resolve: async (_p, { input }, ctx) => {
+      const worker = await workerHello(ctx, requireWorker(ctx), input);
+      return { worker, heartbeatIntervalSec: ctx.config.scheduler.heartbeatSec, leaseSec: ctx.config.scheduler.leaseSec };
+    },
+  }),
+  claimTask: t.field({
+    type: [Assignment],
+    authScopes: { worker: true },
+    description: 'Long-poll for work: up to `max` assignments (bounded by free slots), or none after `waitMs` (≤ 30000).',
+    args: {
+      workerId: t.arg.id(),
+      waitMs: t.arg.int({ validate: z.number().int().min(0).max(30_000) }),
+      max: t.arg.int({ validate: z.number().int().min(1).max(64) }),
+    },
+    errors: { types: [ValidationError, NotFoundError], directResult: false },
+    resolve: (_p, args, ctx) =>
+      claim(ctx, ctx.pubsub, requireWorker(ctx).workerTokenId, String(args.workerId), { waitMs: args.waitMs, max: args.max, ...(ctx.signal ? { signal: ctx.signal } : {}) }),
+  }),
+  heartbeat: t.field({
+    type: HeartbeatResult,
+    authScopes: { worker: true },
+    args: {
+      workerId: t.arg.id(),
+      leases: t.arg({ type: [LeaseInput], validate: z.array(z.any()).max(256) }),
+      telemetry: t.arg({ type: 'JSON', required: false }),
+    },
+    errors: { types: [ValidationError, NotFoundError] },
+    resolve: (_p, args, ctx) =>
+      heartbeat(ctx, requireWorker(ctx).workerTokenId, String(args.workerId), args.leases.map((l) => ({ attemptId: String(l.attemptId), fencingToken: l.fencingToken }))),
+  }),
+  appendLogs: t.field({
+    type: AppendResult,
+    authScopes: { worker: true },
+    args: { attemptId: t.arg.id(), fencingToken: t.arg.string(), lines: t.arg({ type: [LogLineInput] }) },
+    errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
+    resolve: (_p, args, ctx) => appendLogs(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.lines),
+  }),
+  reportMetrics: t.field({
+    type: AppendResult,
+    authScopes: { worker: true },
+    args: { attemptId: t.arg.id(), fencingToken: t.arg.string(), points: t.arg({ type: [MetricPointInput] }) },
+    errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
+    resolve: (_p, args, ctx) => reportMetrics(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.points),
+  }),
+  completeAttempt: t.prismaField({
+    type: 'Attempt',
+    authScopes: { worker: true },
+    args: { attemptId: t.arg.id(), fencingToken: t.arg.string(), result: t.arg({ type: CompleteAttemptInput }) },
+    errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
+    resolve: async (query, _p, args, ctx) => {
+      const a = await completeAttempt(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.result);
+      return ctx.prisma.attempt.findUniqueOrThrow({ ...query, where: { id: a.id } });
+    },
+  }),
+  setWorkerPaused: t.prismaField({
+    type: 'Worker',
+    authScopes: { worker: true },
+    description: "The worker's own machine pausing or resuming it (`chatgpu-worker pause`).",
+    args: { workerId: t.arg.id(), paused: t.arg.boolean() },
+    errors: { types: [NotFoundError] },
+    resolve: async (query, _p, args, ctx) => {
+      const w = await setOwnPaused(ctx, requireWorker(ctx).workerTokenId, String(args.workerId), args.paused);
+      return ctx.prisma.worker.findUniqueOrThrow({ ...query, where: { id: w.id } });
+    },
+  }),
+}));
+
+void WorkerRef;

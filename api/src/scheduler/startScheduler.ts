@@ -1,0 +1,28 @@
+import cron from 'node-cron';
+import type { Resources } from '../domain/resources.js';
+import { runTick } from './tick.js';
+
+/**
+ * Runs the tick every TICK_INTERVAL_SEC seconds with node-cron (`noOverlap`: a slow
+ * tick is never run twice at once in one process; the advisory lock covers the others).
+ */
+export function startScheduler(r: Resources): { stop(): Promise<void> } {
+  const sec = Math.min(Math.max(r.config.scheduler.tickIntervalSec, 1), 59);
+  const task = cron.schedule(
+    `*/${sec} * * * * *`,
+    async () => {
+      try {
+        await runTick(r, r.now());
+      } catch (err) {
+        r.log.error('scheduler tick failed', { message: (err as Error).message });
+      }
+    },
+    { noOverlap: true, name: 'chatgpu-tick' },
+  );
+  return {
+    stop: async () => {
+      await task.stop();
+      await task.destroy?.();
+    },
+  };
+}

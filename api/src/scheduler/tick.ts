@@ -1,0 +1,115 @@
+/**
+ * The scheduler tick (invariants 2 and 3). Run every few seconds by node-cron on every
+ * API process; exactly one process does the work per tick because the work happens
+ * inside a transaction holding a PostgreSQL advisory lock (pg_try_advisory_xact_lock —
+ * the others skip). Every step is idempotent: running a tick twice at the same `now`
+ * changes nothing the second time. `now` is an argument so tests drive ticks directly.
+ *
+ *   1. expire leases not renewed in time → attempt LOST → task retried with exponential
+ *      backoff within maxAttempts (a pinned task waits for its worker again), or FAILED
+ *      with the reason
+ *   2. mark workers silent for WORKER_OFFLINE_SEC OFFLINE
+ *   3. accrue usage of running attempts; stop jobs whose cost reached their cap
+ *   4. say why queued tasks wait (no online worker can run them)
+ *   5. wake long-pollers when retried work became due
+ */
+import { expireLeases } from '../db/sql/expireLeases.js';
+import { accrueUsage } from '../domain/billing/usage.js';
+import type { DomainEvent } from '../domain/events.js';
+import { recordJobEvent } from '../domain/jobs/jobEvents.js';
+import type { Resources } from '../domain/resources.js';
+import { explainWait } from './explainWait.js';
+
+export const TICK_LOCK = 0x7469636b; // "tick"
+
+export interface TickReport {
+  ran: boolean;
+  lost: number;
+  retried: number;
+  failed: number;
+  offline: number;
+  stopped: number;
+}
+
+export function backoffSec(baseSec: number, attempt: number): number {
+  return Math.min(baseSec * 2 ** Math.max(attempt - 1, 0), 600);
+}
+
+export async function runTick(r: Resources, now: Date): Promise<TickReport> {
+  const report: TickReport = { ran: false, lost: 0, retried: 0, failed: 0, offline: 0, stopped: 0 };
+  const emits: DomainEvent[] = [];
+  const { scheduler } = r.config;
+  await r.prisma.$transaction(
+    async (tx) => {
+      const [lock] = await tx.$queryRaw<{ ok: boolean }[]>`SELECT pg_try_advisory_xact_lock(${TICK_LOCK}) AS ok`;
+      if (!lock?.ok) return;
+      report.ran = true;
+
+      // 1. Expired leases.
+      const expired = await expireLeases(tx as never, now);
+      report.lost = expired.length;
+      for (const e of expired) {
+        const task = await tx.task.findUnique({ where: { id: e.taskId }, include: { pinnedWorker: { select: { name: true } } } });
+        const worker = await tx.worker.findUnique({ where: { id: e.workerId }, select: { name: true } });
+        if (!task) continue;
+        emits.push({ type: 'job.event', jobId: e.jobId, eventId: await recordJobEvent(tx, e.jobId, 'attempt.status', { taskId: e.taskId, attemptId: e.attemptId, status: 'LOST', worker: worker?.name }) });
+        if (task.currentAttemptId !== e.attemptId || !['LEASED', 'RUNNING'].includes(task.status)) continue;
+        let status: 'QUEUED' | 'FAILED';
+        let reason: string;
+        if (task.attemptCount < task.maxAttempts) {
+          status = 'QUEUED';
+          const wait = backoffSec(scheduler.retryBaseSec, task.attemptCount);
+          reason = `Worker ${worker?.name ?? '?'} stopped responding; retrying in ${wait}s (attempt ${task.attemptCount + 1} of ${task.maxAttempts})${task.pinnedWorker ? ` on ${task.pinnedWorker.name}` : ''}.`;
+          await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, currentAttemptId: null, runAfter: new Date(now.getTime() + wait * 1000) } });
+          report.retried++;
+        } else {
+          status = 'FAILED';
+          reason = `Lost ${task.attemptCount} times (workers stopped responding); giving up after ${task.maxAttempts} attempts.`;
+          await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, finishedAt: now } });
+          report.failed++;
+        }
+        await accrueUsage(tx, r, e.attemptId, now);
+        emits.push({ type: 'job.event', jobId: e.jobId, eventId: await recordJobEvent(tx, e.jobId, 'task.status', { taskId: task.id, name: task.name, status, reason }) });
+        emits.push({ type: 'job.updated', jobId: e.jobId });
+      }
+
+      // 2. Silent workers.
+      const silentSince = new Date(now.getTime() - scheduler.workerOfflineSec * 1000);
+      const silent = await tx.worker.findMany({ where: { status: { in: ['ONLINE', 'PAUSED', 'DRAINING'] }, lastSeenAt: { lt: silentSince } }, select: { id: true, ownerId: true } });
+      if (silent.length) {
+        await tx.worker.updateMany({ where: { id: { in: silent.map((w) => w.id) } }, data: { status: 'OFFLINE' } });
+        for (const w of silent) emits.push({ type: 'worker.changed', workerId: w.id, ownerId: w.ownerId });
+        report.offline = silent.length;
+      }
+
+      // 3. Usage of running attempts, and spending caps.
+      const running = await tx.attempt.findMany({ where: { status: 'RUNNING' }, select: { id: true } });
+      for (const a of running) await accrueUsage(tx, r, a.id, now);
+      const overCap = await tx.$queryRaw<{ id: string }[]>`
+        SELECT id FROM "Job" WHERE "spendingCapCad" IS NOT NULL AND "costCad" >= "spendingCapCad"
+          AND status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED')`;
+      for (const j of overCap) {
+        const reason = 'Stopped: the estimated cost reached the spending cap.';
+        await tx.job.update({ where: { id: j.id }, data: { status: 'STOPPED', statusReason: reason, finishedAt: now } });
+        await tx.task.updateMany({ where: { jobId: j.id, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } }, data: { status: 'CANCELLED', statusReason: reason, finishedAt: now } });
+        emits.push({ type: 'job.event', jobId: j.id, eventId: await recordJobEvent(tx, j.id, 'job.status', { status: 'STOPPED', reason }) });
+        emits.push({ type: 'job.updated', jobId: j.id });
+        report.stopped++;
+      }
+
+      // 4. Why queued tasks wait.
+      for (const change of await explainWait(tx as never, now)) {
+        emits.push({ type: 'job.event', jobId: change.jobId, eventId: await recordJobEvent(tx, change.jobId, 'task.status', { taskId: change.taskId, status: 'QUEUED', reason: change.reason }) });
+        emits.push({ type: 'job.updated', jobId: change.jobId });
+      }
+    },
+    { timeout: 30_000 },
+  );
+  for (const e of emits) await r.events.emit(e);
+  // 5. Due retries (and anything else claimable) wake the long-pollers.
+  if (report.ran) {
+    const due = await r.prisma.task.count({ where: { status: 'QUEUED', runAfter: { lte: now } } });
+    if (due > 0) await r.events.emit({ type: 'tasks.available' });
+  }
+  return report;
+}

@@ -1,0 +1,60 @@
+/**
+ * One line of plain words for a job event. Payload shapes grow with the API, so every
+ * field is read defensively and unknown kinds fall back to their kind and key fields;
+ * the full payload is always one click away in the timeline.
+ */
+import { formatBytes } from '../../lib/format';
+
+type P = Record<string, unknown>;
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : typeof v === 'number' ? String(v) : undefined);
+const pick = (p: P, ...keys: string[]) => keys.map((k) => str(p[k])).find((v) => v !== undefined);
+const lower = (s: string | undefined) => s?.replace(/_/g, ' ').toLowerCase();
+
+export function describeEvent(kind: string, payload: unknown): string {
+  const p = (payload && typeof payload === 'object' ? payload : {}) as P;
+  const reason = pick(p, 'reason', 'statusReason', 'message');
+  switch (kind) {
+    case 'job.created':
+      return `Submitted${p.files != null ? ` ${str(p.files)} files` : ''}${typeof p.bytes === 'number' ? ` (${formatBytes(p.bytes)})` : ''}`;
+    case 'job.status':
+      return `Job ${lower(pick(p, 'status')) ?? 'changed'}${reason ? ` — ${reason}` : ''}`;
+    case 'plan.created':
+      return `Plan${p.version != null ? ` v${str(p.version)}` : ''}${pick(p, 'author') ? ` by ${pick(p, 'author')}` : ''}${pick(p, 'summary') ? `: ${pick(p, 'summary')}` : ''}`;
+    case 'question.asked':
+      return `Question: ${pick(p, 'text', 'question') ?? 'the planner needs an answer'}`;
+    case 'question.answered':
+      return `Answered: ${pick(p, 'answer') ?? ''}`;
+    case 'task.created':
+      return `Task ${pick(p, 'name', 'taskId') ?? ''}${pick(p, 'kind') ? ` (${lower(pick(p, 'kind'))})` : ''} created`;
+    case 'task.status':
+      return `Task ${pick(p, 'name', 'taskId') ?? ''} ${lower(pick(p, 'status')) ?? 'changed'}${reason ? ` — ${reason}` : ''}`;
+    case 'attempt.status': {
+      const n = pick(p, 'number');
+      const w = pick(p, 'workerName', 'worker');
+      return `Attempt${n ? ` #${n}` : ''}${w ? ` on ${w}` : ''} ${lower(pick(p, 'status')) ?? 'changed'}${reason ? ` — ${reason}` : ''}`;
+    }
+    case 'agent.run':
+      return `${pick(p, 'agent') ?? 'Agent'} ${lower(pick(p, 'status')) ?? 'started'}${pick(p, 'stopReason') ? ` — ${pick(p, 'stopReason')}` : ''}`;
+    case 'agent.item':
+      return agentItemTitle(p);
+    case 'finding':
+      return `Finding: ${pick(p, 'text', 'summary', 'content') ?? ''}`;
+    case 'validation':
+      return `Validation ${lower(pick(p, 'outcome', 'status', 'result')) ?? ''}${reason ? ` — ${reason}` : ''}`;
+    default: {
+      const hint = pick(p, 'status', 'name', 'text', 'summary');
+      return `${kind}${hint ? `: ${hint}` : ''}`;
+    }
+  }
+}
+
+/** "planner · tool call list_files" / "planner · message" … */
+export function agentItemTitle(p: P): string {
+  const who = pick(p, 'agent', 'role') ?? 'agent';
+  const type = lower(pick(p, 'type', 'itemType', 'kind')) ?? 'step';
+  const name = pick(p, 'name', 'tool', 'toolName');
+  const status = lower(pick(p, 'status'));
+  return `${who} · ${type}${name ? ` ${name}` : ''}${status ? ` (${status})` : ''}`;
+}
+
+export const AGENT_KINDS = new Set(['agent.item', 'agent.run', 'finding', 'question.asked', 'question.answered', 'plan.created']);

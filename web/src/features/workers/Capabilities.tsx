@@ -1,0 +1,96 @@
+/**
+ * A worker's probed capabilities (worker/src/probe/types.ts shape), readable: CPU, RAM,
+ * accelerators with runtime, Python and PyTorch backends, toolchains. Fields are read
+ * defensively (null = unknown); the raw JSON stays one click away.
+ */
+import { formatBytes } from '../../lib/format';
+import { JsonView } from '../ui/JsonView';
+
+type Caps = {
+  os?: string;
+  arch?: string;
+  hostname?: string;
+  cpu?: { model?: string; cores?: number };
+  memoryMiB?: number;
+  diskFreeMiB?: number;
+  accelerators?: { vendor?: string; index?: number; name?: string; memoryMiB?: number | null; runtime?: string | null; arch?: string | null; driver?: string | null }[];
+  pythons?: { path?: string; version?: string; torch?: { version?: string; cuda?: string | null; hip?: string | null; cudaAvailable?: boolean; mpsAvailable?: boolean } | null }[];
+  python?: string | null;
+  toolchains?: { nvcc?: string | null; hipcc?: string | null };
+  sandbox?: string;
+  probeErrors?: string[];
+};
+
+export type WorkerClass = 'nvidia' | 'amd' | 'apple' | 'cpu';
+export const CLASS_LABEL: Record<WorkerClass, string> = { nvidia: 'NVIDIA GPU', amd: 'AMD GPU', apple: 'Apple silicon', cpu: 'CPU only' };
+
+export function workerClass(capabilities: unknown): WorkerClass {
+  const v = (capabilities as Caps | null)?.accelerators?.[0]?.vendor;
+  return v === 'nvidia' || v === 'amd' || v === 'apple' ? v : 'cpu';
+}
+
+const mib = (n: number | null | undefined) => (typeof n === 'number' ? formatBytes(n * 1024 * 1024) : '—');
+
+export function Capabilities({ value }: { value: unknown }) {
+  const c = (value && typeof value === 'object' ? value : {}) as Caps;
+  const chosen = c.pythons?.find((p) => p.path === c.python) ?? c.pythons?.[0];
+  const torch = chosen?.torch;
+  const backends = torch ? [torch.cuda && `CUDA ${torch.cuda}`, torch.hip && `ROCm ${torch.hip}`, torch.mpsAvailable && 'MPS', 'CPU'].filter(Boolean).join(', ') : null;
+  const tools = [c.toolchains?.nvcc && `nvcc ${c.toolchains.nvcc}`, c.toolchains?.hipcc && `hipcc ${c.toolchains.hipcc}`].filter(Boolean);
+  if (Object.keys(c).length === 0) return <span className="muted">Not probed yet.</span>;
+  return (
+    <div className="small">
+      <dl className="kv">
+        <dt>CPU</dt>
+        <dd>
+          {c.cpu?.cores ?? '?'} cores{c.cpu?.model ? ` · ${c.cpu.model}` : ''}
+          {c.os ? ` · ${c.os}/${c.arch ?? ''}` : ''}
+        </dd>
+        <dt>Memory</dt>
+        <dd>
+          {mib(c.memoryMiB)} RAM{typeof c.diskFreeMiB === 'number' ? ` · ${mib(c.diskFreeMiB)} disk free` : ''}
+        </dd>
+        <dt>GPUs</dt>
+        <dd>
+          {c.accelerators?.length ? (
+            <ul style={{ margin: 0, paddingLeft: 16 }}>
+              {c.accelerators.map((a, i) => (
+                <li key={i}>
+                  {a.name ?? a.vendor} · {mib(a.memoryMiB)}
+                  {a.runtime ? ` · ${a.runtime}` : ''}
+                  {a.arch ? ` · ${a.arch}` : ''}
+                </li>
+              ))}
+            </ul>
+          ) : (
+            'none'
+          )}
+        </dd>
+        <dt>Python</dt>
+        <dd>{chosen ? `${chosen.version ?? '?'}${torch ? ` · PyTorch ${torch.version} (${backends})` : ' · no PyTorch'}` : 'none found'}</dd>
+        {tools.length > 0 && (
+          <>
+            <dt>Toolchains</dt>
+            <dd>{tools.join(', ')}</dd>
+          </>
+        )}
+        {c.sandbox && (
+          <>
+            <dt>Sandbox</dt>
+            <dd>{c.sandbox}</dd>
+          </>
+        )}
+        {c.probeErrors && c.probeErrors.length > 0 && (
+          <>
+            <dt>Probe notes</dt>
+            <dd className="tone-warn">{c.probeErrors.join('; ')}</dd>
+          </>
+        )}
+      </dl>
+      <details>
+        <summary className="muted">All capabilities</summary>
+        <JsonView value={value} />
+      </details>
+    </div>
+  );
+}

@@ -1,0 +1,350 @@
+import { useMutation, useQuery, useSubscription } from '@apollo/client/react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { graphql } from '../gql';
+import { formatBytes, formatTime } from '../lib/format';
+import { Link } from '../lib/router';
+import { AgentActivity } from '../features/jobs/AgentActivity';
+import { CostMeter } from '../features/jobs/CostMeter';
+import { Outputs } from '../features/jobs/Outputs';
+import { PlanView } from '../features/jobs/PlanView';
+import { QuestionForm } from '../features/jobs/QuestionForm';
+import { defaultAttempt, TasksView, type TaskData } from '../features/jobs/TasksView';
+import { EventTimeline, StageBar } from '../features/jobs/Timeline';
+import { useJobActivity, type JobEventItem } from '../features/jobs/useJobActivity';
+import { FileTree } from '../features/files/FileTree';
+import { StatusBadge } from '../features/ui/StatusBadge';
+import { ErrorState, Loading } from '../features/ui/States';
+
+// The heavy, optional parts load on demand (uPlot alone is ~20 KB gzip).
+const LogViewer = lazy(() => import('../features/logs/LogViewer'));
+const MetricCharts = lazy(() => import('../features/metrics/MetricCharts'));
+
+const JobFields = graphql(`
+  fragment JobFields on Job {
+    id
+    title
+    request
+    status
+    statusReason
+    costCad
+    spendingCapCad
+    hardwarePreference
+    createdAt
+    updatedAt
+    startedAt
+    finishedAt
+    currentPlan {
+      id
+      version
+      author
+      summary
+      steps
+      command
+      environment
+      requirements
+      outputs
+      acceptanceCriteria
+      createdAt
+    }
+    questions {
+      id
+      text
+      choices
+      answer
+      status
+      createdAt
+      answeredAt
+    }
+    originalCode {
+      id
+      fileCount
+      totalBytes
+      files {
+        path
+        size
+      }
+    }
+    frozenCode {
+      id
+      status
+      origin
+      fileCount
+    }
+  }
+`);
+void JobFields;
+
+const JobQuery = graphql(`
+  query Job($id: ID!) {
+    job(id: $id) {
+      ...JobFields
+    }
+  }
+`);
+
+const JobUpdated = graphql(`
+  subscription JobUpdated($id: ID!) {
+    jobUpdated(id: $id) {
+      ...JobFields
+    }
+  }
+`);
+
+const JobTasksQuery = graphql(`
+  query JobTasks($id: ID!) {
+    job(id: $id) {
+      id
+      tasks {
+        id
+        kind
+        name
+        status
+        statusReason
+        command
+        attemptCount
+        maxAttempts
+        createdAt
+        finishedAt
+        runAfter
+        attempts {
+          id
+          number
+          status
+          workerName
+          leaseExpiresAt
+          exitCode
+          errorClass
+          errorMessage
+          createdAt
+          startedAt
+          finishedAt
+          outputs {
+            path
+            sha256
+            size
+          }
+        }
+      }
+    }
+  }
+`);
+
+const CancelJob = graphql(`
+  mutation CancelJob($id: ID!) {
+    cancelJob(id: $id) {
+      __typename
+      ... on Job {
+        id
+        status
+        statusReason
+      }
+      ... on Error {
+        message
+      }
+    }
+  }
+`);
+
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED']);
+
+export default function JobPage({ id }: { id: string }) {
+  const job = useQuery(JobQuery, { variables: { id } });
+  const tasks = useQuery(JobTasksQuery, { variables: { id } });
+  useSubscription(JobUpdated, { variables: { id }, skip: !job.data?.job });
+  const [cancel, cancelState] = useMutation(CancelJob);
+  const [cancelError, setCancelError] = useState<string | null>(null);
+
+  // Refetch what events say changed, at most every 300 ms however many arrive.
+  const pending = useRef({ job: false, tasks: false, timer: undefined as ReturnType<typeof setTimeout> | undefined });
+  const schedule = useCallback(
+    (what: { job?: boolean; tasks?: boolean }) => {
+      const p = pending.current;
+      p.job ||= !!what.job;
+      p.tasks ||= !!what.tasks;
+      if (p.timer) return;
+      p.timer = setTimeout(() => {
+        const { job: j, tasks: t } = p;
+        p.job = p.tasks = false;
+        p.timer = undefined;
+        if (j) void job.refetch().catch(() => {});
+        if (t) void tasks.refetch().catch(() => {});
+      }, 300);
+    },
+    [job, tasks],
+  );
+  useEffect(() => () => clearTimeout(pending.current.timer), []);
+
+  const onEvent = useCallback(
+    (e: JobEventItem) => {
+      if (e.kind.startsWith('task.') || e.kind.startsWith('attempt.')) schedule({ tasks: true, job: true });
+      else if (e.kind.startsWith('question.') || e.kind.startsWith('plan.') || e.kind === 'job.status' || e.kind === 'validation') schedule({ job: true });
+    },
+    [schedule],
+  );
+  const onResync = useCallback(() => schedule({ job: true, tasks: true }), [schedule]);
+  const activity = useJobActivity(id, onEvent, onResync);
+
+  const taskList = (tasks.data?.job?.tasks ?? []) as TaskData[];
+  const [picked, setPicked] = useState<string | null>(null);
+  const auto = useMemo(() => defaultAttempt(taskList), [taskList]);
+  const attemptId = picked ?? auto;
+  const attempt = taskList.flatMap((t) => t.attempts.map((a) => ({ ...a, task: t.name }))).find((a) => a.id === attemptId);
+
+  if (job.loading && !job.data) return <Loading label="Loading the job…" />;
+  if (job.error && !job.data) return <ErrorState error={job.error} retry={() => void job.refetch()} />;
+  const j = job.data?.job;
+  if (!j) {
+    return (
+      <div className="state">
+        <h1>Job not found</h1>
+        <p>
+          It does not exist or is not yours. <Link to="/jobs">Back to your jobs</Link>
+        </p>
+      </div>
+    );
+  }
+
+  const openQuestions = j.questions.filter((q) => q.status === 'OPEN');
+  const answered = j.questions.filter((q) => q.status !== 'OPEN');
+  const doCancel = async () => {
+    if (!confirm('Cancel this job? Running attempts are stopped.')) return;
+    setCancelError(null);
+    try {
+      const r = (await cancel({ variables: { id: j.id } })).data?.cancelJob;
+      if (r && r.__typename !== 'Job') setCancelError(r.message);
+    } catch (err) {
+      setCancelError((err as Error).message);
+    }
+  };
+
+  return (
+    <>
+      <div className="spread">
+        <div>
+          <h1>
+            {j.title} <StatusBadge status={j.status} />
+          </h1>
+          <p className="muted small">
+            Submitted {formatTime(j.createdAt)}
+            {j.startedAt && ` · started ${formatTime(j.startedAt)}`}
+            {j.finishedAt && ` · finished ${formatTime(j.finishedAt)}`}
+            {j.hardwarePreference && ` · prefers ${j.hardwarePreference}`}
+          </p>
+        </div>
+        {!TERMINAL.has(j.status) && (
+          <button type="button" className="danger" onClick={() => void doCancel()} disabled={cancelState.loading}>
+            {cancelState.loading ? 'Cancelling…' : 'Cancel job'}
+          </button>
+        )}
+      </div>
+      {cancelError && (
+        <p className="error-text" role="alert">
+          {cancelError}
+        </p>
+      )}
+      <section className="panel" aria-label="Status">
+        <StageBar status={j.status} events={activity.events} createdAt={j.createdAt} />
+        {j.statusReason && (
+          <p style={{ marginBottom: 0 }} data-testid="status-reason">
+            {j.statusReason}
+          </p>
+        )}
+      </section>
+
+      {openQuestions.map((q) => (
+        <QuestionForm key={q.id} question={q} onAnswered={() => schedule({ job: true })} />
+      ))}
+
+      <div className="grid2">
+        <div>
+          <section className="panel">
+            <h2>Tasks and attempts</h2>
+            {tasks.loading && !tasks.data ? (
+              <Loading lines={2} />
+            ) : tasks.error && !tasks.data ? (
+              <ErrorState error={tasks.error} retry={() => void tasks.refetch()} />
+            ) : (
+              <TasksView tasks={taskList} selected={attemptId} onSelect={setPicked} />
+            )}
+          </section>
+          <section className="panel">
+            <div className="spread">
+              <h2>Logs</h2>
+              {attempt && (
+                <span className="muted small" data-testid="log-attempt">
+                  {attempt.task} · attempt #{attempt.number} on {attempt.workerName} · <StatusBadge status={attempt.status} />
+                </span>
+              )}
+            </div>
+            {attemptId ? (
+              <Suspense fallback={<Loading lines={4} label="Loading the log viewer…" />}>
+                <LogViewer key={attemptId} store={activity.logStore(attemptId)} label={`Log of attempt ${attempt?.number ?? ''}`} />
+              </Suspense>
+            ) : (
+              <p className="muted">Logs appear here once an attempt starts.</p>
+            )}
+          </section>
+          <section className="panel">
+            <h2>Metrics</h2>
+            {attemptId ? (
+              <Suspense fallback={<Loading lines={2} label="Loading charts…" />}>
+                <MetricCharts key={attemptId} store={activity.metricStore(attemptId)} />
+              </Suspense>
+            ) : (
+              <p className="muted">Metrics appear here once an attempt reports them.</p>
+            )}
+          </section>
+          <section className="panel">
+            <h2>Agent activity</h2>
+            <AgentActivity events={activity.events} />
+          </section>
+        </div>
+        <div>
+          <section className="panel">
+            <h2>Cost</h2>
+            <CostMeter cost={j.costCad} cap={j.spendingCapCad} />
+          </section>
+          <section className="panel">
+            <h2>Outputs</h2>
+            <Outputs tasks={taskList} />
+          </section>
+          <section className="panel">
+            <h2>Plan</h2>
+            <PlanView plan={j.currentPlan} />
+          </section>
+          <section className="panel">
+            <h2>Request</h2>
+            <p style={{ whiteSpace: 'pre-wrap', marginTop: 0 }}>{j.request}</p>
+            {answered.length > 0 && (
+              <>
+                <h3>Questions answered</h3>
+                <dl className="kv">
+                  {answered.map((q) => (
+                    <div key={q.id} style={{ display: 'contents' }}>
+                      <dt>{q.text}</dt>
+                      <dd>{q.answer ?? <span className="muted">{q.status.toLowerCase()}</span>}</dd>
+                    </div>
+                  ))}
+                </dl>
+              </>
+            )}
+          </section>
+          {j.originalCode && (
+            <section className="panel">
+              <h2>Files</h2>
+              <p className="muted small">
+                {j.originalCode.fileCount} files, {formatBytes(Number(j.originalCode.totalBytes))}
+                {j.frozenCode && ` · frozen code: ${j.frozenCode.origin} (${j.frozenCode.status.toLowerCase()})`}
+              </p>
+              <FileTree files={j.originalCode.files} label="Uploaded files" />
+            </section>
+          )}
+          <section className="panel">
+            <h2>Timeline</h2>
+            <EventTimeline events={activity.events} loading={activity.status.loading} error={activity.status.error} />
+          </section>
+        </div>
+      </div>
+    </>
+  );
+}

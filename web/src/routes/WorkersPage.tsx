@@ -1,0 +1,292 @@
+import { useMutation, useQuery, useSubscription } from '@apollo/client/react';
+import { useEffect, useState } from 'react';
+import { graphql } from '../gql';
+import { formatAge, formatTime } from '../lib/format';
+import { AddWorker } from '../features/workers/AddWorker';
+import { Capabilities, CLASS_LABEL, workerClass, type WorkerClass } from '../features/workers/Capabilities';
+import { StatusBadge } from '../features/ui/StatusBadge';
+import { Empty, ErrorState, Loading } from '../features/ui/States';
+
+// 25 per page: the cost limit counts currentAttempts × 20 per worker (≈ 36,000 for 25).
+const PAGE = 25;
+
+const WorkerFields = graphql(`
+  fragment WorkerFields on Worker {
+    id
+    name
+    status
+    capabilities
+    workloads
+    slots
+    version
+    lastSeenAt
+    createdAt
+    currentAttempts {
+      id
+      number
+      status
+    }
+  }
+`);
+void WorkerFields;
+
+const WorkersQuery = graphql(`
+  query Workers($first: Int, $after: String) {
+    workers(first: $first, after: $after) {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      edges {
+        cursor
+        node {
+          ...WorkerFields
+        }
+      }
+    }
+  }
+`);
+
+const WorkersChanged = graphql(`
+  subscription WorkersChanged {
+    workersChanged {
+      ...WorkerFields
+    }
+  }
+`);
+
+const PauseWorker = graphql(`
+  mutation PauseWorker($id: ID!) {
+    pauseWorker(id: $id) {
+      __typename
+      ... on Worker {
+        id
+        status
+      }
+      ... on NotFoundError {
+        message
+      }
+    }
+  }
+`);
+
+const ResumeWorker = graphql(`
+  mutation ResumeWorker($id: ID!) {
+    resumeWorker(id: $id) {
+      __typename
+      ... on Worker {
+        id
+        status
+      }
+      ... on NotFoundError {
+        message
+      }
+    }
+  }
+`);
+
+const WorkerTokensQuery = graphql(`
+  query WorkerTokens {
+    me {
+      id
+      workerTokens {
+        id
+        name
+        prefix
+        createdAt
+        lastUsedAt
+      }
+    }
+  }
+`);
+
+export default function WorkersPage() {
+  const { data, loading, error, refetch, fetchMore } = useQuery(WorkersQuery, { variables: { first: PAGE } });
+  const tokens = useQuery(WorkerTokensQuery);
+  const changed = useSubscription(WorkersChanged);
+  const [pause] = useMutation(PauseWorker);
+  const [resume] = useMutation(ResumeWorker);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const [, tick] = useState(0);
+  useEffect(() => {
+    const t = setInterval(() => tick((n) => n + 1), 10_000);
+    return () => clearInterval(t);
+  }, []);
+
+  const workers = data?.workers.edges.map((e) => e.node) ?? [];
+  // A worker we do not list yet (a new one said hello): reload the list.
+  const changedId = changed.data?.workersChanged.id;
+  useEffect(() => {
+    if (changedId && data && !data.workers.edges.some((e) => e.node.id === changedId)) void refetch();
+  }, [changedId, data, refetch]);
+
+  const toggle = async (id: string, paused: boolean) => {
+    setBusy(id);
+    setActionError(null);
+    try {
+      const r = paused ? (await resume({ variables: { id } })).data?.resumeWorker : (await pause({ variables: { id } })).data?.pauseWorker;
+      if (r && r.__typename !== 'Worker') setActionError(r.message);
+    } catch (err) {
+      setActionError((err as Error).message);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const loadMore = () =>
+    fetchMore({
+      variables: { after: data?.workers.pageInfo.endCursor },
+      updateQuery: (prev, { fetchMoreResult }) => ({
+        workers: { ...fetchMoreResult.workers, edges: [...prev.workers.edges, ...fetchMoreResult.workers.edges] },
+      }),
+    });
+
+  const counts = new Map<WorkerClass, { online: number; total: number }>();
+  for (const w of workers) {
+    const c = workerClass(w.capabilities);
+    const n = counts.get(c) ?? { online: 0, total: 0 };
+    n.total++;
+    if (w.status === 'ONLINE') n.online++;
+    counts.set(c, n);
+  }
+
+  return (
+    <>
+      <h1>Workers</h1>
+      <p className="muted">Your machines that run work for the network.</p>
+      <section className="panel" aria-label="Network overview">
+        <h2>Overview</h2>
+        {loading && !data ? (
+          <Loading lines={1} />
+        ) : workers.length === 0 ? (
+          <p className="muted">No workers yet.</p>
+        ) : (
+          <div className="row" data-testid="overview">
+            {(['nvidia', 'amd', 'apple', 'cpu'] as WorkerClass[])
+              .filter((c) => counts.has(c))
+              .map((c) => (
+                <div key={c} className="panel" style={{ margin: 0, minWidth: 150 }} data-class={c}>
+                  <div className="muted small">{CLASS_LABEL[c]}</div>
+                  <div style={{ fontSize: 22, fontWeight: 700 }}>
+                    {counts.get(c)!.online} <span className="muted small">online of {counts.get(c)!.total}</span>
+                  </div>
+                </div>
+              ))}
+            {data && data.workers.totalCount > workers.length && (
+              <span className="muted small">
+                Counted from {workers.length} of {data.workers.totalCount} workers loaded.
+              </span>
+            )}
+          </div>
+        )}
+      </section>
+      <section className="panel">
+        <h2>My workers {data ? <span className="muted small">({data.workers.totalCount})</span> : null}</h2>
+        {actionError && (
+          <p className="error-text" role="alert">
+            {actionError}
+          </p>
+        )}
+        {loading && !data ? (
+          <Loading />
+        ) : error && !data ? (
+          <ErrorState error={error} retry={() => void refetch()} />
+        ) : workers.length === 0 ? (
+          <Empty>No workers yet. Add one below: it shows up here as soon as it connects.</Empty>
+        ) : (
+          <table aria-label="Workers">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Status</th>
+                <th>Capabilities</th>
+                <th>Running</th>
+                <th>Last seen</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {workers.map((w) => (
+                <tr key={w.id} data-worker={w.name}>
+                  <td>
+                    <strong>{w.name}</strong>
+                    <div className="muted small">
+                      v{w.version || '?'} · {w.slots} slot{w.slots === 1 ? '' : 's'}
+                    </div>
+                    <div className="muted small">{w.workloads.join(', ')}</div>
+                  </td>
+                  <td>
+                    <StatusBadge status={w.status} />
+                  </td>
+                  <td style={{ maxWidth: 420 }}>
+                    <Capabilities value={w.capabilities} />
+                  </td>
+                  <td>
+                    {w.currentAttempts.length === 0 ? (
+                      <span className="muted">idle</span>
+                    ) : (
+                      w.currentAttempts.map((a) => (
+                        <div key={a.id}>
+                          attempt #{a.number} <StatusBadge status={a.status} />
+                        </div>
+                      ))
+                    )}
+                  </td>
+                  <td title={formatTime(w.lastSeenAt)}>{formatAge(w.lastSeenAt)}</td>
+                  <td>
+                    {w.status !== 'OFFLINE' && (
+                      <button type="button" disabled={busy === w.id} onClick={() => void toggle(w.id, w.status === 'PAUSED')}>
+                        {w.status === 'PAUSED' ? 'Resume' : 'Pause'}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {data?.workers.pageInfo.hasNextPage && (
+          <button type="button" onClick={() => void loadMore()} style={{ marginTop: 10 }}>
+            Load more
+          </button>
+        )}
+      </section>
+      <AddWorker onCreated={() => void tokens.refetch()} />
+      <section className="panel">
+        <h2>Worker tokens</h2>
+        {tokens.loading && !tokens.data ? (
+          <Loading lines={1} />
+        ) : tokens.error && !tokens.data ? (
+          <ErrorState error={tokens.error} retry={() => void tokens.refetch()} />
+        ) : !tokens.data?.me?.workerTokens.length ? (
+          <p className="muted">No worker tokens yet.</p>
+        ) : (
+          <table aria-label="Worker tokens">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Starts with</th>
+                <th>Created</th>
+                <th>Last used</th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.data.me.workerTokens.map((t) => (
+                <tr key={t.id}>
+                  <td>{t.name}</td>
+                  <td>
+                    <code>{t.prefix}…</code>
+                  </td>
+                  <td>{formatTime(t.createdAt)}</td>
+                  <td>{t.lastUsedAt ? formatTime(t.lastUsedAt) : 'never'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}
