@@ -14,18 +14,44 @@ export interface TestApi {
   config: Config;
   dataDir: string;
   databaseUrl: string;
+  /** The server's clock (`resources.now()`): real time plus `offsetMs`; tests move it with advance(). */
+  clock: TestClock;
   gql<T = any>(query: string, variables?: Record<string, unknown>, token?: string): Promise<{ data?: T; errors?: any[]; status: number }>;
   signUp(email?: string): Promise<{ token: string; userId: string; email: string }>;
   putBlob(content: Buffer | string, token: string, sha?: string): Promise<{ status: number; body: any; sha256: string }>;
   getBlob(sha: string, token?: string): Promise<{ status: number; bytes: Buffer }>;
 }
 
-/** A real API server on 127.0.0.1 (random port) over a fresh clone of the template database. */
-export async function startTestApi(env: Record<string, string> = {}, opts: { databaseUrl?: string; dataDir?: string } = {}): Promise<TestApi> {
+export interface TestClock {
+  offsetMs: number;
+  now(): Date;
+  /** Moves the server's clock forward (never sleeps). */
+  advance(ms: number): Date;
+}
+
+export function testClock(): TestClock {
+  const c: TestClock = {
+    offsetMs: 0,
+    now: () => new Date(Date.now() + c.offsetMs),
+    advance: (ms) => ((c.offsetMs += ms), c.now()),
+  };
+  return c;
+}
+
+/**
+ * A real API server on 127.0.0.1 (random port) over a fresh clone of the template database.
+ * `opts.scheduler` starts the node-cron tick (default false: tests drive `runTick` with an
+ * explicit `now`); `opts.clock` is the server's clock (default: real time, offset 0).
+ */
+export async function startTestApi(
+  env: Record<string, string> = {},
+  opts: { databaseUrl?: string; dataDir?: string; scheduler?: boolean; clock?: TestClock } = {},
+): Promise<TestApi> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'chatgpu-test-')));
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env });
-  const server = await startServer({ config, log: silentLogger, webDir: null });
+  const clock = opts.clock ?? testClock();
+  const server = await startServer({ config, log: silentLogger, webDir: null, scheduler: opts.scheduler ?? false, now: () => clock.now() });
   afterAll(async () => {
     await server.close();
     if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -36,6 +62,7 @@ export async function startTestApi(env: Record<string, string> = {}, opts: { dat
     config,
     dataDir,
     databaseUrl,
+    clock,
     async gql(query, variables, token) {
       const res = await fetch(`${server.url}/graphql`, {
         method: 'POST',

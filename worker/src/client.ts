@@ -1,0 +1,158 @@
+/**
+ * The worker's only way out: HTTPS/HTTP requests to the API with its token (outbound
+ * connections only). Transport failures (refused, reset, 5xx, 429) are retried with
+ * exponential backoff and jitter until `signal` aborts; a GraphQL error is not retried.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print } from 'graphql';
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+export class TransportError extends Error {}
+
+export interface Logger {
+  info(msg: string): void;
+  warn(msg: string): void;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+export class ApiClient {
+  private readonly printed = new WeakMap<object, string>();
+  /** Called when the API becomes unreachable or reachable again. */
+  onConnectivity?: (up: boolean) => void;
+  private up = true;
+
+  constructor(
+    readonly server: string,
+    private readonly token: string,
+    private readonly log: Logger,
+  ) {}
+
+  private setUp(up: boolean) {
+    if (up !== this.up) {
+      this.up = up;
+      this.log[up ? 'info' : 'warn'](up ? 'API reachable again.' : `API unreachable (${this.server}); retrying with backoff.`);
+      this.onConnectivity?.(up);
+    }
+  }
+
+  /** Retries `fn` on TransportError with backoff (100 ms → 10 s) until it succeeds or `signal` aborts. */
+  async withRetry<T>(fn: () => Promise<T>, opts: { signal?: AbortSignal; retry?: boolean } = {}): Promise<T> {
+    let delay = 100;
+    for (;;) {
+      try {
+        const r = await fn();
+        this.setUp(true);
+        return r;
+      } catch (err) {
+        if (!(err instanceof TransportError) || opts.retry === false || opts.signal?.aborted) throw err;
+        this.setUp(false);
+        await sleep(delay + Math.random() * delay * 0.3, opts.signal);
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  }
+
+  async request<R, V>(doc: TypedDocumentNode<R, V>, variables: V, opts: { signal?: AbortSignal; retry?: boolean; timeoutMs?: number } = {}): Promise<R> {
+    let query = this.printed.get(doc as object);
+    if (!query) this.printed.set(doc as object, (query = print(doc)));
+    return this.withRetry(async () => {
+      let res: Response;
+      const timeout = AbortSignal.timeout(opts.timeoutMs ?? 60_000);
+      try {
+        res = await fetch(`${this.server}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token}` },
+          body: JSON.stringify({ query, variables }),
+          signal: opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout,
+        });
+      } catch (err) {
+        throw new TransportError((err as Error).message);
+      }
+      if (res.status >= 500 || res.status === 429) throw new TransportError(`HTTP ${res.status}`);
+      let body: { data?: R; errors?: { message: string; extensions?: { code?: string } }[] };
+      try {
+        body = (await res.json()) as typeof body;
+      } catch (err) {
+        throw new TransportError(`bad response: ${(err as Error).message}`);
+      }
+      if (body.errors?.length) {
+        const e = body.errors[0]!;
+        throw new ApiError(e.message, e.extensions?.code ?? 'ERROR');
+      }
+      return body.data as R;
+    }, opts);
+  }
+
+  /** Downloads a blob into `dest` (atomically), verifying its sha256. */
+  async download(sha256: string, dest: string, signal?: AbortSignal): Promise<void> {
+    await this.withRetry(async () => {
+      let res: Response;
+      try {
+        res = await fetch(`${this.server}/blobs/${sha256}`, { headers: { authorization: `Bearer ${this.token}` }, ...(signal ? { signal } : {}) });
+      } catch (err) {
+        throw new TransportError((err as Error).message);
+      }
+      if (res.status >= 500 || res.status === 429) throw new TransportError(`HTTP ${res.status}`);
+      if (!res.ok || !res.body) throw new ApiError(`download of ${sha256} failed: HTTP ${res.status}`, 'DOWNLOAD_FAILED');
+      await mkdir(path.dirname(dest), { recursive: true });
+      const tmp = `${dest}.${process.pid}.part`;
+      const hash = createHash('sha256');
+      const tap = new Transform({ transform: (c: Buffer, _e, cb) => (hash.update(c), cb(null, c)) });
+      try {
+        await pipeline(Readable.fromWeb(res.body as never), tap, createWriteStream(tmp));
+      } catch (err) {
+        await rm(tmp, { force: true });
+        throw new TransportError((err as Error).message);
+      }
+      if (hash.digest('hex') !== sha256) {
+        await rm(tmp, { force: true });
+        throw new TransportError(`blob ${sha256} arrived corrupted`);
+      }
+      await rename(tmp, dest);
+    }, signal ? { signal } : {});
+  }
+
+  /** Uploads a file as a blob; returns its sha256 and size. */
+  async upload(file: string, signal?: AbortSignal): Promise<{ sha256: string; size: number }> {
+    const hash = createHash('sha256');
+    await pipeline(createReadStream(file), hash);
+    const sha256 = hash.digest('hex');
+    const size = (await stat(file)).size;
+    await this.withRetry(async () => {
+      let res: Response;
+      try {
+        res = await fetch(`${this.server}/blobs/${sha256}`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/octet-stream', 'content-length': String(size) },
+          body: Readable.toWeb(createReadStream(file)) as never,
+          duplex: 'half',
+          ...(signal ? { signal } : {}),
+        } as RequestInit);
+      } catch (err) {
+        throw new TransportError((err as Error).message);
+      }
+      if (res.status >= 500 || res.status === 429) throw new TransportError(`HTTP ${res.status}`);
+      if (!res.ok) throw new ApiError(`upload of ${path.basename(file)} failed: HTTP ${res.status} ${await res.text()}`, 'UPLOAD_FAILED');
+    }, signal ? { signal } : {});
+    return { sha256, size };
+  }
+}

@@ -1,0 +1,84 @@
+/** The worker's GraphQL operations; typed by codegen into ./gql (npm run codegen). */
+import { graphql } from './gql/index.js';
+
+export const WorkerHelloDoc = graphql(`
+  mutation WorkerHello($input: WorkerHelloInput!) {
+    workerHello(input: $input) {
+      __typename
+      ... on WorkerHelloResult { workerId heartbeatIntervalSec leaseSec worker { status } }
+      ... on ValidationError { message }
+    }
+  }
+`);
+
+export const ClaimTaskDoc = graphql(`
+  mutation ClaimTask($workerId: ID!, $waitMs: Int!, $max: Int!) {
+    claimTask(workerId: $workerId, waitMs: $waitMs, max: $max) {
+      __typename
+      ... on MutationClaimTaskSuccess {
+        data {
+          attemptId
+          number
+          fencingToken
+          leaseExpiresAt
+          task {
+            id jobId kind name command environment requirements
+            files { path sha256 size mode }
+            inputs { path sha256 size mode }
+          }
+        }
+      }
+      ... on Error { message code }
+    }
+  }
+`);
+
+export const HeartbeatDoc = graphql(`
+  mutation Heartbeat($workerId: ID!, $leases: [LeaseInput!]!, $telemetry: JSON) {
+    heartbeat(workerId: $workerId, leases: $leases, telemetry: $telemetry) {
+      __typename
+      ... on HeartbeatResult { status renewed orders { kind attemptId reason } }
+      ... on Error { message code }
+    }
+  }
+`);
+
+export const AppendLogsDoc = graphql(`
+  mutation AppendLogs($attemptId: ID!, $fencingToken: String!, $lines: [LogLineInput!]!) {
+    appendLogs(attemptId: $attemptId, fencingToken: $fencingToken, lines: $lines) {
+      __typename
+      ... on AppendResult { accepted lastSeq }
+      ... on Error { message code }
+    }
+  }
+`);
+
+export const ReportMetricsDoc = graphql(`
+  mutation ReportMetrics($attemptId: ID!, $fencingToken: String!, $points: [MetricPointInput!]!) {
+    reportMetrics(attemptId: $attemptId, fencingToken: $fencingToken, points: $points) {
+      __typename
+      ... on AppendResult { accepted lastSeq }
+      ... on Error { message code }
+    }
+  }
+`);
+
+export const CompleteAttemptDoc = graphql(`
+  mutation CompleteAttempt($attemptId: ID!, $fencingToken: String!, $result: CompleteAttemptInput!) {
+    completeAttempt(attemptId: $attemptId, fencingToken: $fencingToken, result: $result) {
+      __typename
+      ... on Attempt { id status }
+      ... on Error { message code }
+    }
+  }
+`);
+
+export const SetPausedDoc = graphql(`
+  mutation SetWorkerPaused($workerId: ID!, $paused: Boolean!) {
+    setWorkerPaused(workerId: $workerId, paused: $paused) {
+      __typename
+      ... on Worker { status }
+      ... on Error { message }
+    }
+  }
+`);
