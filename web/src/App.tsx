@@ -1,7 +1,7 @@
 import { ApolloProvider, useQuery } from '@apollo/client/react';
 import { lazy, Suspense, useEffect, useMemo, type ReactNode } from 'react';
 import { graphql } from './gql';
-import { createSession, useConnection } from './lib/apollo';
+import { sessionFor, useConnection } from './lib/apollo';
 import { setToken, useToken } from './lib/auth';
 import { Link, match, navigate, useLocation } from './lib/router';
 import { AuthPage } from './routes/AuthPage';
@@ -26,8 +26,7 @@ const MeQuery = graphql(`
 
 export function App() {
   const token = useToken();
-  const session = useMemo(() => createSession(token), [token]);
-  useEffect(() => () => session.dispose(), [session]);
+  const session = useMemo(() => sessionFor(token), [token]);
   return (
     <ApolloProvider client={session.client}>
       {token ? <SignedIn /> : <SignedOut />}

@@ -103,3 +103,16 @@ export function createSession(token: string | null): Session {
     },
   };
 }
+
+let active: { token: string | null; session: Session } | null = null;
+
+/**
+ * The session for this token, created once: signing in or out replaces it (and closes
+ * the old socket). Idempotent, so React may call it again while rendering.
+ */
+export function sessionFor(token: string | null): Session {
+  if (active && active.token === token) return active.session;
+  active?.session.dispose();
+  active = { token, session: createSession(token) };
+  return active.session;
+}

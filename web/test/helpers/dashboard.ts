@@ -31,6 +31,8 @@ export function buildDashboard(): string {
   const r = spawnSync(process.execPath, [vite, 'build', path.join(ROOT, 'web'), '--outDir', out, '--emptyOutDir', '--logLevel', 'error'], {
     cwd: ROOT,
     encoding: 'utf8',
+    // vitest runs with NODE_ENV=test, which would give a development build of React.
+    env: { ...process.env, NODE_ENV: 'production' },
   });
   if (r.status !== 0) throw new Error(`vite build failed:\n${r.stdout}\n${r.stderr}`);
   afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -159,7 +161,11 @@ export async function startDashboard(env: Record<string, string> = {}): Promise<
     async page(token) {
       const c = await context();
       if (token) await c.addInitScript((t) => localStorage.setItem('chatgpu.token', t), token);
-      return c.newPage();
+      const p = await c.newPage();
+      // Browser-side errors go to the test output: a failing wait then says why.
+      p.on('pageerror', (e) => console.error(`[browser] ${e.message}`));
+      p.on('console', (m) => m.type() === 'error' && console.error(`[browser console] ${m.text()}`));
+      return p;
     },
     context,
     async event(jobId, kind, payload) {

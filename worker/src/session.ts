@@ -1,0 +1,181 @@
+/**
+ * A worker session: says hello with the probed capabilities, then runs two loops —
+ * heartbeats (renew every lease in one call; obey orders: cancel an attempt, pause,
+ * resume) and claims (long-poll for as many tasks as there are free slots). While the
+ * API is unreachable both loops back off and retry; running tasks keep running, and
+ * their leases are renewed as soon as the API answers again (if they have not expired).
+ */
+import { hostname } from 'node:os';
+import { ApiClient, ApiError, type Logger } from './client.js';
+import { ClaimTaskDoc, HeartbeatDoc, SetPausedDoc, WorkerHelloDoc } from './documents.js';
+import type { Capabilities } from './probe/types.js';
+import { Run, type RunnerDeps } from './runner.js';
+import type { MemoryLimitPlan } from './sandbox.js';
+
+export const WORKER_VERSION = '0.1.0';
+
+export interface SessionOptions {
+  server: string;
+  token: string;
+  name?: string;
+  slots: number;
+  dataDir: string;
+  caps: Capabilities;
+  sandbox: 'bwrap' | 'none';
+  memoryLimit: (attemptId: string) => MemoryLimitPlan | null;
+  log: Logger;
+  span?: RunnerDeps['span'];
+  refreshCaps?: () => Promise<Capabilities>;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+export class Session {
+  readonly client: ApiClient;
+  workerId: string | undefined;
+  status = 'STARTING';
+  private heartbeatSec = 5;
+  private readonly runs = new Map<string, Run>();
+  private readonly stopping = new AbortController();
+  private claimAbort = new AbortController();
+  private loops: Promise<void>[] = [];
+
+  constructor(private readonly opts: SessionOptions) {
+    this.client = new ApiClient(opts.server.replace(/\/+$/, ''), opts.token, opts.log);
+  }
+
+  get name(): string {
+    return this.opts.name ?? hostname();
+  }
+
+  get running(): string[] {
+    return [...this.runs.keys()];
+  }
+
+  async start(): Promise<void> {
+    await this.hello();
+    this.loops = [this.heartbeatLoop(), this.claimLoop(), this.refreshLoop()];
+  }
+
+  private async hello(): Promise<void> {
+    const r = await this.client.request(
+      WorkerHelloDoc,
+      { input: { name: this.name, version: WORKER_VERSION, slots: this.opts.slots, capabilities: this.opts.caps } },
+      { signal: this.stopping.signal },
+    );
+    const h = r.workerHello;
+    if (h.__typename !== 'WorkerHelloResult') throw new Error(`the API refused this worker: ${'message' in h ? h.message : 'unexpected answer'}`);
+    this.workerId = h.workerId;
+    this.heartbeatSec = h.heartbeatIntervalSec;
+    this.status = h.worker.status;
+    this.opts.log.info(`connected to ${this.opts.server} as worker "${this.name}" (${this.status.toLowerCase()}), ${this.opts.slots} slot(s), workloads: ${this.opts.caps.workloads.join(', ')}`);
+  }
+
+  private async heartbeatLoop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      await sleep(this.heartbeatSec * 1000, this.stopping.signal);
+      if (this.stopping.signal.aborted) break;
+      await this.heartbeat().catch((err) => this.opts.log.warn(`heartbeat failed: ${(err as Error).message}`));
+    }
+  }
+
+  async heartbeat(): Promise<void> {
+    const leases = [...this.runs.values()].map((r) => ({ attemptId: r.attemptId, fencingToken: r.assignment.fencingToken }));
+    const r = await this.client.request(HeartbeatDoc, { workerId: this.workerId!, leases, telemetry: { running: leases.length } }, { signal: this.stopping.signal });
+    const h = r.heartbeat;
+    if (h.__typename !== 'HeartbeatResult') throw new Error('message' in h ? h.message : 'unexpected answer');
+    for (const o of h.orders) {
+      if (o.kind === 'CANCEL' && o.attemptId) {
+        const run = this.runs.get(o.attemptId);
+        if (run) {
+          this.opts.log.warn(`stopping attempt ${o.attemptId}: ${o.reason ?? 'cancelled'}`);
+          run.stop(o.reason?.includes('cancel') ? 'cancel' : 'lease-lost');
+        }
+      } else if (o.kind === 'PAUSE' && this.status !== 'PAUSED') {
+        this.status = 'PAUSED';
+        this.opts.log.info('paused by its owner: finishing current work, taking no new tasks.');
+        this.claimAbort.abort();
+      } else if (o.kind === 'RESUME' && this.status === 'PAUSED') {
+        this.status = 'ONLINE';
+        this.opts.log.info('resumed: taking new tasks again.');
+      }
+    }
+  }
+
+  private async claimLoop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      const free = this.opts.slots - this.runs.size;
+      if (this.status === 'PAUSED' || free <= 0) {
+        await sleep(this.status === 'PAUSED' ? 1000 : 200, this.stopping.signal);
+        continue;
+      }
+      this.claimAbort = new AbortController();
+      const signal = AbortSignal.any([this.stopping.signal, this.claimAbort.signal]);
+      try {
+        const r = await this.client.request(ClaimTaskDoc, { workerId: this.workerId!, waitMs: 25_000, max: free }, { signal, timeoutMs: 40_000 });
+        const c = r.claimTask;
+        if (c.__typename !== 'MutationClaimTaskSuccess') {
+          this.opts.log.warn(`claim refused: ${'message' in c ? c.message : 'unexpected answer'}`);
+          await sleep(2000, this.stopping.signal);
+          continue;
+        }
+        for (const a of c.data) {
+          const run = new Run(a, { client: this.client, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, ...(this.opts.span ? { span: this.opts.span } : {}) });
+          this.runs.set(a.attemptId, run);
+          void run.done.finally(() => this.runs.delete(a.attemptId));
+        }
+      } catch (err) {
+        if (signal.aborted) continue;
+        if (err instanceof ApiError && err.code === 'UNAUTHENTICATED') {
+          this.opts.log.warn('the API no longer accepts this worker token; stopping.');
+          void this.stop();
+          return;
+        }
+        this.opts.log.warn(`claim failed: ${(err as Error).message}`);
+        await sleep(2000, this.stopping.signal);
+      }
+    }
+  }
+
+  /** Re-probes now and then (GPUs appear, drivers break) and says hello again. */
+  private async refreshLoop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      await sleep(10 * 60_000, this.stopping.signal);
+      if (this.stopping.signal.aborted || !this.opts.refreshCaps) break;
+      try {
+        this.opts.caps = await this.opts.refreshCaps();
+        await this.hello();
+      } catch (err) {
+        this.opts.log.warn(`capability refresh failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  async setPaused(paused: boolean): Promise<string> {
+    const r = await this.client.request(SetPausedDoc, { workerId: this.workerId!, paused });
+    const w = r.setWorkerPaused;
+    if (w.__typename !== 'Worker') throw new Error('message' in w ? w.message : 'unexpected answer');
+    this.status = w.status;
+    if (paused) this.claimAbort.abort();
+    return w.status;
+  }
+
+  /** Stops claiming, stops running tasks (they will be retried elsewhere), exits the loops. */
+  async stop(): Promise<void> {
+    if (this.stopping.signal.aborted) return;
+    this.stopping.abort();
+    this.claimAbort.abort();
+    for (const r of this.runs.values()) r.stop('shutdown');
+    await Promise.allSettled([...this.runs.values()].map((r) => r.done));
+    await Promise.allSettled(this.loops);
+  }
+}
