@@ -24,6 +24,7 @@ import { PubSub } from './graphql/pubsub.js';
 import { handleBlob, sendJson } from './http/blobRoutes.js';
 import { serveStatic } from './http/staticFiles.js';
 import { startScheduler } from './scheduler/startScheduler.js';
+import { flushTelemetry, initApiTelemetry, reportError } from './telemetry/sentry.js';
 
 export interface StartOptions {
   config: Config;
@@ -77,6 +78,7 @@ export function formatError(log: Logger) {
     }
     const ref = randomUUID();
     log.error('unexpected GraphQL error', { ref, message: (original as Error)?.message, stack: (original as Error)?.stack });
+    reportError(original, { ref, path: formatted.path });
     return { message: `Internal error (reference ${ref}).`, path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR', ref } };
   };
 }
@@ -84,6 +86,7 @@ export function formatError(log: Logger) {
 export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config } = opts;
   const log = opts.log ?? consoleLogger;
+  initApiTelemetry(config.sentryDsn);
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: (m) => log.warn(m) }));
   const pubsub = new PubSub(db);
   await pubsub.start();
@@ -239,6 +242,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       await new Promise<void>((r) => server.close(() => r()));
       await apollo.stop();
       await pubsub.stop();
+      await flushTelemetry();
       if (!opts.db) await db.close();
     },
   };

@@ -75,7 +75,7 @@ describe('dashboard', () => {
     await page.getByLabel('Hardware preference').selectOption('nvidia');
     await screenshot(page, 'new-job', { docs: true });
     await page.getByRole('button', { name: 'Submit job' }).click();
-    await page.waitForURL(/\/jobs\/[^/]+$/, WAIT);
+    await page.waitForURL(/\/jobs\/(?!new$)[^/]+$/, WAIT);
     jobGlobalId = decodeURIComponent(page.url().split('/jobs/')[1]!);
     await page.getByRole('heading', { name: /MNIST classifier/ }).waitFor(WAIT);
     // What the API stored is exactly what was dropped.
@@ -190,7 +190,7 @@ describe('dashboard', () => {
 
   it('shows a banner when the API goes away and catches up after it returns', async () => {
     const job = await createJob(d, token, 'Reconnect check');
-    const worker = await d.prisma.worker.findFirstOrThrow({ where: { ownerId: userId } });
+    const worker = await seedWorker(d, userId, 'spare-cpu', CPU_CAPS, 'OFFLINE');
     const { attempt } = await seedRunningAttempt(d, job, userId, worker.id);
     const page = await d.page(token);
     await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
@@ -244,7 +244,7 @@ describe('dashboard', () => {
     const overview = page.locator('[data-testid=overview]');
     await overview.waitFor(WAIT);
     expect(await overview.locator('[data-class=nvidia]').textContent()).toContain('1 online of 1');
-    expect(await overview.locator('[data-class=cpu]').textContent()).toContain('1 online of 2');
+    expect(await overview.locator('[data-class=cpu]').textContent()).toContain('1 online of 3');
     const rig = page.locator('tr[data-worker="rig-4090"]');
     expect(await rig.textContent()).toContain('NVIDIA GeForce RTX 4090 · 24 GiB · cuda 12.4');
     expect(await rig.textContent()).toContain('PyTorch 2.3.0 (CUDA 12.1, CPU)');

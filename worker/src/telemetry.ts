@@ -11,12 +11,11 @@ export function initTelemetry(dsn: string | undefined, workerName: string) {
   Sentry.init({
     dsn,
     tracesSampleRate: 1,
-    enableLogs: true,
     // A transaction item per execution, carrying the scope's tags (see STACK.md).
     traceLifecycle: 'static',
     release: 'chatgpu-worker@0.1.0',
     serverName: workerName,
-  } as Sentry.NodeOptions);
+  });
   return {
     span: <T>(a: Assignment, workerId: string, fn: () => Promise<T>): Promise<T> =>
       Sentry.withScope((scope) => {

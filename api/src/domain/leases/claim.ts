@@ -25,19 +25,34 @@ export async function claim(
   opts: { waitMs: number; max: number; signal?: AbortSignal },
 ) {
   const deadline = Date.now() + Math.min(Math.max(opts.waitMs, 0), MAX_WAIT_MS);
+  const wakes = (e: DomainEvent) => e.type === 'tasks.available' || (e.type === 'worker.orders' && e.workerId === workerId);
   for (;;) {
-    const worker = await requireOwnWorker(r, workerTokenId, workerId);
-    const live = await r.prisma.attempt.count({ where: { workerId, status: { in: ['LEASED', 'RUNNING'] } } });
-    const free = Math.min(Math.max(worker.slots - live, 0), Math.max(opts.max, 0));
-    // Seen now, even while idle in a long-poll.
-    await r.prisma.worker.update({ where: { id: workerId }, data: { lastSeenAt: r.now(), ...(worker.status === 'OFFLINE' ? { status: 'ONLINE' } : {}) } });
-    if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) {
-      const rows = await claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec);
-      if (rows.length > 0) return assignments(r, rows.map((x) => x.attemptId));
+    // Listen BEFORE looking (fix: the listener used to be registered only after an empty
+    // claim query, so a task committed — and NOTIFYed — between that query and the wait
+    // was missed and the worker slept until waitMs: a lost wake-up). `stop` removes the
+    // listener when this round ends either way.
+    const left0 = deadline - Date.now();
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    opts.signal?.addEventListener('abort', onAbort);
+    const woken = left0 > 0 && !opts.signal?.aborted ? wake.waitFor(wakes, left0, stop.signal) : Promise.resolve(false);
+    try {
+      const worker = await requireOwnWorker(r, workerTokenId, workerId);
+      const live = await r.prisma.attempt.count({ where: { workerId, status: { in: ['LEASED', 'RUNNING'] } } });
+      const free = Math.min(Math.max(worker.slots - live, 0), Math.max(opts.max, 0));
+      // Seen now, even while idle in a long-poll.
+      await r.prisma.worker.update({ where: { id: workerId }, data: { lastSeenAt: r.now(), ...(worker.status === 'OFFLINE' ? { status: 'ONLINE' } : {}) } });
+      if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) {
+        const rows = await claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec);
+        if (rows.length > 0) return assignments(r, rows.map((x) => x.attemptId));
+      }
+      const left = deadline - Date.now();
+      if (left <= 0 || opts.signal?.aborted) return [];
+      await woken;
+    } finally {
+      stop.abort();
+      opts.signal?.removeEventListener('abort', onAbort);
     }
-    const left = deadline - Date.now();
-    if (left <= 0 || opts.signal?.aborted) return [];
-    await wake.waitFor((e) => e.type === 'tasks.available' || (e.type === 'worker.orders' && e.workerId === workerId), left, opts.signal);
   }
 }
 

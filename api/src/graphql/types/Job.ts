@@ -42,6 +42,17 @@ export const JobRef = builder.prismaNode('Job', {
     plans: t.relation('plans', { query: { orderBy: { version: 'asc' } } }),
     questions: t.relation('questions', { query: { orderBy: { createdAt: 'asc' } } }),
     tasks: t.relation('tasks', { query: { orderBy: { createdAt: 'asc' } } }),
+    outputs: t.field({
+      type: [FileEntry],
+      description: 'The downloadable results: files of the succeeded run (and evaluation) tasks.',
+      select: { tasks: { where: { status: 'SUCCEEDED', kind: { in: ['RUN', 'SHARD', 'EVALUATE'] } }, select: { result: true, kind: true, name: true }, orderBy: { createdAt: 'asc' } } },
+      resolve: (job) => {
+        const seen = new Map<string, FileEntryShape>();
+        for (const t of job.tasks) for (const o of ((t.result as { outputs?: FileEntryShape[] } | null)?.outputs ?? [])) seen.set(o.path, o);
+        return [...seen.values()];
+      },
+    }),
+    openQuestions: t.relation('questions', { query: { where: { status: 'OPEN' }, orderBy: { createdAt: 'asc' } } }),
     events: t.prismaField({
       type: ['JobEvent'],
       description: 'The job event log in order; pass `after` (an event id) to get only newer ones.',

@@ -1,0 +1,28 @@
+/**
+ * Sentry in the API, on only when SENTRY_DSN is set: unexpected errors, and spans for
+ * the worker protocol carrying the same job/task/worker/attempt ids as the worker's
+ * `task.execute` transaction. Everything the supervisor needs is also in PostgreSQL,
+ * so nothing depends on Sentry being reachable.
+ */
+import * as Sentry from '@sentry/node';
+
+let enabled = false;
+
+export function initApiTelemetry(dsn: string | undefined): void {
+  if (!dsn || enabled) return;
+  Sentry.init({ dsn, tracesSampleRate: 1, release: 'chatgpu-api@0.1.0' });
+  enabled = true;
+}
+
+export function withSpan<T>(name: string, attributes: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  if (!enabled) return fn();
+  return Sentry.startSpan({ name, op: name, attributes }, fn);
+}
+
+export function reportError(err: unknown, context: Record<string, unknown>): void {
+  if (enabled) Sentry.captureException(err, { extra: context });
+}
+
+export async function flushTelemetry(): Promise<void> {
+  if (enabled) await Sentry.flush(2000);
+}
