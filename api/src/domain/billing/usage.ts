@@ -64,6 +64,13 @@ export async function accrueUsage(tx: Tx, r: Pick<Resources, 'config'>, attemptI
       costCad: new P.Decimal(p.costCad.toFixed(6)),
     },
   });
-  await tx.job.update({ where: { id: a.task.jobId }, data: { costCad: { increment: new P.Decimal(p.costCad.toFixed(6)) } } });
+  // Fix: Job.costCad is numeric(12,4) while entries are numeric(12,6). Incrementing it
+  // by each interval's cost rounded every small interval (a tick every few seconds costs
+  // ~0.00001 CAD) to 0.0000, so the job's cost never grew and spending caps never
+  // triggered. Set it to the sum of the job's entries instead (rounded once).
+  await tx.$executeRaw`
+    UPDATE "Job" SET "costCad" = (SELECT COALESCE(SUM("costCad"), 0) FROM "UsageEntry" WHERE "jobId" = ${a.task.jobId}::uuid),
+      "updatedAt" = now()
+    WHERE id = ${a.task.jobId}::uuid`;
   return p.costCad;
 }

@@ -14,6 +14,7 @@ import { graphql } from '../../gql';
 import { useConnection } from '../../lib/apollo';
 import { LogStore, type LogLine } from '../logs/LogStore';
 import { MetricStore, type MetricPointIn } from '../metrics/MetricStore';
+import { EVENTS_PAGE, LOG_PAGE, METRIC_PAGE } from './pageSizes';
 
 export interface JobEventItem {
   id: string;
@@ -22,15 +23,7 @@ export interface JobEventItem {
   createdAt: string;
 }
 
-const EVENTS_PAGE = 500;
-/**
- * History pages of logs and metrics go through job → tasks → attempts (there is no
- * root field for one attempt yet). The API's cost limit (50,000) multiplies the unbounded
- * `tasks` and `attempts` lists by 20 each, so a page can hold only ~30 lines:
- * 843 + 400 × (1 + 4 × first) ≤ 50,000. Live lines are not limited by this.
- */
-export const LOG_PAGE = 30;
-export const METRIC_PAGE = 30;
+
 
 export const JobEventsQuery = graphql(`
   query JobEvents($id: ID!, $after: String, $first: Int) {
