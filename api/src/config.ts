@@ -34,6 +34,8 @@ const EnvSchema = z.object({
   AGENT_MAX_TOOL_CALLS: int(8),
   AGENT_TURN_SEC: int(90),
   SENTRY_DSN: z.string().optional(),
+  /** Test hook: SIGKILL this process right after the named tool's action commits, before its result is saved. */
+  CHATGPU_TEST_CRASH_AFTER_ACTION: z.string().optional(),
   NODE_ENV: z.string().default('development'),
 });
 
@@ -55,7 +57,7 @@ export interface Config {
   };
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
-  agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number };
+  agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number; crashAfterAction: string | undefined };
   sentryDsn: string | undefined;
   production: boolean;
 }
@@ -89,7 +91,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       gpuHourCad: e.RATE_GPU_HOUR_CAD,
     },
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, model: e.OPENAI_MODEL },
-    agents: { maxModelCalls: e.AGENT_MAX_MODEL_CALLS, maxToolCalls: e.AGENT_MAX_TOOL_CALLS, turnSec: e.AGENT_TURN_SEC },
+    agents: {
+      maxModelCalls: e.AGENT_MAX_MODEL_CALLS,
+      maxToolCalls: e.AGENT_MAX_TOOL_CALLS,
+      turnSec: e.AGENT_TURN_SEC,
+      crashAfterAction: e.CHATGPU_TEST_CRASH_AFTER_ACTION,
+    },
     sentryDsn: e.SENTRY_DSN || undefined,
     production: e.NODE_ENV === 'production',
   };

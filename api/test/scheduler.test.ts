@@ -121,6 +121,60 @@ describe('lease expiry, retry and fencing', async () => {
     expect(await w1.claim({ max: 2 })).toEqual([]);
   });
 
+  it('a completion racing the tick that expires its lease: exactly one wins, no deadlock, no error', async () => {
+    await w1.hello({ slots: 2 });
+    const task = await addTask(api, job, { name: 'photo finish' });
+    const [a] = await w1.claim({ max: 1 });
+    expect(a!.task.id).toBe(task.id);
+    await w1.heartbeat([a!]);
+    // Interleave deterministically: hold the job row so the completion (which has locked
+    // its task row) and the tick (which has taken the advisory lock and expired the
+    // attempt) both stop at it; then let them go at once.
+    const blocker = new pg.Client({ connectionString: api.databaseUrl });
+    await blocker.connect();
+    const waiting = async (n: number) => {
+      for (let i = 0; i < 300; i++) {
+        const r = await blocker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        if (r.rows[0].n >= n) return;
+        await sleep(10);
+      }
+      throw new Error(`fewer than ${n} sessions waiting`);
+    };
+    let completion!: ReturnType<typeof w1.complete>;
+    let tick!: Promise<Awaited<ReturnType<typeof runTick>> | Error>;
+    await blocker.query('BEGIN');
+    try {
+      await blocker.query(`SELECT id FROM "Job" WHERE id = $1 FOR UPDATE`, [job.jobId]);
+      completion = w1.complete(a!, { exitCode: 0, metrics: { who: 'worker' } });
+      await waiting(1);
+      tick = runTick(api.server.resources, at(a!.leaseExpiresAt, 1000)).then(
+        (r) => r,
+        (e: Error) => e,
+      );
+      // The tick either waits on the job row too, or (leaving the attempt being completed
+      // alone) finishes without waiting.
+      await Promise.race([tick, waiting(2)]);
+    } finally {
+      await blocker.query('COMMIT');
+      await blocker.end();
+    }
+    const [done, report] = await Promise.all([completion, tick]);
+    expect(report).not.toBeInstanceOf(Error);
+    expect(done.errors).toBeUndefined();
+    const t = await prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+    const attempt = await prisma.attempt.findUniqueOrThrow({ where: { id: a!.attemptId } });
+    if (done.__typename === 'Attempt') {
+      // The completion won: accepted, and the tick left the attempt alone.
+      expect(t).toMatchObject({ status: 'SUCCEEDED', result: expect.objectContaining({ attemptId: a!.attemptId }) });
+      expect(attempt.status).toBe('SUCCEEDED');
+      expect((report as any).lost).toBe(0);
+    } else {
+      expect(done.__typename).toBe('StaleAttemptError');
+      expect(t.status).toBe('QUEUED');
+      expect(attempt.status).toMatch(/LOST|STALE/);
+    }
+  });
+
   it('a worker silent past WORKER_OFFLINE_SEC goes OFFLINE at the tick and ONLINE again at its next heartbeat', async () => {
     const w = new ProtocolWorker(api, token, 'sleepy');
     await w.hello();
@@ -350,8 +404,8 @@ describe('spending caps', async () => {
     const { job, task, w, a } = await runningAttempt('capped');
     const before = await runTick(api.server.resources, at(api.clock.now(), 1000));
     expect(before.stopped).toBe(0);
-    const r = await runTick(api.server.resources, at(api.clock.now(), 3600_000));
-    expect(r.stopped).toBe(1);
+    const r = await runTick(api.server.resources, at(api.clock.now(), 30 * 60_000)); // within the 1 h lease
+    expect(r).toMatchObject({ stopped: 1, lost: 0 });
     const j = await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } });
     expect(j.status).toBe('STOPPED');
     expect(j.statusReason).toMatch(/spending cap/);

@@ -195,7 +195,7 @@ describe('dashboard', () => {
     const page = await d.page(token);
     await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
     await seedLogs(d, job.uuid, attempt.id, 0, ['before the outage']);
-    await page.getByText('1 lines').waitFor(WAIT);
+    await page.getByText('1 line', { exact: true }).waitFor(WAIT);
 
     d.proxy.drop();
     await page.locator('[data-testid=connection-banner]').waitFor(WAIT);

@@ -83,7 +83,13 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       }
 
       // 3. Usage of running attempts, and spending caps.
-      const running = await tx.attempt.findMany({ where: { status: 'RUNNING' }, select: { id: true } });
+      // Skips attempts being completed right now (their rows are locked; the completion
+      // accrues them itself). Fix: accruing them here too counted the same interval twice
+      // (both read the same last entry) and could deadlock with the completion.
+      const running = await tx.$queryRaw<{ id: string }[]>`
+        SELECT a.id FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId"
+        WHERE a.status = 'RUNNING'
+        FOR UPDATE OF a, t SKIP LOCKED`;
       for (const a of running) await accrueUsage(tx, r, a.id, now);
       const overCap = await tx.$queryRaw<{ id: string }[]>`
         SELECT id FROM "Job" WHERE "spendingCapCad" IS NOT NULL AND "costCad" >= "spendingCapCad"

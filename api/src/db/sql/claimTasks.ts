@@ -20,8 +20,9 @@ export interface ClaimedRow {
  * Eligibility (all in SQL): workload among the worker's workloads, accelerator vendor,
  * memory and accelerator memory, pinned worker, runAfter (retry backoff); the worker
  * must be ONLINE (paused and draining workers get nothing).
- * Fairness: tasks of the owner with the fewest live attempts first, then priority,
- * then age — one user's thousand tasks cannot starve another's one.
+ * Fairness: round-robin between owners — a task's turn is its owner's live tasks plus
+ * its rank among that owner's eligible tasks; then priority, then age. One user's
+ * thousand tasks cannot starve another's one, in single or batch claims.
  * Placement: a worker with an accelerator skips accelerator-free work while an idle,
  * recently seen CPU-only worker could take it.
  */
@@ -33,9 +34,17 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
       SELECT id, workloads, "accelVendor", "accelMemMiB", "memoryMiB"
       FROM "Worker" WHERE id = ${workerId}::uuid AND status = 'ONLINE'
     ),
-    picked AS (
-      SELECT t.id, t."attemptCount"
-      FROM "Task" t, w
+    -- Fairness (fix): each candidate gets a turn = its owner's live tasks + its rank among
+    -- that owner's eligible tasks, so a batch claim interleaves owners (turn 1 of every
+    -- owner before turn 2 of any). Ordering only by the owner's live count, evaluated once
+    -- per statement, handed a batch all of one owner's oldest tasks.
+    live AS (
+      SELECT "ownerId", count(*) AS n FROM "Task" WHERE status IN ('LEASED', 'RUNNING') GROUP BY "ownerId"
+    ),
+    ranked AS (
+      SELECT t.id, t.priority, t."createdAt",
+             COALESCE(l.n, 0) + row_number() OVER (PARTITION BY t."ownerId" ORDER BY t.priority DESC, t."createdAt", t.id) AS turn
+      FROM "Task" t CROSS JOIN w LEFT JOIN live l ON l."ownerId" = t."ownerId"
       WHERE t.status = 'QUEUED'
         AND t."runAfter" <= ${now}
         AND t.workload = ANY (w.workloads)
@@ -53,11 +62,12 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
               AND (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = c.id AND a.status IN ('LEASED', 'RUNNING')) < c.slots
           )
         )
-      ORDER BY
-        (SELECT count(*) FROM "Task" o WHERE o."ownerId" = t."ownerId" AND o.status IN ('LEASED', 'RUNNING')),
-        t.priority DESC,
-        t."createdAt",
-        t.id
+    ),
+    picked AS (
+      SELECT t.id, t."attemptCount"
+      FROM ranked r JOIN "Task" t ON t.id = r.id
+      WHERE t.status = 'QUEUED'
+      ORDER BY r.turn, r.priority DESC, r."createdAt", r.id
       LIMIT ${max}
       FOR UPDATE OF t SKIP LOCKED
     ),

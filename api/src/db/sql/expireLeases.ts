@@ -9,17 +9,21 @@ export interface ExpiredRow {
 
 /**
  * Marks LOST every live attempt whose lease expired before `now` (invariant 2), in one
- * statement; the caller decides retries. `FOR UPDATE SKIP LOCKED`: an attempt being
- * completed right now is left for the next tick (its completion wins or it expires then).
+ * statement; the caller decides retries. `FOR UPDATE OF a, t SKIP LOCKED`: an attempt
+ * being completed right now (completeAttempt locks the attempt, then its task) is left
+ * for the next tick (its completion wins or it expires then). Fix: this used to lock
+ * only the attempt row, so the tick expired an attempt whose task a completion had
+ * locked, then waited on that task row while the completion waited on the attempt row:
+ * a deadlock, and one of the two failed.
  */
 export async function expireLeases(prisma: Prisma, now: Date): Promise<ExpiredRow[]> {
   return prisma.$queryRaw<ExpiredRow[]>`
     WITH expired AS (
-      SELECT a.id FROM "Attempt" a
+      SELECT a.id FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId"
       WHERE a.status IN ('LEASED', 'RUNNING') AND a."leaseExpiresAt" < ${now}
       ORDER BY a."leaseExpiresAt"
       LIMIT 1000
-      FOR UPDATE SKIP LOCKED
+      FOR UPDATE OF a, t SKIP LOCKED
     )
     UPDATE "Attempt" a
     SET status = 'LOST', "finishedAt" = ${now}, "errorClass" = 'LEASE_EXPIRED',

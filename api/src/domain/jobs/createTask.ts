@@ -33,34 +33,42 @@ export interface CreateTaskInput {
   maxAttempts?: number;
 }
 
-export async function createTask(r: Resources, input: CreateTaskInput) {
+type Tx = Parameters<Parameters<Resources['prisma']['$transaction']>[0]>[0];
+
+/**
+ * Creates a task inside the caller's transaction (and its task.created event). The
+ * caller emits `tasks.available` and the event after commit.
+ */
+export async function insertTask(tx: Tx, now: Date, input: CreateTaskInput) {
   const req = RequirementsSchema.safeParse(input.requirements);
   if (!req.success) throw new ValidationError('Invalid task requirements.', req.error.issues.map((i) => ({ path: ['requirements', ...i.path.map(String)], message: i.message })));
-  const job = await r.prisma.job.findUniqueOrThrow({ where: { id: input.jobId }, select: { ownerId: true } });
-  const { task, eventId } = await r.prisma.$transaction(async (tx) => {
-    const task = await tx.task.create({
-      data: {
-        jobId: input.jobId,
-        ownerId: job.ownerId,
-        kind: input.kind,
-        name: input.name,
-        codeVersionId: input.codeVersionId,
-        command: input.command,
-        environment: (input.environment ?? {}) as P.InputJsonValue,
-        requirements: req.data as P.InputJsonValue,
-        workload: req.data.workload,
-        accelVendor: req.data.accelVendor ?? null,
-        minMemoryMiB: req.data.minMemoryMiB ?? 0,
-        minAccelMemMiB: req.data.minAccelMemoryMiB ?? 0,
-        pinnedWorkerId: input.pinnedWorkerId ?? null,
-        priority: input.priority ?? 0,
-        maxAttempts: input.maxAttempts ?? 3,
-        runAfter: r.now(),
-      },
-    });
-    const eventId = await recordJobEvent(tx, input.jobId, 'task.created', { taskId: task.id, name: task.name, kind: task.kind, workload: task.workload });
-    return { task, eventId };
+  const job = await tx.job.findUniqueOrThrow({ where: { id: input.jobId }, select: { ownerId: true } });
+  const task = await tx.task.create({
+    data: {
+      jobId: input.jobId,
+      ownerId: job.ownerId,
+      kind: input.kind,
+      name: input.name,
+      codeVersionId: input.codeVersionId,
+      command: input.command,
+      environment: (input.environment ?? {}) as P.InputJsonValue,
+      requirements: req.data as P.InputJsonValue,
+      workload: req.data.workload,
+      accelVendor: req.data.accelVendor ?? null,
+      minMemoryMiB: req.data.minMemoryMiB ?? 0,
+      minAccelMemMiB: req.data.minAccelMemoryMiB ?? 0,
+      pinnedWorkerId: input.pinnedWorkerId ?? null,
+      priority: input.priority ?? 0,
+      maxAttempts: input.maxAttempts ?? 3,
+      runAfter: now,
+    },
   });
+  const eventId = await recordJobEvent(tx, input.jobId, 'task.created', { taskId: task.id, name: task.name, kind: task.kind, workload: task.workload });
+  return { task, eventId };
+}
+
+export async function createTask(r: Resources, input: CreateTaskInput) {
+  const { task, eventId } = await r.prisma.$transaction((tx) => insertTask(tx, r.now(), input));
   await r.events.emit({ type: 'job.event', jobId: input.jobId, eventId });
   await r.events.emit({ type: 'tasks.available' });
   return task;

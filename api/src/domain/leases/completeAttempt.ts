@@ -19,8 +19,8 @@ export interface CompleteInput {
 }
 
 /**
- * Accepts the result of the task's current attempt, once (invariant 1). The task row is
- * locked (SELECT … FOR UPDATE) so a completion and the tick's expiry or a cancel cannot
+ * Accepts the result of the task's current attempt, once (invariant 1). The attempt and
+ * task rows are locked (SELECT … FOR UPDATE) so a completion and the tick's expiry or a cancel cannot
  * both win; a late or foreign completion is refused as stale and recorded. Declared
  * outputs must already be uploaded as blobs.
  *   success (exit 0, no error class) → attempt SUCCEEDED, task SUCCEEDED with its result
@@ -44,6 +44,9 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
 
   const outcome = await r.prisma.$transaction(async (tx) => {
     const pre = await loadOwnAttempt(tx, attemptId, workerTokenId);
+    // Lock order attempt → task, the same as heartbeat's renewal (UPDATE attempt, then its
+    // task) and the tick's `FOR UPDATE OF a, t SKIP LOCKED`, so none of them deadlock.
+    await tx.$queryRaw`SELECT id FROM "Attempt" WHERE id = ${pre.id}::uuid FOR UPDATE`;
     await tx.$queryRaw`SELECT id FROM "Task" WHERE id = ${pre.taskId}::uuid FOR UPDATE`;
     const a = await loadOwnAttempt(tx, attemptId, workerTokenId);
     const reason = staleReason(a, fencingToken);

@@ -18,7 +18,7 @@ function Node({ node, depth }: { node: TreeNode; depth: number }) {
   if (!node.children) {
     return (
       <li role="treeitem" aria-selected={false}>
-        📄 {node.name} <span className="muted">{formatBytes(node.size)}</span>
+        {node.name} <span className="muted">{formatBytes(node.size)}</span>
       </li>
     );
   }
@@ -26,7 +26,7 @@ function Node({ node, depth }: { node: TreeNode; depth: number }) {
     <li role="treeitem" aria-expanded aria-selected={false}>
       <details open={depth < 2}>
         <summary>
-          📁 {node.name}/ <span className="muted">{formatBytes(node.size)}</span>
+          {node.name}/ <span className="muted">{formatBytes(node.size)}</span>
         </summary>
         <ul role="group">
           {node.children.map((c) => (

@@ -85,7 +85,7 @@ export default function LogViewer({ store, label }: { store: LogStore; label: st
           Follow
         </button>
         <span className="small" data-testid="log-count">
-          {matchIdx ? `${formatNumber(matchIdx.length)} matching of ${formatNumber(store.length)} lines` : `${formatNumber(store.length)} lines`}
+          {matchIdx ? `${formatNumber(matchIdx.length)} matching of ${lines(store.length)}` : lines(store.length)}
           {store.loading ? ' · loading earlier lines…' : ''}
         </span>
         {store.error && <span className="small error-text">Could not load: {store.error}</span>}
@@ -102,6 +102,8 @@ export default function LogViewer({ store, label }: { store: LogStore; label: st
     </div>
   );
 }
+
+const lines = (n: number) => `${formatNumber(n)} line${n === 1 ? '' : 's'}`;
 
 function highlight(text: string, q: string): ReactNode {
   const lower = text.toLowerCase();

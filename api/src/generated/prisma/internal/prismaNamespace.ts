@@ -2256,6 +2256,8 @@ export const JobScalarFieldEnum = {
   acceptanceCriteria: 'acceptanceCriteria',
   currentPlanId: 'currentPlanId',
   frozenCodeId: 'frozenCodeId',
+  agentLockHolder: 'agentLockHolder',
+  agentLockUntil: 'agentLockUntil',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   startedAt: 'startedAt',

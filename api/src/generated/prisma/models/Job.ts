@@ -48,6 +48,8 @@ export type JobMinAggregateOutputType = {
   hardwarePreference: string | null
   currentPlanId: string | null
   frozenCodeId: string | null
+  agentLockHolder: string | null
+  agentLockUntil: Date | null
   createdAt: Date | null
   updatedAt: Date | null
   startedAt: Date | null
@@ -66,6 +68,8 @@ export type JobMaxAggregateOutputType = {
   hardwarePreference: string | null
   currentPlanId: string | null
   frozenCodeId: string | null
+  agentLockHolder: string | null
+  agentLockUntil: Date | null
   createdAt: Date | null
   updatedAt: Date | null
   startedAt: Date | null
@@ -85,6 +89,8 @@ export type JobCountAggregateOutputType = {
   acceptanceCriteria: number
   currentPlanId: number
   frozenCodeId: number
+  agentLockHolder: number
+  agentLockUntil: number
   createdAt: number
   updatedAt: number
   startedAt: number
@@ -115,6 +121,8 @@ export type JobMinAggregateInputType = {
   hardwarePreference?: true
   currentPlanId?: true
   frozenCodeId?: true
+  agentLockHolder?: true
+  agentLockUntil?: true
   createdAt?: true
   updatedAt?: true
   startedAt?: true
@@ -133,6 +141,8 @@ export type JobMaxAggregateInputType = {
   hardwarePreference?: true
   currentPlanId?: true
   frozenCodeId?: true
+  agentLockHolder?: true
+  agentLockUntil?: true
   createdAt?: true
   updatedAt?: true
   startedAt?: true
@@ -152,6 +162,8 @@ export type JobCountAggregateInputType = {
   acceptanceCriteria?: true
   currentPlanId?: true
   frozenCodeId?: true
+  agentLockHolder?: true
+  agentLockUntil?: true
   createdAt?: true
   updatedAt?: true
   startedAt?: true
@@ -258,6 +270,8 @@ export type JobGroupByOutputType = {
   acceptanceCriteria: runtime.JsonValue | null
   currentPlanId: string | null
   frozenCodeId: string | null
+  agentLockHolder: string | null
+  agentLockUntil: Date | null
   createdAt: Date
   updatedAt: Date
   startedAt: Date | null
@@ -300,6 +314,8 @@ export type JobWhereInput = {
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
   currentPlanId?: Prisma.UuidNullableFilter<"Job"> | string | null
   frozenCodeId?: Prisma.UuidNullableFilter<"Job"> | string | null
+  agentLockHolder?: Prisma.StringNullableFilter<"Job"> | string | null
+  agentLockUntil?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Job"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Job"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
@@ -333,6 +349,8 @@ export type JobOrderByWithRelationInput = {
   acceptanceCriteria?: Prisma.SortOrderInput | Prisma.SortOrder
   currentPlanId?: Prisma.SortOrderInput | Prisma.SortOrder
   frozenCodeId?: Prisma.SortOrderInput | Prisma.SortOrder
+  agentLockHolder?: Prisma.SortOrderInput | Prisma.SortOrder
+  agentLockUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -369,6 +387,8 @@ export type JobWhereUniqueInput = Prisma.AtLeast<{
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
   frozenCodeId?: Prisma.UuidNullableFilter<"Job"> | string | null
+  agentLockHolder?: Prisma.StringNullableFilter<"Job"> | string | null
+  agentLockUntil?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Job"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Job"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
@@ -402,6 +422,8 @@ export type JobOrderByWithAggregationInput = {
   acceptanceCriteria?: Prisma.SortOrderInput | Prisma.SortOrder
   currentPlanId?: Prisma.SortOrderInput | Prisma.SortOrder
   frozenCodeId?: Prisma.SortOrderInput | Prisma.SortOrder
+  agentLockHolder?: Prisma.SortOrderInput | Prisma.SortOrder
+  agentLockUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -429,6 +451,8 @@ export type JobScalarWhereWithAggregatesInput = {
   acceptanceCriteria?: Prisma.JsonNullableWithAggregatesFilter<"Job">
   currentPlanId?: Prisma.UuidNullableWithAggregatesFilter<"Job"> | string | null
   frozenCodeId?: Prisma.UuidNullableWithAggregatesFilter<"Job"> | string | null
+  agentLockHolder?: Prisma.StringNullableWithAggregatesFilter<"Job"> | string | null
+  agentLockUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Job"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Job"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Job"> | Date | string
   startedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Job"> | Date | string | null
@@ -445,6 +469,8 @@ export type JobCreateInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -478,6 +504,8 @@ export type JobUncheckedCreateInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -505,6 +533,8 @@ export type JobUpdateInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -538,6 +568,8 @@ export type JobUncheckedUpdateInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -568,6 +600,8 @@ export type JobCreateManyInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -584,6 +618,8 @@ export type JobUpdateManyMutationInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -603,6 +639,8 @@ export type JobUncheckedUpdateManyInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -632,6 +670,8 @@ export type JobCountOrderByAggregateInput = {
   acceptanceCriteria?: Prisma.SortOrder
   currentPlanId?: Prisma.SortOrder
   frozenCodeId?: Prisma.SortOrder
+  agentLockHolder?: Prisma.SortOrder
+  agentLockUntil?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
@@ -655,6 +695,8 @@ export type JobMaxOrderByAggregateInput = {
   hardwarePreference?: Prisma.SortOrder
   currentPlanId?: Prisma.SortOrder
   frozenCodeId?: Prisma.SortOrder
+  agentLockHolder?: Prisma.SortOrder
+  agentLockUntil?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
@@ -673,6 +715,8 @@ export type JobMinOrderByAggregateInput = {
   hardwarePreference?: Prisma.SortOrder
   currentPlanId?: Prisma.SortOrder
   frozenCodeId?: Prisma.SortOrder
+  agentLockHolder?: Prisma.SortOrder
+  agentLockUntil?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
@@ -994,6 +1038,8 @@ export type JobCreateWithoutOwnerInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1025,6 +1071,8 @@ export type JobUncheckedCreateWithoutOwnerInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1084,6 +1132,8 @@ export type JobScalarWhereInput = {
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
   currentPlanId?: Prisma.UuidNullableFilter<"Job"> | string | null
   frozenCodeId?: Prisma.UuidNullableFilter<"Job"> | string | null
+  agentLockHolder?: Prisma.StringNullableFilter<"Job"> | string | null
+  agentLockUntil?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Job"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Job"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
@@ -1100,6 +1150,8 @@ export type JobCreateWithoutCodeVersionsInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1132,6 +1184,8 @@ export type JobUncheckedCreateWithoutCodeVersionsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1163,6 +1217,8 @@ export type JobCreateWithoutFrozenCodeInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1194,6 +1250,8 @@ export type JobUncheckedCreateWithoutFrozenCodeInput = {
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1242,6 +1300,8 @@ export type JobUpdateWithoutCodeVersionsInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1274,6 +1334,8 @@ export type JobUncheckedUpdateWithoutCodeVersionsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1316,6 +1378,8 @@ export type JobCreateWithoutPlansInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1348,6 +1412,8 @@ export type JobUncheckedCreateWithoutPlansInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1379,6 +1445,8 @@ export type JobCreateWithoutCurrentPlanInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1410,6 +1478,8 @@ export type JobUncheckedCreateWithoutCurrentPlanInput = {
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1453,6 +1523,8 @@ export type JobUpdateWithoutPlansInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1485,6 +1557,8 @@ export type JobUncheckedUpdateWithoutPlansInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1522,6 +1596,8 @@ export type JobUpdateWithoutCurrentPlanInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1553,6 +1629,8 @@ export type JobUncheckedUpdateWithoutCurrentPlanInput = {
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1580,6 +1658,8 @@ export type JobCreateWithoutQuestionsInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1612,6 +1692,8 @@ export type JobUncheckedCreateWithoutQuestionsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1654,6 +1736,8 @@ export type JobUpdateWithoutQuestionsInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1686,6 +1770,8 @@ export type JobUncheckedUpdateWithoutQuestionsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1712,6 +1798,8 @@ export type JobCreateWithoutTasksInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1744,6 +1832,8 @@ export type JobUncheckedCreateWithoutTasksInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1786,6 +1876,8 @@ export type JobUpdateWithoutTasksInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1818,6 +1910,8 @@ export type JobUncheckedUpdateWithoutTasksInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1844,6 +1938,8 @@ export type JobCreateWithoutAgentRunsInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1876,6 +1972,8 @@ export type JobUncheckedCreateWithoutAgentRunsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -1918,6 +2016,8 @@ export type JobUpdateWithoutAgentRunsInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1950,6 +2050,8 @@ export type JobUncheckedUpdateWithoutAgentRunsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1976,6 +2078,8 @@ export type JobCreateWithoutActionsInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2008,6 +2112,8 @@ export type JobUncheckedCreateWithoutActionsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2050,6 +2156,8 @@ export type JobUpdateWithoutActionsInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2082,6 +2190,8 @@ export type JobUncheckedUpdateWithoutActionsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2108,6 +2218,8 @@ export type JobCreateWithoutFindingsInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2140,6 +2252,8 @@ export type JobUncheckedCreateWithoutFindingsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2182,6 +2296,8 @@ export type JobUpdateWithoutFindingsInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2214,6 +2330,8 @@ export type JobUncheckedUpdateWithoutFindingsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2240,6 +2358,8 @@ export type JobCreateWithoutPreparationsInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2272,6 +2392,8 @@ export type JobUncheckedCreateWithoutPreparationsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2314,6 +2436,8 @@ export type JobUpdateWithoutPreparationsInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2346,6 +2470,8 @@ export type JobUncheckedUpdateWithoutPreparationsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2372,6 +2498,8 @@ export type JobCreateWithoutUsageInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2404,6 +2532,8 @@ export type JobUncheckedCreateWithoutUsageInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2446,6 +2576,8 @@ export type JobUpdateWithoutUsageInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2478,6 +2610,8 @@ export type JobUncheckedUpdateWithoutUsageInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2504,6 +2638,8 @@ export type JobCreateWithoutServicesInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2536,6 +2672,8 @@ export type JobUncheckedCreateWithoutServicesInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2578,6 +2716,8 @@ export type JobUpdateWithoutServicesInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2610,6 +2750,8 @@ export type JobUncheckedUpdateWithoutServicesInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2636,6 +2778,8 @@ export type JobCreateWithoutEventsInput = {
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2668,6 +2812,8 @@ export type JobUncheckedCreateWithoutEventsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2710,6 +2856,8 @@ export type JobUpdateWithoutEventsInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2742,6 +2890,8 @@ export type JobUncheckedUpdateWithoutEventsInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2770,6 +2920,8 @@ export type JobCreateManyOwnerInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
   frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2786,6 +2938,8 @@ export type JobUpdateWithoutOwnerInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2817,6 +2971,8 @@ export type JobUncheckedUpdateWithoutOwnerInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2846,6 +3002,8 @@ export type JobUncheckedUpdateManyWithoutOwnerInput = {
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2864,6 +3022,8 @@ export type JobCreateManyFrozenCodeInput = {
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -2880,6 +3040,8 @@ export type JobUpdateWithoutFrozenCodeInput = {
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2911,6 +3073,8 @@ export type JobUncheckedUpdateWithoutFrozenCodeInput = {
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2940,6 +3104,8 @@ export type JobUncheckedUpdateManyWithoutFrozenCodeInput = {
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -3080,6 +3246,8 @@ export type JobSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = ru
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
   frozenCodeId?: boolean
+  agentLockHolder?: boolean
+  agentLockUntil?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   startedAt?: boolean
@@ -3114,6 +3282,8 @@ export type JobSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extension
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
   frozenCodeId?: boolean
+  agentLockHolder?: boolean
+  agentLockUntil?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   startedAt?: boolean
@@ -3136,6 +3306,8 @@ export type JobSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extension
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
   frozenCodeId?: boolean
+  agentLockHolder?: boolean
+  agentLockUntil?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   startedAt?: boolean
@@ -3158,13 +3330,15 @@ export type JobSelectScalar = {
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
   frozenCodeId?: boolean
+  agentLockHolder?: boolean
+  agentLockUntil?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   startedAt?: boolean
   finishedAt?: boolean
 }
 
-export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "title" | "request" | "status" | "statusReason" | "spendingCapCad" | "costCad" | "hardwarePreference" | "acceptanceCriteria" | "currentPlanId" | "frozenCodeId" | "createdAt" | "updatedAt" | "startedAt" | "finishedAt", ExtArgs["result"]["job"]>
+export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "title" | "request" | "status" | "statusReason" | "spendingCapCad" | "costCad" | "hardwarePreference" | "acceptanceCriteria" | "currentPlanId" | "frozenCodeId" | "agentLockHolder" | "agentLockUntil" | "createdAt" | "updatedAt" | "startedAt" | "finishedAt", ExtArgs["result"]["job"]>
 export type JobInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   currentPlan?: boolean | Prisma.Job$currentPlanArgs<ExtArgs>
@@ -3227,6 +3401,11 @@ export type $JobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
     acceptanceCriteria: runtime.JsonValue | null
     currentPlanId: string | null
     frozenCodeId: string | null
+    /**
+     * One agent run per job at a time: a lease (holder + expiry) taken with one UPDATE.
+     */
+    agentLockHolder: string | null
+    agentLockUntil: Date | null
     createdAt: Date
     updatedAt: Date
     startedAt: Date | null
@@ -3680,6 +3859,8 @@ export interface JobFieldRefs {
   readonly acceptanceCriteria: Prisma.FieldRef<"Job", 'Json'>
   readonly currentPlanId: Prisma.FieldRef<"Job", 'String'>
   readonly frozenCodeId: Prisma.FieldRef<"Job", 'String'>
+  readonly agentLockHolder: Prisma.FieldRef<"Job", 'String'>
+  readonly agentLockUntil: Prisma.FieldRef<"Job", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Job", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Job", 'DateTime'>
   readonly startedAt: Prisma.FieldRef<"Job", 'DateTime'>

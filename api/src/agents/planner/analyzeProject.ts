@@ -1,0 +1,145 @@
+/**
+ * Static facts about a project, read without running it: dependency pins, imports,
+ * entry points with their argparse flags, CUDA-isms, data folders, checkpoints.
+ * Pure: the same files give the same answer. Used by the find_dependencies tool.
+ */
+
+export interface Pin {
+  name: string;
+  spec: string;
+  file: string;
+}
+
+export interface ArgFlag {
+  flag: string;
+  default: string | null;
+  type: string | null;
+  help: string | null;
+}
+
+export interface EntryPoint {
+  path: string;
+  flags: ArgFlag[];
+  savesCheckpoint: boolean;
+  hardwiredCuda: string[];
+}
+
+export interface ProjectFacts {
+  pins: Pin[];
+  imports: string[];
+  localModules: string[];
+  entryPoints: EntryPoint[];
+  cudaSources: string[];
+  dataFolders: string[];
+  usesTorch: boolean;
+  notes: string[];
+}
+
+const STDLIB = new Set(
+  'abc argparse array ast asyncio base64 bisect builtins bz2 calendar cmath collections concurrent configparser contextlib copy csv ctypes dataclasses datetime decimal difflib enum errno functools gc getopt getpass glob gzip hashlib heapq hmac html http importlib inspect io ipaddress itertools json logging lzma math mimetypes multiprocessing numbers operator os pathlib pickle pkgutil platform pprint queue random re sched secrets select shlex shutil signal socket sqlite3 ssl stat statistics string struct subprocess sys sysconfig tarfile tempfile textwrap threading time timeit tkinter traceback types typing unittest urllib uuid warnings weakref xml zipfile zlib __future__'.split(' '),
+);
+
+const PIN_RE = /^\s*([A-Za-z0-9_.-]+)\s*(\[[^\]]*\])?\s*((?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+(?:\s*,\s*(?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+)*)?/;
+
+export function analyzeProject(files: Map<string, string>): ProjectFacts {
+  const pins: Pin[] = [];
+  const notes: string[] = [];
+  for (const [p, text] of files) {
+    const base = p.split('/').pop()!;
+    if (/^requirements.*\.txt$/.test(base)) {
+      for (const line of text.split('\n')) {
+        const l = line.replace(/#.*/, '').trim();
+        if (!l || l.startsWith('-')) continue;
+        const m = PIN_RE.exec(l);
+        if (m) pins.push({ name: m[1]!.toLowerCase(), spec: (m[3] ?? '').replace(/\s+/g, ''), file: p });
+      }
+    } else if (base === 'pyproject.toml') {
+      const block = /dependencies\s*=\s*\[([\s\S]*?)\]/.exec(text);
+      for (const m of block?.[1]?.matchAll(/["']([^"']+)["']/g) ?? []) {
+        const pm = PIN_RE.exec(m[1]!);
+        if (pm) pins.push({ name: pm[1]!.toLowerCase(), spec: (pm[3] ?? '').replace(/\s+/g, ''), file: p });
+      }
+    } else if (base === 'environment.yml' || base === 'environment.yaml') {
+      for (const m of text.matchAll(/^\s*-\s*([A-Za-z0-9_.-]+)\s*=?=\s*([0-9][^\s#]*)/gm)) {
+        if (m[1] !== 'pip') pins.push({ name: m[1]!.toLowerCase(), spec: `==${m[2]}`, file: p });
+      }
+    }
+  }
+  const pyFiles = [...files.keys()].filter((p) => p.endsWith('.py')).sort();
+  const localModules = new Set<string>();
+  for (const p of pyFiles) {
+    const parts = p.split('/');
+    localModules.add(parts[parts.length - 1]!.replace(/\.py$/, ''));
+    for (const d of parts.slice(0, -1)) localModules.add(d);
+  }
+  const imports = new Set<string>();
+  const entryPoints: EntryPoint[] = [];
+  for (const p of pyFiles) {
+    const text = files.get(p)!;
+    for (const m of text.matchAll(/^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import)/gm)) {
+      const names = m[1] ? m[1].split(',').map((s) => s.trim()) : [m[2]!];
+      for (const n of names) {
+        const top = n.split('.')[0]!;
+        if (top && !STDLIB.has(top) && !localModules.has(top)) imports.add(top);
+      }
+    }
+    if (/if\s+__name__\s*==\s*['"]__main__['"]/.test(text)) {
+      const flags: ArgFlag[] = [];
+      for (const m of text.matchAll(/add_argument\(\s*(?:['"]-\w['"]\s*,\s*)?['"](--[\w-]+)['"]([^)]*)\)/g)) {
+        const rest = m[2] ?? '';
+        flags.push({
+          flag: m[1]!,
+          default: /default\s*=\s*([^,)]+)/.exec(rest)?.[1]?.trim().replace(/^['"]|['"]$/g, '') ?? null,
+          type: /type\s*=\s*(\w+)/.exec(rest)?.[1] ?? null,
+          help: /help\s*=\s*['"]([^'"]*)['"]/.exec(rest)?.[1] ?? null,
+        });
+      }
+      const hardwiredCuda: string[] = [];
+      text.split('\n').forEach((line, i) => {
+        const code = line.replace(/#.*/, '');
+        if (/\.cuda\(\)|device\s*=\s*['"]cuda|torch\.device\(\s*['"]cuda['"]\s*\)|\.to\(\s*['"]cuda/.test(code) && !/is_available/.test(code)) hardwiredCuda.push(`${p}:${i + 1}`);
+      });
+      entryPoints.push({ path: p, flags, savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda });
+    }
+  }
+  const cudaSources = [...files.keys()].filter((p) => /\.(cu|cuh|hip)$/.test(p)).sort();
+  const dataFolders = [...new Set([...files.keys()].filter((p) => /\.(csv|tsv|npy|npz|parquet|jsonl|txt|pt|bin|h5|png|jpg)$/.test(p) && p.includes('/') && !/requirements/.test(p)).map((p) => p.split('/').slice(0, -1).join('/')))].sort();
+  const usesTorch = imports.has('torch');
+  if (pins.length === 0 && imports.size > 0) notes.push(`No requirements file; imports: ${[...imports].sort().join(', ')}.`);
+  return { pins, imports: [...imports].sort(), localModules: [...localModules].sort(), entryPoints, cudaSources, dataFolders, usesTorch, notes };
+}
+
+/** Does `version` satisfy a pip-style spec like "==1.13.1" or ">=1.10,<2"? Unknown specs: null. */
+export function satisfies(version: string, spec: string): boolean | null {
+  if (!spec) return true;
+  const v = parseVersion(version);
+  for (const part of spec.split(',')) {
+    const m = /^(==|>=|<=|~=|!=|>|<)(.+)$/.exec(part.trim());
+    if (!m) return null;
+    const op = m[1]!;
+    const raw = m[2]!.trim();
+    if (op === '==' && raw.endsWith('.*')) {
+      const prefix = parseVersion(raw.slice(0, -2));
+      if (!prefix.every((x, i) => v[i] === x)) return false;
+      continue;
+    }
+    const w = parseVersion(raw);
+    const c = compare(v, w);
+    const ok =
+      op === '==' ? c === 0 : op === '!=' ? c !== 0 : op === '>=' ? c >= 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : op === '<' ? c < 0 : c >= 0 && v[0] === w[0] && (w.length < 3 || v[1] === w[1]);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+function parseVersion(s: string): number[] {
+  return s.split(/[.+-]/).map((x) => Number.parseInt(x, 10)).filter((n) => Number.isFinite(n));
+}
+
+function compare(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return Math.sign(d);
+  }
+  return 0;
+}

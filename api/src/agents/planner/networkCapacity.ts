@@ -1,0 +1,40 @@
+import type { Resources } from '../../domain/resources.js';
+
+export interface WorkerClass {
+  accelVendor: string;
+  count: number;
+  workloads: string[];
+  pythonVersions: string[];
+  torchVersions: string[];
+  numpyVersions: string[];
+  maxMemoryMiB: number;
+  maxAccelMemoryMiB: number;
+  accelerators: string[];
+}
+
+/** Online workers grouped by accelerator vendor, with what they can run. */
+export async function networkCapacity(r: Resources): Promise<{ classes: WorkerClass[]; summary: string }> {
+  const workers = await r.prisma.worker.findMany({ where: { status: 'ONLINE' }, select: { accelVendor: true, workloads: true, memoryMiB: true, accelMemMiB: true, capabilities: true } });
+  const classes = new Map<string, WorkerClass>();
+  for (const w of workers) {
+    const c = classes.get(w.accelVendor) ?? { accelVendor: w.accelVendor, count: 0, workloads: [], pythonVersions: [], torchVersions: [], numpyVersions: [], maxMemoryMiB: 0, maxAccelMemoryMiB: 0, accelerators: [] };
+    c.count++;
+    c.workloads = [...new Set([...c.workloads, ...w.workloads])].sort();
+    c.maxMemoryMiB = Math.max(c.maxMemoryMiB, w.memoryMiB);
+    c.maxAccelMemoryMiB = Math.max(c.maxAccelMemoryMiB, w.accelMemMiB);
+    const caps = w.capabilities as { python?: string; pythons?: { path: string; version: string; torch?: { version: string } | null; numpy?: string | null }[]; accelerators?: { name: string }[] };
+    const chosen = caps.pythons?.find((p) => p.path === caps.python) ?? caps.pythons?.[0];
+    if (chosen) {
+      c.pythonVersions = [...new Set([...c.pythonVersions, chosen.version])].sort();
+      if (chosen.torch) c.torchVersions = [...new Set([...c.torchVersions, chosen.torch.version])].sort();
+      if (chosen.numpy) c.numpyVersions = [...new Set([...c.numpyVersions, chosen.numpy])].sort();
+    }
+    c.accelerators = [...new Set([...c.accelerators, ...(caps.accelerators ?? []).map((a) => a.name)])].sort();
+    classes.set(w.accelVendor, c);
+  }
+  const list = [...classes.values()].sort((a, b) => a.accelVendor.localeCompare(b.accelVendor));
+  const summary = list.length
+    ? list.map((c) => `${c.count} ${c.accelVendor === 'none' ? 'CPU' : c.accelVendor.toUpperCase()} worker(s) (${c.workloads.filter((x) => x !== 'shell').join(', ')}${c.torchVersions.length ? `; torch ${c.torchVersions.join('/')}` : ''})`).join('; ')
+    : 'no workers online';
+  return { classes: list, summary };
+}

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+export const WORKLOADS = ['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx', 'shell'] as const;
+
+/** What submit_plan accepts (schema-validated; strict-mode friendly: optional fields are nullable). */
+export const PlanSchema = z.object({
+  summary: z.string().min(1).max(2000).describe('One paragraph: what will run and why this way.'),
+  steps: z.array(z.string().max(500)).max(20).describe('The steps, in plain words.'),
+  command: z.string().min(1).max(2000).describe('Shell command run in the project directory; write results under outputs/.'),
+  environment: z.array(z.object({ name: z.string().regex(/^[A-Z_][A-Z0-9_]*$/), value: z.string().max(1000) })).max(50).optional(),
+  hardware: z.object({
+    workload: z.enum(WORKLOADS),
+    accelVendor: z.enum(['nvidia', 'amd', 'apple']).optional(),
+    minMemoryMiB: z.number().int().min(0).max(1_000_000).optional(),
+    minAccelMemoryMiB: z.number().int().min(0).max(1_000_000).optional(),
+  }),
+  timeoutSec: z.number().int().min(10).max(7 * 86400).optional(),
+  outputs: z.array(z.string().min(1).max(500)).max(100).describe('Files or folders (relative to the project) to collect.'),
+  acceptance: z.object({
+    exitCode: z.number().int().optional().describe('Required exit code (default 0).'),
+    requiredFiles: z.array(z.string().min(1).max(500)).max(100).describe('Output paths that must exist.'),
+    metrics: z
+      .array(z.object({ name: z.string().min(1).max(100), op: z.enum(['<', '<=', '>', '>=']), value: z.number() }))
+      .max(20)
+      .describe('Thresholds on the last reported value of each metric.'),
+    evaluate: z
+      .object({
+        checkpoint: z.string().min(1).max(500).describe('The checkpoint file among the outputs.'),
+        command: z.string().min(1).max(2000).describe('Reloads the checkpoint and evaluates it; run on a worker.'),
+        metrics: z.array(z.object({ name: z.string().min(1).max(100), op: z.enum(['<', '<=', '>', '>=']), value: z.number() })).max(20).optional(),
+      })
+      .optional()
+      .describe('Required when the run produces a checkpoint.'),
+  }),
+});
+export type PlanInput = z.infer<typeof PlanSchema>;
+
+export type Criteria = PlanInput['acceptance'] & { exitCode: number };

@@ -1,0 +1,756 @@
+/**
+ * Following a job live through the public API: the `jobEvents` subscription (status,
+ * plan, agent steps, tasks and attempts, log lines, metric points) and `jobUpdated`
+ * (the job's state, open questions). Used by `submit --wait` (everything, answers
+ * questions at the prompt) and `logs -f` (log lines only).
+ *
+ * Robustness: log lines carry per-attempt seqs (0, 1, 2, …) — a gap or a reconnect is
+ * filled from the `logs` query; events resume `after` the last seen id; a slow poll of
+ * the job's state backs up the subscriptions; at the end, stored events and logs are
+ * drained so nothing that happened before the terminal status is missed.
+ */
+import type { Client } from 'graphql-ws';
+import { ApiError, type ApiClient, CliError, networkReason, unreachable, unwrap } from './apiClient.js';
+import { compactJson, metricValue, oneLine, shortArgs, shortResult, TERMINAL_STATUSES } from './format.js';
+import type { Prompter } from './prompt.js';
+
+export interface Printer {
+  line(text: string): void;
+}
+
+export function printerFor(stream: NodeJS.WritableStream): Printer {
+  return { line: (t) => void stream.write(t + '\n') };
+}
+
+export const JOB_STATE = /* GraphQL */ `
+  fragment CliJobState on Job {
+    id
+    title
+    status
+    statusReason
+    costCad
+    openQuestions { id text choices status }
+  }
+`;
+
+const JOB_UPDATED = /* GraphQL */ `
+  subscription CliJobUpdated($id: ID!) { jobUpdated(id: $id) { ...CliJobState } }
+  ${JOB_STATE}
+`;
+
+const JOB_STATE_QUERY = /* GraphQL */ `
+  query CliJobState($id: ID!) { job(id: $id) { ...CliJobState } }
+  ${JOB_STATE}
+`;
+
+const JOB_EVENTS = /* GraphQL */ `
+  subscription CliJobEvents($jobId: ID!, $after: String) {
+    jobEvents(jobId: $jobId, after: $after) {
+      __typename
+      ... on JobEventEnvelope { event { id kind payload createdAt } }
+      ... on LogLinesEvent { attemptId lines { seq stream text } }
+      ... on MetricPointsEvent { attemptId points { seq name step value } }
+    }
+  }
+`;
+
+const STORED_EVENTS = /* GraphQL */ `
+  query CliStoredEvents($id: ID!, $after: String, $first: Int) {
+    job(id: $id) { id events(after: $after, first: $first) { id kind payload createdAt } }
+  }
+`;
+
+const TASKS = /* GraphQL */ `
+  query CliTasks($id: ID!) {
+    job(id: $id) { id tasks { id name kind status attempts { id number status workerName } } }
+  }
+`;
+
+const LOG_PAGE = /* GraphQL */ `
+  query CliLogPage($id: ID!, $afterSeq: Int, $first: Int) {
+    job(id: $id) { id tasks { id attempts { id logs(afterSeq: $afterSeq, first: $first) { seq stream text } } } }
+  }
+`;
+
+const PLAN = /* GraphQL */ `
+  query CliPlan($id: ID!) {
+    job(id: $id) {
+      id
+      acceptanceCriteria
+      plans { id version author summary steps command environment requirements outputs acceptanceCriteria }
+    }
+  }
+`;
+
+const ANSWER = /* GraphQL */ `
+  mutation CliAnswer($input: AnswerQuestionInput!) {
+    answerQuestion(input: $input) {
+      __typename
+      ... on Question { id status answer }
+      ... on Error { message }
+    }
+  }
+`;
+
+export interface JobState {
+  id: string;
+  title: string;
+  status: string;
+  statusReason: string | null;
+  costCad: number | string;
+  openQuestions: Question[];
+}
+
+interface Question {
+  id: string;
+  text: string;
+  choices: string[];
+  status?: string;
+}
+
+interface StoredEvent {
+  id: string;
+  kind: string;
+  payload: any;
+  createdAt?: string;
+}
+
+interface LogLine {
+  seq: number;
+  stream: string;
+  text: string;
+}
+
+interface AttemptInfo {
+  taskId?: string;
+  taskName?: string;
+  kind?: string;
+  number?: number;
+  worker?: string;
+}
+
+type Activity =
+  | { __typename: 'JobEventEnvelope'; event: StoredEvent }
+  | { __typename: 'LogLinesEvent'; attemptId: string; lines: LogLine[] }
+  | { __typename: 'MetricPointsEvent'; attemptId: string; points: { seq: number; name: string; step: number | null; value: number }[] };
+
+// ───────────────────────────── log pages ─────────────────────────────
+
+/**
+ * Reads an attempt's log lines after `afterSeq`, page by page. The `logs` field sits
+ * under two unbounded lists (tasks, attempts), so the query-cost limit keeps pages
+ * small; a page size the server finds too costly is halved.
+ */
+export class LogReader {
+  private pageSize = 40;
+
+  constructor(
+    private readonly client: ApiClient,
+    private readonly jobId: string,
+  ) {}
+
+  async *lines(attemptId: string, afterSeq: number): AsyncGenerator<LogLine> {
+    let after = afterSeq;
+    for (;;) {
+      let page: LogLine[];
+      try {
+        const data = await this.client.gql<{ job: { tasks: { attempts: { id: string; logs: LogLine[] }[] }[] } | null }>(LOG_PAGE, {
+          id: this.jobId,
+          afterSeq: after,
+          first: this.pageSize,
+        });
+        page = data.job?.tasks.flatMap((t) => t.attempts).find((a) => a.id === attemptId)?.logs ?? [];
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'QUERY_TOO_COSTLY' && this.pageSize > 1) {
+          this.pageSize = Math.max(1, Math.floor(this.pageSize / 2));
+          continue;
+        }
+        throw err;
+      }
+      for (const l of page) {
+        after = l.seq;
+        yield l;
+      }
+      if (page.length < this.pageSize) return;
+    }
+  }
+}
+
+export interface TaskRow {
+  id: string;
+  name: string;
+  kind: string;
+  status: string;
+  attempts: { id: string; number: number; status: string; workerName: string }[];
+}
+
+export async function fetchTasks(client: ApiClient, jobId: string): Promise<TaskRow[]> {
+  const data = await client.gql<{ job: { tasks: TaskRow[] } | null }>(TASKS, { id: jobId });
+  if (!data.job) throw new CliError(`No job ${jobId} (or it is not yours).`);
+  return data.job.tasks;
+}
+
+export function formatLogLine(l: LogLine, prefix = ''): string {
+  const text = l.text.replace(/\r?\n$/, '');
+  if (l.stream === 'stderr') return `${prefix}[stderr] ${text}`;
+  if (l.stream === 'system') return `${prefix}[system] ${text}`;
+  return `${prefix}${text}`;
+}
+
+export function attemptHeader(info: AttemptInfo): string {
+  const what = info.taskName ? `${info.taskName}${info.kind ? ` (${info.kind})` : ''}` : 'task';
+  return `── ${what} · attempt ${info.number ?? '?'}${info.worker ? ` on ${info.worker}` : ''} ──`;
+}
+
+// ───────────────────────────── the follower ─────────────────────────────
+
+export interface FollowOptions {
+  client: ApiClient;
+  jobId: string;
+  out: Printer;
+  /** Print status, plan, agent steps, tasks, attempts and metrics (submit --wait). */
+  events: boolean;
+  /** Ask open questions at the prompt and send the answers. */
+  prompter?: Prompter | undefined;
+  /** Replay stored events after this id first ('0': all of them; null: live only). */
+  after: string | null;
+  /** Log lines: 'wait' = indented, 'raw' = as `chatgpu logs` prints them. */
+  logStyle: 'wait' | 'raw';
+  /** Attempts whose lines were already printed (attemptId → last seq). */
+  printed?: Map<string, number>;
+  /** The attempt whose header was printed last (so it is not repeated). */
+  lastAttempt?: string | null;
+  /** Shown when a question cannot be answered here. */
+  dashboardUrl?: string;
+}
+
+export interface FollowResult {
+  state: JobState;
+  interrupted: boolean;
+  /** Payloads of `validation` events seen (for job.json). */
+  validation: unknown[];
+}
+
+export class JobFollower {
+  private readonly client: ApiClient;
+  private readonly out: Printer;
+  private lastEventId: string | null;
+  private lastStatus: string | null = null;
+  private state: JobState | null = null;
+  private readonly lastSeq: Map<string, number>;
+  private readonly attempts = new Map<string, AttemptInfo>();
+  private readonly taskNames = new Map<string, { name: string; kind?: string }>();
+  private lastPrintedAttempt: string | null = null;
+  private readonly plansShown = new Set<string>();
+  private readonly questionsSeen = new Set<string>();
+  private readonly questionsDone = new Set<string>();
+  private readonly questionQueue: Question[] = [];
+  private questionBusy = false;
+  private promptAbort: { id: string; ctl: AbortController } | null = null;
+  private chain: Promise<void> = Promise.resolve();
+  private ws: Client | null = null;
+  private unsubs: (() => void)[] = [];
+  private finishing = false;
+  private settled = false;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private reconnectFailures = 0;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private readonly logs: LogReader;
+  private readonly validation: unknown[] = [];
+  private resolve!: (r: FollowResult) => void;
+  private reject!: (e: unknown) => void;
+
+  constructor(private readonly opts: FollowOptions) {
+    this.client = opts.client;
+    this.out = opts.out;
+    this.lastEventId = opts.after;
+    this.lastSeq = opts.printed ?? new Map();
+    this.lastPrintedAttempt = opts.lastAttempt ?? null;
+    this.logs = new LogReader(opts.client, opts.jobId);
+  }
+
+  run(): Promise<FollowResult> {
+    const done = new Promise<FollowResult>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    const onSigint = () => this.stop(true);
+    process.once('SIGINT', onSigint);
+    this.connect();
+    this.pollTimer = setInterval(() => this.enqueue(() => this.poll()), 15_000);
+    return done.finally(() => {
+      process.off('SIGINT', onSigint);
+      this.cleanup();
+    });
+  }
+
+  private cleanup() {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.promptAbort?.ctl.abort();
+    for (const u of this.unsubs) u();
+    this.unsubs = [];
+    void this.ws?.dispose();
+    this.ws = null;
+  }
+
+  /** Runs `fn` after everything queued before it; a failure ends the follow. */
+  private enqueue(fn: () => Promise<void> | void): void {
+    this.chain = this.chain.then(fn).catch((err) => this.fail(err));
+  }
+
+  private fail(err: unknown) {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(err);
+  }
+
+  private stop(interrupted: boolean) {
+    if (this.settled) return;
+    if (interrupted) {
+      this.settled = true;
+      this.resolve({ state: this.state ?? this.placeholderState(), interrupted: true, validation: this.validation });
+    }
+  }
+
+  private placeholderState(): JobState {
+    return { id: this.opts.jobId, title: '', status: this.lastStatus ?? 'UNKNOWN', statusReason: null, costCad: 0, openQuestions: [] };
+  }
+
+  private connect() {
+    if (this.settled || this.finishing) return;
+    let opened = false;
+    const ws = this.client.wsClient();
+    ws.on('connected', () => {
+      opened = true;
+    });
+    this.ws = ws;
+    const onError = (err: unknown) => {
+      if (this.settled || this.finishing || this.ws !== ws) return;
+      if (err instanceof ApiError) return this.fail(err);
+      this.scheduleReconnect(opened, err);
+    };
+    const onComplete = () => {
+      if (this.settled || this.finishing || this.ws !== ws) return;
+      this.scheduleReconnect(opened, new Error('the subscription ended'));
+    };
+    this.unsubs.push(
+      this.client.subscribe<{ jobEvents: Activity }>(ws, JOB_EVENTS, { jobId: this.opts.jobId, after: this.lastEventId }, {
+        next: (d) => this.enqueue(() => this.onActivity(d.jobEvents)),
+        error: onError,
+        complete: onComplete,
+      }),
+      this.client.subscribe<{ jobUpdated: JobState }>(ws, JOB_UPDATED, { id: this.opts.jobId }, {
+        next: (d) => {
+          this.reconnectFailures = 0;
+          this.enqueue(() => this.onState(d.jobUpdated));
+        },
+        error: onError,
+        complete: onComplete,
+      }),
+    );
+  }
+
+  private scheduleReconnect(wasOpen: boolean, err: unknown) {
+    if (this.reconnectTimer) return;
+    for (const u of this.unsubs) u();
+    this.unsubs = [];
+    void this.ws?.dispose();
+    this.ws = null;
+    this.reconnectFailures = wasOpen ? 1 : this.reconnectFailures + 1;
+    if (this.reconnectFailures > 20) {
+      return this.fail(unreachable(this.client.server, `live updates failed: ${describe(err)}`));
+    }
+    const delay = Math.min(10_000, 500 * 2 ** Math.min(this.reconnectFailures, 5));
+    if (wasOpen || this.reconnectFailures === 1) this.out.line(`(live connection lost: ${describe(err)}; reconnecting…)`);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      // Lines written while disconnected come from the logs query; events resume after the last id.
+      this.enqueue(async () => {
+        if (this.lastEventId === null) this.lastEventId = await this.latestEventId();
+        await this.catchUpLogs();
+      });
+      this.enqueue(() => this.connect());
+    }, delay);
+  }
+
+  private async latestEventId(): Promise<string | null> {
+    let after: string | null = null;
+    for (;;) {
+      const d: { job: { events: StoredEvent[] } | null } = await this.client.gql(STORED_EVENTS, { id: this.opts.jobId, after, first: 2000 });
+      const evs = d.job?.events ?? [];
+      if (evs.length === 0) return after;
+      after = evs.at(-1)!.id;
+      if (evs.length < 2000) return after;
+    }
+  }
+
+  private async poll() {
+    if (this.settled || this.finishing) return;
+    try {
+      const d = await this.client.gql<{ job: JobState | null }>(JOB_STATE_QUERY, { id: this.opts.jobId });
+      if (d.job) await this.onState(d.job);
+    } catch (err) {
+      if (networkReason(err) || (err instanceof CliError && /Cannot reach/.test(err.message))) return; // the reconnect logic reports it
+      throw err;
+    }
+  }
+
+  // ───────────── state ─────────────
+
+  private async onState(s: JobState) {
+    if (this.settled) return;
+    this.state = s;
+    this.printStatus(s.status, s.statusReason);
+    if (this.opts.prompter) for (const q of s.openQuestions) this.offerQuestion(q);
+    if (TERMINAL_STATUSES.has(s.status) && !this.finishing) await this.finish();
+  }
+
+  private printStatus(status: string, reason: string | null | undefined) {
+    if (status === this.lastStatus) return;
+    this.lastStatus = status;
+    if (this.opts.events) this.out.line(`● ${status}${reason ? ` — ${reason}` : ''}`);
+  }
+
+  private async finish() {
+    this.finishing = true;
+    for (const u of this.unsubs) u();
+    this.unsubs = [];
+    this.promptAbort?.ctl.abort();
+    // Whatever was stored before the terminal status: remaining events, then log lines.
+    if (this.opts.events) {
+      for (;;) {
+        const d: { job: { events: StoredEvent[] } | null } = await this.client.gql(STORED_EVENTS, {
+          id: this.opts.jobId,
+          after: this.lastEventId ?? '0',
+          first: 500,
+        });
+        const evs = d.job?.events ?? [];
+        for (const e of evs) await this.onEvent(e);
+        if (evs.length < 500) break;
+      }
+    }
+    await this.catchUpLogs();
+    const final = await this.client.gql<{ job: JobState | null }>(JOB_STATE_QUERY, { id: this.opts.jobId });
+    if (final.job) this.state = final.job;
+    if (!this.settled) {
+      this.settled = true;
+      this.resolve({ state: this.state!, interrupted: false, validation: this.validation });
+    }
+  }
+
+  // ───────────── activity ─────────────
+
+  private async onActivity(a: Activity) {
+    if (this.settled) return;
+    this.reconnectFailures = 0;
+    if (a.__typename === 'JobEventEnvelope') return this.onEvent(a.event);
+    if (a.__typename === 'LogLinesEvent') return this.onLogLines(a.attemptId, a.lines);
+    if (a.__typename === 'MetricPointsEvent' && this.opts.events) {
+      const byStep = new Map<string, string[]>();
+      for (const p of a.points) {
+        const k = p.step === null || p.step === undefined ? '' : String(p.step);
+        byStep.set(k, [...(byStep.get(k) ?? []), `${p.name}=${metricValue(p.value)}`]);
+      }
+      for (const [step, parts] of byStep) this.out.line(`  ∿ ${step ? `step ${step}: ` : ''}${oneLine(parts.join(' '), 200)}`);
+    }
+  }
+
+  private async onEvent(e: StoredEvent) {
+    if (this.lastEventId !== null && BigInt(e.id) <= BigInt(this.lastEventId)) return;
+    this.lastEventId = e.id;
+    const p = (e.payload ?? {}) as Record<string, any>;
+    switch (e.kind) {
+      case 'job.status':
+        if (typeof p.status === 'string') this.printStatus(p.status, p.reason);
+        return;
+      case 'question.asked':
+        if (this.opts.prompter && typeof p.questionId === 'string') {
+          this.offerQuestion({ id: p.questionId, text: String(p.text ?? ''), choices: Array.isArray(p.choices) ? p.choices.map(String) : [] });
+        } else if (this.opts.events) {
+          this.out.line(`? ${oneLine(p.text ?? 'The planner asks a question.', 300)}`);
+        }
+        return;
+      case 'question.answered':
+        if (typeof p.questionId === 'string') {
+          const mine = this.questionsDone.has(p.questionId);
+          this.questionsDone.add(p.questionId);
+          if (this.promptAbort?.id === p.questionId) this.promptAbort.ctl.abort();
+          if (!mine && this.opts.events) this.out.line(`  ✓ answered elsewhere: ${oneLine(p.answer ?? '', 200)}`);
+        }
+        return;
+      case 'attempt.status':
+        if (typeof p.attemptId === 'string') {
+          const info = this.attempts.get(p.attemptId) ?? {};
+          const task = typeof p.taskId === 'string' ? this.taskNames.get(p.taskId) : undefined;
+          this.attempts.set(p.attemptId, {
+            ...info,
+            taskId: p.taskId ?? info.taskId,
+            taskName: task?.name ?? info.taskName,
+            kind: task?.kind ?? info.kind,
+            number: p.number ?? info.number,
+            worker: p.worker ?? info.worker,
+          });
+          // A finished attempt: make sure every line it wrote was shown.
+          if (p.status !== 'LEASED' && p.status !== 'RUNNING') await this.catchUpAttempt(p.attemptId);
+        }
+        if (this.opts.events) {
+          const info = this.attempts.get(p.attemptId) ?? {};
+          const extra = [
+            p.exitCode !== undefined && p.exitCode !== null ? `exit code ${p.exitCode}` : '',
+            p.errorClass ? String(p.errorClass) : '',
+          ].filter(Boolean);
+          this.out.line(
+            `  ▸ ${info.taskName ?? 'task'} attempt ${p.number ?? info.number ?? '?'}${p.worker ? ` on ${p.worker}` : ''}: ${p.status}${extra.length ? ` (${extra.join(', ')})` : ''}`,
+          );
+        }
+        return;
+      case 'task.created':
+        if (typeof p.taskId === 'string') this.taskNames.set(p.taskId, { name: String(p.name ?? 'task'), kind: p.kind });
+        if (this.opts.events) this.out.line(`  ▸ task ${p.name ?? p.taskId}${p.kind ? ` (${p.kind})` : ''} created`);
+        return;
+      case 'task.status': {
+        const known = typeof p.taskId === 'string' ? this.taskNames.get(p.taskId) : undefined;
+        if (typeof p.taskId === 'string' && p.name && !known) this.taskNames.set(p.taskId, { name: String(p.name) });
+        if (this.opts.events) {
+          this.out.line(`  ▸ task ${p.name ?? known?.name ?? String(p.taskId ?? '').slice(0, 8)}: ${p.status}${p.reason ? ` — ${oneLine(p.reason, 300)}` : ''}`);
+        }
+        return;
+      }
+      case 'validation':
+        this.validation.push(p);
+        if (this.opts.events) this.out.line(`  ✔ validation: ${describeValidation(p)}`);
+        return;
+      default:
+        if (!this.opts.events) return;
+        if (e.kind === 'plan.created') return this.showPlan(p);
+        if (e.kind === 'agent.item') return void this.printAgentItem(p);
+        if (e.kind === 'agent.run') {
+          const who = p.agent ?? 'agent';
+          this.out.line(`  ◆ ${who}: ${p.status ?? ''}${p.stopReason ? ` — ${oneLine(p.stopReason, 200)}` : p.reason ? ` — ${oneLine(p.reason, 200)}` : ''}`);
+          return;
+        }
+        if (e.kind === 'job.created') {
+          this.out.line(`  ▸ job created${p.files !== undefined ? ` with ${p.files} file${p.files === 1 ? '' : 's'}` : ''}`);
+          return;
+        }
+        if (e.kind === 'finding') {
+          this.out.line(`  ✎ finding: ${oneLine(p.text ?? p.summary ?? p.note ?? p, 240)}`);
+          return;
+        }
+        this.out.line(`  · ${e.kind}: ${compactJson(p, 200)}`);
+    }
+  }
+
+  private printAgentItem(p: Record<string, any>) {
+    const it: Record<string, any> = p.item && typeof p.item === 'object' ? { ...p, ...p.item } : p;
+    const who = it.agent ? `${String(it.agent)}` : 'agent';
+    const type = String(it.type ?? it.itemType ?? '');
+    const status = typeof it.status === 'string' && it.status !== 'DONE' ? ` [${it.status.toLowerCase()}]` : '';
+    const body = it.payload && typeof it.payload === 'object' ? { ...it.payload, ...it } : it;
+    if (type === 'function_call') {
+      this.out.line(`  ◆ ${who} → ${body.name ?? 'tool'}(${shortArgs(body.arguments ?? body.args ?? {})})${status}`);
+    } else if (type === 'function_call_output') {
+      this.out.line(`  ◆ ${who} ← ${body.name ? `${body.name}: ` : ''}${shortResult(body.output ?? body.result ?? '')}${status}`);
+    } else if (type === 'message') {
+      const text = typeof body.content === 'string' ? body.content : typeof body.text === 'string' ? body.text : compactJson(body.content ?? body);
+      this.out.line(`  ◆ ${who}: ${oneLine(text, 400)}`);
+    } else if (type === 'reasoning') {
+      const summary = Array.isArray(body.summary) ? body.summary.map((s: { text?: string }) => s?.text ?? '').join(' ') : typeof body.summary === 'string' ? body.summary : '';
+      if (summary.trim()) this.out.line(`  ◆ ${who} (thinking): ${oneLine(summary, 240)}`);
+    } else if (type === 'note') {
+      this.out.line(`  ◆ ${who}: ${oneLine(body.text ?? body.note ?? body.message ?? compactJson(body), 300)}`);
+    } else {
+      this.out.line(`  ◆ ${who}: ${compactJson(body, 200)}`);
+    }
+  }
+
+  private async showPlan(p: Record<string, any>) {
+    const d = await this.client.gql<{ job: { acceptanceCriteria: unknown; plans: PlanShape[] } | null }>(PLAN, { id: this.opts.jobId });
+    const plans = d.job?.plans ?? [];
+    const plan = (typeof p.planId === 'string' && plans.find((x) => x.id === p.planId)) || plans.at(-1);
+    if (!plan || this.plansShown.has(plan.id)) return;
+    this.plansShown.add(plan.id);
+    for (const l of formatPlan(plan)) this.out.line(l);
+  }
+
+  // ───────────── logs ─────────────
+
+  private async attemptInfo(attemptId: string): Promise<AttemptInfo> {
+    let info = this.attempts.get(attemptId);
+    if (!info?.taskName) {
+      for (const t of await fetchTasks(this.client, this.opts.jobId)) {
+        this.taskNames.set(t.id, { name: t.name, kind: t.kind });
+        for (const a of t.attempts) this.attempts.set(a.id, { taskId: t.id, taskName: t.name, kind: t.kind, number: a.number, worker: a.workerName });
+      }
+      info = this.attempts.get(attemptId) ?? {};
+    }
+    return info;
+  }
+
+  private async printLines(attemptId: string, lines: LogLine[]) {
+    let last = this.lastSeq.get(attemptId) ?? -1;
+    const fresh = lines.filter((l) => l.seq > last).sort((a, b) => a.seq - b.seq);
+    if (fresh.length === 0) return;
+    if (this.lastPrintedAttempt !== attemptId) {
+      this.lastPrintedAttempt = attemptId;
+      const header = attemptHeader(await this.attemptInfo(attemptId));
+      this.out.line(this.opts.logStyle === 'wait' ? `  ${header}` : header);
+    }
+    for (const l of fresh) {
+      this.out.line(formatLogLine(l, this.opts.logStyle === 'wait' ? '  | ' : ''));
+      last = l.seq;
+    }
+    this.lastSeq.set(attemptId, last);
+  }
+
+  private async onLogLines(attemptId: string, lines: LogLine[]) {
+    const last = this.lastSeq.get(attemptId) ?? -1;
+    const first = Math.min(...lines.map((l) => l.seq));
+    if (first > last + 1) await this.catchUpAttempt(attemptId);
+    await this.printLines(attemptId, lines);
+  }
+
+  private async catchUpAttempt(attemptId: string) {
+    const batch: LogLine[] = [];
+    for await (const l of this.logs.lines(attemptId, this.lastSeq.get(attemptId) ?? -1)) {
+      batch.push(l);
+      if (batch.length >= 200) await this.printLines(attemptId, batch.splice(0));
+    }
+    if (batch.length) await this.printLines(attemptId, batch);
+  }
+
+  private async catchUpLogs() {
+    for (const t of await fetchTasks(this.client, this.opts.jobId)) {
+      this.taskNames.set(t.id, { name: t.name, kind: t.kind });
+      for (const a of t.attempts) {
+        this.attempts.set(a.id, { taskId: t.id, taskName: t.name, kind: t.kind, number: a.number, worker: a.workerName });
+        await this.catchUpAttempt(a.id);
+      }
+    }
+  }
+
+  // ───────────── questions ─────────────
+
+  private offerQuestion(q: Question) {
+    if (this.questionsSeen.has(q.id) || this.questionsDone.has(q.id)) return;
+    this.questionsSeen.add(q.id);
+    this.questionQueue.push(q);
+    void this.pumpQuestions();
+  }
+
+  private async pumpQuestions() {
+    if (this.questionBusy) return;
+    this.questionBusy = true;
+    try {
+      while (this.questionQueue.length && !this.settled && !this.finishing) {
+        const q = this.questionQueue.shift()!;
+        if (this.questionsDone.has(q.id)) continue;
+        await this.askOne(q);
+      }
+    } catch (err) {
+      this.fail(err);
+    } finally {
+      this.questionBusy = false;
+    }
+  }
+
+  private async askOne(q: Question) {
+    const prompter = this.opts.prompter!;
+    this.out.line(`? ${q.text}`);
+    q.choices.forEach((c, i) => this.out.line(`    ${i + 1}) ${c}`));
+    if (q.choices.length) this.out.line(`  (type a number, or your own answer)`);
+    for (;;) {
+      const ctl = new AbortController();
+      this.promptAbort = { id: q.id, ctl };
+      const raw = await prompter.ask('> ', { signal: ctl.signal });
+      this.promptAbort = null;
+      if (this.settled || this.finishing || this.questionsDone.has(q.id)) return;
+      if (raw === null) {
+        this.out.line(
+          `  (no answer on stdin: answer it in the dashboard${this.opts.dashboardUrl ? ` at ${this.opts.dashboardUrl}` : ''}; still waiting)`,
+        );
+        return;
+      }
+      if (!raw) continue;
+      const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+      const answer = n >= 1 && n <= q.choices.length ? q.choices[n - 1]! : raw;
+      const d = await this.client.gql<{ answerQuestion: { __typename: string; message?: string } }>(ANSWER, { input: { questionId: q.id, answer } });
+      const r = d.answerQuestion;
+      if (r.__typename === 'Question') {
+        this.questionsDone.add(q.id);
+        this.out.line(`  ✓ answered: ${oneLine(answer, 200)}`);
+        return;
+      }
+      if (r.__typename === 'ConflictError' || r.__typename === 'NotFoundError') {
+        this.questionsDone.add(q.id);
+        this.out.line(`  (${r.message ?? 'this question is closed'})`);
+        return;
+      }
+      if (r.__typename === 'ValidationError' && prompter.interactive) {
+        this.out.line(`  ${r.message}`);
+        continue;
+      }
+      unwrap(r, 'Question');
+    }
+  }
+}
+
+function describe(err: unknown): string {
+  if (err && typeof err === 'object' && 'code' in err && 'reason' in err) {
+    const c = err as { code: number; reason: string };
+    return c.reason ? `closed ${c.code}: ${c.reason}` : `closed ${c.code}`;
+  }
+  return networkReason(err) ?? (err instanceof Error ? err.message : 'connection closed');
+}
+
+function describeValidation(p: Record<string, any>): string {
+  if (typeof p.message === 'string') return oneLine(p.message, 300);
+  if (typeof p.summary === 'string') return oneLine(p.summary, 300);
+  const verdict = p.passed === true ? 'passed' : p.passed === false ? 'failed' : p.status ?? p.outcome;
+  const checks = Array.isArray(p.checks)
+    ? p.checks.map((c: any) => `${c.name ?? c.kind ?? 'check'} ${c.passed === false || c.ok === false ? '✗' : '✓'}`).join(', ')
+    : '';
+  return oneLine([verdict, checks].filter(Boolean).join(': ') || compactJson(p), 300);
+}
+
+export interface PlanShape {
+  id: string;
+  version: number;
+  author: string;
+  summary: string;
+  steps: unknown;
+  command: string;
+  environment: unknown;
+  requirements: unknown;
+  outputs: unknown;
+  acceptanceCriteria: unknown;
+}
+
+export function formatPlan(plan: PlanShape): string[] {
+  const lines = [`◇ Plan v${plan.version} by ${plan.author}: ${oneLine(plan.summary, 400)}`];
+  lines.push(`    command:    ${plan.command}`);
+  const req = plan.requirements as Record<string, unknown> | null;
+  if (req && typeof req === 'object' && Object.keys(req).length) {
+    const hw = Object.entries(req)
+      .filter(([, v]) => v !== null && v !== undefined && v !== '' && v !== 0)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(', ');
+    if (hw) lines.push(`    hardware:   ${oneLine(hw, 300)}`);
+  }
+  const outs = plan.outputs;
+  if (Array.isArray(outs) && outs.length) lines.push(`    outputs:    ${oneLine(outs.map((o) => (typeof o === 'string' ? o : (o?.path ?? JSON.stringify(o)))).join(', '), 300)}`);
+  else if (outs && typeof outs === 'object' && Object.keys(outs).length) lines.push(`    outputs:    ${compactJson(outs, 300)}`);
+  const steps = plan.steps;
+  if (Array.isArray(steps) && steps.length) {
+    lines.push('    steps:');
+    steps.slice(0, 12).forEach((s, i) => lines.push(`      ${i + 1}. ${oneLine(typeof s === 'string' ? s : (s?.description ?? s?.title ?? s?.name ?? s), 200)}`));
+  }
+  const ac = plan.acceptanceCriteria;
+  const items = Array.isArray(ac) ? ac : ac && typeof ac === 'object' ? Object.entries(ac).map(([k, v]) => ({ [k]: v })) : [];
+  if (items.length) {
+    lines.push('    acceptance criteria:');
+    for (const c of items.slice(0, 20)) lines.push(`      - ${oneLine(typeof c === 'string' ? c : (c?.description ?? c), 200)}`);
+  }
+  return lines;
+}

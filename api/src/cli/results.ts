@@ -1,0 +1,167 @@
+/**
+ * A finished job's results: its summary (status, plan, acceptance criteria, tasks with
+ * their results and metrics, evaluation, validation) and, with an output folder, every
+ * file of `Job.outputs` downloaded byte-identical (sha256-checked) plus job.json.
+ */
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CliError, type ApiClient } from './apiClient.js';
+import { bytes } from './format.js';
+import type { Printer } from './follow.js';
+
+const RESULT = /* GraphQL */ `
+  query CliJobResult($id: ID!) {
+    job(id: $id) {
+      id
+      title
+      request
+      status
+      statusReason
+      costCad
+      spendingCapCad
+      hardwarePreference
+      createdAt
+      startedAt
+      finishedAt
+      acceptanceCriteria
+      currentPlan { id version author summary steps command environment requirements outputs acceptanceCriteria }
+      outputs { path sha256 size mode }
+      tasks {
+        id
+        name
+        kind
+        status
+        statusReason
+        command
+        result
+        attempts { number status workerName exitCode errorClass errorMessage metrics usage startedAt finishedAt }
+      }
+    }
+  }
+`;
+
+const VALIDATION_EVENTS = /* GraphQL */ `
+  query CliJobEvents($id: ID!, $after: String) {
+    job(id: $id) { id events(after: $after, first: 1000) { id kind payload createdAt } }
+  }
+`;
+
+interface OutputFile {
+  path: string;
+  sha256: string;
+  size: number;
+  mode: number;
+}
+
+interface TaskResult {
+  id: string;
+  name: string;
+  kind: string;
+  status: string;
+  statusReason: string | null;
+  command: string;
+  result: { outputs?: OutputFile[]; metrics?: unknown; [k: string]: unknown } | null;
+  attempts: Record<string, unknown>[];
+}
+
+interface JobResult {
+  id: string;
+  title: string;
+  request: string;
+  status: string;
+  statusReason: string | null;
+  costCad: unknown;
+  spendingCapCad: unknown;
+  hardwarePreference: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  acceptanceCriteria: unknown;
+  currentPlan: Record<string, unknown> | null;
+  outputs: OutputFile[];
+  tasks: TaskResult[];
+}
+
+/** A path from the server, made safe to join under the output folder. */
+export function safeOutputPath(p: string): string {
+  const parts = p.replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.');
+  if (parts.length === 0 || parts.some((s) => s === '..') || /^[A-Za-z]:/.test(parts[0]!)) {
+    throw new CliError(`The server listed an unsafe output path: ${JSON.stringify(p)}.`);
+  }
+  return parts.join('/');
+}
+
+export async function downloadResults(
+  client: ApiClient,
+  jobId: string,
+  opts: { outDir?: string | undefined; url: string; validation?: unknown[]; out: Printer },
+): Promise<Record<string, unknown>> {
+  const d = await client.gql<{ job: JobResult | null }>(RESULT, { id: jobId });
+  const job = d.job;
+  if (!job) throw new CliError(`No job ${jobId} (or it is not yours).`);
+  const validation = opts.validation?.length ? opts.validation : await validationEvents(client, jobId);
+
+  const metrics: Record<string, unknown> = {};
+  const evaluation: Record<string, unknown>[] = [];
+  for (const t of job.tasks) {
+    const m = t.result?.metrics;
+    if (m && typeof m === 'object') metrics[t.name] = m;
+    if (t.kind === 'EVALUATE') evaluation.push({ task: t.name, status: t.status, statusReason: t.statusReason, metrics: m ?? null, result: t.result });
+  }
+  const summary: Record<string, unknown> = {
+    id: job.id,
+    url: opts.url,
+    title: job.title,
+    request: job.request,
+    status: job.status,
+    statusReason: job.statusReason,
+    costCad: job.costCad,
+    spendingCapCad: job.spendingCapCad,
+    hardwarePreference: job.hardwarePreference,
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
+    plan: job.currentPlan,
+    acceptanceCriteria: job.acceptanceCriteria ?? job.currentPlan?.acceptanceCriteria ?? null,
+    metrics,
+    evaluation,
+    validation,
+    outputs: job.outputs,
+    tasks: job.tasks.map((t) => ({ name: t.name, kind: t.kind, status: t.status, statusReason: t.statusReason, command: t.command, result: t.result, attempts: t.attempts })),
+  };
+
+  if (!opts.outDir) return summary;
+  const outDir = path.resolve(opts.outDir);
+  await mkdir(outDir, { recursive: true });
+  let total = 0;
+  for (const f of job.outputs) {
+    const rel = safeOutputPath(f.path);
+    const target = path.join(outDir, rel);
+    await mkdir(path.dirname(target), { recursive: true });
+    const buf = await client.getBlob(f.sha256);
+    await writeFile(target, buf);
+    if (f.mode & 0o111) await chmod(target, 0o755);
+    total += buf.length;
+    opts.out.line(`  ↓ ${rel} (${bytes(buf.length)})`);
+  }
+  const names = new Set(job.outputs.map((f) => safeOutputPath(f.path)));
+  const jsonName = names.has('job.json') ? 'chatgpu-job.json' : 'job.json';
+  await writeFile(path.join(outDir, jsonName), JSON.stringify(summary, null, 2) + '\n');
+  opts.out.line(
+    `Saved ${job.outputs.length} output file${job.outputs.length === 1 ? '' : 's'} (${bytes(total)}) and ${jsonName} in ${opts.outDir}.`,
+  );
+  return { ...summary, outDir };
+}
+
+async function validationEvents(client: ApiClient, jobId: string): Promise<unknown[]> {
+  const found: unknown[] = [];
+  let after: string | null = null;
+  for (let page = 0; page < 20; page++) {
+    const d: { job: { events: { id: string; kind: string; payload: unknown }[] } | null } = await client.gql(VALIDATION_EVENTS, { id: jobId, after });
+    const evs = d.job?.events ?? [];
+    for (const e of evs) if (e.kind === 'validation') found.push(e.payload);
+    if (evs.length < 1000) break;
+    after = evs.at(-1)!.id;
+  }
+  return found;
+}
