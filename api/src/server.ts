@@ -24,6 +24,9 @@ import { PubSub } from './graphql/pubsub.js';
 import { handleBlob, sendJson } from './http/blobRoutes.js';
 import { serveStatic } from './http/staticFiles.js';
 import { startScheduler } from './scheduler/startScheduler.js';
+import { modelFor } from './agents/modelFor.js';
+import type { ModelClient } from './agents/models/types.js';
+import { Pipeline } from './agents/pipeline.js';
 import { flushTelemetry, initApiTelemetry, reportError } from './telemetry/sentry.js';
 
 export interface StartOptions {
@@ -36,6 +39,8 @@ export interface StartOptions {
   webDir?: string | null;
   /** Run the scheduler tick on node-cron (default true; tests drive ticks directly). */
   scheduler?: boolean;
+  /** The agents' model (default: openai when OPENAI_API_KEY is set, else builtin); null: no agents. */
+  model?: ModelClient | null;
 }
 
 export interface RunningServer {
@@ -44,6 +49,7 @@ export interface RunningServer {
   db: Database;
   pubsub: PubSub;
   resources: Resources;
+  pipeline: Pipeline | null;
   close(): Promise<void>;
 }
 
@@ -99,6 +105,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     now: opts.now ?? (() => new Date()),
     ...(opts.hooks ? { hooks: opts.hooks } : {}),
   };
+  const model = opts.model === undefined ? await modelFor(config) : opts.model;
+  const pipeline = model ? new Pipeline(resources, model) : null;
+  if (pipeline) resources.hooks = { ...pipeline.hooks(), ...opts.hooks };
   const makeContext = (principal: Principal): Context => ({ ...resources, principal, pubsub });
 
   const limitsPlugin: ApolloServerPlugin<Context> = {
@@ -223,7 +232,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
-  const scheduler = opts.scheduler === false ? null : startScheduler(resources);
+  const scheduler = opts.scheduler === false ? null : startScheduler(resources, pipeline ? () => pipeline.reconcile() : undefined);
 
   let closed = false;
   return {
@@ -232,10 +241,12 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     db,
     pubsub,
     resources,
+    pipeline,
     close: async () => {
       if (closed) return;
       closed = true;
       await scheduler?.stop();
+      await Promise.race([pipeline?.idle(), new Promise((r) => setTimeout(r, 5000))]);
       await wsServer.dispose();
       wss.close();
       server.closeAllConnections();

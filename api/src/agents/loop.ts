@@ -23,11 +23,11 @@
  * AgentRun status: RUNNING ⇄ WAITING (asked the user) → COMPLETED | FAILED.
  */
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import type { Prisma as P } from '../generated/prisma/client.js';
 import type { DomainEvent } from '../domain/events.js';
 import { recordJobEvent } from '../domain/jobs/jobEvents.js';
 import type { Resources } from '../domain/resources.js';
+import { parseToolArgs } from './models/strictSchema.js';
 import type { Item, ModelClient } from './models/types.js';
 import { toolSpec, type AgentDef, type ToolContext, type ToolDef, type ToolResult } from './tool.js';
 
@@ -209,16 +209,10 @@ async function dispatch(
     return {};
   };
   if (!tool) return reject(`Unknown tool "${call.name}". Available tools: ${agent.tools.map((t) => t.name).join(', ')}.`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(call.arguments || '{}');
-  } catch (err) {
-    return reject(`The arguments are not valid JSON (${(err as Error).message}). Send a JSON object matching the tool's schema.`);
-  }
-  // Strict schemas send optional fields as null; treat null as absent before validating.
-  const parsed = tool.schema.safeParse(dropNulls(raw));
-  if (!parsed.success) return reject(`Invalid arguments: ${z.prettifyError(parsed.error)}`);
-  const args = parsed.data;
+  // JSON, then the schema (strict-mode nulls for optional fields are dropped first).
+  const parsed = parseToolArgs(tool.schema, call.arguments || '{}');
+  if (!parsed.ok) return reject(parsed.error);
+  const args = parsed.value;
   const problem = await tool.check?.(args, ctx);
   if (problem) return reject(problem);
 
@@ -244,12 +238,6 @@ async function dispatch(
   if (result.eventIds?.length) await r.events.emit({ type: 'job.updated', jobId });
   await tool.after?.(args, result, ctx);
   return result.control ? { control: result.control } : {};
-}
-
-function dropNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropNulls);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, dropNulls(x)]));
-  return v;
 }
 
 function jsonable(v: unknown): P.InputJsonValue {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Prisma } from '../db/client.js';
 import type { Resources } from '../domain/resources.js';
+import { toStrictJsonSchema } from './models/strictSchema.js';
 import type { ModelClient, ToolSpec } from './models/types.js';
 
 type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
@@ -49,33 +50,7 @@ export function defineTool<S extends z.ZodType>(def: ToolDef<z.infer<S>> & { sch
   return def;
 }
 
-/**
- * JSON Schema for a tool in strict mode: every property required, optional ones
- * nullable, no additional properties (what the Responses API's strict tools demand).
- */
+/** The tool as the model sees it: strict JSON Schema parameters (models/strictSchema.ts). */
 export function toolSpec(tool: ToolDef): ToolSpec {
-  return { name: tool.name, description: tool.description, parameters: strictify(z.toJSONSchema(tool.schema, { target: 'draft-7' }) as Record<string, unknown>) };
-}
-
-function strictify(schema: Record<string, unknown>): Record<string, unknown> {
-  const s: Record<string, unknown> = { ...schema };
-  delete s.$schema;
-  if (s.type === 'object' && s.properties && typeof s.properties === 'object') {
-    const props = s.properties as Record<string, Record<string, unknown>>;
-    const required = new Set((s.required as string[] | undefined) ?? []);
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(props)) {
-      let p = strictify(v);
-      if (!required.has(k)) p = { anyOf: [p, { type: 'null' }] };
-      out[k] = p;
-    }
-    s.properties = out;
-    s.required = Object.keys(props);
-    s.additionalProperties = false;
-  }
-  if (s.items && typeof s.items === 'object') s.items = strictify(s.items as Record<string, unknown>);
-  for (const key of ['anyOf', 'oneOf', 'allOf']) {
-    if (Array.isArray(s[key])) s[key] = (s[key] as Record<string, unknown>[]).map(strictify);
-  }
-  return s;
+  return { name: tool.name, description: tool.description, parameters: toStrictJsonSchema(tool.schema) as Record<string, unknown> };
 }

@@ -242,8 +242,11 @@ export class JobFollower {
   private readonly taskNames = new Map<string, { name: string; kind?: string }>();
   private lastPrintedAttempt: string | null = null;
   private readonly plansShown = new Set<string>();
+  private readonly callNames = new Map<string, string>();
   private readonly questionsSeen = new Set<string>();
   private readonly questionsDone = new Set<string>();
+  /** Questions this command is answering (so their question.answered event is not "elsewhere"). */
+  private readonly questionsMine = new Set<string>();
   private readonly questionQueue: Question[] = [];
   private questionBusy = false;
   private promptAbort: { id: string; ctl: AbortController } | null = null;
@@ -473,7 +476,7 @@ export class JobFollower {
         return;
       case 'question.answered':
         if (typeof p.questionId === 'string') {
-          const mine = this.questionsDone.has(p.questionId);
+          const mine = this.questionsMine.has(p.questionId) || this.questionsDone.has(p.questionId);
           this.questionsDone.add(p.questionId);
           if (this.promptAbort?.id === p.questionId) this.promptAbort.ctl.abort();
           if (!mine && this.opts.events) this.out.line(`  ✓ answered elsewhere: ${oneLine(p.answer ?? '', 200)}`);
@@ -525,11 +528,7 @@ export class JobFollower {
         if (!this.opts.events) return;
         if (e.kind === 'plan.created') return this.showPlan(p);
         if (e.kind === 'agent.item') return void this.printAgentItem(p);
-        if (e.kind === 'agent.run') {
-          const who = p.agent ?? 'agent';
-          this.out.line(`  ◆ ${who}: ${p.status ?? ''}${p.stopReason ? ` — ${oneLine(p.stopReason, 200)}` : p.reason ? ` — ${oneLine(p.reason, 200)}` : ''}`);
-          return;
-        }
+        if (e.kind === 'agent.run') return this.printAgentRun(p);
         if (e.kind === 'job.created') {
           this.out.line(`  ▸ job created${p.files !== undefined ? ` with ${p.files} file${p.files === 1 ? '' : 's'}` : ''}`);
           return;
@@ -544,25 +543,37 @@ export class JobFollower {
 
   private printAgentItem(p: Record<string, any>) {
     const it: Record<string, any> = p.item && typeof p.item === 'object' ? { ...p, ...p.item } : p;
-    const who = it.agent ? `${String(it.agent)}` : 'agent';
+    const who = it.agent ? String(it.agent) : 'agent';
     const type = String(it.type ?? it.itemType ?? '');
-    const status = typeof it.status === 'string' && it.status !== 'DONE' ? ` [${it.status.toLowerCase()}]` : '';
-    const body = it.payload && typeof it.payload === 'object' ? { ...it.payload, ...it } : it;
+    const callId = typeof it.callId === 'string' ? it.callId : typeof it.call_id === 'string' ? it.call_id : null;
     if (type === 'function_call') {
-      this.out.line(`  ◆ ${who} → ${body.name ?? 'tool'}(${shortArgs(body.arguments ?? body.args ?? {})})${status}`);
+      const name = String(it.name ?? 'tool');
+      if (callId) this.callNames.set(callId, name);
+      this.out.line(`  ◆ ${who} → ${name}(${shortArgs(it.arguments ?? it.args ?? {})})`);
     } else if (type === 'function_call_output') {
-      this.out.line(`  ◆ ${who} ← ${body.name ? `${body.name}: ` : ''}${shortResult(body.output ?? body.result ?? '')}${status}`);
+      const name = it.name ?? (callId ? this.callNames.get(callId) : undefined);
+      const mark = it.status === 'REJECTED' ? 'rejected: ' : it.status === 'UNCERTAIN' ? 'uncertain: ' : '';
+      this.out.line(`  ◆ ${who} ← ${name ? `${name}: ` : ''}${mark}${shortResult(it.output ?? it.result ?? '')}`);
     } else if (type === 'message') {
-      const text = typeof body.content === 'string' ? body.content : typeof body.text === 'string' ? body.text : compactJson(body.content ?? body);
-      this.out.line(`  ◆ ${who}: ${oneLine(text, 400)}`);
+      // The instructions and the job description sent to the agent are not news to the user.
+      if (it.role && it.role !== 'assistant') return;
+      const text = typeof it.text === 'string' ? it.text : typeof it.content === 'string' ? it.content : compactJson(it.content ?? '');
+      if (text.trim()) this.out.line(`  ◆ ${who}: ${oneLine(text, 400)}`);
     } else if (type === 'reasoning') {
-      const summary = Array.isArray(body.summary) ? body.summary.map((s: { text?: string }) => s?.text ?? '').join(' ') : typeof body.summary === 'string' ? body.summary : '';
+      const summary = typeof it.text === 'string' ? it.text : Array.isArray(it.summary) ? it.summary.map((s: { text?: string }) => s?.text ?? '').join(' ') : '';
       if (summary.trim()) this.out.line(`  ◆ ${who} (thinking): ${oneLine(summary, 240)}`);
     } else if (type === 'note') {
-      this.out.line(`  ◆ ${who}: ${oneLine(body.text ?? body.note ?? body.message ?? compactJson(body), 300)}`);
+      this.out.line(`  ◆ ${who}: ${oneLine(it.text ?? it.note ?? it.message ?? compactJson(it), 300)}`);
     } else {
-      this.out.line(`  ◆ ${who}: ${compactJson(body, 200)}`);
+      this.out.line(`  ◆ ${who}: ${compactJson(it, 200)}`);
     }
+  }
+
+  private printAgentRun(p: Record<string, any>) {
+    const who = String(p.agent ?? 'agent');
+    const reason = typeof p.stopReason === 'string' && !/^(finished|completed|done)$/i.test(p.stopReason) ? ` — ${oneLine(p.stopReason, 200)}` : '';
+    const what: Record<string, string> = { RUNNING: 'started', WAITING: 'is waiting for your answer', COMPLETED: 'finished', FAILED: 'failed' };
+    this.out.line(`  ◆ ${who} ${what[String(p.status)] ?? String(p.status ?? '').toLowerCase()}${reason}`);
   }
 
   private async showPlan(p: Record<string, any>) {
@@ -675,8 +686,10 @@ export class JobFollower {
       if (!raw) continue;
       const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
       const answer = n >= 1 && n <= q.choices.length ? q.choices[n - 1]! : raw;
+      this.questionsMine.add(q.id);
       const d = await this.client.gql<{ answerQuestion: { __typename: string; message?: string } }>(ANSWER, { input: { questionId: q.id, answer } });
       const r = d.answerQuestion;
+      if (r.__typename !== 'Question') this.questionsMine.delete(q.id);
       if (r.__typename === 'Question') {
         this.questionsDone.add(q.id);
         this.out.line(`  ✓ answered: ${oneLine(answer, 200)}`);

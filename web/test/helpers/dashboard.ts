@@ -104,7 +104,7 @@ export async function startDashboard(env: Record<string, string> = {}): Promise<
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env });
   // Unexpected server errors are printed: a browser test that waits in vain then says why.
   const log = { ...silentLogger, error: (m: string, data?: Record<string, unknown>) => console.error(`[api] ${m}`, data ?? '') };
-  const server = await startServer({ config, log, webDir });
+  const server = await startServer({ config, log, webDir, model: null });
   const proxy = await startProxy(server.port);
   const browser = await chromium.launch({
     executablePath: CHROMIUM,

@@ -52,7 +52,8 @@ function isObject(js: Json): boolean {
 }
 
 function rewrite(node: unknown, path: string): Json {
-  if (!isObj(node)) {
+  const concrete = isObj(node) && ['type', 'anyOf', 'oneOf', 'allOf', '$ref', 'enum', 'const'].some((k) => k in node);
+  if (!isObj(node) || !concrete) {
     // `true` / `{}` (z.any / z.unknown): strict mode needs a concrete schema.
     throw new Error(`toStrictJsonSchema: ${path} accepts anything (z.any/z.unknown); strict mode needs a concrete type`);
   }

@@ -1,0 +1,191 @@
+/**
+ * The builtin model: deterministic rules that read the project (through the same tools
+ * a model would call) and emit the same tool calls, so the whole product works with no
+ * API key and no network. It understands (see the README):
+ *   - Python scripts with an `if __name__ == "__main__":` block, their argparse flags for
+ *     epochs/steps, device, seed and save/output paths, and literal torch.save paths;
+ *   - requirements.txt / pyproject / environment.yml pins of torch and numpy checked
+ *     against the online workers' versions (it asks, or stops naming pin and versions);
+ *   - several plausible entry points (it asks which), evaluation scripts (used to reload
+ *     the checkpoint), data folders shipped with the code, dependency-free simulations;
+ *   - metric thresholds written like "accuracy above 0.9" or "loss below 0.5".
+ * It does not understand notebooks, multi-process launchers, custom config systems
+ * (Hydra, YAML-driven runs), or packages other than torch/numpy being missing.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ArgFlag, EntryPoint, ProjectFacts } from '../planner/analyzeProject.js';
+import { satisfies } from '../planner/analyzeProject.js';
+import type { WorkerClass } from '../planner/networkCapacity.js';
+import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
+
+export function createBuiltinClient(): ModelClient {
+  return {
+    name: 'builtin',
+    respond: async (req: ModelRequest): Promise<ModelResponse> => ({ status: 'completed', output: decide(req) }),
+  };
+}
+
+type Outputs = Map<string, unknown[]>;
+
+function toolOutputs(history: Item[]): Outputs {
+  const names = new Map<string, string>();
+  const out: Outputs = new Map();
+  for (const i of history) {
+    if (i.type === 'function_call') names.set(i.call_id, i.name);
+    if (i.type === 'function_call_output') {
+      const name = names.get(i.call_id);
+      if (!name) continue;
+      let v: unknown;
+      try {
+        v = JSON.parse(i.output);
+      } catch {
+        v = i.output;
+      }
+      out.set(name, [...(out.get(name) ?? []), v]);
+    }
+  }
+  return out;
+}
+
+const call = (name: string, args: Record<string, unknown>): Item[] => [{ type: 'function_call', call_id: `call_${randomUUID()}`, name, arguments: JSON.stringify(args) }];
+const say = (text: string): Item[] => [{ type: 'message', role: 'assistant', content: text }];
+
+function decide(req: ModelRequest): Item[] {
+  const agent = /^You are the (\w+)/.exec(req.instructions)?.[1] ?? 'planner';
+  const history = req.input;
+  const out = toolOutputs(history);
+  const last = <T>(name: string) => out.get(name)?.at(-1) as T | undefined;
+  const userText = history.filter((i): i is Extract<Item, { type: 'message' }> => i.type === 'message' && i.role === 'user').map((m) => m.content);
+
+  if (agent !== 'planner') {
+    // Specialists: look at the facts, then answer in words.
+    if (!last('find_dependencies')) return call('find_dependencies', {});
+    const facts = last<ProjectFacts>('find_dependencies')!;
+    if (agent === 'dependencies' && !last('network_capacity')) return call('network_capacity', {});
+    if (agent === 'validation') {
+      const ep = facts.entryPoints.find((e) => e.savesCheckpoint);
+      return say(
+        ep
+          ? `Require exit code 0 and the checkpoint among the outputs; then reload the checkpoint on a worker and evaluate it (${facts.entryPoints.some((e) => /eval/i.test(e.path)) ? 'the project has an evaluation script: use it' : 'no evaluation script: use python -m chatgpu.reload_check'}). Add metric thresholds only where the user asked for them.`
+          : 'Require exit code 0 and the declared output files; the run saves no checkpoint, so there is nothing to reload.',
+      );
+    }
+    if (agent === 'dependencies') {
+      const cap = last<{ summary: string }>('network_capacity')!;
+      return say(`Pins: ${facts.pins.map((p) => `${p.name}${p.spec}`).join(', ') || 'none'}. Online: ${cap.summary}. Workers cannot install packages.`);
+    }
+    return say('The workload runs as one task; splitting it would change its result unless it is a sweep of independent runs.');
+  }
+
+  // ── The planner ──
+  if (!last('list_files')) return call('list_files', {});
+  if (!last('find_dependencies')) return call('find_dependencies', {});
+  if (!last('network_capacity')) return call('network_capacity', {});
+  const facts = last<ProjectFacts>('find_dependencies')!;
+  const cap = last<{ classes: WorkerClass[]; summary: string }>('network_capacity')!;
+  const task = userText[0] ?? '';
+  const request = /Request:\s*([\s\S]*?)(?:\n[A-Z][\w ]+:|$)/.exec(task)?.[1]?.trim() ?? task;
+  const preference = /Hardware preference:\s*(\w+)/.exec(task)?.[1] ?? 'any';
+  const answers = userText.slice(1);
+  const asked = (out.get('ask_user') ?? []).length;
+  const answerTo = (marker: string) => answers.find((a) => a.includes(marker));
+
+  // 1. Dependency pins the workers cannot satisfy.
+  const versions = (name: string) => [...new Set(cap.classes.flatMap((c) => (name === 'torch' ? c.torchVersions : name === 'numpy' ? c.numpyVersions : [])))];
+  const blocking = facts.pins.filter((p) => (p.name === 'torch' || p.name === 'numpy') && p.spec && !versions(p.name).some((v) => satisfies(v, p.spec) === true));
+  if (blocking.length) {
+    const sentence = blocking.map((p) => `${p.file} pins ${p.name}${p.spec}, but the online workers have ${versions(p.name).length ? `${p.name} ${versions(p.name).join(', ')}` : `no ${p.name}`}`).join('; ');
+    const answer = answerTo('pins');
+    if (!answer) return call('ask_user', { question: `${sentence}. Run with the workers' versions anyway, or stop the job?`, choices: ["Run with the workers' versions", 'Stop the job'] });
+    if (/stop|cancel|no\b/i.test(answer.split(':').pop() ?? '')) return call('give_up', { reason: `${sentence}. Stopped at your request.` });
+  }
+  if (facts.usesTorch && !cap.classes.some((c) => c.torchVersions.length)) {
+    return call('give_up', { reason: `The project imports torch, but no online worker has PyTorch (online: ${cap.summary}).` });
+  }
+
+  // 2. The entry point.
+  const eps = facts.entryPoints;
+  if (eps.length === 0) {
+    return call('give_up', { reason: 'No entry point: no Python file has an `if __name__ == "__main__":` block, so there is nothing to run. Add one, or say which file to run.' });
+  }
+  const named = eps.filter((e) => request.includes(e.path) || request.includes(e.path.split('/').pop()!));
+  const primary = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$/i.test(e.path));
+  let entry: EntryPoint | undefined = named.length === 1 ? named[0] : primary.length === 1 ? primary[0] : undefined;
+  if (!entry) {
+    const choices = (primary.length ? primary : eps).map((e) => e.path);
+    const answer = answerTo('Which script');
+    if (!answer) return call('ask_user', { question: `Which script should run? The project has several entry points: ${choices.join(', ')}.`, choices });
+    const said = answer.split(':').pop() ?? '';
+    entry = (primary.length ? primary : eps).find((e) => said.includes(e.path)) ?? (primary.length ? primary : eps).find((e) => said.includes(e.path.split('/').pop()!));
+    if (!entry) return call('give_up', { reason: `The answer "${said.trim()}" names none of ${choices.join(', ')}.` });
+  }
+  if (!(out.get('read_file') ?? []).some((o) => (o as { path?: string }).path === entry!.path)) return call('read_file', { path: entry.path });
+  const source = ((out.get('read_file') ?? []).find((o) => (o as { path?: string }).path === entry!.path) as { content?: string } | undefined)?.content ?? '';
+
+  // 3. Hardware.
+  const has = (w: string, vendor?: string) => cap.classes.some((c) => c.workloads.includes(w) && (!vendor || c.accelVendor === vendor));
+  let hardware: { workload: string; accelVendor?: string };
+  if (!facts.usesTorch) hardware = { workload: 'python' };
+  else if (entry.hardwiredCuda.length && !has('torch-cuda', 'nvidia')) {
+    return call('give_up', {
+      reason: `The code is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no online worker has an NVIDIA GPU (online: ${cap.summary}). Make it device-agnostic (use the CHATGPU_DEVICE environment variable) or wait for an NVIDIA worker.`,
+    });
+  } else if ((preference === 'nvidia' || entry.hardwiredCuda.length) && has('torch-cuda', 'nvidia')) hardware = { workload: 'torch-cuda', accelVendor: 'nvidia' };
+  else if (preference === 'amd' && has('torch-rocm', 'amd')) hardware = { workload: 'torch-rocm', accelVendor: 'amd' };
+  else if (preference === 'apple' && has('torch-mps', 'apple')) hardware = { workload: 'torch-mps', accelVendor: 'apple' };
+  else if (preference === 'any' && has('torch-cuda', 'nvidia')) hardware = { workload: 'torch-cuda', accelVendor: 'nvidia' };
+  else hardware = { workload: 'torch-cpu' };
+
+  // 4. The command and where results go.
+  const args: string[] = [];
+  let checkpoint: string | null = null;
+  const outputs = new Set<string>(['outputs']);
+  const num = (re: RegExp) => re.exec(request)?.[1];
+  for (const f of entry.flags) {
+    const name = f.flag.replace(/^--/, '').replace(/_/g, '-');
+    if (/^(num-)?epochs?$/.test(name) && num(/(\d+)\s*epochs?/i)) args.push(f.flag, num(/(\d+)\s*epochs?/i)!);
+    else if (/^(num-|max-)?(steps|iters|iterations)$/.test(name) && num(/(\d+)\s*(?:steps|iterations|iters)/i)) args.push(f.flag, num(/(\d+)\s*(?:steps|iterations|iters)/i)!);
+    else if (/^(seed)$/.test(name) && num(/seed\s*(\d+)/i)) args.push(f.flag, num(/seed\s*(\d+)/i)!);
+    else if (name === 'device') args.push(f.flag, '"$CHATGPU_DEVICE"');
+    else if (/^(out|output)-?dir$|^save-dir$|^log-dir$/.test(name)) args.push(f.flag, 'outputs');
+    else if (/^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path|save-model)$/.test(name) && f.type !== 'bool' && !/store_true/.test(f.default ?? '')) {
+      const base = (f.default ?? 'model.pt').split('/').pop()!.replace(/[^\w.-]/g, '') || 'model.pt';
+      checkpoint = `outputs/${base}`;
+      args.push(f.flag, checkpoint);
+    }
+  }
+  if (!checkpoint) {
+    const literal = /torch\.save\([^,]+,\s*(?:os\.path\.join\(\s*[^,]+,\s*)?['"]([^'"]+\.(?:pt|pth|ckpt|bin))['"]/.exec(source)?.[1];
+    if (literal) {
+      checkpoint = literal.replace(/^\.\//, '');
+      outputs.add(checkpoint);
+    }
+  }
+  const command = ['python', entry.path, ...args].join(' ');
+
+  // 5. Validation: a second opinion when a checkpoint will be produced.
+  if (checkpoint && !last('consult_specialist')) {
+    return call('consult_specialist', { specialist: 'validation', question: `The run of ${entry.path} saves ${checkpoint}. What should the acceptance criteria be?` });
+  }
+  const metrics: { name: string; op: string; value: number }[] = [];
+  for (const m of request.matchAll(/\b(accuracy|acc|loss|val[_ ]?loss|f1|auc)\s+(?:of\s+)?(above|over|greater than|at least|>=?|below|under|less than|at most|<=?)\s*([\d.]+)/gi)) {
+    const op = /above|over|greater|>$/.test(m[2]!) ? '>' : /at least|>=/.test(m[2]!) ? '>=' : /at most|<=/.test(m[2]!) ? '<=' : '<';
+    metrics.push({ name: m[1]!.toLowerCase().replace(/\s/g, '_'), op, value: Number(m[3]) });
+  }
+  let evaluate: { checkpoint: string; command: string } | undefined;
+  if (checkpoint) {
+    const evalScript = eps.find((e) => e !== entry && /eval/i.test(e.path) && e.flags.some((f: ArgFlag) => /checkpoint|ckpt|model|weights/.test(f.flag)));
+    const flag = evalScript?.flags.find((f) => /checkpoint|ckpt|model|weights/.test(f.flag))?.flag;
+    evaluate = { checkpoint, command: evalScript && flag ? `python ${evalScript.path} ${flag} ${checkpoint}` : `python -m chatgpu.reload_check ${checkpoint}` };
+  }
+  return call('submit_plan', {
+    summary: `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`,
+    steps: [`Run \`${command}\``, 'Collect outputs/', ...(evaluate ? [`Evaluate: \`${evaluate.command}\``] : []), 'Check the acceptance criteria'],
+    command,
+    environment: null,
+    hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null },
+    timeoutSec: 3600,
+    outputs: [...outputs],
+    acceptance: { exitCode: 0, requiredFiles: checkpoint ? [checkpoint] : [], metrics, evaluate: evaluate ? { ...evaluate, metrics: null } : null },
+  });
+}

@@ -1,0 +1,110 @@
+/**
+ * The main job end to end with the builtin model (no API key): real API, real
+ * PostgreSQL, a real worker process running real PyTorch.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
+import { startTestApi } from './helpers/api.js';
+import { repoRoot } from './helpers/processes.js';
+import { startWorker } from './helpers/worker.js';
+
+const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
+const user = await api.signUp();
+const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
+await startWorker(api.url, wt.data.createWorkerToken.token, 'cpu-box');
+
+const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { command requirements acceptanceCriteria author }
+  openQuestions { id text choices } outputs { path sha256 size }
+  tasks { kind status statusReason } events(first: 2000) { kind payload } } }`;
+
+async function submit(files: Record<string, string>, request: string) {
+  const manifest = [];
+  for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
+  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`, { i: { title: 'job', request, files: manifest } }, user.token);
+  return r.data.createJob.id as string;
+}
+
+function dirFiles(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of readdirSync(dir)) if (statSync(path.join(dir, f)).isFile()) out[f] = readFileSync(path.join(dir, f), 'utf8');
+  return out;
+}
+
+async function until(id: string, pred: (job: any) => boolean, timeoutMs = 90_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const job = (await api.gql(JOB, { id }, user.token)).data.job;
+    if (pred(job)) return job;
+    if (Date.now() > end) throw new Error(`timed out; job: ${JSON.stringify({ status: job.status, reason: job.statusReason, tasks: job.tasks })}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('the main job, builtin planner', () => {
+  it('trains the example for 2 epochs, reloads and evaluates the checkpoint, and offers the model', async () => {
+    const id = await submit(dirFiles(path.join(repoRoot, 'examples/torch-classifier')), 'train it for 2 epochs and give me the model');
+    const job = await until(id, (j) => ['SUCCEEDED', 'FAILED'].includes(j.status), 120_000);
+    expect(job.status, job.statusReason).toBe('SUCCEEDED');
+    expect(job.currentPlan.author).toBe('builtin');
+    expect(job.currentPlan.command).toBe('python train.py --epochs 2 --device "$CHATGPU_DEVICE" --save outputs/model.pt');
+    expect(job.currentPlan.acceptanceCriteria.evaluate.command).toBe('python evaluate.py --checkpoint outputs/model.pt');
+    expect(job.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED'], ['EVALUATE', 'SUCCEEDED']]);
+    expect(job.outputs.map((o: any) => o.path)).toContain('outputs/model.pt');
+    const kinds = new Set(job.events.map((e: any) => e.kind));
+    for (const k of ['job.created', 'agent.run', 'agent.item', 'plan.created', 'task.created', 'attempt.status', 'validation']) expect(kinds).toContain(k);
+    const calls = job.events.filter((e: any) => e.kind === 'agent.item' && e.payload.type === 'function_call').map((e: any) => e.payload.name);
+    expect(calls).toEqual(expect.arrayContaining(['list_files', 'find_dependencies', 'network_capacity', 'read_file', 'consult_specialist', 'submit_plan']));
+    const evaluation = job.events.find((e: any) => e.kind === 'validation' && e.payload.step === 'evaluate');
+    expect(evaluation.payload.metrics.eval_accuracy).toBeGreaterThan(0.5);
+    const model = await api.getBlob(job.outputs.find((o: any) => o.path === 'outputs/model.pt').sha256, user.token);
+    expect(model.status).toBe(200);
+    expect(model.bytes.length).toBeGreaterThan(1000);
+    expect(job.statusReason).toMatch(/reloaded and evaluated/);
+  });
+
+  it('asks which of two entry points to run, and resumes planning from its saved history when answered', async () => {
+    const id = await submit(
+      {
+        'main.py': 'if __name__ == "__main__":\n    print("main")\n',
+        'train.py': 'import os\nif __name__ == "__main__":\n    open("outputs/done.txt", "w").write("trained")\n    print("trained")\n',
+      },
+      'run the project',
+    );
+    const waiting = await until(id, (j) => j.status === 'NEEDS_INPUT');
+    const q = waiting.openQuestions[0];
+    expect(q.text).toMatch(/Which script should run/);
+    expect(q.choices).toEqual(['main.py', 'train.py']);
+    const runsBefore = await api.server.db.prisma.agentRun.count({ where: { agent: 'planner', job: { id: Buffer.from(id, 'base64').toString().split(':')[1]! } } });
+    const ans = await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename ... on Question { status answer } } }`, { i: { questionId: q.id, answer: 'train.py' } }, user.token);
+    expect(ans.data.answerQuestion).toMatchObject({ __typename: 'Question', status: 'ANSWERED' });
+    const done = await until(id, (j) => ['SUCCEEDED', 'FAILED'].includes(j.status));
+    expect(done.status, done.statusReason).toBe('SUCCEEDED');
+    expect(done.currentPlan.command).toBe('python train.py');
+    // The same planner run continued (its history holds the question and the answer).
+    const jobId = Buffer.from(id, 'base64').toString().split(':')[1]!;
+    expect(await api.server.db.prisma.agentRun.count({ where: { agent: 'planner', jobId } })).toBe(runsBefore);
+    const run = await api.server.db.prisma.agentRun.findFirstOrThrow({ where: { agent: 'planner', jobId } });
+    const items = await api.server.db.prisma.agentItem.findMany({ where: { runId: run.id }, orderBy: { seq: 'asc' } });
+    expect(items.some((i) => i.type === 'message' && JSON.stringify(i.payload).includes('train.py'))).toBe(true);
+  });
+
+  it('names an unsatisfiable pin and the workers’ versions, asks, and stops with that sentence when told to', async () => {
+    const id = await submit({ 'requirements.txt': 'torch==2.3.0\nnumpy\n', 'train.py': 'import torch\nif __name__ == "__main__":\n    print(torch.__version__)\n' }, 'train it');
+    const waiting = await until(id, (j) => j.status === 'NEEDS_INPUT');
+    const q = waiting.openQuestions[0];
+    expect(q.text).toMatch(/requirements\.txt pins torch==2\.3\.0, but the online workers have torch 1\.13/);
+    await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: q.id, answer: 'Stop the job' } }, user.token);
+    const done = await until(id, (j) => j.status === 'FAILED');
+    expect(done.statusReason).toMatch(/pins torch==2\.3\.0, but the online workers have torch 1\.13.*Stopped at your request/);
+    expect(done.tasks).toEqual([]);
+  });
+
+  it('explains instead of failing at run time when the code is hard-wired to CUDA and no NVIDIA worker is online', async () => {
+    const id = await submit({ 'train.py': 'import torch\nif __name__ == "__main__":\n    x = torch.zeros(3).cuda()\n' }, 'train');
+    const done = await until(id, (j) => j.status === 'FAILED');
+    expect(done.statusReason).toMatch(/hard-wired to CUDA \(train\.py:3\) and no online worker has an NVIDIA GPU/);
+    expect(done.tasks).toEqual([]);
+  });
+});
