@@ -22,6 +22,7 @@ import { schema } from './graphql/index.js';
 import { checkLimits } from './graphql/limits.js';
 import { PubSub } from './graphql/pubsub.js';
 import { handleBlob, sendJson } from './http/blobRoutes.js';
+import { handleOutputsArchive } from './http/outputsArchive.js';
 import { serveStatic } from './http/staticFiles.js';
 import { startScheduler } from './scheduler/startScheduler.js';
 import { modelFor } from './agents/modelFor.js';
@@ -138,6 +139,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       return sendJson(res, 200, { ok: true, database: db.kind });
     }
     const principal = await authenticate(resources, req.headers.authorization);
+    const outputs = /^\/jobs\/([^/]+)\/outputs\.tar\.gz$/.exec(url.pathname);
+    if (outputs && req.method === 'GET') return handleOutputsArchive(resources, principal, res, decodeURIComponent(outputs[1]!));
     const blob = /^\/blobs\/([^/]+)$/.exec(url.pathname);
     if (blob) return handleBlob(resources, principal, req, res, blob[1]!, url.searchParams);
     if (url.pathname === '/graphql') {
@@ -231,6 +234,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   });
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  resources.baseUrl = config.publicUrl ?? `http://localhost:${port}`;
 
   const scheduler = opts.scheduler === false ? null : startScheduler(resources, pipeline ? () => pipeline.reconcile() : undefined);
 

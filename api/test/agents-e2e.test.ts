@@ -2,7 +2,9 @@
  * The main job end to end with the builtin model (no API key): real API, real
  * PostgreSQL, a real worker process running real PyTorch.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
@@ -62,6 +64,25 @@ describe('the main job, builtin planner', () => {
     expect(model.status).toBe(200);
     expect(model.bytes.length).toBeGreaterThan(1000);
     expect(job.statusReason).toMatch(/reloaded and evaluated/);
+
+    // All outputs as one archive, for the owner only.
+    const res = await fetch(`${api.url}/jobs/${encodeURIComponent(id)}/outputs.tar.gz`, { headers: { authorization: `Bearer ${user.token}` } });
+    expect(res.status).toBe(200);
+    const dir = mkdtempSync(path.join(tmpdir(), 'outs-'));
+    writeFileSync(path.join(dir, 'o.tgz'), Buffer.from(await res.arrayBuffer()));
+    execFileSync('tar', ['-xzf', 'o.tgz'], { cwd: dir });
+    expect(readFileSync(path.join(dir, 'outputs/model.pt')).equals(model.bytes)).toBe(true);
+    const stranger = await api.signUp();
+    expect((await fetch(`${api.url}/jobs/${encodeURIComponent(id)}/outputs.tar.gz`, { headers: { authorization: `Bearer ${stranger.token}` } })).status).toBe(404);
+
+    // The network as the dashboard sees it, and one attempt's logs by id.
+    const net = await api.gql(`{ networkCapacity { accelVendor count workloads torchVersions } }`, {}, user.token);
+    expect(net.data.networkCapacity).toEqual([expect.objectContaining({ accelVendor: 'none', count: 1, workloads: expect.arrayContaining(['torch-cpu']) })]);
+    const jobId = Buffer.from(id, 'base64').toString().split(':')[1]!;
+    const attempt = await api.server.db.prisma.attempt.findFirstOrThrow({ where: { task: { jobId, kind: 'RUN' } } });
+    const logs = await api.gql(`query($id: ID!) { attempt(id: $id) { status logs(first: 5000) { text } } }`, { id: attempt.id }, user.token);
+    expect(logs.data.attempt.logs.some((l: any) => /^epoch 2\/2: loss [\d.]+ accuracy [\d.]+$/.test(l.text))).toBe(true);
+    expect((await api.gql(`query($id: ID!) { attempt(id: $id) { status } }`, { id: attempt.id }, stranger.token)).data.attempt).toBeNull();
   });
 
   it('asks which of two entry points to run, and resumes planning from its saved history when answered', async () => {

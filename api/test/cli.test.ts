@@ -8,14 +8,14 @@ import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { recordJobEvent } from '../src/domain/jobs/jobEvents.js';
 import { rawId, sha256, startTestApi, type TestApi } from './helpers/api.js';
 import { runCli, startCli } from './helpers/cli.js';
 import { freePort } from './helpers/processes.js';
 
 const api: TestApi = await startTestApi();
-// The planner and workers are played by rows this file seeds: no background pipeline.
-delete api.server.resources.hooks;
+// No agents here (startTestApi's default): the planner and workers are played by rows this file seeds.
 const prisma = api.server.db.prisma;
 const user = await api.signUp();
 const tmp = await mkdtemp(path.join(tmpdir(), 'chatgpu-cli-'));
@@ -400,8 +400,14 @@ describe('chatgpu submit --wait', () => {
 
 describe('chatgpu submit --wait with the real builtin planner', () => {
   it('the planner asks which entry point; the answer typed at the prompt resumes planning from its saved history', async () => {
-    const live = await startTestApi();
+    const live = await startTestApi({}, { model: createBuiltinClient() });
     const me = await live.signUp();
+    // One online CPU worker that runs plain Python (the planner plans for the network it sees).
+    await live.gql(`mutation { createWorkerToken(input: {name: "cpu"}) { __typename } }`, {}, me.token);
+    const wt = await live.server.db.prisma.workerToken.findFirstOrThrow({ where: { userId: me.userId } });
+    await live.server.db.prisma.worker.create({
+      data: { ownerId: me.userId, tokenId: wt.id, name: 'cpu-box', status: 'ONLINE', workloads: ['python'], cpuCores: 4, memoryMiB: 8192, capabilities: { pythons: [{ path: '/usr/bin/python3', version: '3.11.2' }], python: '/usr/bin/python3' } },
+    });
     const proj = path.join(tmp, 'two-entry-points');
     await writeTree(proj, {
       'train.py': 'if __name__ == "__main__":\n    print("train")\n',

@@ -571,8 +571,10 @@ export class JobFollower {
 
   private printAgentRun(p: Record<string, any>) {
     const who = String(p.agent ?? 'agent');
-    const reason = typeof p.stopReason === 'string' && !/^(finished|completed|done)$/i.test(p.stopReason) ? ` — ${oneLine(p.stopReason, 200)}` : '';
-    const what: Record<string, string> = { RUNNING: 'started', WAITING: 'is waiting for your answer', COMPLETED: 'finished', FAILED: 'failed' };
+    const stop = typeof p.stopReason === 'string' && p.stopReason ? p.stopReason : null;
+    const reason = stop && !/^(finished|completed|done)$/i.test(stop) ? ` (${oneLine(stop.replace(/_/g, ' '), 200)})` : '';
+    // RUNNING with a stop reason: a turn ended at one of its limits and the next one follows.
+    const what: Record<string, string> = { RUNNING: stop ? 'paused' : 'started', WAITING: 'is waiting for your answer', COMPLETED: 'finished', FAILED: 'failed' };
     this.out.line(`  ◆ ${who} ${what[String(p.status)] ?? String(p.status ?? '').toLowerCase()}${reason}`);
   }
 

@@ -17,6 +17,8 @@ export interface Resources {
   config: Config;
   log: Logger;
   now(): Date;
+  /** The URL clients reach this API at (CHATGPU_PUBLIC_URL, else the bound port on localhost). */
+  baseUrl?: string;
   /** Where the domain hands work to the agents (set by the composition root). */
   hooks?: DomainHooks;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { cancelJob } from '../../domain/jobs/cancelJob.js';
 import { createJob } from '../../domain/jobs/createJob.js';
 import { answerQuestion } from '../../domain/jobs/answerQuestion.js';
+import { jobOutputs } from '../../domain/jobs/jobOutputs.js';
 import { builder } from '../builder.js';
 import { decodeId } from '../ids.js';
 import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
@@ -44,13 +45,8 @@ export const JobRef = builder.prismaNode('Job', {
     tasks: t.relation('tasks', { query: { orderBy: { createdAt: 'asc' } } }),
     outputs: t.field({
       type: [FileEntry],
-      description: 'The downloadable results: files of the succeeded run (and evaluation) tasks.',
-      select: { tasks: { where: { status: 'SUCCEEDED', kind: { in: ['RUN', 'SHARD', 'EVALUATE'] } }, select: { result: true, kind: true, name: true }, orderBy: { createdAt: 'asc' } } },
-      resolve: (job) => {
-        const seen = new Map<string, FileEntryShape>();
-        for (const t of job.tasks) for (const o of ((t.result as { outputs?: FileEntryShape[] } | null)?.outputs ?? [])) seen.set(o.path, o);
-        return [...seen.values()];
-      },
+      description: 'The downloadable results: files of the succeeded run (and evaluation) tasks. All at once: GET /jobs/<id>/outputs.tar.gz.',
+      resolve: (job, _a, ctx) => jobOutputs(ctx.prisma, job.id),
     }),
     openQuestions: t.relation('questions', { query: { where: { status: 'OPEN' }, orderBy: { createdAt: 'asc' } } }),
     events: t.prismaField({

@@ -1,4 +1,6 @@
 import { builder } from '../builder.js';
+import { isUuid, requireUser } from '../principal.js';
+import { networkCapacity } from '../../agents/planner/networkCapacity.js';
 import { FileEntry } from './Job.js';
 
 builder.prismaObject('Task', {
@@ -84,3 +86,39 @@ builder.prismaObject('MetricPoint', {
     ts: t.expose('ts', { type: 'DateTime' }),
   }),
 });
+
+builder.queryFields((t) => ({
+  attempt: t.prismaField({
+    type: 'Attempt',
+    nullable: true,
+    authScopes: { user: true },
+    args: { id: t.arg.id() },
+    description: 'One attempt of one of your jobs (for paging its logs and metrics); null otherwise.',
+    resolve: (query, _p, { id }, ctx) =>
+      isUuid(String(id)) ? ctx.prisma.attempt.findFirst({ ...query, where: { id: String(id), task: { ownerId: requireUser(ctx) } } }) : null,
+  }),
+}));
+
+type WorkerClassShape = Awaited<ReturnType<typeof networkCapacity>>['classes'][number];
+const WorkerClass = builder.objectRef<WorkerClassShape>('WorkerClass').implement({
+  description: 'Online workers of one accelerator vendor (none = CPU only), across the whole network.',
+  fields: (t) => ({
+    accelVendor: t.exposeString('accelVendor'),
+    count: t.exposeInt('count'),
+    workloads: t.exposeStringList('workloads'),
+    torchVersions: t.exposeStringList('torchVersions'),
+    pythonVersions: t.exposeStringList('pythonVersions'),
+    accelerators: t.exposeStringList('accelerators'),
+    maxMemoryMiB: t.exposeInt('maxMemoryMiB'),
+    maxAccelMemoryMiB: t.exposeInt('maxAccelMemoryMiB'),
+  }),
+});
+
+builder.queryField('networkCapacity', (t) =>
+  t.field({
+    type: [WorkerClass],
+    authScopes: { user: true },
+    description: 'What the network can run right now: online workers grouped by class (no owner or machine details).',
+    resolve: async (_p, _a, ctx) => (await networkCapacity(ctx)).classes,
+  }),
+);

@@ -148,7 +148,7 @@ builder.mutationFields((t) => ({
     errors: { types: [ValidationError] },
     resolve: async (_p, { input }, ctx) => {
       const created = await createWorkerToken(ctx, requireUser(ctx), input.name);
-      const server = ctx.config.publicUrl ?? `http://localhost:${ctx.config.port}`;
+      const server = ctx.baseUrl ?? ctx.config.publicUrl ?? `http://localhost:${ctx.config.port}`;
       return { ...created, command: `npx chatgpu-worker --server ${server} --token ${created.token}` };
     },
   }),
