@@ -13,6 +13,8 @@ export default defineConfig({
     include: ['api/**/*.test.ts', 'worker/**/*.test.ts', 'web/test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     globalSetup: ['api/test/globalSetup.ts'],
+    // API processes that tests spawn never build the dashboard (the browser suite builds it once).
+    env: { CHATGPU_SKIP_WEB_BUILD: '1' },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

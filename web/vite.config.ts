@@ -14,6 +14,7 @@ export default defineConfig({
       '/graphql': { target: api, ws: true, changeOrigin: true },
       '/blobs': { target: api, changeOrigin: true },
       '/healthz': { target: api, changeOrigin: true },
+      '^/jobs/[^/]+/outputs\\.tar\\.gz$': { target: api, changeOrigin: true },
     },
   },
   build: {

@@ -424,5 +424,6 @@ describe('chatgpu submit --wait with the real builtin planner', () => {
     const c = await runCli(['cancel', m[1]!, '--server', live.url], { env: withToken(me.token) });
     expect(c.code).toBe(0);
     expect(await cli.exited).toBe(1);
+    if (process.env.CLI_TEST_PRINT) console.log(cli.output());
   });
 });

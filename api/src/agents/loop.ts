@@ -81,16 +81,33 @@ export interface RunOptions {
   lockHolder?: string;
 }
 
+/**
+ * The agent lock's lease. Fix: it was (turnSec + 30) s (120 s by default) and renewed
+ * only before each model call, so after a crash the job stayed locked — its PENDING
+ * calls unresolved — for up to two minutes. Now the lease is short and a timer renews
+ * it while the turn runs; a crashed holder's lock expires within LOCK_LEASE_MS.
+ */
+export const LOCK_LEASE_MS = 15_000;
+const LOCK_RENEW_MS = 5_000;
+
 export async function runAgentTurn(r: Resources, opts: RunOptions): Promise<TurnResult> {
-  const { config } = r;
   const holder = opts.lockHolder ?? randomUUID();
-  const lockMs = (config.agents.turnSec + 30) * 1000;
+  const lockMs = LOCK_LEASE_MS;
   if (!opts.lockHolder && !(await acquireAgentLock(r, opts.jobId, holder, lockMs))) {
     return { runId: opts.runId ?? '', stopReason: 'locked', status: 'RUNNING' };
   }
+  // Sub-runs hold their parent's lock, which the parent's timer renews.
+  let renewing: Promise<unknown> = Promise.resolve();
+  const timer = opts.lockHolder
+    ? null
+    : setInterval(() => {
+        renewing = acquireAgentLock(r, opts.jobId, holder, lockMs).catch(() => false);
+      }, LOCK_RENEW_MS);
   try {
     return await turn(r, opts, holder, lockMs);
   } finally {
+    if (timer) clearInterval(timer);
+    await renewing; // a renewal landing after the release would lock the job again
     if (!opts.lockHolder) await releaseAgentLock(r, opts.jobId, holder);
   }
 }
@@ -112,24 +129,37 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
     return { runId: run.id, stopReason, status, ...(finalText !== undefined ? { finalText } : {}) };
   };
 
-  if (opts.input?.length) await saveItems(r, jobId, run.id, agent.name, opts.input.map((item) => ({ item, status: 'DONE' as const })));
-
-  // 2. Calls left PENDING by a crash.
+  // 2. Calls left PENDING by a crash — resolved BEFORE the new input is appended (fix: the
+  //    input used to be saved first, so a user's answer landed between the ask_user call
+  //    and its output).
   const pending = await r.prisma.agentItem.findMany({ where: { runId: run.id, type: 'function_call', status: 'PENDING' }, orderBy: { seq: 'asc' } });
+  let stop: { control: 'wait' | 'finish'; recovered: boolean; name: string } | null = null;
   for (const p of pending) {
     const call = p.payload as unknown as Extract<Item, { type: 'function_call' }>;
+    if (stop) {
+      await rejectAfterStop(r, jobId, run.id, agent.name, p.id, call.call_id, stop);
+      continue;
+    }
     const tool = agent.tools.find((t) => t.name === call.name);
     const action = await r.prisma.action.findUnique({ where: { idempotencyKey: call.call_id } });
     if (action?.status === 'DONE' || action?.status === 'FAILED') {
       await saveOutput(r, jobId, run.id, agent.name, p.id, call.call_id, action.outcome ?? { error: 'no outcome recorded' }, 'DONE');
+      // Fix: the recorded outcome used to drop the tool's control, so a recovered ask_user
+      // went on to call the model again as if the question had been answered.
+      if (action.status === 'DONE' && tool?.recoveredControl) stop = { control: tool.recoveredControl, recovered: true, name: call.name };
     } else if (action?.status === 'STARTED') {
       await saveOutput(r, jobId, run.id, agent.name, p.id, call.call_id, { uncertain: true, message: `The ${call.name} action may or may not have happened (the system stopped while it ran). Observe the current state before trying again.` }, 'UNCERTAIN');
     } else {
       const res = await dispatch(r, tool, call, ctxFor(call.call_id), p.id);
-      if (res.control === 'wait') return finish('waiting_for_user', 'WAITING');
-      if (res.control === 'finish') return finish('finished', 'COMPLETED');
+      if (res.control) stop = { control: res.control, recovered: false, name: call.name };
     }
   }
+
+  if (opts.input?.length) await saveItems(r, jobId, run.id, agent.name, opts.input.map((item) => ({ item, status: 'DONE' as const })));
+  if (stop?.control === 'finish') return finish('finished', 'COMPLETED');
+  // A recovered wait (the question was asked before the crash) ends the turn, unless the
+  // input brings what it waited for (the user's answer, given while the call was PENDING).
+  if (stop?.control === 'wait' && !(stop.recovered && opts.input?.length)) return finish('waiting_for_user', 'WAITING');
 
   let modelCalls = 0;
   let toolCalls = 0;
@@ -137,7 +167,10 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
     const elapsed = Date.now() - started;
     if (elapsed >= limits.turnSec * 1000) return finish('limit_time', 'RUNNING');
     if (modelCalls >= limits.maxModelCalls) return finish('limit_model_calls', 'RUNNING');
-    await acquireAgentLock(r, jobId, holder, lockMs); // renew
+    // Renew. Fix: the result was ignored, so a turn whose lease had expired and been taken
+    // over kept calling the model and dispatching tools — two runs at once on one job.
+    // (Nothing is written to the run then: it belongs to the new holder.)
+    if (!(await acquireAgentLock(r, jobId, holder, lockMs))) return { runId: run.id, stopReason: 'locked', status: 'RUNNING' };
 
     const history = await loadHistory(r, run.id);
     let response;
@@ -180,7 +213,14 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
       return finish('done', 'COMPLETED', text?.type === 'message' ? text.content : undefined);
     }
     // d. One call at a time.
+    let stopped: { control: 'wait' | 'finish'; recovered: boolean; name: string } | null = null;
     for (const c of calls) {
+      if (stopped) {
+        // Fix: calls after one that paused or finished the run were left PENDING forever
+        // (or, after an answer, run on a stale decision). Each call gets exactly one output.
+        await rejectAfterStop(r, jobId, run.id, agent.name, c.id, (c.item as { call_id: string }).call_id, stopped);
+        continue;
+      }
       if (toolCalls >= limits.maxToolCalls) {
         await saveOutput(r, jobId, run.id, agent.name, c.id, (c.item as { call_id: string }).call_id, { error: `Not run: this turn reached its limit of ${limits.maxToolCalls} tool calls.` }, 'REJECTED');
         continue;
@@ -188,9 +228,10 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
       toolCalls++;
       const call = c.item as Extract<Item, { type: 'function_call' }>;
       const res = await dispatch(r, agent.tools.find((t) => t.name === call.name), call, ctxFor(call.call_id), c.id);
-      if (res.control === 'wait') return finish('waiting_for_user', 'WAITING');
-      if (res.control === 'finish') return finish('finished', 'COMPLETED');
+      if (res.control) stopped = { control: res.control, recovered: false, name: call.name };
     }
+    if (stopped?.control === 'wait') return finish('waiting_for_user', 'WAITING');
+    if (stopped?.control === 'finish') return finish('finished', 'COMPLETED');
     if (toolCalls >= limits.maxToolCalls) return finish('limit_tool_calls', 'RUNNING');
   }
 }
@@ -238,6 +279,11 @@ async function dispatch(
   if (result.eventIds?.length) await r.events.emit({ type: 'job.updated', jobId });
   await tool.after?.(args, result, ctx);
   return result.control ? { control: result.control } : {};
+}
+
+async function rejectAfterStop(r: Resources, jobId: string, runId: string, agentName: string, itemId: string, callId: string, stop: { control: 'wait' | 'finish'; name: string }) {
+  const why = stop.control === 'wait' ? `${stop.name} paused the run to wait for the user` : `${stop.name} finished the run`;
+  await saveOutput(r, jobId, runId, agentName, itemId, callId, { error: `Not run: ${why}. Call it again if it is still needed.` }, 'REJECTED');
 }
 
 function jsonable(v: unknown): P.InputJsonValue {

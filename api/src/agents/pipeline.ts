@@ -167,8 +167,17 @@ export class Pipeline {
   /** Called by the tick: picks up work a crashed process left behind. */
   async reconcile(): Promise<void> {
     const now = this.r.now();
+    // Fix: only PLANNING jobs were picked up. A crash right after ask_user committed (the
+    // job is then NEEDS_INPUT) left the planner run RUNNING with its call PENDING until
+    // the user answered. Recovery keys on the run: a planner run still RUNNING with no
+    // live lock is orphaned whatever the job's status says (a run that asked and
+    // finished its turn is WAITING); resuming it resolves the call from the Action table.
     const stalled = await this.r.prisma.job.findMany({
-      where: { status: 'PLANNING', OR: [{ agentLockUntil: null }, { agentLockUntil: { lt: now } }], updatedAt: { lt: new Date(now.getTime() - 5000) } },
+      where: {
+        OR: [{ status: 'PLANNING' }, { status: 'NEEDS_INPUT', agentRuns: { some: { agent: PLANNER.name, status: 'RUNNING' } } }],
+        AND: [{ OR: [{ agentLockUntil: null }, { agentLockUntil: { lt: now } }] }],
+        updatedAt: { lt: new Date(now.getTime() - 5000) },
+      },
       select: { id: true },
       take: 10,
     });

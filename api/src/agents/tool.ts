@@ -36,6 +36,13 @@ export interface ToolDef<A = any> {
   read?: (args: A, ctx: ToolContext) => Promise<ToolResult>;
   /** Scope and limit checks beyond the schema; a string is the error returned to the model. */
   check?: (args: A, ctx: ToolContext) => Promise<string | null>;
+  /**
+   * The control (`wait` / `finish`) the effect returns. A crash between the action's commit
+   * and its saved result loses the returned ToolResult; recovery records the Action's
+   * outcome and needs this to stop the run the same way (e.g. ask_user → wait for the
+   * answer instead of calling the model again, which would ask a second question).
+   */
+  recoveredControl?: ToolResult['control'];
   /** After the action committed (outside the transaction): emit events, kick off work. */
   after?: (args: A, result: ToolResult, ctx: ToolContext) => Promise<void>;
 }

@@ -235,6 +235,10 @@ export class JobFollower {
   private readonly client: ApiClient;
   private readonly out: Printer;
   private lastEventId: string | null;
+  /** Event ids already shown: events may be emitted out of id order, so a high-water mark alone could skip some. */
+  private readonly seenEvents = new Set<string>();
+  /** Where the next stored-events query starts. */
+  private queryAfter: string | null;
   private lastStatus: string | null = null;
   private state: JobState | null = null;
   private readonly lastSeq: Map<string, number>;
@@ -267,6 +271,7 @@ export class JobFollower {
     this.client = opts.client;
     this.out = opts.out;
     this.lastEventId = opts.after;
+    this.queryAfter = opts.after;
     this.lastSeq = opts.printed ?? new Map();
     this.lastPrintedAttempt = opts.lastAttempt ?? null;
     this.logs = new LogReader(opts.client, opts.jobId);
@@ -404,6 +409,8 @@ export class JobFollower {
   private async onState(s: JobState) {
     if (this.settled) return;
     this.state = s;
+    // The job changed: pick up stored events the live stream may have skipped.
+    if (this.opts.events) await this.syncEvents(this.queryAfter);
     this.printStatus(s.status, s.statusReason);
     if (this.opts.prompter) for (const q of s.openQuestions) this.offerQuestion(q);
     if (TERMINAL_STATUSES.has(s.status) && !this.finishing) await this.finish();
@@ -420,19 +427,8 @@ export class JobFollower {
     for (const u of this.unsubs) u();
     this.unsubs = [];
     this.promptAbort?.ctl.abort();
-    // Whatever was stored before the terminal status: remaining events, then log lines.
-    if (this.opts.events) {
-      for (;;) {
-        const d: { job: { events: StoredEvent[] } | null } = await this.client.gql(STORED_EVENTS, {
-          id: this.opts.jobId,
-          after: this.lastEventId ?? '0',
-          first: 500,
-        });
-        const evs = d.job?.events ?? [];
-        for (const e of evs) await this.onEvent(e);
-        if (evs.length < 500) break;
-      }
-    }
+    // Whatever was stored before the terminal status: every event not shown yet, then log lines.
+    if (this.opts.events) await this.syncEvents(this.opts.after);
     await this.catchUpLogs();
     const final = await this.client.gql<{ job: JobState | null }>(JOB_STATE_QUERY, { id: this.opts.jobId });
     if (final.job) this.state = final.job;
@@ -459,9 +455,25 @@ export class JobFollower {
     }
   }
 
+  /** Shows stored events after `after` that were not seen yet, in order. */
+  private async syncEvents(after: string | null) {
+    let from = after ?? '0';
+    for (;;) {
+      const d: { job: { events: StoredEvent[] } | null } = await this.client.gql(STORED_EVENTS, { id: this.opts.jobId, after: from, first: 500 });
+      const evs = d.job?.events ?? [];
+      for (const e of evs) await this.onEvent(e);
+      if (evs.length) {
+        from = evs.at(-1)!.id;
+        if (this.queryAfter === null || BigInt(from) > BigInt(this.queryAfter)) this.queryAfter = from;
+      }
+      if (evs.length < 500) return;
+    }
+  }
+
   private async onEvent(e: StoredEvent) {
-    if (this.lastEventId !== null && BigInt(e.id) <= BigInt(this.lastEventId)) return;
-    this.lastEventId = e.id;
+    if (this.seenEvents.has(e.id)) return;
+    this.seenEvents.add(e.id);
+    if (this.lastEventId === null || BigInt(e.id) > BigInt(this.lastEventId)) this.lastEventId = e.id;
     const p = (e.payload ?? {}) as Record<string, any>;
     switch (e.kind) {
       case 'job.status':

@@ -60,6 +60,7 @@ export const networkCapacityTool = defineTool({
 
 export const askUser = defineTool({
   name: 'ask_user',
+  recoveredControl: 'wait', // see ToolDef.recoveredControl
   description: 'Ask the user a question when something is unclear; planning waits for the answer. Offer choices when there are a few clear options.',
   schema: z.object({ question: z.string().min(1).max(2000), choices: z.array(z.string().min(1).max(300)).max(10).optional() }),
   sideEffect: async (a, ctx, tx) => {
@@ -75,6 +76,7 @@ export const askUser = defineTool({
 
 export const giveUp = defineTool({
   name: 'give_up',
+  recoveredControl: 'finish', // see ToolDef.recoveredControl
   description: 'Stop the job with an explanation in plain words when it cannot be run (name the file, pin or hardware that blocks it).',
   schema: z.object({ reason: z.string().min(1).max(2000) }),
   sideEffect: async (a, ctx, tx) => {
@@ -86,6 +88,7 @@ export const giveUp = defineTool({
 
 export const submitPlan = defineTool({
   name: 'submit_plan',
+  recoveredControl: 'finish', // see ToolDef.recoveredControl
   description: 'Submit the plan: the command, hardware, outputs and acceptance criteria. It creates the run; the criteria are then fixed.',
   schema: PlanSchema,
   check: async (plan, ctx) => {
