@@ -22,6 +22,28 @@ export function printerFor(stream: NodeJS.WritableStream): Printer {
   return { line: (t) => void stream.write(t + '\n') };
 }
 
+/** A printer that can hold lines back (while a question is being asked) and let them out later. */
+class HoldablePrinter implements Printer {
+  private held: string[] | null = null;
+  constructor(private readonly inner: Printer) {}
+  line(text: string) {
+    if (this.held) this.held.push(text);
+    else this.inner.line(text);
+  }
+  /** Prints now, even while holding. */
+  direct(text: string) {
+    this.inner.line(text);
+  }
+  hold() {
+    this.held ??= [];
+  }
+  release() {
+    const lines = this.held ?? [];
+    this.held = null;
+    for (const l of lines) this.inner.line(l);
+  }
+}
+
 export const JOB_STATE = /* GraphQL */ `
   fragment CliJobState on Job {
     id
@@ -233,7 +255,7 @@ export interface FollowResult {
 
 export class JobFollower {
   private readonly client: ApiClient;
-  private readonly out: Printer;
+  private readonly out: HoldablePrinter;
   private lastEventId: string | null;
   /** Event ids already shown: events may be emitted out of id order, so a high-water mark alone could skip some. */
   private readonly seenEvents = new Set<string>();
@@ -269,7 +291,7 @@ export class JobFollower {
 
   constructor(private readonly opts: FollowOptions) {
     this.client = opts.client;
-    this.out = opts.out;
+    this.out = new HoldablePrinter(opts.out);
     this.lastEventId = opts.after;
     this.queryAfter = opts.after;
     this.lastSeq = opts.printed ?? new Map();
@@ -289,6 +311,7 @@ export class JobFollower {
     return done.finally(() => {
       process.off('SIGINT', onSigint);
       this.cleanup();
+      this.out.release();
     });
   }
 
@@ -490,8 +513,8 @@ export class JobFollower {
         if (typeof p.questionId === 'string') {
           const mine = this.questionsMine.has(p.questionId) || this.questionsDone.has(p.questionId);
           this.questionsDone.add(p.questionId);
-          if (this.promptAbort?.id === p.questionId) this.promptAbort.ctl.abort();
           if (!mine && this.opts.events) this.out.line(`  ✓ answered elsewhere: ${oneLine(p.answer ?? '', 200)}`);
+          if (this.promptAbort?.id === p.questionId) this.promptAbort.ctl.abort();
         }
         return;
       case 'attempt.status':
@@ -584,7 +607,7 @@ export class JobFollower {
   private printAgentRun(p: Record<string, any>) {
     const who = String(p.agent ?? 'agent');
     const stop = typeof p.stopReason === 'string' && p.stopReason ? p.stopReason : null;
-    const reason = stop && !/^(finished|completed|done)$/i.test(stop) ? ` (${oneLine(stop.replace(/_/g, ' '), 200)})` : '';
+    const reason = stop && p.status !== 'WAITING' && !/^(finished|completed|done)$/i.test(stop) ? ` (${oneLine(stop.replace(/_/g, ' '), 200)})` : '';
     // RUNNING with a stop reason: a turn ended at one of its limits and the next one follows.
     const what: Record<string, string> = { RUNNING: stop ? 'paused' : 'started', WAITING: 'is waiting for your answer', COMPLETED: 'finished', FAILED: 'failed' };
     this.out.line(`  ◆ ${who} ${what[String(p.status)] ?? String(p.status ?? '').toLowerCase()}${reason}`);
@@ -681,20 +704,33 @@ export class JobFollower {
   }
 
   private async askOne(q: Question) {
+    // Other output waits while the question is on screen, so the prompt stays readable.
+    this.out.hold();
+    try {
+      await this.askHeld(q);
+    } finally {
+      this.out.release();
+    }
+  }
+
+  private async askHeld(q: Question) {
     const prompter = this.opts.prompter!;
-    this.out.line(`? ${q.text}`);
-    q.choices.forEach((c, i) => this.out.line(`    ${i + 1}) ${c}`));
-    if (q.choices.length) this.out.line(`  (type a number, or your own answer)`);
+    const say = (t: string) => this.out.direct(t);
+    say(`? ${q.text}`);
+    q.choices.forEach((c, i) => say(`    ${i + 1}) ${c}`));
+    if (q.choices.length) say(`  (type a number, or your own answer)`);
     for (;;) {
       const ctl = new AbortController();
       this.promptAbort = { id: q.id, ctl };
       const raw = await prompter.ask('> ', { signal: ctl.signal });
       this.promptAbort = null;
-      if (this.settled || this.finishing || this.questionsDone.has(q.id)) return;
+      if (this.settled || this.finishing) return;
+      if (this.questionsDone.has(q.id)) {
+        say('  (answered elsewhere)');
+        return;
+      }
       if (raw === null) {
-        this.out.line(
-          `  (no answer on stdin: answer it in the dashboard${this.opts.dashboardUrl ? ` at ${this.opts.dashboardUrl}` : ''}; still waiting)`,
-        );
+        say(`  (no answer on stdin: answer it in the dashboard${this.opts.dashboardUrl ? ` at ${this.opts.dashboardUrl}` : ''}; still waiting)`);
         return;
       }
       if (!raw) continue;
@@ -706,16 +742,16 @@ export class JobFollower {
       if (r.__typename !== 'Question') this.questionsMine.delete(q.id);
       if (r.__typename === 'Question') {
         this.questionsDone.add(q.id);
-        this.out.line(`  ✓ answered: ${oneLine(answer, 200)}`);
+        say(`  ✓ answered: ${oneLine(answer, 200)}`);
         return;
       }
       if (r.__typename === 'ConflictError' || r.__typename === 'NotFoundError') {
         this.questionsDone.add(q.id);
-        this.out.line(`  (${r.message ?? 'this question is closed'})`);
+        say(`  (${r.message ?? 'this question is closed'})`);
         return;
       }
       if (r.__typename === 'ValidationError' && prompter.interactive) {
-        this.out.line(`  ${r.message}`);
+        say(`  ${r.message}`);
         continue;
       }
       unwrap(r, 'Question');
@@ -758,26 +794,46 @@ export function formatPlan(plan: PlanShape): string[] {
   const lines = [`◇ Plan v${plan.version} by ${plan.author}: ${oneLine(plan.summary, 400)}`];
   lines.push(`    command:    ${plan.command}`);
   const req = plan.requirements as Record<string, unknown> | null;
-  if (req && typeof req === 'object' && Object.keys(req).length) {
+  if (req && typeof req === 'object') {
     const hw = Object.entries(req)
-      .filter(([, v]) => v !== null && v !== undefined && v !== '' && v !== 0)
+      .filter(([k, v]) => k !== 'outputs' && v !== null && v !== undefined && v !== '' && v !== 0 && !(Array.isArray(v) && v.length === 0))
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join(', ');
     if (hw) lines.push(`    hardware:   ${oneLine(hw, 300)}`);
   }
   const outs = plan.outputs;
   if (Array.isArray(outs) && outs.length) lines.push(`    outputs:    ${oneLine(outs.map((o) => (typeof o === 'string' ? o : (o?.path ?? JSON.stringify(o)))).join(', '), 300)}`);
-  else if (outs && typeof outs === 'object' && Object.keys(outs).length) lines.push(`    outputs:    ${compactJson(outs, 300)}`);
+  else if (outs && typeof outs === 'object' && !Array.isArray(outs) && Object.keys(outs).length) lines.push(`    outputs:    ${compactJson(outs, 300)}`);
   const steps = plan.steps;
   if (Array.isArray(steps) && steps.length) {
     lines.push('    steps:');
     steps.slice(0, 12).forEach((s, i) => lines.push(`      ${i + 1}. ${oneLine(typeof s === 'string' ? s : (s?.description ?? s?.title ?? s?.name ?? s), 200)}`));
   }
-  const ac = plan.acceptanceCriteria;
-  const items = Array.isArray(ac) ? ac : ac && typeof ac === 'object' ? Object.entries(ac).map(([k, v]) => ({ [k]: v })) : [];
-  if (items.length) {
+  const criteria = formatCriteria(plan.acceptanceCriteria);
+  if (criteria.length) {
     lines.push('    acceptance criteria:');
-    for (const c of items.slice(0, 20)) lines.push(`      - ${oneLine(typeof c === 'string' ? c : (c?.description ?? c), 200)}`);
+    for (const c of criteria.slice(0, 20)) lines.push(`      - ${c}`);
   }
   return lines;
+}
+
+/** Acceptance criteria in words: a list of strings or {description}, or an object of checks. */
+export function formatCriteria(ac: unknown): string[] {
+  if (Array.isArray(ac)) return ac.map((c) => oneLine(typeof c === 'string' ? c : (c?.description ?? c), 200));
+  if (!ac || typeof ac !== 'object') return [];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(ac as Record<string, unknown>)) {
+    if (v === null || v === undefined || (Array.isArray(v) && v.length === 0)) continue;
+    if (k === 'exitCode') out.push(`exit code ${v}`);
+    else if (k === 'requiredFiles' && Array.isArray(v)) out.push(`files exist: ${v.join(', ')}`);
+    else if (k === 'metrics' && Array.isArray(v)) {
+      for (const m of v as Record<string, unknown>[]) {
+        const name = String(m.name ?? m.metric ?? 'metric');
+        const bound =
+          m.op !== undefined && m.value !== undefined ? `${m.op} ${m.value}` : [m.min !== undefined && m.min !== null ? `≥ ${m.min}` : '', m.max !== undefined && m.max !== null ? `≤ ${m.max}` : ''].filter(Boolean).join(' and ');
+        out.push(oneLine(`${name} ${bound || compactJson(m, 120)}`, 200));
+      }
+    } else out.push(oneLine(`${k.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}: ${typeof v === 'string' ? v : JSON.stringify(v)}`, 200));
+  }
+  return out;
 }

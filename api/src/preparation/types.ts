@@ -20,6 +20,13 @@ export interface RuntimeVersions {
   python?: string;
   hip?: string;
   cuda?: string;
+  /**
+   * The worker's GPU: NVIDIA as "sm_86" (or a compute capability "8.6"), AMD as "gfx90a". Used by
+   * the optimization candidates (TF32 and bf16 need Ampere+, bf16 on AMD needs CDNA2+).
+   */
+  gpuArch?: string;
+  /** NVIDIA compute capability ("8.0", "7.5") when known separately from gpuArch. */
+  computeCapability?: string;
 }
 
 export interface TransformContext {
@@ -27,6 +34,8 @@ export interface TransformContext {
   runtime?: RuntimeVersions;
   /** AMD GPU architecture written into build files (default gfx1030). */
   hipArch?: string;
+  /** CPU cores the job gets on the worker, when known (sizes DataLoader workers). */
+  cpus?: number;
 }
 
 /** One edit, in the coordinates of the input file (1-based line). */

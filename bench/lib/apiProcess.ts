@@ -1,0 +1,41 @@
+/**
+ * Child-process entry: one real ChatGPU API (startServer) on 127.0.0.1, configured from
+ * the environment its parent (bench/lib/api.ts) gives it, with no agents (tasks come
+ * from the benchmark) and no telemetry. Its own process, so the simulated workers' HTTP
+ * client work does not share its event loop and its CPU use is its own.
+ *
+ * IPC: sends {type:'ready', url}; answers {type:'cpu'} with its process.cpuUsage() and
+ * event-loop utilization; {type:'stop'} closes the server and exits.
+ */
+import { loadConfig } from '../../api/src/config.js';
+import type { Logger } from '../../api/src/domain/resources.js';
+import { startServer } from '../../api/src/server.js';
+
+const errors = { count: 0 };
+const log: Logger = {
+  info: () => {},
+  warn: (m, d) => console.warn(`[api] ${m}`, d ? JSON.stringify(d) : ''),
+  error: (m, d) => {
+    errors.count++;
+    if (errors.count <= 20) console.error(`[api] ${m}`, d ? JSON.stringify(d).slice(0, 2000) : '');
+  },
+};
+
+const env = { ...process.env, PORT: '0', HOST: '127.0.0.1' };
+delete env.SENTRY_DSN;
+delete env.OPENAI_API_KEY;
+const config = loadConfig(env);
+const server = await startServer({ config, log, webDir: null, model: null, scheduler: process.env.BENCH_SCHEDULER !== '0' });
+
+const send = (m: unknown) => process.send?.(m);
+send({ type: 'ready', url: server.url });
+
+process.on('message', (m: { type: string }) => {
+  if (m.type === 'cpu') {
+    send({ type: 'cpu', cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), rssMiB: process.memoryUsage().rss / 1024 ** 2, errors: errors.count });
+  } else if (m.type === 'stop') {
+    void server.close().finally(() => process.exit(0));
+  }
+});
+// The parent went away: do not linger.
+process.on('disconnect', () => void server.close().finally(() => process.exit(0)));
