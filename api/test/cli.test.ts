@@ -280,7 +280,7 @@ describe('chatgpu submit --wait', () => {
     const m = await cli.waitFor(/Job (\S+) submitted/);
     const gid = m[1]!;
     const jobId = rawId(gid);
-    await cli.waitFor(/● DRAFT/);
+    await cli.waitFor(/● DRAFT\n/);
 
     // The planner asks which entry point (as the real one does: a Question row + a question.asked event).
     await prisma.job.update({ where: { id: jobId }, data: { status: 'NEEDS_INPUT', statusReason: 'Waiting for your answer.' } });
@@ -390,7 +390,7 @@ describe('chatgpu submit --wait', () => {
     await writeTree(proj, { 'x.py': 'print(1)\n' });
     const cli = startCli(['submit', proj, '-m', 'run', '--wait', ...srv], { env: withToken() });
     const m = await cli.waitFor(/Job (\S+) submitted/);
-    await cli.waitFor(/● DRAFT/);
+    await cli.waitFor(/● DRAFT\n/);
     const c = await runCli(['cancel', m[1]!, ...srv], { env: withToken() });
     expect(c.code).toBe(0);
     expect(await cli.exited).toBe(1);

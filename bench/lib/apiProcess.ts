@@ -7,6 +7,7 @@
  * IPC: sends {type:'ready', url}; answers {type:'cpu'} with its process.cpuUsage() and
  * event-loop utilization; {type:'stop'} closes the server and exits.
  */
+import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../../api/src/config.js';
 import type { Logger } from '../../api/src/domain/resources.js';
 import { startServer } from '../../api/src/server.js';
@@ -21,7 +22,7 @@ const log: Logger = {
   },
 };
 
-const env = { ...process.env, PORT: '0', HOST: '127.0.0.1' };
+const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1' };
 delete env.SENTRY_DSN;
 delete env.OPENAI_API_KEY;
 const config = loadConfig(env);

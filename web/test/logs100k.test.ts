@@ -9,6 +9,7 @@
  * server, not the page).
  */
 import { describe, expect, it } from 'vitest';
+import { LOG_PAGE } from '../src/features/jobs/pageSizes.js';
 import { createJob, CPU_CAPS, screenshot, seedRunningAttempt, seedWorker, startDashboard } from './helpers/dashboard.js';
 
 const d = await startDashboard();
@@ -107,6 +108,20 @@ describe('log tail with 100,000 lines', () => {
     await viewport.evaluate((el) => (el.scrollTop = 0));
     await viewport.locator('[data-seq="0"]').waitFor(WAIT);
     expect(await page.getByRole('button', { name: 'Follow' }).getAttribute('aria-pressed')).toBe('false');
+
+    // Opened afterwards, the page loads all 100,000 lines as history: attempt(id) pages of LOG_PAGE lines.
+    const pages: number[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/graphql') && r.postData()?.includes('AttemptLogPage')) pages.push(Date.now());
+    });
+    const reloaded = Date.now();
+    await page.reload();
+    await page.getByText('100,000 lines').waitFor(WAIT);
+    const historyMs = Date.now() - reloaded;
+    console.log(`100k lines of history loaded in ${historyMs} ms over ${pages.length} requests`);
+    expect(pages.length).toBe(Math.ceil(TOTAL / LOG_PAGE) + (TOTAL % LOG_PAGE === 0 ? 1 : 0));
+    await viewport.locator('[data-seq="99999"]').waitFor(WAIT);
+    expect(await page.getByText(/Could not load/).count()).toBe(0);
     await page.close();
   }, 150_000);
 });

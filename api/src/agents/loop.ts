@@ -101,7 +101,8 @@ export async function runAgentTurn(r: Resources, opts: RunOptions): Promise<Turn
   const timer = opts.lockHolder
     ? null
     : setInterval(() => {
-        renewing = acquireAgentLock(r, opts.jobId, holder, lockMs).catch(() => false);
+        // Chained, so the finally below waits for every renewal, not just the last one.
+        renewing = renewing.then(() => acquireAgentLock(r, opts.jobId, holder, lockMs)).catch(() => false);
       }, LOCK_RENEW_MS);
   try {
     return await turn(r, opts, holder, lockMs);

@@ -432,9 +432,9 @@ export class JobFollower {
   private async onState(s: JobState) {
     if (this.settled) return;
     this.state = s;
-    // The job changed: pick up stored events the live stream may have skipped.
+    // The job changed: pick up stored events the live stream may have skipped. Status
+    // lines come from the event log only (in order); this snapshot may already be older.
     if (this.opts.events) await this.syncEvents(this.queryAfter);
-    this.printStatus(s.status, s.statusReason);
     if (this.opts.prompter) for (const q of s.openQuestions) this.offerQuestion(q);
     if (TERMINAL_STATUSES.has(s.status) && !this.finishing) await this.finish();
   }
@@ -501,6 +501,12 @@ export class JobFollower {
     switch (e.kind) {
       case 'job.status':
         if (typeof p.status === 'string') this.printStatus(p.status, p.reason);
+        // The job ended: confirm from its state (the jobUpdated message may come later or not at all).
+        if (TERMINAL_STATUSES.has(p.status) && !this.finishing) this.enqueue(() => this.poll());
+        return;
+      case 'job.created':
+        if (this.opts.events) this.out.line(`  ▸ job created${p.files !== undefined ? ` with ${p.files} file${p.files === 1 ? '' : 's'}` : ''}`);
+        if (typeof p.status === 'string') this.printStatus(p.status, null);
         return;
       case 'question.asked':
         if (this.opts.prompter && typeof p.questionId === 'string') {
@@ -564,10 +570,6 @@ export class JobFollower {
         if (e.kind === 'plan.created') return this.showPlan(p);
         if (e.kind === 'agent.item') return void this.printAgentItem(p);
         if (e.kind === 'agent.run') return this.printAgentRun(p);
-        if (e.kind === 'job.created') {
-          this.out.line(`  ▸ job created${p.files !== undefined ? ` with ${p.files} file${p.files === 1 ? '' : 's'}` : ''}`);
-          return;
-        }
         if (e.kind === 'finding') {
           this.out.line(`  ✎ finding: ${oneLine(p.text ?? p.summary ?? p.note ?? p, 240)}`);
           return;
@@ -646,8 +648,10 @@ export class JobFollower {
       this.out.line(this.opts.logStyle === 'wait' ? `  ${header}` : header);
     }
     for (const l of fresh) {
-      this.out.line(formatLogLine(l, this.opts.logStyle === 'wait' ? '  | ' : ''));
       last = l.seq;
+      // In the live view metric lines are shown as metric points (∿) already.
+      if (this.opts.logStyle === 'wait' && l.stream === 'stdout' && l.text.startsWith('CHATGPU_METRIC ')) continue;
+      this.out.line(formatLogLine(l, this.opts.logStyle === 'wait' ? '  | ' : ''));
     }
     this.lastSeq.set(attemptId, last);
   }
@@ -691,6 +695,9 @@ export class JobFollower {
     if (this.questionBusy) return;
     this.questionBusy = true;
     try {
+      // Let the events that came with the question (status, agent steps) print first.
+      await new Promise((r) => setTimeout(r, 150));
+      await this.chain;
       while (this.questionQueue.length && !this.settled && !this.finishing) {
         const q = this.questionQueue.shift()!;
         if (this.questionsDone.has(q.id)) continue;
@@ -770,7 +777,16 @@ function describe(err: unknown): string {
 function describeValidation(p: Record<string, any>): string {
   if (typeof p.message === 'string') return oneLine(p.message, 300);
   if (typeof p.summary === 'string') return oneLine(p.summary, 300);
-  const verdict = p.passed === true ? 'passed' : p.passed === false ? 'failed' : p.status ?? p.outcome;
+  const ok = p.passed ?? p.ok;
+  const verdict = [p.step ? String(p.step) : '', ok === true ? 'passed' : ok === false ? 'failed' : (p.status ?? p.outcome ?? '')].filter(Boolean).join(' ');
+  if (ok !== undefined && !Array.isArray(p.checks)) {
+    const details = [
+      p.reason ? String(p.reason) : '',
+      p.metrics && typeof p.metrics === 'object' ? Object.entries(p.metrics).map(([k, v]) => `${k}=${typeof v === 'number' ? metricValue(v) : JSON.stringify(v)}`).join(' ') : '',
+      p.next ? `next: ${p.next}` : '',
+    ].filter(Boolean);
+    return oneLine(`${verdict}${details.length ? ` — ${details.join('; ')}` : ''}`, 300);
+  }
   const checks = Array.isArray(p.checks)
     ? p.checks.map((c: any) => `${c.name ?? c.kind ?? 'check'} ${c.passed === false || c.ok === false ? '✗' : '✓'}`).join(', ')
     : '';
@@ -826,14 +842,23 @@ export function formatCriteria(ac: unknown): string[] {
     if (v === null || v === undefined || (Array.isArray(v) && v.length === 0)) continue;
     if (k === 'exitCode') out.push(`exit code ${v}`);
     else if (k === 'requiredFiles' && Array.isArray(v)) out.push(`files exist: ${v.join(', ')}`);
-    else if (k === 'metrics' && Array.isArray(v)) {
-      for (const m of v as Record<string, unknown>[]) {
-        const name = String(m.name ?? m.metric ?? 'metric');
-        const bound =
-          m.op !== undefined && m.value !== undefined ? `${m.op} ${m.value}` : [m.min !== undefined && m.min !== null ? `≥ ${m.min}` : '', m.max !== undefined && m.max !== null ? `≤ ${m.max}` : ''].filter(Boolean).join(' and ');
-        out.push(oneLine(`${name} ${bound || compactJson(m, 120)}`, 200));
-      }
+    else if (k === 'metrics' && Array.isArray(v)) out.push(...metricBounds(v));
+    else if (k === 'evaluate' && typeof v === 'object') {
+      const e = v as { checkpoint?: string; command?: string; metrics?: unknown[] };
+      out.push(oneLine(`reload ${e.checkpoint ?? 'the checkpoint'} and evaluate it${e.command ? ` (${e.command})` : ''}`, 200));
+      if (Array.isArray(e.metrics)) out.push(...metricBounds(e.metrics).map((m) => `evaluation: ${m}`));
     } else out.push(oneLine(`${k.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}: ${typeof v === 'string' ? v : JSON.stringify(v)}`, 200));
   }
   return out;
+}
+
+function metricBounds(v: unknown[]): string[] {
+  return (v as Record<string, unknown>[]).map((m) => {
+    const name = String(m.name ?? m.metric ?? 'metric');
+    const bound =
+      m.op !== undefined && m.value !== undefined
+        ? `${m.op} ${m.value}`
+        : [m.min !== undefined && m.min !== null ? `>= ${m.min}` : '', m.max !== undefined && m.max !== null ? `<= ${m.max}` : ''].filter(Boolean).join(' and ');
+    return oneLine(`${name} ${bound || compactJson(m, 120)}`, 200);
+  });
 }

@@ -212,7 +212,7 @@ export function applySplices(file: string, src: string, splices: readonly Splice
   for (const sp of kept) {
     const wholeLine = sp.s === sp.e && sp.text.endsWith('\n') && lineStartOf(src, sp.s) === sp.s;
     if (wholeLine) {
-      edits.push({ file, line: lineOf(src, sp.s), before: '', after: sp.text.replace(/\n$/, ''), rule: sp.rule });
+      edits.push({ file, line: lineOf(src, sp.s), before: '', after: sp.text.replace(/^\n+/, '').replace(/\n$/, ''), rule: sp.rule });
       continue;
     }
     const start = lineStartOf(src, sp.s);

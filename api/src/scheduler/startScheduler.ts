@@ -18,7 +18,19 @@ export function startScheduler(r: Resources, afterTick?: () => Promise<void>): {
         r.log.error('scheduler tick failed', { message: (err as Error).message });
       }
     },
-    { noOverlap: true, name: 'chatgpu-tick' },
+    {
+      noOverlap: true,
+      name: 'chatgpu-tick',
+      // A tick still running when the next is due is expected under load: skip it quietly.
+      logger: {
+        info: () => {},
+        debug: () => {},
+        warn: (m: string) => {
+          if (!m.includes('overlap')) r.log.warn(`scheduler: ${m}`);
+        },
+        error: (m: string | Error) => r.log.error(`scheduler: ${m instanceof Error ? m.message : m}`),
+      },
+    },
   );
   return {
     stop: async () => {

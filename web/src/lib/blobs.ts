@@ -47,11 +47,33 @@ export function putBlob(sha256: string, body: Blob | ArrayBuffer, onProgress: (l
 export async function downloadBlob(sha256: string, name: string): Promise<void> {
   const res = await fetch(`/blobs/${sha256}?download=${encodeURIComponent(name)}`, { headers: authHeaders() });
   if (!res.ok) throw new Error(res.status === 404 ? 'This file is no longer available.' : `Download failed (HTTP ${res.status}).`);
-  const blob = await res.blob();
+  saveBlob(await res.blob(), name.split('/').pop() ?? name);
+}
+
+/**
+ * All of a job's outputs as one .tar.gz (GET /jobs/<id>/outputs.tar.gz, built by the API
+ * on request), saved under the name the API gives in Content-Disposition.
+ */
+export async function downloadOutputsArchive(jobId: string): Promise<void> {
+  const res = await fetch(`/jobs/${encodeURIComponent(jobId)}/outputs.tar.gz`, { headers: authHeaders() });
+  if (!res.ok) {
+    let message = `Download failed (HTTP ${res.status}).`;
+    try {
+      message = ((await res.json()) as { error?: { message?: string } }).error?.message ?? message;
+    } catch {
+      /* not JSON */
+    }
+    throw new Error(message);
+  }
+  const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'outputs.tar.gz';
+  saveBlob(await res.blob(), name);
+}
+
+function saveBlob(blob: Blob, name: string): void {
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
-  a.download = name.split('/').pop() ?? name;
+  a.download = name;
   document.body.append(a);
   a.click();
   a.remove();

@@ -55,6 +55,18 @@ const JobFields = graphql(`
       createdAt
       answeredAt
     }
+    openQuestions {
+      id
+      text
+      choices
+      status
+      createdAt
+    }
+    outputs {
+      path
+      sha256
+      size
+    }
     originalCode {
       id
       fileCount
@@ -204,7 +216,7 @@ export default function JobPage({ id }: { id: string }) {
     );
   }
 
-  const openQuestions = j.questions.filter((q) => q.status === 'OPEN');
+  const openQuestions = j.openQuestions;
   const answered = j.questions.filter((q) => q.status !== 'OPEN');
   const doCancel = async () => {
     if (!confirm('Cancel this job? Running attempts are stopped.')) return;
@@ -306,7 +318,7 @@ export default function JobPage({ id }: { id: string }) {
           </section>
           <section className="panel">
             <h2>Outputs</h2>
-            <Outputs tasks={taskList} />
+            <Outputs jobId={j.id} outputs={j.outputs} status={j.status} />
           </section>
           <section className="panel">
             <h2>Plan</h2>

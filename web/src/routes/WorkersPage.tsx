@@ -3,7 +3,8 @@ import { useEffect, useState } from 'react';
 import { graphql } from '../gql';
 import { formatAge, formatTime } from '../lib/format';
 import { AddWorker } from '../features/workers/AddWorker';
-import { Capabilities, CLASS_LABEL, workerClass, type WorkerClass } from '../features/workers/Capabilities';
+import { Capabilities } from '../features/workers/Capabilities';
+import { NetworkOverview } from '../features/workers/NetworkOverview';
 import { StatusBadge } from '../features/ui/StatusBadge';
 import { Empty, ErrorState, Loading } from '../features/ui/States';
 
@@ -86,6 +87,21 @@ const ResumeWorker = graphql(`
   }
 `);
 
+const NetworkCapacityQuery = graphql(`
+  query NetworkCapacity {
+    networkCapacity {
+      accelVendor
+      count
+      accelerators
+      maxAccelMemoryMiB
+      maxMemoryMiB
+      workloads
+      torchVersions
+      pythonVersions
+    }
+  }
+`);
+
 const WorkerTokensQuery = graphql(`
   query WorkerTokens {
     me {
@@ -105,6 +121,8 @@ export default function WorkersPage() {
   const { data, loading, error, refetch, fetchMore } = useQuery(WorkersQuery, { variables: { first: PAGE } });
   const tokens = useQuery(WorkerTokensQuery);
   const changed = useSubscription(WorkersChanged);
+  // The whole network (not only my machines); no subscription covers other owners' workers, so it is polled.
+  const network = useQuery(NetworkCapacityQuery, { pollInterval: 15_000, notifyOnNetworkStatusChange: false });
   const [pause] = useMutation(PauseWorker);
   const [resume] = useMutation(ResumeWorker);
   const [busy, setBusy] = useState<string | null>(null);
@@ -121,6 +139,12 @@ export default function WorkersPage() {
   useEffect(() => {
     if (changedId && data && !data.workers.edges.some((e) => e.node.id === changedId)) void refetch();
   }, [changedId, data, refetch]);
+  // One of mine changed (came online, paused…): the network counts change with it.
+  const changedStatus = changed.data?.workersChanged.status;
+  const refetchNetwork = network.refetch;
+  useEffect(() => {
+    if (changedId) void refetchNetwork().catch(() => {});
+  }, [changedId, changedStatus, refetchNetwork]);
 
   const toggle = async (id: string, paused: boolean) => {
     setBusy(id);
@@ -143,43 +167,21 @@ export default function WorkersPage() {
       }),
     });
 
-  const counts = new Map<WorkerClass, { online: number; total: number }>();
-  for (const w of workers) {
-    const c = workerClass(w.capabilities);
-    const n = counts.get(c) ?? { online: 0, total: 0 };
-    n.total++;
-    if (w.status === 'ONLINE') n.online++;
-    counts.set(c, n);
-  }
-
   return (
     <>
       <h1>Workers</h1>
       <p className="muted">Your machines that run work for the network.</p>
       <section className="panel" aria-label="Network overview">
-        <h2>Overview</h2>
-        {loading && !data ? (
+        <h2>Network overview</h2>
+        <p className="muted small" style={{ marginTop: 0 }}>
+          Workers online now across the whole network, by class: what a job can be planned for.
+        </p>
+        {network.loading && !network.data ? (
           <Loading lines={1} />
-        ) : workers.length === 0 ? (
-          <p className="muted">No workers yet.</p>
+        ) : network.error && !network.data ? (
+          <ErrorState error={network.error} retry={() => void network.refetch()} />
         ) : (
-          <div className="row" data-testid="overview">
-            {(['nvidia', 'amd', 'apple', 'cpu'] as WorkerClass[])
-              .filter((c) => counts.has(c))
-              .map((c) => (
-                <div key={c} className="panel" style={{ margin: 0, minWidth: 150 }} data-class={c}>
-                  <div className="muted small">{CLASS_LABEL[c]}</div>
-                  <div style={{ fontSize: 22, fontWeight: 700 }}>
-                    {counts.get(c)!.online} <span className="muted small">online of {counts.get(c)!.total}</span>
-                  </div>
-                </div>
-              ))}
-            {data && data.workers.totalCount > workers.length && (
-              <span className="muted small">
-                Counted from {workers.length} of {data.workers.totalCount} workers loaded.
-              </span>
-            )}
-          </div>
+          <NetworkOverview classes={network.data?.networkCapacity ?? []} />
         )}
       </section>
       <section className="panel">

@@ -2,17 +2,22 @@
  * The browser-test harness: a production build of the dashboard served by a real API
  * (startServer with webDir) over a fresh clone of the template database, behind a TCP
  * proxy that tests can cut to simulate losing the API, and Debian's Chromium driven by
- * playwright-core. Rows that no real producer writes yet (tasks, attempts, logs…) are
- * seeded with Prisma and announced with the same domain events the API emits.
+ * playwright-core.
+ *
+ * Two uses: web/test/realFlow.test.ts runs everything for real (scheduler, builtin
+ * planner, a real worker process); the seeded suites test what a real run cannot produce
+ * on demand (an outage mid-stream, 100,000 lines, many jobs) by writing rows with Prisma
+ * and announcing them with the same domain events the API emits (the seed* helpers).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createServer, Socket, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll } from 'vitest';
+import type { ModelClient } from '../../../api/src/agents/models/types.js';
 import { loadConfig } from '../../../api/src/config.js';
 import { silentLogger } from '../../../api/src/domain/resources.js';
 import { startServer, type RunningServer } from '../../../api/src/server.js';
@@ -23,20 +28,65 @@ const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 const DOCS = path.join(ROOT, 'docs/screenshots');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** Builds web/ once per test file into a temp folder (≈2 s). */
+/**
+ * A production build of web/, shared by the browser suites of one run: built once per
+ * content of the sources (a hash of web/src, index.html, the Vite config and package.json)
+ * into the temp folder, under a lock so files starting together build it once (≈3 s each
+ * saved on a 2-core machine).
+ */
 export function buildDashboard(): string {
-  const out = mkdtempSync(path.join(tmpdir(), 'chatgpu-web-'));
-  const local = path.join(ROOT, 'web/node_modules/vite/bin/vite.js');
-  const vite = existsSync(local) ? local : path.join(ROOT, 'node_modules/vite/bin/vite.js');
-  const r = spawnSync(process.execPath, [vite, 'build', path.join(ROOT, 'web'), '--outDir', out, '--emptyOutDir', '--logLevel', 'error'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    // vitest runs with NODE_ENV=test, which would give a development build of React.
-    env: { ...process.env, NODE_ENV: 'production' },
-  });
-  if (r.status !== 0) throw new Error(`vite build failed:\n${r.stdout}\n${r.stderr}`);
-  afterAll(() => rmSync(out, { recursive: true, force: true }));
-  return out;
+  const web = path.join(ROOT, 'web');
+  const hash = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir).sort()) {
+      const p = path.join(dir, e);
+      if (statSync(p).isDirectory()) walk(p);
+      else hash.update(path.relative(web, p)).update(readFileSync(p));
+    }
+  };
+  walk(path.join(web, 'src'));
+  for (const f of ['index.html', 'vite.config.ts', 'package.json']) hash.update(f).update(readFileSync(path.join(web, f)));
+  const out = path.join(tmpdir(), `chatgpu-web-build-${hash.digest('hex').slice(0, 16)}`);
+  if (existsSync(path.join(out, 'index.html'))) return out;
+  const lock = `${out}.lock`;
+  for (let waited = 0; ; waited += 100) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // Another file is building it; a lock older than 2 minutes is from a killed run.
+      if (existsSync(path.join(out, 'index.html'))) return out;
+      if (waited > 120_000 || Date.now() - statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 120_000) {
+        rmSync(lock, { recursive: true, force: true });
+        waited = 0;
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
+  try {
+    if (existsSync(path.join(out, 'index.html'))) return out;
+    const tmp = mkdtempSync(`${out}-tmp-`);
+    const local = path.join(web, 'node_modules/vite/bin/vite.js');
+    const vite = existsSync(local) ? local : path.join(ROOT, 'node_modules/vite/bin/vite.js');
+    const r = spawnSync(process.execPath, [vite, 'build', web, '--outDir', tmp, '--emptyOutDir', '--logLevel', 'error'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      // vitest runs with NODE_ENV=test, which would give a development build of React.
+      env: { ...process.env, NODE_ENV: 'production' },
+    });
+    if (r.status !== 0) throw new Error(`vite build failed:\n${r.stdout}\n${r.stderr}`);
+    renameSync(tmp, out);
+    // Builds of older sources are of no further use.
+    for (const e of readdirSync(tmpdir())) {
+      const p = path.join(tmpdir(), e);
+      if (e.startsWith('chatgpu-web-build-') && p !== out && !e.endsWith('.lock') && Date.now() - (statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? 0) > 600_000) {
+        rmSync(p, { recursive: true, force: true });
+      }
+    }
+    return out;
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** A TCP proxy in front of the API: `drop()` cuts every connection and refuses new ones until `restore()`. */
@@ -97,14 +147,18 @@ export interface Dashboard {
   jobUpdated(jobId: string): Promise<void>;
 }
 
-export async function startDashboard(env: Record<string, string> = {}): Promise<Dashboard> {
+/**
+ * `opts.model`: the agents' model (default none: seeded suites write plans themselves);
+ * `opts.scheduler`: run the scheduler tick (default off, as in the API's own tests).
+ */
+export async function startDashboard(env: Record<string, string> = {}, opts: { model?: ModelClient | null; scheduler?: boolean } = {}): Promise<Dashboard> {
   const webDir = buildDashboard();
   const databaseUrl = await createTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'chatgpu-webtest-'));
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env });
   // Unexpected server errors are printed: a browser test that waits in vain then says why.
   const log = { ...silentLogger, error: (m: string, data?: Record<string, unknown>) => console.error(`[api] ${m}`, data ?? '') };
-  const server = await startServer({ config, log, webDir, model: null });
+  const server = await startServer({ config, log, webDir, model: opts.model ?? null, scheduler: opts.scheduler ?? false });
   const proxy = await startProxy(server.port);
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -167,6 +221,7 @@ export async function startDashboard(env: Record<string, string> = {}): Promise<
       // Browser-side errors go to the test output: a failing wait then says why.
       p.on('pageerror', (e) => console.error(`[browser] ${e.message}`));
       p.on('console', (m) => m.type() === 'error' && console.error(`[browser console] ${m.text()}`));
+      p.on('response', (r) => r.status() >= 500 && console.error(`[browser] HTTP ${r.status()} ${r.request().method()} ${r.url()} ${r.request().postData()?.slice(0, 300) ?? ''}`));
       return p;
     },
     context,
@@ -191,7 +246,10 @@ export function globalId(type: string, uuid: string): string {
   return Buffer.from(`${type}:${uuid}`).toString('base64');
 }
 
-/** Saves a screenshot as a test artifact and, with `docs`, as the README's copy. */
+/**
+ * Saves a screenshot as a test artifact and, with `docs`, as the README's copy (only the
+ * real flow writes those: every screenshot in the README shows a real run).
+ */
 export async function screenshot(page: Page, name: string, opts: { docs?: boolean; fullPage?: boolean } = {}) {
   mkdirSync(ARTIFACTS, { recursive: true });
   const buf = await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: opts.fullPage ?? true });

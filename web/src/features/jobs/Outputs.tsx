@@ -1,27 +1,35 @@
 import { useState } from 'react';
-import { downloadBlob } from '../../lib/blobs';
+import { downloadBlob, downloadOutputsArchive } from '../../lib/blobs';
 import { formatBytes } from '../../lib/format';
-import type { TaskData } from './TasksView';
 
-/** Files the attempts produced, newest task first, each downloadable with the session token. */
-export function Outputs({ tasks }: { tasks: TaskData[] }) {
+export interface OutputFile {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+/**
+ * The job's downloadable results (Job.outputs: files of its succeeded run and evaluation
+ * tasks), each downloadable with the session token, and all of them as one archive.
+ */
+export function Outputs({ jobId, outputs, status }: { jobId: string; outputs: readonly OutputFile[]; status: string }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const rows = tasks.flatMap((t) =>
-    t.attempts.filter((a) => a.outputs.length > 0).flatMap((a) => a.outputs.map((o) => ({ ...o, task: t.name, attempt: a.number, status: a.status, key: `${a.id}:${o.path}` }))),
-  );
-  if (rows.length === 0) return <p className="muted">No outputs yet.</p>;
-  const download = async (sha: string, path: string, key: string) => {
+  if (outputs.length === 0) {
+    return <p className="muted">{status === 'SUCCEEDED' || status === 'FAILED' || status === 'CANCELLED' ? 'This job produced no outputs.' : 'No outputs yet: they appear when a run succeeds.'}</p>;
+  }
+  const run = async (key: string, fn: () => Promise<void>) => {
     setBusy(key);
     setError(null);
     try {
-      await downloadBlob(sha, path);
+      await fn();
     } catch (err) {
       setError((err as Error).message);
     } finally {
       setBusy(null);
     }
   };
+  const total = outputs.reduce((s, o) => s + o.size, 0);
   return (
     <>
       {error && (
@@ -29,28 +37,32 @@ export function Outputs({ tasks }: { tasks: TaskData[] }) {
           {error}
         </p>
       )}
+      <div className="spread" style={{ marginBottom: 8 }}>
+        <span className="muted small">
+          {outputs.length} file{outputs.length === 1 ? '' : 's'}, {formatBytes(total)}
+        </span>
+        <button type="button" onClick={() => void run('*', () => downloadOutputsArchive(jobId))} disabled={busy === '*'}>
+          {busy === '*' ? 'Preparing…' : 'Download all (.tar.gz)'}
+        </button>
+      </div>
       <table aria-label="Outputs" data-testid="outputs">
         <thead>
           <tr>
             <th>File</th>
             <th>Size</th>
-            <th>From</th>
             <th />
           </tr>
         </thead>
         <tbody>
-          {rows.map((o) => (
-            <tr key={o.key}>
+          {outputs.map((o) => (
+            <tr key={o.path}>
               <td>
                 <code>{o.path}</code>
               </td>
               <td>{formatBytes(o.size)}</td>
-              <td className="small muted">
-                {o.task} #{o.attempt} ({o.status.toLowerCase()})
-              </td>
               <td>
-                <button type="button" onClick={() => void download(o.sha256, o.path, o.key)} disabled={busy === o.key} aria-label={`Download ${o.path}`}>
-                  {busy === o.key ? 'Downloading…' : 'Download'}
+                <button type="button" onClick={() => void run(o.path, () => downloadBlob(o.sha256, o.path))} disabled={busy === o.path} aria-label={`Download ${o.path}`}>
+                  {busy === o.path ? 'Downloading…' : 'Download'}
                 </button>
               </td>
             </tr>

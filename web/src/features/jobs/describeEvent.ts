@@ -39,8 +39,12 @@ export function describeEvent(kind: string, payload: unknown): string {
       return agentItemTitle(p);
     case 'finding':
       return `Finding: ${pick(p, 'text', 'summary', 'content') ?? ''}`;
-    case 'validation':
-      return `Validation ${lower(pick(p, 'outcome', 'status', 'result')) ?? ''}${reason ? ` — ${reason}` : ''}`;
+    case 'validation': {
+      const step = pick(p, 'step');
+      const ok = typeof p.ok === 'boolean' ? (p.ok ? 'passed' : 'failed') : lower(pick(p, 'outcome', 'status', 'result'));
+      const problems = Array.isArray(p.problems) && p.problems.length ? ` — ${p.problems.map(String).join('; ')}` : '';
+      return `Validation${step ? ` of the ${step}` : ''} ${ok ?? ''}${problems || (reason ? ` — ${reason}` : '')}`;
+    }
     default: {
       const hint = pick(p, 'status', 'name', 'text', 'summary');
       return `${kind}${hint ? `: ${hint}` : ''}`;
@@ -48,13 +52,28 @@ export function describeEvent(kind: string, payload: unknown): string {
   }
 }
 
-/** "planner · tool call list_files" / "planner · message" … */
+/** One line for an `agent.item` payload ({agent, type, status, name?, text?…}, see AgentActivity). */
 export function agentItemTitle(p: P): string {
-  const who = pick(p, 'agent', 'role') ?? 'agent';
-  const type = lower(pick(p, 'type', 'itemType', 'kind')) ?? 'step';
-  const name = pick(p, 'name', 'tool', 'toolName');
-  const status = lower(pick(p, 'status'));
-  return `${who} · ${type}${name ? ` ${name}` : ''}${status ? ` (${status})` : ''}`;
+  const who = pick(p, 'agent') ?? 'agent';
+  const status = pick(p, 'status');
+  const flag = status && status !== 'DONE' ? ` (${status.toLowerCase()})` : '';
+  const text = pick(p, 'text');
+  const short = text ? (text.length > 80 ? `${text.slice(0, 80)}…` : text) : '';
+  switch (pick(p, 'type')) {
+    case 'function_call':
+      // Saved PENDING before it runs; how it ended is on its result.
+      return `${who} called ${pick(p, 'name') ?? 'a tool'}`;
+    case 'function_call_output':
+      return `${who} got a tool result${flag}`;
+    case 'message':
+      return p.role && p.role !== 'assistant' ? `${who} was told: ${short}` : `${who}: ${short}`;
+    case 'reasoning':
+      return `${who} thinks: ${short}`;
+    case 'note':
+      return `${who} note: ${short}`;
+    default:
+      return `${who} · ${lower(pick(p, 'type')) ?? 'step'}${flag}`;
+  }
 }
 
 export const AGENT_KINDS = new Set(['agent.item', 'agent.run', 'finding', 'question.asked', 'question.answered', 'plan.created']);

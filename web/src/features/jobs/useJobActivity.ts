@@ -74,40 +74,28 @@ const JobActivitySubscription = graphql(`
 `);
 
 const AttemptLogPage = graphql(`
-  query AttemptLogPage($jobId: ID!, $afterSeq: Int, $first: Int) {
-    job(id: $jobId) {
+  query AttemptLogPage($attemptId: ID!, $afterSeq: Int, $first: Int) {
+    attempt(id: $attemptId) {
       id
-      tasks {
-        id
-        attempts {
-          id
-          logs(afterSeq: $afterSeq, first: $first) {
-            seq
-            stream
-            text
-            ts
-          }
-        }
+      logs(afterSeq: $afterSeq, first: $first) {
+        seq
+        stream
+        text
+        ts
       }
     }
   }
 `);
 
 const AttemptMetricPage = graphql(`
-  query AttemptMetricPage($jobId: ID!, $afterSeq: Int, $first: Int) {
-    job(id: $jobId) {
+  query AttemptMetricPage($attemptId: ID!, $afterSeq: Int, $first: Int) {
+    attempt(id: $attemptId) {
       id
-      tasks {
-        id
-        attempts {
-          id
-          metricPoints(afterSeq: $afterSeq, first: $first) {
-            seq
-            name
-            step
-            value
-          }
-        }
+      metricPoints(afterSeq: $afterSeq, first: $first) {
+        seq
+        name
+        step
+        value
       }
     }
   }
@@ -211,9 +199,8 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
       let s = logStores.current.get(attemptId);
       if (!s) {
         s = new LogStore(async (afterSeq) => {
-          const r = await client.query({ query: AttemptLogPage, variables: { jobId, afterSeq, first: LOG_PAGE }, fetchPolicy: 'no-cache' });
-          for (const t of r.data?.job?.tasks ?? []) for (const a of t.attempts) if (a.id === attemptId) return a.logs;
-          return [];
+          const r = await client.query({ query: AttemptLogPage, variables: { attemptId, afterSeq, first: LOG_PAGE }, fetchPolicy: 'no-cache' });
+          return r.data?.attempt?.logs ?? [];
         }, LOG_PAGE);
         logStores.current.set(attemptId, s);
         void s.catchUp();
@@ -228,9 +215,8 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
       let s = metricStores.current.get(attemptId);
       if (!s) {
         s = new MetricStore(async (afterSeq) => {
-          const r = await client.query({ query: AttemptMetricPage, variables: { jobId, afterSeq, first: METRIC_PAGE }, fetchPolicy: 'no-cache' });
-          for (const t of r.data?.job?.tasks ?? []) for (const a of t.attempts) if (a.id === attemptId) return a.metricPoints;
-          return [];
+          const r = await client.query({ query: AttemptMetricPage, variables: { attemptId, afterSeq, first: METRIC_PAGE }, fetchPolicy: 'no-cache' });
+          return r.data?.attempt?.metricPoints ?? [];
         }, METRIC_PAGE);
         metricStores.current.set(attemptId, s);
         void s.catchUp();

@@ -10,11 +10,22 @@ import type { MetricStore, Series } from './MetricStore';
 export default function MetricCharts({ store }: { store: MetricStore }) {
   useSyncExternalStore(store.subscribe, store.getVersion);
   const series = [...store.series.values()].sort((a, b) => order(a.name) - order(b.name) || a.name.localeCompare(b.name));
+  const error = store.error && (
+    <p className="error-text small" role="alert">
+      Could not load earlier points: {store.error}
+    </p>
+  );
   if (series.length === 0) {
-    return <p className="muted">{store.loading ? 'Loading metrics…' : 'No metrics reported yet.'}</p>;
+    return (
+      <>
+        {error}
+        <p className="muted">{store.loading ? 'Loading metrics…' : 'No metrics reported yet.'}</p>
+      </>
+    );
   }
   return (
     <div className="metric-grid">
+      {error}
       {series.map((s) => (
         <Chart key={s.name} series={s} version={store.getVersion()} />
       ))}

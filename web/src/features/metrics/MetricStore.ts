@@ -63,6 +63,7 @@ export class MetricStore {
   catchUp(): Promise<void> {
     if (this.running) return this.running;
     this.loading = true;
+    this.error = null;
     this.changed();
     this.running = (async () => {
       try {

@@ -3,7 +3,7 @@ const TONES: Record<string, string> = {
   FAILED: 'bad', LOST: 'bad', STALE: 'bad', STOPPED: 'bad', REJECTED: 'bad', OFFLINE: 'muted',
   RUNNING: 'info', LEASED: 'info', PREPARING: 'info', VALIDATING: 'info', PLANNING: 'info',
   NEEDS_INPUT: 'warn', PAUSED: 'warn', DRAINING: 'warn', OPEN: 'warn', QUEUED: 'muted', WAITING: 'warn',
-  CANCELLED: 'muted', DRAFT: 'muted',
+  CANCELLED: 'muted', DRAFT: 'muted', PENDING: 'info', UNCERTAIN: 'warn', DONE: 'ok',
 };
 
 export function toneOf(status: string): string {

@@ -21,14 +21,6 @@ type Caps = {
   probeErrors?: string[];
 };
 
-export type WorkerClass = 'nvidia' | 'amd' | 'apple' | 'cpu';
-export const CLASS_LABEL: Record<WorkerClass, string> = { nvidia: 'NVIDIA GPU', amd: 'AMD GPU', apple: 'Apple silicon', cpu: 'CPU only' };
-
-export function workerClass(capabilities: unknown): WorkerClass {
-  const v = (capabilities as Caps | null)?.accelerators?.[0]?.vendor;
-  return v === 'nvidia' || v === 'amd' || v === 'apple' ? v : 'cpu';
-}
-
 const mib = (n: number | null | undefined) => (typeof n === 'number' ? formatBytes(n * 1024 * 1024) : '—');
 
 export function Capabilities({ value }: { value: unknown }) {

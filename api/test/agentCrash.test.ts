@@ -1,0 +1,141 @@
+/**
+ * A real SIGKILL between an action's commit and its saved tool result (invariant 5).
+ *
+ * The API runs as a child process (`node scripts/start.mjs`, builtin planner: no OpenAI
+ * key) with CHATGPU_TEST_CRASH_AFTER_ACTION=ask_user: the loop kills its own process right
+ * after ask_user's Question + Action commit, before the function_call_output is saved.
+ * A project with two entry points makes the builtin planner ask. After a restart on the
+ * same database and data folder the tick's reconcile resumes the planner, which resolves
+ * the PENDING call from the Action table: the question exists exactly once, the job waits
+ * for the answer, and answering over HTTP resumes planning to a plan and a queued run.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/db/client.js';
+import { createJobAt, gqlAt, insertOnlineWorker, itemsOf, signUpAt, waitFor } from './helpers/agents.js';
+import { createTestDatabase } from './helpers/db.js';
+import { freePort, repoRoot, spawnProc, type Proc } from './helpers/processes.js';
+
+const databaseUrl = await createTestDatabase();
+const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-crash-'));
+const db = await openDatabase({ databaseUrl, dataDir, migrate: false, poolSize: 3 });
+afterAll(async () => {
+  await db.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+const prisma = db.prisma;
+
+// No OpenAI key or base URL may leak in from the environment: the builtin planner runs.
+const { OPENAI_API_KEY: _k, OPENAI_BASE_URL: _b, CHATGPU_TEST_CRASH_AFTER_ACTION: _c, ...parentEnv } = process.env;
+const baseEnv = { ...parentEnv, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', CHATGPU_DATA_DIR: dataDir, TICK_INTERVAL_SEC: '1', CHATGPU_SKIP_WEB_BUILD: '1' };
+
+async function startApi(extra: Record<string, string> = {}): Promise<{ proc: Proc; url: string; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }> {
+  const port = await freePort();
+  const proc = spawnProc(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], { env: { ...baseEnv, PORT: String(port), ...extra } });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.child.once('exit', (code, signal) => resolve({ code, signal })));
+  await proc.waitFor(/ChatGPU API and dashboard/, 60_000);
+  return { proc, url: `http://127.0.0.1:${port}`, exit };
+}
+
+const TWO_ENTRY_POINTS = {
+  'main.py': 'if __name__ == "__main__":\n    print("main")\n',
+  'train.py': 'import os\nif __name__ == "__main__":\n    os.makedirs("outputs", exist_ok=True)\n    open("outputs/done.txt", "w").write("trained")\n',
+};
+
+describe('SIGKILL between an action and its saved result', () => {
+  it('after a restart the PENDING call is resolved from the Action table; the question exists once; answering resumes planning', { timeout: 150_000 }, async () => {
+    // 1. The first process dies right after ask_user commits.
+    const first = await startApi({ CHATGPU_TEST_CRASH_AFTER_ACTION: 'ask_user' });
+    const user = await signUpAt(first.url);
+    const { id: globalJobId, jobId } = await createJobAt(first.url, user.token, TWO_ENTRY_POINTS, 'run the project');
+    const died = await Promise.race([first.exit, new Promise<null>((r) => setTimeout(() => r(null), 60_000))]);
+    expect(died, `the API did not crash; output:\n${first.proc.output().slice(-2000)}`).toEqual({ code: null, signal: 'SIGKILL' });
+
+    // What the crash left: the call PENDING with no output, its Action DONE, one Question.
+    const run = await prisma.agentRun.findFirstOrThrow({ where: { jobId, agent: 'planner' } });
+    expect(run.status).toBe('RUNNING');
+    const call = (await itemsOf(prisma, run.id)).find((i) => i.type === 'function_call' && i.name === 'ask_user')!;
+    expect(call.status).toBe('PENDING');
+    expect(await prisma.agentItem.count({ where: { runId: run.id, callId: call.callId, type: 'function_call_output' } })).toBe(0);
+    const action = await prisma.action.findUniqueOrThrow({ where: { idempotencyKey: call.callId! } });
+    expect(action).toMatchObject({ jobId, kind: 'ask_user', status: 'DONE' });
+    const questions = await prisma.question.findMany({ where: { jobId } });
+    expect(questions).toHaveLength(1);
+    expect(questions[0]).toMatchObject({ callId: call.callId, agentRunId: run.id, status: 'OPEN', choices: ['main.py', 'train.py'] });
+    expect((action.outcome as { questionId: string }).questionId).toBe(questions[0]!.id);
+    const crashed = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+    expect(crashed.status).toBe('NEEDS_INPUT');
+    expect(crashed.agentLockHolder).not.toBeNull(); // the dead process still "holds" the job until its lease expires
+
+    // 2. Restart without the hook: the tick's reconcile resumes the orphaned run.
+    const second = await startApi();
+    const resolved = await waitFor(
+      'the PENDING ask_user call to be resolved',
+      async () => {
+        const out = await prisma.agentItem.findFirst({ where: { runId: run.id, callId: call.callId, type: 'function_call_output' } });
+        return out && (await prisma.agentRun.findUniqueOrThrow({ where: { id: run.id } })).status === 'WAITING' ? out : null;
+      },
+      60_000,
+      250,
+    );
+    expect(resolved.status).toBe('DONE');
+    expect(JSON.parse((resolved.payload as { output: string }).output)).toEqual(action.outcome);
+    expect(await prisma.agentItem.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({ status: 'DONE' });
+    expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: run.id } })).toMatchObject({ status: 'WAITING', stopReason: 'waiting_for_user' });
+    // The side effect happened exactly once, and the model was not asked again meanwhile.
+    expect(await prisma.question.count({ where: { jobId } })).toBe(1);
+    expect(await prisma.action.count({ where: { jobId } })).toBe(1);
+    const after = await itemsOf(prisma, run.id);
+    expect(after.at(-1)!.id).toBe(resolved.id);
+    expect(after.filter((i) => i.status === 'PENDING')).toHaveLength(0);
+    expect((await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('NEEDS_INPUT');
+    const itemEvents = await prisma.jobEvent.findMany({ where: { jobId, kind: 'agent.item' } });
+    expect(itemEvents.some((e) => (e.payload as any).type === 'function_call_output' && (e.payload as any).callId === call.callId)).toBe(true);
+
+    // 3. Answer over HTTP: planning resumes from the saved history to a plan and a queued run.
+    await insertOnlineWorker(prisma, user.userId); // submit_plan needs a worker that can run python (a row is enough)
+    const gql = gqlAt(second.url);
+    const open = await gql(`query($id: ID!) { job(id: $id) { status openQuestions { id text choices } } }`, { id: globalJobId }, user.token);
+    expect(open.data?.job?.status, JSON.stringify(open)).toBe('NEEDS_INPUT');
+    expect(open.data.job.openQuestions).toHaveLength(1);
+    expect(open.data.job.openQuestions[0].text).toMatch(/Which script should run/);
+    const ans = await gql(
+      `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename ... on Question { status answer } ... on Error { message } } }`,
+      { i: { questionId: open.data.job.openQuestions[0].id, answer: 'train.py' } },
+      user.token,
+    );
+    expect(ans.data?.answerQuestion, JSON.stringify(ans)).toMatchObject({ __typename: 'Question', status: 'ANSWERED', answer: 'train.py' });
+
+    const planned = await waitFor(
+      'the job to be planned',
+      async () => {
+        const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId }, include: { currentPlan: true, tasks: true } });
+        if (j.status === 'FAILED') throw new Error(`the job failed: ${j.statusReason}`);
+        // The run's COMPLETED comes after submit_plan's commit and its saved result.
+        const r = await prisma.agentRun.findUniqueOrThrow({ where: { id: run.id } });
+        return j.status === 'RUNNING' && j.tasks.length && r.status === 'COMPLETED' ? j : null;
+      },
+      60_000,
+      250,
+    );
+    expect(planned.currentPlan?.command).toBe('python train.py');
+    expect(planned.tasks.map((t) => t.kind)).toEqual(['RUN']);
+    // Still exactly one question; one action per side effect; the same run went on.
+    expect(await prisma.question.count({ where: { jobId } })).toBe(1);
+    expect((await prisma.action.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } })).map((a) => [a.kind, a.status])).toEqual([
+      ['ask_user', 'DONE'],
+      ['submit_plan', 'DONE'],
+    ]);
+    expect(await prisma.agentRun.count({ where: { jobId, agent: 'planner' } })).toBe(1);
+    const final = await itemsOf(prisma, run.id);
+    const iOut = final.findIndex((i) => i.id === resolved.id);
+    const iAnswer = final.findIndex((i) => i.type === 'message' && JSON.stringify(i.payload).includes('train.py'));
+    expect(iAnswer).toBeGreaterThan(iOut); // the answer follows the recovered output in the history
+    expect(final.filter((i) => i.status === 'PENDING')).toHaveLength(0);
+    expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: run.id } })).toMatchObject({ status: 'COMPLETED', stopReason: 'finished' });
+
+    await second.proc.stop();
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * (c) Heartbeat capacity: W simulated workers (default 10,000) each sending one
+ * heartbeat every I seconds (default 10: 1,000/s in aggregate), for D seconds.
+ *
+ * A real API (own process; HEARTBEAT_SEC = I, otherwise default config). Every worker
+ * first says hello (bounded concurrency; the hello rate is reported too). Heartbeats are
+ * sent open-loop on a fixed schedule, the workers' phases spread evenly over the
+ * interval, with at most `--max-in-flight` outstanding: if the API falls behind, they
+ * queue here, and "lag" (scheduled time → answer) shows it while "latency" (sent →
+ * answer) is the API's own time. Idle workers: each heartbeat names no leases (the
+ * steady state of a volunteer fleet). API and PostgreSQL CPU are measured over the
+ * heartbeat phase.
+ */
+import { cpuSeconds, setUpOwner, startApi } from './lib/api.js';
+import { commandFor, isMain, parseOptions, runAsScript, startBench, type BenchResult } from './lib/bench.js';
+import { createDatabase } from './lib/db.js';
+import { postgresCpuSeconds } from './lib/machine.js';
+import { SimWorker } from './lib/simWorker.js';
+import { mapLimit, round, sleep, summarize } from './lib/stats.js';
+
+const DEFAULTS = { workers: 10_000, tokens: 100, intervalSec: 10, durationSec: 30, helloConcurrency: 32, maxInFlight: 256 };
+const USAGE = `usage: node --import tsx bench/heartbeats.ts [--workers 10000] [--tokens 100] [--interval-sec 10] [--duration-sec 30]
+                 [--hello-concurrency 32] [--max-in-flight 256] [--pg postgres://postgres@127.0.0.1:5432/postgres]`;
+
+export async function heartbeats(argv: string[]): Promise<BenchResult> {
+  const o = parseOptions(argv, DEFAULTS, USAGE);
+  const { machine, startedAt } = await startBench(`heartbeat capacity (${o.workers} workers, one heartbeat per ${o.intervalSec} s each)`, o.pg);
+  const db = await createDatabase(o.pg, 'heartbeats');
+  const api = await startApi(db.url, { HEARTBEAT_SEC: String(o.intervalSec) });
+  try {
+    const owner = await setUpOwner(api, o.tokens);
+    const workers = Array.from({ length: o.workers }, (_, i) => new SimWorker(api.url, owner.workerTokens[i % o.tokens]!, `hb-${i}`));
+
+    console.log(`hello × ${o.workers} (concurrency ${o.helloConcurrency}) …`);
+    const h0 = performance.now();
+    let helloDone = 0;
+    const progress = setInterval(() => console.log(`  ${helloDone} / ${o.workers}`), 10_000);
+    try {
+      await mapLimit(workers, o.helloConcurrency, async (w) => {
+        await w.hello(1);
+        helloDone++;
+      });
+    } finally {
+      clearInterval(progress);
+    }
+    const helloSec = (performance.now() - h0) / 1000;
+    console.log(`  ${round(o.workers / helloSec)} hellos/s`);
+
+    const rate = o.workers / o.intervalSec;
+    const total = Math.round(rate * o.durationSec);
+    console.log(`heartbeats: ${round(rate)}/s scheduled for ${o.durationSec} s (${total}) …`);
+    const latency: number[] = [];
+    const lag: number[] = [];
+    let errors = 0;
+    let firstError = '';
+    let inFlight = 0;
+    let maxInFlightSeen = 0;
+    let sent = 0;
+    const [api0, pg0, me0] = [await api.stats(), await postgresCpuSeconds(), process.cpuUsage()];
+    const start = performance.now();
+    const due = (n: number) => start + (n * 1000) / rate;
+    let done!: () => void;
+    const allDone = new Promise<void>((r) => (done = r));
+    let finished = 0;
+    const send = (n: number) => {
+      const w = workers[n % o.workers]!;
+      const t = performance.now();
+      inFlight++;
+      maxInFlightSeen = Math.max(maxInFlightSeen, inFlight);
+      w.heartbeat([]).then(
+        () => {
+          const now = performance.now();
+          latency.push(now - t);
+          lag.push(now - due(n));
+        },
+        (err) => {
+          errors++;
+          firstError ||= (err as Error).message;
+        },
+      ).finally(() => {
+        inFlight--;
+        if (++finished === total) done();
+        pump();
+      });
+    };
+    const pump = () => {
+      const now = performance.now();
+      while (sent < total && due(sent) <= now && inFlight < o.maxInFlight) send(sent++);
+    };
+    const timer = setInterval(pump, 2);
+    const deadline = setTimeout(done, (o.durationSec + 60) * 1000); // bounded even if the API stalls
+    await allDone;
+    clearInterval(timer);
+    clearTimeout(deadline);
+    const elapsed = (performance.now() - start) / 1000;
+    const [api1, pg1, me1] = [await api.stats(), await postgresCpuSeconds(), process.cpuUsage(me0)];
+    await sleep(100);
+
+    const l = summarize(latency);
+    const g = summarize(lag);
+    const apiCpu = cpuSeconds(api0, api1);
+    const achieved = latency.length / elapsed;
+    if (firstError) console.error(`first heartbeat error: ${firstError}`);
+    return {
+      name: 'heartbeats',
+      command: commandFor('heartbeats', o, { ...DEFAULTS, pg: o.pg }),
+      machine,
+      options: o,
+      startedAt: startedAt.toISOString(),
+      durationSec: round((Date.now() - startedAt.getTime()) / 1000),
+      headline: `${round(achieved)}/s of ${round(rate)}/s scheduled, latency p50 ${round(l.p50, 1)} ms / p99 ${round(l.p99, 1)} ms, ${errors} errors, API ${round((apiCpu / elapsed) * 100)}% of a core`,
+      figures: {
+        'workers (hello each)': o.workers,
+        'hello rate (/s)': round(o.workers / helloSec),
+        'heartbeats scheduled (/s)': round(rate),
+        'heartbeats answered (/s)': round(achieved),
+        'heartbeats sent / answered / errors': `${sent} / ${latency.length} / ${errors}`,
+        'latency p50 (ms)': round(l.p50, 2),
+        'latency p99 (ms)': round(l.p99, 2),
+        'latency max (ms)': round(l.max, 2),
+        'lag behind schedule p99 (ms)': round(g.p99, 2),
+        'max in flight': maxInFlightSeen,
+        'API CPU (% of one core)': round((apiCpu / elapsed) * 100),
+        'API CPU per heartbeat (ms)': round((apiCpu * 1000) / Math.max(latency.length, 1), 3),
+        'API event-loop utilization': round((api1.elu.active - api0.elu.active) / ((api1.elu.active + api1.elu.idle - api0.elu.active - api0.elu.idle) || 1), 2),
+        'API RSS (MiB)': round(api1.rssMiB),
+        'API errors logged': api1.errors,
+        'API scheduler ticks skipped (overran)': api.tickOverruns(),
+        'PostgreSQL CPU (% of one core)': pg0 === null || pg1 === null ? null : round(((pg1 - pg0) / elapsed) * 100),
+        'load generator CPU (% of one core)': round(((me1.user + me1.system) / 1e6 / elapsed) * 100),
+        'phase length (s)': round(elapsed, 2),
+      },
+    };
+  } finally {
+    await api.stop();
+    await db.drop();
+  }
+}
+
+if (isMain(import.meta)) runAsScript(heartbeats);

@@ -1,0 +1,207 @@
+/**
+ * The ChatGPU side of a benchmark: a real API in a child process (apiProcess.ts) over a
+ * fresh database, the user-side set-up over GraphQL (user, worker tokens, a job with one
+ * uploaded file), and a second in-process set of domain Resources on the same database
+ * for `createTask` — tasks are created by the domain (the planner does it in
+ * production; there is no createTask mutation), and its NOTIFY reaches the API's
+ * long-pollers exactly as a second API process's would.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../api/src/config.js';
+import { openDatabase, type Database } from '../../api/src/db/client.js';
+import { BlobStore } from '../../api/src/domain/blobs/blobStore.js';
+import { createTask, type CreateTaskInput } from '../../api/src/domain/jobs/createTask.js';
+import { silentLogger, type Resources } from '../../api/src/domain/resources.js';
+import { PubSub } from '../../api/src/graphql/pubsub.js';
+
+const benchDir = path.resolve(import.meta.dirname, '..');
+export const repoRoot = path.resolve(benchDir, '..');
+
+export interface ApiStats {
+  /** process.cpuUsage() of the API process, microseconds. */
+  cpu: { user: number; system: number };
+  elu: { idle: number; active: number; utilization: number };
+  rssMiB: number;
+  /** Unexpected errors the API logged. */
+  errors: number;
+}
+
+export interface BenchApi {
+  url: string;
+  dataDir: string;
+  /** Scheduler ticks node-cron skipped because the previous tick was still running. */
+  tickOverruns(): number;
+  stats(): Promise<ApiStats>;
+  stop(): Promise<void>;
+}
+
+/** Starts the API (its own process) on `databaseUrl`; `env` sets config (LEASE_SEC, …). */
+export async function startApi(databaseUrl: string, env: Record<string, string> = {}): Promise<BenchApi> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-bench-'));
+  // BENCH_API_NODE_ARGS: extra node flags for the API process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(benchDir, 'lib/apiProcess.ts')], {
+    cwd: repoRoot,
+    env: { ...process.env, DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  // Forward the API's output, but count node-cron's overlap warnings instead of printing them.
+  let overruns = 0;
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let buf = '';
+    stream.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const lines = buf.split('\n');
+      buf = lines.pop() ?? '';
+      for (const line of lines) {
+        if (/NODE-CRON.*overlap prevention/.test(line)) overruns++;
+        else if (line.trim()) process.stderr.write(`${line}\n`);
+      }
+    });
+  }
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  let statsWaiter: ((s: ApiStats) => void) | undefined;
+  const url = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('the API did not start within 60 s')), 60_000);
+    child.on('message', (m: { type: string; url?: string } & ApiStats) => {
+      if (m.type === 'ready') {
+        clearTimeout(t);
+        resolve(m.url!);
+      } else if (m.type === 'cpu') statsWaiter?.(m);
+    });
+    void exited.then(() => reject(new Error(`the API process exited (${child.exitCode ?? child.signalCode})`)));
+  });
+  return {
+    url,
+    dataDir,
+    tickOverruns: () => overruns,
+    stats: () =>
+      new Promise<ApiStats>((resolve) => {
+        statsWaiter = resolve;
+        child.send({ type: 'cpu' });
+      }),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.send({ type: 'stop' });
+        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(t);
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** CPU seconds between two stats() snapshots. */
+export function cpuSeconds(a: ApiStats, b: ApiStats): number {
+  return (b.cpu.user - a.cpu.user + b.cpu.system - a.cpu.system) / 1e6;
+}
+
+export interface GqlResult<T> {
+  data?: T;
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+}
+
+/** One GraphQL request over HTTP (fetch keeps connections alive). Throws on transport or HTTP failure. */
+export async function gql<T = any>(url: string, query: string, variables: Record<string, unknown>, token?: string, signal?: AbortSignal): Promise<GqlResult<T>> {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+    ...(signal ? { signal } : {}),
+  });
+  const body = (await res.json()) as GqlResult<T>;
+  if (!res.ok) throw new Error(`HTTP ${res.status}: ${JSON.stringify(body).slice(0, 500)}`);
+  return body;
+}
+
+export interface Owner {
+  userToken: string;
+  workerTokens: string[];
+  /** The jobs tasks are created in (round-robin); at least one. */
+  jobs: { jobId: string; codeVersionId: string }[];
+}
+
+/** A user with `workerTokens` worker tokens and `jobs` jobs (one uploaded file each), all over the public API. */
+export async function setUpOwner(api: BenchApi, workerTokens: number, opts: { jobs?: number; concurrency?: number } = {}): Promise<Owner> {
+  const concurrency = opts.concurrency ?? 8;
+  const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
+  const s = await gql(api.url, `mutation($i: SignUpInput!) { signUp(input: $i) { __typename ... on AuthPayload { token } ... on Error { message } } }`, {
+    i: { email, password: 'benchmark password 1' },
+  });
+  const userToken: string | undefined = s.data?.signUp?.token;
+  if (!userToken) throw new Error(`signUp failed: ${JSON.stringify(s)}`);
+  const tokens: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, workerTokens) }, async () => {
+      while (next < workerTokens) {
+        const i = next++;
+        const r = await gql(api.url, `mutation($n: String!) { createWorkerToken(input: {name: $n}) { __typename ... on CreatedWorkerToken { token } } }`, { n: `bench-${i}` }, userToken);
+        const t: string | undefined = r.data?.createWorkerToken?.token;
+        if (!t) throw new Error(`createWorkerToken failed: ${JSON.stringify(r)}`);
+        tokens[i] = t;
+      }
+    }),
+  );
+  const content = Buffer.from('print("benchmark")\n');
+  const sha = createHash('sha256').update(content).digest('hex');
+  const put = await fetch(`${api.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/octet-stream' }, body: new Uint8Array(content) });
+  if (put.status !== 201 && put.status !== 200) throw new Error(`blob upload failed: HTTP ${put.status} ${await put.text()}`);
+  const jobs: Owner['jobs'] = [];
+  for (let k = 0; k < Math.max(1, opts.jobs ?? 1); k++) {
+    const j = await gql(api.url, `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id originalCode { id } } ... on Error { message } } }`, {
+      i: { title: `benchmark ${k}`, request: 'benchmark tasks', files: [{ path: 'main.py', sha256: sha }] },
+    }, userToken);
+    const job = j.data?.createJob;
+    if (job?.__typename !== 'Job') throw new Error(`createJob failed: ${JSON.stringify(j)}`);
+    const jobId = Buffer.from(job.id as string, 'base64').toString('utf8').split(':').slice(1).join(':');
+    jobs.push({ jobId, codeVersionId: job.originalCode.id as string });
+  }
+  return { userToken, workerTokens: tokens, jobs };
+}
+
+export interface TaskFactory {
+  resources: Resources;
+  db: Database;
+  /** createTask (domain) in the owner's jobs, round-robin: one transaction, then NOTIFY. */
+  create(over?: Partial<CreateTaskInput>): ReturnType<typeof createTask>;
+  close(): Promise<void>;
+}
+
+/** Domain Resources of our own on the benchmark database, as a second API process would have. */
+export async function taskFactory(databaseUrl: string, owner: Owner, poolSize = 4): Promise<TaskFactory> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-bench-tasks-'));
+  const config = loadConfig({ DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir });
+  const db = await openDatabase({ databaseUrl, dataDir, migrate: false, poolSize });
+  const resources: Resources = {
+    prisma: db.prisma,
+    events: new PubSub(db), // emit() is a NOTIFY; this side never listens
+    blobs: new BlobStore(path.join(dataDir, 'blobs')),
+    config,
+    log: silentLogger,
+    now: () => new Date(),
+  };
+  let n = 0;
+  return {
+    resources,
+    db,
+    create: (over = {}) =>
+      createTask(resources, {
+        ...owner.jobs[n++ % owner.jobs.length]!,
+        kind: 'RUN',
+        name: 'bench',
+        command: 'python main.py',
+        requirements: { workload: 'python' },
+        ...over,
+      }),
+    async close() {
+      await db.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * A simulated worker machine: the worker protocol over GraphQL HTTP with a worker
+ * token, sending the same operations with the same selections as the real worker
+ * (worker/src/documents.ts), but running nothing: a claimed task is completed at once.
+ */
+import { gql } from './api.js';
+
+const HELLO = `mutation WorkerHello($input: WorkerHelloInput!) {
+  workerHello(input: $input) { __typename ... on WorkerHelloResult { workerId heartbeatIntervalSec leaseSec worker { status } } ... on ValidationError { message } } }`;
+const CLAIM = `mutation ClaimTask($workerId: ID!, $waitMs: Int!, $max: Int!) {
+  claimTask(workerId: $workerId, waitMs: $waitMs, max: $max) { __typename
+    ... on MutationClaimTaskSuccess { data { attemptId number fencingToken leaseExpiresAt
+      task { id jobId kind name command environment requirements files { path sha256 size mode } inputs { path sha256 size mode } } } }
+    ... on Error { message code } } }`;
+const HEARTBEAT = `mutation Heartbeat($workerId: ID!, $leases: [LeaseInput!]!, $telemetry: JSON) {
+  heartbeat(workerId: $workerId, leases: $leases, telemetry: $telemetry) { __typename
+    ... on HeartbeatResult { status renewed orders { kind attemptId reason } } ... on Error { message code } } }`;
+const COMPLETE = `mutation CompleteAttempt($attemptId: ID!, $fencingToken: String!, $result: CompleteAttemptInput!) {
+  completeAttempt(attemptId: $attemptId, fencingToken: $fencingToken, result: $result) { __typename ... on Attempt { id status } ... on Error { message code } } }`;
+
+export const SIM_CAPS = {
+  os: 'linux',
+  arch: 'x64',
+  cpu: { model: 'Simulated CPU', cores: 8 },
+  memoryMiB: 16384,
+  workloads: ['shell', 'python'],
+};
+
+export interface Lease {
+  attemptId: string;
+  fencingToken: string;
+  taskId: string;
+}
+
+export class SimWorker {
+  workerId = '';
+  constructor(
+    readonly url: string,
+    readonly token: string,
+    readonly name: string,
+  ) {}
+
+  async hello(slots: number): Promise<void> {
+    const r = await gql(this.url, HELLO, { input: { name: this.name, version: 'bench', slots, capabilities: SIM_CAPS } }, this.token);
+    const h = r.data?.workerHello;
+    if (h?.__typename !== 'WorkerHelloResult') throw new Error(`workerHello failed: ${JSON.stringify(r).slice(0, 500)}`);
+    this.workerId = h.workerId;
+  }
+
+  async claim(waitMs: number, max: number, signal?: AbortSignal): Promise<Lease[]> {
+    const r = await gql(this.url, CLAIM, { workerId: this.workerId, waitMs, max }, this.token, signal);
+    const c = r.data?.claimTask;
+    if (c?.__typename !== 'MutationClaimTaskSuccess') throw new Error(`claimTask failed: ${JSON.stringify(r).slice(0, 500)}`);
+    return (c.data as { attemptId: string; fencingToken: string; task: { id: string } }[]).map((a) => ({ attemptId: a.attemptId, fencingToken: a.fencingToken, taskId: a.task.id }));
+  }
+
+  async heartbeat(leases: Lease[]): Promise<void> {
+    const r = await gql(this.url, HEARTBEAT, { workerId: this.workerId, leases: leases.map((l) => ({ attemptId: l.attemptId, fencingToken: l.fencingToken })), telemetry: { running: leases.length } }, this.token);
+    if (r.data?.heartbeat?.__typename !== 'HeartbeatResult') throw new Error(`heartbeat failed: ${JSON.stringify(r).slice(0, 500)}`);
+  }
+
+  async complete(l: Lease): Promise<void> {
+    const r = await gql(this.url, COMPLETE, { attemptId: l.attemptId, fencingToken: l.fencingToken, result: { exitCode: 0 } }, this.token);
+    const a = r.data?.completeAttempt;
+    if (a?.__typename !== 'Attempt' || a.status !== 'SUCCEEDED') throw new Error(`completeAttempt failed: ${JSON.stringify(r).slice(0, 500)}`);
+  }
+}
