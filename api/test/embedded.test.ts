@@ -39,5 +39,5 @@ describe('embedded default', () => {
     expect(second.output()).not.toMatch(/Created the local user/);
     expect((await me()).data.me.email).toBe(creds.email);
     await second.stop('SIGTERM');
-  });
+  }, 240_000);
 });

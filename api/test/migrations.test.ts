@@ -20,12 +20,23 @@ async function emptyDatabase(): Promise<string> {
   return url;
 }
 
+/**
+ * pg_dump without comments and settings, with the columns of each table sorted: a column
+ * added by a later migration lands at the end of its table, which is the same schema.
+ */
 async function schemaDump(url: string): Promise<string> {
   const { stdout } = await run('pg_dump', ['--schema-only', '--no-owner', '--no-privileges', '-T', '_chatgpu_migrations', url]);
-  return stdout
-    .split('\n')
-    .filter((l) => !l.startsWith('--') && !/^SET |^SELECT pg_catalog|^\\(un)?restrict /.test(l))
-    .join('\n');
+  const lines = stdout.split('\n').filter((l) => !l.startsWith('--') && !/^SET |^SELECT pg_catalog|^\\(un)?restrict /.test(l));
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    out.push(lines[i]!);
+    if (/^CREATE TABLE .* \($/.test(lines[i]!)) {
+      const cols: string[] = [];
+      while (i + 1 < lines.length && lines[i + 1] !== ');') cols.push(lines[++i]!.replace(/,$/, ''));
+      out.push(...cols.sort());
+    }
+  }
+  return out.join('\n');
 }
 
 describe('migrations', () => {

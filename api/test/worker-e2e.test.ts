@@ -69,7 +69,7 @@ describe('worker network (real processes)', () => {
 
     await w.stop('SIGKILL');
     await waitFor(async () => (await prisma.worker.findUniqueOrThrow({ where: { id: row.id } })).status === 'OFFLINE', 15_000, 'worker offline');
-  });
+  }, 150_000);
 
   it('runs a Python task: ordered complete logs (database and subscription), metrics, downloadable outputs', async () => {
     const w = await startWorker(api.url, workerToken, 'beta');
@@ -120,7 +120,7 @@ describe('worker network (real processes)', () => {
     expect((await api.getBlob(outputs[1]!.sha256, user.token)).bytes.toString()).toBe('done');
     expect(Number((await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).costCad)).toBeGreaterThan(0);
     await w.stop();
-  });
+  }, 150_000);
 
   it('SIGKILL mid-task: the attempt is LOST within lease + tick and the task succeeds on another worker with a new attempt and token', async () => {
     const a = await startWorker(api.url, workerToken, 'gamma');
@@ -138,7 +138,7 @@ describe('worker network (real processes)', () => {
     expect(attempts[1]!.id).not.toBe(attempts[0]!.id);
     expect(attempts[1]!.fencingToken).not.toBe(attempts[0]!.fencingToken);
     await b.stop();
-  });
+  }, 150_000);
 
   it('a partitioned worker (SIGSTOP past its lease) has its late reports refused as stale, kills its run, and the accepted result is the other attempt’s', async () => {
     const a = await startWorker(api.url, workerToken, 'epsilon');
@@ -166,7 +166,7 @@ describe('worker network (real processes)', () => {
     expect((await api.getBlob(who.sha256, user.token)).bytes.toString()).toBe((after.result as any).attemptId);
     await a.stop();
     await b.stop();
-  });
+  }, 150_000);
 
   it('a task whose requirements no worker meets stays queued and says why; a pinned task waits for its worker', async () => {
     const w = await startWorker(api.url, workerToken, 'eta');
@@ -184,5 +184,5 @@ describe('worker network (real processes)', () => {
     expect(ev.data.job.events.some((e: any) => e.kind === 'task.status' && /No online worker/.test(e.payload.reason))).toBe(true);
     expect((await prisma.task.findUniqueOrThrow({ where: { id: pinned.id } })).status).toBe('QUEUED');
     await w.stop();
-  });
+  }, 150_000);
 });

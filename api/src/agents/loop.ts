@@ -275,9 +275,10 @@ async function dispatch(
   } catch (err) {
     return reject(`The tool failed: ${(err as Error).message.slice(0, 1000)}`);
   }
-  await saveOutput(r, jobId, runId, agent.name, itemId, call.call_id, result.output, 'DONE');
+  // The effect's events first: they were recorded before the output's.
   for (const eventId of result.eventIds ?? []) await r.events.emit({ type: 'job.event', jobId, eventId });
   if (result.eventIds?.length) await r.events.emit({ type: 'job.updated', jobId });
+  await saveOutput(r, jobId, runId, agent.name, itemId, call.call_id, result.output, 'DONE');
   await tool.after?.(args, result, ctx);
   return result.control ? { control: result.control } : {};
 }

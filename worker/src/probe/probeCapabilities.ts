@@ -250,7 +250,9 @@ async function probePythons(
     errors.push('python: no interpreter found on PATH or in the usual places');
     return [];
   }
-  const results = await Promise.all(candidates.map((c) => probePython(c, exec, timeoutMs)));
+  // `import torch` alone takes ~1.3 s idle and far longer on a loaded machine; a slow
+  // interpreter must not be mistaken for one without PyTorch.
+  const results = await Promise.all(candidates.map((c) => probePython(c, exec, Math.max(timeoutMs, 90_000))));
   const out: PythonProbe[] = [];
   const seen = new Set<string>();
   for (const r of results) {

@@ -89,17 +89,23 @@ function decide(req: ModelRequest): Item[] {
   const answers = userText.slice(1);
   const asked = (out.get('ask_user') ?? []).length;
   const answerTo = (marker: string) => answers.find((a) => a.includes(marker));
+  const online = cap.classes.length > 0;
+
+  // A refused plan is not retried blindly: the refusal is the explanation.
+  const refused = last<{ error?: string }>('submit_plan');
+  if (refused && typeof refused === 'object' && refused.error) return call('give_up', { reason: `The plan could not be accepted: ${refused.error}` });
 
   // 1. Dependency pins the workers cannot satisfy.
   const versions = (name: string) => [...new Set(cap.classes.flatMap((c) => (name === 'torch' ? c.torchVersions : name === 'numpy' ? c.numpyVersions : [])))];
-  const blocking = facts.pins.filter((p) => (p.name === 'torch' || p.name === 'numpy') && p.spec && !versions(p.name).some((v) => satisfies(v, p.spec) === true));
+  // (With no worker online nothing can be compared yet; the queued run will say why it waits.)
+  const blocking = online ? facts.pins.filter((p) => (p.name === 'torch' || p.name === 'numpy') && p.spec && !versions(p.name).some((v) => satisfies(v, p.spec) === true)) : [];
   if (blocking.length) {
     const sentence = blocking.map((p) => `${p.file} pins ${p.name}${p.spec}, but the online workers have ${versions(p.name).length ? `${p.name} ${versions(p.name).join(', ')}` : `no ${p.name}`}`).join('; ');
     const answer = answerTo('pins');
     if (!answer) return call('ask_user', { question: `${sentence}. Run with the workers' versions anyway, or stop the job?`, choices: ["Run with the workers' versions", 'Stop the job'] });
     if (/stop|cancel|no\b/i.test(answer.split(':').pop() ?? '')) return call('give_up', { reason: `${sentence}. Stopped at your request.` });
   }
-  if (facts.usesTorch && !cap.classes.some((c) => c.torchVersions.length)) {
+  if (online && facts.usesTorch && !cap.classes.some((c) => c.torchVersions.length)) {
     return call('give_up', { reason: `The project imports torch, but no online worker has PyTorch (online: ${cap.summary}).` });
   }
 
@@ -126,6 +132,7 @@ function decide(req: ModelRequest): Item[] {
   const has = (w: string, vendor?: string) => cap.classes.some((c) => c.workloads.includes(w) && (!vendor || c.accelVendor === vendor));
   let hardware: { workload: string; accelVendor?: string };
   if (!facts.usesTorch) hardware = { workload: 'python' };
+  else if (entry.hardwiredCuda.length && !online) hardware = { workload: 'torch-cuda', accelVendor: 'nvidia' };
   else if (entry.hardwiredCuda.length && !has('torch-cuda', 'nvidia')) {
     return call('give_up', {
       reason: `The code is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no online worker has an NVIDIA GPU (online: ${cap.summary}). Make it device-agnostic (use the CHATGPU_DEVICE environment variable) or wait for an NVIDIA worker.`,
@@ -139,6 +146,7 @@ function decide(req: ModelRequest): Item[] {
   // 4. The command and where results go.
   const args: string[] = [];
   let checkpoint: string | null = null;
+  const resultFiles: string[] = [];
   const outputs = new Set<string>(['outputs']);
   const num = (re: RegExp) => re.exec(request)?.[1];
   for (const f of entry.flags) {
@@ -150,8 +158,11 @@ function decide(req: ModelRequest): Item[] {
     else if (/^(out|output)-?dir$|^save-dir$|^log-dir$/.test(name)) args.push(f.flag, 'outputs');
     else if (/^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path|save-model)$/.test(name) && f.type !== 'bool' && !/store_true/.test(f.default ?? '')) {
       const base = (f.default ?? 'model.pt').split('/').pop()!.replace(/[^\w.-]/g, '') || 'model.pt';
-      checkpoint = `outputs/${base}`;
-      args.push(f.flag, checkpoint);
+      const file = `outputs/${base}`;
+      args.push(f.flag, file);
+      // A checkpoint is a model file; other outputs (results.json, a CSV) are only required.
+      if (/\.(pt|pth|ckpt|bin|safetensors)$/i.test(base)) checkpoint = file;
+      else resultFiles.push(file);
     }
   }
   if (!checkpoint) {
@@ -186,6 +197,6 @@ function decide(req: ModelRequest): Item[] {
     hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null },
     timeoutSec: 3600,
     outputs: [...outputs],
-    acceptance: { exitCode: 0, requiredFiles: checkpoint ? [checkpoint] : [], metrics, evaluate: evaluate ? { ...evaluate, metrics: null } : null },
+    acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics, evaluate: evaluate ? { ...evaluate, metrics: null } : null },
   });
 }

@@ -99,6 +99,9 @@ export const submitPlan = defineTool({
       return `The checkpoint ${plan.acceptance.evaluate.checkpoint} is not among the outputs to collect.`;
     }
     const cap = await networkCapacity(ctx.r);
+    // With no worker online at all (e.g. right after start), the run waits in the queue and
+    // the job says why; with workers online that cannot run it, the planner must ask or stop.
+    if (cap.classes.length === 0) return null;
     const fits = cap.classes.some((c) => c.workloads.includes(plan.hardware.workload) && (!plan.hardware.accelVendor || c.accelVendor === plan.hardware.accelVendor));
     if (!fits) return `No online worker can run workload ${plan.hardware.workload}${plan.hardware.accelVendor ? ` on ${plan.hardware.accelVendor}` : ''}. Online: ${cap.summary}. Ask the user or choose hardware that exists.`;
     return null;

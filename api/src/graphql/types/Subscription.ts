@@ -103,23 +103,27 @@ builder.subscriptionType({
           (e: DomainEvent) => (e.type === 'job.event' || e.type === 'job.logs' || e.type === 'job.metrics') && e.jobId === jobId,
         );
         try {
-          let last = after && /^\d+$/.test(after) ? BigInt(after) : null;
-          if (last !== null) {
-            const stored = await ctx.prisma.jobEvent.findMany({
-              where: { jobId, id: { gt: last } },
-              orderBy: { id: 'asc' },
-              select: { id: true },
-            });
+          // Stored events are replayed after `after`; live ones are delivered once each.
+          // NOTIFY order is not id order (events commit in different transactions), so
+          // duplicates are dropped by id, never by a high-water mark.
+          const floor = after && /^\d+$/.test(after) ? BigInt(after) : null;
+          const seen = new Set<bigint>();
+          const remember = (id: bigint) => {
+            seen.add(id);
+            if (seen.size > 20_000) seen.delete(seen.values().next().value!);
+          };
+          if (floor !== null) {
+            const stored = await ctx.prisma.jobEvent.findMany({ where: { jobId, id: { gt: floor } }, orderBy: { id: 'asc' }, select: { id: true } });
             for (const s of stored) {
-              last = s.id;
+              remember(s.id);
               yield { kind: 'event', id: s.id } as Item;
             }
           }
           for await (const e of live) {
             if (e.type === 'job.event') {
               const id = BigInt(e.eventId);
-              if (last !== null && id <= last) continue;
-              last = id;
+              if ((floor !== null && id <= floor) || seen.has(id)) continue;
+              remember(id);
               yield { kind: 'event', id } as Item;
             } else if (e.type === 'job.logs' || e.type === 'job.metrics') {
               yield { kind: e.type === 'job.logs' ? 'logs' : 'metrics', attemptId: e.attemptId, fromSeq: e.fromSeq, toSeq: e.toSeq } as Item;
