@@ -85,6 +85,19 @@ describe('the main job, builtin planner', () => {
     expect((await api.gql(`query($id: ID!) { attempt(id: $id) { status } }`, { id: attempt.id }, stranger.token)).data.attempt).toBeNull();
   });
 
+  it('runs the dependency-free simulation example: its results file is required, not mistaken for a checkpoint', async () => {
+    const id = await submit(dirFiles(path.join(repoRoot, 'examples/simulation')), 'run the simulation with 50000 samples');
+    const job = await until(id, (j) => ['SUCCEEDED', 'FAILED'].includes(j.status));
+    expect(job.status, job.statusReason).toBe('SUCCEEDED');
+    expect(job.currentPlan.command).toBe('python simulate.py --samples 50000 --out outputs/results.json');
+    expect(job.currentPlan.requirements.workload).toBe('python');
+    expect(job.currentPlan.acceptanceCriteria.requiredFiles).toEqual(['outputs/results.json']);
+    expect(job.currentPlan.acceptanceCriteria.evaluate ?? null).toBeNull();
+    const results = JSON.parse((await api.getBlob(job.outputs.find((o: any) => o.path === 'outputs/results.json').sha256, user.token)).bytes.toString());
+    expect(results.samples).toBe(50000);
+    expect(Math.abs(results.pi - Math.PI)).toBeLessThan(0.05);
+  });
+
   it('asks which of two entry points to run, and resumes planning from its saved history when answered', async () => {
     const id = await submit(
       {

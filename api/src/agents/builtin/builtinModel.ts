@@ -155,6 +155,7 @@ function decide(req: ModelRequest): Item[] {
     else if (/^(num-|max-)?(steps|iters|iterations)$/.test(name) && num(/(\d+)\s*(?:steps|iterations|iters)/i)) args.push(f.flag, num(/(\d+)\s*(?:steps|iterations|iters)/i)!);
     else if (/^(seed)$/.test(name) && num(/seed\s*(\d+)/i)) args.push(f.flag, num(/seed\s*(\d+)/i)!);
     else if (name === 'device') args.push(f.flag, '"$CHATGPU_DEVICE"');
+    else if ((f.type === 'int' || f.type === 'float') && numberBefore(request, name)) args.push(f.flag, numberBefore(request, name)!);
     else if (/^(out|output)-?dir$|^save-dir$|^log-dir$/.test(name)) args.push(f.flag, 'outputs');
     else if (/^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path|save-model)$/.test(name) && f.type !== 'bool' && !/store_true/.test(f.default ?? '')) {
       const base = (f.default ?? 'model.pt').split('/').pop()!.replace(/[^\w.-]/g, '') || 'model.pt';
@@ -199,4 +200,12 @@ function decide(req: ModelRequest): Item[] {
     outputs: [...outputs],
     acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics, evaluate: evaluate ? { ...evaluate, metrics: null } : null },
   });
+}
+
+/** "run it with 50000 samples" → "50000" for --samples (also --batch-size ← "batch size 64"). */
+function numberBefore(request: string, flagName: string): string | undefined {
+  const words = flagName.split('-').join('[ _-]?');
+  const before = new RegExp(`(\\d[\\d_]*(?:\\.\\d+)?)\\s+${words}s?\\b`, 'i').exec(request)?.[1];
+  const after = new RegExp(`\\b${words}s?\\s+(?:of\\s+|=\\s*)?(\\d[\\d_]*(?:\\.\\d+)?)\\b`, 'i').exec(request)?.[1];
+  return (before ?? after)?.replace(/_/g, '');
 }
