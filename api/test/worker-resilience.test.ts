@@ -1,0 +1,105 @@
+/**
+ * The worker when things go wrong around it: the API goes away mid-run (the run keeps
+ * going, the worker reconnects with backoff, renews its lease and completes), and a run
+ * past its time limit (its whole process group is killed, the attempt fails as TIMEOUT).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { createTask } from '../src/domain/jobs/createTask.js';
+import { silentLogger } from '../src/domain/resources.js';
+import { startServer } from '../src/server.js';
+import { createTestDatabase } from './helpers/db.js';
+import { freePort } from './helpers/processes.js';
+import { startWorker } from './helpers/worker.js';
+
+const databaseUrl = await createTestDatabase();
+const dataDir = await mkdtemp(path.join(tmpdir(), 'resilience-'));
+const port = await freePort();
+const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', LEASE_SEC: '12' });
+const start = () => startServer({ config, log: silentLogger, webDir: null, model: null });
+let server = await start();
+const url = `http://127.0.0.1:${port}`;
+
+async function gql(query: string, variables: Record<string, unknown>, token?: string) {
+  const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify({ query, variables }) });
+  return (await res.json()) as any;
+}
+
+const su = await gql(`mutation { signUp(input: {email: "r@example.com", password: "long enough pw"}) { ... on AuthPayload { token } } }`, {});
+const token: string = su.data.signUp.token;
+const wt = (await gql(`mutation { createWorkerToken(input: {name: "r"}) { ... on CreatedWorkerToken { token } } }`, {}, token)).data.createWorkerToken.token;
+
+async function job(files: Record<string, string>) {
+  const manifest = [];
+  for (const [p, c] of Object.entries(files)) {
+    const { createHash } = await import('node:crypto');
+    const sha = createHash('sha256').update(c).digest('hex');
+    await fetch(`${url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${token}` }, body: c });
+    manifest.push({ path: p, sha256: sha });
+  }
+  const r = await gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`, { i: { title: 't', request: 'r', files: manifest } }, token);
+  return { jobId: Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!, codeVersionId: r.data.createJob.originalCode.id as string };
+}
+
+async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('worker resilience (real processes)', () => {
+  it('keeps a run alive while the API is down, reconnects, renews and completes it on the same attempt', async () => {
+    const w = await startWorker(url, wt, 'steady', ['--python', '/usr/bin/python3']);
+    const j = await job({ 'long.py': 'import time\nprint("before", flush=True)\ntime.sleep(6)\nprint("after", flush=True)\n' });
+    const task = await createTask(server.resources, { jobId: j.jobId, kind: 'RUN', name: 'long', codeVersionId: j.codeVersionId, command: 'python long.py', requirements: { workload: 'python' } });
+    const attempt = await waitFor(() => server.db.prisma.attempt.findFirst({ where: { taskId: task.id, status: 'RUNNING' } }), 60_000, 'running');
+    await server.close();
+    await w.waitFor(/API unreachable/, 20_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    server = await start();
+    await w.waitFor(/API reachable again/, 30_000);
+    const done = await waitFor(async () => {
+      const t = await server.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+      return ['SUCCEEDED', 'FAILED'].includes(t.status) ? t : null;
+    }, 60_000, 'done');
+    expect(done.status).toBe('SUCCEEDED');
+    const attempts = await server.db.prisma.attempt.findMany({ where: { taskId: task.id } });
+    expect(attempts.map((a) => [a.id, a.status])).toEqual([[attempt.id, 'SUCCEEDED']]);
+    const lines = (await server.db.prisma.logChunk.findMany({ where: { attemptId: attempt.id }, orderBy: { seq: 'asc' } })).map((l) => l.text);
+    expect(lines).toEqual(expect.arrayContaining(['before', 'after']));
+    await w.stop();
+  }, 180_000);
+
+  it('kills a run past its time limit, with its whole process group, and fails it as TIMEOUT', async () => {
+    const w = await startWorker(url, wt, 'strict', ['--python', '/usr/bin/python3']);
+    const j = await job({ 'hang.py': 'import subprocess, time\nsubprocess.Popen(["sleep", "61.25"])\nprint("started", flush=True)\ntime.sleep(61.5)\n' });
+    const task = await createTask(server.resources, { jobId: j.jobId, kind: 'RUN', name: 'hang', codeVersionId: j.codeVersionId, command: 'python hang.py', requirements: { workload: 'python', timeoutSec: 3 } });
+    const done = await waitFor(async () => {
+      const t = await server.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+      return ['SUCCEEDED', 'FAILED'].includes(t.status) ? t : null;
+    }, 60_000, 'timeout');
+    expect(done.status).toBe('FAILED');
+    expect(done.statusReason).toMatch(/time limit/);
+    const a = await server.db.prisma.attempt.findFirstOrThrow({ where: { taskId: task.id } });
+    expect(a.errorClass).toBe('TIMEOUT');
+    await new Promise((r) => setTimeout(r, 500));
+    const left = (() => {
+      try {
+        return execFileSync('pgrep', ['-f', 'sleep 61.25|61.5'], { encoding: 'utf8' });
+      } catch {
+        return '';
+      }
+    })();
+    expect(left.trim()).toBe('');
+    await w.stop();
+    await server.close();
+  }, 120_000);
+});
