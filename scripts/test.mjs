@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm test`: make sure what the tests need is here (idempotent, quick when it is),
- * then check generated files and run every suite.
+ * then check generated files and types, and run every suite.
  *   - PostgreSQL at 127.0.0.1:5432 (started with pg_ctlcluster when installed but down)
  *   - Debian packages: chromium (browser tests), bubblewrap (sandbox), python3-torch and
  *     python3-numpy (workloads), hipcc + libhiprand-dev + librocrand-dev (HIP compile checks), zip,
@@ -64,6 +64,15 @@ await ensurePostgres();
 const node = process.execPath;
 let r = spawnSync(node, [path.join(root, 'scripts/codegen.mjs'), '--check'], { cwd: root, stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
+
+// TypeScript strict everywhere: api (with scripts/ and bench/), worker, web.
+for (const project of ['api', 'worker', 'web']) {
+  r = spawnSync(node, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project, '--noEmit'], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`Type errors in ${project}/ (npm run typecheck).`);
+    process.exit(r.status ?? 1);
+  }
+}
 
 const report = path.join(root, 'node_modules/.cache/vitest-report.json');
 rmSync(report, { force: true });
