@@ -28,7 +28,8 @@ export interface Logger {
   warn(msg: string): void;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(t);

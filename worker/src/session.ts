@@ -6,7 +6,7 @@
  * their leases are renewed as soon as the API answers again (if they have not expired).
  */
 import { hostname } from 'node:os';
-import { ApiClient, ApiError, type Logger } from './client.js';
+import { ApiClient, ApiError, sleep, type Logger } from './client.js';
 import { ClaimTaskDoc, HeartbeatDoc, SetPausedDoc, WorkerHelloDoc } from './documents.js';
 import type { Capabilities } from './probe/types.js';
 import { Run, type RunnerDeps } from './runner.js';
@@ -27,17 +27,6 @@ export interface SessionOptions {
   span?: RunnerDeps['span'];
   refreshCaps?: () => Promise<Capabilities>;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 export class Session {
   readonly client: ApiClient;
