@@ -134,7 +134,7 @@ export async function failover(argv: string[]): Promise<BenchResult> {
         'SIGKILL → claimed elsewhere median / max (s)': `${med('claimed')} / ${max('claimed')}`,
         'SIGKILL → RUNNING elsewhere median (s)': med('running'),
         'SIGKILL → RUNNING elsewhere max (s)': max('running'),
-        'bound: lease + tick + heartbeat (s)': o.leaseSec + o.tickSec + o.heartbeatSec,
+        'expected SIGKILL → LOST (lease − heartbeat … lease + tick, s)': `${o.leaseSec - o.heartbeatSec} … ${o.leaseSec + o.tickSec}`,
         'per round RUNNING (s)': col('running').map((x) => round(x, 2)).join(', '),
         'API scheduler ticks skipped (overran)': api.tickOverruns(),
       },

@@ -121,10 +121,12 @@ async function runChatGpu(o: Opts): Promise<Measured> {
     const t0 = performance.now();
     await create(o.tasks);
     const tCreated = performance.now();
+    // A failed completion leaves its task to lease expiry and a retry, which the workers
+    // then complete: the run still ends when every task has succeeded once.
     await waitUntil('all tasks completed', () => completed >= o.warmup + o.tasks || errors > 50, deadline);
     const t1 = performance.now();
     const [cpu1, pg1] = [await api.stats(), await postgresCpuSeconds()];
-    if (errors > 0) throw new Error(`${errors} protocol errors during the run`);
+    if (errors > 50) throw new Error(`${errors} protocol errors during the run`);
 
     const succeeded = await factory.resources.prisma.task.count({ where: { status: 'SUCCEEDED' } });
     if (succeeded !== o.warmup + o.tasks) throw new Error(`expected ${o.warmup + o.tasks} SUCCEEDED tasks, found ${succeeded}`);
@@ -138,6 +140,7 @@ async function runChatGpu(o: Opts): Promise<Measured> {
       extra: {
         'ChatGPU claimTask calls': claims - claims0,
         'ChatGPU tasks per claim (mean)': round((claimed - claimed0) / Math.max(claims - claims0, 1), 2),
+        'ChatGPU failed claim/complete calls': errors,
         'ChatGPU API errors logged': cpu1.errors,
         'ChatGPU scheduler ticks skipped (overran)': api.tickOverruns(),
       },

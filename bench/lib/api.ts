@@ -32,6 +32,7 @@ export interface ApiStats {
 
 export interface BenchApi {
   url: string;
+  pid: number;
   dataDir: string;
   /** Scheduler ticks node-cron skipped because the previous tick was still running. */
   tickOverruns(): number;
@@ -77,6 +78,7 @@ export async function startApi(databaseUrl: string, env: Record<string, string> 
   });
   return {
     url,
+    pid: child.pid!,
     dataDir,
     tickOverruns: () => overruns,
     stats: () =>

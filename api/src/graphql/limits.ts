@@ -44,6 +44,7 @@ export function checkLimits(
       ...(operationName ? { operationName } : {}),
       estimators: [
         ({ type: parent, field, args, childComplexity }) => {
+          if (field.name === '__typename') return 0; // clients add it everywhere; it costs nothing
           const type = getNullableType(field.type);
           // A connection multiplies by its page size once; its `edges` list does not again.
           const isList =

@@ -8,15 +8,22 @@ import { runTick } from './tick.js';
  */
 export function startScheduler(r: Resources, afterTick?: () => Promise<void>): { stop(): Promise<void> } {
   const sec = Math.min(Math.max(r.config.scheduler.tickIntervalSec, 1), 59);
+  let running: Promise<void> | null = null;
+  let stopped = false;
   const task = cron.schedule(
     `*/${sec} * * * * *`,
     async () => {
-      try {
-        await runTick(r, r.now());
-        await afterTick?.();
-      } catch (err) {
-        r.log.error('scheduler tick failed', { message: (err as Error).message });
-      }
+      if (stopped) return;
+      running = (async () => {
+        try {
+          await runTick(r, r.now());
+          await afterTick?.();
+        } catch (err) {
+          if (!stopped) r.log.error('scheduler tick failed', { message: (err as Error).message });
+        }
+      })();
+      await running;
+      running = null;
     },
     {
       noOverlap: true,
@@ -34,7 +41,9 @@ export function startScheduler(r: Resources, afterTick?: () => Promise<void>): {
   );
   return {
     stop: async () => {
+      stopped = true;
       await task.stop();
+      await running; // a tick in progress finishes before the database closes
       await task.destroy?.();
     },
   };

@@ -24,7 +24,15 @@ export interface Proc {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns a real process; killed after the file's tests if still running. */
+const live = new Set<Proc>();
+
+// Registered while the test file is collected, so it also covers processes that tests
+// start inside `it` (where afterAll can no longer be registered).
+afterAll(async () => {
+  await Promise.all([...live].map((p) => p.stop('SIGKILL')));
+});
+
+/** Spawns a real process (its own process group); killed after the file's tests if still running. */
 export function spawnProc(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Proc {
   const child = spawn(cmd, args, { cwd: opts.cwd ?? repoRoot, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
@@ -70,15 +78,7 @@ export function spawnProc(cmd: string, args: string[], opts: { env?: NodeJS.Proc
       return exited;
     },
   };
-  afterAll(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-      await exited;
-    }
-  });
+  live.add(proc);
+  void exited.then(() => live.delete(proc));
   return proc;
 }

@@ -139,8 +139,8 @@ export interface Dashboard {
   gql<T = any>(query: string, variables?: Record<string, unknown>, token?: string): Promise<{ data?: T; errors?: any[] }>;
   signUp(email?: string): Promise<{ token: string; userId: string; email: string }>;
   putBlob(content: Buffer | string, token: string): Promise<string>;
-  /** A page already signed in with `token` (the session lives in localStorage). */
-  page(token: string | null): Promise<Page>;
+  /** A page already signed in with `token` (the session lives in localStorage), in a new context or in `context` (a second tab). */
+  page(token: string | null, context?: BrowserContext): Promise<Page>;
   context(): Promise<BrowserContext>;
   /** Appends a JobEvent row and announces it, as the domain does. */
   event(jobId: string, kind: string, payload: Record<string, unknown>): Promise<string>;
@@ -153,19 +153,28 @@ export interface Dashboard {
  */
 export async function startDashboard(env: Record<string, string> = {}, opts: { model?: ModelClient | null; scheduler?: boolean } = {}): Promise<Dashboard> {
   const webDir = buildDashboard();
-  const databaseUrl = await createTestDatabase();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'chatgpu-webtest-'));
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env });
-  // Unexpected server errors are printed: a browser test that waits in vain then says why.
-  const log = { ...silentLogger, error: (m: string, data?: Record<string, unknown>) => console.error(`[api] ${m}`, data ?? '') };
-  const server = await startServer({ config, log, webDir, model: opts.model ?? null, scheduler: opts.scheduler ?? false });
-  const proxy = await startProxy(server.port);
-  const browser = await chromium.launch({
+  // The browser starts while the database is cloned and the API starts.
+  const launching = chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     // playwright-core gives the browser a fresh temporary --user-data-dir and removes it on close.
   });
+  launching.catch(() => {});
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'chatgpu-webtest-'));
+  let server: RunningServer;
+  try {
+    const databaseUrl = await createTestDatabase();
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env });
+    // Unexpected server errors are printed: a browser test that waits in vain then says why.
+    const log = { ...silentLogger, error: (m: string, data?: Record<string, unknown>) => console.error(`[api] ${m}`, data ?? '') };
+    server = await startServer({ config, log, webDir, model: opts.model ?? null, scheduler: opts.scheduler ?? false });
+  } catch (err) {
+    await (await launching.catch(() => null))?.close();
+    throw err;
+  }
+  const proxy = await startProxy(server.port);
+  const browser = await launching;
   const contexts: BrowserContext[] = [];
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => {});
@@ -210,12 +219,12 @@ export async function startDashboard(env: Record<string, string> = {}, opts: { m
     async putBlob(content, token) {
       const buf = Buffer.isBuffer(content) ? content : Buffer.from(content);
       const sha = createHash('sha256').update(buf).digest('hex');
-      const res = await fetch(`${server.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${token}` }, body: buf });
+      const res = await fetch(`${server.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${token}` }, body: new Uint8Array(buf) });
       if (res.status !== 201) throw new Error(`putBlob: HTTP ${res.status}`);
       return sha;
     },
-    async page(token) {
-      const c = await context();
+    async page(token, existing) {
+      const c = existing ?? (await context());
       if (token) await c.addInitScript((t) => localStorage.setItem('chatgpu.token', t), token);
       const p = await c.newPage();
       // Browser-side errors go to the test output: a failing wait then says why.

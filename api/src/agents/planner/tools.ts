@@ -10,7 +10,7 @@ import { defineTool, type ToolDef } from '../tool.js';
 import { analyzeProject } from './analyzeProject.js';
 import { networkCapacity } from './networkCapacity.js';
 import { PlanSchema } from './planSchema.js';
-import { loadProject } from './projectFiles.js';
+import { loadManifest, loadSources, readText } from './projectFiles.js';
 
 const READ_LIMIT = 20_000;
 
@@ -19,7 +19,7 @@ export const listFiles = defineTool({
   description: "List the project's files with their sizes.",
   schema: z.object({}),
   read: async (_a, ctx) => {
-    const { manifest } = await loadProject(ctx.r, ctx.jobId);
+    const { manifest } = await loadManifest(ctx.r, ctx.jobId);
     return { output: { files: manifest.slice(0, 1000).map((f) => ({ path: f.path, size: f.size })), total: manifest.length } };
   },
 });
@@ -29,13 +29,13 @@ export const readFileTool = defineTool({
   description: `Read a text file of the project (at most ${READ_LIMIT} characters from an offset).`,
   schema: z.object({ path: z.string().min(1).max(1024), offset: z.number().int().min(0).optional() }),
   check: async (a, ctx) => {
-    const { manifest } = await loadProject(ctx.r, ctx.jobId);
+    const { manifest } = await loadManifest(ctx.r, ctx.jobId);
     return manifest.some((f) => f.path === a.path) ? null : `No file ${a.path} in the project. Use list_files.`;
   },
   read: async (a, ctx) => {
-    const { texts } = await loadProject(ctx.r, ctx.jobId);
-    const text = texts.get(a.path);
-    if (text === undefined) return { output: { path: a.path, binary: true, note: 'binary or too large to read' } };
+    const { manifest } = await loadManifest(ctx.r, ctx.jobId);
+    const text = await readText(ctx.r, manifest.find((f) => f.path === a.path)!);
+    if (text === null) return { output: { path: a.path, binary: true, note: 'binary or too large to read' } };
     const start = a.offset ?? 0;
     return { output: { path: a.path, offset: start, content: text.slice(start, start + READ_LIMIT), totalChars: text.length, truncated: start + READ_LIMIT < text.length } };
   },
@@ -46,8 +46,7 @@ export const findDependencies = defineTool({
   description: 'Find dependency pins (requirements.txt, pyproject, environment.yml), imports, entry points with their argparse flags, CUDA/HIP sources, data folders.',
   schema: z.object({}),
   read: async (_a, ctx) => {
-    const { texts } = await loadProject(ctx.r, ctx.jobId);
-    return { output: analyzeProject(texts) };
+    return { output: analyzeProject(await loadSources(ctx.r, ctx.jobId)) };
   },
 });
 

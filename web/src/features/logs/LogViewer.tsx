@@ -69,8 +69,10 @@ export default function LogViewer({ store, label }: { store: LogStore; label: st
   for (let r = start; r < end; r++) {
     const i = matchIdx ? matchIdx[r]! : r;
     const stream = store.streams[i]!;
+    // Metric lines (the worker also turns them into chart points) are dimmed: the charts show them.
+    const metric = store.texts[i]!.startsWith('CHATGPU_METRIC ') ? ' metric' : '';
     rows.push(
-      <div key={store.seqs[i]} className={`line ${stream}`} style={{ top: r * ROW }} data-seq={store.seqs[i]} title={store.times[i]}>
+      <div key={store.seqs[i]} className={`line ${stream}${metric}`} style={{ top: r * ROW }} data-seq={store.seqs[i]} title={store.times[i]}>
         <span className="ln">{store.seqs[i]}</span>
         <span>{search ? highlight(store.texts[i]!, search) : store.texts[i]}</span>
       </div>,
