@@ -48,6 +48,7 @@ export const AppendLogsDoc = graphql(`
     appendLogs(attemptId: $attemptId, fencingToken: $fencingToken, lines: $lines) {
       __typename
       ... on AppendResult { accepted lastSeq }
+      ... on StaleAttemptError { reason }
       ... on Error { message code }
     }
   }
@@ -58,6 +59,7 @@ export const ReportMetricsDoc = graphql(`
     reportMetrics(attemptId: $attemptId, fencingToken: $fencingToken, points: $points) {
       __typename
       ... on AppendResult { accepted lastSeq }
+      ... on StaleAttemptError { reason }
       ... on Error { message code }
     }
   }

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, link, mkdir, readdir, rm, stat, symlink, chmod } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiError, type ApiClient } from './client.js';
+import { ApiError, sleep, type ApiClient } from './client.js';
 import { AppendLogsDoc, CompleteAttemptDoc, ReportMetricsDoc } from './documents.js';
 import type { ClaimTaskMutation } from './gql/graphql.js';
 import { LogStream } from './logStream.js';
@@ -53,9 +53,10 @@ export class Run {
   }
 
   /** Kills the run's whole process group. */
-  stop(reason: StopReason): void {
+  stop(reason: StopReason, why?: string): void {
     if (this.stopReason) return;
     this.stopReason = reason;
+    if (reason !== 'shutdown') this.deps.log.warn(`stopping attempt ${this.attemptId}: ${why ?? reason}`);
     this.abort.abort();
     const pid = this.child?.pid;
     if (pid && this.child?.exitCode === null) {
@@ -82,12 +83,12 @@ export class Run {
     const stream = new LogStream({
       sendLogs: async (lines) => {
         const r = await client.request(AppendLogsDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, lines }, { signal: this.abort.signal });
-        if (r.appendLogs.__typename === 'StaleAttemptError') this.stop('lease-lost');
+        if (r.appendLogs.__typename === 'StaleAttemptError') this.stop('lease-lost', `the API refused its logs as stale (${r.appendLogs.reason})`);
         else if (r.appendLogs.__typename !== 'AppendResult') throw new Error(`logs refused: ${'message' in r.appendLogs ? r.appendLogs.message : ''}`);
       },
       sendMetrics: async (points) => {
         const r = await client.request(ReportMetricsDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, points }, { signal: this.abort.signal });
-        if (r.reportMetrics.__typename === 'StaleAttemptError') this.stop('lease-lost');
+        if (r.reportMetrics.__typename === 'StaleAttemptError') this.stop('lease-lost', `the API refused its metrics as stale (${r.reportMetrics.reason})`);
       },
     });
     const started = Date.now();
@@ -167,18 +168,26 @@ export class Run {
     await stream.close();
     if (stream.error && !this.stopReason) log.warn(`attempt ${a.attemptId}: some log lines could not be sent: ${stream.error.message}`);
     if (this.stopReason) return;
-    const r = await client.request(CompleteAttemptDoc, {
-      attemptId: a.attemptId,
-      fencingToken: a.fencingToken,
-      result: {
-        exitCode,
-        errorClass,
-        errorMessage,
-        outputs,
-        metrics: stream.lastMetrics,
-        usage: { wallSeconds: (Date.now() - started) / 1000, logLines: stream.totalLines },
-      },
-    });
+    const result = {
+      exitCode,
+      errorClass,
+      errorMessage,
+      outputs,
+      metrics: stream.lastMetrics,
+      usage: { wallSeconds: (Date.now() - started) / 1000, logLines: stream.totalLines },
+    };
+    // Transport failures are retried inside request(); an internal server error is retried
+    // here too (completion is fenced, so a repeat after success is refused, not applied twice).
+    let r;
+    for (let i = 0; ; i++) {
+      try {
+        r = await client.request(CompleteAttemptDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, result });
+        break;
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 'INTERNAL_SERVER_ERROR') || i >= 4) throw err;
+        await sleep(500 * 2 ** i);
+      }
+    }
     const res = r.completeAttempt;
     if (res.__typename === 'Attempt') log.info(`attempt ${a.attemptId}: ${res.status.toLowerCase()}`);
     else log.warn(`attempt ${a.attemptId}: completion refused (${res.__typename}): ${'message' in res ? res.message : ''}`);

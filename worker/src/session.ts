@@ -85,10 +85,7 @@ export class Session {
     for (const o of h.orders) {
       if (o.kind === 'CANCEL' && o.attemptId) {
         const run = this.runs.get(o.attemptId);
-        if (run) {
-          this.opts.log.warn(`stopping attempt ${o.attemptId}: ${o.reason ?? 'cancelled'}`);
-          run.stop(o.reason?.includes('cancel') ? 'cancel' : 'lease-lost');
-        }
+        run?.stop(o.reason?.includes('cancel') ? 'cancel' : 'lease-lost', o.reason ?? 'cancelled');
       } else if (o.kind === 'PAUSE' && this.status !== 'PAUSED') {
         this.status = 'PAUSED';
         this.opts.log.info('paused by its owner: finishing current work, taking no new tasks.');

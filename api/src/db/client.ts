@@ -47,7 +47,9 @@ async function openPostgres(url: string, opts: DatabaseOptions): Promise<Databas
       await client.end();
     }
   }
-  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+  // 20 connections: long-polls hold none, but bursts of heartbeats and completions plus the
+  // tick's transaction starved a pool of 10 in the heartbeat benchmark (bench/README.md).
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 20 });
   pool.on('error', (err) => opts.log?.(`postgres pool error: ${err.message}`));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const listener = new PgListener(url, opts.log);

@@ -68,7 +68,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
           await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, finishedAt: now } });
           report.failed++;
         }
-        await accrueUsage(tx, r, e.attemptId, now);
+        await accrueUsage(tx, r, e.attemptId, now, { final: true });
         emits.push({ type: 'job.event', jobId: e.jobId, eventId: await recordJobEvent(tx, e.jobId, 'task.status', { taskId: task.id, name: task.name, status, reason }) });
         emits.push({ type: 'job.updated', jobId: e.jobId });
       }
@@ -109,7 +109,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         emits.push({ type: 'job.updated', jobId: change.jobId });
       }
     },
-    { timeout: 30_000 },
+    { timeout: 30_000, maxWait: 10_000 },
   );
   for (const e of emits) await r.events.emit(e);
   // 5. Due retries (and anything else claimable) wake the long-pollers.

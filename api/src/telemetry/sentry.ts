@@ -14,9 +14,10 @@ export function initApiTelemetry(dsn: string | undefined): void {
   enabled = true;
 }
 
-export function withSpan<T>(name: string, attributes: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  if (!enabled) return fn();
-  return Sentry.startSpan({ name, op: name, attributes }, fn);
+/** Runs `fn` in a span (when Sentry is on); `fn` may add attributes it learns on the way. */
+export function withSpan<T>(name: string, attributes: Record<string, string>, fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>): Promise<T> {
+  if (!enabled) return fn(null);
+  return Sentry.startSpan({ name, op: name, attributes }, (span) => fn(span));
 }
 
 export function reportError(err: unknown, context: Record<string, unknown>): void {

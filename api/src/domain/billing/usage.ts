@@ -39,18 +39,26 @@ export function reservationOf(task: { requirements: unknown; accelVendor: string
  * Accrues usage of one attempt up to `until` (from its last entry, or its start).
  * Idempotent for a given `until`: an interval is never counted twice.
  */
-export async function accrueUsage(tx: Tx, r: Pick<Resources, 'config'>, attemptId: string, until: Date): Promise<number> {
+/** Running attempts are billed in intervals of at least this long (and at their end). */
+export const MIN_INTERVAL_MS = 60_000;
+
+export async function accrueUsage(tx: Tx, r: Pick<Resources, 'config'>, attemptId: string, until: Date, opts: { final?: boolean } = {}): Promise<number> {
   const a = await tx.attempt.findUnique({
     where: { id: attemptId },
     include: { task: { select: { jobId: true, requirements: true, accelVendor: true } }, worker: { select: { cpuCores: true, memoryMiB: true, slots: true } } },
   });
-  if (!a?.startedAt && !a?.createdAt) return 0;
+  if (!a) return 0;
+  // Index (attemptId, periodEnd): the last interval without sorting all of them.
   const last = await tx.usageEntry.findFirst({ where: { attemptId }, orderBy: { periodEnd: 'desc' }, select: { periodEnd: true } });
   const from = last?.periodEnd ?? a.startedAt ?? a.createdAt;
   if (until <= from) return 0;
+  // One row a minute per running attempt, not one per tick: the table stays small and the
+  // spending cap is still checked every minute ("soft, periodic", DESIGN.md §9).
+  if (!opts.final && until.getTime() - from.getTime() < MIN_INTERVAL_MS) return 0;
   const hours = (until.getTime() - from.getTime()) / 3600_000;
   const res = reservationOf(a.task, a.worker);
   const p = priceInterval(r.config.rates, res, hours);
+  const cost = new P.Decimal(p.costCad.toFixed(6));
   await tx.usageEntry.create({
     data: {
       jobId: a.task.jobId,
@@ -61,16 +69,10 @@ export async function accrueUsage(tx: Tx, r: Pick<Resources, 'config'>, attemptI
       ramGbHours: p.ramGbHours,
       accelHours: p.accelHours,
       accelClass: res.accelClass,
-      costCad: new P.Decimal(p.costCad.toFixed(6)),
+      costCad: cost,
     },
   });
-  // Fix: Job.costCad is numeric(12,4) while entries are numeric(12,6). Incrementing it
-  // by each interval's cost rounded every small interval (a tick every few seconds costs
-  // ~0.00001 CAD) to 0.0000, so the job's cost never grew and spending caps never
-  // triggered. Set it to the sum of the job's entries instead (rounded once).
-  await tx.$executeRaw`
-    UPDATE "Job" SET "costCad" = (SELECT COALESCE(SUM("costCad"), 0) FROM "UsageEntry" WHERE "jobId" = ${a.task.jobId}::uuid),
-      "updatedAt" = now()
-    WHERE id = ${a.task.jobId}::uuid`;
+  // Job.costCad has the entries' precision (6 decimals), so adding is exact: no re-sum.
+  await tx.job.update({ where: { id: a.task.jobId }, data: { costCad: { increment: cost } } });
   return p.costCad;
 }

@@ -31,7 +31,7 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
   const outputs = checkTree(
     (input.outputs ?? []).map((o) => ({ path: normalizeUploadPath(o.path), sha256: o.sha256, size: 0, mode: normalizeMode(o.mode) })),
   );
-  const blobs = await r.prisma.blob.findMany({ where: { sha256: { in: outputs.map((o) => o.sha256) } }, select: { sha256: true, size: true } });
+  const blobs = outputs.length ? await r.prisma.blob.findMany({ where: { sha256: { in: outputs.map((o) => o.sha256) } }, select: { sha256: true, size: true } }) : [];
   const sizes = new Map(blobs.map((b) => [b.sha256, Number(b.size)]));
   for (const o of outputs) {
     if (!sizes.has(o.sha256)) throw new ValidationError(`Output ${o.path} was not uploaded (PUT /blobs/${o.sha256} first).`, [{ path: ['outputs'], message: 'missing blob' }]);
@@ -42,8 +42,8 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
   const errorClass = succeeded ? null : (input.errorClass ?? 'EXIT_NONZERO');
   const retryable = !succeeded && INFRASTRUCTURE_ERRORS.has(errorClass!);
 
+  const pre = await loadOwnAttempt(r.prisma, attemptId, workerTokenId);
   const outcome = await r.prisma.$transaction(async (tx) => {
-    const pre = await loadOwnAttempt(tx, attemptId, workerTokenId);
     // Lock order attempt → task, the same as heartbeat's renewal (UPDATE attempt, then its
     // task) and the tick's `FOR UPDATE OF a, t SKIP LOCKED`, so none of them deadlock.
     await tx.$queryRaw`SELECT id FROM "Attempt" WHERE id = ${pre.id}::uuid FOR UPDATE`;
@@ -54,7 +54,7 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
       await recordStale(tx, a.id, a.status, 'complete', { reason, exitCode: input.exitCode ?? null });
       return { stale: reason, jobId: a.task.jobId } as const;
     }
-    await accrueUsage(tx, r, a.id, now);
+    await accrueUsage(tx, r, a.id, now, { final: true });
     await tx.attempt.update({
       where: { id: a.id },
       data: {
@@ -99,13 +99,13 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
       await recordJobEvent(tx, task.jobId, 'task.status', { taskId: task.id, name: task.name, status: taskStatus, reason: statusReason }),
     ];
     return { stale: null, jobId: task.jobId, taskId: task.id, taskStatus, events } as const;
-  });
+  }, { timeout: 15_000, maxWait: 10_000 }); // busy databases: never fail a finished run on Prisma's 5 s default
   if (outcome.stale !== null) throw new StaleAttemptError(attemptId, outcome.stale);
   for (const eventId of outcome.events) await r.events.emit({ type: 'job.event', jobId: outcome.jobId, eventId });
   await r.events.emit({ type: 'job.updated', jobId: outcome.jobId });
   if (outcome.taskStatus === 'QUEUED') await r.events.emit({ type: 'tasks.available' });
   else await r.hooks?.taskFinished?.(outcome.taskId);
-  const attempt = await r.prisma.attempt.findUnique({ where: { id: attemptId } });
+  const attempt = await r.prisma.attempt.findUnique({ where: { id: attemptId }, include: { task: { select: { jobId: true } } } });
   if (!attempt) throw new NotFoundError('Attempt', attemptId);
   return attempt;
 }

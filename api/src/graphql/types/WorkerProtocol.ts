@@ -182,9 +182,11 @@ builder.mutationFields((t) => ({
     args: { attemptId: t.arg.id(), fencingToken: t.arg.string(), result: t.arg({ type: CompleteAttemptInput }) },
     errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
     resolve: async (query, _p, args, ctx) => {
-      const ids = await ctx.prisma.attempt.findUnique({ where: { id: /^[0-9a-f-]{36}$/i.test(String(args.attemptId)) ? String(args.attemptId) : '00000000-0000-0000-0000-000000000000' }, select: { id: true, workerId: true, task: { select: { id: true, jobId: true } } } });
-      const attrs: Record<string, string> = ids ? { job: ids.task.jobId, task: ids.task.id, worker: ids.workerId, attempt: ids.id } : {};
-      const a = await withSpan('attempt.complete', attrs, () => completeAttempt(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.result));
+      const a = await withSpan('attempt.complete', { attempt: String(args.attemptId) }, async (span) => {
+        const done = await completeAttempt(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.result);
+        span?.setAttributes({ job: done.task.jobId, task: done.taskId, worker: done.workerId });
+        return done;
+      });
       return ctx.prisma.attempt.findUniqueOrThrow({ ...query, where: { id: a.id } });
     },
   }),
