@@ -1,4 +1,5 @@
 import { claimTasks } from '../../db/sql/claimTasks.js';
+import { touchWorker as touchWorkerSql } from '../../db/sql/touchWorker.js';
 import type { DomainEvent } from '../events.js';
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import type { Resources } from '../resources.js';
@@ -37,11 +38,11 @@ export async function claim(
     opts.signal?.addEventListener('abort', onAbort);
     const woken = left0 > 0 && !opts.signal?.aborted ? wake.waitFor(wakes, left0, stop.signal) : Promise.resolve(false);
     try {
-      const worker = await requireOwnWorker(r, workerTokenId, workerId);
-      const live = await r.prisma.attempt.count({ where: { workerId, status: { in: ['LEASED', 'RUNNING'] } } });
-      const free = Math.min(Math.max(worker.slots - live, 0), Math.max(opts.max, 0));
-      // Seen now, even while idle in a long-poll.
-      await r.prisma.worker.update({ where: { id: workerId }, data: { lastSeenAt: r.now(), ...(worker.status === 'OFFLINE' ? { status: 'ONLINE' } : {}) } });
+      // One statement per wake: the worker is seen now (even while idle in a long-poll) and
+      // we learn its status, slots and live attempts (a wake goes to every parked worker,
+      // so this is on the hot path of dispatch latency — bench/dispatchLatency.ts).
+      const worker = await touchWorker(r, workerTokenId, workerId);
+      const free = Math.min(Math.max(worker.slots - worker.live, 0), Math.max(opts.max, 0));
       if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) {
         const rows = await claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec);
         if (rows.length > 0) return assignments(r, rows.map((x) => x.attemptId));
@@ -54,6 +55,14 @@ export async function claim(
       opts.signal?.removeEventListener('abort', onAbort);
     }
   }
+}
+
+async function touchWorker(r: Resources, workerTokenId: string, workerId: string) {
+  const rows = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(workerId)
+    ? await touchWorkerSql(r.prisma, workerId, workerTokenId, r.now())
+    : [];
+  if (!rows[0]) return requireOwnWorker(r, workerTokenId, workerId).then(() => ({ status: 'OFFLINE', slots: 0, live: 0 }));
+  return rows[0];
 }
 
 async function assignments(r: Resources, attemptIds: string[]) {
