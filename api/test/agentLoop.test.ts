@@ -246,7 +246,8 @@ describe('the openai client through the loop', () => {
 
     // The same id again in a later response (after the answer) is rejected too: still one Question.
     await db().question.update({ where: { id: q.id }, data: { status: 'ANSWERED', answer: 'main.py', answeredAt: new Date() } });
-    const later = createScriptedClient([completed(fnCall('ask_user', args, 'call_dup'))]);
+    // A response made only of duplicates is no answer: the loop asks the model again.
+    const later = createScriptedClient([completed(fnCall('ask_user', args, 'call_dup')), completed(message('Planning continues with main.py.'))]);
     const res2 = await runAgentTurn(api.server.resources, {
       jobId,
       agent: PLANNER,
@@ -254,8 +255,8 @@ describe('the openai client through the loop', () => {
       runId: res.runId,
       input: [{ type: 'message', role: 'user', content: 'Answer: main.py' }],
     });
-    expect(later.calls).toHaveLength(1);
-    expect(res2.stopReason).not.toBe('waiting_for_user');
+    expect(later.calls).toHaveLength(2);
+    expect(res2.stopReason).toBe('done');
     expect(await sideEffects(jobId)).toEqual({ actions: 1, questions: 1, plans: 0, tasks: 0 });
     const dupItems = (await itemsOf(db(), res.runId)).filter((i) => i.callId === 'call_dup');
     expect(dupItems.map((i) => [i.type, i.status])).toEqual([

@@ -209,6 +209,9 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
         await saveNote(r, jobId, run.id, agent.name, `Rejected a duplicate tool call id ${s.item.call_id}: it was not run again.`);
       }
     }
+    // Only duplicate calls (all rejected): not an answer — ask the model again (the note
+    // saved above is not in its history; the next call counts against the turn's limits).
+    if (calls.length === 0 && saved.some((x) => x.item.type === 'function_call')) continue;
     if (calls.length === 0) {
       const text = [...response.output].reverse().find((i) => i.type === 'message');
       return finish('done', 'COMPLETED', text?.type === 'message' ? text.content : undefined);
