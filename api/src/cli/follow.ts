@@ -88,9 +88,11 @@ const TASKS = /* GraphQL */ `
   }
 `;
 
+// One attempt's logs by its id: large pages (the nested job → tasks → attempts path would
+// multiply the query cost by every list on the way).
 const LOG_PAGE = /* GraphQL */ `
   query CliLogPage($id: ID!, $afterSeq: Int, $first: Int) {
-    job(id: $id) { id tasks { id attempts { id logs(afterSeq: $afterSeq, first: $first) { seq stream text } } } }
+    attempt(id: $id) { id logs(afterSeq: $afterSeq, first: $first) { seq stream text } }
   }
 `;
 
@@ -159,12 +161,11 @@ type Activity =
 // ───────────────────────────── log pages ─────────────────────────────
 
 /**
- * Reads an attempt's log lines after `afterSeq`, page by page. The `logs` field sits
- * under two unbounded lists (tasks, attempts), so the query-cost limit keeps pages
- * small; a page size the server finds too costly is halved.
+ * Reads an attempt's log lines after `afterSeq`, page by page through `attempt(id)`;
+ * a page size the server finds too costly (a stricter GRAPHQL_MAX_COST) is halved.
  */
 export class LogReader {
-  private pageSize = 40;
+  private pageSize = 5000;
 
   constructor(
     private readonly client: ApiClient,
@@ -176,12 +177,12 @@ export class LogReader {
     for (;;) {
       let page: LogLine[];
       try {
-        const data = await this.client.gql<{ job: { tasks: { attempts: { id: string; logs: LogLine[] }[] }[] } | null }>(LOG_PAGE, {
-          id: this.jobId,
+        const data = await this.client.gql<{ attempt: { id: string; logs: LogLine[] } | null }>(LOG_PAGE, {
+          id: attemptId,
           afterSeq: after,
           first: this.pageSize,
         });
-        page = data.job?.tasks.flatMap((t) => t.attempts).find((a) => a.id === attemptId)?.logs ?? [];
+        page = data.attempt?.logs ?? [];
       } catch (err) {
         if (err instanceof ApiError && err.code === 'QUERY_TOO_COSTLY' && this.pageSize > 1) {
           this.pageSize = Math.max(1, Math.floor(this.pageSize / 2));
