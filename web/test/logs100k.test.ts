@@ -105,7 +105,8 @@ describe('log tail with 100,000 lines', () => {
     await screenshot(page, 'job-logs-100k');
 
     // Scrolling to the top (leaving follow mode) shows the first line.
-    await viewport.evaluate((el) => (el.scrollTop = 0));
+    await viewport.hover();
+    await page.mouse.wheel(0, -100_000_000); // the reader's own scrolling (not a programmatic one)
     await viewport.locator('[data-seq="0"]').waitFor(WAIT);
     expect(await page.getByRole('button', { name: 'Follow' }).getAttribute('aria-pressed')).toBe('false');
 

@@ -229,7 +229,7 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     await row.getByRole('button', { name: 'Pause' }).click();
     await row.locator('[data-status=PAUSED]').waitFor(WAIT);
     expect((await d.prisma.worker.findFirstOrThrow({ where: { name: 'cpu-box' } })).status).toBe('PAUSED');
-    await worker!.waitFor(/paused by its owner/, 15_000);
+    await worker!.waitFor(/paused by its owner/, 30_000);
     await row.getByRole('button', { name: 'Resume' }).waitFor(WAIT);
   });
 });

@@ -107,8 +107,14 @@ export class Session {
       this.claimAbort = new AbortController();
       const signal = AbortSignal.any([this.stopping.signal, this.claimAbort.signal]);
       try {
+        const asked = Date.now();
         const r = await this.client.request(ClaimTaskDoc, { workerId: this.workerId!, waitMs: 25_000, max: free }, { signal, timeoutMs: 40_000 });
         const c = r.claimTask;
+        // An empty answer before the wait ran out means the API woke us with orders (pause,
+        // cancel): fetch them now rather than at the next heartbeat.
+        if (c.__typename === 'MutationClaimTaskSuccess' && c.data.length === 0 && Date.now() - asked < 24_000) {
+          await this.heartbeat().catch((err) => this.opts.log.warn(`heartbeat failed: ${(err as Error).message}`));
+        }
         if (c.__typename !== 'MutationClaimTaskSuccess') {
           this.opts.log.warn(`claim refused: ${'message' in c ? c.message : 'unexpected answer'}`);
           await sleep(2000, this.stopping.signal);

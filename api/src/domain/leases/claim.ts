@@ -26,7 +26,13 @@ export async function claim(
   opts: { waitMs: number; max: number; signal?: AbortSignal },
 ) {
   const deadline = Date.now() + Math.min(Math.max(opts.waitMs, 0), MAX_WAIT_MS);
-  const wakes = (e: DomainEvent) => e.type === 'tasks.available' || (e.type === 'worker.orders' && e.workerId === workerId);
+  // Orders for this worker (pause, cancel) end the long-poll empty, so the worker fetches
+  // them with a heartbeat at once instead of at its next interval.
+  let ordered = false;
+  const wakes = (e: DomainEvent) => {
+    if (e.type === 'worker.orders' && e.workerId === workerId) return (ordered = true);
+    return e.type === 'tasks.available';
+  };
   for (;;) {
     // Listen BEFORE looking (fix: the listener used to be registered only after an empty
     // claim query, so a task committed — and NOTIFYed — between that query and the wait
@@ -48,8 +54,8 @@ export async function claim(
         if (rows.length > 0) return assignments(r, rows.map((x) => x.attemptId));
       }
       const left = deadline - Date.now();
-      if (left <= 0 || opts.signal?.aborted) return [];
-      await woken;
+      if (left <= 0 || opts.signal?.aborted || ordered) return [];
+      await woken; // then claim once more: a resume both orders and makes work claimable
     } finally {
       stop.abort();
       opts.signal?.removeEventListener('abort', onAbort);

@@ -19,7 +19,6 @@ export default function LogViewer({ store, label }: { store: LogStore; label: st
   const [height, setHeight] = useState(420);
   const [query, setQuery] = useState('');
   const [search, setSearch] = useState('');
-  const programmatic = useRef(false);
 
   useEffect(() => {
     const t = setTimeout(() => setSearch(query.trim().toLowerCase()), 120);
@@ -46,19 +45,22 @@ export default function LogViewer({ store, label }: { store: LogStore; label: st
     if (!el) return;
     setHeight(el.clientHeight);
     if (follow && el.scrollTop !== el.scrollHeight - el.clientHeight) {
-      programmatic.current = true;
       el.scrollTop = el.scrollHeight;
       setScrollTop(el.scrollTop);
     }
   }, [follow, count]);
 
+  // Only the reader's own scrolling (wheel, touch, keys, dragging the scrollbar) turns follow
+  // mode off or on again. Scroll events the page causes itself — following new lines, the
+  // height shrinking under a search filter — must never switch it off.
+  const lastGesture = useRef(0);
+  const gesture = () => {
+    lastGesture.current = performance.now();
+  };
   const onScroll = () => {
     const el = viewport.current!;
     setScrollTop(el.scrollTop);
-    if (programmatic.current) {
-      programmatic.current = false;
-      return;
-    }
+    if (performance.now() - lastGesture.current > 400) return;
     const atBottom = el.scrollTop + el.clientHeight >= el.scrollHeight - ROW;
     if (follow !== atBottom) setFollow(atBottom);
   };
@@ -92,7 +94,17 @@ export default function LogViewer({ store, label }: { store: LogStore; label: st
         </span>
         {store.error && <span className="small error-text">Could not load: {store.error}</span>}
       </div>
-      <div className="viewport" ref={viewport} onScroll={onScroll} tabIndex={0} data-testid="log-viewport">
+      <div
+        className="viewport"
+        ref={viewport}
+        onScroll={onScroll}
+        onWheel={gesture}
+        onTouchMove={gesture}
+        onKeyDown={gesture}
+        onMouseDown={gesture}
+        tabIndex={0}
+        data-testid="log-viewport"
+      >
         {count === 0 ? (
           <div className="state" style={{ color: '#8b949e' }}>
             {store.loading ? 'Loading…' : search ? 'No line matches.' : 'No output yet.'}
