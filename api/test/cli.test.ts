@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { recordJobEvent } from '../src/domain/jobs/jobEvents.js';
 import { rawId, sha256, startTestApi, type TestApi } from './helpers/api.js';
+import { waitFor } from './helpers/waitFor.js';
 import { runCli, startCli } from './helpers/cli.js';
 import { freePort } from './helpers/processes.js';
 
@@ -57,15 +58,6 @@ async function emitEvent(jobId: string, kind: Parameters<typeof recordJobEvent>[
   return eventId;
 }
 
-async function waitUntil<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const project = path.join(tmp, 'project');
 const projectFiles: Record<string, string | Buffer> = {
@@ -297,7 +289,7 @@ describe('chatgpu submit --wait', () => {
     await cli.waitFor(/\? Which entry point should I run\?\n\s+1\) train\.py\n\s+2\) main\.py/);
     cli.write('2\n');
     cli.endInput();
-    const answered = await waitUntil(async () => {
+    const answered = await waitFor(async () => {
       const row = await prisma.question.findUniqueOrThrow({ where: { id: q.id } });
       return row.status === 'ANSWERED' ? row : null;
     }, 20_000, 'the answer');

@@ -10,6 +10,7 @@ import { createTask } from '../src/domain/jobs/createTask.js';
 import { repoRoot } from './helpers/processes.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { startWorker } from './helpers/worker.js';
+import { waitFor } from './helpers/waitFor.js';
 import { subscribe } from './helpers/ws.js';
 
 const run = promisify(execFile);
@@ -31,15 +32,6 @@ async function newJob(files: Record<string, string>) {
   return { gid, jobId, codeVersionId: r.data.createJob.originalCode.id as string };
 }
 
-async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('worker network (real processes)', () => {
   it('a worker appears ONLINE with probed capabilities; pause (API and CLI) stops new work; OFFLINE when killed', async () => {

@@ -15,6 +15,7 @@ import { startServer } from '../src/server.js';
 import { createTestDatabase } from './helpers/db.js';
 import { freePort } from './helpers/processes.js';
 import { startWorker } from './helpers/worker.js';
+import { waitFor } from './helpers/waitFor.js';
 
 const databaseUrl = await createTestDatabase();
 const dataDir = await mkdtemp(path.join(tmpdir(), 'resilience-'));
@@ -45,15 +46,6 @@ async function job(files: Record<string, string>) {
   return { jobId: Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!, codeVersionId: r.data.createJob.originalCode.id as string };
 }
 
-async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('worker resilience (real processes)', () => {
   it('keeps a run alive while the API is down, reconnects, renews and completes it on the same attempt', async () => {

@@ -1,4 +1,5 @@
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../domain/errors.js';
+import { isUuid } from '../domain/ids.js';
 import type { Context } from './context.js';
 
 /** The calling user's id; fields using it also declare `authScopes: { user: true }`. */
@@ -21,11 +22,7 @@ export function viewerId(ctx: Pick<Context, 'principal'>): string {
   return ctx.principal.kind === 'user' ? ctx.principal.userId : NOBODY;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(id: string): boolean {
-  return UUID_RE.test(id);
-}
+export { isUuid };
 
 /** A raw id from a client: a malformed one is simply not found. */
 export function parseUuid(id: string, entity: string): string {

@@ -1,3 +1,6 @@
+import { rawId } from './api.js';
+
+export { rawId };
 /**
  * Helpers for the agent-loop suites: a job with uploaded files (over GraphQL), an ONLINE
  * worker row (so submit_plan's capacity check passes without a worker process), and
@@ -78,10 +81,6 @@ export async function eventsOf(prisma: Prisma, jobId: string, kind?: string) {
   return prisma.jobEvent.findMany({ where: { jobId, ...(kind ? { kind } : {}) }, orderBy: { id: 'asc' } });
 }
 
-/** The uuid inside a Relay global id ("Type:uuid", base64). */
-export function rawId(globalId: string): string {
-  return Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
-}
 
 export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, stepMs = 200): Promise<T> {
   const end = Date.now() + timeoutMs;

@@ -1,8 +1,8 @@
+import { isUuid } from '../ids.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Resources } from '../resources.js';
 import { recordJobEvent } from './jobEvents.js';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Records the user's answer to an open question. When no question stays open, a job
@@ -10,7 +10,7 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  * history; see agents/).
  */
 export async function answerQuestion(r: Resources, userId: string, questionId: string, answer: string) {
-  if (!UUID_RE.test(questionId)) throw new NotFoundError('Question', questionId.slice(0, 80));
+  if (!isUuid(questionId)) throw new NotFoundError('Question', questionId.slice(0, 80));
   const now = r.now();
   const { question, events, resumed } = await r.prisma.$transaction(async (tx) => {
     const q = await tx.question.findFirst({ where: { id: questionId, job: { ownerId: userId } } });

@@ -1,3 +1,4 @@
+import { isUuid } from '../ids.js';
 import { claimTasks } from '../../db/sql/claimTasks.js';
 import { touchWorker as touchWorkerSql } from '../../db/sql/touchWorker.js';
 import type { DomainEvent } from '../events.js';
@@ -64,7 +65,7 @@ export async function claim(
 }
 
 async function touchWorker(r: Resources, workerTokenId: string, workerId: string) {
-  const rows = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(workerId)
+  const rows = isUuid(workerId)
     ? await touchWorkerSql(r.prisma, workerId, workerTokenId, r.now())
     : [];
   if (!rows[0]) return requireOwnWorker(r, workerTokenId, workerId).then(() => ({ status: 'OFFLINE', slots: 0, live: 0 }));

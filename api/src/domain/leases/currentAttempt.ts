@@ -13,14 +13,14 @@
  */
 import type { Prisma as P } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../db/client.js';
+import { isUuid } from '../ids.js';
 import { NotFoundError, StaleAttemptError } from '../errors.js';
 
 type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function loadOwnAttempt(db: Prisma | Tx, attemptId: string, workerTokenId: string) {
-  if (!UUID_RE.test(attemptId)) throw new NotFoundError('Attempt', attemptId.slice(0, 80));
+  if (!isUuid(attemptId)) throw new NotFoundError('Attempt', attemptId.slice(0, 80));
   const attempt = await db.attempt.findUnique({
     where: { id: attemptId },
     include: { worker: { select: { tokenId: true, id: true, name: true } }, task: true },

@@ -1,13 +1,13 @@
 import { renewLeases } from '../../db/sql/renewLeases.js';
+import { isUuid } from '../ids.js';
 import { NotFoundError } from '../errors.js';
 import type { Resources } from '../resources.js';
 
 export type Order = { kind: 'CANCEL'; attemptId: string; reason: string } | { kind: 'PAUSE' } | { kind: 'RESUME' };
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function requireOwnWorker(r: Resources, workerTokenId: string, workerId: string) {
-  const w = UUID_RE.test(workerId) ? await r.prisma.worker.findUnique({ where: { id: workerId } }) : null;
+  const w = isUuid(workerId) ? await r.prisma.worker.findUnique({ where: { id: workerId } }) : null;
   if (!w || w.tokenId !== workerTokenId) throw new NotFoundError('Worker', workerId.slice(0, 80));
   return w;
 }
@@ -26,13 +26,13 @@ export async function heartbeat(
 ) {
   const worker = await requireOwnWorker(r, workerTokenId, workerId);
   const now = r.now();
-  const valid = leases.filter((l) => UUID_RE.test(l.attemptId));
+  const valid = leases.filter((l) => isUuid(l.attemptId));
   const renewed = new Set(await renewLeases(r.prisma, worker.id, valid, now, r.config.scheduler.leaseSec));
   const orders: Order[] = [];
   const rejected = leases.filter((l) => !renewed.has(l.attemptId));
   if (rejected.length > 0) {
     const known = await r.prisma.attempt.findMany({
-      where: { id: { in: rejected.filter((l) => UUID_RE.test(l.attemptId)).map((l) => l.attemptId) }, workerId: worker.id },
+      where: { id: { in: rejected.filter((l) => isUuid(l.attemptId)).map((l) => l.attemptId) }, workerId: worker.id },
       select: { id: true, status: true },
     });
     const status = new Map(known.map((k) => [k.id, k.status]));
