@@ -1,5 +1,6 @@
 import { renewLeases } from '../../db/sql/renewLeases.js';
 import { isUuid } from '../ids.js';
+import { applyPause } from './pauseWorker.js';
 import { NotFoundError } from '../errors.js';
 import type { Resources } from '../resources.js';
 
@@ -61,10 +62,5 @@ export async function heartbeat(
 
 /** The worker's own owner pausing it from the machine (`chatgpu-worker pause`). */
 export async function setOwnPaused(r: Resources, workerTokenId: string, workerId: string, paused: boolean) {
-  const w = await requireOwnWorker(r, workerTokenId, workerId);
-  const status = paused ? 'PAUSED' : w.status === 'PAUSED' ? 'ONLINE' : w.status;
-  const updated = await r.prisma.worker.update({ where: { id: w.id }, data: { status } });
-  await r.events.emit({ type: 'worker.changed', workerId: w.id, ownerId: w.ownerId });
-  if (!paused) await r.events.emit({ type: 'tasks.available' });
-  return updated;
+  return applyPause(r, await requireOwnWorker(r, workerTokenId, workerId), paused);
 }

@@ -1,4 +1,6 @@
+import type { WorkerStatus } from '../../generated/prisma/enums.js';
 import { NotFoundError } from '../errors.js';
+import { isUuid } from '../ids.js';
 import type { Resources } from '../resources.js';
 
 /**
@@ -10,11 +12,16 @@ import type { Resources } from '../resources.js';
  * answer carries the `pause` order.
  */
 export async function setWorkerPaused(r: Resources, ownerId: string, workerId: string, paused: boolean) {
-  const w = await r.prisma.worker.findFirst({ where: { id: workerId, ownerId } });
+  const w = isUuid(workerId) ? await r.prisma.worker.findFirst({ where: { id: workerId, ownerId } }) : null;
   if (!w) throw new NotFoundError('Worker', workerId);
-  const status = paused ? 'PAUSED' : w.status === 'PAUSED' ? 'ONLINE' : w.status;
+  return applyPause(r, w, paused);
+}
+
+/** Sets PAUSED (or back to ONLINE) and tells the worker at once; shared by the owner's and the machine's own pause. */
+export async function applyPause(r: Resources, w: { id: string; ownerId: string; status: WorkerStatus }, paused: boolean) {
+  const status: WorkerStatus = paused ? 'PAUSED' : w.status === 'PAUSED' ? 'ONLINE' : w.status;
   const updated = await r.prisma.worker.update({ where: { id: w.id }, data: { status } });
-  await r.events.emit({ type: 'worker.changed', workerId: w.id, ownerId });
+  await r.events.emit({ type: 'worker.changed', workerId: w.id, ownerId: w.ownerId });
   await r.events.emit({ type: 'worker.orders', workerId: w.id });
   if (!paused) await r.events.emit({ type: 'tasks.available' });
   return updated;
