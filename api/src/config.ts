@@ -35,7 +35,6 @@ const EnvSchema = z.object({
   AGENT_TURN_SEC: int(90),
   SENTRY_DSN: z.string().optional(),
   /** Test hook: SIGKILL this process right after the named tool's action commits, before its result is saved. */
-  CHATGPU_TEST_CRASH_AFTER_ACTION: z.string().optional(),
   NODE_ENV: z.string().default('development'),
 });
 
@@ -57,7 +56,7 @@ export interface Config {
   };
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
-  agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number; crashAfterAction: string | undefined };
+  agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number };
   sentryDsn: string | undefined;
   production: boolean;
 }
@@ -95,7 +94,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       maxModelCalls: e.AGENT_MAX_MODEL_CALLS,
       maxToolCalls: e.AGENT_MAX_TOOL_CALLS,
       turnSec: e.AGENT_TURN_SEC,
-      crashAfterAction: e.CHATGPU_TEST_CRASH_AFTER_ACTION,
     },
     sentryDsn: e.SENTRY_DSN || undefined,
     production: e.NODE_ENV === 'production',

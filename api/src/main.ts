@@ -7,13 +7,14 @@ import { mkdir } from 'node:fs/promises';
 import { loadConfig } from './config.js';
 import { ensureLocalUser } from './domain/auth/localUser.js';
 import { consoleLogger } from './domain/resources.js';
-import { startServer } from './server.js';
+import { startServer, type StartOptions } from './server.js';
 import { startLocalWorker } from './localWorker.js';
 
-export async function main(argv: string[]): Promise<void> {
+/** `overrides` are for test entry points (e.g. an injected crash); `npm start` passes none. */
+export async function main(argv: string[], overrides: Partial<Omit<StartOptions, 'config'>> = {}): Promise<void> {
   const config = loadConfig();
   await mkdir(config.dataDir, { recursive: true });
-  const server = await startServer({ config, log: consoleLogger });
+  const server = await startServer({ config, log: consoleLogger, ...overrides });
   const shownUrl = config.publicUrl ?? `http://localhost:${server.port}`;
   console.log(`ChatGPU API and dashboard: ${shownUrl}  (GraphQL at ${shownUrl}/graphql)`);
   console.log(`Database: ${server.db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL (DATABASE_URL)'}`);

@@ -16,7 +16,7 @@ import { authenticate } from './domain/auth/users.js';
 import type { Principal } from './domain/auth/principal.js';
 import { BlobStore } from './domain/blobs/blobStore.js';
 import { DomainError } from './domain/errors.js';
-import { consoleLogger, type DomainHooks, type Logger, type Resources } from './domain/resources.js';
+import { consoleLogger, type Logger, type Resources } from './domain/resources.js';
 import type { Context } from './graphql/context.js';
 import { schema } from './graphql/index.js';
 import { checkLimits } from './graphql/limits.js';
@@ -35,7 +35,8 @@ export interface StartOptions {
   db?: Database;
   log?: Logger;
   now?: () => Date;
-  hooks?: DomainHooks;
+  /** Passed to the agents' turns (crash tests inject a kill after a side effect commits). */
+  afterAction?: (toolName: string) => void;
   /** Built dashboard to serve at / (default web/dist when it exists). */
   webDir?: string | null;
   /** Run the scheduler tick on node-cron (default true; tests drive ticks directly). */
@@ -104,11 +105,10 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     config,
     log,
     now: opts.now ?? (() => new Date()),
-    ...(opts.hooks ? { hooks: opts.hooks } : {}),
   };
   const model = opts.model === undefined ? await modelFor(config) : opts.model;
-  const pipeline = model ? new Pipeline(resources, model) : null;
-  if (pipeline) resources.hooks = { ...pipeline.hooks(), ...opts.hooks };
+  const pipeline = model ? new Pipeline(resources, model, opts.afterAction ? { afterAction: opts.afterAction } : {}) : null;
+  pipeline?.listen(pubsub);
   const makeContext = (principal: Principal): Context => ({ ...resources, principal, pubsub });
 
   const limitsPlugin: ApolloServerPlugin<Context> = {
@@ -236,7 +236,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   resources.baseUrl = config.publicUrl ?? `http://localhost:${port}`;
 
-  const scheduler = opts.scheduler === false ? null : startScheduler(resources, pipeline ? () => pipeline.reconcile() : undefined);
+  const scheduler = opts.scheduler === false ? null : startScheduler(resources);
 
   let closed = false;
   return {
@@ -250,6 +250,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       if (closed) return;
       closed = true;
       await scheduler?.stop();
+      pipeline?.stop();
       await Promise.race([pipeline?.idle(), new Promise((r) => setTimeout(r, 5000))]);
       await wsServer.dispose();
       wss.close();

@@ -1,9 +1,10 @@
 /**
  * A real SIGKILL between an action's commit and its saved tool result (invariant 5).
  *
- * The API runs as a child process (`node scripts/start.mjs`, builtin planner: no OpenAI
- * key) with CHATGPU_TEST_CRASH_AFTER_ACTION=ask_user: the loop kills its own process right
- * after ask_user's Question + Action commit, before the function_call_output is saved.
+ * The API runs as a child process (builtin planner: no OpenAI key). The first one is
+ * started through helpers/crashingApi.mjs, which injects a kill right after ask_user's
+ * Question + Action commit, before the function_call_output is saved; the second is the
+ * plain `node scripts/start.mjs`.
  * A project with two entry points makes the builtin planner ask. After a restart on the
  * same database and data folder the tick's reconcile resumes the planner, which resolves
  * the PENDING call from the Action table: the question exists exactly once, the job waits
@@ -28,12 +29,13 @@ afterAll(async () => {
 const prisma = db.prisma;
 
 // No OpenAI key or base URL may leak in from the environment: the builtin planner runs.
-const { OPENAI_API_KEY: _k, OPENAI_BASE_URL: _b, CHATGPU_TEST_CRASH_AFTER_ACTION: _c, ...parentEnv } = process.env;
+const { OPENAI_API_KEY: _k, OPENAI_BASE_URL: _b, ...parentEnv } = process.env;
 const baseEnv = { ...parentEnv, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', CHATGPU_DATA_DIR: dataDir, TICK_INTERVAL_SEC: '1', CHATGPU_SKIP_WEB_BUILD: '1' };
 
-async function startApi(extra: Record<string, string> = {}): Promise<{ proc: Proc; url: string; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }> {
+async function startApi(crashAfter?: string): Promise<{ proc: Proc; url: string; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }> {
   const port = await freePort();
-  const proc = spawnProc(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], { env: { ...baseEnv, PORT: String(port), ...extra } });
+  const entry = crashAfter ? [path.join(repoRoot, 'api/test/helpers/crashingApi.mjs'), crashAfter] : [path.join(repoRoot, 'scripts/start.mjs')];
+  const proc = spawnProc(process.execPath, entry, { env: { ...baseEnv, PORT: String(port) } });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.child.once('exit', (code, signal) => resolve({ code, signal })));
   await proc.waitFor(/ChatGPU API and dashboard/, 60_000);
   return { proc, url: `http://127.0.0.1:${port}`, exit };
@@ -47,7 +49,7 @@ const TWO_ENTRY_POINTS = {
 describe('SIGKILL between an action and its saved result', () => {
   it('after a restart the PENDING call is resolved from the Action table; the question exists once; answering resumes planning', { timeout: 150_000 }, async () => {
     // 1. The first process dies right after ask_user commits.
-    const first = await startApi({ CHATGPU_TEST_CRASH_AFTER_ACTION: 'ask_user' });
+    const first = await startApi('ask_user');
     const user = await signUpAt(first.url);
     const { id: globalJobId, jobId } = await createJobAt(first.url, user.token, TWO_ENTRY_POINTS, 'run the project');
     const died = await Promise.race([first.exit, new Promise<null>((r) => setTimeout(() => r(null), 60_000))]);

@@ -9,6 +9,7 @@ import { createOpenAIClient } from '../src/agents/models/openaiClient.js';
 import { completed, createScriptedClient, fnCall, message, type ScriptStep } from '../src/agents/models/scriptedClient.js';
 import type { Item, ModelClient } from '../src/agents/models/types.js';
 import { PLANNER } from '../src/agents/planner/planner.js';
+import { transition } from '../src/domain/jobs/jobLifecycle.js';
 import { createJobAt, eventsOf, insertOnlineWorker, itemsOf } from './helpers/agents.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { startFakeOpenAI, wireFunctionCall, wireMessage, wireReasoning } from './helpers/fakeOpenAI.js';
@@ -44,7 +45,10 @@ async function newJob(a: TestApi = api) {
     users.set(a, u);
     await insertOnlineWorker(a.server.db.prisma, u.userId);
   }
-  return (await createJobAt(a.url, u.token, FILES)).jobId;
+  const { jobId } = await createJobAt(a.url, u.token, FILES);
+  // No pipeline here: the test moves the job to PLANNING itself, through the job engine.
+  await transition(a.server.resources, jobId, 'startPlanning', { reason: null });
+  return jobId;
 }
 
 function openai(timeoutMs = 20_000): ModelClient {
@@ -169,7 +173,7 @@ describe('the openai client through the loop', () => {
     ]);
     expect((items[3]!.payload as any).text).toMatch(/incomplete \(max_output_tokens\); nothing in it was acted on/);
     expect(await sideEffects(jobId)).toEqual(NONE);
-    expect((await db().job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('DRAFT');
+    expect((await db().job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('PLANNING');
     expect((await eventsOf(db(), jobId, 'agent.item')).map((e) => (e.payload as any).status)).toEqual(['DONE', 'REJECTED', 'REJECTED', 'DONE']);
 
     // The next turn of the run sends neither the cut reasoning nor the undispatched call.
@@ -207,7 +211,7 @@ describe('the openai client through the loop', () => {
       expect(byCall(id)).toEqual([['function_call', 'REJECTED'], ['function_call_output', 'REJECTED']]);
     }
     expect(await sideEffects(jobId)).toEqual(NONE);
-    expect((await db().job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('DRAFT');
+    expect((await db().job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('PLANNING');
   });
 
   it('rejected calls count against the tool-call limit (AGENT_MAX_TOOL_CALLS=3)', async () => {

@@ -4,6 +4,7 @@
  * returned to the planner as the tool's output.
  */
 import { z } from 'zod';
+import { agentLockHolder } from '../domain/agents/agentRuns.js';
 import { runAgentTurn } from './loop.js';
 import { findDependencies, listFiles, networkCapacityTool, readFileTool } from './planner/tools.js';
 import { defineTool, type AgentDef } from './tool.js';
@@ -34,13 +35,13 @@ export const consultSpecialist = defineTool({
   description: 'Ask a specialist (dependencies, parallelization or validation) a question; returns its answer.',
   schema: z.object({ specialist: z.enum(['dependencies', 'parallelization', 'validation']), question: z.string().min(1).max(4000) }),
   read: async (a, ctx) => {
-    const lock = await ctx.r.prisma.job.findUniqueOrThrow({ where: { id: ctx.jobId }, select: { agentLockHolder: true } });
+    const holder = await agentLockHolder(ctx.r, ctx.jobId);
     const res = await runAgentTurn(ctx.r, {
       jobId: ctx.jobId,
       agent: SPECIALISTS[a.specialist],
       model: ctx.model,
       parentRunId: ctx.runId,
-      lockHolder: lock.agentLockHolder ?? 'sub-run',
+      lockHolder: holder ?? 'sub-run',
       input: [{ type: 'message', role: 'user', content: a.question }],
     });
     return { output: { specialist: a.specialist, runId: res.runId, answer: res.finalText ?? `(no answer: the specialist stopped with ${res.stopReason})` } };

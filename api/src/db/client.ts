@@ -16,6 +16,12 @@ import { applyMigrations, type MigrationConnection } from './migrate.js';
 
 export type Prisma = PrismaClient;
 
+/** A transaction's client (what `$transaction(async (tx) => …)` hands over). */
+export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
+
+/** Either the client or a transaction: use cases that may run inside a caller's transaction take this. */
+export type Db = PrismaClient | Tx;
+
 export interface Database {
   kind: 'postgres' | 'pglite';
   prisma: PrismaClient;

@@ -1,3 +1,5 @@
+import type { TaskKind } from '../generated/prisma/enums.js';
+
 /**
  * What the domain tells the outside world. Events carry ids only (they travel as
  * PostgreSQL NOTIFY payloads, limited to 8000 bytes); subscribers fetch what they show.
@@ -16,10 +18,25 @@ export type DomainEvent =
   /** Work became claimable: long-polling workers should look again. */
   | { type: 'tasks.available' }
   /** Orders for a worker (cancel an attempt, pause) that should not wait for its next heartbeat. */
-  | { type: 'worker.orders'; workerId: string };
+  | { type: 'worker.orders'; workerId: string }
+  // ── What the job engine reports to the agents (agents/pipeline.ts reacts; nothing else needs to) ──
+  /** A job was created (DRAFT): planning should start. */
+  | { type: 'job.created'; jobId: string }
+  /** The user answered a question; `resumed` when no question is left open and the job is PLANNING again. */
+  | { type: 'question.answered'; jobId: string; questionId: string; resumed: boolean }
+  /** A task reached SUCCEEDED or FAILED (not a retry): the job engine decides what comes next. */
+  | { type: 'task.finished'; jobId: string; taskId: string; kind: TaskKind; status: 'SUCCEEDED' | 'FAILED' }
+  /** The scheduler tick ran: pick up work a crashed process left behind. */
+  | { type: 'reconcile'; at: string };
 
 export interface EventSink {
   emit(event: DomainEvent): Promise<void>;
+}
+
+/** An EventSink whose events can also be listened to (in every API process: see graphql/pubsub.ts). */
+export interface EventBus extends EventSink {
+  /** Calls `fn` for each matching event until the returned function is called. */
+  on(filter: (e: DomainEvent) => boolean, fn: (e: DomainEvent) => void): () => void;
 }
 
 /** An EventSink that drops everything (scripts, unit tests of pure parts). */

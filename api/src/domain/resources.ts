@@ -19,15 +19,6 @@ export interface Resources {
   now(): Date;
   /** The URL clients reach this API at (CHATGPU_PUBLIC_URL, else the bound port on localhost). */
   baseUrl?: string;
-  /** Where the domain hands work to the agents (set by the composition root). */
-  hooks?: DomainHooks;
-}
-
-export interface DomainHooks {
-  jobCreated?(jobId: string): Promise<void>;
-  planningResumed?(jobId: string): Promise<void>;
-  /** A task reached SUCCEEDED or FAILED (the job pipeline decides what comes next). */
-  taskFinished?(taskId: string): Promise<void>;
 }
 
 export const consoleLogger: Logger = {

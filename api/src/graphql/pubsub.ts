@@ -5,14 +5,14 @@
  * subscribers fetch what they show (so a large payload is always "fetched by id").
  */
 import type { Database } from '../db/client.js';
-import type { DomainEvent, EventSink } from '../domain/events.js';
+import type { DomainEvent, EventBus } from '../domain/events.js';
 
 export const EVENTS_CHANNEL = 'chatgpu_events';
 const MAX_QUEUE = 10_000;
 
 type Listener = (e: DomainEvent) => void;
 
-export class PubSub implements EventSink {
+export class PubSub implements EventBus {
   private readonly listeners = new Set<Listener>();
   private unlisten: (() => Promise<void>) | undefined;
 

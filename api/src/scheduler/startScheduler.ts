@@ -6,7 +6,7 @@ import { runTick } from './tick.js';
  * Runs the tick every TICK_INTERVAL_SEC seconds with node-cron (`noOverlap`: a slow
  * tick is never run twice at once in one process; the advisory lock covers the others).
  */
-export function startScheduler(r: Resources, afterTick?: () => Promise<void>): { stop(): Promise<void> } {
+export function startScheduler(r: Resources): { stop(): Promise<void> } {
   const sec = Math.min(Math.max(r.config.scheduler.tickIntervalSec, 1), 59);
   let running: Promise<void> | null = null;
   let stopped = false;
@@ -17,7 +17,6 @@ export function startScheduler(r: Resources, afterTick?: () => Promise<void>): {
       running = (async () => {
         try {
           await runTick(r, r.now());
-          await afterTick?.();
         } catch (err) {
           if (!stopped) r.log.error('scheduler tick failed', { message: (err as Error).message });
         }

@@ -9,14 +9,19 @@
  *      backoff within maxAttempts (a pinned task waits for its worker again), or FAILED
  *      with the reason
  *   2. mark workers silent for WORKER_OFFLINE_SEC OFFLINE
- *   3. accrue usage of running attempts; stop jobs whose cost reached their cap
+ *   3. accrue usage of running attempts; stop jobs whose cost reached their cap (the job
+ *      engine's stopAtCap, with their outstanding work cancelled)
  *   4. say why queued tasks wait (no online worker can run them)
- *   5. wake long-pollers when retried work became due
+ *   5. wake long-pollers when retried work became due, and announce `reconcile` so the
+ *      agents pick up what a crashed process left behind (the tick never calls agent code)
  */
 import { expireLeases } from '../db/sql/expireLeases.js';
 import { accrueUsage } from '../domain/billing/usage.js';
 import type { DomainEvent } from '../domain/events.js';
 import { recordJobEvent } from '../domain/jobs/jobEvents.js';
+import { applyTransition } from '../domain/jobs/jobLifecycle.js';
+import { ACTIVE_JOB_STATUSES } from '../domain/jobs/jobStatus.js';
+import { cancelOutstandingWork } from '../domain/jobs/outstandingWork.js';
 import type { Resources } from '../domain/resources.js';
 import { explainWait } from './explainWait.js';
 
@@ -66,6 +71,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
           status = 'FAILED';
           reason = `Lost ${task.attemptCount} times (workers stopped responding); giving up after ${task.maxAttempts} attempts.`;
           await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, finishedAt: now } });
+          emits.push({ type: 'task.finished', jobId: e.jobId, taskId: task.id, kind: task.kind, status: 'FAILED' });
           report.failed++;
         }
         await accrueUsage(tx, r, e.attemptId, now, { final: true });
@@ -91,15 +97,17 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         WHERE a.status = 'RUNNING'
         FOR UPDATE OF a, t SKIP LOCKED`;
       for (const a of running) await accrueUsage(tx, r, a.id, now);
-      const overCap = await tx.$queryRaw<{ id: string }[]>`
-        SELECT id FROM "Job" WHERE "spendingCapCad" IS NOT NULL AND "costCad" >= "spendingCapCad"
-          AND status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED')`;
+      const overCap = await tx.job.findMany({
+        where: { spendingCapCad: { not: null }, costCad: { gte: tx.job.fields.spendingCapCad }, status: { in: [...ACTIVE_JOB_STATUSES] } },
+        select: { id: true },
+      });
       for (const j of overCap) {
         const reason = 'Stopped: the estimated cost reached the spending cap.';
-        await tx.job.update({ where: { id: j.id }, data: { status: 'STOPPED', statusReason: reason, finishedAt: now } });
-        await tx.task.updateMany({ where: { jobId: j.id, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } }, data: { status: 'CANCELLED', statusReason: reason, finishedAt: now } });
-        emits.push({ type: 'job.event', jobId: j.id, eventId: await recordJobEvent(tx, j.id, 'job.status', { status: 'STOPPED', reason }) });
+        const stopped = await applyTransition(tx, now, j.id, 'stopAtCap', { reason });
+        const workers = await cancelOutstandingWork(tx, now, j.id, reason);
+        for (const eventId of stopped.eventIds) emits.push({ type: 'job.event', jobId: j.id, eventId });
         emits.push({ type: 'job.updated', jobId: j.id });
+        for (const workerId of workers) emits.push({ type: 'worker.orders', workerId });
         report.stopped++;
       }
 
@@ -116,6 +124,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
   if (report.ran) {
     const due = await r.prisma.task.count({ where: { status: 'QUEUED', runAfter: { lte: now } } });
     if (due > 0) await r.events.emit({ type: 'tasks.available' });
+    await r.events.emit({ type: 'reconcile', at: now.toISOString() });
   }
   return report;
 }

@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ArgFlag, EntryPoint, ProjectFacts } from '../planner/analyzeProject.js';
 import { satisfies } from '../planner/analyzeProject.js';
-import type { WorkerClass } from '../planner/networkCapacity.js';
+import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
 
 export function createBuiltinClient(): ModelClient {

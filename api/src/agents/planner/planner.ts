@@ -1,6 +1,6 @@
 import { consultSpecialist } from '../specialists.js';
 import type { AgentDef } from '../tool.js';
-import { askUser, findDependencies, giveUp, listFiles, networkCapacityTool, readFileTool, submitPlan } from './tools.js';
+import { askUserTool, findDependencies, giveUp, listFiles, networkCapacityTool, readFileTool, submitPlan } from './tools.js';
 
 export const PLANNER: AgentDef = {
   name: 'planner',
@@ -14,5 +14,5 @@ The user uploaded a project and said what they want. Turn it into a plan:
 - Acceptance criteria: exit code, required output files, metric thresholds the user asked for, and — when the run saves a checkpoint — an evaluate step that reloads it on a worker (the project's own evaluation script when it has one, else \`python -m chatgpu.reload_check <checkpoint>\`). Consult the validation specialist when unsure.
 - The device to use is in the environment variable CHATGPU_DEVICE (cpu, cuda or mps).
 Then call submit_plan once. Keep tool calls few.`,
-  tools: [listFiles, readFileTool, findDependencies, networkCapacityTool, consultSpecialist, askUser, giveUp, submitPlan],
+  tools: [listFiles, readFileTool, findDependencies, networkCapacityTool, consultSpecialist, askUserTool, giveUp, submitPlan],
 };

@@ -1,16 +1,18 @@
 /**
  * The planner's tools. Read-only tools may run again after a crash; side-effecting
- * ones (ask_user, submit_plan, give_up) commit their effect with an Action row.
+ * ones (ask_user, submit_plan, give_up) are thin adapters over the job engine
+ * (domain/jobs/), committed inside the loop's Action transaction.
  */
 import { z } from 'zod';
-import type { Prisma as P } from '../../generated/prisma/client.js';
-import { insertTask } from '../../domain/jobs/createTask.js';
-import { recordJobEvent } from '../../domain/jobs/jobEvents.js';
+import { acceptPlan } from '../../domain/jobs/acceptPlan.js';
+import { askUser } from '../../domain/jobs/askUser.js';
+import { loadJob } from '../../domain/jobs/jobQueries.js';
+import { applyTransition } from '../../domain/jobs/jobLifecycle.js';
+import { isCollected, PlanSchema } from '../../domain/jobs/planSchema.js';
 import { defineTool, type ToolDef } from '../tool.js';
 import { analyzeProject } from './analyzeProject.js';
-import { networkCapacity } from './networkCapacity.js';
-import { PlanSchema } from './planSchema.js';
-import { loadManifest, loadSources, readText } from './projectFiles.js';
+import { networkCapacity } from '../../domain/workers/networkCapacity.js';
+import { loadManifest, loadSources, readText } from '../../domain/jobs/projectFiles.js';
 
 const READ_LIMIT = 20_000;
 
@@ -57,19 +59,14 @@ export const networkCapacityTool = defineTool({
   read: async (_a, ctx) => ({ output: await networkCapacity(ctx.r) }),
 });
 
-export const askUser = defineTool({
+export const askUserTool = defineTool({
   name: 'ask_user',
   recoveredControl: 'wait', // see ToolDef.recoveredControl
   description: 'Ask the user a question when something is unclear; planning waits for the answer. Offer choices when there are a few clear options.',
   schema: z.object({ question: z.string().min(1).max(2000), choices: z.array(z.string().min(1).max(300)).max(10).optional() }),
   sideEffect: async (a, ctx, tx) => {
-    const q = await tx.question.create({ data: { jobId: ctx.jobId, agentRunId: ctx.runId, callId: ctx.callId, text: a.question, choices: a.choices ?? [] } });
-    await tx.job.update({ where: { id: ctx.jobId }, data: { status: 'NEEDS_INPUT', statusReason: a.question } });
-    const eventIds = [
-      await recordJobEvent(tx, ctx.jobId, 'question.asked', { questionId: q.id, text: a.question, choices: a.choices ?? [] }),
-      await recordJobEvent(tx, ctx.jobId, 'job.status', { status: 'NEEDS_INPUT', reason: a.question }),
-    ];
-    return { output: { questionId: q.id, status: 'asked; planning continues when the user answers' }, control: 'wait', eventIds };
+    const { questionId, eventIds } = await askUser(tx, ctx.r.now(), { jobId: ctx.jobId, agentRunId: ctx.runId, callId: ctx.callId, text: a.question, choices: a.choices ?? [] });
+    return { output: { questionId, status: 'asked; planning continues when the user answers' }, control: 'wait', eventIds };
   },
 });
 
@@ -79,8 +76,7 @@ export const giveUp = defineTool({
   description: 'Stop the job with an explanation in plain words when it cannot be run (name the file, pin or hardware that blocks it).',
   schema: z.object({ reason: z.string().min(1).max(2000) }),
   sideEffect: async (a, ctx, tx) => {
-    await tx.job.update({ where: { id: ctx.jobId }, data: { status: 'FAILED', statusReason: a.reason, finishedAt: ctx.r.now() } });
-    const eventIds = [await recordJobEvent(tx, ctx.jobId, 'job.status', { status: 'FAILED', reason: a.reason })];
+    const { eventIds } = await applyTransition(tx, ctx.r.now(), ctx.jobId, 'fail', { reason: a.reason });
     return { output: { status: 'FAILED' }, control: 'finish', eventIds };
   },
 });
@@ -91,10 +87,10 @@ export const submitPlan = defineTool({
   description: 'Submit the plan: the command, hardware, outputs and acceptance criteria. It creates the run; the criteria are then fixed.',
   schema: PlanSchema,
   check: async (plan, ctx) => {
-    const job = await ctx.r.prisma.job.findUniqueOrThrow({ where: { id: ctx.jobId } });
+    const job = await loadJob(ctx.r, ctx.jobId);
     if (job.currentPlanId) return 'A plan was already accepted for this job; its acceptance criteria are fixed.';
-    for (const f of plan.acceptance.requiredFiles) if (!plan.outputs.some((o) => f === o || f.startsWith(`${o.replace(/\/$/, '')}/`))) return `Required file ${f} is not among the outputs to collect.`;
-    if (plan.acceptance.evaluate && !plan.outputs.some((o) => plan.acceptance.evaluate!.checkpoint === o || plan.acceptance.evaluate!.checkpoint.startsWith(`${o.replace(/\/$/, '')}/`))) {
+    for (const f of plan.acceptance.requiredFiles) if (!isCollected(plan, f)) return `Required file ${f} is not among the outputs to collect.`;
+    if (plan.acceptance.evaluate && !isCollected(plan, plan.acceptance.evaluate.checkpoint)) {
       return `The checkpoint ${plan.acceptance.evaluate.checkpoint} is not among the outputs to collect.`;
     }
     const cap = await networkCapacity(ctx.r);
@@ -106,44 +102,8 @@ export const submitPlan = defineTool({
     return null;
   },
   sideEffect: async (plan, ctx, tx) => {
-    const now = ctx.r.now();
-    const cv = await tx.codeVersion.findFirstOrThrow({ where: { jobId: ctx.jobId, status: 'ORIGINAL' } });
-    const version = (await tx.plan.count({ where: { jobId: ctx.jobId } })) + 1;
-    const criteria = { ...plan.acceptance, exitCode: plan.acceptance.exitCode ?? 0 };
-    const requirements = {
-      workload: plan.hardware.workload,
-      ...(plan.hardware.accelVendor ? { accelVendor: plan.hardware.accelVendor } : {}),
-      ...(plan.hardware.minMemoryMiB ? { minMemoryMiB: plan.hardware.minMemoryMiB } : {}),
-      ...(plan.hardware.minAccelMemoryMiB ? { minAccelMemoryMiB: plan.hardware.minAccelMemoryMiB } : {}),
-      ...(plan.timeoutSec ? { timeoutSec: plan.timeoutSec } : {}),
-      outputs: plan.outputs.filter((o) => !o.startsWith('outputs/') && o !== 'outputs'),
-    };
-    const env = Object.fromEntries((plan.environment ?? []).map((e) => [e.name, e.value]));
-    const row = await tx.plan.create({
-      data: {
-        jobId: ctx.jobId,
-        version,
-        author: ctx.model.name,
-        summary: plan.summary,
-        steps: plan.steps,
-        command: plan.command,
-        environment: env,
-        requirements: requirements as P.InputJsonValue,
-        outputs: plan.outputs,
-        acceptanceCriteria: criteria as P.InputJsonValue,
-      },
-    });
-    // Invariant 6: the criteria are fixed here, and the run uses only the frozen code.
-    await tx.job.update({
-      where: { id: ctx.jobId },
-      data: { currentPlanId: row.id, acceptanceCriteria: criteria as P.InputJsonValue, frozenCodeId: cv.id, status: 'RUNNING', statusReason: 'The code fits an online worker as it is; running it.', startedAt: now },
-    });
-    const eventIds = [
-      await recordJobEvent(tx, ctx.jobId, 'plan.created', { planId: row.id, version, command: plan.command, hardware: plan.hardware, outputs: plan.outputs, acceptance: criteria }),
-      await recordJobEvent(tx, ctx.jobId, 'job.status', { status: 'RUNNING' }),
-    ];
-    const { task, eventId } = await insertTask(tx, now, { jobId: ctx.jobId, kind: 'RUN', name: 'run', codeVersionId: cv.id, command: plan.command, environment: env, requirements: requirements as never, maxAttempts: 3 });
-    return { output: { planId: row.id, version, taskId: task.id, status: 'accepted; the run is queued' }, control: 'finish', eventIds: [...eventIds, eventId] };
+    const accepted = await acceptPlan(tx, ctx.r.now(), { jobId: ctx.jobId, author: ctx.model.name, plan });
+    return { output: { planId: accepted.planId, version: accepted.version, taskId: accepted.taskId, status: 'accepted; the run is queued' }, control: 'finish', eventIds: accepted.eventIds };
   },
   after: async (_a, _res, ctx) => {
     await ctx.r.events.emit({ type: 'tasks.available' });

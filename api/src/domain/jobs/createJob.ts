@@ -75,7 +75,7 @@ export async function createJob(r: Resources, userId: string, input: CreateJobIn
   });
   await r.events.emit({ type: 'job.event', jobId: job.id, eventId });
   await r.events.emit({ type: 'job.updated', jobId: job.id });
-  await r.hooks?.jobCreated?.(job.id);
+  await r.events.emit({ type: 'job.created', jobId: job.id });
   return job;
 }
 

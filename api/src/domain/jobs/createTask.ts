@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Prisma as P, TaskKind } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/client.js';
 import { ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
 import { recordJobEvent } from './jobEvents.js';
@@ -33,13 +34,11 @@ export interface CreateTaskInput {
   maxAttempts?: number;
 }
 
-type Tx = Parameters<Parameters<Resources['prisma']['$transaction']>[0]>[0];
-
 /**
  * Creates a task inside the caller's transaction (and its task.created event). The
  * caller emits `tasks.available` and the event after commit.
  */
-export async function insertTask(tx: Tx, now: Date, input: CreateTaskInput) {
+export async function insertTask(tx: Db, now: Date, input: CreateTaskInput) {
   const req = RequirementsSchema.safeParse(input.requirements);
   if (!req.success) throw new ValidationError('Invalid task requirements.', req.error.issues.map((i) => ({ path: ['requirements', ...i.path.map(String)], message: i.message })));
   const job = await tx.job.findUniqueOrThrow({ where: { id: input.jobId }, select: { ownerId: true } });

@@ -1,15 +1,15 @@
 /**
- * Job status machine (DESIGN.md §4):
- *
- *   DRAFT → PLANNING ⇄ NEEDS_INPUT → PREPARING → RUNNING → VALIDATING → SUCCEEDED
- *   any non-terminal → FAILED (with a reason) | CANCELLED (user) | STOPPED (spending cap)
- *
- * Terminal states never change again.
+ * The job's statuses, defined once. The transitions between them are in jobLifecycle.ts.
+ * Final statuses never change again (invariant 10).
  */
-import type { JobStatus } from '../../generated/prisma/enums.js';
+import { JobStatus } from '../../generated/prisma/enums.js';
 
-export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'];
+export const JOB_STATUSES = Object.values(JobStatus) as readonly JobStatus[];
 
-export function isTerminalJobStatus(s: JobStatus): boolean {
-  return TERMINAL_JOB_STATUSES.includes(s);
+export const FINAL_JOB_STATUSES: readonly JobStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'];
+
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = JOB_STATUSES.filter((s) => !FINAL_JOB_STATUSES.includes(s));
+
+export function isFinalJobStatus(s: JobStatus): boolean {
+  return FINAL_JOB_STATUSES.includes(s);
 }

@@ -1,6 +1,6 @@
 import { builder } from '../builder.js';
 import { isUuid, requireUser } from '../principal.js';
-import { networkCapacity } from '../../agents/planner/networkCapacity.js';
+import { networkCapacity } from '../../domain/workers/networkCapacity.js';
 import { FileEntry } from './Job.js';
 
 builder.prismaObject('Task', {

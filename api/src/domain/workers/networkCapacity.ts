@@ -1,4 +1,4 @@
-import type { Resources } from '../../domain/resources.js';
+import type { Resources } from '../resources.js';
 
 export interface WorkerClass {
   accelVendor: string;

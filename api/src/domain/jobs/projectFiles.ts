@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { ManifestEntry } from '../../domain/blobs/paths.js';
-import type { Resources } from '../../domain/resources.js';
+import type { ManifestEntry } from '../blobs/paths.js';
+import type { Resources } from '../resources.js';
 
 /** Files worth reading to understand a project (source, dependency and config files). */
 const TEXT_RE = /\.(py|pyi|txt|toml|cfg|ini|ya?ml|json|md|sh|cu|cuh|hip|c|cc|cpp|h|hpp)$|(^|\/)(Makefile|CMakeLists\.txt|Dockerfile)$/;

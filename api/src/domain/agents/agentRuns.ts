@@ -1,0 +1,229 @@
+/**
+ * Where the agents keep their work (DESIGN.md §7, invariant 5): runs, their items in order,
+ * the Action rows of side effects, and the job's agent lock. agents/loop.ts decides what
+ * to do; this module is how it is stored. Every saved item is also an `agent.item` job
+ * event, published after its transaction commits, so the dashboard shows each step.
+ */
+import type { Prisma as P } from '../../generated/prisma/client.js';
+import type { AgentItemStatus, AgentRunStatus } from '../../generated/prisma/enums.js';
+import type { Db, Tx } from '../../db/client.js';
+import type { DomainEvent } from '../events.js';
+import { recordJobEvent } from '../jobs/jobEvents.js';
+import { publishJobEvents } from '../jobs/jobLifecycle.js';
+import type { Resources } from '../resources.js';
+
+/** The item shapes of the Responses API the loop stores (agents/models/types.ts `Item`). */
+export type StoredItem =
+  | { type: 'message'; role: 'user' | 'assistant' | 'system' | 'developer'; content: string }
+  | { type: 'function_call'; call_id: string; name: string; arguments: string }
+  | { type: 'function_call_output'; call_id: string; output: string }
+  | { type: 'reasoning'; summary: { text: string }[]; [k: string]: unknown };
+
+// ───────────────────────────── the agent lock ─────────────────────────────
+
+/**
+ * One agent run per job at a time: a lease in the Job row (holder + expiry) taken or
+ * renewed with one conditional UPDATE, so a crashed holder's lock expires by itself.
+ */
+export async function acquireAgentLock(r: Resources, jobId: string, holder: string, ms: number): Promise<boolean> {
+  const now = r.now();
+  const res = await r.prisma.job.updateMany({
+    where: { id: jobId, OR: [{ agentLockUntil: null }, { agentLockUntil: { lt: now } }, { agentLockHolder: holder }] },
+    data: { agentLockHolder: holder, agentLockUntil: new Date(now.getTime() + ms) },
+  });
+  return res.count === 1;
+}
+
+export async function releaseAgentLock(r: Resources, jobId: string, holder: string): Promise<void> {
+  await r.prisma.job.updateMany({ where: { id: jobId, agentLockHolder: holder }, data: { agentLockHolder: null, agentLockUntil: null } });
+}
+
+/** Who holds the job's agent lock now (sub-runs run under their parent's holder). */
+export async function agentLockHolder(r: Resources, jobId: string): Promise<string | null> {
+  const job = await r.prisma.job.findUniqueOrThrow({ where: { id: jobId }, select: { agentLockHolder: true } });
+  return job.agentLockHolder;
+}
+
+// ───────────────────────────── runs ─────────────────────────────
+
+export async function createRun(r: Resources, input: { jobId: string; agent: string; model: string; parentId?: string | null }) {
+  return r.prisma.agentRun.create({ data: { jobId: input.jobId, agent: input.agent, model: input.model, parentId: input.parentId ?? null } });
+}
+
+export async function loadRun(r: Resources, runId: string) {
+  return r.prisma.agentRun.findUniqueOrThrow({ where: { id: runId } });
+}
+
+/** Sets the run's status and announces it (an `agent.run` job event) unless `quiet`. */
+export async function setRunStatus(r: Resources, run: { id: string; jobId: string; agent: string }, status: AgentRunStatus, stopReason: string | null, opts: { quiet?: boolean } = {}) {
+  await r.prisma.agentRun.update({ where: { id: run.id }, data: { status, stopReason } });
+  if (opts.quiet) return;
+  const eventId = await recordJobEvent(r.prisma, run.jobId, 'agent.run', { runId: run.id, agent: run.agent, status, stopReason });
+  await r.events.emit({ type: 'job.event', jobId: run.jobId, eventId });
+}
+
+/** The job's latest run of an agent (e.g. the planner), or null. */
+export async function latestRun(r: Resources, jobId: string, agent: string) {
+  return r.prisma.agentRun.findFirst({ where: { jobId, agent }, orderBy: { createdAt: 'desc' } });
+}
+
+// ───────────────────────────── items ─────────────────────────────
+
+export async function pendingCalls(r: Resources, runId: string) {
+  return r.prisma.agentItem.findMany({ where: { runId, type: 'function_call', status: 'PENDING' }, orderBy: { seq: 'asc' } });
+}
+
+export async function knownCallIds(r: Resources, runId: string): Promise<Set<string | null>> {
+  const rows = await r.prisma.agentItem.findMany({ where: { runId, type: 'function_call' }, select: { callId: true } });
+  return new Set(rows.map((x) => x.callId));
+}
+
+/** The user messages a run already has (so an answer is never appended twice). */
+export async function userMessages(r: Resources, runId: string): Promise<Set<string>> {
+  const rows = await r.prisma.agentItem.findMany({ where: { runId, type: 'message' }, select: { payload: true } });
+  return new Set(rows.map((i) => (i.payload as { content?: string }).content ?? ''));
+}
+
+/** Every saved item in order. */
+export async function runItems(r: Resources, runId: string) {
+  return r.prisma.agentItem.findMany({ where: { runId }, orderBy: { seq: 'asc' } });
+}
+
+export type SaveSpec = { item: StoredItem; status: Exclude<AgentItemStatus, never> };
+
+function jsonable(v: unknown): P.InputJsonValue {
+  return JSON.parse(JSON.stringify(v ?? null)) as P.InputJsonValue;
+}
+
+async function nextSeq(tx: Tx, runId: string): Promise<number> {
+  const last = await tx.agentItem.findFirst({ where: { runId }, orderBy: { seq: 'desc' }, select: { seq: true } });
+  return (last?.seq ?? -1) + 1;
+}
+
+/** Appends items to the run, in one transaction, and announces each. */
+export async function saveItems(r: Resources, run: { id: string; jobId: string; agent: string }, specs: SaveSpec[]) {
+  if (specs.length === 0) return [];
+  const emits: DomainEvent[] = [];
+  const saved = await r.prisma.$transaction(async (tx) => {
+    let seq = await nextSeq(tx, run.id);
+    const out: (SaveSpec & { id: string })[] = [];
+    for (const s of specs) {
+      const row = await tx.agentItem.create({
+        data: {
+          runId: run.id,
+          seq: seq++,
+          type: s.item.type,
+          callId: s.item.type === 'function_call' || s.item.type === 'function_call_output' ? s.item.call_id : null,
+          name: s.item.type === 'function_call' ? s.item.name : null,
+          payload: jsonable(s.item),
+          status: s.status,
+        },
+      });
+      out.push({ ...s, id: row.id });
+      emits.push({ type: 'job.event', jobId: run.jobId, eventId: await itemEvent(tx, run, row.seq, s.item, s.status) });
+    }
+    return out;
+  });
+  for (const e of emits) await r.events.emit(e);
+  return saved;
+}
+
+/** Saves a call's output and settles the call item's status, in one transaction. */
+export async function saveOutput(r: Resources, run: { id: string; jobId: string; agent: string }, callItemId: string, callId: string, output: string, status: 'DONE' | 'REJECTED' | 'UNCERTAIN') {
+  const item: StoredItem = { type: 'function_call_output', call_id: callId, output };
+  const emits: DomainEvent[] = [];
+  await r.prisma.$transaction(async (tx) => {
+    const row = await tx.agentItem.create({ data: { runId: run.id, seq: await nextSeq(tx, run.id), type: item.type, callId, payload: jsonable(item), status } });
+    await tx.agentItem.update({ where: { id: callItemId }, data: { status } });
+    emits.push({ type: 'job.event', jobId: run.jobId, eventId: await itemEvent(tx, run, row.seq, item, status) });
+  });
+  for (const e of emits) await r.events.emit(e);
+}
+
+/** A note for people (shown on the job page), never sent to the model. */
+export async function saveNote(r: Resources, run: { id: string; jobId: string; agent: string }, text: string) {
+  const emits: DomainEvent[] = [];
+  await r.prisma.$transaction(async (tx) => {
+    const row = await tx.agentItem.create({ data: { runId: run.id, seq: await nextSeq(tx, run.id), type: 'note', payload: { type: 'note', text }, status: 'DONE' } });
+    emits.push({ type: 'job.event', jobId: run.jobId, eventId: await recordJobEvent(tx, run.jobId, 'agent.item', { runId: run.id, agent: run.agent, seq: row.seq, type: 'note', status: 'DONE', text }) });
+  });
+  for (const e of emits) await r.events.emit(e);
+}
+
+async function itemEvent(tx: Tx, run: { id: string; jobId: string; agent: string }, seq: number, item: StoredItem, status: string) {
+  const base = { runId: run.id, agent: run.agent, seq, type: item.type, status };
+  const payload =
+    item.type === 'function_call'
+      ? { ...base, name: item.name, callId: item.call_id, arguments: item.arguments.slice(0, 4000) }
+      : item.type === 'function_call_output'
+        ? { ...base, callId: item.call_id, output: item.output.slice(0, 4000) }
+        : item.type === 'message'
+          ? { ...base, role: item.role, text: item.content.slice(0, 4000) }
+          : { ...base, text: item.summary.map((s) => s.text).join('\n').slice(0, 4000) };
+  return recordJobEvent(tx, run.jobId, 'agent.item', payload);
+}
+
+// ───────────────────────────── actions ─────────────────────────────
+
+export async function findAction(r: Resources, callId: string) {
+  return r.prisma.action.findUnique({ where: { idempotencyKey: callId } });
+}
+
+export interface EffectResult {
+  output: unknown;
+  eventIds?: string[];
+}
+
+/**
+ * Runs a side effect with its Action row (idempotency key = the tool call id) in one
+ * transaction: a crash leaves both or neither. A second call with the same id fails on
+ * the key's uniqueness and does nothing. Publishes the effect's job events after commit.
+ */
+export async function runAction<T extends EffectResult>(r: Resources, input: { jobId: string; callId: string; kind: string; args: unknown }, effect: (tx: Tx) => Promise<T>): Promise<T> {
+  const result = await r.prisma.$transaction(
+    async (tx) => {
+      await tx.action.create({ data: { jobId: input.jobId, idempotencyKey: input.callId, kind: input.kind, input: jsonable(input.args) } });
+      const res = await effect(tx);
+      await tx.action.update({ where: { idempotencyKey: input.callId }, data: { status: 'DONE', outcome: jsonable(res.output), finishedAt: r.now() } });
+      return res;
+    },
+    { timeout: 30_000 },
+  );
+  await publishJobEvents(r, input.jobId, result.eventIds ?? []);
+  return result;
+}
+
+// ───────────────────────────── what the pipeline resumes ─────────────────────────────
+
+/** Answers the user gave to the planner's questions, oldest first. */
+export async function answeredQuestions(r: Resources, jobId: string) {
+  return r.prisma.question.findMany({ where: { jobId, status: 'ANSWERED', agentRunId: { not: null } }, orderBy: { answeredAt: 'asc' } });
+}
+
+export async function openQuestionCount(r: Resources, jobId: string, db: Db = r.prisma): Promise<number> {
+  return db.question.count({ where: { jobId, status: 'OPEN' } });
+}
+
+/**
+ * Jobs whose planner a crashed process left behind: PLANNING, or NEEDS_INPUT with the
+ * planner run still RUNNING (the crash came right after ask_user committed), with no live
+ * agent lock and untouched for `quietMs`. Recovery keys on the run, not only the status.
+ */
+export async function orphanedPlanning(r: Resources, agent: string, now: Date, quietMs: number): Promise<string[]> {
+  const rows = await r.prisma.job.findMany({
+    where: {
+      OR: [{ status: 'PLANNING' }, { status: 'NEEDS_INPUT', agentRuns: { some: { agent, status: 'RUNNING' } } }],
+      AND: [{ OR: [{ agentLockUntil: null }, { agentLockUntil: { lt: now } }] }],
+      updatedAt: { lt: new Date(now.getTime() - quietMs) },
+    },
+    select: { id: true },
+    take: 10,
+  });
+  return rows.map((j) => j.id);
+}
+
+/** Marks the job as just looked at, so the next reconcile leaves it alone for a while. */
+export async function touchJob(r: Resources, jobId: string): Promise<void> {
+  await r.prisma.job.update({ where: { id: jobId }, data: { updatedAt: r.now() } });
+}
+

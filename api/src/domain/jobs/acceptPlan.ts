@@ -1,0 +1,86 @@
+import type { Prisma as P } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/client.js';
+import { insertTask, type Requirements } from './createTask.js';
+import { recordJobEvent } from './jobEvents.js';
+import { applyTransition } from './jobLifecycle.js';
+import { criteriaOf, type PlanInput } from './planSchema.js';
+
+export interface AcceptPlanInput {
+  jobId: string;
+  /** builtin | openai:<model> | scripted */
+  author: string;
+  plan: PlanInput;
+}
+
+export interface AcceptedPlan {
+  planId: string;
+  version: number;
+  /** The RUN task, when the code runs as it is. */
+  taskId: string | null;
+  eventIds: string[];
+}
+
+/** What the plan's tasks need from a worker (matched at claim time). */
+export function planRequirements(plan: PlanInput): Requirements {
+  return {
+    workload: plan.hardware.workload,
+    ...(plan.hardware.accelVendor ? { accelVendor: plan.hardware.accelVendor } : {}),
+    ...(plan.hardware.minMemoryMiB ? { minMemoryMiB: plan.hardware.minMemoryMiB } : {}),
+    ...(plan.hardware.minAccelMemoryMiB ? { minAccelMemoryMiB: plan.hardware.minAccelMemoryMiB } : {}),
+    ...(plan.timeoutSec ? { timeoutSec: plan.timeoutSec } : {}),
+    // outputs/ is always collected; the rest are the plan's extra paths.
+    outputs: plan.outputs.filter((o) => !o.startsWith('outputs/') && o !== 'outputs'),
+  };
+}
+
+/**
+ * Stores the plan as the job's current plan and fixes its acceptance criteria (invariant 6),
+ * inside the caller's transaction (the planner's Action transaction). The code runs as it
+ * was uploaded: the ORIGINAL version is frozen and one RUN task queued (`acceptPlan`,
+ * PLANNING → RUNNING). The caller publishes `eventIds` and wakes the workers after commit.
+ */
+export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Promise<AcceptedPlan> {
+  const { jobId, plan } = input;
+  const original = await tx.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } });
+  const version = (await tx.plan.count({ where: { jobId } })) + 1;
+  const criteria = criteriaOf(plan);
+  const requirements = planRequirements(plan);
+  const environment = Object.fromEntries((plan.environment ?? []).map((e) => [e.name, e.value]));
+  const row = await tx.plan.create({
+    data: {
+      jobId,
+      version,
+      author: input.author,
+      summary: plan.summary,
+      steps: plan.steps,
+      command: plan.command,
+      environment,
+      requirements: requirements as P.InputJsonValue,
+      outputs: plan.outputs,
+      acceptanceCriteria: criteria as unknown as P.InputJsonValue,
+    },
+  });
+  const planEvent = await recordJobEvent(tx, jobId, 'plan.created', {
+    planId: row.id,
+    version,
+    command: plan.command,
+    hardware: plan.hardware as P.InputJsonValue,
+    outputs: plan.outputs,
+    acceptance: criteria as unknown as P.InputJsonValue,
+  });
+  const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {
+    reason: 'The code fits an online worker as it is; running it.',
+    data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue, frozenCodeId: original.id },
+  });
+  const { task, eventId } = await insertTask(tx, now, {
+    jobId,
+    kind: 'RUN',
+    name: 'run',
+    codeVersionId: original.id,
+    command: plan.command,
+    environment,
+    requirements,
+    maxAttempts: 3,
+  });
+  return { planId: row.id, version, taskId: task.id, eventIds: [planEvent, ...moved.eventIds, eventId] };
+}

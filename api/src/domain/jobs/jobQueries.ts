@@ -1,0 +1,27 @@
+import type { Db } from '../../db/client.js';
+import type { Resources } from '../resources.js';
+
+/** The job row (throws when it does not exist). */
+export function loadJob(r: Pick<Resources, 'prisma'>, jobId: string, db: Db = r.prisma) {
+  return db.job.findUniqueOrThrow({ where: { id: jobId } });
+}
+
+/**
+ * Finished RUN and SHARD tasks whose job is still RUNNING, and EVALUATE tasks whose job
+ * is still VALIDATING, for `quietMs`: the reaction to their `task.finished` was lost (a crash).
+ */
+export async function tasksAwaitingAdvance(r: Pick<Resources, 'prisma'>, now: Date, quietMs: number): Promise<string[]> {
+  const rows = await r.prisma.task.findMany({
+    where: {
+      status: { in: ['SUCCEEDED', 'FAILED'] },
+      OR: [
+        { kind: { in: ['RUN', 'SHARD'] }, job: { status: 'RUNNING' } },
+        { kind: 'EVALUATE', job: { status: 'VALIDATING' } },
+      ],
+      finishedAt: { lt: new Date(now.getTime() - quietMs) },
+    },
+    select: { id: true },
+    take: 20,
+  });
+  return rows.map((t) => t.id);
+}
