@@ -1,5 +1,5 @@
 /**
- * The durable tool loop's guarantees (DESIGN.md §6 invariant 5, §7), driven directly with
+ * The durable tool loop's guarantees (docs/architecture.md §6 invariant 5, §7), driven directly with
  * `runAgentTurn` on a real API (no pipeline: `model: null`) and real PostgreSQL; the real
  * `openai` package talks to the local fake Responses server where the wire matters.
  */

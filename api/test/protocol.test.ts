@@ -1,5 +1,5 @@
 /**
- * The worker protocol (DESIGN.md §5) over real GraphQL HTTP with worker tokens, on real
+ * The worker protocol (docs/architecture.md §5) over real GraphQL HTTP with worker tokens, on real
  * PostgreSQL: hello / pause / resume, the happy path of one attempt (claim, heartbeat,
  * logs, metrics, outputs, completion, usage), long-poll claims, and bad input from a
  * worker (invariant 9: typed errors, nothing corrupted). Leases, ticks, concurrency,

@@ -1,5 +1,5 @@
 /**
- * Timing statistics for "is the candidate faster?" (DESIGN.md §4: optimizations are kept only when
+ * Timing statistics for "is the candidate faster?" (docs/architecture.md §4: optimizations are kept only when
  * repeated measurements say faster).
  *
  * "faster" needs both: a one-sided Mann-Whitney U test (candidate times stochastically smaller,

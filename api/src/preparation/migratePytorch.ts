@@ -1,6 +1,6 @@
 /**
  * PyTorch code hard-wired to CUDA → device-agnostic code that runs on the device the worker
- * provides (DESIGN.md §4, migration).
+ * provides (docs/architecture.md §4, migration).
  *
  * The worker names its device in the environment variable CHATGPU_DEVICE ("cuda", "cuda:1", "cpu",
  * "mps"; ROCm builds of PyTorch call their GPU "cuda" too). A generated prelude reads it once —

@@ -1,5 +1,5 @@
 /**
- * Optimization candidates for PyTorch training code (DESIGN.md §4, issue 6 item 4).
+ * Optimization candidates for PyTorch training code (docs/architecture.md §4, issue 6 item 4).
  *
  * Each candidate is a transformation with the toolkit's interface (types.ts): a code tree and the
  * worker's context in, a TransformResult out — unchanged ("no change") when the candidate does not

@@ -1,5 +1,5 @@
 /**
- * Static checks before anything runs (DESIGN.md §4: "Candidates pass static checks (parse,
+ * Static checks before anything runs (docs/architecture.md §4: "Candidates pass static checks (parse,
  * compile) before any worker runs them"): Python files byte-compile, C++/CUDA/HIP sources compile
  * with the target's compiler (hipcc for rocm, nvcc for cuda). Failures come back as structured
  * feedback (file, line, column, message) fit to hand to an agent for the next revision.

@@ -1,5 +1,5 @@
 /**
- * The transformation interface of the preparation toolkit (DESIGN.md §4, "Prepare").
+ * The transformation interface of the preparation toolkit (docs/architecture.md §4, "Prepare").
  *
  * A transformation takes a code tree and the context it must fit, and returns a candidate tree
  * plus everything an agent or a person needs to judge it: the edits, the hazards, what was left

@@ -1,5 +1,5 @@
 /**
- * A test double of a worker machine speaking the worker protocol (DESIGN.md §5) over
+ * A test double of a worker machine speaking the worker protocol (docs/architecture.md §5) over
  * real GraphQL HTTP with a worker token — and the user-side set-up it needs (a worker
  * token, a job with an uploaded file, tasks). (helpers/worker.ts starts real worker processes.)
  */

@@ -1,5 +1,5 @@
 /**
- * What a worker reports about its machine at `workerHello` (DESIGN.md §3, §5). The API takes
+ * What a worker reports about its machine at `workerHello` (docs/architecture.md §3, §5). The API takes
  * `Capabilities` as JSON, so every field is plain data and `null` (never `undefined`) means "unknown".
  */
 

@@ -1,5 +1,5 @@
 /**
- * Where the agents keep their work (DESIGN.md §7, invariant 5): runs, their items in order,
+ * Where the agents keep their work (docs/architecture.md §7, invariant 5): runs, their items in order,
  * the Action rows of side effects, and the job's agent lock. agents/loop.ts decides what
  * to do; this module is how it is stored. Every saved item is also an `agent.item` job
  * event, published after its transaction commits, so the dashboard shows each step.

@@ -1,5 +1,5 @@
 /**
- * Usage and cost (DESIGN.md §9): each attempt's reserved CPU cores, RAM and
+ * Usage and cost (docs/architecture.md §9): each attempt's reserved CPU cores, RAM and
  * accelerator time, priced from configured CAD rates, recorded as UsageEntry rows per
  * interval; the job's costCad is their sum.
  */
@@ -53,7 +53,7 @@ export async function accrueUsage(tx: Tx, r: Pick<Resources, 'config'>, attemptI
   const from = last?.periodEnd ?? a.startedAt ?? a.createdAt;
   if (until <= from) return 0;
   // One row a minute per running attempt, not one per tick: the table stays small and the
-  // spending cap is still checked every minute ("soft, periodic", DESIGN.md §9).
+  // spending cap is still checked every minute (docs/architecture.md §9).
   if (!opts.final && until.getTime() - from.getTime() < MIN_INTERVAL_MS) return 0;
   const hours = (until.getTime() - from.getTime()) / 3600_000;
   const res = reservationOf(a.task, a.worker);

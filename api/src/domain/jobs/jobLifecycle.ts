@@ -141,7 +141,7 @@ export async function applyTransition(tx: Db, now: Date, jobId: string, name: Tr
       status: t.to,
       ...(current !== t.to || opts.reason !== null ? { statusReason: opts.reason } : {}),
       ...(t.to === 'RUNNING' ? { startedAt: now } : {}),
-      ...(isFinalJobStatus(t.to) ? { finishedAt: now, agentLockHolder: null, agentLockUntil: null } : {}),
+      ...(isFinalJobStatus(t.to) ? { finishedAt: now } : {}),
       ...opts.data,
     },
   });

@@ -1,5 +1,5 @@
 /**
- * What a plan is (DESIGN.md §3 Plan): the shape `submit_plan` accepts from any planner
+ * What a plan is (docs/architecture.md §3 Plan): the shape `submit_plan` accepts from any planner
  * (schema-validated; strict-mode friendly: optional fields are nullable on the wire) and
  * the job engine stores. The acceptance criteria it carries become the job's criteria,
  * fixed from then on (invariant 6).

@@ -1,5 +1,5 @@
 /**
- * The worker protocol (DESIGN.md §5), callable only with a worker token:
+ * The worker protocol (docs/architecture.md §5), callable only with a worker token:
  * workerHello, claimTask (long-poll), heartbeat, appendLogs, reportMetrics,
  * completeAttempt, setWorkerPaused. Expected failures (stale attempt, bad input) are
  * typed results.
