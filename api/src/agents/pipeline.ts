@@ -7,9 +7,13 @@
  *                         planner submits a plan (acceptPlan), asks the user (askUser) or
  *                         gives up (fail)
  *   question.answered  → (resumed) planner turns from its saved history, with the answers
- *   task.finished      → advanceJobAfterTask (validation, evaluation, success or failure)
+ *   task.finished      → RUN / EVALUATE: advanceJobAfterTask (validation, evaluation,
+ *                         success or failure); REFERENCE / CANDIDATE / BENCHMARK: the
+ *                         preparation stage moves on (domain/preparation/stage.ts)
+ *   preparation.step   → the preparation stage moves on; when a required step was rejected
+ *                         and the budget allows, the preparer agent proposes a revision
  *   reconcile          → what a crashed process left behind: planner runs with no live
- *                         lock, finished tasks whose job did not move on
+ *                         lock, finished tasks whose job did not move on, PREPARING jobs
  *
  * Events reach every API process (graphql/pubsub.ts), so several may react to the same
  * one: the agent lock lets one planner run per job, and the engine's conditional
@@ -18,13 +22,15 @@
 import type { EventBus, DomainEvent } from '../domain/events.js';
 import { answeredQuestions, latestRun, openQuestionCount, orphanedPlanning, touchJob, userMessages } from '../domain/agents/agentRuns.js';
 import { advanceJobAfterTask } from '../domain/jobs/advanceJob.js';
-import { loadJob, tasksAwaitingAdvance } from '../domain/jobs/jobQueries.js';
+import { jobsInStatus, loadJob, tasksAwaitingAdvance } from '../domain/jobs/jobQueries.js';
+import { advancePreparation } from '../domain/preparation/stage.js';
 import { transitionIfAllowed } from '../domain/jobs/jobLifecycle.js';
 import { isFinalJobStatus } from '../domain/jobs/jobStatus.js';
 import type { Resources } from '../domain/resources.js';
 import { runAgentTurn } from './loop.js';
 import type { Item, ModelClient } from './models/types.js';
 import { PLANNER } from './planner/planner.js';
+import { PREPARER } from './preparer.js';
 
 const MAX_PLANNER_TURNS = 6;
 /** A job untouched this long with no live agent lock is picked up by the reconcile. */
@@ -37,6 +43,7 @@ export interface PipelineOptions {
 
 export class Pipeline {
   private readonly active = new Set<string>();
+  private readonly again = new Set<string>();
   private off: (() => void) | null = null;
 
   constructor(
@@ -48,7 +55,7 @@ export class Pipeline {
   /** Starts reacting to the domain's events; `stop` ends it. */
   listen(bus: EventBus): void {
     this.off = bus.on(
-      (e) => e.type === 'job.created' || e.type === 'question.answered' || e.type === 'task.finished' || e.type === 'reconcile',
+      (e) => e.type === 'job.created' || e.type === 'question.answered' || e.type === 'task.finished' || e.type === 'preparation.step' || e.type === 'reconcile',
       (e) => this.react(e),
     );
   }
@@ -67,7 +74,11 @@ export class Pipeline {
         if (e.resumed) void this.background(`plan:${e.jobId}`, () => this.resumePlanning(e.jobId));
         break;
       case 'task.finished':
-        void this.background(`task:${e.taskId}`, () => advanceJobAfterTask(this.r, e.taskId));
+        if (e.kind === 'REFERENCE' || e.kind === 'CANDIDATE' || e.kind === 'BENCHMARK') void this.prepare(e.jobId);
+        else void this.background(`task:${e.taskId}`, () => advanceJobAfterTask(this.r, e.taskId));
+        break;
+      case 'preparation.step':
+        void this.prepare(e.jobId);
         break;
       case 'reconcile':
         void this.background('reconcile', () => this.reconcile());
@@ -134,6 +145,44 @@ export class Pipeline {
     await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The planner did not reach a plan within ${MAX_PLANNER_TURNS} turns.`, onlyFrom: ['PLANNING'] });
   }
 
+  /**
+   * Moves the job's preparation stage on. Once per job at a time in this process; when an
+   * event arrives while it runs, it runs once more afterwards (the event may be about a task
+   * that finished after the stage looked).
+   */
+  private prepare(jobId: string): Promise<void> {
+    const key = `prep:${jobId}`;
+    if (this.active.has(key)) {
+      this.again.add(key);
+      return Promise.resolve();
+    }
+    return this.background(key, async () => {
+      do {
+        this.again.delete(key);
+        const state = await advancePreparation(this.r, jobId);
+        if (state.state === 'revision') await this.revise(jobId, state.step, state.revision, state.feedback);
+      } while (this.again.has(key));
+    });
+  }
+
+  /** The preparer agent's turn for a rejected required step (its patch emits preparation.step). */
+  private async revise(jobId: string, step: string, revision: number, feedback: string): Promise<void> {
+    const message = `Step ${step}, revision ${revision}: the previous candidate was rejected.\n\n${feedback}`;
+    const run = await latestRun(this.r, jobId, PREPARER.name);
+    // One preparer run per job; a new revision appends the new feedback to its history.
+    const seen = run ? await userMessages(this.r, run.id) : new Set<string>();
+    if (run && seen.has(message) && run.status !== 'RUNNING') {
+      // The agent already had this revision and ended its turn without a patch or a stop.
+      await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent ended without proposing revision ${revision} of ${step} or explaining why it cannot. Last feedback: ${feedback.slice(0, 1500)}`, onlyFrom: ['PREPARING'] });
+      return;
+    }
+    const input: Item[] = seen.has(message) ? [] : [{ type: 'message', role: 'user', content: message }];
+    const res = await runAgentTurn(this.r, { jobId, agent: PREPARER, model: this.model, input, ...(run ? { runId: run.id } : {}), ...(this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}) });
+    if (res.status === 'COMPLETED' && res.stopReason === 'done') {
+      await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent ended without proposing revision ${revision} of ${step}: ${res.finalText?.slice(0, 1000) ?? 'no explanation'}`, onlyFrom: ['PREPARING'] });
+    }
+  }
+
   /** Picks up work a crashed process left behind (the tick's `reconcile` event). */
   async reconcile(): Promise<void> {
     const now = this.r.now();
@@ -151,5 +200,6 @@ export class Pipeline {
     for (const taskId of await tasksAwaitingAdvance(this.r, now, QUIET_MS)) {
       await this.background(`task:${taskId}`, () => advanceJobAfterTask(this.r, taskId));
     }
+    for (const jobId of await jobsInStatus(this.r, 'PREPARING')) void this.prepare(jobId);
   }
 }

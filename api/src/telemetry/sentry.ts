@@ -27,3 +27,8 @@ export function reportError(err: unknown, context: Record<string, unknown>): voi
 export async function flushTelemetry(): Promise<void> {
   if (enabled) await Sentry.flush(2000);
 }
+
+/** One structured log (Sentry Logs) when Sentry is on; attributes are searchable there. */
+export function logStructured(message: string, attributes: Record<string, string | number | boolean>): void {
+  if (enabled) Sentry.logger.info(message, attributes);
+}

@@ -57,6 +57,11 @@ function decide(req: ModelRequest): Item[] {
   const last = <T>(name: string) => out.get(name)?.at(-1) as T | undefined;
   const userText = history.filter((i): i is Extract<Item, { type: 'message' }> => i.type === 'message' && i.role === 'user').map((m) => m.content);
 
+  if (agent === 'preparer') {
+    // No rules for repairing a rejected candidate: stop with the feedback, in words.
+    const feedback = [...userText].reverse()[0] ?? 'no feedback';
+    return call('give_up', { reason: `The builtin model cannot revise this candidate (set OPENAI_API_KEY for a model that can propose patches). ${feedback.slice(0, 1500)}` });
+  }
   if (agent !== 'planner') {
     // Specialists: look at the facts, then answer in words.
     if (!last('find_dependencies')) return call('find_dependencies', {});

@@ -103,10 +103,12 @@ export const submitPlan = defineTool({
   },
   sideEffect: async (plan, ctx, tx) => {
     const accepted = await acceptPlan(tx, ctx.r.now(), { jobId: ctx.jobId, author: ctx.model.name, plan });
-    return { output: { planId: accepted.planId, version: accepted.version, taskId: accepted.taskId, status: 'accepted; the run is queued' }, control: 'finish', eventIds: accepted.eventIds };
+    const status = accepted.preparing ? 'accepted; preparing the code (reference run first)' : 'accepted; the run is queued';
+    return { output: { planId: accepted.planId, version: accepted.version, taskId: accepted.taskId, status }, control: 'finish', eventIds: accepted.eventIds };
   },
-  after: async (_a, _res, ctx) => {
-    await ctx.r.events.emit({ type: 'tasks.available' });
+  after: async (plan, _res, ctx) => {
+    if (plan.preparation) await ctx.r.events.emit({ type: 'preparation.step', jobId: ctx.jobId });
+    else await ctx.r.events.emit({ type: 'tasks.available' });
   },
 });
 

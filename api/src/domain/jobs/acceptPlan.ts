@@ -17,6 +17,8 @@ export interface AcceptedPlan {
   version: number;
   /** The RUN task, when the code runs as it is. */
   taskId: string | null;
+  /** The plan has preparation steps: the job is PREPARING. */
+  preparing: boolean;
   eventIds: string[];
 }
 
@@ -35,9 +37,13 @@ export function planRequirements(plan: PlanInput): Requirements {
 
 /**
  * Stores the plan as the job's current plan and fixes its acceptance criteria (invariant 6),
- * inside the caller's transaction (the planner's Action transaction). The code runs as it
- * was uploaded: the ORIGINAL version is frozen and one RUN task queued (`acceptPlan`,
- * PLANNING → RUNNING). The caller publishes `eventIds` and wakes the workers after commit.
+ * inside the caller's transaction (the planner's Action transaction). Then either
+ *   - the plan names preparation steps → `startPreparation` (PLANNING → PREPARING); the
+ *     preparation stage (domain/preparation/stage.ts) takes it from there, or
+ *   - the code runs as it was uploaded → the ORIGINAL version is frozen and one RUN task
+ *     queued (`acceptPlan`, PLANNING → RUNNING), saying that no preparation was needed.
+ * The caller publishes `eventIds` after commit, then emits `preparation.step` (preparing)
+ * or wakes the workers.
  */
 export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Promise<AcceptedPlan> {
   const { jobId, plan } = input;
@@ -58,6 +64,7 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
       requirements: requirements as P.InputJsonValue,
       outputs: plan.outputs,
       acceptanceCriteria: criteria as unknown as P.InputJsonValue,
+      ...(plan.preparation ? { preparationWorkload: plan.preparation as unknown as P.InputJsonValue } : {}),
     },
   });
   const planEvent = await recordJobEvent(tx, jobId, 'plan.created', {
@@ -68,8 +75,16 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
     outputs: plan.outputs,
     acceptance: criteria as unknown as P.InputJsonValue,
   });
+  if (plan.preparation) {
+    const steps = plan.preparation.steps.map((s) => `${s.name} (${s.transformation}, ${s.required ? 'required' : 'optional'})`).join(', ');
+    const preparing = await applyTransition(tx, now, jobId, 'startPreparation', {
+      reason: `Preparing the code before the full run: a reference run, then ${steps}.`,
+      data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue },
+    });
+    return { planId: row.id, version, taskId: null, preparing: true, eventIds: [planEvent, ...preparing.eventIds] };
+  }
   const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {
-    reason: 'The code fits an online worker as it is; running it.',
+    reason: `No preparation needed: the code fits ${describeHardware(plan)} as it is; running it.`,
     data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue, frozenCodeId: original.id },
   });
   const { task, eventId } = await insertTask(tx, now, {
@@ -82,5 +97,10 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
     requirements,
     maxAttempts: 3,
   });
-  return { planId: row.id, version, taskId: task.id, eventIds: [planEvent, ...moved.eventIds, eventId] };
+  return { planId: row.id, version, taskId: task.id, preparing: false, eventIds: [planEvent, ...moved.eventIds, eventId] };
+}
+
+function describeHardware(plan: PlanInput): string {
+  const v = plan.hardware.accelVendor;
+  return `${v === 'nvidia' ? 'an NVIDIA' : v === 'amd' ? 'an AMD' : v === 'apple' ? 'an Apple' : 'a'} ${plan.hardware.workload} worker`;
 }

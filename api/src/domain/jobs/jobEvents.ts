@@ -1,5 +1,5 @@
 import type { Prisma as P } from '../../generated/prisma/client.js';
-import type { Prisma } from '../../db/client.js';
+import type { Db } from '../../db/client.js';
 
 export type JobEventKind =
   | 'job.created'
@@ -13,9 +13,10 @@ export type JobEventKind =
   | 'task.status'
   | 'attempt.status'
   | 'finding'
-  | 'validation';
+  | 'validation'
+  | 'preparation.record';
 
-type Tx = Pick<Prisma, 'jobEvent'>;
+type Tx = Pick<Db, 'jobEvent'>;
 
 /**
  * Appends to the job's event log inside the caller's transaction. The caller emits

@@ -1,3 +1,4 @@
+import type { JobStatus } from '../../generated/prisma/enums.js';
 import type { Db } from '../../db/client.js';
 import type { Resources } from '../resources.js';
 
@@ -24,4 +25,10 @@ export async function tasksAwaitingAdvance(r: Pick<Resources, 'prisma'>, now: Da
     take: 20,
   });
   return rows.map((t) => t.id);
+}
+
+/** Ids of jobs in a status (oldest update first), for the reconcile's sweeps. */
+export async function jobsInStatus(r: Pick<Resources, 'prisma'>, status: JobStatus, take = 20): Promise<string[]> {
+  const rows = await r.prisma.job.findMany({ where: { status }, select: { id: true }, orderBy: { updatedAt: 'asc' }, take });
+  return rows.map((j) => j.id);
 }

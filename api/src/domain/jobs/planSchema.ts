@@ -11,6 +11,63 @@ export const WORKLOADS = ['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'to
 
 const Threshold = z.object({ name: z.string().min(1).max(100), op: z.enum(['<', '<=', '>', '>=']), value: z.number() });
 
+const Environment = z.object({
+  workload: z.enum(WORKLOADS),
+  accelVendor: z.enum(['nvidia', 'amd', 'apple']).optional(),
+});
+
+/** Tolerances of the numerical comparison (compare.py); omitted → assert_close's per-dtype defaults. */
+const Tolerance = z.object({
+  rtol: z.number().min(0).max(1).optional(),
+  atol: z.number().min(0).max(1e6).optional(),
+});
+
+/** The transformations a step may name (the preparation toolkit's). */
+export const TRANSFORMATIONS = [
+  'pytorch-device-agnostic',
+  'cuda-to-hip',
+  'cudnn-benchmark',
+  'matmul-precision-high',
+  'autocast-bf16',
+  'autocast-fp16',
+  'dataloader-workers',
+  'pin-memory',
+  'persistent-workers',
+  'torch-compile',
+  'channels-last',
+] as const;
+export type TransformationName = (typeof TRANSFORMATIONS)[number];
+
+export const PreparationSchema = z
+  .object({
+    workload: z
+      .object({
+        command: z.string().min(1).max(2000).describe('The bounded workload: the same command with smaller flags (fewer steps/epochs/samples) and a fixed seed.'),
+        timeoutSec: z.number().int().min(10).max(86400).optional(),
+      })
+      .describe('What preparation runs (the reference and every candidate run this).'),
+    compare: z.array(z.string().min(1).max(500)).max(50).optional().describe('Output paths compared between reference and candidate (default: outputs/).'),
+    reference: Environment.describe('Where the unchanged code is meant to run (its source environment).'),
+    target: Environment.describe('Where the full run will run.'),
+    steps: z
+      .array(
+        z.object({
+          name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).describe('Short unique name, e.g. "migrate" or "opt-workers".'),
+          kind: z.enum(['migration', 'adaptation', 'optimization']),
+          transformation: z.enum(TRANSFORMATIONS),
+          required: z.boolean().describe('Required: the target needs it (a failure stops the job). Optional: an optimization, kept only when it pays.'),
+          tolerance: Tolerance.optional(),
+        }),
+      )
+      .min(1)
+      .max(10),
+    revisionBudget: z.number().int().min(0).max(10).optional().describe('Revisions of a failed required step (default 3).'),
+    frozenFiles: z.array(z.string().min(1).max(500)).max(100).optional().describe('Files no revision may touch (besides the evaluation script).'),
+    pinRun: z.boolean().optional().describe('Run the full workload on the worker that validated the last candidate.'),
+  })
+  .describe('Only when the code needs a preparation step before the full run (a migration, an adaptation or optimizations).');
+export type PreparationSpec = z.infer<typeof PreparationSchema>;
+
 export const PlanSchema = z.object({
   summary: z.string().min(1).max(2000).describe('One paragraph: what will run and why this way.'),
   steps: z.array(z.string().max(500)).max(20).describe('The steps, in plain words.'),
@@ -42,6 +99,7 @@ export const PlanSchema = z.object({
       .optional()
       .describe('Required when the run produces a checkpoint.'),
   }),
+  preparation: PreparationSchema.optional(),
 });
 export type PlanInput = z.infer<typeof PlanSchema>;
 

@@ -117,7 +117,8 @@ export type Action = Prisma.ActionModel
 export type Finding = Prisma.FindingModel
 /**
  * Model PreparationRecord
- * 
+ * What one preparation step decided (docs/architecture.md §4): a reference taken as a fallback,
+ * a candidate accepted or rejected, a step skipped. One row per (job, step, revision).
  */
 export type PreparationRecord = Prisma.PreparationRecordModel
 /**

@@ -2276,6 +2276,9 @@ export const CodeVersionScalarFieldEnum = {
   manifest: 'manifest',
   fileCount: 'fileCount',
   totalBytes: 'totalBytes',
+  step: 'step',
+  revision: 'revision',
+  staticChecks: 'staticChecks',
   createdAt: 'createdAt'
 } as const
 
@@ -2482,14 +2485,27 @@ export type FindingScalarFieldEnum = (typeof FindingScalarFieldEnum)[keyof typeo
 export const PreparationRecordScalarFieldEnum = {
   id: 'id',
   jobId: 'jobId',
+  step: 'step',
+  kind: 'kind',
+  revision: 'revision',
+  required: 'required',
   hardware: 'hardware',
+  workload: 'workload',
+  accelerator: 'accelerator',
+  taskId: 'taskId',
+  attemptId: 'attemptId',
+  workerId: 'workerId',
   originalCodeId: 'originalCodeId',
+  originalManifestSha: 'originalManifestSha',
   candidateCodeId: 'candidateCodeId',
+  candidateManifestSha: 'candidateManifestSha',
   transformation: 'transformation',
+  staticChecks: 'staticChecks',
   numericalCheck: 'numericalCheck',
   timings: 'timings',
   outcome: 'outcome',
   reason: 'reason',
+  evidenceSha: 'evidenceSha',
   createdAt: 'createdAt'
 } as const
 
@@ -2845,6 +2861,13 @@ export type ListEnumActionStatusFieldRefInput<$PrismaModel> = FieldRefInputType<
 
 
 /**
+ * Reference to a field of type 'Boolean'
+ */
+export type BooleanFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Boolean'>
+    
+
+
+/**
  * Reference to a field of type 'PreparationOutcome'
  */
 export type EnumPreparationOutcomeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'PreparationOutcome'>
@@ -2855,13 +2878,6 @@ export type EnumPreparationOutcomeFieldRefInput<$PrismaModel> = FieldRefInputTyp
  * Reference to a field of type 'PreparationOutcome[]'
  */
 export type ListEnumPreparationOutcomeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'PreparationOutcome[]'>
-    
-
-
-/**
- * Reference to a field of type 'Boolean'
- */
-export type BooleanFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Boolean'>
     
 
 /**

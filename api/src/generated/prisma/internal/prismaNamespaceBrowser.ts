@@ -188,6 +188,9 @@ export const CodeVersionScalarFieldEnum = {
   manifest: 'manifest',
   fileCount: 'fileCount',
   totalBytes: 'totalBytes',
+  step: 'step',
+  revision: 'revision',
+  staticChecks: 'staticChecks',
   createdAt: 'createdAt'
 } as const
 
@@ -394,14 +397,27 @@ export type FindingScalarFieldEnum = (typeof FindingScalarFieldEnum)[keyof typeo
 export const PreparationRecordScalarFieldEnum = {
   id: 'id',
   jobId: 'jobId',
+  step: 'step',
+  kind: 'kind',
+  revision: 'revision',
+  required: 'required',
   hardware: 'hardware',
+  workload: 'workload',
+  accelerator: 'accelerator',
+  taskId: 'taskId',
+  attemptId: 'attemptId',
+  workerId: 'workerId',
   originalCodeId: 'originalCodeId',
+  originalManifestSha: 'originalManifestSha',
   candidateCodeId: 'candidateCodeId',
+  candidateManifestSha: 'candidateManifestSha',
   transformation: 'transformation',
+  staticChecks: 'staticChecks',
   numericalCheck: 'numericalCheck',
   timings: 'timings',
   outcome: 'outcome',
   reason: 'reason',
+  evidenceSha: 'evidenceSha',
   createdAt: 'createdAt'
 } as const
 

@@ -755,14 +755,6 @@ export type EnumAttemptStatusFieldUpdateOperationsInput = {
   set?: $Enums.AttemptStatus
 }
 
-export type NullableIntFieldUpdateOperationsInput = {
-  set?: number | null
-  increment?: number
-  decrement?: number
-  multiply?: number
-  divide?: number
-}
-
 export type AttemptCreateNestedOneWithoutStaleReportsInput = {
   create?: Prisma.XOR<Prisma.AttemptCreateWithoutStaleReportsInput, Prisma.AttemptUncheckedCreateWithoutStaleReportsInput>
   connectOrCreate?: Prisma.AttemptCreateOrConnectWithoutStaleReportsInput

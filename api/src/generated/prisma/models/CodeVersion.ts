@@ -29,11 +29,13 @@ export type AggregateCodeVersion = {
 export type CodeVersionAvgAggregateOutputType = {
   fileCount: number | null
   totalBytes: number | null
+  revision: number | null
 }
 
 export type CodeVersionSumAggregateOutputType = {
   fileCount: number | null
   totalBytes: bigint | null
+  revision: number | null
 }
 
 export type CodeVersionMinAggregateOutputType = {
@@ -44,6 +46,8 @@ export type CodeVersionMinAggregateOutputType = {
   origin: string | null
   fileCount: number | null
   totalBytes: bigint | null
+  step: string | null
+  revision: number | null
   createdAt: Date | null
 }
 
@@ -55,6 +59,8 @@ export type CodeVersionMaxAggregateOutputType = {
   origin: string | null
   fileCount: number | null
   totalBytes: bigint | null
+  step: string | null
+  revision: number | null
   createdAt: Date | null
 }
 
@@ -67,6 +73,9 @@ export type CodeVersionCountAggregateOutputType = {
   manifest: number
   fileCount: number
   totalBytes: number
+  step: number
+  revision: number
+  staticChecks: number
   createdAt: number
   _all: number
 }
@@ -75,11 +84,13 @@ export type CodeVersionCountAggregateOutputType = {
 export type CodeVersionAvgAggregateInputType = {
   fileCount?: true
   totalBytes?: true
+  revision?: true
 }
 
 export type CodeVersionSumAggregateInputType = {
   fileCount?: true
   totalBytes?: true
+  revision?: true
 }
 
 export type CodeVersionMinAggregateInputType = {
@@ -90,6 +101,8 @@ export type CodeVersionMinAggregateInputType = {
   origin?: true
   fileCount?: true
   totalBytes?: true
+  step?: true
+  revision?: true
   createdAt?: true
 }
 
@@ -101,6 +114,8 @@ export type CodeVersionMaxAggregateInputType = {
   origin?: true
   fileCount?: true
   totalBytes?: true
+  step?: true
+  revision?: true
   createdAt?: true
 }
 
@@ -113,6 +128,9 @@ export type CodeVersionCountAggregateInputType = {
   manifest?: true
   fileCount?: true
   totalBytes?: true
+  step?: true
+  revision?: true
+  staticChecks?: true
   createdAt?: true
   _all?: true
 }
@@ -212,6 +230,9 @@ export type CodeVersionGroupByOutputType = {
   manifest: runtime.JsonValue
   fileCount: number
   totalBytes: bigint
+  step: string | null
+  revision: number | null
+  staticChecks: runtime.JsonValue | null
   createdAt: Date
   _count: CodeVersionCountAggregateOutputType | null
   _avg: CodeVersionAvgAggregateOutputType | null
@@ -247,6 +268,9 @@ export type CodeVersionWhereInput = {
   manifest?: Prisma.JsonFilter<"CodeVersion">
   fileCount?: Prisma.IntFilter<"CodeVersion"> | number
   totalBytes?: Prisma.BigIntFilter<"CodeVersion"> | bigint | number
+  step?: Prisma.StringNullableFilter<"CodeVersion"> | string | null
+  revision?: Prisma.IntNullableFilter<"CodeVersion"> | number | null
+  staticChecks?: Prisma.JsonNullableFilter<"CodeVersion">
   createdAt?: Prisma.DateTimeFilter<"CodeVersion"> | Date | string
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   parent?: Prisma.XOR<Prisma.CodeVersionNullableScalarRelationFilter, Prisma.CodeVersionWhereInput> | null
@@ -264,6 +288,9 @@ export type CodeVersionOrderByWithRelationInput = {
   manifest?: Prisma.SortOrder
   fileCount?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
+  step?: Prisma.SortOrderInput | Prisma.SortOrder
+  revision?: Prisma.SortOrderInput | Prisma.SortOrder
+  staticChecks?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   job?: Prisma.JobOrderByWithRelationInput
   parent?: Prisma.CodeVersionOrderByWithRelationInput
@@ -274,6 +301,7 @@ export type CodeVersionOrderByWithRelationInput = {
 
 export type CodeVersionWhereUniqueInput = Prisma.AtLeast<{
   id?: string
+  jobId_step_revision?: Prisma.CodeVersionJobIdStepRevisionCompoundUniqueInput
   AND?: Prisma.CodeVersionWhereInput | Prisma.CodeVersionWhereInput[]
   OR?: Prisma.CodeVersionWhereInput[]
   NOT?: Prisma.CodeVersionWhereInput | Prisma.CodeVersionWhereInput[]
@@ -284,13 +312,16 @@ export type CodeVersionWhereUniqueInput = Prisma.AtLeast<{
   manifest?: Prisma.JsonFilter<"CodeVersion">
   fileCount?: Prisma.IntFilter<"CodeVersion"> | number
   totalBytes?: Prisma.BigIntFilter<"CodeVersion"> | bigint | number
+  step?: Prisma.StringNullableFilter<"CodeVersion"> | string | null
+  revision?: Prisma.IntNullableFilter<"CodeVersion"> | number | null
+  staticChecks?: Prisma.JsonNullableFilter<"CodeVersion">
   createdAt?: Prisma.DateTimeFilter<"CodeVersion"> | Date | string
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   parent?: Prisma.XOR<Prisma.CodeVersionNullableScalarRelationFilter, Prisma.CodeVersionWhereInput> | null
   children?: Prisma.CodeVersionListRelationFilter
   frozenFor?: Prisma.JobListRelationFilter
   tasks?: Prisma.TaskListRelationFilter
-}, "id">
+}, "id" | "jobId_step_revision">
 
 export type CodeVersionOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -301,6 +332,9 @@ export type CodeVersionOrderByWithAggregationInput = {
   manifest?: Prisma.SortOrder
   fileCount?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
+  step?: Prisma.SortOrderInput | Prisma.SortOrder
+  revision?: Prisma.SortOrderInput | Prisma.SortOrder
+  staticChecks?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.CodeVersionCountOrderByAggregateInput
   _avg?: Prisma.CodeVersionAvgOrderByAggregateInput
@@ -321,6 +355,9 @@ export type CodeVersionScalarWhereWithAggregatesInput = {
   manifest?: Prisma.JsonWithAggregatesFilter<"CodeVersion">
   fileCount?: Prisma.IntWithAggregatesFilter<"CodeVersion"> | number
   totalBytes?: Prisma.BigIntWithAggregatesFilter<"CodeVersion"> | bigint | number
+  step?: Prisma.StringNullableWithAggregatesFilter<"CodeVersion"> | string | null
+  revision?: Prisma.IntNullableWithAggregatesFilter<"CodeVersion"> | number | null
+  staticChecks?: Prisma.JsonNullableWithAggregatesFilter<"CodeVersion">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"CodeVersion"> | Date | string
 }
 
@@ -331,6 +368,9 @@ export type CodeVersionCreateInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutCodeVersionsInput
   parent?: Prisma.CodeVersionCreateNestedOneWithoutChildrenInput
@@ -348,6 +388,9 @@ export type CodeVersionUncheckedCreateInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   children?: Prisma.CodeVersionUncheckedCreateNestedManyWithoutParentInput
   frozenFor?: Prisma.JobUncheckedCreateNestedManyWithoutFrozenCodeInput
@@ -361,6 +404,9 @@ export type CodeVersionUpdateInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutCodeVersionsNestedInput
   parent?: Prisma.CodeVersionUpdateOneWithoutChildrenNestedInput
@@ -378,6 +424,9 @@ export type CodeVersionUncheckedUpdateInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   children?: Prisma.CodeVersionUncheckedUpdateManyWithoutParentNestedInput
   frozenFor?: Prisma.JobUncheckedUpdateManyWithoutFrozenCodeNestedInput
@@ -393,6 +442,9 @@ export type CodeVersionCreateManyInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
 }
 
@@ -403,6 +455,9 @@ export type CodeVersionUpdateManyMutationInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -415,6 +470,9 @@ export type CodeVersionUncheckedUpdateManyInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -433,6 +491,12 @@ export type CodeVersionOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
 }
 
+export type CodeVersionJobIdStepRevisionCompoundUniqueInput = {
+  jobId: string
+  step: string
+  revision: number
+}
+
 export type CodeVersionCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   jobId?: Prisma.SortOrder
@@ -442,12 +506,16 @@ export type CodeVersionCountOrderByAggregateInput = {
   manifest?: Prisma.SortOrder
   fileCount?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
+  step?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
+  staticChecks?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
 export type CodeVersionAvgOrderByAggregateInput = {
   fileCount?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
 }
 
 export type CodeVersionMaxOrderByAggregateInput = {
@@ -458,6 +526,8 @@ export type CodeVersionMaxOrderByAggregateInput = {
   origin?: Prisma.SortOrder
   fileCount?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
+  step?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -469,12 +539,15 @@ export type CodeVersionMinOrderByAggregateInput = {
   origin?: Prisma.SortOrder
   fileCount?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
+  step?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
 export type CodeVersionSumOrderByAggregateInput = {
   fileCount?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
 }
 
 export type CodeVersionScalarRelationFilter = {
@@ -572,6 +645,14 @@ export type BigIntFieldUpdateOperationsInput = {
   divide?: bigint | number
 }
 
+export type NullableIntFieldUpdateOperationsInput = {
+  set?: number | null
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
+}
+
 export type CodeVersionUpdateOneWithoutChildrenNestedInput = {
   create?: Prisma.XOR<Prisma.CodeVersionCreateWithoutChildrenInput, Prisma.CodeVersionUncheckedCreateWithoutChildrenInput>
   connectOrCreate?: Prisma.CodeVersionCreateOrConnectWithoutChildrenInput
@@ -631,6 +712,9 @@ export type CodeVersionCreateWithoutFrozenForInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutCodeVersionsInput
   parent?: Prisma.CodeVersionCreateNestedOneWithoutChildrenInput
@@ -647,6 +731,9 @@ export type CodeVersionUncheckedCreateWithoutFrozenForInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   children?: Prisma.CodeVersionUncheckedCreateNestedManyWithoutParentInput
   tasks?: Prisma.TaskUncheckedCreateNestedManyWithoutCodeVersionInput
@@ -664,6 +751,9 @@ export type CodeVersionCreateWithoutJobInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   parent?: Prisma.CodeVersionCreateNestedOneWithoutChildrenInput
   children?: Prisma.CodeVersionCreateNestedManyWithoutParentInput
@@ -679,6 +769,9 @@ export type CodeVersionUncheckedCreateWithoutJobInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   children?: Prisma.CodeVersionUncheckedCreateNestedManyWithoutParentInput
   frozenFor?: Prisma.JobUncheckedCreateNestedManyWithoutFrozenCodeInput
@@ -713,6 +806,9 @@ export type CodeVersionUpdateWithoutFrozenForInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutCodeVersionsNestedInput
   parent?: Prisma.CodeVersionUpdateOneWithoutChildrenNestedInput
@@ -729,6 +825,9 @@ export type CodeVersionUncheckedUpdateWithoutFrozenForInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   children?: Prisma.CodeVersionUncheckedUpdateManyWithoutParentNestedInput
   tasks?: Prisma.TaskUncheckedUpdateManyWithoutCodeVersionNestedInput
@@ -762,6 +861,9 @@ export type CodeVersionScalarWhereInput = {
   manifest?: Prisma.JsonFilter<"CodeVersion">
   fileCount?: Prisma.IntFilter<"CodeVersion"> | number
   totalBytes?: Prisma.BigIntFilter<"CodeVersion"> | bigint | number
+  step?: Prisma.StringNullableFilter<"CodeVersion"> | string | null
+  revision?: Prisma.IntNullableFilter<"CodeVersion"> | number | null
+  staticChecks?: Prisma.JsonNullableFilter<"CodeVersion">
   createdAt?: Prisma.DateTimeFilter<"CodeVersion"> | Date | string
 }
 
@@ -772,6 +874,9 @@ export type CodeVersionCreateWithoutChildrenInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutCodeVersionsInput
   parent?: Prisma.CodeVersionCreateNestedOneWithoutChildrenInput
@@ -788,6 +893,9 @@ export type CodeVersionUncheckedCreateWithoutChildrenInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   frozenFor?: Prisma.JobUncheckedCreateNestedManyWithoutFrozenCodeInput
   tasks?: Prisma.TaskUncheckedCreateNestedManyWithoutCodeVersionInput
@@ -805,6 +913,9 @@ export type CodeVersionCreateWithoutParentInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutCodeVersionsInput
   children?: Prisma.CodeVersionCreateNestedManyWithoutParentInput
@@ -820,6 +931,9 @@ export type CodeVersionUncheckedCreateWithoutParentInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   children?: Prisma.CodeVersionUncheckedCreateNestedManyWithoutParentInput
   frozenFor?: Prisma.JobUncheckedCreateNestedManyWithoutFrozenCodeInput
@@ -854,6 +968,9 @@ export type CodeVersionUpdateWithoutChildrenInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutCodeVersionsNestedInput
   parent?: Prisma.CodeVersionUpdateOneWithoutChildrenNestedInput
@@ -870,6 +987,9 @@ export type CodeVersionUncheckedUpdateWithoutChildrenInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   frozenFor?: Prisma.JobUncheckedUpdateManyWithoutFrozenCodeNestedInput
   tasks?: Prisma.TaskUncheckedUpdateManyWithoutCodeVersionNestedInput
@@ -898,6 +1018,9 @@ export type CodeVersionCreateWithoutTasksInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutCodeVersionsInput
   parent?: Prisma.CodeVersionCreateNestedOneWithoutChildrenInput
@@ -914,6 +1037,9 @@ export type CodeVersionUncheckedCreateWithoutTasksInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   children?: Prisma.CodeVersionUncheckedCreateNestedManyWithoutParentInput
   frozenFor?: Prisma.JobUncheckedCreateNestedManyWithoutFrozenCodeInput
@@ -942,6 +1068,9 @@ export type CodeVersionUpdateWithoutTasksInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutCodeVersionsNestedInput
   parent?: Prisma.CodeVersionUpdateOneWithoutChildrenNestedInput
@@ -958,6 +1087,9 @@ export type CodeVersionUncheckedUpdateWithoutTasksInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   children?: Prisma.CodeVersionUncheckedUpdateManyWithoutParentNestedInput
   frozenFor?: Prisma.JobUncheckedUpdateManyWithoutFrozenCodeNestedInput
@@ -971,6 +1103,9 @@ export type CodeVersionCreateManyJobInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
 }
 
@@ -981,6 +1116,9 @@ export type CodeVersionUpdateWithoutJobInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   parent?: Prisma.CodeVersionUpdateOneWithoutChildrenNestedInput
   children?: Prisma.CodeVersionUpdateManyWithoutParentNestedInput
@@ -996,6 +1134,9 @@ export type CodeVersionUncheckedUpdateWithoutJobInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   children?: Prisma.CodeVersionUncheckedUpdateManyWithoutParentNestedInput
   frozenFor?: Prisma.JobUncheckedUpdateManyWithoutFrozenCodeNestedInput
@@ -1010,6 +1151,9 @@ export type CodeVersionUncheckedUpdateManyWithoutJobInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -1021,6 +1165,9 @@ export type CodeVersionCreateManyParentInput = {
   manifest: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount: number
   totalBytes: bigint | number
+  step?: string | null
+  revision?: number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
 }
 
@@ -1031,6 +1178,9 @@ export type CodeVersionUpdateWithoutParentInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutCodeVersionsNestedInput
   children?: Prisma.CodeVersionUpdateManyWithoutParentNestedInput
@@ -1046,6 +1196,9 @@ export type CodeVersionUncheckedUpdateWithoutParentInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   children?: Prisma.CodeVersionUncheckedUpdateManyWithoutParentNestedInput
   frozenFor?: Prisma.JobUncheckedUpdateManyWithoutFrozenCodeNestedInput
@@ -1060,6 +1213,9 @@ export type CodeVersionUncheckedUpdateManyWithoutParentInput = {
   manifest?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   fileCount?: Prisma.IntFieldUpdateOperationsInput | number
   totalBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  step?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  revision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -1121,6 +1277,9 @@ export type CodeVersionSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   manifest?: boolean
   fileCount?: boolean
   totalBytes?: boolean
+  step?: boolean
+  revision?: boolean
+  staticChecks?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   parent?: boolean | Prisma.CodeVersion$parentArgs<ExtArgs>
@@ -1139,6 +1298,9 @@ export type CodeVersionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   manifest?: boolean
   fileCount?: boolean
   totalBytes?: boolean
+  step?: boolean
+  revision?: boolean
+  staticChecks?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   parent?: boolean | Prisma.CodeVersion$parentArgs<ExtArgs>
@@ -1153,6 +1315,9 @@ export type CodeVersionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   manifest?: boolean
   fileCount?: boolean
   totalBytes?: boolean
+  step?: boolean
+  revision?: boolean
+  staticChecks?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   parent?: boolean | Prisma.CodeVersion$parentArgs<ExtArgs>
@@ -1167,10 +1332,13 @@ export type CodeVersionSelectScalar = {
   manifest?: boolean
   fileCount?: boolean
   totalBytes?: boolean
+  step?: boolean
+  revision?: boolean
+  staticChecks?: boolean
   createdAt?: boolean
 }
 
-export type CodeVersionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "parentId" | "status" | "origin" | "manifest" | "fileCount" | "totalBytes" | "createdAt", ExtArgs["result"]["codeVersion"]>
+export type CodeVersionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "parentId" | "status" | "origin" | "manifest" | "fileCount" | "totalBytes" | "step" | "revision" | "staticChecks" | "createdAt", ExtArgs["result"]["codeVersion"]>
 export type CodeVersionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   parent?: boolean | Prisma.CodeVersion$parentArgs<ExtArgs>
@@ -1203,12 +1371,21 @@ export type $CodeVersionPayload<ExtArgs extends runtime.Types.Extensions.Interna
     parentId: string | null
     status: $Enums.CodeVersionStatus
     /**
-     * upload | archive | transformation name | agent
+     * upload | archive | transformation name | agent patch | benchmark
      */
     origin: string
     manifest: runtime.JsonValue
     fileCount: number
     totalBytes: bigint
+    /**
+     * The preparation step and revision a candidate was made for (null for uploads).
+     */
+    step: string | null
+    revision: number | null
+    /**
+     * runStaticChecks' result for a candidate (null until checked).
+     */
+    staticChecks: runtime.JsonValue | null
     createdAt: Date
   }, ExtArgs["result"]["codeVersion"]>
   composites: {}
@@ -1646,6 +1823,9 @@ export interface CodeVersionFieldRefs {
   readonly manifest: Prisma.FieldRef<"CodeVersion", 'Json'>
   readonly fileCount: Prisma.FieldRef<"CodeVersion", 'Int'>
   readonly totalBytes: Prisma.FieldRef<"CodeVersion", 'BigInt'>
+  readonly step: Prisma.FieldRef<"CodeVersion", 'String'>
+  readonly revision: Prisma.FieldRef<"CodeVersion", 'Int'>
+  readonly staticChecks: Prisma.FieldRef<"CodeVersion", 'Json'>
   readonly createdAt: Prisma.FieldRef<"CodeVersion", 'DateTime'>
 }
     

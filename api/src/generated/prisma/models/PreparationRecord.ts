@@ -14,87 +14,180 @@ import type * as Prisma from "../internal/prismaNamespace.js"
 
 /**
  * Model PreparationRecord
- * 
+ * What one preparation step decided (docs/architecture.md §4): a reference taken as a fallback,
+ * a candidate accepted or rejected, a step skipped. One row per (job, step, revision).
  */
 export type PreparationRecordModel = runtime.Types.Result.DefaultSelection<Prisma.$PreparationRecordPayload>
 
 export type AggregatePreparationRecord = {
   _count: PreparationRecordCountAggregateOutputType | null
+  _avg: PreparationRecordAvgAggregateOutputType | null
+  _sum: PreparationRecordSumAggregateOutputType | null
   _min: PreparationRecordMinAggregateOutputType | null
   _max: PreparationRecordMaxAggregateOutputType | null
+}
+
+export type PreparationRecordAvgAggregateOutputType = {
+  revision: number | null
+}
+
+export type PreparationRecordSumAggregateOutputType = {
+  revision: number | null
 }
 
 export type PreparationRecordMinAggregateOutputType = {
   id: string | null
   jobId: string | null
+  step: string | null
+  kind: string | null
+  revision: number | null
+  required: boolean | null
+  workload: string | null
+  accelerator: string | null
+  taskId: string | null
+  attemptId: string | null
+  workerId: string | null
   originalCodeId: string | null
+  originalManifestSha: string | null
   candidateCodeId: string | null
+  candidateManifestSha: string | null
   transformation: string | null
   outcome: $Enums.PreparationOutcome | null
   reason: string | null
+  evidenceSha: string | null
   createdAt: Date | null
 }
 
 export type PreparationRecordMaxAggregateOutputType = {
   id: string | null
   jobId: string | null
+  step: string | null
+  kind: string | null
+  revision: number | null
+  required: boolean | null
+  workload: string | null
+  accelerator: string | null
+  taskId: string | null
+  attemptId: string | null
+  workerId: string | null
   originalCodeId: string | null
+  originalManifestSha: string | null
   candidateCodeId: string | null
+  candidateManifestSha: string | null
   transformation: string | null
   outcome: $Enums.PreparationOutcome | null
   reason: string | null
+  evidenceSha: string | null
   createdAt: Date | null
 }
 
 export type PreparationRecordCountAggregateOutputType = {
   id: number
   jobId: number
+  step: number
+  kind: number
+  revision: number
+  required: number
   hardware: number
+  workload: number
+  accelerator: number
+  taskId: number
+  attemptId: number
+  workerId: number
   originalCodeId: number
+  originalManifestSha: number
   candidateCodeId: number
+  candidateManifestSha: number
   transformation: number
+  staticChecks: number
   numericalCheck: number
   timings: number
   outcome: number
   reason: number
+  evidenceSha: number
   createdAt: number
   _all: number
 }
 
 
+export type PreparationRecordAvgAggregateInputType = {
+  revision?: true
+}
+
+export type PreparationRecordSumAggregateInputType = {
+  revision?: true
+}
+
 export type PreparationRecordMinAggregateInputType = {
   id?: true
   jobId?: true
+  step?: true
+  kind?: true
+  revision?: true
+  required?: true
+  workload?: true
+  accelerator?: true
+  taskId?: true
+  attemptId?: true
+  workerId?: true
   originalCodeId?: true
+  originalManifestSha?: true
   candidateCodeId?: true
+  candidateManifestSha?: true
   transformation?: true
   outcome?: true
   reason?: true
+  evidenceSha?: true
   createdAt?: true
 }
 
 export type PreparationRecordMaxAggregateInputType = {
   id?: true
   jobId?: true
+  step?: true
+  kind?: true
+  revision?: true
+  required?: true
+  workload?: true
+  accelerator?: true
+  taskId?: true
+  attemptId?: true
+  workerId?: true
   originalCodeId?: true
+  originalManifestSha?: true
   candidateCodeId?: true
+  candidateManifestSha?: true
   transformation?: true
   outcome?: true
   reason?: true
+  evidenceSha?: true
   createdAt?: true
 }
 
 export type PreparationRecordCountAggregateInputType = {
   id?: true
   jobId?: true
+  step?: true
+  kind?: true
+  revision?: true
+  required?: true
   hardware?: true
+  workload?: true
+  accelerator?: true
+  taskId?: true
+  attemptId?: true
+  workerId?: true
   originalCodeId?: true
+  originalManifestSha?: true
   candidateCodeId?: true
+  candidateManifestSha?: true
   transformation?: true
+  staticChecks?: true
   numericalCheck?: true
   timings?: true
   outcome?: true
   reason?: true
+  evidenceSha?: true
   createdAt?: true
   _all?: true
 }
@@ -137,6 +230,18 @@ export type PreparationRecordAggregateArgs<ExtArgs extends runtime.Types.Extensi
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: PreparationRecordAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: PreparationRecordSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: PreparationRecordMinAggregateInputType
@@ -167,6 +272,8 @@ export type PreparationRecordGroupByArgs<ExtArgs extends runtime.Types.Extension
   take?: number
   skip?: number
   _count?: PreparationRecordCountAggregateInputType | true
+  _avg?: PreparationRecordAvgAggregateInputType
+  _sum?: PreparationRecordSumAggregateInputType
   _min?: PreparationRecordMinAggregateInputType
   _max?: PreparationRecordMaxAggregateInputType
 }
@@ -174,16 +281,31 @@ export type PreparationRecordGroupByArgs<ExtArgs extends runtime.Types.Extension
 export type PreparationRecordGroupByOutputType = {
   id: string
   jobId: string
+  step: string
+  kind: string
+  revision: number
+  required: boolean
   hardware: runtime.JsonValue
+  workload: string | null
+  accelerator: string | null
+  taskId: string | null
+  attemptId: string | null
+  workerId: string | null
   originalCodeId: string
+  originalManifestSha: string
   candidateCodeId: string | null
+  candidateManifestSha: string | null
   transformation: string
+  staticChecks: runtime.JsonValue | null
   numericalCheck: runtime.JsonValue | null
   timings: runtime.JsonValue | null
   outcome: $Enums.PreparationOutcome
   reason: string
+  evidenceSha: string | null
   createdAt: Date
   _count: PreparationRecordCountAggregateOutputType | null
+  _avg: PreparationRecordAvgAggregateOutputType | null
+  _sum: PreparationRecordSumAggregateOutputType | null
   _min: PreparationRecordMinAggregateOutputType | null
   _max: PreparationRecordMaxAggregateOutputType | null
 }
@@ -209,14 +331,27 @@ export type PreparationRecordWhereInput = {
   NOT?: Prisma.PreparationRecordWhereInput | Prisma.PreparationRecordWhereInput[]
   id?: Prisma.UuidFilter<"PreparationRecord"> | string
   jobId?: Prisma.UuidFilter<"PreparationRecord"> | string
+  step?: Prisma.StringFilter<"PreparationRecord"> | string
+  kind?: Prisma.StringFilter<"PreparationRecord"> | string
+  revision?: Prisma.IntFilter<"PreparationRecord"> | number
+  required?: Prisma.BoolFilter<"PreparationRecord"> | boolean
   hardware?: Prisma.JsonFilter<"PreparationRecord">
+  workload?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
+  accelerator?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
+  taskId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
+  attemptId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
+  workerId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
   originalCodeId?: Prisma.UuidFilter<"PreparationRecord"> | string
+  originalManifestSha?: Prisma.StringFilter<"PreparationRecord"> | string
   candidateCodeId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
+  candidateManifestSha?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   transformation?: Prisma.StringFilter<"PreparationRecord"> | string
+  staticChecks?: Prisma.JsonNullableFilter<"PreparationRecord">
   numericalCheck?: Prisma.JsonNullableFilter<"PreparationRecord">
   timings?: Prisma.JsonNullableFilter<"PreparationRecord">
   outcome?: Prisma.EnumPreparationOutcomeFilter<"PreparationRecord"> | $Enums.PreparationOutcome
   reason?: Prisma.StringFilter<"PreparationRecord"> | string
+  evidenceSha?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   createdAt?: Prisma.DateTimeFilter<"PreparationRecord"> | Date | string
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
 }
@@ -224,51 +359,93 @@ export type PreparationRecordWhereInput = {
 export type PreparationRecordOrderByWithRelationInput = {
   id?: Prisma.SortOrder
   jobId?: Prisma.SortOrder
+  step?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
+  required?: Prisma.SortOrder
   hardware?: Prisma.SortOrder
+  workload?: Prisma.SortOrderInput | Prisma.SortOrder
+  accelerator?: Prisma.SortOrderInput | Prisma.SortOrder
+  taskId?: Prisma.SortOrderInput | Prisma.SortOrder
+  attemptId?: Prisma.SortOrderInput | Prisma.SortOrder
+  workerId?: Prisma.SortOrderInput | Prisma.SortOrder
   originalCodeId?: Prisma.SortOrder
+  originalManifestSha?: Prisma.SortOrder
   candidateCodeId?: Prisma.SortOrderInput | Prisma.SortOrder
+  candidateManifestSha?: Prisma.SortOrderInput | Prisma.SortOrder
   transformation?: Prisma.SortOrder
+  staticChecks?: Prisma.SortOrderInput | Prisma.SortOrder
   numericalCheck?: Prisma.SortOrderInput | Prisma.SortOrder
   timings?: Prisma.SortOrderInput | Prisma.SortOrder
   outcome?: Prisma.SortOrder
   reason?: Prisma.SortOrder
+  evidenceSha?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   job?: Prisma.JobOrderByWithRelationInput
 }
 
 export type PreparationRecordWhereUniqueInput = Prisma.AtLeast<{
   id?: string
+  jobId_step_revision?: Prisma.PreparationRecordJobIdStepRevisionCompoundUniqueInput
   AND?: Prisma.PreparationRecordWhereInput | Prisma.PreparationRecordWhereInput[]
   OR?: Prisma.PreparationRecordWhereInput[]
   NOT?: Prisma.PreparationRecordWhereInput | Prisma.PreparationRecordWhereInput[]
   jobId?: Prisma.UuidFilter<"PreparationRecord"> | string
+  step?: Prisma.StringFilter<"PreparationRecord"> | string
+  kind?: Prisma.StringFilter<"PreparationRecord"> | string
+  revision?: Prisma.IntFilter<"PreparationRecord"> | number
+  required?: Prisma.BoolFilter<"PreparationRecord"> | boolean
   hardware?: Prisma.JsonFilter<"PreparationRecord">
+  workload?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
+  accelerator?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
+  taskId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
+  attemptId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
+  workerId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
   originalCodeId?: Prisma.UuidFilter<"PreparationRecord"> | string
+  originalManifestSha?: Prisma.StringFilter<"PreparationRecord"> | string
   candidateCodeId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
+  candidateManifestSha?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   transformation?: Prisma.StringFilter<"PreparationRecord"> | string
+  staticChecks?: Prisma.JsonNullableFilter<"PreparationRecord">
   numericalCheck?: Prisma.JsonNullableFilter<"PreparationRecord">
   timings?: Prisma.JsonNullableFilter<"PreparationRecord">
   outcome?: Prisma.EnumPreparationOutcomeFilter<"PreparationRecord"> | $Enums.PreparationOutcome
   reason?: Prisma.StringFilter<"PreparationRecord"> | string
+  evidenceSha?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   createdAt?: Prisma.DateTimeFilter<"PreparationRecord"> | Date | string
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
-}, "id">
+}, "id" | "jobId_step_revision">
 
 export type PreparationRecordOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
   jobId?: Prisma.SortOrder
+  step?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
+  required?: Prisma.SortOrder
   hardware?: Prisma.SortOrder
+  workload?: Prisma.SortOrderInput | Prisma.SortOrder
+  accelerator?: Prisma.SortOrderInput | Prisma.SortOrder
+  taskId?: Prisma.SortOrderInput | Prisma.SortOrder
+  attemptId?: Prisma.SortOrderInput | Prisma.SortOrder
+  workerId?: Prisma.SortOrderInput | Prisma.SortOrder
   originalCodeId?: Prisma.SortOrder
+  originalManifestSha?: Prisma.SortOrder
   candidateCodeId?: Prisma.SortOrderInput | Prisma.SortOrder
+  candidateManifestSha?: Prisma.SortOrderInput | Prisma.SortOrder
   transformation?: Prisma.SortOrder
+  staticChecks?: Prisma.SortOrderInput | Prisma.SortOrder
   numericalCheck?: Prisma.SortOrderInput | Prisma.SortOrder
   timings?: Prisma.SortOrderInput | Prisma.SortOrder
   outcome?: Prisma.SortOrder
   reason?: Prisma.SortOrder
+  evidenceSha?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.PreparationRecordCountOrderByAggregateInput
+  _avg?: Prisma.PreparationRecordAvgOrderByAggregateInput
   _max?: Prisma.PreparationRecordMaxOrderByAggregateInput
   _min?: Prisma.PreparationRecordMinOrderByAggregateInput
+  _sum?: Prisma.PreparationRecordSumOrderByAggregateInput
 }
 
 export type PreparationRecordScalarWhereWithAggregatesInput = {
@@ -277,27 +454,53 @@ export type PreparationRecordScalarWhereWithAggregatesInput = {
   NOT?: Prisma.PreparationRecordScalarWhereWithAggregatesInput | Prisma.PreparationRecordScalarWhereWithAggregatesInput[]
   id?: Prisma.UuidWithAggregatesFilter<"PreparationRecord"> | string
   jobId?: Prisma.UuidWithAggregatesFilter<"PreparationRecord"> | string
+  step?: Prisma.StringWithAggregatesFilter<"PreparationRecord"> | string
+  kind?: Prisma.StringWithAggregatesFilter<"PreparationRecord"> | string
+  revision?: Prisma.IntWithAggregatesFilter<"PreparationRecord"> | number
+  required?: Prisma.BoolWithAggregatesFilter<"PreparationRecord"> | boolean
   hardware?: Prisma.JsonWithAggregatesFilter<"PreparationRecord">
+  workload?: Prisma.StringNullableWithAggregatesFilter<"PreparationRecord"> | string | null
+  accelerator?: Prisma.StringNullableWithAggregatesFilter<"PreparationRecord"> | string | null
+  taskId?: Prisma.UuidNullableWithAggregatesFilter<"PreparationRecord"> | string | null
+  attemptId?: Prisma.UuidNullableWithAggregatesFilter<"PreparationRecord"> | string | null
+  workerId?: Prisma.UuidNullableWithAggregatesFilter<"PreparationRecord"> | string | null
   originalCodeId?: Prisma.UuidWithAggregatesFilter<"PreparationRecord"> | string
+  originalManifestSha?: Prisma.StringWithAggregatesFilter<"PreparationRecord"> | string
   candidateCodeId?: Prisma.UuidNullableWithAggregatesFilter<"PreparationRecord"> | string | null
+  candidateManifestSha?: Prisma.StringNullableWithAggregatesFilter<"PreparationRecord"> | string | null
   transformation?: Prisma.StringWithAggregatesFilter<"PreparationRecord"> | string
+  staticChecks?: Prisma.JsonNullableWithAggregatesFilter<"PreparationRecord">
   numericalCheck?: Prisma.JsonNullableWithAggregatesFilter<"PreparationRecord">
   timings?: Prisma.JsonNullableWithAggregatesFilter<"PreparationRecord">
   outcome?: Prisma.EnumPreparationOutcomeWithAggregatesFilter<"PreparationRecord"> | $Enums.PreparationOutcome
   reason?: Prisma.StringWithAggregatesFilter<"PreparationRecord"> | string
+  evidenceSha?: Prisma.StringNullableWithAggregatesFilter<"PreparationRecord"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"PreparationRecord"> | Date | string
 }
 
 export type PreparationRecordCreateInput = {
   id?: string
+  step: string
+  kind: string
+  revision?: number
+  required?: boolean
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: string | null
+  accelerator?: string | null
+  taskId?: string | null
+  attemptId?: string | null
+  workerId?: string | null
   originalCodeId: string
+  originalManifestSha: string
   candidateCodeId?: string | null
+  candidateManifestSha?: string | null
   transformation: string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome: $Enums.PreparationOutcome
   reason: string
+  evidenceSha?: string | null
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutPreparationsInput
 }
@@ -305,27 +508,53 @@ export type PreparationRecordCreateInput = {
 export type PreparationRecordUncheckedCreateInput = {
   id?: string
   jobId: string
+  step: string
+  kind: string
+  revision?: number
+  required?: boolean
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: string | null
+  accelerator?: string | null
+  taskId?: string | null
+  attemptId?: string | null
+  workerId?: string | null
   originalCodeId: string
+  originalManifestSha: string
   candidateCodeId?: string | null
+  candidateManifestSha?: string | null
   transformation: string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome: $Enums.PreparationOutcome
   reason: string
+  evidenceSha?: string | null
   createdAt?: Date | string
 }
 
 export type PreparationRecordUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  step?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  revision?: Prisma.IntFieldUpdateOperationsInput | number
+  required?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   originalCodeId?: Prisma.StringFieldUpdateOperationsInput | string
+  originalManifestSha?: Prisma.StringFieldUpdateOperationsInput | string
   candidateCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  candidateManifestSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   transformation?: Prisma.StringFieldUpdateOperationsInput | string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome?: Prisma.EnumPreparationOutcomeFieldUpdateOperationsInput | $Enums.PreparationOutcome
   reason?: Prisma.StringFieldUpdateOperationsInput | string
+  evidenceSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutPreparationsNestedInput
 }
@@ -333,55 +562,107 @@ export type PreparationRecordUpdateInput = {
 export type PreparationRecordUncheckedUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
+  step?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  revision?: Prisma.IntFieldUpdateOperationsInput | number
+  required?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   originalCodeId?: Prisma.StringFieldUpdateOperationsInput | string
+  originalManifestSha?: Prisma.StringFieldUpdateOperationsInput | string
   candidateCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  candidateManifestSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   transformation?: Prisma.StringFieldUpdateOperationsInput | string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome?: Prisma.EnumPreparationOutcomeFieldUpdateOperationsInput | $Enums.PreparationOutcome
   reason?: Prisma.StringFieldUpdateOperationsInput | string
+  evidenceSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type PreparationRecordCreateManyInput = {
   id?: string
   jobId: string
+  step: string
+  kind: string
+  revision?: number
+  required?: boolean
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: string | null
+  accelerator?: string | null
+  taskId?: string | null
+  attemptId?: string | null
+  workerId?: string | null
   originalCodeId: string
+  originalManifestSha: string
   candidateCodeId?: string | null
+  candidateManifestSha?: string | null
   transformation: string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome: $Enums.PreparationOutcome
   reason: string
+  evidenceSha?: string | null
   createdAt?: Date | string
 }
 
 export type PreparationRecordUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  step?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  revision?: Prisma.IntFieldUpdateOperationsInput | number
+  required?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   originalCodeId?: Prisma.StringFieldUpdateOperationsInput | string
+  originalManifestSha?: Prisma.StringFieldUpdateOperationsInput | string
   candidateCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  candidateManifestSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   transformation?: Prisma.StringFieldUpdateOperationsInput | string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome?: Prisma.EnumPreparationOutcomeFieldUpdateOperationsInput | $Enums.PreparationOutcome
   reason?: Prisma.StringFieldUpdateOperationsInput | string
+  evidenceSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type PreparationRecordUncheckedUpdateManyInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
+  step?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  revision?: Prisma.IntFieldUpdateOperationsInput | number
+  required?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   originalCodeId?: Prisma.StringFieldUpdateOperationsInput | string
+  originalManifestSha?: Prisma.StringFieldUpdateOperationsInput | string
   candidateCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  candidateManifestSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   transformation?: Prisma.StringFieldUpdateOperationsInput | string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome?: Prisma.EnumPreparationOutcomeFieldUpdateOperationsInput | $Enums.PreparationOutcome
   reason?: Prisma.StringFieldUpdateOperationsInput | string
+  evidenceSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -395,40 +676,91 @@ export type PreparationRecordOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
 }
 
+export type PreparationRecordJobIdStepRevisionCompoundUniqueInput = {
+  jobId: string
+  step: string
+  revision: number
+}
+
 export type PreparationRecordCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   jobId?: Prisma.SortOrder
+  step?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
+  required?: Prisma.SortOrder
   hardware?: Prisma.SortOrder
+  workload?: Prisma.SortOrder
+  accelerator?: Prisma.SortOrder
+  taskId?: Prisma.SortOrder
+  attemptId?: Prisma.SortOrder
+  workerId?: Prisma.SortOrder
   originalCodeId?: Prisma.SortOrder
+  originalManifestSha?: Prisma.SortOrder
   candidateCodeId?: Prisma.SortOrder
+  candidateManifestSha?: Prisma.SortOrder
   transformation?: Prisma.SortOrder
+  staticChecks?: Prisma.SortOrder
   numericalCheck?: Prisma.SortOrder
   timings?: Prisma.SortOrder
   outcome?: Prisma.SortOrder
   reason?: Prisma.SortOrder
+  evidenceSha?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+}
+
+export type PreparationRecordAvgOrderByAggregateInput = {
+  revision?: Prisma.SortOrder
 }
 
 export type PreparationRecordMaxOrderByAggregateInput = {
   id?: Prisma.SortOrder
   jobId?: Prisma.SortOrder
+  step?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
+  required?: Prisma.SortOrder
+  workload?: Prisma.SortOrder
+  accelerator?: Prisma.SortOrder
+  taskId?: Prisma.SortOrder
+  attemptId?: Prisma.SortOrder
+  workerId?: Prisma.SortOrder
   originalCodeId?: Prisma.SortOrder
+  originalManifestSha?: Prisma.SortOrder
   candidateCodeId?: Prisma.SortOrder
+  candidateManifestSha?: Prisma.SortOrder
   transformation?: Prisma.SortOrder
   outcome?: Prisma.SortOrder
   reason?: Prisma.SortOrder
+  evidenceSha?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
 export type PreparationRecordMinOrderByAggregateInput = {
   id?: Prisma.SortOrder
   jobId?: Prisma.SortOrder
+  step?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  revision?: Prisma.SortOrder
+  required?: Prisma.SortOrder
+  workload?: Prisma.SortOrder
+  accelerator?: Prisma.SortOrder
+  taskId?: Prisma.SortOrder
+  attemptId?: Prisma.SortOrder
+  workerId?: Prisma.SortOrder
   originalCodeId?: Prisma.SortOrder
+  originalManifestSha?: Prisma.SortOrder
   candidateCodeId?: Prisma.SortOrder
+  candidateManifestSha?: Prisma.SortOrder
   transformation?: Prisma.SortOrder
   outcome?: Prisma.SortOrder
   reason?: Prisma.SortOrder
+  evidenceSha?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+}
+
+export type PreparationRecordSumOrderByAggregateInput = {
+  revision?: Prisma.SortOrder
 }
 
 export type PreparationRecordCreateNestedManyWithoutJobInput = {
@@ -473,33 +805,63 @@ export type PreparationRecordUncheckedUpdateManyWithoutJobNestedInput = {
   deleteMany?: Prisma.PreparationRecordScalarWhereInput | Prisma.PreparationRecordScalarWhereInput[]
 }
 
+export type BoolFieldUpdateOperationsInput = {
+  set?: boolean
+}
+
 export type EnumPreparationOutcomeFieldUpdateOperationsInput = {
   set?: $Enums.PreparationOutcome
 }
 
 export type PreparationRecordCreateWithoutJobInput = {
   id?: string
+  step: string
+  kind: string
+  revision?: number
+  required?: boolean
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: string | null
+  accelerator?: string | null
+  taskId?: string | null
+  attemptId?: string | null
+  workerId?: string | null
   originalCodeId: string
+  originalManifestSha: string
   candidateCodeId?: string | null
+  candidateManifestSha?: string | null
   transformation: string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome: $Enums.PreparationOutcome
   reason: string
+  evidenceSha?: string | null
   createdAt?: Date | string
 }
 
 export type PreparationRecordUncheckedCreateWithoutJobInput = {
   id?: string
+  step: string
+  kind: string
+  revision?: number
+  required?: boolean
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: string | null
+  accelerator?: string | null
+  taskId?: string | null
+  attemptId?: string | null
+  workerId?: string | null
   originalCodeId: string
+  originalManifestSha: string
   candidateCodeId?: string | null
+  candidateManifestSha?: string | null
   transformation: string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome: $Enums.PreparationOutcome
   reason: string
+  evidenceSha?: string | null
   createdAt?: Date | string
 }
 
@@ -535,66 +897,131 @@ export type PreparationRecordScalarWhereInput = {
   NOT?: Prisma.PreparationRecordScalarWhereInput | Prisma.PreparationRecordScalarWhereInput[]
   id?: Prisma.UuidFilter<"PreparationRecord"> | string
   jobId?: Prisma.UuidFilter<"PreparationRecord"> | string
+  step?: Prisma.StringFilter<"PreparationRecord"> | string
+  kind?: Prisma.StringFilter<"PreparationRecord"> | string
+  revision?: Prisma.IntFilter<"PreparationRecord"> | number
+  required?: Prisma.BoolFilter<"PreparationRecord"> | boolean
   hardware?: Prisma.JsonFilter<"PreparationRecord">
+  workload?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
+  accelerator?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
+  taskId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
+  attemptId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
+  workerId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
   originalCodeId?: Prisma.UuidFilter<"PreparationRecord"> | string
+  originalManifestSha?: Prisma.StringFilter<"PreparationRecord"> | string
   candidateCodeId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
+  candidateManifestSha?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   transformation?: Prisma.StringFilter<"PreparationRecord"> | string
+  staticChecks?: Prisma.JsonNullableFilter<"PreparationRecord">
   numericalCheck?: Prisma.JsonNullableFilter<"PreparationRecord">
   timings?: Prisma.JsonNullableFilter<"PreparationRecord">
   outcome?: Prisma.EnumPreparationOutcomeFilter<"PreparationRecord"> | $Enums.PreparationOutcome
   reason?: Prisma.StringFilter<"PreparationRecord"> | string
+  evidenceSha?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   createdAt?: Prisma.DateTimeFilter<"PreparationRecord"> | Date | string
 }
 
 export type PreparationRecordCreateManyJobInput = {
   id?: string
+  step: string
+  kind: string
+  revision?: number
+  required?: boolean
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: string | null
+  accelerator?: string | null
+  taskId?: string | null
+  attemptId?: string | null
+  workerId?: string | null
   originalCodeId: string
+  originalManifestSha: string
   candidateCodeId?: string | null
+  candidateManifestSha?: string | null
   transformation: string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome: $Enums.PreparationOutcome
   reason: string
+  evidenceSha?: string | null
   createdAt?: Date | string
 }
 
 export type PreparationRecordUpdateWithoutJobInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  step?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  revision?: Prisma.IntFieldUpdateOperationsInput | number
+  required?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   originalCodeId?: Prisma.StringFieldUpdateOperationsInput | string
+  originalManifestSha?: Prisma.StringFieldUpdateOperationsInput | string
   candidateCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  candidateManifestSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   transformation?: Prisma.StringFieldUpdateOperationsInput | string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome?: Prisma.EnumPreparationOutcomeFieldUpdateOperationsInput | $Enums.PreparationOutcome
   reason?: Prisma.StringFieldUpdateOperationsInput | string
+  evidenceSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type PreparationRecordUncheckedUpdateWithoutJobInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  step?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  revision?: Prisma.IntFieldUpdateOperationsInput | number
+  required?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   originalCodeId?: Prisma.StringFieldUpdateOperationsInput | string
+  originalManifestSha?: Prisma.StringFieldUpdateOperationsInput | string
   candidateCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  candidateManifestSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   transformation?: Prisma.StringFieldUpdateOperationsInput | string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome?: Prisma.EnumPreparationOutcomeFieldUpdateOperationsInput | $Enums.PreparationOutcome
   reason?: Prisma.StringFieldUpdateOperationsInput | string
+  evidenceSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type PreparationRecordUncheckedUpdateManyWithoutJobInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  step?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  revision?: Prisma.IntFieldUpdateOperationsInput | number
+  required?: Prisma.BoolFieldUpdateOperationsInput | boolean
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   originalCodeId?: Prisma.StringFieldUpdateOperationsInput | string
+  originalManifestSha?: Prisma.StringFieldUpdateOperationsInput | string
   candidateCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  candidateManifestSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   transformation?: Prisma.StringFieldUpdateOperationsInput | string
+  staticChecks?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   numericalCheck?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   timings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outcome?: Prisma.EnumPreparationOutcomeFieldUpdateOperationsInput | $Enums.PreparationOutcome
   reason?: Prisma.StringFieldUpdateOperationsInput | string
+  evidenceSha?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -603,14 +1030,27 @@ export type PreparationRecordUncheckedUpdateManyWithoutJobInput = {
 export type PreparationRecordSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
   jobId?: boolean
+  step?: boolean
+  kind?: boolean
+  revision?: boolean
+  required?: boolean
   hardware?: boolean
+  workload?: boolean
+  accelerator?: boolean
+  taskId?: boolean
+  attemptId?: boolean
+  workerId?: boolean
   originalCodeId?: boolean
+  originalManifestSha?: boolean
   candidateCodeId?: boolean
+  candidateManifestSha?: boolean
   transformation?: boolean
+  staticChecks?: boolean
   numericalCheck?: boolean
   timings?: boolean
   outcome?: boolean
   reason?: boolean
+  evidenceSha?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["preparationRecord"]>
@@ -618,14 +1058,27 @@ export type PreparationRecordSelect<ExtArgs extends runtime.Types.Extensions.Int
 export type PreparationRecordSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
   jobId?: boolean
+  step?: boolean
+  kind?: boolean
+  revision?: boolean
+  required?: boolean
   hardware?: boolean
+  workload?: boolean
+  accelerator?: boolean
+  taskId?: boolean
+  attemptId?: boolean
+  workerId?: boolean
   originalCodeId?: boolean
+  originalManifestSha?: boolean
   candidateCodeId?: boolean
+  candidateManifestSha?: boolean
   transformation?: boolean
+  staticChecks?: boolean
   numericalCheck?: boolean
   timings?: boolean
   outcome?: boolean
   reason?: boolean
+  evidenceSha?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["preparationRecord"]>
@@ -633,14 +1086,27 @@ export type PreparationRecordSelectCreateManyAndReturn<ExtArgs extends runtime.T
 export type PreparationRecordSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
   jobId?: boolean
+  step?: boolean
+  kind?: boolean
+  revision?: boolean
+  required?: boolean
   hardware?: boolean
+  workload?: boolean
+  accelerator?: boolean
+  taskId?: boolean
+  attemptId?: boolean
+  workerId?: boolean
   originalCodeId?: boolean
+  originalManifestSha?: boolean
   candidateCodeId?: boolean
+  candidateManifestSha?: boolean
   transformation?: boolean
+  staticChecks?: boolean
   numericalCheck?: boolean
   timings?: boolean
   outcome?: boolean
   reason?: boolean
+  evidenceSha?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["preparationRecord"]>
@@ -648,18 +1114,31 @@ export type PreparationRecordSelectUpdateManyAndReturn<ExtArgs extends runtime.T
 export type PreparationRecordSelectScalar = {
   id?: boolean
   jobId?: boolean
+  step?: boolean
+  kind?: boolean
+  revision?: boolean
+  required?: boolean
   hardware?: boolean
+  workload?: boolean
+  accelerator?: boolean
+  taskId?: boolean
+  attemptId?: boolean
+  workerId?: boolean
   originalCodeId?: boolean
+  originalManifestSha?: boolean
   candidateCodeId?: boolean
+  candidateManifestSha?: boolean
   transformation?: boolean
+  staticChecks?: boolean
   numericalCheck?: boolean
   timings?: boolean
   outcome?: boolean
   reason?: boolean
+  evidenceSha?: boolean
   createdAt?: boolean
 }
 
-export type PreparationRecordOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "hardware" | "originalCodeId" | "candidateCodeId" | "transformation" | "numericalCheck" | "timings" | "outcome" | "reason" | "createdAt", ExtArgs["result"]["preparationRecord"]>
+export type PreparationRecordOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "step" | "kind" | "revision" | "required" | "hardware" | "workload" | "accelerator" | "taskId" | "attemptId" | "workerId" | "originalCodeId" | "originalManifestSha" | "candidateCodeId" | "candidateManifestSha" | "transformation" | "staticChecks" | "numericalCheck" | "timings" | "outcome" | "reason" | "evidenceSha" | "createdAt", ExtArgs["result"]["preparationRecord"]>
 export type PreparationRecordInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
 }
@@ -678,14 +1157,45 @@ export type $PreparationRecordPayload<ExtArgs extends runtime.Types.Extensions.I
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
     jobId: string
+    /**
+     * "reference" or the plan's step name
+     */
+    step: string
+    /**
+     * reference | migration | adaptation | optimization
+     */
+    kind: string
+    revision: number
+    required: boolean
+    /**
+     * The worker's hardware and runtime: accelerator, driver, torch/CUDA/HIP versions, python.
+     */
     hardware: runtime.JsonValue
+    workload: string | null
+    /**
+     * The worker's accelerator vendor (nvidia | amd | apple | none), for filtering.
+     */
+    accelerator: string | null
+    taskId: string | null
+    attemptId: string | null
+    workerId: string | null
     originalCodeId: string
+    originalManifestSha: string
     candidateCodeId: string | null
+    candidateManifestSha: string | null
+    /**
+     * transformation name, or "agent patch"
+     */
     transformation: string
+    staticChecks: runtime.JsonValue | null
     numericalCheck: runtime.JsonValue | null
     timings: runtime.JsonValue | null
     outcome: $Enums.PreparationOutcome
     reason: string
+    /**
+     * The evidence bundle (.tar.gz blob) of an accepted change.
+     */
+    evidenceSha: string | null
     createdAt: Date
   }, ExtArgs["result"]["preparationRecord"]>
   composites: {}
@@ -1113,14 +1623,27 @@ export interface Prisma__PreparationRecordClient<T, Null = never, ExtArgs extend
 export interface PreparationRecordFieldRefs {
   readonly id: Prisma.FieldRef<"PreparationRecord", 'String'>
   readonly jobId: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly step: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly kind: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly revision: Prisma.FieldRef<"PreparationRecord", 'Int'>
+  readonly required: Prisma.FieldRef<"PreparationRecord", 'Boolean'>
   readonly hardware: Prisma.FieldRef<"PreparationRecord", 'Json'>
+  readonly workload: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly accelerator: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly taskId: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly attemptId: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly workerId: Prisma.FieldRef<"PreparationRecord", 'String'>
   readonly originalCodeId: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly originalManifestSha: Prisma.FieldRef<"PreparationRecord", 'String'>
   readonly candidateCodeId: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly candidateManifestSha: Prisma.FieldRef<"PreparationRecord", 'String'>
   readonly transformation: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly staticChecks: Prisma.FieldRef<"PreparationRecord", 'Json'>
   readonly numericalCheck: Prisma.FieldRef<"PreparationRecord", 'Json'>
   readonly timings: Prisma.FieldRef<"PreparationRecord", 'Json'>
   readonly outcome: Prisma.FieldRef<"PreparationRecord", 'PreparationOutcome'>
   readonly reason: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly evidenceSha: Prisma.FieldRef<"PreparationRecord", 'String'>
   readonly createdAt: Prisma.FieldRef<"PreparationRecord", 'DateTime'>
 }
     

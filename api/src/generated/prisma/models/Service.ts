@@ -513,10 +513,6 @@ export type ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput = {
   deleteMany?: Prisma.ServiceScalarWhereInput | Prisma.ServiceScalarWhereInput[]
 }
 
-export type BoolFieldUpdateOperationsInput = {
-  set?: boolean
-}
-
 export type ServiceCreateWithoutJobInput = {
   id?: string
   slug: string

@@ -1,0 +1,703 @@
+/**
+ * The preparation stage (docs/architecture.md §4): what a PREPARING job does before its
+ * full run. `advancePreparation(r, jobId)` looks at what is stored — the plan's
+ * preparation spec, the job's code versions, its REFERENCE/CANDIDATE/BENCHMARK tasks and
+ * its PreparationRecords — and does the next thing. It is called on every relevant event
+ * and by the tick's reconcile, so a crashed API process loses nothing: the state is the
+ * database, and every step is made once (unique (job, step, revision) on code versions and
+ * records; task creation under the job's row lock).
+ *
+ *   reference   a REFERENCE task runs the unchanged code with the bounded workload on the
+ *               reference environment. No worker of that environment online and the first
+ *               required step is the PyTorch device-agnostic migration → the reference is
+ *               the rewrite on the target environment instead (record FALLBACK, with why).
+ *   each step   (in the plan's order; revision 0 from the transformation, later revisions
+ *               from the preparation agent's patches)
+ *       candidate   CodeVersion CANDIDATE (parent: the last accepted version); no change →
+ *                   record SKIPPED; static checks (parse, compile) before any worker sees it
+ *       run         a CANDIDATE task: the bounded workload on the target environment; its
+ *                   outputs compared with the reference's (compare.py, the step's tolerances)
+ *       benchmark   optimizations only: a BENCHMARK task on the same worker times the last
+ *                   accepted version and the candidate alternately (chatgpu.bench);
+ *                   compareTimings decides "faster"
+ *       decision    acceptCandidate (ACCEPTED, evidence bundle) or rejectCandidate
+ *                   (REJECTED). A rejected optional step leaves the last accepted version; a
+ *                   rejected required step asks for a revision within the revision budget,
+ *                   then fails the job with what was tried and why it failed.
+ *   freeze      the last accepted version is frozen; startRun queues the RUN task on it
+ *               (pinned to the validating worker when the plan says so).
+ *
+ * The acceptance criteria are never read for writing here: they were fixed with the plan.
+ */
+import { mkdtemp, mkdir, rm, writeFile, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { create as createTar } from 'tar';
+import type { Prisma as P, Task } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/client.js';
+import { compareOutputs, type ComparisonCriteria, type ComparisonReport } from '../../preparation/compareOutputs.js';
+import { compareTimings, type TimingComparison } from '../../preparation/compareTimings.js';
+import { findPython } from '../../preparation/findPython.js';
+import { migrateTree } from '../../preparation/migrateTree.js';
+import { optimization, type OptimizationName } from '../../preparation/optimize.js';
+import { runStaticChecks, type StaticCheckResult } from '../../preparation/runStaticChecks.js';
+import type { Target, TransformResult } from '../../preparation/types.js';
+import { registerBlob } from '../blobs/blobAccess.js';
+import type { ManifestEntry } from '../blobs/paths.js';
+import type { Criteria } from '../jobs/acceptance.js';
+import { planRequirements } from '../jobs/acceptPlan.js';
+import { insertTask, type Requirements } from '../jobs/createTask.js';
+import { applyTransition, commitTransition, InvalidTransitionError } from '../jobs/jobLifecycle.js';
+import type { PlanInput, PreparationSpec } from '../jobs/planSchema.js';
+import type { Resources } from '../resources.js';
+import { networkCapacity } from '../workers/networkCapacity.js';
+import { changedPaths, loadTree, manifestFromTree, manifestSha, unifiedDiff, type Tree } from './codeTrees.js';
+import { insertRecord, type RecordInput } from './records.js';
+
+export const DEFAULT_REVISION_BUDGET = 3;
+const BENCH_REPEATS = 9; // 1 warm-up + 8 measured per side: compareTimings' minimum
+const REFERENCE_STEP = 'reference';
+
+export type StageState =
+  | { state: 'not-preparing' }
+  | { state: 'waiting'; on: string }
+  | { state: 'revision'; step: string; revision: number; feedback: string }
+  | { state: 'running' }
+  | { state: 'failed'; reason: string };
+
+type Step = PreparationSpec['steps'][number];
+
+interface Ctx {
+  r: Resources;
+  jobId: string;
+  ownerId: string;
+  plan: PlanInput & { id: string };
+  spec: PreparationSpec;
+  criteria: Criteria;
+  original: { id: string; manifest: ManifestEntry[] };
+}
+
+/** Does the next thing the stage needs; safe to call at any time, from any process, any number of times. */
+export async function advancePreparation(r: Resources, jobId: string): Promise<StageState> {
+  const ctx = await loadContext(r, jobId);
+  if (!ctx) return { state: 'not-preparing' };
+  try {
+    return await advance(ctx);
+  } catch (err) {
+    // The job moved on while we worked (cancelled, or another process decided): nothing to do.
+    if (err instanceof InvalidTransitionError) return { state: 'not-preparing' };
+    throw err;
+  }
+}
+
+async function loadContext(r: Resources, jobId: string): Promise<Ctx | null> {
+  const job = await r.prisma.job.findUnique({ where: { id: jobId }, include: { currentPlan: true } });
+  if (!job || job.status !== 'PREPARING' || !job.currentPlan?.preparationWorkload) return null;
+  const planRow = job.currentPlan;
+  const original = await r.prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } });
+  const plan = {
+    id: planRow.id,
+    summary: planRow.summary,
+    steps: planRow.steps as string[],
+    command: planRow.command,
+    environment: Object.entries(planRow.environment as Record<string, string>).map(([name, value]) => ({ name, value })),
+    hardware: planHardware(planRow.requirements as Requirements),
+    ...((planRow.requirements as Requirements).timeoutSec ? { timeoutSec: (planRow.requirements as Requirements).timeoutSec } : {}),
+    outputs: planRow.outputs as string[],
+    acceptance: planRow.acceptanceCriteria as unknown as PlanInput['acceptance'],
+  } as PlanInput & { id: string };
+  return {
+    r,
+    jobId,
+    ownerId: job.ownerId,
+    plan,
+    spec: planRow.preparationWorkload as unknown as PreparationSpec,
+    criteria: job.acceptanceCriteria as unknown as Criteria,
+    original: { id: original.id, manifest: original.manifest as unknown as ManifestEntry[] },
+  };
+}
+
+function planHardware(req: Requirements): PlanInput['hardware'] {
+  return {
+    workload: req.workload,
+    ...(req.accelVendor ? { accelVendor: req.accelVendor } : {}),
+    ...(req.minMemoryMiB ? { minMemoryMiB: req.minMemoryMiB } : {}),
+    ...(req.minAccelMemoryMiB ? { minAccelMemoryMiB: req.minAccelMemoryMiB } : {}),
+  };
+}
+
+async function advance(ctx: Ctx): Promise<StageState> {
+  const { r, jobId, spec } = ctx;
+  // 1. The reference.
+  const reference = await ensureReference(ctx);
+  if (reference.state !== 'done') return reference.state === 'failed' ? failJob(ctx, reference.reason) : { state: 'waiting', on: 'the reference run' };
+  const refTask = reference.task;
+
+  // 2. The steps, in order.
+  let accepted = await lastAccepted(ctx);
+  for (const step of spec.steps) {
+    for (let revision = 0; ; revision++) {
+      const record = await r.prisma.preparationRecord.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision } } });
+      if (record) {
+        if (record.outcome === 'ACCEPTED' || record.outcome === 'SKIPPED' || !step.required) break;
+        // A required step was rejected: the next revision, if the budget allows one.
+        const budget = spec.revisionBudget ?? DEFAULT_REVISION_BUDGET;
+        const next = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision: revision + 1 } } });
+        if (next) continue;
+        if (revision >= budget) return failJob(ctx, await explainExhausted(ctx, step, revision));
+        return { state: 'revision', step: step.name, revision: revision + 1, feedback: feedbackOf(record) };
+      }
+      const s = await advanceCandidate(ctx, step, revision, accepted, refTask);
+      if (s) return s;
+      // Decided just now: loop again to read the record.
+      revision--;
+    }
+    accepted = await lastAccepted(ctx);
+  }
+
+  // 3. Freeze and run.
+  await freezeAndRun(ctx, accepted);
+  return { state: 'running' };
+}
+
+// ───────────────────────────── reference ─────────────────────────────
+
+type ReferenceState = { state: 'waiting' } | { state: 'failed'; reason: string } | { state: 'done'; task: Task };
+
+async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
+  const { r, jobId, spec } = ctx;
+  let task = await r.prisma.task.findFirst({ where: { jobId, kind: 'REFERENCE' } });
+  if (!task) {
+    const cap = await networkCapacity(r);
+    const online = cap.classes.some((c) => c.workloads.includes(spec.reference.workload) && (!spec.reference.accelVendor || c.accelVendor === spec.reference.accelVendor));
+    const firstRequired = spec.steps.find((s) => s.required);
+    let codeId = ctx.original.id;
+    let env = spec.reference;
+    let fallback: string | null = null;
+    if (!online && firstRequired?.transformation === 'pytorch-device-agnostic' && !sameEnv(spec.reference, spec.target)) {
+      // The unchanged code cannot run anywhere online: take the reference from the
+      // device-agnostic rewrite on the target instead, and say so in the record.
+      const rewrite = await migrateTree((await loadTree(r, ctx.original.manifest)).text, { target: toolkitTarget(spec.target.workload) }, { python: await python() });
+      const manifest = await manifestFromTree(r, ctx.original.manifest, rewrite.tree, ctx.ownerId);
+      const cv = await upsertVersion(r, { jobId, step: REFERENCE_STEP, revision: 0, parentId: ctx.original.id, origin: 'pytorch-device-agnostic (reference fallback)', manifest });
+      codeId = cv.id;
+      env = spec.target;
+      fallback = `No ${envWords(spec.reference)} worker was online to run the unchanged code (online: ${cap.summary}), so the reference was taken from its device-agnostic rewrite on a ${envWords(spec.target)} worker. The comparison then checks the rewrite is repeatable there, not that it matches the original on its own hardware.`;
+    }
+    const record: RecordInput | null = fallback
+      ? {
+          jobId,
+          step: REFERENCE_STEP,
+          kind: 'reference',
+          revision: 0,
+          required: true,
+          hardware: { planned: env, online: cap.summary },
+          workload: env.workload,
+          accelerator: env.accelVendor ?? 'none',
+          taskId: null,
+          attemptId: null,
+          workerId: null,
+          original: ctx.original,
+          candidate: { id: codeId, manifest: (await r.prisma.codeVersion.findUniqueOrThrow({ where: { id: codeId } })).manifest as unknown as ManifestEntry[] },
+          transformation: 'pytorch-device-agnostic',
+          outcome: 'FALLBACK',
+          reason: fallback,
+        }
+      : null;
+    task = await createStageTask(ctx, { kind: 'REFERENCE', name: 'reference', codeVersionId: codeId, env, command: spec.workload.command, environment: {}, record });
+    if (!task) return { state: 'waiting' };
+  }
+  if (task.status === 'FAILED') {
+    const fallback = task.codeVersionId !== ctx.original.id;
+    return { state: 'failed', reason: `The reference run (${fallback ? 'the device-agnostic rewrite' : 'the unchanged code'} with the bounded workload \`${spec.workload.command}\`) failed: ${task.statusReason ?? 'no reason recorded'}${await errorTail(r, task.currentAttemptId)}` };
+  }
+  if (task.status !== 'SUCCEEDED') return { state: 'waiting' };
+  return { state: 'done', task };
+}
+
+// ───────────────────────────── candidates ─────────────────────────────
+
+/** Moves (step, revision) forward; returns a state to stop at, or null once it is decided. */
+async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted: Version, refTask: Task): Promise<StageState | null> {
+  const { r, jobId, spec } = ctx;
+  let cv = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision } } });
+  if (!cv) {
+    if (revision > 0) return { state: 'waiting', on: `a revision of ${step.name}` };
+    const made = await transform(ctx, step, accepted);
+    if (!made.changed) {
+      await decide(ctx, step, revision, accepted, null, { outcome: 'SKIPPED', reason: `No change: ${step.transformation} finds nothing to change in the code (it already fits ${envWords(spec.target)}).` });
+      return null;
+    }
+    const manifest = await manifestFromTree(r, accepted.manifest, made.tree, ctx.ownerId);
+    cv = await upsertVersion(r, { jobId, step: step.name, revision, parentId: accepted.id, origin: step.transformation, manifest });
+  }
+  const candidate: Version = { id: cv.id, manifest: cv.manifest as unknown as ManifestEntry[] };
+
+  // Static checks before any worker sees it.
+  let checks = cv.staticChecks as unknown as StaticCheckResult | null;
+  if (!checks) {
+    checks = await runStaticChecks((await loadTree(r, candidate.manifest)).text, { target: toolkitTarget(spec.target.workload), python: await python() });
+    // Deterministic for a given tree, so a second process checking at the same time writes the same.
+    await r.prisma.codeVersion.update({ where: { id: cv.id }, data: { staticChecks: checks as unknown as P.InputJsonValue } });
+  }
+  if (!checks.ok) {
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, reason: `The candidate did not pass its static checks: ${describeFeedback(checks)}` });
+    return null;
+  }
+
+  // The candidate run.
+  const runName = `candidate:${step.name}:${revision}`;
+  let run = await r.prisma.task.findFirst({ where: { jobId, name: runName } });
+  if (!run) {
+    run = await createStageTask(ctx, { kind: 'CANDIDATE', name: runName, codeVersionId: cv.id, env: spec.target, command: spec.workload.command, environment: {} });
+    return { state: 'waiting', on: runName };
+  }
+  if (run.status === 'FAILED') {
+    const attempt = await attemptOf(r, run).catch(() => null);
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, reason: `The candidate failed on the worker with the bounded workload: ${run.statusReason ?? 'no reason recorded'}${await errorTail(r, run.currentAttemptId)}` });
+    return null;
+  }
+  if (run.status !== 'SUCCEEDED') return { state: 'waiting', on: runName };
+  const attempt = await attemptOf(r, run);
+  const report = await compareRuns(ctx, refTask, run, step);
+  if (!report.ok) {
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, comparison: report, reason: `The candidate's outputs differ from the reference beyond the tolerances: ${describeComparison(report)}` });
+    return null;
+  }
+  if (step.kind !== 'optimization') {
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'ACCEPTED', staticChecks: checks, run, attempt, comparison: report, reason: `The candidate passed its static checks and its outputs match the reference within the tolerances (${report.summary.files} file(s), ${report.summary.tensors} tensor(s) compared) on ${attempt.workerName}.` });
+    return null;
+  }
+
+  // Optimizations must also be faster, timed on the same worker.
+  const benchName = `benchmark:${step.name}:${revision}`;
+  let bench = await r.prisma.task.findFirst({ where: { jobId, name: benchName } });
+  if (!bench) {
+    const composed = [...accepted.manifest.map((e) => ({ ...e, path: `accepted/${e.path}` })), ...candidate.manifest.map((e) => ({ ...e, path: `candidate/${e.path}` }))];
+    const benchCv = await upsertVersion(r, { jobId, step: `bench:${step.name}`, revision, parentId: cv.id, origin: 'benchmark', manifest: composed });
+    const command = `python -m chatgpu.bench --a accepted --b candidate --repeats ${BENCH_REPEATS} -- ${spec.workload.command}`;
+    bench = await createStageTask(ctx, { kind: 'BENCHMARK', name: benchName, codeVersionId: benchCv.id, env: spec.target, command, environment: {}, pinnedWorkerId: attempt.workerId, timeoutFactor: 2 * BENCH_REPEATS + 1 });
+    return { state: 'waiting', on: benchName };
+  }
+  if (bench.status === 'FAILED') {
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, comparison: report, reason: `The timing runs failed: ${bench.statusReason ?? 'no reason recorded'}${await errorTail(r, bench.currentAttemptId)}` });
+    return null;
+  }
+  if (bench.status !== 'SUCCEEDED') return { state: 'waiting', on: benchName };
+  const samples = await benchSamples(r, bench);
+  const timing = compareTimings(samples.a, samples.b, { warmup: 1 });
+  const faster = timing.decision === 'faster' && !timing.suspicious;
+  const speed = timing.speedup === null ? 'no decision' : `median speedup ${timing.speedup.toFixed(3)}×${timing.interval ? ` (99% interval ${timing.interval[0].toFixed(3)}–${timing.interval[1].toFixed(3)})` : ''}`;
+  await decide(ctx, step, revision, accepted, candidate, {
+    outcome: faster ? 'ACCEPTED' : 'REJECTED',
+    staticChecks: checks,
+    run,
+    attempt,
+    comparison: report,
+    timings: { samples, statistics: timing },
+    reason: faster
+      ? `Faster by the timing statistics (${speed}, p = ${timing.pValue?.toPrecision(2)}) and its outputs match the reference within the tolerances.`
+      : `Not kept: ${timing.decision === 'insufficient-samples' ? 'too few timing samples' : timing.suspicious ? `suspicious timings (${timing.reasons.join('; ')})` : `not faster (${speed})`}. The last accepted version stays.`,
+  });
+  return null;
+}
+
+interface Version {
+  id: string;
+  manifest: ManifestEntry[];
+}
+
+async function lastAccepted(ctx: Ctx): Promise<Version> {
+  const cv = await ctx.r.prisma.codeVersion.findFirst({ where: { jobId: ctx.jobId, status: 'ACCEPTED' }, orderBy: { createdAt: 'desc' } });
+  return cv ? { id: cv.id, manifest: cv.manifest as unknown as ManifestEntry[] } : ctx.original;
+}
+
+async function transform(ctx: Ctx, step: Step, from: Version): Promise<TransformResult> {
+  const tree = (await loadTree(ctx.r, from.manifest)).text;
+  const target = toolkitTarget(ctx.spec.target.workload);
+  const torch = (await networkCapacity(ctx.r)).classes.find((c) => c.workloads.includes(ctx.spec.target.workload))?.torchVersions.at(-1);
+  const tctx = { target, ...(torch ? { runtime: { torch } } : {}) };
+  if (step.transformation === 'pytorch-device-agnostic' || step.transformation === 'cuda-to-hip') return migrateTree(tree, tctx, { python: await python() });
+  return optimization(step.transformation as OptimizationName)(tree, tctx, { python: await python() });
+}
+
+interface Decision {
+  outcome: 'ACCEPTED' | 'REJECTED' | 'SKIPPED';
+  reason: string;
+  staticChecks?: StaticCheckResult;
+  run?: Task;
+  attempt?: AttemptInfo | null;
+  comparison?: ComparisonReport;
+  timings?: { samples: { a: number[]; b: number[] }; statistics: TimingComparison };
+}
+
+/**
+ * Records a decision about (step, revision) and applies it, in one transaction: the record
+ * (unique per job, step and revision: a second decider's transaction fails and changes
+ * nothing), the candidate's status, and the job engine's acceptCandidate / rejectCandidate.
+ */
+async function decide(ctx: Ctx, step: Step, revision: number, accepted: Version, candidate: Version | null, d: Decision): Promise<void> {
+  const { r, jobId } = ctx;
+  const evidenceSha = d.outcome === 'ACCEPTED' && candidate ? await evidenceBundle(ctx, step, revision, accepted, candidate, d) : null;
+  const input: RecordInput = {
+    jobId,
+    step: step.name,
+    kind: step.kind,
+    revision,
+    required: step.required,
+    hardware: d.attempt?.hardware ?? {},
+    workload: d.run?.workload ?? ctx.spec.target.workload,
+    accelerator: d.attempt?.accelerator ?? null,
+    taskId: d.run?.id ?? null,
+    attemptId: d.attempt?.id ?? null,
+    workerId: d.attempt?.workerId ?? null,
+    original: accepted,
+    candidate,
+    transformation: revision > 0 ? 'agent patch' : step.transformation,
+    staticChecks: d.staticChecks ?? null,
+    numericalCheck: d.comparison ?? null,
+    timings: d.timings ?? null,
+    outcome: d.outcome,
+    reason: d.reason,
+    evidenceSha,
+  };
+  try {
+    await commitTransition(r, jobId, async (tx, now) => {
+      const rec = await insertRecord(tx, r, input);
+      if (candidate) await tx.codeVersion.update({ where: { id: candidate.id }, data: { status: d.outcome === 'ACCEPTED' ? 'ACCEPTED' : 'REJECTED' } });
+      const t = await applyTransition(tx, now, jobId, d.outcome === 'ACCEPTED' ? 'acceptCandidate' : 'rejectCandidate', {
+        reason: `${step.name}${revision ? ` (revision ${revision})` : ''}: ${d.outcome.toLowerCase()}. ${d.reason}`,
+        detail: { step: step.name, revision, outcome: d.outcome, recordId: rec.id },
+      });
+      return { eventIds: [...rec.eventIds, ...t.eventIds] };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) return; // another process decided this step first
+    throw err;
+  }
+}
+
+async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
+  const { r, jobId, spec, plan } = ctx;
+  const lastRun = await r.prisma.task.findFirst({ where: { jobId, kind: 'CANDIDATE', status: 'SUCCEEDED' }, orderBy: { finishedAt: 'desc' }, include: { currentAttempt: { select: { workerId: true } } } });
+  const records = await r.prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+  const summary = records.filter((x) => x.step !== REFERENCE_STEP).map((x) => `${x.step} ${x.outcome.toLowerCase()}`).join(', ');
+  const pinned = spec.pinRun && lastRun?.currentAttempt ? lastRun.currentAttempt.workerId : null;
+  await commitTransition(r, jobId, async (tx, now) => {
+    const lock = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
+    if (!lock.length || (await tx.task.count({ where: { jobId, kind: 'RUN' } })) > 0) return { eventIds: [] };
+    const frozen = await applyTransition(tx, now, jobId, 'freeze', { reason: `Froze the accepted code (${summary || 'no change'}).`, data: { frozenCodeId: accepted.id }, detail: { codeVersionId: accepted.id } });
+    const started = await applyTransition(tx, now, jobId, 'startRun', { reason: pinned ? 'Running the frozen code on the worker that validated it.' : 'Running the frozen code.' });
+    const requirements = planRequirements(plan);
+    const { eventId } = await insertTask(tx, now, {
+      jobId,
+      kind: 'RUN',
+      name: 'run',
+      codeVersionId: accepted.id,
+      command: plan.command,
+      environment: Object.fromEntries((plan.environment ?? []).map((e) => [e.name, e.value])),
+      requirements: { ...requirements, workload: spec.target.workload, ...(spec.target.accelVendor ? { accelVendor: spec.target.accelVendor } : {}) },
+      pinnedWorkerId: pinned,
+      maxAttempts: 3,
+    });
+    return { eventIds: [...frozen.eventIds, ...started.eventIds, eventId] };
+  });
+  await r.events.emit({ type: 'tasks.available' });
+}
+
+async function failJob(ctx: Ctx, reason: string): Promise<StageState> {
+  await commitTransition(ctx.r, ctx.jobId, async (tx, now) => {
+    const t = await applyTransition(tx, now, ctx.jobId, 'fail', { reason, onlyFrom: ['PREPARING'] });
+    await tx.task.updateMany({ where: { jobId: ctx.jobId, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } }, data: { status: 'CANCELLED', statusReason: 'The job failed in preparation.', finishedAt: now } });
+    return t;
+  });
+  return { state: 'failed', reason };
+}
+
+async function explainExhausted(ctx: Ctx, step: Step, revision: number): Promise<string> {
+  const records = await ctx.r.prisma.preparationRecord.findMany({ where: { jobId: ctx.jobId, step: step.name }, orderBy: { revision: 'asc' } });
+  const tried = records.map((x) => `${x.revision === 0 ? x.transformation : `revision ${x.revision} (agent patch)`}: ${x.reason}`).join(' | ');
+  return `The required step ${step.name} (${step.transformation}) could not pass after ${revision} revision${revision === 1 ? '' : 's'} (budget ${ctx.spec.revisionBudget ?? DEFAULT_REVISION_BUDGET}). What was tried: ${tried}. The acceptance criteria were not changed.`;
+}
+
+/** The structured feedback a revision works from: compiler messages, the comparison, the failure. */
+export function feedbackOf(record: { reason: string; staticChecks: unknown; numericalCheck: unknown }): string {
+  const parts = [record.reason];
+  const checks = record.staticChecks as StaticCheckResult | null;
+  if (checks && !checks.ok) parts.push(`Compiler/parser feedback:\n${checks.feedback.map((f) => `${f.file}:${f.line}:${f.col}: ${f.severity}: ${f.message} [${f.tool}]`).join('\n')}`);
+  const report = record.numericalCheck as ComparisonReport | null;
+  if (report && !report.ok) parts.push(`Comparison with the reference:\n${describeComparison(report, 20)}`);
+  return parts.join('\n\n');
+}
+
+function describeFeedback(checks: StaticCheckResult): string {
+  const first = checks.feedback.filter((f) => f.severity === 'error').slice(0, 5);
+  return first.length ? first.map((f) => `${f.file}:${f.line}: ${f.message}`).join('; ') : `${checks.feedback.length} problem(s)`;
+}
+
+function describeComparison(report: ComparisonReport, max = 5): string {
+  const lines: string[] = [];
+  for (const f of report.files) {
+    if (f.ok) continue;
+    const bad = [...(f.tensors ?? []), ...(f.metrics ?? [])].filter((t) => !t.ok);
+    if (bad.length) for (const t of bad.slice(0, max)) lines.push(`${f.path}: ${t.name}: ${t.problem ?? 'outside tolerance'}${'max_abs_error' in t && t.max_abs_error !== undefined ? ` (max abs error ${String(t.max_abs_error)})` : ''}`);
+    else lines.push(`${f.path}: ${f.problem ?? f.kind}`);
+  }
+  for (const s of report.suspicious) lines.push(`suspicious: ${s}`);
+  return lines.slice(0, max).join('; ') || 'the comparison failed';
+}
+
+// ───────────────────────────── helpers ─────────────────────────────
+
+interface TaskSpec {
+  kind: 'REFERENCE' | 'CANDIDATE' | 'BENCHMARK';
+  name: string;
+  codeVersionId: string;
+  env: PreparationSpec['target'];
+  command: string;
+  environment: Record<string, string>;
+  pinnedWorkerId?: string | null;
+  timeoutFactor?: number;
+  /** A record written with the task (the reference's FALLBACK decision is made when it is queued). */
+  record?: RecordInput | null;
+}
+
+/** Creates a preparation task once (under the job's row lock); null when the job is no longer PREPARING. */
+async function createStageTask(ctx: Ctx, t: TaskSpec): Promise<Task | null> {
+  const { r, jobId, spec } = ctx;
+  const created = await commitTransition(r, jobId, async (tx, now) => {
+    const job = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
+    if (job[0]?.status !== 'PREPARING') return { eventIds: [], task: null };
+    const existing = await tx.task.findFirst({ where: { jobId, name: t.name } });
+    if (existing) return { eventIds: [], task: existing };
+    const compareOutside = (spec.compare ?? ['outputs']).filter((o) => !o.startsWith('outputs/') && o !== 'outputs');
+    const requirements: Requirements = {
+      workload: t.env.workload,
+      ...(t.env.accelVendor ? { accelVendor: t.env.accelVendor } : {}),
+      timeoutSec: Math.min((spec.workload.timeoutSec ?? 900) * (t.timeoutFactor ?? 1), 7 * 86400),
+      outputs: compareOutside,
+    };
+    const { task, eventId } = await insertTask(tx, now, { jobId, kind: t.kind, name: t.name, codeVersionId: t.codeVersionId, command: t.command, environment: t.environment, requirements, pinnedWorkerId: t.pinnedWorkerId ?? null, priority: 1, maxAttempts: 3 });
+    const rec = t.record ? await insertRecord(tx, r, { ...t.record, taskId: task.id }) : null;
+    return { eventIds: [eventId, ...(rec?.eventIds ?? [])], task };
+  });
+  if (created.task) await r.events.emit({ type: 'tasks.available' });
+  return created.task;
+}
+
+async function upsertVersion(r: Resources, v: { jobId: string; step: string; revision: number; parentId: string; origin: string; manifest: ManifestEntry[] }) {
+  const existing = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId: v.jobId, step: v.step, revision: v.revision } } });
+  if (existing) return existing;
+  try {
+    return await r.prisma.codeVersion.create({
+      data: {
+        jobId: v.jobId,
+        step: v.step,
+        revision: v.revision,
+        parentId: v.parentId,
+        status: 'CANDIDATE',
+        origin: v.origin,
+        manifest: v.manifest as unknown as P.InputJsonValue,
+        fileCount: v.manifest.length,
+        totalBytes: BigInt(v.manifest.reduce((s, e) => s + e.size, 0)),
+      },
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    return r.prisma.codeVersion.findUniqueOrThrow({ where: { jobId_step_revision: { jobId: v.jobId, step: v.step, revision: v.revision } } });
+  }
+}
+
+export interface AttemptInfo {
+  id: string;
+  workerId: string;
+  workerName: string;
+  accelerator: string;
+  hardware: Record<string, unknown>;
+}
+
+/** The attempt that produced a task's result, with the worker's hardware and runtime. */
+async function attemptOf(r: Resources, task: Task): Promise<AttemptInfo> {
+  const a = await r.prisma.attempt.findUniqueOrThrow({ where: { id: task.currentAttemptId ?? '' }, include: { worker: true } });
+  const caps = a.worker.capabilities as { cpu?: unknown; memoryMiB?: number; accelerators?: unknown[]; pythons?: { path: string; version: string; torch?: unknown; numpy?: unknown }[]; python?: string; toolchains?: unknown; os?: string; arch?: string };
+  const python = caps.pythons?.find((p) => p.path === caps.python) ?? caps.pythons?.[0] ?? null;
+  return {
+    id: a.id,
+    workerId: a.workerId,
+    workerName: a.worker.name,
+    accelerator: a.worker.accelVendor,
+    hardware: { worker: a.worker.name, os: caps.os ?? null, arch: caps.arch ?? null, cpu: caps.cpu ?? null, memoryMiB: caps.memoryMiB ?? null, accelerators: caps.accelerators ?? [], python, toolchains: caps.toolchains ?? null },
+  };
+}
+
+async function compareRuns(ctx: Ctx, reference: Task, candidate: Task, step: Step): Promise<ComparisonReport> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'chatgpu-compare-'));
+  try {
+    const compare = ctx.spec.compare ?? ['outputs'];
+    const pick = (t: Task) => ((t.result as { outputs?: ManifestEntry[] } | null)?.outputs ?? []).filter((o) => compare.some((c) => o.path === c || o.path.startsWith(`${c.replace(/\/$/, '')}/`)));
+    for (const [side, task] of [['reference', reference], ['candidate', candidate]] as const) {
+      await mkdir(path.join(dir, side), { recursive: true });
+      for (const o of pick(task)) {
+        const dest = path.join(dir, side, o.path);
+        await mkdir(path.dirname(dest), { recursive: true });
+        await writeFile(dest, await readFile(ctx.r.blobs.pathOf(o.sha256)));
+      }
+    }
+    const py = await python(['numpy']);
+    return await compareOutputs({ reference: path.join(dir, 'reference'), candidate: path.join(dir, 'candidate'), python: py, criteria: criteriaOf(step) });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function criteriaOf(step: Step): ComparisonCriteria | undefined {
+  const t = step.tolerance;
+  if (!t || (t.rtol === undefined && t.atol === undefined)) return undefined;
+  const tol = { ...(t.rtol !== undefined ? { rtol: t.rtol } : {}), ...(t.atol !== undefined ? { atol: t.atol } : {}) };
+  return { tolerances: { float16: tol, bfloat16: tol, float32: tol, float64: tol }, metrics: { default: tol } };
+}
+
+async function benchSamples(r: Resources, bench: Task): Promise<{ a: number[]; b: number[] }> {
+  const out = ((bench.result as { outputs?: ManifestEntry[] } | null)?.outputs ?? []).find((o) => o.path === 'outputs/bench.json');
+  if (!out) return { a: [], b: [] };
+  const parsed = JSON.parse(await readFile(r.blobs.pathOf(out.sha256), 'utf8')) as { a?: number[]; b?: number[] };
+  return { a: (parsed.a ?? []).filter(Number.isFinite), b: (parsed.b ?? []).filter(Number.isFinite) };
+}
+
+async function evidenceBundle(ctx: Ctx, step: Step, revision: number, accepted: Version, candidate: Version, d: Decision): Promise<string> {
+  const { r } = ctx;
+  const dir = await mkdtemp(path.join(tmpdir(), 'chatgpu-evidence-'));
+  try {
+    const root = path.join(dir, 'evidence');
+    await mkdir(root);
+    const before = (await loadTree(r, accepted.manifest)).text;
+    const after = (await loadTree(r, candidate.manifest)).text;
+    const reference = await r.prisma.task.findFirst({ where: { jobId: ctx.jobId, kind: 'REFERENCE' } });
+    const refAttempt = reference ? await attemptOf(r, reference).catch(() => null) : null;
+    const files: Record<string, string> = {
+      'README.txt': [
+        `Evidence for ${step.name}${revision ? ` revision ${revision}` : ''} (${step.kind}, ${revision ? 'agent patch' : step.transformation}) of job ${ctx.jobId}.`,
+        `Outcome: ${d.outcome}. ${d.reason}`,
+        '',
+        'diff.patch            the change, from the last accepted version to the candidate',
+        'reference.json        the reference run: command, worker hardware, outputs, metrics',
+        'candidate.json        the candidate run: worker hardware, outputs, metrics, static checks',
+        'comparison.json       the numerical comparison of the outputs (per tensor: shape, dtype, max abs/rel error)',
+        ...(d.timings ? ['timings.json          timing samples (seconds; alternating runs) and their statistics'] : []),
+        'hardware.json         the worker that ran the candidate',
+      ].join('\n'),
+      'diff.patch': unifiedDiff(before, after),
+      'reference.json': JSON.stringify({ command: ctx.spec.workload.command, taskId: reference?.id ?? null, hardware: refAttempt?.hardware ?? null, result: reference?.result ?? null }, null, 2),
+      'candidate.json': JSON.stringify({ codeVersionId: candidate.id, changed: changedPaths(accepted.manifest, candidate.manifest), taskId: d.run?.id ?? null, result: d.run?.result ?? null, staticChecks: d.staticChecks ?? null }, null, 2),
+      'comparison.json': JSON.stringify(d.comparison ?? null, null, 2),
+      'hardware.json': JSON.stringify(d.attempt?.hardware ?? null, null, 2),
+    };
+    if (d.timings) files['timings.json'] = JSON.stringify(d.timings, null, 2);
+    for (const [name, content] of Object.entries(files)) await writeFile(path.join(root, name), content);
+    const tarPath = path.join(dir, 'evidence.tar.gz');
+    // portable + a fixed mtime: the same evidence gives the same bytes (and the same blob).
+    await createTar({ gzip: true, file: tarPath, cwd: dir, portable: true, mtime: new Date(0) }, ['evidence']);
+    const buf = await readFile(tarPath);
+    const put = await r.blobs.putBuffer(buf);
+    await registerBlob(r, put.sha256, put.size, ctx.ownerId);
+    return put.sha256;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function errorTail(r: Resources, attemptId: string | null): Promise<string> {
+  if (!attemptId) return '';
+  const tail = await r.prisma.logChunk.findMany({ where: { attemptId, stream: 'stderr' }, orderBy: { seq: 'desc' }, take: 3 });
+  const text = tail.reverse().map((l) => l.text).join(' | ');
+  return text ? ` Last error output: ${text.slice(0, 500)}` : '';
+}
+
+const pythonFor = new Map<string, Promise<string>>();
+/** The API machine's Python for the toolkit (AST rewrites, byte-compiles, compare.py). */
+async function python(modules: string[] = []): Promise<string> {
+  const key = modules.join(',');
+  if (!pythonFor.has(key)) {
+    const p = (async () => {
+      // Prefer one that also has torch: compare.py needs it for .pt outputs.
+      const found = (modules.length ? await findPython({ modules: [...modules, 'torch'] }) : null) ?? (await findPython({ modules }));
+      if (!found) throw new Error(`No Python 3${modules.length ? ` with ${modules.join(', ')}` : ''} on the API machine: the preparation toolkit needs one (Debian: apt-get install python3 python3-numpy).`);
+      return found.path;
+    })();
+    p.catch(() => pythonFor.delete(key));
+    pythonFor.set(key, p);
+  }
+  return pythonFor.get(key)!;
+}
+
+export function toolkitTarget(workload: string): Target {
+  if (workload === 'torch-cuda' || workload === 'cuda-cxx') return 'cuda';
+  if (workload === 'torch-rocm' || workload === 'hip-cxx') return 'rocm';
+  if (workload === 'torch-mps') return 'mps';
+  return 'cpu';
+}
+
+function sameEnv(a: PreparationSpec['target'], b: PreparationSpec['target']): boolean {
+  return a.workload === b.workload && (a.accelVendor ?? null) === (b.accelVendor ?? null);
+}
+
+function envWords(e: PreparationSpec['target']): string {
+  return e.accelVendor === 'nvidia' ? 'NVIDIA' : e.accelVendor === 'amd' ? 'AMD' : e.accelVendor === 'apple' ? 'Apple' : 'CPU';
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; meta?: unknown };
+  return e?.code === 'P2002' || /Unique constraint failed|duplicate key value/.test(e?.message ?? '');
+}
+
+export { REFERENCE_STEP };
+
+/** The revision the stage waits for, if any: the step, the number, the rejected candidate and the feedback. */
+export async function pendingRevision(r: Resources, jobId: string): Promise<{ step: Step; revision: number; candidate: Version; feedback: string; budget: number; protectedFiles: string[] } | null> {
+  const ctx = await loadContext(r, jobId);
+  if (!ctx) return null;
+  const state = await advance(ctx).catch(() => null);
+  if (state?.state !== 'revision') return null;
+  const step = ctx.spec.steps.find((s) => s.name === state.step)!;
+  const rejected = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision: state.revision - 1 } } });
+  const candidate = rejected ? { id: rejected.id, manifest: rejected.manifest as unknown as ManifestEntry[] } : await lastAccepted(ctx);
+  return { step, revision: state.revision, candidate, feedback: state.feedback, budget: ctx.spec.revisionBudget ?? DEFAULT_REVISION_BUDGET, protectedFiles: protectedFiles(ctx) };
+}
+
+/**
+ * Files no revision may touch: the ones the plan freezes and the evaluation script (the
+ * criteria themselves live in the database, fixed with the plan).
+ */
+function protectedFiles(ctx: Ctx): string[] {
+  const evalScript = ctx.criteria.evaluate?.command.split(/\s+/).find((w) => /\.py$/.test(w));
+  return [...new Set([...(ctx.spec.frozenFiles ?? []), ...(evalScript ? [evalScript] : [])])];
+}
+
+/**
+ * A revision proposed by the preparation agent becomes the candidate for (step, revision),
+ * inside the caller's (Action) transaction. The stage then checks and runs it like any
+ * other candidate. Refused when it touches a protected file.
+ */
+export async function proposeRevision(tx: Db, input: { jobId: string; step: string; revision: number; parentId: string; manifest: ManifestEntry[]; changed: string[]; protectedFiles: string[] }) {
+  const touched = input.changed.filter((p) => input.protectedFiles.includes(p));
+  if (touched.length) throw new ProtectedFileError(touched);
+  return tx.codeVersion.create({
+    data: {
+      jobId: input.jobId,
+      step: input.step,
+      revision: input.revision,
+      parentId: input.parentId,
+      status: 'CANDIDATE',
+      origin: 'agent patch',
+      manifest: input.manifest as unknown as P.InputJsonValue,
+      fileCount: input.manifest.length,
+      totalBytes: BigInt(input.manifest.reduce((s, e) => s + e.size, 0)),
+    },
+  });
+}
+
+export class ProtectedFileError extends Error {
+  constructor(readonly files: string[]) {
+    super(`The patch touches ${files.join(', ')}, which no revision may change (the evaluation script or a file the plan freezes).`);
+  }
+}
