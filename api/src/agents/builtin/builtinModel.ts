@@ -136,12 +136,22 @@ function decide(req: ModelRequest): Item[] {
   // 3. Hardware.
   const has = (w: string, vendor?: string) => cap.classes.some((c) => c.workloads.includes(w) && (!vendor || c.accelVendor === vendor));
   let hardware: { workload: string; accelVendor?: string };
+  let migrate = false;
   if (!facts.usesTorch) hardware = { workload: 'python' };
   else if (entry.hardwiredCuda.length && !online) hardware = { workload: 'torch-cuda', accelVendor: 'nvidia' };
   else if (entry.hardwiredCuda.length && !has('torch-cuda', 'nvidia')) {
-    return call('give_up', {
-      reason: `The code is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no online worker has an NVIDIA GPU (online: ${cap.summary}). Make it device-agnostic (use the CHATGPU_DEVICE environment variable) or wait for an NVIDIA worker.`,
-    });
+    // Hard-wired to CUDA and no NVIDIA worker online: migrate it (required) to what is online.
+    hardware =
+      preference === 'amd' && has('torch-rocm', 'amd')
+        ? { workload: 'torch-rocm', accelVendor: 'amd' }
+        : preference === 'apple' && has('torch-mps', 'apple')
+          ? { workload: 'torch-mps', accelVendor: 'apple' }
+          : has('torch-cpu')
+            ? { workload: 'torch-cpu' }
+            : has('torch-rocm', 'amd')
+              ? { workload: 'torch-rocm', accelVendor: 'amd' }
+              : { workload: 'torch-mps', accelVendor: 'apple' };
+    migrate = true;
   } else if ((preference === 'nvidia' || entry.hardwiredCuda.length) && has('torch-cuda', 'nvidia')) hardware = { workload: 'torch-cuda', accelVendor: 'nvidia' };
   else if (preference === 'amd' && has('torch-rocm', 'amd')) hardware = { workload: 'torch-rocm', accelVendor: 'amd' };
   else if (preference === 'apple' && has('torch-mps', 'apple')) hardware = { workload: 'torch-mps', accelVendor: 'apple' };
@@ -179,6 +189,7 @@ function decide(req: ModelRequest): Item[] {
     }
   }
   const command = ['python', entry.path, ...args].join(' ');
+  const bounded = boundedCommand(entry, args);
 
   // 5. Validation: a second opinion when a checkpoint will be produced.
   if (checkpoint && !last('consult_specialist')) {
@@ -195,16 +206,59 @@ function decide(req: ModelRequest): Item[] {
     const flag = evalScript?.flags.find((f) => /checkpoint|ckpt|model|weights/.test(f.flag))?.flag;
     evaluate = { checkpoint, command: evalScript && flag ? `python ${evalScript.path} ${flag} ${checkpoint}` : `python -m chatgpu.reload_check ${checkpoint}` };
   }
+  const preparation = migrate
+    ? {
+        workload: { command: bounded, timeoutSec: 900 },
+        compare: ['outputs'],
+        reference: { workload: 'torch-cuda', accelVendor: 'nvidia' },
+        target: { workload: hardware.workload, ...(hardware.accelVendor ? { accelVendor: hardware.accelVendor } : {}) },
+        steps: [{ name: 'migrate', kind: 'migration', transformation: 'pytorch-device-agnostic', required: true, tolerance: { rtol: 1e-4, atol: 1e-5 } }],
+        revisionBudget: 3,
+        frozenFiles: evaluate && evaluate.command.includes('.py') ? [evaluate.command.split(' ')[1]!] : [],
+        pinRun: false,
+      }
+    : null;
   return call('submit_plan', {
-    summary: `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`,
-    steps: [`Run \`${command}\``, 'Collect outputs/', ...(evaluate ? [`Evaluate: \`${evaluate.command}\``] : []), 'Check the acceptance criteria'],
+    summary: migrate
+      ? `${entry.path} is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no NVIDIA worker is online (${cap.summary}): migrate it to device-agnostic code, check the rewrite against a reference run of \`${bounded}\`, then train the frozen result on a ${hardware.workload} worker${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
+      : `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`,
+    steps: [
+      ...(migrate ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code'] : []),
+      `Run \`${command}\``,
+      'Collect outputs/',
+      ...(evaluate ? [`Evaluate: \`${evaluate.command}\``] : []),
+      'Check the acceptance criteria',
+    ],
     command,
     environment: null,
     hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null },
     timeoutSec: 3600,
     outputs: [...outputs],
     acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics, evaluate: evaluate ? { ...evaluate, metrics: null } : null },
+    preparation,
   });
+}
+
+/**
+ * The bounded workload of a preparation run: the same command with the smallest sensible
+ * workload flags (one epoch, a few steps, few samples) and a fixed seed. Flags the entry
+ * point does not have are not invented: without any, the bounded workload is the full command.
+ */
+function boundedCommand(entry: EntryPoint, args: string[]): string {
+  const out = [...args];
+  const set = (flag: string, value: string) => {
+    const i = out.indexOf(flag);
+    if (i >= 0) out[i + 1] = value;
+    else out.push(flag, value);
+  };
+  for (const f of entry.flags) {
+    const name = f.flag.replace(/^--/, '').replace(/_/g, '-');
+    if (/^(num-)?epochs?$/.test(name)) set(f.flag, '1');
+    else if (/^(num-|max-)?(steps|iters|iterations)$/.test(name)) set(f.flag, '20');
+    else if (/^(num-|n-)?(samples|trials|paths)$/.test(name)) set(f.flag, '1000');
+    else if (name === 'seed') set(f.flag, '0');
+  }
+  return ['python', entry.path, ...out].join(' ');
 }
 
 /** "run it with 50000 samples" → "50000" for --samples (also --batch-size ← "batch size 64"). */
