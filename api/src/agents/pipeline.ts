@@ -33,6 +33,7 @@ import { PLANNER } from './planner/planner.js';
 import { PREPARER } from './preparer.js';
 
 const MAX_PLANNER_TURNS = 6;
+const MAX_PREPARER_TURNS = 3;
 /** A job untouched this long with no live agent lock is picked up by the reconcile. */
 const QUIET_MS = 5000;
 
@@ -176,11 +177,22 @@ export class Pipeline {
       await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent ended without proposing revision ${revision} of ${step} or explaining why it cannot. Last feedback: ${feedback.slice(0, 1500)}`, onlyFrom: ['PREPARING'] });
       return;
     }
-    const input: Item[] = seen.has(message) ? [] : [{ type: 'message', role: 'user', content: message }];
-    const res = await runAgentTurn(this.r, { jobId, agent: PREPARER, model: this.model, input, ...(run ? { runId: run.id } : {}), ...(this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}) });
-    if (res.status === 'COMPLETED' && res.stopReason === 'done') {
-      await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent ended without proposing revision ${revision} of ${step}: ${res.finalText?.slice(0, 1000) ?? 'no explanation'}`, onlyFrom: ['PREPARING'] });
+    let input: Item[] = seen.has(message) ? [] : [{ type: 'message', role: 'user', content: message }];
+    let runId = run?.id;
+    for (let turn = 0; turn < MAX_PREPARER_TURNS; turn++) {
+      const res = await runAgentTurn(this.r, { jobId, agent: PREPARER, model: this.model, input, ...(runId ? { runId } : {}), ...(this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}) });
+      if (res.stopReason === 'locked' || res.stopReason === 'job_final' || res.status === 'WAITING') return;
+      if (res.status === 'COMPLETED') {
+        if (res.stopReason === 'done') {
+          await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent ended without proposing revision ${revision} of ${step}: ${res.finalText?.slice(0, 1000) ?? 'no explanation'}`, onlyFrom: ['PREPARING'] });
+        }
+        return;
+      }
+      runId = res.runId;
+      input = [];
+      if (res.stopReason === 'model_error' || res.stopReason === 'model_timeout') await new Promise((r) => setTimeout(r, 1000 * (turn + 1)));
     }
+    await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent did not propose revision ${revision} of ${step} within ${MAX_PREPARER_TURNS} turns (the model failed or kept working). Last feedback: ${feedback.slice(0, 1500)}`, onlyFrom: ['PREPARING'] });
   }
 
   /** Picks up work a crashed process left behind (the tick's `reconcile` event). */

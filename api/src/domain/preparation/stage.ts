@@ -260,12 +260,22 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   if (run.status !== 'SUCCEEDED') return { state: 'waiting', on: runName };
   const attempt = await attemptOf(r, run);
   const report = await compareRuns(ctx, refTask, run, step);
+  const nothingCompared = report.summary.files === 0;
+  if (nothingCompared) {
+    // Neither run wrote anything under the compared paths: there are no numbers to check,
+    // only that the candidate ran. Said in the record rather than passed silently.
+    report.ok = true;
+    report.suspicious.push(`nothing to compare: neither run wrote files under ${(spec.compare ?? ['outputs']).join(', ')}; the candidate was checked by its exit code only`);
+  }
   if (!report.ok) {
     await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, comparison: report, reason: `The candidate's outputs differ from the reference beyond the tolerances: ${describeComparison(report)}` });
     return null;
   }
   if (step.kind !== 'optimization') {
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'ACCEPTED', staticChecks: checks, run, attempt, comparison: report, reason: `The candidate passed its static checks and its outputs match the reference within the tolerances (${report.summary.files} file(s), ${report.summary.tensors} tensor(s) compared) on ${attempt.workerName}.` });
+    const compared = nothingCompared
+      ? 'ran with exit code 0 (neither it nor the reference wrote outputs to compare, so no numbers were checked)'
+      : `its outputs match the reference within the tolerances (${report.summary.files} file(s), ${report.summary.tensors} tensor(s) compared)`;
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'ACCEPTED', staticChecks: checks, run, attempt, comparison: report, reason: `The candidate passed its static checks and ${compared} on ${attempt.workerName}.` });
     return null;
   }
 
