@@ -34,7 +34,8 @@ const EnvSchema = z.object({
   AGENT_MAX_TOOL_CALLS: int(8),
   AGENT_TURN_SEC: int(90),
   SENTRY_DSN: z.string().optional(),
-  /** Test hook: SIGKILL this process right after the named tool's action commits, before its result is saved. */
+  /** Comma-separated emails of operators: they see every job's preparation records (not only their own). */
+  CHATGPU_OPERATORS: z.string().default(''),
   NODE_ENV: z.string().default('development'),
 });
 
@@ -58,6 +59,8 @@ export interface Config {
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
   agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number };
   sentryDsn: string | undefined;
+  /** Lower-cased operator emails. */
+  operators: string[];
   production: boolean;
 }
 
@@ -96,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       turnSec: e.AGENT_TURN_SEC,
     },
     sentryDsn: e.SENTRY_DSN || undefined,
+    operators: e.CHATGPU_OPERATORS.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean),
     production: e.NODE_ENV === 'production',
   };
 }

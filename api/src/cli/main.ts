@@ -13,6 +13,7 @@ const commands: Record<string, () => Promise<Command>> = {
   start: async () => ({ run: (await import('./start.js')).startCommand }),
   worker: async () => ({ run: (await import('./worker.js')).workerCommand }),
   migrate: async () => ({ run: (await import('../preparation/migrateCommand.js')).migrateCommand }),
+  records: async () => ({ run: (await import('./records.js')).recordsCommand, client: true }),
 };
 
 const USAGE = `usage: chatgpu <command> [options]
@@ -25,6 +26,7 @@ const USAGE = `usage: chatgpu <command> [options]
   start    run the API, dashboard and a local worker (same as npm start)
   worker   run a contributor worker (chatgpu worker --help)
   migrate  migrate code for other hardware
+  records  preparation records: list, export (--json), write and re-check regression cases
 
 Server: --server URL or CHATGPU_URL (default http://localhost:4000).
 Token:  --token, CHATGPU_TOKEN, \`chatgpu login\`, or on the embedded default the local user's.

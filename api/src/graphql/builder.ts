@@ -74,7 +74,7 @@ export const builder = new SchemaBuilder<{
     nodeQueryOptions: {
       nullable: true,
       resolve: (_root, { id }, _ctx, _info, resolveNode) =>
-        ['Job', 'Worker', 'User'].includes(id.typename) && isUuid(String(id.id)) ? resolveNode(id) : null,
+        ['Job', 'Worker', 'User', 'PreparationRecord'].includes(id.typename) && isUuid(String(id.id)) ? resolveNode(id) : null,
     },
     nodesQueryOptions: false,
   },

@@ -1,5 +1,5 @@
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../domain/errors.js';
-import { isUuid } from '../domain/ids.js';
+import { isUuid, NOBODY_ID } from '../domain/ids.js';
 import type { Context } from './context.js';
 
 /** The calling user's id; fields using it also declare `authScopes: { user: true }`. */
@@ -16,7 +16,7 @@ export function requireWorker(ctx: Pick<Context, 'principal'>): { userId: string
 }
 
 /** A user id that matches nothing, for scoping queries of non-users. */
-export const NOBODY = '00000000-0000-0000-0000-000000000000';
+export const NOBODY = NOBODY_ID;
 
 export function viewerId(ctx: Pick<Context, 'principal'>): string {
   return ctx.principal.kind === 'user' ? ctx.principal.userId : NOBODY;

@@ -6,7 +6,7 @@ import { hashPassword, hashToken, newToken, tokenKind, verifyPassword } from './
 
 const SESSION_DAYS = 30;
 
-type R = Pick<Resources, 'prisma' | 'now'>;
+type R = Pick<Resources, 'prisma' | 'now'> & { config?: Pick<Resources['config'], 'operators'> };
 
 export async function signUp(r: R, input: { email: string; password: string; displayName?: string | null }) {
   const email = input.email.trim().toLowerCase();
@@ -83,13 +83,13 @@ export async function authenticate(r: R, bearer: string | undefined | null): Pro
     return { kind: 'worker', userId: wt.userId, workerTokenId: wt.id };
   }
   if (kind === 'api' || kind === 'session') {
-    const at = await r.prisma.apiToken.findUnique({ where: { tokenHash } });
+    const at = await r.prisma.apiToken.findUnique({ where: { tokenHash }, include: { user: { select: { email: true } } } });
     if (!at || at.revokedAt || (at.expiresAt && at.expiresAt <= now)) return { kind: 'anonymous' };
     // lastUsedAt is advisory: update at most once a minute per token.
     if (!at.lastUsedAt || now.getTime() - at.lastUsedAt.getTime() > 60_000) {
       await r.prisma.apiToken.update({ where: { id: at.id }, data: { lastUsedAt: now } }).catch(() => {});
     }
-    return { kind: 'user', userId: at.userId, tokenId: at.id };
+    return { kind: 'user', userId: at.userId, tokenId: at.id, operator: !!r.config?.operators.includes(at.user.email.toLowerCase()) };
   }
   return { kind: 'anonymous' };
 }

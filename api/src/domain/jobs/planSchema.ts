@@ -5,6 +5,7 @@
  * fixed from then on (invariant 6).
  */
 import { z } from 'zod';
+import { TRANSFORMATION_NAMES } from '../../preparation/transformations.js';
 import type { Criteria } from './acceptance.js';
 
 export const WORKLOADS = ['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx', 'shell'] as const;
@@ -22,22 +23,6 @@ const Tolerance = z.object({
   atol: z.number().min(0).max(1e6).optional(),
 });
 
-/** The transformations a step may name (the preparation toolkit's). */
-export const TRANSFORMATIONS = [
-  'pytorch-device-agnostic',
-  'cuda-to-hip',
-  'cudnn-benchmark',
-  'matmul-precision-high',
-  'autocast-bf16',
-  'autocast-fp16',
-  'dataloader-workers',
-  'pin-memory',
-  'persistent-workers',
-  'torch-compile',
-  'channels-last',
-] as const;
-export type TransformationName = (typeof TRANSFORMATIONS)[number];
-
 export const PreparationSchema = z
   .object({
     workload: z
@@ -54,7 +39,7 @@ export const PreparationSchema = z
         z.object({
           name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).describe('Short unique name, e.g. "migrate" or "opt-workers".'),
           kind: z.enum(['migration', 'adaptation', 'optimization']),
-          transformation: z.enum(TRANSFORMATIONS),
+          transformation: z.enum(TRANSFORMATION_NAMES),
           required: z.boolean().describe('Required: the target needs it (a failure stops the job). Optional: an optimization, kept only when it pays.'),
           tolerance: Tolerance.optional(),
         }),

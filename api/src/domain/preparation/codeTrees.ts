@@ -5,7 +5,7 @@
  * whose unchanged and binary files keep their blobs.
  */
 import { createHash } from 'node:crypto';
-import { createTwoFilesPatch } from 'diff';
+import { unifiedDiff } from '../../preparation/diffs.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import { registerBlob } from '../blobs/blobAccess.js';
 import { readText } from '../jobs/projectFiles.js';
@@ -62,15 +62,4 @@ export function changedPaths(a: readonly ManifestEntry[], b: readonly ManifestEn
   return [...new Set([...left.keys(), ...right.keys()])].filter((p) => left.get(p) !== right.get(p)).sort();
 }
 
-/** A unified diff (git style, one section per changed text file) from `before` to `after`. */
-export function unifiedDiff(before: Tree, after: Tree): string {
-  const paths = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  let out = '';
-  for (const p of paths) {
-    const a = before[p];
-    const b = after[p];
-    if (a === b) continue;
-    out += createTwoFilesPatch(a === undefined ? '/dev/null' : `a/${p}`, b === undefined ? '/dev/null' : `b/${p}`, a ?? '', b ?? '', '', '', { context: 3 });
-  }
-  return out;
-}
+export { unifiedDiff };

@@ -39,9 +39,9 @@ import { compareOutputs, type ComparisonCriteria, type ComparisonReport } from '
 import { compareTimings, type TimingComparison } from '../../preparation/compareTimings.js';
 import { findPython } from '../../preparation/findPython.js';
 import { migrateTree } from '../../preparation/migrateTree.js';
-import { optimization, type OptimizationName } from '../../preparation/optimize.js';
 import { runStaticChecks, type StaticCheckResult } from '../../preparation/runStaticChecks.js';
-import type { Target, TransformResult } from '../../preparation/types.js';
+import { targetOfWorkload, transformationByName } from '../../preparation/transformations.js';
+import type { TransformResult } from '../../preparation/types.js';
 import { registerBlob } from '../blobs/blobAccess.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import type { Criteria } from '../jobs/acceptance.js';
@@ -177,7 +177,7 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
     if (!online && firstRequired?.transformation === 'pytorch-device-agnostic' && !sameEnv(spec.reference, spec.target)) {
       // The unchanged code cannot run anywhere online: take the reference from the
       // device-agnostic rewrite on the target instead, and say so in the record.
-      const rewrite = await migrateTree((await loadTree(r, ctx.original.manifest)).text, { target: toolkitTarget(spec.target.workload) }, { python: await python() });
+      const rewrite = await migrateTree((await loadTree(r, ctx.original.manifest)).text, { target: targetOfWorkload(spec.target.workload) }, { python: await python() });
       const manifest = await manifestFromTree(r, ctx.original.manifest, rewrite.tree, ctx.ownerId);
       const cv = await upsertVersion(r, { jobId, step: REFERENCE_STEP, revision: 0, parentId: ctx.original.id, origin: 'pytorch-device-agnostic (reference fallback)', manifest });
       codeId = cv.id;
@@ -236,7 +236,7 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   // Static checks before any worker sees it.
   let checks = cv.staticChecks as unknown as StaticCheckResult | null;
   if (!checks) {
-    checks = await runStaticChecks((await loadTree(r, candidate.manifest)).text, { target: toolkitTarget(spec.target.workload), python: await python() });
+    checks = await runStaticChecks((await loadTree(r, candidate.manifest)).text, { target: targetOfWorkload(spec.target.workload), python: await python() });
     // Deterministic for a given tree, so a second process checking at the same time writes the same.
     await r.prisma.codeVersion.update({ where: { id: cv.id }, data: { staticChecks: checks as unknown as P.InputJsonValue } });
   }
@@ -324,11 +324,9 @@ async function lastAccepted(ctx: Ctx): Promise<Version> {
 
 async function transform(ctx: Ctx, step: Step, from: Version): Promise<TransformResult> {
   const tree = (await loadTree(ctx.r, from.manifest)).text;
-  const target = toolkitTarget(ctx.spec.target.workload);
   const torch = (await networkCapacity(ctx.r)).classes.find((c) => c.workloads.includes(ctx.spec.target.workload))?.torchVersions.at(-1);
-  const tctx = { target, ...(torch ? { runtime: { torch } } : {}) };
-  if (step.transformation === 'pytorch-device-agnostic' || step.transformation === 'cuda-to-hip') return migrateTree(tree, tctx, { python: await python() });
-  return optimization(step.transformation as OptimizationName)(tree, tctx, { python: await python() });
+  const tctx = { target: targetOfWorkload(ctx.spec.target.workload), ...(torch ? { runtime: { torch } } : {}) };
+  return transformationByName(step.transformation)(tree, tctx, { python: await python() });
 }
 
 interface Decision {
@@ -638,13 +636,6 @@ async function python(modules: string[] = []): Promise<string> {
     pythonFor.set(key, p);
   }
   return pythonFor.get(key)!;
-}
-
-export function toolkitTarget(workload: string): Target {
-  if (workload === 'torch-cuda' || workload === 'cuda-cxx') return 'cuda';
-  if (workload === 'torch-rocm' || workload === 'hip-cxx') return 'rocm';
-  if (workload === 'torch-mps') return 'mps';
-  return 'cpu';
 }
 
 function sameEnv(a: PreparationSpec['target'], b: PreparationSpec['target']): boolean {

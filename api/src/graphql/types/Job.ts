@@ -43,6 +43,7 @@ export const JobRef = builder.prismaNode('Job', {
     plans: t.relation('plans', { query: { orderBy: { version: 'asc' } } }),
     questions: t.relation('questions', { query: { orderBy: { createdAt: 'asc' } } }),
     tasks: t.relation('tasks', { query: { orderBy: { createdAt: 'asc' } } }),
+    preparationRecords: t.relation('preparations', { description: 'What the preparation stage tried and decided, in order.', query: { orderBy: [{ createdAt: 'asc' }, { revision: 'asc' }] } }),
     outputs: t.field({
       type: [FileEntry],
       description: 'The downloadable results: files of the succeeded run (and evaluation) tasks. All at once: GET /jobs/<id>/outputs.tar.gz.',
@@ -79,6 +80,10 @@ builder.prismaObject('CodeVersion', {
     id: t.exposeID('id'),
     status: t.exposeString('status'),
     origin: t.exposeString('origin'),
+    step: t.exposeString('step', { nullable: true, description: 'The preparation step a candidate was made for.' }),
+    revision: t.exposeInt('revision', { nullable: true }),
+    staticChecks: t.expose('staticChecks', { type: 'JSON', nullable: true }),
+    parentId: t.exposeID('parentId', { nullable: true }),
     fileCount: t.exposeInt('fileCount'),
     totalBytes: t.expose('totalBytes', { type: 'BigInt' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -111,6 +116,7 @@ builder.prismaObject('Plan', {
     requirements: t.expose('requirements', { type: 'JSON' }),
     outputs: t.expose('outputs', { type: 'JSON' }),
     acceptanceCriteria: t.expose('acceptanceCriteria', { type: 'JSON' }),
+    preparation: t.expose('preparationWorkload', { type: 'JSON', nullable: true, description: 'The preparation stage the plan asks for: bounded workload, reference and target environments, steps, revision budget.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
