@@ -220,6 +220,37 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     await screenshot(page, 'jobs-list', { docs: true });
   });
 
+  it('prepares code hard-wired to CUDA for the CPU worker: the Preparation section shows the fallback reference, the accepted migration with its diff and comparison', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'New job' }).click();
+    const dir = path.join(ROOT, 'examples/cuda-classifier');
+    await dropFiles(page, Object.fromEntries(readdirSync(dir).filter((f) => f.endsWith('.py')).map((f) => [f, readFileSync(path.join(dir, f), 'utf8')])));
+    await page.getByText(/^3 files, /).waitFor(WAIT);
+    await page.getByLabel('Title').fill('CUDA-only classifier');
+    await page.getByLabel(/What should happen/).fill('train it for 2 epochs and give me the model');
+    await page.getByRole('button', { name: 'Submit job' }).click();
+    await page.waitForURL(/\/jobs\/(?!new$)[^/]+$/, WAIT);
+    const prep = page.locator('[data-testid=preparation]');
+    await prep.waitFor(LONG);
+    await page.locator('h1 [data-status=SUCCEEDED]').waitFor({ timeout: 150_000 });
+    const reference = prep.locator('[data-step=reference] [data-testid=prep-record]');
+    await reference.waitFor(WAIT);
+    expect(await reference.getAttribute('data-outcome')).toBe('FALLBACK');
+    expect(await reference.textContent()).toMatch(/No NVIDIA worker was online/);
+    const migrate = prep.locator('[data-step=migrate] [data-testid=prep-record]');
+    expect(await migrate.getAttribute('data-outcome')).toBe('ACCEPTED');
+    await migrate.getByText('Diff').click();
+    await migrate.locator('[data-testid=diff] .diff-add').first().waitFor(WAIT);
+    expect(await migrate.locator('[data-testid=diff] .diff-del').first().textContent()).toMatch(/^-/);
+    await migrate.getByText(/Comparison with the reference: within tolerance/).click();
+    await migrate.locator('[data-testid=comparison] tbody tr').first().waitFor(WAIT);
+    const [evidence] = await Promise.all([page.waitForEvent('download', WAIT), migrate.getByRole('button', { name: 'Download evidence (.tar.gz)' }).click()]);
+    expect(evidence.suggestedFilename()).toBe('evidence-migrate.tar.gz');
+    expect(execFileSync('tar', ['-tzf', (await evidence.path())!], { encoding: 'utf8' })).toContain('evidence/diff.patch');
+    await page.locator('[aria-label=Stages] li', { hasText: 'Preparation' }).waitFor(WAIT);
+    await prep.scrollIntoViewIfNeeded();
+    await screenshot(page, 'job-preparation', { docs: true });
+  });
+
   it('pauses the worker from the Workers page: PAUSED in the database, and the worker says so', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workers' }).click();
     const row = page.locator('tr[data-worker="cpu-box"]');

@@ -7,6 +7,7 @@ import { AgentActivity } from '../features/jobs/AgentActivity';
 import { CostMeter } from '../features/jobs/CostMeter';
 import { Outputs } from '../features/jobs/Outputs';
 import { PlanView } from '../features/jobs/PlanView';
+import { PreparationView } from '../features/jobs/PreparationView';
 import { QuestionForm } from '../features/jobs/QuestionForm';
 import { defaultAttempt, TasksView, type TaskData } from '../features/jobs/TasksView';
 import { EventTimeline, StageBar } from '../features/jobs/Timeline';
@@ -44,6 +45,7 @@ const JobFields = graphql(`
       requirements
       outputs
       acceptanceCriteria
+      preparation
       createdAt
     }
     questions {
@@ -141,6 +143,33 @@ const JobTasksQuery = graphql(`
   }
 `);
 
+const JobPreparationQuery = graphql(`
+  query JobPreparation($id: ID!) {
+    job(id: $id) {
+      id
+      preparationRecords {
+        id
+        step
+        kind
+        revision
+        required
+        transformation
+        outcome
+        reason
+        hardware
+        workload
+        accelerator
+        staticChecks
+        numericalCheck
+        timings
+        evidenceSha
+        diff
+        createdAt
+      }
+    }
+  }
+`);
+
 const CancelJob = graphql(`
   mutation CancelJob($id: ID!) {
     cancelJob(id: $id) {
@@ -162,38 +191,42 @@ const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED']);
 export default function JobPage({ id }: { id: string }) {
   const job = useQuery(JobQuery, { variables: { id } });
   const tasks = useQuery(JobTasksQuery, { variables: { id } });
+  const preparation = useQuery(JobPreparationQuery, { variables: { id } });
   useSubscription(JobUpdated, { variables: { id }, skip: !job.data?.job });
   const [cancel, cancelState] = useMutation(CancelJob);
   const [cancelError, setCancelError] = useState<string | null>(null);
 
   // Refetch what events say changed, at most every 300 ms however many arrive.
-  const pending = useRef({ job: false, tasks: false, timer: undefined as ReturnType<typeof setTimeout> | undefined });
+  const pending = useRef({ job: false, tasks: false, prep: false, timer: undefined as ReturnType<typeof setTimeout> | undefined });
   const schedule = useCallback(
-    (what: { job?: boolean; tasks?: boolean }) => {
+    (what: { job?: boolean; tasks?: boolean; prep?: boolean }) => {
       const p = pending.current;
       p.job ||= !!what.job;
       p.tasks ||= !!what.tasks;
+      p.prep ||= !!what.prep;
       if (p.timer) return;
       p.timer = setTimeout(() => {
-        const { job: j, tasks: t } = p;
-        p.job = p.tasks = false;
+        const { job: j, tasks: t, prep } = p;
+        p.job = p.tasks = p.prep = false;
         p.timer = undefined;
         if (j) void job.refetch().catch(() => {});
         if (t) void tasks.refetch().catch(() => {});
+        if (prep) void preparation.refetch().catch(() => {});
       }, 300);
     },
-    [job, tasks],
+    [job, tasks, preparation],
   );
   useEffect(() => () => clearTimeout(pending.current.timer), []);
 
   const onEvent = useCallback(
     (e: JobEventItem) => {
       if (e.kind.startsWith('task.') || e.kind.startsWith('attempt.')) schedule({ tasks: true, job: true });
+      else if (e.kind === 'preparation.record') schedule({ prep: true, job: true });
       else if (e.kind.startsWith('question.') || e.kind.startsWith('plan.') || e.kind === 'job.status' || e.kind === 'validation') schedule({ job: true });
     },
     [schedule],
   );
-  const onResync = useCallback(() => schedule({ job: true, tasks: true }), [schedule]);
+  const onResync = useCallback(() => schedule({ job: true, tasks: true, prep: true }), [schedule]);
   const activity = useJobActivity(id, onEvent, onResync);
 
   const taskList = (tasks.data?.job?.tasks ?? []) as TaskData[];
@@ -266,6 +299,13 @@ export default function JobPage({ id }: { id: string }) {
       {openQuestions.map((q) => (
         <QuestionForm key={q.id} question={q} onAnswered={() => schedule({ job: true })} />
       ))}
+
+      {j.currentPlan?.preparation != null && (
+        <section className="panel" aria-label="Preparation">
+          <h2>Preparation</h2>
+          <PreparationView spec={j.currentPlan.preparation} records={preparation.data?.job?.preparationRecords ?? []} status={j.status} />
+        </section>
+      )}
 
       <div className="grid2">
         <div>

@@ -3,7 +3,7 @@
  * jobs (a user sees their own; an operator every job's). docs/architecture.md §4.
  */
 import { z } from 'zod';
-import { recordWhere } from '../../domain/preparation/recordQueries.js';
+import { recordDiff, recordWhere } from '../../domain/preparation/recordQueries.js';
 import { builder } from '../builder.js';
 import { decodeId } from '../ids.js';
 import { isUuid, NOBODY } from '../principal.js';
@@ -37,6 +37,12 @@ builder.prismaNode('PreparationRecord', {
     staticChecks: t.expose('staticChecks', { type: 'JSON', nullable: true }),
     numericalCheck: t.expose('numericalCheck', { type: 'JSON', nullable: true, description: 'compare.py\'s report: per file and tensor, shape, dtype, max abs/rel error, share outside tolerance.' }),
     timings: t.expose('timings', { type: 'JSON', nullable: true, description: 'Timing samples (seconds) of the accepted version (a) and the candidate (b), and their statistics.' }),
+    diff: t.string({
+      nullable: true,
+      description: 'The change, as a unified diff from the version it was made from to the candidate (text files).',
+      select: { originalCodeId: true, candidateCodeId: true },
+      resolve: (rec, _a, ctx) => recordDiff(ctx, rec),
+    }),
     evidenceSha: t.exposeString('evidenceSha', { nullable: true, description: 'The evidence bundle (.tar.gz) of an accepted change: GET /blobs/<sha256>.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
