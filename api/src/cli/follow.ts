@@ -562,6 +562,9 @@ export class JobFollower {
         }
         return;
       }
+      case 'preparation.record':
+        this.out.line(`  ⚙ preparation ${p.step ?? ''}${p.revision ? ` (revision ${p.revision})` : ''} — ${p.transformation ?? ''}: ${p.outcome ?? ''}${p.reason ? ` — ${oneLine(p.reason, 400)}` : ''}`);
+        return;
       case 'validation':
         this.validation.push(p);
         if (this.opts.events) this.out.line(`  ✔ validation: ${describeValidation(p)}`);

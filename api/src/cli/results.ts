@@ -26,6 +26,8 @@ const RESULT = /* GraphQL */ `
       acceptanceCriteria
       currentPlan { id version author summary steps command environment requirements outputs acceptanceCriteria }
       outputs { path sha256 size mode }
+      outputsValidated
+      preparationRecords { id step kind revision required transformation outcome reason hardware numericalCheck timings staticChecks evidenceSha createdAt }
       tasks {
         id
         name
@@ -79,6 +81,8 @@ interface JobResult {
   acceptanceCriteria: unknown;
   currentPlan: Record<string, unknown> | null;
   outputs: OutputFile[];
+  outputsValidated: boolean;
+  preparationRecords: { id: string; step: string; revision: number; outcome: string; reason: string; evidenceSha: string | null; [k: string]: unknown }[];
   tasks: TaskResult[];
 }
 
@@ -127,6 +131,9 @@ export async function downloadResults(
     evaluation,
     validation,
     outputs: job.outputs,
+    // Only a SUCCEEDED job's outputs passed its checks; the others are kept but not validated.
+    validated: job.outputsValidated,
+    preparation: job.preparationRecords,
     tasks: job.tasks.map((t) => ({ name: t.name, kind: t.kind, status: t.status, statusReason: t.statusReason, command: t.command, result: t.result, attempts: t.attempts })),
   };
 
@@ -143,6 +150,16 @@ export async function downloadResults(
     if (f.mode & 0o111) await chmod(target, 0o755);
     total += buf.length;
     opts.out.line(`  ↓ ${rel} (${bytes(buf.length)})`);
+  }
+  for (const rec of job.preparationRecords) {
+    if (!rec.evidenceSha) continue;
+    const rel = `evidence/${safeOutputPath(rec.step)}${rec.revision ? `-r${rec.revision}` : ''}.tar.gz`;
+    await mkdir(path.join(outDir, 'evidence'), { recursive: true });
+    await writeFile(path.join(outDir, rel), await client.getBlob(rec.evidenceSha));
+    opts.out.line(`  ↓ ${rel} (evidence for ${rec.step}: ${rec.outcome.toLowerCase()})`);
+  }
+  if (job.outputs.length && !job.outputsValidated) {
+    opts.out.line(`Not validated: the job ended ${job.status.toLowerCase()}, so these outputs did not pass its checks${job.statusReason ? ` (${job.statusReason})` : ''}.`);
   }
   const names = new Set(job.outputs.map((f) => safeOutputPath(f.path)));
   const jsonName = names.has('job.json') ? 'chatgpu-job.json' : 'job.json';

@@ -69,6 +69,7 @@ const JobFields = graphql(`
       sha256
       size
     }
+    outputsValidated
     originalCode {
       id
       fileCount
@@ -358,7 +359,7 @@ export default function JobPage({ id }: { id: string }) {
           </section>
           <section className="panel">
             <h2>Outputs</h2>
-            <Outputs jobId={j.id} outputs={j.outputs} status={j.status} />
+            <Outputs jobId={j.id} outputs={j.outputs} status={j.status} validated={j.outputsValidated} />
           </section>
           <section className="panel">
             <h2>Plan</h2>

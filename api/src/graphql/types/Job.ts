@@ -49,6 +49,11 @@ export const JobRef = builder.prismaNode('Job', {
       description: 'The downloadable results: files of the succeeded run (and evaluation) tasks. All at once: GET /jobs/<id>/outputs.tar.gz.',
       resolve: (job, _a, ctx) => jobOutputs(ctx.prisma, job.id),
     }),
+    outputsValidated: t.boolean({
+      description: "Whether the outputs passed the job's checks: only a SUCCEEDED job's did. Outputs of a job that failed its checks stay downloadable, marked not validated.",
+      select: { status: true },
+      resolve: (job) => job.status === 'SUCCEEDED',
+    }),
     openQuestions: t.relation('questions', { query: { where: { status: 'OPEN' }, orderBy: { createdAt: 'asc' } } }),
     events: t.prismaField({
       type: ['JobEvent'],

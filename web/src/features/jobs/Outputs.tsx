@@ -12,7 +12,7 @@ export interface OutputFile {
  * The job's downloadable results (Job.outputs: files of its succeeded run and evaluation
  * tasks), each downloadable with the session token, and all of them as one archive.
  */
-export function Outputs({ jobId, outputs, status }: { jobId: string; outputs: readonly OutputFile[]; status: string }) {
+export function Outputs({ jobId, outputs, status, validated }: { jobId: string; outputs: readonly OutputFile[]; status: string; validated: boolean }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   if (outputs.length === 0) {
@@ -39,7 +39,20 @@ export function Outputs({ jobId, outputs, status }: { jobId: string; outputs: re
       )}
       <div className="spread" style={{ marginBottom: 8 }}>
         <span className="muted small">
-          {outputs.length} file{outputs.length === 1 ? '' : 's'}, {formatBytes(total)}
+          {outputs.length} file{outputs.length === 1 ? '' : 's'}, {formatBytes(total)}{' '}
+          {validated ? (
+            <span className="badge tone-ok" data-testid="outputs-validated">
+              validated
+            </span>
+          ) : !['FAILED', 'CANCELLED', 'STOPPED'].includes(status) ? (
+            <span className="badge tone-muted" data-testid="outputs-checks-pending">
+              checks pending
+            </span>
+          ) : (
+            <span className="badge tone-bad" data-testid="outputs-not-validated" title="The job did not pass its checks: these files are kept for inspection, not as results.">
+              not validated
+            </span>
+          )}
         </span>
         <button type="button" onClick={() => void run('*', () => downloadOutputsArchive(jobId))} disabled={busy === '*'}>
           {busy === '*' ? 'Preparing…' : 'Download all (.tar.gz)'}
