@@ -52,6 +52,7 @@ describe('the main job, builtin planner', () => {
     expect(job.currentPlan.author).toBe('builtin');
     expect(job.currentPlan.command).toBe('python train.py --epochs 2 --device "$CHATGPU_DEVICE" --save outputs/model.pt');
     expect(job.currentPlan.acceptanceCriteria.evaluate.command).toBe('python evaluate.py --checkpoint outputs/model.pt');
+    expect(job.currentPlan.acceptanceCriteria.evaluate.reports).toEqual(['eval_accuracy']);
     expect(job.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED'], ['EVALUATE', 'SUCCEEDED']]);
     const accepted = job.events.find((e: any) => e.kind === 'job.status' && e.payload.transition === 'acceptPlan');
     expect(accepted?.payload.reason).toMatch(/^No preparation needed: the code fits a torch-cpu worker as it is/);
@@ -85,6 +86,20 @@ describe('the main job, builtin planner', () => {
     const logs = await api.gql(`query($id: ID!) { attempt(id: $id) { status logs(first: 5000) { text } } }`, { id: attempt.id }, user.token);
     expect(logs.data.attempt.logs.some((l: any) => /^epoch 2\/2: loss [\d.]+ accuracy [\d.]+$/.test(l.text))).toBe(true);
     expect((await api.gql(`query($id: ID!) { attempt(id: $id) { status } }`, { id: attempt.id }, stranger.token)).data.attempt).toBeNull();
+  });
+
+  it('fails a job whose evaluation misses the threshold the user named; its outputs stay downloadable, marked not validated', { timeout: 120_000 }, async () => {
+    const id = await submit(dirFiles(path.join(repoRoot, 'examples/torch-classifier')), 'train it for 1 epoch and give me the model; I need accuracy above 0.999');
+    const job = await until(id, (j) => ['SUCCEEDED', 'FAILED'].includes(j.status), 110_000);
+    expect(job.status, job.statusReason).toBe('FAILED');
+    // The threshold is on the evaluation of the final checkpoint (what evaluate.py reports), not on training.
+    expect(job.currentPlan.acceptanceCriteria.evaluate.metrics).toEqual([{ name: 'eval_accuracy', op: '>', value: 0.999 }]);
+    expect(job.currentPlan.acceptanceCriteria.metrics).toEqual([]);
+    expect(job.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED'], ['EVALUATE', 'SUCCEEDED']]);
+    expect(job.statusReason).toMatch(/evaluation missed the criteria: eval_accuracy was 0\.\d+, the criterion is > 0\.999/);
+    const more = (await api.gql(`query($id: ID!) { job(id: $id) { outputsValidated outputs { path } } }`, { id }, user.token)).data.job;
+    expect(more.outputsValidated).toBe(false);
+    expect(more.outputs.map((o: any) => o.path)).toContain('outputs/model.pt');
   });
 
   it('runs the dependency-free simulation example: its results file is required, not mistaken for a checkpoint', async () => {

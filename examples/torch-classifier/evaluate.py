@@ -7,6 +7,7 @@ import argparse
 import torch
 from torch import nn
 
+from chatgpu.metrics import log
 from data import make_spirals
 
 
@@ -22,12 +23,7 @@ def main():
     with torch.no_grad():
         acc = (model(x).argmax(1) == y).float().mean().item()
     print(f"evaluation accuracy on fresh data: {acc:.3f}")
-    try:
-        from chatgpu.metrics import log
-
-        log(eval_accuracy=acc)
-    except ImportError:
-        pass
+    log(eval_accuracy=acc)
 
 
 if __name__ == "__main__":

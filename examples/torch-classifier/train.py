@@ -3,15 +3,17 @@
     python train.py --epochs 2 --save model.pt
 
 Runs on a CPU in seconds. Uses the device in CHATGPU_DEVICE (or --device), reports loss
-and accuracy per epoch, and saves a checkpoint that evaluate.py reloads.
+and accuracy per epoch through ChatGPU's metrics helper (outside a worker:
+`PYTHONPATH=../../worker/python python train.py`), and saves a checkpoint that evaluate.py reloads.
 """
 import argparse
-import json
 import os
 
 import torch
 from torch import nn
 
+# The worker puts ChatGPU's helpers on PYTHONPATH; outside a worker: PYTHONPATH=worker/python.
+from chatgpu.metrics import log
 from data import make_spirals
 
 
@@ -31,12 +33,6 @@ def main():
     model = nn.Sequential(nn.Linear(2, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 2)).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.CrossEntropyLoss()
-    try:
-        from chatgpu.metrics import log
-    except ImportError:  # running outside ChatGPU
-        def log(**kw):
-            print(json.dumps(kw))
-
     step = 0
     for epoch in range(args.epochs):
         perm = torch.randperm(len(x))

@@ -200,11 +200,25 @@ function decide(req: ModelRequest): Item[] {
     const op = /above|over|greater|>$/.test(m[2]!) ? '>' : /at least|>=/.test(m[2]!) ? '>=' : /at most|<=/.test(m[2]!) ? '<=' : '<';
     metrics.push({ name: m[1]!.toLowerCase().replace(/\s/g, '_'), op, value: Number(m[3]) });
   }
-  let evaluate: { checkpoint: string; command: string } | undefined;
+  // The evaluation decides: what it reports is required, and a threshold the user named
+  // goes on the evaluation of the final checkpoint when the evaluation reports that metric
+  // ("accuracy above 0.9" → eval_accuracy > 0.9), else on the run's own metrics.
+  let evaluate: { checkpoint: string; command: string; metrics: typeof metrics; reports: string[] } | undefined;
+  let runMetrics = metrics;
   if (checkpoint) {
     const evalScript = eps.find((e) => e !== entry && /eval/i.test(e.path) && e.flags.some((f: ArgFlag) => /checkpoint|ckpt|model|weights/.test(f.flag)));
     const flag = evalScript?.flags.find((f) => /checkpoint|ckpt|model|weights/.test(f.flag))?.flag;
-    evaluate = { checkpoint, command: evalScript && flag ? `python ${evalScript.path} ${flag} ${checkpoint}` : `python -m chatgpu.reload_check ${checkpoint}` };
+    const own = evalScript && flag;
+    const reports = own ? evalScript.reportsMetrics : ['reload_ok'];
+    const onEval = (name: string) => reports.find((r) => r === name || r.endsWith(`_${name}`) || r.startsWith(`${name}_`)) ?? (name === 'acc' ? reports.find((r) => /(^|_)accuracy$/.test(r)) : undefined);
+    const evalMetrics = metrics.filter((m) => onEval(m.name)).map((m) => ({ ...m, name: onEval(m.name)! }));
+    runMetrics = metrics.filter((m) => !onEval(m.name));
+    evaluate = {
+      checkpoint,
+      command: own ? `python ${evalScript.path} ${flag} ${checkpoint}` : `python -m chatgpu.reload_check ${checkpoint}`,
+      metrics: evalMetrics,
+      reports,
+    };
   }
   const preparation = migrate
     ? {
@@ -226,7 +240,9 @@ function decide(req: ModelRequest): Item[] {
       ...(migrate ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code'] : []),
       `Run \`${command}\``,
       'Collect outputs/',
-      ...(evaluate ? [`Evaluate: \`${evaluate.command}\``] : []),
+      ...(evaluate
+        ? [`Evaluate: \`${evaluate.command}\`${evaluate.reports.length ? `; it must report ${evaluate.reports.join(', ')}` : ''}${evaluate.metrics.length ? `; required: ${evaluate.metrics.map((m) => `${m.name} ${m.op} ${m.value}`).join(', ')}` : ''}`]
+        : []),
       'Check the acceptance criteria',
     ],
     command,
@@ -234,7 +250,7 @@ function decide(req: ModelRequest): Item[] {
     hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null },
     timeoutSec: 3600,
     outputs: [...outputs],
-    acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics, evaluate: evaluate ? { ...evaluate, metrics: null } : null },
+    acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics: runMetrics, evaluate: evaluate ?? null },
     preparation,
   });
 }

@@ -22,6 +22,11 @@ export interface EntryPoint {
   flags: ArgFlag[];
   savesCheckpoint: boolean;
   hardwiredCuda: string[];
+  /**
+   * Metrics the script reports through the worker's helper (`log(name=value, …)` from
+   * chatgpu.metrics), in order of first appearance; `step`/`ts` are not metrics.
+   */
+  reportsMetrics: string[];
 }
 
 export interface ProjectFacts {
@@ -99,7 +104,7 @@ export function analyzeProject(files: Map<string, string>): ProjectFacts {
         const code = line.replace(/#.*/, '');
         if (/\.cuda\(\)|device\s*=\s*['"]cuda|torch\.device\(\s*['"]cuda['"]\s*\)|\.to\(\s*['"]cuda/.test(code) && !/is_available/.test(code)) hardwiredCuda.push(`${p}:${i + 1}`);
       });
-      entryPoints.push({ path: p, flags, savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda });
+      entryPoints.push({ path: p, flags, savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda, reportsMetrics: reportedMetrics(text) });
     }
   }
   const cudaSources = [...files.keys()].filter((p) => /\.(cu|cuh|hip)$/.test(p)).sort();
@@ -107,6 +112,22 @@ export function analyzeProject(files: Map<string, string>): ProjectFacts {
   const usesTorch = imports.has('torch');
   if (pins.length === 0 && imports.size > 0) notes.push(`No requirements file; imports: ${[...imports].sort().join(', ')}.`);
   return { pins, imports: [...imports].sort(), localModules: [...localModules].sort(), entryPoints, cudaSources, dataFolders, usesTorch, notes };
+}
+
+/**
+ * Names passed as keywords to the metrics helper: `log(step=s, loss=l, accuracy=a)` →
+ * loss, accuracy. Only when the file imports `log` from chatgpu.metrics (or calls
+ * `chatgpu.metrics.log`), so an unrelated `log(...)` is not mistaken for one.
+ */
+export function reportedMetrics(text: string): string[] {
+  const imported = /from\s+chatgpu\.metrics\s+import\s+[^\n]*\blog\b/.test(text);
+  const calls = [...text.matchAll(imported ? /(?<![\w.])log\(([^)]*)\)|chatgpu\.metrics\.log\(([^)]*)\)/g : /chatgpu\.metrics\.log\(([^)]*)\)/g)];
+  const names = new Set<string>();
+  for (const c of calls) {
+    const args = c[1] ?? c[2] ?? '';
+    for (const m of args.matchAll(/(?:^|,)\s*([A-Za-z_]\w*)\s*=(?!=)/g)) if (m[1] !== 'step' && m[1] !== 'ts') names.add(m[1]!);
+  }
+  return [...names];
 }
 
 /** Does `version` satisfy a pip-style spec like "==1.13.1" or ">=1.10,<2"? Unknown specs: null. */
