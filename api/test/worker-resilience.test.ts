@@ -3,7 +3,6 @@
  * going, the worker reconnects with backoff, renews its lease and completes), and a run
  * past its time limit (its whole process group is killed, the attempt fails as TIMEOUT).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { silentLogger } from '../src/domain/resources.js';
 import { startServer } from '../src/server.js';
 import { createTestDatabase } from './helpers/db.js';
 import { freePort } from './helpers/processes.js';
+import { descendants, stillRunning, subtreeOf } from './helpers/processTree.js';
 import { startWorker } from './helpers/worker.js';
 import { waitFor } from './helpers/waitFor.js';
 
@@ -73,7 +73,14 @@ describe('worker resilience (real processes)', () => {
   it('kills a run past its time limit, with its whole process group, and fails it as TIMEOUT', async () => {
     const w = await startWorker(url, wt, 'strict', ['--python', '/usr/bin/python3']);
     const j = await job({ 'hang.py': 'import subprocess, time\nsubprocess.Popen(["sleep", "61.25"])\nprint("started", flush=True)\ntime.sleep(61.5)\n' });
-    const task = await createTask(server.resources, { jobId: j.jobId, kind: 'RUN', name: 'hang', codeVersionId: j.codeVersionId, command: 'python hang.py', requirements: { workload: 'python', timeoutSec: 3 } });
+    const task = await createTask(server.resources, { jobId: j.jobId, kind: 'RUN', name: 'hang', codeVersionId: j.codeVersionId, command: 'python hang.py', requirements: { workload: 'python', timeoutSec: 8 } });
+    // While it runs: the processes of this worker's tree (the run, its sandbox, the sleep it
+    // started in the background) — only what this test started, not a machine-wide search.
+    const tree = await waitFor(async () => {
+      const started = await server.db.prisma.logChunk.findFirst({ where: { text: 'started', attempt: { taskId: task.id } } });
+      const run = subtreeOf(w.child.pid!, descendants(w.child.pid!), /hang\.py/);
+      return started && run.some((p) => p.cmdline === 'sleep 61.25') ? run : null;
+    }, 30_000, 'the run and its background sleep');
     const done = await waitFor(async () => {
       const t = await server.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
       return ['SUCCEEDED', 'FAILED'].includes(t.status) ? t : null;
@@ -82,15 +89,9 @@ describe('worker resilience (real processes)', () => {
     expect(done.statusReason).toMatch(/time limit/);
     const a = await server.db.prisma.attempt.findFirstOrThrow({ where: { taskId: task.id } });
     expect(a.errorClass).toBe('TIMEOUT');
-    await new Promise((r) => setTimeout(r, 500));
-    const left = (() => {
-      try {
-        return execFileSync('pgrep', ['-f', 'sleep 61.25|61.5'], { encoding: 'utf8' });
-      } catch {
-        return '';
-      }
-    })();
-    expect(left.trim()).toBe('');
+    // The whole group is gone: the python run and the sleep it left in the background.
+    const left = await waitFor(async () => (stillRunning(tree).length === 0 ? [] : null), 10_000, 'the run’s processes to exit').catch(() => stillRunning(tree));
+    expect(left.map((p) => p.cmdline)).toEqual([]);
     await w.stop();
     await server.close();
   }, 120_000);
