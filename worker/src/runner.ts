@@ -1,11 +1,17 @@
 /**
  * Runs one attempt: prepares its directory with the code version's files (blobs cached
- * by sha256 across tasks), runs the command (sandboxed when possible) with the task's
- * environment, streams its output, enforces the time limit, uploads declared outputs
+ * by sha256 across tasks), runs the command (sandboxed when possible) with an environment
+ * built from scratch, streams its output, enforces the time limit, uploads declared outputs
  * and completes the attempt. Cancel and lease loss kill the whole process group.
+ *
+ * Outputs are the task's own files only: collected with lstat, never through a symbolic link,
+ * each opened with O_NOFOLLOW and checked to lie inside the attempt directory, within a size
+ * limit per file and in total; whatever is skipped is logged with the reason.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, link, mkdir, readdir, rm, stat, symlink, chmod } from 'node:fs/promises';
+import { constants as fsc } from 'node:fs';
+import { chmod, copyFile, lchown, lstat, mkdir, open, readdir, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiError, sleep, type ApiClient } from './client.js';
@@ -13,12 +19,23 @@ import { AppendLogsDoc, CompleteAttemptDoc, ReportMetricsDoc } from './documents
 import type { ClaimTaskMutation } from './gql/graphql.js';
 import { LogStream } from './logStream.js';
 import type { Capabilities } from './probe/types.js';
-import { buildSandboxedCommand, gpuDeviceNodes, type MemoryLimitPlan } from './sandbox.js';
+import {
+  buildSandboxedCommand,
+  DEFAULT_PIDS_LIMIT,
+  defaultTaskUser,
+  gpuDeviceNodes,
+  interpreterBinds,
+  sandboxPaths,
+  writeIdentityFiles,
+  type MemoryLimitPlan,
+} from './sandbox.js';
 
 export type Assignment = Extract<ClaimTaskMutation['claimTask'], { __typename: 'MutationClaimTaskSuccess' }>['data'][number];
 
 const PYTHON_HELPERS = fileURLToPath(new URL('../python', import.meta.url));
 const MAX_OUTPUT_FILES = 500;
+/** The API refuses blobs over 2 GiB (BLOB_MAX_BYTES); a bigger file could not be uploaded anyway. */
+export const DEFAULT_OUTPUT_LIMITS = { maxFileBytes: 2 * 1024 ** 3, maxTotalBytes: 8 * 1024 ** 3 } as const;
 
 export interface RunnerDeps {
   client: ApiClient;
@@ -29,6 +46,13 @@ export interface RunnerDeps {
   log: { info(m: string): void; warn(m: string): void };
   /** Wraps the execution in a telemetry span (Sentry when configured). */
   span?: <T>(a: Assignment, fn: () => Promise<T>) => Promise<T>;
+  /** the worker's Python helpers (worker/python by default) */
+  helpersDir?: string;
+  /** the unprivileged user tasks run as; default TASK_USER when the worker is root, else its own uid */
+  taskUser?: { uid: number; gid: number } | null;
+  /** RLIMIT_NPROC for tasks run as `taskUser` (default DEFAULT_PIDS_LIMIT) */
+  pidsLimit?: number | null;
+  outputLimits?: { maxFileBytes?: number; maxTotalBytes?: number };
 }
 
 export type StopReason = 'cancel' | 'lease-lost' | 'shutdown';
@@ -106,23 +130,47 @@ export class Run {
         throw err;
       }
       const req = (a.task.requirements ?? {}) as { network?: boolean; timeoutSec?: number; outputs?: string[]; workload?: string };
-      const env = await this.environment(dir, outDir, req.workload);
+      const sandbox = this.deps.sandbox;
+      const helpersDir = this.deps.helpersDir ?? PYTHON_HELPERS;
+      const taskUser = sandbox === 'bwrap' ? (this.deps.taskUser === undefined ? defaultTaskUser() : this.deps.taskUser) : null;
+      const interpreter = interpreterBinds(this.deps.caps.python, [this.deps.dataDir, homedir()]);
+      const env = await this.environment(dir, helpersDir, req.workload, interpreter.binds);
+      let identityFiles = null;
+      if (sandbox === 'bwrap') {
+        identityFiles = await this.identityFiles(taskUser);
+        // The task's uid must own its directory (it runs as an unprivileged user when the worker is root).
+        if (taskUser) await chownTree(dir, taskUser.uid, taskUser.gid);
+      }
       const memory = this.deps.memoryLimit(a.attemptId);
       const cmd = buildSandboxedCommand({
-        sandbox: this.deps.sandbox,
+        sandbox,
         command: ['sh', '-c', a.task.command],
         workDir: dir,
+        env,
+        helpersDir,
+        readOnly: interpreter.binds,
         allowNetwork: req.network === true,
         devices: req.workload && /cuda|rocm|cxx/.test(req.workload) ? gpuDeviceNodes() : [],
         memory,
-        readWrite: [],
+        pidsLimit: this.deps.pidsLimit === undefined ? DEFAULT_PIDS_LIMIT : this.deps.pidsLimit,
+        runAs: taskUser,
+        identityFiles,
       });
-      stream.system(`worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${cmd.applied.sandbox}, network ${cmd.applied.network}, ${cmd.applied.memory})`);
+      const ap = cmd.applied;
+      stream.system(`worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user})`);
+      if (sandbox === 'bwrap' && interpreter.refused.length) {
+        stream.system(`worker: not binding interpreter prefix ${interpreter.refused.join(', ')} into the sandbox (it would expose the owner's files); choose another interpreter with --python`);
+      }
       log.info(`attempt ${a.attemptId}: ${a.task.name} — ${a.task.command}`);
-      const child = spawn(cmd.file, cmd.args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       this.child = child;
       stream.attach(child.stdout!, 'stdout');
       stream.attach(child.stderr!, 'stderr');
+      // The end of stderr tells a task that ran out of memory from one that failed otherwise.
+      let stderrTail = '';
+      child.stderr!.on('data', (d: Buffer) => {
+        stderrTail = (stderrTail + d.toString('utf8')).slice(-8192);
+      });
       const timeoutSec = req.timeoutSec ?? 24 * 3600;
       let timedOut = false;
       const timer = setTimeout(() => {
@@ -139,6 +187,7 @@ export class Run {
         child.once('close', (c, s) => resolve({ code: c, signal: s }));
       });
       clearTimeout(timer);
+      const oomKilled = memory?.oomKilled?.() ?? false;
       memory?.cleanup();
       exitCode = code ?? (signal ? 128 : null);
       if (this.stopReason) {
@@ -148,12 +197,13 @@ export class Run {
       }
       if (timedOut) errorClass = 'TIMEOUT';
       else if (code !== 0) {
-        errorClass = 'EXIT_NONZERO';
-        errorMessage = signal ? `killed by ${signal}` : `exit code ${code}`;
+        const failure = classifyFailure({ code, signal, memory, oomKilled, stderrTail });
+        errorClass = failure.errorClass;
+        errorMessage = failure.errorMessage;
       }
-      stream.system(`worker: the command exited with ${signal ? `signal ${signal}` : `code ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)}s.`);
+      stream.system(`worker: the command exited with ${signal ? `signal ${signal}` : `code ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)}s${errorClass === 'OOM' ? ` (${errorMessage})` : ''}.`);
       try {
-        outputs = await this.uploadOutputs(dir, outDir, req.outputs ?? []);
+        outputs = await this.uploadOutputs(dir, req.outputs ?? [], (m) => stream.system(`worker: ${m}`));
         if (outputs.length) stream.system(`worker: uploaded ${outputs.length} output file(s).`);
       } catch (err) {
         if (!errorClass) errorClass = 'UPLOAD_FAILED';
@@ -208,83 +258,185 @@ export class Run {
       const dest = path.join(dir, f.path);
       if (!dest.startsWith(dir + path.sep)) throw new ApiError(`refusing path ${f.path}`, 'WORKER_ERROR');
       await mkdir(path.dirname(dest), { recursive: true });
-      await copyFile(cached, dest).catch(async () => link(cached, dest));
+      // Always a copy, never a hard link: the task owns and may rewrite its files, and a link would
+      // let it change the cached blob every later task reads.
+      await copyFile(cached, dest);
       await chmod(dest, f.mode & 0o111 ? 0o755 : 0o644);
     }
   }
 
-  private async environment(dir: string, outDir: string, workload: string | undefined): Promise<NodeJS.ProcessEnv> {
+  /**
+   * The task's environment, from scratch: nothing of the worker's own (its token, the owner's
+   * variables) reaches the task. Paths are the ones the task sees (`sandboxPaths`).
+   */
+  private async environment(dir: string, helpersDir: string, workload: string | undefined, interpreterDirs: string[]): Promise<Record<string, string>> {
     const a = this.assignment;
     const caps = this.deps.caps;
-    const bin = path.join(dir, '.chatgpu', 'bin');
-    await mkdir(bin, { recursive: true });
+    const sandbox = this.deps.sandbox;
+    await mkdir(path.join(dir, '.chatgpu', 'bin'), { recursive: true });
     await mkdir(path.join(dir, '.chatgpu', 'home'), { recursive: true });
     // `python` and `python3` in the task's command mean the interpreter the probe chose
-    // (on many machines the first python3 on PATH lacks PyTorch).
+    // (on many machines the first python3 on PATH lacks PyTorch). Its prefix is bound at the same path.
     if (caps.python) {
-      await symlink(caps.python, path.join(bin, 'python')).catch(() => {});
-      await symlink(caps.python, path.join(bin, 'python3')).catch(() => {});
+      await symlink(caps.python, path.join(dir, '.chatgpu', 'bin', 'python')).catch(() => {});
+      await symlink(caps.python, path.join(dir, '.chatgpu', 'bin', 'python3')).catch(() => {});
     }
+    const seen = sandboxPaths(sandbox, dir, helpersDir);
+    // The host's PATH entries that exist inside (under /usr, or an interpreter's prefix: a CUDA
+    // toolkit in /usr/local/cuda/bin stays reachable); without a sandbox, all of them.
+    const inside = (e: string) => /^\/(usr|bin|sbin)(\/|$)/.test(e) || interpreterDirs.some((d) => e === d || e.startsWith(`${d}/`));
+    const hostPath = (process.env.PATH ?? '').split(':').filter((e) => path.isAbsolute(e) && (sandbox === 'none' || inside(e)));
+    const pathDirs = [...new Set([`${seen.workDir}/.chatgpu/bin`, ...hostPath, '/usr/local/bin', '/usr/bin', '/bin'])];
     const device = workload === 'torch-cuda' || workload === 'torch-rocm' ? 'cuda' : workload === 'torch-mps' ? 'mps' : 'cpu';
     const taskEnv = Object.fromEntries(
       Object.entries((a.task.environment ?? {}) as Record<string, unknown>).filter(([k, v]) => /^[A-Z_][A-Z0-9_]*$/.test(k) && ['string', 'number', 'boolean'].includes(typeof v)).map(([k, v]) => [k, String(v)]),
     );
     return {
-      PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-      HOME: path.join(dir, '.chatgpu', 'home'),
-      XDG_CACHE_HOME: path.join(dir, '.chatgpu', 'home', '.cache'),
-      LANG: process.env.LANG ?? 'C.UTF-8',
+      PATH: pathDirs.join(':'),
+      HOME: `${seen.workDir}/.chatgpu/home`,
+      XDG_CACHE_HOME: `${seen.workDir}/.chatgpu/home/.cache`,
+      USER: 'task',
+      LOGNAME: 'task',
+      LANG: 'C.UTF-8',
       PYTHONUNBUFFERED: '1',
       PYTHONDONTWRITEBYTECODE: '1',
-      PYTHONPATH: PYTHON_HELPERS,
+      PYTHONPATH: seen.helpersDir,
       MPLBACKEND: 'Agg',
       ...taskEnv,
       CHATGPU_JOB_ID: a.task.jobId,
       CHATGPU_TASK_ID: a.task.id,
       CHATGPU_ATTEMPT_ID: a.attemptId,
-      CHATGPU_OUTPUT_DIR: outDir,
+      CHATGPU_OUTPUT_DIR: `${seen.workDir}/outputs`,
       CHATGPU_DEVICE: device,
       ...(device === 'mps' ? { PYTORCH_ENABLE_MPS_FALLBACK: '1' } : {}),
     };
   }
 
-  /** Everything in the output directory, plus the task's declared output paths (relative to the run directory). */
-  private async uploadOutputs(dir: string, outDir: string, declared: string[]) {
+  /**
+   * /etc/passwd and /etc/group for the sandbox, kept outside the attempt directory (the task may not
+   * rewrite them) and written once per user: a rename, so a concurrent run never binds a half file.
+   */
+  private async identityFiles(user: { uid: number; gid: number } | null): Promise<{ passwd: string; group: string }> {
+    const u = user ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    const dir = path.join(this.deps.dataDir, 'sandbox', `etc-${u.uid}-${u.gid}`);
+    const passwd = path.join(dir, 'passwd');
+    if (await stat(passwd).then(() => true, () => false)) return { passwd, group: path.join(dir, 'group') };
+    const tmp = `${dir}.${process.pid}.${this.attemptId}`;
+    writeIdentityFiles(tmp, u);
+    await rename(tmp, dir).catch(() => rm(tmp, { recursive: true, force: true }));
+    return { passwd, group: path.join(dir, 'group') };
+  }
+
+  /**
+   * Regular files in outputs/, plus the task's declared output paths (relative to the run directory).
+   * Nothing is read through a symbolic link: a task could otherwise point outputs/x at /etc/passwd,
+   * at another attempt's file or at the worker's data, and have the worker upload it.
+   */
+  private async uploadOutputs(dir: string, declared: string[], note: (m: string) => void) {
+    const maxFile = this.deps.outputLimits?.maxFileBytes ?? DEFAULT_OUTPUT_LIMITS.maxFileBytes;
+    const maxTotal = this.deps.outputLimits?.maxTotalBytes ?? DEFAULT_OUTPUT_LIMITS.maxTotalBytes;
     const files = new Map<string, string>();
-    const walk = async (root: string, rel: string) => {
-      for (const e of await readdir(path.join(root, rel), { withFileTypes: true }).catch(() => [])) {
-        const r = rel ? `${rel}/${e.name}` : e.name;
-        if (e.isDirectory()) await walk(root, r);
-        else if (e.isFile()) files.set(`outputs/${r}`, path.join(root, r));
+    const skip = (rel: string, why: string) => note(`output ${rel} skipped: ${why}`);
+    // readdir's Dirent types come from lstat: a symbolic link is neither a file nor a directory here.
+    const walk = async (rel: string) => {
+      for (const e of await readdir(path.join(dir, rel), { withFileTypes: true }).catch(() => [])) {
+        const r = `${rel}/${e.name}`;
+        if (e.isSymbolicLink()) skip(r, 'symbolic link (not followed)');
+        else if (e.isDirectory()) await walk(r);
+        else if (e.isFile()) files.set(r, path.join(dir, r));
+        else skip(r, 'not a regular file');
       }
     };
-    await walk(outDir, '');
+    await walk('outputs');
     for (const d of declared) {
-      const clean = path.posix.normalize(d).replace(/^(\.\/)+/, '');
-      if (clean.startsWith('..') || path.isAbsolute(clean)) continue;
-      const full = path.join(dir, clean);
-      const st = await stat(full).catch(() => null);
-      if (st?.isFile()) files.set(clean, full);
-      else if (st?.isDirectory()) {
-        const sub = new Map<string, string>();
-        const w = async (rel: string) => {
-          for (const e of await readdir(path.join(full, rel), { withFileTypes: true })) {
-            const r = rel ? `${rel}/${e.name}` : e.name;
-            if (e.isDirectory()) await w(r);
-            else if (e.isFile()) sub.set(`${clean}/${r}`, path.join(full, r));
-          }
-        };
-        await w('');
-        for (const [k, v] of sub) files.set(k, v);
+      const clean = path.posix.normalize(d).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+      if (!clean || clean === '.' || clean.startsWith('..') || path.isAbsolute(clean)) {
+        skip(d, 'path outside the attempt directory');
+        continue;
       }
+      // Every component, from the attempt directory down, must be a real directory or file.
+      let st = null;
+      let link = false;
+      for (let i = 1, parts = clean.split('/'); i <= parts.length; i++) {
+        st = await lstat(path.join(dir, ...parts.slice(0, i))).catch(() => null);
+        if (!st) break;
+        if (st.isSymbolicLink()) {
+          link = true;
+          break;
+        }
+      }
+      if (link) skip(clean, 'symbolic link (not followed)');
+      else if (st?.isFile()) files.set(clean, path.join(dir, clean));
+      else if (st?.isDirectory()) await walk(clean);
     }
     if (files.size > MAX_OUTPUT_FILES) throw new Error(`too many output files (${files.size} > ${MAX_OUTPUT_FILES})`);
+    const root = await realpath(dir);
     const out: { path: string; sha256: string; mode: number }[] = [];
+    let total = 0;
     for (const [rel, full] of [...files].sort(([x], [y]) => (x < y ? -1 : 1))) {
-      const { sha256 } = await this.deps.client.upload(full, this.abort.signal);
-      const mode = (await stat(full)).mode & 0o111 ? 0o755 : 0o644;
-      out.push({ path: rel, sha256, mode });
+      // O_NOFOLLOW and a check of what was actually opened: a file swapped for a link after the
+      // walk is refused too (in the sandbox every task process is gone by now; without it, maybe not).
+      const fh = await open(full, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK).catch(() => null);
+      if (!fh) {
+        skip(rel, 'cannot be opened without following a link');
+        continue;
+      }
+      try {
+        const st = await fh.stat();
+        const viaFd = process.platform === 'linux' ? `/proc/self/fd/${fh.fd}` : null;
+        const real = viaFd ? await realpath(viaFd).catch(() => null) : await realpath(full).catch(() => null);
+        if (!st.isFile()) skip(rel, 'not a regular file');
+        else if (!real || !real.startsWith(root + path.sep)) skip(rel, 'resolves outside the attempt directory');
+        else if (st.size > maxFile) skip(rel, `${st.size} bytes, over the per-file limit of ${maxFile}`);
+        else if (total + st.size > maxTotal) skip(rel, `would bring the outputs over their total limit of ${maxTotal} bytes`);
+        else {
+          total += st.size;
+          const { sha256 } = await this.deps.client.upload(viaFd ?? full, this.abort.signal);
+          out.push({ path: rel, sha256, mode: st.mode & 0o111 ? 0o755 : 0o644 });
+        }
+      } finally {
+        await fh.close();
+      }
     }
     return out;
   }
+}
+
+/** chown -R without following links (the task's links point wherever it likes). */
+async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
+  await lchown(dir, uid, gid);
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) await chownTree(p, uid, gid);
+    else await lchown(p, uid, gid);
+  }
+}
+
+/**
+ * Why a run that exited non-zero failed. Out of memory is the task's own failure, but it gets its
+ * own class (OOM) so the owner and the planner see "needs more memory", not a bare exit code:
+ * - the cgroup says it OOM-killed something;
+ * - the end of stderr shows an allocation failure (RLIMIT_DATA makes Python raise MemoryError,
+ *   PyTorch's allocator throw "can't allocate memory", C++ std::bad_alloc);
+ * - a memory limit was applied and the task died of SIGKILL (137 through sh/bwrap): nothing else
+ *   sends SIGKILL to a run the worker did not stop itself (time limit and cancel are told apart before).
+ */
+export function classifyFailure(r: {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  memory: MemoryLimitPlan | null;
+  oomKilled: boolean;
+  stderrTail: string;
+}): { errorClass: string; errorMessage: string } {
+  const limited = r.memory && r.memory.kind !== 'none';
+  const how = r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`;
+  const limitText = limited ? `memory limit: ${r.memory!.description}` : 'no memory limit set by the worker';
+  if (r.oomKilled) return { errorClass: 'OOM', errorMessage: `out of memory: killed by the kernel (${limitText})` };
+  if (/\bMemoryError\b|can't allocate memory|std::bad_alloc|Cannot allocate memory/.test(r.stderrTail)) {
+    return { errorClass: 'OOM', errorMessage: `out of memory: ${how} after an allocation failed (${limitText})` };
+  }
+  if (limited && (r.signal === 'SIGKILL' || r.code === 137)) {
+    return { errorClass: 'OOM', errorMessage: `out of memory: ${how} with the ${limitText}` };
+  }
+  return { errorClass: 'EXIT_NONZERO', errorMessage: how };
 }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,11 +9,16 @@ import {
   buildSandboxedCommand,
   detectMemoryLimit,
   detectSandbox,
+  defaultTaskUser,
   gpuDeviceNodes,
+  HELPERS_DIR,
+  interpreterBinds,
   ownCgroupV1Memory,
   prepareMemoryLimit,
   resolveSandbox,
   type MemoryLimitSupport,
+  TASK_DIR,
+  writeIdentityFiles,
   type SandboxSpec,
 } from './sandbox.js';
 
@@ -45,28 +50,72 @@ describe('detectSandbox / resolveSandbox (fake exec)', () => {
 });
 
 describe('buildSandboxedCommand', () => {
-  const spec: SandboxSpec = { sandbox: 'bwrap', command: ['python3', 'train.py'], workDir: '/data/attempt-1' };
-  it('read-only root, writable work dir after the private /tmp, no network, own PID namespace', () => {
-    const c = buildSandboxedCommand(spec);
+  const spec: SandboxSpec = { sandbox: 'bwrap', command: ['python3', 'train.py'], workDir: '/data/attempt-1', env: { HOME: '/task/.chatgpu/home' } };
+  const pairs = (args: string[], flag: string) => args.flatMap((a, i) => (a === flag ? [`${args[i + 1]} ${args[i + 2]}`] : []));
+
+  it('binds only the runtime, the helpers and the attempt dir (at /task); never the host root', () => {
+    const c = buildSandboxedCommand({ ...spec, helpersDir: '/srv/worker/python', readOnly: ['/opt/conda'], runAs: null });
     expect(c.file).toBe('bwrap');
-    const a = c.args.join(' ');
-    expect(a).toContain('--ro-bind / /');
-    expect(a.indexOf('--tmpfs /tmp')).toBeLessThan(a.indexOf('--bind /data/attempt-1 /data/attempt-1'));
-    expect(c.args).toEqual(expect.arrayContaining(['--unshare-net', '--unshare-pid', '--die-with-parent', '--new-session']));
+    expect(pairs(c.args, '--ro-bind')).toEqual(['/usr /usr', '/opt/conda /opt/conda', `/srv/worker/python ${HELPERS_DIR}`]);
+    expect(pairs(c.args, '--bind')).toEqual([`/data/attempt-1 ${TASK_DIR}`]);
+    expect(c.args.join(' ')).not.toMatch(/--(ro-)?bind \/ \//);
+    // the private /tmp comes before the binds, so an interpreter under /tmp is bound on top of it
+    expect(c.args.indexOf('/tmp')).toBeLessThan(c.args.indexOf('/opt/conda'));
+    expect(c.args).toEqual(expect.arrayContaining(['--unshare-all', '--die-with-parent', '--new-session', '--clearenv']));
+    expect(c.args).not.toContain('--share-net');
+    expect(c.args.slice(c.args.indexOf('--chdir'), c.args.indexOf('--chdir') + 2)).toEqual(['--chdir', TASK_DIR]);
     expect(c.args.slice(-3)).toEqual(['--', 'python3', 'train.py']);
-    expect(c.applied).toEqual({ sandbox: 'bwrap', network: 'isolated', filesystem: 'read-only except work dir', memory: 'no memory limit' });
+    // the task's env travels as --setenv; bwrap itself gets only PATH
+    expect(pairs(c.args, '--setenv')).toEqual(['HOME /task/.chatgpu/home']);
+    expect(c.env).toEqual({ PATH: '/usr/bin:/bin' });
+    expect(c.applied).toMatchObject({ sandbox: 'bwrap', network: 'isolated', filesystem: 'runtime, helpers and attempt dir only', memory: 'no memory limit' });
   });
 
-  it('network when allowed, GPU devices, memory prefix; plain process for none', () => {
+  it('as root: no user namespace, setpriv to uid 65534 with every capability set emptied, pids limit', () => {
+    const c = buildSandboxedCommand({ ...spec, runAs: { uid: 65534, gid: 65534 }, pidsLimit: 100 });
+    expect([c.file, ...c.args.slice(0, 3)]).toEqual(['prlimit', '--nproc=100', '--', 'bwrap']);
+    expect(c.args).not.toContain('--unshare-all');
+    expect(c.args).not.toContain('--unshare-user');
+    expect(c.args).toEqual(expect.arrayContaining(['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-net']));
+    const dash = c.args.indexOf('/usr/bin/setpriv') - 1;
+    expect(c.args.slice(dash)).toEqual(['--', '/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--', 'python3', 'train.py']);
+    expect(c.applied).toMatchObject({ pids: '≤ 100 processes (uid 65534)', user: 'uid 65534' });
+  });
+
+  it('network when allowed, GPU devices and /sys only with devices, memory prefix; plain process for none', () => {
     const memory = prepareMemoryLimit({ limitMiB: 512, strategy: 'auto', support: { cgroupV1: null, prlimit: true, notes: [] }, name: 'a1' });
-    const c = buildSandboxedCommand({ ...spec, allowNetwork: true, devices: ['/dev/nvidia0'], memory });
-    expect(c.args).not.toContain('--unshare-net');
+    const c = buildSandboxedCommand({ ...spec, runAs: null, allowNetwork: true, devices: ['/dev/nvidia0'], memory });
+    expect(c.args).toContain('--share-net');
     expect(c.args.join(' ')).toContain('--dev-bind /dev/nvidia0 /dev/nvidia0');
+    expect(c.args.join(' ')).toContain('--ro-bind-try /sys /sys');
+    expect(c.args.join(' ')).toContain('--ro-bind-try /etc/resolv.conf /etc/resolv.conf');
     expect([c.file, ...c.args.slice(0, 3)]).toEqual(['prlimit', `--data=${512 * 1024 * 1024}`, '--', 'bwrap']);
     expect(c.applied).toMatchObject({ network: 'host', memory: 'prlimit --data 512 MiB (per process)' });
-    const plain = buildSandboxedCommand({ ...spec, sandbox: 'none' });
+    const isolated = buildSandboxedCommand({ ...spec, runAs: null });
+    expect(isolated.args.join(' ')).not.toContain('/sys');
+    expect(isolated.args.join(' ')).not.toContain('resolv.conf');
+    const plain = buildSandboxedCommand({ ...spec, sandbox: 'none', runAs: { uid: 65534, gid: 65534 }, pidsLimit: 100 });
     expect([plain.file, ...plain.args]).toEqual(['python3', 'train.py']);
-    expect(plain.applied).toMatchObject({ sandbox: 'none', network: 'host', filesystem: 'host' });
+    expect(plain.env).toEqual(spec.env);
+    expect(plain.cwd).toBe('/data/attempt-1');
+    expect(plain.applied).toMatchObject({ sandbox: 'none', network: 'host', filesystem: 'host', pids: 'no process limit' });
+  });
+
+  it('interpreter prefixes outside /usr are bound; a venv brings its base; a home or the data dir never', () => {
+    const root = mkdtempSync(join(tmpdir(), 'chatgpu-interp-'));
+    const base = join(root, 'pyenv', 'versions', '3.11.7');
+    mkdirSync(join(base, 'bin'), { recursive: true });
+    writeFileSync(join(base, 'bin', 'python3.11'), '');
+    const venv = join(root, 'venv');
+    mkdirSync(join(venv, 'bin'), { recursive: true });
+    symlinkSync(join(base, 'bin', 'python3.11'), join(venv, 'bin', 'python'));
+    writeFileSync(join(venv, 'pyvenv.cfg'), `home = ${join(base, 'bin')}\ninclude-system-site-packages = true\n`);
+    expect(interpreterBinds(join(venv, 'bin', 'python'))).toEqual({ binds: [base, venv].sort(), refused: [] });
+    expect(interpreterBinds('/usr/bin/python3')).toEqual({ binds: [], refused: [] });
+    expect(interpreterBinds('/home/alice/bin/python3')).toEqual({ binds: [], refused: ['/home/alice'] });
+    expect(interpreterBinds(join(venv, 'bin', 'python'), [join(venv, 'data')])).toMatchObject({ refused: [venv] });
+    expect(interpreterBinds(null)).toEqual({ binds: [], refused: [] });
+    rmSync(root, { recursive: true });
   });
 
   it('gpuDeviceNodes lists only GPU nodes', () => {
@@ -76,6 +125,12 @@ describe('buildSandboxedCommand', () => {
     expect(gpuDeviceNodes(dev).map((p) => p.slice(dev.length + 1))).toEqual(['dri', 'kfd', 'nvidia-uvm', 'nvidia0', 'nvidiactl']);
     rmSync(dev, { recursive: true });
     expect(gpuDeviceNodes('/nonexistent')).toEqual([]);
+  });
+
+  it('macOS without bubblewrap: one warning that says nothing protects the task', () => {
+    const d = { available: false, version: null, reason: 'bwrap is not installed', bwrap: 'bwrap' };
+    const r = resolveSandbox('auto', d, 'darwin');
+    expect(r).toMatchObject({ ok: true, sandbox: 'none', warning: expect.stringMatching(/^WARNING: no sandbox on macOS: nothing protects this machine/) });
   });
 });
 
@@ -128,13 +183,13 @@ describe('memory limits', () => {
 // --- real runs: bwrap is installed on these machines (Debian package bubblewrap) ---
 
 const detection = await detectSandbox();
+const runAs = defaultTaskUser();
 
-if (!detection.available) console.warn(`bwrap sandbox real runs SKIPPED: ${detection.reason ?? 'bwrap unavailable'} (npm test installs bubblewrap)`);
-
-describe.skipIf(!detection.available)('bwrap sandbox, real runs', () => {
+describe('bwrap sandbox, real runs', () => {
   let root: string;
   let work: string;
   let outside: string;
+  let identity: { passwd: string; group: string };
   let server: Server;
   let port: number;
 
@@ -144,6 +199,8 @@ describe.skipIf(!detection.available)('bwrap sandbox, real runs', () => {
     outside = join(root, 'outside');
     mkdirSync(work);
     mkdirSync(outside);
+    if (runAs) chownSync(work, runAs.uid, runAs.gid);
+    identity = writeIdentityFiles(join(root, 'etc'), runAs ?? { uid: process.getuid!(), gid: process.getgid!() });
     server = createServer((s) => s.end('hello\n'));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     port = (server.address() as { port: number }).port;
@@ -153,11 +210,15 @@ describe.skipIf(!detection.available)('bwrap sandbox, real runs', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
+  const spec = (script: string, opts: Partial<SandboxSpec> = {}): SandboxSpec => ({
+    sandbox: 'bwrap', command: ['sh', '-c', script], workDir: work, env: { PATH: '/usr/bin:/bin' }, runAs, identityFiles: identity, pidsLimit: 4096, ...opts,
+  });
+
   /** Runs `sh -c script` sandboxed; async, because the test's TCP server must keep answering. */
-  function run(script: string, opts: Partial<SandboxSpec> = {}, env: NodeJS.ProcessEnv = {}) {
-    const c = buildSandboxedCommand({ sandbox: 'bwrap', command: ['sh', '-c', script], workDir: work, ...opts });
+  function run(script: string, opts: Partial<SandboxSpec> = {}) {
+    const c = buildSandboxedCommand(spec(script, opts));
     return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const p = spawn(c.file, c.args, { cwd: work, env: { PATH: process.env.PATH, ...env } });
+      const p = spawn(c.file, c.args, { cwd: c.cwd, env: c.env });
       let stdout = '';
       let stderr = '';
       p.stdout.on('data', (d) => (stdout += d));
@@ -167,18 +228,22 @@ describe.skipIf(!detection.available)('bwrap sandbox, real runs', () => {
   }
 
   const connect = (p: number) =>
-    `"${process.execPath}" -e "require('net').connect(${p},'127.0.0.1').on('data',()=>process.exit(0)).on('error',e=>{console.error(e.code);process.exit(3)})"`;
+    `/usr/bin/python3 -S -c "
+import socket, sys
+try:
+    socket.create_connection(('127.0.0.1', ${p}), timeout=5).recv(10); sys.exit(0)
+except OSError as e:
+    print(type(e).__name__, e, file=sys.stderr); sys.exit(3)"`;
 
-  it('reports the bwrap version', () => {
+  it('is available here, and reports the bwrap version', () => {
+    expect(detection.reason).toBeNull();
+    expect(detection.available).toBe(true);
     expect(detection.version).toMatch(/^bubblewrap \d/);
   });
 
-  it('can write inside its dir, not outside it, and has a private /tmp', async () => {
-    const r = await run(
-      `echo in > ok.txt && echo $PWD; echo out > "${outside}/x.txt" || echo DENIED; echo t > /tmp/chatgpu-private && echo TMPOK`,
-      {},
-    );
-    expect(r.stdout).toContain(work);
+  it('can write inside its dir (at /task), not outside it, and has a private /tmp', async () => {
+    const r = await run(`echo in > ok.txt && echo $PWD; echo out > "${outside}/x.txt" || echo DENIED; echo t > /tmp/chatgpu-private && echo TMPOK`);
+    expect(r.stdout).toContain(TASK_DIR);
     expect(r.stdout).toContain('DENIED');
     expect(r.stdout).toContain('TMPOK');
     expect(readFileSync(join(work, 'ok.txt'), 'utf8')).toBe('in\n');
@@ -189,24 +254,21 @@ describe.skipIf(!detection.available)('bwrap sandbox, real runs', () => {
   it('cannot open a TCP connection to 127.0.0.1, unless the task allows network', async () => {
     const denied = await run(connect(port));
     expect(denied.code).toBe(3);
-    expect(denied.stderr).toMatch(/ECONNREFUSED|ENETUNREACH/);
+    expect(denied.stderr).toMatch(/ConnectionRefused|Network is unreachable/);
     const allowed = await run(connect(port), { allowNetwork: true });
+    expect(allowed.stderr).toBe('');
     expect(allowed.code).toBe(0);
   });
 
-  it('passes the environment through', async () => {
-    const r = await run('echo "$CHATGPU_TASK_ID"', {}, { CHATGPU_TASK_ID: 'task-42' });
-    expect(r.stdout.trim()).toBe('task-42');
+  it('passes exactly the given environment', async () => {
+    const r = await run('env', { env: { CHATGPU_TASK_ID: 'task-42', PATH: '/usr/bin:/bin' } });
+    expect(r.stdout.trim().split('\n').filter((l) => !l.startsWith('PWD=')).sort()).toEqual(['CHATGPU_TASK_ID=task-42', 'PATH=/usr/bin:/bin']);
   });
 
   it('killing bwrap kills every process of the task', async () => {
-    const c = buildSandboxedCommand({
-      sandbox: 'bwrap',
-      // a background loop in its own session would survive a plain process-group kill
-      command: ['sh', '-c', '(setsid sh -c "while true; do echo x >> tick; sleep 0.05; done" &) ; sleep 30'],
-      workDir: work,
-    });
-    const p = spawn(c.file, c.args, { cwd: work, stdio: 'ignore' });
+    const c = buildSandboxedCommand(spec('(setsid sh -c "while true; do echo x >> tick; sleep 0.05; done" &) ; sleep 30'));
+    // a background loop in its own session would survive a plain process-group kill
+    const p = spawn(c.file, c.args, { cwd: c.cwd, env: c.env, stdio: 'ignore' });
     const tick = join(work, 'tick');
     for (let i = 0; i < 100 && !existsSync(tick); i++) await new Promise((r) => setTimeout(r, 20));
     expect(existsSync(tick)).toBe(true);

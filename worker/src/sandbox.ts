@@ -1,36 +1,86 @@
 /**
- * Sandboxing for task runs (issue 3, item 7).
+ * Sandboxing for task runs: a task sees only what it needs, by construction (DESIGN.md §6, invariant 11).
  *
- * With bubblewrap (`bwrap`, Debian package bubblewrap) a run sees the host's filesystem read-only,
- * its own attempt directory writable, a private /tmp and /dev/shm, no network unless the task allows
- * it, and its own PID namespace. The command line is
+ * With bubblewrap (`bwrap`, Debian package bubblewrap) nothing of the host is visible unless it is
+ * bound in. The command line, when the worker runs as root (`[…]` only when it applies):
  *
- *   [prlimit --data=N --]  bwrap --ro-bind / / --dev /dev --tmpfs /dev/shm --proc /proc --tmpfs /tmp
- *     --bind DIR DIR [--dev-bind GPU GPU]… [--unshare-net] --unshare-pid --die-with-parent
- *     --new-session --chdir DIR -- CMD…
+ *   [prlimit --data=N --]  prlimit --nproc=P --  bwrap
+ *     --ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin
+ *     --symlink usr/sbin /sbin --ro-bind-try /etc/ld.so.cache … (a few /etc files, RUNTIME_ETC)
+ *     --ro-bind PASSWD /etc/passwd --ro-bind GROUP /etc/group
+ *     --dev /dev --perms 1777 --tmpfs /dev/shm --proc /proc --perms 1777 --tmpfs /tmp
+ *     [--ro-bind PREFIX PREFIX]…            interpreter prefix outside /usr (pyenv, conda, venv)
+ *     --ro-bind HELPERS /opt/chatgpu/python  the worker's Python helpers (PYTHONPATH)
+ *     --bind ATTEMPT_DIR /task --chdir /task
+ *     [--dev-bind GPU GPU… --ro-bind /sys /sys]   accelerator tasks only
+ *     --unshare-ipc --unshare-pid --unshare-uts --unshare-cgroup-try --unshare-net (unless allowed)
+ *     --hostname chatgpu-task --die-with-parent --new-session
+ *     --cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP
+ *     --clearenv --setenv K V…
+ *     -- /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- CMD…
  *
- * Why each flag:
- * - `--tmpfs /tmp` comes before `--bind DIR DIR`, so an attempt directory under /tmp stays visible.
- * - `--dev /dev` is a minimal /dev without GPUs: the runner passes the GPU nodes (`gpuDeviceNodes()`)
- *   for accelerator tasks, or CUDA/ROCm would see no device.
+ * and, when the worker is an ordinary user, `--unshare-all [--share-net] --cap-drop ALL` and CMD
+ * directly (bwrap then builds a user namespace itself; the task keeps the owner's uid, but sees none of
+ * the owner's files).
+ *
+ * Why each part:
+ * - Only /usr, a few /etc files, the interpreter's prefix, the helpers and the attempt directory are
+ *   bound: the owner's home, /root, other attempts, the blob cache, /run and every host Unix socket
+ *   (they are files; `--unshare-net` does not hide them) simply do not exist inside.
+ * - /etc/passwd and /etc/group are two-line files the runner writes (`writeIdentityFiles`), so
+ *   `getpass.getuser()` and `pwd` work without showing the host's accounts.
+ * - The attempt directory is mounted at the fixed path /task (TASK_DIR): the task's paths do not
+ *   reveal where the worker keeps its data, and no interpreter prefix can overlay it.
+ * - The helpers are bound at /opt/chatgpu/python (HELPERS_DIR): a worker installed under /tmp would
+ *   otherwise lose them behind the private /tmp, and metrics would silently vanish.
+ * - `--perms 1777 --tmpfs /tmp` (and /dev/shm): private and writable by the unprivileged uid.
+ * - Root worker: bwrap runs privileged without a user namespace (`--unshare-all` would add one that maps
+ *   only uid 0), keeps CAP_SETUID/SETGID/SETPCAP for one step, and `setpriv` becomes host uid 65534
+ *   with no capabilities at all (all five sets empty) before the task starts. The task is then a real
+ *   unprivileged host user: not host root mapped to 65534 (which `--unshare-user --uid 65534` gives
+ *   and which keeps root's ownership of every root-owned file it can reach, and is exempt from
+ *   RLIMIT_NPROC). bwrap sets no_new_privs, so no setuid binary gives privileges back.
  * - `--unshare-pid` + `--die-with-parent`: killing bwrap kills its PID namespace, so cancel and lease
- *   loss reach every process the task started, even ones in their own session (`--new-session`,
- *   which stops a task from injecting keystrokes into the worker's terminal via TIOCSTI).
- * - The environment is passed through unchanged (the caller spawns with the env it wants). HOME is
- *   read-only inside: the runner should point HOME/XDG_CACHE_HOME into the attempt directory.
+ *   loss reach every process of the task, even ones in their own session (`--new-session`, which also
+ *   stops a task from injecting keystrokes into the worker's terminal via TIOCSTI). Inside, /proc shows
+ *   only the task's processes: never the worker's command line or environment.
+ * - `--clearenv` + `--setenv`: the task's environment is exactly what the runner built from scratch;
+ *   bwrap itself is spawned with only PATH, since its own /proc/1/environ is visible inside.
+ * - `--hostname`, `--unshare-uts`/`-ipc`/`-cgroup`: the host's name, SysV IPC and cgroup paths stay out.
+ * - GPU device nodes and /sys (read-only; CUDA's NVML and ROCm's topology read it) only for tasks whose
+ *   workload needs the accelerator.
  *
- * Memory limits: `prlimit --data` (RLIMIT_DATA, per process, counts heap and private mappings, so an
+ * Limits: `prlimit --data` (RLIMIT_DATA, per process, counts heap and private mappings, so an
  * over-allocating Python gets MemoryError). NOT `--as`: address-space limits break `import torch`
  * below ~2 GB and break Node (STACK.md). cgroup v1 memory (limits the whole tree) is implemented too,
  * but `auto` does not pick it: it means writing into the host's cgroup hierarchy, which on these
  * machines belongs to the container manager, and a SIGKILLed worker would leave cgroups behind.
+ * Processes: `prlimit --nproc` (RLIMIT_NPROC, threads included) when the task runs as uid 65534; the
+ * kernel counts every process of that uid on the host, so concurrent attempts share the budget. For an
+ * ordinary-user worker it is not set: it would count all of the owner's own processes too.
  */
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, rmdirSync, chownSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { describeFailure, execCommand } from './probe/execCommand.js';
 import type { ExecFn } from './probe/types.js';
 
 export type SandboxMode = 'auto' | 'bwrap' | 'none';
+
+/** Where the attempt directory is mounted inside the sandbox; the task's working directory. */
+export const TASK_DIR = '/task';
+/** Where the worker's Python helpers (worker/python) are mounted inside the sandbox. */
+export const HELPERS_DIR = '/opt/chatgpu/python';
+/** The unprivileged host user a root worker runs tasks as ("nobody" on Debian). */
+export const TASK_USER = { uid: 65534, gid: 65534 } as const;
+/** RLIMIT_NPROC for tasks run as TASK_USER. It counts threads: PyTorch starts one per core per pool,
+ *  DataLoader workers start their own; 4096 leaves room for that and still stops a fork bomb. */
+export const DEFAULT_PIDS_LIMIT = 4096;
+
+/** The user tasks run as: TASK_USER when the worker is root, else the worker's own (null). */
+export function defaultTaskUser(): { uid: number; gid: number } | null {
+  return process.getuid?.() === 0 ? { ...TASK_USER } : null;
+}
 
 export interface SandboxDetection {
   available: boolean;
@@ -41,19 +91,18 @@ export interface SandboxDetection {
   bwrap: string;
 }
 
-const TRIAL_BASIC = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true'];
-// Every isolation feature the runs use, so a kernel that refuses one (e.g. no network namespaces
-// for unprivileged users) is found at start-up rather than at the first task.
-const TRIAL_FULL = [
-  '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', '/dev/shm', '--proc', '/proc', '--tmpfs', '/tmp',
-  '--unshare-net', '--unshare-pid', '--die-with-parent', '--new-session', '--', 'true',
-];
-
-/** Is bwrap installed and able to build the sandbox here? Never throws. */
-export async function detectSandbox(opts: { exec?: ExecFn; timeoutMs?: number; bwrap?: string } = {}): Promise<SandboxDetection> {
+/**
+ * Is bwrap installed and able to build the sandbox here? Never throws. The trial runs build the very
+ * command line the tasks get (same namespaces, binds, capability drop and uid switch), so a kernel or
+ * container that refuses one of them is found at start-up rather than at the first task.
+ */
+export async function detectSandbox(
+  opts: { exec?: ExecFn; timeoutMs?: number; bwrap?: string; runAs?: { uid: number; gid: number } | null } = {},
+): Promise<SandboxDetection> {
   const exec = opts.exec ?? execCommand;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const bwrap = opts.bwrap ?? 'bwrap';
+  const runAs = opts.runAs === undefined ? defaultTaskUser() : opts.runAs;
   const no = (version: string | null, reason: string): SandboxDetection => ({ available: false, version, reason, bwrap });
 
   const v = await exec(bwrap, ['--version'], { timeoutMs });
@@ -61,11 +110,33 @@ export async function detectSandbox(opts: { exec?: ExecFn; timeoutMs?: number; b
   if (v.error || v.code !== 0) return no(null, describeFailure('bwrap --version', v));
   const version = v.stdout.trim().split('\n')[0] || null;
 
-  const basic = await exec(bwrap, TRIAL_BASIC, { timeoutMs });
+  // The basic trial tells "bwrap cannot make a mount namespace at all" apart from a missing feature.
+  const basic = await exec(bwrap, ['--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--', '/usr/bin/true'], { timeoutMs, env: { PATH: '/usr/bin:/bin' } });
   if (basic.error || basic.code !== 0) return no(version, describeFailure('bwrap trial run', basic));
-  const full = await exec(bwrap, TRIAL_FULL, { timeoutMs });
-  if (full.error || full.code !== 0) {
-    return no(version, describeFailure('bwrap trial run with network/PID namespaces', full));
+
+  const dir = mkdtempSync(join(tmpdir(), 'chatgpu-sandbox-trial-'));
+  try {
+    const work = join(dir, 'task');
+    mkdirSync(work);
+    const identity = writeIdentityFiles(join(dir, 'etc'), runAs ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
+    if (runAs) chownSync(work, runAs.uid, runAs.gid);
+    const trial = buildSandboxedCommand({
+      sandbox: 'bwrap',
+      // The task's uid must be able to write its directory and the private /tmp.
+      command: ['/bin/sh', '-c', 'echo ok > ok && echo ok > /tmp/ok'],
+      workDir: work,
+      env: { PATH: '/usr/bin:/bin' },
+      runAs,
+      identityFiles: identity,
+      pidsLimit: runAs ? DEFAULT_PIDS_LIMIT : null,
+      bwrap,
+    });
+    const full = await exec(trial.file, trial.args, { timeoutMs, env: trial.env });
+    if (full.error || full.code !== 0) {
+      return no(version, describeFailure(`bwrap trial run with namespaces${runAs ? `, capability drop and uid ${runAs.uid}` : ''}`, full));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
   return { available: true, version, reason: null, bwrap };
 }
@@ -78,12 +149,22 @@ export type SandboxChoice =
  * `--sandbox auto` uses bwrap when it works and otherwise runs tasks as plain processes, with a
  * warning the caller must show; `--sandbox bwrap` refuses to go on without it.
  */
-export function resolveSandbox(mode: SandboxMode, detection: SandboxDetection): SandboxChoice {
+export function resolveSandbox(mode: SandboxMode, detection: SandboxDetection, platform: NodeJS.Platform = process.platform): SandboxChoice {
   if (mode === 'none') {
     return { ok: true, sandbox: 'none', warning: 'sandbox disabled (--sandbox none): tasks run as plain processes with this user\'s full access' };
   }
   if (detection.available) return { ok: true, sandbox: 'bwrap', warning: null };
   if (mode === 'bwrap') return { ok: false, error: `--sandbox bwrap requested but unavailable: ${detection.reason}` };
+  if (platform === 'darwin') {
+    // bubblewrap is Linux-only and no sandbox-exec profile is implemented: say so plainly, once.
+    return {
+      ok: true,
+      sandbox: 'none',
+      warning:
+        'WARNING: no sandbox on macOS: nothing protects this machine from the tasks it runs. They run as plain ' +
+        'processes with this user\'s full access to files, network and keychain. Lend this machine only for code you trust.',
+    };
+  }
   return {
     ok: true,
     sandbox: 'none',
@@ -177,6 +258,8 @@ export interface MemoryLimitPlan {
   description: string;
   /** Removes what `prepareMemoryLimit` created (the cgroup); call after the run has exited. */
   cleanup: () => void;
+  /** Did the kernel kill something for this limit? Only a cgroup can tell; read before `cleanup`. */
+  oomKilled?: () => boolean;
 }
 
 /**
@@ -219,6 +302,15 @@ export function prepareMemoryLimit(opts: {
           // The shell joins the cgroup, then becomes the command: everything it starts stays inside.
           prefix: ['sh', '-c', 'echo $$ > "$1" || exit 125; shift; exec "$@"', 'chatgpu-cgroup', join(dir, 'cgroup.procs')],
           description: `cgroup v1 memory ${Math.floor(limitMiB)} MiB (whole process tree, ${dir})`,
+          oomKilled: () => {
+            try {
+              // "oom_kill N" (kernel ≥ 4.13) counts the OOM kills in this cgroup.
+              const m = /^oom_kill (\d+)$/m.exec(readFileSync(join(dir, 'memory.oom_control'), 'utf8'));
+              return Number(m?.[1] ?? 0) > 0;
+            } catch {
+              return false;
+            }
+          },
           cleanup: () => {
             try {
               rmdirSync(dir);
@@ -246,72 +338,212 @@ export function prepareMemoryLimit(opts: {
 }
 
 // ---------------------------------------------------------------------------------------------
+// What the task sees
+
+/**
+ * /etc files a runtime needs: the dynamic loader's cache, Debian's alternatives (python3, libblas…),
+ * certificates, the time zone, NSS configuration (so `pwd` reads our /etc/passwd) and matplotlib's
+ * system config. Everything else in /etc (shadow, ssh host keys, the owner's config) stays out.
+ */
+const RUNTIME_ETC = [
+  '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates',
+  '/etc/localtime', '/etc/nsswitch.conf', '/etc/matplotlibrc',
+];
+/** Name resolution, only for tasks allowed the network. */
+const NETWORK_ETC = ['/etc/resolv.conf', '/etc/hosts', '/etc/host.conf', '/etc/gai.conf'];
+
+/**
+ * Writes the sandbox's /etc/passwd and /etc/group (one user, one group: the task's) into `dir`.
+ * The home directory named there is the one the runner gives the task.
+ */
+export function writeIdentityFiles(dir: string, user: { uid: number; gid: number }, home = TASK_DIR): { passwd: string; group: string } {
+  mkdirSync(dir, { recursive: true });
+  const passwd = join(dir, 'passwd');
+  const group = join(dir, 'group');
+  writeFileSync(passwd, `task:x:${user.uid}:${user.gid}:ChatGPU task:${home}:/bin/sh\n`);
+  writeFileSync(group, `task:x:${user.gid}:\n`);
+  return { passwd, group };
+}
+
+/**
+ * Host directories to bind read-only so `python` works inside: the prefix of the interpreter (and of
+ * the one a venv is made from) when it lives outside /usr, e.g. a pyenv version or a conda env.
+ * A prefix that would expose more than an interpreter — `/`, a home directory or any directory
+ * holding one of `protect` (the worker's data folder, the owner's home) — is left out and reported.
+ */
+export function interpreterBinds(python: string | null, protect: string[] = []): { binds: string[]; refused: string[] } {
+  const binds: string[] = [];
+  const refused: string[] = [];
+  if (!python || !isAbsolute(python)) return { binds, refused };
+  const prefixes = new Set<string>();
+  const addPrefixOf = (exe: string) => {
+    const bin = dirname(exe);
+    if (basename(bin) === 'bin') prefixes.add(dirname(bin));
+  };
+  addPrefixOf(python);
+  try {
+    addPrefixOf(realpathSync(python));
+  } catch {
+    /* a dangling interpreter: the run will say so */
+  }
+  for (const p of [...prefixes]) {
+    // A venv's pyvenv.cfg names the interpreter it was made from ("home = /opt/py/bin").
+    try {
+      const home = /^home\s*=\s*(.+)$/m.exec(readFileSync(join(p, 'pyvenv.cfg'), 'utf8'))?.[1]?.trim();
+      if (home && isAbsolute(home)) prefixes.add(dirname(home));
+    } catch {
+      /* not a venv */
+    }
+  }
+  const within = (child: string, parent: string) => {
+    const r = relative(parent, child);
+    return r === '' || (!r.startsWith('..') && !isAbsolute(r));
+  };
+  for (const p of prefixes) {
+    if (within(p, '/usr')) continue; // already bound
+    if (p === '/' || protect.some((x) => within(x, p)) || /^\/(home|Users)\/[^/]+$/.test(p) || p === '/root') refused.push(p);
+    else if (within(p, TASK_DIR) || within(p, HELPERS_DIR)) refused.push(p);
+    else binds.push(p);
+  }
+  return { binds: binds.sort(), refused: refused.sort() };
+}
+
+/** The task's view of its directory and of the helpers: fixed paths in the sandbox, host paths without. */
+export function sandboxPaths(sandbox: 'bwrap' | 'none', workDir: string, helpersDir: string): { workDir: string; helpersDir: string } {
+  return sandbox === 'bwrap' ? { workDir: TASK_DIR, helpersDir: HELPERS_DIR } : { workDir, helpersDir };
+}
+
+// ---------------------------------------------------------------------------------------------
 // The command line
 
 export interface SandboxSpec {
   sandbox: 'bwrap' | 'none';
   /** argv of the task, e.g. ['python', 'train.py'] */
   command: string[];
-  /** the attempt directory: the only writable place (besides private /tmp and /dev/shm) */
+  /** the attempt directory (host path): the only writable place besides the private /tmp and /dev/shm */
   workDir: string;
+  /** The task's whole environment, built by the caller from scratch (in-sandbox paths; see `sandboxPaths`). */
+  env: Record<string, string>;
+  /** host directory of the worker's Python helpers, bound read-only at HELPERS_DIR */
+  helpersDir?: string | null;
+  /** more host directories bound read-only at the same path (see `interpreterBinds`) */
+  readOnly?: string[];
   allowNetwork?: boolean;
-  /** more writable binds (e.g. a shared download cache the owner allows) */
-  readWrite?: string[];
   /** device nodes to expose, e.g. gpuDeviceNodes() for accelerator tasks */
   devices?: string[];
   memory?: MemoryLimitPlan | null;
+  /** RLIMIT_NPROC; applied only with `runAs` (see the file comment) */
+  pidsLimit?: number | null;
+  /** The unprivileged host user to run the task as (the worker is root); null: the worker's own uid. */
+  runAs?: { uid: number; gid: number } | null;
+  /** from `writeIdentityFiles`: bound at /etc/passwd and /etc/group */
+  identityFiles?: { passwd: string; group: string } | null;
   bwrap?: string;
 }
 
 export interface AppliedSandbox {
   sandbox: 'bwrap' | 'none';
   network: 'isolated' | 'host';
-  filesystem: 'read-only except work dir' | 'host';
+  filesystem: 'runtime, helpers and attempt dir only' | 'host';
   memory: string;
+  /** "≤ 4096 processes (uid 65534)" | "no limit (…)" */
+  pids: string;
+  /** "uid 65534" | "worker's uid 1000" */
+  user: string;
 }
 
 export interface SandboxedCommand {
   file: string;
   args: string[];
+  /** spawn with exactly this environment (bwrap gets only PATH; the task's env travels as --setenv) */
+  env: Record<string, string>;
+  /** spawn with this working directory (host path) */
+  cwd: string;
   applied: AppliedSandbox;
 }
 
-/** Builds the argv; spawn it with `cwd: workDir` and the env the task should see. */
+/** Builds the argv; spawn `file args` with `{ cwd, env }` from the result and nothing else. */
 export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
   if (spec.command.length === 0) throw new Error('empty command');
   const memory = spec.memory ?? null;
-  const prefix = memory?.prefix ?? [];
-  const memoryText = memory?.description ?? 'no memory limit';
+  // Without bwrap there is no uid switch, and RLIMIT_NPROC on the worker's uid would count its own processes.
+  const runAs = spec.sandbox === 'bwrap' ? (spec.runAs ?? null) : null;
+  const pidsLimit = runAs && spec.pidsLimit ? Math.floor(spec.pidsLimit) : null;
+  const prefix = [...(memory?.prefix ?? []), ...(pidsLimit ? ['prlimit', `--nproc=${pidsLimit}`, '--'] : [])];
+  const ownUid = process.getuid?.() ?? -1;
+  const applied = {
+    memory: memory?.description ?? 'no memory limit',
+    pids: pidsLimit
+      ? `≤ ${pidsLimit} processes (uid ${runAs!.uid})`
+      : runAs
+        ? 'no process limit'
+        : 'no process limit (RLIMIT_NPROC would count the owner\'s own processes)',
+    user: runAs ? `uid ${runAs.uid}` : `worker's uid ${ownUid}`,
+  };
   if (spec.sandbox === 'none') {
     const argv = [...prefix, ...spec.command];
     return {
       file: argv[0]!,
       args: argv.slice(1),
-      applied: { sandbox: 'none', network: 'host', filesystem: 'host', memory: memoryText },
+      env: { ...spec.env },
+      cwd: spec.workDir,
+      applied: { sandbox: 'none', network: 'host', filesystem: 'host', ...applied, pids: 'no process limit' },
     };
   }
   const bw: string[] = [
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--tmpfs', '/dev/shm',
-    '--proc', '/proc',
-    '--tmpfs', '/tmp',
-    '--bind', spec.workDir, spec.workDir,
+    '--ro-bind', '/usr', '/usr',
+    '--symlink', 'usr/lib', '/lib',
+    '--symlink', 'usr/lib64', '/lib64',
+    '--symlink', 'usr/bin', '/bin',
+    '--symlink', 'usr/sbin', '/sbin',
   ];
-  for (const p of spec.readWrite ?? []) bw.push('--bind', p, p);
+  for (const f of [...RUNTIME_ETC, ...(spec.allowNetwork ? NETWORK_ETC : [])]) bw.push('--ro-bind-try', f, f);
+  if (spec.identityFiles) bw.push('--ro-bind', spec.identityFiles.passwd, '/etc/passwd', '--ro-bind', spec.identityFiles.group, '/etc/group');
+  bw.push(
+    '--dev', '/dev',
+    '--perms', '1777', '--tmpfs', '/dev/shm',
+    '--proc', '/proc',
+    // before the binds below, so an interpreter kept under /tmp is bound on top of the private /tmp
+    '--perms', '1777', '--tmpfs', '/tmp',
+  );
+  for (const p of spec.readOnly ?? []) bw.push('--ro-bind', p, p);
+  if (spec.helpersDir) bw.push('--ro-bind', spec.helpersDir, HELPERS_DIR);
+  bw.push('--bind', spec.workDir, TASK_DIR, '--chdir', TASK_DIR);
   for (const d of spec.devices ?? []) bw.push('--dev-bind', d, d);
-  if (!spec.allowNetwork) bw.push('--unshare-net');
-  bw.push('--unshare-pid', '--die-with-parent', '--new-session', '--chdir', spec.workDir, '--', ...spec.command);
-  const bwrap = spec.bwrap ?? 'bwrap';
-  const argv = [...prefix, bwrap, ...bw];
+  if ((spec.devices ?? []).length) bw.push('--ro-bind-try', '/sys', '/sys');
+  if (runAs) {
+    // No user namespace: see the file comment. Each namespace but the user one, by name.
+    bw.push('--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try');
+    if (!spec.allowNetwork) bw.push('--unshare-net');
+  } else {
+    bw.push('--unshare-all');
+    if (spec.allowNetwork) bw.push('--share-net');
+  }
+  bw.push('--hostname', 'chatgpu-task', '--die-with-parent', '--new-session', '--cap-drop', 'ALL');
+  // setpriv needs these three for one step: change uid/gid and empty the bounding set.
+  if (runAs) bw.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP');
+  bw.push('--clearenv');
+  for (const [k, v] of Object.entries(spec.env)) bw.push('--setenv', k, v);
+  bw.push('--');
+  if (runAs) {
+    bw.push(
+      '/usr/bin/setpriv', `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups',
+      '--inh-caps=-all', '--bounding-set=-all', '--',
+    );
+  }
+  bw.push(...spec.command);
+  const argv = [...prefix, spec.bwrap ?? 'bwrap', ...bw];
   return {
     file: argv[0]!,
     args: argv.slice(1),
+    // bwrap's own process is PID 1 inside: its environ is readable there, so it gets nothing secret.
+    env: { PATH: '/usr/bin:/bin' },
+    cwd: spec.workDir,
     applied: {
       sandbox: 'bwrap',
       network: spec.allowNetwork ? 'host' : 'isolated',
-      filesystem: 'read-only except work dir',
-      memory: memoryText,
+      filesystem: 'runtime, helpers and attempt dir only',
+      ...applied,
     },
   };
 }
