@@ -137,8 +137,11 @@ export class ApiClient {
     }, signal ? { signal } : {});
   }
 
-  /** Uploads a file as a blob; returns its sha256 and size. */
-  async upload(file: string, signal?: AbortSignal): Promise<{ sha256: string; size: number }> {
+  /**
+   * Uploads a file as a blob; returns its sha256 and size. An output names its attempt
+   * (`X-ChatGPU-Attempt`): the API accepts as an attempt's outputs only blobs uploaded so.
+   */
+  async upload(file: string, signal?: AbortSignal, attemptId?: string): Promise<{ sha256: string; size: number }> {
     const hash = createHash('sha256');
     await pipeline(createReadStream(file), hash);
     const sha256 = hash.digest('hex');
@@ -148,7 +151,12 @@ export class ApiClient {
       try {
         res = await fetch(`${this.server}/blobs/${sha256}`, {
           method: 'PUT',
-          headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/octet-stream', 'content-length': String(size) },
+          headers: {
+            authorization: `Bearer ${this.token}`,
+            'content-type': 'application/octet-stream',
+            'content-length': String(size),
+            ...(attemptId ? { 'x-chatgpu-attempt': attemptId } : {}),
+          },
           body: Readable.toWeb(createReadStream(file)) as never,
           duplex: 'half',
           ...(signal ? { signal } : {}),

@@ -1,14 +1,17 @@
 /**
  * PUT /blobs/:sha256 — upload (user or worker token); the body is hashed while it
  * streams to disk; a mismatch is 400, over the size limit 413; nothing is kept then.
+ * A worker uploading an output names its attempt in `X-ChatGPU-Attempt` (a live attempt
+ * of its token, else 404 before the body is read); only blobs uploaded so may be listed
+ * as that attempt's outputs.
  * GET /blobs/:sha256 — download, only what the caller may read (invariant 7); a blob
  * that exists but is not yours is the same 404 as one that does not exist.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../domain/auth/principal.js';
-import { canReadBlob, registerBlob } from '../domain/blobs/blobAccess.js';
+import { ATTEMPT_HEADER, canReadBlob, recordAttemptUpload, registerBlob, requireUploadingAttempt } from '../domain/blobs/blobAccess.js';
 import { SHA256_RE } from '../domain/blobs/blobStore.js';
-import { DomainError, PayloadTooLargeError, ValidationError } from '../domain/errors.js';
+import { DomainError, NotFoundError, PayloadTooLargeError, ValidationError } from '../domain/errors.js';
 import type { Resources } from '../domain/resources.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -38,9 +41,26 @@ export async function handleBlob(
       req.resume();
       return sendError(res, 413, 'PAYLOAD_TOO_LARGE', `Blobs are limited to ${r.config.blobs.maxBytes} bytes.`);
     }
+    const forAttempt = req.headers[ATTEMPT_HEADER];
+    let attemptId: string | null = null;
+    if (forAttempt !== undefined) {
+      // The body is not read (only drained) when the attempt is refused.
+      if (principal.kind !== 'worker') {
+        req.resume();
+        return sendError(res, 403, 'FORBIDDEN', `Only a worker token uploads for an attempt (${ATTEMPT_HEADER}).`);
+      }
+      try {
+        attemptId = await requireUploadingAttempt(r, principal.workerTokenId, String(forAttempt));
+      } catch (err) {
+        req.resume();
+        if (err instanceof NotFoundError) return sendError(res, 404, err.code, `${err.message} (no live attempt of this worker token).`);
+        throw err;
+      }
+    }
     try {
       const put = await r.blobs.put(req, { expected: sha256, maxBytes: r.config.blobs.maxBytes });
       await registerBlob(r, put.sha256, put.size, principal.kind === 'user' ? principal.userId : null);
+      if (attemptId) await recordAttemptUpload(r, attemptId, put.sha256);
       return sendJson(res, 201, { sha256: put.sha256, size: put.size });
     } catch (err) {
       req.resume();

@@ -22,6 +22,7 @@ import { recordJobEvent } from '../domain/jobs/jobEvents.js';
 import { applyTransition } from '../domain/jobs/jobLifecycle.js';
 import { ACTIVE_JOB_STATUSES } from '../domain/jobs/jobStatus.js';
 import { cancelOutstandingWork } from '../domain/jobs/outstandingWork.js';
+import { retryAfter, retryBackoffSec } from '../domain/leases/retryBackoff.js';
 import type { Resources } from '../domain/resources.js';
 import { explainWait } from './explainWait.js';
 
@@ -34,10 +35,6 @@ export interface TickReport {
   failed: number;
   offline: number;
   stopped: number;
-}
-
-export function backoffSec(baseSec: number, attempt: number): number {
-  return Math.min(baseSec * 2 ** Math.max(attempt - 1, 0), 600);
 }
 
 export async function runTick(r: Resources, now: Date): Promise<TickReport> {
@@ -63,9 +60,9 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         let reason: string;
         if (task.attemptCount < task.maxAttempts) {
           status = 'QUEUED';
-          const wait = backoffSec(scheduler.retryBaseSec, task.attemptCount);
+          const wait = retryBackoffSec(scheduler.retryBaseSec, task.attemptCount);
           reason = `Worker ${worker?.name ?? '?'} stopped responding; retrying in ${wait}s (attempt ${task.attemptCount + 1} of ${task.maxAttempts})${task.pinnedWorker ? ` on ${task.pinnedWorker.name}` : ''}.`;
-          await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, currentAttemptId: null, runAfter: new Date(now.getTime() + wait * 1000) } });
+          await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, currentAttemptId: null, runAfter: retryAfter(now, scheduler.retryBaseSec, task.attemptCount) } });
           report.retried++;
         } else {
           status = 'FAILED';
@@ -104,7 +101,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       for (const j of overCap) {
         const reason = 'Stopped: the estimated cost reached the spending cap.';
         const stopped = await applyTransition(tx, now, j.id, 'stopAtCap', { reason });
-        const workers = await cancelOutstandingWork(tx, now, j.id, reason);
+        const workers = await cancelOutstandingWork(tx, r, now, j.id, reason);
         for (const eventId of stopped.eventIds) emits.push({ type: 'job.event', jobId: j.id, eventId });
         emits.push({ type: 'job.updated', jobId: j.id });
         for (const workerId of workers) emits.push({ type: 'worker.orders', workerId });

@@ -19,7 +19,8 @@ export interface TestApi {
   clock: TestClock;
   gql<T = any>(query: string, variables?: Record<string, unknown>, token?: string): Promise<{ data?: T; errors?: any[]; status: number }>;
   signUp(email?: string): Promise<{ token: string; userId: string; email: string }>;
-  putBlob(content: Buffer | string, token: string, sha?: string): Promise<{ status: number; body: any; sha256: string }>;
+  /** PUT /blobs/:sha256; `attemptId` (a worker token's upload of that attempt's output) is sent as X-ChatGPU-Attempt. */
+  putBlob(content: Buffer | string, token: string, sha?: string, attemptId?: string): Promise<{ status: number; body: any; sha256: string }>;
   getBlob(sha: string, token?: string): Promise<{ status: number; bytes: Buffer }>;
 }
 
@@ -84,12 +85,12 @@ export async function startTestApi(
       if (r.data?.signUp?.__typename !== 'AuthPayload') throw new Error(`signUp failed: ${JSON.stringify(r)}`);
       return { token: r.data.signUp.token, userId: rawId(r.data.signUp.user.id), email: e };
     },
-    async putBlob(content, token, sha) {
+    async putBlob(content, token, sha, attemptId) {
       const buf = Buffer.isBuffer(content) ? content : Buffer.from(content);
       const sha256 = sha ?? createHash('sha256').update(buf).digest('hex');
       const res = await fetch(`${server.url}/blobs/${sha256}`, {
         method: 'PUT',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', ...(attemptId ? { 'x-chatgpu-attempt': attemptId } : {}) },
         body: new Uint8Array(buf),
       });
       return { status: res.status, body: await res.json().catch(() => null), sha256 };

@@ -3,7 +3,9 @@ import type { Prisma } from '../client.js';
 /**
  * Renews the leases a worker still holds, in one statement: only attempts that are
  * LEASED or RUNNING, carry the right fencing token, belong to this worker and are their
- * task's current attempt. LEASED becomes RUNNING (the worker has started it).
+ * task's current attempt, and whose lease has not run out: an expired lease is lost even
+ * when no tick has marked it LOST yet (ticks may stall; the expiry is the attempt's own
+ * fact). LEASED becomes RUNNING (the worker has started it).
  * Row locks are taken by the UPDATE itself; nothing else is locked. Returns the renewed ids.
  */
 export async function renewLeases(
@@ -26,7 +28,7 @@ export async function renewLeases(
           "startedAt" = COALESCE(a."startedAt", ${now})
       FROM input, "Task" t
       WHERE a.id = input.id AND a."fencingToken" = input.token AND a."workerId" = ${workerId}::uuid
-        AND a.status IN ('LEASED', 'RUNNING')
+        AND a.status IN ('LEASED', 'RUNNING') AND a."leaseExpiresAt" >= ${now}
         AND t.id = a."taskId" AND t."currentAttemptId" = a.id AND t.status IN ('LEASED', 'RUNNING')
       RETURNING a.id, a."taskId"
     ),

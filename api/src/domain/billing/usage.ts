@@ -4,9 +4,9 @@
  * interval; the job's costCad is their sum.
  */
 import { Prisma as P } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/client.js';
 import type { Resources } from '../resources.js';
 
-type Tx = Parameters<Parameters<Resources['prisma']['$transaction']>[0]>[0];
 
 export interface Reservation {
   cpuCores: number;
@@ -42,7 +42,7 @@ export function reservationOf(task: { requirements: unknown; accelVendor: string
 /** Running attempts are billed in intervals of at least this long (and at their end). */
 export const MIN_INTERVAL_MS = 60_000;
 
-export async function accrueUsage(tx: Tx, r: Pick<Resources, 'config'>, attemptId: string, until: Date, opts: { final?: boolean } = {}): Promise<number> {
+export async function accrueUsage(tx: Db, r: Pick<Resources, 'config'>, attemptId: string, until: Date, opts: { final?: boolean } = {}): Promise<number> {
   const a = await tx.attempt.findUnique({
     where: { id: attemptId },
     include: { task: { select: { jobId: true, requirements: true, accelVendor: true } }, worker: { select: { cpuCores: true, memoryMiB: true, slots: true } } },

@@ -1,5 +1,7 @@
 import { userCanReadBlob, workerCanReadBlob } from '../../db/sql/blobReadable.js';
 import type { Principal } from '../auth/principal.js';
+import { NotFoundError } from '../errors.js';
+import { isUuid } from '../ids.js';
 import type { Resources } from '../resources.js';
 
 export async function canReadBlob(r: Pick<Resources, 'prisma'>, who: Principal, sha256: string): Promise<boolean> {
@@ -18,4 +20,27 @@ export async function registerBlob(r: Pick<Resources, 'prisma'>, sha256: string,
       update: {},
     });
   }
+}
+
+/** The header a worker sends with an output upload: the attempt the blob is an output of. */
+export const ATTEMPT_HEADER = 'x-chatgpu-attempt';
+
+/**
+ * The live attempt (LEASED or RUNNING) of this worker token that an upload names, or
+ * NotFoundError (another token's attempt, a finished one and a malformed id all read the same).
+ */
+export async function requireUploadingAttempt(r: Pick<Resources, 'prisma'>, workerTokenId: string, attemptId: string): Promise<string> {
+  const a = isUuid(attemptId)
+    ? await r.prisma.attempt.findFirst({ where: { id: attemptId, status: { in: ['LEASED', 'RUNNING'] }, worker: { tokenId: workerTokenId } }, select: { id: true } })
+    : null;
+  if (!a) throw new NotFoundError('Attempt', attemptId.slice(0, 80));
+  return a.id;
+}
+
+/**
+ * Records that a worker uploaded this blob for this attempt (it held the bytes while it
+ * ran the attempt): completeAttempt accepts as outputs only blobs recorded here.
+ */
+export async function recordAttemptUpload(r: Pick<Resources, 'prisma'>, attemptId: string, sha256: string) {
+  await r.prisma.attemptUpload.upsert({ where: { attemptId_sha256: { attemptId, sha256 } }, create: { attemptId, sha256 }, update: {} });
 }

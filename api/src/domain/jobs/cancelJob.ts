@@ -15,7 +15,7 @@ export async function cancelJob(r: Resources, userId: string, jobId: string) {
   const reason = 'Cancelled by its owner.';
   const { workers } = await commitTransition(r, jobId, async (tx, now) => {
     const t = await applyTransition(tx, now, jobId, 'cancel', { reason });
-    const workers = await cancelOutstandingWork(tx, now, jobId, 'The job was cancelled.');
+    const workers = await cancelOutstandingWork(tx, r, now, jobId, 'The job was cancelled.');
     return { eventIds: t.eventIds, workers };
   });
   for (const workerId of workers) await r.events.emit({ type: 'worker.orders', workerId });

@@ -5,6 +5,7 @@ import { NotFoundError, StaleAttemptError, ValidationError } from '../errors.js'
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import type { Resources } from '../resources.js';
 import { loadOwnAttempt, recordStale, staleReason } from './currentAttempt.js';
+import { retryAfter, retryBackoffSec } from './retryBackoff.js';
 
 /** Failures of the machine rather than of the code: retried on another attempt. */
 export const INFRASTRUCTURE_ERRORS = new Set(['WORKER_ERROR', 'DOWNLOAD_FAILED', 'UPLOAD_FAILED', 'SANDBOX_ERROR', 'WORKER_SHUTDOWN']);
@@ -21,8 +22,9 @@ export interface CompleteInput {
 /**
  * Accepts the result of the task's current attempt, once (invariant 1). The attempt and
  * task rows are locked (SELECT … FOR UPDATE) so a completion and the tick's expiry or a cancel cannot
- * both win; a late or foreign completion is refused as stale and recorded. Declared
- * outputs must already be uploaded as blobs.
+ * both win; a late or foreign completion is refused as stale and recorded, and so is one
+ * past its lease's expiry (even before the tick marks it LOST). Declared outputs must be
+ * blobs uploaded for this attempt.
  *   success (exit 0, no error class) → attempt SUCCEEDED, task SUCCEEDED with its result
  *   infrastructure error              → attempt FAILED, task retried within maxAttempts
  *   the code failed                   → attempt FAILED, task FAILED (never retried blindly)
@@ -31,25 +33,34 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
   const outputs = checkTree(
     (input.outputs ?? []).map((o) => ({ path: normalizeUploadPath(o.path), sha256: o.sha256, size: 0, mode: normalizeMode(o.mode) })),
   );
-  const blobs = outputs.length ? await r.prisma.blob.findMany({ where: { sha256: { in: outputs.map((o) => o.sha256) } }, select: { sha256: true, size: true } }) : [];
-  const sizes = new Map(blobs.map((b) => [b.sha256, Number(b.size)]));
-  for (const o of outputs) {
-    if (!sizes.has(o.sha256)) throw new ValidationError(`Output ${o.path} was not uploaded (PUT /blobs/${o.sha256} first).`, [{ path: ['outputs'], message: 'missing blob' }]);
+  const pre = await loadOwnAttempt(r.prisma, attemptId, workerTokenId);
+  // Only blobs this worker uploaded for this attempt (recorded by PUT /blobs with the
+  // attempt header): listing any other existing blob would hand the job's owner read
+  // access to bytes the worker never held.
+  const uploads = outputs.length
+    ? await r.prisma.attemptUpload.findMany({ where: { attemptId: pre.id, sha256: { in: outputs.map((o) => o.sha256) } }, select: { sha256: true, blob: { select: { size: true } } } })
+    : [];
+  const sizes = new Map(uploads.map((u) => [u.sha256, Number(u.blob.size)]));
+  outputs.forEach((o, i) => {
+    if (!sizes.has(o.sha256)) {
+      throw new ValidationError(`Output ${o.path} was not uploaded for this attempt (PUT /blobs/${o.sha256} with the header X-ChatGPU-Attempt: ${pre.id} first).`, [
+        { path: ['outputs', String(i), 'sha256'], message: 'not uploaded for this attempt' },
+      ]);
+    }
     o.size = sizes.get(o.sha256)!;
-  }
+  });
   const now = r.now();
   const succeeded = (input.exitCode ?? null) === 0 && !input.errorClass;
   const errorClass = succeeded ? null : (input.errorClass ?? 'EXIT_NONZERO');
   const retryable = !succeeded && INFRASTRUCTURE_ERRORS.has(errorClass!);
 
-  const pre = await loadOwnAttempt(r.prisma, attemptId, workerTokenId);
   const outcome = await r.prisma.$transaction(async (tx) => {
     // Lock order attempt → task, the same as heartbeat's renewal (UPDATE attempt, then its
     // task) and the tick's `FOR UPDATE OF a, t SKIP LOCKED`, so none of them deadlock.
     await tx.$queryRaw`SELECT id FROM "Attempt" WHERE id = ${pre.id}::uuid FOR UPDATE`;
     await tx.$queryRaw`SELECT id FROM "Task" WHERE id = ${pre.taskId}::uuid FOR UPDATE`;
     const a = await loadOwnAttempt(tx, attemptId, workerTokenId);
-    const reason = staleReason(a, fencingToken);
+    const reason = staleReason(a, fencingToken, now);
     if (reason) {
       await recordStale(tx, a.id, a.status, 'complete', { reason, exitCode: input.exitCode ?? null });
       return { stale: reason, jobId: a.task.jobId } as const;
@@ -74,7 +85,7 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
     if (succeeded) taskStatus = 'SUCCEEDED';
     else if (retryable && task.attemptCount < task.maxAttempts) {
       taskStatus = 'QUEUED';
-      statusReason = `Attempt ${a.number} failed on ${a.worker.name} (${errorClass}); retrying.`;
+      statusReason = `Attempt ${a.number} failed on ${a.worker.name} (${errorClass}); retrying in ${retryBackoffSec(r.config.scheduler.retryBaseSec, task.attemptCount)}s.`;
     } else {
       taskStatus = 'FAILED';
       statusReason =
@@ -89,7 +100,7 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
       data: {
         status: taskStatus,
         statusReason,
-        ...(taskStatus === 'QUEUED' ? { currentAttemptId: null, runAfter: new Date(now.getTime() + r.config.scheduler.retryBaseSec * 1000) } : {}),
+        ...(taskStatus === 'QUEUED' ? { currentAttemptId: null, runAfter: retryAfter(now, r.config.scheduler.retryBaseSec, task.attemptCount) } : {}),
         ...(taskStatus !== 'QUEUED' ? { finishedAt: now } : {}),
         ...(succeeded ? { result: { attemptId: a.id, exitCode: 0, outputs, metrics: input.metrics ?? null } as unknown as P.InputJsonValue } : {}),
       },

@@ -8,6 +8,7 @@
  * Attempt status machine:
  *   LEASED → RUNNING (first heartbeat) → SUCCEEDED | FAILED   (completeAttempt)
  *   LEASED|RUNNING → LOST      (tick: lease expired)   → STALE (late report arrives)
+ *   (a report after leaseExpiresAt is refused even before the tick marks the attempt LOST)
  *   LEASED|RUNNING → CANCELLED (job cancelled / cap reached; worker told via heartbeat)
  * SUCCEEDED and FAILED are final: accepted results never change.
  */
@@ -29,13 +30,23 @@ export async function loadOwnAttempt(db: Prisma | Tx, attemptId: string, workerT
   return attempt;
 }
 
-export function staleReason(a: { status: string; fencingToken: string; id: string; task: { currentAttemptId: string | null; status: string } }, token: string): string | null {
+/**
+ * Why a report on this attempt is refused, or null when it is accepted. `now` matters: a
+ * lease past its expiry is expired even when no tick has marked the attempt LOST yet (ticks
+ * may stall). Such an attempt is left LEASED/RUNNING for the tick to mark LOST and retry.
+ */
+export function staleReason(
+  a: { status: string; fencingToken: string; id: string; leaseExpiresAt: Date; task: { currentAttemptId: string | null; status: string } },
+  token: string,
+  now: Date,
+): string | null {
   if (a.fencingToken !== token) return 'the fencing token does not match';
   if (a.status === 'LOST' || a.status === 'STALE') return 'its lease expired and the task was handed on';
   if (a.status === 'CANCELLED') return 'it was cancelled';
   if (a.status === 'SUCCEEDED' || a.status === 'FAILED') return `it already completed (${a.status.toLowerCase()})`;
   if (a.task.currentAttemptId !== a.id) return 'another attempt now holds the task';
   if (a.task.status === 'CANCELLED') return 'its task was cancelled';
+  if (a.leaseExpiresAt < now) return 'its lease expired';
   return null;
 }
 
@@ -45,11 +56,12 @@ export async function requireCurrentAttempt(
   attemptId: string,
   fencingToken: string,
   workerTokenId: string,
+  now: Date,
   kind: string,
   detail: P.InputJsonValue = {},
 ) {
   const attempt = await loadOwnAttempt(db, attemptId, workerTokenId);
-  const reason = staleReason(attempt, fencingToken);
+  const reason = staleReason(attempt, fencingToken, now);
   if (reason) {
     await recordStale(db, attempt.id, attempt.status, kind, { reason, ...(detail as object) });
     throw new StaleAttemptError(attempt.id, reason);

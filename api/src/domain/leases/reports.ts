@@ -35,7 +35,7 @@ export async function appendLogs(r: Resources, workerTokenId: string, attemptId:
     if (!['stdout', 'stderr', 'system'].includes(l.stream)) throw new ValidationError(`Unknown stream ${JSON.stringify(l.stream).slice(0, 40)}.`, [{ path: [String(i), 'stream'], message: 'stdout, stderr or system' }]);
     if (Buffer.byteLength(l.text) > MAX_LOG_LINE_BYTES) throw new ValidationError(`A log line exceeds ${MAX_LOG_LINE_BYTES} bytes.`, [{ path: [String(i), 'text'], message: 'too long' }]);
   });
-  const attempt = await requireCurrentAttempt(r.prisma, attemptId, fencingToken, workerTokenId, 'logs', { count: lines.length });
+  const attempt = await requireCurrentAttempt(r.prisma, attemptId, fencingToken, workerTokenId, r.now(), 'logs', { count: lines.length });
   const last = await r.prisma.logChunk.findFirst({ where: { attemptId }, orderBy: { seq: 'desc' }, select: { seq: true } });
   const next = (last?.seq ?? -1) + 1;
   if (lines[0]!.seq > next) {
@@ -73,7 +73,7 @@ export async function reportMetrics(r: Resources, workerTokenId: string, attempt
     if (!/^[\w./:-]{1,100}$/.test(p.name)) throw new ValidationError(`Bad metric name ${JSON.stringify(p.name).slice(0, 60)}.`, [{ path: [String(i), 'name'], message: 'letters, digits, _ . / : -' }]);
     if (!Number.isFinite(p.value)) throw new ValidationError('Metric values must be finite numbers.', [{ path: [String(i), 'value'], message: 'not finite' }]);
   });
-  const attempt = await requireCurrentAttempt(r.prisma, attemptId, fencingToken, workerTokenId, 'metrics', { count: points.length });
+  const attempt = await requireCurrentAttempt(r.prisma, attemptId, fencingToken, workerTokenId, r.now(), 'metrics', { count: points.length });
   const now = r.now();
   const res = await r.prisma.metricPoint.createMany({
     data: points.map((p) => ({ attemptId, seq: p.seq, name: p.name, step: p.step ?? null, value: p.value, ts: p.ts ?? now })),

@@ -48,6 +48,7 @@ import type { Criteria } from '../jobs/acceptance.js';
 import { planRequirements } from '../jobs/acceptPlan.js';
 import { insertTask, type Requirements } from '../jobs/createTask.js';
 import { applyTransition, commitTransition, InvalidTransitionError } from '../jobs/jobLifecycle.js';
+import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
 import type { PlanInput, PreparationSpec } from '../jobs/planSchema.js';
 import type { Resources } from '../resources.js';
 import { networkCapacity } from '../workers/networkCapacity.js';
@@ -414,11 +415,12 @@ async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
 }
 
 async function failJob(ctx: Ctx, reason: string): Promise<StageState> {
-  await commitTransition(ctx.r, ctx.jobId, async (tx, now) => {
+  const { workers } = await commitTransition(ctx.r, ctx.jobId, async (tx, now) => {
     const t = await applyTransition(tx, now, ctx.jobId, 'fail', { reason, onlyFrom: ['PREPARING'] });
-    await tx.task.updateMany({ where: { jobId: ctx.jobId, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } }, data: { status: 'CANCELLED', statusReason: 'The job failed in preparation.', finishedAt: now } });
-    return t;
+    const workers = await cancelOutstandingWork(tx, ctx.r, now, ctx.jobId, 'The job failed in preparation.');
+    return { eventIds: t.eventIds, workers };
   });
+  for (const workerId of workers) await ctx.r.events.emit({ type: 'worker.orders', workerId });
   return { state: 'failed', reason };
 }
 

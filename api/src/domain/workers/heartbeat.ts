@@ -1,8 +1,11 @@
 import { renewLeases } from '../../db/sql/renewLeases.js';
+import { touchWorker } from '../../db/sql/touchWorker.js';
 import { isUuid } from '../ids.js';
+import { cancelAttemptsOfCancelledTasks } from '../leases/cancelAttempts.js';
 import { applyPause } from './pauseWorker.js';
 import { NotFoundError } from '../errors.js';
 import type { Resources } from '../resources.js';
+import type { WorkerStatus } from '../../generated/prisma/enums.js';
 
 export type Order = { kind: 'CANCEL'; attemptId: string; reason: string } | { kind: 'PAUSE' } | { kind: 'RESUME' };
 
@@ -34,28 +37,28 @@ export async function heartbeat(
   if (rejected.length > 0) {
     const known = await r.prisma.attempt.findMany({
       where: { id: { in: rejected.filter((l) => isUuid(l.attemptId)).map((l) => l.attemptId) }, workerId: worker.id },
-      select: { id: true, status: true },
+      select: { id: true, status: true, leaseExpiresAt: true },
     });
-    const status = new Map(known.map((k) => [k.id, k.status]));
+    const byId = new Map(known.map((k) => [k.id, k]));
     for (const l of rejected) {
-      const s = status.get(l.attemptId);
-      orders.push({ kind: 'CANCEL', attemptId: l.attemptId, reason: s ? `attempt is ${s.toLowerCase()}` : 'unknown attempt' });
-      if (s) await r.prisma.staleReport.create({ data: { attemptId: l.attemptId, kind: 'heartbeat', detail: { status: s } } });
-      if (s === 'LOST') await r.prisma.attempt.updateMany({ where: { id: l.attemptId, status: 'LOST' }, data: { status: 'STALE' } });
+      const k = byId.get(l.attemptId);
+      // Still LEASED/RUNNING but not renewed: its lease ran out before this heartbeat (the
+      // tick has not marked it LOST yet) — expired all the same.
+      const expired = !!k && (k.status === 'LEASED' || k.status === 'RUNNING') && k.leaseExpiresAt < now;
+      orders.push({ kind: 'CANCEL', attemptId: l.attemptId, reason: !k ? 'unknown attempt' : expired ? 'its lease expired' : `attempt is ${k.status.toLowerCase()}` });
+      if (k) await r.prisma.staleReport.create({ data: { attemptId: l.attemptId, kind: 'heartbeat', detail: { status: k.status, ...(expired ? { reason: 'lease expired' } : {}) } } });
+      if (k?.status === 'LOST') await r.prisma.attempt.updateMany({ where: { id: l.attemptId, status: 'LOST' }, data: { status: 'STALE' } });
     }
   }
   // Attempts of cancelled tasks: the worker still holds them; tell it to stop.
-  const cancelled = await r.prisma.attempt.findMany({
-    where: { workerId: worker.id, status: { in: ['LEASED', 'RUNNING'] }, task: { status: 'CANCELLED' } },
-    select: { id: true },
-  });
-  if (cancelled.length) {
-    await r.prisma.attempt.updateMany({ where: { id: { in: cancelled.map((c) => c.id) } }, data: { status: 'CANCELLED', finishedAt: now, errorClass: 'CANCELLED' } });
-    for (const c of cancelled) if (!orders.some((o) => o.kind === 'CANCEL' && o.attemptId === c.id)) orders.push({ kind: 'CANCEL', attemptId: c.id, reason: 'the job was cancelled' });
-  }
-  const status = worker.status === 'OFFLINE' ? 'ONLINE' : worker.status;
-  await r.prisma.worker.update({ where: { id: worker.id }, data: { lastSeenAt: now, status } });
-  if (worker.status === 'OFFLINE') await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: worker.ownerId });
+  const cancelled = await cancelAttemptsOfCancelledTasks(r, now, worker.id);
+  for (const id of cancelled) if (!orders.some((o) => o.kind === 'CANCEL' && o.attemptId === id)) orders.push({ kind: 'CANCEL', attemptId: id, reason: 'the job was cancelled' });
+  // Seen now; OFFLINE comes back ONLINE. One conditional UPDATE: the status is never
+  // written from the value read above, so a pause committed meanwhile stays.
+  const [seen] = await touchWorker(r.prisma, worker.id, workerTokenId, now);
+  if (!seen) throw new NotFoundError('Worker', workerId.slice(0, 80));
+  const status = seen.status as WorkerStatus;
+  if (status !== worker.status) await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: worker.ownerId });
   orders.push(status === 'PAUSED' || status === 'DRAINING' ? { kind: 'PAUSE' } : { kind: 'RESUME' });
   return { orders, renewed: [...renewed], status, leaseExpiresAt: new Date(now.getTime() + r.config.scheduler.leaseSec * 1000) };
 }

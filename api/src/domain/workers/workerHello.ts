@@ -58,9 +58,15 @@ export async function workerHello(
     lastSeenAt: r.now(),
   };
   const existing = await r.prisma.worker.findUnique({ where: { tokenId_name: { tokenId: who.workerTokenId, name: input.name } } });
-  const worker = existing
-    ? await r.prisma.worker.update({ where: { id: existing.id }, data: { ...data, ...(existing.status === 'OFFLINE' ? { status: 'ONLINE' } : {}) } })
-    : await r.prisma.worker.create({ data: { ...data, ownerId: who.userId, tokenId: who.workerTokenId, name: input.name, status: 'ONLINE' } });
+  let worker;
+  if (existing) {
+    // OFFLINE comes back ONLINE by a conditional update, never from the status read above:
+    // a pause committed meanwhile stays.
+    await r.prisma.worker.updateMany({ where: { id: existing.id, status: 'OFFLINE' }, data: { status: 'ONLINE' } });
+    worker = await r.prisma.worker.update({ where: { id: existing.id }, data });
+  } else {
+    worker = await r.prisma.worker.create({ data: { ...data, ownerId: who.userId, tokenId: who.workerTokenId, name: input.name, status: 'ONLINE' } });
+  }
   await r.prisma.workerToken.update({ where: { id: who.workerTokenId }, data: { lastUsedAt: r.now() } });
   await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: who.userId });
   await r.events.emit({ type: 'tasks.available' });

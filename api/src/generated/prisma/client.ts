@@ -85,6 +85,13 @@ export type Blob = Prisma.BlobModel
  */
 export type BlobAccess = Prisma.BlobAccessModel
 /**
+ * Model AttemptUpload
+ * A blob a worker uploaded for one of its live attempts (PUT /blobs/:sha256 with the
+ * attempt's id in `X-ChatGPU-Attempt`): the only blobs that attempt may list as outputs,
+ * so a worker cannot make a job's owner able to read a blob it never held.
+ */
+export type AttemptUpload = Prisma.AttemptUploadModel
+/**
  * Model Plan
  * 
  */

@@ -405,6 +405,7 @@ export const ModelName = {
   CodeVersion: 'CodeVersion',
   Blob: 'Blob',
   BlobAccess: 'BlobAccess',
+  AttemptUpload: 'AttemptUpload',
   Plan: 'Plan',
   Question: 'Question',
   Task: 'Task',
@@ -435,7 +436,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobAccess" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent"
+    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobAccess" | "attemptUpload" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1028,6 +1029,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.BlobAccessCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.BlobAccessCountAggregateOutputType> | number
+        }
+      }
+    }
+    AttemptUpload: {
+      payload: Prisma.$AttemptUploadPayload<ExtArgs>
+      fields: Prisma.AttemptUploadFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.AttemptUploadFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.AttemptUploadFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload>
+        }
+        findFirst: {
+          args: Prisma.AttemptUploadFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.AttemptUploadFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload>
+        }
+        findMany: {
+          args: Prisma.AttemptUploadFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload>[]
+        }
+        create: {
+          args: Prisma.AttemptUploadCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload>
+        }
+        createMany: {
+          args: Prisma.AttemptUploadCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.AttemptUploadCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload>[]
+        }
+        delete: {
+          args: Prisma.AttemptUploadDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload>
+        }
+        update: {
+          args: Prisma.AttemptUploadUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload>
+        }
+        deleteMany: {
+          args: Prisma.AttemptUploadDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.AttemptUploadUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.AttemptUploadUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload>[]
+        }
+        upsert: {
+          args: Prisma.AttemptUploadUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AttemptUploadPayload>
+        }
+        aggregate: {
+          args: Prisma.AttemptUploadAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateAttemptUpload>
+        }
+        groupBy: {
+          args: Prisma.AttemptUploadGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AttemptUploadGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.AttemptUploadCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AttemptUploadCountAggregateOutputType> | number
         }
       }
     }
@@ -2303,6 +2378,15 @@ export const BlobAccessScalarFieldEnum = {
 export type BlobAccessScalarFieldEnum = (typeof BlobAccessScalarFieldEnum)[keyof typeof BlobAccessScalarFieldEnum]
 
 
+export const AttemptUploadScalarFieldEnum = {
+  attemptId: 'attemptId',
+  sha256: 'sha256',
+  createdAt: 'createdAt'
+} as const
+
+export type AttemptUploadScalarFieldEnum = (typeof AttemptUploadScalarFieldEnum)[keyof typeof AttemptUploadScalarFieldEnum]
+
+
 export const PlanScalarFieldEnum = {
   id: 'id',
   jobId: 'jobId',
@@ -3039,6 +3123,7 @@ export type GlobalOmitConfig = {
   codeVersion?: Prisma.CodeVersionOmit
   blob?: Prisma.BlobOmit
   blobAccess?: Prisma.BlobAccessOmit
+  attemptUpload?: Prisma.AttemptUploadOmit
   plan?: Prisma.PlanOmit
   question?: Prisma.QuestionOmit
   task?: Prisma.TaskOmit

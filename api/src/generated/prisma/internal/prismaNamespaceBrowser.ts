@@ -59,6 +59,7 @@ export const ModelName = {
   CodeVersion: 'CodeVersion',
   Blob: 'Blob',
   BlobAccess: 'BlobAccess',
+  AttemptUpload: 'AttemptUpload',
   Plan: 'Plan',
   Question: 'Question',
   Task: 'Task',
@@ -213,6 +214,15 @@ export const BlobAccessScalarFieldEnum = {
 } as const
 
 export type BlobAccessScalarFieldEnum = (typeof BlobAccessScalarFieldEnum)[keyof typeof BlobAccessScalarFieldEnum]
+
+
+export const AttemptUploadScalarFieldEnum = {
+  attemptId: 'attemptId',
+  sha256: 'sha256',
+  createdAt: 'createdAt'
+} as const
+
+export type AttemptUploadScalarFieldEnum = (typeof AttemptUploadScalarFieldEnum)[keyof typeof AttemptUploadScalarFieldEnum]
 
 
 export const PlanScalarFieldEnum = {

@@ -304,6 +304,7 @@ export type AttemptWhereInput = {
   usageEntries?: Prisma.UsageEntryListRelationFilter
   services?: Prisma.ServiceListRelationFilter
   staleReports?: Prisma.StaleReportListRelationFilter
+  uploads?: Prisma.AttemptUploadListRelationFilter
 }
 
 export type AttemptOrderByWithRelationInput = {
@@ -331,6 +332,7 @@ export type AttemptOrderByWithRelationInput = {
   usageEntries?: Prisma.UsageEntryOrderByRelationAggregateInput
   services?: Prisma.ServiceOrderByRelationAggregateInput
   staleReports?: Prisma.StaleReportOrderByRelationAggregateInput
+  uploads?: Prisma.AttemptUploadOrderByRelationAggregateInput
 }
 
 export type AttemptWhereUniqueInput = Prisma.AtLeast<{
@@ -362,6 +364,7 @@ export type AttemptWhereUniqueInput = Prisma.AtLeast<{
   usageEntries?: Prisma.UsageEntryListRelationFilter
   services?: Prisma.ServiceListRelationFilter
   staleReports?: Prisma.StaleReportListRelationFilter
+  uploads?: Prisma.AttemptUploadListRelationFilter
 }, "id" | "taskId_number">
 
 export type AttemptOrderByWithAggregationInput = {
@@ -433,6 +436,7 @@ export type AttemptCreateInput = {
   usageEntries?: Prisma.UsageEntryCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUncheckedCreateInput = {
@@ -458,6 +462,7 @@ export type AttemptUncheckedCreateInput = {
   usageEntries?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportUncheckedCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUpdateInput = {
@@ -483,6 +488,7 @@ export type AttemptUpdateInput = {
   usageEntries?: Prisma.UsageEntryUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateInput = {
@@ -508,6 +514,7 @@ export type AttemptUncheckedUpdateInput = {
   usageEntries?: Prisma.UsageEntryUncheckedUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUncheckedUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptCreateManyInput = {
@@ -573,6 +580,11 @@ export type AttemptListRelationFilter = {
 
 export type AttemptOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
+}
+
+export type AttemptScalarRelationFilter = {
+  is?: Prisma.AttemptWhereInput
+  isNot?: Prisma.AttemptWhereInput
 }
 
 export type AttemptNullableScalarRelationFilter = {
@@ -646,11 +658,6 @@ export type AttemptSumOrderByAggregateInput = {
   exitCode?: Prisma.SortOrder
 }
 
-export type AttemptScalarRelationFilter = {
-  is?: Prisma.AttemptWhereInput
-  isNot?: Prisma.AttemptWhereInput
-}
-
 export type AttemptCreateNestedManyWithoutWorkerInput = {
   create?: Prisma.XOR<Prisma.AttemptCreateWithoutWorkerInput, Prisma.AttemptUncheckedCreateWithoutWorkerInput> | Prisma.AttemptCreateWithoutWorkerInput[] | Prisma.AttemptUncheckedCreateWithoutWorkerInput[]
   connectOrCreate?: Prisma.AttemptCreateOrConnectWithoutWorkerInput | Prisma.AttemptCreateOrConnectWithoutWorkerInput[]
@@ -691,6 +698,20 @@ export type AttemptUncheckedUpdateManyWithoutWorkerNestedInput = {
   update?: Prisma.AttemptUpdateWithWhereUniqueWithoutWorkerInput | Prisma.AttemptUpdateWithWhereUniqueWithoutWorkerInput[]
   updateMany?: Prisma.AttemptUpdateManyWithWhereWithoutWorkerInput | Prisma.AttemptUpdateManyWithWhereWithoutWorkerInput[]
   deleteMany?: Prisma.AttemptScalarWhereInput | Prisma.AttemptScalarWhereInput[]
+}
+
+export type AttemptCreateNestedOneWithoutUploadsInput = {
+  create?: Prisma.XOR<Prisma.AttemptCreateWithoutUploadsInput, Prisma.AttemptUncheckedCreateWithoutUploadsInput>
+  connectOrCreate?: Prisma.AttemptCreateOrConnectWithoutUploadsInput
+  connect?: Prisma.AttemptWhereUniqueInput
+}
+
+export type AttemptUpdateOneRequiredWithoutUploadsNestedInput = {
+  create?: Prisma.XOR<Prisma.AttemptCreateWithoutUploadsInput, Prisma.AttemptUncheckedCreateWithoutUploadsInput>
+  connectOrCreate?: Prisma.AttemptCreateOrConnectWithoutUploadsInput
+  upsert?: Prisma.AttemptUpsertWithoutUploadsInput
+  connect?: Prisma.AttemptWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.AttemptUpdateToOneWithWhereWithoutUploadsInput, Prisma.AttemptUpdateWithoutUploadsInput>, Prisma.AttemptUncheckedUpdateWithoutUploadsInput>
 }
 
 export type AttemptCreateNestedOneWithoutCurrentForInput = {
@@ -849,6 +870,7 @@ export type AttemptCreateWithoutWorkerInput = {
   usageEntries?: Prisma.UsageEntryCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUncheckedCreateWithoutWorkerInput = {
@@ -873,6 +895,7 @@ export type AttemptUncheckedCreateWithoutWorkerInput = {
   usageEntries?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportUncheckedCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptCreateOrConnectWithoutWorkerInput = {
@@ -923,6 +946,122 @@ export type AttemptScalarWhereInput = {
   finishedAt?: Prisma.DateTimeNullableFilter<"Attempt"> | Date | string | null
 }
 
+export type AttemptCreateWithoutUploadsInput = {
+  id?: string
+  number: number
+  fencingToken: string
+  leaseExpiresAt: Date | string
+  status?: $Enums.AttemptStatus
+  exitCode?: number | null
+  errorClass?: string | null
+  errorMessage?: string | null
+  outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  startedAt?: Date | string | null
+  finishedAt?: Date | string | null
+  task: Prisma.TaskCreateNestedOneWithoutAttemptsInput
+  worker: Prisma.WorkerCreateNestedOneWithoutAttemptsInput
+  currentFor?: Prisma.TaskCreateNestedOneWithoutCurrentAttemptInput
+  logs?: Prisma.LogChunkCreateNestedManyWithoutAttemptInput
+  metricPoints?: Prisma.MetricPointCreateNestedManyWithoutAttemptInput
+  usageEntries?: Prisma.UsageEntryCreateNestedManyWithoutAttemptInput
+  services?: Prisma.ServiceCreateNestedManyWithoutCurrentAttemptInput
+  staleReports?: Prisma.StaleReportCreateNestedManyWithoutAttemptInput
+}
+
+export type AttemptUncheckedCreateWithoutUploadsInput = {
+  id?: string
+  taskId: string
+  number: number
+  workerId: string
+  fencingToken: string
+  leaseExpiresAt: Date | string
+  status?: $Enums.AttemptStatus
+  exitCode?: number | null
+  errorClass?: string | null
+  errorMessage?: string | null
+  outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  startedAt?: Date | string | null
+  finishedAt?: Date | string | null
+  currentFor?: Prisma.TaskUncheckedCreateNestedOneWithoutCurrentAttemptInput
+  logs?: Prisma.LogChunkUncheckedCreateNestedManyWithoutAttemptInput
+  metricPoints?: Prisma.MetricPointUncheckedCreateNestedManyWithoutAttemptInput
+  usageEntries?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutAttemptInput
+  services?: Prisma.ServiceUncheckedCreateNestedManyWithoutCurrentAttemptInput
+  staleReports?: Prisma.StaleReportUncheckedCreateNestedManyWithoutAttemptInput
+}
+
+export type AttemptCreateOrConnectWithoutUploadsInput = {
+  where: Prisma.AttemptWhereUniqueInput
+  create: Prisma.XOR<Prisma.AttemptCreateWithoutUploadsInput, Prisma.AttemptUncheckedCreateWithoutUploadsInput>
+}
+
+export type AttemptUpsertWithoutUploadsInput = {
+  update: Prisma.XOR<Prisma.AttemptUpdateWithoutUploadsInput, Prisma.AttemptUncheckedUpdateWithoutUploadsInput>
+  create: Prisma.XOR<Prisma.AttemptCreateWithoutUploadsInput, Prisma.AttemptUncheckedCreateWithoutUploadsInput>
+  where?: Prisma.AttemptWhereInput
+}
+
+export type AttemptUpdateToOneWithWhereWithoutUploadsInput = {
+  where?: Prisma.AttemptWhereInput
+  data: Prisma.XOR<Prisma.AttemptUpdateWithoutUploadsInput, Prisma.AttemptUncheckedUpdateWithoutUploadsInput>
+}
+
+export type AttemptUpdateWithoutUploadsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  number?: Prisma.IntFieldUpdateOperationsInput | number
+  fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
+  exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  errorClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  task?: Prisma.TaskUpdateOneRequiredWithoutAttemptsNestedInput
+  worker?: Prisma.WorkerUpdateOneRequiredWithoutAttemptsNestedInput
+  currentFor?: Prisma.TaskUpdateOneWithoutCurrentAttemptNestedInput
+  logs?: Prisma.LogChunkUpdateManyWithoutAttemptNestedInput
+  metricPoints?: Prisma.MetricPointUpdateManyWithoutAttemptNestedInput
+  usageEntries?: Prisma.UsageEntryUpdateManyWithoutAttemptNestedInput
+  services?: Prisma.ServiceUpdateManyWithoutCurrentAttemptNestedInput
+  staleReports?: Prisma.StaleReportUpdateManyWithoutAttemptNestedInput
+}
+
+export type AttemptUncheckedUpdateWithoutUploadsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  taskId?: Prisma.StringFieldUpdateOperationsInput | string
+  number?: Prisma.IntFieldUpdateOperationsInput | number
+  workerId?: Prisma.StringFieldUpdateOperationsInput | string
+  fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
+  exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  errorClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  currentFor?: Prisma.TaskUncheckedUpdateOneWithoutCurrentAttemptNestedInput
+  logs?: Prisma.LogChunkUncheckedUpdateManyWithoutAttemptNestedInput
+  metricPoints?: Prisma.MetricPointUncheckedUpdateManyWithoutAttemptNestedInput
+  usageEntries?: Prisma.UsageEntryUncheckedUpdateManyWithoutAttemptNestedInput
+  services?: Prisma.ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput
+  staleReports?: Prisma.StaleReportUncheckedUpdateManyWithoutAttemptNestedInput
+}
+
 export type AttemptCreateWithoutCurrentForInput = {
   id?: string
   number: number
@@ -945,6 +1084,7 @@ export type AttemptCreateWithoutCurrentForInput = {
   usageEntries?: Prisma.UsageEntryCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUncheckedCreateWithoutCurrentForInput = {
@@ -969,6 +1109,7 @@ export type AttemptUncheckedCreateWithoutCurrentForInput = {
   usageEntries?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportUncheckedCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptCreateOrConnectWithoutCurrentForInput = {
@@ -998,6 +1139,7 @@ export type AttemptCreateWithoutTaskInput = {
   usageEntries?: Prisma.UsageEntryCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUncheckedCreateWithoutTaskInput = {
@@ -1022,6 +1164,7 @@ export type AttemptUncheckedCreateWithoutTaskInput = {
   usageEntries?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportUncheckedCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptCreateOrConnectWithoutTaskInput = {
@@ -1067,6 +1210,7 @@ export type AttemptUpdateWithoutCurrentForInput = {
   usageEntries?: Prisma.UsageEntryUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateWithoutCurrentForInput = {
@@ -1091,6 +1235,7 @@ export type AttemptUncheckedUpdateWithoutCurrentForInput = {
   usageEntries?: Prisma.UsageEntryUncheckedUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUncheckedUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUpsertWithWhereUniqueWithoutTaskInput = {
@@ -1131,6 +1276,7 @@ export type AttemptCreateWithoutStaleReportsInput = {
   metricPoints?: Prisma.MetricPointCreateNestedManyWithoutAttemptInput
   usageEntries?: Prisma.UsageEntryCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceCreateNestedManyWithoutCurrentAttemptInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUncheckedCreateWithoutStaleReportsInput = {
@@ -1155,6 +1301,7 @@ export type AttemptUncheckedCreateWithoutStaleReportsInput = {
   metricPoints?: Prisma.MetricPointUncheckedCreateNestedManyWithoutAttemptInput
   usageEntries?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutCurrentAttemptInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptCreateOrConnectWithoutStaleReportsInput = {
@@ -1195,6 +1342,7 @@ export type AttemptUpdateWithoutStaleReportsInput = {
   metricPoints?: Prisma.MetricPointUpdateManyWithoutAttemptNestedInput
   usageEntries?: Prisma.UsageEntryUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUpdateManyWithoutCurrentAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateWithoutStaleReportsInput = {
@@ -1219,6 +1367,7 @@ export type AttemptUncheckedUpdateWithoutStaleReportsInput = {
   metricPoints?: Prisma.MetricPointUncheckedUpdateManyWithoutAttemptNestedInput
   usageEntries?: Prisma.UsageEntryUncheckedUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptCreateWithoutLogsInput = {
@@ -1243,6 +1392,7 @@ export type AttemptCreateWithoutLogsInput = {
   usageEntries?: Prisma.UsageEntryCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUncheckedCreateWithoutLogsInput = {
@@ -1267,6 +1417,7 @@ export type AttemptUncheckedCreateWithoutLogsInput = {
   usageEntries?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportUncheckedCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptCreateOrConnectWithoutLogsInput = {
@@ -1307,6 +1458,7 @@ export type AttemptUpdateWithoutLogsInput = {
   usageEntries?: Prisma.UsageEntryUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateWithoutLogsInput = {
@@ -1331,6 +1483,7 @@ export type AttemptUncheckedUpdateWithoutLogsInput = {
   usageEntries?: Prisma.UsageEntryUncheckedUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUncheckedUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptCreateWithoutMetricPointsInput = {
@@ -1355,6 +1508,7 @@ export type AttemptCreateWithoutMetricPointsInput = {
   usageEntries?: Prisma.UsageEntryCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUncheckedCreateWithoutMetricPointsInput = {
@@ -1379,6 +1533,7 @@ export type AttemptUncheckedCreateWithoutMetricPointsInput = {
   usageEntries?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportUncheckedCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptCreateOrConnectWithoutMetricPointsInput = {
@@ -1419,6 +1574,7 @@ export type AttemptUpdateWithoutMetricPointsInput = {
   usageEntries?: Prisma.UsageEntryUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateWithoutMetricPointsInput = {
@@ -1443,6 +1599,7 @@ export type AttemptUncheckedUpdateWithoutMetricPointsInput = {
   usageEntries?: Prisma.UsageEntryUncheckedUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUncheckedUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptCreateWithoutUsageEntriesInput = {
@@ -1467,6 +1624,7 @@ export type AttemptCreateWithoutUsageEntriesInput = {
   metricPoints?: Prisma.MetricPointCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUncheckedCreateWithoutUsageEntriesInput = {
@@ -1491,6 +1649,7 @@ export type AttemptUncheckedCreateWithoutUsageEntriesInput = {
   metricPoints?: Prisma.MetricPointUncheckedCreateNestedManyWithoutAttemptInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutCurrentAttemptInput
   staleReports?: Prisma.StaleReportUncheckedCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptCreateOrConnectWithoutUsageEntriesInput = {
@@ -1531,6 +1690,7 @@ export type AttemptUpdateWithoutUsageEntriesInput = {
   metricPoints?: Prisma.MetricPointUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateWithoutUsageEntriesInput = {
@@ -1555,6 +1715,7 @@ export type AttemptUncheckedUpdateWithoutUsageEntriesInput = {
   metricPoints?: Prisma.MetricPointUncheckedUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUncheckedUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptCreateWithoutServicesInput = {
@@ -1579,6 +1740,7 @@ export type AttemptCreateWithoutServicesInput = {
   metricPoints?: Prisma.MetricPointCreateNestedManyWithoutAttemptInput
   usageEntries?: Prisma.UsageEntryCreateNestedManyWithoutAttemptInput
   staleReports?: Prisma.StaleReportCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptUncheckedCreateWithoutServicesInput = {
@@ -1603,6 +1765,7 @@ export type AttemptUncheckedCreateWithoutServicesInput = {
   metricPoints?: Prisma.MetricPointUncheckedCreateNestedManyWithoutAttemptInput
   usageEntries?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutAttemptInput
   staleReports?: Prisma.StaleReportUncheckedCreateNestedManyWithoutAttemptInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutAttemptInput
 }
 
 export type AttemptCreateOrConnectWithoutServicesInput = {
@@ -1643,6 +1806,7 @@ export type AttemptUpdateWithoutServicesInput = {
   metricPoints?: Prisma.MetricPointUpdateManyWithoutAttemptNestedInput
   usageEntries?: Prisma.UsageEntryUpdateManyWithoutAttemptNestedInput
   staleReports?: Prisma.StaleReportUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateWithoutServicesInput = {
@@ -1667,6 +1831,7 @@ export type AttemptUncheckedUpdateWithoutServicesInput = {
   metricPoints?: Prisma.MetricPointUncheckedUpdateManyWithoutAttemptNestedInput
   usageEntries?: Prisma.UsageEntryUncheckedUpdateManyWithoutAttemptNestedInput
   staleReports?: Prisma.StaleReportUncheckedUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptCreateManyWorkerInput = {
@@ -1709,6 +1874,7 @@ export type AttemptUpdateWithoutWorkerInput = {
   usageEntries?: Prisma.UsageEntryUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateWithoutWorkerInput = {
@@ -1733,6 +1899,7 @@ export type AttemptUncheckedUpdateWithoutWorkerInput = {
   usageEntries?: Prisma.UsageEntryUncheckedUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUncheckedUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateManyWithoutWorkerInput = {
@@ -1793,6 +1960,7 @@ export type AttemptUpdateWithoutTaskInput = {
   usageEntries?: Prisma.UsageEntryUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateWithoutTaskInput = {
@@ -1817,6 +1985,7 @@ export type AttemptUncheckedUpdateWithoutTaskInput = {
   usageEntries?: Prisma.UsageEntryUncheckedUpdateManyWithoutAttemptNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutCurrentAttemptNestedInput
   staleReports?: Prisma.StaleReportUncheckedUpdateManyWithoutAttemptNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutAttemptNestedInput
 }
 
 export type AttemptUncheckedUpdateManyWithoutTaskInput = {
@@ -1848,6 +2017,7 @@ export type AttemptCountOutputType = {
   usageEntries: number
   services: number
   staleReports: number
+  uploads: number
 }
 
 export type AttemptCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1856,6 +2026,7 @@ export type AttemptCountOutputTypeSelect<ExtArgs extends runtime.Types.Extension
   usageEntries?: boolean | AttemptCountOutputTypeCountUsageEntriesArgs
   services?: boolean | AttemptCountOutputTypeCountServicesArgs
   staleReports?: boolean | AttemptCountOutputTypeCountStaleReportsArgs
+  uploads?: boolean | AttemptCountOutputTypeCountUploadsArgs
 }
 
 /**
@@ -1903,6 +2074,13 @@ export type AttemptCountOutputTypeCountStaleReportsArgs<ExtArgs extends runtime.
   where?: Prisma.StaleReportWhereInput
 }
 
+/**
+ * AttemptCountOutputType without action
+ */
+export type AttemptCountOutputTypeCountUploadsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.AttemptUploadWhereInput
+}
+
 
 export type AttemptSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1929,6 +2107,7 @@ export type AttemptSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   usageEntries?: boolean | Prisma.Attempt$usageEntriesArgs<ExtArgs>
   services?: boolean | Prisma.Attempt$servicesArgs<ExtArgs>
   staleReports?: boolean | Prisma.Attempt$staleReportsArgs<ExtArgs>
+  uploads?: boolean | Prisma.Attempt$uploadsArgs<ExtArgs>
   _count?: boolean | Prisma.AttemptCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["attempt"]>
 
@@ -2003,6 +2182,7 @@ export type AttemptInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs
   usageEntries?: boolean | Prisma.Attempt$usageEntriesArgs<ExtArgs>
   services?: boolean | Prisma.Attempt$servicesArgs<ExtArgs>
   staleReports?: boolean | Prisma.Attempt$staleReportsArgs<ExtArgs>
+  uploads?: boolean | Prisma.Attempt$uploadsArgs<ExtArgs>
   _count?: boolean | Prisma.AttemptCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type AttemptIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -2025,6 +2205,7 @@ export type $AttemptPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     usageEntries: Prisma.$UsageEntryPayload<ExtArgs>[]
     services: Prisma.$ServicePayload<ExtArgs>[]
     staleReports: Prisma.$StaleReportPayload<ExtArgs>[]
+    uploads: Prisma.$AttemptUploadPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2448,6 +2629,7 @@ export interface Prisma__AttemptClient<T, Null = never, ExtArgs extends runtime.
   usageEntries<T extends Prisma.Attempt$usageEntriesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Attempt$usageEntriesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UsageEntryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   services<T extends Prisma.Attempt$servicesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Attempt$servicesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ServicePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   staleReports<T extends Prisma.Attempt$staleReportsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Attempt$staleReportsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$StaleReportPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  uploads<T extends Prisma.Attempt$uploadsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Attempt$uploadsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AttemptUploadPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -3030,6 +3212,30 @@ export type Attempt$staleReportsArgs<ExtArgs extends runtime.Types.Extensions.In
   take?: number
   skip?: number
   distinct?: Prisma.StaleReportScalarFieldEnum | Prisma.StaleReportScalarFieldEnum[]
+}
+
+/**
+ * Attempt.uploads
+ */
+export type Attempt$uploadsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the AttemptUpload
+   */
+  select?: Prisma.AttemptUploadSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the AttemptUpload
+   */
+  omit?: Prisma.AttemptUploadOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.AttemptUploadInclude<ExtArgs> | null
+  where?: Prisma.AttemptUploadWhereInput
+  orderBy?: Prisma.AttemptUploadOrderByWithRelationInput | Prisma.AttemptUploadOrderByWithRelationInput[]
+  cursor?: Prisma.AttemptUploadWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.AttemptUploadScalarFieldEnum | Prisma.AttemptUploadScalarFieldEnum[]
 }
 
 /**

@@ -202,6 +202,7 @@ export type BlobWhereInput = {
   size?: Prisma.BigIntFilter<"Blob"> | bigint | number
   createdAt?: Prisma.DateTimeFilter<"Blob"> | Date | string
   access?: Prisma.BlobAccessListRelationFilter
+  uploads?: Prisma.AttemptUploadListRelationFilter
 }
 
 export type BlobOrderByWithRelationInput = {
@@ -209,6 +210,7 @@ export type BlobOrderByWithRelationInput = {
   size?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   access?: Prisma.BlobAccessOrderByRelationAggregateInput
+  uploads?: Prisma.AttemptUploadOrderByRelationAggregateInput
 }
 
 export type BlobWhereUniqueInput = Prisma.AtLeast<{
@@ -219,6 +221,7 @@ export type BlobWhereUniqueInput = Prisma.AtLeast<{
   size?: Prisma.BigIntFilter<"Blob"> | bigint | number
   createdAt?: Prisma.DateTimeFilter<"Blob"> | Date | string
   access?: Prisma.BlobAccessListRelationFilter
+  uploads?: Prisma.AttemptUploadListRelationFilter
 }, "sha256">
 
 export type BlobOrderByWithAggregationInput = {
@@ -246,6 +249,7 @@ export type BlobCreateInput = {
   size: bigint | number
   createdAt?: Date | string
   access?: Prisma.BlobAccessCreateNestedManyWithoutBlobInput
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutBlobInput
 }
 
 export type BlobUncheckedCreateInput = {
@@ -253,6 +257,7 @@ export type BlobUncheckedCreateInput = {
   size: bigint | number
   createdAt?: Date | string
   access?: Prisma.BlobAccessUncheckedCreateNestedManyWithoutBlobInput
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutBlobInput
 }
 
 export type BlobUpdateInput = {
@@ -260,6 +265,7 @@ export type BlobUpdateInput = {
   size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   access?: Prisma.BlobAccessUpdateManyWithoutBlobNestedInput
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutBlobNestedInput
 }
 
 export type BlobUncheckedUpdateInput = {
@@ -267,6 +273,7 @@ export type BlobUncheckedUpdateInput = {
   size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   access?: Prisma.BlobAccessUncheckedUpdateManyWithoutBlobNestedInput
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutBlobNestedInput
 }
 
 export type BlobCreateManyInput = {
@@ -332,16 +339,32 @@ export type BlobUpdateOneRequiredWithoutAccessNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.BlobUpdateToOneWithWhereWithoutAccessInput, Prisma.BlobUpdateWithoutAccessInput>, Prisma.BlobUncheckedUpdateWithoutAccessInput>
 }
 
+export type BlobCreateNestedOneWithoutUploadsInput = {
+  create?: Prisma.XOR<Prisma.BlobCreateWithoutUploadsInput, Prisma.BlobUncheckedCreateWithoutUploadsInput>
+  connectOrCreate?: Prisma.BlobCreateOrConnectWithoutUploadsInput
+  connect?: Prisma.BlobWhereUniqueInput
+}
+
+export type BlobUpdateOneRequiredWithoutUploadsNestedInput = {
+  create?: Prisma.XOR<Prisma.BlobCreateWithoutUploadsInput, Prisma.BlobUncheckedCreateWithoutUploadsInput>
+  connectOrCreate?: Prisma.BlobCreateOrConnectWithoutUploadsInput
+  upsert?: Prisma.BlobUpsertWithoutUploadsInput
+  connect?: Prisma.BlobWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.BlobUpdateToOneWithWhereWithoutUploadsInput, Prisma.BlobUpdateWithoutUploadsInput>, Prisma.BlobUncheckedUpdateWithoutUploadsInput>
+}
+
 export type BlobCreateWithoutAccessInput = {
   sha256: string
   size: bigint | number
   createdAt?: Date | string
+  uploads?: Prisma.AttemptUploadCreateNestedManyWithoutBlobInput
 }
 
 export type BlobUncheckedCreateWithoutAccessInput = {
   sha256: string
   size: bigint | number
   createdAt?: Date | string
+  uploads?: Prisma.AttemptUploadUncheckedCreateNestedManyWithoutBlobInput
 }
 
 export type BlobCreateOrConnectWithoutAccessInput = {
@@ -364,12 +387,58 @@ export type BlobUpdateWithoutAccessInput = {
   sha256?: Prisma.StringFieldUpdateOperationsInput | string
   size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  uploads?: Prisma.AttemptUploadUpdateManyWithoutBlobNestedInput
 }
 
 export type BlobUncheckedUpdateWithoutAccessInput = {
   sha256?: Prisma.StringFieldUpdateOperationsInput | string
   size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  uploads?: Prisma.AttemptUploadUncheckedUpdateManyWithoutBlobNestedInput
+}
+
+export type BlobCreateWithoutUploadsInput = {
+  sha256: string
+  size: bigint | number
+  createdAt?: Date | string
+  access?: Prisma.BlobAccessCreateNestedManyWithoutBlobInput
+}
+
+export type BlobUncheckedCreateWithoutUploadsInput = {
+  sha256: string
+  size: bigint | number
+  createdAt?: Date | string
+  access?: Prisma.BlobAccessUncheckedCreateNestedManyWithoutBlobInput
+}
+
+export type BlobCreateOrConnectWithoutUploadsInput = {
+  where: Prisma.BlobWhereUniqueInput
+  create: Prisma.XOR<Prisma.BlobCreateWithoutUploadsInput, Prisma.BlobUncheckedCreateWithoutUploadsInput>
+}
+
+export type BlobUpsertWithoutUploadsInput = {
+  update: Prisma.XOR<Prisma.BlobUpdateWithoutUploadsInput, Prisma.BlobUncheckedUpdateWithoutUploadsInput>
+  create: Prisma.XOR<Prisma.BlobCreateWithoutUploadsInput, Prisma.BlobUncheckedCreateWithoutUploadsInput>
+  where?: Prisma.BlobWhereInput
+}
+
+export type BlobUpdateToOneWithWhereWithoutUploadsInput = {
+  where?: Prisma.BlobWhereInput
+  data: Prisma.XOR<Prisma.BlobUpdateWithoutUploadsInput, Prisma.BlobUncheckedUpdateWithoutUploadsInput>
+}
+
+export type BlobUpdateWithoutUploadsInput = {
+  sha256?: Prisma.StringFieldUpdateOperationsInput | string
+  size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  access?: Prisma.BlobAccessUpdateManyWithoutBlobNestedInput
+}
+
+export type BlobUncheckedUpdateWithoutUploadsInput = {
+  sha256?: Prisma.StringFieldUpdateOperationsInput | string
+  size?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  access?: Prisma.BlobAccessUncheckedUpdateManyWithoutBlobNestedInput
 }
 
 
@@ -379,10 +448,12 @@ export type BlobUncheckedUpdateWithoutAccessInput = {
 
 export type BlobCountOutputType = {
   access: number
+  uploads: number
 }
 
 export type BlobCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   access?: boolean | BlobCountOutputTypeCountAccessArgs
+  uploads?: boolean | BlobCountOutputTypeCountUploadsArgs
 }
 
 /**
@@ -402,12 +473,20 @@ export type BlobCountOutputTypeCountAccessArgs<ExtArgs extends runtime.Types.Ext
   where?: Prisma.BlobAccessWhereInput
 }
 
+/**
+ * BlobCountOutputType without action
+ */
+export type BlobCountOutputTypeCountUploadsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.AttemptUploadWhereInput
+}
+
 
 export type BlobSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   sha256?: boolean
   size?: boolean
   createdAt?: boolean
   access?: boolean | Prisma.Blob$accessArgs<ExtArgs>
+  uploads?: boolean | Prisma.Blob$uploadsArgs<ExtArgs>
   _count?: boolean | Prisma.BlobCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["blob"]>
 
@@ -432,6 +511,7 @@ export type BlobSelectScalar = {
 export type BlobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"sha256" | "size" | "createdAt", ExtArgs["result"]["blob"]>
 export type BlobInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   access?: boolean | Prisma.Blob$accessArgs<ExtArgs>
+  uploads?: boolean | Prisma.Blob$uploadsArgs<ExtArgs>
   _count?: boolean | Prisma.BlobCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type BlobIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -441,6 +521,7 @@ export type $BlobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   name: "Blob"
   objects: {
     access: Prisma.$BlobAccessPayload<ExtArgs>[]
+    uploads: Prisma.$AttemptUploadPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     sha256: string
@@ -841,6 +922,7 @@ readonly fields: BlobFieldRefs;
 export interface Prisma__BlobClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
   access<T extends Prisma.Blob$accessArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Blob$accessArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BlobAccessPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  uploads<T extends Prisma.Blob$uploadsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Blob$uploadsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AttemptUploadPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1287,6 +1369,30 @@ export type Blob$accessArgs<ExtArgs extends runtime.Types.Extensions.InternalArg
   take?: number
   skip?: number
   distinct?: Prisma.BlobAccessScalarFieldEnum | Prisma.BlobAccessScalarFieldEnum[]
+}
+
+/**
+ * Blob.uploads
+ */
+export type Blob$uploadsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the AttemptUpload
+   */
+  select?: Prisma.AttemptUploadSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the AttemptUpload
+   */
+  omit?: Prisma.AttemptUploadOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.AttemptUploadInclude<ExtArgs> | null
+  where?: Prisma.AttemptUploadWhereInput
+  orderBy?: Prisma.AttemptUploadOrderByWithRelationInput | Prisma.AttemptUploadOrderByWithRelationInput[]
+  cursor?: Prisma.AttemptUploadWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.AttemptUploadScalarFieldEnum | Prisma.AttemptUploadScalarFieldEnum[]
 }
 
 /**
