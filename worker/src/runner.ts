@@ -391,7 +391,7 @@ export class Run {
         else if (total + st.size > maxTotal) skip(rel, `would bring the outputs over their total limit of ${maxTotal} bytes`);
         else {
           total += st.size;
-          const { sha256 } = await this.deps.client.upload(viaFd ?? full, this.abort.signal);
+          const { sha256 } = await this.deps.client.upload(viaFd ?? full, this.abort.signal, this.attemptId);
           out.push({ path: rel, sha256, mode: st.mode & 0o111 ? 0o755 : 0o644 });
         }
       } finally {
