@@ -327,79 +327,95 @@ export class Run {
     return { passwd, group: path.join(dir, 'group') };
   }
 
-  /**
-   * Regular files in outputs/, plus the task's declared output paths (relative to the run directory).
-   * Nothing is read through a symbolic link: a task could otherwise point outputs/x at /etc/passwd,
-   * at another attempt's file or at the worker's data, and have the worker upload it.
-   */
-  private async uploadOutputs(dir: string, declared: string[], note: (m: string) => void) {
-    const maxFile = this.deps.outputLimits?.maxFileBytes ?? DEFAULT_OUTPUT_LIMITS.maxFileBytes;
-    const maxTotal = this.deps.outputLimits?.maxTotalBytes ?? DEFAULT_OUTPUT_LIMITS.maxTotalBytes;
-    const files = new Map<string, string>();
-    const skip = (rel: string, why: string) => note(`output ${rel} skipped: ${why}`);
-    // readdir's Dirent types come from lstat: a symbolic link is neither a file nor a directory here.
-    const walk = async (rel: string) => {
-      for (const e of await readdir(path.join(dir, rel), { withFileTypes: true }).catch(() => [])) {
-        const r = `${rel}/${e.name}`;
-        if (e.isSymbolicLink()) skip(r, 'symbolic link (not followed)');
-        else if (e.isDirectory()) await walk(r);
-        else if (e.isFile()) files.set(r, path.join(dir, r));
-        else skip(r, 'not a regular file');
-      }
-    };
-    await walk('outputs');
-    for (const d of declared) {
-      const clean = path.posix.normalize(d).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
-      if (!clean || clean === '.' || clean.startsWith('..') || path.isAbsolute(clean)) {
-        skip(d, 'path outside the attempt directory');
-        continue;
-      }
-      // Every component, from the attempt directory down, must be a real directory or file.
-      let st = null;
-      let link = false;
-      for (let i = 1, parts = clean.split('/'); i <= parts.length; i++) {
-        st = await lstat(path.join(dir, ...parts.slice(0, i))).catch(() => null);
-        if (!st) break;
-        if (st.isSymbolicLink()) {
-          link = true;
-          break;
-        }
-      }
-      if (link) skip(clean, 'symbolic link (not followed)');
-      else if (st?.isFile()) files.set(clean, path.join(dir, clean));
-      else if (st?.isDirectory()) await walk(clean);
-    }
-    if (files.size > MAX_OUTPUT_FILES) throw new Error(`too many output files (${files.size} > ${MAX_OUTPUT_FILES})`);
-    const root = await realpath(dir);
-    const out: { path: string; sha256: string; mode: number }[] = [];
-    let total = 0;
-    for (const [rel, full] of [...files].sort(([x], [y]) => (x < y ? -1 : 1))) {
-      // O_NOFOLLOW and a check of what was actually opened: a file swapped for a link after the
-      // walk is refused too (in the sandbox every task process is gone by now; without it, maybe not).
-      const fh = await open(full, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK).catch(() => null);
-      if (!fh) {
-        skip(rel, 'cannot be opened without following a link');
-        continue;
-      }
-      try {
-        const st = await fh.stat();
-        const viaFd = process.platform === 'linux' ? `/proc/self/fd/${fh.fd}` : null;
-        const real = viaFd ? await realpath(viaFd).catch(() => null) : await realpath(full).catch(() => null);
-        if (!st.isFile()) skip(rel, 'not a regular file');
-        else if (!real || !real.startsWith(root + path.sep)) skip(rel, 'resolves outside the attempt directory');
-        else if (st.size > maxFile) skip(rel, `${st.size} bytes, over the per-file limit of ${maxFile}`);
-        else if (total + st.size > maxTotal) skip(rel, `would bring the outputs over their total limit of ${maxTotal} bytes`);
-        else {
-          total += st.size;
-          const { sha256 } = await this.deps.client.upload(viaFd ?? full, this.abort.signal, this.attemptId);
-          out.push({ path: rel, sha256, mode: st.mode & 0o111 ? 0o755 : 0o644 });
-        }
-      } finally {
-        await fh.close();
-      }
-    }
-    return out;
+  private uploadOutputs(dir: string, declared: string[], note: (m: string) => void) {
+    return collectOutputs({
+      dir,
+      declared,
+      limits: { ...DEFAULT_OUTPUT_LIMITS, ...this.deps.outputLimits },
+      note,
+      upload: (file) => this.deps.client.upload(file, this.abort.signal, this.attemptId),
+    });
   }
+}
+
+/**
+ * Regular files in outputs/, plus the task's declared output paths (relative to the run directory),
+ * each handed to `upload` and listed with its sha256. Nothing is read through a symbolic link: a
+ * task could otherwise point outputs/x at /etc/passwd, at another attempt's file or at the worker's
+ * data, and have the worker upload it. What is skipped is passed to `note` with the reason.
+ */
+export async function collectOutputs(opts: {
+  dir: string;
+  declared: string[];
+  limits: { maxFileBytes: number; maxTotalBytes: number };
+  note: (m: string) => void;
+  upload: (file: string) => Promise<{ sha256: string }>;
+}): Promise<{ path: string; sha256: string; mode: number }[]> {
+  const { dir, declared, limits } = opts;
+  const files = new Map<string, string>();
+  const skip = (rel: string, why: string) => opts.note(`output ${rel} skipped: ${why}`);
+  // readdir's Dirent types come from lstat: a symbolic link is neither a file nor a directory here.
+  const walk = async (rel: string) => {
+    for (const e of await readdir(path.join(dir, rel), { withFileTypes: true }).catch(() => [])) {
+      const r = `${rel}/${e.name}`;
+      if (e.isSymbolicLink()) skip(r, 'symbolic link (not followed)');
+      else if (e.isDirectory()) await walk(r);
+      else if (e.isFile()) files.set(r, path.join(dir, r));
+      else skip(r, 'not a regular file');
+    }
+  };
+  await walk('outputs');
+  for (const d of declared) {
+    const clean = path.posix.normalize(d).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+    if (!clean || clean === '.' || clean.startsWith('..') || path.isAbsolute(clean)) {
+      skip(d, 'path outside the attempt directory');
+      continue;
+    }
+    // Every component, from the attempt directory down, must be a real directory or file.
+    let st = null;
+    let link = false;
+    for (let i = 1, parts = clean.split('/'); i <= parts.length; i++) {
+      st = await lstat(path.join(dir, ...parts.slice(0, i))).catch(() => null);
+      if (!st) break;
+      if (st.isSymbolicLink()) {
+        link = true;
+        break;
+      }
+    }
+    if (link) skip(clean, 'symbolic link (not followed)');
+    else if (st?.isFile()) files.set(clean, path.join(dir, clean));
+    else if (st?.isDirectory()) await walk(clean);
+  }
+  if (files.size > MAX_OUTPUT_FILES) throw new Error(`too many output files (${files.size} > ${MAX_OUTPUT_FILES})`);
+  const root = await realpath(dir);
+  const out: { path: string; sha256: string; mode: number }[] = [];
+  let total = 0;
+  for (const [rel, full] of [...files].sort(([x], [y]) => (x < y ? -1 : 1))) {
+    // O_NOFOLLOW and a check of what was actually opened: a file swapped for a link after the
+    // walk is refused too (in the sandbox every task process is gone by now; without it, maybe not).
+    const fh = await open(full, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK).catch(() => null);
+    if (!fh) {
+      skip(rel, 'cannot be opened without following a link');
+      continue;
+    }
+    try {
+      const st = await fh.stat();
+      const viaFd = process.platform === 'linux' ? `/proc/self/fd/${fh.fd}` : null;
+      const real = await realpath(viaFd ?? full).catch(() => null);
+      if (!st.isFile()) skip(rel, 'not a regular file');
+      else if (!real || !real.startsWith(root + path.sep)) skip(rel, 'resolves outside the attempt directory');
+      else if (st.size > limits.maxFileBytes) skip(rel, `${st.size} bytes, over the per-file limit of ${limits.maxFileBytes}`);
+      else if (total + st.size > limits.maxTotalBytes) skip(rel, `would bring the outputs over their total limit of ${limits.maxTotalBytes} bytes`);
+      else {
+        total += st.size;
+        const { sha256 } = await opts.upload(viaFd ?? full);
+        out.push({ path: rel, sha256, mode: st.mode & 0o111 ? 0o755 : 0o644 });
+      }
+    } finally {
+      await fh.close();
+    }
+  }
+  return out;
 }
 
 /** chown -R without following links (the task's links point wherever it likes). */

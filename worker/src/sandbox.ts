@@ -497,8 +497,23 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
     '--symlink', 'usr/bin', '/bin',
     '--symlink', 'usr/sbin', '/sbin',
   ];
-  for (const f of [...RUNTIME_ETC, ...(spec.allowNetwork ? NETWORK_ETC : [])]) bw.push('--ro-bind-try', f, f);
-  if (spec.identityFiles) bw.push('--ro-bind', spec.identityFiles.passwd, '/etc/passwd', '--ro-bind', spec.identityFiles.group, '/etc/group');
+  // bwrap creates the missing parents of a bind's destination with mode 0700, which the task's
+  // uid could not enter (/etc, /opt, a pyenv prefix's /root/.pyenv/versions): create them 0755 first.
+  const made = new Set<string>(['/']);
+  const bind = (flag: string, src: string, dest: string) => {
+    const parents: string[] = [];
+    for (let d = dirname(dest); !made.has(d); d = dirname(d)) parents.unshift(d);
+    for (const d of parents) {
+      bw.push('--perms', '0755', '--dir', d);
+      made.add(d);
+    }
+    bw.push(flag, src, dest);
+  };
+  for (const f of [...RUNTIME_ETC, ...(spec.allowNetwork ? NETWORK_ETC : [])]) bind('--ro-bind-try', f, f);
+  if (spec.identityFiles) {
+    bind('--ro-bind', spec.identityFiles.passwd, '/etc/passwd');
+    bind('--ro-bind', spec.identityFiles.group, '/etc/group');
+  }
   bw.push(
     '--dev', '/dev',
     '--perms', '1777', '--tmpfs', '/dev/shm',
@@ -506,11 +521,13 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
     // before the binds below, so an interpreter kept under /tmp is bound on top of the private /tmp
     '--perms', '1777', '--tmpfs', '/tmp',
   );
-  for (const p of spec.readOnly ?? []) bw.push('--ro-bind', p, p);
-  if (spec.helpersDir) bw.push('--ro-bind', spec.helpersDir, HELPERS_DIR);
-  bw.push('--bind', spec.workDir, TASK_DIR, '--chdir', TASK_DIR);
-  for (const d of spec.devices ?? []) bw.push('--dev-bind', d, d);
-  if ((spec.devices ?? []).length) bw.push('--ro-bind-try', '/sys', '/sys');
+  made.add('/dev').add('/tmp').add('/proc');
+  for (const p of spec.readOnly ?? []) bind('--ro-bind', p, p);
+  if (spec.helpersDir) bind('--ro-bind', spec.helpersDir, HELPERS_DIR);
+  bind('--bind', spec.workDir, TASK_DIR);
+  bw.push('--chdir', TASK_DIR);
+  for (const d of spec.devices ?? []) bind('--dev-bind', d, d);
+  if ((spec.devices ?? []).length) bind('--ro-bind-try', '/sys', '/sys');
   if (runAs) {
     // No user namespace: see the file comment. Each namespace but the user one, by name.
     bw.push('--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try');

@@ -1,0 +1,360 @@
+/**
+ * Hostile tasks, real bwrap: each test runs a Python task that tries to break out the way a stranger's
+ * code would (DESIGN.md §6, invariant 11), and fails if any attempt succeeds. The task prints
+ * "ESCAPED <what>" for every attempt that worked and "REFUSED <what>: <error>" for every one refused;
+ * a test checks both that nothing escaped and that every attempt did run (so a script that crashed
+ * early cannot pass by printing nothing).
+ *
+ * The host side stands in for a contributor's machine: an owner home with a private key, a worker
+ * data folder with another attempt's kept folder and the blob cache, the worker's control socket,
+ * an abstract Unix socket and a TCP "API" on 127.0.0.1.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseMetricLine } from './metricLine.js';
+import { classifyFailure, collectOutputs } from './runner.js';
+import {
+  buildSandboxedCommand,
+  defaultTaskUser,
+  detectMemoryLimit,
+  HELPERS_DIR,
+  prepareMemoryLimit,
+  TASK_DIR,
+  writeIdentityFiles,
+  type SandboxSpec,
+} from './sandbox.js';
+
+const HELPERS = fileURLToPath(new URL('../python', import.meta.url));
+const TOKEN = 'chatgpu-worker-token-s3cret-9f1c';
+const runAs = defaultTaskUser();
+
+let root: string;
+let home: string;
+let dataDir: string;
+let work: string;
+let otherSecret: string;
+let blob: string;
+let controlSock: string;
+const abstractName = `chatgpu-hostile-${process.pid}`;
+let identity: { passwd: string; group: string };
+const servers: Server[] = [];
+let apiPort: number;
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'chatgpu-hostile-'));
+  home = join(root, 'home', 'owner');
+  mkdirSync(join(home, '.ssh'), { recursive: true });
+  writeFileSync(join(home, '.ssh', 'id_ed25519'), 'OWNER-PRIVATE-KEY\n');
+  dataDir = join(root, 'worker-data');
+  const other = join(dataDir, 'attempts', 'other-attempt');
+  mkdirSync(join(other, 'outputs'), { recursive: true });
+  otherSecret = join(other, 'outputs', 'model.bin');
+  writeFileSync(otherSecret, 'OTHER-ATTEMPT-SECRET\n');
+  blob = join(dataDir, 'cache', 'ab', 'ab'.padEnd(64, '0'));
+  mkdirSync(join(dataDir, 'cache', 'ab'), { recursive: true });
+  writeFileSync(blob, 'BLOB-CACHE-SECRET\n');
+  work = join(dataDir, 'attempts', 'this-attempt');
+  mkdirSync(join(work, 'outputs'), { recursive: true });
+  identity = writeIdentityFiles(join(dataDir, 'sandbox', 'etc'), runAs ?? { uid: process.getuid!(), gid: process.getgid!() });
+  // The worker's control socket, an abstract-namespace socket (no file at all) and the "API".
+  controlSock = join(dataDir, 'control.sock');
+  for (const where of [controlSock, `\0${abstractName}`]) {
+    const s = createServer((c) => c.end('CONTROL-SOCKET-ANSWER\n'));
+    await new Promise<void>((r) => s.listen(where, r));
+    servers.push(s);
+  }
+  const api = createServer((c) => c.end('API-ANSWER\n'));
+  await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
+  servers.push(api);
+  apiPort = (api.address() as { port: number }).port;
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Python run before each hostile script: `attempt(what, fn)` reports one try. */
+const PRELUDE = `
+import os, sys, socket
+def attempt(what, fn):
+    try:
+        got = fn()
+    except BaseException as e:
+        print(f"REFUSED {what}: {type(e).__name__}: {e}", flush=True)
+        return
+    print(f"ESCAPED {what}: {got!r}"[:300], flush=True)
+def read(p):
+    with open(p, 'rb') as f:
+        return f.read(200)
+`;
+
+interface Result {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Writes `script` as the task's file and runs it in the sandbox the way the runner does: a fresh
+ * attempt directory owned by the task's uid, Debian's Python, the helpers bound in.
+ * `parent` starts bwrap from an intermediate process carrying the worker token in its
+ * environment and command line, like the worker itself.
+ */
+async function runTask(script: string, opts: Partial<SandboxSpec> & { parent?: boolean } = {}): Promise<Result> {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(join(work, 'outputs'), { recursive: true });
+  writeFileSync(join(work, 'task.py'), PRELUDE + script);
+  if (runAs) for (const p of [work, join(work, 'outputs'), join(work, 'task.py')]) chownSync(p, runAs.uid, runAs.gid);
+  const { parent, ...spec } = opts;
+  const c = buildSandboxedCommand({
+    sandbox: 'bwrap',
+    command: ['/usr/bin/python3', 'task.py'],
+    workDir: work,
+    env: { PATH: '/usr/bin:/bin', HOME: `${TASK_DIR}/.chatgpu/home`, PYTHONPATH: HELPERS_DIR, PYTHONDONTWRITEBYTECODE: '1', CHATGPU_OUTPUT_DIR: `${TASK_DIR}/outputs` },
+    helpersDir: HELPERS,
+    runAs,
+    identityFiles: identity,
+    pidsLimit: 4096,
+    ...spec,
+  });
+  const child = parent
+    ? spawn(
+        process.execPath,
+        [
+          '-e',
+          `const c = JSON.parse(process.env.SANDBOX_CMD); require('child_process').spawn(c.file, c.args, { cwd: c.cwd, env: c.env, stdio: 'inherit' }).on('close', (code, sig) => process.exit(code ?? 128))`,
+          '--',
+          '--token',
+          TOKEN,
+        ],
+        { env: { PATH: process.env.PATH, CHATGPU_WORKER_TOKEN: TOKEN, SANDBOX_CMD: JSON.stringify(c) }, cwd: c.cwd },
+      )
+    : spawn(c.file, c.args, { cwd: c.cwd, env: c.env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('close', (c2, s) => r([c2, s])));
+  return { code, signal, stdout, stderr };
+}
+
+/** Every attempt was made and refused; none escaped. */
+function expectAllRefused(r: Result, attempts: number) {
+  const escaped = r.stdout.split('\n').filter((l) => l.startsWith('ESCAPED'));
+  expect(escaped, `${r.stdout}\n${r.stderr}`).toEqual([]);
+  const refused = r.stdout.split('\n').filter((l) => l.startsWith('REFUSED'));
+  expect(refused.length, `${r.stdout}\n${r.stderr}`).toBe(attempts);
+  return refused;
+}
+
+describe('hostile tasks in the bwrap sandbox (real bwrap, real processes)', () => {
+  it('cannot read the owner\'s home, /root, /home, the worker\'s data folder, another attempt or the blob cache', async () => {
+    const targets = [join(home, '.ssh', 'id_ed25519'), home, '/root', '/home', dataDir, otherSecret, blob, join(dataDir, 'cache'), '/etc/shadow'];
+    const r = await runTask(`
+for p in ${JSON.stringify(targets)}:
+    attempt(f"read {p}", lambda p=p: read(p) if not os.path.isdir(p) else os.listdir(p))
+# the host's accounts: /etc/passwd inside holds only the task's own line
+attempt("host accounts in /etc/passwd", lambda: [l for l in open('/etc/passwd') if not l.startswith('task:')] or (_ for _ in ()).throw(LookupError('only the task user')))
+import pwd
+print("whoami", pwd.getpwuid(os.getuid()).pw_name)
+# what exists at the top: nothing beyond the runtime, the task and the helpers
+attempt("unexpected top-level entries", lambda: (lambda extra: extra if extra else (_ for _ in ()).throw(LookupError('none')))(sorted(set(os.listdir('/')) - {'usr', 'lib', 'lib64', 'bin', 'sbin', 'etc', 'dev', 'proc', 'tmp', 'task', 'opt'})))
+`);
+    const refused = expectAllRefused(r, targets.length + 2);
+    expect(refused).toContain('REFUSED host accounts in /etc/passwd: LookupError: only the task user');
+    expect(r.stdout).toContain('whoami task');
+    expect(r.code).toBe(0);
+  });
+
+  it('cannot connect to a host Unix socket (file or abstract), to the API on 127.0.0.1, or to a public address', async () => {
+    const r = await runTask(`
+def unix(addr):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(addr)
+    return s.recv(100)
+def tcp(host, port):
+    return socket.create_connection((host, port), timeout=5).recv(100)
+attempt("unix socket ${controlSock}", lambda: unix(${JSON.stringify(controlSock)}))
+attempt("abstract unix socket", lambda: unix("\\0${abstractName}"))
+attempt("API over TCP 127.0.0.1:${apiPort}", lambda: tcp("127.0.0.1", ${apiPort}))
+attempt("public address 1.1.1.1:443", lambda: tcp("1.1.1.1", 443))
+attempt("DNS lookup", lambda: socket.getaddrinfo("example.com", 443))
+`);
+    const refused = expectAllRefused(r, 5);
+    expect(refused.join('\n')).toMatch(/public address 1\.1\.1\.1:443: OSError: \[Errno 101\] Network is unreachable/);
+  });
+
+  it('cannot write outside its directory, and its writes inside belong to it', async () => {
+    const r = await runTask(`
+def write(p):
+    with open(p, 'w') as f:
+        f.write('x')
+    return p
+for p in ['/usr/pwned', '/etc/pwned', '/pwned', '${HELPERS_DIR}/chatgpu/pwned.py', '${HELPERS_DIR}/chatgpu/metrics.py', ${JSON.stringify(join(dataDir, 'pwned'))}, ${JSON.stringify(otherSecret)}, '/proc/sys/kernel/hostname', '/dev/pwned']:
+    attempt(f"write {p}", lambda p=p: write(p))
+attempt("mount", lambda: os.system("mount -t tmpfs none /usr 2>/dev/null") == 0 or (_ for _ in ()).throw(PermissionError('mount failed')))
+attempt("chown to root", lambda: os.chown('task.py', 0, 0))
+write('inside.txt')
+print('uid', os.getuid(), os.geteuid())
+`);
+    expectAllRefused(r, 11);
+    expect(readFileSync(join(work, 'inside.txt'), 'utf8')).toBe('x');
+    expect(existsSync(join(dataDir, 'pwned'))).toBe(false);
+    expect(readFileSync(otherSecret, 'utf8')).toBe('OTHER-ATTEMPT-SECRET\n');
+    expect(readdirSync(join(HELPERS, 'chatgpu'))).not.toContain('pwned.py');
+    if (runAs) expect(r.stdout).toContain(`uid ${runAs.uid} ${runAs.uid}`);
+  });
+
+  it('cannot have the worker upload files outside its directory through symlinked outputs', async () => {
+    const r = await runTask(`
+os.symlink('/etc/passwd', 'outputs/passwd')
+os.symlink(${JSON.stringify(otherSecret)}, 'outputs/other-model.bin')
+os.symlink(${JSON.stringify(join(dataDir, 'attempts', 'other-attempt'))}, 'outputs/other-dir')
+os.symlink(${JSON.stringify(join(dataDir, 'attempts', 'other-attempt', 'outputs'))}, 'linked')
+os.mkdir('outputs/sub')
+os.symlink('../../task.py', 'outputs/sub/relative')
+attempt("hard link to a file outside", lambda: os.link('/etc/passwd', 'outputs/hard'))
+open('outputs/ok.txt', 'w').write('mine')
+`);
+    expectAllRefused(r, 1);
+    const notes: string[] = [];
+    const uploaded: string[] = [];
+    const out = await collectOutputs({
+      dir: work,
+      declared: ['linked/model.bin', 'linked', 'outputs/passwd', '../other-attempt/outputs/model.bin', join(dataDir, 'cache')],
+      limits: { maxFileBytes: 1 << 20, maxTotalBytes: 1 << 20 },
+      note: (m) => notes.push(m),
+      upload: async (file) => {
+        uploaded.push(readFileSync(file, 'utf8'));
+        return { sha256: 'x' };
+      },
+    });
+    expect(out.map((o) => o.path)).toEqual(['outputs/ok.txt']);
+    expect(uploaded).toEqual(['mine']);
+    expect(notes.sort()).toEqual([
+      'output ../other-attempt/outputs/model.bin skipped: path outside the attempt directory',
+      `output ${join(dataDir, 'cache')} skipped: path outside the attempt directory`,
+      'output linked skipped: symbolic link (not followed)',
+      'output linked/model.bin skipped: symbolic link (not followed)',
+      'output outputs/other-dir skipped: symbolic link (not followed)',
+      'output outputs/other-model.bin skipped: symbolic link (not followed)',
+      'output outputs/passwd skipped: symbolic link (not followed)',
+      'output outputs/passwd skipped: symbolic link (not followed)',
+      'output outputs/sub/relative skipped: symbolic link (not followed)',
+    ]);
+  });
+
+  it('outputs over the per-file or total size limit are skipped and said so', async () => {
+    await runTask(`
+open('outputs/a.bin', 'wb').write(b'a' * 600)
+open('outputs/b.bin', 'wb').write(b'b' * 300)
+open('outputs/c.bin', 'wb').write(b'c' * 2000)
+`);
+    const notes: string[] = [];
+    const out = await collectOutputs({ dir: work, declared: [], limits: { maxFileBytes: 1000, maxTotalBytes: 800 }, note: (m) => notes.push(m), upload: async () => ({ sha256: 'x' }) });
+    expect(out.map((o) => o.path)).toEqual(['outputs/a.bin']);
+    expect(notes).toEqual([
+      'output outputs/b.bin skipped: would bring the outputs over their total limit of 800 bytes',
+      'output outputs/c.bin skipped: 2000 bytes, over the per-file limit of 1000',
+    ]);
+  });
+
+  it('cannot read the worker token from its environment or /proc, though its parent has it in both', async () => {
+    const r = await runTask(
+      `
+def find_token():
+    hits = [k for k, v in os.environ.items() if ${JSON.stringify(TOKEN)} in v or k == 'CHATGPU_WORKER_TOKEN']
+    for pid in [p for p in os.listdir('/proc') if p.isdigit()]:
+        for f in ('environ', 'cmdline'):
+            try:
+                if b${JSON.stringify(TOKEN)} in read(f'/proc/{pid}/{f}') + open(f'/proc/{pid}/{f}', 'rb').read():
+                    hits.append(f'/proc/{pid}/{f}')
+            except OSError:
+                pass
+    if hits:
+        return hits
+    raise LookupError(f"not in the environment nor in /proc ({len(os.listdir('/proc'))} entries)")
+attempt("worker token", find_token)
+attempt("parent process visible", lambda: [p for p in os.listdir('/proc') if p.isdigit() and int(p) > 100] or (_ for _ in ()).throw(LookupError('only the sandbox\\'s own processes')))
+`,
+      { parent: true },
+    );
+    expectAllRefused(r, 2);
+    expect(r.code).toBe(0);
+  });
+
+  it('cannot fork past the pids limit', async () => {
+    const r = await runTask(
+      `
+import time
+def fork_bomb():
+    n = 0
+    for _ in range(400):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+    return f"{n} processes"
+attempt("fork 400 processes", fork_bomb)
+`,
+      { pidsLimit: 64 },
+    );
+    const refused = expectAllRefused(r, 1);
+    expect(refused[0]).toMatch(/BlockingIOError: \[Errno 11\] Resource temporarily unavailable/);
+  });
+
+  it('cannot allocate past the memory limit, and the run is classified OOM', async () => {
+    const plan = prepareMemoryLimit({ limitMiB: 256, strategy: 'auto', support: await detectMemoryLimit(), name: 'hostile' });
+    expect(plan.kind).toBe('prlimit-data');
+    const r = await runTask(
+      `
+blocks = []
+for i in range(64):
+    blocks.append(bytearray(64 * 1024 * 1024))
+print("ESCAPED allocation of 4 GiB")
+`,
+      { memory: plan },
+    );
+    expect(r.stdout).not.toContain('ESCAPED');
+    expect(r.code).not.toBe(0);
+    expect(classifyFailure({ code: r.code, signal: r.signal, memory: plan, oomKilled: false, stderrTail: r.stderr.slice(-8192) })).toEqual({
+      errorClass: 'OOM',
+      errorMessage: 'out of memory: exit code 1 after an allocation failed (memory limit: prlimit --data 256 MiB (per process))',
+    });
+  });
+
+  it('positive: Debian torch imports and the metrics helper works, with the helpers kept under /tmp', async () => {
+    // A worker installed under /tmp: its helpers would vanish behind the private /tmp if not bound.
+    const helpers = mkdtempSync(join(tmpdir(), 'chatgpu-helpers-'));
+    cpSync(HELPERS, helpers, { recursive: true });
+    chmodSync(helpers, 0o755); // mkdtemp makes it 0700; an installed worker's folder is world-readable
+    try {
+      const r = await runTask(
+        `
+import torch
+from chatgpu.metrics import log
+x = torch.ones(3, 3)
+log(step=1, loss=float((x @ x).sum()) / 100, torch_ok=True)
+print("helpers from", __import__('chatgpu').__file__)
+`,
+        { helpersDir: helpers },
+      );
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const metric = r.stdout.split('\n').map((l) => parseMetricLine(l)).find((m) => m !== null);
+      expect(metric).toMatchObject({ step: 1, values: { loss: 0.27, torch_ok: 1 } });
+      expect(r.stdout).toContain(`helpers from ${HELPERS_DIR}/chatgpu/__init__.py`);
+    } finally {
+      rmSync(helpers, { recursive: true, force: true });
+    }
+  });
+});
