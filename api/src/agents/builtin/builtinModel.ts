@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ArgFlag, EntryPoint, ProjectFacts } from '../planner/analyzeProject.js';
 import { satisfies } from '../planner/analyzeProject.js';
+import { isCollected } from '../../domain/jobs/planSchema.js';
 import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
 
@@ -117,7 +118,7 @@ function decide(req: ModelRequest): Item[] {
   // 2. The entry point.
   const eps = facts.entryPoints;
   if (eps.length === 0) {
-    return call('give_up', { reason: 'No entry point: no Python file has an `if __name__ == "__main__":` block, so there is nothing to run. Add one, or say which file to run.' });
+    return call('give_up', { reason: 'No entry point: no Python file has an `if __name__ == "__main__":` block or runs code at its top level, so there is nothing to run. Add one, or say which file to run.' });
   }
   const named = eps.filter((e) => request.includes(e.path) || request.includes(e.path.split('/').pop()!));
   const primary = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$/i.test(e.path));
@@ -164,21 +165,62 @@ function decide(req: ModelRequest): Item[] {
   const resultFiles: string[] = [];
   const outputs = new Set<string>(['outputs']);
   const num = (re: RegExp) => re.exec(request)?.[1];
+  // Flags the user wrote (`--emsize 64`, `--lr=0.1`, `--dry-run`) win over every guess below.
+  const given = requestFlags(request);
+  const wantsModel = /\b(model|checkpoint|weights)\b/i.test(request);
+  const accel = hardware.accelVendor;
   for (const f of entry.flags) {
-    const name = f.flag.replace(/^--/, '').replace(/_/g, '-');
+    const name = f.flag.replace(/^--?/, '').replace(/_/g, '-');
+    const isBool = f.type === 'bool' || /^store_(true|false)$|BooleanOptionalAction/.test(f.action ?? '');
+    const said = given.get(name);
+    if (said !== undefined) {
+      if (isBool) {
+        if (said === true) args.push(f.flag);
+      } else if (said !== true) args.push(f.flag, shellWord(said));
+      continue;
+    }
+    if (isBool) {
+      // A switch is passed or not, never given a value. Only store_true switches are set here:
+      // device switches from the worker's accelerator, a save-the-model switch when the user
+      // asks for the model.
+      if (f.action === 'store_false' || f.default === 'True') continue;
+      const cudaLike = accel === 'nvidia' || accel === 'amd'; // ROCm builds of PyTorch answer to "cuda"
+      const on = /^(use-)?(cuda|gpu)$/.test(name)
+        ? cudaLike
+        : /^(use-)?mps$/.test(name)
+          ? accel === 'apple'
+          : /^(use-)?accel$/.test(name)
+            ? !!accel
+            : /^no-(cuda|gpu)$/.test(name)
+              ? !cudaLike
+              : name === 'no-mps'
+                ? accel !== 'apple'
+                : /^(no-accel|cpu)$/.test(name)
+                  ? !accel
+                  : /^save-?model$/.test(name) && wantsModel;
+      if (on) args.push(f.flag);
+      continue;
+    }
     if (/^(num-)?epochs?$/.test(name) && num(/(\d+)\s*epochs?/i)) args.push(f.flag, num(/(\d+)\s*epochs?/i)!);
     else if (/^(num-|max-)?(steps|iters|iterations)$/.test(name) && num(/(\d+)\s*(?:steps|iterations|iters)/i)) args.push(f.flag, num(/(\d+)\s*(?:steps|iterations|iters)/i)!);
     else if (/^(seed)$/.test(name) && num(/seed\s*(\d+)/i)) args.push(f.flag, num(/seed\s*(\d+)/i)!);
     else if (name === 'device') args.push(f.flag, '"$CHATGPU_DEVICE"');
     else if ((f.type === 'int' || f.type === 'float') && numberBefore(request, name)) args.push(f.flag, numberBefore(request, name)!);
     else if (/^(out|output)-?dir$|^save-dir$|^log-dir$/.test(name)) args.push(f.flag, 'outputs');
-    else if (/^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path|save-model)$/.test(name) && f.type !== 'bool' && !/store_true/.test(f.default ?? '')) {
+    else if (/^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path|save-model)$/.test(name)) {
       const base = (f.default ?? 'model.pt').split('/').pop()!.replace(/[^\w.-]/g, '') || 'model.pt';
       const file = `outputs/${base}`;
       args.push(f.flag, file);
       // A checkpoint is a model file; other outputs (results.json, a CSV) are only required.
       if (/\.(pt|pth|ckpt|bin|safetensors)$/i.test(base)) checkpoint = file;
       else resultFiles.push(file);
+    }
+  }
+  // A path the user gave for the checkpoint is still the checkpoint.
+  for (const [name, value] of given) {
+    if (typeof value === 'string' && /^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path)$/.test(name) && /\.(pt|pth|ckpt|bin|safetensors)$/i.test(value) && entry.flags.some((f) => f.flag.replace(/^--?/, '').replace(/_/g, '-') === name)) {
+      checkpoint = value.replace(/^\.\//, '');
+      if (!isCollected({ outputs: [...outputs] }, checkpoint)) outputs.add(checkpoint);
     }
   }
   if (!checkpoint) {
@@ -275,6 +317,27 @@ function boundedCommand(entry: EntryPoint, args: string[]): string {
     else if (name === 'seed') set(f.flag, '0');
   }
   return ['python', entry.path, ...out].join(' ');
+}
+
+/**
+ * Flags written in the request: "--emsize 64", "--lr=0.1", "--dry-run" → emsize → "64",
+ * lr → "0.1", dry-run → true. Names are normalized like the entry point's (dashes).
+ */
+export function requestFlags(request: string): Map<string, string | true> {
+  const out = new Map<string, string | true>();
+  for (const m of request.matchAll(/(?:^|\s)--([A-Za-z][\w-]*)(?:=(\S+)|\s+(?!-)([^\s,;]+))?/g)) {
+    const raw = m[2] ?? m[3];
+    // Sentence punctuation after the value is not part of it ("--epochs 3." / "--save 'a.pt',").
+    const value = raw?.replace(/[,;:).]+$/, '').replace(/^(['"])(.*)\1$/, '$2');
+    // "--epochs 2 and …": a following plain word that is not a value ("and", "then") is not taken.
+    out.set(m[1]!.replace(/_/g, '-'), value !== undefined && !/^(and|then|with|for|to|on|in|please)$/i.test(value) ? value : true);
+  }
+  return out;
+}
+
+/** A value as one shell word (the plan's command runs under `sh -c`). */
+function shellWord(v: string): string {
+  return /^[\w.\/:=+,@%-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
 }
 
 /** "run it with 50000 samples" → "50000" for --samples (also --batch-size ← "batch size 64"). */

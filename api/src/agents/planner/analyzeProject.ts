@@ -13,12 +13,38 @@ export interface Pin {
 export interface ArgFlag {
   flag: string;
   default: string | null;
+  /** int, float, str, bool (store_true/false and click/typer flags), … — or null when unknown. */
   type: string | null;
   help: string | null;
+  /** argparse's action (store_true, store_false, count, …) when the parser knows it. */
+  action?: string | null;
+  choices?: string[] | null;
 }
+
+/**
+ * What `python/entrypoints.py` (the interpreter's own `ast`) says about one file; when a file
+ * has it, its flags and whether it is an entry point come from here instead of the patterns.
+ */
+export type PyFileFacts =
+  | {
+      ok: true;
+      mainGuard: boolean;
+      topLevelRuns: boolean;
+      parsesArgs: boolean;
+      cli: string | null;
+      imports: string[];
+      flags: (ArgFlag & { aliases: string[]; required: boolean })[];
+      /** Lines that use CUDA unconditionally (not under an `if` that tests for it). */
+      cudaLines: number[];
+    }
+  | { ok: false; error: string };
 
 export interface EntryPoint {
   path: string;
+  /** How it runs: a `__main__` block, or code at the top level of a script. */
+  kind?: 'main-guard' | 'top-level';
+  /** argparse, click or typer, when the flags were read with the parser. */
+  cli?: string | null;
   flags: ArgFlag[];
   savesCheckpoint: boolean;
   hardwiredCuda: string[];
@@ -46,7 +72,7 @@ const STDLIB = new Set(
 
 const PIN_RE = /^\s*([A-Za-z0-9_.-]+)\s*(\[[^\]]*\])?\s*((?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+(?:\s*,\s*(?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+)*)?/;
 
-export function analyzeProject(files: Map<string, string>): ProjectFacts {
+export function analyzeProject(files: Map<string, string>, parsed: Readonly<Record<string, PyFileFacts>> = {}): ProjectFacts {
   const pins: Pin[] = [];
   const notes: string[] = [];
   for (const [p, text] of files) {
@@ -88,23 +114,47 @@ export function analyzeProject(files: Map<string, string>): ProjectFacts {
         if (top && !STDLIB.has(top) && !localModules.has(top)) imports.add(top);
       }
     }
-    if (/if\s+__name__\s*==\s*['"]__main__['"]/.test(text)) {
-      const flags: ArgFlag[] = [];
+    const ast = parsed[p];
+    let isEntry: boolean;
+    let flags: ArgFlag[];
+    let kind: EntryPoint['kind'];
+    if (ast?.ok) {
+      // A script that runs at its top level is an entry point when it reads command-line
+      // flags or no other file of the project imports it (then it is a module, not a script).
+      const moduleName = p.replace(/\.py$/, '').split('/').pop()!;
+      const importedByOthers = pyFiles.some((q) => {
+        const other = parsed[q];
+        return q !== p && other?.ok === true && other.imports.includes(moduleName);
+      });
+      isEntry = ast.mainGuard || (ast.topLevelRuns && (ast.parsesArgs || !importedByOthers));
+      kind = ast.mainGuard ? 'main-guard' : 'top-level';
+      flags = ast.flags.map((f) => ({ flag: f.flag, default: f.default, type: f.type, help: f.help, action: f.action ?? null, choices: f.choices ?? null }));
+    } else {
+      isEntry = /if\s+__name__\s*==\s*['"]__main__['"]/.test(text);
+      kind = 'main-guard';
+      flags = [];
       for (const m of text.matchAll(/add_argument\(\s*(?:['"]-\w['"]\s*,\s*)?['"](--[\w-]+)['"]([^)]*)\)/g)) {
         const rest = m[2] ?? '';
+        const action = /action\s*=\s*['"](\w+)['"]/.exec(rest)?.[1] ?? null;
         flags.push({
           flag: m[1]!,
-          default: /default\s*=\s*([^,)]+)/.exec(rest)?.[1]?.trim().replace(/^['"]|['"]$/g, '') ?? null,
-          type: /type\s*=\s*(\w+)/.exec(rest)?.[1] ?? null,
+          default: /default\s*=\s*([^,)]+)/.exec(rest)?.[1]?.trim().replace(/^['"]|['"]$/g, '') ?? (action === 'store_true' ? 'False' : null),
+          type: action === 'store_true' || action === 'store_false' ? 'bool' : (/type\s*=\s*(\w+)/.exec(rest)?.[1] ?? null),
           help: /help\s*=\s*['"]([^'"]*)['"]/.exec(rest)?.[1] ?? null,
+          action,
         });
       }
+    }
+    if (isEntry) {
       const hardwiredCuda: string[] = [];
-      text.split('\n').forEach((line, i) => {
-        const code = line.replace(/#.*/, '');
-        if (/\.cuda\(\)|device\s*=\s*['"]cuda|torch\.device\(\s*['"]cuda['"]\s*\)|\.to\(\s*['"]cuda/.test(code) && !/is_available/.test(code)) hardwiredCuda.push(`${p}:${i + 1}`);
-      });
-      entryPoints.push({ path: p, flags, savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda, reportsMetrics: reportedMetrics(text) });
+      if (ast?.ok) hardwiredCuda.push(...ast.cudaLines.map((n) => `${p}:${n}`));
+      else {
+        text.split('\n').forEach((line, i) => {
+          const code = line.replace(/#.*/, '');
+          if (/\.cuda\(\)|device\s*=\s*['"]cuda|torch\.device\(\s*['"]cuda['"]\s*\)|\.to\(\s*['"]cuda/.test(code) && !/is_available/.test(code)) hardwiredCuda.push(`${p}:${i + 1}`);
+        });
+      }
+      entryPoints.push({ path: p, kind, cli: ast?.ok ? ast.cli : null, flags, savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda, reportsMetrics: reportedMetrics(text) });
     }
   }
   const cudaSources = [...files.keys()].filter((p) => /\.(cu|cuh|hip)$/.test(p)).sort();

@@ -11,6 +11,7 @@ import { applyTransition } from '../../domain/jobs/jobLifecycle.js';
 import { isCollected, PlanSchema } from '../../domain/jobs/planSchema.js';
 import { defineTool, type ToolDef } from '../tool.js';
 import { analyzeProject } from './analyzeProject.js';
+import { readPythonFacts } from './readPythonFacts.js';
 import { networkCapacity } from '../../domain/workers/networkCapacity.js';
 import { loadManifest, loadSources, readText } from '../../domain/jobs/projectFiles.js';
 
@@ -45,10 +46,14 @@ export const readFileTool = defineTool({
 
 export const findDependencies = defineTool({
   name: 'find_dependencies',
-  description: 'Find dependency pins (requirements.txt, pyproject, environment.yml), imports, entry points with their argparse flags, CUDA/HIP sources, data folders.',
+  description: 'Find dependency pins (requirements.txt, pyproject, environment.yml), imports, entry points (`__main__` blocks and top-level scripts) with their argparse/click/typer flags, CUDA/HIP sources, data folders.',
   schema: z.object({}),
   read: async (_a, ctx) => {
-    return { output: analyzeProject(await loadSources(ctx.r, ctx.jobId)) };
+    const sources = await loadSources(ctx.r, ctx.jobId);
+    const parsed = await readPythonFacts(sources);
+    const facts = analyzeProject(sources, parsed ?? {});
+    if (!parsed) facts.notes.push('No Python interpreter on the API machine: entry points and flags were read with patterns, not parsed.');
+    return { output: facts };
   },
 });
 

@@ -1,0 +1,283 @@
+"""Entry points and command-line flags of a Python project, read with the interpreter's own `ast`.
+
+Input (stdin): {"files": {"path": "source", ...}}
+Output (stdout): {"path": FILE, ...} where FILE is
+    {"ok": true, "mainGuard": bool, "topLevelRuns": bool, "parsesArgs": bool, "cli": "argparse"|"click"|"typer"|null,
+     "imports": ["module", ...], "flags": [FLAG, ...], "cudaLines": [N, ...]}
+  or {"ok": false, "error": "SyntaxError: … (line N)"}
+and FLAG is {"flag": "--epochs", "aliases": ["-e"], "type": "int"|"float"|"str"|"bool"|null,
+             "default": "10"|null, "action": "store_true"|"store_false"|"count"|"store"|…|null,
+             "choices": ["a", ...]|null, "help": "…"|null, "required": bool}
+
+Why `ast` and not regular expressions: help texts hold parentheses and quotes, defaults are
+expressions (`os.environ.get("X", "cpu")`), flags come from argparse, click decorators and typer
+signatures — only a parser reads all of that right. Nothing is imported or run.
+"""
+import ast
+import json
+import sys
+
+RUNS_AT_TOP = (ast.Expr, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Try)
+
+
+def src(node):
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def const(node):
+    """A literal's text (strings unquoted), else the expression's source."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant):
+        return None if node.value is None else str(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return "-" + str(node.operand.value)
+    return src(node)
+
+
+def type_name(node):
+    if node is None:
+        return None
+    if isinstance(node, ast.Name):
+        return node.id if node.id in ("int", "float", "str", "bool") else node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr  # click.INT, pathlib.Path
+    if isinstance(node, ast.Call):  # click.Path(), click.IntRange(0, 9)
+        return type_name(node.func)
+    if isinstance(node, ast.Subscript):  # Optional[int], Annotated[int, …]
+        return type_name(node.slice if not isinstance(node.slice, ast.Tuple) else node.slice.elts[0])
+    return src(node)
+
+
+def kw(call, name):
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def strings(args):
+    return [a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+
+
+def argparse_flag(call):
+    names = strings(call.args)
+    longs = [n for n in names if n.startswith("--")]
+    if not names or not all(n.startswith("-") for n in names):
+        return None  # a positional argument
+    flag = longs[0] if longs else names[0]
+    action = const(kw(call, "action"))
+    typ = type_name(kw(call, "type"))
+    if action in ("store_true", "store_false", "BooleanOptionalAction", "argparse.BooleanOptionalAction"):
+        typ = "bool"
+    elif action == "count":
+        typ = "int"
+    default = kw(call, "default")
+    if default is None and action == "store_true":
+        default_text = "False"
+    elif default is None and action == "store_false":
+        default_text = "True"
+    else:
+        default_text = const(default)
+    if typ is None and isinstance(default, ast.Constant) and default.value is not None:
+        typ = type(default.value).__name__
+    choices = kw(call, "choices")
+    choice_list = [const(e) for e in choices.elts] if isinstance(choices, (ast.List, ast.Tuple, ast.Set)) else None
+    req = kw(call, "required")
+    return {
+        "flag": flag,
+        "aliases": [n for n in names if n != flag],
+        "type": typ,
+        "default": default_text,
+        "action": action,
+        "choices": choice_list,
+        "help": const(kw(call, "help")),
+        "required": bool(isinstance(req, ast.Constant) and req.value),
+    }
+
+
+def click_flag(call):
+    names = [n for n in strings(call.args) if n.startswith("-")]
+    if not names:
+        return None
+    longs = [n.split("/")[0] for n in names if n.startswith("--")]
+    flag = longs[0] if longs else names[0]
+    is_flag = kw(call, "is_flag")
+    typ = "bool" if (isinstance(is_flag, ast.Constant) and is_flag.value) or any("/" in n for n in names) else type_name(kw(call, "type"))
+    default = kw(call, "default")
+    if typ is None and isinstance(default, ast.Constant) and default.value is not None:
+        typ = type(default.value).__name__
+    choices = kw(call, "type")
+    choice_list = None
+    if isinstance(choices, ast.Call) and isinstance(choices.func, ast.Attribute) and choices.func.attr == "Choice" and choices.args:
+        first = choices.args[0]
+        if isinstance(first, (ast.List, ast.Tuple)):
+            choice_list = [const(e) for e in first.elts]
+            typ = "str"
+    return {
+        "flag": flag,
+        "aliases": [n for n in names if n != flag and "/" not in n],
+        "type": typ,
+        "default": const(default) if default is not None else ("False" if typ == "bool" else None),
+        "action": "store_true" if typ == "bool" else None,
+        "choices": choice_list,
+        "help": const(kw(call, "help")),
+        "required": bool(isinstance(kw(call, "required"), ast.Constant) and kw(call, "required").value),
+    }
+
+
+def typer_flags(fn):
+    """Options of a typer command: each parameter with a default becomes --name-with-dashes."""
+    flags = []
+    args = fn.args.args
+    defaults = [None] * (len(args) - len(fn.args.defaults)) + list(fn.args.defaults)
+    for a, d in zip(args, defaults):
+        flag = "--" + a.arg.replace("_", "-")
+        default = d
+        help_text = None
+        if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr in ("Option", "Argument"):
+            if d.func.attr == "Argument":
+                continue
+            default = d.args[0] if d.args else kw(d, "default")
+            named = [n for n in strings(d.args[1:]) if n.startswith("--")]
+            if named:
+                flag = named[0].split("/")[0]
+            help_text = const(kw(d, "help"))
+        elif d is None:
+            continue  # a required positional argument
+        typ = type_name(a.annotation)
+        if typ is None and isinstance(default, ast.Constant) and default.value is not None:
+            typ = type(default.value).__name__
+        flags.append({
+            "flag": flag,
+            "aliases": [],
+            "type": typ,
+            "default": const(default),
+            "action": "store_true" if typ == "bool" else None,
+            "choices": None,
+            "help": help_text,
+            "required": False,
+        })
+    return flags
+
+
+def is_cuda_string(node):
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] == "cuda"
+
+
+def hard_wired_cuda(tree):
+    """Lines that put work on CUDA unconditionally: `.cuda()`, `torch.device("cuda")`, `.to("cuda")`,
+    `device="cuda"` — unless under an `if`/conditional expression that tests for CUDA or a device
+    flag (`if args.cuda:`, `"cuda" if use_cuda else "cpu"`), which already runs elsewhere."""
+    lines = []
+
+    def guarded_test(test):
+        text = (src(test) or "").lower()
+        return any(w in text for w in ("cuda", "gpu", "is_available", "device", "accel"))
+
+    def visit(node, guarded):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and guarded_test(node.test):
+            # The test itself is not a use; both branches are guarded.
+            for child in ast.iter_child_nodes(node):
+                if child is not node.test:
+                    visit(child, True)
+            return
+        if not guarded:
+            hit = False
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "cuda" and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
+                    hit = True  # x.cuda(), model.cuda()
+                elif node.func.attr in ("device", "to") and node.args and is_cuda_string(node.args[0]):
+                    hit = True
+            if isinstance(node, ast.keyword) and node.arg == "device" and is_cuda_string(node.value):
+                hit = True
+            if isinstance(node, ast.Assign) and is_cuda_string(node.value) and any(isinstance(t, ast.Name) and "device" in t.id.lower() for t in node.targets):
+                hit = True
+            if hit and getattr(node, "lineno", None):
+                lines.append(node.lineno)
+            elif hit and isinstance(node, ast.keyword):
+                lines.append(node.value.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child, guarded)
+
+    visit(tree, False)
+    return sorted(set(lines))
+
+
+def is_main_guard(stmt):
+    t = getattr(stmt, "test", None)
+    return isinstance(stmt, ast.If) and isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
+
+
+def analyze(text):
+    tree = ast.parse(text)
+    main_guard = any(is_main_guard(s) for s in tree.body)
+    top_runs = any(
+        isinstance(s, RUNS_AT_TOP) and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        or (isinstance(s, ast.If) and not is_main_guard(s))
+        for s in tree.body
+    )
+    imports = set()
+    flags, cli, parses = [], None, False
+    typer_commands = set()
+    uses_typer = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports.update(a.name.split(".")[0] for a in node.names)
+            uses_typer = uses_typer or any(a.name == "typer" for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            imports.add(node.module.split(".")[0])
+            uses_typer = uses_typer or node.module == "typer"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            if name == "add_argument":
+                f = argparse_flag(node)
+                if f:
+                    flags.append(f)
+                    cli = cli or "argparse"
+            elif name in ("parse_args", "parse_known_args"):
+                parses = True
+            elif name == "run" and isinstance(node.func.value, ast.Name) and node.func.value.id == "typer" and node.args and isinstance(node.args[0], ast.Name):
+                typer_commands.add(node.args[0].id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                call = d if isinstance(d, ast.Call) else None
+                fn = call.func if call else d
+                attr = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+                if call and attr == "option":
+                    f = click_flag(call)
+                    if f:
+                        flags.append(f)
+                        cli = "click"
+                        parses = True
+                elif attr in ("command", "callback") and uses_typer:
+                    typer_commands.add(node.name)
+    if uses_typer:
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name in typer_commands:
+                flags.extend(typer_flags(node))
+                cli = "typer"
+                parses = True
+    seen, unique = set(), []
+    for f in flags:
+        if f["flag"] not in seen:
+            seen.add(f["flag"])
+            unique.append(f)
+    return {"ok": True, "mainGuard": main_guard, "topLevelRuns": top_runs, "parsesArgs": parses, "cli": cli, "imports": sorted(imports), "flags": unique, "cudaLines": hard_wired_cuda(tree)}
+
+
+def main():
+    files = json.load(sys.stdin)["files"]
+    out = {}
+    for path, text in files.items():
+        try:
+            out[path] = analyze(text)
+        except SyntaxError as e:
+            out[path] = {"ok": False, "error": f"SyntaxError: {e.msg} (line {e.lineno})"}
+        except Exception as e:  # noqa: BLE001 - one unreadable file must not hide the others
+            out[path] = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
