@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -263,6 +263,36 @@ except OSError as e:
   it('passes exactly the given environment', async () => {
     const r = await run('env', { env: { CHATGPU_TASK_ID: 'task-42', PATH: '/usr/bin:/bin' } });
     expect(r.stdout.trim().split('\n').filter((l) => !l.startsWith('PWD=')).sort()).toEqual(['CHATGPU_TASK_ID=task-42', 'PATH=/usr/bin:/bin']);
+  });
+
+  it('for an ordinary-user worker: bwrap makes its own user namespace; same view, no capabilities, the user\'s uid', async () => {
+    // As root here, become an ordinary user (65534) first, as a contributor's worker would be.
+    const user = runAs ?? { uid: process.getuid!(), gid: process.getgid!() };
+    const dir = mkdtempSync(join(tmpdir(), 'chatgpu-sbx-user-'));
+    chmodSync(dir, 0o755);
+    const w = join(dir, 'attempt');
+    mkdirSync(w);
+    chownSync(w, user.uid, user.gid);
+    try {
+      const c = buildSandboxedCommand(
+        spec('id -u; echo x > mine && echo WROTE; ls /; grep -E "^Cap(Prm|Eff|Bnd)" /proc/self/status', {
+          workDir: w,
+          runAs: null,
+          identityFiles: writeIdentityFiles(join(dir, 'etc'), user),
+        }),
+      );
+      expect(c.args).toContain('--unshare-all');
+      expect(c.args).not.toContain('/usr/bin/setpriv');
+      const asUser = runAs ? ['/usr/bin/setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', c.file, ...c.args]] as const : [c.file, c.args] as const;
+      const r = spawnSync(asUser[0], asUser[1], { cwd: c.cwd, env: c.env, encoding: 'utf8' });
+      expect(r.stderr).toBe('');
+      expect(r.stdout.split('\n')).toEqual([
+        String(user.uid), 'WROTE', 'bin', 'dev', 'etc', 'lib', 'lib64', 'proc', 'sbin', 'task', 'tmp', 'usr',
+        'CapPrm:\t0000000000000000', 'CapEff:\t0000000000000000', 'CapBnd:\t0000000000000000', '',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('killing bwrap kills every process of the task', async () => {
