@@ -152,6 +152,17 @@ describe('the main job, builtin planner', () => {
     expect(done.tasks).toEqual([]);
   });
 
+  it('runs with the workers’ versions when told to, after naming an unsatisfiable pin', async () => {
+    const id = await submit({ 'requirements.txt': 'torch>=2.1\n', 'train.py': 'import torch\nif __name__ == "__main__":\n    print("torch", torch.__version__)\n' }, 'train it');
+    const waiting = await until(id, (j) => j.status === 'NEEDS_INPUT');
+    const q = waiting.openQuestions[0];
+    expect(q.choices).toEqual(["Run with the workers' versions", 'Stop the job']);
+    await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: q.id, answer: q.choices[0] } }, user.token);
+    const done = await until(id, (j) => ['SUCCEEDED', 'FAILED'].includes(j.status));
+    expect(done.status, done.statusReason).toBe('SUCCEEDED');
+    expect(done.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED']]);
+  });
+
   it('migrates code hard-wired to CUDA instead of failing at run time when no NVIDIA worker is online', { timeout: 150_000 }, async () => {
     const id = await submit({ 'train.py': 'import torch\nif __name__ == "__main__":\n    x = torch.zeros(3).cuda()\n    print(float(x.sum()))\n' }, 'train');
     const done = await until(id, (j) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.status), 140_000);

@@ -101,18 +101,24 @@ function decide(req: ModelRequest): Item[] {
   const refused = last<{ error?: string }>('submit_plan');
   if (refused && typeof refused === 'object' && refused.error) return call('give_up', { reason: `The plan could not be accepted: ${refused.error}` });
 
-  // 1. Dependency pins the workers cannot satisfy.
+  // 1. What the workers have. No worker with PyTorch is explained before anything else: no
+  // answer to a question could lead to a run, so none is asked.
   const versions = (name: string) => [...new Set(cap.classes.flatMap((c) => (name === 'torch' ? c.torchVersions : name === 'numpy' ? c.numpyVersions : [])))];
+  if (online && facts.usesTorch && !cap.classes.some((c) => c.torchVersions.length)) {
+    const pin = facts.pins.find((p) => p.name === 'torch');
+    return call('give_up', {
+      reason: `The project imports torch${pin ? ` (${pin.file} pins torch${pin.spec})` : ''}, but no online worker has PyTorch (online: ${cap.summary}). A worker needs a Python with PyTorch: on Debian/Ubuntu \`apt-get install python3-torch\`, or start the worker with \`--python PATH\` to an interpreter that has it.`,
+    });
+  }
+  // Pins the workers' versions do not meet: run with theirs, or stop. Only offered when the
+  // workers have the package at all (otherwise "run anyway" would crash at import).
   // (With no worker online nothing can be compared yet; the queued run will say why it waits.)
-  const blocking = online ? facts.pins.filter((p) => (p.name === 'torch' || p.name === 'numpy') && p.spec && !versions(p.name).some((v) => satisfies(v, p.spec) === true)) : [];
+  const blocking = online ? facts.pins.filter((p) => (p.name === 'torch' || p.name === 'numpy') && p.spec && versions(p.name).length > 0 && !versions(p.name).some((v) => satisfies(v, p.spec) === true)) : [];
   if (blocking.length) {
-    const sentence = blocking.map((p) => `${p.file} pins ${p.name}${p.spec}, but the online workers have ${versions(p.name).length ? `${p.name} ${versions(p.name).join(', ')}` : `no ${p.name}`}`).join('; ');
+    const sentence = blocking.map((p) => `${p.file} pins ${p.name}${p.spec}, but the online workers have ${p.name} ${versions(p.name).join(', ')}`).join('; ');
     const answer = answerTo('pins');
     if (!answer) return call('ask_user', { question: `${sentence}. Run with the workers' versions anyway, or stop the job?`, choices: ["Run with the workers' versions", 'Stop the job'] });
     if (/stop|cancel|no\b/i.test(answer.split(':').pop() ?? '')) return call('give_up', { reason: `${sentence}. Stopped at your request.` });
-  }
-  if (online && facts.usesTorch && !cap.classes.some((c) => c.torchVersions.length)) {
-    return call('give_up', { reason: `The project imports torch, but no online worker has PyTorch (online: ${cap.summary}).` });
   }
 
   // 2. The entry point.
