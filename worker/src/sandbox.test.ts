@@ -42,6 +42,19 @@ describe('detectSandbox / resolveSandbox (fake exec)', () => {
     expect(d).toMatchObject({ available: false, version: 'bubblewrap 0.8.0', reason: 'bwrap trial run: exit 1: bwrap: No permissions to creating new namespace' });
   });
 
+  it('a bwrap that cannot build the tasks\' sandbox (namespaces, capability drop, uid switch) is found at start-up', async () => {
+    const calls: string[][] = [];
+    const exec: ExecFn = async (_f, args) => {
+      calls.push(args);
+      if (args[0] === '--version' || !args.includes('--clearenv')) return ok;
+      return { code: 1, stdout: '', stderr: 'bwrap: Creating new namespace failed: Operation not permitted\n', error: null };
+    };
+    const d = await detectSandbox({ exec, runAs: { uid: 65534, gid: 65534 } });
+    expect(d.reason).toBe('bwrap trial run with namespaces, capability drop and uid 65534: exit 1: bwrap: Creating new namespace failed: Operation not permitted');
+    // the trial is the tasks' own command line: the uid switch and the private /tmp included
+    expect(calls.at(-1)).toEqual(expect.arrayContaining(['/usr/bin/setpriv', '--unshare-pid', '--unshare-net', '--tmpfs', TASK_DIR]));
+  });
+
   it('a working bwrap is used by auto', async () => {
     const exec: ExecFn = async () => ok;
     const d = await detectSandbox({ exec });

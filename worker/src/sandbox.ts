@@ -93,8 +93,9 @@ export interface SandboxDetection {
 
 /**
  * Is bwrap installed and able to build the sandbox here? Never throws. The trial runs build the very
- * command line the tasks get (same namespaces, binds, capability drop and uid switch), so a kernel or
- * container that refuses one of them is found at start-up rather than at the first task.
+ * command line the tasks get (same namespaces, binds, capability drop and uid switch; only the
+ * prlimit prefixes are left out, they cannot fail), so a kernel or container that refuses one of them
+ * is found at start-up rather than at the first task.
  */
 export async function detectSandbox(
   opts: { exec?: ExecFn; timeoutMs?: number; bwrap?: string; runAs?: { uid: number; gid: number } | null } = {},
@@ -128,7 +129,6 @@ export async function detectSandbox(
       env: { PATH: '/usr/bin:/bin' },
       runAs,
       identityFiles: identity,
-      pidsLimit: runAs ? DEFAULT_PIDS_LIMIT : null,
       bwrap,
     });
     const full = await exec(trial.file, trial.args, { timeoutMs, env: trial.env });
