@@ -37,8 +37,8 @@ async function startWorker(url: string, token: string, name: string, o: { python
   const dataDir = await mkdtemp(path.join(tmpdir(), `bench-worker-${name}-`));
   const child = spawn(
     process.execPath,
-    [path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', url, '--token', token, '--name', name, '--data-dir', dataDir, '--python', o.python, '--sandbox', o.sandbox],
-    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    [path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', url, '--name', name, '--data-dir', dataDir, '--python', o.python, '--sandbox', o.sandbox],
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, CHATGPU_WORKER_TOKEN: token } },
   );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

@@ -14,8 +14,9 @@ export async function startLocalWorker(opts: { serverUrl: string; token: string;
   }
   const child = spawn(
     process.execPath,
-    [bin, '--server', opts.serverUrl, '--token', opts.token, '--name', 'local', '--data-dir', path.join(opts.dataDir, 'worker')],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    [bin, '--server', opts.serverUrl, '--name', 'local', '--data-dir', path.join(opts.dataDir, 'worker')],
+    // The token goes in the environment, not the arguments (which every local user can read).
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CHATGPU_WORKER_TOKEN: opts.token } },
   );
   const prefix = (chunk: Buffer) =>
     chunk

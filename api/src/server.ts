@@ -187,15 +187,18 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   server.keepAliveTimeout = 65_000;
 
   const wss = new WebSocketServer({ server, path: '/graphql' });
-  const wsServer = useServer<Record<string, unknown>, { principal?: Principal }>(
+  const wsServer = useServer<Record<string, unknown>, { authorization?: string | undefined; principal?: Principal }>(
     {
       schema,
       onConnect: async (ctx) => {
         const auth = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
-        ctx.extra.principal = await authenticate(resources, typeof auth === 'string' ? auth : undefined);
+        ctx.extra.authorization = typeof auth === 'string' ? auth : undefined;
         return true;
       },
       onSubscribe: async (ctx, _id, payload) => {
+        // Authenticated per subscription, like every HTTP request: a token revoked or
+        // rotated while the socket is open is refused at its next subscription.
+        ctx.extra.principal = await authenticate(resources, ctx.extra.authorization);
         let document;
         try {
           document = parse(payload.query);

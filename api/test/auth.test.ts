@@ -1,5 +1,8 @@
+import { createClient } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { startTestApi } from './helpers/api.js';
+import { createJobWithFile } from './helpers/protocolClient.js';
 
 const api = await startTestApi();
 
@@ -74,5 +77,94 @@ describe('auth', () => {
     expect((await api.gql('{ me { email } }', {}, token)).data.me).toBeNull();
     const empty = await api.gql(`mutation { createApiToken(input: { name: "  " }) { __typename } }`, {}, u.token);
     expect(empty.data.createApiToken.__typename).toBe('ValidationError');
+  });
+});
+
+describe('worker tokens: rotation and revocation take effect on the very next call', () => {
+  const WT = `mutation($n: String!) { createWorkerToken(input: { name: $n }) { __typename ... on CreatedWorkerToken { token command workerToken { id prefix } } } }`;
+  const ROTATE = `mutation($id: ID!) { rotateWorkerToken(id: $id) { __typename
+    ... on CreatedWorkerToken { token command workerToken { id prefix } } ... on NotFoundError { code message entity } } }`;
+  const REVOKE = `mutation($id: ID!) { revokeWorkerToken(id: $id) { __typename ... on NotFoundError { code message entity } } }`;
+  const HELLO = `mutation { workerHello(input: { name: "box", version: "1", slots: 1, capabilities: {} }) { __typename ... on WorkerHelloResult { workerId } } }`;
+  const helloWith = async (token: string) => {
+    const r = await api.gql(HELLO, {}, token);
+    return r.data?.workerHello?.__typename ?? r.errors?.[0]?.extensions?.code;
+  };
+
+  it('the start command carries the token in the environment, never as an argument', async () => {
+    const u = await api.signUp();
+    const w = (await api.gql(WT, { n: 'cmd' }, u.token)).data.createWorkerToken;
+    expect(w.command).toBe(`CHATGPU_WORKER_TOKEN=${w.token} npx chatgpu-worker --server ${api.server.resources.baseUrl}`);
+    expect(w.command).not.toContain('--token');
+  });
+
+  it('rotate: a new secret once (stored hashed); the old one is refused at once, over HTTP, blobs and WebSocket', async () => {
+    const u = await api.signUp();
+    const created = (await api.gql(WT, { n: 'rotating' }, u.token)).data.createWorkerToken;
+    expect(await helloWith(created.token)).toBe('WorkerHelloResult');
+    const ws = createClient({ url: api.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${u.token}` }, retryAttempts: 0, lazy: false });
+    const job = await createJobWithFile(api, u.token);
+    // jobUpdated sends the job's current state first: data = accepted, errors = refused.
+    const subscribeOnce = () =>
+      new Promise<string>((resolve) => {
+        const stop = ws.subscribe({ query: 'subscription($id: ID!) { jobUpdated(id: $id) { id } }', variables: { id: job.gid } }, {
+          next: (v) => {
+            stop();
+            resolve(v.errors ? JSON.stringify(v.errors) : v.data ? 'accepted' : 'empty');
+          },
+          error: (e) => resolve(JSON.stringify(e)),
+          complete: () => resolve('complete'),
+        });
+      });
+    try {
+      expect(await subscribeOnce()).toBe('accepted');
+      const r = (await api.gql(ROTATE, { id: created.workerToken.id }, u.token)).data.rotateWorkerToken;
+      expect(r.__typename).toBe('CreatedWorkerToken');
+      expect(r.token).toMatch(/^cgw_/);
+      expect(r.token).not.toBe(created.token);
+      expect(r.workerToken).toEqual({ id: created.workerToken.id, prefix: r.token.slice(0, 10) });
+      expect(r.command).toContain(`CHATGPU_WORKER_TOKEN=${r.token}`);
+      const row = await api.server.db.prisma.workerToken.findUniqueOrThrow({ where: { id: created.workerToken.id } });
+      expect(JSON.stringify(row)).not.toContain(r.token);
+      // The very next call with the old secret is refused; the new one works.
+      expect(await helloWith(created.token)).toBe('UNAUTHENTICATED');
+      expect((await fetch(`${api.url}/blobs/${'0'.repeat(64)}`, { headers: { authorization: `Bearer ${created.token}` } })).status).toBe(401);
+      expect(await helloWith(r.token)).toBe('WorkerHelloResult');
+      // A session revoked while its socket is open: the next subscription on it is refused.
+      const sessions = await api.server.db.prisma.apiToken.findMany({ where: { userId: u.userId } });
+      await api.server.db.prisma.apiToken.updateMany({ where: { id: { in: sessions.map((s) => s.id) } }, data: { revokedAt: new Date() } });
+      expect(await subscribeOnce()).toMatch(/UNAUTHENTICATED|Sign in|Not authorized/i);
+    } finally {
+      await ws.dispose();
+    }
+  });
+
+  it('revoke: the token’s next call is refused; revoking again → NotFoundError', async () => {
+    const u = await api.signUp();
+    const created = (await api.gql(WT, { n: 'revoked' }, u.token)).data.createWorkerToken;
+    expect(await helloWith(created.token)).toBe('WorkerHelloResult');
+    expect((await api.gql(REVOKE, { id: created.workerToken.id }, u.token)).data.revokeWorkerToken.__typename).toBe('MutationRevokeWorkerTokenSuccess');
+    expect(await helloWith(created.token)).toBe('UNAUTHENTICATED');
+    expect((await api.gql(`{ me { workerTokens { id } } }`, {}, u.token)).data.me.workerTokens).toEqual([]);
+    expect((await api.gql(REVOKE, { id: created.workerToken.id }, u.token)).data.revokeWorkerToken).toMatchObject({ __typename: 'NotFoundError', entity: 'WorkerToken' });
+    expect((await api.gql(ROTATE, { id: created.workerToken.id }, u.token)).data.rotateWorkerToken).toMatchObject({ __typename: 'NotFoundError', entity: 'WorkerToken' });
+  });
+
+  it('only the owner: another user, a malformed id, a worker token and an anonymous caller get typed errors; nothing changes', async () => {
+    const owner = await api.signUp();
+    const other = await api.signUp();
+    const created = (await api.gql(WT, { n: 'mine' }, owner.token)).data.createWorkerToken;
+    const before = await api.server.db.prisma.workerToken.findUniqueOrThrow({ where: { id: created.workerToken.id } });
+    for (const q of [ROTATE, REVOKE]) {
+      const field = q === ROTATE ? 'rotateWorkerToken' : 'revokeWorkerToken';
+      expect((await api.gql(q, { id: created.workerToken.id }, other.token)).data[field], `${field} by another user`).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND' });
+      expect((await api.gql(q, { id: 'not-a-uuid' }, owner.token)).data[field], `${field} malformed id`).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND' });
+      const byWorker = await api.gql(q, { id: created.workerToken.id }, created.token);
+      expect(byWorker.errors?.[0]?.extensions?.code ?? byWorker.data?.[field]?.code, `${field} by a worker token`).toMatch(/FORBIDDEN|UNAUTHENTICATED/);
+      const anonymous = await api.gql(q, { id: created.workerToken.id });
+      expect(anonymous.errors?.[0]?.extensions?.code ?? anonymous.data?.[field]?.code, `${field} anonymous`).toMatch(/FORBIDDEN|UNAUTHENTICATED/);
+    }
+    expect(await api.server.db.prisma.workerToken.findUniqueOrThrow({ where: { id: created.workerToken.id } })).toEqual(before);
+    expect(await helloWith(created.token)).toBe('WorkerHelloResult');
   });
 });

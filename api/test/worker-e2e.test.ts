@@ -3,11 +3,13 @@
  * `chatgpu-worker` processes running real Python.
  */
 import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createTask } from '../src/domain/jobs/createTask.js';
-import { repoRoot } from './helpers/processes.js';
+import { repoRoot, spawnProc } from './helpers/processes.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { startWorker } from './helpers/worker.js';
 import { waitFor } from './helpers/waitFor.js';
@@ -179,4 +181,50 @@ describe('worker network (real processes)', () => {
     expect((await prisma.task.findUniqueOrThrow({ where: { id: pinned.id } })).status).toBe('QUEUED');
     await w.stop();
   }, 150_000);
+});
+
+describe('the worker token never needs the command line', () => {
+  const cmdline = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+
+  it('from a 0600 file (--token-file): connects and runs work; the token is not in its arguments', async () => {
+    const w = await startWorker(api.url, workerToken, 'filed', PY, {}, { tokenFrom: 'file' });
+    const args = await cmdline(w.child.pid!);
+    expect(args).toContain('--token-file');
+    expect(args.join(' ')).not.toContain(workerToken);
+    expect(w.output()).not.toMatch(/warning/i);
+    const job = await newJob({ 'f.py': 'print("from a token file")\n' });
+    const task = await createTask(api.server.resources, { jobId: job.jobId, kind: 'RUN', name: 'f', codeVersionId: job.codeVersionId, command: 'python f.py', requirements: { workload: 'python' }, pinnedWorkerId: (await prisma.worker.findFirstOrThrow({ where: { name: 'filed' } })).id });
+    await waitFor(async () => (await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status === 'SUCCEEDED', 30_000, 'task on the token-file worker');
+    await w.stop();
+  }, 120_000);
+
+  it('from CHATGPU_WORKER_TOKEN (the helper’s default): the token is not in its arguments; --token still works but warns', async () => {
+    const w = await startWorker(api.url, workerToken, 'env-token', PY);
+    expect((await cmdline(w.child.pid!)).join(' ')).not.toContain(workerToken);
+    await w.stop();
+    const legacy = spawnProc(process.execPath, [path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', api.url, '--token', workerToken, '--name', 'legacy', ...PY, '--data-dir', await mkdtemp(path.join(tmpdir(), 'worker-legacy-'))]);
+    await legacy.waitFor(/connected to .* as worker/, 60_000);
+    expect(legacy.output()).toContain('--token puts the worker token on the command line, where other local users can read it');
+    await legacy.stop();
+  }, 120_000);
+
+  it('no token, an empty or missing token file → exit 2 with what to do, before connecting', async () => {
+    const bin = path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs');
+    const dir = await mkdtemp(path.join(tmpdir(), 'worker-notoken-'));
+    const env = { ...process.env, CHATGPU_WORKER_TOKEN: '' };
+    const empty = path.join(dir, 'empty');
+    await writeFile(empty, '\n', { mode: 0o600 });
+    for (const [extra, message] of [
+      [[], /No worker token: pass --token-file PATH or set CHATGPU_WORKER_TOKEN/],
+      [['--token-file', empty], /is empty/],
+      [['--token-file', path.join(dir, 'missing')], /no such file/],
+    ] as const) {
+      const r = await run(process.execPath, [bin, '--server', api.url, ...extra, '--data-dir', dir], { env }).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(r.code, extra.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+  });
 });

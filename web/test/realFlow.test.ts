@@ -70,11 +70,12 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     await page.getByLabel('Machine name').fill('cpu-box');
     await page.getByRole('button', { name: 'Create worker token' }).click();
     const command = (await page.locator('[data-testid=worker-command] code').textContent({ timeout: WAIT.timeout }))!;
-    const m = /--server (\S+) --token (\S+)/.exec(command);
+    // The token travels in the environment, never as an argument (where `ps` shows it).
+    const m = /^CHATGPU_WORKER_TOKEN=(\S+) npx chatgpu-worker --server (\S+)$/.exec(command);
     expect(m, command).not.toBeNull();
     // The machine runs the command it was given (with Debian's Python, which has PyTorch).
     // It takes a few seconds to probe the machine: the next test fills the form meanwhile.
-    booting = startWorker(m![1]!, m![2]!, 'cpu-box', ['--python', '/usr/bin/python3']);
+    booting = startWorker(m![2]!, m![1]!, 'cpu-box', ['--python', '/usr/bin/python3']);
     booting.then((w) => (worker = w)).catch(() => {});
   });
 

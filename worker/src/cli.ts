@@ -1,11 +1,16 @@
 /**
  * `chatgpu-worker` — parses arguments only; the session does the work.
  *
- *   chatgpu-worker --server URL --token TOKEN [--name NAME] [--slots N] [--data-dir DIR]
+ *   CHATGPU_WORKER_TOKEN=cgw_… chatgpu-worker --server URL [--name NAME] [--slots N] …
+ *   chatgpu-worker --server URL --token-file PATH [--name NAME] [--slots N] [--data-dir DIR]
  *                  [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB]
  *   chatgpu-worker pause|resume|status [--data-dir DIR]
+ *
+ * The token comes from a file or the environment, never necessarily from the command line:
+ * a process's arguments are visible to every local user (`ps`), its environment and a
+ * 0600 file only to its owner. `--token` still works but warns.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,9 +20,46 @@ import { detectMemoryLimit, detectSandbox, prepareMemoryLimit, resolveSandbox, t
 import { Session } from './session.js';
 import { initTelemetry } from './telemetry.js';
 
-const USAGE = `usage: chatgpu-worker --server URL --token TOKEN [--name NAME] [--slots N] [--data-dir DIR]
+const USAGE = `usage: chatgpu-worker --server URL (--token-file PATH | CHATGPU_WORKER_TOKEN in the environment)
+                      [--name NAME] [--slots N] [--data-dir DIR]
                       [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB]
        chatgpu-worker pause|resume|status [--data-dir DIR]`;
+
+export const TOKEN_ON_COMMAND_LINE_WARNING =
+  'warning: --token puts the worker token on the command line, where other local users can read it (ps, /proc). Use --token-file PATH or the CHATGPU_WORKER_TOKEN environment variable instead.';
+
+/**
+ * The worker token: `--token-file` (first line; a file others may read gets a warning), else
+ * the deprecated `--token` (with a warning), else CHATGPU_WORKER_TOKEN. The variable is
+ * removed from this process's environment once read, so no child inherits it.
+ */
+export async function resolveToken(
+  v: { token?: string | undefined; 'token-file'?: string | undefined },
+  env: NodeJS.ProcessEnv,
+  warn: (m: string) => void,
+): Promise<{ token: string } | { error: string }> {
+  const fromEnv = env.CHATGPU_WORKER_TOKEN?.trim();
+  delete env.CHATGPU_WORKER_TOKEN;
+  if (v['token-file'] !== undefined) {
+    const file = path.resolve(v['token-file']);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      return { error: `--token-file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}` };
+    }
+    const token = text.split(/\r?\n/)[0]!.trim();
+    if (!token) return { error: `--token-file ${file} is empty (it should hold the worker token, cgw_…).` };
+    if (process.platform !== 'win32' && ((await stat(file)).mode & 0o077) !== 0) warn(`warning: ${file} can be read by other users; chmod 600 it.`);
+    return { token };
+  }
+  if (v.token?.trim()) {
+    warn(TOKEN_ON_COMMAND_LINE_WARNING);
+    return { token: v.token.trim() };
+  }
+  if (fromEnv) return { token: fromEnv };
+  return { error: 'No worker token: pass --token-file PATH or set CHATGPU_WORKER_TOKEN (create a token on the Workers page).' };
+}
 
 const log = {
   info: (m: string) => console.log(`${new Date().toISOString()} ${m}`),
@@ -32,7 +74,8 @@ export async function main(argv: string[]): Promise<number> {
       allowPositionals: true,
       options: {
         server: { type: 'string', default: process.env.CHATGPU_URL ?? 'http://localhost:4000' },
-        token: { type: 'string', default: process.env.CHATGPU_WORKER_TOKEN },
+        token: { type: 'string' },
+        'token-file': { type: 'string' },
         name: { type: 'string' },
         slots: { type: 'string', default: '1' },
         'data-dir': { type: 'string', default: path.join(homedir(), '.chatgpu-worker') },
@@ -66,8 +109,9 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`unknown command ${command}\n${USAGE}`);
     return 2;
   }
-  if (!v.token) {
-    console.error(`--token is required (create one on the Workers page).\n${USAGE}`);
+  const tok = await resolveToken(v, process.env, (m) => console.warn(m));
+  if ('error' in tok) {
+    console.error(`${tok.error}\n${USAGE}`);
     return 2;
   }
   const slots = Number(v.slots);
@@ -100,7 +144,7 @@ export async function main(argv: string[]): Promise<number> {
   const telemetry = initTelemetry(process.env.SENTRY_DSN, name);
   const session: Session = new Session({
     server: v.server!,
-    token: v.token,
+    token: tok.token,
     name,
     slots,
     dataDir,

@@ -62,6 +62,30 @@ export async function createWorkerToken(r: R, userId: string, name: string) {
   return { workerToken, token: t.token };
 }
 
+/**
+ * A new secret for one of the user's worker tokens (the old one stops working on the very
+ * next call: every request authenticates afresh, nothing is cached). Shown once; only its
+ * hash is kept. The token's workers keep their rows and history.
+ */
+export async function rotateWorkerToken(r: R, userId: string, id: string) {
+  const t = newToken('worker');
+  const res = await r.prisma.workerToken.updateMany({
+    where: { id, userId, revokedAt: null },
+    data: { tokenHash: t.hash, prefix: t.prefix },
+  });
+  if (res.count === 0) throw new NotFoundError('WorkerToken', id);
+  return { workerToken: { id }, token: t.token };
+}
+
+/** Revokes one of the user's worker tokens; its next call is anonymous (refused). */
+export async function revokeWorkerToken(r: R, userId: string, id: string) {
+  const res = await r.prisma.workerToken.updateMany({
+    where: { id, userId, revokedAt: null },
+    data: { revokedAt: r.now() },
+  });
+  if (res.count === 0) throw new NotFoundError('WorkerToken', id);
+}
+
 export async function revokeApiToken(r: R, userId: string, id: string) {
   const res = await r.prisma.apiToken.updateMany({
     where: { id, userId, revokedAt: null },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { createApiToken, createWorkerToken, logIn, revokeApiToken, signUp } from '../../domain/auth/users.js';
+import { createApiToken, createWorkerToken, logIn, revokeApiToken, revokeWorkerToken, rotateWorkerToken, signUp } from '../../domain/auth/users.js';
+import type { Context } from '../context.js';
 import { builder } from '../builder.js';
 import { isUuid, NOBODY, parseUuid, requireUser, viewerId } from '../principal.js';
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from './errors.js';
@@ -148,8 +149,38 @@ builder.mutationFields((t) => ({
     errors: { types: [ValidationError] },
     resolve: async (_p, { input }, ctx) => {
       const created = await createWorkerToken(ctx, requireUser(ctx), input.name);
-      const server = ctx.baseUrl ?? ctx.config.publicUrl ?? `http://localhost:${ctx.config.port}`;
-      return { ...created, command: `npx chatgpu-worker --server ${server} --token ${created.token}` };
+      return { ...created, command: workerCommand(ctx, created.token) };
+    },
+  }),
+  rotateWorkerToken: t.field({
+    type: CreatedWorkerToken,
+    description: 'Replaces a worker token’s secret; the old one stops working on the next call. The new one is shown once.',
+    authScopes: { user: true },
+    args: { id: t.arg.id({ description: 'WorkerToken.id' }) },
+    errors: { types: [NotFoundError] },
+    resolve: async (_p, { id }, ctx) => {
+      const rotated = await rotateWorkerToken(ctx, requireUser(ctx), parseUuid(String(id), 'WorkerToken'));
+      return { ...rotated, command: workerCommand(ctx, rotated.token) };
+    },
+  }),
+  revokeWorkerToken: t.field({
+    type: 'Boolean',
+    description: 'Revokes a worker token; its workers’ next call is refused.',
+    authScopes: { user: true },
+    args: { id: t.arg.id({ description: 'WorkerToken.id' }) },
+    errors: { types: [NotFoundError], directResult: false },
+    resolve: async (_p, { id }, ctx) => {
+      await revokeWorkerToken(ctx, requireUser(ctx), parseUuid(String(id), 'WorkerToken'));
+      return true;
     },
   }),
 }));
+
+/**
+ * The one line that starts a worker: the token goes in the environment, not the arguments
+ * (a process's arguments are visible to every local user through `ps`).
+ */
+function workerCommand(ctx: Context, token: string): string {
+  const server = ctx.baseUrl ?? ctx.config.publicUrl ?? `http://localhost:${ctx.config.port}`;
+  return `CHATGPU_WORKER_TOKEN=${token} npx chatgpu-worker --server ${server}`;
+}

@@ -65,6 +65,10 @@ export function AddWorker({ onCreated }: { onCreated: () => void }) {
         <div className="stack" style={{ marginTop: 12 }} data-testid="worker-command">
           <p className="muted small">Run this on the machine (the token is shown once; only its hash is kept):</p>
           <CopyField value={command} label="Worker start command" />
+          <p className="muted small">
+            The token is passed in the environment, not as an argument, so other users of the machine cannot read it with <code>ps</code>. To keep it in a
+            file instead: save it with <code>umask 077</code> and start the worker with <code>--token-file PATH</code>.
+          </p>
         </div>
       )}
     </section>
