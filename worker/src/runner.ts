@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as fsc } from 'node:fs';
-import { chmod, copyFile, lchown, lstat, mkdir, open, readdir, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, lchown, lstat, mkdir, open, readdir, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
