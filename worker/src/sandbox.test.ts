@@ -308,6 +308,23 @@ except OSError as e:
     }
   });
 
+  it('an interpreter outside /usr (a venv under /tmp, behind the private /tmp) is bound at its path and runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatgpu-sbx-venv-'));
+    const venv = join(dir, 'venv');
+    try {
+      const made = spawnSync('/usr/bin/python3', ['-m', 'venv', '--without-pip', '--system-site-packages', venv], { encoding: 'utf8' });
+      expect(made.stderr).toBe('');
+      const python = join(venv, 'bin', 'python');
+      const binds = interpreterBinds(python);
+      expect(binds).toEqual({ binds: [venv], refused: [] });
+      const r = await run(`${python} -c "import sys, torch; print(sys.prefix, torch.ones(2).sum().item())"`, { readOnly: binds.binds });
+      expect(r.stderr).toBe('');
+      expect(r.stdout.trim()).toBe(`${venv} 2.0`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('killing bwrap kills every process of the task', async () => {
     const c = buildSandboxedCommand(spec('(setsid sh -c "while true; do echo x >> tick; sleep 0.05; done" &) ; sleep 30'));
     // a background loop in its own session would survive a plain process-group kill
