@@ -36,6 +36,8 @@ const EnvSchema = z.object({
   SENTRY_DSN: z.string().optional(),
   /** Comma-separated emails of operators: they see every job's preparation records (not only their own). */
   CHATGPU_OPERATORS: z.string().default(''),
+  /** `npm start` on a machine whose Python lacks PyTorch: install Debian's python3-torch (auto, as root with apt) or never. */
+  CHATGPU_INSTALL_TORCH: z.enum(['auto', 'never']).default('auto'),
   NODE_ENV: z.string().default('development'),
 });
 
@@ -61,6 +63,8 @@ export interface Config {
   sentryDsn: string | undefined;
   /** Lower-cased operator emails. */
   operators: string[];
+  /** The embedded default's local worker (npm start). */
+  localWorker: { installTorch: 'auto' | 'never' };
   production: boolean;
 }
 
@@ -100,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     },
     sentryDsn: e.SENTRY_DSN || undefined,
     operators: e.CHATGPU_OPERATORS.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean),
+    localWorker: { installTorch: e.CHATGPU_INSTALL_TORCH },
     production: e.NODE_ENV === 'production',
   };
 }

@@ -9,6 +9,7 @@ import { ensureLocalUser } from './domain/auth/localUser.js';
 import { consoleLogger } from './domain/resources.js';
 import { startServer, type StartOptions } from './server.js';
 import { startLocalWorker } from './localWorker.js';
+import { ensureLocalPyTorch } from './localPyTorch.js';
 
 /** `overrides` are for test entry points (e.g. an injected crash); `npm start` passes none. */
 export async function main(argv: string[], overrides: Partial<Omit<StartOptions, 'config'>> = {}): Promise<void> {
@@ -28,6 +29,7 @@ export async function main(argv: string[], overrides: Partial<Omit<StartOptions,
         : `Local user: ${creds.email} (password in ${config.dataDir}/local.json).`,
     );
     if (!argv.includes('--no-worker')) {
+      await ensureLocalPyTorch({ install: config.localWorker.installTorch, isRoot: process.getuid?.() === 0, log: (l) => console.log(l) });
       stopWorker = await startLocalWorker({ serverUrl: `http://127.0.0.1:${server.port}`, token: creds.workerToken, dataDir: config.dataDir });
     }
   }
