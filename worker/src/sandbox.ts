@@ -26,7 +26,10 @@
  * Why each part:
  * - Only /usr, a few /etc files, the interpreter's prefix, the helpers and the attempt directory are
  *   bound: the owner's home, /root, other attempts, the blob cache, /run and every host Unix socket
- *   (they are files; `--unshare-net` does not hide them) simply do not exist inside.
+ *   (they are files; `--unshare-net` does not hide them) simply do not exist inside. Abstract Unix
+ *   sockets have no file: the network namespace hides them, so a task allowed the network reaches them.
+ * - Every missing parent of a bind's destination is made first with `--perms 0755 --dir` (bwrap would
+ *   make it 0700, and the task's uid could not enter /etc, /opt or /root/.pyenv/versions).
  * - /etc/passwd and /etc/group are two-line files the runner writes (`writeIdentityFiles`), so
  *   `getpass.getuser()` and `pwd` work without showing the host's accounts.
  * - The attempt directory is mounted at the fixed path /task (TASK_DIR): the task's paths do not
@@ -61,7 +64,7 @@
  */
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, rmdirSync, chownSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { describeFailure, execCommand } from './probe/execCommand.js';
 import type { ExecFn } from './probe/types.js';
 
