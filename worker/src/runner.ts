@@ -23,6 +23,7 @@ import {
   buildSandboxedCommand,
   DEFAULT_PIDS_LIMIT,
   defaultTaskUser,
+  deviceGroups,
   gpuDeviceNodes,
   interpreterBinds,
   sandboxPaths,
@@ -142,6 +143,7 @@ export class Run {
         if (taskUser) await chownTree(dir, taskUser.uid, taskUser.gid);
       }
       const memory = this.deps.memoryLimit(a.attemptId);
+      const devices = req.workload && /cuda|rocm|cxx/.test(req.workload) ? gpuDeviceNodes() : [];
       const cmd = buildSandboxedCommand({
         sandbox,
         command: ['sh', '-c', a.task.command],
@@ -150,10 +152,10 @@ export class Run {
         helpersDir,
         readOnly: interpreter.binds,
         allowNetwork: req.network === true,
-        devices: req.workload && /cuda|rocm|cxx/.test(req.workload) ? gpuDeviceNodes() : [],
+        devices,
         memory,
         pidsLimit: this.deps.pidsLimit === undefined ? DEFAULT_PIDS_LIMIT : this.deps.pidsLimit,
-        runAs: taskUser,
+        runAs: taskUser && { ...taskUser, groups: deviceGroups(devices) },
         identityFiles,
       });
       const ap = cmd.applied;

@@ -10,6 +10,7 @@ import {
   detectMemoryLimit,
   detectSandbox,
   defaultTaskUser,
+  deviceGroups,
   gpuDeviceNodes,
   HELPERS_DIR,
   interpreterBinds,
@@ -129,6 +130,25 @@ describe('buildSandboxedCommand', () => {
     expect(interpreterBinds(join(venv, 'bin', 'python'), [join(venv, 'data')])).toMatchObject({ refused: [venv] });
     expect(interpreterBinds(null)).toEqual({ binds: [], refused: [] });
     rmSync(root, { recursive: true });
+  });
+
+  it('device groups: the task keeps only the groups its GPU nodes need (never group 0, none for world-open nodes)', () => {
+    const dev = mkdtempSync(join(tmpdir(), 'chatgpu-devgrp-'));
+    const node = (name: string, mode: number, gid: number) => {
+      writeFileSync(join(dev, name), '');
+      chmodSync(join(dev, name), mode);
+      chownSync(join(dev, name), 0, gid);
+    };
+    mkdirSync(join(dev, 'dri'));
+    node('kfd', 0o660, 109);
+    node('dri/renderD128', 0o660, 110);
+    node('dri/card0', 0o660, 0);
+    node('nvidia0', 0o666, 44);
+    expect(deviceGroups([join(dev, 'kfd'), join(dev, 'dri'), join(dev, 'nvidia0'), '/nonexistent'])).toEqual([109, 110]);
+    rmSync(dev, { recursive: true });
+    const c = buildSandboxedCommand({ ...spec, runAs: { uid: 65534, gid: 65534, groups: [109, 110] } });
+    expect(c.args).toContain('--groups=109,110');
+    expect(c.args).not.toContain('--clear-groups');
   });
 
   it('gpuDeviceNodes lists only GPU nodes', () => {

@@ -62,7 +62,7 @@
  * kernel counts every process of that uid on the host, so concurrent attempts share the budget. For an
  * ordinary-user worker it is not set: it would count all of the owner's own processes too.
  */
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, rmdirSync, chownSync, writeFileSync } from 'node:fs';
+import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { describeFailure, execCommand } from './probe/execCommand.js';
@@ -189,6 +189,30 @@ export function gpuDeviceNodes(devDir = '/dev'): string[] {
     .filter((n) => /^nvidia(\d+|ctl|-uvm|-uvm-tools|-modeset|-caps)$/.test(n) || n === 'kfd' || n === 'dri')
     .sort()
     .map((n) => join(devDir, n));
+}
+
+/**
+ * The groups the task's uid needs to open the given device nodes: ROCm's /dev/kfd and /dev/dri/renderD*
+ * are usually 0660 for group render or video, NVIDIA's nodes 0666. Never group 0, and only for nodes
+ * the world cannot already open.
+ */
+export function deviceGroups(devices: string[]): number[] {
+  const gids = new Set<number>();
+  const visit = (p: string, depth: number) => {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) {
+      if (depth < 2) for (const n of readdirSync(p)) visit(join(p, n), depth + 1);
+      return;
+    }
+    if ((st.mode & 0o006) !== 0o006 && (st.mode & 0o060) !== 0 && st.gid !== 0) gids.add(st.gid);
+  };
+  for (const d of devices) visit(d, 0);
+  return [...gids].sort((a, b) => a - b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -437,8 +461,9 @@ export interface SandboxSpec {
   memory?: MemoryLimitPlan | null;
   /** RLIMIT_NPROC; applied only with `runAs` (see the file comment) */
   pidsLimit?: number | null;
-  /** The unprivileged host user to run the task as (the worker is root); null: the worker's own uid. */
-  runAs?: { uid: number; gid: number } | null;
+  /** The unprivileged host user to run the task as (the worker is root); null: the worker's own uid.
+   *  `groups`: its only supplementary groups (see `deviceGroups`); none when absent. */
+  runAs?: { uid: number; gid: number; groups?: number[] } | null;
   /** from `writeIdentityFiles`: bound at /etc/passwd and /etc/group */
   identityFiles?: { passwd: string; group: string } | null;
   bwrap?: string;
@@ -547,7 +572,8 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
   bw.push('--');
   if (runAs) {
     bw.push(
-      '/usr/bin/setpriv', `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups',
+      '/usr/bin/setpriv', `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`,
+      runAs.groups?.length ? `--groups=${runAs.groups.join(',')}` : '--clear-groups',
       '--inh-caps=-all', '--bounding-set=-all', '--',
     );
   }
