@@ -233,7 +233,7 @@ describe('one attempt from claim to accepted result', async () => {
 
   it('completeAttempt with uploaded outputs → task SUCCEEDED, outputs byte-identical for the owner, usage and cost recorded', async () => {
     const bytes = randomBytes(5000);
-    const up = await api.putBlob(bytes, token);
+    const up = await api.putBlob(bytes, token, undefined, a.attemptId); // an output names its attempt
     expect(up.status).toBe(201);
     // Ran for a while (the server's clock moves; nothing sleeps), renewing its lease in time.
     const step = (api.config.scheduler.leaseSec * 1000) / 2;
