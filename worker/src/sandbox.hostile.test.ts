@@ -291,6 +291,8 @@ attempt("parent process visible", lambda: [p for p in os.listdir('/proc') if p.i
     expect(r.code).toBe(0);
   });
 
+  // RLIMIT_NPROC holds for the unprivileged uid a root worker switches to (these machines run the
+  // tests as root); an ordinary-user worker sets none, see sandbox.ts.
   it('cannot fork past the pids limit', async () => {
     const r = await runTask(
       `
