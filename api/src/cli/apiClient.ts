@@ -202,12 +202,27 @@ export function unwrap<T extends { __typename: string }>(result: T | { __typenam
   throw new ApiError(r.message ?? `Unexpected answer: ${r.__typename}.`, r.__typename);
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
  * A job id as the API wants it: the global id (what `chatgpu jobs` shows), or a raw
  * uuid, which is turned into the global id.
  */
 export function toJobId(raw: string): string {
   const s = raw.trim();
-  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s)) return Buffer.from(`Job:${s.toLowerCase()}`).toString('base64');
+  if (UUID.test(s)) return Buffer.from(`Job:${s.toLowerCase()}`).toString('base64');
   return s;
+}
+
+/**
+ * `toJobId`, refusing (exit 2) what cannot be a job id at all — a typo, or the id of a
+ * task or a worker — instead of letting the server answer "no such job".
+ */
+export function jobIdArg(raw: string, command: string): string {
+  const id = toJobId(raw);
+  const decoded = /^[A-Za-z0-9+/]+=*$/.test(id) ? Buffer.from(id, 'base64').toString('utf8') : '';
+  const m = /^([A-Za-z]+):(.*)$/.exec(decoded);
+  if (m && m[1] === 'Job' && UUID.test(m[2]!)) return id;
+  const what = m && UUID.test(m[2]!) ? `is a ${m[1]} id, not a job's` : 'is not a job id';
+  throw new CliError(`${JSON.stringify(raw)} ${what} (chatgpu jobs lists your jobs' ids); see chatgpu ${command} --help.`, 2);
 }

@@ -28,6 +28,16 @@ export const globalOptionSpecs = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** The --help lines of `globalOptionSpecs`, the flags padded to `width` columns. */
+export function globalOptionsUsage(width: number): string {
+  return [
+    ['--server URL', 'the API (default: CHATGPU_URL or http://localhost:4000)'],
+    ['--token TOKEN', "API token (default: CHATGPU_TOKEN, saved login, or the local user's)"],
+  ]
+    .map(([flag, what]) => `  ${flag!.padEnd(width)}${what}\n`)
+    .join('');
+}
+
 export function resolveServer(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const raw = (flag ?? env.CHATGPU_URL ?? DEFAULT_SERVER).trim();
   let u: URL;

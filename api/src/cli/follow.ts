@@ -1,8 +1,8 @@
 /**
  * Following a job live through the public API: the `jobEvents` subscription (status,
  * plan, agent steps, tasks and attempts, log lines, metric points) and `jobUpdated`
- * (the job's state, open questions). Used by `submit --wait` (everything, answers
- * questions at the prompt) and `logs -f` (log lines only).
+ * (the job's state, open questions). Used by `submit --wait` and `watch` (everything,
+ * answers questions at the prompt; see followToEnd.ts) and `logs -f` (log lines only).
  *
  * Robustness: log lines carry per-attempt seqs (0, 1, 2, …) — a gap or a reconnect is
  * filled from the `logs` query; events resume `after` the last seen id; a slow poll of
@@ -116,6 +116,28 @@ const ANSWER = /* GraphQL */ `
   }
 `;
 
+/** The job's state and open questions; null when it does not exist or is not yours. */
+export async function fetchJobState(client: ApiClient, jobId: string): Promise<JobState | null> {
+  return (await client.gql<{ job: JobState | null }>(JOB_STATE_QUERY, { id: jobId })).job;
+}
+
+export type AnswerResult = { __typename: string; message?: string };
+
+/** Sends an answer; the result is the Question, or ConflictError / NotFoundError / ValidationError. */
+export async function sendAnswer(client: ApiClient, questionId: string, answer: string): Promise<AnswerResult> {
+  return (await client.gql<{ answerQuestion: AnswerResult }>(ANSWER, { input: { questionId, answer } })).answerQuestion;
+}
+
+/** How to answer a question from another terminal. */
+export function answerHint(jobId: string, q: { choices: string[] }): string {
+  return q.choices.length ? `chatgpu answer ${jobId} --choice N` : `chatgpu answer ${jobId} "your answer"`;
+}
+
+/** A question as the prompt shows it: its text, then its choices numbered from 1. */
+export function questionLines(q: { text: string; choices: string[] }): string[] {
+  return [`? ${q.text}`, ...q.choices.map((c, i) => `    ${i + 1}) ${c}`)];
+}
+
 export interface JobState {
   id: string;
   title: string;
@@ -125,7 +147,7 @@ export interface JobState {
   openQuestions: Question[];
 }
 
-interface Question {
+export interface Question {
   id: string;
   text: string;
   choices: string[];
@@ -420,8 +442,8 @@ export class JobFollower {
   private async poll() {
     if (this.settled || this.finishing) return;
     try {
-      const d = await this.client.gql<{ job: JobState | null }>(JOB_STATE_QUERY, { id: this.opts.jobId });
-      if (d.job) await this.onState(d.job);
+      const job = await fetchJobState(this.client, this.opts.jobId);
+      if (job) await this.onState(job);
     } catch (err) {
       if (networkReason(err) || (err instanceof CliError && /Cannot reach/.test(err.message))) return; // the reconnect logic reports it
       throw err;
@@ -454,8 +476,8 @@ export class JobFollower {
     // Whatever was stored before the terminal status: every event not shown yet, then log lines.
     if (this.opts.events) await this.syncEvents(this.opts.after);
     await this.catchUpLogs();
-    const final = await this.client.gql<{ job: JobState | null }>(JOB_STATE_QUERY, { id: this.opts.jobId });
-    if (final.job) this.state = final.job;
+    const final = await fetchJobState(this.client, this.opts.jobId);
+    if (final) this.state = final;
     if (!this.settled) {
       this.settled = true;
       this.resolve({ state: this.state!, interrupted: false, validation: this.validation });
@@ -727,8 +749,7 @@ export class JobFollower {
   private async askHeld(q: Question) {
     const prompter = this.opts.prompter!;
     const say = (t: string) => this.out.direct(t);
-    say(`? ${q.text}`);
-    q.choices.forEach((c, i) => say(`    ${i + 1}) ${c}`));
+    for (const l of questionLines(q)) say(l);
     if (q.choices.length) say(`  (type a number, or your own answer)`);
     for (;;) {
       const ctl = new AbortController();
@@ -741,15 +762,14 @@ export class JobFollower {
         return;
       }
       if (raw === null) {
-        say(`  (no answer on stdin: answer it in the dashboard${this.opts.dashboardUrl ? ` at ${this.opts.dashboardUrl}` : ''}; still waiting)`);
+        say(`  (no answer on stdin: answer it in the dashboard${this.opts.dashboardUrl ? ` at ${this.opts.dashboardUrl}` : ''} or with: ${answerHint(this.opts.jobId, q)}; still waiting)`);
         return;
       }
       if (!raw) continue;
       const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
       const answer = n >= 1 && n <= q.choices.length ? q.choices[n - 1]! : raw;
       this.questionsMine.add(q.id);
-      const d = await this.client.gql<{ answerQuestion: { __typename: string; message?: string } }>(ANSWER, { input: { questionId: q.id, answer } });
-      const r = d.answerQuestion;
+      const r = await sendAnswer(this.client, q.id, answer);
       if (r.__typename !== 'Question') this.questionsMine.delete(q.id);
       if (r.__typename === 'Question') {
         this.questionsDone.add(q.id);

@@ -10,6 +10,8 @@ const commands: Record<string, () => Promise<Command>> = {
   jobs: async () => ({ run: (await import('./jobs.js')).jobsCommand, client: true }),
   logs: async () => ({ run: (await import('./logs.js')).logsCommand, client: true }),
   cancel: async () => ({ run: (await import('./cancel.js')).cancelCommand, client: true }),
+  watch: async () => ({ run: (await import('./watch.js')).watchCommand, client: true }),
+  answer: async () => ({ run: (await import('./answer.js')).answerCommand, client: true }),
   start: async () => ({ run: (await import('./start.js')).startCommand }),
   worker: async () => ({ run: (await import('./worker.js')).workerCommand }),
   migrate: async () => ({ run: (await import('../preparation/migrateCommand.js')).migrateCommand }),
@@ -20,6 +22,8 @@ const USAGE = `usage: chatgpu <command> [options]
 
   login    sign in and save a token for this server
   submit   upload a folder and say what you want done (--wait to follow it live)
+  watch    follow a job you submitted, live, as submit --wait does (--out DIR)
+  answer   answer a job's open question (TEXT or --choice N)
   jobs     list your jobs
   logs     print a job's log lines (-f to follow)
   cancel   cancel a job
@@ -65,9 +69,9 @@ function report(err: unknown): number {
     process.stderr.write(`chatgpu: ${e.message}\n`);
     return e.exitCode ?? 1;
   }
-  // node:util parseArgs: unknown option, missing value…
+  // node:util parseArgs: unknown option, missing value… (some of its messages span lines)
   if (typeof e?.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`chatgpu: ${e.message} (see --help).\n`);
+    process.stderr.write(`chatgpu: ${(e.message ?? '').replace(/\s*\n\s*/g, ' ')} (see --help).\n`);
     return 2;
   }
   process.stderr.write(`chatgpu: unexpected error: ${e?.message ?? String(err)}\n`);

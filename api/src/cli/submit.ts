@@ -5,18 +5,18 @@
  * Uploads the folder's files as blobs, creates the job, prints its id and dashboard URL.
  * With --wait it follows the job live (plan, agent steps, tasks, logs, metrics), answers
  * the planner's questions at the prompt (or line by line from stdin), and at the end
- * downloads the outputs into --out (sha256-checked) with a job.json summary.
+ * downloads the outputs into --out (sha256-checked) with a job.json summary — the same
+ * as `chatgpu watch` on the job (followToEnd.ts).
  * Exit code: 0 when submitted (without --wait) or SUCCEEDED (with --wait), else 1.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CliError, sha256Hex, unwrap, type ApiClient } from './apiClient.js';
-import { connect, globalOptionSpecs } from './config.js';
+import { connect, globalOptionSpecs, globalOptionsUsage } from './config.js';
 import { bytes } from './format.js';
-import { printerFor, JobFollower, type Printer } from './follow.js';
-import { downloadResults } from './results.js';
-import { Prompter } from './prompt.js';
+import { printerFor, type Printer } from './follow.js';
+import { followToEnd, jobUrl } from './followToEnd.js';
 import { walkProject, type WalkedFile } from './walk.js';
 
 const USAGE = `usage: chatgpu submit DIR -m "what you want done" [options]
@@ -28,9 +28,7 @@ const USAGE = `usage: chatgpu submit DIR -m "what you want done" [options]
   --wait               follow the job live until it ends; answer questions at the prompt
   --out DIR            with --wait: download the outputs and job.json into DIR
   --json               machine-readable result on stdout (progress goes to stderr)
-  --server URL         the API (default: CHATGPU_URL or http://localhost:4000)
-  --token TOKEN        API token (default: CHATGPU_TOKEN, saved login, or the local user's)
-`;
+${globalOptionsUsage(21)}`;
 
 const CREATE_JOB = /* GraphQL */ `
   mutation CliCreateJob($input: CreateJobInput!) {
@@ -103,39 +101,16 @@ export async function submitCommand(argv: string[]): Promise<number> {
     throw new CliError(`The server refused the job: ${r.message} (${r.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}).`);
   }
   const job = unwrap(r, 'Job');
-  const url = `${client.server}/jobs/${encodeURIComponent(job.id)}`;
+  const url = jobUrl(client, job.id);
   info.line(`Job ${job.id} submitted: ${url}`);
 
   if (!values.wait) {
     if (json) process.stdout.write(JSON.stringify({ id: job.id, url, title: job.title, status: job.status, files: files.length, bytes: total }) + '\n');
-    else info.line(`Follow it with: chatgpu logs ${job.id} -f   (or submit with --wait)`);
+    else info.line(`Follow it with: chatgpu watch ${job.id}   (or submit with --wait)`);
     return 0;
   }
 
-  const prompter = new Prompter();
-  try {
-    const followed = await new JobFollower({
-      client,
-      jobId: job.id,
-      out: info,
-      events: true,
-      prompter,
-      after: '0',
-      logStyle: 'wait',
-      dashboardUrl: url,
-    }).run();
-    if (followed.interrupted) {
-      info.line(`Stopped following; the job goes on: ${url} (cancel it with: chatgpu cancel ${job.id}).`);
-      return 130;
-    }
-    const s = followed.state;
-    info.line(`Job ${s.status}${s.statusReason ? `: ${s.statusReason}` : '.'}`);
-    const summary = await downloadResults(client, job.id, { outDir: values.out, url, validation: followed.validation, out: info });
-    if (json) process.stdout.write(JSON.stringify(summary) + '\n');
-    return s.status === 'SUCCEEDED' ? 0 : 1;
-  } finally {
-    prompter.close();
-  }
+  return followToEnd(client, job.id, { info, url, outDir: values.out, json });
 }
 
 /** Hashes and uploads every file (a few at a time, each distinct blob once); returns the manifest. */
