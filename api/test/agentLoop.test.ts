@@ -153,6 +153,23 @@ describe('the openai client through the loop', () => {
     expect((await db().job.findUniqueOrThrow({ where: { id: jobId } })).acceptanceCriteria).toEqual(job.acceptanceCriteria);
   });
 
+  it('submit_plan refuses a pipeline with duplicate step names, or with preparation steps, before it acts', async () => {
+    const jobId = await newJob();
+    const step = { name: 'prep', command: 'python prep.py', produces: ['data'], timeoutSec: null };
+    const prep = { workload: { command: 'python main.py', timeoutSec: null }, compare: null, reference: { workload: 'python', accelVendor: null }, target: { workload: 'python', accelVendor: null }, steps: [{ name: 'opt', kind: 'optimization', transformation: 'pytorch-device-agnostic', required: false, tolerance: null }], revisionBudget: null, frozenFiles: null, pinRun: null };
+    const model = createScriptedClient([
+      completed(fnCall('submit_plan', { ...PLAN, before: [step, step] })),
+      completed(fnCall('submit_plan', { ...PLAN, before: [step], preparation: prep })),
+      completed(message('giving up')),
+    ]);
+    const res = await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model, input: [USER] });
+    const outs = (await itemsOf(db(), res.runId)).filter((i) => i.type === 'function_call_output');
+    expect(outs.map((o) => o.status)).toEqual(['REJECTED', 'REJECTED']);
+    expect((outs[0]!.payload as any).output).toMatch(/Pipeline step names must be unique \(prep, prep\)/);
+    expect((outs[1]!.payload as any).output).toMatch(/cannot have both preparation steps and a pipeline/);
+    expect(await sideEffects(jobId)).toEqual({ actions: 0, questions: 0, plans: 0, tasks: 0 });
+  });
+
   it('an incomplete response dispatches nothing: its items are saved REJECTED with a note and never sent back', async () => {
     const jobId = await newJob();
     const before = fake.bodies.length;

@@ -16,7 +16,7 @@ const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ...
 await startWorker(api.url, wt.data.createWorkerToken.token, 'cpu-box');
 
 const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { command acceptanceCriteria }
-  outputs { path } tasks { kind status } } }`;
+  outputs { path } tasks { name kind status } events(first: 2000) { kind payload } } }`;
 
 function projectFiles(name: string): Record<string, string> {
   const root = path.join(import.meta.dirname, 'fixtures/projects', name);
@@ -40,7 +40,7 @@ async function run(project: string, request: string) {
   const end = Date.now() + 110_000;
   for (;;) {
     const job = (await api.gql(JOB, { id }, user.token)).data.job;
-    if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(job.status)) return job;
+    if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(job.status)) return { ...job, jobId: Buffer.from(id, 'base64').toString().split(':')[1]! };
     if (Date.now() > end) throw new Error(`timed out: ${JSON.stringify(job)}`);
     await new Promise((res) => setTimeout(res, 250));
   }
@@ -63,5 +63,46 @@ describe('projects as their authors wrote them', () => {
     expect(job.currentPlan.command).toBe('python main.py --epochs 1 --no-cuda --no-mps --save-model');
     expect(job.currentPlan.acceptanceCriteria.evaluate).toMatchObject({ checkpoint: 'mnist_cnn.pt', command: 'python -m chatgpu.reload_check mnist_cnn.pt' });
     expect(job.outputs.map((o: any) => o.path)).toContain('mnist_cnn.pt');
+  });
+
+  it('a pipeline: the data-preparation script runs first as its own step and hands its products to the run (no re-upload)', { timeout: 150_000 }, async () => {
+    const job = await run('prepare-train', 'prepare the data and train it for 20 epochs, then give me the model');
+    expect(job.status, job.statusReason).toBe('SUCCEEDED');
+    expect(job.currentPlan.command).toBe('python train.py --epochs 20 --out outputs/model.pt');
+    expect(job.tasks.map((t: any) => [t.name, t.status])).toEqual([
+      ['step:prepare-data', 'SUCCEEDED'],
+      ['run', 'SUCCEEDED'],
+      ['evaluate', 'SUCCEEDED'],
+    ]);
+    const step = job.events.find((e: any) => e.kind === 'pipeline.step');
+    expect(step.payload).toMatchObject({ step: 'prepare-data', ok: true, next: 'run' });
+    expect(step.payload.produced.sort()).toEqual(['data/tiny/meta.json', 'data/tiny/train.npy']);
+    const planned = job.events.find((e: any) => e.kind === 'job.status' && e.payload.transition === 'acceptPlan');
+    expect(planned.payload.reason).toMatch(/running prepare-data, then the main run/);
+    // The run got the step's files as inputs, by hash (the same blobs, not re-uploaded).
+    const tasks = await api.server.db.prisma.task.findMany({ where: { jobId: job.jobId }, orderBy: { createdAt: 'asc' } });
+    // (prepare.py itself is collected with its folder but is no artifact: the code already holds it.)
+    const stepOutputs = (tasks[0]!.result as any).outputs.filter((o: any) => step.payload.produced.includes(o.path)).map((o: any) => [o.path, o.sha256]).sort();
+    expect(stepOutputs).toHaveLength(2);
+    expect((tasks[1]!.environment as any).inputs.map((o: any) => [o.path, o.sha256]).sort()).toEqual(stepOutputs);
+    expect(tasks[1]!.command).toBe('python train.py --epochs 20 --out outputs/model.pt');
+    expect(tasks[0]!.command).toBe('cd data/tiny && python prepare.py');
+  });
+
+  it('a pipeline step that fails fails the job, naming the step; the run never starts', { timeout: 120_000 }, async () => {
+    const files = projectFiles('prepare-train');
+    files['data/tiny/prepare.py'] = files['data/tiny/prepare.py']!.replace('np.save(', 'raise SystemExit("no disk for " + "train.npy")\nnp.save(');
+    const manifest = [];
+    for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
+    const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`, { i: { title: 'broken prepare', request: 'prepare the data and train it for 2 epochs', files: manifest } }, user.token);
+    const id = r.data.createJob.id as string;
+    let job: any;
+    for (const end = Date.now() + 100_000; Date.now() < end; await new Promise((res) => setTimeout(res, 250))) {
+      job = (await api.gql(JOB, { id }, user.token)).data.job;
+      if (['SUCCEEDED', 'FAILED'].includes(job.status)) break;
+    }
+    expect(job.status).toBe('FAILED');
+    expect(job.statusReason).toMatch(/^The pipeline step "prepare-data" failed: .*no disk for train\.npy/);
+    expect(job.tasks.map((t: any) => t.name)).toEqual(['step:prepare-data']);
   });
 });

@@ -126,8 +126,11 @@ function decide(req: ModelRequest): Item[] {
   if (eps.length === 0) {
     return call('give_up', { reason: 'No entry point: no Python file has an `if __name__ == "__main__":` block or runs code at its top level, so there is nothing to run. Add one, or say which file to run.' });
   }
-  const named = eps.filter((e) => request.includes(e.path) || request.includes(e.path.split('/').pop()!));
-  const primary = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$/i.test(e.path));
+  // Data-preparation scripts are steps before the run, not the run (see the pipeline below).
+  const prepares = eps.filter((e) => PREPARE_RE.test(e.path));
+  const named = eps.filter((e) => !PREPARE_RE.test(e.path) && (request.includes(e.path) || request.includes(e.path.split('/').pop()!)));
+  const notEval = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$/i.test(e.path));
+  const primary = notEval.some((e) => !PREPARE_RE.test(e.path)) ? notEval.filter((e) => !PREPARE_RE.test(e.path)) : notEval;
   let entry: EntryPoint | undefined = named.length === 1 ? named[0] : primary.length === 1 ? primary[0] : undefined;
   if (!entry) {
     const choices = (primary.length ? primary : eps).map((e) => e.path);
@@ -138,7 +141,43 @@ function decide(req: ModelRequest): Item[] {
     if (!entry) return call('give_up', { reason: `The answer "${said.trim()}" names none of ${choices.join(', ')}.` });
   }
   if (!(out.get('read_file') ?? []).some((o) => (o as { path?: string }).path === entry!.path)) return call('read_file', { path: entry.path });
-  const source = ((out.get('read_file') ?? []).find((o) => (o as { path?: string }).path === entry!.path) as { content?: string } | undefined)?.content ?? '';
+  const readOf = (p: string) => ((out.get('read_file') ?? []).find((o) => (o as { path?: string }).path === p) as { content?: string } | undefined)?.content;
+  const source = readOf(entry.path) ?? '';
+
+  // 2b. A pipeline: a data-preparation script whose products the entry point reads (and the
+  // upload does not already hold) runs first, as its own step; its products are handed to the
+  // run. Several that fit and none named → ask which.
+  const uploaded = new Set((last<{ files: { path: string }[] }>('list_files')?.files ?? []).map((f) => f.path));
+  const folderOf = (p: string) => p.split('/').slice(0, -1).join('/');
+  const prepCandidates = prepares.filter((e) => e !== entry).filter((e, _i, all) => {
+    const namedPrep = all.filter((x) => request.includes(x.path) || (folderOf(x.path) && request.includes(folderOf(x.path).split('/').pop()!)));
+    return namedPrep.length ? namedPrep.includes(e) : true;
+  });
+  for (const e of prepCandidates.slice(0, 5)) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
+  const needed = prepCandidates
+    .map((e) => ({ e, products: preparedFiles(readOf(e.path) ?? '') }))
+    .filter(({ e, products }) => products.some((f) => source.includes(f.split('/').pop()!)) && !products.every((f) => uploaded.has(folderOf(e.path) ? `${folderOf(e.path)}/${f}` : f)));
+  let before: { name: string; command: string; produces: string[] }[] = [];
+  if (needed.length) {
+    let chosen = needed.length === 1 ? needed[0] : undefined;
+    if (!chosen) {
+      const choices = needed.map(({ e }) => e.path);
+      const answer = answerTo('prepared first');
+      if (!answer) return call('ask_user', { question: `Which data should be prepared first? ${entry.path} reads files that several scripts write: ${choices.join(', ')}.`, choices });
+      const said = answer.split(':').pop() ?? '';
+      chosen = needed.find(({ e }) => said.includes(e.path)) ?? needed.find(({ e }) => folderOf(e.path) && said.includes(folderOf(e.path)));
+      if (!chosen) return call('give_up', { reason: `The answer "${said.trim()}" names none of ${choices.join(', ')}.` });
+    }
+    const dir = folderOf(chosen.e.path);
+    before = [
+      {
+        name: 'prepare-data',
+        // Run where the script lives, so its relative paths and __file__-relative paths agree.
+        command: dir ? `cd ${dir} && python ${chosen.e.path.split('/').pop()}` : `python ${chosen.e.path}`,
+        produces: dir ? [dir] : chosen.products,
+      },
+    ];
+  }
 
   // 3. Hardware.
   const has = (w: string, vendor?: string) => cap.classes.some((c) => c.workloads.includes(w) && (!vendor || c.accelVendor === vendor));
@@ -280,11 +319,16 @@ function decide(req: ModelRequest): Item[] {
         pinRun: false,
       }
     : null;
+  if (before.length && preparation) {
+    return call('give_up', { reason: `${entry.path} needs both a migration (it is hard-wired to CUDA and no NVIDIA worker is online) and a data-preparation step first (${before[0]!.command}); one plan cannot do both yet. Run the preparation yourself and upload its output, or bring an NVIDIA worker online.` });
+  }
+  const pipelineWords = before.length ? ` First \`${before[0]!.command}\` prepares ${before[0]!.produces.join(', ')}, which the run reads.` : '';
   return call('submit_plan', {
-    summary: migrate
+    summary: (migrate
       ? `${entry.path} is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no NVIDIA worker is online (${cap.summary}): migrate it to device-agnostic code, check the rewrite against a reference run of \`${bounded}\`, then train the frozen result on a ${hardware.workload} worker${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
-      : `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`,
+      : `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`) + pipelineWords,
     steps: [
+      ...before.map((b) => `Prepare the data: \`${b.command}\` (hands ${b.produces.join(', ')} to the run)`),
       ...(migrate ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code'] : []),
       `Run \`${command}\``,
       'Collect outputs/',
@@ -300,7 +344,18 @@ function decide(req: ModelRequest): Item[] {
     outputs: [...outputs],
     acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics: runMetrics, evaluate: evaluate ?? null },
     preparation,
+    ...(before.length && !preparation ? { before } : {}),
   });
+}
+
+/** Scripts that prepare data for a run rather than being the run. */
+const PREPARE_RE = /(^|\/)(prepare|preprocess|prepare_data|make_data(set)?|build_data(set)?|download(_data)?|get_data)\.py$/i;
+
+/** Data files a preparation script writes, from the literal names in it ("train.bin", "data/x.npy"). */
+function preparedFiles(source: string): string[] {
+  const names = new Set<string>();
+  for (const m of source.matchAll(/['"]([\w./-]+\.(?:bin|npy|npz|pkl|pt|pth|csv|tsv|json|jsonl|txt|parquet|h5|arrow))['"]/g)) names.add(m[1]!.replace(/^\.\//, ''));
+  return [...names];
 }
 
 /**

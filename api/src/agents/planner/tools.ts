@@ -98,6 +98,11 @@ export const submitPlan = defineTool({
     if (plan.acceptance.evaluate && !isCollected(plan, plan.acceptance.evaluate.checkpoint)) {
       return `The checkpoint ${plan.acceptance.evaluate.checkpoint} is not among the outputs to collect.`;
     }
+    if (plan.before?.length) {
+      if (plan.preparation) return 'A plan cannot have both preparation steps and a pipeline (`before`) yet: run the pipeline without preparation, or prepare a single command.';
+      const names = plan.before.map((b) => b.name);
+      if (new Set(names).size !== names.length) return `Pipeline step names must be unique (${names.join(', ')}).`;
+    }
     const cap = await networkCapacity(ctx.r);
     // With no worker online at all (e.g. right after start), the run waits in the queue and
     // the job says why; with workers online that cannot run it, the planner must ask or stop.

@@ -1,9 +1,10 @@
 import type { Prisma as P } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/client.js';
-import { insertTask, type Requirements } from './createTask.js';
+import type { ManifestEntry } from '../blobs/paths.js';
+import { insertTask, type CreateTaskInput, type Requirements } from './createTask.js';
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition } from './jobLifecycle.js';
-import { criteriaOf, type PlanInput } from './planSchema.js';
+import { criteriaOf, type PipelineStep, type PlanInput } from './planSchema.js';
 
 export interface AcceptPlanInput {
   jobId: string;
@@ -41,7 +42,9 @@ export function planRequirements(plan: PlanInput): Requirements {
  *   - the plan names preparation steps → `startPreparation` (PLANNING → PREPARING); the
  *     preparation stage (domain/preparation/stage.ts) takes it from there, or
  *   - the code runs as it was uploaded → the ORIGINAL version is frozen and one RUN task
- *     queued (`acceptPlan`, PLANNING → RUNNING), saying that no preparation was needed.
+ *     queued (`acceptPlan`, PLANNING → RUNNING), saying that no preparation was needed —
+ *     or, when the plan has a pipeline (`before`), the task of its first step; each finished
+ *     step queues the next, and the last one the main run (advanceJob.ts).
  * The caller publishes `eventIds` after commit, then emits `preparation.step` (preparing)
  * or wakes the workers.
  */
@@ -65,6 +68,7 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
       outputs: plan.outputs,
       acceptanceCriteria: criteria as unknown as P.InputJsonValue,
       ...(plan.preparation ? { preparationWorkload: plan.preparation as unknown as P.InputJsonValue } : {}),
+      ...(plan.before?.length ? { pipeline: plan.before as unknown as P.InputJsonValue } : {}),
     },
   });
   const planEvent = await recordJobEvent(tx, jobId, 'plan.created', {
@@ -83,11 +87,12 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
     });
     return { planId: row.id, version, taskId: null, preparing: true, eventIds: [planEvent, ...preparing.eventIds] };
   }
+  const first = plan.before?.[0];
   const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {
-    reason: `No preparation needed: the code fits ${describeHardware(plan)} as it is; running it.`,
+    reason: `No preparation needed: the code fits ${describeHardware(plan)} as it is; ${first ? `running ${plan.before!.map((b) => b.name).join(', then ')}, then the main run` : 'running it'}.`,
     data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue, frozenCodeId: original.id },
   });
-  const { task, eventId } = await insertTask(tx, now, {
+  const { task, eventId } = await insertTask(tx, now, first ? pipelineTask(jobId, original.id, first, environment, requirements, []) : {
     jobId,
     kind: 'RUN',
     name: 'run',
@@ -98,6 +103,27 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
     maxAttempts: 3,
   });
   return { planId: row.id, version, taskId: task.id, preparing: false, eventIds: [planEvent, ...moved.eventIds, eventId] };
+}
+
+/** The prefix of a pipeline step's task name ("step:prepare-data"); the main run is "run". */
+export const STEP_PREFIX = 'step:';
+
+/**
+ * The task of one pipeline step (docs/architecture.md §4, "Pipelines"): the plan's hardware,
+ * its own command and time limit, what it produces collected as its outputs, and the
+ * artifacts of the steps before it as inputs at their paths.
+ */
+export function pipelineTask(jobId: string, codeVersionId: string, step: PipelineStep, environment: Record<string, unknown>, requirements: Requirements, inputs: ManifestEntry[]): CreateTaskInput {
+  return {
+    jobId,
+    kind: 'RUN',
+    name: `${STEP_PREFIX}${step.name}`,
+    codeVersionId,
+    command: step.command,
+    environment: { ...environment, ...(inputs.length ? { inputs } : {}) },
+    requirements: { ...requirements, outputs: step.produces, ...(step.timeoutSec ? { timeoutSec: step.timeoutSec } : {}) },
+    maxAttempts: 3,
+  };
 }
 
 function describeHardware(plan: PlanInput): string {

@@ -1,6 +1,9 @@
 /**
  * What happens to a job when one of its tasks finishes (SUCCEEDED or FAILED for good):
  *
+ *   pipeline step failed            → fail (the step, the reason, the last error output)
+ *   pipeline step succeeded         → its products checked; the next step or the main run
+ *                                     queued with every artifact so far as inputs
  *   RUN failed                      → fail (the reason and the last error output)
  *   RUN succeeded                   → startValidation; the acceptance checks (acceptance.ts):
  *       problems                    → fail
@@ -18,9 +21,11 @@ import type { Prisma as P } from '../../generated/prisma/client.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import type { Resources } from '../resources.js';
 import { checkEvaluation, checkRun, summarizeMetrics, type Criteria } from './acceptance.js';
+import { pipelineTask, STEP_PREFIX } from './acceptPlan.js';
 import { insertTask, type Requirements } from './createTask.js';
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition, commitTransition, InvalidTransitionError, transitionIfAllowed } from './jobLifecycle.js';
+import type { PipelineStep } from './planSchema.js';
 
 interface TaskResult {
   outputs?: ManifestEntry[];
@@ -52,6 +57,7 @@ function loadTask(r: Resources, id: string) {
 async function afterRun(r: Resources, task: FinishedTask, criteria: Criteria) {
   const jobId = task.jobId;
   if (task.job.status !== 'RUNNING') return;
+  if (task.name.startsWith(STEP_PREFIX)) return afterStep(r, task);
   if (task.status === 'FAILED') {
     await fail(r, jobId, 'RUNNING', `The run failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
     return;
@@ -106,6 +112,56 @@ async function afterEvaluation(r: Resources, task: FinishedTask, criteria: Crite
       : await applyTransition(tx, now, jobId, 'succeed', { reason: `The run met its criteria and the checkpoint reloaded and evaluated on a worker${summary ? ` (${summary})` : ''}.` });
     return { eventIds: [...eventIds, ...t.eventIds] };
   });
+}
+
+/**
+ * A pipeline step finished (docs/architecture.md §4, "Pipelines"): failed → the job fails
+ * naming the step; a declared product missing → fails likewise; else the next step (or the
+ * main run) is queued with every artifact so far as its inputs. Exactly once across callers:
+ * the job row is locked and an existing next task means another caller already did it.
+ */
+async function afterStep(r: Resources, task: FinishedTask) {
+  const jobId = task.jobId;
+  const stepName = task.name.slice(STEP_PREFIX.length);
+  if (task.status === 'FAILED') {
+    await fail(r, jobId, 'RUNNING', `The pipeline step "${stepName}" failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
+    return;
+  }
+  const plan = task.job.currentPlanId ? await r.prisma.plan.findUnique({ where: { id: task.job.currentPlanId } }) : null;
+  const steps = (plan?.pipeline ?? []) as unknown as PipelineStep[];
+  const index = steps.findIndex((s) => s.name === stepName);
+  if (!plan || index < 0) return;
+  const step = steps[index]!;
+  const result = (task.result ?? {}) as TaskResult;
+  const collected = result.outputs ?? [];
+  const missing = step.produces.filter((p) => !collected.some((o) => o.path === p || o.path.startsWith(`${p.replace(/\/$/, '')}/`)));
+  if (missing.length) {
+    await fail(r, jobId, 'RUNNING', `The pipeline step "${stepName}" finished but did not produce ${missing.join(', ')}.`);
+    return;
+  }
+  // What the step made: files of a produced folder that the code already holds unchanged
+  // (the script itself) are not artifacts.
+  const code = await r.prisma.codeVersion.findUnique({ where: { id: task.codeVersionId }, select: { manifest: true } });
+  const unchanged = new Set(((code?.manifest ?? []) as unknown as ManifestEntry[]).map((m) => `${m.path}\0${m.sha256}`));
+  const produced = collected.filter((o) => !unchanged.has(`${o.path}\0${o.sha256}`));
+  // Every artifact so far (later paths win), handed to the next task at the same paths.
+  const earlier = ((task.environment as { inputs?: ManifestEntry[] } | null)?.inputs ?? []).filter((i) => !produced.some((o) => o.path === i.path));
+  const inputs = [...earlier, ...produced];
+  const next = steps[index + 1];
+  const nextName = next ? `${STEP_PREFIX}${next.name}` : 'run';
+  const queued = await commitTransition(r, jobId, async (tx, now) => {
+    const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
+    if (locked[0]?.status !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: nextName } })) > 0) return { eventIds: [], queued: false };
+    const environment = (plan.environment ?? {}) as Record<string, unknown>;
+    const requirements = plan.requirements as unknown as Requirements;
+    const spec = next
+      ? pipelineTask(jobId, task.codeVersionId, next, environment, requirements, inputs)
+      : { jobId, kind: 'RUN' as const, name: 'run', codeVersionId: task.codeVersionId, command: plan.command, environment: { ...environment, inputs }, requirements, maxAttempts: 3 };
+    const stepEvent = await recordJobEvent(tx, jobId, 'pipeline.step', { step: stepName, ok: true, produced: produced.map((o) => o.path), next: next?.name ?? 'run' });
+    const { eventId } = await insertTask(tx, now, spec);
+    return { eventIds: [stepEvent, eventId], queued: true };
+  });
+  if (queued.queued) await r.events.emit({ type: 'tasks.available' });
 }
 
 /** Fails the job only if it is still in `expected` (a concurrent caller may have moved it). */

@@ -14,7 +14,8 @@ export type JobEventKind =
   | 'attempt.status'
   | 'finding'
   | 'validation'
-  | 'preparation.record';
+  | 'preparation.record'
+  | 'pipeline.step';
 
 type Tx = Pick<Db, 'jobEvent'>;
 

@@ -53,6 +53,14 @@ export const PreparationSchema = z
   .describe('Only when the code needs a preparation step before the full run (a migration, an adaptation or optimizations).');
 export type PreparationSpec = z.infer<typeof PreparationSchema>;
 
+export const PipelineStepSchema = z.object({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).describe('Short unique name, e.g. "prepare-data".'),
+  command: z.string().min(1).max(2000).describe('Shell command run in the project directory.'),
+  produces: z.array(z.string().min(1).max(500)).max(50).describe('Files or folders (relative to the project) the step writes that later steps read; they must exist when it ends.'),
+  timeoutSec: z.number().int().min(10).max(7 * 86400).optional(),
+});
+export type PipelineStep = z.infer<typeof PipelineStepSchema>;
+
 export const PlanSchema = z.object({
   summary: z.string().min(1).max(2000).describe('One paragraph: what will run and why this way.'),
   steps: z.array(z.string().max(500)).max(20).describe('The steps, in plain words.'),
@@ -85,6 +93,13 @@ export const PlanSchema = z.object({
       .describe('Required when the run produces a checkpoint.'),
   }),
   preparation: PreparationSchema.optional(),
+  before: z
+    .array(PipelineStepSchema)
+    .max(5)
+    .optional()
+    .describe(
+      'Steps that run before `command`, in order (e.g. preparing the data): each is its own task on the same hardware; everything a step produces is placed, at the same paths, in the directory of every later step and of the main run (an artifact, not a re-upload).',
+    ),
 });
 export type PlanInput = z.infer<typeof PlanSchema>;
 

@@ -122,6 +122,7 @@ builder.prismaObject('Plan', {
     outputs: t.expose('outputs', { type: 'JSON' }),
     acceptanceCriteria: t.expose('acceptanceCriteria', { type: 'JSON' }),
     preparation: t.expose('preparationWorkload', { type: 'JSON', nullable: true, description: 'The preparation stage the plan asks for: bounded workload, reference and target environments, steps, revision budget.' }),
+    pipeline: t.expose('pipeline', { type: 'JSON', nullable: true, description: 'Steps that run before the main command, in order ([{ name, command, produces, timeoutSec }]); each hands what it produces to the later ones.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });

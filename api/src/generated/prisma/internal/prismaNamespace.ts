@@ -2398,6 +2398,7 @@ export const PlanScalarFieldEnum = {
   environment: 'environment',
   requirements: 'requirements',
   preparationWorkload: 'preparationWorkload',
+  pipeline: 'pipeline',
   outputs: 'outputs',
   acceptanceCriteria: 'acceptanceCriteria',
   createdAt: 'createdAt'

@@ -65,6 +65,7 @@ export type PlanCountAggregateOutputType = {
   environment: number
   requirements: number
   preparationWorkload: number
+  pipeline: number
   outputs: number
   acceptanceCriteria: number
   createdAt: number
@@ -111,6 +112,7 @@ export type PlanCountAggregateInputType = {
   environment?: true
   requirements?: true
   preparationWorkload?: true
+  pipeline?: true
   outputs?: true
   acceptanceCriteria?: true
   createdAt?: true
@@ -214,6 +216,7 @@ export type PlanGroupByOutputType = {
   environment: runtime.JsonValue
   requirements: runtime.JsonValue
   preparationWorkload: runtime.JsonValue | null
+  pipeline: runtime.JsonValue | null
   outputs: runtime.JsonValue
   acceptanceCriteria: runtime.JsonValue
   createdAt: Date
@@ -253,6 +256,7 @@ export type PlanWhereInput = {
   environment?: Prisma.JsonFilter<"Plan">
   requirements?: Prisma.JsonFilter<"Plan">
   preparationWorkload?: Prisma.JsonNullableFilter<"Plan">
+  pipeline?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
@@ -271,6 +275,7 @@ export type PlanOrderByWithRelationInput = {
   environment?: Prisma.SortOrder
   requirements?: Prisma.SortOrder
   preparationWorkload?: Prisma.SortOrderInput | Prisma.SortOrder
+  pipeline?: Prisma.SortOrderInput | Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -293,6 +298,7 @@ export type PlanWhereUniqueInput = Prisma.AtLeast<{
   environment?: Prisma.JsonFilter<"Plan">
   requirements?: Prisma.JsonFilter<"Plan">
   preparationWorkload?: Prisma.JsonNullableFilter<"Plan">
+  pipeline?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
@@ -311,6 +317,7 @@ export type PlanOrderByWithAggregationInput = {
   environment?: Prisma.SortOrder
   requirements?: Prisma.SortOrder
   preparationWorkload?: Prisma.SortOrderInput | Prisma.SortOrder
+  pipeline?: Prisma.SortOrderInput | Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -335,6 +342,7 @@ export type PlanScalarWhereWithAggregatesInput = {
   environment?: Prisma.JsonWithAggregatesFilter<"Plan">
   requirements?: Prisma.JsonWithAggregatesFilter<"Plan">
   preparationWorkload?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
+  pipeline?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
   outputs?: Prisma.JsonWithAggregatesFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonWithAggregatesFilter<"Plan">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Plan"> | Date | string
@@ -350,6 +358,7 @@ export type PlanCreateInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -368,6 +377,7 @@ export type PlanUncheckedCreateInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -384,6 +394,7 @@ export type PlanUpdateInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -402,6 +413,7 @@ export type PlanUncheckedUpdateInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -419,6 +431,7 @@ export type PlanCreateManyInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -434,6 +447,7 @@ export type PlanUpdateManyMutationInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -450,6 +464,7 @@ export type PlanUncheckedUpdateManyInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -486,6 +501,7 @@ export type PlanCountOrderByAggregateInput = {
   environment?: Prisma.SortOrder
   requirements?: Prisma.SortOrder
   preparationWorkload?: Prisma.SortOrder
+  pipeline?: Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -587,6 +603,7 @@ export type PlanCreateWithoutCurrentForInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -604,6 +621,7 @@ export type PlanUncheckedCreateWithoutCurrentForInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -624,6 +642,7 @@ export type PlanCreateWithoutJobInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -640,6 +659,7 @@ export type PlanUncheckedCreateWithoutJobInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -677,6 +697,7 @@ export type PlanUpdateWithoutCurrentForInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -694,6 +715,7 @@ export type PlanUncheckedUpdateWithoutCurrentForInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -729,6 +751,7 @@ export type PlanScalarWhereInput = {
   environment?: Prisma.JsonFilter<"Plan">
   requirements?: Prisma.JsonFilter<"Plan">
   preparationWorkload?: Prisma.JsonNullableFilter<"Plan">
+  pipeline?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
@@ -744,6 +767,7 @@ export type PlanCreateManyJobInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -759,6 +783,7 @@ export type PlanUpdateWithoutJobInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -775,6 +800,7 @@ export type PlanUncheckedUpdateWithoutJobInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -791,6 +817,7 @@ export type PlanUncheckedUpdateManyWithoutJobInput = {
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -809,6 +836,7 @@ export type PlanSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   environment?: boolean
   requirements?: boolean
   preparationWorkload?: boolean
+  pipeline?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
@@ -827,6 +855,7 @@ export type PlanSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   environment?: boolean
   requirements?: boolean
   preparationWorkload?: boolean
+  pipeline?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
@@ -844,6 +873,7 @@ export type PlanSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   environment?: boolean
   requirements?: boolean
   preparationWorkload?: boolean
+  pipeline?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
@@ -861,12 +891,13 @@ export type PlanSelectScalar = {
   environment?: boolean
   requirements?: boolean
   preparationWorkload?: boolean
+  pipeline?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
 }
 
-export type PlanOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "version" | "author" | "summary" | "steps" | "command" | "environment" | "requirements" | "preparationWorkload" | "outputs" | "acceptanceCriteria" | "createdAt", ExtArgs["result"]["plan"]>
+export type PlanOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "version" | "author" | "summary" | "steps" | "command" | "environment" | "requirements" | "preparationWorkload" | "pipeline" | "outputs" | "acceptanceCriteria" | "createdAt", ExtArgs["result"]["plan"]>
 export type PlanInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   currentFor?: boolean | Prisma.Plan$currentForArgs<ExtArgs>
@@ -898,6 +929,10 @@ export type $PlanPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     environment: runtime.JsonValue
     requirements: runtime.JsonValue
     preparationWorkload: runtime.JsonValue | null
+    /**
+     * Steps run before `command`, in order ([{ name, command, produces, timeoutSec }]); null: none
+     */
+    pipeline: runtime.JsonValue | null
     outputs: runtime.JsonValue
     acceptanceCriteria: runtime.JsonValue
     createdAt: Date
@@ -1336,6 +1371,7 @@ export interface PlanFieldRefs {
   readonly environment: Prisma.FieldRef<"Plan", 'Json'>
   readonly requirements: Prisma.FieldRef<"Plan", 'Json'>
   readonly preparationWorkload: Prisma.FieldRef<"Plan", 'Json'>
+  readonly pipeline: Prisma.FieldRef<"Plan", 'Json'>
   readonly outputs: Prisma.FieldRef<"Plan", 'Json'>
   readonly acceptanceCriteria: Prisma.FieldRef<"Plan", 'Json'>
   readonly createdAt: Prisma.FieldRef<"Plan", 'DateTime'>
