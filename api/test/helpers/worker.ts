@@ -19,7 +19,8 @@ export async function startWorker(
   name: string,
   extraArgs: string[] = [],
   env: NodeJS.ProcessEnv = {},
-  opts: { tokenFrom?: 'env' | 'file' } = {},
+  /** root: the checkout whose worker/ runs (default: this one), e.g. a copy under /tmp. */
+  opts: { tokenFrom?: 'env' | 'file'; root?: string } = {},
 ): Promise<TestWorker> {
   const dataDir = await mkdtemp(path.join(tmpdir(), `worker-${name}-`));
   const tokenArgs: string[] = [];
@@ -31,7 +32,7 @@ export async function startWorker(
   } else tokenEnv.CHATGPU_WORKER_TOKEN = token;
   const p = spawnProc(
     process.execPath,
-    [path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', url, ...tokenArgs, '--name', name, '--data-dir', dataDir, ...extraArgs],
+    [path.join(opts.root ?? repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', url, ...tokenArgs, '--name', name, '--data-dir', dataDir, ...extraArgs],
     { env: { ...process.env, ...tokenEnv, ...env } },
   );
   await p.waitFor(/connected to .* as worker/, 60_000);
