@@ -184,6 +184,17 @@ describe('lease expiry, retry and fencing', async () => {
     expect((await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).status).toBe('OFFLINE');
     expect((await w.heartbeat([])).status).toBe('ONLINE');
   });
+
+  it('a paused worker that goes silent stays PAUSED: the owner’s pause survives the disconnect and the return', async () => {
+    const w = new ProtocolWorker(api, token, 'paused-sleepy');
+    await w.hello();
+    await prisma.worker.update({ where: { id: w.workerId }, data: { status: 'PAUSED' } });
+    const r = await runTick(api.server.resources, at(api.clock.now(), (api.config.scheduler.workerOfflineSec + 1) * 1000));
+    expect(r.ran).toBe(true);
+    expect((await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).status).toBe('PAUSED');
+    expect((await w.heartbeat([])).status).toBe('PAUSED');
+    expect((await w.hello()).worker.status).toBe('PAUSED');
+  });
 });
 
 describe('concurrency on real PostgreSQL', async () => {

@@ -76,9 +76,11 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         emits.push({ type: 'job.updated', jobId: e.jobId });
       }
 
-      // 2. Silent workers.
+      // 2. Silent workers. A PAUSED one stays PAUSED: OFFLINE comes back ONLINE on the next
+      // heartbeat, which would silently undo the owner's pause (it takes no work either way;
+      // lastSeenAt says it is gone).
       const silentSince = new Date(now.getTime() - scheduler.workerOfflineSec * 1000);
-      const silent = await tx.worker.findMany({ where: { status: { in: ['ONLINE', 'PAUSED', 'DRAINING'] }, lastSeenAt: { lt: silentSince } }, select: { id: true, ownerId: true } });
+      const silent = await tx.worker.findMany({ where: { status: { in: ['ONLINE', 'DRAINING'] }, lastSeenAt: { lt: silentSince } }, select: { id: true, ownerId: true } });
       if (silent.length) {
         await tx.worker.updateMany({ where: { id: { in: silent.map((w) => w.id) } }, data: { status: 'OFFLINE' } });
         for (const w of silent) emits.push({ type: 'worker.changed', workerId: w.id, ownerId: w.ownerId });
