@@ -8,7 +8,8 @@
  *     metrics are refused (STALE, recorded);
  *   - an attempt's outputs are only blobs uploaded for that attempt;
  *   - a cancelled attempt gets its final usage entry;
- *   - lost leases and infrastructure errors wait by the same exponential backoff.
+ *   - lost leases and infrastructure errors wait by the same exponential backoff;
+ *   - a cancel and a completion of the same job never deadlock (the job row's lock).
  * The scheduler is not started in any of these suites (startTestApi's default).
  */
 import pg from 'pg';
@@ -352,5 +353,29 @@ describe('retry backoff: one exponential rule for lost leases and infrastructure
     await runTick(api.server.resources, tickAt);
     expect(await waitAfter(lost.id, tickAt)).toBe(2 * base);
     expect(infraWait).toBeCloseTo(2 * base, 0); // the same rule on both paths
+  });
+});
+
+describe('a cancel and a completion of the same job at once', async () => {
+  const api = await startTestApi();
+  const owner = await api.signUp();
+
+  it('do not deadlock: the completion records its job event while the cancel holds the job row', async () => {
+    const job = await createJobWithFile(api, owner.token);
+    const task = await addTask(api, job, { name: 'racing' });
+    // The completion's lock order (completeAttempt.ts): the attempt and task rows, then its job
+    // events, whose foreign key needs a share lock on the job row.
+    const completion = await lockHolder(api);
+    await completion.query(`SELECT id FROM "Task" WHERE id = $1 FOR UPDATE`, [task.id]);
+    // The cancel's order: the job row (the engine's transition), then the job's tasks.
+    const cancelling = api.gql(`mutation($id: ID!) { cancelJob(id: $id) { __typename ... on Job { status } ... on Error { code message } } }`, { id: job.gid }, owner.token);
+    await completion.waiters(1); // the cancel now waits on the task row
+    // With the job row locked FOR UPDATE this insert waits on the cancel, which waits on it:
+    // PostgreSQL aborts one of them (deadlock detected). FOR NO KEY UPDATE lets it through.
+    await completion.query(`INSERT INTO "JobEvent" ("jobId", kind, payload) VALUES ($1, 'task.status', '{}')`, [job.jobId]);
+    await completion.commit();
+    const r = await cancelling;
+    expect(r.errors).toBeUndefined();
+    expect(r.data.cancelJob).toEqual({ __typename: 'Job', status: 'CANCELLED' });
   });
 });

@@ -150,7 +150,7 @@ async function afterStep(r: Resources, task: FinishedTask) {
   const next = steps[index + 1];
   const nextName = next ? `${STEP_PREFIX}${next.name}` : 'run';
   const queued = await commitTransition(r, jobId, async (tx, now) => {
-    const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
+    const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM "Job" WHERE id = ${jobId}::uuid FOR NO KEY UPDATE`;
     if (locked[0]?.status !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: nextName } })) > 0) return { eventIds: [], queued: false };
     const environment = (plan.environment ?? {}) as Record<string, unknown>;
     const requirements = plan.requirements as unknown as Requirements;

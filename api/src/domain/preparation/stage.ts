@@ -393,7 +393,7 @@ async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
   const summary = records.filter((x) => x.step !== REFERENCE_STEP).map((x) => `${x.step} ${x.outcome.toLowerCase()}`).join(', ');
   const pinned = spec.pinRun && lastRun?.currentAttempt ? lastRun.currentAttempt.workerId : null;
   await commitTransition(r, jobId, async (tx, now) => {
-    const lock = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
+    const lock = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "Job" WHERE id = ${jobId}::uuid FOR NO KEY UPDATE`;
     if (!lock.length || (await tx.task.count({ where: { jobId, kind: 'RUN' } })) > 0) return { eventIds: [] };
     const frozen = await applyTransition(tx, now, jobId, 'freeze', { reason: `Froze the accepted code (${summary || 'no change'}).`, data: { frozenCodeId: accepted.id }, detail: { codeVersionId: accepted.id } });
     const started = await applyTransition(tx, now, jobId, 'startRun', { reason: pinned ? 'Running the frozen code on the worker that validated it.' : 'Running the frozen code.' });
@@ -476,7 +476,7 @@ interface TaskSpec {
 async function createStageTask(ctx: Ctx, t: TaskSpec): Promise<Task | null> {
   const { r, jobId, spec } = ctx;
   const created = await commitTransition(r, jobId, async (tx, now) => {
-    const job = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM "Job" WHERE id = ${jobId}::uuid FOR UPDATE`;
+    const job = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM "Job" WHERE id = ${jobId}::uuid FOR NO KEY UPDATE`;
     if (job[0]?.status !== 'PREPARING') return { eventIds: [], task: null };
     const existing = await tx.task.findFirst({ where: { jobId, name: t.name } });
     if (existing) return { eventIds: [], task: existing };
