@@ -21,6 +21,10 @@ type Documents = {
     "\n  query AttemptLogPage($attemptId: ID!, $afterSeq: Int, $first: Int) {\n    attempt(id: $attemptId) {\n      id\n      logs(afterSeq: $afterSeq, first: $first) {\n        seq\n        stream\n        text\n        ts\n      }\n    }\n  }\n": typeof types.AttemptLogPageDocument,
     "\n  query AttemptMetricPage($attemptId: ID!, $afterSeq: Int, $first: Int) {\n    attempt(id: $attemptId) {\n      id\n      metricPoints(afterSeq: $afterSeq, first: $first) {\n        seq\n        name\n        step\n        value\n      }\n    }\n  }\n": typeof types.AttemptMetricPageDocument,
     "\n  mutation CreateWorkerToken($input: CreateTokenInput!) {\n    createWorkerToken(input: $input) {\n      __typename\n      ... on CreatedWorkerToken {\n        token\n        command\n        workerToken {\n          id\n          name\n          prefix\n        }\n      }\n      ... on ValidationError {\n        message\n      }\n    }\n  }\n": typeof types.CreateWorkerTokenDocument,
+    "\n  query WorkerTokens {\n    me {\n      id\n      workerTokens {\n        ...WorkerTokenFields\n      }\n    }\n  }\n": typeof types.WorkerTokensDocument,
+    "\n  fragment WorkerTokenFields on WorkerToken {\n    id\n    name\n    prefix\n    createdAt\n    lastUsedAt\n  }\n": typeof types.WorkerTokenFieldsFragmentDoc,
+    "\n  mutation RotateWorkerToken($id: ID!) {\n    rotateWorkerToken(id: $id) {\n      __typename\n      ... on CreatedWorkerToken {\n        command\n        workerToken {\n          ...WorkerTokenFields\n        }\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": typeof types.RotateWorkerTokenDocument,
+    "\n  mutation RevokeWorkerToken($id: ID!) {\n    revokeWorkerToken(id: $id) {\n      __typename\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": typeof types.RevokeWorkerTokenDocument,
     "\n  mutation SignUp($input: SignUpInput!) {\n    signUp(input: $input) {\n      __typename\n      ... on AuthPayload {\n        token\n      }\n      ... on ValidationError {\n        message\n        issues {\n          path\n          message\n        }\n      }\n      ... on ConflictError {\n        message\n      }\n    }\n  }\n": typeof types.SignUpDocument,
     "\n  mutation LogIn($input: LogInInput!) {\n    logIn(input: $input) {\n      __typename\n      ... on AuthPayload {\n        token\n      }\n      ... on ValidationError {\n        message\n        issues {\n          path\n          message\n        }\n      }\n      ... on AuthenticationError {\n        message\n      }\n    }\n  }\n": typeof types.LogInDocument,
     "\n  fragment JobFields on Job {\n    id\n    title\n    request\n    status\n    statusReason\n    costCad\n    spendingCapCad\n    hardwarePreference\n    createdAt\n    updatedAt\n    startedAt\n    finishedAt\n    currentPlan {\n      id\n      version\n      author\n      summary\n      steps\n      command\n      environment\n      requirements\n      outputs\n      acceptanceCriteria\n      preparation\n      createdAt\n    }\n    questions {\n      id\n      text\n      choices\n      answer\n      status\n      createdAt\n      answeredAt\n    }\n    openQuestions {\n      id\n      text\n      choices\n      status\n      createdAt\n    }\n    outputs {\n      path\n      sha256\n      size\n    }\n    outputsValidated\n    originalCode {\n      id\n      fileCount\n      totalBytes\n      files {\n        path\n        size\n      }\n    }\n    frozenCode {\n      id\n      status\n      origin\n      fileCount\n    }\n  }\n": typeof types.JobFieldsFragmentDoc,
@@ -40,7 +44,6 @@ type Documents = {
     "\n  mutation PauseWorker($id: ID!) {\n    pauseWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": typeof types.PauseWorkerDocument,
     "\n  mutation ResumeWorker($id: ID!) {\n    resumeWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": typeof types.ResumeWorkerDocument,
     "\n  query NetworkCapacity {\n    networkCapacity {\n      accelVendor\n      count\n      accelerators\n      maxAccelMemoryMiB\n      maxMemoryMiB\n      workloads\n      torchVersions\n      pythonVersions\n    }\n  }\n": typeof types.NetworkCapacityDocument,
-    "\n  query WorkerTokens {\n    me {\n      id\n      workerTokens {\n        id\n        name\n        prefix\n        createdAt\n        lastUsedAt\n      }\n    }\n  }\n": typeof types.WorkerTokensDocument,
 };
 const documents: Documents = {
     "\n  query Me {\n    me {\n      id\n      email\n      displayName\n    }\n  }\n": types.MeDocument,
@@ -50,6 +53,10 @@ const documents: Documents = {
     "\n  query AttemptLogPage($attemptId: ID!, $afterSeq: Int, $first: Int) {\n    attempt(id: $attemptId) {\n      id\n      logs(afterSeq: $afterSeq, first: $first) {\n        seq\n        stream\n        text\n        ts\n      }\n    }\n  }\n": types.AttemptLogPageDocument,
     "\n  query AttemptMetricPage($attemptId: ID!, $afterSeq: Int, $first: Int) {\n    attempt(id: $attemptId) {\n      id\n      metricPoints(afterSeq: $afterSeq, first: $first) {\n        seq\n        name\n        step\n        value\n      }\n    }\n  }\n": types.AttemptMetricPageDocument,
     "\n  mutation CreateWorkerToken($input: CreateTokenInput!) {\n    createWorkerToken(input: $input) {\n      __typename\n      ... on CreatedWorkerToken {\n        token\n        command\n        workerToken {\n          id\n          name\n          prefix\n        }\n      }\n      ... on ValidationError {\n        message\n      }\n    }\n  }\n": types.CreateWorkerTokenDocument,
+    "\n  query WorkerTokens {\n    me {\n      id\n      workerTokens {\n        ...WorkerTokenFields\n      }\n    }\n  }\n": types.WorkerTokensDocument,
+    "\n  fragment WorkerTokenFields on WorkerToken {\n    id\n    name\n    prefix\n    createdAt\n    lastUsedAt\n  }\n": types.WorkerTokenFieldsFragmentDoc,
+    "\n  mutation RotateWorkerToken($id: ID!) {\n    rotateWorkerToken(id: $id) {\n      __typename\n      ... on CreatedWorkerToken {\n        command\n        workerToken {\n          ...WorkerTokenFields\n        }\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": types.RotateWorkerTokenDocument,
+    "\n  mutation RevokeWorkerToken($id: ID!) {\n    revokeWorkerToken(id: $id) {\n      __typename\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": types.RevokeWorkerTokenDocument,
     "\n  mutation SignUp($input: SignUpInput!) {\n    signUp(input: $input) {\n      __typename\n      ... on AuthPayload {\n        token\n      }\n      ... on ValidationError {\n        message\n        issues {\n          path\n          message\n        }\n      }\n      ... on ConflictError {\n        message\n      }\n    }\n  }\n": types.SignUpDocument,
     "\n  mutation LogIn($input: LogInInput!) {\n    logIn(input: $input) {\n      __typename\n      ... on AuthPayload {\n        token\n      }\n      ... on ValidationError {\n        message\n        issues {\n          path\n          message\n        }\n      }\n      ... on AuthenticationError {\n        message\n      }\n    }\n  }\n": types.LogInDocument,
     "\n  fragment JobFields on Job {\n    id\n    title\n    request\n    status\n    statusReason\n    costCad\n    spendingCapCad\n    hardwarePreference\n    createdAt\n    updatedAt\n    startedAt\n    finishedAt\n    currentPlan {\n      id\n      version\n      author\n      summary\n      steps\n      command\n      environment\n      requirements\n      outputs\n      acceptanceCriteria\n      preparation\n      createdAt\n    }\n    questions {\n      id\n      text\n      choices\n      answer\n      status\n      createdAt\n      answeredAt\n    }\n    openQuestions {\n      id\n      text\n      choices\n      status\n      createdAt\n    }\n    outputs {\n      path\n      sha256\n      size\n    }\n    outputsValidated\n    originalCode {\n      id\n      fileCount\n      totalBytes\n      files {\n        path\n        size\n      }\n    }\n    frozenCode {\n      id\n      status\n      origin\n      fileCount\n    }\n  }\n": types.JobFieldsFragmentDoc,
@@ -69,7 +76,6 @@ const documents: Documents = {
     "\n  mutation PauseWorker($id: ID!) {\n    pauseWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": types.PauseWorkerDocument,
     "\n  mutation ResumeWorker($id: ID!) {\n    resumeWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": types.ResumeWorkerDocument,
     "\n  query NetworkCapacity {\n    networkCapacity {\n      accelVendor\n      count\n      accelerators\n      maxAccelMemoryMiB\n      maxMemoryMiB\n      workloads\n      torchVersions\n      pythonVersions\n    }\n  }\n": types.NetworkCapacityDocument,
-    "\n  query WorkerTokens {\n    me {\n      id\n      workerTokens {\n        id\n        name\n        prefix\n        createdAt\n        lastUsedAt\n      }\n    }\n  }\n": types.WorkerTokensDocument,
 };
 
 /**
@@ -114,6 +120,22 @@ export function graphql(source: "\n  query AttemptMetricPage($attemptId: ID!, $a
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation CreateWorkerToken($input: CreateTokenInput!) {\n    createWorkerToken(input: $input) {\n      __typename\n      ... on CreatedWorkerToken {\n        token\n        command\n        workerToken {\n          id\n          name\n          prefix\n        }\n      }\n      ... on ValidationError {\n        message\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateWorkerToken($input: CreateTokenInput!) {\n    createWorkerToken(input: $input) {\n      __typename\n      ... on CreatedWorkerToken {\n        token\n        command\n        workerToken {\n          id\n          name\n          prefix\n        }\n      }\n      ... on ValidationError {\n        message\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WorkerTokens {\n    me {\n      id\n      workerTokens {\n        ...WorkerTokenFields\n      }\n    }\n  }\n"): (typeof documents)["\n  query WorkerTokens {\n    me {\n      id\n      workerTokens {\n        ...WorkerTokenFields\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment WorkerTokenFields on WorkerToken {\n    id\n    name\n    prefix\n    createdAt\n    lastUsedAt\n  }\n"): (typeof documents)["\n  fragment WorkerTokenFields on WorkerToken {\n    id\n    name\n    prefix\n    createdAt\n    lastUsedAt\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RotateWorkerToken($id: ID!) {\n    rotateWorkerToken(id: $id) {\n      __typename\n      ... on CreatedWorkerToken {\n        command\n        workerToken {\n          ...WorkerTokenFields\n        }\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation RotateWorkerToken($id: ID!) {\n    rotateWorkerToken(id: $id) {\n      __typename\n      ... on CreatedWorkerToken {\n        command\n        workerToken {\n          ...WorkerTokenFields\n        }\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RevokeWorkerToken($id: ID!) {\n    revokeWorkerToken(id: $id) {\n      __typename\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation RevokeWorkerToken($id: ID!) {\n    revokeWorkerToken(id: $id) {\n      __typename\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -190,10 +212,6 @@ export function graphql(source: "\n  mutation ResumeWorker($id: ID!) {\n    resu
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query NetworkCapacity {\n    networkCapacity {\n      accelVendor\n      count\n      accelerators\n      maxAccelMemoryMiB\n      maxMemoryMiB\n      workloads\n      torchVersions\n      pythonVersions\n    }\n  }\n"): (typeof documents)["\n  query NetworkCapacity {\n    networkCapacity {\n      accelVendor\n      count\n      accelerators\n      maxAccelMemoryMiB\n      maxMemoryMiB\n      workloads\n      torchVersions\n      pythonVersions\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  query WorkerTokens {\n    me {\n      id\n      workerTokens {\n        id\n        name\n        prefix\n        createdAt\n        lastUsedAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query WorkerTokens {\n    me {\n      id\n      workerTokens {\n        id\n        name\n        prefix\n        createdAt\n        lastUsedAt\n      }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -1,9 +1,9 @@
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useState, type FormEvent } from 'react';
 import { graphql } from '../gql';
-import { formatTime } from '../lib/format';
 import { CopyField } from '../features/ui/CopyField';
 import { Empty, ErrorState, Loading } from '../features/ui/States';
+import { TokenCells, TokenHeadings } from '../features/ui/TokenColumns';
 
 const TokensQuery = graphql(`
   query ApiTokens {
@@ -118,22 +118,14 @@ export default function TokensPage() {
           <table>
             <thead>
               <tr>
-                <th>Name</th>
-                <th>Starts with</th>
-                <th>Created</th>
-                <th>Last used</th>
+                <TokenHeadings />
                 <th />
               </tr>
             </thead>
             <tbody>
               {tokens.map((t) => (
                 <tr key={t.id}>
-                  <td>{t.name}</td>
-                  <td>
-                    <code>{t.prefix}…</code>
-                  </td>
-                  <td>{formatTime(t.createdAt)}</td>
-                  <td>{t.lastUsedAt ? formatTime(t.lastUsedAt) : 'never'}</td>
+                  <TokenCells token={t} />
                   <td>
                     <button type="button" className="danger" onClick={() => void doRevoke(t.id)}>
                       Revoke

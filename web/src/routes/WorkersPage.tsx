@@ -5,6 +5,7 @@ import { formatAge, formatTime } from '../lib/format';
 import { AddWorker } from '../features/workers/AddWorker';
 import { Capabilities } from '../features/workers/Capabilities';
 import { NetworkOverview } from '../features/workers/NetworkOverview';
+import { WorkerTokens } from '../features/workers/WorkerTokens';
 import { StatusBadge } from '../features/ui/StatusBadge';
 import { Empty, ErrorState, Loading } from '../features/ui/States';
 
@@ -102,24 +103,8 @@ const NetworkCapacityQuery = graphql(`
   }
 `);
 
-const WorkerTokensQuery = graphql(`
-  query WorkerTokens {
-    me {
-      id
-      workerTokens {
-        id
-        name
-        prefix
-        createdAt
-        lastUsedAt
-      }
-    }
-  }
-`);
-
 export default function WorkersPage() {
   const { data, loading, error, refetch, fetchMore } = useQuery(WorkersQuery, { variables: { first: PAGE } });
-  const tokens = useQuery(WorkerTokensQuery);
   const changed = useSubscription(WorkersChanged);
   // The whole network (not only my machines); no subscription covers other owners' workers, so it is polled.
   const network = useQuery(NetworkCapacityQuery, { pollInterval: 15_000, notifyOnNetworkStatusChange: false });
@@ -255,40 +240,8 @@ export default function WorkersPage() {
           </button>
         )}
       </section>
-      <AddWorker onCreated={() => void tokens.refetch()} />
-      <section className="panel">
-        <h2>Worker tokens</h2>
-        {tokens.loading && !tokens.data ? (
-          <Loading lines={1} />
-        ) : tokens.error && !tokens.data ? (
-          <ErrorState error={tokens.error} retry={() => void tokens.refetch()} />
-        ) : !tokens.data?.me?.workerTokens.length ? (
-          <p className="muted">No worker tokens yet.</p>
-        ) : (
-          <table aria-label="Worker tokens">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Starts with</th>
-                <th>Created</th>
-                <th>Last used</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data.me.workerTokens.map((t) => (
-                <tr key={t.id}>
-                  <td>{t.name}</td>
-                  <td>
-                    <code>{t.prefix}…</code>
-                  </td>
-                  <td>{formatTime(t.createdAt)}</td>
-                  <td>{t.lastUsedAt ? formatTime(t.lastUsedAt) : 'never'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <AddWorker />
+      <WorkerTokens />
     </>
   );
 }

@@ -1,7 +1,8 @@
 import { useMutation } from '@apollo/client/react';
 import { useState, type FormEvent } from 'react';
 import { graphql } from '../../gql';
-import { CopyField } from '../ui/CopyField';
+import { WorkerCommand } from './WorkerCommand';
+import { WorkerTokensQuery } from './WorkerTokens';
 
 const CreateWorkerToken = graphql(`
   mutation CreateWorkerToken($input: CreateTokenInput!) {
@@ -24,11 +25,12 @@ const CreateWorkerToken = graphql(`
 `);
 
 /** Creates a worker token and shows the API's one-line start command (the token is shown once). */
-export function AddWorker({ onCreated }: { onCreated: () => void }) {
+export function AddWorker() {
   const [name, setName] = useState('');
   const [command, setCommand] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [create, { loading }] = useMutation(CreateWorkerToken);
+  // The token list (WorkerTokens) shows the new token too.
+  const [create, { loading }] = useMutation(CreateWorkerToken, { refetchQueries: [WorkerTokensQuery] });
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
@@ -37,7 +39,6 @@ export function AddWorker({ onCreated }: { onCreated: () => void }) {
       if (r?.__typename === 'CreatedWorkerToken') {
         setCommand(r.command);
         setName('');
-        onCreated();
       } else setError(r?.message ?? 'No answer from the API.');
     } catch (err) {
       setError((err as Error).message);
@@ -62,14 +63,9 @@ export function AddWorker({ onCreated }: { onCreated: () => void }) {
         </p>
       )}
       {command && (
-        <div className="stack" style={{ marginTop: 12 }} data-testid="worker-command">
+        <WorkerCommand command={command} testId="worker-command">
           <p className="muted small">Run this on the machine (the token is shown once; only its hash is kept):</p>
-          <CopyField value={command} label="Worker start command" />
-          <p className="muted small">
-            The token is passed in the environment, not as an argument, so other users of the machine cannot read it with <code>ps</code>. To keep it in a
-            file instead: save it with <code>umask 077</code> and start the worker with <code>--token-file PATH</code>.
-          </p>
-        </div>
+        </WorkerCommand>
       )}
     </section>
   );
