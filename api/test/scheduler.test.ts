@@ -365,6 +365,21 @@ describe('eligibility, placement and fairness', async () => {
     await api.gql(`mutation($id: ID!) { resumeWorker(id: $id) { __typename } }`, { id: workerGid(cpu.workerId) }, owner.token);
   });
 
+  it('a task with a setup phase (packages to install) goes only to a worker that installs, and says why it waits', async () => {
+    const setup = { workload: 'python' as const, setup: { pip: ['tqdm==4.66.1'] } };
+    const task = await addTask(api, job, { name: 'needs tqdm', requirements: setup });
+    expect(await cpu.claim({ max: 1 })).toEqual([]);
+    await runTick(api.server.resources, at(api.clock.now(), 2000));
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).statusReason).toMatch(/^No online worker can run this: it needs python, a worker that installs Python packages\./);
+    const installer = new ProtocolWorker(api, token, 'installer');
+    await installer.hello({ slots: 1, capabilities: { ...CPU_CAPS, install: { enabled: true, index: null } } });
+    const [a] = await installer.claim({ max: 1 });
+    expect(a!.task.id).toBe(task.id);
+    expect(a!.task.requirements).toMatchObject({ setup: { pip: ['tqdm==4.66.1'] } });
+    await installer.complete(a!, { exitCode: 0 });
+    await prisma.worker.update({ where: { id: installer.workerId }, data: { status: 'OFFLINE' } });
+  });
+
   it('fairness: user A with 10 queued tasks and user B with 1 — B gets one of the first two claims (also in one batch claim)', async () => {
     const ua = await api.signUp();
     const ub = await api.signUp();

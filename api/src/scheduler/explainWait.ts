@@ -15,17 +15,19 @@ export async function explainWait(prisma: Prisma, now: Date): Promise<{ taskId: 
   if (tasks.length === 0) return [];
   const workers = await prisma.worker.findMany({
     where: { status: 'ONLINE' },
-    select: { id: true, name: true, workloads: true, accelVendor: true, memoryMiB: true, accelMemMiB: true },
+    select: { id: true, name: true, workloads: true, accelVendor: true, memoryMiB: true, accelMemMiB: true, capabilities: true },
   });
+  const installs = (w: (typeof workers)[number]) => (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
   const changes: { taskId: string; jobId: string; reason: string }[] = [];
   for (const t of tasks) {
     let reason: string | null = null;
     if (t.pinnedWorkerId) {
       const w = workers.find((x) => x.id === t.pinnedWorkerId);
       if (!w) reason = `Waiting for its pinned worker ${t.pinnedWorker?.name ?? ''} (${t.pinnedWorker?.status.toLowerCase() ?? 'gone'}).`;
-    } else if (!workers.some((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB)) {
+    } else if (!workers.some((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB && (!needsSetup(t.requirements) || installs(w)))) {
       const need = [
         t.workload,
+        needsSetup(t.requirements) ? 'a worker that installs Python packages' : null,
         t.accelVendor ? `${t.accelVendor} accelerator` : null,
         t.minAccelMemMiB ? `≥ ${Math.round(t.minAccelMemMiB / 1024)} GiB accelerator memory` : null,
         t.minMemoryMiB ? `≥ ${Math.round(t.minMemoryMiB / 1024)} GiB RAM` : null,
@@ -41,4 +43,8 @@ export async function explainWait(prisma: Prisma, now: Date): Promise<{ taskId: 
     }
   }
   return changes;
+}
+
+function needsSetup(requirements: unknown): boolean {
+  return typeof requirements === 'object' && requirements !== null && 'setup' in requirements;
 }

@@ -18,7 +18,8 @@ export interface ClaimedRow {
  * UPDATE re-checks status = 'QUEUED' under the row lock.
  *
  * Eligibility (all in SQL): workload among the worker's workloads, accelerator vendor,
- * memory and accelerator memory, pinned worker, runAfter (retry backoff); the worker
+ * memory and accelerator memory, pinned worker, runAfter (retry backoff), a setup phase
+ * (packages to install) only on a worker whose capabilities say it installs; the worker
  * must be ONLINE (paused and draining workers get nothing).
  * Fairness: round-robin between owners — a task's turn is its owner's live tasks plus
  * its rank among that owner's eligible tasks; then priority, then age. One user's
@@ -31,7 +32,8 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
   const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
   return prisma.$queryRaw<ClaimedRow[]>`
     WITH w AS (
-      SELECT id, workloads, "accelVendor", "accelMemMiB", "memoryMiB"
+      SELECT id, workloads, "accelVendor", "accelMemMiB", "memoryMiB",
+             COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs
       FROM "Worker" WHERE id = ${workerId}::uuid AND status = 'ONLINE'
     ),
     -- Fairness (fix): each candidate gets a turn = its owner's live tasks + its rank among
@@ -52,6 +54,8 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
         AND t."minMemoryMiB" <= w."memoryMiB"
         AND t."minAccelMemMiB" <= w."accelMemMiB"
         AND (t."pinnedWorkerId" IS NULL OR t."pinnedWorkerId" = w.id)
+        -- A task with a setup phase (packages to install) only goes to a worker that installs.
+        AND (w.installs OR NOT (t.requirements ? 'setup'))
         AND NOT (
           w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL
           AND EXISTS (

@@ -18,6 +18,12 @@ export const RequirementsSchema = z.object({
   outputs: z.array(z.string().max(500)).max(200).optional(),
   /** Python packages that must import (checked before running). */
   pythonPackages: z.array(z.string().max(100)).max(100).optional(),
+  /**
+   * The setup phase before the run (worker side: a cached virtualenv per interpreter and
+   * requirements, the machine's own packages visible and pinned): requirement lines pip
+   * installs, only packages the workers lack. Placed only on workers that install.
+   */
+  setup: z.object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200) }).optional(),
 });
 export type Requirements = z.infer<typeof RequirementsSchema>;
 
