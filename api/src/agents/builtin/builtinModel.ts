@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ArgFlag, EntryPoint, ProjectFacts } from '../planner/analyzeProject.js';
 import { satisfies } from '../planner/analyzeProject.js';
+import { importsOf, type DependencyCheck } from '../planner/resolveImports.js';
 import { isCollected } from '../../domain/jobs/planSchema.js';
 import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
@@ -319,10 +320,21 @@ function decide(req: ModelRequest): Item[] {
         pinRun: false,
       }
     : null;
+  // 6. Every third-party import of what will run, resolved before anything runs.
+  const runFiles = [entry.path, ...(evaluate && /^python [\w./-]+\.py/.test(evaluate.command) ? [evaluate.command.split(' ')[1]!] : []), ...before.map((b) => (b.command.startsWith('cd ') ? `${b.command.split(' ')[1]}/${b.command.split(' ').pop()}` : b.command.split(' ')[1]!))];
+  let install: string[] = [];
+  if ([...importsOf(facts, runFiles).keys()].some((m) => m !== 'torch' && m !== 'numpy')) {
+    const deps = last<DependencyCheck>('check_dependencies');
+    if (!deps) return call('check_dependencies', { files: runFiles, workload: hardware.workload, ...(hardware.accelVendor ? { accelVendor: hardware.accelVendor } : {}) });
+    if (deps.unavailable.length) return call('give_up', { reason: deps.summary ?? `Unavailable on the workers: ${deps.unavailable.join(', ')}.` });
+    install = deps.install;
+  }
   if (before.length && preparation) {
     return call('give_up', { reason: `${entry.path} needs both a migration (it is hard-wired to CUDA and no NVIDIA worker is online) and a data-preparation step first (${before[0]!.command}); one plan cannot do both yet. Run the preparation yourself and upload its output, or bring an NVIDIA worker online.` });
   }
-  const pipelineWords = before.length ? ` First \`${before[0]!.command}\` prepares ${before[0]!.produces.join(', ')}, which the run reads.` : '';
+  const pipelineWords =
+    (before.length ? ` First \`${before[0]!.command}\` prepares ${before[0]!.produces.join(', ')}, which the run reads.` : '') +
+    (install.length ? ` A setup phase installs ${install.join(', ')} on the worker first.` : '');
   return call('submit_plan', {
     summary: (migrate
       ? `${entry.path} is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no NVIDIA worker is online (${cap.summary}): migrate it to device-agnostic code, check the rewrite against a reference run of \`${bounded}\`, then train the frozen result on a ${hardware.workload} worker${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
@@ -345,6 +357,7 @@ function decide(req: ModelRequest): Item[] {
     acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics: runMetrics, evaluate: evaluate ?? null },
     preparation,
     ...(before.length && !preparation ? { before } : {}),
+    ...(install.length ? { install: { pip: install } } : {}),
   });
 }
 

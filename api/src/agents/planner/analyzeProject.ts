@@ -8,6 +8,8 @@ export interface Pin {
   name: string;
   spec: string;
   file: string;
+  /** The requirement as written (what pip installs), e.g. "tqdm>=4.60". */
+  line: string;
 }
 
 export interface ArgFlag {
@@ -33,6 +35,8 @@ export type PyFileFacts =
       parsesArgs: boolean;
       cli: string | null;
       imports: string[];
+      /** Those of `imports` in the interpreter's standard library (sys.stdlib_module_names). */
+      stdlib?: string[];
       flags: (ArgFlag & { aliases: string[]; required: boolean })[];
       /** Lines that use CUDA unconditionally (not under an `if` that tests for it). */
       cudaLines: number[];
@@ -58,6 +62,8 @@ export interface EntryPoint {
 export interface ProjectFacts {
   pins: Pin[];
   imports: string[];
+  /** Per Python file: its third-party imports (top-level names) and the local modules it imports. */
+  importsByFile: Record<string, { thirdParty: string[]; local: string[] }>;
   localModules: string[];
   entryPoints: EntryPoint[];
   cudaSources: string[];
@@ -82,17 +88,17 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
         const l = line.replace(/#.*/, '').trim();
         if (!l || l.startsWith('-')) continue;
         const m = PIN_RE.exec(l);
-        if (m) pins.push({ name: m[1]!.toLowerCase(), spec: (m[3] ?? '').replace(/\s+/g, ''), file: p });
+        if (m) pins.push({ name: m[1]!.toLowerCase(), spec: (m[3] ?? '').replace(/\s+/g, ''), file: p, line: l.replace(/\s*;.*$/, '') });
       }
     } else if (base === 'pyproject.toml') {
       const block = /dependencies\s*=\s*\[([\s\S]*?)\]/.exec(text);
       for (const m of block?.[1]?.matchAll(/["']([^"']+)["']/g) ?? []) {
         const pm = PIN_RE.exec(m[1]!);
-        if (pm) pins.push({ name: pm[1]!.toLowerCase(), spec: (pm[3] ?? '').replace(/\s+/g, ''), file: p });
+        if (pm) pins.push({ name: pm[1]!.toLowerCase(), spec: (pm[3] ?? '').replace(/\s+/g, ''), file: p, line: m[1]!.replace(/\s*;.*$/, '') });
       }
     } else if (base === 'environment.yml' || base === 'environment.yaml') {
       for (const m of text.matchAll(/^\s*-\s*([A-Za-z0-9_.-]+)\s*=?=\s*([0-9][^\s#]*)/gm)) {
-        if (m[1] !== 'pip') pins.push({ name: m[1]!.toLowerCase(), spec: `==${m[2]}`, file: p });
+        if (m[1] !== 'pip') pins.push({ name: m[1]!.toLowerCase(), spec: `==${m[2]}`, file: p, line: `${m[1]}==${m[2]}` });
       }
     }
   }
@@ -104,16 +110,25 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
     for (const d of parts.slice(0, -1)) localModules.add(d);
   }
   const imports = new Set<string>();
+  const importsByFile: ProjectFacts['importsByFile'] = {};
   const entryPoints: EntryPoint[] = [];
   for (const p of pyFiles) {
     const text = files.get(p)!;
-    for (const m of text.matchAll(/^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import)/gm)) {
-      const names = m[1] ? m[1].split(',').map((s) => s.trim()) : [m[2]!];
-      for (const n of names) {
-        const top = n.split('.')[0]!;
-        if (top && !STDLIB.has(top) && !localModules.has(top)) imports.add(top);
-      }
+    const thirdParty = new Set<string>();
+    const local = new Set<string>();
+    const ast0 = parsed[p];
+    const parsedImports = ast0?.ok ? ast0.imports : null;
+    const stdlib = new Set(ast0?.ok ? (ast0.stdlib ?? []) : []);
+    const names = parsedImports ?? [...text.matchAll(/^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import)/gm)].flatMap((m) => (m[1] ? m[1].split(',').map((x) => x.trim()) : [m[2]!]));
+    for (const n of names) {
+      const top = n.split('.')[0]!;
+      // chatgpu is the worker's own helper package, always there.
+      if (!top || STDLIB.has(top) || stdlib.has(top) || top === 'chatgpu') continue;
+      if (localModules.has(top)) local.add(top);
+      else thirdParty.add(top);
     }
+    for (const t of thirdParty) imports.add(t);
+    importsByFile[p] = { thirdParty: [...thirdParty].sort(), local: [...local].sort() };
     const ast = parsed[p];
     let isEntry: boolean;
     let flags: ArgFlag[];
@@ -161,7 +176,7 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
   const dataFolders = [...new Set([...files.keys()].filter((p) => /\.(csv|tsv|npy|npz|parquet|jsonl|txt|pt|bin|h5|png|jpg)$/.test(p) && p.includes('/') && !/requirements/.test(p)).map((p) => p.split('/').slice(0, -1).join('/')))].sort();
   const usesTorch = imports.has('torch');
   if (pins.length === 0 && imports.size > 0) notes.push(`No requirements file; imports: ${[...imports].sort().join(', ')}.`);
-  return { pins, imports: [...imports].sort(), localModules: [...localModules].sort(), entryPoints, cudaSources, dataFolders, usesTorch, notes };
+  return { pins, imports: [...imports].sort(), importsByFile, localModules: [...localModules].sort(), entryPoints, cudaSources, dataFolders, usesTorch, notes };
 }
 
 /**

@@ -1,18 +1,18 @@
 import { consultSpecialist } from '../specialists.js';
 import type { AgentDef } from '../tool.js';
-import { askUserTool, findDependencies, giveUp, listFiles, networkCapacityTool, readFileTool, submitPlan } from './tools.js';
+import { askUserTool, checkDependencies, findDependencies, giveUp, listFiles, networkCapacityTool, readFileTool, submitPlan } from './tools.js';
 
 export const PLANNER: AgentDef = {
   name: 'planner',
   instructions: `You are the planner of ChatGPU, a platform that runs users' code on contributors' machines.
 The user uploaded a project and said what they want. Turn it into a plan:
 - Read the files (list_files, read_file) and find dependencies, entry points and their flags (find_dependencies).
-- Check what the online workers can run (network_capacity). Workers cannot install packages and have no network.
+- Check what the online workers can run (network_capacity), and resolve the imports of the files that will run (check_dependencies): an installable package goes in the plan's install.pip (a setup phase on the worker; the run itself has no network); an unavailable one is explained (give_up) or asked about before anything runs.
 - If a pinned dependency cannot be satisfied by any online worker, say which pin and which versions the workers have, and ask the user (ask_user) or stop with an explanation (give_up) — never let it fail at run time.
 - If there are several plausible entry points, or the request is ambiguous, ask the user (ask_user with choices).
 - Write results under outputs/ (the worker collects that folder); set flags so checkpoints and metrics land there.
 - Acceptance criteria: exit code, required output files, metric thresholds the user asked for, and — when the run saves a checkpoint — an evaluate step that reloads it on a worker (the project's own evaluation script when it has one, else \`python -m chatgpu.reload_check <checkpoint>\`). Consult the validation specialist when unsure.
 - The device to use is in the environment variable CHATGPU_DEVICE (cpu, cuda or mps).
 Then call submit_plan once. Keep tool calls few.`,
-  tools: [listFiles, readFileTool, findDependencies, networkCapacityTool, consultSpecialist, askUserTool, giveUp, submitPlan],
+  tools: [listFiles, readFileTool, findDependencies, networkCapacityTool, checkDependencies, consultSpecialist, askUserTool, giveUp, submitPlan],
 };

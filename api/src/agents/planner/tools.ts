@@ -8,10 +8,11 @@ import { acceptPlan } from '../../domain/jobs/acceptPlan.js';
 import { askUser } from '../../domain/jobs/askUser.js';
 import { loadJob } from '../../domain/jobs/jobQueries.js';
 import { applyTransition } from '../../domain/jobs/jobLifecycle.js';
-import { isCollected, PlanSchema } from '../../domain/jobs/planSchema.js';
+import { isCollected, PlanSchema, WORKLOADS } from '../../domain/jobs/planSchema.js';
 import { defineTool, type ToolDef } from '../tool.js';
 import { analyzeProject } from './analyzeProject.js';
 import { readPythonFacts } from './readPythonFacts.js';
+import { resolveImports } from './resolveImports.js';
 import { networkCapacity } from '../../domain/workers/networkCapacity.js';
 import { loadManifest, loadSources, readText } from '../../domain/jobs/projectFiles.js';
 
@@ -59,9 +60,31 @@ export const findDependencies = defineTool({
 
 export const networkCapacityTool = defineTool({
   name: 'network_capacity',
-  description: 'The classes of workers online now and what they can run (workloads, Python/PyTorch versions, memory, accelerators).',
+  description: 'The classes of workers online now and what they can run (workloads, Python/PyTorch versions, memory, accelerators, how many install Python packages).',
   schema: z.object({}),
-  read: async (_a, ctx) => ({ output: await networkCapacity(ctx.r) }),
+  read: async (_a, ctx) => {
+    const cap = await networkCapacity(ctx.r);
+    // The module lists are long: check_dependencies resolves imports against them.
+    return { output: { ...cap, classes: cap.classes.map(({ modules, ...c }) => ({ ...c, modules: modules === null ? 'not reported' : `${modules.length} importable modules (use check_dependencies)` })) } };
+  },
+});
+
+export const checkDependencies = defineTool({
+  name: 'check_dependencies',
+  description:
+    "Resolve every third-party import of the files that will run (followed through the project's own modules) against the online workers of a hardware class: present, installable (a requirements line names it and a worker installs packages: put the returned lines in the plan's install.pip) or unavailable (explain or ask before the run).",
+  schema: z.object({
+    files: z.array(z.string().min(1).max(500)).min(1).max(20).describe('The Python files the plan runs (entry point, pipeline steps, evaluation script).'),
+    workload: z.enum(WORKLOADS),
+    accelVendor: z.enum(['nvidia', 'amd', 'apple']).optional(),
+  }),
+  read: async (a, ctx) => {
+    const sources = await loadSources(ctx.r, ctx.jobId);
+    const facts = analyzeProject(sources, (await readPythonFacts(sources)) ?? {});
+    const cap = await networkCapacity(ctx.r);
+    const classes = cap.classes.filter((c) => c.workloads.includes(a.workload) && (!a.accelVendor || c.accelVendor === a.accelVendor));
+    return { output: resolveImports(facts, a.files, classes) };
+  },
 });
 
 export const askUserTool = defineTool({
@@ -122,4 +145,4 @@ export const submitPlan = defineTool({
   },
 });
 
-export const plannerReadTools: ToolDef[] = [listFiles, readFileTool, findDependencies, networkCapacityTool];
+export const plannerReadTools: ToolDef[] = [listFiles, readFileTool, findDependencies, networkCapacityTool, checkDependencies];

@@ -33,6 +33,7 @@ export function planRequirements(plan: PlanInput): Requirements {
     ...(plan.timeoutSec ? { timeoutSec: plan.timeoutSec } : {}),
     // outputs/ is always collected; the rest are the plan's extra paths.
     outputs: plan.outputs.filter((o) => !o.startsWith('outputs/') && o !== 'outputs'),
+    ...(plan.install ? { setup: { pip: plan.install.pip } } : {}),
   };
 }
 

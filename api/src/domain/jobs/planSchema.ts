@@ -93,6 +93,10 @@ export const PlanSchema = z.object({
       .describe('Required when the run produces a checkpoint.'),
   }),
   preparation: PreparationSchema.optional(),
+  install: z
+    .object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200).describe('Requirement lines, as check_dependencies returns them.') })
+    .optional()
+    .describe("Python packages the workers lack, installed in a setup phase before every task of the job (a cached virtualenv that keeps the worker's own packages); only workers that install packages take the job."),
   before: z
     .array(PipelineStepSchema)
     .max(5)

@@ -10,6 +10,13 @@ export interface WorkerClass {
   maxMemoryMiB: number;
   maxAccelMemoryMiB: number;
   accelerators: string[];
+  /**
+   * Top-level modules every worker of the class can import (intersection of what their
+   * chosen Python reports); null when none of them reports it (older workers).
+   */
+  modules: string[] | null;
+  /** How many of the class install Python packages in a setup phase (capabilities.install). */
+  installers: number;
 }
 
 /** Online workers grouped by accelerator vendor, with what they can run. */
@@ -17,13 +24,20 @@ export async function networkCapacity(r: Resources): Promise<{ classes: WorkerCl
   const workers = await r.prisma.worker.findMany({ where: { status: 'ONLINE' }, select: { accelVendor: true, workloads: true, memoryMiB: true, accelMemMiB: true, capabilities: true } });
   const classes = new Map<string, WorkerClass>();
   for (const w of workers) {
-    const c = classes.get(w.accelVendor) ?? { accelVendor: w.accelVendor, count: 0, workloads: [], pythonVersions: [], torchVersions: [], numpyVersions: [], maxMemoryMiB: 0, maxAccelMemoryMiB: 0, accelerators: [] };
+    const c = classes.get(w.accelVendor) ?? { accelVendor: w.accelVendor, count: 0, workloads: [], pythonVersions: [], torchVersions: [], numpyVersions: [], maxMemoryMiB: 0, maxAccelMemoryMiB: 0, accelerators: [], modules: null, installers: 0 };
     c.count++;
     c.workloads = [...new Set([...c.workloads, ...w.workloads])].sort();
     c.maxMemoryMiB = Math.max(c.maxMemoryMiB, w.memoryMiB);
     c.maxAccelMemoryMiB = Math.max(c.maxAccelMemoryMiB, w.accelMemMiB);
-    const caps = w.capabilities as { python?: string; pythons?: { path: string; version: string; torch?: { version: string } | null; numpy?: string | null }[]; accelerators?: { name: string }[] };
+    const caps = w.capabilities as {
+      python?: string;
+      pythons?: { path: string; version: string; torch?: { version: string } | null; numpy?: string | null; modules?: string[] }[];
+      accelerators?: { name: string }[];
+      install?: { enabled?: boolean };
+    };
     const chosen = caps.pythons?.find((p) => p.path === caps.python) ?? caps.pythons?.[0];
+    if (caps.install?.enabled === true) c.installers++;
+    if (chosen?.modules) c.modules = c.modules === null ? [...chosen.modules].sort() : c.modules.filter((m) => chosen.modules!.includes(m));
     if (chosen) {
       c.pythonVersions = [...new Set([...c.pythonVersions, chosen.version])].sort();
       if (chosen.torch) c.torchVersions = [...new Set([...c.torchVersions, chosen.torch.version])].sort();

@@ -3,7 +3,8 @@
 Input (stdin): {"files": {"path": "source", ...}}
 Output (stdout): {"path": FILE, ...} where FILE is
     {"ok": true, "mainGuard": bool, "topLevelRuns": bool, "parsesArgs": bool, "cli": "argparse"|"click"|"typer"|null,
-     "imports": ["module", ...], "flags": [FLAG, ...], "cudaLines": [N, ...]}
+     "imports": ["module", ...], "stdlib": [those of imports in the standard library], "flags": [FLAG, ...],
+     "cudaLines": [N, ...]}
   or {"ok": false, "error": "SyntaxError: … (line N)"}
 and FLAG is {"flag": "--epochs", "aliases": ["-e"], "type": "int"|"float"|"str"|"bool"|null,
              "default": "10"|null, "action": "store_true"|"store_false"|"count"|"store"|…|null,
@@ -263,7 +264,9 @@ def analyze(text):
         if f["flag"] not in seen:
             seen.add(f["flag"])
             unique.append(f)
-    return {"ok": True, "mainGuard": main_guard, "topLevelRuns": top_runs, "parsesArgs": parses, "cli": cli, "imports": sorted(imports), "flags": unique, "cudaLines": hard_wired_cuda(tree)}
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    return {"ok": True, "mainGuard": main_guard, "topLevelRuns": top_runs, "parsesArgs": parses, "cli": cli, "imports": sorted(imports),
+            "stdlib": sorted(i for i in imports if i in stdlib), "flags": unique, "cudaLines": hard_wired_cuda(tree)}
 
 
 def main():
