@@ -4,6 +4,7 @@
  *   CHATGPU_WORKER_TOKEN=cgw_… chatgpu-worker --server URL [--name NAME] [--slots N] …
  *   chatgpu-worker --server URL --token-file PATH [--name NAME] [--slots N] [--data-dir DIR]
  *                  [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB]
+ *                  [--pip-index-url URL] [--no-install] [--env-cache-mb N]
  *   chatgpu-worker pause|resume|status [--data-dir DIR]
  *
  * The token comes from a file or the environment, never necessarily from the command line:
@@ -18,11 +19,13 @@ import { callControl, serveControl } from './control.js';
 import { probeCapabilities } from './probe/probeCapabilities.js';
 import { detectMemoryLimit, detectSandbox, prepareMemoryLimit, resolveSandbox, type SandboxMode } from './sandbox.js';
 import { Session } from './session.js';
+import { DEFAULT_ENV_CACHE_MB, EnvCache } from './setupEnv.js';
 import { initTelemetry } from './telemetry.js';
 
 const USAGE = `usage: chatgpu-worker --server URL (--token-file PATH | CHATGPU_WORKER_TOKEN in the environment)
                       [--name NAME] [--slots N] [--data-dir DIR]
                       [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB]
+                      [--pip-index-url URL] [--no-install] [--env-cache-mb N]
        chatgpu-worker pause|resume|status [--data-dir DIR]`;
 
 export const TOKEN_ON_COMMAND_LINE_WARNING =
@@ -82,6 +85,9 @@ export async function main(argv: string[]): Promise<number> {
         sandbox: { type: 'string', default: 'auto' },
         python: { type: 'string' },
         'memory-limit': { type: 'string' },
+        'pip-index-url': { type: 'string' },
+        'no-install': { type: 'boolean' },
+        'env-cache-mb': { type: 'string', default: String(DEFAULT_ENV_CACHE_MB) },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -128,6 +134,17 @@ export async function main(argv: string[]): Promise<number> {
     console.error('--memory-limit must be a positive number of MiB');
     return 2;
   }
+  const envCacheMb = Number(v['env-cache-mb']);
+  if (!(envCacheMb > 0)) {
+    console.error('--env-cache-mb must be a positive number of MB');
+    return 2;
+  }
+  const pipIndexUrl = v['pip-index-url'] ?? null;
+  if (pipIndexUrl !== null && !/^https?:\/\/[^\s]+$/.test(pipIndexUrl)) {
+    console.error('--pip-index-url must be an http(s) URL, e.g. https://pypi.example.org/simple');
+    return 2;
+  }
+  const install = !v['no-install'];
   await mkdir(dataDir, { recursive: true });
 
   const choice = resolveSandbox(v.sandbox as SandboxMode, await detectSandbox());
@@ -136,10 +153,16 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (choice.warning) log.warn(choice.warning);
-  const probe = () => probeCapabilities({ dataDir, sandbox: v.sandbox as SandboxMode, ...(v.python ? { python: v.python } : {}) });
+  const probe = () => probeCapabilities({ dataDir, sandbox: v.sandbox as SandboxMode, install, pipIndexUrl, ...(v.python ? { python: v.python } : {}) });
   const caps = await probe();
   for (const e of caps.probeErrors) if (!/not found/.test(e)) log.warn(`probe: ${e}`);
   const memSupport = await detectMemoryLimit();
+  let envs: EnvCache | null = null;
+  if (install) {
+    envs = new EnvCache({ dataDir, maxBytes: envCacheMb * 2 ** 20, indexUrl: pipIndexUrl, log });
+    await envs.evict().catch((err) => log.warn(`environment cache: ${(err as Error).message}`));
+  }
+  if (install && !caps.install.enabled) log.warn(`setup phase off: ${caps.python ?? 'no Python'} cannot make a virtualenv with pip (Debian/Ubuntu: apt-get install python3-venv python3-pip); tasks that need packages go to other workers`);
   const name = v.name ?? hostname();
   const telemetry = initTelemetry(process.env.SENTRY_DSN, name);
   const session: Session = new Session({
@@ -153,6 +176,7 @@ export async function main(argv: string[]): Promise<number> {
     memoryLimit: (attemptId) => (memLimit ? prepareMemoryLimit({ limitMiB: memLimit, strategy: 'auto', support: memSupport, name: attemptId }) : null),
     log,
     refreshCaps: probe,
+    envs,
     ...(telemetry ? { span: (a, fn) => telemetry.span(a, session.workerId ?? '', fn) } : {}),
   });
   await session.start();

@@ -10,15 +10,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as fsc } from 'node:fs';
-import { chmod, copyFile, lchown, lstat, mkdir, open, readdir, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, open, readdir, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chownTree } from './chownTree.js';
 import { ApiError, sleep, type ApiClient } from './client.js';
 import { AppendLogsDoc, CompleteAttemptDoc, ReportMetricsDoc } from './documents.js';
 import type { ClaimTaskMutation } from './gql/graphql.js';
 import { LogStream } from './logStream.js';
 import type { Capabilities } from './probe/types.js';
+import type { EnvCache, PreparedEnv } from './setupEnv.js';
 import {
   buildSandboxedCommand,
   DEFAULT_PIDS_LIMIT,
@@ -54,6 +56,8 @@ export interface RunnerDeps {
   /** RLIMIT_NPROC for tasks run as `taskUser` (default DEFAULT_PIDS_LIMIT) */
   pidsLimit?: number | null;
   outputLimits?: { maxFileBytes?: number; maxTotalBytes?: number };
+  /** the setup phase's virtualenvs; null: this worker installs nothing (--no-install) */
+  envs?: EnvCache | null;
 }
 
 export type StopReason = 'cancel' | 'lease-lost' | 'shutdown';
@@ -121,6 +125,7 @@ export class Run {
     let errorClass: string | null = null;
     let errorMessage: string | null = null;
     let outputs: { path: string; sha256: string; mode: number }[] = [];
+    let pyEnv: PreparedEnv | null = null;
     try {
       await rm(dir, { recursive: true, force: true });
       await mkdir(outDir, { recursive: true });
@@ -130,18 +135,26 @@ export class Run {
         errorClass = 'DOWNLOAD_FAILED';
         throw err;
       }
-      const req = (a.task.requirements ?? {}) as { network?: boolean; timeoutSec?: number; outputs?: string[]; workload?: string };
+      const req = (a.task.requirements ?? {}) as { network?: boolean; timeoutSec?: number; outputs?: string[]; workload?: string; setup?: { pip?: unknown } };
       const sandbox = this.deps.sandbox;
       const helpersDir = this.deps.helpersDir ?? PYTHON_HELPERS;
       const taskUser = sandbox === 'bwrap' ? (this.deps.taskUser === undefined ? defaultTaskUser() : this.deps.taskUser) : null;
-      const interpreter = interpreterBinds(this.deps.caps.python, [this.deps.dataDir, homedir()]);
-      const env = await this.environment(dir, helpersDir, req.workload, interpreter.binds);
-      let identityFiles = null;
-      if (sandbox === 'bwrap') {
-        identityFiles = await this.identityFiles(taskUser);
-        // The task's uid must own its directory (it runs as an unprivileged user when the worker is root).
-        if (taskUser) await chownTree(dir, taskUser.uid, taskUser.gid);
+      const identityFiles = sandbox === 'bwrap' ? await this.identityFiles(taskUser) : null;
+      const pipLines = Array.isArray(req.setup?.pip) ? req.setup.pip.filter((l): l is string => typeof l === 'string') : [];
+      if (pipLines.length) {
+        try {
+          pyEnv = await this.setupPhase(pipLines, stream, taskUser, identityFiles);
+        } catch (err) {
+          errorClass = 'DEPENDENCY';
+          throw err;
+        }
       }
+      // A venv's python is found through PATH (its bin first), never through a link: a link to
+      // bin/python would start the base interpreter without the venv's packages.
+      const interpreter = interpreterBinds(pyEnv?.python ?? this.deps.caps.python, [this.deps.dataDir, homedir()]);
+      const env = await this.environment(dir, helpersDir, req.workload, interpreter.binds, pyEnv);
+      // The task's uid must own its directory (it runs as an unprivileged user when the worker is root).
+      if (sandbox === 'bwrap' && taskUser) await chownTree(dir, taskUser.uid, taskUser.gid);
       const memory = this.deps.memoryLimit(a.attemptId);
       const devices = req.workload && /cuda|rocm|cxx/.test(req.workload) ? gpuDeviceNodes() : [];
       const cmd = buildSandboxedCommand({
@@ -216,6 +229,8 @@ export class Run {
       errorClass ??= 'WORKER_ERROR';
       errorMessage = (err as Error).message;
       stream.system(`worker: ${errorClass}: ${errorMessage}`);
+    } finally {
+      pyEnv?.release();
     }
     await stream.close();
     if (stream.error && !this.stopReason) log.warn(`attempt ${a.attemptId}: some log lines could not be sent: ${stream.error.message}`);
@@ -247,6 +262,46 @@ export class Run {
     if (res.__typename === 'Attempt' && res.status === 'SUCCEEDED') await rm(dir, { recursive: true, force: true });
   }
 
+  /**
+   * The setup phase (setupEnv.ts): the task's virtualenv, found in the cache or built now with the
+   * network, its output streamed as this attempt's logs. Throws when there is none; the caller
+   * completes the attempt with error class DEPENDENCY.
+   */
+  private async setupPhase(
+    lines: string[],
+    stream: LogStream,
+    taskUser: { uid: number; gid: number } | null,
+    identityFiles: { passwd: string; group: string } | null,
+  ): Promise<PreparedEnv> {
+    const { envs, caps } = this.deps;
+    if (!envs || !caps.install.enabled || !caps.python) {
+      throw new Error(
+        `this worker installs no packages (${!caps.python ? 'it has no Python' : !envs ? 'started with --no-install' : 'its Python cannot make a virtualenv with pip'}); the task needs ${lines.join(', ')}`,
+      );
+    }
+    const memory = this.deps.memoryLimit(`${this.attemptId}-setup`);
+    try {
+      const r = await envs.setup({
+        python: caps.python,
+        pip: lines,
+        attemptId: this.attemptId,
+        sandbox: {
+          sandbox: this.deps.sandbox,
+          runAs: taskUser,
+          identityFiles,
+          memory,
+          pidsLimit: this.deps.pidsLimit === undefined ? DEFAULT_PIDS_LIMIT : this.deps.pidsLimit,
+        },
+        log: (l) => stream.system(l),
+        signal: this.abort.signal,
+      });
+      if (!r.ok) throw new Error(r.message);
+      return r.env;
+    } finally {
+      memory?.cleanup();
+    }
+  }
+
   /** Puts the files in place: from the blob cache (hard link, or copy across devices). */
   private async materialize(dir: string, files: { path: string; sha256: string; mode: number }[]) {
     const cache = path.join(this.deps.dataDir, 'cache');
@@ -271,7 +326,13 @@ export class Run {
    * The task's environment, from scratch: nothing of the worker's own (its token, the owner's
    * variables) reaches the task. Paths are the ones the task sees (`sandboxPaths`).
    */
-  private async environment(dir: string, helpersDir: string, workload: string | undefined, interpreterDirs: string[]): Promise<Record<string, string>> {
+  private async environment(
+    dir: string,
+    helpersDir: string,
+    workload: string | undefined,
+    interpreterDirs: string[],
+    pyEnv: PreparedEnv | null,
+  ): Promise<Record<string, string>> {
     const a = this.assignment;
     const caps = this.deps.caps;
     const sandbox = this.deps.sandbox;
@@ -279,7 +340,7 @@ export class Run {
     await mkdir(path.join(dir, '.chatgpu', 'home'), { recursive: true });
     // `python` and `python3` in the task's command mean the interpreter the probe chose
     // (on many machines the first python3 on PATH lacks PyTorch). Its prefix is bound at the same path.
-    if (caps.python) {
+    if (caps.python && !pyEnv) {
       await symlink(caps.python, path.join(dir, '.chatgpu', 'bin', 'python')).catch(() => {});
       await symlink(caps.python, path.join(dir, '.chatgpu', 'bin', 'python3')).catch(() => {});
     }
@@ -288,7 +349,7 @@ export class Run {
     // toolkit in /usr/local/cuda/bin stays reachable); without a sandbox, all of them.
     const inside = (e: string) => /^\/(usr|bin|sbin)(\/|$)/.test(e) || interpreterDirs.some((d) => e === d || e.startsWith(`${d}/`));
     const hostPath = (process.env.PATH ?? '').split(':').filter((e) => path.isAbsolute(e) && (sandbox === 'none' || inside(e)));
-    const pathDirs = [...new Set([`${seen.workDir}/.chatgpu/bin`, ...hostPath, '/usr/local/bin', '/usr/bin', '/bin'])];
+    const pathDirs = [...new Set([...(pyEnv ? [pyEnv.bin] : []), `${seen.workDir}/.chatgpu/bin`, ...hostPath, '/usr/local/bin', '/usr/bin', '/bin'])];
     const device = workload === 'torch-cuda' || workload === 'torch-rocm' ? 'cuda' : workload === 'torch-mps' ? 'mps' : 'cpu';
     const taskEnv = Object.fromEntries(
       Object.entries((a.task.environment ?? {}) as Record<string, unknown>).filter(([k, v]) => /^[A-Z_][A-Z0-9_]*$/.test(k) && ['string', 'number', 'boolean'].includes(typeof v)).map(([k, v]) => [k, String(v)]),
@@ -310,6 +371,7 @@ export class Run {
       CHATGPU_ATTEMPT_ID: a.attemptId,
       CHATGPU_OUTPUT_DIR: `${seen.workDir}/outputs`,
       CHATGPU_DEVICE: device,
+      ...(pyEnv ? { VIRTUAL_ENV: pyEnv.dir } : {}),
       ...(device === 'mps' ? { PYTORCH_ENABLE_MPS_FALLBACK: '1' } : {}),
     };
   }
@@ -418,16 +480,6 @@ export async function collectOutputs(opts: {
     }
   }
   return out;
-}
-
-/** chown -R without following links (the task's links point wherever it likes). */
-async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
-  await lchown(dir, uid, gid);
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) await chownTree(p, uid, gid);
-    else await lchown(p, uid, gid);
-  }
 }
 
 /**

@@ -10,6 +10,7 @@
  *     --ro-bind PASSWD /etc/passwd --ro-bind GROUP /etc/group
  *     --dev /dev --perms 1777 --tmpfs /dev/shm --proc /proc --perms 1777 --tmpfs /tmp
  *     [--ro-bind PREFIX PREFIX]…            interpreter prefix outside /usr (pyenv, conda, venv)
+ *     [--bind DIR DIR]…                     setup phase only: the environment being built (setupEnv.ts)
  *     --ro-bind HELPERS /opt/chatgpu/python  the worker's Python helpers (PYTHONPATH)
  *     --bind ATTEMPT_DIR /task --chdir /task
  *     [--dev-bind GPU GPU… --ro-bind /sys /sys]   accelerator tasks only
@@ -455,6 +456,8 @@ export interface SandboxSpec {
   helpersDir?: string | null;
   /** more host directories bound read-only at the same path (see `interpreterBinds`) */
   readOnly?: string[];
+  /** host directories bound writable at the same path: only the environment a setup phase builds */
+  writable?: string[];
   allowNetwork?: boolean;
   /** device nodes to expose, e.g. gpuDeviceNodes() for accelerator tasks */
   devices?: string[];
@@ -551,6 +554,7 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
   );
   made.add('/dev').add('/tmp').add('/proc');
   for (const p of spec.readOnly ?? []) bind('--ro-bind', p, p);
+  for (const p of spec.writable ?? []) bind('--bind', p, p);
   if (spec.helpersDir) bind('--ro-bind', spec.helpersDir, HELPERS_DIR);
   bind('--bind', spec.workDir, TASK_DIR);
   bw.push('--chdir', TASK_DIR);

@@ -26,6 +26,8 @@ export interface SessionOptions {
   log: Logger;
   span?: RunnerDeps['span'];
   refreshCaps?: () => Promise<Capabilities>;
+  /** the setup phase's virtualenvs (null with --no-install) */
+  envs?: RunnerDeps['envs'];
 }
 
 export class Session {
@@ -121,7 +123,7 @@ export class Session {
           continue;
         }
         for (const a of c.data) {
-          const run = new Run(a, { client: this.client, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, ...(this.opts.span ? { span: this.opts.span } : {}) });
+          const run = new Run(a, { client: this.client, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, ...(this.opts.span ? { span: this.opts.span } : {}) });
           this.runs.set(a.attemptId, run);
           void run.done.finally(() => this.runs.delete(a.attemptId));
         }

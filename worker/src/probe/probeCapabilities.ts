@@ -16,7 +16,7 @@ import { parseRocmSmi } from './parseRocmSmi.js';
 import { parseAmdSmi } from './parseAmdSmi.js';
 import { sysctlInfo, type SysctlInfo } from './parseSysctl.js';
 import { pythonCandidates } from './pythonCandidates.js';
-import { probePython, type PythonProbe } from './pythonProbe.js';
+import { canInstall, probePython, type PythonProbe } from './pythonProbe.js';
 import { probeToolchains } from './toolchains.js';
 import type { Accelerator, Capabilities, ExecFn, PythonRuntime } from './types.js';
 
@@ -31,6 +31,10 @@ export interface ProbeOptions {
   timeoutMs?: number;
   /** `--sandbox`: with 'none' bwrap is not even tried */
   sandbox?: SandboxMode;
+  /** false with `--no-install`: the worker runs no setup phase (default true) */
+  install?: boolean;
+  /** `--pip-index-url`: reported instead of pip's configured index */
+  pipIndexUrl?: string | null;
   /** for tests: the environment searched for Python (PATH, CONDA_PREFIX…) and the host's identity */
   env?: NodeJS.ProcessEnv;
   platform?: NodeJS.Platform;
@@ -126,8 +130,26 @@ export async function probeCapabilities(opts: ProbeOptions): Promise<Capabilitie
       hipcc: toolchains.hipcc,
     }),
     sandbox,
+    install: {
+      enabled: opts.install !== false && !!chosen && canInstall(chosen.install),
+      index: redactUrl(opts.pipIndexUrl ?? chosen?.install.index ?? null),
+    },
     probeErrors: errors,
   };
+}
+
+/** A URL without the credentials it may carry (`https://user:token@host/simple` → `https://***@host/simple`). */
+export function redactUrl(url: string | null): string | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password) return url;
+    u.username = '***';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, '//***@');
+  }
 }
 
 /**

@@ -54,6 +54,7 @@ describe('choosePython', () => {
     path,
     version: '3.11.0',
     numpy: null,
+    modules: [],
     torch: torch && { version: '2.3.0', cuda: null, hip: null, cudaAvailable: false, mpsAvailable: false, deviceCount: 0, ...torch },
   });
   it('prefers torch with an accelerator, then torch, then plain, then the first', () => {

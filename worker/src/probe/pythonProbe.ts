@@ -2,18 +2,83 @@ import type { ExecFn, PythonRuntime } from './types.js';
 import { describeFailure } from './execCommand.js';
 
 /**
+ * Python (a fragment of both the probe and the setup's base inspection) that fills `out["install"]`:
+ * a trial virtualenv, pip's version, ensurepip, and pip's configured index (PIP_INDEX_URL, else
+ * `global.index-url`, else `install.index-url` from pip's own configuration files).
+ */
+export const PIP_INSTALL_SNIPPET = String.raw`
+try:
+    import venv, tempfile, shutil
+    d = tempfile.mkdtemp(prefix="chatgpu-venv-trial-")
+    try:
+        venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=(os.name != "nt")).create(os.path.join(d, "v"))
+        out["install"]["venv"] = os.path.isfile(os.path.join(d, "v", "pyvenv.cfg"))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+except Exception as e:
+    out["install"]["reason"] = "venv: %s" % e
+try:
+    import ensurepip
+    out["install"]["ensurepip"] = bool(ensurepip.version())
+except Exception:
+    pass
+try:
+    import pip
+    out["install"]["pip"] = str(pip.__version__)
+    idx = os.environ.get("PIP_INDEX_URL") or None
+    if not idx:
+        from pip._internal.configuration import Configuration
+        c = Configuration(isolated=False)
+        c.load()
+        for key in ("global.index-url", "install.index-url"):
+            try:
+                idx = c.get_value(key)
+                break
+            except Exception:
+                pass
+    out["install"]["index"] = idx or None
+except Exception:
+    pass
+`;
+
+/**
  * Run as `python -c PYTHON_PROBE_SCRIPT` for each candidate interpreter. Every import is guarded, so
  * a broken torch still reports the Python version. It prints one line, prefixed so that anything a
  * sitecustomize or a noisy import prints on stdout cannot be mistaken for it. The current directory
  * is dropped from sys.path first, so a stray `torch.py` where the worker runs cannot shadow torch.
  * Works on Python 2.7+ syntax-wise up to the version check, so an ancient `python` reports itself.
+ *
+ * Besides torch it reports what the setup phase (setupEnv.ts) needs to know, in the same process:
+ * - `modules`: the top-level modules installed distributions provide (the planner's "the worker has
+ *   it"), from `packages_distributions()` on Python ≥ 3.10, else distribution names;
+ * - `install`: whether a virtualenv can be made (a real one, with the system site packages, in a
+ *   temporary directory: ~50 ms, no subprocess) and which pip it would use (this Python's own, ≥ 20.3
+ *   for the resolver that honours constraints, or ensurepip's), and pip's configured index.
  */
 export const PYTHON_PROBE_SCRIPT = String.raw`
 import sys, os, json
 sys.path[:] = [p for p in sys.path if p not in ('', '.', os.getcwd())]
 out = {"executable": sys.executable, "realpath": os.path.realpath(sys.executable), "prefix": sys.prefix,
        "version": "%d.%d.%d" % tuple(sys.version_info[:3]), "torch": None, "numpy": None,
-       "devices": [], "errors": []}
+       "devices": [], "errors": [], "modules": [],
+       "install": {"venv": False, "pip": None, "ensurepip": False, "index": None, "reason": None}}
+try:
+    mods = set()
+    try:
+        from importlib import metadata as md
+    except ImportError:
+        md = None
+    if md is not None and hasattr(md, "packages_distributions"):
+        mods.update(md.packages_distributions())
+    elif md is not None:
+        for d in md.distributions():
+            n = d.metadata["Name"]
+            if n: mods.add(n.lower().replace("-", "_"))
+    std = set(getattr(sys, "stdlib_module_names", ()))
+    out["modules"] = sorted(m for m in mods if m.isidentifier() and m not in std)[:2000]
+except Exception as e:
+    out["errors"].append("modules: %s" % e)
+${PIP_INSTALL_SNIPPET}
 try:
     import numpy
     out["numpy"] = str(numpy.__version__)
@@ -69,6 +134,32 @@ export interface PythonProbe {
   devices: TorchDevice[];
   /** Non-fatal problems the script saw (a torch that fails to import for a reason other than absence). */
   errors: string[];
+  install: PythonInstallProbe;
+}
+
+/** What the setup phase could do with this interpreter (see PIP_INSTALL_SNIPPET). */
+export interface PythonInstallProbe {
+  /** a virtualenv with the system site packages could be made */
+  venv: boolean;
+  /** this interpreter's own pip version (visible inside such a virtualenv), or null */
+  pip: string | null;
+  /** ensurepip can put a pip into a new virtualenv */
+  ensurepip: boolean;
+  /** pip's configured index, as configured (may hold credentials: never reported as is) */
+  index: string | null;
+  /** why no virtualenv could be made */
+  reason: string | null;
+}
+
+/** pip ≥ 20.3 has the resolver that fails on a conflict with a constraint instead of breaking it. */
+export function pipHasResolver(version: string | null): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(version ?? '');
+  return !!m && (Number(m[1]) > 20 || (Number(m[1]) === 20 && Number(m[2]) >= 3));
+}
+
+/** Can the setup phase use this interpreter: a virtualenv, and a pip for it? */
+export function canInstall(i: PythonInstallProbe): boolean {
+  return i.venv && (pipHasResolver(i.pip) || i.ensurepip);
 }
 
 /** Reads the probe's line; null when there is none or it is not the expected JSON. */
@@ -110,12 +201,15 @@ export function parsePythonProbe(stdout: string, path: string): PythonProbe | nu
         }))
     : [];
   const executable = str(d.executable) ?? path;
+  const modules = Array.isArray(d.modules) ? d.modules.filter((m): m is string => typeof m === 'string' && /^[A-Za-z_]\w*$/.test(m)).slice(0, 2000) : [];
+  const i = (d.install && typeof d.install === 'object' ? d.install : {}) as Record<string, unknown>;
   return {
-    runtime: { path: executable, version: d.version, torch, numpy: str(d.numpy) },
+    runtime: { path: executable, version: d.version, torch, numpy: str(d.numpy), modules },
     executable,
     identity: `${str(d.prefix) ?? ''}\0${str(d.realpath) ?? executable}`,
     devices,
     errors: Array.isArray(d.errors) ? d.errors.filter((e): e is string => typeof e === 'string') : [],
+    install: { venv: i.venv === true, pip: str(i.pip), ensurepip: i.ensurepip === true, index: str(i.index), reason: str(i.reason) },
   };
 }
 

@@ -27,6 +27,8 @@ export interface PythonRuntime {
     deviceCount: number;
   } | null;
   numpy: string | null;
+  /** Sorted top-level modules that installed distributions provide (standard library excluded), ≤ 2000. */
+  modules: string[];
 }
 
 export type Workload =
@@ -53,6 +55,12 @@ export interface Capabilities {
   toolchains: { nvcc: string | null; hipcc: string | null };
   workloads: Workload[];
   sandbox: 'bwrap' | 'none';
+  /**
+   * The setup phase (setupEnv.ts): `enabled` when the chosen Python can make a virtualenv with pip and
+   * the owner did not pass --no-install; `index` is where pip installs from (--pip-index-url, else
+   * pip's own configuration; null: pip's default), without any credentials it holds.
+   */
+  install: { enabled: boolean; index: string | null };
   probeErrors: string[];
 }
 
