@@ -171,6 +171,22 @@ describe('probeCapabilities (fake machines)', () => {
     expect(caps.workloads).toContain('torch-cuda');
   });
 
+  it('the setup phase: modules per Python, install enabled with pip\'s index (credentials hidden), --no-install, --pip-index-url', async () => {
+    const exec = machine({ '/opt/conda/bin/python3': ok(fixture('python-probe-install.txt')) });
+    const caps = await probeCapabilities({ dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux' });
+    expect(caps.pythons[0]!.modules).toEqual(['PIL', '_yaml', 'numpy', 'pip', 'requests', 'torch', 'tqdm', 'yaml']);
+    expect(caps.install).toEqual({ enabled: true, index: 'https://***@pypi.internal.example/simple' });
+    expect(JSON.stringify(caps)).not.toContain('s3cret');
+    const off = await probeCapabilities({ dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux', install: false });
+    expect(off.install).toEqual({ enabled: false, index: 'https://***@pypi.internal.example/simple' });
+    const own = await probeCapabilities({ dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux', pipIndexUrl: 'http://10.0.0.5:8080/simple' });
+    expect(own.install).toEqual({ enabled: true, index: 'http://10.0.0.5:8080/simple' });
+    // a Python without venv (or without a usable pip), or none at all: nothing is installed
+    const noVenv = machine({ '/fake/bin/python3': pythonOut(null) });
+    expect((await probeCapabilities({ dataDir, exec: noVenv, python: '/fake/bin/python3', platform: 'linux' })).install).toEqual({ enabled: false, index: null });
+    expect((await probeCapabilities({ dataDir, exec, python: '/nope/python', platform: 'linux' })).install).toEqual({ enabled: false, index: null });
+  });
+
   it('never throws, even when exec itself throws', async () => {
     const exec: ExecFn = async () => {
       throw new Error('boom');
@@ -201,6 +217,9 @@ describe('probeCapabilities (this machine, real tools)', () => {
       const chosen = caps.pythons.find((p) => p.path === caps.python)!;
       expect(chosen.torch?.version).toMatch(/^\d+\.\d+/);
       expect(caps.workloads).toEqual(expect.arrayContaining(['python', 'torch-cpu']));
+      expect(chosen.modules).toEqual(expect.arrayContaining(['numpy', 'torch']));
+      // Debian's python3-venv and python3-pip (npm test installs them)
+      expect(caps.install.enabled).toBe(true);
     }
     if (caps.accelerators.length === 0) {
       expect(caps.workloads).not.toContain('torch-cuda');
