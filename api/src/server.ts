@@ -25,6 +25,7 @@ import { handleBlob, sendJson } from './http/blobRoutes.js';
 import { handleOutputsArchive } from './http/outputsArchive.js';
 import { serveStatic } from './http/staticFiles.js';
 import { startScheduler } from './scheduler/startScheduler.js';
+import { resumeAfterOutage } from './scheduler/tick.js';
 import { modelFor } from './agents/modelFor.js';
 import type { ModelClient } from './agents/models/types.js';
 import { Pipeline } from './agents/pipeline.js';
@@ -231,6 +232,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     wss,
   );
 
+  // Leases that ran out while no API process was running are resumed before any worker's
+  // heartbeat can be refused as expired (scheduler/tick.ts, resumeAfterOutage).
+  if (opts.scheduler !== false) await resumeAfterOutage(resources, resources.now());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

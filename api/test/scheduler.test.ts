@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestApi } from './helpers/api.js';
 import { addTask, CPU_CAPS, createJobWithFile, createWorkerToken, NVIDIA_CAPS, ProtocolWorker, workerGid, type Assignment } from './helpers/protocolClient.js';
 import { MIN_INTERVAL_MS } from '../src/domain/billing/usage.js';
-import { runTick, TICK_LOCK } from '../src/scheduler/tick.js';
+import { resumeAfterOutage, runTick, TICK_LOCK } from '../src/scheduler/tick.js';
 
 const at = (d: Date | string, plusMs: number) => new Date(new Date(d).getTime() + plusMs);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -465,5 +465,46 @@ describe('spending caps', async () => {
     expect(stoppedAfter * api.config.scheduler.tickIntervalSec * 1000).toBeLessThanOrEqual(MIN_INTERVAL_MS + api.config.scheduler.tickIntervalSec * 1000);
     expect(c.job).toBeCloseTo(c.entries, 4);
     expect((await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).status).toBe('STOPPED');
+  });
+});
+
+describe('an outage: no API process ran the tick', async () => {
+  const api = await startTestApi();
+  const prisma = api.server.db.prisma;
+  const owner = await api.signUp();
+  const token = await createWorkerToken(api, owner.token);
+  const w = new ProtocolWorker(api, token, 'through the outage');
+  await w.hello({ slots: 4 });
+  const job = await createJobWithFile(api, owner.token);
+  const leaseMs = api.config.scheduler.leaseSec * 1000;
+  const moveClockTo = (d: Date) => api.clock.advance(d.getTime() - api.clock.now().getTime());
+
+  it('leases that ran out during it get a fresh lease when an API starts (before the first tick); the worker renews and completes', async () => {
+    const task = await addTask(api, job, { name: 'long run' });
+    const [a] = await w.claim({ max: 1 });
+    expect(a!.task.id).toBe(task.id);
+    await w.heartbeat([a!]);
+    const t0 = api.clock.now();
+    await runTick(api.server.resources, t0); // the last tick before every API process went away
+    const restart = at(t0, leaseMs + 60_000);
+    const res = await resumeAfterOutage(api.server.resources, restart);
+    expect(res).toEqual({ resumed: 1, outageMs: leaseMs + 60_000 });
+    expect((await prisma.attempt.findUniqueOrThrow({ where: { id: a!.attemptId } })).leaseExpiresAt.getTime()).toBe(restart.getTime() + leaseMs);
+    expect(await runTick(api.server.resources, at(restart, 1000))).toMatchObject({ ran: true, lost: 0 });
+    moveClockTo(at(restart, 5000)); // the worker reconnects with backoff
+    expect((await w.heartbeat([a!])).renewed).toEqual([a!.attemptId]);
+    expect((await w.complete(a!, { exitCode: 0 })).status).toBe('SUCCEEDED');
+  });
+
+  it('without an outage (ticks ran, the worker did not renew) nothing is resumed and the expired lease is lost', async () => {
+    const task = await addTask(api, job, { name: 'silent worker' });
+    const [a] = await w.claim({ max: 1 });
+    expect(a!.task.id).toBe(task.id);
+    const lease = (await prisma.attempt.findUniqueOrThrow({ where: { id: a!.attemptId } })).leaseExpiresAt;
+    await runTick(api.server.resources, at(lease, 2000)); // ticks kept running: the lease is lost
+    expect((await prisma.attempt.findUniqueOrThrow({ where: { id: a!.attemptId } })).status).toBe('LOST');
+    expect(await resumeAfterOutage(api.server.resources, at(lease, 3000))).toEqual({ resumed: 0, outageMs: null });
+    moveClockTo(at(lease, 3000));
+    expect((await w.heartbeat([a!])).renewed).toEqual([]);
   });
 });

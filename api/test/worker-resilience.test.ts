@@ -48,14 +48,16 @@ async function job(files: Record<string, string>) {
 
 
 describe('worker resilience (real processes)', () => {
-  it('keeps a run alive while the API is down, reconnects, renews and completes it on the same attempt', async () => {
+  it('keeps a run alive while the API is down for longer than a lease, reconnects, renews and completes it on the same attempt', async () => {
     const w = await startWorker(url, wt, 'steady', ['--python', '/usr/bin/python3']);
-    const j = await job({ 'long.py': 'import time\nprint("before", flush=True)\ntime.sleep(6)\nprint("after", flush=True)\n' });
+    const j = await job({ 'long.py': 'import time\nprint("before", flush=True)\ntime.sleep(20)\nprint("after", flush=True)\n' });
     const task = await createTask(server.resources, { jobId: j.jobId, kind: 'RUN', name: 'long', codeVersionId: j.codeVersionId, command: 'python long.py', requirements: { workload: 'python' } });
     const attempt = await waitFor(() => server.db.prisma.attempt.findFirst({ where: { taskId: task.id, status: 'RUNNING' } }), 60_000, 'running');
     await server.close();
     await w.waitFor(/API unreachable/, 20_000);
-    await new Promise((r) => setTimeout(r, 3000));
+    // Down past the lease (12 s) and the outage gap (10 s): no process renews or ticks meanwhile.
+    // The restarted API resumes the lease before it listens instead of losing the run.
+    await new Promise((r) => setTimeout(r, config.scheduler.leaseSec * 1000 + 3000));
     server = await start();
     await w.waitFor(/API reachable again/, 30_000);
     const done = await waitFor(async () => {

@@ -14,8 +14,15 @@
  *   4. say why queued tasks wait (no online worker can run them)
  *   5. wake long-pollers when retried work became due, and announce `reconcile` so the
  *      agents pick up what a crashed process left behind (the tick never calls agent code)
+ * and records when it ran (SchedulerState). `resumeAfterOutage` runs once when an API
+ * process starts, before it listens: when no tick ran anywhere for longer than an outage
+ * gap, leases that ran out meanwhile — no process was there to renew them — get a fresh
+ * lease instead of being thrown away by the first tick (their workers reconnect with
+ * backoff, up to 10 s apart). Ticks that merely stall while APIs serve are not an outage:
+ * renewals and completions still refuse an expired lease by themselves.
  */
 import { expireLeases } from '../db/sql/expireLeases.js';
+import { recordTick, resumeLeasesAfterOutage } from '../db/sql/schedulerState.js';
 import { accrueUsage } from '../domain/billing/usage.js';
 import type { DomainEvent } from '../domain/events.js';
 import { recordJobEvent } from '../domain/jobs/jobEvents.js';
@@ -115,6 +122,8 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         emits.push({ type: 'job.event', jobId: change.jobId, eventId: await recordJobEvent(tx, change.jobId, 'task.status', { taskId: change.taskId, status: 'QUEUED', reason: change.reason }) });
         emits.push({ type: 'job.updated', jobId: change.jobId });
       }
+      // The tick's own record: an API starting after a gap knows leases had no one to renew them.
+      await recordTick(tx as never, now);
     },
     { timeout: 30_000, maxWait: 10_000 },
   );
@@ -126,4 +135,16 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
     await r.events.emit({ type: 'reconcile', at: now.toISOString() });
   }
   return report;
+}
+
+/** The gap without any tick that counts as an outage: three tick intervals, at least 10 s. */
+export function outageGapMs(r: Pick<Resources, 'config'>): number {
+  return Math.max(3 * r.config.scheduler.tickIntervalSec, 10) * 1000;
+}
+
+/** See the file comment. Call before the API process accepts requests. */
+export async function resumeAfterOutage(r: Resources, now: Date): Promise<{ resumed: number; outageMs: number | null }> {
+  const res = await resumeLeasesAfterOutage(r.prisma, now, outageGapMs(r), r.config.scheduler.leaseSec);
+  if (res.outageMs !== null) r.log.info(`no scheduler tick for ${Math.round(res.outageMs / 1000)} s (an outage): ${res.resumed} lease(s) that ran out meanwhile get a fresh lease`);
+  return res;
 }

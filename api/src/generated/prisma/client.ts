@@ -167,3 +167,9 @@ export type Service = Prisma.ServiceModel
  * Append-only log of everything that happened to a job, in order (jobEvents replays it).
  */
 export type JobEvent = Prisma.JobEventModel
+/**
+ * Model SchedulerState
+ * The scheduler's own record (one row, id 1): when a tick last ran, on any API process. An
+ * API that starts after a longer gap knows no process was there to renew leases meanwhile.
+ */
+export type SchedulerState = Prisma.SchedulerStateModel

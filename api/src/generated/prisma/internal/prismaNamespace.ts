@@ -420,7 +420,8 @@ export const ModelName = {
   PreparationRecord: 'PreparationRecord',
   UsageEntry: 'UsageEntry',
   Service: 'Service',
-  JobEvent: 'JobEvent'
+  JobEvent: 'JobEvent',
+  SchedulerState: 'SchedulerState'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -436,7 +437,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobAccess" | "attemptUpload" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent"
+    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobAccess" | "attemptUpload" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent" | "schedulerState"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2216,6 +2217,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SchedulerState: {
+      payload: Prisma.$SchedulerStatePayload<ExtArgs>
+      fields: Prisma.SchedulerStateFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SchedulerStateFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SchedulerStateFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload>
+        }
+        findFirst: {
+          args: Prisma.SchedulerStateFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SchedulerStateFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload>
+        }
+        findMany: {
+          args: Prisma.SchedulerStateFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload>[]
+        }
+        create: {
+          args: Prisma.SchedulerStateCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload>
+        }
+        createMany: {
+          args: Prisma.SchedulerStateCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SchedulerStateCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload>[]
+        }
+        delete: {
+          args: Prisma.SchedulerStateDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload>
+        }
+        update: {
+          args: Prisma.SchedulerStateUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload>
+        }
+        deleteMany: {
+          args: Prisma.SchedulerStateDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SchedulerStateUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SchedulerStateUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload>[]
+        }
+        upsert: {
+          args: Prisma.SchedulerStateUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchedulerStatePayload>
+        }
+        aggregate: {
+          args: Prisma.SchedulerStateAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSchedulerState>
+        }
+        groupBy: {
+          args: Prisma.SchedulerStateGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SchedulerStateGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SchedulerStateCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SchedulerStateCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2637,6 +2712,14 @@ export const JobEventScalarFieldEnum = {
 } as const
 
 export type JobEventScalarFieldEnum = (typeof JobEventScalarFieldEnum)[keyof typeof JobEventScalarFieldEnum]
+
+
+export const SchedulerStateScalarFieldEnum = {
+  id: 'id',
+  lastTickAt: 'lastTickAt'
+} as const
+
+export type SchedulerStateScalarFieldEnum = (typeof SchedulerStateScalarFieldEnum)[keyof typeof SchedulerStateScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -3140,6 +3223,7 @@ export type GlobalOmitConfig = {
   usageEntry?: Prisma.UsageEntryOmit
   service?: Prisma.ServiceOmit
   jobEvent?: Prisma.JobEventOmit
+  schedulerState?: Prisma.SchedulerStateOmit
 }
 
 /* Types for Logging */

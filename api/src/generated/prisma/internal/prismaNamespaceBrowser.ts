@@ -74,7 +74,8 @@ export const ModelName = {
   PreparationRecord: 'PreparationRecord',
   UsageEntry: 'UsageEntry',
   Service: 'Service',
-  JobEvent: 'JobEvent'
+  JobEvent: 'JobEvent',
+  SchedulerState: 'SchedulerState'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -475,6 +476,14 @@ export const JobEventScalarFieldEnum = {
 } as const
 
 export type JobEventScalarFieldEnum = (typeof JobEventScalarFieldEnum)[keyof typeof JobEventScalarFieldEnum]
+
+
+export const SchedulerStateScalarFieldEnum = {
+  id: 'id',
+  lastTickAt: 'lastTickAt'
+} as const
+
+export type SchedulerStateScalarFieldEnum = (typeof SchedulerStateScalarFieldEnum)[keyof typeof SchedulerStateScalarFieldEnum]
 
 
 export const SortOrder = {
