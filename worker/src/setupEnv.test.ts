@@ -3,7 +3,7 @@
  * `python3 -m http.server` on 127.0.0.1, real pip in a real bwrap sandbox, Debian's /usr/bin/python3
  * (with its torch and numpy) as the base interpreter. No internet.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,55 +14,20 @@ import { AppendLogsDoc, CompleteAttemptDoc } from './documents.js';
 import type { Capabilities } from './probe/types.js';
 import { Run, type Assignment } from './runner.js';
 import { buildSandboxedCommand, defaultTaskUser, interpreterBinds, writeIdentityFiles } from './sandbox.js';
+import { startPipIndex, type PipIndex } from '../test/pipIndex.js';
 import { EnvCache, parseRequirementLines, type SetupRequest, type SetupResult } from './setupEnv.js';
 
 const PY = '/usr/bin/python3';
 const runAs = defaultTaskUser();
 let root: string;
-let index: ChildProcess;
+let pipIndex: PipIndex;
 let port: number;
 /** the index's access log: one line per request (http.server writes them to stderr) */
-let requests: string[] = [];
+let requests: string[];
 let identityFiles: { passwd: string; group: string };
 const hanging: { server: Server; sockets: Set<Socket>; port: number }[] = [];
 const log = { info: (m: string) => logged.push(m), warn: (m: string) => logged.push(m) };
 const logged: string[] = [];
-
-/** A pure-Python wheel written with zipfile: `import <module>` gives VALUE. */
-function wheel(simple: string, name: string, version: string, module: string, value: string) {
-  const script = String.raw`
-import base64, hashlib, os, sys, zipfile
-simple, name, version, module, value = sys.argv[1:6]
-dist = name.replace("-", "_")
-info = "%s-%s.dist-info" % (dist, version)
-files = {module + "/__init__.py": "VALUE = %r\n" % value,
-         info + "/METADATA": "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version),
-         info + "/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-         info + "/top_level.txt": module + "\n"}
-record = []
-for n, c in files.items():
-    d = base64.urlsafe_b64encode(hashlib.sha256(c.encode()).digest()).rstrip(b"=").decode()
-    record.append("%s,sha256=%s,%d" % (n, d, len(c.encode())))
-files[info + "/RECORD"] = "\n".join(record + [info + "/RECORD,,"]) + "\n"
-os.makedirs(os.path.join(simple, name), exist_ok=True)
-whl = "%s-%s-py3-none-any.whl" % (dist, version)
-with zipfile.ZipFile(os.path.join(simple, name, whl), "w") as z:
-    for n, c in files.items():
-        z.writestr(n, c)
-with open(os.path.join(simple, name, "index.html"), "w") as f:
-    f.write('<!DOCTYPE html><html><body><a href="%s">%s</a></body></html>\n' % (whl, whl))
-`;
-  const r = spawnSync(PY, ['-c', script, simple, name, version, module, value], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(r.stderr);
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return p;
-}
 
 /** A server that accepts connections and never answers: pip waits on it. */
 async function hangingIndex(): Promise<string> {
@@ -79,25 +44,18 @@ async function hangingIndex(): Promise<string> {
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'chatgpu-setupenv-'));
-  const simple = join(root, 'index', 'simple');
-  mkdirSync(simple, { recursive: true });
-  wheel(simple, 'chatgpu-testpkg', '0.1', 'chatgpu_testpkg', 'one');
-  wheel(simple, 'chatgpu-second', '1.0', 'chatgpu_second', 'two');
-  wheel(simple, 'chatgpu-third', '2.0', 'chatgpu_third', 'three');
+  pipIndex = await startPipIndex(join(root, 'index'), [
+    { name: 'chatgpu-testpkg', version: '0.1', module: 'chatgpu_testpkg', value: 'one' },
+    { name: 'chatgpu-second', version: '1.0', module: 'chatgpu_second', value: 'two' },
+    { name: 'chatgpu-third', version: '2.0', module: 'chatgpu_third', value: 'three' },
+  ]);
+  port = pipIndex.port;
+  requests = pipIndex.requests;
   identityFiles = writeIdentityFiles(join(root, 'etc'), runAs ?? { uid: process.getuid!(), gid: process.getgid!() });
-  port = await freePort();
-  index = spawn(PY, ['-m', 'http.server', '--bind', '127.0.0.1', '--directory', join(root, 'index'), String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  index.stderr!.setEncoding('utf8').on('data', (d: string) => requests.push(...d.split('\n').filter((l) => /"GET /.test(l))));
-  for (let i = 0; ; i++) {
-    const up = await fetch(`http://127.0.0.1:${port}/simple/chatgpu-testpkg/`).then((r) => r.ok, () => false);
-    if (up) break;
-    if (i > 100) throw new Error('the test index did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 });
 
 afterAll(async () => {
-  index?.kill('SIGKILL');
+  await pipIndex?.close();
   for (const h of hanging) {
     for (const s of h.sockets) s.destroy();
     await new Promise<void>((r) => h.server.close(() => r()));
