@@ -412,7 +412,9 @@ describe('spending caps', async () => {
 
   async function runningAttempt(name: string) {
     const job = await createJobWithFile(api, owner.token, { spendingCapCad: 0.0001 });
-    const task = await addTask(api, job, { name });
+    // A 10 s time limit: 1 core + 1 GiB for 10 s projects to ≈ 0.00006 CAD, within the cap at
+    // lease grant; the run then goes on past it, which the tick's periodic check stops.
+    const task = await addTask(api, job, { name, requirements: { workload: 'python', timeoutSec: 10 } });
     const w = new ProtocolWorker(api, token, name);
     await w.hello({ slots: 1, capabilities: small });
     const [a] = await w.claim({ max: 1 });
@@ -426,6 +428,38 @@ describe('spending caps', async () => {
     const entries = await prisma.usageEntry.findMany({ where: { jobId } });
     return { job: Number(job.costCad), entries: entries.reduce((s, e) => s + Number(e.costCad), 0) };
   }
+
+  it('at lease grant: a task whose projected cost (with the job\'s cost so far and its in-flight work) passes the cap is not leased, and the job says why', async () => {
+    // 4 slots of 1 core, 1 GiB: a task reserves 1 core + 256 MiB = 0.02 + 0.00075 CAD an hour at the default rates.
+    const job = await createJobWithFile(api, owner.token, { spendingCapCad: 0.01 });
+    const w = new ProtocolWorker(api, token, 'capped box');
+    await w.hello({ slots: 4, capabilities: small });
+    const hour = await addTask(api, job, { name: 'an hour', requirements: { workload: 'python', timeoutSec: 3600 } }); // 0.0208 > 0.01
+    expect(await w.claim({ max: 1 })).toEqual([]);
+    await runTick(api.server.resources, at(api.clock.now(), 2000));
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: hour.id } })).statusReason).toBe(
+      "Waiting: leasing it would pass the job's spending cap of 0.0100 CAD — cost so far 0.0000, in-flight work up to 0.0000, this task up to 0.0208 for its time limit of 60 min. Raise the cap, or wait for the running work to finish.",
+    );
+    await prisma.task.update({ where: { id: hour.id }, data: { status: 'CANCELLED' } });
+    // Ten minutes each (≈ 0.0035): two fit, the third would pass 0.01 with the two in flight.
+    const tenMin = { workload: 'python' as const, timeoutSec: 600 };
+    const t1 = await addTask(api, job, { name: 'ten 1', requirements: tenMin });
+    const t2 = await addTask(api, job, { name: 'ten 2', requirements: tenMin });
+    const t3 = await addTask(api, job, { name: 'ten 3', requirements: tenMin });
+    const got = await w.claim({ max: 4 });
+    expect(got.map((a) => a.task.id).sort()).toEqual([t1.id, t2.id].sort());
+    await runTick(api.server.resources, at(api.clock.now(), 2000));
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: t3.id } })).statusReason).toMatch(/^Waiting: leasing it would pass the job's spending cap of 0\.0100 CAD — cost so far 0\.0000, in-flight work up to 0\.00\d+, this task up to 0\.0035/);
+    // The in-flight work finishes (its usage is what it really cost): the third fits now.
+    for (const a of got) await w.complete(a, { exitCode: 0 });
+    const [a3] = await w.claim({ max: 1 });
+    expect(a3!.task.id).toBe(t3.id);
+    await w.complete(a3!, { exitCode: 0 });
+    // A job without a cap is never held back.
+    const free = await createJobWithFile(api, owner.token);
+    const big = await addTask(api, free, { name: 'uncapped day', requirements: { workload: 'python', timeoutSec: 86400 } });
+    expect((await w.claim({ max: 1 }))[0]!.task.id).toBe(big.id);
+  });
 
   it('a tick past enough time stops the job, cancels its tasks, and the next heartbeat gets CANCEL', async () => {
     const { job, task, w, a } = await runningAttempt('capped');

@@ -1,11 +1,13 @@
 import type { Prisma } from '../db/client.js';
+import { DEFAULT_TIMEOUT_SEC, type Rates } from '../db/sql/claimTasks.js';
+import { priceInterval, reservationOf } from '../domain/billing/usage.js';
 
 /**
  * For queued tasks that no ONLINE worker can run, a sentence saying why, set as the
  * task's statusReason when it changes (so the job says why it waits). Pure reading plus
  * one UPDATE per changed task; bounded to the 200 oldest waiting tasks per tick.
  */
-export async function explainWait(prisma: Prisma, now: Date): Promise<{ taskId: string; jobId: string; reason: string }[]> {
+export async function explainWait(prisma: Prisma, now: Date, rates: Rates): Promise<{ taskId: string; jobId: string; reason: string }[]> {
   const tasks = await prisma.task.findMany({
     where: { status: 'QUEUED', runAfter: { lte: new Date(now.getTime() - 1000) } },
     orderBy: { createdAt: 'asc' },
@@ -15,7 +17,7 @@ export async function explainWait(prisma: Prisma, now: Date): Promise<{ taskId: 
   if (tasks.length === 0) return [];
   const workers = await prisma.worker.findMany({
     where: { status: 'ONLINE' },
-    select: { id: true, name: true, workloads: true, accelVendor: true, memoryMiB: true, accelMemMiB: true, capabilities: true },
+    select: { id: true, name: true, workloads: true, accelVendor: true, memoryMiB: true, accelMemMiB: true, capabilities: true, cpuCores: true, slots: true },
   });
   const installs = (w: (typeof workers)[number]) => (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
   const changes: { taskId: string; jobId: string; reason: string }[] = [];
@@ -37,6 +39,7 @@ export async function explainWait(prisma: Prisma, now: Date): Promise<{ taskId: 
         : 'none';
       reason = `No online worker can run this: it needs ${need}. Online workers: ${have}.`;
     }
+    if (!reason && !t.pinnedWorkerId) reason = await capReason(prisma, t, workers, rates, now);
     if (reason && reason !== t.statusReason) {
       await prisma.task.update({ where: { id: t.id }, data: { statusReason: reason } });
       changes.push({ taskId: t.id, jobId: t.jobId, reason });
@@ -47,4 +50,38 @@ export async function explainWait(prisma: Prisma, now: Date): Promise<{ taskId: 
 
 function needsSetup(requirements: unknown): boolean {
   return typeof requirements === 'object' && requirements !== null && 'setup' in requirements;
+}
+
+/**
+ * The spending cap, as the claim sees it (db/sql/claimTasks.ts): the job's cost so far, what
+ * its live attempts may still cost to their time limits, and this task on the cheapest online
+ * worker that could run it, to its time limit. A sentence when that passes the cap, else null.
+ */
+async function capReason(
+  prisma: Prisma,
+  t: { jobId: string; requirements: unknown; accelVendor: string | null; workload: string; minMemoryMiB: number; minAccelMemMiB: number },
+  workers: { workloads: string[]; accelVendor: string; memoryMiB: number; accelMemMiB: number; cpuCores: number; slots: number }[],
+  rates: Rates,
+  now: Date,
+): Promise<string | null> {
+  const job = await prisma.job.findUnique({ where: { id: t.jobId }, select: { spendingCapCad: true, costCad: true } });
+  if (!job?.spendingCapCad) return null;
+  const timeoutSec = (s: unknown) => ((s ?? {}) as { timeoutSec?: number }).timeoutSec ?? DEFAULT_TIMEOUT_SEC;
+  const live = await prisma.attempt.findMany({
+    where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId: t.jobId } },
+    select: { createdAt: true, task: { select: { requirements: true, accelVendor: true } }, worker: { select: { cpuCores: true, memoryMiB: true, slots: true } } },
+  });
+  const inflight = live.reduce((sum, a) => {
+    const left = Math.max(0, a.createdAt.getTime() + timeoutSec(a.task.requirements) * 1000 - now.getTime()) / 3600_000;
+    return sum + priceInterval(rates, reservationOf(a.task, a.worker), left).costCad;
+  }, 0);
+  const eligible = workers.filter((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB);
+  if (!eligible.length) return null;
+  const hours = timeoutSec(t.requirements) / 3600;
+  const own = Math.min(...eligible.map((w) => priceInterval(rates, reservationOf(t, w), hours).costCad));
+  const cap = Number(job.spendingCapCad);
+  const spent = Number(job.costCad);
+  if (spent + inflight + own <= cap) return null;
+  const cad = (v: number) => v.toFixed(v < 1 ? 4 : 2);
+  return `Waiting: leasing it would pass the job's spending cap of ${cad(cap)} CAD — cost so far ${cad(spent)}, in-flight work up to ${cad(inflight)}, this task up to ${cad(own)} for its time limit of ${Math.round((hours * 60) * 10) / 10} min. Raise the cap, or wait for the running work to finish.`;
 }

@@ -118,7 +118,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       }
 
       // 4. Why queued tasks wait.
-      for (const change of await explainWait(tx as never, now)) {
+      for (const change of await explainWait(tx as never, now, r.config.rates)) {
         emits.push({ type: 'job.event', jobId: change.jobId, eventId: await recordJobEvent(tx, change.jobId, 'task.status', { taskId: change.taskId, status: 'QUEUED', reason: change.reason }) });
         emits.push({ type: 'job.updated', jobId: change.jobId });
       }

@@ -24,17 +24,51 @@ export interface ClaimedRow {
  * Fairness: round-robin between owners — a task's turn is its owner's live tasks plus
  * its rank among that owner's eligible tasks; then priority, then age. One user's
  * thousand tasks cannot starve another's one, in single or batch claims.
+ * Spending cap: a task of a capped job is leased only when the job's cost so far, plus
+ * what its live attempts may still cost to their time limits, plus this task on this
+ * worker to its time limit, stays within the cap (the reservation and rates of usage.ts).
  * Placement: a worker with an accelerator skips accelerator-free work while an idle,
  * recently seen CPU-only worker could take it.
  */
-export async function claimTasks(prisma: Prisma, workerId: string, max: number, now: Date, leaseSec: number): Promise<ClaimedRow[]> {
+export interface Rates {
+  cpuCoreHourCad: number;
+  ramGbHourCad: number;
+  gpuHourCad: number;
+}
+
+/** A task's default time limit when it states none (the worker's own default). */
+export const DEFAULT_TIMEOUT_SEC = 24 * 3600;
+
+export async function claimTasks(prisma: Prisma, workerId: string, max: number, now: Date, leaseSec: number, rates: Rates): Promise<ClaimedRow[]> {
   const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
   const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
+  const cpuRate = rates.cpuCoreHourCad.toFixed(8);
+  const ramRate = rates.ramGbHourCad.toFixed(8);
+  const gpuRate = rates.gpuHourCad.toFixed(8);
   return prisma.$queryRaw<ClaimedRow[]>`
     WITH w AS (
-      SELECT id, workloads, "accelVendor", "accelMemMiB", "memoryMiB",
+      SELECT id, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
              COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs
       FROM "Worker" WHERE id = ${workerId}::uuid AND status = 'ONLINE'
+    ),
+    -- Spending caps before the spend: what the live attempts of capped jobs may still cost, each
+    -- at its worker's reservation (billing/usage.ts reservationOf, in SQL) until its time limit.
+    -- Soft like the tick's check: two claims at the same instant may each see the other's
+    -- attempt missing (the tick still stops the job within one interval).
+    inflight AS (
+      SELECT t2."jobId",
+             sum(
+               (GREATEST(1, LEAST(COALESCE((t2.requirements ->> 'cpuCores')::int, GREATEST(1, aw."cpuCores" / GREATEST(aw.slots, 1))), GREATEST(aw."cpuCores", 1))) * ${cpuRate}::numeric
+                + GREATEST(COALESCE((t2.requirements ->> 'minMemoryMiB')::int, 0), aw."memoryMiB" / GREATEST(aw.slots, 1)) / 1024.0 * ${ramRate}::numeric
+                + (CASE WHEN t2."accelVendor" IS NULL THEN 0 ELSE 1 END) * ${gpuRate}::numeric)
+               * GREATEST(0, EXTRACT(EPOCH FROM (a."createdAt" + make_interval(secs => COALESCE((t2.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})) - ${now})))::numeric / 3600
+             ) AS cost
+      FROM "Attempt" a
+      JOIN "Task" t2 ON t2.id = a."taskId"
+      JOIN "Job" j2 ON j2.id = t2."jobId" AND j2."spendingCapCad" IS NOT NULL
+      JOIN "Worker" aw ON aw.id = a."workerId"
+      WHERE a.status IN ('LEASED', 'RUNNING')
+      GROUP BY t2."jobId"
     ),
     -- Fairness (fix): each candidate gets a turn = its owner's live tasks + its rank among
     -- that owner's eligible tasks, so a batch claim interleaves owners (turn 1 of every
@@ -44,9 +78,18 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
       SELECT "ownerId", count(*) AS n FROM "Task" WHERE status IN ('LEASED', 'RUNNING') GROUP BY "ownerId"
     ),
     ranked AS (
-      SELECT t.id, t.priority, t."createdAt",
-             COALESCE(l.n, 0) + row_number() OVER (PARTITION BY t."ownerId" ORDER BY t.priority DESC, t."createdAt", t.id) AS turn
+      SELECT t.id, t.priority, t."createdAt", t."jobId",
+             COALESCE(l.n, 0) + row_number() OVER (PARTITION BY t."ownerId" ORDER BY t.priority DESC, t."createdAt", t.id) AS turn,
+             -- The cap: what is left of it after the cost so far and the in-flight work, and
+             -- this task on this worker to its time limit (NULL: the job has no cap).
+             j."spendingCapCad" - j."costCad" - COALESCE(f.cost, 0) AS "capLeft",
+             (GREATEST(1, LEAST(COALESCE((t.requirements ->> 'cpuCores')::int, GREATEST(1, w."cpuCores" / GREATEST(w.slots, 1))), GREATEST(w."cpuCores", 1))) * ${cpuRate}::numeric
+               + GREATEST(COALESCE((t.requirements ->> 'minMemoryMiB')::int, 0), w."memoryMiB" / GREATEST(w.slots, 1)) / 1024.0 * ${ramRate}::numeric
+               + (CASE WHEN t."accelVendor" IS NULL THEN 0 ELSE 1 END) * ${gpuRate}::numeric)
+              * COALESCE((t.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})::numeric / 3600 AS projected
       FROM "Task" t CROSS JOIN w LEFT JOIN live l ON l."ownerId" = t."ownerId"
+      JOIN "Job" j ON j.id = t."jobId"
+      LEFT JOIN inflight f ON f."jobId" = t."jobId"
       WHERE t.status = 'QUEUED'
         AND t."runAfter" <= ${now}
         AND t.workload = ANY (w.workloads)
@@ -67,10 +110,15 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
           )
         )
     ),
+    -- A batch counts its own earlier picks of the same job against the cap (in pick order).
+    capped AS (
+      SELECT r.*, sum(r.projected) OVER (PARTITION BY r."jobId" ORDER BY r.turn, r.priority DESC, r."createdAt", r.id) AS "batchProjected"
+      FROM ranked r
+    ),
     picked AS (
       SELECT t.id, t."attemptCount"
-      FROM ranked r JOIN "Task" t ON t.id = r.id
-      WHERE t.status = 'QUEUED'
+      FROM capped r JOIN "Task" t ON t.id = r.id
+      WHERE t.status = 'QUEUED' AND (r."capLeft" IS NULL OR r."batchProjected" <= r."capLeft")
       ORDER BY r.turn, r.priority DESC, r."createdAt", r.id
       LIMIT ${max}
       FOR UPDATE OF t SKIP LOCKED

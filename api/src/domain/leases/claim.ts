@@ -51,7 +51,7 @@ export async function claim(
       const worker = await touchWorker(r, workerTokenId, workerId);
       const free = Math.min(Math.max(worker.slots - worker.live, 0), Math.max(opts.max, 0));
       if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) {
-        const rows = await claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec);
+        const rows = await claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec, r.config.rates);
         if (rows.length > 0) return assignments(r, rows.map((x) => x.attemptId));
       }
       const left = deadline - Date.now();
