@@ -50,7 +50,8 @@ except Exception:
  *
  * Besides torch it reports what the setup phase (setupEnv.ts) needs to know, in the same process:
  * - `modules`: the top-level modules installed distributions provide (the planner's "the worker has
- *   it"), from `packages_distributions()` on Python ≥ 3.10, else distribution names;
+ *   it"), from `packages_distributions()` on Python ≥ 3.10, else distribution names, plus the
+ *   top-level modules found in the site directories (packages installed without metadata);
  * - `install`: whether a virtualenv can be made (a real one, with the system site packages, in a
  *   temporary directory: ~50 ms, no subprocess) and which pip it would use (this Python's own, ≥ 20.3
  *   for the resolver that honours constraints, or ensurepip's), and pip's configured index.
@@ -74,6 +75,13 @@ try:
         for d in md.distributions():
             n = d.metadata["Name"]
             if n: mods.add(n.lower().replace("-", "_"))
+    # Plus what is importable from the site directories without distribution metadata (Debian
+    # ships some packages that way, e.g. sympy): a module the planner thinks missing would make
+    # it refuse a job that runs. The standard library's own directory is not walked.
+    import pkgutil, sysconfig
+    stdlib_dirs = {os.path.realpath(sysconfig.get_paths().get(k, "")) for k in ("stdlib", "platstdlib")}
+    site_dirs = [p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) not in stdlib_dirs and "lib-dynload" not in p]
+    mods.update(mi.name for mi in pkgutil.iter_modules(site_dirs) if not mi.name.startswith("_"))
     std = set(getattr(sys, "stdlib_module_names", ()))
     out["modules"] = sorted(m for m in mods if m.isidentifier() and m not in std)[:2000]
 except Exception as e:
