@@ -15,7 +15,7 @@ const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
 await startWorker(api.url, wt.data.createWorkerToken.token, 'cpu-box');
 
-const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { command acceptanceCriteria }
+const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { command acceptanceCriteria pipeline } openQuestions { id text choices }
   outputs { path } tasks { name kind status } events(first: 2000) { kind payload } } }`;
 
 function projectFiles(name: string): Record<string, string> {
@@ -32,7 +32,7 @@ function projectFiles(name: string): Record<string, string> {
   return out;
 }
 
-async function run(project: string, request: string) {
+async function run(project: string, request: string, opts: { until?: string[] } = {}) {
   const manifest = [];
   for (const [p, content] of Object.entries(projectFiles(project))) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
   const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`, { i: { title: project, request, files: manifest } }, user.token);
@@ -40,7 +40,7 @@ async function run(project: string, request: string) {
   const end = Date.now() + 110_000;
   for (;;) {
     const job = (await api.gql(JOB, { id }, user.token)).data.job;
-    if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(job.status)) return { ...job, jobId: Buffer.from(id, 'base64').toString().split(':')[1]! };
+    if (['SUCCEEDED', 'FAILED', 'CANCELLED', ...(opts.until ?? [])].includes(job.status)) return { ...job, id, jobId: Buffer.from(id, 'base64').toString().split(':')[1]! };
     if (Date.now() > end) throw new Error(`timed out: ${JSON.stringify(job)}`);
     await new Promise((res) => setTimeout(res, 250));
   }
@@ -104,5 +104,29 @@ describe('projects as their authors wrote them', () => {
     expect(job.status).toBe('FAILED');
     expect(job.statusReason).toMatch(/^The pipeline step "prepare-data" failed: .*no disk for train\.npy/);
     expect(job.tasks.map((t: any) => t.name)).toEqual(['step:prepare-data']);
+  });
+
+  it('a nanoGPT-style project (configurator: config files and --key=value): asks which configuration, prepares its dataset first, and passes settings the way the program takes them', { timeout: 150_000 }, async () => {
+    const waiting = await run('tiny-gpt', 'train it for 50 iterations and give me the checkpoint', { until: ['NEEDS_INPUT'] });
+    expect(waiting.status).toBe('NEEDS_INPUT');
+    const q = waiting.openQuestions[0];
+    expect(q.text).toMatch(/^Which configuration should train\.py run with\?/);
+    expect(q.choices).toEqual(['config/train_big_corpus.py', 'config/train_tiny_char.py', "train.py's own defaults"]);
+    await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: q.id, answer: 'config/train_tiny_char.py' } }, user.token);
+    let job: any;
+    for (const end = Date.now() + 130_000; Date.now() < end; await new Promise((res) => setTimeout(res, 250))) {
+      job = (await api.gql(JOB, { id: waiting.id }, user.token)).data.job;
+      if (['SUCCEEDED', 'FAILED'].includes(job.status)) break;
+    }
+    expect(job.status, job.statusReason).toBe('SUCCEEDED');
+    // The config file first, then overrides: the worker's device, torch.compile off on PyTorch 1.x,
+    // the run length the user asked for, an eval interval no longer than the run (or no checkpoint
+    // is written), out_dir in outputs/. The config's dataset (tiny_char) is prepared first; the
+    // other data set (big_corpus, which would download) is not.
+    expect(job.currentPlan.command).toBe('python train.py config/train_tiny_char.py --out_dir=outputs/out-tiny-char --eval_interval=50 --max_iters=50 --device="$CHATGPU_DEVICE" --compile=False');
+    expect(job.currentPlan.pipeline).toEqual([{ name: 'prepare-data', command: 'cd data/tiny_char && python prepare.py', produces: ['data/tiny_char'] }]);
+    expect(job.currentPlan.acceptanceCriteria.evaluate).toMatchObject({ checkpoint: 'outputs/out-tiny-char/ckpt.pt' });
+    expect(job.tasks.map((t: any) => [t.name, t.status])).toEqual([['step:prepare-data', 'SUCCEEDED'], ['run', 'SUCCEEDED'], ['evaluate', 'SUCCEEDED']]);
+    expect(job.outputs.map((o: any) => o.path)).toContain('outputs/out-tiny-char/ckpt.pt');
   });
 });

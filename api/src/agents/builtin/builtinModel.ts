@@ -145,13 +145,39 @@ function decide(req: ModelRequest): Item[] {
   const readOf = (p: string) => ((out.get('read_file') ?? []).find((o) => (o as { path?: string }).path === p) as { content?: string } | undefined)?.content;
   const source = readOf(entry.path) ?? '';
 
+  // 2a. A nanoGPT-style configurator takes config files (positional) and --key=value overrides:
+  // the config the request names, or ask which (the script's own defaults are a choice too).
+  const uploaded = new Set((last<{ files: { path: string }[] }>('list_files')?.files ?? []).map((f) => f.path));
+  let configFile: string | null = null;
+  let configSettings: Record<string, string> = {};
+  if (entry.cli === 'configurator') {
+    const configs = [...uploaded].filter((p) => /(^|\/)configs?\/[^/]+\.py$/.test(p)).sort();
+    const stem = (c: string) => c.split('/').pop()!.replace(/\.py$/, '');
+    const namedCfg = configs.filter((c) => request.includes(c) || request.includes(stem(c)) || request.includes(stem(c).replace(/^(train|finetune|eval|sample)_/, '')));
+    if (namedCfg.length === 1) configFile = namedCfg[0]!;
+    else if (configs.length) {
+      const defaults = `${entry.path}'s own defaults`;
+      const choices = [...(namedCfg.length ? namedCfg : configs), defaults];
+      const answer = answerTo('Which configuration');
+      if (!answer) return call('ask_user', { question: `Which configuration should ${entry.path} run with? It takes a config file (${configs.join(', ')}) and --key=value overrides.`, choices });
+      const said = answer.split(':').pop() ?? '';
+      configFile = choices.find((c) => c !== defaults && said.includes(c)) ?? configs.find((c) => said.includes(stem(c))) ?? null;
+    }
+    if (configFile) {
+      const text = readOf(configFile);
+      if (text === undefined) return call('read_file', { path: configFile });
+      configSettings = Object.fromEntries([...text.matchAll(/^([A-Za-z_]\w*)\s*=\s*(['"]?)([^'"#\n]*?)\2\s*(?:#.*)?$/gm)].map((m) => [m[1]!, m[3]!.trim()]));
+    }
+  }
+
   // 2b. A pipeline: a data-preparation script whose products the entry point reads (and the
   // upload does not already hold) runs first, as its own step; its products are handed to the
   // run. Several that fit and none named → ask which.
-  const uploaded = new Set((last<{ files: { path: string }[] }>('list_files')?.files ?? []).map((f) => f.path));
   const folderOf = (p: string) => p.split('/').slice(0, -1).join('/');
   const prepCandidates = prepares.filter((e) => e !== entry).filter((e, _i, all) => {
-    const namedPrep = all.filter((x) => request.includes(x.path) || (folderOf(x.path) && request.includes(folderOf(x.path).split('/').pop()!)));
+    const dataset = (x: EntryPoint) => folderOf(x.path).split('/').pop()!;
+    // Named by the request, or by the chosen configuration's dataset setting.
+    const namedPrep = all.filter((x) => request.includes(x.path) || (folderOf(x.path) && (request.includes(dataset(x)) || configSettings.dataset === dataset(x))));
     return namedPrep.length ? namedPrep.includes(e) : true;
   });
   for (const e of prepCandidates.slice(0, 5)) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
@@ -215,7 +241,15 @@ function decide(req: ModelRequest): Item[] {
   const given = requestFlags(request);
   const wantsModel = /\b(model|checkpoint|weights)\b/i.test(request);
   const accel = hardware.accelVendor;
-  for (const f of entry.flags) {
+  if (entry.cli === 'configurator') {
+    const c = configuratorArgs(entry, { request, given, configFile, settings: configSettings, source, oldTorch: cap.classes.some((k) => k.torchVersions.some((v) => Number.parseInt(v, 10) < 2)) });
+    args.push(...c.args);
+    if (c.checkpoint) {
+      checkpoint = c.checkpoint;
+      if (!c.checkpoint.startsWith('outputs/')) outputs.add(c.checkpoint);
+    }
+  }
+  for (const f of entry.cli === 'configurator' ? [] : entry.flags) {
     const name = f.flag.replace(/^--?/, '').replace(/_/g, '-');
     const isBool = f.type === 'bool' || /^store_(true|false)$|BooleanOptionalAction/.test(f.action ?? '');
     const said = given.get(name);
@@ -359,6 +393,41 @@ function decide(req: ModelRequest): Item[] {
     ...(before.length && !preparation ? { before } : {}),
     ...(install.length ? { install: { pip: install } } : {}),
   });
+}
+
+/**
+ * The command-line of a nanoGPT-style script (a configurator: config files, then --key=value
+ * overrides of its globals; a value keeps its global's type). The device from the worker, the
+ * run length and any setting the request names, torch.compile off on PyTorch before 2.0,
+ * intervals no longer than the run (or the checkpoint is never written), out_dir in outputs/.
+ */
+function configuratorArgs(
+  entry: EntryPoint,
+  o: { request: string; given: Map<string, string | true>; configFile: string | null; settings: Record<string, string>; source: string; oldTorch: boolean },
+): { args: string[]; checkpoint: string | null } {
+  const args: string[] = o.configFile ? [o.configFile] : [];
+  const value = (name: string) => o.settings[name] ?? entry.flags.find((f) => f.flag === `--${name}`)?.default ?? null;
+  const iters = /(\d[\d_,]*)\s*(?:iterations|iters|steps)\b/i.exec(o.request)?.[1]?.replace(/[_,]/g, '');
+  let outDir: string | null = null;
+  for (const f of entry.flags) {
+    const name = f.flag.slice(2);
+    const said = o.given.get(name.replace(/_/g, '-'));
+    let v: string | null = null;
+    if (typeof said === 'string') v = said;
+    else if (name === 'device') v = '"$CHATGPU_DEVICE"';
+    else if (name === 'compile' && f.type === 'bool' && o.oldTorch) v = 'False';
+    else if (/^(max_iters|max_steps|num_iters|iters|steps)$/.test(name) && iters) v = iters;
+    else if (/_interval$/.test(name) && f.type === 'int' && iters && Number(value(name)) > Number(iters)) v = iters;
+    else if (/^(out_dir|output_dir|save_dir|ckpt_dir|checkpoint_dir)$/.test(name)) v = `outputs/${(value(name) ?? 'out').split('/').pop()!.replace(/[^\w.-]/g, '') || 'out'}`;
+    else if (name === 'seed' && /seed\s*(\d+)/i.test(o.request)) v = /seed\s*(\d+)/i.exec(o.request)![1]!;
+    else if ((f.type === 'int' || f.type === 'float') && numberBefore(o.request, name.replace(/_/g, '-'))) v = numberBefore(o.request, name.replace(/_/g, '-'))!;
+    if (v === null) continue;
+    if (/^(out_dir|output_dir|save_dir|ckpt_dir|checkpoint_dir)$/.test(name)) outDir = v;
+    args.push(`--${name}=${v.startsWith('"') ? v : shellWord(v)}`);
+  }
+  const saved = /torch\.save\([^\n]*os\.path\.join\(\s*(\w+)\s*,\s*['"]([^'"]+\.(?:pt|pth|ckpt|bin))['"]\s*\)/.exec(o.source);
+  const checkpoint = saved && outDir && /^(out_dir|output_dir|save_dir|ckpt_dir|checkpoint_dir)$/.test(saved[1]!) ? `${outDir}/${saved[2]}` : null;
+  return { args, checkpoint };
 }
 
 /** Scripts that prepare data for a run rather than being the run. */

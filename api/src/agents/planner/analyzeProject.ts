@@ -34,6 +34,8 @@ export type PyFileFacts =
       topLevelRuns: boolean;
       parsesArgs: boolean;
       cli: string | null;
+      /** The file a nanoGPT-style script exec()s to read its configuration (configurator.py). */
+      configurator?: string | null;
       imports: string[];
       /** Those of `imports` in the interpreter's standard library (sys.stdlib_module_names). */
       stdlib?: string[];
@@ -141,7 +143,12 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
         const other = parsed[q];
         return q !== p && other?.ok === true && other.imports.includes(moduleName);
       });
-      isEntry = ast.mainGuard || (ast.topLevelRuns && (ast.parsesArgs || !importedByOthers));
+      // A file another script exec()s for its configuration is part of that script, not a script.
+      const execd = pyFiles.some((q) => {
+        const other = parsed[q];
+        return other?.ok === true && other.configurator != null && (p === other.configurator || p.endsWith(`/${other.configurator}`));
+      });
+      isEntry = !execd && (ast.mainGuard || (ast.topLevelRuns && (ast.parsesArgs || !importedByOthers)));
       kind = ast.mainGuard ? 'main-guard' : 'top-level';
       flags = ast.flags.map((f) => ({ flag: f.flag, default: f.default, type: f.type, help: f.help, action: f.action ?? null, choices: f.choices ?? null }));
     } else {

@@ -2,7 +2,8 @@
 
 Input (stdin): {"files": {"path": "source", ...}}
 Output (stdout): {"path": FILE, ...} where FILE is
-    {"ok": true, "mainGuard": bool, "topLevelRuns": bool, "parsesArgs": bool, "cli": "argparse"|"click"|"typer"|null,
+    {"ok": true, "mainGuard": bool, "topLevelRuns": bool, "parsesArgs": bool,
+     "cli": "argparse"|"click"|"typer"|"configurator"|null, "configurator": "configurator.py"|null,
      "imports": ["module", ...], "stdlib": [those of imports in the standard library], "flags": [FLAG, ...],
      "cudaLines": [N, ...]}
   or {"ok": false, "error": "SyntaxError: … (line N)"}
@@ -210,8 +211,38 @@ def is_main_guard(stmt):
     return isinstance(stmt, ast.If) and isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
 
 
+def configurator_flags(tree):
+    """nanoGPT-style configuration: globals assigned literal values at the top of the script, then
+    `exec(open('configurator.py').read())`, which takes config files (positional) and `--key=value`
+    overrides of those globals. Returns (configurator file, flags) or (None, [])."""
+    flags = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and getattr(stmt.value.func, "id", "") == "exec":
+            inner = stmt.value.args[0] if stmt.value.args else None
+            # exec(open('configurator.py').read())
+            opened = inner.func.value if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) else None
+            if isinstance(opened, ast.Call) and getattr(opened.func, "id", "") == "open" and opened.args and isinstance(opened.args[0], ast.Constant):
+                return str(opened.args[0].value), flags
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name, value = stmt.targets[0].id, stmt.value
+            if name.startswith("_"):
+                continue
+            if isinstance(value, ast.Constant) and isinstance(value.value, (int, float, bool, str)) and value.value is not None:
+                typ = type(value.value).__name__
+                flags.append({"flag": "--" + name, "aliases": [], "type": typ, "default": str(value.value), "action": None,
+                              "choices": None, "help": None, "required": False, "_line": stmt.lineno})
+            elif isinstance(value, ast.IfExp):
+                # dtype = 'bfloat16' if … else 'float16': a string setting whose default depends on the machine
+                b, o = value.body, value.orelse
+                if isinstance(b, ast.Constant) and isinstance(o, ast.Constant) and type(b.value) is type(o.value) and b.value is not None:
+                    flags.append({"flag": "--" + name, "aliases": [], "type": type(b.value).__name__, "default": src(value), "action": None,
+                                  "choices": None, "help": None, "required": False, "_line": stmt.lineno})
+    return None, []
+
+
 def analyze(text):
     tree = ast.parse(text)
+    configurator, config_flags = configurator_flags(tree)
     main_guard = any(is_main_guard(s) for s in tree.body)
     top_runs = any(
         isinstance(s, RUNS_AT_TOP) and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
@@ -259,14 +290,20 @@ def analyze(text):
                 flags.extend(typer_flags(node))
                 cli = "typer"
                 parses = True
+    settings_lines = set()
+    if configurator and not flags:
+        flags, cli, parses = config_flags, "configurator", True
+        # `device = 'cuda'` there is a setting the command line overrides, not hard-wired CUDA.
+        settings_lines = {f.pop("_line") for f in flags}
     seen, unique = set(), []
     for f in flags:
         if f["flag"] not in seen:
             seen.add(f["flag"])
             unique.append(f)
     stdlib = getattr(sys, "stdlib_module_names", frozenset())
-    return {"ok": True, "mainGuard": main_guard, "topLevelRuns": top_runs, "parsesArgs": parses, "cli": cli, "imports": sorted(imports),
-            "stdlib": sorted(i for i in imports if i in stdlib), "flags": unique, "cudaLines": hard_wired_cuda(tree)}
+    return {"ok": True, "mainGuard": main_guard, "topLevelRuns": top_runs, "parsesArgs": parses, "cli": cli, "configurator": configurator, "imports": sorted(imports),
+            "stdlib": sorted(i for i in imports if i in stdlib), "flags": unique,
+            "cudaLines": [n for n in hard_wired_cuda(tree) if n not in settings_lines]}
 
 
 def main():
