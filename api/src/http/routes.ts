@@ -1,0 +1,44 @@
+/**
+ * Every HTTP route the API serves, and who may call it (invariant 7). server.ts dispatches
+ * with these patterns, and api/test/authzMatrix.test.ts enumerates this table: a route added
+ * here without an entry in the test's expectations fails it, and a path written in server.ts
+ * or http/* that no route here matches fails it too.
+ *
+ * GraphQL fields are not listed here: the authorization matrix enumerates them from the
+ * printed schema (schema.graphql).
+ */
+export interface HttpRoute {
+  /** HTTP methods served; `WS` is the graphql-ws upgrade on the same path. */
+  methods: readonly ('GET' | 'HEAD' | 'PUT' | 'POST' | 'WS')[];
+  pattern: RegExp;
+  /** Who may call it, in words; the test holds the exact expectations. */
+  access: string;
+}
+
+export const HTTP_ROUTES = {
+  healthz: {
+    methods: ['GET'],
+    pattern: /^\/healthz$/,
+    access: 'public by design: liveness for load balancers; says only ok and the database kind',
+  },
+  graphql: {
+    methods: ['GET', 'POST', 'WS'],
+    pattern: /^\/graphql$/,
+    access: 'per field (scope-auth on each field; the field matrix)',
+  },
+  blob: {
+    methods: ['GET', 'HEAD', 'PUT'],
+    pattern: /^\/blobs\/([^/]+)$/,
+    access: 'GET/HEAD: a user who may read the blob (uploaded it, or it is in their jobs), a worker while it holds a lease that needs it; PUT: any user or worker token, X-ChatGPU-Attempt only for a live attempt of that worker token',
+  },
+  outputsArchive: {
+    methods: ['GET'],
+    pattern: /^\/jobs\/([^/]+)\/outputs\.tar\.gz$/,
+    access: "the job's owner (a user token)",
+  },
+  dashboard: {
+    methods: ['GET', 'HEAD'],
+    pattern: /^\//,
+    access: 'public by design: the built dashboard (static files, index.html for client-side routes); it holds no data, which comes through /graphql',
+  },
+} as const satisfies Record<string, HttpRoute>;
