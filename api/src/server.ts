@@ -23,6 +23,7 @@ import { checkLimits } from './graphql/limits.js';
 import { PubSub } from './graphql/pubsub.js';
 import { handleBlob, sendJson } from './http/blobRoutes.js';
 import { handleOutputsArchive } from './http/outputsArchive.js';
+import { HTTP_ROUTES } from './http/routes.js';
 import { serveStatic } from './http/staticFiles.js';
 import { startScheduler } from './scheduler/startScheduler.js';
 import { resumeAfterOutage } from './scheduler/tick.js';
@@ -135,16 +136,16 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname === '/healthz') {
+    if (HTTP_ROUTES.healthz.pattern.test(url.pathname)) {
       await db.prisma.$queryRaw`SELECT 1`;
       return sendJson(res, 200, { ok: true, database: db.kind });
     }
     const principal = await authenticate(resources, req.headers.authorization);
-    const outputs = /^\/jobs\/([^/]+)\/outputs\.tar\.gz$/.exec(url.pathname);
+    const outputs = HTTP_ROUTES.outputsArchive.pattern.exec(url.pathname);
     if (outputs && req.method === 'GET') return handleOutputsArchive(resources, principal, res, decodeURIComponent(outputs[1]!));
-    const blob = /^\/blobs\/([^/]+)$/.exec(url.pathname);
+    const blob = HTTP_ROUTES.blob.pattern.exec(url.pathname);
     if (blob) return handleBlob(resources, principal, req, res, blob[1]!, url.searchParams);
-    if (url.pathname === '/graphql') {
+    if (HTTP_ROUTES.graphql.pattern.test(url.pathname)) {
       const abort = new AbortController();
       res.once('close', () => abort.abort());
       return graphqlHttp(req, res, url, { ...makeContext(principal), signal: abort.signal });
