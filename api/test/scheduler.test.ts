@@ -425,7 +425,8 @@ describe('spending caps', async () => {
 
   async function costs(jobId: string) {
     const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-    const entries = await prisma.usageEntry.findMany({ where: { jobId } });
+    // The user's cost is the billable entries (lost work is apart: api/test/lostWork.test.ts).
+    const entries = await prisma.usageEntry.findMany({ where: { jobId, billable: true } });
     return { job: Number(job.costCad), entries: entries.reduce((s, e) => s + Number(e.costCad), 0) };
   }
 
@@ -480,7 +481,7 @@ describe('spending caps', async () => {
     expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).result).toBeNull();
   });
 
-  it('with ticks every few seconds, small usage intervals still add up to the cap (job cost = sum of its usage entries)', async () => {
+  it('with ticks every few seconds, small usage intervals still add up to the cap (job cost = sum of its billable usage entries)', async () => {
     const { job } = await runningAttempt('small steps');
     let now = api.clock.now();
     let stoppedAfter = 0;

@@ -23,7 +23,7 @@
  */
 import { expireLeases } from '../db/sql/expireLeases.js';
 import { recordTick, resumeLeasesAfterOutage } from '../db/sql/schedulerState.js';
-import { accrueUsage } from '../domain/billing/usage.js';
+import { accrueUsage, writeOffAttemptUsage } from '../domain/billing/usage.js';
 import type { DomainEvent } from '../domain/events.js';
 import { recordJobEvent } from '../domain/jobs/jobEvents.js';
 import { applyTransition } from '../domain/jobs/jobLifecycle.js';
@@ -57,6 +57,9 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       // 1. Expired leases.
       const expired = await expireLeases(tx as never, now);
       report.lost = expired.length;
+      // Lost through no fault of the user: the usage these attempts accrued moves out of their
+      // jobs' cost into the lost cost, in this transaction (their final entry below is lost too).
+      await writeOffAttemptUsage(tx, expired.map((e) => e.attemptId));
       for (const e of expired) {
         const task = await tx.task.findUnique({ where: { id: e.taskId }, include: { pinnedWorker: { select: { name: true } } } });
         const worker = await tx.worker.findUnique({ where: { id: e.workerId }, select: { name: true } });

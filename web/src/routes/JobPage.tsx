@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useSubscription } from '@apollo/client/react';
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { graphql } from '../gql';
-import { formatBytes, formatTime } from '../lib/format';
+import { formatBytes, formatCad, formatTime } from '../lib/format';
 import { Link } from '../lib/router';
 import { AgentActivity } from '../features/jobs/AgentActivity';
 import { CostMeter } from '../features/jobs/CostMeter';
@@ -28,6 +28,7 @@ const JobFields = graphql(`
     status
     statusReason
     costCad
+    lostCostCad
     spendingCapCad
     hardwarePreference
     createdAt
@@ -356,6 +357,11 @@ export default function JobPage({ id }: { id: string }) {
           <section className="panel">
             <h2>Cost</h2>
             <CostMeter cost={j.costCad} cap={j.spendingCapCad} />
+            {j.lostCostCad > 0 && (
+              <p className="muted small" data-testid="lost-cost" style={{ marginBottom: 0 }}>
+                {formatCad(j.lostCostCad)} of work lost through no fault of yours (a worker stopped responding or failed), not charged.
+              </p>
+            )}
           </section>
           <section className="panel">
             <h2>Outputs</h2>

@@ -1,11 +1,38 @@
 /**
  * Usage and cost (docs/architecture.md §9): each attempt's reserved CPU cores, RAM and
  * accelerator time, priced from configured CAD rates, recorded as UsageEntry rows per
- * interval; the job's costCad is their sum.
+ * interval.
+ *
+ * Who pays: the user, unless the work was lost through no fault of theirs — the attempt
+ * was LOST (its worker stopped renewing the lease) or then STALE (a late report), or it
+ * FAILED on an infrastructure error (INFRASTRUCTURE_ERRORS: the machine, not the code).
+ * That usage is the contributor's loss: its entries are not billable.
+ *   Job.costCad     = sum of the job's billable entries (the user's cost; the cap counts it)
+ *   Job.lostCostCad = sum of the others (shown apart, never charged)
+ * An attempt's entries are billable while it runs and move out (writeOffAttemptUsage)
+ * in the same transaction that ends it as a loss; entries accrued after that are
+ * written non-billable directly. A task that fails on its own code stays the user's.
  */
 import { Prisma as P } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/client.js';
+import { writeOffUsage } from '../../db/sql/writeOffUsage.js';
+import { INFRASTRUCTURE_ERRORS } from '../leases/errorClasses.js';
 import type { Resources } from '../resources.js';
+
+/** Whether an attempt ended in a way the user is not charged for (see the file comment). */
+export function isContributorLoss(a: { status: string; errorClass: string | null }): boolean {
+  if (a.status === 'LOST' || a.status === 'STALE') return true;
+  return a.status === 'FAILED' && a.errorClass !== null && INFRASTRUCTURE_ERRORS.has(a.errorClass);
+}
+
+/**
+ * Moves the usage already accrued by these attempts out of their jobs' costCad into
+ * lostCostCad, exactly once (db/sql/writeOffUsage.ts). Call it inside the transaction
+ * that ends the attempts as a loss.
+ */
+export async function writeOffAttemptUsage(tx: Db, attemptIds: string[]) {
+  return writeOffUsage(tx, attemptIds);
+}
 
 
 export interface Reservation {
@@ -59,6 +86,7 @@ export async function accrueUsage(tx: Db, r: Pick<Resources, 'config'>, attemptI
   const res = reservationOf(a.task, a.worker);
   const p = priceInterval(r.config.rates, res, hours);
   const cost = new P.Decimal(p.costCad.toFixed(6));
+  const billable = !isContributorLoss(a);
   await tx.usageEntry.create({
     data: {
       jobId: a.task.jobId,
@@ -70,9 +98,10 @@ export async function accrueUsage(tx: Db, r: Pick<Resources, 'config'>, attemptI
       accelHours: p.accelHours,
       accelClass: res.accelClass,
       costCad: cost,
+      billable,
     },
   });
   // Job.costCad has the entries' precision (6 decimals), so adding is exact: no re-sum.
-  await tx.job.update({ where: { id: a.task.jobId }, data: { costCad: { increment: cost } } });
+  await tx.job.update({ where: { id: a.task.jobId }, data: billable ? { costCad: { increment: cost } } : { lostCostCad: { increment: cost } } });
   return p.costCad;
 }

@@ -1,14 +1,12 @@
 import type { Prisma as P } from '../../generated/prisma/client.js';
-import { accrueUsage } from '../billing/usage.js';
+import { accrueUsage, isContributorLoss, writeOffAttemptUsage } from '../billing/usage.js';
 import { checkTree, normalizeMode, normalizeUploadPath } from '../blobs/paths.js';
 import { NotFoundError, StaleAttemptError, ValidationError } from '../errors.js';
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import type { Resources } from '../resources.js';
 import { loadOwnAttempt, recordStale, staleReason } from './currentAttempt.js';
+import { INFRASTRUCTURE_ERRORS } from './errorClasses.js';
 import { retryAfter, retryBackoffSec } from './retryBackoff.js';
-
-/** Failures of the machine rather than of the code: retried on another attempt. */
-export const INFRASTRUCTURE_ERRORS = new Set(['WORKER_ERROR', 'DOWNLOAD_FAILED', 'UPLOAD_FAILED', 'SANDBOX_ERROR', 'WORKER_SHUTDOWN']);
 
 export interface CompleteInput {
   exitCode?: number | null;
@@ -26,7 +24,8 @@ export interface CompleteInput {
  * past its lease's expiry (even before the tick marks it LOST). Declared outputs must be
  * blobs uploaded for this attempt.
  *   success (exit 0, no error class) → attempt SUCCEEDED, task SUCCEEDED with its result
- *   infrastructure error              → attempt FAILED, task retried within maxAttempts
+ *   infrastructure error              → attempt FAILED, task retried within maxAttempts;
+ *                                       its usage is the contributor's loss, not charged
  *   the code failed                   → attempt FAILED, task FAILED (never retried blindly)
  */
 export async function completeAttempt(r: Resources, workerTokenId: string, attemptId: string, fencingToken: string, input: CompleteInput) {
@@ -79,6 +78,8 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
         finishedAt: now,
       },
     });
+    // The machine failed, not the code: what this attempt used is not the user's to pay.
+    if (isContributorLoss({ status: succeeded ? 'SUCCEEDED' : 'FAILED', errorClass })) await writeOffAttemptUsage(tx, [a.id]);
     const task = a.task;
     let taskStatus: 'SUCCEEDED' | 'FAILED' | 'QUEUED';
     let statusReason: string | null = null;

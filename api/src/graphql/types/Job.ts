@@ -23,7 +23,11 @@ export const JobRef = builder.prismaNode('Job', {
     status: t.expose('status', { type: JobStatusEnum }),
     statusReason: t.exposeString('statusReason', { nullable: true, description: 'Why the job is in its status, in plain words.' }),
     spendingCapCad: t.expose('spendingCapCad', { type: 'Decimal', nullable: true }),
-    costCad: t.expose('costCad', { type: 'Decimal', description: 'Estimated cost so far (CAD).' }),
+    costCad: t.expose('costCad', { type: 'Decimal', description: 'Estimated cost so far (CAD): what you are charged, and what the spending cap counts.' }),
+    lostCostCad: t.expose('lostCostCad', {
+      type: 'Decimal',
+      description: "Work lost through no fault of yours, not charged (CAD): attempts whose worker stopped responding or failed on its own machine. The contributors' loss; not in costCad.",
+    }),
     hardwarePreference: t.exposeString('hardwarePreference', { nullable: true }),
     acceptanceCriteria: t.expose('acceptanceCriteria', { type: 'JSON', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),

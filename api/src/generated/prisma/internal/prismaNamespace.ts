@@ -2402,6 +2402,7 @@ export const JobScalarFieldEnum = {
   statusReason: 'statusReason',
   spendingCapCad: 'spendingCapCad',
   costCad: 'costCad',
+  lostCostCad: 'lostCostCad',
   hardwarePreference: 'hardwarePreference',
   acceptanceCriteria: 'acceptanceCriteria',
   currentPlanId: 'currentPlanId',
@@ -2683,6 +2684,7 @@ export const UsageEntryScalarFieldEnum = {
   accelHours: 'accelHours',
   accelClass: 'accelClass',
   costCad: 'costCad',
+  billable: 'billable',
   createdAt: 'createdAt'
 } as const
 

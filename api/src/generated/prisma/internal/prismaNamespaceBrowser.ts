@@ -166,6 +166,7 @@ export const JobScalarFieldEnum = {
   statusReason: 'statusReason',
   spendingCapCad: 'spendingCapCad',
   costCad: 'costCad',
+  lostCostCad: 'lostCostCad',
   hardwarePreference: 'hardwarePreference',
   acceptanceCriteria: 'acceptanceCriteria',
   currentPlanId: 'currentPlanId',
@@ -447,6 +448,7 @@ export const UsageEntryScalarFieldEnum = {
   accelHours: 'accelHours',
   accelClass: 'accelClass',
   costCad: 'costCad',
+  billable: 'billable',
   createdAt: 'createdAt'
 } as const
 

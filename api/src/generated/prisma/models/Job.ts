@@ -29,11 +29,13 @@ export type AggregateJob = {
 export type JobAvgAggregateOutputType = {
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal | null
+  lostCostCad: runtime.Decimal | null
 }
 
 export type JobSumAggregateOutputType = {
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal | null
+  lostCostCad: runtime.Decimal | null
 }
 
 export type JobMinAggregateOutputType = {
@@ -45,6 +47,7 @@ export type JobMinAggregateOutputType = {
   statusReason: string | null
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal | null
+  lostCostCad: runtime.Decimal | null
   hardwarePreference: string | null
   currentPlanId: string | null
   frozenCodeId: string | null
@@ -65,6 +68,7 @@ export type JobMaxAggregateOutputType = {
   statusReason: string | null
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal | null
+  lostCostCad: runtime.Decimal | null
   hardwarePreference: string | null
   currentPlanId: string | null
   frozenCodeId: string | null
@@ -85,6 +89,7 @@ export type JobCountAggregateOutputType = {
   statusReason: number
   spendingCapCad: number
   costCad: number
+  lostCostCad: number
   hardwarePreference: number
   acceptanceCriteria: number
   currentPlanId: number
@@ -102,11 +107,13 @@ export type JobCountAggregateOutputType = {
 export type JobAvgAggregateInputType = {
   spendingCapCad?: true
   costCad?: true
+  lostCostCad?: true
 }
 
 export type JobSumAggregateInputType = {
   spendingCapCad?: true
   costCad?: true
+  lostCostCad?: true
 }
 
 export type JobMinAggregateInputType = {
@@ -118,6 +125,7 @@ export type JobMinAggregateInputType = {
   statusReason?: true
   spendingCapCad?: true
   costCad?: true
+  lostCostCad?: true
   hardwarePreference?: true
   currentPlanId?: true
   frozenCodeId?: true
@@ -138,6 +146,7 @@ export type JobMaxAggregateInputType = {
   statusReason?: true
   spendingCapCad?: true
   costCad?: true
+  lostCostCad?: true
   hardwarePreference?: true
   currentPlanId?: true
   frozenCodeId?: true
@@ -158,6 +167,7 @@ export type JobCountAggregateInputType = {
   statusReason?: true
   spendingCapCad?: true
   costCad?: true
+  lostCostCad?: true
   hardwarePreference?: true
   acceptanceCriteria?: true
   currentPlanId?: true
@@ -266,6 +276,7 @@ export type JobGroupByOutputType = {
   statusReason: string | null
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal
+  lostCostCad: runtime.Decimal
   hardwarePreference: string | null
   acceptanceCriteria: runtime.JsonValue | null
   currentPlanId: string | null
@@ -310,6 +321,7 @@ export type JobWhereInput = {
   statusReason?: Prisma.StringNullableFilter<"Job"> | string | null
   spendingCapCad?: Prisma.DecimalNullableFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
   currentPlanId?: Prisma.UuidNullableFilter<"Job"> | string | null
@@ -345,6 +357,7 @@ export type JobOrderByWithRelationInput = {
   statusReason?: Prisma.SortOrderInput | Prisma.SortOrder
   spendingCapCad?: Prisma.SortOrderInput | Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  lostCostCad?: Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrderInput | Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrderInput | Prisma.SortOrder
   currentPlanId?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -384,6 +397,7 @@ export type JobWhereUniqueInput = Prisma.AtLeast<{
   statusReason?: Prisma.StringNullableFilter<"Job"> | string | null
   spendingCapCad?: Prisma.DecimalNullableFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
   frozenCodeId?: Prisma.UuidNullableFilter<"Job"> | string | null
@@ -418,6 +432,7 @@ export type JobOrderByWithAggregationInput = {
   statusReason?: Prisma.SortOrderInput | Prisma.SortOrder
   spendingCapCad?: Prisma.SortOrderInput | Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  lostCostCad?: Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrderInput | Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrderInput | Prisma.SortOrder
   currentPlanId?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -447,6 +462,7 @@ export type JobScalarWhereWithAggregatesInput = {
   statusReason?: Prisma.StringNullableWithAggregatesFilter<"Job"> | string | null
   spendingCapCad?: Prisma.DecimalNullableWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.StringNullableWithAggregatesFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableWithAggregatesFilter<"Job">
   currentPlanId?: Prisma.UuidNullableWithAggregatesFilter<"Job"> | string | null
@@ -467,6 +483,7 @@ export type JobCreateInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -500,6 +517,7 @@ export type JobUncheckedCreateInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -531,6 +549,7 @@ export type JobUpdateInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -564,6 +583,7 @@ export type JobUncheckedUpdateInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -596,6 +616,7 @@ export type JobCreateManyInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -616,6 +637,7 @@ export type JobUpdateManyMutationInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -635,6 +657,7 @@ export type JobUncheckedUpdateManyInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -666,6 +689,7 @@ export type JobCountOrderByAggregateInput = {
   statusReason?: Prisma.SortOrder
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  lostCostCad?: Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   currentPlanId?: Prisma.SortOrder
@@ -681,6 +705,7 @@ export type JobCountOrderByAggregateInput = {
 export type JobAvgOrderByAggregateInput = {
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  lostCostCad?: Prisma.SortOrder
 }
 
 export type JobMaxOrderByAggregateInput = {
@@ -692,6 +717,7 @@ export type JobMaxOrderByAggregateInput = {
   statusReason?: Prisma.SortOrder
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  lostCostCad?: Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrder
   currentPlanId?: Prisma.SortOrder
   frozenCodeId?: Prisma.SortOrder
@@ -712,6 +738,7 @@ export type JobMinOrderByAggregateInput = {
   statusReason?: Prisma.SortOrder
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  lostCostCad?: Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrder
   currentPlanId?: Prisma.SortOrder
   frozenCodeId?: Prisma.SortOrder
@@ -726,6 +753,7 @@ export type JobMinOrderByAggregateInput = {
 export type JobSumOrderByAggregateInput = {
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  lostCostCad?: Prisma.SortOrder
 }
 
 export type JobScalarRelationFilter = {
@@ -1036,6 +1064,7 @@ export type JobCreateWithoutOwnerInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1067,6 +1096,7 @@ export type JobUncheckedCreateWithoutOwnerInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1128,6 +1158,7 @@ export type JobScalarWhereInput = {
   statusReason?: Prisma.StringNullableFilter<"Job"> | string | null
   spendingCapCad?: Prisma.DecimalNullableFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
   currentPlanId?: Prisma.UuidNullableFilter<"Job"> | string | null
@@ -1148,6 +1179,7 @@ export type JobCreateWithoutCodeVersionsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1180,6 +1212,7 @@ export type JobUncheckedCreateWithoutCodeVersionsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1215,6 +1248,7 @@ export type JobCreateWithoutFrozenCodeInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1247,6 +1281,7 @@ export type JobUncheckedCreateWithoutFrozenCodeInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1298,6 +1333,7 @@ export type JobUpdateWithoutCodeVersionsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1330,6 +1366,7 @@ export type JobUncheckedUpdateWithoutCodeVersionsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1376,6 +1413,7 @@ export type JobCreateWithoutPlansInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1408,6 +1446,7 @@ export type JobUncheckedCreateWithoutPlansInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1443,6 +1482,7 @@ export type JobCreateWithoutCurrentPlanInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1475,6 +1515,7 @@ export type JobUncheckedCreateWithoutCurrentPlanInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   frozenCodeId?: string | null
@@ -1521,6 +1562,7 @@ export type JobUpdateWithoutPlansInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1553,6 +1595,7 @@ export type JobUncheckedUpdateWithoutPlansInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1594,6 +1637,7 @@ export type JobUpdateWithoutCurrentPlanInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1626,6 +1670,7 @@ export type JobUncheckedUpdateWithoutCurrentPlanInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1656,6 +1701,7 @@ export type JobCreateWithoutQuestionsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1688,6 +1734,7 @@ export type JobUncheckedCreateWithoutQuestionsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1734,6 +1781,7 @@ export type JobUpdateWithoutQuestionsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1766,6 +1814,7 @@ export type JobUncheckedUpdateWithoutQuestionsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1796,6 +1845,7 @@ export type JobCreateWithoutTasksInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1828,6 +1878,7 @@ export type JobUncheckedCreateWithoutTasksInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1874,6 +1925,7 @@ export type JobUpdateWithoutTasksInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1906,6 +1958,7 @@ export type JobUncheckedUpdateWithoutTasksInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1936,6 +1989,7 @@ export type JobCreateWithoutAgentRunsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1968,6 +2022,7 @@ export type JobUncheckedCreateWithoutAgentRunsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2014,6 +2069,7 @@ export type JobUpdateWithoutAgentRunsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2046,6 +2102,7 @@ export type JobUncheckedUpdateWithoutAgentRunsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2076,6 +2133,7 @@ export type JobCreateWithoutActionsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2108,6 +2166,7 @@ export type JobUncheckedCreateWithoutActionsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2154,6 +2213,7 @@ export type JobUpdateWithoutActionsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2186,6 +2246,7 @@ export type JobUncheckedUpdateWithoutActionsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2216,6 +2277,7 @@ export type JobCreateWithoutFindingsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2248,6 +2310,7 @@ export type JobUncheckedCreateWithoutFindingsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2294,6 +2357,7 @@ export type JobUpdateWithoutFindingsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2326,6 +2390,7 @@ export type JobUncheckedUpdateWithoutFindingsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2356,6 +2421,7 @@ export type JobCreateWithoutPreparationsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2388,6 +2454,7 @@ export type JobUncheckedCreateWithoutPreparationsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2434,6 +2501,7 @@ export type JobUpdateWithoutPreparationsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2466,6 +2534,7 @@ export type JobUncheckedUpdateWithoutPreparationsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2496,6 +2565,7 @@ export type JobCreateWithoutUsageInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2528,6 +2598,7 @@ export type JobUncheckedCreateWithoutUsageInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2574,6 +2645,7 @@ export type JobUpdateWithoutUsageInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2606,6 +2678,7 @@ export type JobUncheckedUpdateWithoutUsageInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2636,6 +2709,7 @@ export type JobCreateWithoutServicesInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2668,6 +2742,7 @@ export type JobUncheckedCreateWithoutServicesInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2714,6 +2789,7 @@ export type JobUpdateWithoutServicesInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2746,6 +2822,7 @@ export type JobUncheckedUpdateWithoutServicesInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2776,6 +2853,7 @@ export type JobCreateWithoutEventsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2808,6 +2886,7 @@ export type JobUncheckedCreateWithoutEventsInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2854,6 +2933,7 @@ export type JobUpdateWithoutEventsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2886,6 +2966,7 @@ export type JobUncheckedUpdateWithoutEventsInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2916,6 +2997,7 @@ export type JobCreateManyOwnerInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2936,6 +3018,7 @@ export type JobUpdateWithoutOwnerInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2967,6 +3050,7 @@ export type JobUncheckedUpdateWithoutOwnerInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2998,6 +3082,7 @@ export type JobUncheckedUpdateManyWithoutOwnerInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3019,6 +3104,7 @@ export type JobCreateManyFrozenCodeInput = {
   statusReason?: string | null
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -3038,6 +3124,7 @@ export type JobUpdateWithoutFrozenCodeInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3070,6 +3157,7 @@ export type JobUncheckedUpdateWithoutFrozenCodeInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3101,6 +3189,7 @@ export type JobUncheckedUpdateManyWithoutFrozenCodeInput = {
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3242,6 +3331,7 @@ export type JobSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = ru
   statusReason?: boolean
   spendingCapCad?: boolean
   costCad?: boolean
+  lostCostCad?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
@@ -3278,6 +3368,7 @@ export type JobSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extension
   statusReason?: boolean
   spendingCapCad?: boolean
   costCad?: boolean
+  lostCostCad?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
@@ -3302,6 +3393,7 @@ export type JobSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extension
   statusReason?: boolean
   spendingCapCad?: boolean
   costCad?: boolean
+  lostCostCad?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
@@ -3326,6 +3418,7 @@ export type JobSelectScalar = {
   statusReason?: boolean
   spendingCapCad?: boolean
   costCad?: boolean
+  lostCostCad?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
@@ -3338,7 +3431,7 @@ export type JobSelectScalar = {
   finishedAt?: boolean
 }
 
-export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "title" | "request" | "status" | "statusReason" | "spendingCapCad" | "costCad" | "hardwarePreference" | "acceptanceCriteria" | "currentPlanId" | "frozenCodeId" | "agentLockHolder" | "agentLockUntil" | "createdAt" | "updatedAt" | "startedAt" | "finishedAt", ExtArgs["result"]["job"]>
+export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "title" | "request" | "status" | "statusReason" | "spendingCapCad" | "costCad" | "lostCostCad" | "hardwarePreference" | "acceptanceCriteria" | "currentPlanId" | "frozenCodeId" | "agentLockHolder" | "agentLockUntil" | "createdAt" | "updatedAt" | "startedAt" | "finishedAt", ExtArgs["result"]["job"]>
 export type JobInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   currentPlan?: boolean | Prisma.Job$currentPlanArgs<ExtArgs>
@@ -3393,7 +3486,15 @@ export type $JobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
     status: $Enums.JobStatus
     statusReason: string | null
     spendingCapCad: runtime.Decimal | null
+    /**
+     * What the user is charged so far: the sum of the job's billable usage entries (the cap counts this).
+     */
     costCad: runtime.Decimal
+    /**
+     * Work lost through no fault of the user (LOST or STALE attempts, infrastructure failures):
+     * the sum of the job's non-billable usage entries, the contributors' loss, never charged.
+     */
+    lostCostCad: runtime.Decimal
     hardwarePreference: string | null
     /**
      * Fixed once the plan is accepted (invariant 6).
@@ -3855,6 +3956,7 @@ export interface JobFieldRefs {
   readonly statusReason: Prisma.FieldRef<"Job", 'String'>
   readonly spendingCapCad: Prisma.FieldRef<"Job", 'Decimal'>
   readonly costCad: Prisma.FieldRef<"Job", 'Decimal'>
+  readonly lostCostCad: Prisma.FieldRef<"Job", 'Decimal'>
   readonly hardwarePreference: Prisma.FieldRef<"Job", 'String'>
   readonly acceptanceCriteria: Prisma.FieldRef<"Job", 'Json'>
   readonly currentPlanId: Prisma.FieldRef<"Job", 'String'>

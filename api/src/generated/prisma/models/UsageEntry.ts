@@ -51,6 +51,7 @@ export type UsageEntryMinAggregateOutputType = {
   accelHours: number | null
   accelClass: string | null
   costCad: runtime.Decimal | null
+  billable: boolean | null
   createdAt: Date | null
 }
 
@@ -65,6 +66,7 @@ export type UsageEntryMaxAggregateOutputType = {
   accelHours: number | null
   accelClass: string | null
   costCad: runtime.Decimal | null
+  billable: boolean | null
   createdAt: Date | null
 }
 
@@ -79,6 +81,7 @@ export type UsageEntryCountAggregateOutputType = {
   accelHours: number
   accelClass: number
   costCad: number
+  billable: number
   createdAt: number
   _all: number
 }
@@ -109,6 +112,7 @@ export type UsageEntryMinAggregateInputType = {
   accelHours?: true
   accelClass?: true
   costCad?: true
+  billable?: true
   createdAt?: true
 }
 
@@ -123,6 +127,7 @@ export type UsageEntryMaxAggregateInputType = {
   accelHours?: true
   accelClass?: true
   costCad?: true
+  billable?: true
   createdAt?: true
 }
 
@@ -137,6 +142,7 @@ export type UsageEntryCountAggregateInputType = {
   accelHours?: true
   accelClass?: true
   costCad?: true
+  billable?: true
   createdAt?: true
   _all?: true
 }
@@ -238,6 +244,7 @@ export type UsageEntryGroupByOutputType = {
   accelHours: number
   accelClass: string | null
   costCad: runtime.Decimal
+  billable: boolean
   createdAt: Date
   _count: UsageEntryCountAggregateOutputType | null
   _avg: UsageEntryAvgAggregateOutputType | null
@@ -275,6 +282,7 @@ export type UsageEntryWhereInput = {
   accelHours?: Prisma.FloatFilter<"UsageEntry"> | number
   accelClass?: Prisma.StringNullableFilter<"UsageEntry"> | string | null
   costCad?: Prisma.DecimalFilter<"UsageEntry"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFilter<"UsageEntry"> | boolean
   createdAt?: Prisma.DateTimeFilter<"UsageEntry"> | Date | string
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   attempt?: Prisma.XOR<Prisma.AttemptScalarRelationFilter, Prisma.AttemptWhereInput>
@@ -291,6 +299,7 @@ export type UsageEntryOrderByWithRelationInput = {
   accelHours?: Prisma.SortOrder
   accelClass?: Prisma.SortOrderInput | Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  billable?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   job?: Prisma.JobOrderByWithRelationInput
   attempt?: Prisma.AttemptOrderByWithRelationInput
@@ -310,6 +319,7 @@ export type UsageEntryWhereUniqueInput = Prisma.AtLeast<{
   accelHours?: Prisma.FloatFilter<"UsageEntry"> | number
   accelClass?: Prisma.StringNullableFilter<"UsageEntry"> | string | null
   costCad?: Prisma.DecimalFilter<"UsageEntry"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFilter<"UsageEntry"> | boolean
   createdAt?: Prisma.DateTimeFilter<"UsageEntry"> | Date | string
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   attempt?: Prisma.XOR<Prisma.AttemptScalarRelationFilter, Prisma.AttemptWhereInput>
@@ -326,6 +336,7 @@ export type UsageEntryOrderByWithAggregationInput = {
   accelHours?: Prisma.SortOrder
   accelClass?: Prisma.SortOrderInput | Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  billable?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.UsageEntryCountOrderByAggregateInput
   _avg?: Prisma.UsageEntryAvgOrderByAggregateInput
@@ -348,6 +359,7 @@ export type UsageEntryScalarWhereWithAggregatesInput = {
   accelHours?: Prisma.FloatWithAggregatesFilter<"UsageEntry"> | number
   accelClass?: Prisma.StringNullableWithAggregatesFilter<"UsageEntry"> | string | null
   costCad?: Prisma.DecimalWithAggregatesFilter<"UsageEntry"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolWithAggregatesFilter<"UsageEntry"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"UsageEntry"> | Date | string
 }
 
@@ -360,6 +372,7 @@ export type UsageEntryCreateInput = {
   accelHours: number
   accelClass?: string | null
   costCad: runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: boolean
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutUsageInput
   attempt: Prisma.AttemptCreateNestedOneWithoutUsageEntriesInput
@@ -376,6 +389,7 @@ export type UsageEntryUncheckedCreateInput = {
   accelHours: number
   accelClass?: string | null
   costCad: runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: boolean
   createdAt?: Date | string
 }
 
@@ -388,6 +402,7 @@ export type UsageEntryUpdateInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutUsageNestedInput
   attempt?: Prisma.AttemptUpdateOneRequiredWithoutUsageEntriesNestedInput
@@ -404,6 +419,7 @@ export type UsageEntryUncheckedUpdateInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -418,6 +434,7 @@ export type UsageEntryCreateManyInput = {
   accelHours: number
   accelClass?: string | null
   costCad: runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: boolean
   createdAt?: Date | string
 }
 
@@ -430,6 +447,7 @@ export type UsageEntryUpdateManyMutationInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -444,6 +462,7 @@ export type UsageEntryUncheckedUpdateManyInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -468,6 +487,7 @@ export type UsageEntryCountOrderByAggregateInput = {
   accelHours?: Prisma.SortOrder
   accelClass?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  billable?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -489,6 +509,7 @@ export type UsageEntryMaxOrderByAggregateInput = {
   accelHours?: Prisma.SortOrder
   accelClass?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  billable?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -503,6 +524,7 @@ export type UsageEntryMinOrderByAggregateInput = {
   accelHours?: Prisma.SortOrder
   accelClass?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
+  billable?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -606,6 +628,7 @@ export type UsageEntryCreateWithoutJobInput = {
   accelHours: number
   accelClass?: string | null
   costCad: runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: boolean
   createdAt?: Date | string
   attempt: Prisma.AttemptCreateNestedOneWithoutUsageEntriesInput
 }
@@ -620,6 +643,7 @@ export type UsageEntryUncheckedCreateWithoutJobInput = {
   accelHours: number
   accelClass?: string | null
   costCad: runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: boolean
   createdAt?: Date | string
 }
 
@@ -663,6 +687,7 @@ export type UsageEntryScalarWhereInput = {
   accelHours?: Prisma.FloatFilter<"UsageEntry"> | number
   accelClass?: Prisma.StringNullableFilter<"UsageEntry"> | string | null
   costCad?: Prisma.DecimalFilter<"UsageEntry"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFilter<"UsageEntry"> | boolean
   createdAt?: Prisma.DateTimeFilter<"UsageEntry"> | Date | string
 }
 
@@ -675,6 +700,7 @@ export type UsageEntryCreateWithoutAttemptInput = {
   accelHours: number
   accelClass?: string | null
   costCad: runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: boolean
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutUsageInput
 }
@@ -689,6 +715,7 @@ export type UsageEntryUncheckedCreateWithoutAttemptInput = {
   accelHours: number
   accelClass?: string | null
   costCad: runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: boolean
   createdAt?: Date | string
 }
 
@@ -728,6 +755,7 @@ export type UsageEntryCreateManyJobInput = {
   accelHours: number
   accelClass?: string | null
   costCad: runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: boolean
   createdAt?: Date | string
 }
 
@@ -740,6 +768,7 @@ export type UsageEntryUpdateWithoutJobInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   attempt?: Prisma.AttemptUpdateOneRequiredWithoutUsageEntriesNestedInput
 }
@@ -754,6 +783,7 @@ export type UsageEntryUncheckedUpdateWithoutJobInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -767,6 +797,7 @@ export type UsageEntryUncheckedUpdateManyWithoutJobInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -780,6 +811,7 @@ export type UsageEntryCreateManyAttemptInput = {
   accelHours: number
   accelClass?: string | null
   costCad: runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: boolean
   createdAt?: Date | string
 }
 
@@ -792,6 +824,7 @@ export type UsageEntryUpdateWithoutAttemptInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutUsageNestedInput
 }
@@ -806,6 +839,7 @@ export type UsageEntryUncheckedUpdateWithoutAttemptInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -819,6 +853,7 @@ export type UsageEntryUncheckedUpdateManyWithoutAttemptInput = {
   accelHours?: Prisma.FloatFieldUpdateOperationsInput | number
   accelClass?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  billable?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -835,6 +870,7 @@ export type UsageEntrySelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   accelHours?: boolean
   accelClass?: boolean
   costCad?: boolean
+  billable?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   attempt?: boolean | Prisma.AttemptDefaultArgs<ExtArgs>
@@ -851,6 +887,7 @@ export type UsageEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   accelHours?: boolean
   accelClass?: boolean
   costCad?: boolean
+  billable?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   attempt?: boolean | Prisma.AttemptDefaultArgs<ExtArgs>
@@ -867,6 +904,7 @@ export type UsageEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   accelHours?: boolean
   accelClass?: boolean
   costCad?: boolean
+  billable?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   attempt?: boolean | Prisma.AttemptDefaultArgs<ExtArgs>
@@ -883,10 +921,11 @@ export type UsageEntrySelectScalar = {
   accelHours?: boolean
   accelClass?: boolean
   costCad?: boolean
+  billable?: boolean
   createdAt?: boolean
 }
 
-export type UsageEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "attemptId" | "periodStart" | "periodEnd" | "cpuCoreHours" | "ramGbHours" | "accelHours" | "accelClass" | "costCad" | "createdAt", ExtArgs["result"]["usageEntry"]>
+export type UsageEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "attemptId" | "periodStart" | "periodEnd" | "cpuCoreHours" | "ramGbHours" | "accelHours" | "accelClass" | "costCad" | "billable" | "createdAt", ExtArgs["result"]["usageEntry"]>
 export type UsageEntryInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   attempt?: boolean | Prisma.AttemptDefaultArgs<ExtArgs>
@@ -917,6 +956,10 @@ export type $UsageEntryPayload<ExtArgs extends runtime.Types.Extensions.Internal
     accelHours: number
     accelClass: string | null
     costCad: runtime.Decimal
+    /**
+     * false: the contributor's loss (counted in Job.lostCostCad, not in Job.costCad).
+     */
+    billable: boolean
     createdAt: Date
   }, ExtArgs["result"]["usageEntry"]>
   composites: {}
@@ -1353,6 +1396,7 @@ export interface UsageEntryFieldRefs {
   readonly accelHours: Prisma.FieldRef<"UsageEntry", 'Float'>
   readonly accelClass: Prisma.FieldRef<"UsageEntry", 'String'>
   readonly costCad: Prisma.FieldRef<"UsageEntry", 'Decimal'>
+  readonly billable: Prisma.FieldRef<"UsageEntry", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"UsageEntry", 'DateTime'>
 }
     
