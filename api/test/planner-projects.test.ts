@@ -129,4 +129,16 @@ describe('projects as their authors wrote them', () => {
     expect(job.tasks.map((t: any) => [t.name, t.status])).toEqual([['step:prepare-data', 'SUCCEEDED'], ['run', 'SUCCEEDED'], ['evaluate', 'SUCCEEDED']]);
     expect(job.outputs.map((o: any) => o.path)).toContain('outputs/out-tiny-char/ckpt.pt');
   });
+
+  it('the README says how to run it: of two scripts, the one its Usage names, run as a module (`python -m`) so the package imports', { timeout: 120_000 }, async () => {
+    const job = await run('readme-module', 'train for 2 epochs and give me the model');
+    expect(job.status, job.statusReason).toBe('SUCCEEDED');
+    expect(job.currentPlan.command).toBe('python -m lmtool.train --epochs 2 --out outputs/model.pt');
+    expect(job.openQuestions).toEqual([]);
+    // The generic reload check rebuilds the package's model class from the state_dict.
+    expect(job.currentPlan.acceptanceCriteria.evaluate.command).toBe('python -m chatgpu.reload_check outputs/model.pt');
+    expect(job.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED'], ['EVALUATE', 'SUCCEEDED']]);
+    const evaluated = job.events.find((e: any) => e.kind === 'validation' && e.payload.step === 'evaluate');
+    expect(evaluated.payload.metrics).toMatchObject({ reload_ok: 1, rebuilt: 1, forward_ok: 1 });
+  });
 });

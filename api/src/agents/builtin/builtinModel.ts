@@ -133,6 +133,16 @@ function decide(req: ModelRequest): Item[] {
   const notEval = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$/i.test(e.path));
   const primary = notEval.some((e) => !PREPARE_RE.test(e.path)) ? notEval.filter((e) => !PREPARE_RE.test(e.path)) : notEval;
   let entry: EntryPoint | undefined = named.length === 1 ? named[0] : primary.length === 1 ? primary[0] : undefined;
+  // The project's README or Makefile says how to run it: when it names exactly one of them, that one.
+  const usageOf = (e: EntryPoint) => facts.usage.find((u) => u.script === e.path);
+  // (Several named: the one whose name the request uses as a word, e.g. "train …" → lmtool/train.py.)
+  if (!entry && named.length === 0) {
+    const byUsage = primary.filter((e) => usageOf(e));
+    const stem = (e: EntryPoint) => e.path.split('/').pop()!.replace(/\.py$/, '');
+    const byWord = byUsage.filter((e) => new RegExp(`\\b${stem(e).replace(/[^\w]/g, '')}`, 'i').test(request));
+    if (byUsage.length === 1) entry = byUsage[0];
+    else if (byWord.length === 1) entry = byWord[0];
+  }
   if (!entry) {
     const choices = (primary.length ? primary : eps).map((e) => e.path);
     const answer = answerTo('Which script');
@@ -310,8 +320,11 @@ function decide(req: ModelRequest): Item[] {
       outputs.add(checkpoint);
     }
   }
-  const command = ['python', entry.path, ...args].join(' ');
-  const bounded = boundedCommand(entry, args);
+  // As the README runs it: `python -m pkg.train` keeps the package importable (a file path would not).
+  const usage = usageOf(entry);
+  const runner = usage?.module ? `python -m ${usage.module}` : `python ${entry.path}`;
+  const command = [runner, ...args].join(' ');
+  const bounded = boundedCommand(entry, args, runner);
 
   // 5. Validation: a second opinion when a checkpoint will be produced.
   if (checkpoint && !last('consult_specialist')) {
@@ -445,7 +458,7 @@ function preparedFiles(source: string): string[] {
  * workload flags (one epoch, a few steps, few samples) and a fixed seed. Flags the entry
  * point does not have are not invented: without any, the bounded workload is the full command.
  */
-function boundedCommand(entry: EntryPoint, args: string[]): string {
+function boundedCommand(entry: EntryPoint, args: string[], runner: string): string {
   const out = [...args];
   const set = (flag: string, value: string) => {
     const i = out.indexOf(flag);
@@ -459,7 +472,7 @@ function boundedCommand(entry: EntryPoint, args: string[]): string {
     else if (/^(num-|n-)?(samples|trials|paths)$/.test(name)) set(f.flag, '1000');
     else if (name === 'seed') set(f.flag, '0');
   }
-  return ['python', entry.path, ...out].join(' ');
+  return [runner, ...out].join(' ');
 }
 
 /**

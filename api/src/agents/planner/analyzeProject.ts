@@ -61,8 +61,21 @@ export interface EntryPoint {
   reportsMetrics: string[];
 }
 
+/** A command the project's own README or Makefile gives for running it. */
+export interface UsageCommand {
+  file: string;
+  /** As written, e.g. "python -m lmtool.train --epochs 3". */
+  command: string;
+  /** The Python file it runs (a module resolved to its file), when the project has it. */
+  script: string | null;
+  /** The module of `python -m MODULE`, else null. */
+  module: string | null;
+}
+
 export interface ProjectFacts {
   pins: Pin[];
+  /** Run commands from README*.md / Makefile, in order (at most 20). */
+  usage: UsageCommand[];
   imports: string[];
   /** Per Python file: its third-party imports (top-level names) and the local modules it imports. */
   importsByFile: Record<string, { thirdParty: string[]; local: string[] }>;
@@ -179,11 +192,37 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
       entryPoints.push({ path: p, kind, cli: ast?.ok ? ast.cli : null, flags, savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda, reportsMetrics: reportedMetrics(text) });
     }
   }
+  const usage = usageCommands(files);
   const cudaSources = [...files.keys()].filter((p) => /\.(cu|cuh|hip)$/.test(p)).sort();
   const dataFolders = [...new Set([...files.keys()].filter((p) => /\.(csv|tsv|npy|npz|parquet|jsonl|txt|pt|bin|h5|png|jpg)$/.test(p) && p.includes('/') && !/requirements/.test(p)).map((p) => p.split('/').slice(0, -1).join('/')))].sort();
   const usesTorch = imports.has('torch');
   if (pins.length === 0 && imports.size > 0) notes.push(`No requirements file; imports: ${[...imports].sort().join(', ')}.`);
-  return { pins, imports: [...imports].sort(), importsByFile, localModules: [...localModules].sort(), entryPoints, cudaSources, dataFolders, usesTorch, notes };
+  return { pins, usage, imports: [...imports].sort(), importsByFile, localModules: [...localModules].sort(), entryPoints, cudaSources, dataFolders, usesTorch, notes };
+}
+
+/**
+ * "python train.py --epochs 3" / "python -m pkg.train" lines in the README's code (a shell
+ * prompt, backticks and indentation allowed) and in Makefile recipes, resolved to the project's
+ * files: `-m pkg.train` → pkg/train.py (or pkg/train/__main__.py).
+ */
+export function usageCommands(files: ReadonlyMap<string, string>): UsageCommand[] {
+  const out: UsageCommand[] = [];
+  for (const [p, text] of files) {
+    const base = p.split('/').pop()!;
+    if (p.includes('/') || !/^(README(\.md|\.rst|\.txt)?|Makefile)$/i.test(base)) continue;
+    for (const raw of text.split('\n')) {
+      const line = raw.replace(/^[\s>`]*(?:\$\s+)?/, '').replace(/`+\s*$/, '').trim();
+      const m = /^python3?\s+(?:-m\s+([\w.]+)|([\w./-]+\.py))(\s.*)?$/.exec(line);
+      if (!m) continue;
+      const module = m[1] ?? null;
+      const script = module
+        ? ([`${module.replace(/\./g, '/')}.py`, `${module.replace(/\./g, '/')}/__main__.py`].find((f) => files.has(f)) ?? null)
+        : files.has(m[2]!.replace(/^\.\//, '')) ? m[2]!.replace(/^\.\//, '') : null;
+      out.push({ file: p, command: line, script, module });
+      if (out.length >= 20) return out;
+    }
+  }
+  return out;
 }
 
 /**
