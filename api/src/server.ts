@@ -12,6 +12,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
+import { databaseUnavailable, UNAVAILABLE_RETRY_AFTER_SEC } from './db/unavailable.js';
 import { authenticate } from './domain/auth/users.js';
 import type { Principal } from './domain/auth/principal.js';
 import { BlobStore } from './domain/blobs/blobStore.js';
@@ -69,14 +70,32 @@ const SAFE_CODES = new Set([
   'NOT_FOUND',
   'QUERY_TOO_DEEP',
   'QUERY_TOO_COSTLY',
+  'UNAVAILABLE',
 ]);
 
-/** Known errors keep their message and get a code; anything else is masked and logged. */
+/** The GraphQL error for a database outage: retryable, with how long to wait (seconds). */
+export function unavailableError(path?: GraphQLFormattedError['path']): GraphQLFormattedError {
+  return {
+    message: `The database is unavailable (restarting or unreachable); retry in ${UNAVAILABLE_RETRY_AFTER_SEC} s.`,
+    ...(path ? { path } : {}),
+    extensions: { code: 'UNAVAILABLE', retryAfter: UNAVAILABLE_RETRY_AFTER_SEC },
+  };
+}
+
+/**
+ * Known errors keep their message and get a code; a database outage is UNAVAILABLE
+ * (retryable, logged as a warning); anything else is masked and logged.
+ */
 export function formatError(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
     if (original instanceof DomainError) {
       return { message: original.message, path: formatted.path, extensions: { code: original.code } };
+    }
+    const outage = databaseUnavailable(original);
+    if (outage) {
+      log.warn('database unavailable (GraphQL)', { reason: outage, path: formatted.path?.join('.') });
+      return unavailableError(formatted.path);
     }
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && SAFE_CODES.has(code)) {
@@ -137,18 +156,20 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (HTTP_ROUTES.healthz.pattern.test(url.pathname)) {
+      // A database outage reaches the error path below: 503 + Retry-After, unhealthy.
       await db.prisma.$queryRaw`SELECT 1`;
       return sendJson(res, 200, { ok: true, database: db.kind });
     }
-    const principal = await authenticate(resources, req.headers.authorization);
+    // Authenticated only on the API's routes: the dashboard's files need no database.
+    const principal = () => authenticate(resources, req.headers.authorization);
     const outputs = HTTP_ROUTES.outputsArchive.pattern.exec(url.pathname);
-    if (outputs && req.method === 'GET') return handleOutputsArchive(resources, principal, res, decodeURIComponent(outputs[1]!));
+    if (outputs && req.method === 'GET') return handleOutputsArchive(resources, await principal(), res, decodeURIComponent(outputs[1]!));
     const blob = HTTP_ROUTES.blob.pattern.exec(url.pathname);
-    if (blob) return handleBlob(resources, principal, req, res, blob[1]!, url.searchParams);
+    if (blob) return handleBlob(resources, await principal(), req, res, blob[1]!, url.searchParams);
     if (HTTP_ROUTES.graphql.pattern.test(url.pathname)) {
       const abort = new AbortController();
       res.once('close', () => abort.abort());
-      return graphqlHttp(req, res, url, { ...makeContext(principal), signal: abort.signal });
+      return graphqlHttp(req, res, url, { ...makeContext(await principal()), signal: abort.signal });
     }
     if (webDir && (req.method === 'GET' || req.method === 'HEAD') && (await serveStatic(webDir, url.pathname, res))) return;
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'No such route.' } });
@@ -173,13 +194,33 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     });
     for (const [k, v] of result.headers) res.setHeader(k, v);
     res.statusCode = result.status ?? 200;
-    if (result.body.kind === 'complete') return void res.end(result.body.string);
+    if (result.body.kind === 'complete') {
+      // An answer carrying UNAVAILABLE (a database outage) is a 503 with Retry-After, so
+      // HTTP-level clients and proxies retry it like any other route's outage.
+      if (result.body.string.includes('"UNAVAILABLE"') && hasUnavailable(result.body.string)) {
+        res.statusCode = 503;
+        res.setHeader('retry-after', String(UNAVAILABLE_RETRY_AFTER_SEC));
+      }
+      return void res.end(result.body.string);
+    }
     for await (const chunk of result.body.asyncIterator) res.write(chunk);
     res.end();
   };
 
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err) => {
+      const outage = databaseUnavailable(err);
+      if (outage) {
+        // Every route, /healthz and /graphql included: 503 + Retry-After (GraphQL-shaped on /graphql).
+        log.warn('database unavailable', { url: req.url, reason: outage });
+        if (res.headersSent) return void res.destroy();
+        req.resume(); // an upload refused before its body was read: drain it so the client reads the 503
+        res.setHeader('retry-after', String(UNAVAILABLE_RETRY_AFTER_SEC));
+        const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+        if (pathname === '/graphql') return sendJson(res, 503, { errors: [unavailableError()] });
+        if (pathname === '/healthz') return sendJson(res, 503, { ok: false, database: db.kind, error: 'The database is unavailable.' });
+        return sendJson(res, 503, { error: { code: 'UNAVAILABLE', message: unavailableError().message, retryAfter: UNAVAILABLE_RETRY_AFTER_SEC } });
+      }
       log.error('request failed', { url: req.url, message: (err as Error).message, stack: (err as Error).stack });
       if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal error.' } });
       else res.destroy();
@@ -200,7 +241,13 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       onSubscribe: async (ctx, _id, payload) => {
         // Authenticated per subscription, like every HTTP request: a token revoked or
         // rotated while the socket is open is refused at its next subscription.
-        ctx.extra.principal = await authenticate(resources, ctx.extra.authorization);
+        try {
+          ctx.extra.principal = await authenticate(resources, ctx.extra.authorization);
+        } catch (err) {
+          if (!databaseUnavailable(err)) throw err;
+          const e = unavailableError();
+          return [new GraphQLError(e.message, { extensions: e.extensions })];
+        }
         let document;
         try {
           document = parse(payload.query);
@@ -270,6 +317,16 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       if (!opts.db) await db.close();
     },
   };
+}
+
+/** Whether a GraphQL response body carries an UNAVAILABLE error. */
+function hasUnavailable(body: string): boolean {
+  try {
+    const parsed = JSON.parse(body) as { errors?: { extensions?: { code?: unknown } }[] };
+    return !!parsed.errors?.some((e) => e.extensions?.code === 'UNAVAILABLE');
+  } catch {
+    return false;
+  }
 }
 
 async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {

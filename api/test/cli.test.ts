@@ -161,7 +161,8 @@ describe('finding the server and the token', () => {
 
   it('unreachable server: one sentence and a non-zero exit code', async () => {
     const port = await freePort();
-    const r = await runCli(['submit', project, '-m', 'x', '--server', `http://127.0.0.1:${port}`], { env: withToken() });
+    // CHATGPU_RETRY_SEC=0: fail at once (outages.test.ts covers waiting the outage out).
+    const r = await runCli(['submit', project, '-m', 'x', '--server', `http://127.0.0.1:${port}`], { env: { ...withToken(), CHATGPU_RETRY_SEC: '0' } });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toBe(
       `chatgpu: Cannot reach the ChatGPU server at http://127.0.0.1:${port} (connection refused): start it with \`npm start\`, or point --server or CHATGPU_URL at a running one.\n`,

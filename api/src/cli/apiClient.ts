@@ -2,6 +2,19 @@
  * The `chatgpu` command's only way to the server: the public API. GraphQL over HTTP
  * with a Bearer token, graphql-ws subscriptions on the same /graphql path (the token
  * in connectionParams), and content-addressed blobs at /blobs/<sha256>.
+ *
+ * Outages are waited out, not passed on: a call that meets connection refused/reset,
+ * HTTP 502/503/504 or a GraphQL UNAVAILABLE error is sent again after a backoff (the
+ * server's Retry-After when it gives one), printing one line per wait, until the API
+ * has been unavailable for `retry.forMs` (shared by concurrent calls: one outage, one
+ * clock); then one clear error. What is sent again:
+ * - queries, blob downloads and blob uploads (content-addressed: an upload of bytes
+ *   already stored is a no-op), and mutations the caller marks `idempotent` (a repeat
+ *   changes nothing: cancelJob, answerQuestion — the repeat is refused as already done);
+ * - any other mutation only when the request never reached the server (connection
+ *   refused, DNS not answering); when it may have been applied (reset mid-request, a
+ *   503 answer), the call fails with MaybeAppliedError so the caller can look before
+ *   sending it again (submit.ts does this for createJob, which the server does not dedupe).
  */
 import { createHash } from 'node:crypto';
 import { createClient, type Client } from 'graphql-ws';
@@ -46,6 +59,22 @@ const NET_CODES: Record<string, string> = {
   UND_ERR_SOCKET: 'connection closed',
 };
 
+/** Network failures worth waiting out (the API restarting, a proxy in between restarting). */
+const TRANSIENT_NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
+/** Of those, the ones where no byte of the request reached the server. */
+const UNSENT_NET_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN']);
+
+/** The first Node/undici error code in an error's cause chain. */
+function netCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (/^E[A-Z_]+$/.test(code) || code.startsWith('UND_ERR_'))) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** Why a fetch() failed at the network level, in a few words; null when it did not. */
 export function networkReason(err: unknown): string | null {
   let e: unknown = err;
@@ -58,6 +87,60 @@ export function networkReason(err: unknown): string | null {
   }
   if (err instanceof TypeError && /fetch failed/i.test(err.message)) return 'network error';
   return null;
+}
+
+/** A failure that may clear by itself: the API or its database is restarting or unreachable. */
+class TransientError extends Error {
+  constructor(
+    /** In a few words, for the wait line ("connection refused", "the database is unavailable", "HTTP 502"). */
+    readonly reason: string,
+    /** Whether the request may have reached the server (and been applied). */
+    readonly sent: boolean,
+    /** The server's Retry-After, when it gave one. */
+    readonly retryAfterMs: number | null = null,
+    /** The underlying network failure (no HTTP answer at all). */
+    readonly network = false,
+  ) {
+    super(reason);
+    this.name = 'TransientError';
+  }
+}
+
+/**
+ * A call that is not safe to repeat met an outage after it may have reached the server:
+ * whether it was applied is unknown. The caller looks, then decides (submit.ts).
+ */
+export class MaybeAppliedError extends CliError {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+    this.name = 'MaybeAppliedError';
+  }
+}
+
+export interface RetryOptions {
+  /** How long an outage is waited out before giving up (0: fail at once). */
+  forMs: number;
+  /** Prints a wait line (default: stderr). */
+  notice?: (line: string) => void;
+}
+
+export const DEFAULT_RETRY_MS = 120_000;
+const BACKOFF_MS = [1000, 2000, 4000, 8000];
+
+function retryAfterMs(res: Response): number | null {
+  const v = res.headers.get('retry-after');
+  if (!v) return null;
+  const sec = Number(v);
+  if (Number.isFinite(sec) && sec >= 0) return sec * 1000;
+  const at = Date.parse(v);
+  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
+}
+
+function seconds(ms: number): string {
+  return ms >= 120_000 && ms % 60_000 === 0 ? `${ms / 60_000} minutes` : `${Math.round(ms / 1000)} s`;
 }
 
 export function unreachable(server: string, reason: string): CliError {
@@ -77,45 +160,159 @@ export interface SubscriptionHandlers<T> {
 }
 
 export class ApiClient {
+  private readonly retry: Required<RetryOptions>;
+  /** When the current outage began (null: the last call got through). Shared by concurrent calls. */
+  private outageSince: number | null = null;
+  /** Concurrent calls waiting out the same outage print one line per wait, not one each. */
+  private quietUntil = 0;
+
   /** Where the token came from, for error messages ("the token from ~/.config/…"). */
   constructor(
     readonly server: string,
     readonly token: string | null,
     readonly tokenSource = 'the token',
-  ) {}
+    retry: RetryOptions = { forMs: DEFAULT_RETRY_MS },
+  ) {
+    this.retry = { forMs: retry.forMs, notice: retry.notice ?? ((line) => void process.stderr.write(`${line}\n`)) };
+  }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
     return { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), ...extra };
   }
 
+  /** One HTTP exchange; a transient network failure becomes TransientError, any other one the unreachable error. */
   private async send(url: string, init: RequestInit & { timeoutMs?: number }): Promise<Response> {
     const { timeoutMs = 60_000, ...rest } = init;
     try {
       return await fetch(url, { ...rest, signal: rest.signal ?? AbortSignal.timeout(timeoutMs) });
     } catch (err) {
       const reason = networkReason(err);
+      const code = netCode(err);
+      if (reason && code && TRANSIENT_NET_CODES.has(code)) throw new TransientError(reason, !UNSENT_NET_CODES.has(code), null, true);
       if (reason) throw unreachable(this.server, reason);
       throw err;
     }
   }
 
-  /** Runs a query or mutation; GraphQL errors become ApiError with a clear message. */
-  async gql<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-    const res = await this.send(`${this.server}/graphql`, {
-      method: 'POST',
-      headers: this.headers({ 'content-type': 'application/json', accept: 'application/json' }),
-      body: JSON.stringify({ query, variables }),
-    });
-    const text = await res.text();
-    let body: { data?: T; errors?: GraphQLErrorShape[] };
+  /** A response body; the connection failing while it arrives is transient like any other. */
+  private async readText(res: Response): Promise<string> {
     try {
-      body = JSON.parse(text) as typeof body;
-    } catch {
-      throw new CliError(`The server at ${this.server} did not answer like a ChatGPU API (HTTP ${res.status} from /graphql).`);
+      return await res.text();
+    } catch (err) {
+      const code = netCode(err);
+      if (code && TRANSIENT_NET_CODES.has(code)) throw new TransientError(networkReason(err) ?? code, true, null, true);
+      throw err;
     }
-    if (body.errors?.length) throw this.toApiError(body.errors);
-    if (!res.ok || !body.data) throw new CliError(`The server at ${this.server} answered HTTP ${res.status} without data.`);
-    return body.data;
+  }
+
+  /** 502/503/504: the API (or the proxy in front of it) is restarting, or its database is unavailable. */
+  private async transientStatus(res: Response): Promise<TransientError | null> {
+    if (res.status !== 502 && res.status !== 503 && res.status !== 504) return null;
+    const text = await res.text().catch(() => '');
+    let code: unknown;
+    try {
+      const b = JSON.parse(text) as { error?: { code?: string }; errors?: GraphQLErrorShape[] };
+      code = b.error?.code ?? b.errors?.[0]?.extensions?.code;
+    } catch {
+      /* a proxy's HTML page */
+    }
+    return new TransientError(code === 'UNAVAILABLE' ? 'the database is unavailable' : `HTTP ${res.status}`, true, retryAfterMs(res));
+  }
+
+  /**
+   * Runs `attempt` until it gets through, waiting out outages (see the header): a call
+   * that is not `idempotent` is sent again only when it never reached the server.
+   */
+  private async withRetry<T>(what: string, idempotent: boolean, attempt: () => Promise<T>): Promise<T> {
+    for (let i = 0; ; i++) {
+      try {
+        const value = await attempt();
+        this.outageSince = null;
+        return value;
+      } catch (err) {
+        if (!(err instanceof TransientError)) throw err;
+        const now = Date.now();
+        this.outageSince ??= now;
+        if (!idempotent && err.sent) {
+          throw new MaybeAppliedError(`The API became unavailable (${err.reason}) during ${what}; it may or may not have been applied.`, err.reason);
+        }
+        const remaining = this.retry.forMs - (now - this.outageSince);
+        if (remaining <= 0) throw this.gaveUp(err);
+        const waitMs = Math.min(remaining, Math.max(err.retryAfterMs ?? 0, BACKOFF_MS[Math.min(i, BACKOFF_MS.length - 1)]!));
+        if (now >= this.quietUntil) {
+          this.retry.notice(`API unavailable (${err.reason}); retrying in ${Math.max(1, Math.round(waitMs / 1000))}s`);
+          this.quietUntil = now + waitMs;
+        }
+        await new Promise((r) => setTimeout(r, waitMs));
+      }
+    }
+  }
+
+  private gaveUp(err: TransientError): CliError {
+    const waited = this.retry.forMs > 0 ? ` (waited ${seconds(this.retry.forMs)}; CHATGPU_RETRY_SEC sets how long)` : '';
+    if (err.network) {
+      return new CliError(
+        `Cannot reach the ChatGPU server at ${this.server} (${err.reason})${waited}: start it with \`npm start\`, or point --server or CHATGPU_URL at a running one.`,
+      );
+    }
+    return new CliError(`The ChatGPU server at ${this.server} is unavailable (${err.reason})${waited}; try again later.`);
+  }
+
+  /**
+   * Runs a query or mutation; GraphQL errors become ApiError with a clear message.
+   * Queries wait out outages; a mutation does only with `idempotent` (else see MaybeAppliedError).
+   */
+  async gql<T = any>(query: string, variables: Record<string, unknown> = {}, opts: { idempotent?: boolean } = {}): Promise<T> {
+    const idempotent = opts.idempotent ?? !/^\s*(#[^\n]*\n\s*)*mutation\b/.test(query);
+    const name = /^\s*(?:query|mutation)\s+(\w+)/.exec(query)?.[1];
+    return this.withRetry(name ? `the ${name} request` : 'the request', idempotent, async () => {
+      const res = await this.send(`${this.server}/graphql`, {
+        method: 'POST',
+        headers: this.headers({ 'content-type': 'application/json', accept: 'application/json' }),
+        body: JSON.stringify({ query, variables }),
+      });
+      const text = await this.readText(res);
+      let body: { data?: T; errors?: GraphQLErrorShape[] };
+      try {
+        body = JSON.parse(text) as typeof body;
+      } catch {
+        if (res.status === 502 || res.status === 503 || res.status === 504) throw new TransientError(`HTTP ${res.status}`, true, retryAfterMs(res));
+        throw new CliError(`The server at ${this.server} did not answer like a ChatGPU API (HTTP ${res.status} from /graphql).`);
+      }
+      const unavailable = body.errors?.find((e) => e.extensions?.code === 'UNAVAILABLE');
+      if (unavailable) {
+        const hint = Number(unavailable.extensions?.retryAfter);
+        throw new TransientError('the database is unavailable', true, retryAfterMs(res) ?? (Number.isFinite(hint) ? hint * 1000 : null));
+      }
+      if (body.errors?.length) throw this.toApiError(body.errors);
+      if (res.status === 502 || res.status === 503 || res.status === 504) throw new TransientError(`HTTP ${res.status}`, true, retryAfterMs(res));
+      if (!res.ok || !body.data) throw new CliError(`The server at ${this.server} answered HTTP ${res.status} without data.`);
+      return body.data;
+    });
+  }
+
+  /**
+   * Sends a mutation that is not safe to repeat, waiting out outages like any call: after
+   * an outage that may have let it through, `applied()` (queries, which wait out the
+   * outage themselves) looks for its effect; what it finds is the answer, else the
+   * mutation is sent again — within the same bound as every other call.
+   */
+  async gqlOnce<T = any>(query: string, variables: Record<string, unknown>, applied: () => Promise<T | null>): Promise<T> {
+    const started = Date.now();
+    for (let i = 0; ; i++) {
+      try {
+        return await this.gql<T>(query, variables, { idempotent: false });
+      } catch (err) {
+        if (!(err instanceof MaybeAppliedError)) throw err;
+        const found = await applied();
+        if (found) return found;
+        const remaining = this.retry.forMs - (Date.now() - started);
+        if (remaining <= 0) throw this.gaveUp(new TransientError(err.reason, true));
+        const waitMs = Math.min(remaining, BACKOFF_MS[Math.min(i, BACKOFF_MS.length - 1)]!);
+        this.retry.notice(`API unavailable (${err.reason}); not applied; sending it again in ${Math.max(1, Math.round(waitMs / 1000))}s`);
+        await new Promise((r) => setTimeout(r, waitMs));
+      }
+    }
   }
 
   toApiError(errors: readonly GraphQLErrorShape[]): ApiError {
@@ -133,34 +330,53 @@ export class ApiClient {
   }
 
   /** Uploads bytes as a blob (the API is idempotent: an existing blob is fine). */
+  /**
+   * Uploads bytes as a blob, waiting out outages: the upload is whole or refused (the
+   * server writes a temporary file and renames it), so sending it again restarts it cleanly.
+   */
   async putBlob(bytes: Uint8Array, sha256 = sha256Hex(bytes)): Promise<string> {
-    const res = await this.send(`${this.server}/blobs/${sha256}`, {
-      method: 'PUT',
-      headers: this.headers({ 'content-type': 'application/octet-stream' }),
-      body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Uint8Array<ArrayBuffer>,
-      timeoutMs: 30 * 60_000,
+    return this.withRetry(`the upload of blob ${sha256.slice(0, 12)}…`, true, async () => {
+      const res = await this.send(`${this.server}/blobs/${sha256}`, {
+        method: 'PUT',
+        headers: this.headers({ 'content-type': 'application/octet-stream' }),
+        body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Uint8Array<ArrayBuffer>,
+        timeoutMs: 30 * 60_000,
+      });
+      if (res.ok) {
+        await res.arrayBuffer().catch(() => undefined);
+        return sha256;
+      }
+      const transient = await this.transientStatus(res);
+      if (transient) throw transient;
+      const err = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+      if (res.status === 401) throw this.toApiError([{ message: 'unauthenticated', extensions: { code: 'UNAUTHENTICATED' } }]);
+      throw new CliError(`Uploading blob ${sha256.slice(0, 12)}… failed (HTTP ${res.status}): ${err?.error?.message ?? res.statusText}`);
     });
-    if (res.ok) {
-      await res.arrayBuffer().catch(() => undefined);
-      return sha256;
-    }
-    const err = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-    if (res.status === 401) throw this.toApiError([{ message: 'unauthenticated', extensions: { code: 'UNAUTHENTICATED' } }]);
-    throw new CliError(`Uploading blob ${sha256.slice(0, 12)}… failed (HTTP ${res.status}): ${err?.error?.message ?? res.statusText}`);
   }
 
-  /** Downloads a blob and checks that its bytes hash to its name. */
+  /** Downloads a blob and checks that its bytes hash to its name (waiting out outages). */
   async getBlob(sha256: string): Promise<Buffer> {
-    const res = await this.send(`${this.server}/blobs/${sha256}`, { method: 'GET', headers: this.headers(), timeoutMs: 30 * 60_000 });
-    if (res.status === 401) throw this.toApiError([{ message: 'unauthenticated', extensions: { code: 'UNAUTHENTICATED' } }]);
-    if (!res.ok) {
-      const err = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-      throw new CliError(`Downloading blob ${sha256.slice(0, 12)}… failed (HTTP ${res.status}): ${err?.error?.message ?? res.statusText}`);
-    }
-    const bytes = Buffer.from(await res.arrayBuffer());
-    const got = sha256Hex(bytes);
-    if (got !== sha256) throw new CliError(`Downloaded blob ${sha256.slice(0, 12)}… is corrupt (its bytes hash to ${got.slice(0, 12)}…).`);
-    return bytes;
+    return this.withRetry(`the download of blob ${sha256.slice(0, 12)}…`, true, async () => {
+      const res = await this.send(`${this.server}/blobs/${sha256}`, { method: 'GET', headers: this.headers(), timeoutMs: 30 * 60_000 });
+      if (res.status === 401) throw this.toApiError([{ message: 'unauthenticated', extensions: { code: 'UNAUTHENTICATED' } }]);
+      const transient = await this.transientStatus(res);
+      if (transient) throw transient;
+      if (!res.ok) {
+        const err = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+        throw new CliError(`Downloading blob ${sha256.slice(0, 12)}… failed (HTTP ${res.status}): ${err?.error?.message ?? res.statusText}`);
+      }
+      let bytes: Buffer;
+      try {
+        bytes = Buffer.from(await res.arrayBuffer());
+      } catch (err) {
+        const code = netCode(err);
+        if (code && TRANSIENT_NET_CODES.has(code)) throw new TransientError(networkReason(err) ?? code, true, null, true);
+        throw err;
+      }
+      const got = sha256Hex(bytes);
+      if (got !== sha256) throw new CliError(`Downloaded blob ${sha256.slice(0, 12)}… is corrupt (its bytes hash to ${got.slice(0, 12)}…).`);
+      return bytes;
+    });
   }
 
   /** A graphql-ws client on the same /graphql path; the caller disposes it. */

@@ -22,7 +22,8 @@ export async function cancelCommand(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new CliError('Give the job to cancel: chatgpu cancel JOB (its id from chatgpu jobs).', 2);
   const id = toJobId(positionals[0]!);
   const client = await connect(values);
-  const d = await client.gql<{ cancelJob: { __typename: string; id?: string; status?: string; message?: string } }>(CANCEL, { id });
+  // Safe to send again after an outage: a repeat changes nothing (the job is already final).
+  const d = await client.gql<{ cancelJob: { __typename: string; id?: string; status?: string; message?: string } }>(CANCEL, { id }, { idempotent: true });
   const r = d.cancelJob;
   if (r.__typename === 'NotFoundError') throw new CliError(`No job ${positionals[0]} (or it is not yours).`);
   if (r.__typename === 'ConflictError') throw new CliError(r.message ?? 'The job cannot be cancelled now.');

@@ -7,12 +7,14 @@
  *         for a server on this machine — the embedded default's local user
  *         (<dataDir>/local.json; dataDir = CHATGPU_DATA_DIR, or the nearest `.chatgpu/`
  *         in the current folder or one above it), so no login step is needed locally.
+ * Outages: CHATGPU_RETRY_SEC, how long an unavailable API is waited out before a
+ *         command gives up (default 120; 0 fails at once) — see apiClient.ts.
  */
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ApiClient, CliError } from './apiClient.js';
+import { ApiClient, CliError, DEFAULT_RETRY_MS, type RetryOptions } from './apiClient.js';
 
 export const DEFAULT_SERVER = 'http://localhost:4000';
 
@@ -48,6 +50,15 @@ export function resolveServer(flag: string | undefined, env: NodeJS.ProcessEnv =
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`The server URL must start with http:// or https:// (got ${raw}).`, 2);
   return (u.origin + u.pathname).replace(/\/+$/, '');
+}
+
+/** How long outages are waited out (CHATGPU_RETRY_SEC, seconds). */
+export function retryOptions(env: NodeJS.ProcessEnv = process.env): RetryOptions {
+  const raw = env.CHATGPU_RETRY_SEC?.trim();
+  if (!raw) return { forMs: DEFAULT_RETRY_MS };
+  const sec = Number(raw);
+  if (!Number.isFinite(sec) || sec < 0) throw new CliError(`CHATGPU_RETRY_SEC must be a number of seconds, 0 or more (got ${raw}).`, 2);
+  return { forMs: Math.round(sec * 1000) };
 }
 
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -144,5 +155,5 @@ export async function connect(opts: GlobalOptions): Promise<ApiClient> {
       `No API token for ${server}: run \`chatgpu login --server ${server}\`, pass --token, or set CHATGPU_TOKEN (on the embedded default, run this from the folder where \`npm start\` keeps .chatgpu/).`,
     );
   }
-  return new ApiClient(server, t.token, t.source);
+  return new ApiClient(server, t.token, t.source, retryOptions());
 }

@@ -125,7 +125,8 @@ export type AnswerResult = { __typename: string; message?: string };
 
 /** Sends an answer; the result is the Question, or ConflictError / NotFoundError / ValidationError. */
 export async function sendAnswer(client: ApiClient, questionId: string, answer: string): Promise<AnswerResult> {
-  return (await client.gql<{ answerQuestion: AnswerResult }>(ANSWER, { input: { questionId, answer } })).answerQuestion;
+  // Safe to send again after an outage: a repeat is refused as already answered (ConflictError).
+  return (await client.gql<{ answerQuestion: AnswerResult }>(ANSWER, { input: { questionId, answer } }, { idempotent: true })).answerQuestion;
 }
 
 /** How to answer a question from another terminal. */

@@ -7,7 +7,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { ApiClient, CliError } from './apiClient.js';
-import { resolveServer, saveCredentials } from './config.js';
+import { resolveServer, retryOptions, saveCredentials } from './config.js';
 import { Prompter } from './prompt.js';
 
 const LOG_IN = /* GraphQL */ `
@@ -54,15 +54,20 @@ export async function loginCommand(argv: string[]): Promise<number> {
     prompter.close();
   }
 
-  const anon = new ApiClient(server, null);
-  const d = await anon.gql<{ logIn: { __typename: string; token?: string; user?: { email: string }; message?: string } }>(LOG_IN, { input: { email, password } });
+  const anon = new ApiClient(server, null, undefined, retryOptions());
+  // Sent again after an outage: a repeat only opens another session, and the one not kept expires.
+  const d = await anon.gql<{ logIn: { __typename: string; token?: string; user?: { email: string }; message?: string } }>(
+    LOG_IN,
+    { input: { email, password } },
+    { idempotent: true },
+  );
   const r = d.logIn;
   if (r.__typename !== 'AuthPayload' || !r.token) throw new CliError(`Login failed: ${r.message ?? r.__typename}`);
 
   // A session expires; an API token named after this machine does not (revocable in the dashboard).
   let token = r.token;
   try {
-    const session = new ApiClient(server, r.token, 'the new session token');
+    const session = new ApiClient(server, r.token, 'the new session token', retryOptions());
     const t = await session.gql<{ createApiToken: { __typename: string; token?: string } }>(CREATE_TOKEN, {
       input: { name: `chatgpu CLI on ${os.hostname()}`.slice(0, 100) },
     });

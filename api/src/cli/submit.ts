@@ -41,6 +41,13 @@ const CREATE_JOB = /* GraphQL */ `
   }
 `;
 
+/** The newest jobs, to tell a job this submission created from the ones that were there. */
+const NEWEST_JOBS = /* GraphQL */ `
+  query CliNewestJobs {
+    jobs(first: 20) { edges { node { id title request status createdAt } } }
+  }
+`;
+
 const HARDWARE = ['any', 'cpu', 'nvidia', 'amd', 'apple'];
 
 export async function submitCommand(argv: string[]): Promise<number> {
@@ -87,16 +94,13 @@ export async function submitCommand(argv: string[]): Promise<number> {
   info.line(`Uploaded ${files.length} file${files.length === 1 ? '' : 's'} (${bytes(total)}).`);
 
   const title = values.title?.trim() || path.basename(path.resolve(dir)) || 'job';
-  const d = await client.gql<{ createJob: { __typename: string; id: string; title: string; status: string; message?: string; issues?: { path: string[]; message: string }[] } }>(CREATE_JOB, {
-    input: {
-      title,
-      request,
-      files: manifest,
-      ...(cap !== null ? { spendingCapCad: cap } : {}),
-      ...(hardware ? { hardwarePreference: hardware } : {}),
-    },
+  const r = await createJobOnce(client, {
+    title,
+    request,
+    files: manifest,
+    ...(cap !== null ? { spendingCapCad: cap } : {}),
+    ...(hardware ? { hardwarePreference: hardware } : {}),
   });
-  const r = d.createJob;
   if (r.__typename === 'ValidationError' && r.issues?.length) {
     throw new CliError(`The server refused the job: ${r.message} (${r.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}).`);
   }
@@ -111,6 +115,26 @@ export async function submitCommand(argv: string[]): Promise<number> {
   }
 
   return followToEnd(client, job.id, { info, url, outDir: values.out, json });
+}
+
+type CreateJobResult = { __typename: string; id: string; title: string; status: string; message?: string; issues?: { path: string[]; message: string }[] };
+type JobNode = { id: string; title: string; request: string; status: string; createdAt: string };
+
+/**
+ * createJob, sent once even across an outage. The server does not dedupe it, so after an
+ * outage that may have let it through (a reset mid-request, a 503 after its transaction
+ * committed) the job is looked for — one of this user's newest jobs that was not there
+ * before and has this title and request — before it is sent again. (Another submission
+ * of the same title and request by the same user in those seconds would be taken for it.)
+ */
+async function createJobOnce(client: ApiClient, input: { title: string; request: string } & Record<string, unknown>): Promise<CreateJobResult> {
+  const newest = async () => (await client.gql<{ jobs: { edges: { node: JobNode }[] } }>(NEWEST_JOBS)).jobs.edges.map((e) => e.node);
+  const before = new Set((await newest()).map((j) => j.id));
+  const d = await client.gqlOnce<{ createJob: CreateJobResult }>(CREATE_JOB, { input }, async () => {
+    const made = (await newest()).find((j) => !before.has(j.id) && j.title === input.title.trim() && j.request === input.request.trim());
+    return made ? { createJob: { __typename: 'Job', ...made } } : null;
+  });
+  return d.createJob;
 }
 
 /** Hashes and uploads every file (a few at a time, each distinct blob once); returns the manifest. */

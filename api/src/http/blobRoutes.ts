@@ -6,6 +6,13 @@
  * as that attempt's outputs.
  * GET /blobs/:sha256 — download, only what the caller may read (invariant 7); a blob
  * that exists but is not yours is the same 404 as one that does not exist.
+ *
+ * Never half-written: the bytes are stored whole (a temporary file renamed into place)
+ * before any row names them, so a row never points to a missing or partial file. A
+ * database outage between the two answers 503 (server.ts) and leaves a complete, verified
+ * file that no row names: invisible (reads and jobs go through the rows) and adopted by
+ * the retried upload of the same bytes. It is not deleted: a concurrent upload of the same
+ * bytes may have registered it meanwhile.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../domain/auth/principal.js';
