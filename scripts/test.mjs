@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const APT = ['chromium', 'bubblewrap', 'python3-torch', 'python3-numpy', 'python3-venv', 'python3-pip', 'hipcc', 'libhiprand-dev', 'librocrand-dev', 'zip', 'postgresql-client'];
+const APT = ['chromium', 'bubblewrap', 'python3-torch', 'python3-numpy', 'python3-click', 'python3-typer', 'python3-venv', 'python3-pip', 'hipcc', 'libhiprand-dev', 'librocrand-dev', 'zip', 'postgresql-client'];
 const isRoot = process.getuid?.() === 0;
 
 function fail(sentence) {

@@ -1,13 +1,16 @@
 /**
- * Projects written the way public examples are (api/test/fixtures/projects/), planned by the
- * builtin planner from plain-words requests and run end to end on a real worker: the test
+ * Projects written the way public examples are (api/test/fixtures/projects/), submitted with
+ * the real `chatgpu submit DIR -m "…" --wait` (answers to the planner's questions typed at its
+ * prompt), planned by the builtin planner and run end to end on a real worker: the test
  * asserts the exact command the planner chose, then SUCCEEDED with the checkpoint.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { startTestApi } from './helpers/api.js';
+import { runCli } from './helpers/cli.js';
 import { startWorker } from './helpers/worker.js';
 
 const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
@@ -32,6 +35,20 @@ function projectFiles(name: string): Record<string, string> {
   return out;
 }
 
+const home = mkdtempSync(path.join(tmpdir(), 'cli-home-'));
+const cliEnv = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), CHATGPU_DATA_DIR: path.join(home, 'no-data'), CHATGPU_TOKEN: user.token };
+
+/** `chatgpu submit fixtures/projects/NAME -m REQUEST --wait`, answering at the prompt; then the job as the API has it. */
+async function submitWait(project: string, request: string, answers: string[] = []) {
+  const dir = path.join(import.meta.dirname, 'fixtures/projects', project);
+  const r = await runCli(['submit', dir, '-m', request, '--wait', '--json', '--server', api.url], { env: cliEnv, input: answers.map((a) => `${a}\n`).join(''), timeoutMs: 140_000 });
+  const summary = JSON.parse(r.stdout.trim().split('\n').pop()!) as { id?: string; jobId?: string; status: string };
+  const row = await api.server.db.prisma.job.findFirstOrThrow({ where: { title: project }, orderBy: { createdAt: 'desc' } });
+  const id = Buffer.from(`Job:${row.id}`).toString('base64');
+  const job = (await api.gql(JOB, { id }, user.token)).data.job;
+  return { ...job, id, jobId: row.id, exitCode: r.code, summary, stderr: r.stderr };
+}
+
 async function run(project: string, request: string, opts: { until?: string[] } = {}) {
   const manifest = [];
   for (const [p, content] of Object.entries(projectFiles(project))) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
@@ -47,8 +64,9 @@ async function run(project: string, request: string, opts: { until?: string[] } 
 }
 
 describe('projects as their authors wrote them', () => {
-  it('a top-level training script (no __main__ block) with --cuda/--mps switches: the flags the user wrote win, no switch gets a value', { timeout: 120_000 }, async () => {
-    const job = await run('word-lm', 'train it for 1 epoch with --emsize 16 and give me the model');
+  it('a top-level training script (no __main__ block) with --cuda/--mps switches: the flags the user wrote win, no switch gets a value', { timeout: 150_000 }, async () => {
+    const job = await submitWait('word-lm', 'train it for 1 epoch with --emsize 16 and give me the model');
+    expect(job.exitCode, job.stderr).toBe(0);
     expect(job.status, job.statusReason).toBe('SUCCEEDED');
     // CPU worker: neither --cuda nor --mps; --save into outputs/; --dry-run untouched.
     expect(job.currentPlan.command).toBe('python main.py --emsize 16 --epochs 1 --save outputs/model.pt');
@@ -57,8 +75,8 @@ describe('projects as their authors wrote them', () => {
     expect(job.outputs.map((o: any) => o.path)).toContain('outputs/model.pt');
   });
 
-  it('store_true switches are passed, never given a value: --no-cuda/--no-mps on a CPU worker, --save-model when the model is asked for', { timeout: 120_000 }, async () => {
-    const job = await run('mnist-like', 'train for 1 epoch and give me the model');
+  it('store_true switches are passed, never given a value: --no-cuda/--no-mps on a CPU worker, --save-model when the model is asked for', { timeout: 150_000 }, async () => {
+    const job = await submitWait('mnist-like', 'train for 1 epoch and give me the model');
     expect(job.status, job.statusReason).toBe('SUCCEEDED');
     expect(job.currentPlan.command).toBe('python main.py --epochs 1 --no-cuda --no-mps --save-model');
     expect(job.currentPlan.acceptanceCriteria.evaluate).toMatchObject({ checkpoint: 'mnist_cnn.pt', command: 'python -m chatgpu.reload_check mnist_cnn.pt' });
@@ -66,7 +84,7 @@ describe('projects as their authors wrote them', () => {
   });
 
   it('a pipeline: the data-preparation script runs first as its own step and hands its products to the run (no re-upload)', { timeout: 150_000 }, async () => {
-    const job = await run('prepare-train', 'prepare the data and train it for 20 epochs, then give me the model');
+    const job = await submitWait('prepare-train', 'prepare the data and train it for 20 epochs, then give me the model');
     expect(job.status, job.statusReason).toBe('SUCCEEDED');
     expect(job.currentPlan.command).toBe('python train.py --epochs 20 --out outputs/model.pt');
     expect(job.tasks.map((t: any) => [t.name, t.status])).toEqual([
@@ -107,17 +125,11 @@ describe('projects as their authors wrote them', () => {
   });
 
   it('a nanoGPT-style project (configurator: config files and --key=value): asks which configuration, prepares its dataset first, and passes settings the way the program takes them', { timeout: 150_000 }, async () => {
-    const waiting = await run('tiny-gpt', 'train it for 50 iterations and give me the checkpoint', { until: ['NEEDS_INPUT'] });
-    expect(waiting.status).toBe('NEEDS_INPUT');
-    const q = waiting.openQuestions[0];
-    expect(q.text).toMatch(/^Which configuration should train\.py run with\?/);
-    expect(q.choices).toEqual(['config/train_big_corpus.py', 'config/train_tiny_char.py', "train.py's own defaults"]);
-    await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: q.id, answer: 'config/train_tiny_char.py' } }, user.token);
-    let job: any;
-    for (const end = Date.now() + 130_000; Date.now() < end; await new Promise((res) => setTimeout(res, 250))) {
-      job = (await api.gql(JOB, { id: waiting.id }, user.token)).data.job;
-      if (['SUCCEEDED', 'FAILED'].includes(job.status)) break;
-    }
+    // The planner asks which configuration; the answer is typed at the prompt (choice 2).
+    const job = await submitWait('tiny-gpt', 'train it for 50 iterations and give me the checkpoint', ['2']);
+    expect(job.stderr).toMatch(/Which configuration should train\.py run with\?/);
+    expect(job.stderr).toMatch(/config\/train_big_corpus\.py[\s\S]*config\/train_tiny_char\.py[\s\S]*train\.py's own defaults/);
+    expect(job.exitCode, job.stderr).toBe(0);
     expect(job.status, job.statusReason).toBe('SUCCEEDED');
     // The config file first, then overrides: the worker's device, torch.compile off on PyTorch 1.x,
     // the run length the user asked for, an eval interval no longer than the run (or no checkpoint
@@ -130,8 +142,8 @@ describe('projects as their authors wrote them', () => {
     expect(job.outputs.map((o: any) => o.path)).toContain('outputs/out-tiny-char/ckpt.pt');
   });
 
-  it('the README says how to run it: of two scripts, the one its Usage names, run as a module (`python -m`) so the package imports', { timeout: 120_000 }, async () => {
-    const job = await run('readme-module', 'train for 2 epochs and give me the model');
+  it('the README says how to run it: of two scripts, the one its Usage names, run as a module (`python -m`) so the package imports', { timeout: 150_000 }, async () => {
+    const job = await submitWait('readme-module', 'train for 2 epochs and give me the model');
     expect(job.status, job.statusReason).toBe('SUCCEEDED');
     expect(job.currentPlan.command).toBe('python -m lmtool.train --epochs 2 --out outputs/model.pt');
     expect(job.openQuestions).toEqual([]);
@@ -140,5 +152,16 @@ describe('projects as their authors wrote them', () => {
     expect(job.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED'], ['EVALUATE', 'SUCCEEDED']]);
     const evaluated = job.events.find((e: any) => e.kind === 'validation' && e.payload.step === 'evaluate');
     expect(evaluated.payload.metrics).toMatchObject({ reload_ok: 1, rebuilt: 1, forward_ok: 1 });
+  });
+
+  it('click and typer CLIs: options read from their decorators and signatures, a choice-typed device set from the worker', { timeout: 150_000 }, async () => {
+    const clickJob = await submitWait('click-cli', 'fit it for 2 epochs and give me the model');
+    expect(clickJob.exitCode, clickJob.stderr).toBe(0);
+    expect(clickJob.currentPlan.command).toBe('python fit.py --epochs 2 --out outputs/line.pt --device "$CHATGPU_DEVICE"');
+    expect(clickJob.outputs.map((o: any) => o.path)).toContain('outputs/line.pt');
+    const typerJob = await submitWait('typer-cli', 'train for 2 epochs and give me the model');
+    expect(typerJob.exitCode, typerJob.stderr).toBe(0);
+    expect(typerJob.currentPlan.command).toBe('python train.py --epochs 2 --save outputs/model.pt');
+    expect(typerJob.outputs.map((o: any) => o.path)).toContain('outputs/model.pt');
   });
 });
