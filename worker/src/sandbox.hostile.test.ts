@@ -314,6 +314,25 @@ attempt("fork 400 processes", fork_bomb)
     expect(refused[0]).toMatch(/BlockingIOError: \[Errno 11\] Resource temporarily unavailable/);
   });
 
+  it('cannot fill the machine\'s memory through its private /tmp or /dev/shm (each tmpfs is bounded)', async () => {
+    const r = await runTask(
+      `
+def fill(where):
+    chunk = b"x" * (1 << 20)
+    with open(where, "wb") as f:
+        for _ in range(64):
+            f.write(chunk)
+            f.flush()
+    return "64 MiB written"
+attempt("write 64 MiB to /tmp", lambda: fill("/tmp/big"))
+attempt("write 64 MiB to /dev/shm", lambda: fill("/dev/shm/big"))
+`,
+      { tmpSizeMiB: 16 },
+    );
+    const refused = expectAllRefused(r, 2);
+    for (const line of refused) expect(line).toMatch(/OSError: \[Errno 28\] No space left on device/);
+  });
+
   it('cannot allocate past the memory limit, and the run is classified OOM', async () => {
     const plan = prepareMemoryLimit({ limitMiB: 256, strategy: 'auto', support: await detectMemoryLimit(), name: 'hostile' });
     expect(plan.kind).toBe('prlimit-data');

@@ -8,7 +8,7 @@
  *     --ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin
  *     --symlink usr/sbin /sbin --ro-bind-try /etc/ld.so.cache … (a few /etc files, RUNTIME_ETC)
  *     --ro-bind PASSWD /etc/passwd --ro-bind GROUP /etc/group
- *     --dev /dev --perms 1777 --tmpfs /dev/shm --proc /proc --perms 1777 --tmpfs /tmp
+ *     --dev /dev --size N --perms 1777 --tmpfs /dev/shm --proc /proc --size N --perms 1777 --tmpfs /tmp
  *     [--ro-bind PREFIX PREFIX]…            interpreter prefix outside /usr (pyenv, conda, venv)
  *     [--bind DIR DIR]…                     setup phase only: the environment being built (setupEnv.ts)
  *     --ro-bind HELPERS /opt/chatgpu/python  the worker's Python helpers (PYTHONPATH)
@@ -37,7 +37,8 @@
  *   reveal where the worker keeps its data, and no interpreter prefix can overlay it.
  * - The helpers are bound at /opt/chatgpu/python (HELPERS_DIR): a worker installed under /tmp would
  *   otherwise lose them behind the private /tmp, and metrics would silently vanish.
- * - `--perms 1777 --tmpfs /tmp` (and /dev/shm): private and writable by the unprivileged uid.
+ * - `--perms 1777 --tmpfs /tmp` (and /dev/shm): private and writable by the unprivileged uid, each
+ *   `--size` bounded (DEFAULT_TMP_SIZE_MIB): tmpfs pages are RAM the per-process limit does not count.
  * - Root worker: bwrap runs privileged without a user namespace (`--unshare-all` would add one that maps
  *   only uid 0), keeps CAP_SETUID/SETGID/SETPCAP for one step, and `setpriv` becomes host uid 65534
  *   with no capabilities at all (all five sets empty) before the task starts. The task is then a real
@@ -59,9 +60,10 @@
  * below ~2 GB and break Node (STACK.md). cgroup v1 memory (limits the whole tree) is implemented too,
  * but `auto` does not pick it: it means writing into the host's cgroup hierarchy, which on these
  * machines belongs to the container manager, and a SIGKILLed worker would leave cgroups behind.
- * Processes: `prlimit --nproc` (RLIMIT_NPROC, threads included) when the task runs as uid 65534; the
- * kernel counts every process of that uid on the host, so concurrent attempts share the budget. For an
- * ordinary-user worker it is not set: it would count all of the owner's own processes too.
+ * Processes: `prlimit --nproc` (RLIMIT_NPROC, threads included) when the task runs as an unprivileged
+ * uid; the kernel counts every process of that uid on the host, so each slot runs as its own uid
+ * (`taskUserForSlot`) and concurrent attempts do not share the budget. For an ordinary-user worker it
+ * is not set: it would count all of the owner's own processes too.
  */
 import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,10 +82,27 @@ export const TASK_USER = { uid: 65534, gid: 65534 } as const;
 /** RLIMIT_NPROC for tasks run as TASK_USER. It counts threads: PyTorch starts one per core per pool,
  *  DataLoader workers start their own; 4096 leaves room for that and still stops a fork bomb. */
 export const DEFAULT_PIDS_LIMIT = 4096;
+/** Size of the private /tmp and /dev/shm each (MiB): room for a DataLoader's shared memory and
+ *  scratch files, not for filling the machine's RAM through a tmpfs. */
+export const DEFAULT_TMP_SIZE_MIB = 2048;
 
 /** The user tasks run as: TASK_USER when the worker is root, else the worker's own (null). */
 export function defaultTaskUser(): { uid: number; gid: number } | null {
   return process.getuid?.() === 0 ? { ...TASK_USER } : null;
+}
+
+/**
+ * Concurrent attempts of a root worker run as different uids, one per slot, so each has its own
+ * RLIMIT_NPROC budget (the kernel counts processes per uid): a fork bomb in one attempt cannot
+ * starve the others, and one attempt cannot signal or ptrace another's processes. Slot 0 is
+ * TASK_USER ("nobody"); the others take uids from SLOT_UID_BASE, far above every range Debian and
+ * systemd assign (no account owns them; the sandbox's own /etc/passwd names them "task").
+ */
+export const SLOT_UID_BASE = 2_000_000_000;
+
+export function taskUserForSlot(slot: number): { uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null;
+  return slot === 0 ? { ...TASK_USER } : { uid: SLOT_UID_BASE + slot, gid: TASK_USER.gid };
 }
 
 export interface SandboxDetection {
@@ -464,6 +483,9 @@ export interface SandboxSpec {
   memory?: MemoryLimitPlan | null;
   /** RLIMIT_NPROC; applied only with `runAs` (see the file comment) */
   pidsLimit?: number | null;
+  /** Size of each of the private /tmp and /dev/shm (tmpfs: memory the per-process limit does not
+   *  count); default DEFAULT_TMP_SIZE_MIB, null: unbounded. */
+  tmpSizeMiB?: number | null;
   /** The unprivileged host user to run the task as (the worker is root); null: the worker's own uid.
    *  `groups`: its only supplementary groups (see `deviceGroups`); none when absent. */
   runAs?: { uid: number; gid: number; groups?: number[] } | null;
@@ -530,6 +552,9 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
   ];
   // bwrap creates the missing parents of a bind's destination with mode 0700, which the task's
   // uid could not enter (/etc, /opt, a pyenv prefix's /root/.pyenv/versions): create them 0755 first.
+  // tmpfs is memory that RLIMIT_DATA does not count: each private /tmp and /dev/shm is bounded.
+  const tmpMiB = spec.tmpSizeMiB === undefined ? DEFAULT_TMP_SIZE_MIB : spec.tmpSizeMiB;
+  const tmpSize = tmpMiB ? ['--size', String(Math.floor(tmpMiB) * 1024 * 1024)] : [];
   const made = new Set<string>(['/']);
   const bind = (flag: string, src: string, dest: string) => {
     const parents: string[] = [];
@@ -547,9 +572,11 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
   }
   bw.push(
     '--dev', '/dev',
+    ...tmpSize,
     '--perms', '1777', '--tmpfs', '/dev/shm',
     '--proc', '/proc',
     // before the binds below, so an interpreter kept under /tmp is bound on top of the private /tmp
+    ...tmpSize,
     '--perms', '1777', '--tmpfs', '/tmp',
   );
   made.add('/dev').add('/tmp').add('/proc');

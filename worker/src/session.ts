@@ -10,7 +10,7 @@ import { ApiClient, ApiError, sleep, type Logger } from './client.js';
 import { ClaimTaskDoc, HeartbeatDoc, SetPausedDoc, WorkerHelloDoc } from './documents.js';
 import type { Capabilities } from './probe/types.js';
 import { Run, type RunnerDeps } from './runner.js';
-import type { MemoryLimitPlan } from './sandbox.js';
+import { taskUserForSlot, type MemoryLimitPlan } from './sandbox.js';
 
 export const WORKER_VERSION = '0.1.0';
 
@@ -99,6 +99,15 @@ export class Session {
     }
   }
 
+  /** Slot index per running attempt; the lowest free one goes to the next attempt. */
+  private readonly slots = new Map<string, number>();
+  private freeSlot(): number {
+    const used = new Set(this.slots.values());
+    let i = 0;
+    while (used.has(i)) i++;
+    return i;
+  }
+
   private async claimLoop(): Promise<void> {
     while (!this.stopping.signal.aborted) {
       const free = this.opts.slots - this.runs.size;
@@ -123,9 +132,15 @@ export class Session {
           continue;
         }
         for (const a of c.data) {
-          const run = new Run(a, { client: this.client, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, ...(this.opts.span ? { span: this.opts.span } : {}) });
+          // Each concurrent attempt gets a slot of its own, and with it its own task uid.
+          const slot = this.freeSlot();
+          this.slots.set(a.attemptId, slot);
+          const run = new Run(a, { client: this.client, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), ...(this.opts.span ? { span: this.opts.span } : {}) });
           this.runs.set(a.attemptId, run);
-          void run.done.finally(() => this.runs.delete(a.attemptId));
+          void run.done.finally(() => {
+            this.runs.delete(a.attemptId);
+            this.slots.delete(a.attemptId);
+          });
         }
       } catch (err) {
         if (signal.aborted) continue;
