@@ -12,56 +12,15 @@
  *   RUNNING  — W(i+1)'s first heartbeat confirms it started (attempt.startedAt),
  * all stamped by the API's clock on this machine. W(i+1) is the next round's victim.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { repoRoot, setUpOwner, startApi, taskFactory } from './lib/api.js';
+import { setUpOwner, startApi, taskFactory } from './lib/api.js';
 import { commandFor, isMain, parseOptions, runAsScript, startBench, type BenchResult } from './lib/bench.js';
 import { createDatabase } from './lib/db.js';
 import { quantile, round, sleep } from './lib/stats.js';
+import { killWorker as kill, startWorker, type WorkerProc } from './lib/workerProcess.js';
 
 const DEFAULTS = { rounds: 5, leaseSec: 5, tickSec: 1, heartbeatSec: 1, python: '/usr/bin/python3', sandbox: 'auto' };
 const USAGE = `usage: node --import tsx bench/failover.ts [--rounds 5] [--lease-sec 5] [--tick-sec 1] [--heartbeat-sec 1]
                  [--python /usr/bin/python3] [--sandbox auto|bwrap|none] [--pg postgres://postgres@127.0.0.1:5432/postgres]`;
-
-interface WorkerProc {
-  name: string;
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<void>;
-  dataDir: string;
-}
-
-async function startWorker(url: string, token: string, name: string, o: { python: string; sandbox: string }): Promise<WorkerProc> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), `bench-worker-${name}-`));
-  const child = spawn(
-    process.execPath,
-    [path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', url, '--name', name, '--data-dir', dataDir, '--python', o.python, '--sandbox', o.sandbox],
-    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, CHATGPU_WORKER_TOKEN: token } },
-  );
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const w: WorkerProc = { name, child, output: () => out, exited, dataDir };
-  const deadline = Date.now() + 60_000;
-  while (!/connected to .* as worker/.test(out)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker ${name} did not connect:\n${out.slice(-2000)}`);
-    await sleep(20);
-  }
-  return w;
-}
-
-async function kill(w: WorkerProc, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-  try {
-    process.kill(-w.child.pid!, signal);
-  } catch {
-    /* gone */
-  }
-  await w.exited;
-  await rm(w.dataDir, { recursive: true, force: true }).catch(() => {});
-}
 
 export async function failover(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);

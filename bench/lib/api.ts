@@ -38,16 +38,27 @@ export interface BenchApi {
   tickOverruns(): number;
   stats(): Promise<ApiStats>;
   stop(): Promise<void>;
+  /** SIGKILL: the process vanishes mid-request (its data dir stays when it was given). */
+  kill(): Promise<void>;
+}
+
+export interface StartApiOptions {
+  /** A fixed port (default: any free one), so that a restarted API answers where its workers look. */
+  port?: number;
+  /** A data dir (blobs) shared with other API processes on the same database; kept by stop(). */
+  dataDir?: string;
+  /** Where the API's output lines go (default: this process's stderr). */
+  onLine?: (line: string) => void;
 }
 
 /** Starts the API (its own process) on `databaseUrl`; `env` sets config (LEASE_SEC, …). */
-export async function startApi(databaseUrl: string, env: Record<string, string> = {}): Promise<BenchApi> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-bench-'));
+export async function startApi(databaseUrl: string, env: Record<string, string> = {}, opts: StartApiOptions = {}): Promise<BenchApi> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'chatgpu-bench-')));
   // BENCH_API_NODE_ARGS: extra node flags for the API process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(benchDir, 'lib/apiProcess.ts')], {
     cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env },
+    env: { ...process.env, DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...(opts.port ? { BENCH_API_PORT: String(opts.port) } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   // Forward the API's output, but count node-cron's overlap warnings instead of printing them.
@@ -60,7 +71,7 @@ export async function startApi(databaseUrl: string, env: Record<string, string> 
       buf = lines.pop() ?? '';
       for (const line of lines) {
         if (/NODE-CRON.*overlap prevention/.test(line)) overruns++;
-        else if (line.trim()) process.stderr.write(`${line}\n`);
+        else if (line.trim()) (opts.onLine ?? ((l) => process.stderr.write(`${l}\n`)))(line);
       }
     });
   }
@@ -93,7 +104,12 @@ export async function startApi(databaseUrl: string, env: Record<string, string> 
         await exited;
         clearTimeout(t);
       }
-      await rm(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -129,7 +145,7 @@ export interface Owner {
 }
 
 /** A user with `workerTokens` worker tokens and `jobs` jobs (one uploaded file each), all over the public API. */
-export async function setUpOwner(api: BenchApi, workerTokens: number, opts: { jobs?: number; concurrency?: number } = {}): Promise<Owner> {
+export async function setUpOwner(api: BenchApi, workerTokens: number, opts: { jobs?: number; concurrency?: number; mainPy?: string } = {}): Promise<Owner> {
   const concurrency = opts.concurrency ?? 8;
   const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
   const s = await gql(api.url, `mutation($i: SignUpInput!) { signUp(input: $i) { __typename ... on AuthPayload { token } ... on Error { message } } }`, {
@@ -150,7 +166,7 @@ export async function setUpOwner(api: BenchApi, workerTokens: number, opts: { jo
       }
     }),
   );
-  const content = Buffer.from('print("benchmark")\n');
+  const content = Buffer.from(opts.mainPy ?? 'print("benchmark")\n');
   const sha = createHash('sha256').update(content).digest('hex');
   const put = await fetch(`${api.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/octet-stream' }, body: new Uint8Array(content) });
   if (put.status !== 201 && put.status !== 200) throw new Error(`blob upload failed: HTTP ${put.status} ${await put.text()}`);

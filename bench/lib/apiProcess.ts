@@ -22,7 +22,8 @@ const log: Logger = {
   },
 };
 
-const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1' };
+// BENCH_API_PORT: a fixed port (the chaos benchmark restarts an API where its workers look for it).
+const env: NodeJS.ProcessEnv = { ...process.env, PORT: process.env.BENCH_API_PORT ?? '0', HOST: '127.0.0.1' };
 delete env.SENTRY_DSN;
 delete env.OPENAI_API_KEY;
 const config = loadConfig(env);

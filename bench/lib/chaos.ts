@@ -1,0 +1,429 @@
+/**
+ * The chaos run shared by bench/chaos.ts (default 1,000 tasks, 20 workers) and
+ * api/test/chaos.test.ts (CI size): N small Python tasks in several jobs, W real
+ * `chatgpu-worker` processes split over two API processes on one database (one shared
+ * data dir for blobs, fixed ports), and a seeded random schedule of faults while they run:
+ *   kill     — SIGKILL a worker's process group (it and its task vanish); a replacement starts
+ *   stop     — SIGSTOP a worker (busy if one is) for longer than its lease, then SIGCONT: it
+ *              comes back with a lease the tick has expired and must be refused as stale
+ *   restart  — one of the two API processes is killed (SIGKILL or a clean stop, by the seed)
+ *              and started again on its port; its workers retry until it answers
+ * The first three faults are one of each kind (in seeded order), so even a short run
+ * exercises all of them. Faults stop when every task is terminal (or at the deadline).
+ * Then, from the database (docs/architecture.md §6 invariants):
+ *   - every task terminal: SUCCEEDED, or FAILED with retries run out (never CANCELLED);
+ *   - a SUCCEEDED task has exactly one SUCCEEDED attempt, is current on it, and its result
+ *     is that attempt's (attempt id, outputs; the output file's bytes are the task's own);
+ *   - no accepted result changed: results are snapshotted as they appear (polled) and compared;
+ *   - every STALE attempt has its StaleReport; a LOST attempt of a worker that was resumed
+ *     and lived on must have been reported late (LOST → STALE);
+ *   - an accepted attempt's log chunks have seq 0..n-1, and each line the task printed is
+ *     there exactly once;
+ *   - Job.costCad = the sum of its billable usage entries, Job.lostCostCad the others;
+ *   - stuck: tasks not terminal, attempts still LEASED/RUNNING at the end.
+ * Nothing here times anything against a threshold: durations are reported, never asserted.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { mulberry32 } from '../../api/src/preparation/compareTimings.js';
+import { setUpOwner, startApi, taskFactory, type BenchApi, type TaskFactory } from './api.js';
+import { round, sleep } from './stats.js';
+import { killWorker, signalWorker, startWorker, type WorkerProc } from './workerProcess.js';
+
+export interface ChaosOptions {
+  tasks: number;
+  workers: number;
+  jobs: number;
+  seed: number;
+  leaseSec: number;
+  tickSec: number;
+  heartbeatSec: number;
+  offlineSec: number;
+  maxAttempts: number;
+  /** Seconds between faults: uniform in [faultMinSec, faultMaxSec]. */
+  faultMinSec: number;
+  faultMaxSec: number;
+  /** Give up waiting for the tasks after this long (what is left is counted stuck). */
+  timeoutSec: number;
+  python: string;
+  sandbox: string;
+}
+
+export const CHAOS_DEFAULTS: ChaosOptions = {
+  tasks: 1000,
+  workers: 20,
+  jobs: 5,
+  seed: 1,
+  leaseSec: 4,
+  tickSec: 1,
+  heartbeatSec: 1,
+  offlineSec: 4,
+  maxAttempts: 30,
+  faultMinSec: 1,
+  faultMaxSec: 4,
+  timeoutSec: 1800,
+  python: '/usr/bin/python3',
+  sandbox: 'auto',
+};
+
+export type FaultKind = 'kill' | 'stop' | 'restart';
+
+export interface ChaosReport {
+  tasks: number;
+  jobs: number;
+  workers: number;
+  seed: number;
+  faults: Record<FaultKind, number>;
+  succeeded: number;
+  /** FAILED with retries run out (allowed by the invariants; not expected with a high maxAttempts). */
+  failedRetriesOut: number;
+  /** Attempts the tick expired (LOST, or STALE once their worker reported late). */
+  lostAttempts: number;
+  /** Of those, reported late by their worker (StaleReport rows, attempt STALE). */
+  reportedLate: number;
+  staleReports: number;
+  duplicated: number;
+  stuck: number;
+  /** Every breach found, in words; empty when all invariants hold. */
+  violations: string[];
+  durationSec: number;
+  line: string;
+}
+
+/** The task program: prints its lines, sleeps, writes its output file. */
+export const CHAOS_MAIN_PY = `import os, sys, time
+i, lines, pause = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+for k in range(lines):
+    print(f"chaos task {i} line {k}", flush=True)
+time.sleep(pause)
+with open(os.path.join(os.environ["CHATGPU_OUTPUT_DIR"], "result.txt"), "w") as f:
+    f.write(f"chaos task {i} done\\n")
+`;
+
+const expectedOutput = (i: number) => createHash('sha256').update(`chaos task ${i} done\n`).digest('hex');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const stable = (v: unknown) => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
+
+interface Slot {
+  w: WorkerProc;
+  api: number;
+  stopped: boolean;
+  dead: boolean;
+  /** When it was resumed after a SIGSTOP, and when that stop began. */
+  resumes: { stoppedAt: number; resumedAt: number }[];
+  diedAt?: number;
+}
+
+/** Cleanups of runs in progress (a test's afterAll calls stopAllChaos when a run is cut short). */
+const running = new Set<() => Promise<void>>();
+export async function stopAllChaos(): Promise<void> {
+  await Promise.all([...running].map((c) => c()));
+}
+
+/**
+ * One chaos run on `databaseUrl` (an empty database or a migrated clone). `log` gets
+ * progress lines. Always stops every worker and API it started, also on failure.
+ */
+export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line: string) => void = console.log): Promise<ChaosReport> {
+  const started = Date.now();
+  const rnd = mulberry32(o.seed); // the schedule and the tasks, replayable from the seed
+  const between = (lo: number, hi: number) => lo + rnd() * (hi - lo);
+  const env = {
+    LEASE_SEC: String(o.leaseSec),
+    TICK_INTERVAL_SEC: String(o.tickSec),
+    HEARTBEAT_SEC: String(o.heartbeatSec),
+    RETRY_BASE_SEC: '0',
+    WORKER_OFFLINE_SEC: String(o.offlineSec),
+  };
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-chaos-'));
+  const apiLines: string[] = [];
+  const onLine = (l: string) => {
+    apiLines.push(l);
+    if (apiLines.length > 200) apiLines.shift();
+  };
+  const ports = [await freePort(), await freePort()];
+  const urls = ports.map((p) => `http://127.0.0.1:${p}`);
+  const apis: (BenchApi | null)[] = [null, null];
+  const slots: Slot[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let factory: TaskFactory | undefined;
+  let cleaned = false;
+  const cleanup = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    for (const t of timers) clearTimeout(t);
+    await Promise.all(slots.filter((s) => !s.dead).map((s) => killWorker(s.w, 'SIGTERM').catch(() => {})));
+    await factory?.close().catch(() => {});
+    await Promise.all(apis.map((a) => a?.stop().catch(() => {})));
+    await rm(dataDir, { recursive: true, force: true }).catch(() => {});
+  };
+  running.add(cleanup);
+  try {
+    // The first API migrates an empty database; the second starts once it has.
+    apis[0] = await startApi(databaseUrl, env, { port: ports[0]!, dataDir, onLine });
+    apis[1] = await startApi(databaseUrl, env, { port: ports[1]!, dataDir, onLine });
+    const owner = await setUpOwner(apis[0], 1, { jobs: o.jobs, mainPy: CHAOS_MAIN_PY });
+    const token = owner.workerTokens[0]!;
+    factory = await taskFactory(databaseUrl, owner, 4);
+    const prisma = factory.resources.prisma;
+    const jobIds = owner.jobs.map((j) => j.jobId);
+
+    // Tasks: one line mostly, 3–20 lines for about one in six; a 0.2–2 s pause.
+    const spec = new Map<string, { i: number; lines: number }>();
+    for (let i = 0; i < o.tasks; i++) {
+      const lines = rnd() < 0.15 ? 3 + Math.floor(rnd() * 18) : 1;
+      const pause = between(0.2, 2).toFixed(2);
+      const t = await factory.create({ name: `chaos-${i}`, command: `python main.py ${i} ${lines} ${pause}`, maxAttempts: o.maxAttempts });
+      spec.set(t.id, { i, lines });
+    }
+    log(`chaos: ${o.tasks} tasks created in ${o.jobs} jobs; starting ${o.workers} workers on 2 API processes`);
+
+    let named = 0;
+    const launch = async (api: number) => {
+      const w = await startWorker(urls[api]!, token, `chaos-${named++}`, o);
+      const s: Slot = { w, api, stopped: false, dead: false, resumes: [] };
+      slots.push(s);
+      void w.exited.then(() => {
+        s.dead = true;
+        s.diedAt ??= Date.now();
+      });
+      return s;
+    };
+    for (let k = 0; k < o.workers; k += 4) await Promise.all(Array.from({ length: Math.min(4, o.workers - k) }, (_, j) => launch((k + j) % 2)));
+
+    // Accepted results as they appear; a later poll that differs is a changed result.
+    const accepted = new Map<string, string>();
+    const violations: string[] = [];
+    const snapshot = async () => {
+      const rows = await prisma.task.findMany({ where: { jobId: { in: jobIds }, status: 'SUCCEEDED' }, select: { id: true, result: true } });
+      for (const r of rows) {
+        const v = stable(r.result);
+        const before = accepted.get(r.id);
+        if (before === undefined) accepted.set(r.id, v);
+        else if (before !== v) violations.push(`task ${r.id}: accepted result changed from ${before} to ${v}`);
+      }
+    };
+    const open = () => prisma.task.count({ where: { jobId: { in: jobIds }, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } } });
+
+    const faults: Record<FaultKind, number> = { kill: 0, stop: 0, restart: 0 };
+    const firstKinds: FaultKind[] = ['kill', 'stop', 'restart'].sort(() => rnd() - 0.5) as FaultKind[];
+    const pickKind = (): FaultKind => {
+      const next = firstKinds.shift();
+      if (next) return next;
+      const x = rnd();
+      return x < 0.45 ? 'kill' : x < 0.85 ? 'stop' : 'restart';
+    };
+    const busyWorkerNames = async () => {
+      const live = await prisma.attempt.findMany({ where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId: { in: jobIds } } }, select: { worker: { select: { name: true } } } });
+      return new Set(live.map((a) => a.worker.name));
+    };
+
+    const inject = async (kind: FaultKind) => {
+      const alive = slots.filter((s) => !s.dead);
+      if (kind === 'kill') {
+        const s = alive[Math.floor(rnd() * alive.length)];
+        if (!s) return;
+        s.diedAt = Date.now();
+        await killWorker(s.w, 'SIGKILL');
+        log(`  fault kill ${s.w.name} (+${round((Date.now() - started) / 1000)} s)`);
+        faults.kill++;
+        await launch(s.api);
+      } else if (kind === 'stop') {
+        const candidates = alive.filter((s) => !s.stopped);
+        if (candidates.length <= 1) return;
+        const busy = await busyWorkerNames();
+        const pool = candidates.some((s) => busy.has(s.w.name)) ? candidates.filter((s) => busy.has(s.w.name)) : candidates;
+        const s = pool[Math.floor(rnd() * pool.length)]!;
+        const forSec = between(o.leaseSec + 1, o.leaseSec + 4);
+        signalWorker(s.w, 'SIGSTOP');
+        s.stopped = true;
+        const stoppedAt = Date.now();
+        log(`  fault stop ${s.w.name} for ${round(forSec)} s (+${round((stoppedAt - started) / 1000)} s)`);
+        faults.stop++;
+        const t = setTimeout(() => {
+          timers.delete(t);
+          signalWorker(s.w, 'SIGCONT');
+          s.stopped = false;
+          s.resumes.push({ stoppedAt, resumedAt: Date.now() });
+        }, forSec * 1000);
+        timers.add(t);
+      } else {
+        const i = rnd() < 0.5 ? 0 : 1;
+        const hard = rnd() < 0.5;
+        const t0 = Date.now();
+        if (hard) await apis[i]!.kill();
+        else await apis[i]!.stop();
+        apis[i] = null;
+        apis[i] = await startApi(databaseUrl, env, { port: ports[i]!, dataDir, onLine });
+        log(`  fault restart API ${i} (${hard ? 'SIGKILL' : 'clean stop'}; back after ${round((Date.now() - t0) / 1000)} s) (+${round((t0 - started) / 1000)} s)`);
+        faults.restart++;
+      }
+    };
+
+    const deadline = started + o.timeoutSec * 1000;
+    let remaining = await open();
+    let lastReport = Date.now();
+    while (remaining > 0 && Date.now() < deadline) {
+      const waitUntil = Date.now() + between(o.faultMinSec, o.faultMaxSec) * 1000;
+      while (Date.now() < waitUntil) {
+        await sleep(Math.min(500, Math.max(0, waitUntil - Date.now())));
+        await snapshot();
+      }
+      remaining = await open();
+      if (remaining === 0) break;
+      await inject(pickKind());
+      if (Date.now() - lastReport > 30_000) {
+        lastReport = Date.now();
+        log(`  ${o.tasks - remaining}/${o.tasks} tasks terminal (+${round((Date.now() - started) / 1000)} s)`);
+      }
+    }
+    // Resume whoever is still stopped, and give them a few heartbeats to report late.
+    for (const t of timers) {
+      clearTimeout(t);
+      timers.delete(t);
+    }
+    for (const s of slots.filter((x) => x.stopped && !x.dead)) {
+      signalWorker(s.w, 'SIGCONT');
+      s.stopped = false;
+      s.resumes.push({ stoppedAt: 0, resumedAt: Date.now() });
+    }
+    await sleep(Math.max(3, 3 * o.heartbeatSec) * 1000);
+    await snapshot();
+    // Workers and APIs stop before the checks: nothing changes under them.
+    await Promise.all(slots.filter((s) => !s.dead).map((s) => killWorker(s.w, 'SIGTERM')));
+    await Promise.all(apis.map((a) => a?.stop()));
+    apis[0] = apis[1] = null;
+
+    const report = await verify(prisma, jobIds, spec, accepted, slots, violations);
+    const durationSec = round((Date.now() - started) / 1000);
+    const f = faults;
+    const line =
+      `chaos: ${o.tasks} tasks in ${o.jobs} jobs, ${o.workers} workers, 2 API processes — faults ${f.kill + f.stop + f.restart} ` +
+      `(${f.kill} SIGKILL+replace, ${f.stop} SIGSTOP past lease, ${f.restart} API restart) — ${report.succeeded} succeeded, ` +
+      `${report.failedRetriesOut} failed (retries out), ${report.lostAttempts} lost attempts (${report.reportedLate} reported late), ` +
+      `${report.duplicated} duplicated accepted results, ${report.stuck} stuck, ${violations.length} invariant violations — seed ${o.seed}, ${durationSec} s`;
+    if (violations.length) log(`violations:\n  ${violations.slice(0, 50).join('\n  ')}`);
+    if (report.stuck || violations.length) log(`last API output:\n${apiLines.slice(-40).join('\n')}`);
+    return { tasks: o.tasks, jobs: o.jobs, workers: o.workers, seed: o.seed, faults, ...report, violations, durationSec, line };
+  } finally {
+    await cleanup();
+    running.delete(cleanup);
+  }
+}
+
+type Prisma = TaskFactory['resources']['prisma'];
+
+async function verify(
+  prisma: Prisma,
+  jobIds: string[],
+  spec: Map<string, { i: number; lines: number }>,
+  accepted: Map<string, string>,
+  slots: Slot[],
+  violations: string[],
+) {
+  const tasks = await prisma.task.findMany({ where: { jobId: { in: jobIds } }, select: { id: true, status: true, statusReason: true, result: true, currentAttemptId: true, attemptCount: true, maxAttempts: true } });
+  const attempts = await prisma.attempt.findMany({
+    where: { task: { jobId: { in: jobIds } } },
+    select: { id: true, taskId: true, status: true, outputs: true, finishedAt: true, createdAt: true, worker: { select: { name: true } }, _count: { select: { staleReports: true } } },
+  });
+  const byTask = new Map<string, typeof attempts>();
+  for (const a of attempts) byTask.set(a.taskId, [...(byTask.get(a.taskId) ?? []), a]);
+
+  let succeeded = 0;
+  let failedRetriesOut = 0;
+  let duplicated = 0;
+  let stuck = 0;
+  const acceptedAttempts: { attemptId: string; taskId: string }[] = [];
+  for (const t of tasks) {
+    const own = byTask.get(t.id) ?? [];
+    const ok = own.filter((a) => a.status === 'SUCCEEDED');
+    if (t.status === 'QUEUED' || t.status === 'LEASED' || t.status === 'RUNNING') {
+      stuck++;
+      violations.push(`task ${t.id} (${spec.get(t.id)?.i}): not terminal (${t.status}; ${t.statusReason ?? ''})`);
+      continue;
+    }
+    if (ok.length > 1) {
+      duplicated += ok.length - 1;
+      violations.push(`task ${t.id}: ${ok.length} accepted (SUCCEEDED) attempts`);
+    }
+    if (t.status === 'CANCELLED') violations.push(`task ${t.id}: CANCELLED (nothing cancels in this run)`);
+    if (t.status === 'FAILED') {
+      if (t.attemptCount >= t.maxAttempts && /attempt|retr/i.test(t.statusReason ?? '')) failedRetriesOut++;
+      else violations.push(`task ${t.id}: FAILED without running out of retries (${t.attemptCount}/${t.maxAttempts}: ${t.statusReason})`);
+      if (ok.length) violations.push(`task ${t.id}: FAILED but has an accepted attempt`);
+    }
+    if (t.status !== 'SUCCEEDED') continue;
+    succeeded++;
+    const a = ok[0];
+    if (!a) {
+      violations.push(`task ${t.id}: SUCCEEDED without a SUCCEEDED attempt`);
+      continue;
+    }
+    acceptedAttempts.push({ attemptId: a.id, taskId: t.id });
+    const result = t.result as { attemptId?: string; outputs?: unknown } | null;
+    if (t.currentAttemptId !== a.id) violations.push(`task ${t.id}: current attempt ${t.currentAttemptId} is not the accepted ${a.id}`);
+    if (result?.attemptId !== a.id) violations.push(`task ${t.id}: result names attempt ${result?.attemptId}, the accepted one is ${a.id}`);
+    if (stable(result?.outputs ?? []) !== stable(a.outputs ?? [])) violations.push(`task ${t.id}: result outputs ${stable(result?.outputs)} differ from the attempt's ${stable(a.outputs)}`);
+    const outs = (result?.outputs ?? []) as { path: string; sha256: string }[];
+    const want = expectedOutput(spec.get(t.id)!.i);
+    if (!outs.some((x) => x.path.endsWith('result.txt') && x.sha256 === want)) violations.push(`task ${t.id}: no result.txt with the task's own bytes in ${stable(outs)}`);
+    const snap = accepted.get(t.id);
+    if (snap !== undefined && snap !== stable(t.result)) violations.push(`task ${t.id}: accepted result changed since it was first seen`);
+  }
+  for (const a of attempts) {
+    if (a.status === 'LEASED' || a.status === 'RUNNING') {
+      stuck++;
+      violations.push(`attempt ${a.id}: still ${a.status} at the end`);
+    }
+    if (a.status === 'STALE' && a._count.staleReports === 0) violations.push(`attempt ${a.id}: STALE without a StaleReport`);
+  }
+  // A LOST attempt of a worker frozen while it was lost, resumed and alive for a few
+  // heartbeats afterwards, must have been reported late (its heartbeat names it).
+  for (const a of attempts.filter((x) => x.status === 'LOST')) {
+    const s = slots.find((x) => x.w.name === a.worker.name);
+    const r = s?.resumes.find((x) => a.finishedAt && x.stoppedAt <= a.finishedAt.getTime() && a.finishedAt.getTime() <= x.resumedAt);
+    if (s && r && (s.diedAt ?? Infinity) - r.resumedAt > 3000) violations.push(`attempt ${a.id}: lost while ${s.w.name} was stopped, not reported late after it resumed`);
+  }
+  const lostAttempts = attempts.filter((a) => a.status === 'LOST' || a.status === 'STALE').length;
+  const reportedLate = attempts.filter((a) => a.status === 'STALE').length;
+  const staleReports = await prisma.staleReport.count({ where: { attempt: { task: { jobId: { in: jobIds } } } } });
+
+  // Logs of accepted attempts: seq 0..n-1 (the key forbids repeats), each printed line once.
+  const chunks = await prisma.logChunk.findMany({ where: { attemptId: { in: acceptedAttempts.map((x) => x.attemptId) } }, select: { attemptId: true, seq: true, stream: true, text: true }, orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }] });
+  const perAttempt = new Map<string, typeof chunks>();
+  for (const c of chunks) perAttempt.set(c.attemptId, [...(perAttempt.get(c.attemptId) ?? []), c]);
+  for (const { attemptId, taskId } of acceptedAttempts) {
+    const cs = perAttempt.get(attemptId) ?? [];
+    if (cs.some((c, k) => c.seq !== k)) violations.push(`attempt ${attemptId}: log seq ${cs.map((c) => c.seq).join(',')} is not 0..${cs.length - 1}`);
+    const printed = cs.filter((c) => c.stream === 'stdout').map((c) => c.text); // one row per line, without its newline
+    const { i, lines } = spec.get(taskId)!;
+    for (let k = 0; k < lines; k++) {
+      const n = printed.filter((x) => x === `chaos task ${i} line ${k}`).length;
+      if (n !== 1) violations.push(`attempt ${attemptId}: line ${k} of task ${i} appears ${n} times in its logs`);
+    }
+  }
+
+  // Costs: exact to the entries' decimals.
+  const jobs = await prisma.job.findMany({ where: { id: { in: jobIds } }, select: { id: true, costCad: true, lostCostCad: true } });
+  const usage = await prisma.usageEntry.groupBy({ by: ['jobId', 'billable'], where: { jobId: { in: jobIds } }, _sum: { costCad: true } });
+  for (const j of jobs) {
+    const sum = (billable: boolean) => usage.find((u) => u.jobId === j.id && u.billable === billable)?._sum.costCad?.toString() ?? '0';
+    if (!j.costCad.equals(sum(true))) violations.push(`job ${j.id}: costCad ${j.costCad} ≠ billable usage ${sum(true)}`);
+    if (!j.lostCostCad.equals(sum(false))) violations.push(`job ${j.id}: lostCostCad ${j.lostCostCad} ≠ non-billable usage ${sum(false)}`);
+  }
+  return { succeeded, failedRetriesOut, duplicated, stuck, lostAttempts, reportedLate, staleReports };
+}
