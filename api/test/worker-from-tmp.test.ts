@@ -39,6 +39,8 @@ describe('a worker installed under /tmp', () => {
     const attempt = await api.server.db.prisma.attempt.findFirstOrThrow({ where: { taskId: task.id } });
     const logs = await api.server.db.prisma.logChunk.findMany({ where: { attemptId: attempt.id }, orderBy: { seq: 'asc' } });
     expect(logs[0]!.text).toMatch(/sandbox bwrap/);
+    // No --memory-limit given: the default (80 % of the RAM shared among the slots) applies.
+    expect(logs[0]!.text).toMatch(/prlimit --data \d+ MiB/);
     const points = await api.server.db.prisma.metricPoint.findMany({ where: { attemptId: attempt.id, name: 'loss' }, orderBy: { step: 'asc' } });
     expect(points.map((p) => [p.step, p.value])).toEqual([[0, 1], [1, 0.5], [2, 1 / 3]]);
     expect((done.result as any).outputs.map((o: any) => o.path)).toEqual(['outputs/done.txt']);

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveToken, TOKEN_ON_COMMAND_LINE_WARNING } from './cli.js';
+import { defaultMemoryLimitMiB, resolveToken, TOKEN_ON_COMMAND_LINE_WARNING } from './cli.js';
 
 describe('resolveToken', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'cli-token-'));
@@ -42,5 +42,14 @@ describe('resolveToken', async () => {
     expect((await resolve({}, { CHATGPU_WORKER_TOKEN: '  ' })).r).toEqual({ error: expect.stringMatching(/No worker token: pass --token-file PATH or set CHATGPU_WORKER_TOKEN/) });
     expect((await resolve({ 'token-file': await file('empty', '\n') })).r).toEqual({ error: expect.stringMatching(/is empty/) });
     expect((await resolve({ 'token-file': path.join(dir, 'nope') })).r).toEqual({ error: expect.stringMatching(/no such file/) });
+  });
+});
+
+describe('defaultMemoryLimitMiB', () => {
+  it('gives each slot 80 % of the RAM shared among the slots, at least 1 GiB; none when the RAM is unknown', () => {
+    expect(defaultMemoryLimitMiB(24 * 1024, 1)).toBe(Math.floor(24 * 1024 * 0.8));
+    expect(defaultMemoryLimitMiB(16 * 1024, 4)).toBe(3276);
+    expect(defaultMemoryLimitMiB(2048, 8)).toBe(1024);
+    expect(defaultMemoryLimitMiB(null, 1)).toBeNull();
   });
 });

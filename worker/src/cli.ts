@@ -3,7 +3,7 @@
  *
  *   CHATGPU_WORKER_TOKEN=cgw_… chatgpu-worker --server URL [--name NAME] [--slots N] …
  *   chatgpu-worker --server URL --token-file PATH [--name NAME] [--slots N] [--data-dir DIR]
- *                  [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB]
+ *                  [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB|none]
  *                  [--pip-index-url URL] [--no-install] [--env-cache-mb N]
  *   chatgpu-worker pause|resume|status [--data-dir DIR]
  *
@@ -24,7 +24,7 @@ import { initTelemetry } from './telemetry.js';
 
 const USAGE = `usage: chatgpu-worker --server URL (--token-file PATH | CHATGPU_WORKER_TOKEN in the environment)
                       [--name NAME] [--slots N] [--data-dir DIR]
-                      [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB]
+                      [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB|none]
                       [--pip-index-url URL] [--no-install] [--env-cache-mb N]
        chatgpu-worker pause|resume|status [--data-dir DIR]`;
 
@@ -129,9 +129,10 @@ export async function main(argv: string[]): Promise<number> {
     console.error('--sandbox must be auto, bwrap or none');
     return 2;
   }
-  const memLimit = v['memory-limit'] ? Number(v['memory-limit']) : null;
-  if (memLimit !== null && !(memLimit > 0)) {
-    console.error('--memory-limit must be a positive number of MiB');
+  const memArg = v['memory-limit'];
+  const memGiven = memArg === undefined || memArg === 'none' ? null : Number(memArg);
+  if (memGiven !== null && !(memGiven > 0)) {
+    console.error('--memory-limit must be a positive number of MiB, or none');
     return 2;
   }
   const envCacheMb = Number(v['env-cache-mb']);
@@ -157,6 +158,10 @@ export async function main(argv: string[]): Promise<number> {
   const caps = await probe();
   for (const e of caps.probeErrors) if (!/not found/.test(e)) log.warn(`probe: ${e}`);
   const memSupport = await detectMemoryLimit();
+  // The owner's machine keeps a share of its memory: by default each slot's task may use at most
+  // 80 % of the RAM divided among the slots (--memory-limit MiB to choose, none to lift it).
+  const memLimit = memArg === 'none' ? null : (memGiven ?? defaultMemoryLimitMiB(caps.memoryMiB, slots));
+  log.info(memLimit ? `memory limit per task: ${memLimit} MiB${memGiven ? '' : ' (80 % of RAM / slots; --memory-limit to change)'}` : 'no memory limit per task (--memory-limit none)');
   let envs: EnvCache | null = null;
   if (install) {
     envs = new EnvCache({ dataDir, maxBytes: envCacheMb * 2 ** 20, indexUrl: pipIndexUrl, log });
@@ -201,4 +206,10 @@ export async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', () => void stop('SIGTERM'));
   });
   return 0;
+}
+
+/** The default memory limit of one task: 80 % of the machine's RAM shared among the slots (at least 1 GiB). */
+export function defaultMemoryLimitMiB(memoryMiB: number | null, slots: number): number | null {
+  if (!memoryMiB || memoryMiB <= 0) return null;
+  return Math.max(1024, Math.floor((memoryMiB * 0.8) / Math.max(1, slots)));
 }
