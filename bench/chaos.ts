@@ -35,7 +35,7 @@ export async function chaos(argv: string[]): Promise<BenchResult> {
       options: o,
       startedAt: startedAt.toISOString(),
       durationSec: r.durationSec,
-      headline: r.line,
+      headline: r.line.replace(/^chaos: /, ''),
       figures: {
         tasks: r.tasks,
         'faults: SIGKILL + replacement': r.faults.kill,
