@@ -61,7 +61,7 @@ describe('SIGKILL between an action and its saved result', () => {
     const call = (await itemsOf(prisma, run.id)).find((i) => i.type === 'function_call' && i.name === 'ask_user')!;
     expect(call.status).toBe('PENDING');
     expect(await prisma.agentItem.count({ where: { runId: run.id, callId: call.callId, type: 'function_call_output' } })).toBe(0);
-    const action = await prisma.action.findUniqueOrThrow({ where: { idempotencyKey: call.callId! } });
+    const action = await prisma.action.findFirstOrThrow({ where: { idempotencyKey: call.callId! } });
     expect(action).toMatchObject({ jobId, kind: 'ask_user', status: 'DONE' });
     const questions = await prisma.question.findMany({ where: { jobId } });
     expect(questions).toHaveLength(1);

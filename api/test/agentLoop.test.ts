@@ -252,7 +252,7 @@ describe('the openai client through the loop', () => {
     expect(await sideEffects(jobId)).toEqual({ actions: 1, questions: 1, plans: 0, tasks: 0 });
     const q = await db().question.findFirstOrThrow({ where: { jobId } });
     expect(q).toMatchObject({ callId: 'call_dup', agentRunId: res.runId, text: args.question, choices: args.choices, status: 'OPEN' });
-    expect(await db().action.findUniqueOrThrow({ where: { idempotencyKey: 'call_dup' } })).toMatchObject({ kind: 'ask_user', status: 'DONE' });
+    expect(await db().action.findFirstOrThrow({ where: { idempotencyKey: 'call_dup' } })).toMatchObject({ kind: 'ask_user', status: 'DONE' });
     expect((await db().job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('NEEDS_INPUT');
     const items = await itemsOf(db(), res.runId);
     expect(items.map((i) => [i.type, i.status])).toEqual([
@@ -462,7 +462,7 @@ describe('recovery of PENDING calls (no crash needed: the rows are written by ha
     expect(sent).toMatchObject({ call_id: call.call_id });
     expect(JSON.parse((sent as any).output)).toMatchObject({ uncertain: true, message: expect.stringMatching(/may or may not have happened.*Observe the current state/) });
     expect(await sideEffects(jobId)).toEqual({ actions: 1, questions: 0, plans: 0, tasks: 0 });
-    expect(await db().action.findUniqueOrThrow({ where: { idempotencyKey: call.call_id } })).toMatchObject({ status: 'STARTED' });
+    expect(await db().action.findFirstOrThrow({ where: { idempotencyKey: call.call_id } })).toMatchObject({ status: 'STARTED' });
   });
 
   it('a PENDING read-only call with no Action is run once; a PENDING side effect with no Action is run once too', async () => {

@@ -28,6 +28,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   acquireAgentLock,
+  AgentLockLostError,
   createRun,
   findAction,
   knownCallIds,
@@ -126,7 +127,7 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
   const started = Date.now();
   const row = opts.runId ? await loadRun(r, opts.runId) : await createRun(r, { jobId, agent: agent.name, model: model.name, parentId: opts.parentRunId ?? null });
   const run = { id: row.id, jobId, agent: agent.name };
-  const ctxFor = (callId: string): ToolContext => ({ r, model, jobId, runId: run.id, callId, agent });
+  const ctxFor = (callId: string): ToolContext => ({ r, model, jobId, runId: run.id, callId, agent, holder });
   await setRunStatus(r, run, 'RUNNING', null, { quiet: !!opts.runId });
 
   const finish = async (stopReason: StopReason, status: TurnResult['status'], finalText?: string): Promise<TurnResult> => {
@@ -146,7 +147,7 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
       continue;
     }
     const tool = agent.tools.find((t) => t.name === call.name);
-    const action = await findAction(r, call.call_id);
+    const action = await findAction(r, jobId, call.call_id);
     if (action?.status === 'DONE' || action?.status === 'FAILED') {
       await saveOutput(r, run, p.id, call.call_id, action.outcome ?? { error: 'no outcome recorded' }, 'DONE');
       // The recorded outcome carries no control: the tool says how its effect stops the run.
@@ -155,6 +156,7 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
       await saveOutput(r, run, p.id, call.call_id, { uncertain: true, message: `The ${call.name} action may or may not have happened (the system stopped while it ran). Observe the current state before trying again.` }, 'UNCERTAIN');
     } else {
       const res = await dispatch(r, opts, tool, call, ctxFor(call.call_id), p.id);
+      if (res.lockLost) return { runId: run.id, stopReason: 'locked', status: 'RUNNING' };
       if (res.control) stop = { control: res.control, recovered: false, name: call.name };
     }
   }
@@ -236,6 +238,8 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
       }
       toolCalls++;
       const res = await dispatch(r, opts, agent.tools.find((t) => t.name === call.name), call, ctxFor(call.call_id), c.id);
+      // The lease expired and another run holds the job now: stop without touching the run.
+      if (res.lockLost) return { runId: run.id, stopReason: 'locked', status: 'RUNNING' };
       if (res.control) stopped = { control: res.control, recovered: false, name: call.name };
       else if (res.jobFinal) {
         stopped = { control: 'finish', recovered: false, name: call.name };
@@ -258,7 +262,7 @@ async function dispatch(
   call: Extract<Item, { type: 'function_call' }>,
   ctx: ToolContext,
   itemId: string,
-): Promise<{ control?: ToolResult['control']; jobFinal?: boolean }> {
+): Promise<{ control?: ToolResult['control']; jobFinal?: boolean; lockLost?: boolean }> {
   const run: RunRef = { id: ctx.runId, jobId: ctx.jobId, agent: ctx.agent.name };
   const reject = async (error: string, jobFinal = false) => {
     await saveOutput(r, run, itemId, call.call_id, { error }, 'REJECTED');
@@ -278,12 +282,14 @@ async function dispatch(
       const effect = tool.sideEffect;
       // The effect's events are published after commit, before the output is saved:
       // they were recorded first.
-      result = await runAction(r, { jobId: ctx.jobId, callId: call.call_id, kind: tool.name, args }, (tx) => effect(args, ctx, tx));
+      result = await runAction(r, { jobId: ctx.jobId, holder: ctx.holder, callId: call.call_id, kind: tool.name, args }, (tx) => effect(args, ctx, tx));
       opts.afterAction?.(tool.name);
     } else {
       result = await tool.read!(args, ctx);
     }
   } catch (err) {
+    // The call stays PENDING: the run's new holder resolves it from the Action table (none).
+    if (err instanceof AgentLockLostError) return { lockLost: true };
     // The job engine refused the effect because the job is final (e.g. cancelled while the
     // model was thinking): the run ends; nothing was written.
     if (err instanceof InvalidTransitionError && err.jobIsFinal) return reject(`Not done: ${err.message}`, true);

@@ -7,13 +7,17 @@
  *                         planner submits a plan (acceptPlan), asks the user (askUser) or
  *                         gives up (fail)
  *   question.answered  → (resumed) planner turns from its saved history, with the answers
- *   task.finished      → RUN / EVALUATE: advanceJobAfterTask (validation, evaluation,
+ *   task.finished      → RUN / SHARD / EVALUATE: when it FAILED, first the run supervisor
+ *                         (agents/supervisor/) — it may retry the task, and then the job
+ *                         waits for it; then advanceJobAfterTask (validation, evaluation,
  *                         success or failure); REFERENCE / CANDIDATE / BENCHMARK: the
  *                         preparation stage moves on (domain/preparation/stage.ts)
+ *   attempt.failed     → (an infrastructure failure the engine retries) the run supervisor
  *   preparation.step   → the preparation stage moves on; when a required step was rejected
  *                         and the budget allows, the preparer agent proposes a revision
  *   reconcile          → what a crashed process left behind: planner runs with no live
- *                         lock, finished tasks whose job did not move on, PREPARING jobs
+ *                         lock, finished tasks whose job did not move on (a failed one goes
+ *                         to the supervisor first), PREPARING jobs
  *
  * Events reach every API process (graphql/pubsub.ts), so several may react to the same
  * one: the agent lock lets one planner run per job, and the engine's conditional
@@ -31,6 +35,10 @@ import { runAgentTurn } from './loop.js';
 import type { Item, ModelClient } from './models/types.js';
 import { PLANNER } from './planner/planner.js';
 import { PREPARER } from './preparer.js';
+import { runSupervisor, type SupervisorTrigger } from './supervisor/supervisor.js';
+
+/** Task kinds whose failures the run supervisor looks at (preparation tasks have their own stage). */
+const SUPERVISED = new Set(['RUN', 'SHARD', 'EVALUATE']);
 
 const MAX_PLANNER_TURNS = 6;
 const MAX_PREPARER_TURNS = 3;
@@ -56,7 +64,7 @@ export class Pipeline {
   /** Starts reacting to the domain's events; `stop` ends it. */
   listen(bus: EventBus): void {
     this.off = bus.on(
-      (e) => e.type === 'job.created' || e.type === 'question.answered' || e.type === 'task.finished' || e.type === 'preparation.step' || e.type === 'reconcile',
+      (e) => e.type === 'job.created' || e.type === 'question.answered' || e.type === 'task.finished' || e.type === 'attempt.failed' || e.type === 'preparation.step' || e.type === 'reconcile',
       (e) => this.react(e),
     );
   }
@@ -76,7 +84,10 @@ export class Pipeline {
         break;
       case 'task.finished':
         if (e.kind === 'REFERENCE' || e.kind === 'CANDIDATE' || e.kind === 'BENCHMARK') void this.prepare(e.jobId);
-        else void this.background(`task:${e.taskId}`, () => advanceJobAfterTask(this.r, e.taskId));
+        else void this.background(`task:${e.taskId}`, () => this.afterTask(e.taskId));
+        break;
+      case 'attempt.failed':
+        if (SUPERVISED.has(e.kind)) void this.background(`attempt:${e.attemptId}`, () => this.supervise(e.jobId, { reason: 'attempt_failed', taskId: e.taskId, attemptId: e.attemptId, errorClass: e.errorClass }));
         break;
       case 'preparation.step':
         void this.prepare(e.jobId);
@@ -195,6 +206,28 @@ export class Pipeline {
     await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent did not propose revision ${revision} of ${step} within ${MAX_PREPARER_TURNS} turns (the model failed or kept working). Last feedback: ${feedback.slice(0, 1500)}`, onlyFrom: ['PREPARING'] });
   }
 
+  /**
+   * A finished task: a FAILED one goes to the run supervisor first (it may queue it again,
+   * and advanceJobAfterTask then leaves the job alone); the job engine then moves the job.
+   * When another process's agent holds the job, that one decides: nothing here (the
+   * reconcile comes back to the task if nobody moves the job).
+   */
+  private async afterTask(taskId: string): Promise<void> {
+    const task = await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true, kind: true, status: true, currentAttemptId: true } });
+    if (!task) return;
+    if (task.status === 'FAILED' && SUPERVISED.has(task.kind)) {
+      const res = await this.supervise(task.jobId, { reason: 'task_failed', taskId, attemptId: task.currentAttemptId });
+      if (res === 'locked') return;
+    }
+    await advanceJobAfterTask(this.r, taskId);
+  }
+
+  private async supervise(jobId: string, trigger: SupervisorTrigger): Promise<'locked' | 'done'> {
+    if (isFinalJobStatus((await loadJob(this.r, jobId)).status)) return 'done';
+    const res = await runSupervisor(this.r, this.model, jobId, trigger, this.opts.afterAction ? { afterAction: this.opts.afterAction } : {});
+    return res.stopReason === 'locked' ? 'locked' : 'done';
+  }
+
   /** Picks up work a crashed process left behind (the tick's `reconcile` event). */
   async reconcile(): Promise<void> {
     const now = this.r.now();
@@ -210,7 +243,7 @@ export class Pipeline {
       }
     }
     for (const taskId of await tasksAwaitingAdvance(this.r, now, QUIET_MS)) {
-      await this.background(`task:${taskId}`, () => advanceJobAfterTask(this.r, taskId));
+      await this.background(`task:${taskId}`, () => this.afterTask(taskId));
     }
     for (const jobId of await jobsInStatus(this.r, 'PREPARING')) void this.prepare(jobId);
   }

@@ -12,6 +12,8 @@ export interface ToolContext {
   jobId: string;
   runId: string;
   callId: string;
+  /** Who holds the job's agent lock for this run; every side effect verifies it (runAction). */
+  holder: string;
   agent: AgentDef;
 }
 

@@ -19,6 +19,7 @@ import { importsOf, type DependencyCheck } from '../planner/resolveImports.js';
 import { isCollected } from '../../domain/jobs/planSchema.js';
 import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
+import { decideSupervisor } from '../supervisor/builtinSupervisor.js';
 
 export function createBuiltinClient(): ModelClient {
   return {
@@ -59,6 +60,7 @@ function decide(req: ModelRequest): Item[] {
   const last = <T>(name: string) => out.get(name)?.at(-1) as T | undefined;
   const userText = history.filter((i): i is Extract<Item, { type: 'message' }> => i.type === 'message' && i.role === 'user').map((m) => m.content);
 
+  if (agent === 'supervisor') return decideSupervisor(history, out);
   if (agent === 'preparer') {
     // No rules for repairing a rejected candidate: stop with the feedback, in words.
     const feedback = [...userText].reverse()[0] ?? 'no feedback';

@@ -165,8 +165,16 @@ async function itemEvent(tx: Tx, run: { id: string; jobId: string; agent: string
 
 // ───────────────────────────── actions ─────────────────────────────
 
-export async function findAction(r: Resources, callId: string) {
-  return r.prisma.action.findUnique({ where: { idempotencyKey: callId } });
+export async function findAction(r: Resources, jobId: string, callId: string) {
+  return r.prisma.action.findUnique({ where: { jobId_idempotencyKey: { jobId, idempotencyKey: callId } } });
+}
+
+/** The agent lock was lost (expired and taken over) before a side effect could commit. */
+export class AgentLockLostError extends Error {
+  override name = 'AgentLockLostError';
+  constructor(readonly jobId: string, readonly holder: string) {
+    super(`The agent lock of job ${jobId} is no longer held by this run; nothing was done.`);
+  }
 }
 
 export interface EffectResult {
@@ -175,16 +183,25 @@ export interface EffectResult {
 }
 
 /**
- * Runs a side effect with its Action row (idempotency key = the tool call id) in one
- * transaction: a crash leaves both or neither. A second call with the same id fails on
- * the key's uniqueness and does nothing. Publishes the effect's job events after commit.
+ * Runs a side effect with its Action row (idempotency key = the tool call id, unique per
+ * job) in one transaction: a crash leaves both or neither. A second call with the same id
+ * fails on the key's uniqueness and does nothing. The transaction first verifies that
+ * `holder` still holds the job's agent lock, with a conditional UPDATE of the job row
+ * that keeps the row locked until commit: a run whose lease expired and was taken over
+ * cannot act (AgentLockLostError), and no takeover can slip in before the effect commits.
+ * Publishes the effect's job events after commit.
  */
-export async function runAction<T extends EffectResult>(r: Resources, input: { jobId: string; callId: string; kind: string; args: unknown }, effect: (tx: Tx) => Promise<T>): Promise<T> {
+export async function runAction<T extends EffectResult>(r: Resources, input: { jobId: string; holder: string; callId: string; kind: string; args: unknown }, effect: (tx: Tx) => Promise<T>): Promise<T> {
   const result = await r.prisma.$transaction(
     async (tx) => {
+      const held = await tx.job.updateMany({
+        where: { id: input.jobId, agentLockHolder: input.holder, agentLockUntil: { gt: r.now() } },
+        data: { agentLockHolder: input.holder },
+      });
+      if (held.count !== 1) throw new AgentLockLostError(input.jobId, input.holder);
       await tx.action.create({ data: { jobId: input.jobId, idempotencyKey: input.callId, kind: input.kind, input: jsonable(input.args) } });
       const res = await effect(tx);
-      await tx.action.update({ where: { idempotencyKey: input.callId }, data: { status: 'DONE', outcome: jsonable(res.output), finishedAt: r.now() } });
+      await tx.action.update({ where: { jobId_idempotencyKey: { jobId: input.jobId, idempotencyKey: input.callId } }, data: { status: 'DONE', outcome: jsonable(res.output), finishedAt: r.now() } });
       return res;
     },
     { timeout: 30_000 },

@@ -110,13 +110,15 @@ export async function completeAttempt(r: Resources, workerTokenId: string, attem
       await recordJobEvent(tx, task.jobId, 'attempt.status', { taskId: task.id, attemptId: a.id, number: a.number, status: succeeded ? 'SUCCEEDED' : 'FAILED', exitCode: input.exitCode ?? null, errorClass }),
       await recordJobEvent(tx, task.jobId, 'task.status', { taskId: task.id, name: task.name, status: taskStatus, reason: statusReason }),
     ];
-    return { stale: null, jobId: task.jobId, taskId: task.id, taskKind: task.kind, taskStatus, events } as const;
+    return { stale: null, jobId: task.jobId, taskId: task.id, taskKind: task.kind, taskStatus, errorClass, events } as const;
   }, { timeout: 15_000, maxWait: 10_000 }); // busy databases: never fail a finished run on Prisma's 5 s default
   if (outcome.stale !== null) throw new StaleAttemptError(attemptId, outcome.stale);
   for (const eventId of outcome.events) await r.events.emit({ type: 'job.event', jobId: outcome.jobId, eventId });
   await r.events.emit({ type: 'job.updated', jobId: outcome.jobId });
-  if (outcome.taskStatus === 'QUEUED') await r.events.emit({ type: 'tasks.available' });
-  else await r.events.emit({ type: 'task.finished', jobId: outcome.jobId, taskId: outcome.taskId, kind: outcome.taskKind, status: outcome.taskStatus });
+  if (outcome.taskStatus === 'QUEUED') {
+    await r.events.emit({ type: 'tasks.available' });
+    await r.events.emit({ type: 'attempt.failed', jobId: outcome.jobId, taskId: outcome.taskId, attemptId, kind: outcome.taskKind, errorClass: outcome.errorClass ?? 'WORKER_ERROR' });
+  } else await r.events.emit({ type: 'task.finished', jobId: outcome.jobId, taskId: outcome.taskId, kind: outcome.taskKind, status: outcome.taskStatus });
   const attempt = await r.prisma.attempt.findUnique({ where: { id: attemptId }, include: { task: { select: { jobId: true } } } });
   if (!attempt) throw new NotFoundError('Attempt', attemptId);
   return attempt;

@@ -224,11 +224,12 @@ export type ActionOrderByWithRelationInput = {
 
 export type ActionWhereUniqueInput = Prisma.AtLeast<{
   id?: string
-  idempotencyKey?: string
+  jobId_idempotencyKey?: Prisma.ActionJobIdIdempotencyKeyCompoundUniqueInput
   AND?: Prisma.ActionWhereInput | Prisma.ActionWhereInput[]
   OR?: Prisma.ActionWhereInput[]
   NOT?: Prisma.ActionWhereInput | Prisma.ActionWhereInput[]
   jobId?: Prisma.UuidFilter<"Action"> | string
+  idempotencyKey?: Prisma.StringFilter<"Action"> | string
   kind?: Prisma.StringFilter<"Action"> | string
   input?: Prisma.JsonFilter<"Action">
   status?: Prisma.EnumActionStatusFilter<"Action"> | $Enums.ActionStatus
@@ -236,7 +237,7 @@ export type ActionWhereUniqueInput = Prisma.AtLeast<{
   createdAt?: Prisma.DateTimeFilter<"Action"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"Action"> | Date | string | null
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
-}, "id" | "idempotencyKey">
+}, "id" | "jobId_idempotencyKey">
 
 export type ActionOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -359,6 +360,11 @@ export type ActionListRelationFilter = {
 
 export type ActionOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
+}
+
+export type ActionJobIdIdempotencyKeyCompoundUniqueInput = {
+  jobId: string
+  idempotencyKey: string
 }
 
 export type ActionCountOrderByAggregateInput = {
@@ -619,7 +625,7 @@ export type $ActionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     id: string
     jobId: string
     /**
-     * The tool call id.
+     * The tool call id: unique per job (a model's call ids are not unique across jobs).
      */
     idempotencyKey: string
     kind: string

@@ -1,0 +1,49 @@
+/**
+ * The run supervisor: an agent on the durable loop (agents/loop.ts), started by the
+ * pipeline when an attempt of a RUN/SHARD/EVALUATE task fails or a task is out of
+ * retries. It reads the job (get_job, list_eligible_workers, search_logs), acts within the
+ * job's scope and limits (take_action) and saves what it learned (remember); findings are
+ * shown to its next run by get_job, so a remedy that did not work is not repeated.
+ * One supervisor run per job at a time: it takes the job's agent lock like every agent,
+ * and every side effect verifies the lock inside its transaction.
+ */
+import type { Resources } from '../../domain/resources.js';
+import { runAgentTurn, type RunOptions, type TurnResult } from '../loop.js';
+import type { ModelClient } from '../models/types.js';
+import type { AgentDef } from '../tool.js';
+import { getJob, listEligibleWorkers, remember, searchLogsTool, takeAction } from './tools.js';
+
+export const SUPERVISOR: AgentDef = {
+  name: 'supervisor',
+  instructions: `You are the supervisor of a ChatGPU job: a task of it failed on a contributor's worker, and you decide what happens next.
+- Start with get_job: the tasks, their attempts (error class, message, worker), the cost against the cap, and the findings earlier supervisor runs saved (what was tried, and what to check).
+- Name the cause from the evidence (search_logs for the lines; the attempt's error class and message).
+- OOM: retry on a worker with more memory (list_eligible_workers with a higher minMemoryMiB, then take_action retry_task with that minMemoryMiB) if one is online; otherwise fail_job naming the memory the run had.
+- The same task lost or failing with an infrastructure error (WORKER_ERROR, DOWNLOAD_FAILED, UPLOAD_FAILED, SANDBOX_ERROR, LEASE_EXPIRED) twice on one worker: retry_task on another eligible worker (onWorkerId).
+- DEPENDENCY: fail_job with the installer's message; a missing package is not fixed by retrying.
+- Never repeat a remedy a finding says was tried and did not work; never retry blindly; stay within the plan's hardware class and the task's attempts.
+- Before acting, remember what you saw, the remedy and the follow-up to check. Then stop with a one-line summary.`,
+  tools: [getJob, listEligibleWorkers, searchLogsTool, takeAction, remember],
+};
+
+/** What started a supervisor run, given to it as its first message. */
+export interface SupervisorTrigger {
+  reason: 'attempt_failed' | 'task_failed';
+  taskId: string;
+  attemptId?: string | null;
+  errorClass?: string | null;
+}
+
+const MAX_TURNS = 2;
+
+/**
+ * One supervisor run for a trigger (a new run each time; earlier runs speak through their
+ * findings). `locked`: another process's agent holds the job — it decides, not this one.
+ */
+export async function runSupervisor(r: Resources, model: ModelClient, jobId: string, trigger: SupervisorTrigger, extra: Pick<RunOptions, 'afterAction'> = {}): Promise<TurnResult> {
+  let res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, input: [{ type: 'message', role: 'user', content: `Trigger: ${JSON.stringify(trigger)}` }], ...extra });
+  for (let turn = 1; turn < MAX_TURNS && res.status === 'RUNNING' && res.stopReason !== 'locked'; turn++) {
+    res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: res.runId, ...extra });
+  }
+  return res;
+}

@@ -1,0 +1,129 @@
+/**
+ * The supervisor's tools (names are the public contract): `get_job`, `list_eligible_workers`,
+ * `search_logs` read; `take_action` and `remember` are thin adapters over
+ * domain/supervision/, committed inside the loop's Action transaction (which verifies the
+ * agent lock). Every argument is validated by its schema, then checked against the job's
+ * scope and limits before dispatch (`check`), and again inside the transaction.
+ */
+import { z } from 'zod';
+import { eligibleWorkers } from '../../domain/supervision/eligibleWorkers.js';
+import { jobReport } from '../../domain/supervision/jobReport.js';
+import { searchLogs } from '../../domain/supervision/searchLogs.js';
+import { failJob, noteOnJob, retryProblem, retryTask, saveFinding } from '../../domain/supervision/supervisorActions.js';
+import { defineTool, type ToolContext } from '../tool.js';
+
+const uuid = z.string().uuid();
+
+async function taskOfJob(ctx: ToolContext, taskId: string): Promise<string | null> {
+  const t = await ctx.r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true } });
+  return t && t.jobId === ctx.jobId ? null : `Task ${taskId} is not a task of this job.`;
+}
+
+export const getJob = defineTool({
+  name: 'get_job',
+  description: "This job's status, plan, acceptance criteria, tasks and attempts (error class, message, worker), cost so far against the cap, recent events and the findings saved by earlier supervisor runs.",
+  schema: z.object({}).strict(),
+  read: async (_a, ctx) => ({ output: await jobReport(ctx.r, ctx.jobId) }),
+});
+
+export const listEligibleWorkers = defineTool({
+  name: 'list_eligible_workers',
+  description: "Online workers that could run one of this job's tasks (optionally with more memory than it asks now): their memory, accelerators and recent failures on this job, and why the others cannot.",
+  schema: z.object({ taskId: uuid, minMemoryMiB: z.number().int().min(0).max(10_000_000).optional() }).strict(),
+  check: (a, ctx) => taskOfJob(ctx, a.taskId),
+  read: async (a, ctx) => ({ output: await eligibleWorkers(ctx.r.prisma, ctx.jobId, a.taskId, a.minMemoryMiB !== undefined ? { minMemoryMiB: a.minMemoryMiB } : {}) }),
+});
+
+export const searchLogsTool = defineTool({
+  name: 'search_logs',
+  description: "Search this job's stored log lines (all attempts, or one) by text (case-insensitive) or by a regular expression. At most 200 lines; the answer says which source answered.",
+  schema: z.object({ query: z.string().min(1).max(200), regex: z.boolean().optional(), attemptId: uuid.optional(), limit: z.number().int().min(1).max(200).optional() }).strict(),
+  check: async (a, ctx) => {
+    if (a.regex) {
+      try {
+        new RegExp(a.query, 'i');
+      } catch (err) {
+        return `Not a valid regular expression: ${(err as Error).message}`;
+      }
+    }
+    if (a.attemptId) {
+      const at = await ctx.r.prisma.attempt.findUnique({ where: { id: a.attemptId }, select: { task: { select: { jobId: true } } } });
+      if (!at || at.task.jobId !== ctx.jobId) return `Attempt ${a.attemptId} is not an attempt of this job.`;
+    }
+    return null;
+  },
+  read: async (a, ctx) => ({ output: await searchLogs(ctx.r.prisma, ctx.jobId, a) }),
+});
+
+const TakeAction = z
+  .object({
+    kind: z.enum(['retry_task', 'fail_job', 'note']),
+    taskId: uuid.optional().describe('retry_task: the task of this job to retry'),
+    minMemoryMiB: z.number().int().min(0).max(10_000_000).optional().describe('retry_task: ask for at least this much memory (never less than the task asks now)'),
+    onWorkerId: uuid.optional().describe('retry_task: run the retry on this eligible worker (keeps it off the one that failed)'),
+    accelVendor: z.string().max(20).optional().describe("retry_task: the accelerator vendor; must stay the plan's"),
+    text: z.string().min(1).max(4000).optional().describe('fail_job: the explanation for the user; note: the note; retry_task: why'),
+  })
+  .strict();
+
+export const takeAction = defineTool({
+  name: 'take_action',
+  description:
+    "Act on this job: retry_task (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally more memory, or on a named eligible worker), fail_job (stop the job with an explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.",
+  schema: TakeAction,
+  check: async (a, ctx) => {
+    if (a.kind === 'retry_task') {
+      if (!a.taskId) return 'retry_task needs taskId.';
+      return retryProblem(ctx.r.prisma, ctx.jobId, a.taskId, changes(a));
+    }
+    if (!a.text) return `${a.kind} needs text.`;
+    if (a.taskId || a.minMemoryMiB !== undefined || a.onWorkerId || a.accelVendor) return `${a.kind} takes only text.`;
+    return null;
+  },
+  sideEffect: async (a, ctx, tx) => {
+    const now = ctx.r.now();
+    if (a.kind === 'retry_task') {
+      const res = await retryTask(tx, now, ctx.jobId, a.taskId!, changes(a), a.text ?? 'Retried by the supervisor.');
+      const { eventIds, ...output } = res;
+      return { output: { done: 'retry_task', ...output }, eventIds };
+    }
+    if (a.kind === 'fail_job') {
+      const { eventIds, status } = await failJob(tx, now, ctx.jobId, a.text!);
+      return { output: { done: 'fail_job', status }, eventIds, control: 'finish' };
+    }
+    const { eventIds } = await noteOnJob(tx, ctx.jobId, a.text!);
+    return { output: { done: 'note' }, eventIds };
+  },
+  after: async (a, _res, ctx) => {
+    if (a.kind === 'retry_task') await ctx.r.events.emit({ type: 'tasks.available' });
+  },
+});
+
+function changes(a: z.infer<typeof TakeAction>) {
+  return {
+    ...(a.minMemoryMiB !== undefined ? { minMemoryMiB: a.minMemoryMiB } : {}),
+    ...(a.onWorkerId !== undefined ? { onWorkerId: a.onWorkerId } : {}),
+    ...(a.accelVendor !== undefined ? { accelVendor: a.accelVendor } : {}),
+  };
+}
+
+export const remember = defineTool({
+  name: 'remember',
+  description: 'Save a finding for this job (kept across supervisor runs and shown by get_job): what was observed, the evidence (log line or event ids), the hypothesis, what was tried (remedy) and the follow-up to check.',
+  schema: z
+    .object({
+      observation: z.string().min(1).max(2000),
+      evidence: z.array(z.string().max(200)).max(20).optional(),
+      hypothesis: z.string().max(2000).optional(),
+      remedy: z.string().max(200).optional(),
+      errorClass: z.string().max(40).optional(),
+      followUp: z.string().max(1000).optional(),
+      taskId: uuid.optional(),
+    })
+    .strict(),
+  check: (a, ctx) => (a.taskId ? taskOfJob(ctx, a.taskId) : Promise.resolve(null)),
+  sideEffect: async (a, ctx, tx) => {
+    const { findingId, eventIds } = await saveFinding(tx, ctx.jobId, a);
+    return { output: { saved: findingId }, eventIds };
+  },
+});

@@ -1,0 +1,117 @@
+/**
+ * The supervisor's side effects (its `take_action` and `remember` tools), each run inside
+ * the agent loop's Action transaction (which has already verified the agent lock) and
+ * checked again there against the job's scope and limits — the tool's pre-dispatch check
+ * read the same facts earlier, outside the transaction.
+ *
+ *   retryTask   a task of this job, FAILED (or QUEUED for another try) → QUEUED now, with
+ *               optional changes: more memory (never less), placed on one named eligible
+ *               worker (which keeps it off the one that failed). Only while the job is
+ *               RUNNING, within the task's attempt budget, never against its pinned worker,
+ *               never to another hardware class than the plan's.
+ *   failJob     the job engine's `fail`, with the explanation.
+ *   noteOnJob   a line on the job's event log.
+ *   saveFinding a Finding row (what was observed, evidence, hypothesis, follow-up).
+ */
+import type { Prisma as P } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/client.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { recordJobEvent } from '../jobs/jobEvents.js';
+import { applyTransition } from '../jobs/jobLifecycle.js';
+
+export class SupervisorActionRefused extends ConflictError {}
+
+export interface RetryChanges {
+  minMemoryMiB?: number;
+  /** Place the retry on this worker (it must be online and able to run the task). */
+  onWorkerId?: string;
+  /** Must be the task's own accelerator vendor ('none' for CPU): the plan's hardware class. */
+  accelVendor?: string;
+}
+
+/**
+ * Why a retry with these changes is out of the job's scope or limits, or null. Reads only;
+ * `retryTask` calls it inside its transaction, the tool's check before dispatch.
+ */
+export async function retryProblem(db: Db, jobId: string, taskId: string, c: RetryChanges): Promise<string | null> {
+  const task = await db.task.findUnique({ where: { id: taskId }, include: { job: { select: { status: true } } } });
+  if (!task || task.jobId !== jobId) return `Task ${taskId} is not a task of this job.`;
+  if (task.job.status !== 'RUNNING') return `The job is ${task.job.status}: only a RUNNING job's tasks are retried.`;
+  if (task.status !== 'FAILED' && task.status !== 'QUEUED') return `Task ${task.name} is ${task.status}: only a FAILED or QUEUED task can be retried.`;
+  if (task.attemptCount >= task.maxAttempts) return `Task ${task.name} used its ${task.maxAttempts} attempts: the attempt budget is spent.`;
+  if (c.accelVendor !== undefined && c.accelVendor !== (task.accelVendor ?? 'none')) {
+    return `The plan runs task ${task.name} on ${task.accelVendor ?? 'none'} hardware; ${c.accelVendor} is outside it (replanning is not an action of this supervisor).`;
+  }
+  if (c.minMemoryMiB !== undefined && c.minMemoryMiB < task.minMemoryMiB) return `minMemoryMiB ${c.minMemoryMiB} is below the task's ${task.minMemoryMiB}: a retry never asks for less.`;
+  if (c.onWorkerId !== undefined) {
+    if (task.pinnedWorkerId !== null && task.pinnedWorkerId !== c.onWorkerId) return `Task ${task.name} is pinned to another worker; its placement is not changed.`;
+    const w = await db.worker.findUnique({ where: { id: c.onWorkerId } });
+    const mem = Math.max(task.minMemoryMiB, c.minMemoryMiB ?? 0);
+    if (!w || w.status !== 'ONLINE') return `Worker ${c.onWorkerId} is not online.`;
+    if (!w.workloads.includes(task.workload) || (task.accelVendor !== null && task.accelVendor !== w.accelVendor) || w.memoryMiB < mem || w.accelMemMiB < task.minAccelMemMiB) {
+      return `Worker ${w.name} cannot run task ${task.name} (see list_eligible_workers).`;
+    }
+  } else if (c.minMemoryMiB !== undefined) {
+    const fits = await db.worker.count({ where: { status: 'ONLINE', workloads: { has: task.workload }, memoryMiB: { gte: c.minMemoryMiB }, ...(task.accelVendor ? { accelVendor: task.accelVendor } : {}) } });
+    if (fits === 0) return `No online worker has ${c.minMemoryMiB} MiB of memory for task ${task.name}.`;
+  }
+  return null;
+}
+
+export async function retryTask(tx: Db, now: Date, jobId: string, taskId: string, c: RetryChanges, reason: string) {
+  const problem = await retryProblem(tx, jobId, taskId, c);
+  if (problem) throw new SupervisorActionRefused(problem);
+  const task = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
+  const requirements = { ...(task.requirements as Record<string, unknown>), ...(c.minMemoryMiB !== undefined ? { minMemoryMiB: c.minMemoryMiB } : {}) };
+  // Conditional on the status read above: a claim or a completion that moved the task
+  // meanwhile wins, and nothing is written.
+  const moved = await tx.task.updateMany({
+    where: { id: taskId, status: task.status },
+    data: {
+      status: 'QUEUED',
+      statusReason: reason,
+      currentAttemptId: null,
+      runAfter: now,
+      finishedAt: null,
+      requirements: requirements as P.InputJsonValue,
+      ...(c.minMemoryMiB !== undefined ? { minMemoryMiB: c.minMemoryMiB } : {}),
+      ...(c.onWorkerId !== undefined ? { pinnedWorkerId: c.onWorkerId } : {}),
+    },
+  });
+  if (moved.count !== 1) throw new SupervisorActionRefused(`Task ${task.name} changed while the retry was decided; look again.`);
+  const eventId = await recordJobEvent(tx, jobId, 'task.status', { taskId, name: task.name, status: 'QUEUED', reason, by: 'supervisor' });
+  return { taskId, name: task.name, status: 'QUEUED' as const, minMemoryMiB: c.minMemoryMiB ?? task.minMemoryMiB, onWorkerId: c.onWorkerId ?? task.pinnedWorkerId, eventIds: [eventId] };
+}
+
+export async function failJob(tx: Db, now: Date, jobId: string, explanation: string) {
+  const t = await applyTransition(tx, now, jobId, 'fail', { reason: explanation });
+  return { status: t.to, eventIds: t.eventIds };
+}
+
+export async function noteOnJob(tx: Db, jobId: string, text: string) {
+  const eventId = await recordJobEvent(tx, jobId, 'finding', { source: 'supervisor', note: true, text });
+  return { eventIds: [eventId] };
+}
+
+export interface FindingInput {
+  observation: string;
+  evidence?: string[];
+  hypothesis?: string;
+  followUp?: string;
+  taskId?: string;
+  /** What was tried (e.g. `retry_more_memory`), so the next run does not repeat a failed remedy. */
+  remedy?: string;
+  /** The error class the finding is about (the next run compares it with a new failure's). */
+  errorClass?: string;
+}
+
+export async function saveFinding(tx: Db, jobId: string, f: FindingInput) {
+  if (f.taskId) {
+    const task = await tx.task.findUnique({ where: { id: f.taskId }, select: { jobId: true } });
+    if (!task || task.jobId !== jobId) throw new NotFoundError('Task', f.taskId);
+  }
+  const data = JSON.parse(JSON.stringify({ evidence: f.evidence ?? [], hypothesis: f.hypothesis ?? null, followUp: f.followUp ?? null, taskId: f.taskId ?? null, remedy: f.remedy ?? null, errorClass: f.errorClass ?? null })) as P.InputJsonValue;
+  const row = await tx.finding.create({ data: { jobId, source: 'supervisor', text: f.observation, data } });
+  const eventId = await recordJobEvent(tx, jobId, 'finding', { findingId: row.id, source: 'supervisor', text: f.observation, hypothesis: f.hypothesis ?? null, followUp: f.followUp ?? null });
+  return { findingId: row.id, eventIds: [eventId] };
+}

@@ -1,0 +1,332 @@
+/**
+ * The run supervisor (docs/architecture.md §7): started by the pipeline when an attempt of
+ * a RUN task fails, it reads the job and acts within its scope — on a real API, real
+ * PostgreSQL, protocol-level test workers failing attempts with chosen error classes, the
+ * builtin rules, the scripted model, and the real `openai` client against the local fake
+ * Responses server.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
+import { runAgentTurn } from '../src/agents/loop.js';
+import { createOpenAIClient } from '../src/agents/models/openaiClient.js';
+import { completed, createScriptedClient, fnCall, message } from '../src/agents/models/scriptedClient.js';
+import type { ModelClient } from '../src/agents/models/types.js';
+import { Pipeline } from '../src/agents/pipeline.js';
+import { runSupervisor, SUPERVISOR } from '../src/agents/supervisor/supervisor.js';
+import { acceptPlan } from '../src/domain/jobs/acceptPlan.js';
+import { commitTransition, transition } from '../src/domain/jobs/jobLifecycle.js';
+import { PlanSchema } from '../src/domain/jobs/planSchema.js';
+import { jobReport } from '../src/domain/supervision/jobReport.js';
+import { waitFor } from './helpers/agents.js';
+import { startTestApi } from './helpers/api.js';
+import { startFakeOpenAI, wireFunctionCall } from './helpers/fakeOpenAI.js';
+import { CPU_CAPS, createJobWithFile, createWorkerToken, ProtocolWorker } from './helpers/protocolClient.js';
+
+// No pipeline from the server: each test attaches its own, with the model it drives.
+const api = await startTestApi({}, { model: null });
+const fake = await startFakeOpenAI();
+afterAll(() => fake.close());
+const r = api.server.resources;
+const db = api.server.db.prisma;
+
+const PLAN = PlanSchema.parse({
+  summary: 'Run main.py on a python worker.',
+  steps: ['Run `python main.py`'],
+  command: 'python main.py',
+  hardware: { workload: 'python' },
+  timeoutSec: 600,
+  outputs: ['outputs'],
+  acceptance: { exitCode: 0, requiredFiles: [], metrics: [] },
+});
+
+let pipeline: Pipeline | null = null;
+const workers: ProtocolWorker[] = [];
+afterEach(async () => {
+  pipeline?.stop();
+  await pipeline?.idle();
+  pipeline = null;
+  // Each test's workers leave the network and its queued work is withdrawn, so the next
+  // test sees only its own.
+  await db.worker.updateMany({ where: { id: { in: workers.map((w) => w.workerId) } }, data: { status: 'OFFLINE' } });
+  await db.task.updateMany({ where: { status: 'QUEUED' }, data: { status: 'CANCELLED' } });
+  workers.length = 0;
+});
+
+function supervise(model: ModelClient) {
+  pipeline = new Pipeline(r, model);
+  pipeline.listen(api.server.pubsub);
+}
+
+async function worker(owner: { token: string }, name: string, memoryMiB: number) {
+  const w = new ProtocolWorker(api, await createWorkerToken(api, owner.token, name), name);
+  await w.hello({ capabilities: { ...CPU_CAPS, memoryMiB } });
+  workers.push(w);
+  return w;
+}
+
+/** A job past planning: RUNNING, its plan accepted through the job engine, one RUN task queued. */
+async function runningJob(owner: { token: string }) {
+  const job = await createJobWithFile(api, owner.token);
+  await transition(r, job.jobId, 'startPlanning', { reason: null });
+  const accepted = await commitTransition(r, job.jobId, (tx, now) => acceptPlan(tx, now, { jobId: job.jobId, author: 'scripted', plan: PLAN }));
+  return { jobId: job.jobId, taskId: accepted.taskId! };
+}
+
+const jobOf = (jobId: string) => db.job.findUniqueOrThrow({ where: { id: jobId } });
+const taskOf = (taskId: string) => db.task.findUniqueOrThrow({ where: { id: taskId } });
+const supervisorRuns = (jobId: string) => db.agentRun.findMany({ where: { jobId, agent: 'supervisor' }, orderBy: { createdAt: 'asc' } });
+
+describe('the run supervisor with the builtin rules', () => {
+  it('OOM: retries with more memory on the bigger worker, and the job succeeds; the finding is stored and get_job shows it', async () => {
+    const owner = await api.signUp();
+    const small = await worker(owner, 'small', 8192);
+    const big = await worker(owner, 'big', 32768);
+    const { jobId, taskId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+
+    const [a1] = await small.claim();
+    expect(a1!.task.id).toBe(taskId);
+    await small.complete(a1!, { exitCode: 137, errorClass: 'OOM', errorMessage: 'Killed: the run reached the 8192 MiB memory limit' });
+
+    const retried = await waitFor('the retry with more memory', async () => {
+      const t = await taskOf(taskId);
+      return t.status === 'QUEUED' && t.minMemoryMiB === 32768 ? t : null;
+    });
+    expect(retried.statusReason).toMatch(/Out of memory with 8192 MiB/);
+    expect((await jobOf(jobId)).status).toBe('RUNNING');
+    expect(await small.claim()).toEqual([]); // too small now
+    const [a2] = await big.claim();
+    expect(a2).toMatchObject({ number: 2, task: { id: taskId } });
+    expect(a2!.task.requirements.minMemoryMiB).toBe(32768);
+    await big.complete(a2!, { exitCode: 0 });
+    await waitFor('the job succeeds', async () => (await jobOf(jobId)).status === 'SUCCEEDED');
+
+    const actions = await db.action.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+    expect(actions.map((a) => [a.kind, (a.input as { kind?: string }).kind ?? null, a.status])).toEqual([
+      ['remember', null, 'DONE'],
+      ['take_action', 'retry_task', 'DONE'],
+    ]);
+    const report = await jobReport(r, jobId);
+    expect(report.findings).toHaveLength(1);
+    expect(report.findings[0]).toMatchObject({ source: 'supervisor', data: { remedy: 'retry_more_memory', errorClass: 'OOM', taskId } });
+    expect(report.findings[0]!.text).toMatch(/ran out of memory on small, which has 8192 MiB/);
+    expect(report.tasks[0]!.attempts.map((a) => [a.worker.name, a.status, a.errorClass])).toEqual([
+      ['small', 'FAILED', 'OOM'],
+      ['big', 'SUCCEEDED', null],
+    ]);
+    expect(await db.jobEvent.count({ where: { jobId, kind: 'finding' } })).toBe(1);
+  });
+
+  it('OOM with no bigger worker online: the job fails naming the memory seen', async () => {
+    const owner = await api.signUp();
+    const only = await worker(owner, 'only', 4096);
+    const { jobId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+    const [a1] = await only.claim();
+    await only.complete(a1!, { exitCode: 137, errorClass: 'OOM' });
+    const job = await waitFor('the job fails', async () => {
+      const j = await jobOf(jobId);
+      return j.status === 'FAILED' ? j : null;
+    });
+    expect(job.statusReason).toMatch(/ran out of memory on only, which has 4096 MiB.*No online worker has more memory than 4096 MiB/s);
+  });
+
+  it('the same infrastructure failure twice on one worker: retried on another worker', async () => {
+    const owner = await api.signUp();
+    const flaky = await worker(owner, 'flaky', 8192);
+    const steady = await worker(owner, 'steady', 8192);
+    const { jobId, taskId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+
+    const [a1] = await flaky.claim();
+    await flaky.complete(a1!, { exitCode: null, errorClass: 'WORKER_ERROR', errorMessage: 'the disk filled up' });
+    // Once: the scheduler's own retry stands (the supervisor looked and did nothing).
+    await waitFor('the first supervisor run', async () => (await supervisorRuns(jobId)).find((x) => x.status === 'COMPLETED'));
+    expect(await db.action.count({ where: { jobId } })).toBe(0);
+    api.clock.advance(10_000); // past the retry backoff
+
+    const [a2] = await flaky.claim();
+    expect(a2).toMatchObject({ number: 2, task: { id: taskId } });
+    await flaky.complete(a2!, { exitCode: null, errorClass: 'WORKER_ERROR', errorMessage: 'the disk filled up again' });
+    const moved = await waitFor('the retry on the other worker', async () => {
+      const t = await taskOf(taskId);
+      return t.status === 'QUEUED' && t.pinnedWorkerId === steady.workerId ? t : null;
+    });
+    expect(moved.statusReason).toMatch(/failed 2 times on flaky.*Retried on steady/s);
+    expect(await flaky.claim()).toEqual([]);
+    const [a3] = await steady.claim();
+    expect(a3).toMatchObject({ number: 3, task: { id: taskId } });
+    await steady.complete(a3!, { exitCode: 0 });
+    await waitFor('the job succeeds', async () => (await jobOf(jobId)).status === 'SUCCEEDED');
+    const finding = await db.finding.findFirstOrThrow({ where: { jobId } });
+    expect(finding.data).toMatchObject({ remedy: 'retry_elsewhere', errorClass: 'WORKER_ERROR' });
+  });
+
+  it("DEPENDENCY: the job fails with the installer's message", async () => {
+    const owner = await api.signUp();
+    const w = await worker(owner, 'installer', 8192);
+    const { jobId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+    const [a1] = await w.claim();
+    const pip = 'ERROR: Could not find a version that satisfies the requirement tqdmx==9.9 (from versions: none)';
+    await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: pip });
+    const job = await waitFor('the job fails', async () => {
+      const j = await jobOf(jobId);
+      return j.status === 'FAILED' ? j : null;
+    });
+    expect(job.statusReason).toContain(pip);
+    expect(job.statusReason).toMatch(/^A dependency could not be installed on installer/);
+    const failAction = await db.action.findFirstOrThrow({ where: { jobId, kind: 'take_action' } });
+    expect(failAction.input).toMatchObject({ kind: 'fail_job' });
+    // Never retried blindly.
+    expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
+  });
+
+  it('a remedy that did not work is not repeated: the next run records it and stops the job', async () => {
+    const owner = await api.signUp();
+    const small = await worker(owner, 'small2', 8192);
+    const big = await worker(owner, 'big2', 16384);
+    await worker(owner, 'bigger2', 65536);
+    const { jobId, taskId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+    const [a1] = await small.claim();
+    await small.complete(a1!, { exitCode: 137, errorClass: 'OOM' });
+    await waitFor('the retry', async () => (await taskOf(taskId)).status === 'QUEUED');
+    const [a2] = await big.claim();
+    await big.complete(a2!, { exitCode: 137, errorClass: 'OOM' });
+    const job = await waitFor('the job fails', async () => {
+      const j = await jobOf(jobId);
+      return j.status === 'FAILED' ? j : null;
+    });
+    expect(job.statusReason).toMatch(/failed again with OOM on big2 after the supervisor's retry_more_memory/);
+    const findings = await db.finding.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+    expect(findings.map((f) => f.text)).toEqual([expect.stringMatching(/ran out of memory on small2/), expect.stringMatching(/^Follow-up: not resolved/)]);
+    expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(2);
+  });
+});
+
+describe('scope, limits and the lock', () => {
+  /** A RUNNING job whose task failed (no pipeline attached: nothing reacts). */
+  async function failedTask(owner: { token: string }, name: string) {
+    const w = await worker(owner, name, 8192);
+    const job = await runningJob(owner);
+    const [a] = await w.claim();
+    expect(a!.task.id).toBe(job.taskId);
+    await w.complete(a!, { exitCode: 1 });
+    return job;
+  }
+
+  it('arguments out of scope are refused before dispatch: another job, a hardware class outside the plan, a retry past the budget', async () => {
+    const owner = await api.signUp();
+    const other = await failedTask(owner, 'scope-a');
+    const mine = await failedTask(owner, 'scope-b');
+    await db.task.update({ where: { id: other.taskId }, data: { maxAttempts: 1 } });
+    const model = createScriptedClient([
+      completed(
+        fnCall('take_action', { kind: 'retry_task', taskId: other.taskId }),
+        fnCall('take_action', { kind: 'retry_task', taskId: mine.taskId, accelVendor: 'nvidia' }),
+        fnCall('list_eligible_workers', { taskId: other.taskId }),
+        fnCall('remember', { observation: 'x', taskId: other.taskId }),
+        fnCall('take_action', { kind: 'fail_job' }),
+        fnCall('take_action', { kind: 'retry_task', taskId: mine.taskId, minMemoryMiB: 10_000_000 }),
+      ),
+      completed(message('Nothing I may do.')),
+    ]);
+    const res = await runSupervisor(r, model, mine.jobId, { reason: 'task_failed', taskId: mine.taskId });
+    expect(res).toMatchObject({ stopReason: 'done', status: 'COMPLETED' });
+    const outputs = (await db.agentItem.findMany({ where: { runId: res.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })).map((i) => [i.status, JSON.parse((i.payload as { output: string }).output).error]);
+    expect(outputs).toEqual([
+      ['REJECTED', `Task ${other.taskId} is not a task of this job.`],
+      ['REJECTED', expect.stringMatching(/runs task run on none hardware; nvidia is outside it/)],
+      ['REJECTED', `Task ${other.taskId} is not a task of this job.`],
+      ['REJECTED', `Task ${other.taskId} is not a task of this job.`],
+      ['REJECTED', 'fail_job needs text.'],
+      ['REJECTED', 'No online worker has 10000000 MiB of memory for task run.'],
+    ]);
+    expect(await db.action.count({ where: { jobId: { in: [mine.jobId, other.jobId] } } })).toBe(0);
+    expect((await taskOf(other.taskId)).status).toBe('FAILED');
+    expect((await taskOf(mine.taskId)).status).toBe('FAILED');
+
+    // The attempt budget, checked on the job's own task.
+    const budget = createScriptedClient([completed(fnCall('take_action', { kind: 'retry_task', taskId: mine.taskId })), completed(message('ok'))]);
+    await db.task.update({ where: { id: mine.taskId }, data: { maxAttempts: 1 } });
+    const res2 = await runSupervisor(r, budget, mine.jobId, { reason: 'task_failed', taskId: mine.taskId });
+    const out2 = await db.agentItem.findFirstOrThrow({ where: { runId: res2.runId, type: 'function_call_output' } });
+    expect(JSON.parse((out2.payload as { output: string }).output).error).toBe('Task run used its 1 attempts: the attempt budget is spent.');
+  });
+
+  it('a supervisor run while the job is final does nothing', async () => {
+    const owner = await api.signUp();
+    const job = await failedTask(owner, 'final');
+    await transition(r, job.jobId, 'cancel', { reason: 'the owner cancelled' });
+    const model = createScriptedClient([completed(fnCall('take_action', { kind: 'retry_task', taskId: job.taskId }))]);
+    const res = await runSupervisor(r, model, job.jobId, { reason: 'task_failed', taskId: job.taskId });
+    expect(res.stopReason).toBe('job_final');
+    expect(model.calls).toHaveLength(0);
+    expect(await db.action.count({ where: { jobId: job.jobId } })).toBe(0);
+    expect((await jobOf(job.jobId)).status).toBe('CANCELLED');
+  });
+
+  it("a side effect verifies the agent lock in its transaction: a run whose lock was taken over acts on nothing", async () => {
+    const owner = await api.signUp();
+    const job = await failedTask(owner, 'lock');
+    // The model answers after the lease was taken over by another holder (e.g. a stalled
+    // process whose lease expired): its call must not commit.
+    const model = createScriptedClient([
+      async () => {
+        await db.job.update({ where: { id: job.jobId }, data: { agentLockHolder: 'someone-else', agentLockUntil: new Date(api.clock.now().getTime() + 60_000) } });
+        return completed(fnCall('take_action', { kind: 'note', text: 'should not be written' }));
+      },
+    ]);
+    const res = await runAgentTurn(r, { jobId: job.jobId, agent: SUPERVISOR, model, input: [message('Trigger: {}')] });
+    expect(res.stopReason).toBe('locked');
+    expect(await db.action.count({ where: { jobId: job.jobId } })).toBe(0);
+    expect(await db.jobEvent.count({ where: { jobId: job.jobId, kind: 'finding' } })).toBe(0);
+    // The call stays PENDING for the lock's holder to resolve from the Action table.
+    expect(await db.agentItem.count({ where: { runId: res.runId, type: 'function_call', status: 'PENDING' } })).toBe(1);
+    expect((await jobOf(job.jobId)).agentLockHolder).toBe('someone-else');
+  });
+
+  it('Action idempotency keys are unique per job: the same call id acts once in each job', async () => {
+    const owner = await api.signUp();
+    const x = await failedTask(owner, 'key-x');
+    const y = await failedTask(owner, 'key-y');
+    for (const job of [x, y]) {
+      const model = createScriptedClient([completed(fnCall('take_action', { kind: 'note', text: 'looked' }, 'call_same')), completed(message('ok'))]);
+      await runSupervisor(r, model, job.jobId, { reason: 'task_failed', taskId: job.taskId });
+    }
+    const actions = await db.action.findMany({ where: { idempotencyKey: 'call_same' } });
+    expect(actions.map((a) => a.jobId).sort()).toEqual([x.jobId, y.jobId].sort());
+    expect(actions.every((a) => a.status === 'DONE')).toBe(true);
+  });
+});
+
+describe('the real openai client against the fake Responses server', () => {
+  it('calls get_job, then take_action fail_job', async () => {
+    const owner = await api.signUp();
+    const w = await worker(owner, 'openai-w', 8192);
+    const job = await runningJob(owner);
+    const [a] = await w.claim();
+    await w.complete(a!, { exitCode: 2, errorMessage: 'usage: main.py [-h]' });
+    const nulls = { taskId: null, minMemoryMiB: null, onWorkerId: null, accelVendor: null };
+    fake.enqueue(
+      { output: [wireFunctionCall('get_job', {})] },
+      (body: any) => {
+        // The model saw get_job's answer: the failed attempt and its worker.
+        const out = body.input.find((i: any) => i.type === 'function_call_output');
+        const report = JSON.parse(out.output);
+        expect(report.tasks[0].attempts[0]).toMatchObject({ status: 'FAILED', errorClass: 'EXIT_NONZERO', worker: { name: 'openai-w' } });
+        return { output: [wireFunctionCall('take_action', { kind: 'fail_job', text: 'main.py exits with code 2 (a usage error): the command needs its arguments.', ...nulls })] };
+      },
+    );
+    const model = createOpenAIClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'gpt-test', timeoutMs: 20_000, maxRetries: 0 });
+    const res = await runSupervisor(r, model, job.jobId, { reason: 'task_failed', taskId: job.taskId });
+    expect(res).toMatchObject({ stopReason: 'finished', status: 'COMPLETED' });
+    expect(fake.pending).toBe(0);
+    const tools = fake.bodies.at(-1).tools.map((t: any) => t.name);
+    expect(tools).toEqual(['get_job', 'list_eligible_workers', 'search_logs', 'take_action', 'remember']);
+    const j = await jobOf(job.jobId);
+    expect(j.status).toBe('FAILED');
+    expect(j.statusReason).toBe('main.py exits with code 2 (a usage error): the command needs its arguments.');
+  });
+});
