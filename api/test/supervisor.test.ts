@@ -105,16 +105,20 @@ describe('the run supervisor with the builtin rules', () => {
     expect(actions.map((a) => [a.kind, (a.input as { kind?: string }).kind ?? null, a.status])).toEqual([
       ['remember', null, 'DONE'],
       ['take_action', 'retry_task', 'DONE'],
+      ['remember', null, 'DONE'],
     ]);
     const report = await jobReport(r, jobId);
-    expect(report.findings).toHaveLength(1);
+    expect(report.findings).toHaveLength(2);
     expect(report.findings[0]).toMatchObject({ source: 'supervisor', data: { remedy: 'retry_more_memory', errorClass: 'OOM', taskId } });
     expect(report.findings[0]!.text).toMatch(/ran out of memory on small, which has 8192 MiB/);
+    // The next event (the task succeeded) closed the loop: the follow-up says the remedy worked.
+    expect(report.findings[1]!.text).toBe('Follow-up: resolved — after retry_more_memory, attempt 2 of run succeeded on big.');
     expect(report.tasks[0]!.attempts.map((a) => [a.worker.name, a.status, a.errorClass])).toEqual([
       ['small', 'FAILED', 'OOM'],
       ['big', 'SUCCEEDED', null],
     ]);
-    expect(await db.jobEvent.count({ where: { jobId, kind: 'finding' } })).toBe(1);
+    expect(await db.jobEvent.count({ where: { jobId, kind: 'finding' } })).toBe(2);
+    expect((await supervisorRuns(jobId)).map((x) => x.status)).toEqual(['COMPLETED', 'COMPLETED']);
   });
 
   it('OOM with no bigger worker online: the job fails naming the memory seen', async () => {
@@ -285,6 +289,50 @@ describe('scope, limits and the lock', () => {
     // The call stays PENDING for the lock's holder to resolve from the Action table.
     expect(await db.agentItem.count({ where: { runId: res.runId, type: 'function_call', status: 'PENDING' } })).toBe(1);
     expect((await jobOf(job.jobId)).agentLockHolder).toBe('someone-else');
+  });
+
+  it("search_logs answers from the job's stored logs, by text and by regex, and refuses another job's attempt", async () => {
+    const owner = await api.signUp();
+    const w = await worker(owner, 'logs', 8192);
+    const job = await runningJob(owner);
+    const [a] = await w.claim();
+    await w.appendLogs(a!, [
+      { seq: 0, text: 'Collecting tqdmx==9.9' },
+      { seq: 1, stream: 'stderr', text: 'ERROR: No matching distribution found for tqdmx==9.9' },
+      { seq: 2, text: 'epoch 1 loss 0.5' },
+    ]);
+    await w.complete(a!, { exitCode: 1 });
+    const other = await failedTask(owner, 'logs-other');
+    const otherAttempt = await db.attempt.findFirstOrThrow({ where: { taskId: other.taskId } });
+    const model = createScriptedClient([
+      completed(
+        fnCall('search_logs', { query: 'no matching distribution' }),
+        fnCall('search_logs', { query: '^epoch \\d+ loss', regex: true }),
+        fnCall('search_logs', { query: 'x', attemptId: otherAttempt.id }),
+        fnCall('search_logs', { query: '(', regex: true }),
+      ),
+      completed(message('ok')),
+    ]);
+    const res = await runSupervisor(r, model, job.jobId, { reason: 'task_failed', taskId: job.taskId });
+    const outs = (await db.agentItem.findMany({ where: { runId: res.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })).map((i) => JSON.parse((i.payload as { output: string }).output));
+    expect(outs[0]).toMatchObject({ source: 'stored logs (PostgreSQL)', matches: [{ attemptId: a!.attemptId, attempt: 1, seq: 1, stream: 'stderr', text: 'ERROR: No matching distribution found for tqdmx==9.9' }] });
+    expect(outs[0].matches).toHaveLength(1);
+    expect(outs[1].matches.map((m: { text: string }) => m.text)).toEqual(['epoch 1 loss 0.5']);
+    expect(outs[2].error).toBe(`Attempt ${otherAttempt.id} is not an attempt of this job.`);
+    expect(outs[3].error).toMatch(/^Not a valid regular expression/);
+  });
+
+  it('two triggers at once for one job: one supervisor run acts, the other finds the job locked', async () => {
+    const owner = await api.signUp();
+    const job = await failedTask(owner, 'twice');
+    const slow = (text: string) => createScriptedClient([{ delayMs: 500, then: completed(fnCall('take_action', { kind: 'note', text })) }, completed(message('ok'))]);
+    const [one, two] = await Promise.all([
+      runSupervisor(r, slow('first'), job.jobId, { reason: 'task_failed', taskId: job.taskId }),
+      runSupervisor(r, slow('second'), job.jobId, { reason: 'task_failed', taskId: job.taskId }),
+    ]);
+    expect([one.stopReason, two.stopReason].sort()).toEqual(['done', 'locked']);
+    expect(await db.action.count({ where: { jobId: job.jobId } })).toBe(1);
+    expect(await db.agentRun.count({ where: { jobId: job.jobId, agent: 'supervisor' } })).toBe(1);
   });
 
   it('Action idempotency keys are unique per job: the same call id acts once in each job', async () => {

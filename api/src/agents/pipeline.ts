@@ -9,7 +9,8 @@
  *   question.answered  → (resumed) planner turns from its saved history, with the answers
  *   task.finished      → RUN / SHARD / EVALUATE: when it FAILED, first the run supervisor
  *                         (agents/supervisor/) — it may retry the task, and then the job
- *                         waits for it; then advanceJobAfterTask (validation, evaluation,
+ *                         waits for it; when it SUCCEEDED after a supervisor's remedy, the
+ *                         supervisor records the follow-up; then advanceJobAfterTask (validation, evaluation,
  *                         success or failure); REFERENCE / CANDIDATE / BENCHMARK: the
  *                         preparation stage moves on (domain/preparation/stage.ts)
  *   attempt.failed     → (an infrastructure failure the engine retries) the run supervisor
@@ -35,6 +36,7 @@ import { runAgentTurn } from './loop.js';
 import type { Item, ModelClient } from './models/types.js';
 import { PLANNER } from './planner/planner.js';
 import { PREPARER } from './preparer.js';
+import { hasRemedy } from '../domain/supervision/findings.js';
 import { runSupervisor, type SupervisorTrigger } from './supervisor/supervisor.js';
 
 /** Task kinds whose failures the run supervisor looks at (preparation tasks have their own stage). */
@@ -218,6 +220,10 @@ export class Pipeline {
     if (task.status === 'FAILED' && SUPERVISED.has(task.kind)) {
       const res = await this.supervise(task.jobId, { reason: 'task_failed', taskId, attemptId: task.currentAttemptId });
       if (res === 'locked') return;
+    } else if (task.status === 'SUCCEEDED' && (await hasRemedy(this.r, taskId))) {
+      // The supervisor tried something for this task: its follow-up says whether it worked
+      // (before the job moves on and is final). Its answer does not hold the job back.
+      await this.supervise(task.jobId, { reason: 'task_succeeded', taskId, attemptId: task.currentAttemptId });
     }
     await advanceJobAfterTask(this.r, taskId);
   }

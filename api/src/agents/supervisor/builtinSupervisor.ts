@@ -4,7 +4,9 @@
  * tool calls a model would make:
  *
  *   job not RUNNING                          → nothing (say so)
- *   a remedy a finding records, failing again → remember "not resolved", fail_job
+ *   the task succeeded after a remedy         → remember "follow-up: resolved"
+ *   a remedy a finding records, failing again → remember "not resolved", fail_job (an
+ *   the same way                                infrastructure failure: only twice on one worker)
  *   OOM                                       → a worker with more memory than the attempt had:
  *                                               remember, retry_task with its memory;
  *                                               none online → fail_job naming the memory
@@ -40,6 +42,16 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   if (!task) return say(`Task ${trigger.taskId} is not in this job.`);
   const attempt = task.attempts.find((a) => a.id === trigger.attemptId) ?? task.attempts.at(-1);
   if (!attempt) return say(`Task ${task.name} has no attempt to look at.`);
+  const remedies = report.findings.filter((f) => (f.data as { taskId?: string; remedy?: string } | null)?.taskId === task.id && (f.data as { remedy?: string }).remedy);
+
+  if (trigger.reason === 'task_succeeded') {
+    const open = remedies.at(-1);
+    const settled = open && report.findings.some((f) => f.at >= open.at && f.id !== open.id && f.text.startsWith('Follow-up:'));
+    if (!open || settled) return say(`Task ${task.name} succeeded.`);
+    if (out.has('remember')) return say('Recorded that the recovery worked.');
+    const remedy = (open.data as { remedy: string }).remedy;
+    return call('remember', { taskId: task.id, evidence: [`attempt:${attempt.id}`], observation: `Follow-up: resolved — after ${remedy}, attempt ${attempt.number} of ${task.name} succeeded on ${attempt.worker.name}.` });
+  }
   const errorClass = attempt.status === 'LOST' ? 'LEASE_EXPIRED' : (attempt.errorClass ?? 'EXIT_NONZERO');
   const saved = out.has('remember');
   const rememberThen = (finding: Record<string, unknown>, action: Record<string, unknown>) =>
@@ -47,11 +59,11 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   const failWith = (text: string, finding: Record<string, unknown>) => rememberThen(finding, { kind: 'fail_job', text });
 
   // A remedy an earlier run tried for this task, and the same failure again: not repeated.
-  const tried = report.findings.find((f) => {
-    const d = f.data as { taskId?: string; remedy?: string; errorClass?: string } | null;
-    return d?.taskId === task.id && d.remedy && d.errorClass === errorClass;
-  });
-  if (tried) {
+  const infrastructure = INFRASTRUCTURE_ERRORS.has(errorClass) || errorClass === 'LEASE_EXPIRED';
+  const sameWorker = task.attempts.filter((a) => a.worker.id === attempt.worker.id && (a.status === 'LOST' || (a.status === 'FAILED' && a.errorClass !== null && INFRASTRUCTURE_ERRORS.has(a.errorClass))));
+  const tried = remedies.find((f) => (f.data as { errorClass?: string }).errorClass === errorClass);
+  // An infrastructure failure once on a worker is the scheduler's to retry, remedy or not.
+  if (tried && !(infrastructure && sameWorker.length < 2)) {
     const remedy = (tried.data as { remedy: string }).remedy;
     return failWith(`Task ${task.name} failed again with ${errorClass} on ${attempt.worker.name} after the supervisor's ${remedy} (${tried.text}). Stopped rather than repeating it.`, {
       observation: `Follow-up: not resolved — ${remedy} did not help; attempt ${attempt.number} failed with ${errorClass} on ${attempt.worker.name}.`,
@@ -79,8 +91,7 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     return failWith(`A dependency could not be installed on ${attempt.worker.name}: ${message}`, { observation: `Setup failed (DEPENDENCY) on ${attempt.worker.name}: ${message}`, errorClass });
   }
 
-  if (INFRASTRUCTURE_ERRORS.has(errorClass) || errorClass === 'LEASE_EXPIRED') {
-    const sameWorker = task.attempts.filter((a) => a.worker.id === attempt.worker.id && (a.status === 'LOST' || (a.status === 'FAILED' && a.errorClass !== null && INFRASTRUCTURE_ERRORS.has(a.errorClass))));
+  if (infrastructure) {
     if (sameWorker.length < 2) return say(`${errorClass} on ${attempt.worker.name} once: the scheduler's own retry stands.`);
     if (!budgetLeft) return say(`Task ${task.name} used its ${task.maxAttempts} attempts: nothing left to retry.`);
     const workers = last<{ eligible: EligibleWorker[] }>('list_eligible_workers');

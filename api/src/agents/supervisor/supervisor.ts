@@ -22,13 +22,14 @@ export const SUPERVISOR: AgentDef = {
 - The same task lost or failing with an infrastructure error (WORKER_ERROR, DOWNLOAD_FAILED, UPLOAD_FAILED, SANDBOX_ERROR, LEASE_EXPIRED) twice on one worker: retry_task on another eligible worker (onWorkerId).
 - DEPENDENCY: fail_job with the installer's message; a missing package is not fixed by retrying.
 - Never repeat a remedy a finding says was tried and did not work; never retry blindly; stay within the plan's hardware class and the task's attempts.
-- Before acting, remember what you saw, the remedy and the follow-up to check. Then stop with a one-line summary.`,
+- Before acting, remember what you saw, the remedy and the follow-up to check. When the trigger is task_succeeded after a remedy, remember "Follow-up: resolved" with what worked. Then stop with a one-line summary.`,
   tools: [getJob, listEligibleWorkers, searchLogsTool, takeAction, remember],
 };
 
 /** What started a supervisor run, given to it as its first message. */
 export interface SupervisorTrigger {
-  reason: 'attempt_failed' | 'task_failed';
+  /** task_succeeded: after a remedy, to record whether it worked (the follow-up). */
+  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded';
   taskId: string;
   attemptId?: string | null;
   errorClass?: string | null;
