@@ -186,6 +186,24 @@ describe('the run supervisor with the builtin rules', () => {
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
   });
 
+  it('DEPENDENCY with no message from the worker: the installer\'s line is found in the stored logs', async () => {
+    const owner = await api.signUp();
+    const w = await worker(owner, 'installer2', 8192);
+    const { jobId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+    const [a1] = await w.claim();
+    await w.appendLogs(a1!, [
+      { seq: 0, text: 'Collecting tqdmx==9.9' },
+      { seq: 1, stream: 'stderr', text: 'ERROR: No matching distribution found for tqdmx==9.9' },
+    ]);
+    await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY' });
+    const job = await waitFor('the job fails', async () => {
+      const j = await jobOf(jobId);
+      return j.status === 'FAILED' ? j : null;
+    });
+    expect(job.statusReason).toBe('A dependency could not be installed on installer2: ERROR: No matching distribution found for tqdmx==9.9');
+  });
+
   it('a remedy that did not work is not repeated: the next run records it and stops the job', async () => {
     const owner = await api.signUp();
     const small = await worker(owner, 'small2', 8192);

@@ -13,6 +13,7 @@
  *   infrastructure error or lost, twice on    → another eligible worker: remember, retry_task
  *   the same worker                             on it; otherwise the engine's own retry stands
  *   DEPENDENCY                                → remember, fail_job with the installer's message
+ *                                               (the attempt's, else its last error log line)
  *   anything else                             → nothing: not retried blindly
  */
 import { randomUUID } from 'node:crypto';
@@ -87,7 +88,10 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   }
 
   if (errorClass === 'DEPENDENCY') {
-    const message = attempt.errorMessage?.slice(0, 1500) ?? 'no message';
+    // The installer's own words: the attempt's message, else its last error line in the logs.
+    const logs = last<{ matches?: { text: string }[] }>('search_logs');
+    if (!attempt.errorMessage && !logs) return call('search_logs', { query: 'error', attemptId: attempt.id, limit: 20 });
+    const message = (attempt.errorMessage ?? logs?.matches?.at(-1)?.text ?? 'no message in the attempt or its logs').slice(0, 1500);
     return failWith(`A dependency could not be installed on ${attempt.worker.name}: ${message}`, { observation: `Setup failed (DEPENDENCY) on ${attempt.worker.name}: ${message}`, errorClass });
   }
 
