@@ -73,6 +73,11 @@ async function runningJob(owner: { token: string }) {
 }
 
 const jobOf = (jobId: string) => db.job.findUniqueOrThrow({ where: { id: jobId } });
+const failedJob = (jobId: string) =>
+  waitFor('the job fails', async () => {
+    const j = await jobOf(jobId);
+    return j.status === 'FAILED' ? j : null;
+  });
 const taskOf = (taskId: string) => db.task.findUniqueOrThrow({ where: { id: taskId } });
 const supervisorRuns = (jobId: string) => db.agentRun.findMany({ where: { jobId, agent: 'supervisor' }, orderBy: { createdAt: 'asc' } });
 
@@ -128,10 +133,7 @@ describe('the run supervisor with the builtin rules', () => {
     supervise(createBuiltinClient());
     const [a1] = await only.claim();
     await only.complete(a1!, { exitCode: 137, errorClass: 'OOM' });
-    const job = await waitFor('the job fails', async () => {
-      const j = await jobOf(jobId);
-      return j.status === 'FAILED' ? j : null;
-    });
+    const job = await failedJob(jobId);
     expect(job.statusReason).toMatch(/ran out of memory on only, which has 4096 MiB.*No online worker has more memory than 4096 MiB/s);
   });
 
@@ -174,10 +176,7 @@ describe('the run supervisor with the builtin rules', () => {
     const [a1] = await w.claim();
     const pip = 'ERROR: Could not find a version that satisfies the requirement tqdmx==9.9 (from versions: none)';
     await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: pip });
-    const job = await waitFor('the job fails', async () => {
-      const j = await jobOf(jobId);
-      return j.status === 'FAILED' ? j : null;
-    });
+    const job = await failedJob(jobId);
     expect(job.statusReason).toContain(pip);
     expect(job.statusReason).toMatch(/^A dependency could not be installed on installer/);
     const failAction = await db.action.findFirstOrThrow({ where: { jobId, kind: 'take_action' } });
@@ -197,10 +196,7 @@ describe('the run supervisor with the builtin rules', () => {
       { seq: 1, stream: 'stderr', text: 'ERROR: No matching distribution found for tqdmx==9.9' },
     ]);
     await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY' });
-    const job = await waitFor('the job fails', async () => {
-      const j = await jobOf(jobId);
-      return j.status === 'FAILED' ? j : null;
-    });
+    const job = await failedJob(jobId);
     expect(job.statusReason).toBe('A dependency could not be installed on installer2: ERROR: No matching distribution found for tqdmx==9.9');
   });
 
@@ -216,10 +212,7 @@ describe('the run supervisor with the builtin rules', () => {
     await waitFor('the retry', async () => (await taskOf(taskId)).status === 'QUEUED');
     const [a2] = await big.claim();
     await big.complete(a2!, { exitCode: 137, errorClass: 'OOM' });
-    const job = await waitFor('the job fails', async () => {
-      const j = await jobOf(jobId);
-      return j.status === 'FAILED' ? j : null;
-    });
+    const job = await failedJob(jobId);
     expect(job.statusReason).toMatch(/failed again with OOM on big2 after the supervisor's retry_more_memory/);
     const findings = await db.finding.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
     expect(findings.map((f) => f.text)).toEqual([expect.stringMatching(/ran out of memory on small2/), expect.stringMatching(/^Follow-up: not resolved/)]);
