@@ -18,7 +18,7 @@ describe('two slots', () => {
     const script = 'import os, time\nopen("outputs/uid.txt", "w").write(str(os.getuid()))\ntime.sleep(3)\n';
     const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`, { i: { title: 't', request: 'r', files: [{ path: 'u.py', sha256: (await api.putBlob(script, user.token)).sha256 }] } }, user.token);
     const jobId = Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!;
-    const tasks = [];
+    const tasks: { id: string }[] = [];
     for (const name of ['a', 'b']) tasks.push(await createTask(api.server.resources, { jobId, kind: 'RUN', name, codeVersionId: r.data.createJob.originalCode.id, command: 'python u.py', requirements: { workload: 'python' } }));
     // Both are queued before the worker starts: it claims them together, into its two slots.
     await startWorker(api.url, wt.data.createWorkerToken.token, 'two-slots', ['--python', '/usr/bin/python3', '--slots', '2']);
