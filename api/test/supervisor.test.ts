@@ -17,6 +17,7 @@ import { acceptPlan } from '../src/domain/jobs/acceptPlan.js';
 import { commitTransition, transition } from '../src/domain/jobs/jobLifecycle.js';
 import { PlanSchema } from '../src/domain/jobs/planSchema.js';
 import { jobReport } from '../src/domain/supervision/jobReport.js';
+import { runTick } from '../src/scheduler/tick.js';
 import { waitFor } from './helpers/agents.js';
 import { startTestApi } from './helpers/api.js';
 import { startFakeOpenAI, wireFunctionCall } from './helpers/fakeOpenAI.js';
@@ -166,6 +167,36 @@ describe('the run supervisor with the builtin rules', () => {
     await waitFor('the job succeeds', async () => (await jobOf(jobId)).status === 'SUCCEEDED');
     const finding = await db.finding.findFirstOrThrow({ where: { jobId } });
     expect(finding.data).toMatchObject({ remedy: 'retry_elsewhere', errorClass: 'WORKER_ERROR' });
+  });
+
+  it('a lease lost twice on one worker (the tick): retried on another worker', async () => {
+    const owner = await api.signUp();
+    const vanishing = await worker(owner, 'vanishing', 8192);
+    const steady = await worker(owner, 'steady too', 8192);
+    const { jobId, taskId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+    const loseLease = async (lease: string) => {
+      api.clock.advance(new Date(lease).getTime() + 1000 - api.clock.now().getTime());
+      await steady.heartbeat([]); // the other worker is alive (the tick would mark a silent one OFFLINE)
+      expect(await runTick(r, api.clock.now())).toMatchObject({ lost: 1, retried: 1 });
+      api.clock.advance(60_000); // past the retry backoff
+    };
+
+    const [a1] = await vanishing.claim();
+    await loseLease(a1!.leaseExpiresAt);
+    // Once: the scheduler's own retry stands (the supervisor looked and did nothing).
+    await waitFor('the first supervisor run', async () => (await supervisorRuns(jobId)).find((x) => x.status === 'COMPLETED'));
+    expect(await db.action.count({ where: { jobId } })).toBe(0);
+    const [a2] = await vanishing.claim();
+    expect(a2).toMatchObject({ number: 2, task: { id: taskId } });
+    await loseLease(a2!.leaseExpiresAt);
+    const moved = await waitFor('the retry on the other worker', async () => {
+      const t = await taskOf(taskId);
+      return t.status === 'QUEUED' && t.pinnedWorkerId === steady.workerId ? t : null;
+    });
+    expect(moved.statusReason).toMatch(/vanishing.*Retried on steady too/s);
+    const finding = await db.finding.findFirstOrThrow({ where: { jobId } });
+    expect(finding.data).toMatchObject({ remedy: 'retry_elsewhere', errorClass: 'LEASE_EXPIRED' });
   });
 
   it("DEPENDENCY: the job fails with the installer's message", async () => {

@@ -26,7 +26,7 @@ export type DomainEvent =
   | { type: 'question.answered'; jobId: string; questionId: string; resumed: boolean }
   /** A task reached SUCCEEDED or FAILED (not a retry): the job engine decides what comes next. */
   | { type: 'task.finished'; jobId: string; taskId: string; kind: TaskKind; status: 'SUCCEEDED' | 'FAILED' }
-  /** An attempt failed on an infrastructure error and its task was queued again (the run supervisor looks). */
+  /** An attempt failed on an infrastructure error, or its lease was lost (errorClass LEASE_EXPIRED), and its task was queued again (the run supervisor looks). */
   | { type: 'attempt.failed'; jobId: string; taskId: string; attemptId: string; kind: TaskKind; errorClass: string }
   /** The preparation stage has something to do for this job (a plan to prepare, a revision proposed). */
   | { type: 'preparation.step'; jobId: string }

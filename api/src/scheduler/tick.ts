@@ -73,6 +73,9 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
           const wait = retryBackoffSec(scheduler.retryBaseSec, task.attemptCount);
           reason = `Worker ${worker?.name ?? '?'} stopped responding; retrying in ${wait}s (attempt ${task.attemptCount + 1} of ${task.maxAttempts})${task.pinnedWorker ? ` on ${task.pinnedWorker.name}` : ''}.`;
           await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, currentAttemptId: null, runAfter: retryAfter(now, scheduler.retryBaseSec, task.attemptCount) } });
+          // The run supervisor looks at a lost attempt like at an infrastructure failure (a
+          // worker that keeps vanishing gets the task moved elsewhere).
+          emits.push({ type: 'attempt.failed', jobId: e.jobId, taskId: task.id, attemptId: e.attemptId, kind: task.kind, errorClass: 'LEASE_EXPIRED' });
           report.retried++;
         } else {
           status = 'FAILED';
