@@ -157,9 +157,11 @@ describe('the run supervisor with the builtin rules', () => {
     await flaky.complete(a2!, { exitCode: null, errorClass: 'WORKER_ERROR', errorMessage: 'the disk filled up again' });
     const moved = await waitFor('the retry on the other worker', async () => {
       const t = await taskOf(taskId);
-      return t.status === 'QUEUED' && t.pinnedWorkerId === steady.workerId ? t : null;
+      return t.status === 'QUEUED' && (t.requirements as { avoidWorkers?: string[] }).avoidWorkers?.includes(flaky.workerId) ? t : null;
     });
-    expect(moved.statusReason).toMatch(/failed 2 times on flaky.*Retried on steady/s);
+    // Kept off the failing worker, not pinned: any other eligible worker may take it.
+    expect(moved.pinnedWorkerId).toBeNull();
+    expect(moved.statusReason).toMatch(/failed 2 times on flaky.*Retried on another worker \(steady or any other that can run it\), not on flaky/s);
     expect(await flaky.claim()).toEqual([]);
     const [a3] = await steady.claim();
     expect(a3).toMatchObject({ number: 3, task: { id: taskId } });
@@ -192,9 +194,12 @@ describe('the run supervisor with the builtin rules', () => {
     await loseLease(a2!.leaseExpiresAt);
     const moved = await waitFor('the retry on the other worker', async () => {
       const t = await taskOf(taskId);
-      return t.status === 'QUEUED' && t.pinnedWorkerId === steady.workerId ? t : null;
+      return t.status === 'QUEUED' && (t.requirements as { avoidWorkers?: string[] }).avoidWorkers?.includes(vanishing.workerId) ? t : null;
     });
-    expect(moved.statusReason).toMatch(/vanishing.*Retried on steady too/s);
+    expect(moved.statusReason).toMatch(/vanishing.*not on vanishing/s);
+    expect(await vanishing.claim()).toEqual([]);
+    const [a3] = await steady.claim();
+    expect(a3).toMatchObject({ number: 3, task: { id: taskId } });
     const finding = await db.finding.findFirstOrThrow({ where: { jobId } });
     expect(finding.data).toMatchObject({ remedy: 'retry_elsewhere', errorClass: 'LEASE_EXPIRED' });
   });
@@ -398,7 +403,7 @@ describe('the real openai client against the fake Responses server', () => {
     const job = await runningJob(owner);
     const [a] = await w.claim();
     await w.complete(a!, { exitCode: 2, errorMessage: 'usage: main.py [-h]' });
-    const nulls = { taskId: null, minMemoryMiB: null, onWorkerId: null, accelVendor: null };
+    const nulls = { taskId: null, minMemoryMiB: null, onWorkerId: null, avoidWorkerIds: null, accelVendor: null };
     fake.enqueue(
       { output: [wireFunctionCall('get_job', {})] },
       (body: any) => {

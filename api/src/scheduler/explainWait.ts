@@ -1,6 +1,7 @@
 import type { Prisma } from '../db/client.js';
 import { DEFAULT_TIMEOUT_SEC, type Rates } from '../db/sql/claimTasks.js';
 import { priceInterval, reservationOf } from '../domain/billing/usage.js';
+import { avoidedWorkers } from '../domain/supervision/supervisorActions.js';
 
 /**
  * For queued tasks that no ONLINE worker can run, a sentence saying why, set as the
@@ -26,10 +27,11 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates): Prom
     if (t.pinnedWorkerId) {
       const w = workers.find((x) => x.id === t.pinnedWorkerId);
       if (!w) reason = `Waiting for its pinned worker ${t.pinnedWorker?.name ?? ''} (${t.pinnedWorker?.status.toLowerCase() ?? 'gone'}).`;
-    } else if (!workers.some((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB && (!needsSetup(t.requirements) || installs(w)))) {
+    } else if (!workers.some((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB && (!needsSetup(t.requirements) || installs(w)) && !avoidedWorkers(t.requirements).includes(w.id))) {
       const need = [
         t.workload,
         needsSetup(t.requirements) ? 'a worker that installs Python packages' : null,
+        avoidedWorkers(t.requirements).length ? `a worker other than the ${avoidedWorkers(t.requirements).length} it failed on` : null,
         t.accelVendor ? `${t.accelVendor} accelerator` : null,
         t.minAccelMemMiB ? `≥ ${Math.round(t.minAccelMemMiB / 1024)} GiB accelerator memory` : null,
         t.minMemoryMiB ? `≥ ${Math.round(t.minMemoryMiB / 1024)} GiB RAM` : null,

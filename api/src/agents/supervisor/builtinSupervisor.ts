@@ -105,7 +105,8 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     const what = `Task ${task.name} failed ${sameWorker.length} times on ${attempt.worker.name} (${errorClass}).`;
     return rememberThen(
       { observation: what, hypothesis: `${attempt.worker.name} is unreliable for this task.`, remedy: 'retry_elsewhere', errorClass, followUp: `The retry on ${other.name} succeeds.` },
-      { kind: 'retry_task', taskId: task.id, onWorkerId: other.id, text: `${what} Retried on ${other.name}.` },
+      // Kept off the failing worker rather than pinned to one other: any eligible worker may take it.
+      { kind: 'retry_task', taskId: task.id, avoidWorkerIds: [attempt.worker.id], text: `${what} Retried on another worker (${other.name} or any other that can run it), not on ${attempt.worker.name}.` },
     );
   }
   return say(`${errorClass}: the task's own failure, not retried blindly.`);

@@ -60,7 +60,8 @@ const TakeAction = z
     kind: z.enum(['retry_task', 'fail_job', 'note']),
     taskId: uuid.optional().describe('retry_task: the task of this job to retry'),
     minMemoryMiB: z.number().int().min(0).max(10_000_000).optional().describe('retry_task: ask for at least this much memory (never less than the task asks now)'),
-    onWorkerId: uuid.optional().describe('retry_task: run the retry on this eligible worker (keeps it off the one that failed)'),
+    onWorkerId: uuid.optional().describe('retry_task: run the retry on this eligible worker'),
+    avoidWorkerIds: z.array(uuid).max(20).optional().describe('retry_task: keep the retry off these workers (e.g. the one it keeps failing on); any other eligible worker may take it'),
     accelVendor: z.string().max(20).optional().describe("retry_task: the accelerator vendor; must stay the plan's"),
     text: z.string().min(1).max(4000).optional().describe('fail_job: the explanation for the user; note: the note; retry_task: why'),
   })
@@ -69,7 +70,7 @@ const TakeAction = z
 export const takeAction = defineTool({
   name: 'take_action',
   description:
-    "Act on this job: retry_task (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally more memory, or on a named eligible worker), fail_job (stop the job with an explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.",
+    "Act on this job: retry_task (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally more memory, kept off the workers it failed on (avoidWorkerIds), or on a named eligible worker), fail_job (stop the job with an explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.",
   schema: TakeAction,
   check: async (a, ctx) => {
     if (a.kind === 'retry_task') {
@@ -77,7 +78,7 @@ export const takeAction = defineTool({
       return retryProblem(ctx.r.prisma, ctx.jobId, a.taskId, changes(a));
     }
     if (!a.text) return `${a.kind} needs text.`;
-    if (a.taskId || a.minMemoryMiB !== undefined || a.onWorkerId || a.accelVendor) return `${a.kind} takes only text.`;
+    if (a.taskId || a.minMemoryMiB !== undefined || a.onWorkerId || a.avoidWorkerIds || a.accelVendor) return `${a.kind} takes only text.`;
     return null;
   },
   sideEffect: async (a, ctx, tx) => {
@@ -103,6 +104,7 @@ function changes(a: z.infer<typeof TakeAction>) {
   return {
     ...(a.minMemoryMiB !== undefined ? { minMemoryMiB: a.minMemoryMiB } : {}),
     ...(a.onWorkerId !== undefined ? { onWorkerId: a.onWorkerId } : {}),
+    ...(a.avoidWorkerIds?.length ? { avoidWorkerIds: a.avoidWorkerIds } : {}),
     ...(a.accelVendor !== undefined ? { accelVendor: a.accelVendor } : {}),
   };
 }

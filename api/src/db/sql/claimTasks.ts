@@ -99,6 +99,8 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
         AND (t."pinnedWorkerId" IS NULL OR t."pinnedWorkerId" = w.id)
         -- A task with a setup phase (packages to install) only goes to a worker that installs.
         AND (w.installs OR NOT (t.requirements ? 'setup'))
+        -- Not on a worker the task's retries must avoid (the run supervisor put it there).
+        AND NOT COALESCE((t.requirements -> 'avoidWorkers') ? (w.id::text), false)
         AND NOT (
           w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL
           AND EXISTS (

@@ -24,6 +24,8 @@ export const RequirementsSchema = z.object({
    * installs, only packages the workers lack. Placed only on workers that install.
    */
   setup: z.object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200) }).optional(),
+  /** Workers this task's retries stay off (the run supervisor's retry elsewhere); the claim skips them. */
+  avoidWorkers: z.array(z.string().uuid()).max(50).optional(),
 });
 export type Requirements = z.infer<typeof RequirementsSchema>;
 

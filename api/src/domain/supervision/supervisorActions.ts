@@ -5,8 +5,8 @@
  * read the same facts earlier, outside the transaction.
  *
  *   retryTask   a task of this job, FAILED (or QUEUED for another try) → QUEUED now, with
- *               optional changes: more memory (never less), placed on one named eligible
- *               worker (which keeps it off the one that failed). Only while the job is
+ *               optional changes: more memory (never less), kept off the workers it failed
+ *               on (any other eligible worker may take it), or placed on one named worker. Only while the job is
  *               RUNNING, within the task's attempt budget, never against its pinned worker,
  *               never to another hardware class than the plan's.
  *   failJob     the job engine's `fail`, with the explanation.
@@ -25,6 +25,8 @@ export interface RetryChanges {
   minMemoryMiB?: number;
   /** Place the retry on this worker (it must be online and able to run the task). */
   onWorkerId?: string;
+  /** Keep the retry off these workers (e.g. the one it keeps failing on); any other may take it. */
+  avoidWorkerIds?: string[];
   /** Must be the task's own accelerator vendor ('none' for CPU): the plan's hardware class. */
   accelVendor?: string;
 }
@@ -51,9 +53,16 @@ export async function retryProblem(db: Db, jobId: string, taskId: string, c: Ret
     if (!w.workloads.includes(task.workload) || (task.accelVendor !== null && task.accelVendor !== w.accelVendor) || w.memoryMiB < mem || w.accelMemMiB < task.minAccelMemMiB) {
       return `Worker ${w.name} cannot run task ${task.name} (see list_eligible_workers).`;
     }
-  } else if (c.minMemoryMiB !== undefined) {
-    const fits = await db.worker.count({ where: { status: 'ONLINE', workloads: { has: task.workload }, memoryMiB: { gte: c.minMemoryMiB }, ...(task.accelVendor ? { accelVendor: task.accelVendor } : {}) } });
-    if (fits === 0) return `No online worker has ${c.minMemoryMiB} MiB of memory for task ${task.name}.`;
+  } else if (c.minMemoryMiB !== undefined || c.avoidWorkerIds?.length) {
+    const mem = Math.max(task.minMemoryMiB, c.minMemoryMiB ?? 0);
+    const avoid = [...new Set([...avoidedWorkers(task.requirements), ...(c.avoidWorkerIds ?? [])])];
+    if (task.pinnedWorkerId !== null && avoid.includes(task.pinnedWorkerId)) return `Task ${task.name} is pinned to a worker the retry should avoid; its placement is not changed.`;
+    const fits = await db.worker.count({ where: { status: 'ONLINE', workloads: { has: task.workload }, memoryMiB: { gte: mem }, id: { notIn: avoid }, ...(task.accelVendor ? { accelVendor: task.accelVendor } : {}) } });
+    if (fits === 0) {
+      return avoid.length
+        ? `No other online worker${mem > task.minMemoryMiB ? ` with ${mem} MiB of memory` : ''} can run task ${task.name}.`
+        : `No online worker has ${mem} MiB of memory for task ${task.name}.`;
+    }
   }
   return null;
 }
@@ -62,7 +71,13 @@ export async function retryTask(tx: Db, now: Date, jobId: string, taskId: string
   const problem = await retryProblem(tx, jobId, taskId, c);
   if (problem) throw new SupervisorActionRefused(problem);
   const task = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
-  const requirements = { ...(task.requirements as Record<string, unknown>), ...(c.minMemoryMiB !== undefined ? { minMemoryMiB: c.minMemoryMiB } : {}) };
+  const avoid = c.avoidWorkerIds?.length ? [...new Set([...avoidedWorkers(task.requirements), ...c.avoidWorkerIds])] : null;
+  const requirements = {
+    ...(task.requirements as Record<string, unknown>),
+    ...(c.minMemoryMiB !== undefined ? { minMemoryMiB: c.minMemoryMiB } : {}),
+    // The claim leaves these workers out (db/sql/claimTasks.ts).
+    ...(avoid ? { avoidWorkers: avoid } : {}),
+  };
   // Conditional on the status read above: a claim or a completion that moved the task
   // meanwhile wins, and nothing is written.
   const moved = await tx.task.updateMany({
@@ -81,6 +96,12 @@ export async function retryTask(tx: Db, now: Date, jobId: string, taskId: string
   if (moved.count !== 1) throw new SupervisorActionRefused(`Task ${task.name} changed while the retry was decided; look again.`);
   const eventId = await recordJobEvent(tx, jobId, 'task.status', { taskId, name: task.name, status: 'QUEUED', reason, by: 'supervisor' });
   return { taskId, name: task.name, status: 'QUEUED' as const, minMemoryMiB: c.minMemoryMiB ?? task.minMemoryMiB, onWorkerId: c.onWorkerId ?? task.pinnedWorkerId, eventIds: [eventId] };
+}
+
+/** Workers a task's retries stay off (requirements.avoidWorkers). */
+export function avoidedWorkers(requirements: unknown): string[] {
+  const a = (requirements as { avoidWorkers?: unknown } | null)?.avoidWorkers;
+  return Array.isArray(a) ? a.filter((x): x is string => typeof x === 'string') : [];
 }
 
 export async function failJob(tx: Db, now: Date, jobId: string, explanation: string) {
