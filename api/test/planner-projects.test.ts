@@ -64,9 +64,10 @@ async function run(project: string, request: string, opts: { until?: string[] } 
 }
 
 describe('projects as their authors wrote them', () => {
-  it('a top-level training script (no __main__ block) with --cuda/--mps switches: the flags the user wrote win, no switch gets a value', { timeout: 150_000 }, async () => {
+  it('a top-level training script (no __main__ block) with --cuda/--mps switches, next to a generate script that reads --checkpoint: "train" picks the training script, the flags the user wrote win, no switch gets a value', { timeout: 150_000 }, async () => {
     const job = await submitWait('word-lm', 'train it for 1 epoch with --emsize 16 and give me the model');
     expect(job.exitCode, job.stderr).toBe(0);
+    expect(job.stderr).not.toMatch(/Which script should run/);
     expect(job.status, job.statusReason).toBe('SUCCEEDED');
     // CPU worker: neither --cuda nor --mps; --save into outputs/; --dry-run untouched.
     expect(job.currentPlan.command).toBe('python main.py --emsize 16 --epochs 1 --save outputs/model.pt');

@@ -145,6 +145,13 @@ function decide(req: ModelRequest): Item[] {
     if (byUsage.length === 1) entry = byUsage[0];
     else if (byWord.length === 1) entry = byWord[0];
   }
+  // "train …": of several scripts, the one that trains (saves a checkpoint and takes a run
+  // length), not the one that samples from or evaluates a checkpoint (pytorch/examples'
+  // word_language_model: main.py trains, generate.py reads --checkpoint).
+  if (!entry && named.length === 0 && /\b(train|fit|fine-?tune)/i.test(request)) {
+    const trains = primary.filter((e) => e.savesCheckpoint && e.flags.some((f) => RUN_LENGTH_RE.test(flagName(f))));
+    if (trains.length === 1) entry = trains[0];
+  }
   if (!entry) {
     const choices = (primary.length ? primary : eps).map((e) => e.path);
     const answer = answerTo('Which script');
@@ -299,7 +306,8 @@ function decide(req: ModelRequest): Item[] {
     else if (name === 'device') args.push(f.flag, '"$CHATGPU_DEVICE"');
     else if ((f.type === 'int' || f.type === 'float') && numberBefore(request, name)) args.push(f.flag, numberBefore(request, name)!);
     else if (/^(out|output)-?dir$|^save-dir$|^log-dir$/.test(name)) args.push(f.flag, 'outputs');
-    else if (/^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path|save-model)$/.test(name)) {
+    // A --checkpoint/--ckpt of a script that never saves one is what it reads (an input), not an output.
+    else if (/^(save|save-path|out|output|output-path|save-model)$/.test(name) || (/^(checkpoint|ckpt|model-path)$/.test(name) && entry.savesCheckpoint)) {
       const base = (f.default ?? 'model.pt').split('/').pop()!.replace(/[^\w.-]/g, '') || 'model.pt';
       const file = `outputs/${base}`;
       args.push(f.flag, file);
@@ -444,6 +452,10 @@ function configuratorArgs(
   const checkpoint = saved && outDir && /^(out_dir|output_dir|save_dir|ckpt_dir|checkpoint_dir)$/.test(saved[1]!) ? `${outDir}/${saved[2]}` : null;
   return { args, checkpoint };
 }
+
+/** Flags that set a run's length (epochs, steps, iterations), by their normalized name. */
+const RUN_LENGTH_RE = /^(num-|max-)?(epochs?|steps|iters|iterations)$/;
+const flagName = (f: ArgFlag) => f.flag.replace(/^--?/, '').replace(/_/g, '-');
 
 /** Scripts that prepare data for a run rather than being the run. */
 const PREPARE_RE = /(^|\/)(prepare|preprocess|prepare_data|make_data(set)?|build_data(set)?|download(_data)?|get_data)\.py$/i;
