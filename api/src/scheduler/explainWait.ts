@@ -22,6 +22,7 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates): Prom
   });
   const installs = (w: (typeof workers)[number]) => (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
   const changes: { taskId: string; jobId: string; reason: string }[] = [];
+  const spendOf = jobSpends(prisma, rates, now);
   for (const t of tasks) {
     let reason: string | null = null;
     if (t.pinnedWorkerId) {
@@ -41,7 +42,7 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates): Prom
         : 'none';
       reason = `No online worker can run this: it needs ${need}. Online workers: ${have}.`;
     }
-    if (!reason && !t.pinnedWorkerId) reason = await capReason(prisma, t, workers, rates, now);
+    if (!reason && !t.pinnedWorkerId) reason = await capReason(spendOf, t, workers, rates);
     if (reason && reason !== t.statusReason) {
       await prisma.task.update({ where: { id: t.id }, data: { statusReason: reason } });
       changes.push({ taskId: t.id, jobId: t.jobId, reason });
@@ -59,30 +60,50 @@ function needsSetup(requirements: unknown): boolean {
  * its live attempts may still cost to their time limits, and this task on the cheapest online
  * worker that could run it, to its time limit. A sentence when that passes the cap, else null.
  */
+/** A capped job's spending as the claim sees it: its cap, cost so far, and what its live attempts may still cost. */
+interface JobSpend {
+  cap: number;
+  spent: number;
+  inflight: number;
+}
+
+const timeoutSec = (s: unknown) => ((s ?? {}) as { timeoutSec?: number }).timeoutSec ?? DEFAULT_TIMEOUT_SEC;
+
+/** Each job's spending read once per pass (many waiting tasks may share a job). */
+function jobSpends(prisma: Prisma, rates: Rates, now: Date): (jobId: string) => Promise<JobSpend | null> {
+  const seen = new Map<string, Promise<JobSpend | null>>();
+  const load = async (jobId: string): Promise<JobSpend | null> => {
+    const job = await prisma.job.findUnique({ where: { id: jobId }, select: { spendingCapCad: true, costCad: true } });
+    if (!job?.spendingCapCad) return null;
+    const live = await prisma.attempt.findMany({
+      where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId } },
+      select: { createdAt: true, task: { select: { requirements: true, accelVendor: true } }, worker: { select: { cpuCores: true, memoryMiB: true, slots: true } } },
+    });
+    const inflight = live.reduce((sum, a) => {
+      const left = Math.max(0, a.createdAt.getTime() + timeoutSec(a.task.requirements) * 1000 - now.getTime()) / 3600_000;
+      return sum + priceInterval(rates, reservationOf(a.task, a.worker), left).costCad;
+    }, 0);
+    return { cap: Number(job.spendingCapCad), spent: Number(job.costCad), inflight };
+  };
+  return (jobId) => {
+    if (!seen.has(jobId)) seen.set(jobId, load(jobId));
+    return seen.get(jobId)!;
+  };
+}
+
 async function capReason(
-  prisma: Prisma,
+  spendOf: (jobId: string) => Promise<JobSpend | null>,
   t: { jobId: string; requirements: unknown; accelVendor: string | null; workload: string; minMemoryMiB: number; minAccelMemMiB: number },
   workers: { workloads: string[]; accelVendor: string; memoryMiB: number; accelMemMiB: number; cpuCores: number; slots: number }[],
   rates: Rates,
-  now: Date,
 ): Promise<string | null> {
-  const job = await prisma.job.findUnique({ where: { id: t.jobId }, select: { spendingCapCad: true, costCad: true } });
-  if (!job?.spendingCapCad) return null;
-  const timeoutSec = (s: unknown) => ((s ?? {}) as { timeoutSec?: number }).timeoutSec ?? DEFAULT_TIMEOUT_SEC;
-  const live = await prisma.attempt.findMany({
-    where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId: t.jobId } },
-    select: { createdAt: true, task: { select: { requirements: true, accelVendor: true } }, worker: { select: { cpuCores: true, memoryMiB: true, slots: true } } },
-  });
-  const inflight = live.reduce((sum, a) => {
-    const left = Math.max(0, a.createdAt.getTime() + timeoutSec(a.task.requirements) * 1000 - now.getTime()) / 3600_000;
-    return sum + priceInterval(rates, reservationOf(a.task, a.worker), left).costCad;
-  }, 0);
+  const spend = await spendOf(t.jobId);
+  if (!spend) return null;
+  const { cap, spent, inflight } = spend;
   const eligible = workers.filter((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB);
   if (!eligible.length) return null;
   const hours = timeoutSec(t.requirements) / 3600;
   const own = Math.min(...eligible.map((w) => priceInterval(rates, reservationOf(t, w), hours).costCad));
-  const cap = Number(job.spendingCapCad);
-  const spent = Number(job.costCad);
   if (spent + inflight + own <= cap) return null;
   const cad = (v: number) => v.toFixed(v < 1 ? 4 : 2);
   return `Waiting: leasing it would pass the job's spending cap of ${cad(cap)} CAD — cost so far ${cad(spent)}, in-flight work up to ${cad(inflight)}, this task up to ${cad(own)} for its time limit of ${Math.round((hours * 60) * 10) / 10} min. Raise the cap, or wait for the running work to finish.`;

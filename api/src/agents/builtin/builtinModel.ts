@@ -204,6 +204,7 @@ function decide(req: ModelRequest): Item[] {
     .map((e) => ({ e, products: preparedFiles(readOf(e.path) ?? '') }))
     .filter(({ e, products }) => products.some((f) => source.includes(f.split('/').pop()!)) && !products.every((f) => uploaded.has(folderOf(e.path) ? `${folderOf(e.path)}/${f}` : f)));
   let before: { name: string; command: string; produces: string[] }[] = [];
+  let prepareScript: string | null = null;
   if (needed.length) {
     let chosen = needed.length === 1 ? needed[0] : undefined;
     if (!chosen) {
@@ -215,6 +216,7 @@ function decide(req: ModelRequest): Item[] {
       if (!chosen) return call('give_up', { reason: `The answer "${said.trim()}" names none of ${choices.join(', ')}.` });
     }
     const dir = folderOf(chosen.e.path);
+    prepareScript = chosen.e.path;
     before = [
       {
         name: 'prepare-data',
@@ -269,7 +271,7 @@ function decide(req: ModelRequest): Item[] {
     }
   }
   for (const f of entry.cli === 'configurator' ? [] : entry.flags) {
-    const name = f.flag.replace(/^--?/, '').replace(/_/g, '-');
+    const name = flagName(f);
     const isBool = f.type === 'bool' || /^store_(true|false)$|BooleanOptionalAction/.test(f.action ?? '');
     const said = given.get(name);
     if (said !== undefined) {
@@ -318,7 +320,7 @@ function decide(req: ModelRequest): Item[] {
   }
   // A path the user gave for the checkpoint is still the checkpoint.
   for (const [name, value] of given) {
-    if (typeof value === 'string' && /^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path)$/.test(name) && /\.(pt|pth|ckpt|bin|safetensors)$/i.test(value) && entry.flags.some((f) => f.flag.replace(/^--?/, '').replace(/_/g, '-') === name)) {
+    if (typeof value === 'string' && /^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path)$/.test(name) && /\.(pt|pth|ckpt|bin|safetensors)$/i.test(value) && entry.flags.some((f) => flagName(f) === name)) {
       checkpoint = value.replace(/^\.\//, '');
       if (!isCollected({ outputs: [...outputs] }, checkpoint)) outputs.add(checkpoint);
     }
@@ -349,11 +351,13 @@ function decide(req: ModelRequest): Item[] {
   // goes on the evaluation of the final checkpoint when the evaluation reports that metric
   // ("accuracy above 0.9" → eval_accuracy > 0.9), else on the run's own metrics.
   let evaluate: { checkpoint: string; command: string; metrics: typeof metrics; reports: string[] } | undefined;
+  let evalFile: string | null = null;
   let runMetrics = metrics;
   if (checkpoint) {
     const evalScript = eps.find((e) => e !== entry && /eval/i.test(e.path) && e.flags.some((f: ArgFlag) => /checkpoint|ckpt|model|weights/.test(f.flag)));
     const flag = evalScript?.flags.find((f) => /checkpoint|ckpt|model|weights/.test(f.flag))?.flag;
     const own = evalScript && flag;
+    if (own) evalFile = evalScript.path;
     const reports = own ? evalScript.reportsMetrics : ['reload_ok'];
     const onEval = (name: string) => reports.find((r) => r === name || r.endsWith(`_${name}`) || r.startsWith(`${name}_`)) ?? (name === 'acc' ? reports.find((r) => /(^|_)accuracy$/.test(r)) : undefined);
     const evalMetrics = metrics.filter((m) => onEval(m.name)).map((m) => ({ ...m, name: onEval(m.name)! }));
@@ -378,7 +382,7 @@ function decide(req: ModelRequest): Item[] {
       }
     : null;
   // 6. Every third-party import of what will run, resolved before anything runs.
-  const runFiles = [entry.path, ...(evaluate && /^python [\w./-]+\.py/.test(evaluate.command) ? [evaluate.command.split(' ')[1]!] : []), ...before.map((b) => (b.command.startsWith('cd ') ? `${b.command.split(' ')[1]}/${b.command.split(' ').pop()}` : b.command.split(' ')[1]!))];
+  const runFiles = [entry.path, ...(evalFile ? [evalFile] : []), ...(prepareScript ? [prepareScript] : [])];
   let install: string[] = [];
   if ([...importsOf(facts, runFiles).keys()].some((m) => m !== 'torch' && m !== 'numpy')) {
     const deps = last<DependencyCheck>('check_dependencies');
@@ -441,17 +445,20 @@ function configuratorArgs(
     else if (name === 'compile' && f.type === 'bool' && o.oldTorch) v = 'False';
     else if (/^(max_iters|max_steps|num_iters|iters|steps)$/.test(name) && iters) v = iters;
     else if (/_interval$/.test(name) && f.type === 'int' && iters && Number(value(name)) > Number(iters)) v = iters;
-    else if (/^(out_dir|output_dir|save_dir|ckpt_dir|checkpoint_dir)$/.test(name)) v = `outputs/${(value(name) ?? 'out').split('/').pop()!.replace(/[^\w.-]/g, '') || 'out'}`;
+    else if (OUT_DIR_SETTING.test(name)) v = `outputs/${(value(name) ?? 'out').split('/').pop()!.replace(/[^\w.-]/g, '') || 'out'}`;
     else if (name === 'seed' && /seed\s*(\d+)/i.test(o.request)) v = /seed\s*(\d+)/i.exec(o.request)![1]!;
     else if ((f.type === 'int' || f.type === 'float') && numberBefore(o.request, name.replace(/_/g, '-'))) v = numberBefore(o.request, name.replace(/_/g, '-'))!;
     if (v === null) continue;
-    if (/^(out_dir|output_dir|save_dir|ckpt_dir|checkpoint_dir)$/.test(name)) outDir = v;
+    if (OUT_DIR_SETTING.test(name)) outDir = v;
     args.push(`--${name}=${v.startsWith('"') ? v : shellWord(v)}`);
   }
   const saved = /torch\.save\([^\n]*os\.path\.join\(\s*(\w+)\s*,\s*['"]([^'"]+\.(?:pt|pth|ckpt|bin))['"]\s*\)/.exec(o.source);
-  const checkpoint = saved && outDir && /^(out_dir|output_dir|save_dir|ckpt_dir|checkpoint_dir)$/.test(saved[1]!) ? `${outDir}/${saved[2]}` : null;
+  const checkpoint = saved && outDir && OUT_DIR_SETTING.test(saved[1]!) ? `${outDir}/${saved[2]}` : null;
   return { args, checkpoint };
 }
+
+/** A configurator setting naming where a run writes its results (out_dir, checkpoint_dir, …). */
+const OUT_DIR_SETTING = /^(out_dir|output_dir|save_dir|ckpt_dir|checkpoint_dir)$/;
 
 /** Flags that set a run's length (epochs, steps, iterations), by their normalized name. */
 const RUN_LENGTH_RE = /^(num-|max-)?(epochs?|steps|iters|iterations)$/;

@@ -45,16 +45,21 @@ export const readFileTool = defineTool({
   },
 });
 
+/** The project's facts: its sources read with Python's `ast` when the API machine has a Python, else with patterns. */
+async function projectFacts(r: Parameters<typeof loadSources>[0], jobId: string) {
+  const sources = await loadSources(r, jobId);
+  const parsed = await readPythonFacts(sources);
+  const facts = analyzeProject(sources, parsed ?? {});
+  if (!parsed) facts.notes.push('No Python interpreter on the API machine: entry points and flags were read with patterns, not parsed.');
+  return facts;
+}
+
 export const findDependencies = defineTool({
   name: 'find_dependencies',
   description: 'Find dependency pins (requirements.txt, pyproject, environment.yml), imports, entry points (`__main__` blocks and top-level scripts) with their argparse/click/typer flags, CUDA/HIP sources, data folders.',
   schema: z.object({}),
   read: async (_a, ctx) => {
-    const sources = await loadSources(ctx.r, ctx.jobId);
-    const parsed = await readPythonFacts(sources);
-    const facts = analyzeProject(sources, parsed ?? {});
-    if (!parsed) facts.notes.push('No Python interpreter on the API machine: entry points and flags were read with patterns, not parsed.');
-    return { output: facts };
+    return { output: await projectFacts(ctx.r, ctx.jobId) };
   },
 });
 
@@ -79,8 +84,7 @@ export const checkDependencies = defineTool({
     accelVendor: z.enum(['nvidia', 'amd', 'apple']).optional(),
   }),
   read: async (a, ctx) => {
-    const sources = await loadSources(ctx.r, ctx.jobId);
-    const facts = analyzeProject(sources, (await readPythonFacts(sources)) ?? {});
+    const facts = await projectFacts(ctx.r, ctx.jobId);
     const cap = await networkCapacity(ctx.r);
     const classes = cap.classes.filter((c) => c.workloads.includes(a.workload) && (!a.accelVendor || c.accelVendor === a.accelVendor));
     return { output: resolveImports(facts, a.files, classes) };

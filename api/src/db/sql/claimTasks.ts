@@ -1,4 +1,5 @@
 import type { Prisma } from '../client.js';
+import { Prisma as P } from '../../generated/prisma/client.js';
 
 export interface ClaimedRow {
   attemptId: string;
@@ -39,12 +40,21 @@ export interface Rates {
 /** A task's default time limit when it states none (the worker's own default). */
 export const DEFAULT_TIMEOUT_SEC = 24 * 3600;
 
+/**
+ * CAD an hour of task `t` on worker `w` (SQL aliases): billing/usage.ts reservationOf and
+ * priceInterval, in SQL — the task's cores (else the worker's share per slot, bounded by its
+ * cores), the larger of its memory and the worker's share, one accelerator when it needs one.
+ */
+function hourlyRate(t: string, w: string, rates: Rates) {
+  const [T, W] = [P.raw(t), P.raw(w)];
+  return P.sql`(GREATEST(1, LEAST(COALESCE((${T}.requirements ->> 'cpuCores')::int, GREATEST(1, ${W}."cpuCores" / GREATEST(${W}.slots, 1))), GREATEST(${W}."cpuCores", 1))) * ${rates.cpuCoreHourCad.toFixed(8)}::numeric
+    + GREATEST(COALESCE((${T}.requirements ->> 'minMemoryMiB')::int, 0), ${W}."memoryMiB" / GREATEST(${W}.slots, 1)) / 1024.0 * ${rates.ramGbHourCad.toFixed(8)}::numeric
+    + (CASE WHEN ${T}."accelVendor" IS NULL THEN 0 ELSE 1 END) * ${rates.gpuHourCad.toFixed(8)}::numeric)`;
+}
+
 export async function claimTasks(prisma: Prisma, workerId: string, max: number, now: Date, leaseSec: number, rates: Rates): Promise<ClaimedRow[]> {
   const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
   const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
-  const cpuRate = rates.cpuCoreHourCad.toFixed(8);
-  const ramRate = rates.ramGbHourCad.toFixed(8);
-  const gpuRate = rates.gpuHourCad.toFixed(8);
   return prisma.$queryRaw<ClaimedRow[]>`
     WITH w AS (
       SELECT id, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
@@ -58,9 +68,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
     inflight AS (
       SELECT t2."jobId",
              sum(
-               (GREATEST(1, LEAST(COALESCE((t2.requirements ->> 'cpuCores')::int, GREATEST(1, aw."cpuCores" / GREATEST(aw.slots, 1))), GREATEST(aw."cpuCores", 1))) * ${cpuRate}::numeric
-                + GREATEST(COALESCE((t2.requirements ->> 'minMemoryMiB')::int, 0), aw."memoryMiB" / GREATEST(aw.slots, 1)) / 1024.0 * ${ramRate}::numeric
-                + (CASE WHEN t2."accelVendor" IS NULL THEN 0 ELSE 1 END) * ${gpuRate}::numeric)
+               ${hourlyRate('t2', 'aw', rates)}
                * GREATEST(0, EXTRACT(EPOCH FROM (a."createdAt" + make_interval(secs => COALESCE((t2.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})) - ${now})))::numeric / 3600
              ) AS cost
       FROM "Attempt" a
@@ -83,9 +91,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
              -- The cap: what is left of it after the cost so far and the in-flight work, and
              -- this task on this worker to its time limit (NULL: the job has no cap).
              j."spendingCapCad" - j."costCad" - COALESCE(f.cost, 0) AS "capLeft",
-             (GREATEST(1, LEAST(COALESCE((t.requirements ->> 'cpuCores')::int, GREATEST(1, w."cpuCores" / GREATEST(w.slots, 1))), GREATEST(w."cpuCores", 1))) * ${cpuRate}::numeric
-               + GREATEST(COALESCE((t.requirements ->> 'minMemoryMiB')::int, 0), w."memoryMiB" / GREATEST(w.slots, 1)) / 1024.0 * ${ramRate}::numeric
-               + (CASE WHEN t."accelVendor" IS NULL THEN 0 ELSE 1 END) * ${gpuRate}::numeric)
+             ${hourlyRate('t', 'w', rates)}
               * COALESCE((t.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})::numeric / 3600 AS projected
       FROM "Task" t CROSS JOIN w LEFT JOIN live l ON l."ownerId" = t."ownerId"
       JOIN "Job" j ON j.id = t."jobId"
