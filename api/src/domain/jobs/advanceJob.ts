@@ -26,6 +26,7 @@ import { insertTask, type Requirements } from './createTask.js';
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition, commitTransition, InvalidTransitionError, transitionIfAllowed } from './jobLifecycle.js';
 import type { PipelineStep } from './planSchema.js';
+import { lockJob } from '../../db/sql/lockJob.js';
 
 interface TaskResult {
   outputs?: ManifestEntry[];
@@ -150,8 +151,7 @@ async function afterStep(r: Resources, task: FinishedTask) {
   const next = steps[index + 1];
   const nextName = next ? `${STEP_PREFIX}${next.name}` : 'run';
   const queued = await commitTransition(r, jobId, async (tx, now) => {
-    const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM "Job" WHERE id = ${jobId}::uuid FOR NO KEY UPDATE`;
-    if (locked[0]?.status !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: nextName } })) > 0) return { eventIds: [], queued: false };
+    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: nextName } })) > 0) return { eventIds: [], queued: false };
     const environment = (plan.environment ?? {}) as Record<string, unknown>;
     const requirements = plan.requirements as unknown as Requirements;
     const spec = next

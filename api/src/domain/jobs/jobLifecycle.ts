@@ -34,6 +34,7 @@ import { ConflictError } from '../errors.js';
 import type { Resources } from '../resources.js';
 import { recordJobEvent } from './jobEvents.js';
 import { ACTIVE_JOB_STATUSES as ACTIVE, isFinalJobStatus } from './jobStatus.js';
+import { lockJob } from '../../db/sql/lockJob.js';
 
 /** Every transition: the statuses it may start from and the one it ends in. */
 export const TRANSITIONS = {
@@ -131,13 +132,8 @@ export interface TransitionResult {
 export async function applyTransition(tx: Db, now: Date, jobId: string, name: TransitionName, opts: TransitionOptions): Promise<TransitionResult> {
   const t = TRANSITIONS[name];
   const from: readonly JobStatus[] = opts.onlyFrom ? t.from.filter((s: JobStatus) => opts.onlyFrom!.includes(s)) : t.from;
-  // The status it moves from, read under the same row lock the UPDATE takes. NO KEY UPDATE, not
-  // UPDATE: inserts into tables referencing the job (JobEvent, Task) take a KEY SHARE lock on
-  // its row, which FOR UPDATE blocks — a cancel holding the job row and waiting on a task row
-  // then deadlocked with a completion holding that task row and recording its job event.
-  // (api/test/races.test.ts, "a cancel and a completion of the same job at once")
-  const rows = await tx.$queryRaw<{ status: JobStatus }[]>`SELECT status FROM "Job" WHERE id = ${jobId}::uuid FOR NO KEY UPDATE`;
-  const current = rows[0]?.status ?? null;
+  // The status it moves from, read under the row lock the UPDATE needs (db/sql/lockJob.ts).
+  const current = await lockJob(tx, jobId);
   if (current === null || !from.includes(current)) throw new InvalidTransitionError(jobId, name, current);
   const moved = await tx.job.updateMany({
     where: { id: jobId, status: { in: [...from] } },

@@ -54,6 +54,7 @@ import type { Resources } from '../resources.js';
 import { networkCapacity } from '../workers/networkCapacity.js';
 import { changedPaths, loadTree, manifestFromTree, manifestSha, unifiedDiff, type Tree } from './codeTrees.js';
 import { insertRecord, type RecordInput } from './records.js';
+import { lockJob } from '../../db/sql/lockJob.js';
 
 export const DEFAULT_REVISION_BUDGET = 3;
 const BENCH_REPEATS = 9; // 1 warm-up + 8 measured per side: compareTimings' minimum
@@ -393,8 +394,7 @@ async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
   const summary = records.filter((x) => x.step !== REFERENCE_STEP).map((x) => `${x.step} ${x.outcome.toLowerCase()}`).join(', ');
   const pinned = spec.pinRun && lastRun?.currentAttempt ? lastRun.currentAttempt.workerId : null;
   await commitTransition(r, jobId, async (tx, now) => {
-    const lock = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "Job" WHERE id = ${jobId}::uuid FOR NO KEY UPDATE`;
-    if (!lock.length || (await tx.task.count({ where: { jobId, kind: 'RUN' } })) > 0) return { eventIds: [] };
+    if ((await lockJob(tx, jobId)) === null || (await tx.task.count({ where: { jobId, kind: 'RUN' } })) > 0) return { eventIds: [] };
     const frozen = await applyTransition(tx, now, jobId, 'freeze', { reason: `Froze the accepted code (${summary || 'no change'}).`, data: { frozenCodeId: accepted.id }, detail: { codeVersionId: accepted.id } });
     const started = await applyTransition(tx, now, jobId, 'startRun', { reason: pinned ? 'Running the frozen code on the worker that validated it.' : 'Running the frozen code.' });
     const requirements = planRequirements(plan);
@@ -476,8 +476,7 @@ interface TaskSpec {
 async function createStageTask(ctx: Ctx, t: TaskSpec): Promise<Task | null> {
   const { r, jobId, spec } = ctx;
   const created = await commitTransition(r, jobId, async (tx, now) => {
-    const job = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM "Job" WHERE id = ${jobId}::uuid FOR NO KEY UPDATE`;
-    if (job[0]?.status !== 'PREPARING') return { eventIds: [], task: null };
+    if ((await lockJob(tx, jobId)) !== 'PREPARING') return { eventIds: [], task: null };
     const existing = await tx.task.findFirst({ where: { jobId, name: t.name } });
     if (existing) return { eventIds: [], task: existing };
     const compareOutside = (spec.compare ?? ['outputs']).filter((o) => !o.startsWith('outputs/') && o !== 'outputs');
