@@ -58,8 +58,6 @@ export const ModelName = {
   Job: 'Job',
   CodeVersion: 'CodeVersion',
   Blob: 'Blob',
-  BlobChunk: 'BlobChunk',
-  StoredBlob: 'StoredBlob',
   BlobAccess: 'BlobAccess',
   AttemptUpload: 'AttemptUpload',
   Plan: 'Plan',
@@ -209,27 +207,6 @@ export const BlobScalarFieldEnum = {
 } as const
 
 export type BlobScalarFieldEnum = (typeof BlobScalarFieldEnum)[keyof typeof BlobScalarFieldEnum]
-
-
-export const BlobChunkScalarFieldEnum = {
-  uploadId: 'uploadId',
-  seq: 'seq',
-  data: 'data',
-  createdAt: 'createdAt'
-} as const
-
-export type BlobChunkScalarFieldEnum = (typeof BlobChunkScalarFieldEnum)[keyof typeof BlobChunkScalarFieldEnum]
-
-
-export const StoredBlobScalarFieldEnum = {
-  sha256: 'sha256',
-  uploadId: 'uploadId',
-  size: 'size',
-  chunkBytes: 'chunkBytes',
-  createdAt: 'createdAt'
-} as const
-
-export type StoredBlobScalarFieldEnum = (typeof StoredBlobScalarFieldEnum)[keyof typeof StoredBlobScalarFieldEnum]
 
 
 export const BlobAccessScalarFieldEnum = {
@@ -486,7 +463,15 @@ export const ServiceScalarFieldEnum = {
   accessTokenHash: 'accessTokenHash',
   currentAttemptId: 'currentAttemptId',
   ready: 'ready',
-  createdAt: 'createdAt'
+  createdAt: 'createdAt',
+  spec: 'spec',
+  tunnelUrl: 'tunnelUrl',
+  readyAt: 'readyAt',
+  stoppedAt: 'stoppedAt',
+  tokenRotatedAt: 'tokenRotatedAt',
+  requestCount: 'requestCount',
+  errorCount: 'errorCount',
+  latencyMsSum: 'latencyMsSum'
 } as const
 
 export type ServiceScalarFieldEnum = (typeof ServiceScalarFieldEnum)[keyof typeof ServiceScalarFieldEnum]

@@ -20,8 +20,22 @@ export type ServiceModel = runtime.Types.Result.DefaultSelection<Prisma.$Service
 
 export type AggregateService = {
   _count: ServiceCountAggregateOutputType | null
+  _avg: ServiceAvgAggregateOutputType | null
+  _sum: ServiceSumAggregateOutputType | null
   _min: ServiceMinAggregateOutputType | null
   _max: ServiceMaxAggregateOutputType | null
+}
+
+export type ServiceAvgAggregateOutputType = {
+  requestCount: number | null
+  errorCount: number | null
+  latencyMsSum: number | null
+}
+
+export type ServiceSumAggregateOutputType = {
+  requestCount: bigint | null
+  errorCount: bigint | null
+  latencyMsSum: number | null
 }
 
 export type ServiceMinAggregateOutputType = {
@@ -33,6 +47,13 @@ export type ServiceMinAggregateOutputType = {
   currentAttemptId: string | null
   ready: boolean | null
   createdAt: Date | null
+  tunnelUrl: string | null
+  readyAt: Date | null
+  stoppedAt: Date | null
+  tokenRotatedAt: Date | null
+  requestCount: bigint | null
+  errorCount: bigint | null
+  latencyMsSum: number | null
 }
 
 export type ServiceMaxAggregateOutputType = {
@@ -44,6 +65,13 @@ export type ServiceMaxAggregateOutputType = {
   currentAttemptId: string | null
   ready: boolean | null
   createdAt: Date | null
+  tunnelUrl: string | null
+  readyAt: Date | null
+  stoppedAt: Date | null
+  tokenRotatedAt: Date | null
+  requestCount: bigint | null
+  errorCount: bigint | null
+  latencyMsSum: number | null
 }
 
 export type ServiceCountAggregateOutputType = {
@@ -55,9 +83,29 @@ export type ServiceCountAggregateOutputType = {
   currentAttemptId: number
   ready: number
   createdAt: number
+  spec: number
+  tunnelUrl: number
+  readyAt: number
+  stoppedAt: number
+  tokenRotatedAt: number
+  requestCount: number
+  errorCount: number
+  latencyMsSum: number
   _all: number
 }
 
+
+export type ServiceAvgAggregateInputType = {
+  requestCount?: true
+  errorCount?: true
+  latencyMsSum?: true
+}
+
+export type ServiceSumAggregateInputType = {
+  requestCount?: true
+  errorCount?: true
+  latencyMsSum?: true
+}
 
 export type ServiceMinAggregateInputType = {
   id?: true
@@ -68,6 +116,13 @@ export type ServiceMinAggregateInputType = {
   currentAttemptId?: true
   ready?: true
   createdAt?: true
+  tunnelUrl?: true
+  readyAt?: true
+  stoppedAt?: true
+  tokenRotatedAt?: true
+  requestCount?: true
+  errorCount?: true
+  latencyMsSum?: true
 }
 
 export type ServiceMaxAggregateInputType = {
@@ -79,6 +134,13 @@ export type ServiceMaxAggregateInputType = {
   currentAttemptId?: true
   ready?: true
   createdAt?: true
+  tunnelUrl?: true
+  readyAt?: true
+  stoppedAt?: true
+  tokenRotatedAt?: true
+  requestCount?: true
+  errorCount?: true
+  latencyMsSum?: true
 }
 
 export type ServiceCountAggregateInputType = {
@@ -90,6 +152,14 @@ export type ServiceCountAggregateInputType = {
   currentAttemptId?: true
   ready?: true
   createdAt?: true
+  spec?: true
+  tunnelUrl?: true
+  readyAt?: true
+  stoppedAt?: true
+  tokenRotatedAt?: true
+  requestCount?: true
+  errorCount?: true
+  latencyMsSum?: true
   _all?: true
 }
 
@@ -131,6 +201,18 @@ export type ServiceAggregateArgs<ExtArgs extends runtime.Types.Extensions.Intern
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: ServiceAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: ServiceSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: ServiceMinAggregateInputType
@@ -161,6 +243,8 @@ export type ServiceGroupByArgs<ExtArgs extends runtime.Types.Extensions.Internal
   take?: number
   skip?: number
   _count?: ServiceCountAggregateInputType | true
+  _avg?: ServiceAvgAggregateInputType
+  _sum?: ServiceSumAggregateInputType
   _min?: ServiceMinAggregateInputType
   _max?: ServiceMaxAggregateInputType
 }
@@ -174,7 +258,17 @@ export type ServiceGroupByOutputType = {
   currentAttemptId: string | null
   ready: boolean
   createdAt: Date
+  spec: runtime.JsonValue
+  tunnelUrl: string | null
+  readyAt: Date | null
+  stoppedAt: Date | null
+  tokenRotatedAt: Date | null
+  requestCount: bigint
+  errorCount: bigint
+  latencyMsSum: number
   _count: ServiceCountAggregateOutputType | null
+  _avg: ServiceAvgAggregateOutputType | null
+  _sum: ServiceSumAggregateOutputType | null
   _min: ServiceMinAggregateOutputType | null
   _max: ServiceMaxAggregateOutputType | null
 }
@@ -206,6 +300,14 @@ export type ServiceWhereInput = {
   currentAttemptId?: Prisma.UuidNullableFilter<"Service"> | string | null
   ready?: Prisma.BoolFilter<"Service"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Service"> | Date | string
+  spec?: Prisma.JsonFilter<"Service">
+  tunnelUrl?: Prisma.StringNullableFilter<"Service"> | string | null
+  readyAt?: Prisma.DateTimeNullableFilter<"Service"> | Date | string | null
+  stoppedAt?: Prisma.DateTimeNullableFilter<"Service"> | Date | string | null
+  tokenRotatedAt?: Prisma.DateTimeNullableFilter<"Service"> | Date | string | null
+  requestCount?: Prisma.BigIntFilter<"Service"> | bigint | number
+  errorCount?: Prisma.BigIntFilter<"Service"> | bigint | number
+  latencyMsSum?: Prisma.FloatFilter<"Service"> | number
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   task?: Prisma.XOR<Prisma.TaskScalarRelationFilter, Prisma.TaskWhereInput>
   currentAttempt?: Prisma.XOR<Prisma.AttemptNullableScalarRelationFilter, Prisma.AttemptWhereInput> | null
@@ -220,6 +322,14 @@ export type ServiceOrderByWithRelationInput = {
   currentAttemptId?: Prisma.SortOrderInput | Prisma.SortOrder
   ready?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  spec?: Prisma.SortOrder
+  tunnelUrl?: Prisma.SortOrderInput | Prisma.SortOrder
+  readyAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  stoppedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  tokenRotatedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  requestCount?: Prisma.SortOrder
+  errorCount?: Prisma.SortOrder
+  latencyMsSum?: Prisma.SortOrder
   job?: Prisma.JobOrderByWithRelationInput
   task?: Prisma.TaskOrderByWithRelationInput
   currentAttempt?: Prisma.AttemptOrderByWithRelationInput
@@ -237,6 +347,14 @@ export type ServiceWhereUniqueInput = Prisma.AtLeast<{
   currentAttemptId?: Prisma.UuidNullableFilter<"Service"> | string | null
   ready?: Prisma.BoolFilter<"Service"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Service"> | Date | string
+  spec?: Prisma.JsonFilter<"Service">
+  tunnelUrl?: Prisma.StringNullableFilter<"Service"> | string | null
+  readyAt?: Prisma.DateTimeNullableFilter<"Service"> | Date | string | null
+  stoppedAt?: Prisma.DateTimeNullableFilter<"Service"> | Date | string | null
+  tokenRotatedAt?: Prisma.DateTimeNullableFilter<"Service"> | Date | string | null
+  requestCount?: Prisma.BigIntFilter<"Service"> | bigint | number
+  errorCount?: Prisma.BigIntFilter<"Service"> | bigint | number
+  latencyMsSum?: Prisma.FloatFilter<"Service"> | number
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   task?: Prisma.XOR<Prisma.TaskScalarRelationFilter, Prisma.TaskWhereInput>
   currentAttempt?: Prisma.XOR<Prisma.AttemptNullableScalarRelationFilter, Prisma.AttemptWhereInput> | null
@@ -251,9 +369,19 @@ export type ServiceOrderByWithAggregationInput = {
   currentAttemptId?: Prisma.SortOrderInput | Prisma.SortOrder
   ready?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  spec?: Prisma.SortOrder
+  tunnelUrl?: Prisma.SortOrderInput | Prisma.SortOrder
+  readyAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  stoppedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  tokenRotatedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  requestCount?: Prisma.SortOrder
+  errorCount?: Prisma.SortOrder
+  latencyMsSum?: Prisma.SortOrder
   _count?: Prisma.ServiceCountOrderByAggregateInput
+  _avg?: Prisma.ServiceAvgOrderByAggregateInput
   _max?: Prisma.ServiceMaxOrderByAggregateInput
   _min?: Prisma.ServiceMinOrderByAggregateInput
+  _sum?: Prisma.ServiceSumOrderByAggregateInput
 }
 
 export type ServiceScalarWhereWithAggregatesInput = {
@@ -268,6 +396,14 @@ export type ServiceScalarWhereWithAggregatesInput = {
   currentAttemptId?: Prisma.UuidNullableWithAggregatesFilter<"Service"> | string | null
   ready?: Prisma.BoolWithAggregatesFilter<"Service"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Service"> | Date | string
+  spec?: Prisma.JsonWithAggregatesFilter<"Service">
+  tunnelUrl?: Prisma.StringNullableWithAggregatesFilter<"Service"> | string | null
+  readyAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Service"> | Date | string | null
+  stoppedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Service"> | Date | string | null
+  tokenRotatedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Service"> | Date | string | null
+  requestCount?: Prisma.BigIntWithAggregatesFilter<"Service"> | bigint | number
+  errorCount?: Prisma.BigIntWithAggregatesFilter<"Service"> | bigint | number
+  latencyMsSum?: Prisma.FloatWithAggregatesFilter<"Service"> | number
 }
 
 export type ServiceCreateInput = {
@@ -276,6 +412,14 @@ export type ServiceCreateInput = {
   accessTokenHash: string
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
   job: Prisma.JobCreateNestedOneWithoutServicesInput
   task: Prisma.TaskCreateNestedOneWithoutServicesInput
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutServicesInput
@@ -290,6 +434,14 @@ export type ServiceUncheckedCreateInput = {
   currentAttemptId?: string | null
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
 }
 
 export type ServiceUpdateInput = {
@@ -298,6 +450,14 @@ export type ServiceUpdateInput = {
   accessTokenHash?: Prisma.StringFieldUpdateOperationsInput | string
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
   job?: Prisma.JobUpdateOneRequiredWithoutServicesNestedInput
   task?: Prisma.TaskUpdateOneRequiredWithoutServicesNestedInput
   currentAttempt?: Prisma.AttemptUpdateOneWithoutServicesNestedInput
@@ -312,6 +472,14 @@ export type ServiceUncheckedUpdateInput = {
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type ServiceCreateManyInput = {
@@ -323,6 +491,14 @@ export type ServiceCreateManyInput = {
   currentAttemptId?: string | null
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
 }
 
 export type ServiceUpdateManyMutationInput = {
@@ -331,6 +507,14 @@ export type ServiceUpdateManyMutationInput = {
   accessTokenHash?: Prisma.StringFieldUpdateOperationsInput | string
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type ServiceUncheckedUpdateManyInput = {
@@ -342,6 +526,14 @@ export type ServiceUncheckedUpdateManyInput = {
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type ServiceListRelationFilter = {
@@ -363,6 +555,20 @@ export type ServiceCountOrderByAggregateInput = {
   currentAttemptId?: Prisma.SortOrder
   ready?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  spec?: Prisma.SortOrder
+  tunnelUrl?: Prisma.SortOrder
+  readyAt?: Prisma.SortOrder
+  stoppedAt?: Prisma.SortOrder
+  tokenRotatedAt?: Prisma.SortOrder
+  requestCount?: Prisma.SortOrder
+  errorCount?: Prisma.SortOrder
+  latencyMsSum?: Prisma.SortOrder
+}
+
+export type ServiceAvgOrderByAggregateInput = {
+  requestCount?: Prisma.SortOrder
+  errorCount?: Prisma.SortOrder
+  latencyMsSum?: Prisma.SortOrder
 }
 
 export type ServiceMaxOrderByAggregateInput = {
@@ -374,6 +580,13 @@ export type ServiceMaxOrderByAggregateInput = {
   currentAttemptId?: Prisma.SortOrder
   ready?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  tunnelUrl?: Prisma.SortOrder
+  readyAt?: Prisma.SortOrder
+  stoppedAt?: Prisma.SortOrder
+  tokenRotatedAt?: Prisma.SortOrder
+  requestCount?: Prisma.SortOrder
+  errorCount?: Prisma.SortOrder
+  latencyMsSum?: Prisma.SortOrder
 }
 
 export type ServiceMinOrderByAggregateInput = {
@@ -385,6 +598,19 @@ export type ServiceMinOrderByAggregateInput = {
   currentAttemptId?: Prisma.SortOrder
   ready?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  tunnelUrl?: Prisma.SortOrder
+  readyAt?: Prisma.SortOrder
+  stoppedAt?: Prisma.SortOrder
+  tokenRotatedAt?: Prisma.SortOrder
+  requestCount?: Prisma.SortOrder
+  errorCount?: Prisma.SortOrder
+  latencyMsSum?: Prisma.SortOrder
+}
+
+export type ServiceSumOrderByAggregateInput = {
+  requestCount?: Prisma.SortOrder
+  errorCount?: Prisma.SortOrder
+  latencyMsSum?: Prisma.SortOrder
 }
 
 export type ServiceCreateNestedManyWithoutJobInput = {
@@ -519,6 +745,14 @@ export type ServiceCreateWithoutJobInput = {
   accessTokenHash: string
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
   task: Prisma.TaskCreateNestedOneWithoutServicesInput
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutServicesInput
 }
@@ -531,6 +765,14 @@ export type ServiceUncheckedCreateWithoutJobInput = {
   currentAttemptId?: string | null
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
 }
 
 export type ServiceCreateOrConnectWithoutJobInput = {
@@ -571,6 +813,14 @@ export type ServiceScalarWhereInput = {
   currentAttemptId?: Prisma.UuidNullableFilter<"Service"> | string | null
   ready?: Prisma.BoolFilter<"Service"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Service"> | Date | string
+  spec?: Prisma.JsonFilter<"Service">
+  tunnelUrl?: Prisma.StringNullableFilter<"Service"> | string | null
+  readyAt?: Prisma.DateTimeNullableFilter<"Service"> | Date | string | null
+  stoppedAt?: Prisma.DateTimeNullableFilter<"Service"> | Date | string | null
+  tokenRotatedAt?: Prisma.DateTimeNullableFilter<"Service"> | Date | string | null
+  requestCount?: Prisma.BigIntFilter<"Service"> | bigint | number
+  errorCount?: Prisma.BigIntFilter<"Service"> | bigint | number
+  latencyMsSum?: Prisma.FloatFilter<"Service"> | number
 }
 
 export type ServiceCreateWithoutTaskInput = {
@@ -579,6 +829,14 @@ export type ServiceCreateWithoutTaskInput = {
   accessTokenHash: string
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
   job: Prisma.JobCreateNestedOneWithoutServicesInput
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutServicesInput
 }
@@ -591,6 +849,14 @@ export type ServiceUncheckedCreateWithoutTaskInput = {
   currentAttemptId?: string | null
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
 }
 
 export type ServiceCreateOrConnectWithoutTaskInput = {
@@ -625,6 +891,14 @@ export type ServiceCreateWithoutCurrentAttemptInput = {
   accessTokenHash: string
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
   job: Prisma.JobCreateNestedOneWithoutServicesInput
   task: Prisma.TaskCreateNestedOneWithoutServicesInput
 }
@@ -637,6 +911,14 @@ export type ServiceUncheckedCreateWithoutCurrentAttemptInput = {
   accessTokenHash: string
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
 }
 
 export type ServiceCreateOrConnectWithoutCurrentAttemptInput = {
@@ -673,6 +955,14 @@ export type ServiceCreateManyJobInput = {
   currentAttemptId?: string | null
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
 }
 
 export type ServiceUpdateWithoutJobInput = {
@@ -681,6 +971,14 @@ export type ServiceUpdateWithoutJobInput = {
   accessTokenHash?: Prisma.StringFieldUpdateOperationsInput | string
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
   task?: Prisma.TaskUpdateOneRequiredWithoutServicesNestedInput
   currentAttempt?: Prisma.AttemptUpdateOneWithoutServicesNestedInput
 }
@@ -693,6 +991,14 @@ export type ServiceUncheckedUpdateWithoutJobInput = {
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type ServiceUncheckedUpdateManyWithoutJobInput = {
@@ -703,6 +1009,14 @@ export type ServiceUncheckedUpdateManyWithoutJobInput = {
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type ServiceCreateManyTaskInput = {
@@ -713,6 +1027,14 @@ export type ServiceCreateManyTaskInput = {
   currentAttemptId?: string | null
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
 }
 
 export type ServiceUpdateWithoutTaskInput = {
@@ -721,6 +1043,14 @@ export type ServiceUpdateWithoutTaskInput = {
   accessTokenHash?: Prisma.StringFieldUpdateOperationsInput | string
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
   job?: Prisma.JobUpdateOneRequiredWithoutServicesNestedInput
   currentAttempt?: Prisma.AttemptUpdateOneWithoutServicesNestedInput
 }
@@ -733,6 +1063,14 @@ export type ServiceUncheckedUpdateWithoutTaskInput = {
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type ServiceUncheckedUpdateManyWithoutTaskInput = {
@@ -743,6 +1081,14 @@ export type ServiceUncheckedUpdateManyWithoutTaskInput = {
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type ServiceCreateManyCurrentAttemptInput = {
@@ -753,6 +1099,14 @@ export type ServiceCreateManyCurrentAttemptInput = {
   accessTokenHash: string
   ready?: boolean
   createdAt?: Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: string | null
+  readyAt?: Date | string | null
+  stoppedAt?: Date | string | null
+  tokenRotatedAt?: Date | string | null
+  requestCount?: bigint | number
+  errorCount?: bigint | number
+  latencyMsSum?: number
 }
 
 export type ServiceUpdateWithoutCurrentAttemptInput = {
@@ -761,6 +1115,14 @@ export type ServiceUpdateWithoutCurrentAttemptInput = {
   accessTokenHash?: Prisma.StringFieldUpdateOperationsInput | string
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
   job?: Prisma.JobUpdateOneRequiredWithoutServicesNestedInput
   task?: Prisma.TaskUpdateOneRequiredWithoutServicesNestedInput
 }
@@ -773,6 +1135,14 @@ export type ServiceUncheckedUpdateWithoutCurrentAttemptInput = {
   accessTokenHash?: Prisma.StringFieldUpdateOperationsInput | string
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type ServiceUncheckedUpdateManyWithoutCurrentAttemptInput = {
@@ -783,6 +1153,14 @@ export type ServiceUncheckedUpdateManyWithoutCurrentAttemptInput = {
   accessTokenHash?: Prisma.StringFieldUpdateOperationsInput | string
   ready?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  spec?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  tunnelUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  readyAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  stoppedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  tokenRotatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 
@@ -796,6 +1174,14 @@ export type ServiceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   currentAttemptId?: boolean
   ready?: boolean
   createdAt?: boolean
+  spec?: boolean
+  tunnelUrl?: boolean
+  readyAt?: boolean
+  stoppedAt?: boolean
+  tokenRotatedAt?: boolean
+  requestCount?: boolean
+  errorCount?: boolean
+  latencyMsSum?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
   currentAttempt?: boolean | Prisma.Service$currentAttemptArgs<ExtArgs>
@@ -810,6 +1196,14 @@ export type ServiceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   currentAttemptId?: boolean
   ready?: boolean
   createdAt?: boolean
+  spec?: boolean
+  tunnelUrl?: boolean
+  readyAt?: boolean
+  stoppedAt?: boolean
+  tokenRotatedAt?: boolean
+  requestCount?: boolean
+  errorCount?: boolean
+  latencyMsSum?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
   currentAttempt?: boolean | Prisma.Service$currentAttemptArgs<ExtArgs>
@@ -824,6 +1218,14 @@ export type ServiceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   currentAttemptId?: boolean
   ready?: boolean
   createdAt?: boolean
+  spec?: boolean
+  tunnelUrl?: boolean
+  readyAt?: boolean
+  stoppedAt?: boolean
+  tokenRotatedAt?: boolean
+  requestCount?: boolean
+  errorCount?: boolean
+  latencyMsSum?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
   currentAttempt?: boolean | Prisma.Service$currentAttemptArgs<ExtArgs>
@@ -838,9 +1240,17 @@ export type ServiceSelectScalar = {
   currentAttemptId?: boolean
   ready?: boolean
   createdAt?: boolean
+  spec?: boolean
+  tunnelUrl?: boolean
+  readyAt?: boolean
+  stoppedAt?: boolean
+  tokenRotatedAt?: boolean
+  requestCount?: boolean
+  errorCount?: boolean
+  latencyMsSum?: boolean
 }
 
-export type ServiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "taskId" | "slug" | "accessTokenHash" | "currentAttemptId" | "ready" | "createdAt", ExtArgs["result"]["service"]>
+export type ServiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "taskId" | "slug" | "accessTokenHash" | "currentAttemptId" | "ready" | "createdAt" | "spec" | "tunnelUrl" | "readyAt" | "stoppedAt" | "tokenRotatedAt" | "requestCount" | "errorCount" | "latencyMsSum", ExtArgs["result"]["service"]>
 export type ServiceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
@@ -873,6 +1283,26 @@ export type $ServicePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     currentAttemptId: string | null
     ready: boolean
     createdAt: Date
+    /**
+     * {port, readiness: {path, intervalSec, timeoutSec}, durationSec|null, servers}
+     */
+    spec: runtime.JsonValue
+    /**
+     * Internal URL of the API process holding the current attempt's tunnel (requests reaching another process are forwarded there).
+     */
+    tunnelUrl: string | null
+    readyAt: Date | null
+    /**
+     * Set when the owner stopped it or its job ended; a stopped service answers 410.
+     */
+    stoppedAt: Date | null
+    tokenRotatedAt: Date | null
+    requestCount: bigint
+    errorCount: bigint
+    /**
+     * Sum of the proxied requests' latencies (time to the response head), for the mean.
+     */
+    latencyMsSum: number
   }, ExtArgs["result"]["service"]>
   composites: {}
 }
@@ -1307,6 +1737,14 @@ export interface ServiceFieldRefs {
   readonly currentAttemptId: Prisma.FieldRef<"Service", 'String'>
   readonly ready: Prisma.FieldRef<"Service", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"Service", 'DateTime'>
+  readonly spec: Prisma.FieldRef<"Service", 'Json'>
+  readonly tunnelUrl: Prisma.FieldRef<"Service", 'String'>
+  readonly readyAt: Prisma.FieldRef<"Service", 'DateTime'>
+  readonly stoppedAt: Prisma.FieldRef<"Service", 'DateTime'>
+  readonly tokenRotatedAt: Prisma.FieldRef<"Service", 'DateTime'>
+  readonly requestCount: Prisma.FieldRef<"Service", 'BigInt'>
+  readonly errorCount: Prisma.FieldRef<"Service", 'BigInt'>
+  readonly latencyMsSum: Prisma.FieldRef<"Service", 'Float'>
 }
     
 
