@@ -55,6 +55,20 @@ export type CodeVersion = Prisma.CodeVersionModel
  */
 export type Blob = Prisma.BlobModel
 /**
+ * Model BlobChunk
+ * The bytes of a blob when BLOB_STORE=postgres, in chunks of one upload (StoredBlob.chunkBytes
+ * each, the last one shorter). Chunks are written before the upload is known to be good; only
+ * a StoredBlob row makes them visible, so those of a refused or killed upload are never read
+ * (and are swept once older than a day).
+ */
+export type BlobChunk = Prisma.BlobChunkModel
+/**
+ * Model StoredBlob
+ * A complete, verified blob of the PostgreSQL backend: its sha256 names the upload whose
+ * chunks hold the bytes. Inserted in one statement after the hash matched (atomic visibility).
+ */
+export type StoredBlob = Prisma.StoredBlobModel
+/**
  * Model BlobAccess
  * A user who uploaded a blob may read it back (holding its bytes proves they know it).
  * Other reads are granted through the manifests and outputs that reference the blob.

@@ -404,6 +404,8 @@ export const ModelName = {
   Job: 'Job',
   CodeVersion: 'CodeVersion',
   Blob: 'Blob',
+  BlobChunk: 'BlobChunk',
+  StoredBlob: 'StoredBlob',
   BlobAccess: 'BlobAccess',
   AttemptUpload: 'AttemptUpload',
   Plan: 'Plan',
@@ -437,7 +439,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobAccess" | "attemptUpload" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent" | "schedulerState"
+    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobChunk" | "storedBlob" | "blobAccess" | "attemptUpload" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent" | "schedulerState"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -956,6 +958,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.BlobCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.BlobCountAggregateOutputType> | number
+        }
+      }
+    }
+    BlobChunk: {
+      payload: Prisma.$BlobChunkPayload<ExtArgs>
+      fields: Prisma.BlobChunkFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.BlobChunkFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.BlobChunkFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload>
+        }
+        findFirst: {
+          args: Prisma.BlobChunkFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.BlobChunkFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload>
+        }
+        findMany: {
+          args: Prisma.BlobChunkFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload>[]
+        }
+        create: {
+          args: Prisma.BlobChunkCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload>
+        }
+        createMany: {
+          args: Prisma.BlobChunkCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.BlobChunkCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload>[]
+        }
+        delete: {
+          args: Prisma.BlobChunkDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload>
+        }
+        update: {
+          args: Prisma.BlobChunkUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload>
+        }
+        deleteMany: {
+          args: Prisma.BlobChunkDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.BlobChunkUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.BlobChunkUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload>[]
+        }
+        upsert: {
+          args: Prisma.BlobChunkUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BlobChunkPayload>
+        }
+        aggregate: {
+          args: Prisma.BlobChunkAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateBlobChunk>
+        }
+        groupBy: {
+          args: Prisma.BlobChunkGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BlobChunkGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.BlobChunkCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BlobChunkCountAggregateOutputType> | number
+        }
+      }
+    }
+    StoredBlob: {
+      payload: Prisma.$StoredBlobPayload<ExtArgs>
+      fields: Prisma.StoredBlobFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.StoredBlobFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.StoredBlobFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload>
+        }
+        findFirst: {
+          args: Prisma.StoredBlobFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.StoredBlobFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload>
+        }
+        findMany: {
+          args: Prisma.StoredBlobFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload>[]
+        }
+        create: {
+          args: Prisma.StoredBlobCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload>
+        }
+        createMany: {
+          args: Prisma.StoredBlobCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.StoredBlobCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload>[]
+        }
+        delete: {
+          args: Prisma.StoredBlobDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload>
+        }
+        update: {
+          args: Prisma.StoredBlobUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload>
+        }
+        deleteMany: {
+          args: Prisma.StoredBlobDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.StoredBlobUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.StoredBlobUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload>[]
+        }
+        upsert: {
+          args: Prisma.StoredBlobUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StoredBlobPayload>
+        }
+        aggregate: {
+          args: Prisma.StoredBlobAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateStoredBlob>
+        }
+        groupBy: {
+          args: Prisma.StoredBlobGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.StoredBlobGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.StoredBlobCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.StoredBlobCountAggregateOutputType> | number
         }
       }
     }
@@ -2445,6 +2595,27 @@ export const BlobScalarFieldEnum = {
 export type BlobScalarFieldEnum = (typeof BlobScalarFieldEnum)[keyof typeof BlobScalarFieldEnum]
 
 
+export const BlobChunkScalarFieldEnum = {
+  uploadId: 'uploadId',
+  seq: 'seq',
+  data: 'data',
+  createdAt: 'createdAt'
+} as const
+
+export type BlobChunkScalarFieldEnum = (typeof BlobChunkScalarFieldEnum)[keyof typeof BlobChunkScalarFieldEnum]
+
+
+export const StoredBlobScalarFieldEnum = {
+  sha256: 'sha256',
+  uploadId: 'uploadId',
+  size: 'size',
+  chunkBytes: 'chunkBytes',
+  createdAt: 'createdAt'
+} as const
+
+export type StoredBlobScalarFieldEnum = (typeof StoredBlobScalarFieldEnum)[keyof typeof StoredBlobScalarFieldEnum]
+
+
 export const BlobAccessScalarFieldEnum = {
   sha256: 'sha256',
   userId: 'userId',
@@ -2927,6 +3098,20 @@ export type ListBigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaMod
 
 
 /**
+ * Reference to a field of type 'Bytes'
+ */
+export type BytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes'>
+    
+
+
+/**
+ * Reference to a field of type 'Bytes[]'
+ */
+export type ListBytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes[]'>
+    
+
+
+/**
  * Reference to a field of type 'QuestionStatus'
  */
 export type EnumQuestionStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'QuestionStatus'>
@@ -3216,6 +3401,8 @@ export type GlobalOmitConfig = {
   job?: Prisma.JobOmit
   codeVersion?: Prisma.CodeVersionOmit
   blob?: Prisma.BlobOmit
+  blobChunk?: Prisma.BlobChunkOmit
+  storedBlob?: Prisma.StoredBlobOmit
   blobAccess?: Prisma.BlobAccessOmit
   attemptUpload?: Prisma.AttemptUploadOmit
   plan?: Prisma.PlanOmit

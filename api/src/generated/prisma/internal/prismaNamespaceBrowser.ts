@@ -58,6 +58,8 @@ export const ModelName = {
   Job: 'Job',
   CodeVersion: 'CodeVersion',
   Blob: 'Blob',
+  BlobChunk: 'BlobChunk',
+  StoredBlob: 'StoredBlob',
   BlobAccess: 'BlobAccess',
   AttemptUpload: 'AttemptUpload',
   Plan: 'Plan',
@@ -207,6 +209,27 @@ export const BlobScalarFieldEnum = {
 } as const
 
 export type BlobScalarFieldEnum = (typeof BlobScalarFieldEnum)[keyof typeof BlobScalarFieldEnum]
+
+
+export const BlobChunkScalarFieldEnum = {
+  uploadId: 'uploadId',
+  seq: 'seq',
+  data: 'data',
+  createdAt: 'createdAt'
+} as const
+
+export type BlobChunkScalarFieldEnum = (typeof BlobChunkScalarFieldEnum)[keyof typeof BlobChunkScalarFieldEnum]
+
+
+export const StoredBlobScalarFieldEnum = {
+  sha256: 'sha256',
+  uploadId: 'uploadId',
+  size: 'size',
+  chunkBytes: 'chunkBytes',
+  createdAt: 'createdAt'
+} as const
+
+export type StoredBlobScalarFieldEnum = (typeof StoredBlobScalarFieldEnum)[keyof typeof StoredBlobScalarFieldEnum]
 
 
 export const BlobAccessScalarFieldEnum = {
