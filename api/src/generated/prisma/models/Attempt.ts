@@ -42,6 +42,7 @@ export type AttemptMinAggregateOutputType = {
   number: number | null
   workerId: string | null
   fencingToken: string | null
+  simulatedAccelerator: string | null
   leaseExpiresAt: Date | null
   status: $Enums.AttemptStatus | null
   exitCode: number | null
@@ -58,6 +59,7 @@ export type AttemptMaxAggregateOutputType = {
   number: number | null
   workerId: string | null
   fencingToken: string | null
+  simulatedAccelerator: string | null
   leaseExpiresAt: Date | null
   status: $Enums.AttemptStatus | null
   exitCode: number | null
@@ -74,6 +76,7 @@ export type AttemptCountAggregateOutputType = {
   number: number
   workerId: number
   fencingToken: number
+  simulatedAccelerator: number
   leaseExpiresAt: number
   status: number
   exitCode: number
@@ -105,6 +108,7 @@ export type AttemptMinAggregateInputType = {
   number?: true
   workerId?: true
   fencingToken?: true
+  simulatedAccelerator?: true
   leaseExpiresAt?: true
   status?: true
   exitCode?: true
@@ -121,6 +125,7 @@ export type AttemptMaxAggregateInputType = {
   number?: true
   workerId?: true
   fencingToken?: true
+  simulatedAccelerator?: true
   leaseExpiresAt?: true
   status?: true
   exitCode?: true
@@ -137,6 +142,7 @@ export type AttemptCountAggregateInputType = {
   number?: true
   workerId?: true
   fencingToken?: true
+  simulatedAccelerator?: true
   leaseExpiresAt?: true
   status?: true
   exitCode?: true
@@ -243,6 +249,7 @@ export type AttemptGroupByOutputType = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator: string | null
   leaseExpiresAt: Date
   status: $Enums.AttemptStatus
   exitCode: number | null
@@ -285,6 +292,7 @@ export type AttemptWhereInput = {
   number?: Prisma.IntFilter<"Attempt"> | number
   workerId?: Prisma.UuidFilter<"Attempt"> | string
   fencingToken?: Prisma.StringFilter<"Attempt"> | string
+  simulatedAccelerator?: Prisma.StringNullableFilter<"Attempt"> | string | null
   leaseExpiresAt?: Prisma.DateTimeFilter<"Attempt"> | Date | string
   status?: Prisma.EnumAttemptStatusFilter<"Attempt"> | $Enums.AttemptStatus
   exitCode?: Prisma.IntNullableFilter<"Attempt"> | number | null
@@ -313,6 +321,7 @@ export type AttemptOrderByWithRelationInput = {
   number?: Prisma.SortOrder
   workerId?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseExpiresAt?: Prisma.SortOrder
   status?: Prisma.SortOrder
   exitCode?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -345,6 +354,7 @@ export type AttemptWhereUniqueInput = Prisma.AtLeast<{
   number?: Prisma.IntFilter<"Attempt"> | number
   workerId?: Prisma.UuidFilter<"Attempt"> | string
   fencingToken?: Prisma.StringFilter<"Attempt"> | string
+  simulatedAccelerator?: Prisma.StringNullableFilter<"Attempt"> | string | null
   leaseExpiresAt?: Prisma.DateTimeFilter<"Attempt"> | Date | string
   status?: Prisma.EnumAttemptStatusFilter<"Attempt"> | $Enums.AttemptStatus
   exitCode?: Prisma.IntNullableFilter<"Attempt"> | number | null
@@ -373,6 +383,7 @@ export type AttemptOrderByWithAggregationInput = {
   number?: Prisma.SortOrder
   workerId?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseExpiresAt?: Prisma.SortOrder
   status?: Prisma.SortOrder
   exitCode?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -400,6 +411,7 @@ export type AttemptScalarWhereWithAggregatesInput = {
   number?: Prisma.IntWithAggregatesFilter<"Attempt"> | number
   workerId?: Prisma.UuidWithAggregatesFilter<"Attempt"> | string
   fencingToken?: Prisma.StringWithAggregatesFilter<"Attempt"> | string
+  simulatedAccelerator?: Prisma.StringNullableWithAggregatesFilter<"Attempt"> | string | null
   leaseExpiresAt?: Prisma.DateTimeWithAggregatesFilter<"Attempt"> | Date | string
   status?: Prisma.EnumAttemptStatusWithAggregatesFilter<"Attempt"> | $Enums.AttemptStatus
   exitCode?: Prisma.IntNullableWithAggregatesFilter<"Attempt"> | number | null
@@ -417,6 +429,7 @@ export type AttemptCreateInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -445,6 +458,7 @@ export type AttemptUncheckedCreateInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -469,6 +483,7 @@ export type AttemptUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -497,6 +512,7 @@ export type AttemptUncheckedUpdateInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -523,6 +539,7 @@ export type AttemptCreateManyInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -540,6 +557,7 @@ export type AttemptUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -559,6 +577,7 @@ export type AttemptUncheckedUpdateManyInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -603,6 +622,7 @@ export type AttemptCountOrderByAggregateInput = {
   number?: Prisma.SortOrder
   workerId?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrder
   leaseExpiresAt?: Prisma.SortOrder
   status?: Prisma.SortOrder
   exitCode?: Prisma.SortOrder
@@ -627,6 +647,7 @@ export type AttemptMaxOrderByAggregateInput = {
   number?: Prisma.SortOrder
   workerId?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrder
   leaseExpiresAt?: Prisma.SortOrder
   status?: Prisma.SortOrder
   exitCode?: Prisma.SortOrder
@@ -643,6 +664,7 @@ export type AttemptMinOrderByAggregateInput = {
   number?: Prisma.SortOrder
   workerId?: Prisma.SortOrder
   fencingToken?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrder
   leaseExpiresAt?: Prisma.SortOrder
   status?: Prisma.SortOrder
   exitCode?: Prisma.SortOrder
@@ -852,6 +874,7 @@ export type AttemptCreateWithoutWorkerInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -878,6 +901,7 @@ export type AttemptUncheckedCreateWithoutWorkerInput = {
   taskId: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -933,6 +957,7 @@ export type AttemptScalarWhereInput = {
   number?: Prisma.IntFilter<"Attempt"> | number
   workerId?: Prisma.UuidFilter<"Attempt"> | string
   fencingToken?: Prisma.StringFilter<"Attempt"> | string
+  simulatedAccelerator?: Prisma.StringNullableFilter<"Attempt"> | string | null
   leaseExpiresAt?: Prisma.DateTimeFilter<"Attempt"> | Date | string
   status?: Prisma.EnumAttemptStatusFilter<"Attempt"> | $Enums.AttemptStatus
   exitCode?: Prisma.IntNullableFilter<"Attempt"> | number | null
@@ -950,6 +975,7 @@ export type AttemptCreateWithoutUploadsInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -977,6 +1003,7 @@ export type AttemptUncheckedCreateWithoutUploadsInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1016,6 +1043,7 @@ export type AttemptUpdateWithoutUploadsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1043,6 +1071,7 @@ export type AttemptUncheckedUpdateWithoutUploadsInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1066,6 +1095,7 @@ export type AttemptCreateWithoutCurrentForInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1093,6 +1123,7 @@ export type AttemptUncheckedCreateWithoutCurrentForInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1121,6 +1152,7 @@ export type AttemptCreateWithoutTaskInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1147,6 +1179,7 @@ export type AttemptUncheckedCreateWithoutTaskInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1192,6 +1225,7 @@ export type AttemptUpdateWithoutCurrentForInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1219,6 +1253,7 @@ export type AttemptUncheckedUpdateWithoutCurrentForInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1258,6 +1293,7 @@ export type AttemptCreateWithoutStaleReportsInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1285,6 +1321,7 @@ export type AttemptUncheckedCreateWithoutStaleReportsInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1324,6 +1361,7 @@ export type AttemptUpdateWithoutStaleReportsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1351,6 +1389,7 @@ export type AttemptUncheckedUpdateWithoutStaleReportsInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1374,6 +1413,7 @@ export type AttemptCreateWithoutLogsInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1401,6 +1441,7 @@ export type AttemptUncheckedCreateWithoutLogsInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1440,6 +1481,7 @@ export type AttemptUpdateWithoutLogsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1467,6 +1509,7 @@ export type AttemptUncheckedUpdateWithoutLogsInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1490,6 +1533,7 @@ export type AttemptCreateWithoutMetricPointsInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1517,6 +1561,7 @@ export type AttemptUncheckedCreateWithoutMetricPointsInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1556,6 +1601,7 @@ export type AttemptUpdateWithoutMetricPointsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1583,6 +1629,7 @@ export type AttemptUncheckedUpdateWithoutMetricPointsInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1606,6 +1653,7 @@ export type AttemptCreateWithoutUsageEntriesInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1633,6 +1681,7 @@ export type AttemptUncheckedCreateWithoutUsageEntriesInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1672,6 +1721,7 @@ export type AttemptUpdateWithoutUsageEntriesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1699,6 +1749,7 @@ export type AttemptUncheckedUpdateWithoutUsageEntriesInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1722,6 +1773,7 @@ export type AttemptCreateWithoutServicesInput = {
   id?: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1749,6 +1801,7 @@ export type AttemptUncheckedCreateWithoutServicesInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1788,6 +1841,7 @@ export type AttemptUpdateWithoutServicesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1815,6 +1869,7 @@ export type AttemptUncheckedUpdateWithoutServicesInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1839,6 +1894,7 @@ export type AttemptCreateManyWorkerInput = {
   taskId: string
   number: number
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1856,6 +1912,7 @@ export type AttemptUpdateWithoutWorkerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1882,6 +1939,7 @@ export type AttemptUncheckedUpdateWithoutWorkerInput = {
   taskId?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1907,6 +1965,7 @@ export type AttemptUncheckedUpdateManyWithoutWorkerInput = {
   taskId?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1925,6 +1984,7 @@ export type AttemptCreateManyTaskInput = {
   number: number
   workerId: string
   fencingToken: string
+  simulatedAccelerator?: string | null
   leaseExpiresAt: Date | string
   status?: $Enums.AttemptStatus
   exitCode?: number | null
@@ -1942,6 +2002,7 @@ export type AttemptUpdateWithoutTaskInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   number?: Prisma.IntFieldUpdateOperationsInput | number
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1968,6 +2029,7 @@ export type AttemptUncheckedUpdateWithoutTaskInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -1993,6 +2055,7 @@ export type AttemptUncheckedUpdateManyWithoutTaskInput = {
   number?: Prisma.IntFieldUpdateOperationsInput | number
   workerId?: Prisma.StringFieldUpdateOperationsInput | string
   fencingToken?: Prisma.StringFieldUpdateOperationsInput | string
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseExpiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   status?: Prisma.EnumAttemptStatusFieldUpdateOperationsInput | $Enums.AttemptStatus
   exitCode?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
@@ -2088,6 +2151,7 @@ export type AttemptSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   number?: boolean
   workerId?: boolean
   fencingToken?: boolean
+  simulatedAccelerator?: boolean
   leaseExpiresAt?: boolean
   status?: boolean
   exitCode?: boolean
@@ -2117,6 +2181,7 @@ export type AttemptSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   number?: boolean
   workerId?: boolean
   fencingToken?: boolean
+  simulatedAccelerator?: boolean
   leaseExpiresAt?: boolean
   status?: boolean
   exitCode?: boolean
@@ -2138,6 +2203,7 @@ export type AttemptSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   number?: boolean
   workerId?: boolean
   fencingToken?: boolean
+  simulatedAccelerator?: boolean
   leaseExpiresAt?: boolean
   status?: boolean
   exitCode?: boolean
@@ -2159,6 +2225,7 @@ export type AttemptSelectScalar = {
   number?: boolean
   workerId?: boolean
   fencingToken?: boolean
+  simulatedAccelerator?: boolean
   leaseExpiresAt?: boolean
   status?: boolean
   exitCode?: boolean
@@ -2172,7 +2239,7 @@ export type AttemptSelectScalar = {
   finishedAt?: boolean
 }
 
-export type AttemptOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "taskId" | "number" | "workerId" | "fencingToken" | "leaseExpiresAt" | "status" | "exitCode" | "errorClass" | "errorMessage" | "outputs" | "metrics" | "usage" | "createdAt" | "startedAt" | "finishedAt", ExtArgs["result"]["attempt"]>
+export type AttemptOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "taskId" | "number" | "workerId" | "fencingToken" | "simulatedAccelerator" | "leaseExpiresAt" | "status" | "exitCode" | "errorClass" | "errorMessage" | "outputs" | "metrics" | "usage" | "createdAt" | "startedAt" | "finishedAt", ExtArgs["result"]["attempt"]>
 export type AttemptInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
   worker?: boolean | Prisma.WorkerDefaultArgs<ExtArgs>
@@ -2216,6 +2283,11 @@ export type $AttemptPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * Fresh random token per attempt; every report must carry it (fencing).
      */
     fencingToken: string
+    /**
+     * The worker's simulated accelerator when it claimed this attempt (copied, so the label stays
+     * with the result even if the worker later says hello without one). Null: real hardware.
+     */
+    simulatedAccelerator: string | null
     leaseExpiresAt: Date
     status: $Enums.AttemptStatus
     exitCode: number | null
@@ -2664,6 +2736,7 @@ export interface AttemptFieldRefs {
   readonly number: Prisma.FieldRef<"Attempt", 'Int'>
   readonly workerId: Prisma.FieldRef<"Attempt", 'String'>
   readonly fencingToken: Prisma.FieldRef<"Attempt", 'String'>
+  readonly simulatedAccelerator: Prisma.FieldRef<"Attempt", 'String'>
   readonly leaseExpiresAt: Prisma.FieldRef<"Attempt", 'DateTime'>
   readonly status: Prisma.FieldRef<"Attempt", 'AttemptStatus'>
   readonly exitCode: Prisma.FieldRef<"Attempt", 'Int'>

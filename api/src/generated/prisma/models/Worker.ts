@@ -50,6 +50,7 @@ export type WorkerMinAggregateOutputType = {
   accelMemMiB: number | null
   memoryMiB: number | null
   cpuCores: number | null
+  simulatedAccelerator: string | null
   slots: number | null
   version: string | null
   lastSeenAt: Date | null
@@ -66,6 +67,7 @@ export type WorkerMaxAggregateOutputType = {
   accelMemMiB: number | null
   memoryMiB: number | null
   cpuCores: number | null
+  simulatedAccelerator: string | null
   slots: number | null
   version: string | null
   lastSeenAt: Date | null
@@ -84,6 +86,7 @@ export type WorkerCountAggregateOutputType = {
   accelMemMiB: number
   memoryMiB: number
   cpuCores: number
+  simulatedAccelerator: number
   slots: number
   version: number
   lastSeenAt: number
@@ -116,6 +119,7 @@ export type WorkerMinAggregateInputType = {
   accelMemMiB?: true
   memoryMiB?: true
   cpuCores?: true
+  simulatedAccelerator?: true
   slots?: true
   version?: true
   lastSeenAt?: true
@@ -132,6 +136,7 @@ export type WorkerMaxAggregateInputType = {
   accelMemMiB?: true
   memoryMiB?: true
   cpuCores?: true
+  simulatedAccelerator?: true
   slots?: true
   version?: true
   lastSeenAt?: true
@@ -150,6 +155,7 @@ export type WorkerCountAggregateInputType = {
   accelMemMiB?: true
   memoryMiB?: true
   cpuCores?: true
+  simulatedAccelerator?: true
   slots?: true
   version?: true
   lastSeenAt?: true
@@ -255,6 +261,7 @@ export type WorkerGroupByOutputType = {
   accelMemMiB: number
   memoryMiB: number
   cpuCores: number
+  simulatedAccelerator: string | null
   slots: number
   version: string
   lastSeenAt: Date
@@ -296,6 +303,7 @@ export type WorkerWhereInput = {
   accelMemMiB?: Prisma.IntFilter<"Worker"> | number
   memoryMiB?: Prisma.IntFilter<"Worker"> | number
   cpuCores?: Prisma.IntFilter<"Worker"> | number
+  simulatedAccelerator?: Prisma.StringNullableFilter<"Worker"> | string | null
   slots?: Prisma.IntFilter<"Worker"> | number
   version?: Prisma.StringFilter<"Worker"> | string
   lastSeenAt?: Prisma.DateTimeFilter<"Worker"> | Date | string
@@ -318,6 +326,7 @@ export type WorkerOrderByWithRelationInput = {
   accelMemMiB?: Prisma.SortOrder
   memoryMiB?: Prisma.SortOrder
   cpuCores?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrderInput | Prisma.SortOrder
   slots?: Prisma.SortOrder
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
@@ -344,6 +353,7 @@ export type WorkerWhereUniqueInput = Prisma.AtLeast<{
   accelMemMiB?: Prisma.IntFilter<"Worker"> | number
   memoryMiB?: Prisma.IntFilter<"Worker"> | number
   cpuCores?: Prisma.IntFilter<"Worker"> | number
+  simulatedAccelerator?: Prisma.StringNullableFilter<"Worker"> | string | null
   slots?: Prisma.IntFilter<"Worker"> | number
   version?: Prisma.StringFilter<"Worker"> | string
   lastSeenAt?: Prisma.DateTimeFilter<"Worker"> | Date | string
@@ -366,6 +376,7 @@ export type WorkerOrderByWithAggregationInput = {
   accelMemMiB?: Prisma.SortOrder
   memoryMiB?: Prisma.SortOrder
   cpuCores?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrderInput | Prisma.SortOrder
   slots?: Prisma.SortOrder
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
@@ -392,6 +403,7 @@ export type WorkerScalarWhereWithAggregatesInput = {
   accelMemMiB?: Prisma.IntWithAggregatesFilter<"Worker"> | number
   memoryMiB?: Prisma.IntWithAggregatesFilter<"Worker"> | number
   cpuCores?: Prisma.IntWithAggregatesFilter<"Worker"> | number
+  simulatedAccelerator?: Prisma.StringNullableWithAggregatesFilter<"Worker"> | string | null
   slots?: Prisma.IntWithAggregatesFilter<"Worker"> | number
   version?: Prisma.StringWithAggregatesFilter<"Worker"> | string
   lastSeenAt?: Prisma.DateTimeWithAggregatesFilter<"Worker"> | Date | string
@@ -408,6 +420,7 @@ export type WorkerCreateInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -430,6 +443,7 @@ export type WorkerUncheckedCreateInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -448,6 +462,7 @@ export type WorkerUpdateInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -470,6 +485,7 @@ export type WorkerUncheckedUpdateInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -490,6 +506,7 @@ export type WorkerCreateManyInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -506,6 +523,7 @@ export type WorkerUpdateManyMutationInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -524,6 +542,7 @@ export type WorkerUncheckedUpdateManyInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -557,6 +576,7 @@ export type WorkerCountOrderByAggregateInput = {
   accelMemMiB?: Prisma.SortOrder
   memoryMiB?: Prisma.SortOrder
   cpuCores?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrder
   slots?: Prisma.SortOrder
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
@@ -580,6 +600,7 @@ export type WorkerMaxOrderByAggregateInput = {
   accelMemMiB?: Prisma.SortOrder
   memoryMiB?: Prisma.SortOrder
   cpuCores?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrder
   slots?: Prisma.SortOrder
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
@@ -596,6 +617,7 @@ export type WorkerMinOrderByAggregateInput = {
   accelMemMiB?: Prisma.SortOrder
   memoryMiB?: Prisma.SortOrder
   cpuCores?: Prisma.SortOrder
+  simulatedAccelerator?: Prisma.SortOrder
   slots?: Prisma.SortOrder
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
@@ -764,6 +786,7 @@ export type WorkerCreateWithoutOwnerInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -784,6 +807,7 @@ export type WorkerUncheckedCreateWithoutOwnerInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -833,6 +857,7 @@ export type WorkerScalarWhereInput = {
   accelMemMiB?: Prisma.IntFilter<"Worker"> | number
   memoryMiB?: Prisma.IntFilter<"Worker"> | number
   cpuCores?: Prisma.IntFilter<"Worker"> | number
+  simulatedAccelerator?: Prisma.StringNullableFilter<"Worker"> | string | null
   slots?: Prisma.IntFilter<"Worker"> | number
   version?: Prisma.StringFilter<"Worker"> | string
   lastSeenAt?: Prisma.DateTimeFilter<"Worker"> | Date | string
@@ -849,6 +874,7 @@ export type WorkerCreateWithoutTokenInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -869,6 +895,7 @@ export type WorkerUncheckedCreateWithoutTokenInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -913,6 +940,7 @@ export type WorkerCreateWithoutPinnedTasksInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -934,6 +962,7 @@ export type WorkerUncheckedCreateWithoutPinnedTasksInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -967,6 +996,7 @@ export type WorkerUpdateWithoutPinnedTasksInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -988,6 +1018,7 @@ export type WorkerUncheckedUpdateWithoutPinnedTasksInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1005,6 +1036,7 @@ export type WorkerCreateWithoutAttemptsInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -1026,6 +1058,7 @@ export type WorkerUncheckedCreateWithoutAttemptsInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -1059,6 +1092,7 @@ export type WorkerUpdateWithoutAttemptsInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1080,6 +1114,7 @@ export type WorkerUncheckedUpdateWithoutAttemptsInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1098,6 +1133,7 @@ export type WorkerCreateManyOwnerInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -1114,6 +1150,7 @@ export type WorkerUpdateWithoutOwnerInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1134,6 +1171,7 @@ export type WorkerUncheckedUpdateWithoutOwnerInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1153,6 +1191,7 @@ export type WorkerUncheckedUpdateManyWithoutOwnerInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1170,6 +1209,7 @@ export type WorkerCreateManyTokenInput = {
   accelMemMiB?: number
   memoryMiB?: number
   cpuCores?: number
+  simulatedAccelerator?: string | null
   slots?: number
   version?: string
   lastSeenAt?: Date | string
@@ -1186,6 +1226,7 @@ export type WorkerUpdateWithoutTokenInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1206,6 +1247,7 @@ export type WorkerUncheckedUpdateWithoutTokenInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1225,6 +1267,7 @@ export type WorkerUncheckedUpdateManyWithoutTokenInput = {
   accelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
   memoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
   cpuCores?: Prisma.IntFieldUpdateOperationsInput | number
+  simulatedAccelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   slots?: Prisma.IntFieldUpdateOperationsInput | number
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1283,6 +1326,7 @@ export type WorkerSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   accelMemMiB?: boolean
   memoryMiB?: boolean
   cpuCores?: boolean
+  simulatedAccelerator?: boolean
   slots?: boolean
   version?: boolean
   lastSeenAt?: boolean
@@ -1306,6 +1350,7 @@ export type WorkerSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   accelMemMiB?: boolean
   memoryMiB?: boolean
   cpuCores?: boolean
+  simulatedAccelerator?: boolean
   slots?: boolean
   version?: boolean
   lastSeenAt?: boolean
@@ -1326,6 +1371,7 @@ export type WorkerSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   accelMemMiB?: boolean
   memoryMiB?: boolean
   cpuCores?: boolean
+  simulatedAccelerator?: boolean
   slots?: boolean
   version?: boolean
   lastSeenAt?: boolean
@@ -1346,13 +1392,14 @@ export type WorkerSelectScalar = {
   accelMemMiB?: boolean
   memoryMiB?: boolean
   cpuCores?: boolean
+  simulatedAccelerator?: boolean
   slots?: boolean
   version?: boolean
   lastSeenAt?: boolean
   createdAt?: boolean
 }
 
-export type WorkerOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "tokenId" | "name" | "status" | "capabilities" | "workloads" | "accelVendor" | "accelMemMiB" | "memoryMiB" | "cpuCores" | "slots" | "version" | "lastSeenAt" | "createdAt", ExtArgs["result"]["worker"]>
+export type WorkerOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "tokenId" | "name" | "status" | "capabilities" | "workloads" | "accelVendor" | "accelMemMiB" | "memoryMiB" | "cpuCores" | "simulatedAccelerator" | "slots" | "version" | "lastSeenAt" | "createdAt", ExtArgs["result"]["worker"]>
 export type WorkerInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   token?: boolean | Prisma.WorkerTokenDefaultArgs<ExtArgs>
@@ -1395,6 +1442,11 @@ export type $WorkerPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     accelMemMiB: number
     memoryMiB: number
     cpuCores: number
+    /**
+     * --simulate-accelerator value (tests and demos): the advertised GPU class is simulated and the
+     * numerics run on the CPU. Null: a real machine. Labelled wherever the worker's work appears.
+     */
+    simulatedAccelerator: string | null
     slots: number
     version: string
     lastSeenAt: Date
@@ -1837,6 +1889,7 @@ export interface WorkerFieldRefs {
   readonly accelMemMiB: Prisma.FieldRef<"Worker", 'Int'>
   readonly memoryMiB: Prisma.FieldRef<"Worker", 'Int'>
   readonly cpuCores: Prisma.FieldRef<"Worker", 'Int'>
+  readonly simulatedAccelerator: Prisma.FieldRef<"Worker", 'String'>
   readonly slots: Prisma.FieldRef<"Worker", 'Int'>
   readonly version: Prisma.FieldRef<"Worker", 'String'>
   readonly lastSeenAt: Prisma.FieldRef<"Worker", 'DateTime'>
