@@ -2554,6 +2554,7 @@ export const JobScalarFieldEnum = {
   spendingCapCad: 'spendingCapCad',
   costCad: 'costCad',
   lostCostCad: 'lostCostCad',
+  estimate: 'estimate',
   hardwarePreference: 'hardwarePreference',
   acceptanceCriteria: 'acceptanceCriteria',
   currentPlanId: 'currentPlanId',
@@ -2647,6 +2648,7 @@ export const PlanScalarFieldEnum = {
   requirements: 'requirements',
   preparationWorkload: 'preparationWorkload',
   pipeline: 'pipeline',
+  smokeRun: 'smokeRun',
   outputs: 'outputs',
   acceptanceCriteria: 'acceptanceCriteria',
   createdAt: 'createdAt'

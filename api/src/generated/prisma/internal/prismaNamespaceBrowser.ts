@@ -170,6 +170,7 @@ export const JobScalarFieldEnum = {
   spendingCapCad: 'spendingCapCad',
   costCad: 'costCad',
   lostCostCad: 'lostCostCad',
+  estimate: 'estimate',
   hardwarePreference: 'hardwarePreference',
   acceptanceCriteria: 'acceptanceCriteria',
   currentPlanId: 'currentPlanId',
@@ -263,6 +264,7 @@ export const PlanScalarFieldEnum = {
   requirements: 'requirements',
   preparationWorkload: 'preparationWorkload',
   pipeline: 'pipeline',
+  smokeRun: 'smokeRun',
   outputs: 'outputs',
   acceptanceCriteria: 'acceptanceCriteria',
   createdAt: 'createdAt'

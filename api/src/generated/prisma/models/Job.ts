@@ -90,6 +90,7 @@ export type JobCountAggregateOutputType = {
   spendingCapCad: number
   costCad: number
   lostCostCad: number
+  estimate: number
   hardwarePreference: number
   acceptanceCriteria: number
   currentPlanId: number
@@ -168,6 +169,7 @@ export type JobCountAggregateInputType = {
   spendingCapCad?: true
   costCad?: true
   lostCostCad?: true
+  estimate?: true
   hardwarePreference?: true
   acceptanceCriteria?: true
   currentPlanId?: true
@@ -277,6 +279,7 @@ export type JobGroupByOutputType = {
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal
   lostCostCad: runtime.Decimal
+  estimate: runtime.JsonValue | null
   hardwarePreference: string | null
   acceptanceCriteria: runtime.JsonValue | null
   currentPlanId: string | null
@@ -322,6 +325,7 @@ export type JobWhereInput = {
   spendingCapCad?: Prisma.DecimalNullableFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.JsonNullableFilter<"Job">
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
   currentPlanId?: Prisma.UuidNullableFilter<"Job"> | string | null
@@ -358,6 +362,7 @@ export type JobOrderByWithRelationInput = {
   spendingCapCad?: Prisma.SortOrderInput | Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  estimate?: Prisma.SortOrderInput | Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrderInput | Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrderInput | Prisma.SortOrder
   currentPlanId?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -398,6 +403,7 @@ export type JobWhereUniqueInput = Prisma.AtLeast<{
   spendingCapCad?: Prisma.DecimalNullableFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.JsonNullableFilter<"Job">
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
   frozenCodeId?: Prisma.UuidNullableFilter<"Job"> | string | null
@@ -433,6 +439,7 @@ export type JobOrderByWithAggregationInput = {
   spendingCapCad?: Prisma.SortOrderInput | Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  estimate?: Prisma.SortOrderInput | Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrderInput | Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrderInput | Prisma.SortOrder
   currentPlanId?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -463,6 +470,7 @@ export type JobScalarWhereWithAggregatesInput = {
   spendingCapCad?: Prisma.DecimalNullableWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.JsonNullableWithAggregatesFilter<"Job">
   hardwarePreference?: Prisma.StringNullableWithAggregatesFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableWithAggregatesFilter<"Job">
   currentPlanId?: Prisma.UuidNullableWithAggregatesFilter<"Job"> | string | null
@@ -484,6 +492,7 @@ export type JobCreateInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -518,6 +527,7 @@ export type JobUncheckedCreateInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -550,6 +560,7 @@ export type JobUpdateInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -584,6 +595,7 @@ export type JobUncheckedUpdateInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -617,6 +629,7 @@ export type JobCreateManyInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -638,6 +651,7 @@ export type JobUpdateManyMutationInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -658,6 +672,7 @@ export type JobUncheckedUpdateManyInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -690,6 +705,7 @@ export type JobCountOrderByAggregateInput = {
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  estimate?: Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   currentPlanId?: Prisma.SortOrder
@@ -1065,6 +1081,7 @@ export type JobCreateWithoutOwnerInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1097,6 +1114,7 @@ export type JobUncheckedCreateWithoutOwnerInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1159,6 +1177,7 @@ export type JobScalarWhereInput = {
   spendingCapCad?: Prisma.DecimalNullableFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.JsonNullableFilter<"Job">
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
   currentPlanId?: Prisma.UuidNullableFilter<"Job"> | string | null
@@ -1180,6 +1199,7 @@ export type JobCreateWithoutCodeVersionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1213,6 +1233,7 @@ export type JobUncheckedCreateWithoutCodeVersionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1249,6 +1270,7 @@ export type JobCreateWithoutFrozenCodeInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1282,6 +1304,7 @@ export type JobUncheckedCreateWithoutFrozenCodeInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1334,6 +1357,7 @@ export type JobUpdateWithoutCodeVersionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1367,6 +1391,7 @@ export type JobUncheckedUpdateWithoutCodeVersionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1414,6 +1439,7 @@ export type JobCreateWithoutPlansInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1447,6 +1473,7 @@ export type JobUncheckedCreateWithoutPlansInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1483,6 +1510,7 @@ export type JobCreateWithoutCurrentPlanInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1516,6 +1544,7 @@ export type JobUncheckedCreateWithoutCurrentPlanInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   frozenCodeId?: string | null
@@ -1563,6 +1592,7 @@ export type JobUpdateWithoutPlansInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1596,6 +1626,7 @@ export type JobUncheckedUpdateWithoutPlansInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1638,6 +1669,7 @@ export type JobUpdateWithoutCurrentPlanInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1671,6 +1703,7 @@ export type JobUncheckedUpdateWithoutCurrentPlanInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1702,6 +1735,7 @@ export type JobCreateWithoutQuestionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1735,6 +1769,7 @@ export type JobUncheckedCreateWithoutQuestionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1782,6 +1817,7 @@ export type JobUpdateWithoutQuestionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1815,6 +1851,7 @@ export type JobUncheckedUpdateWithoutQuestionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1846,6 +1883,7 @@ export type JobCreateWithoutTasksInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -1879,6 +1917,7 @@ export type JobUncheckedCreateWithoutTasksInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -1926,6 +1965,7 @@ export type JobUpdateWithoutTasksInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1959,6 +1999,7 @@ export type JobUncheckedUpdateWithoutTasksInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1990,6 +2031,7 @@ export type JobCreateWithoutAgentRunsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2023,6 +2065,7 @@ export type JobUncheckedCreateWithoutAgentRunsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2070,6 +2113,7 @@ export type JobUpdateWithoutAgentRunsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2103,6 +2147,7 @@ export type JobUncheckedUpdateWithoutAgentRunsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2134,6 +2179,7 @@ export type JobCreateWithoutActionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2167,6 +2213,7 @@ export type JobUncheckedCreateWithoutActionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2214,6 +2261,7 @@ export type JobUpdateWithoutActionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2247,6 +2295,7 @@ export type JobUncheckedUpdateWithoutActionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2278,6 +2327,7 @@ export type JobCreateWithoutFindingsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2311,6 +2361,7 @@ export type JobUncheckedCreateWithoutFindingsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2358,6 +2409,7 @@ export type JobUpdateWithoutFindingsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2391,6 +2443,7 @@ export type JobUncheckedUpdateWithoutFindingsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2422,6 +2475,7 @@ export type JobCreateWithoutPreparationsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2455,6 +2509,7 @@ export type JobUncheckedCreateWithoutPreparationsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2502,6 +2557,7 @@ export type JobUpdateWithoutPreparationsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2535,6 +2591,7 @@ export type JobUncheckedUpdateWithoutPreparationsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2566,6 +2623,7 @@ export type JobCreateWithoutUsageInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2599,6 +2657,7 @@ export type JobUncheckedCreateWithoutUsageInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2646,6 +2705,7 @@ export type JobUpdateWithoutUsageInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2679,6 +2739,7 @@ export type JobUncheckedUpdateWithoutUsageInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2710,6 +2771,7 @@ export type JobCreateWithoutServicesInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2743,6 +2805,7 @@ export type JobUncheckedCreateWithoutServicesInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2790,6 +2853,7 @@ export type JobUpdateWithoutServicesInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2823,6 +2887,7 @@ export type JobUncheckedUpdateWithoutServicesInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2854,6 +2919,7 @@ export type JobCreateWithoutEventsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: string | null
@@ -2887,6 +2953,7 @@ export type JobUncheckedCreateWithoutEventsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -2934,6 +3001,7 @@ export type JobUpdateWithoutEventsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2967,6 +3035,7 @@ export type JobUncheckedUpdateWithoutEventsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2998,6 +3067,7 @@ export type JobCreateManyOwnerInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -3019,6 +3089,7 @@ export type JobUpdateWithoutOwnerInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3051,6 +3122,7 @@ export type JobUncheckedUpdateWithoutOwnerInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3083,6 +3155,7 @@ export type JobUncheckedUpdateManyWithoutOwnerInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3105,6 +3178,7 @@ export type JobCreateManyFrozenCodeInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: string | null
@@ -3125,6 +3199,7 @@ export type JobUpdateWithoutFrozenCodeInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3158,6 +3233,7 @@ export type JobUncheckedUpdateWithoutFrozenCodeInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3190,6 +3266,7 @@ export type JobUncheckedUpdateManyWithoutFrozenCodeInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -3332,6 +3409,7 @@ export type JobSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = ru
   spendingCapCad?: boolean
   costCad?: boolean
   lostCostCad?: boolean
+  estimate?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
@@ -3369,6 +3447,7 @@ export type JobSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extension
   spendingCapCad?: boolean
   costCad?: boolean
   lostCostCad?: boolean
+  estimate?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
@@ -3394,6 +3473,7 @@ export type JobSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extension
   spendingCapCad?: boolean
   costCad?: boolean
   lostCostCad?: boolean
+  estimate?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
@@ -3419,6 +3499,7 @@ export type JobSelectScalar = {
   spendingCapCad?: boolean
   costCad?: boolean
   lostCostCad?: boolean
+  estimate?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
   currentPlanId?: boolean
@@ -3431,7 +3512,7 @@ export type JobSelectScalar = {
   finishedAt?: boolean
 }
 
-export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "title" | "request" | "status" | "statusReason" | "spendingCapCad" | "costCad" | "lostCostCad" | "hardwarePreference" | "acceptanceCriteria" | "currentPlanId" | "frozenCodeId" | "agentLockHolder" | "agentLockUntil" | "createdAt" | "updatedAt" | "startedAt" | "finishedAt", ExtArgs["result"]["job"]>
+export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "title" | "request" | "status" | "statusReason" | "spendingCapCad" | "costCad" | "lostCostCad" | "estimate" | "hardwarePreference" | "acceptanceCriteria" | "currentPlanId" | "frozenCodeId" | "agentLockHolder" | "agentLockUntil" | "createdAt" | "updatedAt" | "startedAt" | "finishedAt", ExtArgs["result"]["job"]>
 export type JobInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   currentPlan?: boolean | Prisma.Job$currentPlanArgs<ExtArgs>
@@ -3495,6 +3576,11 @@ export type $JobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
      * the sum of the job's non-billable usage entries, the contributors' loss, never charged.
      */
     lostCostCad: runtime.Decimal
+    /**
+     * The full run's estimate from its smoke run (or the preparation run on the same class): duration
+     * and cost with a range, what it was measured on; after the run, how far off it was. Null: none yet.
+     */
+    estimate: runtime.JsonValue | null
     hardwarePreference: string | null
     /**
      * Fixed once the plan is accepted (invariant 6).
@@ -3957,6 +4043,7 @@ export interface JobFieldRefs {
   readonly spendingCapCad: Prisma.FieldRef<"Job", 'Decimal'>
   readonly costCad: Prisma.FieldRef<"Job", 'Decimal'>
   readonly lostCostCad: Prisma.FieldRef<"Job", 'Decimal'>
+  readonly estimate: Prisma.FieldRef<"Job", 'Json'>
   readonly hardwarePreference: Prisma.FieldRef<"Job", 'String'>
   readonly acceptanceCriteria: Prisma.FieldRef<"Job", 'Json'>
   readonly currentPlanId: Prisma.FieldRef<"Job", 'String'>

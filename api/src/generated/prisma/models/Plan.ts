@@ -66,6 +66,7 @@ export type PlanCountAggregateOutputType = {
   requirements: number
   preparationWorkload: number
   pipeline: number
+  smokeRun: number
   outputs: number
   acceptanceCriteria: number
   createdAt: number
@@ -113,6 +114,7 @@ export type PlanCountAggregateInputType = {
   requirements?: true
   preparationWorkload?: true
   pipeline?: true
+  smokeRun?: true
   outputs?: true
   acceptanceCriteria?: true
   createdAt?: true
@@ -217,6 +219,7 @@ export type PlanGroupByOutputType = {
   requirements: runtime.JsonValue
   preparationWorkload: runtime.JsonValue | null
   pipeline: runtime.JsonValue | null
+  smokeRun: runtime.JsonValue | null
   outputs: runtime.JsonValue
   acceptanceCriteria: runtime.JsonValue
   createdAt: Date
@@ -257,6 +260,7 @@ export type PlanWhereInput = {
   requirements?: Prisma.JsonFilter<"Plan">
   preparationWorkload?: Prisma.JsonNullableFilter<"Plan">
   pipeline?: Prisma.JsonNullableFilter<"Plan">
+  smokeRun?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
@@ -276,6 +280,7 @@ export type PlanOrderByWithRelationInput = {
   requirements?: Prisma.SortOrder
   preparationWorkload?: Prisma.SortOrderInput | Prisma.SortOrder
   pipeline?: Prisma.SortOrderInput | Prisma.SortOrder
+  smokeRun?: Prisma.SortOrderInput | Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -299,6 +304,7 @@ export type PlanWhereUniqueInput = Prisma.AtLeast<{
   requirements?: Prisma.JsonFilter<"Plan">
   preparationWorkload?: Prisma.JsonNullableFilter<"Plan">
   pipeline?: Prisma.JsonNullableFilter<"Plan">
+  smokeRun?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
@@ -318,6 +324,7 @@ export type PlanOrderByWithAggregationInput = {
   requirements?: Prisma.SortOrder
   preparationWorkload?: Prisma.SortOrderInput | Prisma.SortOrder
   pipeline?: Prisma.SortOrderInput | Prisma.SortOrder
+  smokeRun?: Prisma.SortOrderInput | Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -343,6 +350,7 @@ export type PlanScalarWhereWithAggregatesInput = {
   requirements?: Prisma.JsonWithAggregatesFilter<"Plan">
   preparationWorkload?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
   pipeline?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
+  smokeRun?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
   outputs?: Prisma.JsonWithAggregatesFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonWithAggregatesFilter<"Plan">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Plan"> | Date | string
@@ -359,6 +367,7 @@ export type PlanCreateInput = {
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -378,6 +387,7 @@ export type PlanUncheckedCreateInput = {
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -395,6 +405,7 @@ export type PlanUpdateInput = {
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -414,6 +425,7 @@ export type PlanUncheckedUpdateInput = {
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -432,6 +444,7 @@ export type PlanCreateManyInput = {
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -448,6 +461,7 @@ export type PlanUpdateManyMutationInput = {
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -465,6 +479,7 @@ export type PlanUncheckedUpdateManyInput = {
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -502,6 +517,7 @@ export type PlanCountOrderByAggregateInput = {
   requirements?: Prisma.SortOrder
   preparationWorkload?: Prisma.SortOrder
   pipeline?: Prisma.SortOrder
+  smokeRun?: Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -604,6 +620,7 @@ export type PlanCreateWithoutCurrentForInput = {
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -622,6 +639,7 @@ export type PlanUncheckedCreateWithoutCurrentForInput = {
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -643,6 +661,7 @@ export type PlanCreateWithoutJobInput = {
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -660,6 +679,7 @@ export type PlanUncheckedCreateWithoutJobInput = {
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -698,6 +718,7 @@ export type PlanUpdateWithoutCurrentForInput = {
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -716,6 +737,7 @@ export type PlanUncheckedUpdateWithoutCurrentForInput = {
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -752,6 +774,7 @@ export type PlanScalarWhereInput = {
   requirements?: Prisma.JsonFilter<"Plan">
   preparationWorkload?: Prisma.JsonNullableFilter<"Plan">
   pipeline?: Prisma.JsonNullableFilter<"Plan">
+  smokeRun?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
@@ -768,6 +791,7 @@ export type PlanCreateManyJobInput = {
   requirements: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -784,6 +808,7 @@ export type PlanUpdateWithoutJobInput = {
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -801,6 +826,7 @@ export type PlanUncheckedUpdateWithoutJobInput = {
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -818,6 +844,7 @@ export type PlanUncheckedUpdateManyWithoutJobInput = {
   requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -837,6 +864,7 @@ export type PlanSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   requirements?: boolean
   preparationWorkload?: boolean
   pipeline?: boolean
+  smokeRun?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
@@ -856,6 +884,7 @@ export type PlanSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   requirements?: boolean
   preparationWorkload?: boolean
   pipeline?: boolean
+  smokeRun?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
@@ -874,6 +903,7 @@ export type PlanSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   requirements?: boolean
   preparationWorkload?: boolean
   pipeline?: boolean
+  smokeRun?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
@@ -892,12 +922,13 @@ export type PlanSelectScalar = {
   requirements?: boolean
   preparationWorkload?: boolean
   pipeline?: boolean
+  smokeRun?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
 }
 
-export type PlanOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "version" | "author" | "summary" | "steps" | "command" | "environment" | "requirements" | "preparationWorkload" | "pipeline" | "outputs" | "acceptanceCriteria" | "createdAt", ExtArgs["result"]["plan"]>
+export type PlanOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "version" | "author" | "summary" | "steps" | "command" | "environment" | "requirements" | "preparationWorkload" | "pipeline" | "smokeRun" | "outputs" | "acceptanceCriteria" | "createdAt", ExtArgs["result"]["plan"]>
 export type PlanInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   currentFor?: boolean | Prisma.Plan$currentForArgs<ExtArgs>
@@ -933,6 +964,10 @@ export type $PlanPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
      * Steps run before `command`, in order ([{ name, command, produces, timeoutSec }]); null: none
      */
     pipeline: runtime.JsonValue | null
+    /**
+     * The smoke run before the full run ({ command, timeoutSec, scale: { unit, bounded, full } }); null: none (tiny job, or skipped on request)
+     */
+    smokeRun: runtime.JsonValue | null
     outputs: runtime.JsonValue
     acceptanceCriteria: runtime.JsonValue
     createdAt: Date
@@ -1372,6 +1407,7 @@ export interface PlanFieldRefs {
   readonly requirements: Prisma.FieldRef<"Plan", 'Json'>
   readonly preparationWorkload: Prisma.FieldRef<"Plan", 'Json'>
   readonly pipeline: Prisma.FieldRef<"Plan", 'Json'>
+  readonly smokeRun: Prisma.FieldRef<"Plan", 'Json'>
   readonly outputs: Prisma.FieldRef<"Plan", 'Json'>
   readonly acceptanceCriteria: Prisma.FieldRef<"Plan", 'Json'>
   readonly createdAt: Prisma.FieldRef<"Plan", 'DateTime'>
