@@ -14,6 +14,21 @@ const EnvSchema = z.object({
   CHATGPU_DATA_DIR: z.string().optional(),
   CHATGPU_PUBLIC_URL: z.string().url().optional(),
   BLOB_MAX_BYTES: int(2 * 1024 ** 3),
+  /** Where blobs live: this host's disk (fs, one host only), an S3-compatible store, or PostgreSQL. */
+  BLOB_STORE: z.enum(['fs', 's3', 'postgres']).default('fs'),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_BUCKET: z.string().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false', '1', '0']).default('false'),
+  S3_PREFIX: z.string().default(''),
+  S3_PART_MB: z.coerce.number().int().min(5).max(5120).default(8),
+  S3_QUEUE_SIZE: int(4),
+  /** > 0: downloads of blobs at least BLOB_PRESIGN_MIN_BYTES redirect to a presigned URL valid this long (s3 only). */
+  S3_PRESIGN_SEC: z.coerce.number().int().min(0).max(7 * 24 * 3600).default(0),
+  BLOB_PRESIGN_MIN_BYTES: z.coerce.number().int().nonnegative().default(64 * 1024 ** 2),
+  BLOB_PG_CHUNK_KB: z.coerce.number().int().min(16).max(64 * 1024).default(1024),
   ARCHIVE_MAX_ENTRIES: int(10_000),
   ARCHIVE_MAX_BYTES: int(2 * 1024 ** 3),
   ARCHIVE_MAX_RATIO: int(200),
@@ -41,13 +56,32 @@ const EnvSchema = z.object({
   NODE_ENV: z.string().default('development'),
 });
 
+export interface BlobsConfig {
+  maxBytes: number;
+  store: 'fs' | 's3' | 'postgres';
+  /** Set when store is 's3'. */
+  s3: {
+    endpoint: string | undefined;
+    bucket: string;
+    region: string;
+    credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+    forcePathStyle: boolean;
+    prefix: string;
+    partBytes: number;
+    queueSize: number;
+    presignSec: number;
+  } | null;
+  presignMinBytes: number;
+  postgresChunkBytes: number;
+}
+
 export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
   dataDir: string;
   publicUrl: string | undefined;
-  blobs: { maxBytes: number };
+  blobs: BlobsConfig;
   archive: { maxEntries: number; maxBytes: number; maxRatio: number };
   graphql: { maxDepth: number; maxCost: number };
   scheduler: {
@@ -68,6 +102,33 @@ export interface Config {
   production: boolean;
 }
 
+function blobsConfig(e: z.infer<typeof EnvSchema>): BlobsConfig {
+  if (e.BLOB_STORE === 's3' && !e.S3_BUCKET) throw new Error('Invalid configuration: S3_BUCKET: required when BLOB_STORE=s3');
+  if (Boolean(e.S3_ACCESS_KEY_ID) !== Boolean(e.S3_SECRET_ACCESS_KEY)) {
+    throw new Error('Invalid configuration: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together (or neither: the AWS default credential chain)');
+  }
+  return {
+    maxBytes: e.BLOB_MAX_BYTES,
+    store: e.BLOB_STORE,
+    s3:
+      e.BLOB_STORE === 's3'
+        ? {
+            endpoint: e.S3_ENDPOINT,
+            bucket: e.S3_BUCKET!,
+            region: e.S3_REGION,
+            credentials: e.S3_ACCESS_KEY_ID ? { accessKeyId: e.S3_ACCESS_KEY_ID, secretAccessKey: e.S3_SECRET_ACCESS_KEY! } : undefined,
+            forcePathStyle: e.S3_FORCE_PATH_STYLE === 'true' || e.S3_FORCE_PATH_STYLE === '1',
+            prefix: e.S3_PREFIX,
+            partBytes: e.S3_PART_MB * 1024 ** 2,
+            queueSize: e.S3_QUEUE_SIZE,
+            presignSec: e.S3_PRESIGN_SEC,
+          }
+        : null,
+    presignMinBytes: e.BLOB_PRESIGN_MIN_BYTES,
+    postgresChunkBytes: e.BLOB_PG_CHUNK_KB * 1024,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -81,7 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(cwd, e.CHATGPU_DATA_DIR ?? '.chatgpu'),
     publicUrl: e.CHATGPU_PUBLIC_URL,
-    blobs: { maxBytes: e.BLOB_MAX_BYTES },
+    blobs: blobsConfig(e),
     archive: { maxEntries: e.ARCHIVE_MAX_ENTRIES, maxBytes: e.ARCHIVE_MAX_BYTES, maxRatio: e.ARCHIVE_MAX_RATIO },
     graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST },
     scheduler: {

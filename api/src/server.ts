@@ -15,7 +15,7 @@ import { openDatabase, type Database } from './db/client.js';
 import { databaseUnavailable, UNAVAILABLE_RETRY_AFTER_SEC } from './db/unavailable.js';
 import { authenticate } from './domain/auth/users.js';
 import type { Principal } from './domain/auth/principal.js';
-import { BlobStore } from './domain/blobs/blobStore.js';
+import { createBlobStore } from './domain/blobs/createBlobStore.js';
 import { DomainError } from './domain/errors.js';
 import { consoleLogger, type Logger, type Resources } from './domain/resources.js';
 import type { Context } from './graphql/context.js';
@@ -122,7 +122,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const resources: Resources = {
     prisma: db.prisma,
     events: pubsub,
-    blobs: new BlobStore(path.join(config.dataDir, 'blobs')),
+    blobs: createBlobStore(config, db.prisma),
     config,
     log,
     now: opts.now ?? (() => new Date()),

@@ -37,6 +37,7 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../src/domain/auth/secrets.js';
 import { registerBlob } from '../src/domain/blobs/blobAccess.js';
+import { putBuffer } from '../src/domain/blobs/blobStore.js';
 import { checkLimits } from '../src/graphql/limits.js';
 import { HTTP_ROUTES } from '../src/http/routes.js';
 import { startTestApi } from './helpers/api.js';
@@ -137,7 +138,7 @@ await ownerWorker.appendLogs(live, [{ seq: 0, text: `${MARK} log line` }]);
 await ownerWorker.reportMetrics(live, [{ seq: 0, name: `${MARK}_loss`, value: 1 }]);
 const question = await prisma.question.create({ data: { jobId: job.jobId, text: `${MARK} question?`, choices: ['a', 'b'] } });
 // A preparation record with an evidence bundle (the owner may read it: GET /blobs/<evidenceSha>).
-const evidence = await api.server.resources.blobs.putBuffer(Buffer.from(`${MARK} evidence`));
+const evidence = await putBuffer(api.server.resources.blobs, Buffer.from(`${MARK} evidence`));
 await registerBlob(api.server.resources, evidence.sha256, evidence.size, owner.userId);
 await prisma.preparationRecord.create({
   data: {

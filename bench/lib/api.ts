@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../api/src/config.js';
 import { openDatabase, type Database } from '../../api/src/db/client.js';
-import { BlobStore } from '../../api/src/domain/blobs/blobStore.js';
+import { createBlobStore } from '../../api/src/domain/blobs/createBlobStore.js';
 import { createTask, type CreateTaskInput } from '../../api/src/domain/jobs/createTask.js';
 import { silentLogger, type Resources } from '../../api/src/domain/resources.js';
 import { PubSub } from '../../api/src/graphql/pubsub.js';
@@ -199,7 +199,7 @@ export async function taskFactory(databaseUrl: string, owner: Owner, poolSize = 
   const resources: Resources = {
     prisma: db.prisma,
     events: new PubSub(db), // emit() is a NOTIFY; this side never listens
-    blobs: new BlobStore(path.join(dataDir, 'blobs')),
+    blobs: createBlobStore(config, db.prisma),
     config,
     log: silentLogger,
     now: () => new Date(),

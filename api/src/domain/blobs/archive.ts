@@ -6,15 +6,17 @@
  * bytes, and the ratio unpacked/archive size (zip bombs stop at the first byte over).
  * Symlinks and hard links inside the tree become copies of their target file; links
  * that point outside the tree, or at nothing, are refused. Device files and FIFOs are
- * refused. On any failure the blobs this call created are removed again.
+ * refused. On any failure the blobs this call created are removed again. The archive is
+ * read from a local file (zip needs random access): the fs backend's own, else a per-call
+ * scratch copy (withBlobFile), so no API host keeps unpacking state between requests.
  */
-import { open as openFile, rm } from 'node:fs/promises';
+import { open as openFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Parser as TarParser, type ReadEntry } from 'tar';
 import yauzl from 'yauzl';
 import { PayloadTooLargeError, ValidationError } from '../errors.js';
-import type { BlobStore } from './blobStore.js';
+import { withBlobFile, type BlobStore } from './blobStore.js';
 import { checkTree, normalizeMode, normalizeUploadPath, type ManifestEntry } from './paths.js';
 
 export interface ArchiveLimits {
@@ -42,8 +44,12 @@ export async function unpackArchive(
   archiveSha256: string,
   limits: ArchiveLimits,
 ): Promise<ManifestEntry[]> {
-  const file = blobs.pathOf(archiveSha256);
-  const archiveSize = await blobs.size(archiveSha256);
+  const stored = await blobs.stat(archiveSha256);
+  if (!stored) throw new ValidationError('The archive blob is not stored.', [{ path: ['archive'], message: 'missing' }]);
+  return withBlobFile(blobs, archiveSha256, (file) => unpackFile(blobs, file, archiveSha256, stored.size, limits));
+}
+
+async function unpackFile(blobs: BlobStore, file: string, archiveSha256: string, archiveSize: number, limits: ArchiveLimits): Promise<ManifestEntry[]> {
   const format = await detectArchiveFormat(file);
   if (!format) throw new ValidationError('The archive is neither a .zip nor a .tar.gz file.', [{ path: ['archive'], message: 'unknown format' }]);
 
@@ -98,7 +104,7 @@ export async function unpackArchive(
     return checkTree([...files.values()]);
   } catch (err) {
     // Remove only the blobs this unpacking created.
-    for (const sha of created) if (sha !== archiveSha256) await rm(blobs.pathOf(sha), { force: true });
+    for (const sha of created) if (sha !== archiveSha256) await blobs.remove(sha);
     throw err;
   }
 }

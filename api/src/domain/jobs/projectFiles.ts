@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readBlobBuffer } from '../blobs/blobStore.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import type { Resources } from '../resources.js';
 
@@ -15,7 +15,7 @@ export async function loadManifest(r: Resources, jobId: string) {
 /** One file's text, or null when it is binary or larger than the limit. */
 export async function readText(r: Resources, entry: ManifestEntry, maxBytes = MAX_TEXT_BYTES): Promise<string | null> {
   if (entry.size > maxBytes) return null;
-  const buf = await readFile(r.blobs.pathOf(entry.sha256));
+  const buf = await readBlobBuffer(r.blobs, entry.sha256);
   return buf.includes(0) ? null : buf.toString('utf8');
 }
 

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { unifiedDiff } from '../../preparation/diffs.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import { registerBlob } from '../blobs/blobAccess.js';
+import { putBuffer } from '../blobs/blobStore.js';
 import { readText } from '../jobs/projectFiles.js';
 import type { Resources } from '../resources.js';
 
@@ -42,7 +43,7 @@ export async function manifestFromTree(r: Resources, base: ManifestEntry[], tree
     const sha256 = createHash('sha256').update(buf).digest('hex');
     const prev = byPath.get(p);
     if (prev?.sha256 === sha256) continue;
-    await r.blobs.putBuffer(buf);
+    await putBuffer(r.blobs, buf);
     await registerBlob(r, sha256, buf.length, ownerId);
     byPath.set(p, { path: p, sha256, size: buf.length, mode: prev?.mode ?? 0o644 });
   }

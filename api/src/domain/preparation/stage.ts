@@ -30,7 +30,9 @@
  * The acceptance criteria are never read for writing here: they were fixed with the plan.
  */
 import { mkdtemp, mkdir, rm, writeFile, readFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { create as createTar } from 'tar';
 import type { Prisma as P, Task } from '../../generated/prisma/client.js';
@@ -43,6 +45,7 @@ import { runStaticChecks, type StaticCheckResult } from '../../preparation/runSt
 import { targetOfWorkload, transformationByName } from '../../preparation/transformations.js';
 import type { TransformResult } from '../../preparation/types.js';
 import { registerBlob } from '../blobs/blobAccess.js';
+import { putBuffer, readBlobBuffer } from '../blobs/blobStore.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import type { Criteria } from '../jobs/acceptance.js';
 import { planRequirements } from '../jobs/acceptPlan.js';
@@ -549,7 +552,7 @@ async function compareRuns(ctx: Ctx, reference: Task, candidate: Task, step: Ste
       for (const o of pick(task)) {
         const dest = path.join(dir, side, o.path);
         await mkdir(path.dirname(dest), { recursive: true });
-        await writeFile(dest, await readFile(ctx.r.blobs.pathOf(o.sha256)));
+        await pipeline(await ctx.r.blobs.read(o.sha256), createWriteStream(dest));
       }
     }
     const py = await python(['numpy']);
@@ -569,7 +572,7 @@ function criteriaOf(step: Step): ComparisonCriteria | undefined {
 async function benchSamples(r: Resources, bench: Task): Promise<{ a: number[]; b: number[] }> {
   const out = ((bench.result as { outputs?: ManifestEntry[] } | null)?.outputs ?? []).find((o) => o.path === 'outputs/bench.json');
   if (!out) return { a: [], b: [] };
-  const parsed = JSON.parse(await readFile(r.blobs.pathOf(out.sha256), 'utf8')) as { a?: number[]; b?: number[] };
+  const parsed = JSON.parse((await readBlobBuffer(r.blobs, out.sha256)).toString('utf8')) as { a?: number[]; b?: number[] };
   return { a: (parsed.a ?? []).filter(Number.isFinite), b: (parsed.b ?? []).filter(Number.isFinite) };
 }
 
@@ -607,7 +610,7 @@ async function evidenceBundle(ctx: Ctx, step: Step, revision: number, accepted: 
     // portable + a fixed mtime: the same evidence gives the same bytes (and the same blob).
     await createTar({ gzip: true, file: tarPath, cwd: dir, portable: true, mtime: new Date(0) }, ['evidence']);
     const buf = await readFile(tarPath);
-    const put = await r.blobs.putBuffer(buf);
+    const put = await putBuffer(r.blobs, buf);
     await registerBlob(r, put.sha256, put.size, ctx.ownerId);
     return put.sha256;
   } finally {
