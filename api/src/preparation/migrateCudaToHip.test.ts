@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HIPRAND_NAMES, RUNTIME_NAMES } from './cudaToHipGeneratedNames.js';
-import { CUDA_TO_HIP } from './cudaToHipTable.js';
+import { CUDA_HEADER_GUARDS, CUDA_TO_HIP, DRIVER_NAMES } from './cudaToHipTable.js';
 import { migrateBuildFile } from './migrateBuildFile.js';
 import { migrateCudaToHip } from './migrateCudaToHip.js';
 import { tokenizeCpp } from './tokenizeCpp.js';
@@ -52,6 +52,95 @@ describe('migrateCudaToHip', () => {
   });
 });
 
+describe('migrateCudaToHip on cuda-samples-style code', () => {
+  it('rewrites guards on CUDA header macros to the HIP headers\' guards, on preprocessor lines only', () => {
+    const src = '#ifdef __DRIVER_TYPES_H__\n#define checkCudaErrors(v) v\n#endif\n#if defined(__CUDA_RUNTIME_H__) && defined(CUBLAS_API_H_)\n#endif\n#ifndef __cuda_cuda_h__\n#endif\nint __DRIVER_TYPES_H__x;\n';
+    const r = migrateCudaToHip('helper_cuda.h', src);
+    expect(r.content).toContain('#ifdef HIP_INCLUDE_HIP_DRIVER_TYPES_H\n');
+    expect(r.content).toContain('#if defined(HIP_INCLUDE_HIP_HIP_RUNTIME_H) && defined(HIPBLAS_H)\n');
+    expect(r.content).toContain('#ifndef HIP_INCLUDE_HIP_HIP_RUNTIME_H\n');
+    expect(r.edits.filter((e) => e.rule.includes('cuda-header-guard')).map((e) => e.line)).toEqual([1, 4, 6]);
+  });
+
+  it('keeps blocks guarded by untranslated libraries inactive and says so for each name in them', () => {
+    const r = migrateCudaToHip('h.h', '#ifdef CUSPARSEAPI\nconst char *f(cusparseStatus_t e);\n#endif\n');
+    expect(r.content).toContain('#ifdef CUSPARSEAPI\n');
+    expect(r.unconverted.map((u) => `${u.line}:${u.identifier}`)).toEqual(['1:CUSPARSEAPI', '2:cusparseStatus_t']);
+    expect(r.unconverted[1]!.reason).toMatch(/guarded by CUSPARSEAPI: cuSPARSE is not translated/);
+  });
+
+  it('maps the driver API; cuGetErrorName/cuGetErrorString become assignments from hipGetErrorName/String', () => {
+    const src = [
+      'void f(CUresult err, CUdevice dev) {',
+      '  const char *s = NULL;',
+      '  cuGetErrorName(err, &s);',
+      '  checkCudaErrors(cuGetErrorString(CUDA_ERROR_INVALID_VALUE, &s));',
+      '  int sms; cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);',
+      '  CUstream st; cuStreamCreate(&st, CU_STREAM_NON_BLOCKING); cuMemAlloc_v2(0, 4);',
+      '}',
+    ].join('\n');
+    const r = migrateCudaToHip('d.cpp', src);
+    const lines = r.content.split('\n');
+    expect(lines[1]).toBe('void f(hipError_t err, hipDevice_t dev) {');
+    expect(lines[3]).toBe('  s = hipGetErrorName(err);');
+    expect(lines[4]).toBe('  checkCudaErrors((s = hipGetErrorString(hipErrorInvalidValue), hipSuccess));');
+    expect(lines[5]).toBe('  int sms; hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, dev);');
+    expect(lines[6]).toBe('  hipStream_t st; hipStreamCreateWithFlags(&st, hipStreamNonBlocking); hipMalloc(0, 4);');
+    expect(r.unconverted).toEqual([]);
+  });
+
+  it('does not report the program\'s own variables that look like CUDA names, nor mangle JavaScript-object words', () => {
+    const r = migrateCudaToHip('v.cpp', 'CUdevice cuDevice;\nint toString = 0, constructor = 1;\nvoid g() { cuDeviceGet(&cuDevice, 0); }\n');
+    expect(r.content).toContain('hipDevice_t cuDevice;\nint toString = 0, constructor = 1;\nvoid g() { hipDeviceGet(&cuDevice, 0); }');
+    expect(r.unconverted).toEqual([]);
+  });
+
+  it('drops __grid_constant__ with an info hazard, and renames .num_threads() on cooperative groups', () => {
+    const src = '#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\nstruct P { int n; };\n__global__ void k(const __grid_constant__ P p) { auto t = cg::tiled_partition<32>(cg::this_thread_block()); int n = t.num_threads(); }\n';
+    const r = migrateCudaToHip('g.cu', src);
+    expect(r.content).toContain('__global__ void k(const P p) { auto t = cg::tiled_partition<32>(cg::this_thread_block()); int n = t.size(); }');
+    expect(r.hazards.map((h) => `${h.line}:${h.severity}:${h.rule}`)).toEqual(['4:info:grid-constant']);
+  });
+
+  it('reports what HIP 5.2 cannot express as error hazards at their lines', () => {
+    const src = '#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void k(int *o, int v) {\n  auto t = cg::tiled_partition<32>(cg::this_thread_block());\n  o[0] = cg::reduce(t, v, cg::plus<int>());\n  if (t.any(v)) o[1] = __reduce_add_sync(0xffffffff, v);\n  __nanosleep(100);\n}\n';
+    const r = migrateCudaToHip('r.cu', src);
+    expect(r.hazards.filter((h) => h.severity === 'error').map((h) => `${h.line}:${h.rule}:${h.what.split(': ')[0]}`)).toEqual([
+      '5:hip52-cooperative-groups:cg::reduce', '5:hip52-cooperative-groups:cg::plus', '6:hip52-cooperative-groups:cooperative-groups member any()',
+      '6:hip52-missing:__reduce_add_sync', '7:hip52-missing:__nanosleep',
+    ]);
+    expect(r.unconverted.map((u) => `${u.line}:${u.identifier}`)).toEqual(['5:cg::plus', '5:cg::reduce', '6:.any()', '6:__reduce_add_sync', '7:__nanosleep']);
+  });
+
+  it('removes access-policy-window statements (a cache hint HIP 5.2 lacks) with a warning each, lines kept', () => {
+    const src = [
+      'void f(cudaStream_t s, float *p, cudaDeviceProp prop) {',
+      '  size_t n = prop.persistingL2CacheMaxSize;',
+      '  cudaStreamAttrValue attr;',
+      '  attr.accessPolicyWindow.base_ptr = p;',
+      '  checkCudaErrors(cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow,',
+      '                                         &attr));',
+      '  if (n) cudaCtxResetPersistingL2Cache();',
+      '}',
+    ].join('\n');
+    const r = migrateCudaToHip('l2.cu', src);
+    const lines = r.content.split('\n');
+    expect(lines.length).toBe(src.split('\n').length + 1); // + the hip_runtime include
+    expect(lines[2]).toBe('  size_t n = 0;');
+    expect(lines[3]).toMatch(/^ {2}\/\* chatgpu: L2 access-policy hint removed .*\*\/;$/);
+    expect(lines[5]).toMatch(/^ {2}\/\* chatgpu: L2 access-policy hint removed .*\*\/;$/);
+    expect(lines[6]).toBe('');
+    expect(r.hazards.map((h) => `${h.line}:${h.severity}`)).toEqual(['2:warning', '3:warning', '4:warning', '5:warning', '7:error']);
+    expect(r.unconverted.map((u) => `${u.line}:${u.identifier}`)).toEqual(['7:cudaCtxResetPersistingL2Cache']);
+  });
+
+  it('reports a cuda-samples helper include only when the helper is not in the tree', () => {
+    const src = '#include <cuda_runtime.h>\n#include <helper_cuda.h>\nint main() { return 0; }\n';
+    expect(migrateCudaToHip('m.cu', src, { treeFiles: ['Common/helper_cuda.h', 'm.cu'] }).unconverted).toEqual([]);
+    expect(migrateCudaToHip('m.cu', src, { treeFiles: ['m.cu'] }).unconverted[0]).toMatchObject({ line: 2, identifier: '#include <helper_cuda.h>' });
+  });
+});
+
 describe('mapping table', () => {
   it('has a HIP name for the runtime, cuBLAS, cuRAND and cuFFT APIs NVIDIA samples use', () => {
     expect(Object.keys(CUDA_TO_HIP).length).toBeGreaterThan(900);
@@ -75,7 +164,8 @@ describe('mapping table', () => {
       }
     };
     roots.forEach(walk);
-    const missing = Object.values({ ...RUNTIME_NAMES, ...HIPRAND_NAMES }).filter((h) => !words.has(h));
+    const guards = Object.values(CUDA_HEADER_GUARDS).filter((g) => !/^HIPBLAS|^HIPFFT/.test(g)); // hipBLAS/hipFFT: not packaged by Debian
+    const missing = [...Object.values({ ...RUNTIME_NAMES, ...HIPRAND_NAMES, ...DRIVER_NAMES }), ...guards].filter((h) => !words.has(h));
     expect(missing).toEqual([]);
   });
 });

@@ -43,7 +43,7 @@ export async function migrateTree(tree: CodeTree, ctx: TransformContext, opts: M
         r = { content, edits: [], unconverted: [], numericsNotes: [], hazards: [{ file: path, line: p.error.line, severity: 'error', rule: 'python-syntax', what: `does not parse: ${p.error.message}`, why: 'A file that does not parse cannot be migrated or run.', fix: 'Fix the syntax error.' }] };
       }
     } else if (CPP_SOURCE.test(path)) {
-      if (ctx.target === 'rocm') r = migrateCudaToHip(path, content);
+      if (ctx.target === 'rocm') r = migrateCudaToHip(path, content, { treeFiles: paths });
       else if (ctx.target !== 'cuda') r = cudaOnCpu(path, content, ctx.target);
     } else if (buildFileKind(path) && ctx.target === 'rocm') {
       r = migrateBuildFile(path, content, ctx.hipArch ?? 'gfx1030');

@@ -47,6 +47,8 @@ export interface StaticCheckOptions {
   hipArch?: string;
   /** Extra -I directories (absolute). */
   includeDirs?: readonly string[];
+  /** -I directories inside the tree (relative paths, e.g. `Common` for cuda-samples' helper headers). */
+  treeIncludeDirs?: readonly string[];
   timeoutMs?: number;
 }
 
@@ -54,6 +56,9 @@ export const COMPILED_SOURCE = /\.(?:cu|hip|cpp|cc|cxx)$/;
 
 export async function runStaticChecks(tree: CodeTree, opts: StaticCheckOptions): Promise<StaticCheckResult> {
   const result: StaticCheckResult = { ok: true, feedback: [], runs: [], unavailable: [] };
+  for (const d of opts.treeIncludeDirs ?? []) {
+    if (d.startsWith('/') || d.split('/').includes('..')) throw new Error(`treeIncludeDirs: ${d} is not a relative path inside the tree`);
+  }
   const paths = Object.keys(tree).sort();
   const py = paths.filter((p) => p.endsWith('.py'));
   if (py.length > 0) {
@@ -83,7 +88,7 @@ export async function runStaticChecks(tree: CodeTree, opts: StaticCheckOptions):
       let pending = sources;
       while (pending.length > 0) {
         const started = Date.now();
-        const includeFlags = (opts.includeDirs ?? []).map((d) => `-I${d}`);
+        const includeFlags = [...(opts.treeIncludeDirs ?? []).map((d) => join(dir, 'src', d)), ...(opts.includeDirs ?? [])].map((d) => `-I${d}`);
         const args =
           tool === 'hipcc'
             ? [`--offload-arch=${opts.hipArch ?? 'gfx1030'}`, '-w', ...includeFlags, '-c', ...pending.map((p) => join(dir, 'src', p))]

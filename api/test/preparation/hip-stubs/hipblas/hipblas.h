@@ -1,5 +1,8 @@
 // Declaration-only stand-in for hipBLAS (see ../README.md). Not a working library.
 #pragma once
+// the real header's include guard, which helper headers test (#ifdef HIPBLAS_H)
+#ifndef HIPBLAS_H
+#define HIPBLAS_H
 #include <hip/hip_runtime_api.h>
 
 typedef void *hipblasHandle_t;
@@ -23,3 +26,4 @@ hipblasStatus_t hipblasSgemm(hipblasHandle_t handle, hipblasOperation_t transA, 
                              int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
                              const float *beta, float *C, int ldc);
 hipblasStatus_t hipblasSnrm2(hipblasHandle_t handle, int n, const float *x, int incx, float *result);
+#endif // HIPBLAS_H

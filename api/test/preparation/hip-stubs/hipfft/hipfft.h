@@ -1,5 +1,8 @@
 // Declaration-only stand-in for hipFFT (see ../README.md). Not a working library.
 #pragma once
+// the real header's include guard, which helper headers test (#ifdef HIPFFT_H_)
+#ifndef HIPFFT_H_
+#define HIPFFT_H_
 #include <hip/hip_runtime_api.h>
 #include <hip/hip_complex.h>
 
@@ -25,3 +28,4 @@ hipfftResult hipfftPlan1d(hipfftHandle *plan, int nx, hipfftType type, int batch
 hipfftResult hipfftExecR2C(hipfftHandle plan, hipfftReal *idata, hipfftComplex *odata);
 hipfftResult hipfftExecC2R(hipfftHandle plan, hipfftComplex *idata, hipfftReal *odata);
 hipfftResult hipfftDestroy(hipfftHandle plan);
+#endif // HIPFFT_H_
