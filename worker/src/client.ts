@@ -48,7 +48,7 @@ export class ApiClient {
 
   constructor(
     readonly server: string,
-    private readonly token: string,
+    readonly token: string,
     private readonly log: Logger,
   ) {}
 
@@ -108,33 +108,62 @@ export class ApiClient {
     }, opts);
   }
 
-  /** Downloads a blob into `dest` (atomically), verifying its sha256. */
+  /**
+   * Downloads a blob into `dest` (atomically: a `.part` file renamed into place), verifying
+   * its sha256. A transfer that breaks off resumes where it stopped (`Range: bytes=N-`, the
+   * API answers 206), so a big checkpoint is not fetched again from the start; a server that
+   * answers the whole blob instead (200) restarts it. The API may redirect a large blob to a
+   * presigned URL of its object store; fetch follows it (dropping the token: another origin).
+   */
   async download(sha256: string, dest: string, signal?: AbortSignal): Promise<void> {
-    await this.withRetry(async () => {
-      let res: Response;
-      try {
-        res = await fetch(`${this.server}/blobs/${sha256}`, { headers: { authorization: `Bearer ${this.token}` }, ...(signal ? { signal } : {}) });
-      } catch (err) {
-        throw new TransportError((err as Error).message);
-      }
-      if (res.status >= 500 || res.status === 429) throw new TransportError(`HTTP ${res.status}`);
-      if (!res.ok || !res.body) throw new ApiError(`download of ${sha256} failed: HTTP ${res.status}`, 'DOWNLOAD_FAILED');
-      await mkdir(path.dirname(dest), { recursive: true });
-      const tmp = `${dest}.${process.pid}.part`;
-      const hash = createHash('sha256');
-      const tap = new Transform({ transform: (c: Buffer, _e, cb) => (hash.update(c), cb(null, c)) });
-      try {
-        await pipeline(Readable.fromWeb(res.body as never), tap, createWriteStream(tmp));
-      } catch (err) {
-        await rm(tmp, { force: true });
-        throw new TransportError((err as Error).message);
-      }
-      if (hash.digest('hex') !== sha256) {
-        await rm(tmp, { force: true });
-        throw new TransportError(`blob ${sha256} arrived corrupted`);
-      }
+    await mkdir(path.dirname(dest), { recursive: true });
+    const tmp = `${dest}.${process.pid}.part`;
+    await rm(tmp, { force: true });
+    let have = 0;
+    let hash = createHash('sha256');
+    let broken = false;
+    try {
+      await this.withRetry(async () => {
+        if (broken) {
+          // What reached the disk before the break (a write in flight may not have): rehash it.
+          broken = false;
+          have = await stat(tmp).then((s) => s.size, () => 0);
+          hash = createHash('sha256');
+          if (have > 0) for await (const c of createReadStream(tmp, { end: have - 1 })) hash.update(c as Buffer);
+        }
+        let res: Response;
+        try {
+          res = await fetch(`${this.server}/blobs/${sha256}`, {
+            headers: { authorization: `Bearer ${this.token}`, ...(have > 0 ? { range: `bytes=${have}-` } : {}) },
+            ...(signal ? { signal } : {}),
+          });
+        } catch (err) {
+          throw new TransportError((err as Error).message);
+        }
+        if (res.status >= 500 || res.status === 429) throw new TransportError(`HTTP ${res.status}`);
+        if (!res.ok || !res.body) throw new ApiError(`download of ${sha256} failed: HTTP ${res.status}`, 'DOWNLOAD_FAILED');
+        if (have > 0 && res.status !== 206) {
+          have = 0;
+          hash = createHash('sha256');
+        }
+        const tap = new Transform({ transform: (c: Buffer, _e, cb) => (hash.update(c), cb(null, c)) });
+        try {
+          await pipeline(Readable.fromWeb(res.body as never), tap, createWriteStream(tmp, { flags: have > 0 ? 'a' : 'w' }));
+        } catch (err) {
+          broken = true;
+          throw new TransportError((err as Error).message);
+        }
+        if (hash.digest('hex') !== sha256) {
+          await rm(tmp, { force: true });
+          have = 0;
+          hash = createHash('sha256');
+          throw new TransportError(`blob ${sha256} arrived corrupted`);
+        }
+      }, signal ? { signal } : {});
       await rename(tmp, dest);
-    }, signal ? { signal } : {});
+    } finally {
+      await rm(tmp, { force: true });
+    }
   }
 
   /**
