@@ -13,6 +13,11 @@ const EnvSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   CHATGPU_DATA_DIR: z.string().optional(),
   CHATGPU_PUBLIC_URL: z.string().url().optional(),
+  /** How other API processes reach this one (hosted services' requests are forwarded to the process holding the tunnel); default http://127.0.0.1:PORT. */
+  CHATGPU_INTERNAL_URL: z.string().url().optional(),
+  SVC_MAX_REQUEST_BYTES: int(10 * 1024 ** 2),
+  SVC_REQUEST_TIMEOUT_SEC: int(60),
+  SVC_MAX_STREAMS: int(64),
   BLOB_MAX_BYTES: int(2 * 1024 ** 3),
   /** Where blobs live: this host's disk (fs, one host only), an S3-compatible store, or PostgreSQL. */
   BLOB_STORE: z.enum(['fs', 's3', 'postgres']).default('fs'),
@@ -54,6 +59,12 @@ const EnvSchema = z.object({
   /** `npm start` on a machine whose Python lacks PyTorch: install Debian's python3-torch (auto, as root with apt) or never. */
   CHATGPU_INSTALL_TORCH: z.enum(['auto', 'never']).default('auto'),
   NODE_ENV: z.string().default('development'),
+  /**
+   * Workers started with --simulate-accelerator (tests and demos: they advertise a GPU class while
+   * their numerics run on the CPU). Accepted outside production; a production API refuses them
+   * unless this is `true`.
+   */
+  CHATGPU_ALLOW_SIMULATED_ACCELERATORS: z.enum(['true', 'false']).optional(),
 });
 
 export interface BlobsConfig {
@@ -81,6 +92,9 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   publicUrl: string | undefined;
+  internalUrl: string | undefined;
+  /** Hosted services' proxy: request body limit, time to the response head, concurrent requests per tunnel. */
+  services: { maxRequestBytes: number; requestTimeoutSec: number; maxStreams: number };
   blobs: BlobsConfig;
   archive: { maxEntries: number; maxBytes: number; maxRatio: number };
   graphql: { maxDepth: number; maxCost: number };
@@ -100,6 +114,8 @@ export interface Config {
   /** The embedded default's local worker (npm start). */
   localWorker: { installTorch: 'auto' | 'never' };
   production: boolean;
+  /** Whether workerHello accepts a worker with a simulated accelerator (always outside production). */
+  allowSimulatedAccelerators: boolean;
 }
 
 function blobsConfig(e: z.infer<typeof EnvSchema>): BlobsConfig {
@@ -142,6 +158,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(cwd, e.CHATGPU_DATA_DIR ?? '.chatgpu'),
     publicUrl: e.CHATGPU_PUBLIC_URL,
+    internalUrl: e.CHATGPU_INTERNAL_URL,
+    services: { maxRequestBytes: e.SVC_MAX_REQUEST_BYTES, requestTimeoutSec: e.SVC_REQUEST_TIMEOUT_SEC, maxStreams: e.SVC_MAX_STREAMS },
     blobs: blobsConfig(e),
     archive: { maxEntries: e.ARCHIVE_MAX_ENTRIES, maxBytes: e.ARCHIVE_MAX_BYTES, maxRatio: e.ARCHIVE_MAX_RATIO },
     graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST },
@@ -167,5 +185,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     operators: e.CHATGPU_OPERATORS.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean),
     localWorker: { installTorch: e.CHATGPU_INSTALL_TORCH },
     production: e.NODE_ENV === 'production',
+    allowSimulatedAccelerators: e.NODE_ENV !== 'production' || e.CHATGPU_ALLOW_SIMULATED_ACCELERATORS === 'true',
   };
 }

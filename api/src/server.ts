@@ -26,6 +26,7 @@ import { handleBlob, sendJson } from './http/blobRoutes.js';
 import { handleOutputsArchive } from './http/outputsArchive.js';
 import { HTTP_ROUTES } from './http/routes.js';
 import { serveStatic } from './http/staticFiles.js';
+import { ServiceTunnels } from './http/serviceTunnel.js';
 import { startScheduler } from './scheduler/startScheduler.js';
 import { resumeAfterOutage } from './scheduler/tick.js';
 import { modelFor } from './agents/modelFor.js';
@@ -131,6 +132,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const pipeline = model ? new Pipeline(resources, model, opts.afterAction ? { afterAction: opts.afterAction } : {}) : null;
   pipeline?.listen(pubsub);
   const makeContext = (principal: Principal): Context => ({ ...resources, principal, pubsub });
+  const services = new ServiceTunnels(resources);
 
   const limitsPlugin: ApolloServerPlugin<Context> = {
     async requestDidStart() {
@@ -160,6 +162,10 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       await db.prisma.$queryRaw`SELECT 1`;
       return sendJson(res, 200, { ok: true, database: db.kind });
     }
+    // Hosted services: their own access token, checked before anything reaches a worker.
+    const svc = HTTP_ROUTES.service.pattern.exec(url.pathname);
+    if (svc) return services.handleRequest(req, res, svc[1]!, `/${svc[2] ?? ''}${url.search}`);
+    if (HTTP_ROUTES.serviceTunnel.pattern.test(url.pathname)) return sendJson(res, 426, { error: { code: 'UPGRADE_REQUIRED', message: 'The service tunnel is a WebSocket.' } });
     // Authenticated only on the API's routes: the dashboard's files need no database.
     const principal = () => authenticate(resources, req.headers.authorization);
     const outputs = HTTP_ROUTES.outputsArchive.pattern.exec(url.pathname);
@@ -229,7 +235,14 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   server.requestTimeout = 0; // uploads and long-polls may take long; sockets are bounded by keepAlive below
   server.keepAliveTimeout = 65_000;
 
-  const wss = new WebSocketServer({ server, path: '/graphql' });
+  // One upgrade handler: graphql-ws on /graphql, service tunnels on /svc-tunnel.
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (HTTP_ROUTES.serviceTunnel.pattern.test(pathname)) return void services.handleUpgrade(req, socket, head);
+    if (HTTP_ROUTES.graphql.pattern.test(pathname)) return wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  });
   const wsServer = useServer<Record<string, unknown>, { authorization?: string | undefined; principal?: Principal }>(
     {
       schema,
@@ -290,6 +303,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   resources.baseUrl = config.publicUrl ?? `http://localhost:${port}`;
+  services.selfUrl = config.internalUrl ?? `http://${host}:${port}`;
 
   const scheduler = opts.scheduler === false ? null : startScheduler(resources);
 
@@ -307,6 +321,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       await scheduler?.stop();
       pipeline?.stop();
       await Promise.race([pipeline?.idle(), new Promise((r) => setTimeout(r, 5000))]);
+      await services.close();
       await wsServer.dispose();
       wss.close();
       server.closeAllConnections();

@@ -147,8 +147,19 @@ await prisma.preparationRecord.create({
   },
 });
 
+// The owner's hosted service (no worker serves it: its URL answers 503 to its own token).
+const serviceJob = await createJobWithFile(api, owner.token, { title: `${MARK} service job` });
+await prisma.job.update({ where: { id: serviceJob.jobId }, data: { status: 'RUNNING' } });
+const serviceTask = await addTask(api, serviceJob, { kind: 'SERVICE', name: 'service' });
+await prisma.task.update({ where: { id: serviceTask.id }, data: { status: 'RUNNING' } }); // held, so no claim in the matrix takes it
+const serviceToken = `cgv_${randomBytes(16).toString('hex')}`;
+const service = await prisma.service.create({
+  data: { jobId: serviceJob.jobId, taskId: serviceTask.id, slug: randomBytes(8).toString('hex'), accessTokenHash: hashToken(serviceToken), spec: { note: `${MARK} spec` } },
+});
+
 const S = {
   jobGid: job.gid,
+  serviceJobGid: serviceJob.gid,
   spareJobGid: spareJob.gid,
   fileSha: job.fileSha,
   workerId: ownerWorker.workerId,
@@ -229,6 +240,8 @@ const FIELDS: Record<string, FieldEntry> = {
   'Mutation.cancelJob': { access: 'owner-of-arg', vars: () => ({ id: S.spareJobGid }) },
   'Mutation.pauseWorker': { access: 'owner-of-arg', vars: () => ({ id: S.workerGid }) },
   'Mutation.resumeWorker': { access: 'owner-of-arg', vars: () => ({ id: S.workerGid }) },
+  'Mutation.rotateServiceToken': { access: 'owner-of-arg', vars: () => ({ jobId: S.serviceJobGid }) },
+  'Mutation.stopService': { access: 'owner-of-arg', vars: () => ({ jobId: S.serviceJobGid }) },
   'Mutation.revokeApiToken': { access: 'owner-of-arg', ownerData: false, vars: () => ({ id: apiRevokeTarget.id }) },
   'Mutation.rotateWorkerToken': { access: 'owner-of-arg', ownerData: false, vars: () => ({ id: rotateTarget.id }) },
   'Mutation.revokeWorkerToken': { access: 'owner-of-arg', ownerData: false, vars: () => ({ id: revokeTarget.id }) },
@@ -381,6 +394,17 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
   'GET outputsArchive': {
     cases: [{ what: "the owner's job outputs", request: () => ({ method: 'GET', path: `/jobs/${S.jobGid}/outputs.tar.gz` }), status: statuses({ unauth: 401, otherUser: 404, otherWorker: 401, ownerWorker: 401, owner: 200 }), ownerData: false }],
   },
+  // A service answers only its own token (cgv_…): none → 401, any other → 403, before any worker.
+  'GET service': {
+    cases: [{ what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'GET'), get status() { return serviceStatuses(); }, ownerData: false }],
+  },
+  'POST service': {
+    cases: [{ what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'POST'), get status() { return serviceStatuses(); }, ownerData: false }],
+  },
+  'GET serviceTunnel': {
+    cases: [{ what: 'without the WebSocket upgrade', request: () => ({ method: 'GET', path: '/svc-tunnel' }), status: statuses({ unauth: 426, otherUser: 426, otherWorker: 426, ownerWorker: 426, owner: 426 }), ownerData: false }],
+  },
+  'WS serviceTunnel': { coveredBy: 'api/test/services-e2e.test.ts (the worker holding the fenced SERVICE attempt opens it; refusals of other tokens are not yet in a test)' },
   // Public by design: static files of the built dashboard; no data.
   'GET dashboard': {
     cases: [{ what: 'a client-side route', request: () => ({ method: 'GET', path: '/jobs/anything' }), status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }), ownerData: false }],
@@ -389,6 +413,15 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
     cases: [{ what: 'index.html', request: () => ({ method: 'HEAD', path: '/' }), status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }), ownerData: false }],
   },
 };
+
+/** The owner calls with the service's token (the control: 503, nothing serves it); everyone else with their own. */
+function serviceRequest(p: P, method: string): ReturnType<RouteCase['request']> {
+  const headers: Record<string, string> = p === 'owner' ? { authorization: `Bearer ${serviceToken}` } : {};
+  return { method, path: `/svc/${service.slug}/x`, headers, ...(method === 'POST' ? { body: Buffer.from('{}') } : {}) };
+}
+function serviceStatuses(): Record<P, number> {
+  return { ...statuses({ unauth: 403, otherUser: 403, otherWorker: 403, ownerWorker: 403, owner: 503 }), anonymous: 401 };
+}
 
 function upload(content: string, headers: Record<string, string> = {}) {
   const body = Buffer.from(`${content} ${randomBytes(4).toString('hex')}`);

@@ -167,13 +167,14 @@ describe('a required migration that does not compile', () => {
     expect(seenFeedback[0]).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found \[hipcc\]/);
     expect(seenFeedback[1]).toMatch(/kernel\.cu:3:\d+: error: 'miopen\/miopen\.h' file not found \[hipcc\]/);
 
-    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { revision: 'asc' } });
+    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: [{ revision: 'asc' }, { createdAt: 'asc' }] });
     expect(records.map((x) => [x.step, x.revision, x.outcome, x.transformation])).toEqual([
+      ['reference', 0, 'ACCEPTED', 'none'],
       ['hip', 0, 'REJECTED', 'cuda-to-hip'],
       ['hip', 1, 'REJECTED', 'agent patch'],
       ['hip', 2, 'REJECTED', 'agent patch'],
     ]);
-    expect(records.every((x) => (x.staticChecks as { ok: boolean }).ok === false)).toBe(true);
+    expect(records.filter((x) => x.step === 'hip').every((x) => (x.staticChecks as { ok: boolean }).ok === false)).toBe(true);
     // No candidate ever reached a worker; the reference ran once on the (simulated) NVIDIA machine.
     const tasks = await prisma.task.findMany({ where: { jobId } });
     expect(tasks.map((t) => [t.kind, t.status])).toEqual([['REFERENCE', 'SUCCEEDED']]);
@@ -200,7 +201,7 @@ describe('a revision proposed by the real openai client', () => {
     expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
     expect(feedback).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found/);
 
-    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { revision: 'asc' } });
+    const records = await prisma.preparationRecord.findMany({ where: { jobId, step: 'hip' }, orderBy: { revision: 'asc' } });
     expect(records.map((x) => [x.revision, x.outcome, x.transformation])).toEqual([
       [0, 'REJECTED', 'cuda-to-hip'],
       [1, 'ACCEPTED', 'agent patch'],

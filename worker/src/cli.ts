@@ -5,6 +5,7 @@
  *   chatgpu-worker --server URL --token-file PATH [--name NAME] [--slots N] [--data-dir DIR]
  *                  [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB|none]
  *                  [--pip-index-url URL] [--no-install] [--env-cache-mb N]
+ *                  [--simulate-accelerator VENDOR:NAME:RUNTIME[:ARCH]]   (tests and demos only)
  *   chatgpu-worker pause|resume|status [--data-dir DIR]
  *
  * The token comes from a file or the environment, never necessarily from the command line:
@@ -17,6 +18,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { callControl, serveControl } from './control.js';
 import { probeCapabilities } from './probe/probeCapabilities.js';
+import { applySimulatedAccelerator, parseSimulateAccelerator } from './probe/simulateAccelerator.js';
 import { detectMemoryLimit, detectSandbox, prepareMemoryLimit, resolveSandbox, type SandboxMode } from './sandbox.js';
 import { Session } from './session.js';
 import { DEFAULT_ENV_CACHE_MB, EnvCache } from './setupEnv.js';
@@ -26,6 +28,9 @@ const USAGE = `usage: chatgpu-worker --server URL (--token-file PATH | CHATGPU_W
                       [--name NAME] [--slots N] [--data-dir DIR]
                       [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB|none]
                       [--pip-index-url URL] [--no-install] [--env-cache-mb N]
+                      [--simulate-accelerator VENDOR:NAME:RUNTIME[:ARCH]]  (tests and demos only:
+                          advertise e.g. nvidia:RTX-4090:cuda-12.4 or amd:RX-7900-XTX:rocm-6.1:gfx1100
+                          for scheduling while the numerics run on the CPU; labelled everywhere)
        chatgpu-worker pause|resume|status [--data-dir DIR]`;
 
 export const TOKEN_ON_COMMAND_LINE_WARNING =
@@ -88,6 +93,7 @@ export async function main(argv: string[]): Promise<number> {
         'pip-index-url': { type: 'string' },
         'no-install': { type: 'boolean' },
         'env-cache-mb': { type: 'string', default: String(DEFAULT_ENV_CACHE_MB) },
+        'simulate-accelerator': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -146,6 +152,11 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const install = !v['no-install'];
+  const simulated = v['simulate-accelerator'] === undefined ? null : parseSimulateAccelerator(v['simulate-accelerator']);
+  if (simulated && 'error' in simulated) {
+    console.error(simulated.error);
+    return 2;
+  }
   await mkdir(dataDir, { recursive: true });
 
   const choice = resolveSandbox(v.sandbox as SandboxMode, await detectSandbox());
@@ -154,8 +165,13 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (choice.warning) log.warn(choice.warning);
-  const probe = () => probeCapabilities({ dataDir, sandbox: v.sandbox as SandboxMode, install, pipIndexUrl, ...(v.python ? { python: v.python } : {}) });
+  const probeMachine = () => probeCapabilities({ dataDir, sandbox: v.sandbox as SandboxMode, install, pipIndexUrl, ...(v.python ? { python: v.python } : {}) });
+  const probe = async () => (simulated ? applySimulatedAccelerator(await probeMachine(), simulated) : probeMachine());
   const caps = await probe();
+  if (simulated) {
+    log.warn(`SIMULATED ACCELERATOR ${simulated.spec}: this worker advertises ${simulated.vendor === 'nvidia' ? 'an NVIDIA' : 'an AMD'} ${simulated.name} (${simulated.runtime}) for scheduling, but runs every task's numerics on the CPU (CHATGPU_DEVICE=cpu). For tests and demos only; a production API refuses it unless allowed.`);
+    if (!caps.workloads.some((w) => ['torch-cuda', 'torch-rocm', 'cuda-cxx', 'hip-cxx'].includes(w))) log.warn('simulated accelerator: this machine has neither PyTorch nor the matching compiler, so no GPU workload is advertised');
+  }
   for (const e of caps.probeErrors) if (!/not found/.test(e)) log.warn(`probe: ${e}`);
   const memSupport = await detectMemoryLimit();
   // The owner's machine keeps a share of its memory: by default each slot's task may use at most

@@ -6,7 +6,7 @@ export const WorkerHelloDoc = graphql(`
     workerHello(input: $input) {
       __typename
       ... on WorkerHelloResult { workerId heartbeatIntervalSec leaseSec worker { status } }
-      ... on ValidationError { message }
+      ... on Error { code message }
     }
   }
 `);

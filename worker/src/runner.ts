@@ -19,6 +19,7 @@ import { ApiError, sleep, type ApiClient } from './client.js';
 import { AppendLogsDoc, CompleteAttemptDoc, ReportMetricsDoc } from './documents.js';
 import type { ClaimTaskMutation } from './gql/graphql.js';
 import { LogStream } from './logStream.js';
+import { prepareService, type ServiceRuntime } from './service.js';
 import type { Capabilities } from './probe/types.js';
 import type { EnvCache, PreparedEnv } from './setupEnv.js';
 import {
@@ -135,7 +136,7 @@ export class Run {
         errorClass = 'DOWNLOAD_FAILED';
         throw err;
       }
-      const req = (a.task.requirements ?? {}) as { network?: boolean; timeoutSec?: number; outputs?: string[]; workload?: string; setup?: { pip?: unknown } };
+      const req = (a.task.requirements ?? {}) as { network?: boolean; timeoutSec?: number; outputs?: string[]; workload?: string; setup?: { pip?: unknown }; service?: ServiceRuntime };
       const sandbox = this.deps.sandbox;
       const helpersDir = this.deps.helpersDir ?? PYTHON_HELPERS;
       const taskUser = sandbox === 'bwrap' ? (this.deps.taskUser === undefined ? defaultTaskUser() : this.deps.taskUser) : null;
@@ -153,13 +154,17 @@ export class Run {
       // bin/python would start the base interpreter without the venv's packages.
       const interpreter = interpreterBinds(pyEnv?.python ?? this.deps.caps.python, [this.deps.dataDir, homedir()]);
       const env = await this.environment(dir, helpersDir, req.workload, interpreter.binds, pyEnv);
+      // A hosted service: its port, the bridge into its sandbox, its readiness checks and tunnel (service.ts).
+      const service = a.task.kind === 'SERVICE' && req.service
+        ? await prepareService({ dir, insideDir: sandboxPaths(sandbox, dir, helpersDir).workDir, env, runtime: req.service, server: client.server, token: client.token, attemptId: a.attemptId, fencingToken: a.fencingToken, note: (l) => stream.system(l) })
+        : null;
       // The task's uid must own its directory (it runs as an unprivileged user when the worker is root).
       if (sandbox === 'bwrap' && taskUser) await chownTree(dir, taskUser.uid, taskUser.gid);
       const memory = this.deps.memoryLimit(a.attemptId);
       const devices = req.workload && /cuda|rocm|cxx/.test(req.workload) ? gpuDeviceNodes() : [];
       const cmd = buildSandboxedCommand({
         sandbox,
-        command: ['sh', '-c', a.task.command],
+        command: service ? service.command(a.task.command) : ['sh', '-c', a.task.command],
         workDir: dir,
         env,
         helpersDir,
@@ -178,7 +183,10 @@ export class Run {
       }
       log.info(`attempt ${a.attemptId}: ${a.task.name} — ${a.task.command}`);
       const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const sim = this.deps.caps.simulatedAccelerator;
+      if (sim) stream.system(`worker: SIMULATED ACCELERATOR ${sim.spec} — scheduled as ${sim.vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} ${sim.name} (${sim.runtime}); the numerics of this run execute on the CPU (CHATGPU_DEVICE=cpu)`);
       this.child = child;
+      service?.host.start(child.pid);
       stream.attach(child.stdout!, 'stdout');
       stream.attach(child.stderr!, 'stderr');
       // The end of stderr tells a task that ran out of memory from one that failed otherwise.
@@ -202,6 +210,7 @@ export class Run {
         child.once('close', (c, s) => resolve({ code: c, signal: s }));
       });
       clearTimeout(timer);
+      await service?.host.stop();
       const oomKilled = memory?.oomKilled?.() ?? false;
       memory?.cleanup();
       exitCode = code ?? (signal ? 128 : null);
@@ -210,7 +219,11 @@ export class Run {
         await stream.close().catch(() => {});
         return; // a cancelled or stale attempt reports nothing more
       }
-      if (timedOut) errorClass = 'TIMEOUT';
+      // A service's time limit is its duration: reaching it is success.
+      if (timedOut && service) {
+        exitCode = 0;
+        stream.system('worker: the service ran for its whole duration.');
+      } else if (timedOut) errorClass = 'TIMEOUT';
       else if (code !== 0) {
         const failure = classifyFailure({ code, signal, memory, oomKilled, stderrTail });
         errorClass = failure.errorClass;
@@ -350,7 +363,8 @@ export class Run {
     const inside = (e: string) => /^\/(usr|bin|sbin)(\/|$)/.test(e) || interpreterDirs.some((d) => e === d || e.startsWith(`${d}/`));
     const hostPath = (process.env.PATH ?? '').split(':').filter((e) => path.isAbsolute(e) && (sandbox === 'none' || inside(e)));
     const pathDirs = [...new Set([...(pyEnv ? [pyEnv.bin] : []), `${seen.workDir}/.chatgpu/bin`, ...hostPath, '/usr/local/bin', '/usr/bin', '/bin'])];
-    const device = workload === 'torch-cuda' || workload === 'torch-rocm' ? 'cuda' : workload === 'torch-mps' ? 'mps' : 'cpu';
+    // A simulated accelerator is only advertised: the task's numerics run on the CPU.
+    const device = caps.simulatedAccelerator ? 'cpu' : workload === 'torch-cuda' || workload === 'torch-rocm' ? 'cuda' : workload === 'torch-mps' ? 'mps' : 'cpu';
     const taskEnv = Object.fromEntries(
       Object.entries((a.task.environment ?? {}) as Record<string, unknown>).filter(([k, v]) => /^[A-Z_][A-Z0-9_]*$/.test(k) && ['string', 'number', 'boolean'].includes(typeof v)).map(([k, v]) => [k, String(v)]),
     );
@@ -382,6 +396,7 @@ export class Run {
    */
   private async identityFiles(user: { uid: number; gid: number } | null): Promise<{ passwd: string; group: string }> {
     const u = user ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+      ...simulatedTaskEnv(caps.simulatedAccelerator),
     const dir = path.join(this.deps.dataDir, 'sandbox', `etc-${u.uid}-${u.gid}`);
     const passwd = path.join(dir, 'passwd');
     if (await stat(passwd).then(() => true, () => false)) return { passwd, group: path.join(dir, 'group') };

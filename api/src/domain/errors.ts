@@ -62,3 +62,16 @@ export class StaleAttemptError extends DomainError {
 export class PayloadTooLargeError extends DomainError {
   override readonly code = 'PAYLOAD_TOO_LARGE';
 }
+
+/**
+ * A worker started with --simulate-accelerator said hello to a production API that does not allow
+ * them (CHATGPU_ALLOW_SIMULATED_ACCELERATORS): its "GPU" is the CPU, so no real user's work may go there.
+ */
+export class SimulatedAcceleratorRefusedError extends DomainError {
+  override readonly code = 'SIMULATED_ACCELERATOR_REFUSED';
+  constructor(readonly accelerator: string) {
+    super(
+      `This API runs in production mode and refuses workers with a simulated accelerator (${accelerator}): their numerics run on the CPU, for tests and demos only. Start the worker without --simulate-accelerator, or set CHATGPU_ALLOW_SIMULATED_ACCELERATORS=true on the server.`,
+    );
+  }
+}

@@ -6,6 +6,7 @@ import './types/errors.js';
 import './types/User.js';
 import './types/Job.js';
 import './types/Task.js';
+import './types/Service.js';
 import './types/PreparationRecord.js';
 import './types/Worker.js';
 import './types/WorkerProtocol.js';

@@ -31,6 +31,16 @@ export const HTTP_ROUTES = {
     pattern: /^\/blobs\/([^/]+)$/,
     access: 'GET/HEAD: a user who may read the blob (uploaded it, or it is in their jobs), a worker while it holds a lease that needs it; PUT: any user or worker token, X-ChatGPU-Attempt only for a live attempt of that worker token',
   },
+  service: {
+    methods: ['GET', 'POST'],
+    pattern: /^\/svc\/([^/]+)(?:\/(.*))?$/,
+    access: "the service's access token (Authorization: Bearer cgv_…): none → 401, any other token → 403, never reaching a worker; then 410 stopped, 503 + Retry-After not ready, 413 body over SVC_MAX_REQUEST_BYTES; every method is proxied the same way",
+  },
+  serviceTunnel: {
+    methods: ['GET', 'WS'],
+    pattern: /^\/svc-tunnel$/,
+    access: 'WS: a worker token holding the SERVICE attempt named in X-ChatGPU-Attempt with its fencing token (else 401/404/409); plain GET: 426 for everyone',
+  },
   outputsArchive: {
     methods: ['GET'],
     pattern: /^\/jobs\/([^/]+)\/outputs\.tar\.gz$/,

@@ -3,6 +3,8 @@
  * `Capabilities` as JSON, so every field is plain data and `null` (never `undefined`) means "unknown".
  */
 
+import type { SimulatedAccelerator } from './simulateAccelerator.js';
+
 export interface Accelerator {
   vendor: 'nvidia' | 'amd' | 'apple';
   index: number;
@@ -13,6 +15,8 @@ export interface Accelerator {
   runtime: string | null;
   /** 'sm_89' | 'gfx1030' | 'apple-m2' */
   arch: string | null;
+  /** --simulate-accelerator: advertised for scheduling; the numerics run on the CPU. */
+  simulated?: boolean;
 }
 
 export interface PythonRuntime {
@@ -62,6 +66,8 @@ export interface Capabilities {
    */
   install: { enabled: boolean; index: string | null };
   probeErrors: string[];
+  /** --simulate-accelerator (tests and demos only; see simulateAccelerator.ts). Absent: real hardware. */
+  simulatedAccelerator?: SimulatedAccelerator | null;
 }
 
 /**

@@ -20,6 +20,7 @@ import { isCollected } from '../../domain/jobs/planSchema.js';
 import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
 import { decideSupervisor } from '../supervisor/builtinSupervisor.js';
+import { ENDPOINT_REQUEST, findServiceApp, requestedDuration } from '../planner/serviceApp.js';
 
 export function createBuiltinClient(): ModelClient {
   return {
@@ -123,6 +124,9 @@ function decide(req: ModelRequest): Item[] {
     if (!answer) return call('ask_user', { question: `${sentence}. Run with the workers' versions anyway, or stop the job?`, choices: ["Run with the workers' versions", 'Stop the job'] });
     if (/stop|cancel|no\b/i.test(answer.split(':').pop() ?? '')) return call('give_up', { reason: `${sentence}. Stopped at your request.` });
   }
+
+  // 1b. An endpoint: the project is an HTTP app to host as a SERVICE (planner/serviceApp.ts).
+  if (ENDPOINT_REQUEST.test(request)) return planService(request, out, facts);
 
   // 2. The entry point.
   const eps = facts.entryPoints;
@@ -231,7 +235,17 @@ function decide(req: ModelRequest): Item[] {
   const has = (w: string, vendor?: string) => cap.classes.some((c) => c.workloads.includes(w) && (!vendor || c.accelVendor === vendor));
   let hardware: { workload: string; accelVendor?: string };
   let migrate = false;
-  if (!facts.usesTorch) hardware = { workload: 'python' };
+  // NVIDIA → AMD (issue 13): code written for NVIDIA — CUDA C++ kernels or PyTorch hard-wired to
+  // CUDA — that the user wants on an AMD GPU, with an NVIDIA worker online for the reference and
+  // an AMD worker for the target. The reference runs unchanged on NVIDIA, an optimization is tried
+  // there against it, and the migration (CUDA C++ → HIP, PyTorch device code → device-agnostic) is
+  // validated on AMD against the NVIDIA reference before the full run.
+  const wantsAmd = preference === 'amd' || /\b(AMD|ROCm|Radeon|Instinct)\b/i.test(request);
+  const toAmd = facts.usesTorch && wantsAmd && (facts.cudaSources.length > 0 || entry.hardwiredCuda.length > 0) && has('torch-cuda', 'nvidia') && has('torch-rocm', 'amd');
+  if (toAmd) {
+    hardware = { workload: 'torch-rocm', accelVendor: 'amd' };
+    migrate = true;
+  } else if (!facts.usesTorch) hardware = { workload: 'python' };
   else if (entry.hardwiredCuda.length && !online) hardware = { workload: 'torch-cuda', accelVendor: 'nvidia' };
   else if (entry.hardwiredCuda.length && !has('torch-cuda', 'nvidia')) {
     // Hard-wired to CUDA and no NVIDIA worker online: migrate it (required) to what is online.
@@ -369,7 +383,23 @@ function decide(req: ModelRequest): Item[] {
       reports,
     };
   }
-  const preparation = migrate
+  const preparation = toAmd
+    ? {
+        workload: { command: bounded, timeoutSec: 900, scale: boundedScale(entry, args, configSettings) ?? null },
+        compare: ['outputs'],
+        reference: { workload: 'torch-cuda', accelVendor: 'nvidia' },
+        target: { workload: 'torch-rocm', accelVendor: 'amd' },
+        steps: [
+          // Tried on the source GPU against the original; kept only if the timings say faster (a
+          // candidate that does not fit the code is recorded as SKIPPED, with why).
+          { name: 'optimize', kind: 'optimization', transformation: 'pin-memory', required: false, on: 'reference' },
+          { name: 'migrate', kind: 'migration', transformation: 'cuda-to-hip', required: true, tolerance: { rtol: 1e-4, atol: 1e-5 } },
+        ],
+        revisionBudget: 2,
+        frozenFiles: evaluate && evaluate.command.includes('.py') ? [evaluate.command.split(' ')[1]!] : [],
+        pinRun: false,
+      }
+    : migrate
     ? {
         workload: { command: bounded, timeoutSec: 900 },
         compare: ['outputs'],
@@ -397,12 +427,19 @@ function decide(req: ModelRequest): Item[] {
     (before.length ? ` First \`${before[0]!.command}\` prepares ${before[0]!.produces.join(', ')}, which the run reads.` : '') +
     (install.length ? ` A setup phase installs ${install.join(', ')} on the worker first.` : '');
   return call('submit_plan', {
-    summary: (migrate
+    summary: (toAmd
+      ? `${entry.path} is written for NVIDIA GPUs (${[...facts.cudaSources.slice(0, 3), ...entry.hardwiredCuda.slice(0, 2)].join(', ')}) and you asked for AMD: take a reference run of \`${bounded}\` on an NVIDIA worker, try an optimization there, migrate CUDA C++ to HIP and PyTorch device code to device-agnostic, check the migration on an AMD worker against the NVIDIA reference, then train the frozen result on AMD${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
+      : migrate
       ? `${entry.path} is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no NVIDIA worker is online (${cap.summary}): migrate it to device-agnostic code, check the rewrite against a reference run of \`${bounded}\`, then train the frozen result on a ${hardware.workload} worker${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
       : `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`) + pipelineWords,
     steps: [
       ...before.map((b) => `Prepare the data: \`${b.command}\` (hands ${b.produces.join(', ')} to the run)`),
-      ...(migrate ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code'] : []),
+      ...(toAmd
+        ? [`Reference on NVIDIA: \`${bounded}\``, 'Optimize on NVIDIA where it pays (kept only when faster and equal)', 'Migrate CUDA C++ → HIP and PyTorch device code → device-agnostic (required)', 'Validate on AMD against the NVIDIA reference (revisions within the budget)', 'Freeze the accepted code']
+        : migrate
+          ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code']
+          : []),
+      ...(smoke ? [`Smoke run: \`${smoke.command}\` (${smoke.scale.bounded} of ${smoke.scale.full} ${smoke.scale.unit}s) on the same hardware, to catch errors early and estimate the full run`] : []),
       `Run \`${command}\``,
       'Collect outputs/',
       ...(evaluate
@@ -523,4 +560,44 @@ function numberBefore(request: string, flagName: string): string | undefined {
   const before = new RegExp(`(\\d[\\d_]*(?:\\.\\d+)?)\\s+${words}s?\\b`, 'i').exec(request)?.[1];
   const after = new RegExp(`\\b${words}s?\\s+(?:of\\s+|=\\s*)?(\\d[\\d_]*(?:\\.\\d+)?)\\b`, 'i').exec(request)?.[1];
   return (before ?? after)?.replace(/_/g, '');
+}
+
+/**
+ * A hosted service: read the Python files, find the app (serviceApp.ts), resolve what its start
+ * command imports like any dependency, and submit a plan with `service` (readiness on the app's
+ * health path, or /; until stopped unless the request gives a duration).
+ */
+function planService(request: string, out: Outputs, facts: ProjectFacts): Item[] {
+  const listed = ((out.get('list_files')?.at(-1) as { files?: { path: string }[] } | undefined)?.files ?? []).map((f) => f.path).filter((p) => p.endsWith('.py'));
+  const read = new Map<string, string>();
+  for (const o of out.get('read_file') ?? []) {
+    const r = o as { path?: string; content?: string };
+    if (r.path && typeof r.content === 'string') read.set(r.path, r.content);
+  }
+  for (const p of listed.slice(0, 10)) if (!read.has(p)) return call('read_file', { path: p });
+  const found = findServiceApp(read);
+  if ('reason' in found) return call('give_up', { reason: found.reason });
+  const { app } = found;
+  const hardware = { workload: facts.usesTorch ? 'torch-cpu' : 'python' };
+  let install: string[] = [];
+  if ([...importsOf(facts, [app.file]).keys()].some((m) => m !== 'torch' && m !== 'numpy') || app.servers.length) {
+    const deps = out.get('check_dependencies')?.at(-1) as DependencyCheck | undefined;
+    if (!deps) return call('check_dependencies', { files: [app.file], workload: hardware.workload });
+    if (deps.unavailable.length) return call('give_up', { reason: deps.summary ?? `Unavailable on the workers: ${deps.unavailable.join(', ')}.` });
+    install = deps.install;
+  }
+  const durationSec = requestedDuration(request);
+  return call('submit_plan', {
+    summary: `Serve ${app.file} (${app.framework}) as an HTTP endpoint on a ${hardware.workload} worker: \`${app.command}\` listening on $PORT, reachable at its URL with its access token once ${app.readinessPath} answers 2xx, ${durationSec ? `for ${durationSec} s` : 'until you stop it'}.${install.length ? ` A setup phase installs ${install.join(', ')} first.` : ''}`,
+    steps: [`Start \`${app.command}\` in the sandbox (its only network: the port the worker proxies to)`, `Route /svc/<slug>/ to it once GET ${app.readinessPath} answers 2xx`, 'Restart it on a compatible worker, at the same URL, if its worker is lost'],
+    command: app.command,
+    environment: null,
+    hardware: { workload: hardware.workload, accelVendor: null, minMemoryMiB: null, minAccelMemoryMiB: null },
+    timeoutSec: null,
+    outputs: ['outputs'],
+    acceptance: { exitCode: 0, requiredFiles: [], metrics: [], evaluate: null },
+    preparation: null,
+    service: { readiness: { path: app.readinessPath, intervalSec: 1, timeoutSec: 5 }, durationSec, servers: app.servers },
+    ...(install.length ? { install: { pip: install } } : {}),
+  });
 }

@@ -132,8 +132,10 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
       FOR UPDATE OF t SKIP LOCKED
     ),
     att AS (
-      INSERT INTO "Attempt" (id, "taskId", number, "workerId", "fencingToken", "leaseExpiresAt", status, "createdAt")
-      SELECT gen_random_uuid(), p.id, p."attemptCount" + 1, ${workerId}::uuid, gen_random_uuid()::text, ${leaseUntil}, 'LEASED', ${now}
+      -- The worker's simulated-accelerator label goes onto the attempt (it stays with the result).
+      INSERT INTO "Attempt" (id, "taskId", number, "workerId", "fencingToken", "leaseExpiresAt", status, "createdAt", "simulatedAccelerator")
+      SELECT gen_random_uuid(), p.id, p."attemptCount" + 1, ${workerId}::uuid, gen_random_uuid()::text, ${leaseUntil}, 'LEASED', ${now},
+             (SELECT w."simulatedAccelerator" FROM "Worker" w WHERE w.id = ${workerId}::uuid)
       FROM picked p
       RETURNING id, "taskId", "fencingToken", "leaseExpiresAt", number
     ),

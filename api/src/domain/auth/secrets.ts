@@ -29,8 +29,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /** Token prefixes say what a token is when it leaks into a log. */
-export type TokenKind = 'session' | 'api' | 'worker';
-const PREFIX: Record<TokenKind, string> = { session: 'cgs_', api: 'cgu_', worker: 'cgw_' };
+export type TokenKind = 'session' | 'api' | 'worker' | 'service';
+const PREFIX: Record<TokenKind, string> = { session: 'cgs_', api: 'cgu_', worker: 'cgw_', service: 'cgv_' };
 
 export function newToken(kind: TokenKind): { token: string; hash: string; prefix: string } {
   const token = PREFIX[kind] + randomBytes(32).toString('base64url');

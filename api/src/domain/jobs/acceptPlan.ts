@@ -4,6 +4,7 @@ import type { ManifestEntry } from '../blobs/paths.js';
 import { insertTask, type CreateTaskInput, type Requirements } from './createTask.js';
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition } from './jobLifecycle.js';
+import { acceptServicePlan } from '../services/acceptServicePlan.js';
 import { criteriaOf, type PipelineStep, type PlanInput } from './planSchema.js';
 
 export interface AcceptPlanInput {
@@ -88,6 +89,7 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
     });
     return { planId: row.id, version, taskId: null, preparing: true, eventIds: [planEvent, ...preparing.eventIds] };
   }
+  if (plan.service) return { planId: row.id, version, preparing: false, ...(await acceptServicePlan(tx, now, { jobId, planId: row.id, codeVersionId: original.id, plan, service: plan.service, environment, requirements, criteria }, [planEvent])) };
   const first = plan.before?.[0];
   const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {
     reason: `No preparation needed: the code fits ${describeHardware(plan)} as it is; ${first ? `running ${plan.before!.map((b) => b.name).join(', then ')}, then the main run` : 'running it'}.`,

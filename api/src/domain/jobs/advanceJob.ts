@@ -27,6 +27,7 @@ import { recordJobEvent } from './jobEvents.js';
 import { applyTransition, commitTransition, InvalidTransitionError, transitionIfAllowed } from './jobLifecycle.js';
 import type { PipelineStep } from './planSchema.js';
 import { lockJob } from '../../db/sql/lockJob.js';
+import { afterService } from '../services/afterService.js';
 
 interface TaskResult {
   outputs?: ManifestEntry[];
@@ -43,6 +44,7 @@ export async function advanceJobAfterTask(r: Resources, taskId: string): Promise
   try {
     if (task.kind === 'RUN' || task.kind === 'SHARD') await afterRun(r, task, criteria);
     else if (task.kind === 'EVALUATE') await afterEvaluation(r, task, criteria);
+    else if (task.kind === 'SERVICE') await afterService(r, task);
   } catch (err) {
     // Another caller moved the job first, or it was cancelled meanwhile: nothing left to do.
     if (err instanceof InvalidTransitionError) return;

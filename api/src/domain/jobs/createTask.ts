@@ -4,6 +4,7 @@ import type { Db } from '../../db/client.js';
 import { ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
 import { recordJobEvent } from './jobEvents.js';
+import { ServiceRuntimeSchema } from '../services/serviceSpec.js';
 
 /** What a task needs from a worker; matched in SQL at claim time. */
 export const RequirementsSchema = z.object({
@@ -26,6 +27,8 @@ export const RequirementsSchema = z.object({
   setup: z.object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200) }).optional(),
   /** Workers this task's retries stay off (the run supervisor's retry elsewhere); the claim skips them. */
   avoidWorkers: z.array(z.string().uuid()).max(50).optional(),
+  /** A SERVICE task: its readiness check and how long it stays up (domain/services). */
+  service: ServiceRuntimeSchema.optional(),
 });
 export type Requirements = z.infer<typeof RequirementsSchema>;
 

@@ -14,6 +14,8 @@ export type JobEventKind =
   | 'attempt.status'
   | 'finding'
   | 'validation'
+  | 'service.ready'
+  | 'service.unready'
   | 'preparation.record'
   | 'pipeline.step';
 

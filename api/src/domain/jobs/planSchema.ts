@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { TRANSFORMATION_NAMES } from '../../preparation/transformations.js';
 import type { Criteria } from './acceptance.js';
+import { ServiceSchema } from '../services/serviceSpec.js';
 
 export const WORKLOADS = ['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx', 'shell'] as const;
 
@@ -50,6 +51,10 @@ export const PreparationSchema = z
     frozenFiles: z.array(z.string().min(1).max(500)).max(100).optional().describe('Files no revision may touch (besides the evaluation script).'),
     pinRun: z.boolean().optional().describe('Run the full workload on the worker that validated the last candidate.'),
   })
+          on: z
+            .enum(['reference', 'target'])
+            .optional()
+            .describe('Where its candidates run and are timed: target (default), or reference for an optimization tried on the source GPU before a migration.'),
   .describe('Only when the code needs a preparation step before the full run (a migration, an adaptation or optimizations).');
 export type PreparationSpec = z.infer<typeof PreparationSchema>;
 
@@ -93,6 +98,7 @@ export const PlanSchema = z.object({
       .describe('Required when the run produces a checkpoint.'),
   }),
   preparation: PreparationSchema.optional(),
+  service: ServiceSchema.optional(),
   install: z
     .object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200).describe('Requirement lines, as check_dependencies returns them.') })
     .optional()

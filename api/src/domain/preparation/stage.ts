@@ -219,8 +219,43 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
   if (task.status !== 'SUCCEEDED') return { state: 'waiting' };
   return { state: 'done', task };
 }
+  if (task.codeVersionId === ctx.original.id) await recordReference(ctx, task);
 
 // ───────────────────────────── candidates ─────────────────────────────
+
+/**
+ * The reference that ran the unchanged code gets its record too (step 1 of the flow, on the
+ * worker and hardware that produced it), once: the (job, step, revision) key keeps it single.
+ */
+async function recordReference(ctx: Ctx, task: Task): Promise<void> {
+  const { r, jobId, spec } = ctx;
+  if (await r.prisma.preparationRecord.findUnique({ where: { jobId_step_revision: { jobId, step: REFERENCE_STEP, revision: 0 } } })) return;
+  const attempt = await attemptOf(r, task);
+  const outputs = ((task.result as { outputs?: ManifestEntry[] } | null)?.outputs ?? []).length;
+  const record: RecordInput = {
+    jobId,
+    step: REFERENCE_STEP,
+    kind: 'reference',
+    revision: 0,
+    required: true,
+    hardware: attempt.hardware,
+    workload: task.workload,
+    accelerator: attempt.accelerator,
+    taskId: task.id,
+    attemptId: attempt.id,
+    workerId: attempt.workerId,
+    original: ctx.original,
+    candidate: null,
+    transformation: 'none',
+    outcome: 'ACCEPTED',
+    reason: `The unchanged code ran the bounded workload \`${spec.workload.command}\` on ${attempt.workerName} (${envWords(spec.reference)}${attempt.hardware.simulatedAccelerator ? `, simulated accelerator ${String(attempt.hardware.simulatedAccelerator)}: numerics on the CPU` : ''}); its ${outputs} output file(s) are the fixed reference every candidate is compared with.`,
+  };
+  try {
+    await commitTransition(r, jobId, async (tx) => ({ eventIds: (await insertRecord(tx, r, record)).eventIds }));
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+  }
+}
 
 /** Moves (step, revision) forward; returns a state to stop at, or null once it is decided. */
 async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted: Version, refTask: Task): Promise<StageState | null> {
@@ -230,7 +265,7 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
     if (revision > 0) return { state: 'waiting', on: `a revision of ${step.name}` };
     const made = await transform(ctx, step, accepted);
     if (!made.changed) {
-      await decide(ctx, step, revision, accepted, null, { outcome: 'SKIPPED', reason: `No change: ${step.transformation} finds nothing to change in the code (it already fits ${envWords(spec.target)}).` });
+      await decide(ctx, step, revision, accepted, null, { outcome: 'SKIPPED', reason: `No change: ${step.transformation} finds nothing to change in the code (it already fits ${envWords(envOf(spec, step))}).` });
       return null;
     }
     const manifest = await manifestFromTree(r, accepted.manifest, made.tree, ctx.ownerId);
@@ -241,7 +276,7 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   // Static checks before any worker sees it.
   let checks = cv.staticChecks as unknown as StaticCheckResult | null;
   if (!checks) {
-    checks = await runStaticChecks((await loadTree(r, candidate.manifest)).text, { target: targetOfWorkload(spec.target.workload), python: await python() });
+    checks = await runStaticChecks((await loadTree(r, candidate.manifest)).text, { target: targetOfWorkload(envOf(spec, step).workload), python: await python() });
     // Deterministic for a given tree, so a second process checking at the same time writes the same.
     await r.prisma.codeVersion.update({ where: { id: cv.id }, data: { staticChecks: checks as unknown as P.InputJsonValue } });
   }
@@ -254,7 +289,7 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   const runName = `candidate:${step.name}:${revision}`;
   let run = await r.prisma.task.findFirst({ where: { jobId, name: runName } });
   if (!run) {
-    run = await createStageTask(ctx, { kind: 'CANDIDATE', name: runName, codeVersionId: cv.id, env: spec.target, command: spec.workload.command, environment: {} });
+    run = await createStageTask(ctx, { kind: 'CANDIDATE', name: runName, codeVersionId: cv.id, env: envOf(spec, step), command: spec.workload.command, environment: {} });
     return { state: 'waiting', on: runName };
   }
   if (run.status === 'FAILED') {
@@ -291,7 +326,7 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
     const composed = [...accepted.manifest.map((e) => ({ ...e, path: `accepted/${e.path}` })), ...candidate.manifest.map((e) => ({ ...e, path: `candidate/${e.path}` }))];
     const benchCv = await upsertVersion(r, { jobId, step: `bench:${step.name}`, revision, parentId: cv.id, origin: 'benchmark', manifest: composed });
     const command = `python -m chatgpu.bench --a accepted --b candidate --repeats ${BENCH_REPEATS} -- ${spec.workload.command}`;
-    bench = await createStageTask(ctx, { kind: 'BENCHMARK', name: benchName, codeVersionId: benchCv.id, env: spec.target, command, environment: {}, pinnedWorkerId: attempt.workerId, timeoutFactor: 2 * BENCH_REPEATS + 1 });
+    bench = await createStageTask(ctx, { kind: 'BENCHMARK', name: benchName, codeVersionId: benchCv.id, env: envOf(spec, step), command, environment: {}, pinnedWorkerId: attempt.workerId, timeoutFactor: 2 * BENCH_REPEATS + 1 });
     return { state: 'waiting', on: benchName };
   }
   if (bench.status === 'FAILED') {
@@ -329,8 +364,9 @@ async function lastAccepted(ctx: Ctx): Promise<Version> {
 
 async function transform(ctx: Ctx, step: Step, from: Version): Promise<TransformResult> {
   const tree = (await loadTree(ctx.r, from.manifest)).text;
-  const torch = (await networkCapacity(ctx.r)).classes.find((c) => c.workloads.includes(ctx.spec.target.workload))?.torchVersions.at(-1);
-  const tctx = { target: targetOfWorkload(ctx.spec.target.workload), ...(torch ? { runtime: { torch } } : {}) };
+  const env = envOf(ctx.spec, step);
+  const torch = (await networkCapacity(ctx.r)).classes.find((c) => c.workloads.includes(env.workload))?.torchVersions.at(-1);
+  const tctx = { target: targetOfWorkload(env.workload), ...(torch ? { runtime: { torch } } : {}) };
   return transformationByName(step.transformation)(tree, tctx, { python: await python() });
 }
 
@@ -359,7 +395,7 @@ async function decide(ctx: Ctx, step: Step, revision: number, accepted: Version,
     revision,
     required: step.required,
     hardware: d.attempt?.hardware ?? {},
-    workload: d.run?.workload ?? ctx.spec.target.workload,
+    workload: d.run?.workload ?? envOf(ctx.spec, step).workload,
     accelerator: d.attempt?.accelerator ?? null,
     taskId: d.run?.id ?? null,
     attemptId: d.attempt?.id ?? null,
@@ -538,7 +574,7 @@ async function attemptOf(r: Resources, task: Task): Promise<AttemptInfo> {
     workerId: a.workerId,
     workerName: a.worker.name,
     accelerator: a.worker.accelVendor,
-    hardware: { worker: a.worker.name, os: caps.os ?? null, arch: caps.arch ?? null, cpu: caps.cpu ?? null, memoryMiB: caps.memoryMiB ?? null, accelerators: caps.accelerators ?? [], python, toolchains: caps.toolchains ?? null },
+    hardware: { worker: a.worker.name, os: caps.os ?? null, arch: caps.arch ?? null, cpu: caps.cpu ?? null, memoryMiB: caps.memoryMiB ?? null, accelerators: caps.accelerators ?? [], python, toolchains: caps.toolchains ?? null, simulatedAccelerator: a.simulatedAccelerator },
   };
 }
 
@@ -661,6 +697,15 @@ export { REFERENCE_STEP };
 export async function pendingRevision(r: Resources, jobId: string): Promise<{ step: Step; revision: number; candidate: Version; feedback: string; budget: number; protectedFiles: string[] } | null> {
   const ctx = await loadContext(r, jobId);
   if (!ctx) return null;
+/**
+ * Where a step's candidates are transformed for, run and timed: the target (default), or the
+ * reference environment for a step marked `on: 'reference'` (an optimization tried on the source
+ * GPU against the original before the code is migrated).
+ */
+function envOf(spec: PreparationSpec, step: Step): PreparationSpec['target'] {
+  return step.on === 'reference' ? spec.reference : spec.target;
+}
+
   const state = await advance(ctx).catch(() => null);
   if (state?.state !== 'revision') return null;
   const step = ctx.spec.steps.find((s) => s.name === state.step)!;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Prisma as P } from '../../generated/prisma/client.js';
-import { ValidationError } from '../errors.js';
+import { SimulatedAcceleratorRefusedError, ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
 
 /** What a worker reports about itself (worker/src/probe/types.ts is the producer). Lenient: unknown keys kept. */
@@ -19,11 +19,14 @@ export const CapabilitiesSchema = z
           name: z.string().max(300),
           memoryMiB: z.number().min(0).nullable().optional(),
           runtime: z.string().max(100).nullable().optional(),
+          simulated: z.boolean().optional(),
         }).passthrough(),
       )
       .max(64)
       .optional(),
     workloads: z.array(z.enum(['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx', 'shell'])).max(16).optional(),
+    /** --simulate-accelerator (tests and demos): the class advertised; numerics run on the CPU. */
+    simulatedAccelerator: z.object({ spec: z.string().min(1).max(200) }).passthrough().nullable().optional(),
   })
   .passthrough();
 
@@ -46,6 +49,10 @@ export async function workerHello(
   const caps = parsed.data;
   if (JSON.stringify(caps).length > 256 * 1024) throw new ValidationError('Capabilities are too large.', [{ path: ['capabilities'], message: 'over 256 KiB' }]);
   const accels = caps.accelerators ?? [];
+  // A simulated accelerator is labelled on the worker row (and from there on its attempts and the
+  // preparation records); a production API takes such a worker only when its operator allows it.
+  const simulated = caps.simulatedAccelerator?.spec ?? (accels.some((a) => a.simulated) ? `${accels[0]!.vendor}:${accels[0]!.name}` : null);
+  if (simulated && !r.config.allowSimulatedAccelerators) throw new SimulatedAcceleratorRefusedError(simulated);
   const data = {
     capabilities: caps as P.InputJsonValue,
     workloads: caps.workloads ?? ['shell'],
@@ -53,6 +60,7 @@ export async function workerHello(
     accelMemMiB: Math.round(Math.max(0, ...accels.map((a) => a.memoryMiB ?? 0))),
     memoryMiB: Math.round(caps.memoryMiB ?? 0),
     cpuCores: caps.cpu?.cores ?? 0,
+    simulatedAccelerator: simulated,
     slots: input.slots,
     version: input.version,
     lastSeenAt: r.now(),

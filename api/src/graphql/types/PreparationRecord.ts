@@ -27,6 +27,11 @@ builder.prismaNode('PreparationRecord', {
     hardware: t.expose('hardware', { type: 'JSON', description: "The worker's hardware and runtime (accelerator, driver, torch/CUDA/HIP, python)." }),
     workload: t.exposeString('workload', { nullable: true }),
     accelerator: t.exposeString('accelerator', { nullable: true }),
+    simulatedAccelerator: t.string({
+      nullable: true,
+      description: 'Set when the run was on a simulated accelerator (tests and demos: scheduled as that GPU class, numerics on the CPU).',
+      resolve: (r) => ((r.hardware as { simulatedAccelerator?: string | null } | null)?.simulatedAccelerator ?? null),
+    }),
     taskId: t.exposeID('taskId', { nullable: true }),
     attemptId: t.exposeID('attemptId', { nullable: true }),
     workerId: t.exposeID('workerId', { nullable: true }),

@@ -29,6 +29,10 @@ builder.prismaObject('Attempt', {
     number: t.exposeInt('number'),
     status: t.exposeString('status'),
     workerName: t.string({ select: { worker: { select: { name: true } } }, resolve: (a) => a.worker.name }),
+    simulatedAccelerator: t.exposeString('simulatedAccelerator', {
+      nullable: true,
+      description: "The worker's simulated accelerator when it took this attempt (tests and demos: the numerics ran on the CPU); null on real hardware.",
+    }),
     leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime' }),
     exitCode: t.exposeInt('exitCode', { nullable: true }),
     errorClass: t.exposeString('errorClass', { nullable: true }),

@@ -18,6 +18,10 @@ export const WorkerRef = builder.prismaNode('Worker', {
     status: t.expose('status', { type: WorkerStatusEnum }),
     capabilities: t.expose('capabilities', { type: 'JSON', description: 'Probed hardware and runtimes.' }),
     workloads: t.exposeStringList('workloads'),
+    simulatedAccelerator: t.exposeString('simulatedAccelerator', {
+      nullable: true,
+      description: 'Set when the worker runs with --simulate-accelerator (tests and demos): the GPU class it advertises is simulated and its numerics run on the CPU.',
+    }),
     slots: t.exposeInt('slots'),
     version: t.exposeString('version'),
     lastSeenAt: t.expose('lastSeenAt', { type: 'DateTime' }),

@@ -12,7 +12,7 @@ import { heartbeat, setOwnPaused, type Order } from '../../domain/workers/heartb
 import { workerHello } from '../../domain/workers/workerHello.js';
 import { builder } from '../builder.js';
 import { requireWorker } from '../principal.js';
-import { NotFoundError, StaleAttemptError, ValidationError } from './errors.js';
+import { NotFoundError, SimulatedAcceleratorRefusedError, StaleAttemptError, ValidationError } from './errors.js';
 import { FileEntry } from './Job.js';
 import { WorkerRef } from './Worker.js';
 import { withSpan } from '../../telemetry/sentry.js';
@@ -131,7 +131,7 @@ builder.mutationFields((t) => ({
     type: HelloResult,
     authScopes: { worker: true },
     args: { input: t.arg({ type: WorkerHelloInput }) },
-    errors: { types: [ValidationError] },
+    errors: { types: [ValidationError, SimulatedAcceleratorRefusedError] },
     resolve: async (_p, { input }, ctx) => {
       const worker = await workerHello(ctx, requireWorker(ctx), input);
       return { worker, heartbeatIntervalSec: ctx.config.scheduler.heartbeatSec, leaseSec: ctx.config.scheduler.leaseSec };

@@ -8,6 +8,7 @@ import {
   ForbiddenError,
   type Issue,
   NotFoundError,
+  SimulatedAcceleratorRefusedError,
   StaleAttemptError,
   UnauthenticatedError,
   ValidationError,
@@ -46,7 +47,12 @@ builder.objectType(StaleAttemptError, {
   interfaces: [ErrorInterface],
   fields: (t) => ({ attemptId: t.exposeID('attemptId'), reason: t.exposeString('reason') }),
 });
+builder.objectType(SimulatedAcceleratorRefusedError, {
+  name: 'SimulatedAcceleratorRefusedError',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({ accelerator: t.exposeString('accelerator', { description: 'The simulated accelerator the worker advertised (its --simulate-accelerator value).' }) }),
+});
 
 /** The errors every validated mutation may return. */
 export const inputErrors = [ValidationError] as const;
-export { ConflictError, ForbiddenError, NotFoundError, StaleAttemptError, UnauthenticatedError, ValidationError };
+export { ConflictError, ForbiddenError, NotFoundError, SimulatedAcceleratorRefusedError, StaleAttemptError, UnauthenticatedError, ValidationError };

@@ -1,0 +1,353 @@
+/**
+ * The API end of hosted services' tunnels (DESIGN §10). A worker running a SERVICE attempt
+ * opens a WebSocket to /svc-tunnel (outbound: the worker never listens), authenticated by
+ * its worker token and fenced by the attempt's fencing token. Requests to /svc/:slug/* are
+ * multiplexed over it as streams (tunnelFrames.ts): streamed bodies both ways, a window of
+ * unacknowledged bytes per stream (a slow client stalls only its own stream), a body size
+ * limit (413), a time limit to the response head (504) and a cap on concurrent streams (503).
+ *
+ * This process's tunnels live in memory only as transport; the routing decision is made from
+ * PostgreSQL (services.ts, routeFor): the service row names the process holding the current
+ * attempt's tunnel (tunnelUrl), and a request reaching another process is forwarded there.
+ */
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { databaseUnavailable } from '../db/unavailable.js';
+import { authenticate } from '../domain/auth/users.js';
+import { DomainError, StaleAttemptError } from '../domain/errors.js';
+import type { Resources } from '../domain/resources.js';
+import { openTunnel, recordServiceStats, routeFor, setServiceReady } from '../domain/services/services.js';
+import { sendJson } from './blobRoutes.js';
+import { creditFrame, decodeFrame, encodeFrame, FRAME, WINDOW } from './tunnelFrames.js';
+
+/** Headers that belong to one hop (RFC 9110 §7.6.1) or to ChatGPU, never passed to the app. */
+const HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'cookie', 'x-chatgpu-svc-forwarded']);
+const FORWARDED = 'x-chatgpu-svc-forwarded';
+const STATS_FLUSH_MS = 2000;
+const CURRENT_CHECK_MS = 5000;
+
+interface Stream {
+  res: ServerResponse;
+  req: IncomingMessage;
+  /** Request body bytes sent and not yet credited by the worker. */
+  unacked: number;
+  done: boolean;
+  timer: NodeJS.Timeout;
+  started: number;
+}
+
+class Tunnel {
+  private readonly streams = new Map<number, Stream>();
+  private nextId = 1;
+  ready = false;
+  constructor(
+    readonly ws: WebSocket,
+    readonly serviceId: string,
+    readonly attemptId: string,
+    private readonly owner: ServiceTunnels,
+  ) {}
+
+  get open(): number {
+    return this.streams.size;
+  }
+
+  onFrame(data: Buffer) {
+    const f = decodeFrame(data);
+    if (!f) return;
+    if (f.type === FRAME.READY && f.stream === 0) {
+      let ready = false;
+      try {
+        ready = (JSON.parse(f.payload.toString('utf8')) as { ready?: unknown }).ready === true;
+      } catch {
+        /* malformed: not ready */
+      }
+      this.ready = ready;
+      void this.owner.readiness(this, ready);
+      return;
+    }
+    const s = this.streams.get(f.stream);
+    if (!s || s.done) return;
+    switch (f.type) {
+      case FRAME.RES_HEAD: {
+        clearTimeout(s.timer);
+        let head: { status?: number; headers?: Record<string, string | string[]> } = {};
+        try {
+          head = JSON.parse(f.payload.toString('utf8'));
+        } catch {
+          return this.fail(f.stream, 502, 'The service sent a malformed response.');
+        }
+        const status = Number.isInteger(head.status) && head.status! >= 100 && head.status! <= 599 ? head.status! : 502;
+        const headers: OutgoingHttpHeaders = {};
+        for (const [k, v] of Object.entries(head.headers ?? {})) if (!HOP.has(k.toLowerCase())) headers[k] = v;
+        this.owner.count(this.serviceId, Date.now() - s.started, status >= 500);
+        s.res.writeHead(status, headers);
+        return;
+      }
+      case FRAME.RES_BODY: {
+        const n = f.payload.length;
+        // Credit goes back only once the bytes left for the client: a slow client holds its stream.
+        s.res.write(Buffer.from(f.payload), () => this.send(creditFrame(f.stream, n)));
+        return;
+      }
+      case FRAME.RES_END:
+        this.finish(f.stream);
+        s.res.end();
+        return;
+      case FRAME.RESET: {
+        const msg = safeMessage(f.payload);
+        if (!s.res.headersSent) this.owner.count(this.serviceId, Date.now() - s.started, true);
+        this.fail(f.stream, 502, `The service failed to answer: ${msg}`);
+        return;
+      }
+      case FRAME.CREDIT: {
+        s.unacked = Math.max(0, s.unacked - (f.payload.length >= 4 ? f.payload.readUInt32BE(0) : 0));
+        if (s.unacked < WINDOW && s.req.isPaused()) s.req.resume();
+        return;
+      }
+    }
+  }
+
+  /** Proxies one request over the tunnel; resolves when the stream is over. */
+  proxy(req: IncomingMessage, res: ServerResponse, path: string, limits: { maxRequestBytes: number; requestTimeoutSec: number }) {
+    const id = this.nextId++;
+    const timer = setTimeout(() => {
+      this.owner.count(this.serviceId, limits.requestTimeoutSec * 1000, true);
+      this.fail(id, 504, `The service did not answer within ${limits.requestTimeoutSec} s.`, true);
+    }, limits.requestTimeoutSec * 1000);
+    const s: Stream = { req, res, unacked: 0, done: false, timer, started: Date.now() };
+    this.streams.set(id, s);
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k)) headers[k] = v;
+    this.send(encodeFrame(FRAME.REQ_HEAD, id, { method: req.method ?? 'GET', path, headers }));
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      if (s.done) return;
+      size += c.length;
+      if (size > limits.maxRequestBytes) return this.fail(id, 413, `The request body is over the limit of ${limits.maxRequestBytes} bytes.`, true);
+      this.send(encodeFrame(FRAME.REQ_BODY, id, c));
+      s.unacked += c.length;
+      if (s.unacked >= WINDOW) req.pause();
+    });
+    req.on('end', () => {
+      if (!s.done) this.send(encodeFrame(FRAME.REQ_END, id));
+    });
+    // The client went away first: the app's side of the stream is reset.
+    res.on('close', () => {
+      if (!s.done) {
+        this.send(encodeFrame(FRAME.RESET, id, { message: 'client closed' }));
+        this.finish(id);
+      }
+    });
+  }
+
+  private send(frame: Buffer) {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(frame);
+  }
+
+  private finish(id: number) {
+    const s = this.streams.get(id);
+    if (!s) return;
+    s.done = true;
+    clearTimeout(s.timer);
+    this.streams.delete(id);
+    if (s.req.isPaused()) s.req.resume(); // drain what is left so the socket can be reused
+  }
+
+  /** Ends a stream with an error answer (or cuts a response already under way). */
+  fail(id: number, status: number, message: string, resetWorker = false) {
+    const s = this.streams.get(id);
+    if (!s) return;
+    if (resetWorker) this.send(encodeFrame(FRAME.RESET, id, { message }));
+    this.finish(id);
+    if (s.res.headersSent) s.res.destroy();
+    else {
+      if (status === 413) s.res.setHeader('connection', 'close');
+      sendJson(s.res, status, { error: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 504 ? 'TIMEOUT' : 'BAD_GATEWAY', message } });
+    }
+  }
+
+  closeAll(message: string) {
+    for (const id of [...this.streams.keys()]) this.fail(id, 502, message);
+  }
+}
+
+function safeMessage(b: Buffer): string {
+  try {
+    return String((JSON.parse(b.toString('utf8')) as { message?: unknown }).message ?? 'reset').slice(0, 300);
+  } catch {
+    return 'reset';
+  }
+}
+
+export class ServiceTunnels {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 + 16 });
+  /** This process's tunnels by attempt id. */
+  private readonly tunnels = new Map<string, Tunnel>();
+  private readonly stats = new Map<string, { requests: number; errors: number; latencyMsSum: number }>();
+  private readonly flushTimer: NodeJS.Timeout;
+  private readonly checkTimer: NodeJS.Timeout;
+  /** How other API processes reach this one; set once it listens. */
+  selfUrl = '';
+
+  constructor(private readonly r: Resources) {
+    this.flushTimer = setInterval(() => void this.flushStats(), STATS_FLUSH_MS);
+    this.checkTimer = setInterval(() => void this.dropStale(), CURRENT_CHECK_MS);
+  }
+
+  /** The WebSocket upgrade of /svc-tunnel: worker token, attempt id and fencing token in headers. */
+  async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
+    const refuse = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    };
+    try {
+      const principal = await authenticate(this.r, req.headers.authorization);
+      if (principal.kind !== 'worker') return refuse(401, 'Unauthorized');
+      const attemptId = String(req.headers['x-chatgpu-attempt'] ?? '');
+      const fencing = String(req.headers['x-chatgpu-fencing-token'] ?? '');
+      const { service, attempt } = await openTunnel(this.r, principal.workerTokenId, attemptId, fencing);
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, service.id, attempt.id));
+    } catch (err) {
+      if (err instanceof StaleAttemptError) return refuse(409, 'Conflict');
+      if (err instanceof DomainError) return refuse(404, 'Not Found');
+      if (databaseUnavailable(err)) return refuse(503, 'Service Unavailable');
+      this.r.log.error('tunnel upgrade failed', { message: (err as Error).message });
+      refuse(500, 'Internal Server Error');
+    }
+  }
+
+  private attach(ws: WebSocket, serviceId: string, attemptId: string) {
+    this.tunnels.get(attemptId)?.ws.terminate(); // a reconnect replaces the old socket
+    const t = new Tunnel(ws, serviceId, attemptId, this);
+    this.tunnels.set(attemptId, t);
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) t.onFrame(Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer));
+    });
+    ws.on('close', () => {
+      if (this.tunnels.get(attemptId) === t) this.tunnels.delete(attemptId);
+      t.closeAll('The service tunnel closed.');
+      void this.readiness(t, false);
+    });
+    ws.on('error', () => ws.terminate());
+  }
+
+  async readiness(t: Tunnel, ready: boolean) {
+    try {
+      // Not-ready clears only this process's claim; a replaced socket's close leaves the new one's.
+      if (!ready && this.tunnels.get(t.attemptId) && this.tunnels.get(t.attemptId) !== t) return;
+      await setServiceReady(this.r, t.serviceId, t.attemptId, ready, this.selfUrl);
+    } catch (err) {
+      this.r.log.warn('service readiness not recorded', { attemptId: t.attemptId, message: (err as Error).message });
+    }
+  }
+
+  /** Tunnels whose attempt is no longer its task's current live attempt are closed. */
+  private async dropStale() {
+    if (this.tunnels.size === 0) return;
+    try {
+      const ids = [...this.tunnels.keys()];
+      const live = await this.r.prisma.attempt.findMany({ where: { id: { in: ids }, status: { in: ['LEASED', 'RUNNING'] }, currentFor: { isNot: null } }, select: { id: true } });
+      const keep = new Set(live.map((a) => a.id));
+      for (const id of ids) if (!keep.has(id)) this.tunnels.get(id)?.ws.close(4409, 'attempt no longer current');
+    } catch {
+      /* the next check retries */
+    }
+  }
+
+  count(serviceId: string, latencyMs: number, error: boolean) {
+    const s = this.stats.get(serviceId) ?? { requests: 0, errors: 0, latencyMsSum: 0 };
+    s.requests++;
+    if (error) s.errors++;
+    s.latencyMsSum += latencyMs;
+    this.stats.set(serviceId, s);
+  }
+
+  private async flushStats() {
+    const batch = [...this.stats];
+    this.stats.clear();
+    for (const [id, s] of batch) await recordServiceStats(this.r, id, s).catch(() => {});
+  }
+
+  /**
+   * GET|POST|… /svc/:slug/rest: the token (bearer) decides before anything reaches a worker;
+   * then the current attempt's tunnel, here or in the process the database names.
+   */
+  async handleRequest(req: IncomingMessage, res: ServerResponse, slug: string, rest: string) {
+    const token = req.headers.authorization?.replace(/^Bearer\s+/i, '').trim() || null;
+    const route = await routeFor(this.r, slug, token, this.r.now());
+    const limits = this.r.config.services;
+    if (route.kind === 'unauthorized') {
+      res.setHeader('www-authenticate', 'Bearer realm="chatgpu-service"');
+      return refuseRequest(req, res, 401, 'UNAUTHENTICATED', "This service needs its access token: 'Authorization: Bearer <token>' (the job page or `chatgpu service JOB` issues it).");
+    }
+    if (route.kind === 'forbidden') return refuseRequest(req, res, 403, 'FORBIDDEN', 'This token does not open this service.');
+    if (route.kind === 'gone') return refuseRequest(req, res, 410, 'GONE', route.reason);
+    if (route.kind === 'not-ready') {
+      res.setHeader('retry-after', String(route.retryAfterSec));
+      return refuseRequest(req, res, 503, 'NOT_READY', 'The service is not ready (starting, or moving to another worker); retry shortly.');
+    }
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limits.maxRequestBytes) {
+      res.setHeader('connection', 'close');
+      return refuseRequest(req, res, 413, 'PAYLOAD_TOO_LARGE', `The request body is over the limit of ${limits.maxRequestBytes} bytes.`);
+    }
+    const local = this.tunnels.get(route.attemptId);
+    if (route.tunnelUrl === this.selfUrl || local) {
+      if (!local || !local.ready) {
+        res.setHeader('retry-after', '1');
+        return refuseRequest(req, res, 503, 'NOT_READY', 'The service is not ready (its tunnel is reconnecting); retry shortly.');
+      }
+      if (local.open >= limits.maxStreams) {
+        res.setHeader('retry-after', '1');
+        return refuseRequest(req, res, 503, 'BUSY', `The service has ${limits.maxStreams} requests in flight; retry shortly.`);
+      }
+      return local.proxy(req, res, rest, limits);
+    }
+    if (req.headers[FORWARDED]) {
+      res.setHeader('retry-after', '1');
+      return refuseRequest(req, res, 503, 'NOT_READY', 'The service is not ready (its tunnel moved); retry shortly.');
+    }
+    return this.forward(req, res, route.tunnelUrl, limits.maxRequestBytes);
+  }
+
+  /** Another API process holds the tunnel: the request goes there as it came (it checks the token again). */
+  private forward(req: IncomingMessage, res: ServerResponse, tunnelUrl: string, maxBytes: number) {
+    const target = new URL(req.url ?? '/', tunnelUrl);
+    const headers: IncomingHttpHeaders = { ...req.headers, [FORWARDED]: '1' };
+    delete headers.connection;
+    const out = httpRequest(target, { method: req.method ?? 'GET', headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, Object.fromEntries(Object.entries(up.headers).filter(([k]) => k !== 'connection' && k !== 'transfer-encoding')));
+      up.pipe(res);
+    });
+    out.on('error', () => {
+      if (!res.headersSent) {
+        res.setHeader('retry-after', '1');
+        sendJson(res, 503, { error: { code: 'NOT_READY', message: 'The API process holding the service tunnel is unreachable; retry shortly.' } });
+      } else res.destroy();
+    });
+    res.on('close', () => out.destroy());
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > maxBytes) {
+        out.destroy();
+        if (!res.headersSent) sendJson(res, 413, { error: { code: 'PAYLOAD_TOO_LARGE', message: `The request body is over the limit of ${maxBytes} bytes.` } });
+      }
+    });
+    req.pipe(out);
+  }
+
+  async close() {
+    clearInterval(this.flushTimer);
+    clearInterval(this.checkTimer);
+    for (const t of this.tunnels.values()) t.ws.terminate();
+    this.wss.close();
+    await this.flushStats();
+  }
+}
+
+/** An answer that never reached a worker; the unread body is drained so the client reads it. */
+function refuseRequest(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string) {
+  req.resume();
+  sendJson(res, status, { error: { code, message } });
+}
