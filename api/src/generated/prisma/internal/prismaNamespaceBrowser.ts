@@ -444,6 +444,7 @@ export const PreparationRecordScalarFieldEnum = {
   hardware: 'hardware',
   workload: 'workload',
   accelerator: 'accelerator',
+  modelFamily: 'modelFamily',
   taskId: 'taskId',
   attemptId: 'attemptId',
   workerId: 'workerId',

@@ -44,6 +44,7 @@ export type PreparationRecordMinAggregateOutputType = {
   required: boolean | null
   workload: string | null
   accelerator: string | null
+  modelFamily: string | null
   taskId: string | null
   attemptId: string | null
   workerId: string | null
@@ -67,6 +68,7 @@ export type PreparationRecordMaxAggregateOutputType = {
   required: boolean | null
   workload: string | null
   accelerator: string | null
+  modelFamily: string | null
   taskId: string | null
   attemptId: string | null
   workerId: string | null
@@ -91,6 +93,7 @@ export type PreparationRecordCountAggregateOutputType = {
   hardware: number
   workload: number
   accelerator: number
+  modelFamily: number
   taskId: number
   attemptId: number
   workerId: number
@@ -127,6 +130,7 @@ export type PreparationRecordMinAggregateInputType = {
   required?: true
   workload?: true
   accelerator?: true
+  modelFamily?: true
   taskId?: true
   attemptId?: true
   workerId?: true
@@ -150,6 +154,7 @@ export type PreparationRecordMaxAggregateInputType = {
   required?: true
   workload?: true
   accelerator?: true
+  modelFamily?: true
   taskId?: true
   attemptId?: true
   workerId?: true
@@ -174,6 +179,7 @@ export type PreparationRecordCountAggregateInputType = {
   hardware?: true
   workload?: true
   accelerator?: true
+  modelFamily?: true
   taskId?: true
   attemptId?: true
   workerId?: true
@@ -288,6 +294,7 @@ export type PreparationRecordGroupByOutputType = {
   hardware: runtime.JsonValue
   workload: string | null
   accelerator: string | null
+  modelFamily: string | null
   taskId: string | null
   attemptId: string | null
   workerId: string | null
@@ -338,6 +345,7 @@ export type PreparationRecordWhereInput = {
   hardware?: Prisma.JsonFilter<"PreparationRecord">
   workload?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   accelerator?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
+  modelFamily?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   taskId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
   attemptId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
   workerId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
@@ -366,6 +374,7 @@ export type PreparationRecordOrderByWithRelationInput = {
   hardware?: Prisma.SortOrder
   workload?: Prisma.SortOrderInput | Prisma.SortOrder
   accelerator?: Prisma.SortOrderInput | Prisma.SortOrder
+  modelFamily?: Prisma.SortOrderInput | Prisma.SortOrder
   taskId?: Prisma.SortOrderInput | Prisma.SortOrder
   attemptId?: Prisma.SortOrderInput | Prisma.SortOrder
   workerId?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -398,6 +407,7 @@ export type PreparationRecordWhereUniqueInput = Prisma.AtLeast<{
   hardware?: Prisma.JsonFilter<"PreparationRecord">
   workload?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   accelerator?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
+  modelFamily?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   taskId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
   attemptId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
   workerId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
@@ -426,6 +436,7 @@ export type PreparationRecordOrderByWithAggregationInput = {
   hardware?: Prisma.SortOrder
   workload?: Prisma.SortOrderInput | Prisma.SortOrder
   accelerator?: Prisma.SortOrderInput | Prisma.SortOrder
+  modelFamily?: Prisma.SortOrderInput | Prisma.SortOrder
   taskId?: Prisma.SortOrderInput | Prisma.SortOrder
   attemptId?: Prisma.SortOrderInput | Prisma.SortOrder
   workerId?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -461,6 +472,7 @@ export type PreparationRecordScalarWhereWithAggregatesInput = {
   hardware?: Prisma.JsonWithAggregatesFilter<"PreparationRecord">
   workload?: Prisma.StringNullableWithAggregatesFilter<"PreparationRecord"> | string | null
   accelerator?: Prisma.StringNullableWithAggregatesFilter<"PreparationRecord"> | string | null
+  modelFamily?: Prisma.StringNullableWithAggregatesFilter<"PreparationRecord"> | string | null
   taskId?: Prisma.UuidNullableWithAggregatesFilter<"PreparationRecord"> | string | null
   attemptId?: Prisma.UuidNullableWithAggregatesFilter<"PreparationRecord"> | string | null
   workerId?: Prisma.UuidNullableWithAggregatesFilter<"PreparationRecord"> | string | null
@@ -487,6 +499,7 @@ export type PreparationRecordCreateInput = {
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: string | null
   accelerator?: string | null
+  modelFamily?: string | null
   taskId?: string | null
   attemptId?: string | null
   workerId?: string | null
@@ -515,6 +528,7 @@ export type PreparationRecordUncheckedCreateInput = {
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: string | null
   accelerator?: string | null
+  modelFamily?: string | null
   taskId?: string | null
   attemptId?: string | null
   workerId?: string | null
@@ -541,6 +555,7 @@ export type PreparationRecordUpdateInput = {
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  modelFamily?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -569,6 +584,7 @@ export type PreparationRecordUncheckedUpdateInput = {
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  modelFamily?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -596,6 +612,7 @@ export type PreparationRecordCreateManyInput = {
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: string | null
   accelerator?: string | null
+  modelFamily?: string | null
   taskId?: string | null
   attemptId?: string | null
   workerId?: string | null
@@ -622,6 +639,7 @@ export type PreparationRecordUpdateManyMutationInput = {
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  modelFamily?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -649,6 +667,7 @@ export type PreparationRecordUncheckedUpdateManyInput = {
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  modelFamily?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -692,6 +711,7 @@ export type PreparationRecordCountOrderByAggregateInput = {
   hardware?: Prisma.SortOrder
   workload?: Prisma.SortOrder
   accelerator?: Prisma.SortOrder
+  modelFamily?: Prisma.SortOrder
   taskId?: Prisma.SortOrder
   attemptId?: Prisma.SortOrder
   workerId?: Prisma.SortOrder
@@ -722,6 +742,7 @@ export type PreparationRecordMaxOrderByAggregateInput = {
   required?: Prisma.SortOrder
   workload?: Prisma.SortOrder
   accelerator?: Prisma.SortOrder
+  modelFamily?: Prisma.SortOrder
   taskId?: Prisma.SortOrder
   attemptId?: Prisma.SortOrder
   workerId?: Prisma.SortOrder
@@ -745,6 +766,7 @@ export type PreparationRecordMinOrderByAggregateInput = {
   required?: Prisma.SortOrder
   workload?: Prisma.SortOrder
   accelerator?: Prisma.SortOrder
+  modelFamily?: Prisma.SortOrder
   taskId?: Prisma.SortOrder
   attemptId?: Prisma.SortOrder
   workerId?: Prisma.SortOrder
@@ -822,6 +844,7 @@ export type PreparationRecordCreateWithoutJobInput = {
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: string | null
   accelerator?: string | null
+  modelFamily?: string | null
   taskId?: string | null
   attemptId?: string | null
   workerId?: string | null
@@ -848,6 +871,7 @@ export type PreparationRecordUncheckedCreateWithoutJobInput = {
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: string | null
   accelerator?: string | null
+  modelFamily?: string | null
   taskId?: string | null
   attemptId?: string | null
   workerId?: string | null
@@ -904,6 +928,7 @@ export type PreparationRecordScalarWhereInput = {
   hardware?: Prisma.JsonFilter<"PreparationRecord">
   workload?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   accelerator?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
+  modelFamily?: Prisma.StringNullableFilter<"PreparationRecord"> | string | null
   taskId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
   attemptId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
   workerId?: Prisma.UuidNullableFilter<"PreparationRecord"> | string | null
@@ -930,6 +955,7 @@ export type PreparationRecordCreateManyJobInput = {
   hardware: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: string | null
   accelerator?: string | null
+  modelFamily?: string | null
   taskId?: string | null
   attemptId?: string | null
   workerId?: string | null
@@ -956,6 +982,7 @@ export type PreparationRecordUpdateWithoutJobInput = {
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  modelFamily?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -982,6 +1009,7 @@ export type PreparationRecordUncheckedUpdateWithoutJobInput = {
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  modelFamily?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1008,6 +1036,7 @@ export type PreparationRecordUncheckedUpdateManyWithoutJobInput = {
   hardware?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   workload?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accelerator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  modelFamily?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   taskId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   attemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   workerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1037,6 +1066,7 @@ export type PreparationRecordSelect<ExtArgs extends runtime.Types.Extensions.Int
   hardware?: boolean
   workload?: boolean
   accelerator?: boolean
+  modelFamily?: boolean
   taskId?: boolean
   attemptId?: boolean
   workerId?: boolean
@@ -1065,6 +1095,7 @@ export type PreparationRecordSelectCreateManyAndReturn<ExtArgs extends runtime.T
   hardware?: boolean
   workload?: boolean
   accelerator?: boolean
+  modelFamily?: boolean
   taskId?: boolean
   attemptId?: boolean
   workerId?: boolean
@@ -1093,6 +1124,7 @@ export type PreparationRecordSelectUpdateManyAndReturn<ExtArgs extends runtime.T
   hardware?: boolean
   workload?: boolean
   accelerator?: boolean
+  modelFamily?: boolean
   taskId?: boolean
   attemptId?: boolean
   workerId?: boolean
@@ -1121,6 +1153,7 @@ export type PreparationRecordSelectScalar = {
   hardware?: boolean
   workload?: boolean
   accelerator?: boolean
+  modelFamily?: boolean
   taskId?: boolean
   attemptId?: boolean
   workerId?: boolean
@@ -1138,7 +1171,7 @@ export type PreparationRecordSelectScalar = {
   createdAt?: boolean
 }
 
-export type PreparationRecordOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "step" | "kind" | "revision" | "required" | "hardware" | "workload" | "accelerator" | "taskId" | "attemptId" | "workerId" | "originalCodeId" | "originalManifestSha" | "candidateCodeId" | "candidateManifestSha" | "transformation" | "staticChecks" | "numericalCheck" | "timings" | "outcome" | "reason" | "evidenceSha" | "createdAt", ExtArgs["result"]["preparationRecord"]>
+export type PreparationRecordOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "step" | "kind" | "revision" | "required" | "hardware" | "workload" | "accelerator" | "modelFamily" | "taskId" | "attemptId" | "workerId" | "originalCodeId" | "originalManifestSha" | "candidateCodeId" | "candidateManifestSha" | "transformation" | "staticChecks" | "numericalCheck" | "timings" | "outcome" | "reason" | "evidenceSha" | "createdAt", ExtArgs["result"]["preparationRecord"]>
 export type PreparationRecordInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
 }
@@ -1176,6 +1209,11 @@ export type $PreparationRecordPayload<ExtArgs extends runtime.Types.Extensions.I
      * The worker's accelerator vendor (nvidia | amd | apple | none), for filtering.
      */
     accelerator: string | null
+    /**
+     * What kind of program the original code is (convnet | transformer | rnn | mlp | cuda-kernel | other):
+     * records of the same transformation, family and accelerator are "similar cases" (preparation/similar.ts).
+     */
+    modelFamily: string | null
     taskId: string | null
     attemptId: string | null
     workerId: string | null
@@ -1630,6 +1668,7 @@ export interface PreparationRecordFieldRefs {
   readonly hardware: Prisma.FieldRef<"PreparationRecord", 'Json'>
   readonly workload: Prisma.FieldRef<"PreparationRecord", 'String'>
   readonly accelerator: Prisma.FieldRef<"PreparationRecord", 'String'>
+  readonly modelFamily: Prisma.FieldRef<"PreparationRecord", 'String'>
   readonly taskId: Prisma.FieldRef<"PreparationRecord", 'String'>
   readonly attemptId: Prisma.FieldRef<"PreparationRecord", 'String'>
   readonly workerId: Prisma.FieldRef<"PreparationRecord", 'String'>
