@@ -10,6 +10,7 @@ describe('query limits and malformed input', () => {
     const deep = `{ jobs { edges { node { tasks { attempts { logs { text } } } } } } }`;
     const r = await api.gql(deep, {}, u.token);
     expect(r.errors?.[0]?.extensions.code).toBe('QUERY_TOO_DEEP');
+    expect(r.status).toBe(400); // the client's error, not the server's
     expect(r.data).toBeUndefined();
     const frag = `fragment F on Job { tasks { attempts { logs { text } } } } { jobs { edges { node { ...F } } } }`;
     expect((await api.gql(frag, {}, u.token)).errors?.[0]?.extensions.code).toBe('QUERY_TOO_DEEP');
@@ -22,6 +23,7 @@ describe('query limits and malformed input', () => {
   it('refuses an over-costly query', async () => {
     const r = await api.gql(`{ jobs(first: 100) { edges { node { title status } } } }`, {}, u.token);
     expect(r.errors?.[0]?.extensions.code).toBe('QUERY_TOO_COSTLY');
+    expect(r.status).toBe(400);
     const ok = await api.gql(`{ jobs(first: 5) { totalCount } }`, {}, u.token);
     expect(ok.errors).toBeUndefined();
   });

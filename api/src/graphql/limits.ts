@@ -16,6 +16,13 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { getComplexity } from 'graphql-query-complexity';
+import { refuseNulInput } from './refuseNulInput.js';
+
+/**
+ * A refusal here is the client's error: HTTP 400 (Apollo Server reads `extensions.http` and
+ * drops it from the answer). Without it a request refused before execution is a 500.
+ */
+const BAD_REQUEST = { status: 400 };
 
 export interface Limits {
   maxDepth: number;
@@ -29,10 +36,13 @@ export function checkLimits(
   operationName: string | undefined | null,
   limits: Limits,
 ): GraphQLError | null {
+  // Input PostgreSQL cannot store, refused here because every request passes here first.
+  const nul = refuseNulInput(schema, document, variables, operationName);
+  if (nul) return nul;
   const depth = maxDepth(document);
   if (depth > limits.maxDepth) {
     return new GraphQLError(`Query is too deep: ${depth} levels, the limit is ${limits.maxDepth}.`, {
-      extensions: { code: 'QUERY_TOO_DEEP', depth, maxDepth: limits.maxDepth },
+      extensions: { code: 'QUERY_TOO_DEEP', depth, maxDepth: limits.maxDepth, http: BAD_REQUEST },
     });
   }
   let cost: number;
@@ -56,11 +66,12 @@ export function checkLimits(
       ],
     });
   } catch (err) {
-    return new GraphQLError((err as Error).message, { extensions: { code: 'BAD_USER_INPUT' } });
+    // Variables that do not fit their types (the cost needs their values): the client's error.
+    return new GraphQLError((err as Error).message, { extensions: { code: 'BAD_USER_INPUT', http: BAD_REQUEST } });
   }
   if (cost > limits.maxCost) {
     return new GraphQLError(`Query is too expensive: cost ${cost}, the limit is ${limits.maxCost}.`, {
-      extensions: { code: 'QUERY_TOO_COSTLY', cost, maxCost: limits.maxCost },
+      extensions: { code: 'QUERY_TOO_COSTLY', cost, maxCost: limits.maxCost, http: BAD_REQUEST },
     });
   }
   return null;

@@ -27,6 +27,12 @@ export interface ArchiveLimits {
 
 type Link = { path: string; target: string; mode: number };
 
+/** A link's target is a path: longer than the longest path allowed is refused unread. */
+const MAX_LINK_TARGET = 4096;
+
+/** Two entries naming one path (after normalization) are ambiguous, as in a file manifest. */
+const duplicate = (p: string) => new ValidationError(`Duplicate path in the archive: ${p}`, [{ path: ['archive'], message: `duplicate ${p}` }]);
+
 export async function detectArchiveFormat(file: string): Promise<'zip' | 'tgz' | null> {
   const fh = await openFile(file, 'r');
   try {
@@ -55,6 +61,7 @@ async function unpackFile(blobs: BlobStore, file: string, archiveSha256: string,
 
   const created: string[] = [];
   const files = new Map<string, ManifestEntry>();
+  const named = new Set<string>();
   const links: Link[] = [];
   let entries = 0;
   let total = 0;
@@ -68,6 +75,9 @@ async function unpackFile(blobs: BlobStore, file: string, archiveSha256: string,
   };
   const storeFile = async (rawPath: string, mode: number, stream: Readable) => {
     const p = normalizeUploadPath(rawPath);
+    // Named before the store's first await: tar entries store concurrently.
+    if (named.has(p)) throw duplicate(p);
+    named.add(p);
     const remaining = budget - total;
     let put;
     try {
@@ -92,6 +102,7 @@ async function unpackFile(blobs: BlobStore, file: string, archiveSha256: string,
     if (format === 'zip') await readZip(file, countEntry, storeFile, links);
     else await readTgz(file, countEntry, storeFile, links);
     for (const link of links) {
+      if (files.has(link.path)) throw duplicate(link.path);
       const target = files.get(link.target);
       if (!target) {
         throw new ValidationError(`Link ${link.path} points at ${link.target}, which is not a file in the archive.`, [
@@ -149,18 +160,30 @@ function readZip(
             zip.readEntry();
             return;
           }
+          if (type !== 0o120000 && type !== 0 && type !== 0o100000) {
+            throw new ValidationError(`Entry ${name} is not a regular file.`, [{ path: ['archive'], message: 'special file' }]);
+          }
           const stream = await new Promise<Readable>((res, rej) =>
             zip.openReadStream(entry, (e, s) => (e || !s ? rej(e ?? new Error('no stream')) : res(s))),
           );
+          // yauzl reports an entry that lies about its size on this stream, possibly after its
+          // consumer stopped reading (a refused store): the consumer sees the error, the process
+          // never an uncaught one.
+          stream.on('error', () => {});
           if (type === 0o120000) {
             const chunks: Buffer[] = [];
-            for await (const c of stream) chunks.push(c as Buffer);
+            let size = 0;
+            for await (const c of stream) {
+              size += (c as Buffer).length;
+              if (size > MAX_LINK_TARGET) {
+                stream.destroy();
+                throw new ValidationError(`Link ${name} has a target longer than ${MAX_LINK_TARGET} bytes.`, [{ path: ['archive'], message: 'link target too long' }]);
+              }
+              chunks.push(c as Buffer);
+            }
             links.push({ path: normalizeUploadPath(name), target: resolveLink(name, Buffer.concat(chunks).toString('utf8')), mode: unixMode });
-          } else if (type === 0 || type === 0o100000) {
-            await storeFile(name, unixMode, stream);
           } else {
-            stream.destroy();
-            throw new ValidationError(`Entry ${name} is not a regular file.`, [{ path: ['archive'], message: 'special file' }]);
+            await storeFile(name, unixMode, stream);
           }
           zip.readEntry();
         })().catch(fail);
@@ -180,6 +203,7 @@ async function readTgz(
   const { createGunzip } = await import('node:zlib');
   await new Promise<void>((resolve, reject) => {
     const pending: Promise<void>[] = [];
+    const streaming = new Set<ReadEntry>();
     let failed = false;
     const parser = new TarParser({ strict: true });
     const input = createReadStream(file);
@@ -189,19 +213,34 @@ async function readTgz(
       failed = true;
       input.destroy();
       gunzip.destroy();
-      reject(e instanceof ValidationError ? e : new ValidationError(`The tar.gz archive cannot be read: ${(e as Error).message}`, [{ path: ['archive'], message: 'corrupt' }]));
+      // Stores still in flight would create blobs after the caller removed this call's blobs:
+      // end their streams (no more input comes) and reject only once every one has settled,
+      // so the caller removes what they created (nothing of a refused archive stays).
+      // (After the chunk the parser is consuming now: it may still write to them.)
+      setImmediate(() => {
+        for (const entry of streaming) entry.end();
+      });
+      const error = e instanceof ValidationError ? e : new ValidationError(`The tar.gz archive cannot be read: ${(e as Error).message}`, [{ path: ['archive'], message: 'corrupt' }]);
+      void Promise.allSettled(pending).then(() => reject(error));
     };
     parser.on('entry', (entry: ReadEntry) => {
+      if (failed) return void entry.resume(); // entries the parser had buffered: refused with the archive
       try {
         countEntry();
         switch (entry.type) {
           case 'File':
           case 'OldFile':
           case 'ContiguousFile':
-            pending.push(storeFile(entry.path, entry.mode ?? 0o644, entry as unknown as Readable).catch((e) => {
-              entry.resume();
-              fail(e);
-            }));
+            streaming.add(entry);
+            entry.on('error', () => {}); // its consumer (the blob store's pipeline) sees it; never an uncaught one
+            pending.push(
+              storeFile(entry.path, entry.mode ?? 0o644, entry as unknown as Readable)
+                .catch((e) => {
+                  entry.resume();
+                  fail(e);
+                })
+                .finally(() => streaming.delete(entry)),
+            );
             return;
           case 'Directory':
             normalizeUploadPath(entry.path);

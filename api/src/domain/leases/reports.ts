@@ -21,8 +21,10 @@ function checkSeqs(seqs: number[], what: string) {
   for (let i = 0; i < seqs.length; i++) {
     const s = seqs[i]!;
     if (!Number.isInteger(s) || s < 0) throw new ValidationError(`${what} seq must be a non-negative integer.`, [{ path: [String(i), 'seq'], message: 'bad seq' }]);
-    if (i > 0 && s <= seqs[i - 1]!) {
-      throw new ValidationError(`${what} must be ordered by increasing seq (seq ${s} after ${seqs[i - 1]}).`, [{ path: [String(i), 'seq'], message: 'not increasing' }]);
+    // Consecutive, not only increasing: a batch with a hole inside it would leave that seq
+    // missing for good (the next batch must continue after its last seq).
+    if (i > 0 && s !== seqs[i - 1]! + 1) {
+      throw new ValidationError(`${what} must have consecutive seqs (seq ${s} after ${seqs[i - 1]}).`, [{ path: [String(i), 'seq'], message: 'not consecutive' }]);
     }
   }
 }
