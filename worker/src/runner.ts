@@ -22,6 +22,7 @@ import { LogStream } from './logStream.js';
 import { prepareService, type ServiceRuntime } from './service.js';
 import type { Capabilities } from './probe/types.js';
 import type { EnvCache, PreparedEnv } from './setupEnv.js';
+import { simulatedTaskEnv } from './probe/simulateAccelerator.js';
 import {
   buildSandboxedCommand,
   DEFAULT_PIDS_LIMIT,
@@ -178,13 +179,13 @@ export class Run {
       });
       const ap = cmd.applied;
       stream.system(`worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user})`);
+      const sim = this.deps.caps.simulatedAccelerator;
+      if (sim) stream.system(`worker: SIMULATED ACCELERATOR ${sim.spec} — scheduled as ${sim.vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} ${sim.name} (${sim.runtime}); the numerics of this run execute on the CPU (CHATGPU_DEVICE=cpu)`);
       if (sandbox === 'bwrap' && interpreter.refused.length) {
         stream.system(`worker: not binding interpreter prefix ${interpreter.refused.join(', ')} into the sandbox (it would expose the owner's files); choose another interpreter with --python`);
       }
       log.info(`attempt ${a.attemptId}: ${a.task.name} — ${a.task.command}`);
       const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-      const sim = this.deps.caps.simulatedAccelerator;
-      if (sim) stream.system(`worker: SIMULATED ACCELERATOR ${sim.spec} — scheduled as ${sim.vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} ${sim.name} (${sim.runtime}); the numerics of this run execute on the CPU (CHATGPU_DEVICE=cpu)`);
       this.child = child;
       service?.host.start(child.pid);
       stream.attach(child.stdout!, 'stdout');
@@ -385,6 +386,7 @@ export class Run {
       CHATGPU_ATTEMPT_ID: a.attemptId,
       CHATGPU_OUTPUT_DIR: `${seen.workDir}/outputs`,
       CHATGPU_DEVICE: device,
+      ...simulatedTaskEnv(caps.simulatedAccelerator),
       ...(pyEnv ? { VIRTUAL_ENV: pyEnv.dir } : {}),
       ...(device === 'mps' ? { PYTORCH_ENABLE_MPS_FALLBACK: '1' } : {}),
     };
@@ -396,7 +398,6 @@ export class Run {
    */
   private async identityFiles(user: { uid: number; gid: number } | null): Promise<{ passwd: string; group: string }> {
     const u = user ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
-      ...simulatedTaskEnv(caps.simulatedAccelerator),
     const dir = path.join(this.deps.dataDir, 'sandbox', `etc-${u.uid}-${u.gid}`);
     const passwd = path.join(dir, 'passwd');
     if (await stat(passwd).then(() => true, () => false)) return { passwd, group: path.join(dir, 'group') };

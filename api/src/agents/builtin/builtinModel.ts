@@ -385,7 +385,7 @@ function decide(req: ModelRequest): Item[] {
   }
   const preparation = toAmd
     ? {
-        workload: { command: bounded, timeoutSec: 900, scale: boundedScale(entry, args, configSettings) ?? null },
+        workload: { command: bounded, timeoutSec: 900 },
         compare: ['outputs'],
         reference: { workload: 'torch-cuda', accelVendor: 'nvidia' },
         target: { workload: 'torch-rocm', accelVendor: 'amd' },
@@ -439,7 +439,6 @@ function decide(req: ModelRequest): Item[] {
         : migrate
           ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code']
           : []),
-      ...(smoke ? [`Smoke run: \`${smoke.command}\` (${smoke.scale.bounded} of ${smoke.scale.full} ${smoke.scale.unit}s) on the same hardware, to catch errors early and estimate the full run`] : []),
       `Run \`${command}\``,
       'Collect outputs/',
       ...(evaluate

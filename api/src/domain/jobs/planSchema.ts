@@ -43,6 +43,10 @@ export const PreparationSchema = z
           transformation: z.enum(TRANSFORMATION_NAMES),
           required: z.boolean().describe('Required: the target needs it (a failure stops the job). Optional: an optimization, kept only when it pays.'),
           tolerance: Tolerance.optional(),
+          on: z
+            .enum(['reference', 'target'])
+            .optional()
+            .describe('Where its candidates run and are timed: target (default), or reference for an optimization tried on the source GPU before a migration.'),
         }),
       )
       .min(1)
@@ -51,10 +55,6 @@ export const PreparationSchema = z
     frozenFiles: z.array(z.string().min(1).max(500)).max(100).optional().describe('Files no revision may touch (besides the evaluation script).'),
     pinRun: z.boolean().optional().describe('Run the full workload on the worker that validated the last candidate.'),
   })
-          on: z
-            .enum(['reference', 'target'])
-            .optional()
-            .describe('Where its candidates run and are timed: target (default), or reference for an optimization tried on the source GPU before a migration.'),
   .describe('Only when the code needs a preparation step before the full run (a migration, an adaptation or optimizations).');
 export type PreparationSpec = z.infer<typeof PreparationSchema>;
 

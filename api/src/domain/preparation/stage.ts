@@ -217,11 +217,9 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
     return { state: 'failed', reason: `The reference run (${fallback ? 'the device-agnostic rewrite' : 'the unchanged code'} with the bounded workload \`${spec.workload.command}\`) failed: ${task.statusReason ?? 'no reason recorded'}${await errorTail(r, task.currentAttemptId)}` };
   }
   if (task.status !== 'SUCCEEDED') return { state: 'waiting' };
+  if (task.codeVersionId === ctx.original.id) await recordReference(ctx, task);
   return { state: 'done', task };
 }
-  if (task.codeVersionId === ctx.original.id) await recordReference(ctx, task);
-
-// ───────────────────────────── candidates ─────────────────────────────
 
 /**
  * The reference that ran the unchanged code gets its record too (step 1 of the flow, on the
@@ -256,6 +254,8 @@ async function recordReference(ctx: Ctx, task: Task): Promise<void> {
     if (!isUniqueViolation(err)) throw err;
   }
 }
+
+// ───────────────────────────── candidates ─────────────────────────────
 
 /** Moves (step, revision) forward; returns a state to stop at, or null once it is decided. */
 async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted: Version, refTask: Task): Promise<StageState | null> {
@@ -678,6 +678,15 @@ async function python(modules: string[] = []): Promise<string> {
   return pythonFor.get(key)!;
 }
 
+/**
+ * Where a step's candidates are transformed for, run and timed: the target (default), or the
+ * reference environment for a step marked `on: 'reference'` (an optimization tried on the source
+ * GPU against the original before the code is migrated).
+ */
+function envOf(spec: PreparationSpec, step: Step): PreparationSpec['target'] {
+  return step.on === 'reference' ? spec.reference : spec.target;
+}
+
 function sameEnv(a: PreparationSpec['target'], b: PreparationSpec['target']): boolean {
   return a.workload === b.workload && (a.accelVendor ?? null) === (b.accelVendor ?? null);
 }
@@ -697,15 +706,6 @@ export { REFERENCE_STEP };
 export async function pendingRevision(r: Resources, jobId: string): Promise<{ step: Step; revision: number; candidate: Version; feedback: string; budget: number; protectedFiles: string[] } | null> {
   const ctx = await loadContext(r, jobId);
   if (!ctx) return null;
-/**
- * Where a step's candidates are transformed for, run and timed: the target (default), or the
- * reference environment for a step marked `on: 'reference'` (an optimization tried on the source
- * GPU against the original before the code is migrated).
- */
-function envOf(spec: PreparationSpec, step: Step): PreparationSpec['target'] {
-  return step.on === 'reference' ? spec.reference : spec.target;
-}
-
   const state = await advance(ctx).catch(() => null);
   if (state?.state !== 'revision') return null;
   const step = ctx.spec.steps.find((s) => s.name === state.step)!;
