@@ -18,6 +18,7 @@
  * entry whose field or route is gone.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -75,7 +76,10 @@ const webDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-authz-web-'));
 await writeFile(path.join(webDir, 'index.html'), '<!doctype html><title>ChatGPU</title>');
 afterAll(() => rm(webDir, { recursive: true, force: true }));
 const OPERATOR = `op-${randomBytes(4).toString('hex')}@example.com`;
-const api = await startTestApi({ CHATGPU_OPERATORS: OPERATOR }, { webDir });
+// Leases outlive the whole run: the owner's worker holds its attempts from the setup to the
+// worker-of-lease rows at the end, and the matrix tests who may report on a live lease, not
+// expiry (races.test.ts does). With the default 30 s, a loaded machine let the lease lapse first.
+const api = await startTestApi({ CHATGPU_OPERATORS: OPERATOR, LEASE_SEC: '3600' }, { webDir });
 const prisma = api.server.db.prisma;
 const tag = randomBytes(4).toString('hex');
 const gid = (type: string, id: string) => Buffer.from(`${type}:${id}`).toString('base64');
@@ -147,11 +151,12 @@ await prisma.preparationRecord.create({
   },
 });
 
-// The owner's hosted service (no worker serves it: its URL answers 503 to its own token).
+// The owner's hosted service, leased to the owner's worker, which opens no tunnel in setup: its
+// URL answers 503 to its own token; the worker may open the tunnel (WS /svc-tunnel).
 const serviceJob = await createJobWithFile(api, owner.token, { title: `${MARK} service job` });
 await prisma.job.update({ where: { id: serviceJob.jobId }, data: { status: 'RUNNING' } });
 const serviceTask = await addTask(api, serviceJob, { kind: 'SERVICE', name: 'service' });
-await prisma.task.update({ where: { id: serviceTask.id }, data: { status: 'RUNNING' } }); // held, so no claim in the matrix takes it
+const serviceAttempt = must((await ownerWorker.claim({ max: 1 })).find((a) => a.task.id === serviceTask.id), 'service attempt');
 const serviceToken = `cgv_${randomBytes(16).toString('hex')}`;
 const service = await prisma.service.create({
   data: { jobId: serviceJob.jobId, taskId: serviceTask.id, slug: randomBytes(8).toString('hex'), accessTokenHash: hashToken(serviceToken), spec: { note: `${MARK} spec` } },
@@ -404,7 +409,30 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
   'GET serviceTunnel': {
     cases: [{ what: 'without the WebSocket upgrade', request: () => ({ method: 'GET', path: '/svc-tunnel' }), status: statuses({ unauth: 426, otherUser: 426, otherWorker: 426, ownerWorker: 426, owner: 426 }), ownerData: false }],
   },
-  'WS serviceTunnel': { coveredBy: 'api/test/services-e2e.test.ts (the worker holding the fenced SERVICE attempt opens it; refusals of other tokens are not yet in a test)' },
+  // Only the worker token holding the SERVICE attempt, with its fencing token, opens the tunnel
+  // (101); users and unknown tokens 401, another worker's token 404, a wrong fencing token 409.
+  'WS serviceTunnel': {
+    cases: [
+      {
+        what: "the owner's SERVICE attempt with its fencing token",
+        request: () => tunnelUpgrade(serviceAttempt.attemptId, serviceAttempt.fencingToken),
+        status: statuses({ unauth: 401, otherUser: 401, otherWorker: 404, ownerWorker: 101, owner: 401 }),
+        ownerData: false,
+      },
+      {
+        what: "the owner's SERVICE attempt with a wrong fencing token",
+        request: () => tunnelUpgrade(serviceAttempt.attemptId, randomBytes(16).toString('hex')),
+        status: statuses({ unauth: 401, otherUser: 401, otherWorker: 404, ownerWorker: 409, owner: 401 }),
+        ownerData: false,
+      },
+      {
+        what: 'a live attempt that is not a SERVICE',
+        request: () => tunnelUpgrade(S.live.attemptId, S.live.fencingToken),
+        status: statuses({ unauth: 401, otherUser: 401, otherWorker: 404, ownerWorker: 404, owner: 401 }),
+        ownerData: false,
+      },
+    ],
+  },
   // Public by design: static files of the built dashboard; no data.
   'GET dashboard': {
     cases: [{ what: 'a client-side route', request: () => ({ method: 'GET', path: '/jobs/anything' }), status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }), ownerData: false }],
@@ -423,6 +451,11 @@ function serviceStatuses(): Record<P, number> {
   return { ...statuses({ unauth: 403, otherUser: 403, otherWorker: 403, ownerWorker: 403, owner: 503 }), anonymous: 401 };
 }
 
+/** The tunnel's WebSocket upgrade (method WS: see `http`), naming an attempt and a fencing token. */
+function tunnelUpgrade(attemptId: string, fencingToken: string): ReturnType<RouteCase['request']> {
+  return { method: 'WS', path: '/svc-tunnel', headers: { 'x-chatgpu-attempt': attemptId, 'x-chatgpu-fencing-token': fencingToken } };
+}
+
 function upload(content: string, headers: Record<string, string> = {}) {
   const body = Buffer.from(`${content} ${randomBytes(4).toString('hex')}`);
   return { method: 'PUT', path: `/blobs/${createHash('sha256').update(body).digest('hex')}`, headers: { 'content-type': 'application/octet-stream', ...headers }, body };
@@ -430,12 +463,36 @@ function upload(content: string, headers: Record<string, string> = {}) {
 
 async function http(p: P, req: ReturnType<RouteCase['request']>): Promise<{ status: number; body: Buffer }> {
   const token = TOKENS[p];
+  if (req.method === 'WS') return upgrade(token, req);
   const res = await fetch(`${api.url}${req.path}`, {
     method: req.method,
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...req.headers },
     ...(req.body ? { body: new Uint8Array(req.body) } : {}),
   });
   return { status: res.status, body: Buffer.from(await res.arrayBuffer()) };
+}
+
+/** A WebSocket upgrade request: 101 (the socket is closed at once) or the refusal's status. */
+function upgrade(token: string | undefined, req: ReturnType<RouteCase['request']>): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const out = httpRequest(`${api.url}${req.path}`, {
+      headers: {
+        connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64'),
+        ...(token ? { authorization: `Bearer ${token}` } : {}), ...req.headers,
+      },
+    });
+    out.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 0, body: Buffer.alloc(0) });
+    });
+    out.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+    });
+    out.on('error', reject);
+    out.end();
+  });
 }
 
 // ---------------------------------------------------------------- the matrix
