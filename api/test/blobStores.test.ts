@@ -149,3 +149,39 @@ for (const [kind, store] of stores) {
     });
   });
 }
+
+describe('presigned downloads (S3_PRESIGN_SEC)', async () => {
+  const { startTestApi } = await import('./helpers/api.js');
+  const api = await startTestApi({ ...s3.env, S3_PRESIGN_SEC: '60', BLOB_PRESIGN_MIN_BYTES: String(MiB) }, { databaseUrl });
+  const user = await api.signUp();
+  const other = await api.signUp();
+
+  it('redirects an authorized download of a large blob to a short-lived URL of the store, small ones stream as before', async () => {
+    const big = randomBytes(2 * MiB);
+    expect((await api.putBlob(big, user.token)).status).toBe(201);
+    const res = await fetch(`${api.url}/blobs/${sha(big)}?download=model.pt`, { headers: { authorization: `Bearer ${user.token}` }, redirect: 'manual' });
+    expect(res.status).toBe(307);
+    const location = res.headers.get('location')!;
+    expect(location.startsWith(s3.url)).toBe(true);
+    expect(location).toMatch(/X-Amz-Expires=60/);
+    // The URL alone is enough (no token), for a range too.
+    const direct = await fetch(location);
+    expect(Buffer.from(await direct.arrayBuffer()).equals(big)).toBe(true);
+    expect(direct.headers.get('content-disposition')).toContain('model.pt');
+    const part = await fetch(location, { headers: { range: 'bytes=10-19' } });
+    expect(Buffer.from(await part.arrayBuffer()).equals(big.subarray(10, 20))).toBe(true);
+    // A client that follows redirects gets the bytes through the same GET.
+    expect((await api.getBlob(sha(big), user.token)).bytes.equals(big)).toBe(true);
+    const small = Buffer.from('small stays on the API');
+    await api.putBlob(small, user.token);
+    expect((await fetch(`${api.url}/blobs/${sha(small)}`, { headers: { authorization: `Bearer ${user.token}` }, redirect: 'manual' })).status).toBe(200);
+  });
+
+  it('decides authorization before any URL is handed out: another user gets 404, no redirect', async () => {
+    const big = randomBytes(2 * MiB);
+    await api.putBlob(big, user.token);
+    const res = await fetch(`${api.url}/blobs/${sha(big)}`, { headers: { authorization: `Bearer ${other.token}` }, redirect: 'manual' });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('location')).toBeNull();
+  });
+});

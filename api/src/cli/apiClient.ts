@@ -17,6 +17,10 @@
  *   sending it again (submit.ts does this for createJob, which the server does not dedupe).
  */
 import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 
@@ -377,6 +381,62 @@ export class ApiClient {
       if (got !== sha256) throw new CliError(`Downloaded blob ${sha256.slice(0, 12)}… is corrupt (its bytes hash to ${got.slice(0, 12)}…).`);
       return bytes;
     });
+  }
+
+  /**
+   * Streams a blob into the file `dest` (a `.part` file renamed into place once its bytes hash
+   * to its name), waiting out outages like getBlob; a transfer that breaks off resumes where it
+   * stopped (`Range: bytes=N-`), so a big checkpoint is never held in memory nor fetched twice.
+   * Returns its size.
+   */
+  async downloadBlob(sha256: string, dest: string): Promise<number> {
+    const tmp = `${dest}.part`;
+    await rm(tmp, { force: true });
+    let have = 0;
+    let hash = createHash('sha256');
+    let broken = false;
+    try {
+      const size = await this.withRetry(`the download of blob ${sha256.slice(0, 12)}…`, true, async () => {
+        if (broken) {
+          // What reached the disk before the break (a write in flight may not have): rehash it.
+          broken = false;
+          have = await stat(tmp).then((s) => s.size, () => 0);
+          hash = createHash('sha256');
+          if (have > 0) for await (const c of createReadStream(tmp, { end: have - 1 })) hash.update(c as Buffer);
+        }
+        const res = await this.send(`${this.server}/blobs/${sha256}`, {
+          method: 'GET',
+          headers: this.headers(have > 0 ? { range: `bytes=${have}-` } : {}),
+          timeoutMs: 6 * 3600_000,
+        });
+        if (res.status === 401) throw this.toApiError([{ message: 'unauthenticated', extensions: { code: 'UNAUTHENTICATED' } }]);
+        const transient = await this.transientStatus(res);
+        if (transient) throw transient;
+        if (!res.ok || !res.body) {
+          const err = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+          throw new CliError(`Downloading blob ${sha256.slice(0, 12)}… failed (HTTP ${res.status}): ${err?.error?.message ?? res.statusText}`);
+        }
+        if (have > 0 && res.status !== 206) {
+          have = 0;
+          hash = createHash('sha256');
+        }
+        let received = have;
+        const tap = new Transform({ transform: (c: Buffer, _e, cb) => (hash.update(c), (received += c.length), cb(null, c)) });
+        try {
+          await pipeline(Readable.fromWeb(res.body as never), tap, createWriteStream(tmp, { flags: have > 0 ? 'a' : 'w' }));
+        } catch (err) {
+          broken = true;
+          throw new TransientError(networkReason(err) ?? netCode(err) ?? 'the transfer broke off', true, null, true);
+        }
+        const got = hash.digest('hex');
+        if (got !== sha256) throw new CliError(`Downloaded blob ${sha256.slice(0, 12)}… is corrupt (its bytes hash to ${got.slice(0, 12)}…).`);
+        return received;
+      });
+      await rename(tmp, dest);
+      return size;
+    } finally {
+      await rm(tmp, { force: true });
+    }
   }
 
   /** A graphql-ws client on the same /graphql path; the caller disposes it. */

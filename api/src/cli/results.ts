@@ -145,17 +145,16 @@ export async function downloadResults(
     const rel = safeOutputPath(f.path);
     const target = path.join(outDir, rel);
     await mkdir(path.dirname(target), { recursive: true });
-    const buf = await client.getBlob(f.sha256);
-    await writeFile(target, buf);
+    const size = await client.downloadBlob(f.sha256, target);
     if (f.mode & 0o111) await chmod(target, 0o755);
-    total += buf.length;
-    opts.out.line(`  ↓ ${rel} (${bytes(buf.length)})`);
+    total += size;
+    opts.out.line(`  ↓ ${rel} (${bytes(size)})`);
   }
   for (const rec of job.preparationRecords) {
     if (!rec.evidenceSha) continue;
     const rel = `evidence/${safeOutputPath(rec.step)}${rec.revision ? `-r${rec.revision}` : ''}.tar.gz`;
     await mkdir(path.join(outDir, 'evidence'), { recursive: true });
-    await writeFile(path.join(outDir, rel), await client.getBlob(rec.evidenceSha));
+    await client.downloadBlob(rec.evidenceSha, path.join(outDir, rel));
     opts.out.line(`  ↓ ${rel} (evidence for ${rec.step}: ${rec.outcome.toLowerCase()})`);
   }
   if (job.outputs.length && !job.outputsValidated) {

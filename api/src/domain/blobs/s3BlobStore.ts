@@ -36,6 +36,7 @@ import {
   UploadPartCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { blobKey, checkExpected, chunked, hashingMeter, verifyOnly, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
 
 export interface S3BlobStoreConfig {
@@ -175,6 +176,20 @@ export class S3BlobStore implements BlobStore {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.cfg.bucket, Key: target, UploadId: uploadId })).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * A GET URL of the object signed for `expiresSec` (SigV4 query string): whoever holds it reads
+   * the blob without a token, so the API hands it out only after its own authorization check,
+   * and only for that long. Range requests work on it as on the API.
+   */
+  async presignedUrl(sha256: string, opts: { expiresSec: number; filename?: string }): Promise<string | null> {
+    const command = new GetObjectCommand({
+      Bucket: this.cfg.bucket,
+      Key: this.key(sha256),
+      ...(opts.filename ? { ResponseContentDisposition: `attachment; filename*=UTF-8''${encodeURIComponent(opts.filename)}` } : {}),
+    });
+    return getSignedUrl(this.client, command, { expiresIn: opts.expiresSec });
   }
 
   async remove(sha256: string): Promise<void> {
