@@ -13,6 +13,7 @@ import { defaultAttempt, TasksView, type TaskData } from '../features/jobs/Tasks
 import { EventTimeline, StageBar } from '../features/jobs/Timeline';
 import { useJobActivity, type JobEventItem } from '../features/jobs/useJobActivity';
 import { FileTree } from '../features/files/FileTree';
+import { SimulatedBadge } from '../features/ui/SimulatedBadge';
 import { StatusBadge } from '../features/ui/StatusBadge';
 import { ErrorState, Loading } from '../features/ui/States';
 
@@ -127,6 +128,7 @@ const JobTasksQuery = graphql(`
           number
           status
           workerName
+          simulatedAccelerator
           leaseExpiresAt
           exitCode
           errorClass
@@ -161,6 +163,7 @@ const JobPreparationQuery = graphql(`
         hardware
         workload
         accelerator
+        simulatedAccelerator
         staticChecks
         numericalCheck
         timings
@@ -326,7 +329,7 @@ export default function JobPage({ id }: { id: string }) {
               <h2>Logs</h2>
               {attempt && (
                 <span className="muted small" data-testid="log-attempt">
-                  {attempt.task} · attempt #{attempt.number} on {attempt.workerName} · <StatusBadge status={attempt.status} />
+                  {attempt.task} · attempt #{attempt.number} on {attempt.workerName} <SimulatedBadge accelerator={attempt.simulatedAccelerator} /> · <StatusBadge status={attempt.status} />
                 </span>
               )}
             </div>

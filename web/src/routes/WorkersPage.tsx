@@ -6,6 +6,7 @@ import { AddWorker } from '../features/workers/AddWorker';
 import { Capabilities } from '../features/workers/Capabilities';
 import { NetworkOverview } from '../features/workers/NetworkOverview';
 import { WorkerTokens } from '../features/workers/WorkerTokens';
+import { SimulatedBadge } from '../features/ui/SimulatedBadge';
 import { StatusBadge } from '../features/ui/StatusBadge';
 import { Empty, ErrorState, Loading } from '../features/ui/States';
 
@@ -19,6 +20,7 @@ const WorkerFields = graphql(`
     status
     capabilities
     workloads
+    simulatedAccelerator
     slots
     version
     lastSeenAt
@@ -198,7 +200,7 @@ export default function WorkersPage() {
               {workers.map((w) => (
                 <tr key={w.id} data-worker={w.name}>
                   <td>
-                    <strong>{w.name}</strong>
+                    <strong>{w.name}</strong> <SimulatedBadge accelerator={w.simulatedAccelerator} />
                     <div className="muted small">
                       v{w.version || '?'} · {w.slots} slot{w.slots === 1 ? '' : 's'}
                     </div>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { downloadBlob } from '../../lib/blobs';
 import { formatTime } from '../../lib/format';
+import { SimulatedBadge } from '../ui/SimulatedBadge';
 import { StatusBadge } from '../ui/StatusBadge';
 
 /** A PreparationRecord as the job page reads it (see the JobPreparation query). */
@@ -16,6 +17,7 @@ export interface PreparationRecordData {
   hardware: unknown;
   workload?: string | null;
   accelerator?: string | null;
+  simulatedAccelerator?: string | null;
   staticChecks?: unknown;
   numericalCheck?: unknown;
   timings?: unknown;
@@ -101,7 +103,7 @@ function RecordView({ record: r }: { record: PreparationRecordData }) {
         <span className="muted small">
           {r.transformation}
           {worker && ` · on ${worker}`} · {formatTime(r.createdAt)}
-        </span>
+        </span> <SimulatedBadge accelerator={r.simulatedAccelerator} />
       </p>
       <p style={{ margin: '4px 0' }}>{r.reason}</p>
       {r.diff && (

@@ -1,4 +1,5 @@
 import { formatDuration, formatTime } from '../../lib/format';
+import { SimulatedBadge } from '../ui/SimulatedBadge';
 import { StatusBadge } from '../ui/StatusBadge';
 
 export interface AttemptData {
@@ -6,6 +7,7 @@ export interface AttemptData {
   number: number;
   status: string;
   workerName: string;
+  simulatedAccelerator?: string | null;
   leaseExpiresAt: string;
   exitCode?: number | null;
   errorClass?: string | null;
@@ -72,7 +74,9 @@ export function TasksView({ tasks, selected, onSelect }: { tasks: TaskData[]; se
                         {a.number}
                         {a.number > 1 && <span className="muted small"> retry</span>}
                       </td>
-                      <td>{a.workerName}</td>
+                      <td>
+                        {a.workerName} <SimulatedBadge accelerator={a.simulatedAccelerator} />
+                      </td>
                       <td>
                         <StatusBadge status={a.status} />
                       </td>
