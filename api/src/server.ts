@@ -131,6 +131,13 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const model = opts.model === undefined ? await modelFor(config) : opts.model;
   const pipeline = model ? new Pipeline(resources, model, opts.afterAction ? { afterAction: opts.afterAction } : {}) : null;
   pipeline?.listen(pubsub);
+  // What uploads cut off by a crash left (a temporary file, orphan chunks, an incomplete
+  // multipart upload) is never read; what is over a day old is removed. Start-up does not
+  // wait on the store (close() does).
+  const sweeping = resources.blobs.sweep(24 * 3600_000).then(
+    (n) => void (n && log.info(`removed ${n} leftover(s) of interrupted blob uploads`)),
+    (err) => log.warn('blob sweep failed', { message: (err as Error).message }),
+  );
   const makeContext = (principal: Principal): Context => ({ ...resources, principal, pubsub });
   const services = new ServiceTunnels(resources);
 
@@ -319,6 +326,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       if (closed) return;
       closed = true;
       await scheduler?.stop();
+      await sweeping;
       pipeline?.stop();
       await Promise.race([pipeline?.idle(), new Promise((r) => setTimeout(r, 5000))]);
       await services.close();

@@ -185,3 +185,22 @@ describe('presigned downloads (S3_PRESIGN_SEC)', async () => {
     expect(res.headers.get('location')).toBeNull();
   });
 });
+
+describe('start-up', () => {
+  it('an API removes what interrupted uploads left in its store over a day ago, and nothing else', async () => {
+    const { startTestApi } = await import('./helpers/api.js');
+    const dir = await mkdtemp(path.join(tmpdir(), 'chatgpu-restart-'));
+    afterAll(() => rm(dir, { recursive: true, force: true }));
+    const tmp = path.join(dir, 'blobs', 'tmp');
+    await import('node:fs/promises').then((f) => f.mkdir(tmp, { recursive: true }));
+    const old = new Date(Date.now() - 2 * 86_400_000);
+    await writeFile(path.join(tmp, 'killed-mid-upload'), 'partial');
+    await utimes(path.join(tmp, 'killed-mid-upload'), old, old);
+    await writeFile(path.join(tmp, 'another-host-uploading-now'), 'partial');
+    const api = await startTestApi({}, { databaseUrl, dataDir: dir });
+    const sweptOld = async () => !(await readdir(tmp)).includes('killed-mid-upload');
+    for (let i = 0; i < 50 && !(await sweptOld()); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await readdir(tmp)).toEqual(['another-host-uploading-now']);
+    expect(api.server.resources.blobs.kind).toBe('fs');
+  });
+});
