@@ -18,7 +18,7 @@ const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
 await startWorker(api.url, wt.data.createWorkerToken.token, 'cpu-box');
 
-const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { command acceptanceCriteria pipeline } openQuestions { id text choices }
+const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { command acceptanceCriteria pipeline smokeRun } openQuestions { id text choices }
   outputs { path } tasks { name kind status } events(first: 2000) { kind payload } } }`;
 
 function projectFiles(name: string): Record<string, string> {
@@ -88,23 +88,27 @@ describe('projects as their authors wrote them', () => {
     const job = await submitWait('prepare-train', 'prepare the data and train it for 20 epochs, then give me the model');
     expect(job.status, job.statusReason).toBe('SUCCEEDED');
     expect(job.currentPlan.command).toBe('python train.py --epochs 20 --out outputs/model.pt');
+    // 20 epochs: a smoke run of 2 comes between the data step and the full run (it needs the data too).
     expect(job.tasks.map((t: any) => [t.name, t.status])).toEqual([
       ['step:prepare-data', 'SUCCEEDED'],
+      ['smoke', 'SUCCEEDED'],
       ['run', 'SUCCEEDED'],
       ['evaluate', 'SUCCEEDED'],
     ]);
     const step = job.events.find((e: any) => e.kind === 'pipeline.step');
-    expect(step.payload).toMatchObject({ step: 'prepare-data', ok: true, next: 'run' });
+    expect(step.payload).toMatchObject({ step: 'prepare-data', ok: true, next: 'smoke' });
     expect(step.payload.produced.sort()).toEqual(['data/tiny/meta.json', 'data/tiny/train.npy']);
     const planned = job.events.find((e: any) => e.kind === 'job.status' && e.payload.transition === 'acceptPlan');
-    expect(planned.payload.reason).toMatch(/running prepare-data, then the main run/);
+    expect(planned.payload.reason).toMatch(/running prepare-data, a smoke run of the bounded workload on the same hardware, then the main run/);
     // The run got the step's files as inputs, by hash (the same blobs, not re-uploaded).
     const tasks = await api.server.db.prisma.task.findMany({ where: { jobId: job.jobId }, orderBy: { createdAt: 'asc' } });
     // (prepare.py itself is collected with its folder but is no artifact: the code already holds it.)
     const stepOutputs = (tasks[0]!.result as any).outputs.filter((o: any) => step.payload.produced.includes(o.path)).map((o: any) => [o.path, o.sha256]).sort();
     expect(stepOutputs).toHaveLength(2);
     expect((tasks[1]!.environment as any).inputs.map((o: any) => [o.path, o.sha256]).sort()).toEqual(stepOutputs);
-    expect(tasks[1]!.command).toBe('python train.py --epochs 20 --out outputs/model.pt');
+    expect((tasks[2]!.environment as any).inputs.map((o: any) => [o.path, o.sha256]).sort()).toEqual(stepOutputs);
+    expect(tasks[1]!.command).toBe('python train.py --epochs 2 --out outputs/model.pt');
+    expect(tasks[2]!.command).toBe('python train.py --epochs 20 --out outputs/model.pt');
     expect(tasks[0]!.command).toBe('cd data/tiny && python prepare.py');
   });
 
@@ -139,7 +143,9 @@ describe('projects as their authors wrote them', () => {
     expect(job.currentPlan.command).toBe('python train.py config/train_tiny_char.py --out_dir=outputs/out-tiny-char --eval_interval=50 --max_iters=50 --device="$CHATGPU_DEVICE" --compile=False');
     expect(job.currentPlan.pipeline).toEqual([{ name: 'prepare-data', command: 'cd data/tiny_char && python prepare.py', produces: ['data/tiny_char'] }]);
     expect(job.currentPlan.acceptanceCriteria.evaluate).toMatchObject({ checkpoint: 'outputs/out-tiny-char/ckpt.pt' });
-    expect(job.tasks.map((t: any) => [t.name, t.status])).toEqual([['step:prepare-data', 'SUCCEEDED'], ['run', 'SUCCEEDED'], ['evaluate', 'SUCCEEDED']]);
+    // 50 iterations: a smoke run of 20 first (the configurator's own --key=value form).
+    expect(job.currentPlan.smokeRun.command).toBe('python train.py config/train_tiny_char.py --out_dir=outputs/out-tiny-char --eval_interval=50 --max_iters=20 --device="$CHATGPU_DEVICE" --compile=False');
+    expect(job.tasks.map((t: any) => [t.name, t.status])).toEqual([['step:prepare-data', 'SUCCEEDED'], ['smoke', 'SUCCEEDED'], ['run', 'SUCCEEDED'], ['evaluate', 'SUCCEEDED']]);
     expect(job.outputs.map((o: any) => o.path)).toContain('outputs/out-tiny-char/ckpt.pt');
   });
 

@@ -87,6 +87,16 @@ describe('code hard-wired to CUDA, only CPU workers online', () => {
     const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
     expect(run.codeVersionId).toBe(accepted.candidateCodeId);
     expect(run.workload).toBe('torch-cpu');
+    // The candidate ran the bounded workload (1 of 2 epochs) on the target class: it was the full
+    // run's smoke run, so no separate one ran, and it gave the estimate the cap check uses.
+    const plan = await prisma.plan.findFirstOrThrow({ where: { jobId } });
+    expect(plan.smokeRun).toBeNull();
+    expect((plan.preparationWorkload as any).workload.scale).toEqual({ unit: 'epoch', bounded: 1, full: 2 });
+    const estimate = (await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).estimate as any;
+    expect(estimate).toMatchObject({ source: 'preparation run', measured: { worker: 'cpu-box', unit: 'epoch', bounded: 1, full: 2 } });
+    expect(estimate.basis).toMatch(/^Preparation run on cpu-box: 1 of 2 epochs in [\d.]+ s/);
+    expect((run.requirements as any).estimateSec).toBe(Math.ceil(estimate.highSec));
+    expect(estimate.actualSec).toBeGreaterThan(0);
 
     // The evidence bundle: diff, reports, hardware.
     expect(accepted.evidenceSha).toMatch(/^[0-9a-f]{64}$/);

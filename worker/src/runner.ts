@@ -22,6 +22,7 @@ import { LogStream } from './logStream.js';
 import { prepareService, type ServiceRuntime } from './service.js';
 import type { Capabilities } from './probe/types.js';
 import type { EnvCache, PreparedEnv } from './setupEnv.js';
+import { watchPeakMemory } from './peakMemory.js';
 import { simulatedTaskEnv } from './probe/simulateAccelerator.js';
 import {
   buildSandboxedCommand,
@@ -128,6 +129,9 @@ export class Run {
     let errorMessage: string | null = null;
     let outputs: { path: string; sha256: string; mode: number }[] = [];
     let pyEnv: PreparedEnv | null = null;
+    let runSeconds: number | null = null;
+    let runStartedAt: number | null = null; // ms since the epoch, the worker's clock (as the task's metric timestamps)
+    let peakMemoryMiB: number | null = null;
     try {
       await rm(dir, { recursive: true, force: true });
       await mkdir(outDir, { recursive: true });
@@ -188,6 +192,9 @@ export class Run {
       const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       this.child = child;
       service?.host.start(child.pid);
+      const runStarted = Date.now();
+      runStartedAt = runStarted;
+      const memoryWatch = child.pid ? watchPeakMemory(child.pid) : null;
       stream.attach(child.stdout!, 'stdout');
       stream.attach(child.stderr!, 'stderr');
       // The end of stderr tells a task that ran out of memory from one that failed otherwise.
@@ -212,6 +219,8 @@ export class Run {
       });
       clearTimeout(timer);
       await service?.host.stop();
+      runSeconds = (Date.now() - runStarted) / 1000;
+      peakMemoryMiB = memoryWatch?.stop() ?? null;
       const oomKilled = memory?.oomKilled?.() ?? false;
       memory?.cleanup();
       exitCode = code ?? (signal ? 128 : null);
@@ -255,7 +264,8 @@ export class Run {
       errorMessage,
       outputs,
       metrics: stream.lastMetrics,
-      usage: { wallSeconds: (Date.now() - started) / 1000, logLines: stream.totalLines },
+      // runSeconds: the command alone (no download, setup or upload): what a smoke run measures.
+      usage: { wallSeconds: (Date.now() - started) / 1000, runSeconds, runStartedAt, peakMemoryMiB, logLines: stream.totalLines },
     };
     // Transport failures are retried inside request(); an internal server error is retried
     // here too (completion is fenced, so a repeat after success is refused, not applied twice).

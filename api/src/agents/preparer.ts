@@ -11,6 +11,7 @@ import { loadTree, manifestFromTree } from '../domain/preparation/codeTrees.js';
 import { pendingRevision, proposeRevision } from '../domain/preparation/stage.js';
 import { applyTransition } from '../domain/jobs/jobLifecycle.js';
 import { loadJob } from '../domain/jobs/jobQueries.js';
+import { similarPreparationsTool } from './similarTool.js';
 import { defineTool, type AgentDef } from './tool.js';
 
 const READ_LIMIT = 20_000;
@@ -100,7 +101,7 @@ export const PREPARER: AgentDef = {
   name: 'preparer',
   instructions: `You are the preparer of ChatGPU: a required preparation step (a migration or an adaptation of the user's code for the hardware that will run it) was rejected.
 You get the feedback: compiler errors with file and line, the numerical comparison with the reference, or the failure output.
-Read the rejected candidate's files (read_candidate_file), then either propose a fix as a unified diff against them (propose_patch) — keep the program's behaviour; never touch the evaluation script, the acceptance criteria or frozen files — or stop with a plain explanation (give_up) when you cannot fix it.
+Read the rejected candidate's files (read_candidate_file) and, when useful, what similar cases of the same transformation did (similar_preparations: known failures and their fixes), then either propose a fix as a unified diff against them (propose_patch) — keep the program's behaviour; never touch the evaluation script, the acceptance criteria or frozen files — or stop with a plain explanation (give_up) when you cannot fix it.
 Call propose_patch or give_up once.`,
-  tools: [readCandidateFile, proposePatch, stopPreparation],
+  tools: [readCandidateFile, similarPreparationsTool, proposePatch, stopPreparation],
 };

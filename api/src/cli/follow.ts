@@ -11,6 +11,7 @@
  */
 import type { Client } from 'graphql-ws';
 import { ApiError, type ApiClient, CliError, networkReason, unreachable, unwrap } from './apiClient.js';
+import { describeEstimate } from '../domain/jobs/estimateText.js';
 import { compactJson, metricValue, oneLine, shortArgs, shortResult, TERMINAL_STATUSES } from './format.js';
 import type { Prompter } from './prompt.js';
 
@@ -593,6 +594,13 @@ export class JobFollower {
         if (this.opts.events) this.out.line(`  ✔ validation: ${describeValidation(p)}`);
         return;
       default:
+      case 'smoke.result':
+        this.out.line(
+          p.estimate && typeof p.estimate === 'object'
+            ? `  ⏱ ${p.estimate.source === 'preparation run' ? 'from the preparation run on the target' : 'smoke run passed'}; estimate of the full run: ${describeEstimate(p.estimate)} — ${oneLine(p.estimate.basis ?? '', 300)}`
+            : '  ⏱ smoke run passed (no run length to scale it by: no estimate)',
+        );
+        return;
         if (!this.opts.events) return;
         if (e.kind === 'plan.created') return this.showPlan(p);
         if (e.kind === 'agent.item') return void this.printAgentItem(p);

@@ -19,6 +19,7 @@ const RESULT = /* GraphQL */ `
       statusReason
       costCad
       spendingCapCad
+      estimate { basis durationSec lowSec highSec costCad lowCad highCad peakMemoryMiB outputBytes actualSec actualCostCad ratio }
       hardwarePreference
       createdAt
       startedAt
@@ -73,6 +74,7 @@ interface JobResult {
   status: string;
   statusReason: string | null;
   costCad: unknown;
+  estimate: { durationSec: number; lowSec: number; highSec: number; costCad: number; lowCad: number; highCad: number; actualSec: number | null; ratio: number | null } | null;
   spendingCapCad: unknown;
   hardwarePreference: string | null;
   createdAt: string;
@@ -121,6 +123,7 @@ export async function downloadResults(
     statusReason: job.statusReason,
     costCad: job.costCad,
     spendingCapCad: job.spendingCapCad,
+    estimate: job.estimate,
     hardwarePreference: job.hardwarePreference,
     createdAt: job.createdAt,
     startedAt: job.startedAt,

@@ -67,7 +67,11 @@ interface JobSpend {
   inflight: number;
 }
 
-const timeoutSec = (s: unknown) => ((s ?? {}) as { timeoutSec?: number }).timeoutSec ?? DEFAULT_TIMEOUT_SEC;
+/** How long the cap check projects a task to: its estimate (from a smoke run), else its time limit. */
+const timeoutSec = (s: unknown) => {
+  const req = (s ?? {}) as { timeoutSec?: number; estimateSec?: number };
+  return req.estimateSec ?? req.timeoutSec ?? DEFAULT_TIMEOUT_SEC;
+};
 
 /** Each job's spending read once per pass (many waiting tasks may share a job). */
 function jobSpends(prisma: Prisma, rates: Rates, now: Date): (jobId: string) => Promise<JobSpend | null> {
@@ -106,5 +110,6 @@ async function capReason(
   const own = Math.min(...eligible.map((w) => priceInterval(rates, reservationOf(t, w), hours).costCad));
   if (spent + inflight + own <= cap) return null;
   const cad = (v: number) => v.toFixed(v < 1 ? 4 : 2);
-  return `Waiting: leasing it would pass the job's spending cap of ${cad(cap)} CAD — cost so far ${cad(spent)}, in-flight work up to ${cad(inflight)}, this task up to ${cad(own)} for its time limit of ${Math.round((hours * 60) * 10) / 10} min. Raise the cap, or wait for the running work to finish.`;
+  const basis = (t.requirements as { estimateSec?: number } | null)?.estimateSec ? "the high end of its smoke run's estimate" : 'its time limit';
+  return `Waiting: leasing it would pass the job's spending cap of ${cad(cap)} CAD — cost so far ${cad(spent)}, in-flight work up to ${cad(inflight)}, this task up to ${cad(own)} for ${basis} of ${Math.round((hours * 60) * 10) / 10} min. Raise the cap, or wait for the running work to finish.`;
 }

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useSubscription } from '@apollo/client/react';
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { graphql } from '../gql';
-import { formatBytes, formatCad, formatTime } from '../lib/format';
+import { formatBytes, formatCad, formatDuration, formatTime } from '../lib/format';
 import { Link } from '../lib/router';
 import { AgentActivity } from '../features/jobs/AgentActivity';
 import { CostMeter } from '../features/jobs/CostMeter';
@@ -31,6 +31,18 @@ const JobFields = graphql(`
     costCad
     lostCostCad
     spendingCapCad
+    estimate {
+      basis
+      durationSec
+      lowSec
+      highSec
+      costCad
+      lowCad
+      highCad
+      peakMemoryMiB
+      actualSec
+      ratio
+    }
     hardwarePreference
     createdAt
     updatedAt
@@ -364,6 +376,21 @@ export default function JobPage({ id }: { id: string }) {
               <p className="muted small" data-testid="lost-cost" style={{ marginBottom: 0 }}>
                 {formatCad(j.lostCostCad)} of work lost through no fault of yours (a worker stopped responding or failed), not charged.
               </p>
+            )}
+            {j.estimate && (
+              <div data-testid="estimate" className="small" style={{ marginTop: 8 }}>
+                <div>
+                  <strong>Estimate of the full run:</strong> about {formatDuration(j.estimate.durationSec * 1000)} ({formatDuration(j.estimate.lowSec * 1000)}–
+                  {formatDuration(j.estimate.highSec * 1000)}), {formatCad(j.estimate.costCad)} ({formatCad(j.estimate.lowCad)}–{formatCad(j.estimate.highCad)})
+                </div>
+                {j.estimate.actualSec != null && (
+                  <div data-testid="estimate-actual">
+                    It took {formatDuration(j.estimate.actualSec * 1000)}
+                    {j.estimate.ratio != null ? ` (${j.estimate.ratio}× the estimate)` : ''}.
+                  </div>
+                )}
+                <div className="muted">{j.estimate.basis}</div>
+              </div>
             )}
           </section>
           <section className="panel">

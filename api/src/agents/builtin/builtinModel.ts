@@ -351,6 +351,7 @@ function decide(req: ModelRequest): Item[] {
   const runner = usage?.module ? `python -m ${usage.module}` : `python ${entry.path}`;
   const command = [runner, ...args].join(' ');
   const bounded = boundedCommand(entry, args, runner);
+  const smoke = migrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(request) ? null : smokeRun(entry, args, runner, configSettings);
 
   // 5. Validation: a second opinion when a checkpoint will be produced.
   if (checkpoint && !last('consult_specialist')) {
@@ -385,7 +386,7 @@ function decide(req: ModelRequest): Item[] {
   }
   const preparation = toAmd
     ? {
-        workload: { command: bounded, timeoutSec: 900 },
+        workload: { command: bounded, timeoutSec: 900, scale: boundedScale(entry, args, configSettings) ?? null },
         compare: ['outputs'],
         reference: { workload: 'torch-cuda', accelVendor: 'nvidia' },
         target: { workload: 'torch-rocm', accelVendor: 'amd' },
@@ -401,7 +402,7 @@ function decide(req: ModelRequest): Item[] {
       }
     : migrate
     ? {
-        workload: { command: bounded, timeoutSec: 900 },
+        workload: { command: bounded, timeoutSec: 900, scale: boundedScale(entry, args, configSettings) ?? null },
         compare: ['outputs'],
         reference: { workload: 'torch-cuda', accelVendor: 'nvidia' },
         target: { workload: hardware.workload, ...(hardware.accelVendor ? { accelVendor: hardware.accelVendor } : {}) },
@@ -439,6 +440,7 @@ function decide(req: ModelRequest): Item[] {
         : migrate
           ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code']
           : []),
+      ...(smoke ? [`Smoke run: \`${smoke.command}\` (${smoke.scale.bounded} of ${smoke.scale.full} ${smoke.scale.unit}s) on the same hardware, to catch errors early and estimate the full run`] : []),
       `Run \`${command}\``,
       'Collect outputs/',
       ...(evaluate
@@ -453,6 +455,7 @@ function decide(req: ModelRequest): Item[] {
     outputs: [...outputs],
     acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics: runMetrics, evaluate: evaluate ?? null },
     preparation,
+    smoke,
     ...(before.length && !preparation ? { before } : {}),
     ...(install.length ? { install: { pip: install } } : {}),
   });
@@ -530,6 +533,64 @@ function boundedCommand(entry: EntryPoint, args: string[], runner: string): stri
     else if (name === 'seed') set(f.flag, '0');
   }
   return [runner, ...out].join(' ');
+}
+
+/** Smoke runs do about this share of the full run (at least the minimum of their unit). */
+const SMOKE_SHARE = 1 / 20;
+
+/**
+ * The smoke run (docs/architecture.md §4, "Smoke run"): the full command with its run length
+ * cut to a small share — 2 epochs (two, so progress metrics give a time per epoch), 1/20 of
+ * the steps or samples with a floor — and the scale that turns its timing into an estimate of
+ * the full run. None when the entry point has no run-length flag with a known value, or when
+ * the cut would not be smaller than the run itself (a tiny job needs no smoke run).
+ */
+function smokeRun(entry: EntryPoint, args: string[], runner: string, settings: Record<string, string>): { command: string; timeoutSec: number; scale: RunScale } | null {
+  const rl = runLength(entry, args, settings);
+  if (!rl) return null;
+  const floor = rl.unit === 'epoch' ? 2 : rl.unit === 'step' ? 20 : 1000;
+  const bounded = rl.unit === 'epoch' ? 2 : Math.max(floor, Math.ceil(rl.full * SMOKE_SHARE));
+  if (bounded >= rl.full) return null;
+  const out = [...args];
+  const f = rl.flag.flag;
+  const eq = out.findIndex((a) => a.startsWith(`${f}=`));
+  const sep = out.indexOf(f);
+  if (eq >= 0) out[eq] = `${f}=${bounded}`;
+  else if (sep >= 0) out[sep + 1] = String(bounded);
+  else out.push(entry.cli === 'configurator' ? `${f}=${bounded}` : `${f} ${bounded}`);
+  return { command: [runner, ...out].join(' '), timeoutSec: 1800, scale: { unit: rl.unit, bounded, full: rl.full } };
+}
+
+interface RunScale {
+  unit: string;
+  bounded: number;
+  full: number;
+}
+
+/**
+ * The entry point's run-length flag (epochs, steps/iterations, samples/trials) and the full
+ * run's value of it: what the command passes (`--epochs 20`, `--max_iters=200`), else the
+ * config file's setting, else the flag's default. Null when there is none or its value is unknown.
+ */
+function runLength(entry: EntryPoint, args: string[], settings: Record<string, string>): { flag: ArgFlag; unit: string; full: number } | null {
+  for (const f of entry.flags) {
+    const m = /^(?:num-|max-|n-)?(epochs?|steps|iters|iterations|samples|trials|paths)$/.exec(flagName(f));
+    if (!m) continue;
+    const eq = args.find((a) => a.startsWith(`${f.flag}=`));
+    const sep = args.indexOf(f.flag);
+    const raw = eq !== undefined ? eq.slice(f.flag.length + 1) : sep >= 0 ? args[sep + 1] : (settings[f.flag.replace(/^--/, '')] ?? f.default);
+    const full = Number(raw);
+    if (!Number.isInteger(full) || full <= 0) continue;
+    return { flag: f, unit: /^epoch/.test(m[1]!) ? 'epoch' : /^(steps|iters|iterations)$/.test(m[1]!) ? 'step' : m[1]!.replace(/s$/, ''), full };
+  }
+  return null;
+}
+
+/** The scale of boundedCommand's workload (1 epoch, 20 steps, 1000 samples) against the full run. */
+function boundedScale(entry: EntryPoint, args: string[], settings: Record<string, string>): RunScale | undefined {
+  const rl = runLength(entry, args, settings);
+  if (!rl) return undefined;
+  return { unit: rl.unit, bounded: rl.unit === 'epoch' ? 1 : rl.unit === 'step' ? 20 : 1000, full: rl.full };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { consultSpecialist } from '../specialists.js';
+import { similarPreparationsTool } from '../similarTool.js';
 import type { AgentDef } from '../tool.js';
 import { askUserTool, checkDependencies, findDependencies, giveUp, listFiles, networkCapacityTool, readFileTool, submitPlan } from './tools.js';
 
@@ -12,7 +13,9 @@ The user uploaded a project and said what they want. Turn it into a plan:
 - If there are several plausible entry points, or the request is ambiguous, ask the user (ask_user with choices).
 - Write results under outputs/ (the worker collects that folder); set flags so checkpoints and metrics land there.
 - Acceptance criteria: exit code, required output files, metric thresholds the user asked for, and — when the run saves a checkpoint — an evaluate step that reloads it on a worker (the project's own evaluation script when it has one, else \`python -m chatgpu.reload_check <checkpoint>\`). Consult the validation specialist when unsure.
+- Before proposing preparation steps (preparation.steps), ask similar_preparations what similar cases did with each transformation: leave out an optional optimization rejected in most similar cases (or let the stage skip it, with the evidence), list accepted ones first, and carry known failures into the plan's summary as hazards.
+- Test the plan before the full run: give \`smoke\` (the same command with a small run length, and its scale) unless the user asked for no smoke run, the bounded workload would be the whole run, or the job takes under a minute; not with preparation steps (they test it already).
 - The device to use is in the environment variable CHATGPU_DEVICE (cpu, cuda or mps).
 Then call submit_plan once. Keep tool calls few.`,
-  tools: [listFiles, readFileTool, findDependencies, networkCapacityTool, checkDependencies, consultSpecialist, askUserTool, giveUp, submitPlan],
+  tools: [listFiles, readFileTool, findDependencies, networkCapacityTool, checkDependencies, similarPreparationsTool, consultSpecialist, askUserTool, giveUp, submitPlan],
 };

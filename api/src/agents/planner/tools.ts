@@ -125,6 +125,7 @@ export const submitPlan = defineTool({
     if (plan.acceptance.evaluate && !isCollected(plan, plan.acceptance.evaluate.checkpoint)) {
       return `The checkpoint ${plan.acceptance.evaluate.checkpoint} is not among the outputs to collect.`;
     }
+    if (plan.smoke && plan.preparation) return 'A plan with preparation steps needs no smoke run: the preparation runs already test the code on the target hardware. Drop `smoke`.';
     if (plan.before?.length) {
       if (plan.preparation) return 'A plan cannot have both preparation steps and a pipeline (`before`) yet: run the pipeline without preparation, or prepare a single command.';
       const names = plan.before.map((b) => b.name);

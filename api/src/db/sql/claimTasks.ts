@@ -27,7 +27,8 @@ export interface ClaimedRow {
  * thousand tasks cannot starve another's one, in single or batch claims.
  * Spending cap: a task of a capped job is leased only when the job's cost so far, plus
  * what its live attempts may still cost to their time limits, plus this task on this
- * worker to its time limit, stays within the cap (the reservation and rates of usage.ts).
+ * worker to its time limit, stays within the cap (the reservation and rates of usage.ts);
+ * a run with an estimate from its smoke run is projected to the estimate's high end instead.
  * Placement: a worker with an accelerator skips accelerator-free work while an idle,
  * recently seen CPU-only worker could take it.
  */
@@ -52,6 +53,12 @@ function hourlyRate(t: string, w: string, rates: Rates) {
     + (CASE WHEN ${T}."accelVendor" IS NULL THEN 0 ELSE 1 END) * ${rates.gpuHourCad.toFixed(8)}::numeric)`;
 }
 
+/** How long the cap check projects task `t` to (SQL alias): its smoke run's estimate, else its time limit. */
+function projectedSec(t: string) {
+  const T = P.raw(t);
+  return P.sql`COALESCE((${T}.requirements ->> 'estimateSec')::int, (${T}.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})`;
+}
+
 export async function claimTasks(prisma: Prisma, workerId: string, max: number, now: Date, leaseSec: number, rates: Rates): Promise<ClaimedRow[]> {
   const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
   const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
@@ -69,7 +76,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
       SELECT t2."jobId",
              sum(
                ${hourlyRate('t2', 'aw', rates)}
-               * GREATEST(0, EXTRACT(EPOCH FROM (a."createdAt" + make_interval(secs => COALESCE((t2.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})) - ${now})))::numeric / 3600
+               * GREATEST(0, EXTRACT(EPOCH FROM (a."createdAt" + make_interval(secs => ${projectedSec('t2')}) - ${now})))::numeric / 3600
              ) AS cost
       FROM "Attempt" a
       JOIN "Task" t2 ON t2.id = a."taskId"
@@ -92,7 +99,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
              -- this task on this worker to its time limit (NULL: the job has no cap).
              j."spendingCapCad" - j."costCad" - COALESCE(f.cost, 0) AS "capLeft",
              ${hourlyRate('t', 'w', rates)}
-              * COALESCE((t.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})::numeric / 3600 AS projected
+              * ${projectedSec('t')}::numeric / 3600 AS projected
       FROM "Task" t CROSS JOIN w LEFT JOIN live l ON l."ownerId" = t."ownerId"
       JOIN "Job" j ON j.id = t."jobId"
       LEFT JOIN inflight f ON f."jobId" = t."jobId"

@@ -5,7 +5,8 @@ import { insertTask, type CreateTaskInput, type Requirements } from './createTas
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition } from './jobLifecycle.js';
 import { acceptServicePlan } from '../services/acceptServicePlan.js';
-import { criteriaOf, type PipelineStep, type PlanInput } from './planSchema.js';
+import { estimateRequirement } from './estimate.js';
+import { criteriaOf, type PipelineStep, type PlanInput, type SmokeRun } from './planSchema.js';
 
 export interface AcceptPlanInput {
   jobId: string;
@@ -46,7 +47,9 @@ export function planRequirements(plan: PlanInput): Requirements {
  *   - the code runs as it was uploaded → the ORIGINAL version is frozen and one RUN task
  *     queued (`acceptPlan`, PLANNING → RUNNING), saying that no preparation was needed —
  *     or, when the plan has a pipeline (`before`), the task of its first step; each finished
- *     step queues the next, and the last one the main run (advanceJob.ts).
+ *     step queues the next, and the last one the main run (advanceJob.ts). With a smoke run
+ *     (`smoke`), its PROBE task comes right before the main run; the main run is queued only
+ *     when it passed, with the estimate it gave (advanceJob.ts).
  * The caller publishes `eventIds` after commit, then emits `preparation.step` (preparing)
  * or wakes the workers.
  */
@@ -71,6 +74,7 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
       acceptanceCriteria: criteria as unknown as P.InputJsonValue,
       ...(plan.preparation ? { preparationWorkload: plan.preparation as unknown as P.InputJsonValue } : {}),
       ...(plan.before?.length ? { pipeline: plan.before as unknown as P.InputJsonValue } : {}),
+      ...(plan.smoke && !plan.preparation ? { smokeRun: plan.smoke as unknown as P.InputJsonValue } : {}),
     },
   });
   const planEvent = await recordJobEvent(tx, jobId, 'plan.created', {
@@ -91,20 +95,20 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
   }
   if (plan.service) return { planId: row.id, version, preparing: false, ...(await acceptServicePlan(tx, now, { jobId, planId: row.id, codeVersionId: original.id, plan, service: plan.service, environment, requirements, criteria }, [planEvent])) };
   const first = plan.before?.[0];
+  const smoke = plan.smoke ? ', a smoke run of the bounded workload on the same hardware' : '';
   const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {
-    reason: `No preparation needed: the code fits ${describeHardware(plan)} as it is; ${first ? `running ${plan.before!.map((b) => b.name).join(', then ')}, then the main run` : 'running it'}.`,
+    reason: `No preparation needed: the code fits ${describeHardware(plan)} as it is; ${first ? `running ${plan.before!.map((b) => b.name).join(', then ')}${smoke}, then the main run` : plan.smoke ? `testing it first with a smoke run (\`${plan.smoke.command}\`), then the full run` : 'running it'}.`,
     data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue, frozenCodeId: original.id },
   });
-  const { task, eventId } = await insertTask(tx, now, first ? pipelineTask(jobId, original.id, first, environment, requirements, []) : {
-    jobId,
-    kind: 'RUN',
-    name: 'run',
-    codeVersionId: original.id,
-    command: plan.command,
-    environment,
-    requirements,
-    maxAttempts: 3,
-  });
+  const { task, eventId } = await insertTask(
+    tx,
+    now,
+    first
+      ? pipelineTask(jobId, original.id, first, environment, requirements, [])
+      : plan.smoke
+        ? smokeTask(jobId, original.id, plan.smoke, environment, requirements, [])
+        : runTask(jobId, original.id, plan.command, environment, requirements, []),
+  );
   return { planId: row.id, version, taskId: task.id, preparing: false, eventIds: [planEvent, ...moved.eventIds, eventId] };
 }
 
@@ -125,6 +129,38 @@ export function pipelineTask(jobId: string, codeVersionId: string, step: Pipelin
     command: step.command,
     environment: { ...environment, ...(inputs.length ? { inputs } : {}) },
     requirements: { ...requirements, outputs: step.produces, ...(step.timeoutSec ? { timeoutSec: step.timeoutSec } : {}) },
+    maxAttempts: 3,
+  };
+}
+
+/**
+ * The smoke run's task (docs/architecture.md §4, "Smoke run"): the plan's bounded workload on
+ * the plan's hardware, with the artifacts of the pipeline steps before it; its outputs are
+ * collected (their sizes are part of what it measures) but never handed on.
+ */
+export function smokeTask(jobId: string, codeVersionId: string, smoke: SmokeRun, environment: Record<string, unknown>, requirements: Requirements, inputs: ManifestEntry[]): CreateTaskInput {
+  return {
+    jobId,
+    kind: 'PROBE',
+    name: 'smoke',
+    codeVersionId,
+    command: smoke.command,
+    environment: { ...environment, ...(inputs.length ? { inputs } : {}) },
+    requirements: { ...requirements, timeoutSec: smoke.timeoutSec ?? Math.min(requirements.timeoutSec ?? 3600, 3600) },
+    maxAttempts: 3,
+  };
+}
+
+/** The main run's task; `estimateSec` (from the smoke run) is what the cap check projects it to. */
+export function runTask(jobId: string, codeVersionId: string, command: string, environment: Record<string, unknown>, requirements: Requirements, inputs: ManifestEntry[], estimateSec?: number): CreateTaskInput {
+  return {
+    jobId,
+    kind: 'RUN',
+    name: 'run',
+    codeVersionId,
+    command,
+    environment: { ...environment, ...(inputs.length ? { inputs } : {}) },
+    requirements: { ...requirements, ...estimateRequirement(estimateSec, requirements.timeoutSec) },
     maxAttempts: 3,
   };
 }

@@ -2,6 +2,9 @@
  * What happens to a job when one of its tasks finishes (SUCCEEDED or FAILED for good):
  *
  *   pipeline step failed            → fail (the step, the reason, the last error output)
+ *   smoke run failed                → fail before the full run is leased (afterSmokeRun)
+ *   smoke run passed                → the estimate stored; the main run queued (or fail:
+ *                                     it cannot fit its time limit)
  *   pipeline step succeeded         → its products checked; the next step or the main run
  *                                     queued with every artifact so far as inputs
  *   RUN failed                      → fail (the reason and the last error output)
@@ -21,11 +24,12 @@ import type { Prisma as P } from '../../generated/prisma/client.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import type { Resources } from '../resources.js';
 import { checkEvaluation, checkRun, summarizeMetrics, type Criteria } from './acceptance.js';
-import { pipelineTask, STEP_PREFIX } from './acceptPlan.js';
+import { pipelineTask, runTask, smokeTask, STEP_PREFIX } from './acceptPlan.js';
+import { describeEstimate, estimateFromSmokeRun, fmt, withActual, type Estimate } from './estimate.js';
 import { insertTask, type Requirements } from './createTask.js';
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition, commitTransition, InvalidTransitionError, transitionIfAllowed } from './jobLifecycle.js';
-import type { PipelineStep } from './planSchema.js';
+import type { PipelineStep, SmokeRun } from './planSchema.js';
 import { lockJob } from '../../db/sql/lockJob.js';
 import { afterService } from '../services/afterService.js';
 
@@ -45,6 +49,7 @@ export async function advanceJobAfterTask(r: Resources, taskId: string): Promise
     if (task.kind === 'RUN' || task.kind === 'SHARD') await afterRun(r, task, criteria);
     else if (task.kind === 'EVALUATE') await afterEvaluation(r, task, criteria);
     else if (task.kind === 'SERVICE') await afterService(r, task);
+    else if (task.kind === 'PROBE' && task.name === 'smoke') await afterSmokeRun(r, task);
   } catch (err) {
     // Another caller moved the job first, or it was cancelled meanwhile: nothing left to do.
     if (err instanceof InvalidTransitionError) return;
@@ -61,6 +66,7 @@ async function afterRun(r: Resources, task: FinishedTask, criteria: Criteria) {
   const jobId = task.jobId;
   if (task.job.status !== 'RUNNING') return;
   if (task.name.startsWith(STEP_PREFIX)) return afterStep(r, task);
+  await recordActualDuration(r, task);
   if (task.status === 'FAILED') {
     await fail(r, jobId, 'RUNNING', `The run failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
     return;
@@ -151,19 +157,79 @@ async function afterStep(r: Resources, task: FinishedTask) {
   const earlier = ((task.environment as { inputs?: ManifestEntry[] } | null)?.inputs ?? []).filter((i) => !produced.some((o) => o.path === i.path));
   const inputs = [...earlier, ...produced];
   const next = steps[index + 1];
-  const nextName = next ? `${STEP_PREFIX}${next.name}` : 'run';
+  const nextName = next ? `${STEP_PREFIX}${next.name}` : plan.smokeRun ? 'smoke' : 'run';
   const queued = await commitTransition(r, jobId, async (tx, now) => {
     if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: nextName } })) > 0) return { eventIds: [], queued: false };
     const environment = (plan.environment ?? {}) as Record<string, unknown>;
     const requirements = plan.requirements as unknown as Requirements;
+    const smoke = plan.smokeRun as unknown as SmokeRun | null;
     const spec = next
       ? pipelineTask(jobId, task.codeVersionId, next, environment, requirements, inputs)
-      : { jobId, kind: 'RUN' as const, name: 'run', codeVersionId: task.codeVersionId, command: plan.command, environment: { ...environment, inputs }, requirements, maxAttempts: 3 };
-    const stepEvent = await recordJobEvent(tx, jobId, 'pipeline.step', { step: stepName, ok: true, produced: produced.map((o) => o.path), next: next?.name ?? 'run' });
+      : smoke
+        ? smokeTask(jobId, task.codeVersionId, smoke, environment, requirements, inputs)
+        : runTask(jobId, task.codeVersionId, plan.command, environment, requirements, inputs);
+    const stepEvent = await recordJobEvent(tx, jobId, 'pipeline.step', { step: stepName, ok: true, produced: produced.map((o) => o.path), next: next?.name ?? nextName });
     const { eventId } = await insertTask(tx, now, spec);
     return { eventIds: [stepEvent, eventId], queued: true };
   });
   if (queued.queued) await r.events.emit({ type: 'tasks.available' });
+}
+
+/**
+ * The smoke run finished (docs/architecture.md §4, "Smoke run"):
+ *   failed                     → the job fails before the full run is leased, with the error
+ *                                class and the last error output (a missing module, OOM, …)
+ *   passed                     → the estimate (estimate.ts) is stored on the job; a full run
+ *                                whose low estimate is past its time limit cannot fit → fail,
+ *                                saying so; else the RUN task is queued with the estimate
+ *                                (the cap check at lease grant projects it to the high end)
+ * Exactly once across callers: under the job's row lock, an existing run task means done.
+ */
+async function afterSmokeRun(r: Resources, task: FinishedTask) {
+  const jobId = task.jobId;
+  if (task.job.status !== 'RUNNING') return;
+  const attempt = task.currentAttemptId
+    ? await r.prisma.attempt.findUnique({ where: { id: task.currentAttemptId }, include: { worker: true, metricPoints: { where: { step: { not: null } }, select: { name: true, step: true, ts: true } } } })
+    : null;
+  if (task.status === 'FAILED') {
+    const cls = attempt?.errorClass ? ` (${attempt.errorClass})` : '';
+    await fail(r, jobId, 'RUNNING', `The smoke run (\`${task.command}\`) failed${cls} on ${attempt?.worker.name ?? 'its worker'}, so the full run was not started: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
+    return;
+  }
+  const plan = task.job.currentPlanId ? await r.prisma.plan.findUnique({ where: { id: task.job.currentPlanId } }) : null;
+  if (!plan || !attempt) return;
+  const smoke = plan.smokeRun as unknown as SmokeRun | null;
+  const result = (task.result ?? {}) as TaskResult;
+  const estimate = estimateFromSmokeRun(r, { usage: attempt.usage as never, outputs: result.outputs ?? [], points: attempt.metricPoints, worker: attempt.worker, task }, smoke?.scale);
+  const requirements = plan.requirements as unknown as Requirements;
+  const limit = requirements.timeoutSec;
+  const queued = await commitTransition(r, jobId, async (tx, now) => {
+    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: 'run' } })) > 0) return { eventIds: [], queued: false };
+    const eventIds = [await recordJobEvent(tx, jobId, 'smoke.result', { ok: true, estimate: (estimate ?? null) as unknown as P.InputJsonValue })];
+    if (estimate) await tx.job.update({ where: { id: jobId }, data: { estimate: estimate as unknown as P.InputJsonValue } });
+    if (estimate && limit && estimate.lowSec > limit) {
+      const f = await applyTransition(tx, now, jobId, 'fail', {
+        reason: `The full run cannot fit its time limit of ${fmt(limit)}: the smoke run estimates ${describeEstimate(estimate)}. ${estimate.basis} Ask for a shorter run, or for a longer time limit.`,
+      });
+      return { eventIds: [...eventIds, ...f.eventIds], queued: false };
+    }
+    const environment = (plan.environment ?? {}) as Record<string, unknown>;
+    const inputs = ((task.environment as { inputs?: ManifestEntry[] } | null)?.inputs ?? []);
+    const { eventId } = await insertTask(tx, now, runTask(jobId, task.codeVersionId, plan.command, environment, requirements, inputs, estimate?.highSec));
+    return { eventIds: [...eventIds, eventId], queued: true };
+  });
+  if (queued.queued) await r.events.emit({ type: 'tasks.available' });
+}
+
+/** After the full run: how long it really took and cost, beside the estimate (once). */
+async function recordActualDuration(r: Resources, task: FinishedTask) {
+  const estimate = task.job.estimate as unknown as Estimate | null;
+  if (!estimate || estimate.actualSec !== undefined || !task.currentAttemptId) return;
+  const attempt = await r.prisma.attempt.findUnique({ where: { id: task.currentAttemptId }, select: { usage: true } });
+  const runSeconds = (attempt?.usage as { runSeconds?: number } | null)?.runSeconds;
+  if (typeof runSeconds !== 'number') return;
+  const usage = await r.prisma.usageEntry.aggregate({ where: { attempt: { taskId: task.id }, billable: true }, _sum: { costCad: true } });
+  await r.prisma.job.update({ where: { id: task.jobId }, data: { estimate: withActual(estimate, runSeconds, Number(usage._sum.costCad ?? 0)) as unknown as P.InputJsonValue } });
 }
 
 /** Fails the job only if it is still in `expected` (a concurrent caller may have moved it). */

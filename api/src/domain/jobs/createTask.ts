@@ -15,6 +15,11 @@ export const RequirementsSchema = z.object({
   cpuCores: z.number().int().min(1).max(1024).optional(),
   network: z.boolean().optional(),
   timeoutSec: z.number().int().min(1).max(7 * 86400).optional(),
+  /**
+   * The high end of the run's estimate from its smoke run (jobs/estimate.ts): the spending-cap
+   * check at lease grant projects the run to this instead of its whole time limit.
+   */
+  estimateSec: z.number().int().min(1).max(7 * 86400).optional(),
   /** Paths (relative to the output directory) to upload when the run ends; globs allowed. */
   outputs: z.array(z.string().max(500)).max(200).optional(),
   /** Python packages that must import (checked before running). */

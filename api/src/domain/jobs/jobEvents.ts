@@ -17,7 +17,8 @@ export type JobEventKind =
   | 'service.ready'
   | 'service.unready'
   | 'preparation.record'
-  | 'pipeline.step';
+  | 'pipeline.step'
+  | 'smoke.result';
 
 type Tx = Pick<Db, 'jobEvent'>;
 

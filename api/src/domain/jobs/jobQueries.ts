@@ -16,7 +16,7 @@ export async function tasksAwaitingAdvance(r: Pick<Resources, 'prisma'>, now: Da
     where: {
       status: { in: ['SUCCEEDED', 'FAILED'] },
       OR: [
-        { kind: { in: ['RUN', 'SHARD'] }, job: { status: 'RUNNING' } },
+        { kind: { in: ['RUN', 'SHARD', 'PROBE'] }, job: { status: 'RUNNING' } },
         { kind: 'EVALUATE', job: { status: 'VALIDATING' } },
       ],
       finishedAt: { lt: new Date(now.getTime() - quietMs) },

@@ -24,12 +24,20 @@ const Tolerance = z.object({
   atol: z.number().min(0).max(1e6).optional(),
 });
 
+/** How much of the full run a bounded workload does (1 of 20 epochs): its timing scales by full/bounded. */
+const RunScale = z.object({
+  unit: z.string().min(1).max(40).describe('What the run length counts: epoch, step, iteration, sample, …'),
+  bounded: z.number().positive().describe('How many the bounded workload does.'),
+  full: z.number().positive().describe('How many the full run does.'),
+});
+
 export const PreparationSchema = z
   .object({
     workload: z
       .object({
         command: z.string().min(1).max(2000).describe('The bounded workload: the same command with smaller flags (fewer steps/epochs/samples) and a fixed seed.'),
         timeoutSec: z.number().int().min(10).max(86400).optional(),
+        scale: RunScale.optional().describe('How much of the full run the bounded workload does: the last candidate run on the target gives the estimate of the full run.'),
       })
       .describe('What preparation runs (the reference and every candidate run this).'),
     compare: z.array(z.string().min(1).max(500)).max(50).optional().describe('Output paths compared between reference and candidate (default: outputs/).'),
@@ -66,6 +74,20 @@ export const PipelineStepSchema = z.object({
 });
 export type PipelineStep = z.infer<typeof PipelineStepSchema>;
 
+/**
+ * The smoke run (docs/architecture.md §4, "Smoke run"): the plan's bounded workload, run once
+ * on the class of worker the full run will use before the full run is leased. It catches a
+ * missing module, an out-of-memory, a wrong flag or path in minutes, and measures what the
+ * estimate of the full run is made from. `scale` says how much of the full run it does
+ * (1 of 20 epochs), so its time per unit scales to the full run.
+ */
+export const SmokeRunSchema = z.object({
+  command: z.string().min(1).max(2000).describe('The bounded workload: the same command with a smaller run length (1 epoch, 20 steps) and a fixed seed.'),
+  timeoutSec: z.number().int().min(10).max(86400).optional(),
+  scale: RunScale.optional().describe('Without it the smoke run still checks the plan, but gives no duration estimate.'),
+});
+export type SmokeRun = z.infer<typeof SmokeRunSchema>;
+
 export const PlanSchema = z.object({
   summary: z.string().min(1).max(2000).describe('One paragraph: what will run and why this way.'),
   steps: z.array(z.string().max(500)).max(20).describe('The steps, in plain words.'),
@@ -99,6 +121,9 @@ export const PlanSchema = z.object({
   }),
   preparation: PreparationSchema.optional(),
   service: ServiceSchema.optional(),
+  smoke: SmokeRunSchema.optional().describe(
+    'Test the plan on its hardware before the full run (omit it when the user asked for no smoke run, when the bounded workload is the full workload, or when the whole job takes under a minute). Not used with `preparation`: the preparation runs already test it.',
+  ),
   install: z
     .object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200).describe('Requirement lines, as check_dependencies returns them.') })
     .optional()

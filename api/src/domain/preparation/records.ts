@@ -22,6 +22,8 @@ export interface RecordInput {
   hardware: Record<string, unknown>;
   workload: string | null;
   accelerator: string | null;
+  /** The original code's kind of program (similar.ts). */
+  modelFamily?: string | null;
   taskId: string | null;
   attemptId: string | null;
   workerId: string | null;
@@ -49,6 +51,7 @@ export async function insertRecord(tx: Db, r: Pick<Resources, 'now'>, input: Rec
       hardware: json(input.hardware) ?? {},
       workload: input.workload,
       accelerator: input.accelerator,
+      modelFamily: input.modelFamily ?? null,
       taskId: input.taskId,
       attemptId: input.attemptId,
       workerId: input.workerId,

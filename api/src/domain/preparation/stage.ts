@@ -50,6 +50,8 @@ import type { ManifestEntry } from '../blobs/paths.js';
 import type { Criteria } from '../jobs/acceptance.js';
 import { planRequirements } from '../jobs/acceptPlan.js';
 import { insertTask, type Requirements } from '../jobs/createTask.js';
+import { estimateFromSmokeRun, estimateRequirement } from '../jobs/estimate.js';
+import { recordJobEvent } from '../jobs/jobEvents.js';
 import { applyTransition, commitTransition, InvalidTransitionError } from '../jobs/jobLifecycle.js';
 import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
 import type { PlanInput, PreparationSpec } from '../jobs/planSchema.js';
@@ -57,6 +59,7 @@ import type { Resources } from '../resources.js';
 import { networkCapacity } from '../workers/networkCapacity.js';
 import { changedPaths, loadTree, manifestFromTree, manifestSha, unifiedDiff, type Tree } from './codeTrees.js';
 import { insertRecord, type RecordInput } from './records.js';
+import { modelFamilyOf, orderSteps, similarPreparations, verdictOf, type Verdict } from './similar.js';
 import { lockJob } from '../../db/sql/lockJob.js';
 
 export const DEFAULT_REVISION_BUDGET = 3;
@@ -80,6 +83,22 @@ interface Ctx {
   spec: PreparationSpec;
   criteria: Criteria;
   original: { id: string; manifest: ManifestEntry[] };
+  /** The original code's kind of program (similar.ts), for the records and similar cases. */
+  modelFamily: string;
+  /** When the plan was made: only records before it count as similar cases (a stable verdict). */
+  planCreatedAt: Date;
+}
+
+/** The model family of an original code version (immutable, so computed once per process). */
+const familyCache = new Map<string, string>();
+async function familyOf(r: Resources, codeId: string, manifest: ManifestEntry[]): Promise<string> {
+  let f = familyCache.get(codeId);
+  if (!f) {
+    f = modelFamilyOf((await loadTree(r, manifest)).text);
+    if (familyCache.size > 1000) familyCache.clear();
+    familyCache.set(codeId, f);
+  }
+  return f;
 }
 
 /** Does the next thing the stage needs; safe to call at any time, from any process, any number of times. */
@@ -119,6 +138,8 @@ async function loadContext(r: Resources, jobId: string): Promise<Ctx | null> {
     spec: planRow.preparationWorkload as unknown as PreparationSpec,
     criteria: job.acceptanceCriteria as unknown as Criteria,
     original: { id: original.id, manifest: original.manifest as unknown as ManifestEntry[] },
+    modelFamily: await familyOf(r, original.id, original.manifest as unknown as ManifestEntry[]),
+    planCreatedAt: planRow.createdAt,
   };
 }
 
@@ -138,9 +159,10 @@ async function advance(ctx: Ctx): Promise<StageState> {
   if (reference.state !== 'done') return reference.state === 'failed' ? failJob(ctx, reference.reason) : { state: 'waiting', on: 'the reference run' };
   const refTask = reference.task;
 
-  // 2. The steps, in order.
+  // 2. The steps, in order — consecutive optional ones by how often similar cases accepted them.
   let accepted = await lastAccepted(ctx);
-  for (const step of spec.steps) {
+  const verdicts = await similarVerdicts(ctx);
+  for (const step of orderSteps(spec.steps, (s) => verdicts.get(s.name)?.acceptRate ?? null)) {
     for (let revision = 0; ; revision++) {
       const record = await r.prisma.preparationRecord.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision } } });
       if (record) {
@@ -199,6 +221,7 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
           hardware: { planned: env, online: cap.summary },
           workload: env.workload,
           accelerator: env.accelVendor ?? 'none',
+          modelFamily: ctx.modelFamily,
           taskId: null,
           attemptId: null,
           workerId: null,
@@ -239,6 +262,7 @@ async function recordReference(ctx: Ctx, task: Task): Promise<void> {
     hardware: attempt.hardware,
     workload: task.workload,
     accelerator: attempt.accelerator,
+    modelFamily: ctx.modelFamily,
     taskId: task.id,
     attemptId: attempt.id,
     workerId: attempt.workerId,
@@ -263,6 +287,12 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   let cv = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision } } });
   if (!cv) {
     if (revision > 0) return { state: 'waiting', on: `a revision of ${step.name}` };
+    // An optional step that similar cases rejected most of the time is not tried (with why).
+    const verdict = step.required ? null : (await similarVerdicts(ctx)).get(step.name);
+    if (verdict?.skip) {
+      await decide(ctx, step, revision, accepted, null, { outcome: 'SKIPPED', reason: verdict.reason });
+      return null;
+    }
     const made = await transform(ctx, step, accepted);
     if (!made.changed) {
       await decide(ctx, step, revision, accepted, null, { outcome: 'SKIPPED', reason: `No change: ${step.transformation} finds nothing to change in the code (it already fits ${envWords(envOf(spec, step))}).` });
@@ -357,6 +387,27 @@ interface Version {
   manifest: ManifestEntry[];
 }
 
+/**
+ * What similar cases say of each optional step (similar.ts): same transformation, same model
+ * family, same accelerator, records made before this job's plan, other jobs only.
+ */
+const verdictMemo = new WeakMap<Ctx, Promise<Map<string, Verdict>>>();
+function similarVerdicts(ctx: Ctx): Promise<Map<string, Verdict>> {
+  let v = verdictMemo.get(ctx);
+  if (!v) verdictMemo.set(ctx, (v = loadVerdicts(ctx)));
+  return v;
+}
+
+async function loadVerdicts(ctx: Ctx): Promise<Map<string, Verdict>> {
+  const out = new Map<string, Verdict>();
+  for (const step of ctx.spec.steps) {
+    if (step.required) continue;
+    const cases = await similarPreparations(ctx.r, ctx.ownerId, { transformation: step.transformation, modelFamily: ctx.modelFamily, accelerator: envOf(ctx.spec, step).accelVendor ?? 'none' }, { before: ctx.planCreatedAt, excludeJobId: ctx.jobId });
+    out.set(step.name, verdictOf(cases));
+  }
+  return out;
+}
+
 async function lastAccepted(ctx: Ctx): Promise<Version> {
   const cv = await ctx.r.prisma.codeVersion.findFirst({ where: { jobId: ctx.jobId, status: 'ACCEPTED' }, orderBy: { createdAt: 'desc' } });
   return cv ? { id: cv.id, manifest: cv.manifest as unknown as ManifestEntry[] } : ctx.original;
@@ -396,7 +447,8 @@ async function decide(ctx: Ctx, step: Step, revision: number, accepted: Version,
     required: step.required,
     hardware: d.attempt?.hardware ?? {},
     workload: d.run?.workload ?? envOf(ctx.spec, step).workload,
-    accelerator: d.attempt?.accelerator ?? null,
+    accelerator: d.attempt?.accelerator ?? envOf(ctx.spec, step).accelVendor ?? 'none',
+    modelFamily: ctx.modelFamily,
     taskId: d.run?.id ?? null,
     attemptId: d.attempt?.id ?? null,
     workerId: d.attempt?.workerId ?? null,
@@ -428,7 +480,17 @@ async function decide(ctx: Ctx, step: Step, revision: number, accepted: Version,
 
 async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
   const { r, jobId, spec, plan } = ctx;
-  const lastRun = await r.prisma.task.findFirst({ where: { jobId, kind: 'CANDIDATE', status: 'SUCCEEDED' }, orderBy: { finishedAt: 'desc' }, include: { currentAttempt: { select: { workerId: true } } } });
+  const lastRun = await r.prisma.task.findFirst({
+    where: { jobId, kind: 'CANDIDATE', status: 'SUCCEEDED' },
+    orderBy: { finishedAt: 'desc' },
+    include: { currentAttempt: { select: { workerId: true, usage: true, worker: true, metricPoints: { where: { step: { not: null } }, select: { name: true, step: true, ts: true } } } } },
+  });
+  // The last candidate ran the bounded workload on the target class: it is the full run's smoke
+  // run (docs/architecture.md §4, "Smoke run"), so its timing gives the estimate.
+  const attempt = lastRun?.currentAttempt;
+  const estimate = attempt
+    ? estimateFromSmokeRun(r, { usage: attempt.usage as never, outputs: ((lastRun.result as { outputs?: { size?: number }[] } | null)?.outputs ?? []), points: attempt.metricPoints, worker: attempt.worker, task: lastRun }, spec.workload.scale, 'preparation run')
+    : null;
   const records = await r.prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
   const summary = records.filter((x) => x.step !== REFERENCE_STEP).map((x) => `${x.step} ${x.outcome.toLowerCase()}`).join(', ');
   const pinned = spec.pinRun && lastRun?.currentAttempt ? lastRun.currentAttempt.workerId : null;
@@ -437,6 +499,8 @@ async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
     const frozen = await applyTransition(tx, now, jobId, 'freeze', { reason: `Froze the accepted code (${summary || 'no change'}).`, data: { frozenCodeId: accepted.id }, detail: { codeVersionId: accepted.id } });
     const started = await applyTransition(tx, now, jobId, 'startRun', { reason: pinned ? 'Running the frozen code on the worker that validated it.' : 'Running the frozen code.' });
     const requirements = planRequirements(plan);
+    const estimated = estimate ? [await recordJobEvent(tx, jobId, 'smoke.result', { ok: true, estimate: estimate as unknown as P.InputJsonValue })] : [];
+    if (estimate) await tx.job.update({ where: { id: jobId }, data: { estimate: estimate as unknown as P.InputJsonValue } });
     const { eventId } = await insertTask(tx, now, {
       jobId,
       kind: 'RUN',
@@ -444,11 +508,16 @@ async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
       codeVersionId: accepted.id,
       command: plan.command,
       environment: Object.fromEntries((plan.environment ?? []).map((e) => [e.name, e.value])),
-      requirements: { ...requirements, workload: spec.target.workload, ...(spec.target.accelVendor ? { accelVendor: spec.target.accelVendor } : {}) },
+      requirements: {
+        ...requirements,
+        workload: spec.target.workload,
+        ...(spec.target.accelVendor ? { accelVendor: spec.target.accelVendor } : {}),
+        ...estimateRequirement(estimate?.highSec, requirements.timeoutSec),
+      },
       pinnedWorkerId: pinned,
       maxAttempts: 3,
     });
-    return { eventIds: [...frozen.eventIds, ...started.eventIds, eventId] };
+    return { eventIds: [...frozen.eventIds, ...started.eventIds, ...estimated, eventId] };
   });
   await r.events.emit({ type: 'tasks.available' });
 }

@@ -3,6 +3,7 @@ import { cancelJob } from '../../domain/jobs/cancelJob.js';
 import { createJob } from '../../domain/jobs/createJob.js';
 import { answerQuestion } from '../../domain/jobs/answerQuestion.js';
 import { jobOutputs } from '../../domain/jobs/jobOutputs.js';
+import type { Estimate } from '../../domain/jobs/estimate.js';
 import { builder } from '../builder.js';
 import { decodeId } from '../ids.js';
 import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
@@ -10,6 +11,25 @@ import { ConflictError, NotFoundError, ValidationError } from './errors.js';
 
 export const JobStatusEnum = builder.enumType('JobStatus', {
   values: ['DRAFT', 'PLANNING', 'NEEDS_INPUT', 'PREPARING', 'RUNNING', 'VALIDATING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'] as const,
+});
+
+const JobEstimateRef = builder.objectRef<Estimate>('JobEstimate').implement({
+  description: "The full run's estimate, from its smoke run (or the preparation run on the same class of worker); after the run, how far off it was.",
+  fields: (t) => ({
+    source: t.exposeString('source', { description: '"smoke run" or "preparation run".' }),
+    basis: t.exposeString('basis', { description: 'What was measured, on which worker, and how it was scaled to the full run.' }),
+    durationSec: t.exposeFloat('durationSec'),
+    lowSec: t.exposeFloat('lowSec'),
+    highSec: t.exposeFloat('highSec'),
+    costCad: t.exposeFloat('costCad'),
+    lowCad: t.exposeFloat('lowCad'),
+    highCad: t.exposeFloat('highCad', { description: 'The spending-cap check at lease grant projects the full run to this.' }),
+    peakMemoryMiB: t.float({ nullable: true, description: 'Peak resident memory of the smoke run (sampled every second).', resolve: (e) => e.measured.peakMemoryMiB }),
+    outputBytes: t.float({ description: 'Size of what the smoke run wrote to its outputs.', resolve: (e) => e.measured.outputBytes }),
+    actualSec: t.float({ nullable: true, description: 'How long the full run really took (null until it ends).', resolve: (e) => e.actualSec ?? null }),
+    actualCostCad: t.float({ nullable: true, resolve: (e) => e.actualCostCad ?? null }),
+    ratio: t.float({ nullable: true, description: 'actualSec / durationSec.', resolve: (e) => e.ratio ?? null }),
+  }),
 });
 
 export const JobRef = builder.prismaNode('Job', {
@@ -27,6 +47,12 @@ export const JobRef = builder.prismaNode('Job', {
     lostCostCad: t.expose('lostCostCad', {
       type: 'Decimal',
       description: "Work lost through no fault of yours, not charged (CAD): attempts whose worker stopped responding or failed on its own machine. The contributors' loss; not in costCad.",
+    }),
+    estimate: t.field({
+      type: JobEstimateRef,
+      nullable: true,
+      description: "The full run's estimate (duration and cost with a range) from its smoke run; null until one ran.",
+      resolve: (j) => (j.estimate as unknown as Estimate | null) ?? null,
     }),
     hardwarePreference: t.exposeString('hardwarePreference', { nullable: true }),
     acceptanceCriteria: t.expose('acceptanceCriteria', { type: 'JSON', nullable: true }),
@@ -127,6 +153,7 @@ builder.prismaObject('Plan', {
     acceptanceCriteria: t.expose('acceptanceCriteria', { type: 'JSON' }),
     preparation: t.expose('preparationWorkload', { type: 'JSON', nullable: true, description: 'The preparation stage the plan asks for: bounded workload, reference and target environments, steps, revision budget.' }),
     pipeline: t.expose('pipeline', { type: 'JSON', nullable: true, description: 'Steps that run before the main command, in order ([{ name, command, produces, timeoutSec }]); each hands what it produces to the later ones.' }),
+    smokeRun: t.expose('smokeRun', { type: 'JSON', nullable: true, description: 'The smoke run before the full run ({ command, timeoutSec, scale: { unit, bounded, full } }); null: none.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
