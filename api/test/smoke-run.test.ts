@@ -69,7 +69,7 @@ describe('the smoke run', () => {
     expect(job.rows.map((t: any) => [t.kind, t.name, t.status])).toEqual([['PROBE', 'smoke', 'SUCCEEDED'], ['RUN', 'run', 'SUCCEEDED']]);
     expect(job.rows[1].createdAt.getTime()).toBeGreaterThanOrEqual(job.rows[0].finishedAt.getTime());
     const e = job.estimate;
-    expect(e.basis).toMatch(/^Smoke run on smoker: 2 of 12 epochs in \d+\.\d s, peak memory \d+ MiB \(sampled\); 0\.\d+ s per step from its progress metrics, start-up \d\.\d s, ×6\.$/);
+    expect(e.basis).toMatch(/^Smoke run on smoker: 2 of 12 epochs in [\d.]+ s, peak memory \d+ MiB \(sampled\); [\d.]+ s per step from its progress metrics, start-up [\d.]+ s, ×6\.$/);
     // The model: start-up ≈ 1 s, 0.4 s per epoch → 12 epochs ≈ 6 s (+ the interpreter's start).
     expect(e.lowSec).toBeLessThan(e.durationSec);
     expect(e.durationSec).toBeLessThan(e.highSec);

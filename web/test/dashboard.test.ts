@@ -9,6 +9,7 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { estimateFromSmokeRun, withActual } from '../../api/src/domain/jobs/estimate.js';
 import { createJob, CPU_CAPS, NVIDIA_CAPS, screenshot, seedLogs, seedRunningAttempt, seedWorker, startDashboard } from './helpers/dashboard.js';
 
 const d = await startDashboard();
@@ -163,5 +164,28 @@ describe('dashboard (seeded)', () => {
     await stale.waitForURL(/\/login/, WAIT);
     await page.close();
     await stale.close();
+  });
+
+  it("shows the full run's estimate from its smoke run beside the cost, and after the run how far off it was", async () => {
+    const job = await createJob(d, user.token, 'Estimated run');
+    const worker = await seedWorker(d, user.userId, 'smoke-cpu', CPU_CAPS, 'ONLINE');
+    // The estimate exactly as the job engine computes and stores it (jobs/estimate.ts).
+    const base = estimateFromSmokeRun(d.server.resources, {
+      usage: { runSeconds: 12, runStartedAt: Date.parse('2026-12-03T10:00:00Z'), peakMemoryMiB: 412 },
+      outputs: [{ size: 2048 }],
+      points: [1, 2].map((step) => ({ name: 'loss', step, ts: new Date(Date.parse('2026-12-03T10:00:02Z') + step * 5000) })),
+      worker,
+      task: { requirements: {}, accelVendor: null },
+    }, { unit: 'epoch', bounded: 2, full: 20 })!;
+    await d.prisma.job.update({ where: { id: job.uuid }, data: { estimate: withActual(base, 118, 0.0021) as never } });
+    await d.jobUpdated(job.uuid);
+    const page = await d.page(user.token);
+    await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
+    const shown = page.locator('[data-testid=estimate]');
+    await shown.waitFor(WAIT);
+    expect(await shown.textContent()).toMatch(/Estimate of the full run: about 1m 42s \(1m 22s–2m 7s\), CA\$/);
+    expect(await shown.textContent()).toContain('Smoke run on smoke-cpu: 2 of 20 epochs in 12 s, peak memory 412 MiB (sampled); 5.0 s per step from its progress metrics, start-up 2.0 s, ×10.');
+    expect(await page.locator('[data-testid=estimate-actual]').textContent()).toMatch(/^It took 1m 58s \([\d.]+× the estimate\)\.$/);
+    await page.close();
   });
 });
