@@ -9,7 +9,7 @@
  * Reads fetch a few chunks at a time, so a range of a large blob costs what it covers.
  */
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { finished, Readable } from 'node:stream';
 import type { Prisma } from '../../db/client.js';
 import { sweepBlobChunks } from '../../db/sql/sweepBlobChunks.js';
 import { checkExpected, checkSha256, chunked, hashingMeter, verifyOnly, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
@@ -67,7 +67,8 @@ export class PgBlobStore implements BlobStore {
     }
     const uploadId = randomUUID();
     const meter = hashingMeter(opts.maxBytes);
-    source.once('error', (e) => meter.destroy(e));
+    // A body cut off without an 'end' (a client gone mid-upload) fails the put, as in pipeline().
+    finished(source, (err) => err && meter.destroy(err));
     let seq = 0;
     try {
       for await (const data of chunked(source.pipe(meter), this.chunkBytes)) {

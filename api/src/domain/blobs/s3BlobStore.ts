@@ -20,7 +20,7 @@
  * is verified here anyway.
  */
 import { randomBytes } from 'node:crypto';
-import { Transform, type Readable } from 'node:stream';
+import { finished, Transform, type Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -114,7 +114,8 @@ export class S3BlobStore implements BlobStore {
     }
     const meter = hashingMeter(opts.maxBytes);
     const metered = source.pipe(meter);
-    source.once('error', (e) => meter.destroy(e));
+    // A body cut off without an 'end' (a client gone mid-upload) fails the put, as in pipeline().
+    finished(source, (err) => err && meter.destroy(err));
     const parts = chunked(metered, this.cfg.partBytes);
     const first = await parts.next();
     const firstBuf = first.done ? Buffer.alloc(0) : first.value;
