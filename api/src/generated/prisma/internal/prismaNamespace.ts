@@ -2649,6 +2649,7 @@ export const PlanScalarFieldEnum = {
   preparationWorkload: 'preparationWorkload',
   pipeline: 'pipeline',
   smokeRun: 'smokeRun',
+  shards: 'shards',
   outputs: 'outputs',
   acceptanceCriteria: 'acceptanceCriteria',
   createdAt: 'createdAt'

@@ -67,6 +67,7 @@ export type PlanCountAggregateOutputType = {
   preparationWorkload: number
   pipeline: number
   smokeRun: number
+  shards: number
   outputs: number
   acceptanceCriteria: number
   createdAt: number
@@ -115,6 +116,7 @@ export type PlanCountAggregateInputType = {
   preparationWorkload?: true
   pipeline?: true
   smokeRun?: true
+  shards?: true
   outputs?: true
   acceptanceCriteria?: true
   createdAt?: true
@@ -220,6 +222,7 @@ export type PlanGroupByOutputType = {
   preparationWorkload: runtime.JsonValue | null
   pipeline: runtime.JsonValue | null
   smokeRun: runtime.JsonValue | null
+  shards: runtime.JsonValue | null
   outputs: runtime.JsonValue
   acceptanceCriteria: runtime.JsonValue
   createdAt: Date
@@ -261,6 +264,7 @@ export type PlanWhereInput = {
   preparationWorkload?: Prisma.JsonNullableFilter<"Plan">
   pipeline?: Prisma.JsonNullableFilter<"Plan">
   smokeRun?: Prisma.JsonNullableFilter<"Plan">
+  shards?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
@@ -281,6 +285,7 @@ export type PlanOrderByWithRelationInput = {
   preparationWorkload?: Prisma.SortOrderInput | Prisma.SortOrder
   pipeline?: Prisma.SortOrderInput | Prisma.SortOrder
   smokeRun?: Prisma.SortOrderInput | Prisma.SortOrder
+  shards?: Prisma.SortOrderInput | Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -305,6 +310,7 @@ export type PlanWhereUniqueInput = Prisma.AtLeast<{
   preparationWorkload?: Prisma.JsonNullableFilter<"Plan">
   pipeline?: Prisma.JsonNullableFilter<"Plan">
   smokeRun?: Prisma.JsonNullableFilter<"Plan">
+  shards?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
@@ -325,6 +331,7 @@ export type PlanOrderByWithAggregationInput = {
   preparationWorkload?: Prisma.SortOrderInput | Prisma.SortOrder
   pipeline?: Prisma.SortOrderInput | Prisma.SortOrder
   smokeRun?: Prisma.SortOrderInput | Prisma.SortOrder
+  shards?: Prisma.SortOrderInput | Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -351,6 +358,7 @@ export type PlanScalarWhereWithAggregatesInput = {
   preparationWorkload?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
   pipeline?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
   smokeRun?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
+  shards?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
   outputs?: Prisma.JsonWithAggregatesFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonWithAggregatesFilter<"Plan">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Plan"> | Date | string
@@ -368,6 +376,7 @@ export type PlanCreateInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -388,6 +397,7 @@ export type PlanUncheckedCreateInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -406,6 +416,7 @@ export type PlanUpdateInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -426,6 +437,7 @@ export type PlanUncheckedUpdateInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -445,6 +457,7 @@ export type PlanCreateManyInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -462,6 +475,7 @@ export type PlanUpdateManyMutationInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -480,6 +494,7 @@ export type PlanUncheckedUpdateManyInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -518,6 +533,7 @@ export type PlanCountOrderByAggregateInput = {
   preparationWorkload?: Prisma.SortOrder
   pipeline?: Prisma.SortOrder
   smokeRun?: Prisma.SortOrder
+  shards?: Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -621,6 +637,7 @@ export type PlanCreateWithoutCurrentForInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -640,6 +657,7 @@ export type PlanUncheckedCreateWithoutCurrentForInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -662,6 +680,7 @@ export type PlanCreateWithoutJobInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -680,6 +699,7 @@ export type PlanUncheckedCreateWithoutJobInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -719,6 +739,7 @@ export type PlanUpdateWithoutCurrentForInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -738,6 +759,7 @@ export type PlanUncheckedUpdateWithoutCurrentForInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -775,6 +797,7 @@ export type PlanScalarWhereInput = {
   preparationWorkload?: Prisma.JsonNullableFilter<"Plan">
   pipeline?: Prisma.JsonNullableFilter<"Plan">
   smokeRun?: Prisma.JsonNullableFilter<"Plan">
+  shards?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
@@ -792,6 +815,7 @@ export type PlanCreateManyJobInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
@@ -809,6 +833,7 @@ export type PlanUpdateWithoutJobInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -827,6 +852,7 @@ export type PlanUncheckedUpdateWithoutJobInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -845,6 +871,7 @@ export type PlanUncheckedUpdateManyWithoutJobInput = {
   preparationWorkload?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   pipeline?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   smokeRun?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -865,6 +892,7 @@ export type PlanSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   preparationWorkload?: boolean
   pipeline?: boolean
   smokeRun?: boolean
+  shards?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
@@ -885,6 +913,7 @@ export type PlanSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   preparationWorkload?: boolean
   pipeline?: boolean
   smokeRun?: boolean
+  shards?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
@@ -904,6 +933,7 @@ export type PlanSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   preparationWorkload?: boolean
   pipeline?: boolean
   smokeRun?: boolean
+  shards?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
@@ -923,12 +953,13 @@ export type PlanSelectScalar = {
   preparationWorkload?: boolean
   pipeline?: boolean
   smokeRun?: boolean
+  shards?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
   createdAt?: boolean
 }
 
-export type PlanOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "version" | "author" | "summary" | "steps" | "command" | "environment" | "requirements" | "preparationWorkload" | "pipeline" | "smokeRun" | "outputs" | "acceptanceCriteria" | "createdAt", ExtArgs["result"]["plan"]>
+export type PlanOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "version" | "author" | "summary" | "steps" | "command" | "environment" | "requirements" | "preparationWorkload" | "pipeline" | "smokeRun" | "shards" | "outputs" | "acceptanceCriteria" | "createdAt", ExtArgs["result"]["plan"]>
 export type PlanInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   currentFor?: boolean | Prisma.Plan$currentForArgs<ExtArgs>
@@ -968,6 +999,10 @@ export type $PlanPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
      * The smoke run before the full run ({ command, timeoutSec, scale: { unit, bounded, full } }); null: none (tiny job, or skipped on request)
      */
     smokeRun: runtime.JsonValue | null
+    /**
+     * Adaptation (issue 14): the work split into shards — per-shard commands and seeds, the bounded check, the merge.
+     */
+    shards: runtime.JsonValue | null
     outputs: runtime.JsonValue
     acceptanceCriteria: runtime.JsonValue
     createdAt: Date
@@ -1408,6 +1443,7 @@ export interface PlanFieldRefs {
   readonly preparationWorkload: Prisma.FieldRef<"Plan", 'Json'>
   readonly pipeline: Prisma.FieldRef<"Plan", 'Json'>
   readonly smokeRun: Prisma.FieldRef<"Plan", 'Json'>
+  readonly shards: Prisma.FieldRef<"Plan", 'Json'>
   readonly outputs: Prisma.FieldRef<"Plan", 'Json'>
   readonly acceptanceCriteria: Prisma.FieldRef<"Plan", 'Json'>
   readonly createdAt: Prisma.FieldRef<"Plan", 'DateTime'>
