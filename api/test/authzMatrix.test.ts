@@ -162,6 +162,11 @@ const service = await prisma.service.create({
   data: { jobId: serviceJob.jobId, taskId: serviceTask.id, slug: randomBytes(8).toString('hex'), accessTokenHash: hashToken(serviceToken), spec: { note: `${MARK} spec` } },
 });
 
+// The owner's browser cookie of the service (openServiceInBrowser's ticket, exchanged by the API).
+const link = await api.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url } } }`, { id: serviceJob.gid }, owner.token);
+const opened = await fetch(must(link.data?.openServiceInBrowser?.url as string | undefined, 'browser link'), { redirect: 'manual' });
+const serviceCookie = must(/^(chatgpu_svc=[^;]+)/.exec(opened.headers.get('set-cookie') ?? '')?.[1], 'service cookie');
+
 const S = {
   jobGid: job.gid,
   serviceJobGid: serviceJob.gid,
@@ -246,6 +251,7 @@ const FIELDS: Record<string, FieldEntry> = {
   'Mutation.pauseWorker': { access: 'owner-of-arg', vars: () => ({ id: S.workerGid }) },
   'Mutation.resumeWorker': { access: 'owner-of-arg', vars: () => ({ id: S.workerGid }) },
   'Mutation.rotateServiceToken': { access: 'owner-of-arg', vars: () => ({ jobId: S.serviceJobGid }) },
+  'Mutation.openServiceInBrowser': { access: 'owner-of-arg', ownerData: false, vars: () => ({ jobId: S.serviceJobGid }) },
   'Mutation.stopService': { access: 'owner-of-arg', vars: () => ({ jobId: S.serviceJobGid }) },
   'Mutation.revokeApiToken': { access: 'owner-of-arg', ownerData: false, vars: () => ({ id: apiRevokeTarget.id }) },
   'Mutation.rotateWorkerToken': { access: 'owner-of-arg', ownerData: false, vars: () => ({ id: rotateTarget.id }) },
@@ -401,7 +407,10 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
   },
   // A service answers only its own token (cgv_…): none → 401, any other → 403, before any worker.
   'GET service': {
-    cases: [{ what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'GET'), get status() { return serviceStatuses(); }, ownerData: false }],
+    cases: [
+      { what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'GET'), get status() { return serviceStatuses(); }, ownerData: false },
+      { what: "the owner's service, the owner with its browser cookie", request: (p) => serviceRequest(p, 'GET', true), get status() { return serviceStatuses(); }, ownerData: false },
+    ],
   },
   'POST service': {
     cases: [{ what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'POST'), get status() { return serviceStatuses(); }, ownerData: false }],
@@ -442,9 +451,9 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
   },
 };
 
-/** The owner calls with the service's token (the control: 503, nothing serves it); everyone else with their own. */
-function serviceRequest(p: P, method: string): ReturnType<RouteCase['request']> {
-  const headers: Record<string, string> = p === 'owner' ? { authorization: `Bearer ${serviceToken}` } : {};
+/** The owner calls with the service's token or cookie (the control: 503, nothing serves it); everyone else with their own. */
+function serviceRequest(p: P, method: string, cookie = false): ReturnType<RouteCase['request']> {
+  const headers: Record<string, string> = p !== 'owner' ? {} : cookie ? { authorization: '', cookie: serviceCookie } : { authorization: `Bearer ${serviceToken}` };
   return { method, path: `/svc/${service.slug}/x`, headers, ...(method === 'POST' ? { body: Buffer.from('{}') } : {}) };
 }
 function serviceStatuses(): Record<P, number> {

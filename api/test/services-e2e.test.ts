@@ -36,6 +36,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/healthz":
             return self.send(200 if time.time() - START > 1.5 else 503, b"ok")
+        if self.path == "/cookies":
+            return self.send(200, ("cookies: " + (self.headers.get("cookie") or "")).encode())
         if self.path.startswith("/big?n="):
             n = int(self.path.split("=")[1])
             self.send_response(200)
@@ -92,9 +94,13 @@ describe('hosted services (real API, worker, Python app)', () => {
     const slug: string = job.service.slug;
     expect(job.service.url).toBe(`${api.server.resources.baseUrl}/svc/${slug}/`);
 
-    const rotated = await api.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id) { ... on ServiceToken { token service { slug } } } }`, { id: jobGid }, user.token);
+    // The first token, shown once to the owner (firstOnly: a second such call does not void it).
+    const firstToken = `mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { __typename ... on ServiceToken { token service { slug tokenRotatedAt } } } }`;
+    const rotated = await api.gql(firstToken, { id: jobGid }, user.token);
     const token: string = rotated.data.rotateServiceToken.token;
     expect(token).toMatch(/^cgv_/);
+    expect(rotated.data.rotateServiceToken.service.tokenRotatedAt).toBeTruthy();
+    expect((await api.gql(firstToken, { id: jobGid }, user.token)).data.rotateServiceToken.__typename).toBe('ConflictError');
 
     // Before readiness (the app answers /healthz 503 for its first 1.5 s): 503 with Retry-After.
     const early = await svc(api.url, slug, token);
@@ -114,6 +120,24 @@ describe('hosted services (real API, worker, Python app)', () => {
     expect(attempt1).toBeTruthy();
     // Still 401 without the token once it is ready: nothing reaches the worker.
     expect((await svc(api.url, slug, null, 'hello')).status).toBe(401);
+    // In the owner's browser: the dashboard's link carries a one-minute ticket, which the API
+    // exchanges for an HttpOnly cookie of this service's path and a redirect without the ticket;
+    // the cookie opens the service (through either API), and the app sees only its own cookies.
+    const link = (await api.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url expiresAt } } }`, { id: jobGid }, user.token)).data.openServiceInBrowser;
+    expect(link.url).toMatch(new RegExp(`^${api.server.resources.baseUrl}/svc/${slug}/\\?chatgpu_ticket=`));
+    const ticketPath = new URL(link.url).pathname + new URL(link.url).search;
+    const opened = await fetch(`${api.url}${ticketPath.replace(`/svc/${slug}/`, `/svc/${slug}/cookies`)}&keep=1`, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get('location')).toBe(`/svc/${slug}/cookies?keep=1`);
+    const setCookie = opened.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(new RegExp(`^chatgpu_svc=[^;]+; Path=/svc/${slug}; Max-Age=43\\d{3}; HttpOnly; SameSite=Lax$`));
+    const browserCookie = setCookie.split(';')[0]!;
+    const withCookie = (base: string, cookie: string) => fetch(`${base}/svc/${slug}/cookies`, { headers: { cookie } }).then(async (r) => ({ status: r.status, text: await r.text() }));
+    expect(await withCookie(api.url, `theirs=1; ${browserCookie}`)).toEqual({ status: 200, text: 'cookies: theirs=1' });
+    expect(await withCookie(api2.url, browserCookie)).toEqual({ status: 200, text: 'cookies: ' });
+    expect((await withCookie(api.url, `chatgpu_svc=${browserCookie.split('=')[1]!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))}`)).status).toBe(403);
+    expect((await fetch(`${api.url}/svc/${slug}/?chatgpu_ticket=${encodeURIComponent(browserCookie.split('=')[1]!)}`, { redirect: 'manual' })).status).toBe(403);
+
     // Through the other API process (it forwards to the one holding the tunnel).
     const via2 = await svc(api2.url, slug, token, 'via-two');
     expect(via2).toMatchObject({ status: 200, text: `hello from ${attempt1} at /via-two` });
@@ -203,6 +227,7 @@ describe('hosted services (real API, worker, Python app)', () => {
     // Rotation: the old token stops at once; the new one works.
     const rotated2 = await api.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id) { ... on ServiceToken { token } } }`, { id: jobGid }, user.token);
     expect((await svc(api.url, slug, token, 'old')).status).toBe(403);
+    expect((await withCookie(api.url, browserCookie)).status).toBe(403); // the browser's cookie ends with its token
     const token2: string = rotated2.data.rotateServiceToken.token;
     expect((await svc(api.url, slug, token2, 'new')).status).toBe(200);
 
@@ -210,6 +235,7 @@ describe('hosted services (real API, worker, Python app)', () => {
     const stranger = await api.signUp();
     expect((await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { __typename } }`, { id: jobGid }, stranger.token)).data.stopService.__typename).toBe('NotFoundError');
     expect((await api.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id) { __typename } }`, { id: jobGid }, stranger.token)).data.rotateServiceToken.__typename).toBe('NotFoundError');
+    expect((await api.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { __typename } }`, { id: jobGid }, stranger.token)).data.openServiceInBrowser.__typename).toBe('NotFoundError');
 
     // stopService: 410 at once, the job SUCCEEDED, usage recorded for the attempts that served.
     const stopped = await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { ... on Service { status } } }`, { id: jobGid }, user.token);

@@ -34,7 +34,7 @@ export const HTTP_ROUTES = {
   service: {
     methods: ['GET', 'POST'],
     pattern: /^\/svc\/([^/]+)(?:\/(.*))?$/,
-    access: "the service's access token (Authorization: Bearer cgv_…): none → 401, any other token → 403, never reaching a worker; then 410 stopped, 503 + Retry-After not ready, 413 body over SVC_MAX_REQUEST_BYTES; every method is proxied the same way",
+    access: "the service's access token (Authorization: Bearer cgv_…), or in the owner's browser the signed cookie that openServiceInBrowser's ticket is exchanged for (303): none → 401, any other token or cookie → 403, never reaching a worker; then 410 stopped, 503 + Retry-After not ready, 413 body over SVC_MAX_REQUEST_BYTES; every method is proxied the same way",
   },
   serviceTunnel: {
     methods: ['GET', 'WS'],

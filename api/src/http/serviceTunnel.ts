@@ -17,11 +17,12 @@ import { databaseUnavailable } from '../db/unavailable.js';
 import { authenticate } from '../domain/auth/users.js';
 import { DomainError, StaleAttemptError } from '../domain/errors.js';
 import type { Resources } from '../domain/resources.js';
-import { openTunnel, recordServiceStats, routeFor, setServiceReady } from '../domain/services/services.js';
+import { cookieValue, SERVICE_COOKIE, SERVICE_TICKET_PARAM, withoutServiceCookie } from '../domain/services/serviceCookie.js';
+import { openTunnel, recordServiceStats, routeFor, setServiceReady, type ServiceCredential } from '../domain/services/services.js';
 import { sendJson } from './blobRoutes.js';
 import { creditFrame, decodeFrame, encodeFrame, FRAME, WINDOW } from './tunnelFrames.js';
 
-/** Headers that belong to one hop (RFC 9110 §7.6.1) or to ChatGPU, never passed to the app. */
+/** Headers that belong to one hop (RFC 9110 §7.6.1) or to ChatGPU, never passed to the app (its own cookies are: see proxy). */
 const HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'cookie', 'x-chatgpu-svc-forwarded']);
 const FORWARDED = 'x-chatgpu-svc-forwarded';
 const STATS_FLUSH_MS = 2000;
@@ -119,6 +120,8 @@ class Tunnel {
     this.streams.set(id, s);
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k)) headers[k] = v;
+    const cookie = withoutServiceCookie(req.headers.cookie);
+    if (cookie) headers.cookie = cookie;
     this.send(encodeFrame(FRAME.REQ_HEAD, id, { method: req.method ?? 'GET', path, headers }));
     let size = 0;
     req.on('data', (c: Buffer) => {
@@ -269,16 +272,26 @@ export class ServiceTunnels {
   }
 
   /**
-   * GET|POST|… /svc/:slug/rest: the token (bearer) decides before anything reaches a worker;
-   * then the current attempt's tunnel, here or in the process the database names.
+   * GET|POST|… /svc/:slug/rest: the credential (bearer token, or the dashboard's ticket and
+   * cookie) decides before anything reaches a worker; then the current attempt's tunnel, here
+   * or in the process the database names.
    */
   async handleRequest(req: IncomingMessage, res: ServerResponse, slug: string, rest: string) {
-    const token = req.headers.authorization?.replace(/^Bearer\s+/i, '').trim() || null;
-    const route = await routeFor(this.r, slug, token, this.r.now());
+    const route = await routeFor(this.r, slug, credentialOf(req), this.r.now());
     const limits = this.r.config.services;
     if (route.kind === 'unauthorized') {
       res.setHeader('www-authenticate', 'Bearer realm="chatgpu-service"');
-      return refuseRequest(req, res, 401, 'UNAUTHENTICATED', "This service needs its access token: 'Authorization: Bearer <token>' (the job page or `chatgpu service JOB` issues it).");
+      return refuseRequest(req, res, 401, 'UNAUTHENTICATED', "This service needs its access token: 'Authorization: Bearer <token>' (the job page or `chatgpu service JOB` issues it; the job page also opens it in your browser).");
+    }
+    if (route.kind === 'open-in-browser') {
+      // The ticket becomes an HttpOnly cookie for this service's path only; the redirect drops it from the URL.
+      const secure = this.r.config.publicUrl?.startsWith('https:') ? '; Secure' : '';
+      res.setHeader('set-cookie', `${SERVICE_COOKIE}=${route.cookie}; Path=/svc/${slug}; Max-Age=${route.maxAgeSec}; HttpOnly; SameSite=Lax${secure}`);
+      const back = new URL(req.url ?? '/', 'http://x');
+      back.searchParams.delete(SERVICE_TICKET_PARAM);
+      res.setHeader('location', `${back.pathname}${back.search}`);
+      res.setHeader('cache-control', 'no-store');
+      return refuseRequest(req, res, 303, 'SEE_OTHER', 'Opening the service.');
     }
     if (route.kind === 'forbidden') return refuseRequest(req, res, 403, 'FORBIDDEN', 'This token does not open this service.');
     if (route.kind === 'gone') return refuseRequest(req, res, 410, 'GONE', route.reason);
@@ -344,6 +357,16 @@ export class ServiceTunnels {
     this.wss.close();
     await this.flushStats();
   }
+}
+
+/** The bearer token wins; else the dashboard's ticket in the query; else the service cookie. */
+function credentialOf(req: IncomingMessage): ServiceCredential {
+  const bearer = req.headers.authorization?.replace(/^Bearer\s+/i, '').trim();
+  if (bearer) return { bearer };
+  const ticket = new URL(req.url ?? '/', 'http://x').searchParams.get(SERVICE_TICKET_PARAM);
+  if (ticket) return { ticket };
+  const cookie = cookieValue(req.headers.cookie, SERVICE_COOKIE);
+  return cookie ? { cookie } : null;
 }
 
 /** An answer that never reached a worker; the unread body is drained so the client reads it. */

@@ -27,6 +27,7 @@ import { applyTransition, commitTransition } from '../jobs/jobLifecycle.js';
 import { isFinalJobStatus } from '../jobs/jobStatus.js';
 import { requireCurrentAttempt } from '../leases/currentAttempt.js';
 import type { Resources } from '../resources.js';
+import { signServiceCredential, verifyServiceCredential } from './serviceCookie.js';
 
 /** What a SERVICE task carries to its worker (task requirements `service`). */
 export interface ServiceRuntime {
@@ -40,7 +41,11 @@ export interface ServiceRuntime {
 /** Seconds a client is told to wait while a service is not ready. */
 export const NOT_READY_RETRY_AFTER_SEC = 2;
 
-/** Creates the service of a SERVICE task inside the caller's transaction; its token is issued by rotateServiceToken. */
+/**
+ * Creates the service of a SERVICE task inside the caller's transaction. Plans are accepted by
+ * the planner, with no user present to be shown a secret, so the first token is issued when
+ * the owner asks for it (rotateServiceToken with firstOnly: the job page, `chatgpu service`).
+ */
 export async function insertService(tx: Db, input: { jobId: string; taskId: string; spec: Record<string, unknown> }) {
   const slug = randomBytes(8).toString('hex');
   // A token nobody holds yet: the owner issues the first one (rotateServiceToken); only hashes are stored.
@@ -49,28 +54,41 @@ export async function insertService(tx: Db, input: { jobId: string; taskId: stri
   });
 }
 
+/** What a request to /svc/:slug presents: its bearer token, the dashboard's ticket (query) or cookie. */
+export type ServiceCredential = { bearer: string } | { ticket: string } | { cookie: string } | null;
+
 export type Route =
   | { kind: 'unauthorized' }
+  | { kind: 'open-in-browser'; cookie: string; maxAgeSec: number }
   | { kind: 'forbidden' }
   | { kind: 'gone'; reason: string }
   | { kind: 'not-ready'; retryAfterSec: number }
   | { kind: 'ready'; serviceId: string; attemptId: string; tunnelUrl: string };
 
 /**
- * Where a request to /svc/:slug goes. No token → unauthorized; a token that is not this
- * slug's (or an unknown slug: no oracle for slugs) → forbidden. Nothing here reaches a worker.
+ * Where a request to /svc/:slug goes. No credential → unauthorized; a token, ticket or cookie
+ * that is not this slug's (or an unknown slug: no oracle for slugs) → forbidden. A valid ticket
+ * is exchanged for the cookie (open-in-browser). Nothing here reaches a worker.
  */
-export async function routeFor(r: Pick<Resources, 'prisma'>, slug: string, token: string | null, now: Date): Promise<Route> {
-  if (!token) return { kind: 'unauthorized' };
+export async function routeFor(r: Pick<Resources, 'prisma'>, slug: string, cred: ServiceCredential, now: Date): Promise<Route> {
+  if (!cred) return { kind: 'unauthorized' };
   const s = /^[0-9a-f]{16}$/.test(slug)
     ? await r.prisma.service.findUnique({ where: { slug }, include: { job: { select: { status: true } }, task: { select: { currentAttemptId: true, currentAttempt: { select: { status: true, leaseExpiresAt: true } } } } } })
     : null;
-  const given = Buffer.from(hashToken(token));
-  if (!s || !timingSafeEqual(given, Buffer.from(s.accessTokenHash))) return { kind: 'forbidden' };
+  if (!s || !credentialOpens(s, cred, now)) return { kind: 'forbidden' };
+  if ('ticket' in cred) {
+    const c = signServiceCredential(s, 'cookie', now);
+    return { kind: 'open-in-browser', cookie: c.value, maxAgeSec: Math.floor((c.expiresAt.getTime() - now.getTime()) / 1000) };
+  }
   if (s.stoppedAt || isFinalJobStatus(s.job.status)) return { kind: 'gone', reason: s.stoppedAt ? 'The service was stopped.' : `The service's job is ${s.job.status.toLowerCase()}.` };
   const live = s.task.currentAttempt && ['LEASED', 'RUNNING'].includes(s.task.currentAttempt.status) && s.task.currentAttempt.leaseExpiresAt > now;
   if (!s.ready || !s.tunnelUrl || !s.currentAttemptId || s.currentAttemptId !== s.task.currentAttemptId || !live) return { kind: 'not-ready', retryAfterSec: NOT_READY_RETRY_AFTER_SEC };
   return { kind: 'ready', serviceId: s.id, attemptId: s.currentAttemptId, tunnelUrl: s.tunnelUrl };
+}
+
+function credentialOpens(s: { slug: string; accessTokenHash: string }, cred: NonNullable<ServiceCredential>, now: Date): boolean {
+  if ('bearer' in cred) return timingSafeEqual(Buffer.from(hashToken(cred.bearer)), Buffer.from(s.accessTokenHash));
+  return 'ticket' in cred ? verifyServiceCredential(s, 'ticket', cred.ticket, now) : verifyServiceCredential(s, 'cookie', cred.cookie, now);
 }
 
 /**
@@ -122,12 +140,32 @@ async function ownService(r: Pick<Resources, 'prisma'>, userId: string, jobId: s
   return s;
 }
 
-/** A new access token for the job's service (the old one stops working at once); shown once, stored hashed. */
-export async function rotateServiceToken(r: Resources, userId: string, jobId: string) {
+/**
+ * A new access token for the job's service (the old one, and every browser cookie, stop working
+ * at once); shown once, stored hashed. `firstOnly`: only while none was issued yet, so two
+ * clients fetching the first token (the job page, `chatgpu service`) cannot void each other's.
+ */
+export async function rotateServiceToken(r: Resources, userId: string, jobId: string, opts: { firstOnly?: boolean } = {}) {
   const s = await ownService(r, userId, jobId);
   const t = newToken('service');
-  const service = await r.prisma.service.update({ where: { id: s.id }, data: { accessTokenHash: t.hash, tokenRotatedAt: r.now() } });
-  return { token: t.token, service };
+  const now = r.now();
+  const done = await r.prisma.service.updateMany({
+    where: { id: s.id, ...(opts.firstOnly ? { tokenRotatedAt: null } : {}) },
+    data: { accessTokenHash: t.hash, tokenRotatedAt: now },
+  });
+  if (done.count === 0) throw new ConflictError('A token was already issued for this service; rotate it to get a new one (the old one then stops working).');
+  return { token: t.token, service: { ...s, accessTokenHash: t.hash, tokenRotatedAt: now } };
+}
+
+/**
+ * A link that opens the service in the owner's browser (serviceCookie.ts): the service URL with
+ * a ticket valid for a minute, which the API exchanges for a cookie on the first request.
+ */
+export async function openServiceInBrowser(r: Resources, userId: string, jobId: string) {
+  const s = await ownService(r, userId, jobId);
+  if (s.stoppedAt) throw new ConflictError('The service is stopped.');
+  const t = signServiceCredential(s, 'ticket', r.now());
+  return { slug: s.slug, ticket: t.value, expiresAt: t.expiresAt };
 }
 
 /**

@@ -1,4 +1,5 @@
-import { rotateServiceToken, stopService } from '../../domain/services/services.js';
+import { SERVICE_TICKET_PARAM } from '../../domain/services/serviceCookie.js';
+import { openServiceInBrowser, rotateServiceToken, stopService } from '../../domain/services/services.js';
 import { builder } from '../builder.js';
 import { decodeId } from '../ids.js';
 import { requireUser } from '../principal.js';
@@ -9,7 +10,7 @@ export const ServiceRef = builder.prismaObject('Service', {
   fields: (t) => ({
     id: t.exposeID('id'),
     slug: t.exposeString('slug'),
-    url: t.string({ description: 'Where it answers: requests need `Authorization: Bearer <token>`.', resolve: (s, _a, ctx) => `${(ctx.baseUrl ?? '').replace(/\/+$/, '')}/svc/${s.slug}/` }),
+    url: t.string({ description: 'Where it answers: requests need `Authorization: Bearer <token>` (or, in the owner\'s browser, the cookie of openServiceInBrowser).', resolve: (s, _a, ctx) => serviceUrl(ctx.baseUrl, s.slug) }),
     ready: t.boolean({ description: "Requests reach the app: the current attempt's readiness check passed and its tunnel is up.", resolve: (s) => s.ready && !s.stoppedAt }),
     status: t.string({
       description: 'STOPPED, READY, or STARTING (not ready: starting, or moving to another worker).',
@@ -45,14 +46,39 @@ const ServiceToken = builder.objectRef<{ token: string; service: { id: string } 
   }),
 });
 
+function serviceUrl(baseUrl: string | undefined, slug: string) {
+  return `${(baseUrl ?? '').replace(/\/+$/, '')}/svc/${slug}/`;
+}
+
+const ServiceBrowserLink = builder.objectRef<{ url: string; expiresAt: Date }>('ServiceBrowserLink').implement({
+  fields: (t) => ({
+    url: t.exposeString('url', { description: 'Open it in the browser now: the service URL with a one-minute ticket, exchanged for an HttpOnly cookie of that service (until the token is rotated, or 12 h).' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+  }),
+});
+
 builder.mutationFields((t) => ({
   rotateServiceToken: t.field({
     type: ServiceToken,
     description: "Issues a new access token for the job's service (the first one, or a replacement).",
     authScopes: { user: true },
+    args: {
+      jobId: t.arg.id(),
+      firstOnly: t.arg.boolean({ required: false, description: 'Only if none was issued yet (else ConflictError): two clients fetching the first token do not void each other\'s.' }),
+    },
+    errors: { types: [NotFoundError, ConflictError] },
+    resolve: async (_p, { jobId, firstOnly }, ctx) => rotateServiceToken(ctx, requireUser(ctx), decodeId(jobId, 'Job'), { firstOnly: firstOnly ?? false }),
+  }),
+  openServiceInBrowser: t.field({
+    type: ServiceBrowserLink,
+    description: "A link that opens the job's service in the owner's browser without handling its token.",
+    authScopes: { user: true },
     args: { jobId: t.arg.id() },
-    errors: { types: [NotFoundError] },
-    resolve: async (_p, { jobId }, ctx) => rotateServiceToken(ctx, requireUser(ctx), decodeId(jobId, 'Job')),
+    errors: { types: [NotFoundError, ConflictError] },
+    resolve: async (_p, { jobId }, ctx) => {
+      const l = await openServiceInBrowser(ctx, requireUser(ctx), decodeId(jobId, 'Job'));
+      return { url: `${serviceUrl(ctx.baseUrl, l.slug)}?${SERVICE_TICKET_PARAM}=${encodeURIComponent(l.ticket)}`, expiresAt: l.expiresAt };
+    },
   }),
   stopService: t.prismaField({
     type: 'Service',
