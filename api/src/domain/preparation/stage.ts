@@ -11,12 +11,16 @@
  *               reference environment. No worker of that environment online and the first
  *               required step is the PyTorch device-agnostic migration → the reference is
  *               the rewrite on the target environment instead (record FALLBACK, with why).
+ *               The unchanged code's reference, once it succeeded, gets its record too
+ *               (ACCEPTED, transformation "none", on the worker that ran it).
  *   each step   (in the plan's order; revision 0 from the transformation, later revisions
  *               from the preparation agent's patches)
  *       candidate   CodeVersion CANDIDATE (parent: the last accepted version); no change →
  *                   record SKIPPED; static checks (parse, compile) before any worker sees it
- *       run         a CANDIDATE task: the bounded workload on the target environment; its
- *                   outputs compared with the reference's (compare.py, the step's tolerances)
+ *       run         a CANDIDATE task: the bounded workload on the target environment (or
+ *                   the reference environment for a step `on: 'reference'`: an optimization
+ *                   tried on the source GPU before a migration); its outputs compared with
+ *                   the reference's (compare.py, the step's tolerances)
  *       benchmark   optimizations only: a BENCHMARK task on the same worker times the last
  *                   accepted version and the candidate alternately (chatgpu.bench);
  *                   compareTimings decides "faster"
