@@ -10,6 +10,7 @@ const commands: Record<string, () => Promise<Command>> = {
   jobs: async () => ({ run: (await import('./jobs.js')).jobsCommand, client: true }),
   logs: async () => ({ run: (await import('./logs.js')).logsCommand, client: true }),
   cancel: async () => ({ run: (await import('./cancel.js')).cancelCommand, client: true }),
+  service: async () => ({ run: (await import('./service.js')).serviceCommand, client: true }),
   watch: async () => ({ run: (await import('./watch.js')).watchCommand, client: true }),
   answer: async () => ({ run: (await import('./answer.js')).answerCommand, client: true }),
   start: async () => ({ run: (await import('./start.js')).startCommand }),
@@ -27,6 +28,7 @@ const USAGE = `usage: chatgpu <command> [options]
   jobs     list your jobs
   logs     print a job's log lines (-f to follow)
   cancel   cancel a job
+  service  a job's endpoint: URL, token, readiness, requests (--new-token, --stop)
   start    run the API, dashboard and a local worker (same as npm start)
   worker   run a contributor worker (chatgpu worker --help)
   migrate  migrate code for other hardware

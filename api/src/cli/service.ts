@@ -1,0 +1,129 @@
+/**
+ * `chatgpu service JOB [--new-token] [--stop] [--json]`: a job's hosted endpoint — its URL,
+ * readiness, requests and latency — and its access token. Tokens are stored hashed, so a
+ * token is printed only when it is issued: the first call issues the first one (unless the
+ * job page already did), `--new-token` replaces it (the old one stops working at once).
+ */
+import { parseArgs } from 'node:util';
+import { CliError, jobIdArg } from './apiClient.js';
+import { connect, globalOptionSpecs } from './config.js';
+import { age } from './format.js';
+
+const USAGE = `usage: chatgpu service JOB [--new-token] [--stop] [--json] [--server URL] [--token TOKEN]
+
+  Shows the job's endpoint: URL, readiness, requests and mean latency. The first call
+  issues its access token and prints it once (requests send "Authorization: Bearer TOKEN").
+  --new-token  issue a new token (the previous one stops working at once)
+  --stop       stop the service (its URL answers 410; the job ends SUCCEEDED)
+  --json       the service as JSON (with "token" when one was issued by this call)
+`;
+
+const SERVICE_FIELDS = 'url status ready readyAt stoppedAt tokenRotatedAt requestCount errorCount meanLatencyMs';
+const SHOW = /* GraphQL */ `
+  query CliService($id: ID!) {
+    job(id: $id) { id title status statusReason service { ${SERVICE_FIELDS} } }
+  }
+`;
+const ROTATE = /* GraphQL */ `
+  mutation CliServiceToken($id: ID!, $firstOnly: Boolean) {
+    rotateServiceToken(jobId: $id, firstOnly: $firstOnly) {
+      __typename
+      ... on ServiceToken { token service { ${SERVICE_FIELDS} } }
+      ... on Error { message }
+    }
+  }
+`;
+const STOP = /* GraphQL */ `
+  mutation CliServiceStop($id: ID!) {
+    stopService(jobId: $id) {
+      __typename
+      ... on Service { ${SERVICE_FIELDS} }
+      ... on Error { message }
+    }
+  }
+`;
+
+interface Service {
+  url: string;
+  status: 'READY' | 'STARTING' | 'STOPPED';
+  ready: boolean;
+  readyAt: string | null;
+  stoppedAt: string | null;
+  tokenRotatedAt: string | null;
+  requestCount: number | string;
+  errorCount: number | string;
+  meanLatencyMs: number | null;
+}
+interface Job {
+  id: string;
+  title: string;
+  status: string;
+  statusReason: string | null;
+  service: Service | null;
+}
+type Answer = { __typename: string; message?: string };
+
+export async function serviceCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { ...globalOptionSpecs, 'new-token': { type: 'boolean' }, stop: { type: 'boolean' }, json: { type: 'boolean' } },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new CliError('Give the job: chatgpu service JOB (its id from chatgpu jobs).', 2);
+  if (values.stop && values['new-token']) throw new CliError('--stop and --new-token do not go together.', 2);
+  const id = jobIdArg(positionals[0]!, 'service');
+  const client = await connect(values);
+
+  const job = (await client.gql<{ job: Job | null }>(SHOW, { id })).job;
+  if (!job) throw new CliError(`No job ${positionals[0]} (or it is not yours).`);
+  if (!job.service) {
+    const why = ['DRAFT', 'PLANNING', 'NEEDS_INPUT'].includes(job.status) ? `it is ${job.status} (a service appears once its plan asks for an endpoint)` : 'its plan has no endpoint';
+    throw new CliError(`Job ${job.id} has no service: ${why}.`);
+  }
+  let service = job.service;
+  let token: string | null = null;
+
+  if (values.stop) {
+    // Safe to send again after an outage: a repeat is refused as already stopped.
+    const r = (await client.gql<{ stopService: Answer & Partial<Service> }>(STOP, { id }, { idempotent: true })).stopService;
+    if (r.__typename === 'Service') service = r as Service;
+    else if (!(r.__typename === 'ConflictError' && service.stoppedAt)) throw new CliError(r.message ?? `Unexpected answer: ${r.__typename}.`);
+  } else if (values['new-token'] || (!service.tokenRotatedAt && !service.stoppedAt)) {
+    // The first token only while none was issued (the job page may be issuing it at this moment).
+    const r = (await client.gql<{ rotateServiceToken: Answer & { token?: string; service?: Service } }>(ROTATE, { id, firstOnly: !values['new-token'] })).rotateServiceToken;
+    if (r.__typename === 'ServiceToken') ({ token, service } = r as { token: string; service: Service });
+    else if (r.__typename === 'ConflictError' && !values['new-token']) service = (await client.gql<{ job: Job }>(SHOW, { id })).job.service!;
+    else throw new CliError(r.message ?? `Unexpected answer: ${r.__typename}.`);
+  }
+
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ job: job.id, ...service, requestCount: Number(service.requestCount), errorCount: Number(service.errorCount), ...(token ? { token } : {}) }, null, 2) + '\n');
+    return 0;
+  }
+  process.stdout.write(render(job, service, token));
+  return 0;
+}
+
+function render(job: Job, s: Service, token: string | null): string {
+  const lines = [`Service of job ${job.id} (${job.title})`, `  URL:       ${s.url}`];
+  if (s.status === 'STOPPED') lines.push(`  status:    STOPPED${s.stoppedAt ? ` ${age(s.stoppedAt)} ago` : ''} (its URL answers 410)`);
+  else if (s.ready) lines.push(`  status:    READY${s.readyAt ? ` since ${age(s.readyAt)}` : ''}`);
+  else lines.push('  status:    STARTING (not ready yet, or moving to another worker: requests get 503 with Retry-After)');
+  if (token) {
+    lines.push(`  token:     ${token}`, '             shown once: keep it (--new-token issues another and voids this one)');
+  } else if (s.tokenRotatedAt) {
+    lines.push(`  token:     issued ${age(s.tokenRotatedAt)} ago, not shown again (--new-token issues another and voids it)`);
+  } else {
+    lines.push('  token:     none issued');
+  }
+  const requests = Number(s.requestCount);
+  lines.push(
+    `  requests:  ${requests}${requests ? ` (${Number(s.errorCount)} failed), mean latency ${s.meanLatencyMs} ms` : ''}`,
+  );
+  if (s.status !== 'STOPPED') lines.push(`  try:       curl -H "Authorization: Bearer ${token ?? 'TOKEN'}" ${s.url}`);
+  return `${lines.join('\n')}\n`;
+}
