@@ -204,3 +204,42 @@ describe('start-up', () => {
     expect(api.server.resources.blobs.kind).toBe('fs');
   });
 });
+
+describe('fs: an API restarted mid-upload', () => {
+  it('shows nothing of the cut-off upload after the restart, and stores the retried one', async () => {
+    const { startTestApi } = await import('./helpers/api.js');
+    const { freePort, repoRoot, spawnProc } = await import('./helpers/processes.js');
+    const { request } = await import('node:http');
+    const dir = await mkdtemp(path.join(tmpdir(), 'chatgpu-fs-restart-'));
+    afterAll(() => rm(dir, { recursive: true, force: true }));
+    // A user made through an in-process API on the same database (the token works on any process).
+    const admin = await startTestApi({}, { databaseUrl });
+    const user = await admin.signUp();
+    const port = await freePort();
+    const start = () => {
+      const p = spawnProc(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
+        env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', CHATGPU_DATA_DIR: dir },
+      });
+      return p.waitFor(/ChatGPU API and dashboard/).then(() => p);
+    };
+    const url = `http://127.0.0.1:${port}`;
+    const body = randomBytes(6 * MiB);
+    const first = await start();
+    const req = request(`${url}/blobs/${sha(body)}`, { method: 'PUT', headers: { authorization: `Bearer ${user.token}`, 'content-length': String(body.length) } });
+    const cut = new Promise<void>((resolve) => req.on('error', () => resolve()));
+    req.write(body.subarray(0, 4 * MiB));
+    const tmp = path.join(dir, 'blobs', 'tmp');
+    for (let i = 0; i < 100 && (await readdir(tmp).catch(() => [])).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await first.stop('SIGKILL');
+    await cut;
+    const again = await start();
+    const get = (t: string) => fetch(`${url}/blobs/${sha(body)}`, { headers: { authorization: `Bearer ${t}` } });
+    expect((await get(user.token)).status).toBe(404);
+    // The partial file is there but named by no blob path: invisible, and swept once a day old.
+    expect((await readdir(tmp)).length).toBe(1);
+    const put = await fetch(`${url}/blobs/${sha(body)}`, { method: 'PUT', headers: { authorization: `Bearer ${user.token}` }, body: new Uint8Array(body) });
+    expect(put.status).toBe(201);
+    expect(Buffer.from(await (await get(user.token)).arrayBuffer()).equals(body)).toBe(true);
+    await again.stop();
+  }, 120_000);
+});
