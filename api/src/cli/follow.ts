@@ -4,8 +4,10 @@
  * (the job's state, open questions). Used by `submit --wait` and `watch` (everything,
  * answers questions at the prompt; see followToEnd.ts) and `logs -f` (log lines only).
  *
- * Robustness: log lines carry per-attempt seqs (0, 1, 2, …) — a gap or a reconnect is
- * filled from the `logs` query; events resume `after` the last seen id; a slow poll of
+ * Robustness: a dropped connection, an API restart or a database outage (UNAVAILABLE) is
+ * a reconnect with backoff, not an end; log lines carry per-attempt seqs (0, 1, 2, …) — a
+ * gap or a reconnect is filled from the `logs` query; events resume `after` the last seen
+ * id (the job event's id is the cursor); a slow poll of
  * the job's state backs up the subscriptions; at the end, stored events and logs are
  * drained so nothing that happened before the terminal status is missed.
  */
@@ -383,8 +385,11 @@ export class JobFollower {
     this.ws = ws;
     const onError = (err: unknown) => {
       if (this.settled || this.finishing || this.ws !== ws) return;
-      if (err instanceof ApiError) return this.fail(err);
-      this.scheduleReconnect(opened, err);
+      // A database outage (UNAVAILABLE) passes like a dropped connection: resubscribe after
+      // the last event seen. Any other GraphQL error (a revoked token, a job not yours) ends it.
+      if (err instanceof ApiError && err.code !== 'UNAVAILABLE') return this.fail(err);
+      // An outage answered over an open socket still backs off (and is said once).
+      this.scheduleReconnect(opened && !(err instanceof ApiError), err);
     };
     const onComplete = () => {
       if (this.settled || this.finishing || this.ws !== ws) return;
