@@ -21,17 +21,19 @@
  * cancelled while the task ran) is left alone.
  */
 import type { Prisma as P } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/client.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import type { Resources } from '../resources.js';
 import { checkEvaluation, checkRun, summarizeMetrics, type Criteria } from './acceptance.js';
 import { pipelineTask, runTask, smokeTask, STEP_PREFIX } from './acceptPlan.js';
-import { describeEstimate, estimateFromSmokeRun, fmt, withActual, type Estimate } from './estimate.js';
+import { describeEstimate, fmt, measureSmokeRun, withActual, type Estimate } from './estimate.js';
 import { insertTask, type Requirements } from './createTask.js';
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition, commitTransition, InvalidTransitionError, transitionIfAllowed } from './jobLifecycle.js';
 import type { PipelineStep, SmokeRun } from './planSchema.js';
 import { lockJob } from '../../db/sql/lockJob.js';
 import { afterService } from '../services/afterService.js';
+import { ADAPT_PREFIX, afterAdaptationCheck, afterShard } from './shardRun.js';
 
 interface TaskResult {
   outputs?: ManifestEntry[];
@@ -46,7 +48,9 @@ export async function advanceJobAfterTask(r: Resources, taskId: string): Promise
   const criteria = job.acceptanceCriteria as unknown as Criteria | null;
   if (!criteria) return; // a task of a job without a plan (created directly): nothing to decide
   try {
-    if (task.kind === 'RUN' || task.kind === 'SHARD') await afterRun(r, task, criteria);
+    if (task.kind === 'SHARD') await afterShard(r, task, (result, extraEvents) => validateRun(r, task, criteria, result, extraEvents));
+    else if (task.kind === 'RUN') await afterRun(r, task, criteria);
+    else if (task.kind === 'PROBE' && task.name.startsWith(ADAPT_PREFIX)) await afterAdaptationCheck(r, task);
     else if (task.kind === 'EVALUATE') await afterEvaluation(r, task, criteria);
     else if (task.kind === 'SERVICE') await afterService(r, task);
     else if (task.kind === 'PROBE' && task.name === 'smoke') await afterSmokeRun(r, task);
@@ -71,13 +75,21 @@ async function afterRun(r: Resources, task: FinishedTask, criteria: Criteria) {
     await fail(r, jobId, 'RUNNING', `The run failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
     return;
   }
-  const result = (task.result ?? {}) as TaskResult;
+  await validateRun(r, task, criteria, (task.result ?? {}) as TaskResult);
+}
+
+/**
+ * The acceptance checks of a finished run's result (one RUN, or the merge of SHARDs whose
+ * `extraEvents` are written in the same transaction as startValidation: once across callers).
+ */
+async function validateRun(r: Resources, task: FinishedTask, criteria: Criteria, result: TaskResult, extraEvents?: (tx: Db) => Promise<string[]>) {
+  const jobId = task.jobId;
   const problems = checkRun(criteria, result);
   const outputs = (result.outputs ?? []).map((o) => o.path);
   const metrics = result.metrics ?? {};
   const r2 = await commitTransition(r, jobId, async (tx, now) => {
     const started = await applyTransition(tx, now, jobId, 'startValidation', { reason: 'Checking the acceptance criteria.' });
-    const eventIds = [...started.eventIds];
+    const eventIds = [...started.eventIds, ...(extraEvents ? await extraEvents(tx) : [])];
     eventIds.push(await recordJobEvent(tx, jobId, 'validation', { step: 'run', ok: problems.length === 0, metrics, outputs, problems, ...(criteria.evaluate && !problems.length ? { next: 'evaluate the checkpoint' } : {}) }));
     if (problems.length) {
       const f = await applyTransition(tx, now, jobId, 'fail', { reason: `The run finished but did not meet its acceptance criteria: ${problems.join('; ')}.` });
@@ -189,7 +201,7 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
   const jobId = task.jobId;
   if (task.job.status !== 'RUNNING') return;
   const attempt = task.currentAttemptId
-    ? await r.prisma.attempt.findUnique({ where: { id: task.currentAttemptId }, include: { worker: true, metricPoints: { where: { step: { not: null } }, select: { name: true, step: true, ts: true } } } })
+    ? await r.prisma.attempt.findUnique({ where: { id: task.currentAttemptId }, select: { errorClass: true, worker: { select: { name: true } } } })
     : null;
   if (task.status === 'FAILED') {
     const cls = attempt?.errorClass ? ` (${attempt.errorClass})` : '';
@@ -200,7 +212,7 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
   if (!plan || !attempt) return;
   const smoke = plan.smokeRun as unknown as SmokeRun | null;
   const result = (task.result ?? {}) as TaskResult;
-  const estimate = estimateFromSmokeRun(r, { usage: attempt.usage as never, outputs: result.outputs ?? [], points: attempt.metricPoints, worker: attempt.worker, task }, smoke?.scale);
+  const estimate = await measureSmokeRun(r, task, smoke?.scale);
   const requirements = plan.requirements as unknown as Requirements;
   const limit = requirements.timeoutSec;
   const queued = await commitTransition(r, jobId, async (tx, now) => {

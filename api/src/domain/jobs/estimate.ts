@@ -60,6 +60,52 @@ export interface SmokeMeasurement {
   task: { requirements: unknown; accelVendor: string | null };
 }
 
+/**
+ * The estimate of a finished smoke run (or the preparation run that plays its part): its
+ * attempt's usage and worker, its progress — metric points with steps, or else the times its
+ * stdout lines name a unit ("epoch 3", "step 200": the last line naming each number) — and its
+ * outputs. Null without an attempt or a reported run time.
+ */
+export async function measureSmokeRun(
+  r: Pick<Resources, 'config' | 'prisma'>,
+  task: { currentAttemptId: string | null; requirements: unknown; accelVendor: string | null; result: unknown },
+  scale: SmokeRun['scale'] | undefined,
+  source: Estimate['source'] = 'smoke run',
+): Promise<Estimate | null> {
+  if (!task.currentAttemptId) return null;
+  const attempt = await r.prisma.attempt.findUnique({
+    where: { id: task.currentAttemptId },
+    select: { usage: true, worker: true, metricPoints: { where: { step: { not: null } }, select: { name: true, step: true, ts: true } } },
+  });
+  if (!attempt) return null;
+  let points: SmokeMeasurement['points'] = attempt.metricPoints;
+  if (new Set(points.map((p) => p.step)).size < 2 && scale) points = await progressFromLogs(r, task.currentAttemptId, scale.unit);
+  const outputs = ((task.result as { outputs?: { size?: number }[] } | null)?.outputs ?? []);
+  return estimateFromSmokeRun(r, { usage: attempt.usage as never, outputs, points, worker: attempt.worker, task }, scale, source);
+}
+
+/** Lines that name a unit and its number: "| end of epoch   3 |", "step 200:", "iter 40". */
+const UNIT_WORDS: Record<string, string> = { epoch: 'epoch', step: '(?:step|iter|iteration)', sample: 'sample' };
+const MAX_PROGRESS_LINES = 20_000;
+
+async function progressFromLogs(r: Pick<Resources, 'prisma'>, attemptId: string, unit: string): Promise<SmokeMeasurement['points']> {
+  const word = UNIT_WORDS[unit];
+  if (!word) return [];
+  const lines = await r.prisma.logChunk.findMany({
+    where: { attemptId, stream: 'stdout', ...(unit === 'step' ? {} : { text: { contains: unit, mode: 'insensitive' as const } }) },
+    orderBy: { seq: 'asc' },
+    take: MAX_PROGRESS_LINES,
+    select: { text: true, ts: true },
+  });
+  const re = new RegExp(`\\b${word}\\s*[#:=]?\\s*(\\d+)\\b`, 'i');
+  const last = new Map<number, Date>();
+  for (const l of lines) {
+    const m = re.exec(l.text);
+    if (m) last.set(Number(m[1]), l.ts);
+  }
+  return [...last.entries()].map(([step, ts]) => ({ name: `log:${unit}`, step, ts }));
+}
+
 /** Null when the smoke run reported no run time (an old worker) — the plan is still tested. */
 export function estimateFromSmokeRun(r: Pick<Resources, 'config'>, m: SmokeMeasurement, scale: SmokeRun['scale'] | undefined, source: Estimate['source'] = 'smoke run'): Estimate | null {
   const runSeconds = m.usage?.runSeconds;
@@ -81,7 +127,7 @@ export function estimateFromSmokeRun(r: Pick<Resources, 'config'>, m: SmokeMeasu
     point = startup + work + tail;
     low = startup + work * 0.8 + tail;
     high = startup + work * 1.25 + tail;
-    how = `${fmt(progress.rate)} per step from its progress metrics, start-up ${fmt(startup)}, ×${round(factor)}`;
+    how = `${fmt(progress.rate)} per ${progress.fromLogs ? `${scale!.unit} from its log lines` : 'step from its progress metrics'}, start-up ${fmt(startup)}, ×${round(factor)}`;
   } else {
     point = high = runSeconds * factor;
     low = Math.min(runSeconds, point);
@@ -138,7 +184,7 @@ function progressRate(points: SmokeMeasurement['points']) {
   const first = best[0]!;
   const last = best.at(-1)!;
   if (last.step <= first.step || last.t <= first.t) return null;
-  return { rate: (last.t - first.t) / (last.step - first.step), firstStep: first.step, firstTs: first.t, lastStep: last.step, lastTs: last.t };
+  return { rate: (last.t - first.t) / (last.step - first.step), firstStep: first.step, firstTs: first.t, lastStep: last.step, lastTs: last.t, fromLogs: points.some((p) => p.name.startsWith('log:')) };
 }
 
 function round(n: number) {

@@ -54,7 +54,7 @@ import type { ManifestEntry } from '../blobs/paths.js';
 import type { Criteria } from '../jobs/acceptance.js';
 import { planRequirements } from '../jobs/acceptPlan.js';
 import { insertTask, type Requirements } from '../jobs/createTask.js';
-import { estimateFromSmokeRun, estimateRequirement } from '../jobs/estimate.js';
+import { estimateRequirement, measureSmokeRun } from '../jobs/estimate.js';
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import { applyTransition, commitTransition, InvalidTransitionError } from '../jobs/jobLifecycle.js';
 import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
@@ -487,14 +487,11 @@ async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
   const lastRun = await r.prisma.task.findFirst({
     where: { jobId, kind: 'CANDIDATE', status: 'SUCCEEDED' },
     orderBy: { finishedAt: 'desc' },
-    include: { currentAttempt: { select: { workerId: true, usage: true, worker: true, metricPoints: { where: { step: { not: null } }, select: { name: true, step: true, ts: true } } } } },
+    include: { currentAttempt: { select: { workerId: true } } },
   });
   // The last candidate ran the bounded workload on the target class: it is the full run's smoke
   // run (docs/architecture.md §4, "Smoke run"), so its timing gives the estimate.
-  const attempt = lastRun?.currentAttempt;
-  const estimate = attempt
-    ? estimateFromSmokeRun(r, { usage: attempt.usage as never, outputs: ((lastRun.result as { outputs?: { size?: number }[] } | null)?.outputs ?? []), points: attempt.metricPoints, worker: attempt.worker, task: lastRun }, spec.workload.scale, 'preparation run')
-    : null;
+  const estimate = lastRun ? await measureSmokeRun(r, lastRun, spec.workload.scale, 'preparation run') : null;
   const records = await r.prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
   const summary = records.filter((x) => x.step !== REFERENCE_STEP).map((x) => `${x.step} ${x.outcome.toLowerCase()}`).join(', ');
   const pinned = spec.pinRun && lastRun?.currentAttempt ? lastRun.currentAttempt.workerId : null;
