@@ -170,6 +170,28 @@ describe('the openai client through the loop', () => {
     expect(await sideEffects(jobId)).toEqual({ actions: 0, questions: 0, plans: 0, tasks: 0 });
   });
 
+  it('submit_plan refuses a service with preparation steps, a smoke run or a pipeline, before it acts', async () => {
+    const jobId = await newJob();
+    const service = { readiness: { path: '/healthz' } };
+    const prep = { workload: { command: 'python main.py', timeoutSec: null }, compare: null, reference: { workload: 'python', accelVendor: null }, target: { workload: 'python', accelVendor: null }, steps: [{ name: 'opt', kind: 'optimization', transformation: 'pytorch-device-agnostic', required: false, tolerance: null }], revisionBudget: null, frozenFiles: null, pinRun: null };
+    const step = { name: 'prep', command: 'python prep.py', produces: ['data'], timeoutSec: null };
+    const model = createScriptedClient([
+      completed(fnCall('submit_plan', { ...PLAN, service, preparation: prep })),
+      completed(fnCall('submit_plan', { ...PLAN, service, smoke: { command: 'python main.py --steps 5' } })),
+      completed(fnCall('submit_plan', { ...PLAN, service, before: [step] })),
+      completed(message('giving up')),
+    ]);
+    const res = await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model, input: [USER] });
+    const outs = (await itemsOf(db(), res.runId)).filter((i) => i.type === 'function_call_output');
+    expect(outs.map((o) => o.status)).toEqual(['REJECTED', 'REJECTED', 'REJECTED']);
+    expect(outs.map((o) => (o.payload as any).output)).toEqual([
+      expect.stringMatching(/service plan runs the code as uploaded.*drop `preparation`\./),
+      expect.stringMatching(/service plan runs the code as uploaded.*drop `smoke`\./),
+      expect.stringMatching(/service plan runs the code as uploaded.*drop `before`\./),
+    ]);
+    expect(await sideEffects(jobId)).toEqual({ actions: 0, questions: 0, plans: 0, tasks: 0 });
+  });
+
   it('an incomplete response dispatches nothing: its items are saved REJECTED with a note and never sent back', async () => {
     const jobId = await newJob();
     const before = fake.bodies.length;

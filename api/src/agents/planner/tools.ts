@@ -126,6 +126,13 @@ export const submitPlan = defineTool({
       return `The checkpoint ${plan.acceptance.evaluate.checkpoint} is not among the outputs to collect.`;
     }
     if (plan.smoke && plan.preparation) return 'A plan with preparation steps needs no smoke run: the preparation runs already test the code on the target hardware. Drop `smoke`.';
+    // A service runs the uploaded code as it is, as one long-lived SERVICE task: no preparation
+    // stage, no smoke run (it has no bounded workload: readiness is its check), no pipeline.
+    if (plan.service) {
+      const extra = { preparation: plan.preparation, smoke: plan.smoke, before: plan.before?.length };
+      const drop = Object.entries(extra).filter(([, v]) => v).map(([k]) => `\`${k}\``);
+      if (drop.length) return `A service plan runs the code as uploaded, as one SERVICE task checked by its readiness path: drop ${drop.join(' and ')}.`;
+    }
     if (plan.before?.length) {
       if (plan.preparation) return 'A plan cannot have both preparation steps and a pipeline (`before`) yet: run the pipeline without preparation, or prepare a single command.';
       const names = plan.before.map((b) => b.name);
