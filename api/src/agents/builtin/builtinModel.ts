@@ -17,6 +17,7 @@ import type { ArgFlag, EntryPoint, ProjectFacts } from '../planner/analyzeProjec
 import { satisfies } from '../planner/analyzeProject.js';
 import { importsOf, type DependencyCheck } from '../planner/resolveImports.js';
 import { isCollected } from '../../domain/jobs/planSchema.js';
+import { proposeShards } from '../../domain/jobs/shards.js';
 import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
 import { decideSupervisor } from '../supervisor/builtinSupervisor.js';
@@ -351,7 +352,11 @@ function decide(req: ModelRequest): Item[] {
   const runner = usage?.module ? `python -m ${usage.module}` : `python ${entry.path}`;
   const command = [runner, ...args].join(' ');
   const bounded = boundedCommand(entry, args, runner);
-  const smoke = migrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(request) ? null : smokeRun(entry, args, runner, configSettings);
+  let smoke = migrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(request) ? null : smokeRun(entry, args, runner, configSettings);
+  // 4b. Adaptation (issue 14): a Monte-Carlo sample count splits into shards across the
+  // compatible workers online, or the plan says why not; the adaptation check replaces the smoke run.
+  const sharding = migrate || toAmd || checkpoint || before.length ? null : shardingOf(entry, args, runner, configSettings, source, resultFiles, cap.classes, hardware.workload, request);
+  if (sharding?.spec) smoke = null;
 
   // 5. Validation: a second opinion when a checkpoint will be produced.
   if (checkpoint && !last('consult_specialist')) {
@@ -432,7 +437,9 @@ function decide(req: ModelRequest): Item[] {
       ? `${entry.path} is written for NVIDIA GPUs (${[...facts.cudaSources.slice(0, 3), ...entry.hardwiredCuda.slice(0, 2)].join(', ')}) and you asked for AMD: take a reference run of \`${bounded}\` on an NVIDIA worker, try an optimization there, migrate CUDA C++ to HIP and PyTorch device code to device-agnostic, check the migration on an AMD worker against the NVIDIA reference, then train the frozen result on AMD${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
       : migrate
       ? `${entry.path} is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no NVIDIA worker is online (${cap.summary}): migrate it to device-agnostic code, check the rewrite against a reference run of \`${bounded}\`, then train the frozen result on a ${hardware.workload} worker${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
-      : `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`) + pipelineWords,
+      : sharding?.spec
+      ? `Run ${entry.path} unchanged on ${sharding.spec.shards.length} ${hardware.workload} workers at once. ${sharding.reason}`
+      : `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`) + (sharding && !sharding.spec ? ` ${sharding.reason}` : '') + pipelineWords,
     steps: [
       ...before.map((b) => `Prepare the data: \`${b.command}\` (hands ${b.produces.join(', ')} to the run)`),
       ...(toAmd
@@ -441,7 +448,13 @@ function decide(req: ModelRequest): Item[] {
           ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code']
           : []),
       ...(smoke ? [`Smoke run: \`${smoke.command}\` (${smoke.scale.bounded} of ${smoke.scale.full} ${smoke.scale.unit}s) on the same hardware, to catch errors early and estimate the full run`] : []),
-      `Run \`${command}\``,
+      ...(sharding?.spec
+        ? [
+            `Adaptation check: \`${sharding.spec.check.original}\` against the same ${sharding.spec.check.shards.length} shards merged (${sharding.spec.merge.fields.map((f) => `${f.name}: ${f.how}`).join(', ')})`,
+            ...sharding.spec.shards.map((s, i) => `Shard ${i + 1}: \`${s.command}\``),
+            `Merge ${sharding.spec.merge.file}`,
+          ]
+        : [`Run \`${command}\``]),
       'Collect outputs/',
       ...(evaluate
         ? [`Evaluate: \`${evaluate.command}\`${evaluate.reports.length ? `; it must report ${evaluate.reports.join(', ')}` : ''}${evaluate.metrics.length ? `; required: ${evaluate.metrics.map((m) => `${m.name} ${m.op} ${m.value}`).join(', ')}` : ''}`]
@@ -456,6 +469,7 @@ function decide(req: ModelRequest): Item[] {
     acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics: runMetrics, evaluate: evaluate ?? null },
     preparation,
     smoke,
+    ...(sharding?.spec ? { shards: sharding.spec } : {}),
     ...(before.length && !preparation ? { before } : {}),
     ...(install.length ? { install: { pip: install } } : {}),
   });
@@ -533,6 +547,31 @@ function boundedCommand(entry: EntryPoint, args: string[], runner: string): stri
     else if (name === 'seed') set(f.flag, '0');
   }
   return [runner, ...out].join(' ');
+}
+
+/**
+ * Whether the run splits into shards (shards.ts proposeShards): only a sample/trial count with
+ * a known value; the shard count from the compatible workers online. Null: not a question here
+ * (no sample count, or the user asked for one run).
+ */
+function shardingOf(entry: EntryPoint, args: string[], runner: string, settings: Record<string, string>, source: string, resultFiles: string[], classes: WorkerClass[], workload: string, request: string) {
+  const rl = runLength(entry, args, settings);
+  if (!rl || !['sample', 'trial', 'path'].includes(rl.unit)) return null;
+  if (/\b(no|without|don'?t|do not)\s+(shard|split)|\bunsharded\b|\bone (run|worker)\b/i.test(request)) return null;
+  const seed = entry.flags.find((f) => flagName(f) === 'seed');
+  const i = seed ? args.indexOf(seed.flag) : -1;
+  const baseSeed = Number(i >= 0 ? args[i + 1] : (seed?.default ?? 0));
+  return proposeShards({
+    source,
+    runner,
+    args,
+    countFlag: rl.flag.flag,
+    seedFlag: seed?.flag ?? null,
+    total: rl.full,
+    baseSeed: Number.isInteger(baseSeed) ? baseSeed : 0,
+    resultFile: resultFiles.find((f) => f.startsWith('outputs/') && f.endsWith('.json')) ?? null,
+    workers: classes.filter((c) => c.workloads.includes(workload)).reduce((n, c) => n + c.count, 0),
+  });
 }
 
 /** Smoke runs do about this share of the full run (at least the minimum of their unit). */

@@ -10,6 +10,7 @@ import { loadJob } from '../../domain/jobs/jobQueries.js';
 import { applyTransition } from '../../domain/jobs/jobLifecycle.js';
 import { isCollected, PlanSchema, WORKLOADS } from '../../domain/jobs/planSchema.js';
 import { defineTool, type ToolDef } from '../tool.js';
+import { shardsProblem } from '../../domain/jobs/shards.js';
 import { analyzeProject } from './analyzeProject.js';
 import { readPythonFacts } from './readPythonFacts.js';
 import { resolveImports } from './resolveImports.js';
@@ -124,6 +125,10 @@ export const submitPlan = defineTool({
     for (const f of plan.acceptance.requiredFiles) if (!isCollected(plan, f)) return `Required file ${f} is not among the outputs to collect.`;
     if (plan.acceptance.evaluate && !isCollected(plan, plan.acceptance.evaluate.checkpoint)) {
       return `The checkpoint ${plan.acceptance.evaluate.checkpoint} is not among the outputs to collect.`;
+    }
+    if (plan.shards) {
+      const problem = shardsProblem(plan.shards, plan);
+      if (problem) return problem;
     }
     if (plan.smoke && plan.preparation) return 'A plan with preparation steps needs no smoke run: the preparation runs already test the code on the target hardware. Drop `smoke`.';
     // A service runs the uploaded code as it is, as one long-lived SERVICE task: no preparation

@@ -6,6 +6,7 @@ import { recordJobEvent } from './jobEvents.js';
 import { applyTransition } from './jobLifecycle.js';
 import { acceptServicePlan } from '../services/acceptServicePlan.js';
 import { estimateRequirement } from './estimate.js';
+import { adaptationCheckTasks } from './shardRun.js';
 import { criteriaOf, type PipelineStep, type PlanInput, type SmokeRun } from './planSchema.js';
 
 export interface AcceptPlanInput {
@@ -74,6 +75,7 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
       acceptanceCriteria: criteria as unknown as P.InputJsonValue,
       ...(plan.preparation ? { preparationWorkload: plan.preparation as unknown as P.InputJsonValue } : {}),
       ...(plan.before?.length ? { pipeline: plan.before as unknown as P.InputJsonValue } : {}),
+      ...(plan.shards ? { shards: plan.shards as unknown as P.InputJsonValue } : {}),
       ...(plan.smoke && !plan.preparation ? { smokeRun: plan.smoke as unknown as P.InputJsonValue } : {}),
     },
   });
@@ -94,6 +96,16 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
     return { planId: row.id, version, taskId: null, preparing: true, eventIds: [planEvent, ...preparing.eventIds] };
   }
   if (plan.service) return { planId: row.id, version, preparing: false, ...(await acceptServicePlan(tx, now, { jobId, planId: row.id, codeVersionId: original.id, plan, service: plan.service, environment, requirements, criteria }, [planEvent])) };
+  if (plan.shards) {
+    const n = plan.shards.shards.length;
+    const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {
+      reason: `No code changes needed; the work is split into ${n} shards (${plan.shards.total} ${plan.shards.unit}s): first the adaptation check — \`${plan.shards.check.original}\` against the same workload in ${n} shards, merged — then the shards in parallel and their merge.`,
+      data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue, frozenCodeId: original.id },
+    });
+    const eventIds = [planEvent, ...moved.eventIds];
+    for (const t of adaptationCheckTasks(jobId, original.id, plan.shards, environment, requirements)) eventIds.push((await insertTask(tx, now, t)).eventId);
+    return { planId: row.id, version, taskId: null, preparing: false, eventIds };
+  }
   const first = plan.before?.[0];
   const smoke = plan.smoke ? ', a smoke run of the bounded workload on the same hardware' : '';
   const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {

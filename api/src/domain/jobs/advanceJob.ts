@@ -21,6 +21,7 @@
  * cancelled while the task ran) is left alone.
  */
 import type { Prisma as P } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/client.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import type { Resources } from '../resources.js';
 import { checkEvaluation, checkRun, summarizeMetrics, type Criteria } from './acceptance.js';
@@ -32,6 +33,7 @@ import { applyTransition, commitTransition, InvalidTransitionError, transitionIf
 import type { PipelineStep, SmokeRun } from './planSchema.js';
 import { lockJob } from '../../db/sql/lockJob.js';
 import { afterService } from '../services/afterService.js';
+import { ADAPT_PREFIX, afterAdaptationCheck, afterShard } from './shardRun.js';
 
 interface TaskResult {
   outputs?: ManifestEntry[];
@@ -46,7 +48,9 @@ export async function advanceJobAfterTask(r: Resources, taskId: string): Promise
   const criteria = job.acceptanceCriteria as unknown as Criteria | null;
   if (!criteria) return; // a task of a job without a plan (created directly): nothing to decide
   try {
-    if (task.kind === 'RUN' || task.kind === 'SHARD') await afterRun(r, task, criteria);
+    if (task.kind === 'SHARD') await afterShard(r, task, (result, extraEvents) => validateRun(r, task, criteria, result, extraEvents));
+    else if (task.kind === 'RUN') await afterRun(r, task, criteria);
+    else if (task.kind === 'PROBE' && task.name.startsWith(ADAPT_PREFIX)) await afterAdaptationCheck(r, task);
     else if (task.kind === 'EVALUATE') await afterEvaluation(r, task, criteria);
     else if (task.kind === 'SERVICE') await afterService(r, task);
     else if (task.kind === 'PROBE' && task.name === 'smoke') await afterSmokeRun(r, task);
@@ -71,13 +75,21 @@ async function afterRun(r: Resources, task: FinishedTask, criteria: Criteria) {
     await fail(r, jobId, 'RUNNING', `The run failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
     return;
   }
-  const result = (task.result ?? {}) as TaskResult;
+  await validateRun(r, task, criteria, (task.result ?? {}) as TaskResult);
+}
+
+/**
+ * The acceptance checks of a finished run's result (one RUN, or the merge of SHARDs whose
+ * `extraEvents` are written in the same transaction as startValidation: once across callers).
+ */
+async function validateRun(r: Resources, task: FinishedTask, criteria: Criteria, result: TaskResult, extraEvents?: (tx: Db) => Promise<string[]>) {
+  const jobId = task.jobId;
   const problems = checkRun(criteria, result);
   const outputs = (result.outputs ?? []).map((o) => o.path);
   const metrics = result.metrics ?? {};
   const r2 = await commitTransition(r, jobId, async (tx, now) => {
     const started = await applyTransition(tx, now, jobId, 'startValidation', { reason: 'Checking the acceptance criteria.' });
-    const eventIds = [...started.eventIds];
+    const eventIds = [...started.eventIds, ...(extraEvents ? await extraEvents(tx) : [])];
     eventIds.push(await recordJobEvent(tx, jobId, 'validation', { step: 'run', ok: problems.length === 0, metrics, outputs, problems, ...(criteria.evaluate && !problems.length ? { next: 'evaluate the checkpoint' } : {}) }));
     if (problems.length) {
       const f = await applyTransition(tx, now, jobId, 'fail', { reason: `The run finished but did not meet its acceptance criteria: ${problems.join('; ')}.` });

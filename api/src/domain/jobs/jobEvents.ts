@@ -18,7 +18,8 @@ export type JobEventKind =
   | 'service.unready'
   | 'preparation.record'
   | 'pipeline.step'
-  | 'smoke.result';
+  | 'smoke.result'
+  | 'shards.merged';
 
 type Tx = Pick<Db, 'jobEvent'>;
 

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { TRANSFORMATION_NAMES } from '../../preparation/transformations.js';
 import type { Criteria } from './acceptance.js';
 import { ServiceSchema } from '../services/serviceSpec.js';
+import { ShardsSchema } from './shards.js';
 
 export const WORKLOADS = ['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx', 'shell'] as const;
 
@@ -123,6 +124,9 @@ export const PlanSchema = z.object({
   service: ServiceSchema.optional(),
   smoke: SmokeRunSchema.optional().describe(
     'Test the plan on its hardware before the full run (omit it when the user asked for no smoke run, when the bounded workload is the full workload, or when the whole job takes under a minute). Not used with `preparation`: the preparation runs already test it.',
+  ),
+  shards: ShardsSchema.optional().describe(
+    'Adaptation (issue 14): only for independent work (a Monte-Carlo sample count, a sweep over seeds): the shards run in parallel through the program\'s own flags, checked first on a bounded workload against the unsharded program, then merged. Not with `smoke` (the check plays its role), `preparation`, `before` or `service`.',
   ),
   install: z
     .object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200).describe('Requirement lines, as check_dependencies returns them.') })

@@ -1,0 +1,220 @@
+/**
+ * A sharded job on the job engine (issue 14; the pure parts are shards.ts):
+ *
+ *   plan accepted        → the adaptation check: PROBE tasks `adapt:original` (the unsharded
+ *                          bounded workload) and `adapt:shard-i` (the same workload split), in
+ *                          parallel; no smoke run (the check plays its role)
+ *   all check tasks done → their result files merged and compared (checkMerged); a
+ *                          PreparationRecord (kind adaptation) either way; passed → one SHARD
+ *                          task per shard (`shard-i`), each with its own attempts, leases and
+ *                          retries; failed → rejected with its report: the job runs unsharded
+ *                          (one RUN task), or fails when the plan made sharding required
+ *   a SHARD failed       → the job fails (its retries are spent), naming the shard
+ *   all SHARDs succeeded → the MERGE, once: a pure function over the shards' result files in
+ *                          this process, the merged file stored as a blob; the job's outputs are
+ *                          the merged file and each shard's other files under shards/shard-i/;
+ *                          then the acceptance checks like any run
+ * Exactly once across callers: decisions are taken under the job's row lock (a `shard-1` or
+ * `run` task already there means done) or by the conditional startValidation transition,
+ * in whose transaction the `shards.merged` event is written.
+ */
+import type { Prisma as P } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/client.js';
+import type { ManifestEntry } from '../blobs/paths.js';
+import { putBuffer, readBlobBuffer } from '../blobs/blobStore.js';
+import { registerBlob } from '../blobs/blobAccess.js';
+import type { Resources } from '../resources.js';
+import { insertRecord } from '../preparation/records.js';
+import { lockJob } from '../../db/sql/lockJob.js';
+import { insertTask, type CreateTaskInput, type Requirements } from './createTask.js';
+import { recordJobEvent } from './jobEvents.js';
+import { applyTransition, commitTransition, transitionIfAllowed } from './jobLifecycle.js';
+import { runTask } from './acceptPlan.js';
+import { checkMerged, mergeResults, type ShardsSpec } from './shards.js';
+
+export const ADAPT_PREFIX = 'adapt:';
+export const SHARD_PREFIX = 'shard-';
+
+interface FinishedTask {
+  id: string;
+  jobId: string;
+  name: string;
+  kind: string;
+  status: string;
+  statusReason: string | null;
+  command: string;
+  codeVersionId: string;
+  currentAttemptId: string | null;
+  result: unknown;
+  job: { status: string; currentPlanId: string | null; frozenCodeId: string | null; ownerId: string };
+}
+interface Outputs {
+  outputs?: ManifestEntry[];
+  metrics?: Record<string, number> | null;
+  exitCode?: number;
+}
+
+/** The check's tasks: the unsharded bounded run and the same workload in shards (PROBE: their outputs are never the job's). */
+export function adaptationCheckTasks(jobId: string, codeVersionId: string, spec: ShardsSpec, environment: Record<string, unknown>, requirements: Requirements): CreateTaskInput[] {
+  const timeoutSec = spec.check.timeoutSec ?? Math.min(requirements.timeoutSec ?? 900, 900);
+  const probe = (name: string, command: string): CreateTaskInput => ({ jobId, kind: 'PROBE', name, codeVersionId, command, environment, requirements: { ...requirements, timeoutSec }, maxAttempts: 3 });
+  return [probe(`${ADAPT_PREFIX}original`, spec.check.original), ...spec.check.shards.map((c, i) => probe(`${ADAPT_PREFIX}${SHARD_PREFIX}${i + 1}`, c))];
+}
+
+function shardTasks(jobId: string, codeVersionId: string, spec: ShardsSpec, environment: Record<string, unknown>, requirements: Requirements): CreateTaskInput[] {
+  return spec.shards.map((s, i) => ({ jobId, kind: 'SHARD', name: `${SHARD_PREFIX}${i + 1}`, codeVersionId, command: s.command, environment, requirements, maxAttempts: 3 }));
+}
+
+async function loadPlan(r: Resources, task: FinishedTask) {
+  const plan = task.job.currentPlanId ? await r.prisma.plan.findUnique({ where: { id: task.job.currentPlanId } }) : null;
+  const spec = plan?.shards as unknown as ShardsSpec | null;
+  return plan && spec ? { plan, spec } : null;
+}
+
+/** The JSON result file of each task, in shard order; throws in words when one is missing or not JSON. */
+async function resultsOf(r: Resources, tasks: { name: string; result: unknown }[], file: string): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (const t of tasks) {
+    const entry = ((t.result as Outputs | null)?.outputs ?? []).find((o) => o.path === file);
+    if (!entry) throw new Error(`${t.name} wrote no ${file}`);
+    const text = (await readBlobBuffer(r.blobs, entry.sha256)).toString('utf8');
+    try {
+      const v = JSON.parse(text) as unknown;
+      if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
+      out.push(v as Record<string, unknown>);
+    } catch {
+      throw new Error(`${t.name}'s ${file} is not a JSON object`);
+    }
+  }
+  return out;
+}
+
+const shardIndex = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
+
+/** A check task finished: when all have, decide (see the file comment). */
+export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Promise<void> {
+  const jobId = task.jobId;
+  if (task.job.status !== 'RUNNING') return;
+  const loaded = await loadPlan(r, task);
+  if (!loaded) return;
+  const { plan, spec } = loaded;
+  const tasks = await r.prisma.task.findMany({ where: { jobId, kind: 'PROBE', name: { startsWith: ADAPT_PREFIX } }, include: { currentAttempt: { include: { worker: { select: { id: true, name: true, accelVendor: true } } } } } });
+  if (tasks.some((t) => t.status !== 'SUCCEEDED' && t.status !== 'FAILED')) return;
+  const original = tasks.find((t) => t.name === `${ADAPT_PREFIX}original`)!;
+  const shards = tasks.filter((t) => t !== original).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
+  const failed = tasks.filter((t) => t.status === 'FAILED');
+  let ok = false;
+  let report: string;
+  let check: unknown = null;
+  if (failed.length) report = `The check could not compare: ${failed.map((t) => `${t.name.slice(ADAPT_PREFIX.length)} (\`${t.command}\`) failed: ${t.statusReason ?? 'no reason recorded'}`).join('; ')}.`;
+  else {
+    try {
+      const [orig] = await resultsOf(r, [original], spec.merge.file);
+      const parts = await resultsOf(r, shards, spec.merge.file);
+      const merged = mergeResults(spec.merge.fields, parts);
+      const c = checkMerged(spec, merged, orig!);
+      ok = c.ok;
+      report = c.report;
+      check = { merged, original: orig, fields: c.fields, k: spec.merge.k ?? 4, shards: parts };
+    } catch (err) {
+      report = `The shards' results could not be merged: ${(err as Error).message}.`;
+    }
+  }
+  const workers = [...new Map(tasks.flatMap((t) => (t.currentAttempt?.worker ? [[t.currentAttempt.worker.id, t.currentAttempt.worker]] : []))).values()];
+  const code = await r.prisma.codeVersion.findUniqueOrThrow({ where: { id: original.codeVersionId }, select: { id: true, manifest: true } });
+  const requirements = plan.requirements as unknown as Requirements;
+  const environment = (plan.environment ?? {}) as Record<string, unknown>;
+  const outcome = ok ? 'ACCEPTED' : 'REJECTED';
+  const next = ok ? `running ${spec.shards.length} shards in parallel` : spec.required ? 'sharding was required, so the job stops' : 'running it unsharded';
+  const reason = `${ok ? 'Adaptation accepted' : 'Adaptation rejected'} (${spec.shards.length} shards of ${spec.total} ${spec.unit}s): ${report} Next: ${next}.`;
+  const queued = await commitTransition(r, jobId, async (tx, now) => {
+    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: { in: ['run', `${SHARD_PREFIX}1`] } } })) > 0) return { eventIds: [], queued: false };
+    const rec = await insertRecord(tx, r, {
+      jobId,
+      step: 'shard',
+      kind: 'adaptation',
+      revision: 0,
+      required: spec.required,
+      hardware: { workers: workers.map((w) => w.name) },
+      workload: requirements.workload,
+      accelerator: workers[0]?.accelVendor ?? null,
+      taskId: original.id,
+      attemptId: original.currentAttemptId,
+      workerId: workers[0]?.id ?? null,
+      original: { id: code.id, manifest: code.manifest as unknown as ManifestEntry[] },
+      candidate: null,
+      transformation: `shard ×${spec.shards.length}`,
+      numericalCheck: { ok, report, ...(check as object | null) },
+      timings: { commands: { original: spec.check.original, shards: spec.check.shards }, seeds: spec.shards.map((s) => s.seed ?? null) },
+      outcome,
+      reason,
+    });
+    const eventIds = [...rec.eventIds];
+    if (!ok && spec.required) {
+      const f = await applyTransition(tx, now, jobId, 'fail', { reason: `The work had to be split into shards, but the adaptation check failed: ${report}` });
+      return { eventIds: [...eventIds, ...f.eventIds], queued: false };
+    }
+    const specs = ok ? shardTasks(jobId, original.codeVersionId, spec, environment, requirements) : [runTask(jobId, original.codeVersionId, plan.command, environment, requirements, [])];
+    for (const s of specs) eventIds.push((await insertTask(tx, now, s)).eventId);
+    return { eventIds, queued: true };
+  });
+  if (queued.queued) await r.events.emit({ type: 'tasks.available' });
+}
+
+/**
+ * A SHARD finished. Failed for good → the job fails naming it. All succeeded → the merge, then
+ * `validate` (the acceptance checks of any run) with the merged result; `extraEvents` runs inside
+ * the validation's transaction, so the `shards.merged` event is written exactly once.
+ */
+export async function afterShard(
+  r: Resources,
+  task: FinishedTask,
+  validate: (result: Outputs, extraEvents: (tx: Db) => Promise<string[]>) => Promise<void>,
+): Promise<void> {
+  const jobId = task.jobId;
+  if (task.job.status !== 'RUNNING') return;
+  if (task.status === 'FAILED') {
+    await transitionIfAllowed(r, jobId, 'fail', { reason: `Shard ${task.name} (\`${task.command}\`) failed after its retries: ${task.statusReason ?? 'no reason recorded'}`, onlyFrom: ['RUNNING'] });
+    return;
+  }
+  const loaded = await loadPlan(r, task);
+  if (!loaded) return;
+  const { spec } = loaded;
+  const shards = (await r.prisma.task.findMany({ where: { jobId, kind: 'SHARD' } })).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
+  if (shards.length !== spec.shards.length || shards.some((t) => t.status !== 'SUCCEEDED')) return;
+  let merged: Record<string, unknown>;
+  try {
+    merged = mergeResults(spec.merge.fields, await resultsOf(r, shards, spec.merge.file));
+  } catch (err) {
+    await transitionIfAllowed(r, jobId, 'fail', { reason: `All ${shards.length} shards succeeded, but their results could not be merged: ${(err as Error).message}.`, onlyFrom: ['RUNNING'] });
+    return;
+  }
+  const buf = Buffer.from(`${JSON.stringify(merged, null, 2)}\n`);
+  const put = await putBuffer(r.blobs, buf);
+  await registerBlob(r, put.sha256, buf.length, task.job.ownerId);
+  const file: ManifestEntry = { path: spec.merge.file, sha256: put.sha256, size: buf.length, mode: 0o644 };
+  const outputs = [file, ...shardFiles(shards)];
+  const metrics: Record<string, number> = {};
+  for (const s of shards) for (const [k, v] of Object.entries((s.result as Outputs | null)?.metrics ?? {})) metrics[`${s.name}.${k}`] = v;
+  await validate({ outputs, metrics, exitCode: 0 }, async (tx) => [
+    await recordJobEvent(tx, jobId, 'shards.merged', {
+      shards: shards.length,
+      file: spec.merge.file,
+      sha256: put.sha256,
+      merged: merged as P.InputJsonValue,
+      outputs: outputs as unknown as P.InputJsonValue,
+      rules: spec.merge.fields.map((f) => `${f.name}: ${f.how}`),
+    }),
+  ]);
+}
+
+/** Every shard's own files, each under shards/<shard>/ (never one shard's file as the job's). */
+function shardFiles(shards: { name: string; result: unknown }[]): ManifestEntry[] {
+  return shards.flatMap((s) => ((s.result as Outputs | null)?.outputs ?? []).map((o) => ({ ...o, path: `shards/${s.name}/${o.path}` })));
+}
+
+/** The job's outputs when it ran in shards: what the merge stored (null: not sharded, or not merged yet). */
+export async function shardedOutputs(prisma: Resources['prisma'], jobId: string): Promise<ManifestEntry[] | null> {
+  const ev = await prisma.jobEvent.findFirst({ where: { jobId, kind: 'shards.merged' }, orderBy: { id: 'desc' }, select: { payload: true } });
+  return ev ? ((ev.payload as { outputs?: ManifestEntry[] }).outputs ?? []) : null;
+}

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { carriedState, checkMerged, dumpedKeys, mergeResults, proposeShards, shardsProblem, splitSizes, type MergeField } from './shards.js';
+
+const example = readFileSync(path.join(import.meta.dirname, '../../../../examples/montecarlo-pi/pi.py'), 'utf8');
+const FIELDS: MergeField[] = [
+  { name: 'estimate', how: 'weighted-mean', weight: 'samples', stderr: 'stderr', check: 'within-k-se' },
+  { name: 'stderr', how: 'combined-stderr', weight: 'samples', check: 'none' },
+  { name: 'samples', how: 'sum', check: 'exact' },
+  { name: 'hits', how: 'sum', check: 'none' },
+];
+
+describe('merging shards', () => {
+  it('weights estimates by their sample counts, combines standard errors, sums counts, concatenates lists', () => {
+    const m = mergeResults([...FIELDS, { name: 'rows', how: 'concat', check: 'exact' }], [
+      { estimate: 3.0, stderr: 0.2, samples: 100, hits: 75, rows: [1] },
+      { estimate: 3.3, stderr: 0.1, samples: 300, hits: 248, rows: [2, 3] },
+    ]);
+    expect(m.estimate).toBeCloseTo((3.0 * 100 + 3.3 * 300) / 400, 12);
+    expect(m.stderr).toBeCloseTo(Math.sqrt(100 ** 2 * 0.04 + 300 ** 2 * 0.01) / 400, 12);
+    expect(m).toMatchObject({ samples: 400, hits: 323, rows: [1, 2, 3] });
+  });
+  it('says which shard lacks a field', () => {
+    expect(() => mergeResults(FIELDS, [{ estimate: 3, stderr: 0.1, samples: 10, hits: 1 }, { estimate: 3, samples: 10, hits: 1 }])).toThrow("shard 2's result has no number stderr");
+  });
+  it('checks counts exactly and estimates within k combined standard errors, in words', () => {
+    const spec = { merge: { file: 'outputs/result.json', fields: FIELDS, k: 4 } };
+    const orig = { estimate: 3.14, stderr: 0.01, samples: 400, hits: 314 };
+    expect(checkMerged(spec, { estimate: 3.17, stderr: 0.01, samples: 400, hits: 317 }, orig).ok).toBe(true);
+    const far = checkMerged(spec, { estimate: 3.3, stderr: 0.01, samples: 400, hits: 330 }, orig);
+    expect(far.ok).toBe(false);
+    expect(far.report).toMatch(/estimate: merged 3\.3 vs unsharded 3\.14, \|Δ\| 0\.16 > 4 combined standard errors \(0\.0565685\)/);
+    const wrongCount = checkMerged(spec, { estimate: 3.14, stderr: 0.01, samples: 100, hits: 314 }, orig);
+    expect(wrongCount.ok).toBe(false);
+    expect(wrongCount.report).toContain('samples: merged 100 ≠ unsharded 400 (exact)');
+  });
+});
+
+describe('proposing shards', () => {
+  const base = { runner: 'python pi.py', args: ['--samples', '90000', '--out', 'outputs/result.json'], countFlag: '--samples', seedFlag: '--seed', total: 90000, baseSeed: 42, resultFile: 'outputs/result.json' };
+  it('splits the example across the workers with distinct recorded seeds and an explicit merge', () => {
+    expect(dumpedKeys(example)).toEqual(['estimate', 'stderr', 'samples', 'hits']);
+    const p = proposeShards({ ...base, source: example, workers: 3 });
+    expect(p.spec!.shards).toEqual([
+      { command: 'python pi.py --samples 30000 --out outputs/result.json --seed 42001', size: 30000, seed: 42001 },
+      { command: 'python pi.py --samples 30000 --out outputs/result.json --seed 42002', size: 30000, seed: 42002 },
+      { command: 'python pi.py --samples 30000 --out outputs/result.json --seed 42003', size: 30000, seed: 42003 },
+    ]);
+    expect(p.spec!.check).toEqual({ original: 'python pi.py --samples 6000 --out outputs/result.json --seed 42', shards: [1, 2, 3].map((i) => `python pi.py --samples 2000 --out outputs/result.json --seed 4200${i}`), timeoutSec: 900 });
+    expect(p.spec!.merge.fields).toEqual(FIELDS);
+    expect(shardsProblem(p.spec!, { outputs: ['outputs'] })).toBeNull();
+  });
+  it('does not split with one worker, a chain carried between iterations, a training loop, or a field it cannot merge — and says why', () => {
+    expect(proposeShards({ ...base, source: example, workers: 1 }).reason).toBe('Not split into shards: 1 compatible worker online, so one run is as fast.');
+    const chain = example.replace('        x = rng.random()', '        x = 0.5 * x + rng.random()');
+    expect(carriedState(chain)).toMatch(/the variable `x` is carried from one iteration to the next \(`x = 0\.5 \* x \+ rng\.random\(\)`\)/);
+    expect(proposeShards({ ...base, source: chain, workers: 3 }).spec).toBeNull();
+    expect(carriedState('for b in data:\n    loss.backward()\n')).toMatch(/training loop/);
+    expect(carriedState(example)).toBeNull();
+    expect(carriedState('    total = total + x * x\n    n=n,\n')).toBeNull();
+    const walk = example.replace('"hits": hits}', '"hits": hits, "walk_end": walk}');
+    expect(proposeShards({ ...base, source: walk, workers: 3 }).reason).toBe('Not split into shards: no merge rule is known for the result field `walk_end` of outputs/result.json.');
+  });
+  it('refuses shards with a smoke run, unequal check and run splits, repeated seeds or a weighted mean without weights', () => {
+    const spec = proposeShards({ ...base, source: example, workers: 3 }).spec!;
+    expect(shardsProblem(spec, { outputs: ['outputs'], smoke: { command: 'x' } })).toMatch(/needs no smoke run/);
+    expect(shardsProblem(spec, { outputs: ['outputs'], preparation: {} })).toMatch(/preparation steps/);
+    expect(shardsProblem({ ...spec, check: { ...spec.check, shards: spec.check.shards.slice(1) } }, { outputs: ['outputs'] })).toMatch(/2 shard commands but the run has 3/);
+    expect(shardsProblem({ ...spec, shards: spec.shards.map((s, i) => ({ ...s, seed: 7, command: `${s.command} #${i}` })) }, { outputs: ['outputs'] })).toMatch(/same seed/);
+    expect(shardsProblem({ ...spec, total: 1 }, { outputs: ['outputs'] })).toMatch(/add up to 90000, not the total of 1/);
+    expect(shardsProblem({ ...spec, merge: { ...spec.merge, fields: [{ name: 'estimate', how: 'weighted-mean', check: 'none' }] } }, { outputs: ['outputs'] })).toMatch(/needs `weight`/);
+    expect(splitSizes(10, 3)).toEqual([4, 3, 3]);
+  });
+});
