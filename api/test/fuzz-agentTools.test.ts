@@ -150,7 +150,7 @@ describe('fuzz: agent tools', () => {
             const problems = await callTool(agent, tool.name, args.replaceAll(/"__OWN_TASK__"/g, JSON.stringify(job.taskId)), job);
             if (problems.length) throw new Error(`${tool.name}(${args.slice(0, 600)}):\n  ${problems.join('\n  ')}`);
           }),
-          fuzzParams(4),
+          fuzzParams(3),
         );
       }, fuzzTimeout());
     }

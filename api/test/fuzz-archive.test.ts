@@ -220,7 +220,7 @@ describe('fuzz: the archive unpacker', async () => {
         const problems = await check(blobs, listBlobs, c);
         if (problems.length) throw new Error(`${show(c)}:\n  ${problems.join('\n  ')}`);
       }),
-      fuzzParams(250),
+      fuzzParams(150),
     );
   }, fuzzTimeout());
 });
@@ -249,7 +249,7 @@ describe('fuzz: createJob from an archive, through the API', async () => {
         }
         if (problems.length) throw new Error(`${show(c)}:\n  ${problems.join('\n  ')}`);
       }),
-      fuzzParams(40),
+      fuzzParams(25),
     );
   }, fuzzTimeout());
 });

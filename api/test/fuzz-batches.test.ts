@@ -162,7 +162,7 @@ describe('fuzz: log batches', () => {
         const problems = await runLogs(batches);
         if (problems.length) throw new Error(problems.join('\n'));
       }),
-      fuzzParams(30),
+      fuzzParams(20),
     );
   }, fuzzTimeout());
 });
@@ -212,7 +212,7 @@ describe('fuzz: metric batches', () => {
         await worker.complete(a);
         if (problems.length) throw new Error(problems.join('\n'));
       }),
-      fuzzParams(25),
+      fuzzParams(15),
     );
   }, fuzzTimeout());
 });

@@ -115,6 +115,7 @@ const CALLER: Record<string, 'anonymous' | 'user' | 'worker'> = {
   completeAttempt: 'worker',
   rotateServiceToken: 'user',
   stopService: 'user',
+  openServiceInBrowser: 'user',
 };
 const tokenOf = { anonymous: undefined, user: owner.token, worker: workerToken } as const;
 
@@ -317,7 +318,7 @@ describe('fuzz: every mutation', () => {
           const problems = await callOnce(field, variables);
           if (problems.length) throw new Error(`${field}(${show(variables)}):\n  ${problems.join('\n  ')}`);
         }),
-        fuzzParams(14),
+        fuzzParams(10),
       );
     }, fuzzTimeout());
   }
