@@ -44,11 +44,13 @@ const model: ModelClient = {
   },
 };
 
-const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model });
+// A short lease, so that a killed worker's shard is found lost within seconds.
+const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', LEASE_SEC: '5' }, { scheduler: true, model });
 const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
 const token = wt.data.createWorkerToken.token;
-for (const name of ['shard-a', 'shard-b', 'shard-c']) await startWorker(api.url, token, name, ['--python', '/usr/bin/python3']);
+const workers = new Map<string, Awaited<ReturnType<typeof startWorker>>>();
+for (const name of ['shard-a', 'shard-b', 'shard-c']) workers.set(name, await startWorker(api.url, token, name, ['--python', '/usr/bin/python3']));
 const prisma = api.server.db.prisma;
 
 const PI = readFileSync(path.join(repoRoot, 'examples/montecarlo-pi/pi.py'), 'utf8');
@@ -184,5 +186,37 @@ json.dump({"estimate": total / a.samples, "stderr": 0.01, "samples": a.samples},
     expect(job.statusReason).toMatch(/^The work had to be split into shards, but the adaptation check failed: The merged result disagrees with the unsharded run: .*samples: merged 2000 ≠ unsharded 6000 \(exact\)\.$/);
     expect(await prisma.preparationRecord.findFirstOrThrow({ where: { jobId } })).toMatchObject({ outcome: 'REJECTED', required: true });
     expect((await tasksOf(jobId)).filter((t) => t.kind !== 'PROBE')).toEqual([]);
+  });
+
+  // Last: it kills one of the three workers.
+  it('SIGKILL of a worker mid-shard: only that shard is retried, elsewhere; the merge happens once and counts every shard once', { timeout: 240_000 }, async () => {
+    const { id, jobId } = await submit({ 'pi.py': PI }, 'estimate pi with 3000000 samples');
+    const running = await (async () => {
+      const end = Date.now() + 150_000;
+      for (;;) {
+        const a = await prisma.attempt.findFirst({ where: { status: 'RUNNING', task: { jobId, kind: 'SHARD' } }, include: { worker: true, task: true } });
+        if (a) return a;
+        if (Date.now() > end) throw new Error('no shard ran');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    await workers.get(running.worker.name)!.stop('SIGKILL');
+    const job = await finished(id);
+    expect(job.status, job.statusReason).toBe('SUCCEEDED');
+    const shards = (await tasksOf(jobId)).filter((t) => t.kind === 'SHARD');
+    expect(shards).toHaveLength(3);
+    for (const t of shards) {
+      const attempts = [...t.attempts].sort((a, b) => a.number - b.number);
+      if (t.id === running.taskId) {
+        // Lost with its worker, then done once elsewhere.
+        expect(attempts.map((a) => a.status)).toEqual(['LOST', 'SUCCEEDED']);
+        expect(attempts[1]!.worker.name).not.toBe(running.worker.name);
+      } else expect(attempts.map((a) => a.status)).toEqual(['SUCCEEDED']);
+    }
+    expect(await prisma.jobEvent.count({ where: { jobId, kind: 'shards.merged' } })).toBe(1);
+    const merged = await json(job.outputs.find((o: any) => o.path === 'outputs/result.json').sha256);
+    const parts = await Promise.all([1, 2, 3].map((i) => json(job.outputs.find((o: any) => o.path === `shards/shard-${i}/outputs/result.json`).sha256)));
+    expect(merged.samples).toBe(3_000_000);
+    expect(merged.hits).toBe(parts.reduce((s, p) => s + p.hits, 0));
   });
 });
