@@ -10,6 +10,7 @@
  * RSS sampled every 100 ms during each transfer, and its peak (VmHWM) over the whole run. The
  * S3 server stores the bytes twice (parts, then the completed object), so the transfer
  * figures include its work too; the API's RSS is the bound this benchmark is about.
+ * `--store postgres` runs the same through the PostgreSQL backend (BlobChunk rows) instead.
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -24,8 +25,8 @@ import { commandFor, isMain, parseOptions, runAsScript, startBench, type BenchRe
 import { createDatabase } from './lib/db.js';
 import { round, sleep } from './lib/stats.js';
 
-const DEFAULTS = { sizeMib: 2048, partMib: 8, queue: 4, dir: tmpdir() };
-const USAGE = `usage: node --import tsx bench/blobStream.ts [--size-mib 2048] [--part-mib 8] [--queue 4] [--dir /tmp]
+const DEFAULTS = { sizeMib: 2048, store: 's3', partMib: 8, queue: 4, chunkKb: 1024, dir: tmpdir() };
+const USAGE = `usage: node --import tsx bench/blobStream.ts [--size-mib 2048] [--store s3|postgres] [--part-mib 8] [--queue 4] [--chunk-kb 1024] [--dir /tmp]
                  [--pg postgres://postgres@127.0.0.1:5432/postgres]   (needs ~4 × size free on --dir)`;
 
 /** VmRSS and VmHWM (peak) of a process, MiB. */
@@ -81,20 +82,26 @@ export async function blobStream(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
   const size = o.sizeMib * 1024 ** 2;
   const mb = (sec: number) => round(size / 1e6 / sec, 1);
-  const { machine, startedAt } = await startBench(`blobStream (${o.sizeMib} MiB through the S3 backend)`, o.pg);
+  if (o.store !== 's3' && o.store !== 'postgres') throw new Error(`--store must be s3 or postgres\n${USAGE}`);
+  const { machine, startedAt } = await startBench(`blobStream (${o.sizeMib} MiB through the ${o.store} backend)`, o.pg);
   const work = await mkdtemp(path.join(o.dir, 'chatgpu-blobstream-'));
   const db = await createDatabase(o.pg, 'blobstream');
   const bucket = 'chatgpu-bench';
-  const s3 = await startS3(path.join(work, 's3'), bucket);
+  const s3 = o.store === 's3' ? await startS3(path.join(work, 's3'), bucket) : null;
+  const storeEnv: Record<string, string> = s3
+    ? {
+        BLOB_STORE: 's3',
+        S3_ENDPOINT: s3.url,
+        S3_BUCKET: bucket,
+        S3_ACCESS_KEY_ID: 'S3RVER',
+        S3_SECRET_ACCESS_KEY: 'S3RVER',
+        S3_FORCE_PATH_STYLE: 'true',
+        S3_PART_MB: String(o.partMib),
+        S3_QUEUE_SIZE: String(o.queue),
+      }
+    : { BLOB_STORE: 'postgres', BLOB_PG_CHUNK_KB: String(o.chunkKb) };
   const api = await startApi(db.url, {
-    BLOB_STORE: 's3',
-    S3_ENDPOINT: s3.url,
-    S3_BUCKET: bucket,
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_PART_MB: String(o.partMib),
-    S3_QUEUE_SIZE: String(o.queue),
+    ...storeEnv,
     BLOB_MAX_BYTES: String(size + 1),
     BENCH_SCHEDULER: '0',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -153,10 +160,11 @@ export async function blobStream(argv: string[]): Promise<BenchResult> {
       options: o,
       startedAt: startedAt.toISOString(),
       durationSec: round((Date.now() - startedAt.getTime()) / 1000),
-      headline: `${o.sizeMib} MiB via S3 backend: upload ${mb(upload.sec)} MB/s, download ${mb(download.sec)} MB/s (plain copy ${mb(copy.sec)} MB/s); API RSS peak ${round(end.peak)} MiB (idle ${round(idle.rss)} MiB)`,
+      headline: `${o.sizeMib} MiB via ${o.store} backend: upload ${mb(upload.sec)} MB/s, download ${mb(download.sec)} MB/s (plain copy ${mb(copy.sec)} MB/s); API RSS peak ${round(end.peak)} MiB (idle ${round(idle.rss)} MiB)`,
       figures: {
         'blob size (MiB)': o.sizeMib,
-        'S3 part size (MiB) × parts in flight': `${o.partMib} × ${o.queue}`,
+        store: o.store,
+        ...(s3 ? { 'S3 part size (MiB) × parts in flight': `${o.partMib} × ${o.queue}` } : { 'chunk size (KiB)': o.chunkKb }),
         'plain copy, same disk (MB/s)': mb(copy.sec),
         'upload through the API (MB/s)': mb(upload.sec),
         'download through the API (MB/s)': mb(download.sec),
@@ -168,7 +176,7 @@ export async function blobStream(argv: string[]): Promise<BenchResult> {
     };
   } finally {
     await api.stop();
-    await s3.stop();
+    await s3?.stop();
     await db.drop();
     await rm(work, { recursive: true, force: true });
   }

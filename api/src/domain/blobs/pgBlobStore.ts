@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { finished, Readable } from 'node:stream';
 import type { Prisma } from '../../db/client.js';
+import { insertBlobChunk, readBlobChunks } from '../../db/sql/blobChunks.js';
 import { sweepBlobChunks } from '../../db/sql/sweepBlobChunks.js';
 import { checkExpected, checkSha256, chunked, hashingMeter, verifyOnly, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
 
@@ -45,11 +46,7 @@ export class PgBlobStore implements BlobStore {
       if (end < start) return;
       const last = Math.floor(end / step);
       for (let seq = Math.floor(start / step); seq <= last; seq += READ_BATCH) {
-        const rows = await prisma.blobChunk.findMany({
-          where: { uploadId: r!.uploadId, seq: { gte: seq, lte: Math.min(seq + READ_BATCH - 1, last) } },
-          orderBy: { seq: 'asc' },
-          select: { seq: true, data: true },
-        });
+        const rows = await readBlobChunks(prisma, r!.uploadId, seq, Math.min(seq + READ_BATCH - 1, last));
         for (const c of rows) {
           const at = c.seq * step;
           const buf = Buffer.from(c.data.buffer, c.data.byteOffset, c.data.byteLength);
@@ -72,7 +69,7 @@ export class PgBlobStore implements BlobStore {
     let seq = 0;
     try {
       for await (const data of chunked(source.pipe(meter), this.chunkBytes)) {
-        await this.prisma.blobChunk.create({ data: { uploadId, seq: seq++, data: new Uint8Array(data) } });
+        await insertBlobChunk(this.prisma, uploadId, seq++, data);
       }
       const sha256 = meter.digest();
       checkExpected(opts.expected, sha256);
