@@ -66,7 +66,7 @@ describe('chatgpu service', () => {
     expect(token, first.stdout).toBeTruthy();
     expect(first.stdout).toContain('shown once');
     expect(first.stdout).toMatch(/status: +(STARTING|READY)/);
-    const local = url!.replace(api.server.resources.baseUrl, api.url);
+    const local = `${api.url}${new URL(url!).pathname}`;
 
     // That token opens the URL once the worker's readiness check passed; none → 401.
     const answered = await waitFor(async () => {

@@ -9,6 +9,7 @@ import { Outputs } from '../features/jobs/Outputs';
 import { PlanView } from '../features/jobs/PlanView';
 import { PreparationView } from '../features/jobs/PreparationView';
 import { QuestionForm } from '../features/jobs/QuestionForm';
+import { ServicePanel } from '../features/jobs/ServicePanel';
 import { defaultAttempt, TasksView, type TaskData } from '../features/jobs/TasksView';
 import { EventTimeline, StageBar } from '../features/jobs/Timeline';
 import { useJobActivity, type JobEventItem } from '../features/jobs/useJobActivity';
@@ -312,6 +313,8 @@ export default function JobPage({ id }: { id: string }) {
           </p>
         )}
       </section>
+
+      <ServicePanel jobId={j.id} />
 
       {openQuestions.map((q) => (
         <QuestionForm key={q.id} question={q} onAnswered={() => schedule({ job: true })} />
