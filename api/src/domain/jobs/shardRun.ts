@@ -191,7 +191,12 @@ export async function afterShard(
   }
   const buf = Buffer.from(`${JSON.stringify(merged, null, 2)}\n`);
   const put = await putBuffer(r.blobs, buf);
-  await registerBlob(r, put.sha256, buf.length, task.job.ownerId);
+  // The last two shards may finish at once and both merge (same bytes, same blob): the loser of
+  // the upsert race on the new blob row retries once; only one of them passes startValidation.
+  await registerBlob(r, put.sha256, buf.length, task.job.ownerId).catch((err: { code?: string }) => {
+    if (err?.code !== 'P2002') throw err;
+    return registerBlob(r, put.sha256, buf.length, task.job.ownerId);
+  });
   const file: ManifestEntry = { path: spec.merge.file, sha256: put.sha256, size: buf.length, mode: 0o644 };
   const outputs = [file, ...shardFiles(shards)];
   const metrics: Record<string, number> = {};
