@@ -85,7 +85,7 @@ describe('ApiClient.download', () => {
 
   it('retries a transfer whose bytes do not hash to the blob name, keeping nothing of it', async () => {
     const bad = Buffer.from(blob);
-    bad[12345] ^= 0xff;
+    bad[12345] = bad[12345]! ^ 0xff;
     plan = (req, res, n) => (n === 1 ? send(res, 200, { 'content-length': bad.length }, bad) : serve(req, res));
     await download('verified.bin');
     expect(seen.map((s) => s.range)).toEqual([undefined, undefined]);
