@@ -11,9 +11,9 @@
  * the job's state backs up the subscriptions; at the end, stored events and logs are
  * drained so nothing that happened before the terminal status is missed.
  */
+import { describeEstimate } from '../domain/jobs/estimateText.js';
 import type { Client } from 'graphql-ws';
 import { ApiError, type ApiClient, CliError, networkReason, unreachable, unwrap } from './apiClient.js';
-import { describeEstimate } from '../domain/jobs/estimateText.js';
 import { compactJson, metricValue, oneLine, shortArgs, shortResult, TERMINAL_STATUSES } from './format.js';
 import type { Prompter } from './prompt.js';
 
@@ -594,11 +594,6 @@ export class JobFollower {
       case 'preparation.record':
         this.out.line(`  ⚙ preparation ${p.step ?? ''}${p.revision ? ` (revision ${p.revision})` : ''} — ${p.transformation ?? ''}: ${p.outcome ?? ''}${p.reason ? ` — ${oneLine(p.reason, 400)}` : ''}`);
         return;
-      case 'validation':
-        this.validation.push(p);
-        if (this.opts.events) this.out.line(`  ✔ validation: ${describeValidation(p)}`);
-        return;
-      default:
       case 'smoke.result':
         this.out.line(
           p.estimate && typeof p.estimate === 'object'
@@ -606,6 +601,11 @@ export class JobFollower {
             : '  ⏱ smoke run passed (no run length to scale it by: no estimate)',
         );
         return;
+      case 'validation':
+        this.validation.push(p);
+        if (this.opts.events) this.out.line(`  ✔ validation: ${describeValidation(p)}`);
+        return;
+      default:
         if (!this.opts.events) return;
         if (e.kind === 'plan.created') return this.showPlan(p);
         if (e.kind === 'agent.item') return void this.printAgentItem(p);
