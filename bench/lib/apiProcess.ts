@@ -1,7 +1,7 @@
 /**
  * Child-process entry: one real ChatGPU API (startServer) on 127.0.0.1, configured from
  * the environment its parent (bench/lib/api.ts) gives it, with no agents (tasks come
- * from the benchmark) and no telemetry. Its own process, so the simulated workers' HTTP
+ * from the benchmark; BENCH_MODEL=builtin: the builtin planner) and no telemetry. Its own process, so the simulated workers' HTTP
  * client work does not share its event loop and its CPU use is its own.
  *
  * IPC: sends {type:'ready', url}; answers {type:'cpu'} with its process.cpuUsage() and
@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../../api/src/config.js';
 import type { Logger } from '../../api/src/domain/resources.js';
 import { startServer } from '../../api/src/server.js';
+import { createBuiltinClient } from '../../api/src/agents/builtin/builtinModel.js';
 
 const errors = { count: 0 };
 const log: Logger = {
@@ -27,7 +28,9 @@ const env: NodeJS.ProcessEnv = { ...process.env, PORT: process.env.BENCH_API_POR
 delete env.SENTRY_DSN;
 delete env.OPENAI_API_KEY;
 const config = loadConfig(env);
-const server = await startServer({ config, log, webDir: null, model: null, scheduler: process.env.BENCH_SCHEDULER !== '0' });
+// BENCH_MODEL=builtin: the builtin planner plans submitted jobs (bench/shards.ts); default: no agents.
+const model = process.env.BENCH_MODEL === 'builtin' ? createBuiltinClient() : null;
+const server = await startServer({ config, log, webDir: null, model, scheduler: process.env.BENCH_SCHEDULER !== '0' });
 
 const send = (m: unknown) => process.send?.(m);
 send({ type: 'ready', url: server.url });

@@ -98,6 +98,8 @@ export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Pr
   const loaded = await loadPlan(r, task);
   if (!loaded) return;
   const { plan, spec } = loaded;
+  // Decided already (the reconcile's sweep re-advances finished tasks of RUNNING jobs): nothing to read.
+  if ((await r.prisma.task.count({ where: { jobId, name: { in: ['run', `${SHARD_PREFIX}1`] } } })) > 0) return;
   const tasks = await r.prisma.task.findMany({ where: { jobId, kind: 'PROBE', name: { startsWith: ADAPT_PREFIX } }, include: { currentAttempt: { include: { worker: { select: { id: true, name: true, accelVendor: true } } } } } });
   if (tasks.some((t) => t.status !== 'SUCCEEDED' && t.status !== 'FAILED')) return;
   const original = tasks.find((t) => t.name === `${ADAPT_PREFIX}original`)!;
