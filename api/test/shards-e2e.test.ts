@@ -9,7 +9,7 @@
  * runs unsharded — or stops, when the plan made sharding required.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -186,6 +186,36 @@ json.dump({"estimate": total / a.samples, "stderr": 0.01, "samples": a.samples},
     expect(job.statusReason).toMatch(/^The work had to be split into shards, but the adaptation check failed: The merged result disagrees with the unsharded run: .*samples: merged 2000 ≠ unsharded 6000 \(exact\)\.$/);
     expect(await prisma.preparationRecord.findFirstOrThrow({ where: { jobId } })).toMatchObject({ outcome: 'REJECTED', required: true });
     expect((await tasksOf(jobId)).filter((t) => t.kind !== 'PROBE')).toEqual([]);
+  });
+
+  it('splits a sweep over seeds into slices; the concatenated results equal the unsharded program exactly', { timeout: 200_000 }, async () => {
+    const sweep = `import argparse, json, os, random
+p = argparse.ArgumentParser()
+p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
+p.add_argument("--out", default="outputs/sweep.json")
+a = p.parse_args()
+results = []
+for s in a.seeds:
+    rng = random.Random(s)
+    results.append({"seed": s, "mean": sum(rng.random() for _ in range(1000)) / 1000})
+os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
+json.dump({"results": results, "count": len(results)}, open(a.out, "w"))
+`;
+    const { id, jobId } = await submit({ 'sweep.py': sweep }, 'run the sweep');
+    const job = await finished(id);
+    expect(job.status, job.statusReason).toBe('SUCCEEDED');
+    const spec = (await prisma.plan.findFirstOrThrow({ where: { jobId } })).shards as any;
+    expect(spec.shards.map((s: any) => s.command)).toEqual(['1 2', '3 4', '5 6'].map((v) => `python sweep.py --out outputs/sweep.json --seeds ${v}`));
+    expect(spec.check.original).toBe('python sweep.py --out outputs/sweep.json --seeds 1 3 5');
+    const record = await prisma.preparationRecord.findFirstOrThrow({ where: { jobId } });
+    expect(record.outcome).toBe('ACCEPTED');
+    expect(record.reason).toContain('count: merged 3 = unsharded 3 (exact)');
+    const merged = await json(job.outputs.find((o: any) => o.path === 'outputs/sweep.json').sha256);
+    const dir = mkdtempSync(path.join(tmpdir(), 'sweep-'));
+    const file = path.join(dir, 'sweep.py');
+    writeFileSync(file, sweep);
+    execFileSync('python3', [file, '--out', path.join(dir, 'r.json')]);
+    expect(merged).toEqual(JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')));
   });
 
   // Last: it kills one of the three workers.

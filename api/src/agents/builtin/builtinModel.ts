@@ -17,7 +17,7 @@ import type { ArgFlag, EntryPoint, ProjectFacts } from '../planner/analyzeProjec
 import { satisfies } from '../planner/analyzeProject.js';
 import { importsOf, type DependencyCheck } from '../planner/resolveImports.js';
 import { isCollected } from '../../domain/jobs/planSchema.js';
-import { proposeShards } from '../../domain/jobs/shards.js';
+import { proposeShards, proposeSweep, sweepFlag } from '../../domain/jobs/shards.js';
 import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
 import { decideSupervisor } from '../supervisor/builtinSupervisor.js';
@@ -555,9 +555,16 @@ function boundedCommand(entry: EntryPoint, args: string[], runner: string): stri
  * (no sample count, or the user asked for one run).
  */
 function shardingOf(entry: EntryPoint, args: string[], runner: string, settings: Record<string, string>, source: string, resultFiles: string[], classes: WorkerClass[], workload: string, request: string) {
-  const rl = runLength(entry, args, settings);
-  if (!rl || !['sample', 'trial', 'path'].includes(rl.unit)) return null;
   if (/\b(no|without|don'?t|do not)\s+(shard|split)|\bunsharded\b|\bone (run|worker)\b/i.test(request)) return null;
+  const resultFile = resultFiles.find((f) => f.startsWith('outputs/') && f.endsWith('.json')) ?? null;
+  const workers = classes.filter((c) => c.workloads.includes(workload)).reduce((n, c) => n + c.count, 0);
+  const rl = runLength(entry, args, settings);
+  if (!rl || !['sample', 'trial', 'path'].includes(rl.unit)) {
+    // A sweep: a list flag (seeds, configs) the user did not set, its default list split.
+    const sweep = sweepFlag(source);
+    if (!sweep || args.includes(sweep.flag)) return null;
+    return proposeSweep({ source, runner, args, flag: sweep.flag, values: sweep.values, resultFile, workers });
+  }
   const seed = entry.flags.find((f) => flagName(f) === 'seed');
   const i = seed ? args.indexOf(seed.flag) : -1;
   const baseSeed = Number(i >= 0 ? args[i + 1] : (seed?.default ?? 0));
@@ -569,8 +576,8 @@ function shardingOf(entry: EntryPoint, args: string[], runner: string, settings:
     seedFlag: seed?.flag ?? null,
     total: rl.full,
     baseSeed: Number.isInteger(baseSeed) ? baseSeed : 0,
-    resultFile: resultFiles.find((f) => f.startsWith('outputs/') && f.endsWith('.json')) ?? null,
-    workers: classes.filter((c) => c.workloads.includes(workload)).reduce((n, c) => n + c.count, 0),
+    resultFile,
+    workers,
   });
 }
 

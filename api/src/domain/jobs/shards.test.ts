@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { carriedState, checkMerged, dumpedKeys, mergeResults, proposeShards, shardsProblem, splitSizes, type MergeField } from './shards.js';
+import { carriedState, checkMerged, dumpedKeys, mergeResults, proposeShards, proposeSweep, shardsProblem, splitSizes, sweepFlag, type MergeField } from './shards.js';
 
 const example = readFileSync(path.join(import.meta.dirname, '../../../../examples/montecarlo-pi/pi.py'), 'utf8');
 const FIELDS: MergeField[] = [
@@ -73,3 +73,29 @@ describe('proposing shards', () => {
     expect(splitSizes(10, 3)).toEqual([4, 3, 3]);
   });
 });
+
+describe('proposing a sweep', () => {
+  const sweep = `p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+p.add_argument("--out", default="outputs/sweep.json")
+results = []
+for s in a.seeds:
+    rng = random.Random(s)
+    results.append({"seed": s, "mean": rng.random()})
+json.dump({"results": results, "count": len(results)}, open(a.out, "w"))
+`;
+  it('splits the list flag into contiguous slices, concatenates the per-item results and checks one item per shard exactly', () => {
+    expect(sweepFlag(sweep)).toEqual({ flag: '--seeds', values: ['1', '2', '3', '4', '5'] });
+    const p = proposeSweep({ source: sweep, runner: 'python sweep.py', args: ['--out', 'outputs/sweep.json'], flag: '--seeds', values: ['1', '2', '3', '4', '5'], resultFile: 'outputs/sweep.json', workers: 2 });
+    expect(p.spec!.shards.map((s) => s.command)).toEqual(['python sweep.py --out outputs/sweep.json --seeds 1 2 3', 'python sweep.py --out outputs/sweep.json --seeds 4 5']);
+    expect(p.spec!.check).toEqual({ original: 'python sweep.py --out outputs/sweep.json --seeds 1 4', shards: ['python sweep.py --out outputs/sweep.json --seeds 1', 'python sweep.py --out outputs/sweep.json --seeds 4'], timeoutSec: 900 });
+    expect(p.spec!.merge.fields).toEqual([{ name: 'results', how: 'concat', check: 'exact' }, { name: 'count', how: 'sum', check: 'exact' }]);
+    expect(shardsProblem(p.spec!, { outputs: ['outputs'] })).toBeNull();
+  });
+  it('does not split a sweep that keeps a running best, or whose result has no list', () => {
+    const best = sweep.replace('    results.append', '    best = max(best, rng.random())\n    results.append');
+    expect(proposeSweep({ source: best, runner: 'python sweep.py', args: [], flag: '--seeds', values: ['1', '2'], resultFile: 'outputs/sweep.json', workers: 2 }).reason).toMatch(/^Not split into shards: the variable `best` is carried/);
+    const noList = sweep.replace('{"results": results, "count": len(results)}', '{"count": len(results)}');
+    expect(proposeSweep({ source: noList, runner: 'python sweep.py', args: [], flag: '--seeds', values: ['1', '2'], resultFile: 'outputs/sweep.json', workers: 2 }).reason).toBe('Not split into shards: outputs/sweep.json has no list of per-item results to concatenate.');
+  });
+});
+

@@ -268,3 +268,52 @@ export function proposeShards(input: {
     },
   };
 }
+
+/** A flag that takes a list (`nargs='+'`/`'*'`) with a literal default list: what a sweep loops over. */
+export function sweepFlag(source: string): { flag: string; values: string[] } | null {
+  for (const m of source.matchAll(/add_argument\(\s*["'](--[\w-]+)["']([^)]*)\)/g)) {
+    if (!/nargs\s*=\s*["'][+*]["']/.test(m[2]!)) continue;
+    const d = /default\s*=\s*\[([^\]]*)\]/.exec(m[2]!);
+    const values = d ? d[1]!.split(',').map((v) => v.trim().replace(/^(['"])(.*)\1$/, '$2')).filter(Boolean) : [];
+    if (values.length && values.every((v) => /^[\w.+-]+$/.test(v))) return { flag: m[1]!, values };
+  }
+  return null;
+}
+
+/**
+ * The builtin planner's rule for a sweep: a list flag (seeds, configs) whose items run
+ * independently, and a JSON result with the list of per-item results (concatenated) and
+ * optionally a count (summed); both checked exactly. Each shard gets a contiguous slice of
+ * the list; the check runs the first item per shard unsharded and sharded.
+ */
+export function proposeSweep(input: { source: string; runner: string; args: string[]; flag: string; values: string[]; resultFile: string | null; workers: number }): ShardProposal {
+  const no = (reason: string): ShardProposal => ({ spec: null, reason });
+  const carried = carriedState(input.source);
+  if (carried) return no(`Not split into shards: ${carried}.`);
+  if (!input.resultFile) return no('Not split into shards: the program writes no JSON result file under outputs/ to merge.');
+  const fields: MergeField[] = [];
+  for (const key of dumpedKeys(input.source)) {
+    if (/^(results|runs|rows|records|items)$/.test(key)) fields.push({ name: key, how: 'concat', check: 'exact' });
+    else if (/^(n|count|n_runs|n_items)$/.test(key)) fields.push({ name: key, how: 'sum', check: 'exact' });
+    else return no(`Not split into shards: no merge rule is known for the result field \`${key}\` of ${input.resultFile}.`);
+  }
+  if (!fields.some((f) => f.how === 'concat')) return no(`Not split into shards: ${input.resultFile} has no list of per-item results to concatenate.`);
+  const count = Math.min(input.workers, input.values.length, 64);
+  if (count < 2) return no(input.workers < 2 ? `Not split into shards: ${input.workers} compatible worker online, so one run is as fast.` : `Not split into shards: ${input.flag} has one value.`);
+  const command = (values: string[]) => [input.runner, ...input.args, input.flag, ...values].join(' ');
+  const sizes = splitSizes(input.values.length, count);
+  const slices = sizes.map((n, i) => input.values.slice(sizes.slice(0, i).reduce((a, b) => a + b, 0), sizes.slice(0, i).reduce((a, b) => a + b, 0) + n));
+  const firsts = slices.map((s) => s[0]!);
+  return {
+    reason: `Split the sweep over ${input.flag} (${input.values.join(', ')}) into ${count} shards (one per compatible worker online): each item runs on its own, so the merged result is the shards' lists concatenated in order. Checked first on ${firsts.join(', ')}: one run against one shard each, exactly equal.`,
+    spec: {
+      why: `A sweep: the items of ${input.flag} run independently of each other (no state carried between them).`,
+      unit: 'item',
+      total: input.values.length,
+      shards: slices.map((s) => ({ command: command(s), size: s.length })),
+      check: { original: command(firsts), shards: firsts.map((v) => command([v])), timeoutSec: 900 },
+      merge: { file: input.resultFile, fields },
+      required: false,
+    },
+  };
+}
