@@ -6,7 +6,9 @@
  * the job's output, and it agrees with the unsharded program within the stated test. A program
  * that carries state between iterations is not split (the plan says why); a planted wrong merge
  * (averaging a count that must be summed) fails the check: rejected with its report, the job
- * runs unsharded — or stops, when the plan made sharding required.
+ * runs unsharded — or stops, when the plan made sharding required. A sweep over a list of seeds
+ * splits into slices whose concatenated results equal the unsharded program's exactly. Last, a
+ * worker SIGKILLed mid-shard: only that shard is retried, the merge happens once.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
