@@ -56,7 +56,7 @@ for (const name of ['shard-a', 'shard-b', 'shard-c']) workers.set(name, await st
 const prisma = api.server.db.prisma;
 
 const PI = readFileSync(path.join(repoRoot, 'examples/montecarlo-pi/pi.py'), 'utf8');
-const JOB = `query($id: ID!) { job(id: $id) { status statusReason costCad currentPlan { summary steps command } outputs { path sha256 size } } }`;
+const JOB = `query($id: ID!) { job(id: $id) { status statusReason costCad currentPlan { summary steps command shards } outputs { path sha256 size } } }`;
 
 async function submit(files: Record<string, string>, request: string) {
   const manifest = [];
@@ -87,6 +87,7 @@ describe('sharding a Monte-Carlo estimate across workers', () => {
     const plan = await prisma.plan.findFirstOrThrow({ where: { jobId } });
     expect(plan.smokeRun).toBeNull();
     const spec = plan.shards as any;
+    expect(job.currentPlan.shards).toEqual(spec); // on the API, as stored
     expect(spec.shards).toEqual([1, 2, 3].map((i) => ({ command: `python pi.py --samples 20000 --out outputs/result.json --seed 4200${i}`, size: 20000, seed: 42000 + i })));
     expect(spec.check.original).toBe('python pi.py --samples 60000 --out outputs/result.json --seed 42'.replace('60000', '6000'));
     expect(job.currentPlan.summary).toMatch(/^Run pi\.py unchanged on 3 python workers at once\. Split into 3 shards of about 20000 samples \(one per compatible worker online\), each with its own seed \(42001, 42002, 42003\)/);
@@ -222,13 +223,14 @@ json.dump({"results": results, "count": len(results)}, open(a.out, "w"))
 
   // Last: it kills one of the three workers.
   it('SIGKILL of a worker mid-shard: only that shard is retried, elsewhere; the merge happens once and counts every shard once', { timeout: 240_000 }, async () => {
-    const { id, jobId } = await submit({ 'pi.py': PI }, 'estimate pi with 3000000 samples');
+    // 20 M samples per shard: seconds of work, so that a shard is caught RUNNING.
+    const { id, jobId } = await submit({ 'pi.py': PI }, 'estimate pi with 60000000 samples');
     const running = await (async () => {
       const end = Date.now() + 150_000;
       for (;;) {
         const a = await prisma.attempt.findFirst({ where: { status: 'RUNNING', task: { jobId, kind: 'SHARD' } }, include: { worker: true, task: true } });
         if (a) return a;
-        if (Date.now() > end) throw new Error('no shard ran');
+        if (Date.now() > end || (await prisma.task.count({ where: { jobId, kind: 'SHARD', status: 'SUCCEEDED' } })) === 3) throw new Error('no shard was caught running');
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
@@ -248,7 +250,7 @@ json.dump({"results": results, "count": len(results)}, open(a.out, "w"))
     expect(await prisma.jobEvent.count({ where: { jobId, kind: 'shards.merged' } })).toBe(1);
     const merged = await json(job.outputs.find((o: any) => o.path === 'outputs/result.json').sha256);
     const parts = await Promise.all([1, 2, 3].map((i) => json(job.outputs.find((o: any) => o.path === `shards/shard-${i}/outputs/result.json`).sha256)));
-    expect(merged.samples).toBe(3_000_000);
+    expect(merged.samples).toBe(60_000_000);
     expect(merged.hits).toBe(parts.reduce((s, p) => s + p.hits, 0));
   });
 });

@@ -154,6 +154,7 @@ builder.prismaObject('Plan', {
     preparation: t.expose('preparationWorkload', { type: 'JSON', nullable: true, description: 'The preparation stage the plan asks for: bounded workload, reference and target environments, steps, revision budget.' }),
     pipeline: t.expose('pipeline', { type: 'JSON', nullable: true, description: 'Steps that run before the main command, in order ([{ name, command, produces, timeoutSec }]); each hands what it produces to the later ones.' }),
     smokeRun: t.expose('smokeRun', { type: 'JSON', nullable: true, description: 'The smoke run before the full run ({ command, timeoutSec, scale: { unit, bounded, full } }); null: none.' }),
+    shards: t.expose('shards', { type: 'JSON', nullable: true, description: 'The work split into shards (issue 14): per-shard commands and seeds, the bounded check against the unsharded run, the merge of the result file field by field; null: one run.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
