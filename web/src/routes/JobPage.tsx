@@ -314,7 +314,7 @@ export default function JobPage({ id }: { id: string }) {
         )}
       </section>
 
-      <ServicePanel jobId={j.id} />
+      <ServicePanel jobId={j.id} jobStatus={j.status} />
 
       {openQuestions.map((q) => (
         <QuestionForm key={q.id} question={q} onAnswered={() => schedule({ job: true })} />

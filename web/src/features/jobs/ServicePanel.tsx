@@ -87,10 +87,16 @@ const POLL_MS = 3000;
  * that opens it in this browser (a ticket exchanged for a cookie: the token never leaves the
  * API), and Stop. Nothing is rendered for a job without a service.
  */
-export function ServicePanel({ jobId }: { jobId: string }) {
-  // Polled only while a service is up (most jobs have none: one query, then nothing).
+export function ServicePanel({ jobId, jobStatus }: { jobId: string; jobStatus: string }) {
+  // Polled only while a service is up (most jobs have none: one query per job status, then nothing).
   const [live, setLive] = useState(false);
   const q = useQuery(JobServiceQuery, { variables: { id: jobId }, pollInterval: live ? POLL_MS : 0 });
+  // The service is created with the plan: a page opened while the job was planning asks again
+  // when the job moves on (without this the panel never appeared for it).
+  const hasService = !!q.data?.job?.service;
+  useEffect(() => {
+    if (!hasService) void q.refetch();
+  }, [jobStatus]); // eslint-disable-line react-hooks/exhaustive-deps
   const [rotate, rotating] = useMutation(RotateServiceToken);
   const [open, opening] = useMutation(OpenServiceInBrowser);
   const [stop, stopping] = useMutation(StopService);
