@@ -87,7 +87,9 @@ describe('hosted services (real API, worker, Python app)', () => {
     const job = await waitFor(async () => {
       const j = (await api.gql(jobQuery, { id: jobGid }, user.token)).data.job;
       if (j.status === 'FAILED') throw new Error(`job failed: ${j.statusReason}`);
-      return j.service ? j : null;
+      // Both rows are made in one transaction, but one GraphQL answer reads them in separate
+      // queries: wait until it shows both.
+      return j.service && j.tasks.length ? j : null;
     }, 60_000, 'the service');
     expect(job.tasks).toEqual([{ kind: 'SERVICE', status: expect.any(String) }]);
     expect(job.service.spec).toMatchObject({ readiness: { path: '/healthz' }, durationSec: null });

@@ -147,10 +147,14 @@ function readZip(
         zip.close();
         reject(e instanceof ValidationError ? e : new ValidationError(`The zip archive cannot be read: ${(e as Error).message}`, [{ path: ['archive'], message: 'corrupt' }]));
       };
-      zip.on('error', fail);
+      // The entry being stored when the archive fails (an entry lying about its size fails both
+      // its stream and the archive): refuse only once its store has cleaned up after itself, or
+      // a temporary file of it is still there when the caller looks.
+      let inflight: Promise<void> = Promise.resolve();
+      zip.on('error', (e) => void inflight.finally(() => fail(e)));
       zip.on('end', () => resolve());
       zip.on('entry', (entry: yauzl.Entry) => {
-        void (async () => {
+        inflight = (async () => {
           countEntry();
           const name = entry.fileName;
           const unixMode = (entry.externalFileAttributes >>> 16) & 0xffff;
