@@ -68,7 +68,7 @@ interface JobSpend {
 }
 
 /** How long the cap check projects a task to: its estimate (from a smoke run), else its time limit. */
-const timeoutSec = (s: unknown) => {
+const projectedSec = (s: unknown) => {
   const req = (s ?? {}) as { timeoutSec?: number; estimateSec?: number };
   return req.estimateSec ?? req.timeoutSec ?? DEFAULT_TIMEOUT_SEC;
 };
@@ -84,7 +84,7 @@ function jobSpends(prisma: Prisma, rates: Rates, now: Date): (jobId: string) => 
       select: { createdAt: true, task: { select: { requirements: true, accelVendor: true } }, worker: { select: { cpuCores: true, memoryMiB: true, slots: true } } },
     });
     const inflight = live.reduce((sum, a) => {
-      const left = Math.max(0, a.createdAt.getTime() + timeoutSec(a.task.requirements) * 1000 - now.getTime()) / 3600_000;
+      const left = Math.max(0, a.createdAt.getTime() + projectedSec(a.task.requirements) * 1000 - now.getTime()) / 3600_000;
       return sum + priceInterval(rates, reservationOf(a.task, a.worker), left).costCad;
     }, 0);
     return { cap: Number(job.spendingCapCad), spent: Number(job.costCad), inflight };
@@ -106,7 +106,7 @@ async function capReason(
   const { cap, spent, inflight } = spend;
   const eligible = workers.filter((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB);
   if (!eligible.length) return null;
-  const hours = timeoutSec(t.requirements) / 3600;
+  const hours = projectedSec(t.requirements) / 3600;
   const own = Math.min(...eligible.map((w) => priceInterval(rates, reservationOf(t, w), hours).costCad));
   if (spent + inflight + own <= cap) return null;
   const cad = (v: number) => v.toFixed(v < 1 ? 4 : 2);

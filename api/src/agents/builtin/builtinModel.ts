@@ -533,12 +533,8 @@ function preparedFiles(source: string): string[] {
  * point does not have are not invented: without any, the bounded workload is the full command.
  */
 function boundedCommand(entry: EntryPoint, args: string[], runner: string): string {
-  const out = [...args];
-  const set = (flag: string, value: string) => {
-    const i = out.indexOf(flag);
-    if (i >= 0) out[i + 1] = value;
-    else out.push(flag, value);
-  };
+  let out = args;
+  const set = (flag: string, value: string) => (out = withFlag(out, flag, value, entry.cli === 'configurator'));
   for (const f of entry.flags) {
     const name = f.flag.replace(/^--/, '').replace(/_/g, '-');
     if (/^(num-)?epochs?$/.test(name)) set(f.flag, '1');
@@ -597,14 +593,28 @@ function smokeRun(entry: EntryPoint, args: string[], runner: string, settings: R
   const floor = rl.unit === 'epoch' ? 2 : rl.unit === 'step' ? 20 : 1000;
   const bounded = rl.unit === 'epoch' ? 2 : Math.max(floor, Math.ceil(rl.full * SMOKE_SHARE));
   if (bounded >= rl.full) return null;
-  const out = [...args];
-  const f = rl.flag.flag;
-  const eq = out.findIndex((a) => a.startsWith(`${f}=`));
-  const sep = out.indexOf(f);
-  if (eq >= 0) out[eq] = `${f}=${bounded}`;
-  else if (sep >= 0) out[sep + 1] = String(bounded);
-  else out.push(entry.cli === 'configurator' ? `${f}=${bounded}` : `${f} ${bounded}`);
+  const out = withFlag(args, rl.flag.flag, String(bounded), entry.cli === 'configurator');
   return { command: [runner, ...out].join(' '), timeoutSec: 1800, scale: { unit: rl.unit, bounded, full: rl.full } };
+}
+
+/** The value `args` pass for `flag` (`--epochs 3` or `--max_iters=200`), or undefined. */
+function flagValue(args: string[], flag: string): string | undefined {
+  const eq = args.find((a) => a.startsWith(`${flag}=`));
+  if (eq !== undefined) return eq.slice(flag.length + 1);
+  const sep = args.indexOf(flag);
+  return sep >= 0 ? args[sep + 1] : undefined;
+}
+
+/** `args` with `flag` set to `value`, in the form already there (else `--k=v` for a configurator). */
+function withFlag(args: string[], flag: string, value: string, keyValue: boolean): string[] {
+  const out = [...args];
+  const eq = out.findIndex((a) => a.startsWith(`${flag}=`));
+  const sep = out.indexOf(flag);
+  if (eq >= 0) out[eq] = `${flag}=${value}`;
+  else if (sep >= 0) out[sep + 1] = value;
+  else if (keyValue) out.push(`${flag}=${value}`);
+  else out.push(flag, value);
+  return out;
 }
 
 interface RunScale {
@@ -622,9 +632,7 @@ function runLength(entry: EntryPoint, args: string[], settings: Record<string, s
   for (const f of entry.flags) {
     const m = /^(?:num-|max-|n-)?(epochs?|steps|iters|iterations|samples|trials|paths)$/.exec(flagName(f));
     if (!m) continue;
-    const eq = args.find((a) => a.startsWith(`${f.flag}=`));
-    const sep = args.indexOf(f.flag);
-    const raw = eq !== undefined ? eq.slice(f.flag.length + 1) : sep >= 0 ? args[sep + 1] : (settings[f.flag.replace(/^--/, '')] ?? f.default);
+    const raw = flagValue(args, f.flag) ?? settings[f.flag.replace(/^--/, '')] ?? f.default;
     const full = Number(raw);
     if (!Number.isInteger(full) || full <= 0) continue;
     return { flag: f, unit: /^epoch/.test(m[1]!) ? 'epoch' : /^(steps|iters|iterations)$/.test(m[1]!) ? 'step' : m[1]!.replace(/s$/, ''), full };

@@ -395,10 +395,19 @@ interface Version {
  * What similar cases say of each optional step (similar.ts): same transformation, same model
  * family, same accelerator, records made before this job's plan, other jobs only.
  */
-const verdictMemo = new WeakMap<Ctx, Promise<Map<string, Verdict>>>();
+/**
+ * Per plan, once per process: the verdicts read only records made before the plan, so they
+ * never change — the stage advances on every event and need not ask the database each time.
+ */
+const verdictCache = new Map<string, Promise<Map<string, Verdict>>>();
 function similarVerdicts(ctx: Ctx): Promise<Map<string, Verdict>> {
-  let v = verdictMemo.get(ctx);
-  if (!v) verdictMemo.set(ctx, (v = loadVerdicts(ctx)));
+  let v = verdictCache.get(ctx.plan.id);
+  if (!v) {
+    if (verdictCache.size > 1000) verdictCache.clear();
+    v = loadVerdicts(ctx);
+    verdictCache.set(ctx.plan.id, v);
+    v.catch(() => verdictCache.delete(ctx.plan.id));
+  }
   return v;
 }
 
