@@ -11,6 +11,8 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: z.string().url().optional(),
+  /** How long an API started while PostgreSQL is unreachable (or still starting) waits for it before it gives up. */
+  DATABASE_WAIT_SEC: z.coerce.number().int().min(0).max(86_400).default(120),
   CHATGPU_DATA_DIR: z.string().optional(),
   CHATGPU_PUBLIC_URL: z.string().url().optional(),
   /** How other API processes reach this one (hosted services' requests are forwarded to the process holding the tunnel); default http://127.0.0.1:PORT. */
@@ -90,6 +92,7 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  databaseWaitSec: number;
   dataDir: string;
   publicUrl: string | undefined;
   internalUrl: string | undefined;
@@ -156,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databaseWaitSec: e.DATABASE_WAIT_SEC,
     dataDir: path.resolve(cwd, e.CHATGPU_DATA_DIR ?? '.chatgpu'),
     publicUrl: e.CHATGPU_PUBLIC_URL,
     internalUrl: e.CHATGPU_INTERNAL_URL,

@@ -117,7 +117,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config } = opts;
   const log = opts.log ?? consoleLogger;
   initApiTelemetry(config.sentryDsn);
-  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: (m) => log.warn(m) }));
+  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, waitSec: config.databaseWaitSec, dataDir: config.dataDir, log: (m) => log.warn(m) }));
   const pubsub = new PubSub(db);
   await pubsub.start();
   const resources: Resources = {

@@ -4,7 +4,8 @@
  * answers 503 + Retry-After on HTTP routes and UNAVAILABLE in GraphQL, never a masked
  * 500, and leaves nothing half-written; the real `chatgpu` CLI waits out an API that is
  * down, a database that is cut, and a connection reset after createJob went through
- * (without creating the job twice), and gives up after its bound with one line.
+ * (without creating the job twice), and gives up after its bound with one line. An API
+ * started before its database waits for it (DATABASE_WAIT_SEC) instead of exiting.
  */
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -185,6 +186,43 @@ describe('a database outage', () => {
       const again = await api.putBlob(content, user.token);
       expect(again.status).toBe(201);
       expect((await api.getBlob(sha, user.token)).bytes.equals(content)).toBe(true);
+    }), 120_000);
+});
+
+describe('an API started before its database', () => {
+  it('waits for PostgreSQL (logging why), starts once it is up and serves; past DATABASE_WAIT_SEC it gives up with one sentence', () =>
+    restoring(async () => {
+      await stopDb();
+      const env = { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: pg.url, CHATGPU_DATA_DIR: api.dataDir };
+      // Bounded: refused at once with a bound of 0, and after its bound otherwise.
+      const t0 = Date.now();
+      await expect(startServer({ config: loadConfig({ ...env, DATABASE_WAIT_SEC: '0' }), log: silentLogger, webDir: null, scheduler: false, model: null })).rejects.toThrow(
+        new RegExp(`^PostgreSQL at 127\\.0\\.0\\.1:${pg.port}/postgres is not reachable \\(ECONNREFUSED\\): start it, or set DATABASE_WAIT_SEC to wait longer\\.$`),
+      );
+      await expect(startServer({ config: loadConfig({ ...env, DATABASE_WAIT_SEC: '1' }), log: silentLogger, webDir: null, scheduler: false, model: null })).rejects.toThrow(/not reachable \(ECONNREFUSED\) after waiting 1 s/);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(500);
+
+      // Within its bound: it waits, says so, and starts when the database comes back.
+      const warnings: string[] = [];
+      const log = { ...silentLogger, warn: (m: string) => void warnings.push(m) };
+      let started: RunningServer | null = null;
+      const starting = startServer({ config: loadConfig({ ...env, DATABASE_WAIT_SEC: '120' }), log, webDir: null, scheduler: false, model: null }).then((s) => (started = s));
+      await waitFor(async () => warnings.find((w) => w.startsWith(`waiting for PostgreSQL at 127.0.0.1:${pg.port}/postgres (ECONNREFUSED)`)) ?? null, 30_000, 'the waiting line');
+      expect(started).toBeNull();
+      await startDb();
+      const server = await starting;
+      try {
+        expect(warnings).toContain('PostgreSQL is up: starting');
+        const r = await fetch(`${server.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` },
+          body: JSON.stringify({ query: JOBS }),
+        });
+        expect(r.status).toBe(200);
+        expect(((await r.json()) as any).data.jobs.edges).toEqual(expect.any(Array));
+      } finally {
+        await server.close();
+      }
     }), 120_000);
 });
 

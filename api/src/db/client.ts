@@ -13,6 +13,7 @@ import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations, type MigrationConnection } from './migrate.js';
+import { databaseUnavailable } from './unavailable.js';
 
 export type Prisma = PrismaClient;
 
@@ -36,6 +37,11 @@ export interface DatabaseOptions {
   /** Apply pending migrations before returning (default true). */
   migrate?: boolean;
   poolSize?: number;
+  /**
+   * PostgreSQL only: how long to wait, with backoff, for a server that refuses connections or is
+   * still starting (a container started before its database, a restart) before giving up (default 0).
+   */
+  waitSec?: number;
   log?: (msg: string) => void;
 }
 
@@ -44,9 +50,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 }
 
 async function openPostgres(url: string, opts: DatabaseOptions): Promise<Database> {
-  if (opts.migrate !== false) {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
+  const client = await connectWhenUp(url, opts.waitSec ?? 0, opts.log);
+  if (opts.migrate === false) await client.end();
+  else {
     try {
       await applyMigrations(pgMigrationConnection(client));
     } finally {
@@ -72,6 +78,46 @@ async function openPostgres(url: string, opts: DatabaseOptions): Promise<Databas
       await pool.end().catch(() => {});
     },
   };
+}
+
+/**
+ * The first connection, waiting out an outage (databaseUnavailable: refused, starting up,
+ * shutting down, too many clients) with backoff up to `waitSec`; any other error (a wrong
+ * password, a missing database) fails at once. Gives up with one sentence naming the server.
+ */
+async function connectWhenUp(url: string, waitSec: number, log?: (msg: string) => void): Promise<pg.Client> {
+  const deadline = Date.now() + waitSec * 1000;
+  let delayMs = 250;
+  let logged = 0;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      if (logged) log?.('PostgreSQL is up: starting');
+      return client;
+    } catch (err) {
+      await client.end().catch(() => {});
+      const why = databaseUnavailable(err);
+      if (!why) throw err;
+      const where = serverOf(url);
+      if (Date.now() + delayMs > deadline) {
+        throw new Error(`PostgreSQL at ${where} is not reachable (${why})${waitSec ? ` after waiting ${waitSec} s` : ''}: start it, or set DATABASE_WAIT_SEC to wait longer.`, { cause: err });
+      }
+      // One line at the start and then every ~10 s, not one per try.
+      if (Date.now() - logged >= 10_000) {
+        log?.(`waiting for PostgreSQL at ${where} (${why}); giving up in ${Math.ceil((deadline - Date.now()) / 1000)} s`);
+        logged = Date.now();
+      }
+      await new Promise((r) => setTimeout(r, delayMs));
+      delayMs = Math.min(delayMs * 2, 2000);
+    }
+  }
+}
+
+/** host:port/database of a connection URL, without credentials. */
+function serverOf(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || 5432}${u.pathname}`;
 }
 
 export function pgMigrationConnection(client: pg.Client): MigrationConnection {

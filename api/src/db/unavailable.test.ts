@@ -33,6 +33,14 @@ describe('databaseUnavailable', () => {
       new Error('Connection terminated unexpectedly'),
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect', errno: -111 }),
       Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read', errno: -104 }),
+      // Connecting to a name with two addresses (localhost → ::1 and 127.0.0.1), both refused.
+      Object.assign(
+        new AggregateError([
+          Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+          Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+        ]),
+        { code: 'ECONNREFUSED' },
+      ),
       pgServerError('57P03', 'the database system is starting up'),
       pgServerError('57P03', 'the database system is shutting down'),
       pgServerError('57P02', 'terminating connection because of crash of another server process'),

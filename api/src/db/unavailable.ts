@@ -16,6 +16,8 @@
  *   for raw queries) whose `meta.driverAdapterError.cause` is one of the above: kind
  *   DatabaseNotReachable / ConnectionClosed / SocketTimeout / TooManyConnections, or
  *   kind "postgres" with the SQLSTATE in `code`.
+ * A connection to a host name with several addresses fails with an AggregateError of
+ * those socket errors; its first one decides.
  * A socket error only counts when it carries `syscall` (as the driver's do): the
  * "aborted" ECONNRESET of a client that hung up mid-upload has none and is not an outage.
  */
@@ -55,7 +57,9 @@ export function databaseUnavailable(err: unknown): string | null {
     return (
       visit(meta?.driverAdapterError, depth + 1) ??
       visit((e as { cause?: unknown }).cause, depth + 1) ??
-      visit((e as { originalError?: unknown }).originalError, depth + 1)
+      visit((e as { originalError?: unknown }).originalError, depth + 1) ??
+      // Node's AggregateError from a host name with several addresses (localhost: ::1 and 127.0.0.1).
+      visit((e as { errors?: unknown[] }).errors?.[0], depth + 1)
     );
   };
   return visit(err, 0);
