@@ -2,6 +2,7 @@
  * Reports from a worker about one attempt: log lines and metric points (batched,
  * ordered by seq, idempotent when resent) — each fenced by (attemptId, fencingToken).
  */
+import { insertMetricPoints } from '../../db/sql/insertMetricPoints.js';
 import { ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
 import { requireCurrentAttempt } from './currentAttempt.js';
@@ -77,12 +78,9 @@ export async function reportMetrics(r: Resources, workerTokenId: string, attempt
   });
   const attempt = await requireCurrentAttempt(r.prisma, attemptId, fencingToken, workerTokenId, r.now(), 'metrics', { count: points.length });
   const now = r.now();
-  const res = await r.prisma.metricPoint.createMany({
-    data: points.map((p) => ({ attemptId, seq: p.seq, name: p.name, step: p.step ?? null, value: p.value, ts: p.ts ?? now })),
-    skipDuplicates: true,
-  });
-  if (res.count > 0) {
+  const count = await insertMetricPoints(r.prisma, attemptId, points.map((p) => ({ seq: p.seq, name: p.name, step: p.step ?? null, value: p.value, ts: p.ts ?? now })));
+  if (count > 0) {
     await r.events.emit({ type: 'job.metrics', jobId: attempt.task.jobId, attemptId, fromSeq: points[0]!.seq, toSeq: points.at(-1)!.seq });
   }
-  return { accepted: res.count, lastSeq: points.at(-1)!.seq };
+  return { accepted: count, lastSeq: points.at(-1)!.seq };
 }
