@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './scripts/testSequencer.js';
 
 const require = createRequire(import.meta.url);
 
@@ -20,5 +21,7 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    // Longest files first (scripts/testSequencer.ts): a fresh checkout has no Vitest cache.
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });
