@@ -78,7 +78,8 @@ export async function startApi(databaseUrl: string, env: Record<string, string> 
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   let statsWaiter: ((s: ApiStats) => void) | undefined;
   const url = await new Promise<string>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('the API did not start within 60 s')), 60_000);
+    // 3 minutes: on a loaded machine (load average 20) the API's start took over a minute.
+    const t = setTimeout(() => reject(new Error('the API did not start within 180 s')), 180_000);
     child.on('message', (m: { type: string; url?: string } & ApiStats) => {
       if (m.type === 'ready') {
         clearTimeout(t);

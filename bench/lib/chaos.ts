@@ -319,6 +319,9 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
     if (violations.length) log(`violations:\n  ${violations.slice(0, 50).join('\n  ')}`);
     if (report.stuck || violations.length) log(`last API output:\n${apiLines.slice(-40).join('\n')}`);
     return { tasks: o.tasks, jobs: o.jobs, workers: o.workers, seed: o.seed, faults, ...report, violations, durationSec, line };
+  } catch (err) {
+    log(`last API output:\n${apiLines.slice(-40).join('\n')}`);
+    throw err;
   } finally {
     await cleanup();
     running.delete(cleanup);
