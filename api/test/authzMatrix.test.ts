@@ -267,6 +267,9 @@ const FIELDS: Record<string, FieldEntry> = {
   'Mutation.reportMetrics': { access: 'worker-of-lease', ownerData: false, vars: () => ({ ...S.live, points: [{ seq: 1, name: 'matrix', value: 1 }] }) },
   // Last: it ends the lease the fields above need.
   'Mutation.completeAttempt': { access: 'worker-of-lease', vars: () => ({ ...S.live, result: { exitCode: 0 } }) },
+  // After it: the owner's worker gets a refusal of the (now completed) attempt as data; another
+  // worker the same per-attempt NOT_FOUND, never the attempt (completeBatch.test.ts covers acceptance).
+  'Mutation.completeAttempts': { access: 'worker-of-lease', ownerData: false, vars: () => ({ completions: [{ ...S.live, result: { exitCode: 0 } }] }), expect: { otherWorker: 'data' } },
 };
 
 /** What a principal gets from a field, derived from its access (docs above). */

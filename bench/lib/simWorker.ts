@@ -17,6 +17,9 @@ const HEARTBEAT = `mutation Heartbeat($workerId: ID!, $leases: [LeaseInput!]!, $
     ... on HeartbeatResult { status renewed orders { kind attemptId reason } } ... on Error { message code } } }`;
 const COMPLETE = `mutation CompleteAttempt($attemptId: ID!, $fencingToken: String!, $result: CompleteAttemptInput!) {
   completeAttempt(attemptId: $attemptId, fencingToken: $fencingToken, result: $result) { __typename ... on Attempt { id status } ... on Error { message code } } }`;
+const COMPLETE_MANY = `mutation CompleteAttempts($completions: [CompletionInput!]!) {
+  completeAttempts(completions: $completions) { __typename
+    ... on MutationCompleteAttemptsSuccess { data { attemptId accepted status error { code message reason } } } ... on Error { message code } } }`;
 
 export const SIM_CAPS = {
   os: 'linux',
@@ -34,6 +37,10 @@ export interface Lease {
 
 export class SimWorker {
   workerId = '';
+  /** Completions as the real worker sends them (worker/src/completions.ts): at once, or with the next request when one is in flight. */
+  batch = true;
+  private queue: { l: Lease; done: (err?: Error) => void }[] = [];
+  private inFlight = false;
   constructor(
     readonly url: string,
     readonly token: string,
@@ -60,6 +67,35 @@ export class SimWorker {
   }
 
   async complete(l: Lease): Promise<void> {
+    if (!this.batch) return this.completeOne(l);
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ l, done: (err) => (err ? reject(err) : resolve()) });
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.inFlight || this.queue.length === 0) return;
+    this.inFlight = true;
+    const batch = this.queue.splice(0, 64);
+    try {
+      const r = await gql(this.url, COMPLETE_MANY, { completions: batch.map(({ l }) => ({ attemptId: l.attemptId, fencingToken: l.fencingToken, result: { exitCode: 0 } })) }, this.token);
+      const c = r.data?.completeAttempts;
+      if (c?.__typename !== 'MutationCompleteAttemptsSuccess') throw new Error(`completeAttempts failed: ${JSON.stringify(r).slice(0, 500)}`);
+      const by = new Map((c.data as { attemptId: string; accepted: boolean; status: string | null; error: unknown }[]).map((d) => [d.attemptId, d]));
+      for (const { l, done } of batch) {
+        const d = by.get(l.attemptId);
+        done(d?.accepted && d.status === 'SUCCEEDED' ? undefined : new Error(`completion refused: ${JSON.stringify(d).slice(0, 300)}`));
+      }
+    } catch (err) {
+      for (const { done } of batch) done(err as Error);
+    } finally {
+      this.inFlight = false;
+      void this.pump();
+    }
+  }
+
+  async completeOne(l: Lease): Promise<void> {
     const r = await gql(this.url, COMPLETE, { attemptId: l.attemptId, fencingToken: l.fencingToken, result: { exitCode: 0 } }, this.token);
     const a = r.data?.completeAttempt;
     if (a?.__typename !== 'Attempt' || a.status !== 'SUCCEEDED') throw new Error(`completeAttempt failed: ${JSON.stringify(r).slice(0, 500)}`);

@@ -17,6 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { chownTree } from './chownTree.js';
 import { ApiError, sleep, type ApiClient } from './client.js';
 import { AppendLogsDoc, CompleteAttemptDoc, ReportMetricsDoc } from './documents.js';
+import type { CompletionAnswer, Completions } from './completions.js';
+import type { CompleteAttemptInput } from './gql/graphql.js';
 import type { ClaimTaskMutation } from './gql/graphql.js';
 import { LogStream } from './logStream.js';
 import { prepareService, type ServiceRuntime } from './service.js';
@@ -61,6 +63,8 @@ export interface RunnerDeps {
   outputLimits?: { maxFileBytes?: number; maxTotalBytes?: number };
   /** the setup phase's virtualenvs; null: this worker installs nothing (--no-install) */
   envs?: EnvCache | null;
+  /** batches this worker's completions (completions.ts); absent: one completeAttempt call each */
+  completions?: Completions;
 }
 
 export type StopReason = 'cancel' | 'lease-lost' | 'shutdown';
@@ -269,21 +273,28 @@ export class Run {
     };
     // Transport failures are retried inside request(); an internal server error is retried
     // here too (completion is fenced, so a repeat after success is refused, not applied twice).
-    let r;
+    let answer: CompletionAnswer | undefined;
     for (let i = 0; ; i++) {
       try {
-        r = await client.request(CompleteAttemptDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, result });
+        answer = await this.sendCompletion(a, result);
         break;
       } catch (err) {
         if (!(err instanceof ApiError && err.code === 'INTERNAL_SERVER_ERROR') || i >= 4) throw err;
         await sleep(500 * 2 ** i);
       }
     }
-    const res = r.completeAttempt;
-    if (res.__typename === 'Attempt') log.info(`attempt ${a.attemptId}: ${res.status.toLowerCase()}`);
-    else log.warn(`attempt ${a.attemptId}: completion refused (${res.__typename}): ${'message' in res ? res.message : ''}`);
+    if (answer.accepted) log.info(`attempt ${a.attemptId}: ${(answer.status ?? '').toLowerCase()}`);
+    else log.warn(`attempt ${a.attemptId}: completion refused (${answer.error?.code ?? 'unknown'}): ${answer.error?.message ?? ''}`);
     // Keep the directory of a failed run for its owner to inspect; clean successful ones.
-    if (res.__typename === 'Attempt' && res.status === 'SUCCEEDED') await rm(dir, { recursive: true, force: true });
+    if (answer.accepted && answer.status === 'SUCCEEDED') await rm(dir, { recursive: true, force: true });
+  }
+
+  /** Through the session's batching Completions (completions.ts), else one completeAttempt call. */
+  private async sendCompletion(a: Assignment, result: CompleteAttemptInput): Promise<CompletionAnswer> {
+    if (this.deps.completions) return this.deps.completions.complete(a.attemptId, a.fencingToken, result);
+    const res = (await this.deps.client.request(CompleteAttemptDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, result })).completeAttempt;
+    if (res.__typename === 'Attempt') return { accepted: true, status: res.status, error: null };
+    return { accepted: false, status: null, error: { code: res.__typename, message: 'message' in res ? res.message : '' } };
   }
 
   /**

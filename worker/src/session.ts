@@ -7,6 +7,7 @@
  */
 import { hostname } from 'node:os';
 import { ApiClient, ApiError, sleep, type Logger } from './client.js';
+import { Completions } from './completions.js';
 import { ClaimTaskDoc, HeartbeatDoc, SetPausedDoc, WorkerHelloDoc } from './documents.js';
 import type { Capabilities } from './probe/types.js';
 import { Run, type RunnerDeps } from './runner.js';
@@ -32,6 +33,8 @@ export interface SessionOptions {
 
 export class Session {
   readonly client: ApiClient;
+  /** Results of finished attempts, sent in batches (completions.ts). */
+  private readonly completions: Completions;
   workerId: string | undefined;
   status = 'STARTING';
   private heartbeatSec = 5;
@@ -42,6 +45,7 @@ export class Session {
 
   constructor(private readonly opts: SessionOptions) {
     this.client = new ApiClient(opts.server.replace(/\/+$/, ''), opts.token, opts.log);
+    this.completions = new Completions(this.client);
   }
 
   get name(): string {
@@ -135,7 +139,7 @@ export class Session {
           // Each concurrent attempt gets a slot of its own, and with it its own task uid.
           const slot = this.freeSlot();
           this.slots.set(a.attemptId, slot);
-          const run = new Run(a, { client: this.client, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), ...(this.opts.span ? { span: this.opts.span } : {}) });
+          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), ...(this.opts.span ? { span: this.opts.span } : {}) });
           this.runs.set(a.attemptId, run);
           void run.done.finally(() => {
             this.runs.delete(a.attemptId);

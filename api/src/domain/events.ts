@@ -15,8 +15,12 @@ export type DomainEvent =
   /** Metric points [fromSeq, toSeq] of an attempt were stored. */
   | { type: 'job.metrics'; jobId: string; attemptId: string; fromSeq: number; toSeq: number }
   | { type: 'worker.changed'; workerId: string; ownerId: string }
-  /** Work became claimable: long-polling workers should look again. */
-  | { type: 'tasks.available' }
+  /**
+   * Work became claimable: long-polling workers should look again. `count`: how many tasks
+   * became claimable (a parked claim is woken per task, leases/dispatcher.ts); without it,
+   * every parked claim looks.
+   */
+  | { type: 'tasks.available'; count?: number }
   /** Orders for a worker (cancel an attempt, pause) that should not wait for its next heartbeat. */
   | { type: 'worker.orders'; workerId: string }
   // ── What the job engine reports to the agents (agents/pipeline.ts reacts; nothing else needs to) ──
@@ -35,6 +39,15 @@ export type DomainEvent =
 
 export interface EventSink {
   emit(event: DomainEvent): Promise<void>;
+  /** Several events in as few messages as fit (one NOTIFY for a batch); emitAll falls back to emit. */
+  emitMany?(events: DomainEvent[]): Promise<void>;
+}
+
+/** Emits these events in order: in one go where the sink can (PubSub: one NOTIFY per ~7 KB), else one by one. */
+export async function emitAll(sink: EventSink, events: DomainEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  if (sink.emitMany && events.length > 1) return sink.emitMany(events);
+  for (const e of events) await sink.emit(e);
 }
 
 /** An EventSink whose events can also be listened to (in every API process: see graphql/pubsub.ts). */

@@ -9,6 +9,28 @@ import type { DomainEvent, EventBus } from '../domain/events.js';
 
 export const EVENTS_CHANNEL = 'chatgpu_events';
 const MAX_QUEUE = 10_000;
+/** A NOTIFY payload's limit is 8000 bytes; a batch is split below it. */
+export const NOTIFY_BYTES = 7900;
+
+/** JSON arrays of events, in order, each under NOTIFY_BYTES (events carry ids only, so one always fits). */
+export function packEvents(events: DomainEvent[]): string[] {
+  const out: string[] = [];
+  let part: string[] = [];
+  let bytes = 2;
+  for (const e of events) {
+    const s = JSON.stringify(e);
+    const n = Buffer.byteLength(s) + 1;
+    if (part.length > 0 && bytes + n > NOTIFY_BYTES) {
+      out.push(`[${part.join(',')}]`);
+      part = [];
+      bytes = 2;
+    }
+    part.push(s);
+    bytes += n;
+  }
+  if (part.length > 0) out.push(`[${part.join(',')}]`);
+  return out;
+}
 
 type Listener = (e: DomainEvent) => void;
 
@@ -20,13 +42,14 @@ export class PubSub implements EventBus {
 
   async start(): Promise<void> {
     this.unlisten = await this.db.listen(EVENTS_CHANNEL, (payload) => {
-      let event: DomainEvent;
+      let parsed: DomainEvent | DomainEvent[];
       try {
-        event = JSON.parse(payload) as DomainEvent;
+        parsed = JSON.parse(payload) as DomainEvent | DomainEvent[];
       } catch {
         return;
       }
-      for (const l of [...this.listeners]) l(event);
+      // A batch (emitMany) arrives as one array: its events in order.
+      for (const event of Array.isArray(parsed) ? parsed : [parsed]) for (const l of [...this.listeners]) l(event);
     });
   }
 
@@ -37,6 +60,11 @@ export class PubSub implements EventBus {
 
   async emit(event: DomainEvent): Promise<void> {
     await this.db.notify(EVENTS_CHANNEL, JSON.stringify(event));
+  }
+
+  /** One NOTIFY per batch: the events as one JSON array, split only where a payload would pass NOTIFY_BYTES. */
+  async emitMany(events: DomainEvent[]): Promise<void> {
+    for (const payload of packEvents(events)) await this.db.notify(EVENTS_CHANNEL, payload);
   }
 
   /** Calls `fn` for each matching event until the returned function is called. */

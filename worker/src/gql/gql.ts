@@ -14,6 +14,7 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  mutation CompleteAttempts($completions: [CompletionInput!]!) {\n    completeAttempts(completions: $completions) {\n      __typename\n      ... on MutationCompleteAttemptsSuccess { data { attemptId accepted status error { code message reason } } }\n      ... on Error { message code }\n    }\n  }\n": typeof types.CompleteAttemptsDocument,
     "\n  mutation WorkerHello($input: WorkerHelloInput!) {\n    workerHello(input: $input) {\n      __typename\n      ... on WorkerHelloResult { workerId heartbeatIntervalSec leaseSec worker { status } }\n      ... on Error { code message }\n    }\n  }\n": typeof types.WorkerHelloDocument,
     "\n  mutation ClaimTask($workerId: ID!, $waitMs: Int!, $max: Int!) {\n    claimTask(workerId: $workerId, waitMs: $waitMs, max: $max) {\n      __typename\n      ... on MutationClaimTaskSuccess {\n        data {\n          attemptId\n          number\n          fencingToken\n          leaseExpiresAt\n          task {\n            id jobId kind name command environment requirements\n            files { path sha256 size mode }\n            inputs { path sha256 size mode }\n          }\n        }\n      }\n      ... on Error { message code }\n    }\n  }\n": typeof types.ClaimTaskDocument,
     "\n  mutation Heartbeat($workerId: ID!, $leases: [LeaseInput!]!, $telemetry: JSON) {\n    heartbeat(workerId: $workerId, leases: $leases, telemetry: $telemetry) {\n      __typename\n      ... on HeartbeatResult { status renewed orders { kind attemptId reason } }\n      ... on Error { message code }\n    }\n  }\n": typeof types.HeartbeatDocument,
@@ -23,6 +24,7 @@ type Documents = {
     "\n  mutation SetWorkerPaused($workerId: ID!, $paused: Boolean!) {\n    setWorkerPaused(workerId: $workerId, paused: $paused) {\n      __typename\n      ... on Worker { status }\n      ... on Error { message }\n    }\n  }\n": typeof types.SetWorkerPausedDocument,
 };
 const documents: Documents = {
+    "\n  mutation CompleteAttempts($completions: [CompletionInput!]!) {\n    completeAttempts(completions: $completions) {\n      __typename\n      ... on MutationCompleteAttemptsSuccess { data { attemptId accepted status error { code message reason } } }\n      ... on Error { message code }\n    }\n  }\n": types.CompleteAttemptsDocument,
     "\n  mutation WorkerHello($input: WorkerHelloInput!) {\n    workerHello(input: $input) {\n      __typename\n      ... on WorkerHelloResult { workerId heartbeatIntervalSec leaseSec worker { status } }\n      ... on Error { code message }\n    }\n  }\n": types.WorkerHelloDocument,
     "\n  mutation ClaimTask($workerId: ID!, $waitMs: Int!, $max: Int!) {\n    claimTask(workerId: $workerId, waitMs: $waitMs, max: $max) {\n      __typename\n      ... on MutationClaimTaskSuccess {\n        data {\n          attemptId\n          number\n          fencingToken\n          leaseExpiresAt\n          task {\n            id jobId kind name command environment requirements\n            files { path sha256 size mode }\n            inputs { path sha256 size mode }\n          }\n        }\n      }\n      ... on Error { message code }\n    }\n  }\n": types.ClaimTaskDocument,
     "\n  mutation Heartbeat($workerId: ID!, $leases: [LeaseInput!]!, $telemetry: JSON) {\n    heartbeat(workerId: $workerId, leases: $leases, telemetry: $telemetry) {\n      __typename\n      ... on HeartbeatResult { status renewed orders { kind attemptId reason } }\n      ... on Error { message code }\n    }\n  }\n": types.HeartbeatDocument,
@@ -46,6 +48,10 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CompleteAttempts($completions: [CompletionInput!]!) {\n    completeAttempts(completions: $completions) {\n      __typename\n      ... on MutationCompleteAttemptsSuccess { data { attemptId accepted status error { code message reason } } }\n      ... on Error { message code }\n    }\n  }\n"): (typeof documents)["\n  mutation CompleteAttempts($completions: [CompletionInput!]!) {\n    completeAttempts(completions: $completions) {\n      __typename\n      ... on MutationCompleteAttemptsSuccess { data { attemptId accepted status error { code message reason } } }\n      ... on Error { message code }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -4,14 +4,17 @@ import { Prisma as P } from '../../generated/prisma/client.js';
 export interface ClaimedRow {
   attemptId: string;
   taskId: string;
+  jobId: string;
   fencingToken: string;
   leaseExpiresAt: Date;
   number: number;
+  /** The attempt.status LEASED job event written in the same statement (for the NOTIFY after it). */
+  eventId: string;
 }
 
 /**
- * Claims up to `max` eligible QUEUED tasks for one worker and creates their attempts,
- * in ONE statement (so it is atomic on PGlite's single connection too, and never holds
+ * Claims up to `max` eligible QUEUED tasks for one worker and creates their attempts and
+ * their attempt.status job events, in ONE statement (so it is atomic on PGlite's single connection too, and never holds
  * a transaction open across a long-poll).
  *
  * Locking: candidate task rows are taken with `FOR UPDATE OF t SKIP LOCKED`, so
@@ -151,8 +154,18 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
       SET status = 'LEASED', "attemptCount" = att.number, "currentAttemptId" = att.id, "statusReason" = NULL, "updatedAt" = ${now}
       FROM att
       WHERE t.id = att."taskId" AND t.status = 'QUEUED'
-      RETURNING t.id
+      RETURNING t.id, t."jobId"
+    ),
+    -- The job event of each lease, in the same statement (no round trip per task).
+    ev AS (
+      INSERT INTO "JobEvent" ("jobId", kind, payload)
+      SELECT upd."jobId", 'attempt.status',
+             jsonb_build_object('taskId', att."taskId", 'attemptId', att.id, 'number', att.number, 'status', 'LEASED',
+                                'worker', (SELECT w.name FROM "Worker" w WHERE w.id = ${workerId}::uuid))
+      FROM att JOIN upd ON upd.id = att."taskId"
+      ORDER BY att.id
+      RETURNING id, (payload ->> 'attemptId')::uuid AS "attemptId"
     )
-    SELECT att.id AS "attemptId", att."taskId", att."fencingToken", att."leaseExpiresAt", att.number
-    FROM att JOIN upd ON upd.id = att."taskId"`;
+    SELECT att.id AS "attemptId", att."taskId", upd."jobId", att."fencingToken", att."leaseExpiresAt", att.number, ev.id::text AS "eventId"
+    FROM att JOIN upd ON upd.id = att."taskId" JOIN ev ON ev."attemptId" = att.id`;
 }

@@ -1,8 +1,8 @@
 import { isUuid } from '../ids.js';
-import { claimTasks } from '../../db/sql/claimTasks.js';
+import { claimTasks, type ClaimedRow } from '../../db/sql/claimTasks.js';
 import { touchWorker as touchWorkerSql } from '../../db/sql/touchWorker.js';
-import type { DomainEvent } from '../events.js';
-import { recordJobEvent } from '../jobs/jobEvents.js';
+import { emitAll, type DomainEvent, type EventBus } from '../events.js';
+import { dispatcherFor, type Dispatcher } from './dispatcher.js';
 import type { Resources } from '../resources.js';
 import { requireOwnWorker } from '../workers/heartbeat.js';
 
@@ -26,6 +26,9 @@ export async function claim(
   workerId: string,
   opts: { waitMs: number; max: number; signal?: AbortSignal },
 ) {
+  // The API's own event bus (it can also be listened to): park with its dispatcher, one parked
+  // claim woken per new task. Any other wait source (tests' recorders) waits per round below.
+  if (isBus(wake)) return claimParked(r, dispatcherFor(wake), workerTokenId, workerId, opts);
   const deadline = Date.now() + Math.min(Math.max(opts.waitMs, 0), MAX_WAIT_MS);
   // Orders for this worker (pause, cancel) end the long-poll empty, so the worker fetches
   // them with a heartbeat at once instead of at its next interval.
@@ -45,15 +48,8 @@ export async function claim(
     opts.signal?.addEventListener('abort', onAbort);
     const woken = left0 > 0 && !opts.signal?.aborted ? wake.waitFor(wakes, left0, stop.signal) : Promise.resolve(false);
     try {
-      // One statement per wake: the worker is seen now (even while idle in a long-poll) and
-      // we learn its status, slots and live attempts (a wake goes to every parked worker,
-      // so this is on the hot path of dispatch latency — bench/dispatchLatency.ts).
-      const worker = await touchWorker(r, workerTokenId, workerId);
-      const free = Math.min(Math.max(worker.slots - worker.live, 0), Math.max(opts.max, 0));
-      if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) {
-        const rows = await claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec, r.config.rates);
-        if (rows.length > 0) return assignments(r, rows.map((x) => x.attemptId));
-      }
+      const rows = await look(r, workerTokenId, workerId, opts.max);
+      if (rows.length > 0) return assignments(r, rows);
       const left = deadline - Date.now();
       if (left <= 0 || opts.signal?.aborted || ordered) return [];
       await woken; // then claim once more: a resume both orders and makes work claimable
@@ -61,6 +57,45 @@ export async function claim(
       stop.abort();
       opts.signal?.removeEventListener('abort', onAbort);
     }
+  }
+}
+
+const isBus = (w: WaitSource): w is WaitSource & Pick<EventBus, 'on'> => typeof (w as Partial<EventBus>).on === 'function';
+
+/** One look: the worker seen now, then up to its free slots claimed (returns the rows claimed). */
+async function look(r: Resources, workerTokenId: string, workerId: string, max: number): Promise<ClaimedRow[]> {
+  // One statement per wake: the worker is seen now (even while idle in a long-poll) and we
+  // learn its status, slots and live attempts.
+  const worker = await touchWorker(r, workerTokenId, workerId);
+  const free = Math.min(Math.max(worker.slots - worker.live, 0), Math.max(max, 0));
+  if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) return claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec, r.config.rates);
+  return [];
+}
+
+/**
+ * The long-poll parked with the dispatcher (dispatcher.ts): registered before the first look
+ * (no lost wake-up), woken by a token per new task, a broadcast, or orders for this worker.
+ */
+async function claimParked(r: Resources, d: Dispatcher, workerTokenId: string, workerId: string, opts: { waitMs: number; max: number; signal?: AbortSignal }) {
+  const deadline = Date.now() + Math.min(Math.max(opts.waitMs, 0), MAX_WAIT_MS);
+  const parked = d.park(workerId);
+  try {
+    for (;;) {
+      const seen = parked.beginLook();
+      let rows: ClaimedRow[] = [];
+      try {
+        rows = await look(r, workerTokenId, workerId, opts.max);
+      } finally {
+        parked.endLook(seen, rows.length);
+      }
+      if (rows.length > 0) return assignments(r, rows);
+      // Orders (pause, cancel) end the long-poll empty, so the worker fetches them with a
+      // heartbeat at once instead of at its next interval.
+      if (deadline - Date.now() <= 0 || opts.signal?.aborted || parked.ordered) return [];
+      await parked.wait(deadline - Date.now(), opts.signal);
+    }
+  } finally {
+    d.unpark(parked);
   }
 }
 
@@ -72,22 +107,17 @@ async function touchWorker(r: Resources, workerTokenId: string, workerId: string
   return rows[0];
 }
 
-async function assignments(r: Resources, attemptIds: string[]) {
+/** The claimed attempts with their task specs; the job events (written by the claim) announced in one NOTIFY. */
+async function assignments(r: Resources, rows: ClaimedRow[]) {
   const attempts = await r.prisma.attempt.findMany({
-    where: { id: { in: attemptIds } },
-    include: { task: { include: { codeVersion: true } }, worker: { select: { name: true } } },
+    where: { id: { in: rows.map((x) => x.attemptId) } },
+    include: { task: { include: { codeVersion: true } } },
     orderBy: { createdAt: 'asc' },
   });
-  for (const a of attempts) {
-    const eventId = await recordJobEvent(r.prisma, a.task.jobId, 'attempt.status', {
-      taskId: a.taskId,
-      attemptId: a.id,
-      number: a.number,
-      status: 'LEASED',
-      worker: a.worker.name,
-    });
-    await r.events.emit({ type: 'job.event', jobId: a.task.jobId, eventId });
-    await r.events.emit({ type: 'job.updated', jobId: a.task.jobId });
-  }
+  const jobs = [...new Set(rows.map((x) => x.jobId))];
+  await emitAll(r.events, [
+    ...rows.map((x) => ({ type: 'job.event', jobId: x.jobId, eventId: x.eventId }) as const),
+    ...jobs.map((jobId) => ({ type: 'job.updated', jobId }) as const),
+  ]);
   return attempts;
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { claim } from '../../domain/leases/claim.js';
 import { completeAttempt } from '../../domain/leases/completeAttempt.js';
+import { completeAttempts, MAX_COMPLETIONS, type CompletionOutcome } from '../../domain/leases/completeAttempts.js';
 import { appendLogs, reportMetrics } from '../../domain/leases/reports.js';
 import { heartbeat, setOwnPaused, type Order } from '../../domain/workers/heartbeat.js';
 import { workerHello } from '../../domain/workers/workerHello.js';
@@ -16,6 +17,7 @@ import { NotFoundError, SimulatedAcceleratorRefusedError, StaleAttemptError, Val
 import { FileEntry } from './Job.js';
 import { WorkerRef } from './Worker.js';
 import { withSpan } from '../../telemetry/sentry.js';
+import type { DomainError } from '../../domain/errors.js';
 
 const WorkerHelloInput = builder.inputType('WorkerHelloInput', {
   fields: (t) => ({
@@ -200,6 +202,47 @@ builder.mutationFields((t) => ({
       const w = await setOwnPaused(ctx, requireWorker(ctx).workerTokenId, String(args.workerId), args.paused);
       return ctx.prisma.worker.findUniqueOrThrow({ ...query, where: { id: w.id } });
     },
+  }),
+}));
+
+// Completions, batched (domain/leases/completeAttempts.ts): each attempt fenced on its own, one
+// transaction and one NOTIFY for the batch; a stale or bad member is refused in its own result.
+const CompletionInput = builder.inputType('CompletionInput', {
+  fields: (t) => ({
+    attemptId: t.id(),
+    fencingToken: t.string({ validate: z.string().max(100) }),
+    result: t.field({ type: CompleteAttemptInput }),
+  }),
+});
+// A refusal as plain data (graphql-js would treat a resolved Error instance as a field error).
+const CompletionRefusal = builder.objectRef<{ e: DomainError }>('CompletionRefusal').implement({
+  description: 'Why a completion of a batch was refused.',
+  fields: (t) => ({
+    code: t.string({ description: 'STALE_ATTEMPT, NOT_FOUND or VALIDATION_ERROR.', resolve: ({ e }) => e.code }),
+    message: t.string({ resolve: ({ e }) => e.message }),
+    reason: t.string({ nullable: true, description: 'For STALE_ATTEMPT: why the attempt is no longer current.', resolve: ({ e }) => (e instanceof StaleAttemptError ? e.reason : null) }),
+  }),
+});
+const CompletionResult = builder.objectRef<CompletionOutcome>('CompletionResult').implement({
+  description: 'One completion of a batch: accepted (the attempt SUCCEEDED or FAILED), or refused with its error.',
+  fields: (t) => ({
+    attemptId: t.id({ resolve: (o) => o.attemptId }),
+    accepted: t.boolean({ resolve: (o) => o.ok }),
+    status: t.string({ nullable: true, description: "The attempt's status once accepted.", resolve: (o) => (o.ok ? o.status : null) }),
+    error: t.field({ type: CompletionRefusal, nullable: true, description: 'Why it was refused.', resolve: (o) => (o.ok ? null : { e: o.error }) }),
+  }),
+});
+builder.mutationFields((t) => ({
+  completeAttempts: t.field({
+    type: [CompletionResult],
+    authScopes: { worker: true },
+    description: `The results of several attempts in one call (at most ${MAX_COMPLETIONS}), applied together; each is fenced on its own.`,
+    args: { completions: t.arg({ type: [CompletionInput], validate: z.array(z.any()).min(1).max(MAX_COMPLETIONS) }) },
+    errors: { types: [ValidationError] },
+    resolve: (_p, args, ctx) =>
+      withSpan('attempt.completeBatch', { attempts: String(args.completions.length) }, () =>
+        completeAttempts(ctx, requireWorker(ctx).workerTokenId, args.completions.map((c) => ({ attemptId: String(c.attemptId), fencingToken: c.fencingToken, result: c.result }))),
+      ),
   }),
 }));
 

@@ -1,0 +1,312 @@
+/**
+ * Completions, batched: a worker hands in the results of several attempts in one call, and
+ * they are applied in one transaction of three statements whatever the batch size (lock and
+ * read, one data-modifying statement, commit), then one NOTIFY for the whole batch. Each
+ * attempt is fenced on its own (invariant 1): a stale member is refused and recorded while
+ * the others are accepted. `completeAttempt` (the single-attempt mutation) is a batch of one.
+ *
+ *   success (exit 0, no error class) → attempt SUCCEEDED, task SUCCEEDED with its result
+ *   infrastructure error              → attempt FAILED, task retried within maxAttempts;
+ *                                       its usage is the contributor's loss, not charged
+ *   the code failed                   → attempt FAILED, task FAILED (never retried blindly)
+ *
+ * Locking: `FOR UPDATE OF a, t` takes each attempt row, then its task row (the order of
+ * heartbeat's renewal, the tick's expiry and the checkpoint calls), so a completion and an
+ * expiry or a cancel cannot both win. The UPDATE re-checks the fencing in its WHERE (token,
+ * live status, unexpired lease, still the task's current attempt), and usage entries and job
+ * events are written only for the rows that UPDATE returned, in the same statement; the job
+ * rows are locked last (the usage totals), after the attempt and task rows.
+ */
+import { checkTree, normalizeMode, normalizeUploadPath } from '../blobs/paths.js';
+import { isContributorLoss, priceInterval, reservationOf, writeOffAttemptUsage } from '../billing/usage.js';
+import { DomainError, NotFoundError, StaleAttemptError, ValidationError } from '../errors.js';
+import type { DomainEvent } from '../events.js';
+import { emitAll } from '../events.js';
+import { isUuid } from '../ids.js';
+import type { Resources } from '../resources.js';
+import type { TaskKind } from '../../generated/prisma/enums.js';
+import { staleReason } from './currentAttempt.js';
+import { INFRASTRUCTURE_ERRORS } from './errorClasses.js';
+import { retryAfter, retryBackoffSec } from './retryBackoff.js';
+
+export interface CompleteInput {
+  exitCode?: number | null;
+  errorClass?: string | null;
+  errorMessage?: string | null;
+  outputs?: { path: string; sha256: string; mode?: number | null }[] | null;
+  metrics?: unknown;
+  usage?: unknown;
+}
+
+export interface Completion {
+  attemptId: string;
+  fencingToken: string;
+  result: CompleteInput;
+}
+
+/** At most this many attempts per completeAttempts call. */
+export const MAX_COMPLETIONS = 256;
+
+export type CompletionOutcome =
+  | {
+      attemptId: string;
+      ok: true;
+      id: string;
+      taskId: string;
+      workerId: string;
+      jobId: string;
+      taskKind: TaskKind;
+      status: 'SUCCEEDED' | 'FAILED';
+      errorClass: string | null;
+      taskStatus: 'SUCCEEDED' | 'FAILED' | 'QUEUED';
+    }
+  | { attemptId: string; ok: false; error: DomainError };
+
+interface Locked {
+  id: string;
+  taskId: string;
+  workerId: string;
+  number: number;
+  status: string;
+  fencingToken: string;
+  leaseExpiresAt: Date;
+  startedAt: Date | null;
+  createdAt: Date;
+  lastPeriodEnd: Date | null;
+  workerName: string;
+  cpuCores: number;
+  memoryMiB: number;
+  slots: number;
+  jobId: string;
+  kind: TaskKind;
+  name: string;
+  taskStatus: string;
+  currentAttemptId: string | null;
+  attemptCount: number;
+  maxAttempts: number;
+  requirements: unknown;
+  accelVendor: string | null;
+}
+
+type Output = { path: string; sha256: string; size: number; mode: number };
+
+/** Normalized outputs, or the ValidationError that refuses them. */
+function outputsOf(input: CompleteInput): Output[] | ValidationError {
+  try {
+    return checkTree((input.outputs ?? []).map((o) => ({ path: normalizeUploadPath(o.path), sha256: o.sha256, size: 0, mode: normalizeMode(o.mode) })));
+  } catch (err) {
+    if (err instanceof ValidationError) return err;
+    throw err;
+  }
+}
+
+export async function completeAttempts(r: Resources, workerTokenId: string, items: Completion[]): Promise<CompletionOutcome[]> {
+  if (items.length > MAX_COMPLETIONS) throw new ValidationError(`At most ${MAX_COMPLETIONS} completions per call.`, [{ path: ['completions'], message: 'too many' }]);
+  const ids = items.map((c) => c.attemptId);
+  if (new Set(ids).size !== ids.length) throw new ValidationError('An attempt appears twice in one batch of completions.', [{ path: ['completions'], message: 'duplicate attemptId' }]);
+  const outputs = items.map((c) => outputsOf(c.result));
+  const known = items.filter((c) => isUuid(c.attemptId));
+
+  // Only blobs this worker uploaded for this attempt (recorded by PUT /blobs with the attempt
+  // header): listing any other existing blob would hand the job's owner read access to bytes
+  // the worker never held. One query for the batch; uploads of another token's attempts are
+  // never used (those attempts are not found below).
+  const withOutputs = items.flatMap((c, k) => {
+    const o = outputs[k]!;
+    return isUuid(c.attemptId) && Array.isArray(o) && o.length > 0 ? [{ attemptId: c.attemptId, shas: o.map((x) => x.sha256) }] : [];
+  });
+  const uploads = withOutputs.length
+    ? await r.prisma.attemptUpload.findMany({
+        where: { attemptId: { in: withOutputs.map((c) => c.attemptId) }, sha256: { in: withOutputs.flatMap((c) => c.shas) } },
+        select: { attemptId: true, sha256: true, blob: { select: { size: true } } },
+      })
+    : [];
+  const sizes = new Map(uploads.map((u) => [`${u.attemptId}/${u.sha256}`, Number(u.blob.size)]));
+
+  const now = r.now();
+  const { outcomes, events } = await r.prisma.$transaction(
+    async (tx) => {
+      const rows = known.length
+        ? await tx.$queryRaw<Locked[]>`
+            SELECT a.id, a."taskId", a."workerId", a.number, a.status::text AS status, a."fencingToken", a."leaseExpiresAt", a."startedAt", a."createdAt",
+                   (SELECT max(u."periodEnd") FROM "UsageEntry" u WHERE u."attemptId" = a.id) AS "lastPeriodEnd",
+                   w.name AS "workerName", w."cpuCores", w."memoryMiB", w.slots,
+                   t."jobId", t.kind::text AS kind, t.name, t.status::text AS "taskStatus", t."currentAttemptId", t."attemptCount", t."maxAttempts",
+                   t.requirements, t."accelVendor"
+            FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId" JOIN "Worker" w ON w.id = a."workerId"
+            WHERE a.id = ANY (${known.map((c) => c.attemptId)}::uuid[]) AND w."tokenId" = ${workerTokenId}::uuid
+            ORDER BY a.id
+            FOR UPDATE OF a, t`
+        : [];
+      const byId = new Map(rows.map((a) => [a.id, a]));
+      const outcomes: (CompletionOutcome | null)[] = [];
+      const apply: Record<string, unknown>[] = [];
+      const stale: { attemptId: string; detail: unknown; lost: boolean }[] = [];
+      const losses: string[] = [];
+      items.forEach((c, k) => {
+        const a = byId.get(c.attemptId);
+        if (!a) return outcomes.push({ attemptId: c.attemptId, ok: false, error: new NotFoundError('Attempt', c.attemptId.slice(0, 80)) });
+        let outs = outputs[k]!;
+        if (!(outs instanceof ValidationError)) {
+          const missing = outs.findIndex((o) => !sizes.has(`${a.id}/${o.sha256}`));
+          if (missing >= 0) {
+            const o = outs[missing]!;
+            outs = new ValidationError(`Output ${o.path} was not uploaded for this attempt (PUT /blobs/${o.sha256} with the header X-ChatGPU-Attempt: ${a.id} first).`, [
+              { path: ['outputs', String(missing), 'sha256'], message: 'not uploaded for this attempt' },
+            ]);
+          } else for (const o of outs) o.size = sizes.get(`${a.id}/${o.sha256}`)!;
+        }
+        if (outs instanceof ValidationError) return outcomes.push({ attemptId: c.attemptId, ok: false, error: outs });
+        const reason = staleReason({ ...a, task: { currentAttemptId: a.currentAttemptId, status: a.taskStatus } }, c.fencingToken, now);
+        if (reason) {
+          stale.push({ attemptId: a.id, detail: { reason, exitCode: c.result.exitCode ?? null }, lost: a.status === 'LOST' });
+          return outcomes.push({ attemptId: c.attemptId, ok: false, error: new StaleAttemptError(a.id, reason) });
+        }
+        const input = c.result;
+        const succeeded = (input.exitCode ?? null) === 0 && !input.errorClass;
+        const errorClass = succeeded ? null : (input.errorClass ?? 'EXIT_NONZERO');
+        const status = succeeded ? 'SUCCEEDED' : 'FAILED';
+        let taskStatus: 'SUCCEEDED' | 'FAILED' | 'QUEUED';
+        let statusReason: string | null = null;
+        if (succeeded) taskStatus = 'SUCCEEDED';
+        else if (INFRASTRUCTURE_ERRORS.has(errorClass!) && a.attemptCount < a.maxAttempts) {
+          taskStatus = 'QUEUED';
+          statusReason = `Attempt ${a.number} failed on ${a.workerName} (${errorClass}); retrying in ${retryBackoffSec(r.config.scheduler.retryBaseSec, a.attemptCount)}s.`;
+        } else {
+          taskStatus = 'FAILED';
+          statusReason =
+            errorClass === 'EXIT_NONZERO'
+              ? `The command exited with code ${input.exitCode}.`
+              : errorClass === 'TIMEOUT'
+                ? 'The command ran past its time limit.'
+                : `${errorClass}: ${input.errorMessage ?? 'no details'}`;
+        }
+        // The final usage interval (billing/usage.ts accrueUsage with final: true, computed
+        // here from the locked rows): from the last entry, else the start, to now.
+        const from = a.lastPeriodEnd ?? a.startedAt ?? a.createdAt;
+        const billable = !isContributorLoss({ status, errorClass });
+        if (!billable) losses.push(a.id);
+        const res = reservationOf({ requirements: a.requirements, accelVendor: a.accelVendor }, a);
+        const price = now > from ? priceInterval(r.config.rates, res, (now.getTime() - from.getTime()) / 3600_000) : null;
+        apply.push({
+          ord: k,
+          id: a.id,
+          token: c.fencingToken,
+          status,
+          exitCode: input.exitCode ?? null,
+          errorClass,
+          errorMessage: input.errorMessage?.slice(0, 4000) ?? null,
+          outputs: outs,
+          metrics: input.metrics ?? null,
+          usage: input.usage ?? null,
+          taskStatus,
+          statusReason,
+          runAfter: taskStatus === 'QUEUED' ? retryAfter(now, r.config.scheduler.retryBaseSec, a.attemptCount).toISOString() : null,
+          result: succeeded ? { attemptId: a.id, exitCode: 0, outputs: outs, metrics: input.metrics ?? null } : null,
+          jobId: a.jobId,
+          periodStart: price ? from.toISOString() : null,
+          cpuCoreHours: price?.cpuCoreHours ?? 0,
+          ramGbHours: price?.ramGbHours ?? 0,
+          accelHours: price?.accelHours ?? 0,
+          accelClass: res.accelClass,
+          costCad: price ? price.costCad.toFixed(6) : '0',
+          billable,
+          events: [
+            { kind: 'attempt.status', payload: { taskId: a.taskId, attemptId: a.id, number: a.number, status, exitCode: input.exitCode ?? null, errorClass } },
+            { kind: 'task.status', payload: { taskId: a.taskId, name: a.name, status: taskStatus, reason: statusReason } },
+          ],
+        });
+        return outcomes.push({ attemptId: c.attemptId, ok: true, id: a.id, taskId: a.taskId, workerId: a.workerId, jobId: a.jobId, taskKind: a.kind, status, errorClass, taskStatus });
+      });
+
+      // One statement: the fenced attempt UPDATE, then — only for the rows it returned — the
+      // tasks, the final usage entries and the jobs' totals, the job events; and the stale
+      // reports (a LOST attempt reporting late becomes STALE).
+      const done = apply.length + stale.length
+        ? await tx.$queryRaw<{ what: string; id: string; jobId: string | null }[]>`
+            WITH i AS (
+              SELECT * FROM jsonb_to_recordset(${JSON.stringify(apply)}::jsonb) AS i(
+                ord int, id uuid, token text, status "AttemptStatus", "exitCode" int, "errorClass" text, "errorMessage" text,
+                outputs jsonb, metrics jsonb, usage jsonb, "taskStatus" "TaskStatus", "statusReason" text, "runAfter" timestamptz,
+                result jsonb, "jobId" uuid, "periodStart" timestamptz, "cpuCoreHours" float8, "ramGbHours" float8, "accelHours" float8,
+                "accelClass" text, "costCad" numeric, billable boolean, events jsonb)
+            ),
+            acc AS (
+              UPDATE "Attempt" a
+              SET status = i.status, "exitCode" = i."exitCode", "errorClass" = i."errorClass", "errorMessage" = i."errorMessage",
+                  outputs = i.outputs, metrics = COALESCE(i.metrics, a.metrics), usage = COALESCE(i.usage, a.usage), "finishedAt" = ${now}
+              FROM i, "Task" t
+              WHERE a.id = i.id AND a."fencingToken" = i.token AND a.status IN ('LEASED', 'RUNNING') AND a."leaseExpiresAt" >= ${now}
+                AND t.id = a."taskId" AND t."currentAttemptId" = a.id AND t.status IN ('LEASED', 'RUNNING')
+              RETURNING a.id, a."taskId"
+            ),
+            tsk AS (
+              UPDATE "Task" t
+              SET status = i."taskStatus", "statusReason" = i."statusReason",
+                  "currentAttemptId" = CASE WHEN i."taskStatus" = 'QUEUED' THEN NULL ELSE t."currentAttemptId" END,
+                  "runAfter" = COALESCE(i."runAfter", t."runAfter"),
+                  "finishedAt" = CASE WHEN i."taskStatus" = 'QUEUED' THEN t."finishedAt" ELSE ${now} END,
+                  result = COALESCE(i.result, t.result), "updatedAt" = ${now}
+              FROM acc JOIN i ON i.id = acc.id
+              WHERE t.id = acc."taskId"
+              RETURNING t.id
+            ),
+            used AS (
+              INSERT INTO "UsageEntry" (id, "jobId", "attemptId", "periodStart", "periodEnd", "cpuCoreHours", "ramGbHours", "accelHours", "accelClass", "costCad", billable, "createdAt")
+              SELECT gen_random_uuid(), i."jobId", i.id, i."periodStart", ${now}, i."cpuCoreHours", i."ramGbHours", i."accelHours", i."accelClass", i."costCad", i.billable, ${now}
+              FROM acc JOIN i ON i.id = acc.id WHERE i."periodStart" IS NOT NULL
+              RETURNING "jobId", "costCad", billable
+            ),
+            cost AS (
+              UPDATE "Job" j
+              SET "costCad" = j."costCad" + s.b, "lostCostCad" = j."lostCostCad" + s.l, "updatedAt" = ${now}
+              FROM (SELECT "jobId", sum(CASE WHEN billable THEN "costCad" ELSE 0 END) AS b, sum(CASE WHEN billable THEN 0 ELSE "costCad" END) AS l FROM used GROUP BY "jobId") s
+              WHERE j.id = s."jobId"
+              RETURNING j.id
+            ),
+            ev AS (
+              INSERT INTO "JobEvent" ("jobId", kind, payload)
+              SELECT i."jobId", e.x ->> 'kind', e.x -> 'payload'
+              FROM acc JOIN i ON i.id = acc.id, jsonb_array_elements(i.events) WITH ORDINALITY AS e(x, n)
+              ORDER BY i.ord, e.n
+              RETURNING id, "jobId"
+            ),
+            st AS (
+              SELECT * FROM jsonb_to_recordset(${JSON.stringify(stale)}::jsonb) AS s("attemptId" uuid, detail jsonb, lost boolean)
+            ),
+            reports AS (
+              INSERT INTO "StaleReport" (id, "attemptId", kind, detail) SELECT gen_random_uuid(), st."attemptId", 'complete', st.detail FROM st RETURNING id
+            ),
+            late AS (
+              UPDATE "Attempt" a SET status = 'STALE' FROM st WHERE st.lost AND a.id = st."attemptId" AND a.status = 'LOST' RETURNING a.id
+            )
+            SELECT 'attempt' AS what, acc.id::text AS id, NULL AS "jobId" FROM acc
+            UNION ALL SELECT 'event', ev.id::text, ev."jobId"::text FROM ev
+            UNION ALL SELECT 'counts', (SELECT count(*) FROM tsk)::text || '/' || (SELECT count(*) FROM cost)::text || '/' || (SELECT count(*) FROM reports)::text || '/' || (SELECT count(*) FROM late)::text, NULL`
+        : [];
+      const accepted = new Set(done.filter((d) => d.what === 'attempt').map((d) => d.id));
+      // Rows were locked and checked above, so the UPDATE's own fencing check agrees; were it
+      // ever not to, the completion is refused, never half-applied.
+      if (apply.some((x) => !accepted.has(x.id as string))) throw new Error('completeAttempts: the fenced UPDATE refused an attempt the locked read accepted');
+      // The machine failed, not the code: what these attempts used is not the user's to pay.
+      const lossIds = losses.filter((id) => accepted.has(id));
+      if (lossIds.length) await writeOffAttemptUsage(tx, lossIds);
+      const events: DomainEvent[] = done.filter((d) => d.what === 'event').map((d) => ({ type: 'job.event', jobId: d.jobId!, eventId: d.id }));
+      return { outcomes: outcomes as CompletionOutcome[], events };
+    },
+    { timeout: 15_000, maxWait: 10_000 }, // busy databases: never fail a finished run on Prisma's 5 s default
+  );
+
+  // After commit, one NOTIFY for the batch (emitAll packs the events).
+  const ok = outcomes.filter((o): o is Extract<CompletionOutcome, { ok: true }> => o.ok);
+  const jobs = [...new Set(ok.map((o) => o.jobId))];
+  const after: DomainEvent[] = [...events, ...jobs.map((jobId) => ({ type: 'job.updated', jobId }) as DomainEvent)];
+  const retried = ok.filter((o) => o.taskStatus === 'QUEUED').length;
+  if (retried > 0) after.push({ type: 'tasks.available', count: retried });
+  for (const o of ok) {
+    if (o.taskStatus === 'QUEUED') after.push({ type: 'attempt.failed', jobId: o.jobId, taskId: o.taskId, attemptId: o.id, kind: o.taskKind, errorClass: o.errorClass ?? 'WORKER_ERROR' });
+    else after.push({ type: 'task.finished', jobId: o.jobId, taskId: o.taskId, kind: o.taskKind, status: o.taskStatus });
+  }
+  await emitAll(r.events, after);
+  return outcomes;
+}
