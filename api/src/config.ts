@@ -3,6 +3,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { serviceBaseProblem } from './domain/services/serviceOrigin.js';
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const num = (def: number) => z.coerce.number().nonnegative().default(def);
@@ -17,6 +18,18 @@ const EnvSchema = z.object({
   CHATGPU_PUBLIC_URL: z.string().url().optional(),
   /** How other API processes reach this one (hosted services' requests are forwarded to the process holding the tunnel); default http://127.0.0.1:PORT. */
   CHATGPU_INTERNAL_URL: z.string().url().optional(),
+  /**
+   * Where hosted services answer browsers, each on a host of its own: `<slug>.<this host>`
+   * (default: svc. under CHATGPU_PUBLIC_URL's host, else http://svc.localhost:PORT). Needs a
+   * wildcard DNS name (and certificate) that reaches the API with the Host header kept.
+   */
+  SERVICE_PUBLIC_URL: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      const problem = v === undefined ? null : serviceBaseProblem(v);
+      if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+    }),
   SVC_MAX_REQUEST_BYTES: int(10 * 1024 ** 2),
   SVC_REQUEST_TIMEOUT_SEC: int(60),
   SVC_MAX_STREAMS: int(64),
@@ -97,7 +110,7 @@ export interface Config {
   publicUrl: string | undefined;
   internalUrl: string | undefined;
   /** Hosted services' proxy: request body limit, time to the response head, concurrent requests per tunnel. */
-  services: { maxRequestBytes: number; requestTimeoutSec: number; maxStreams: number };
+  services: { publicUrl: string | undefined; maxRequestBytes: number; requestTimeoutSec: number; maxStreams: number };
   blobs: BlobsConfig;
   archive: { maxEntries: number; maxBytes: number; maxRatio: number };
   graphql: { maxDepth: number; maxCost: number };
@@ -163,7 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     dataDir: path.resolve(cwd, e.CHATGPU_DATA_DIR ?? '.chatgpu'),
     publicUrl: e.CHATGPU_PUBLIC_URL,
     internalUrl: e.CHATGPU_INTERNAL_URL,
-    services: { maxRequestBytes: e.SVC_MAX_REQUEST_BYTES, requestTimeoutSec: e.SVC_REQUEST_TIMEOUT_SEC, maxStreams: e.SVC_MAX_STREAMS },
+    services: { publicUrl: e.SERVICE_PUBLIC_URL, maxRequestBytes: e.SVC_MAX_REQUEST_BYTES, requestTimeoutSec: e.SVC_REQUEST_TIMEOUT_SEC, maxStreams: e.SVC_MAX_STREAMS },
     blobs: blobsConfig(e),
     archive: { maxEntries: e.ARCHIVE_MAX_ENTRIES, maxBytes: e.ARCHIVE_MAX_BYTES, maxRatio: e.ARCHIVE_MAX_RATIO },
     graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST },

@@ -27,6 +27,7 @@ import { handleOutputsArchive } from './http/outputsArchive.js';
 import { HTTP_ROUTES } from './http/routes.js';
 import { serveStatic } from './http/staticFiles.js';
 import { ServiceTunnels } from './http/serviceTunnel.js';
+import { serviceBase, slugOfHost } from './domain/services/serviceOrigin.js';
 import { startScheduler } from './scheduler/startScheduler.js';
 import { resumeAfterOutage } from './scheduler/tick.js';
 import { modelFor } from './agents/modelFor.js';
@@ -163,15 +164,19 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const webDir = opts.webDir === undefined ? path.resolve(import.meta.dirname, '../../web/dist') : opts.webDir;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // A service's own host serves that service and nothing else (serviceOrigin.ts): its pages
+    // never share an origin with the dashboard or with another service.
+    const hostSlug = slugOfHost(resources.serviceBase!, req.headers.host);
+    if (hostSlug !== null) return services.handleRequest(req, res, hostSlug, req.url ?? '/', 'host');
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (HTTP_ROUTES.healthz.pattern.test(url.pathname)) {
       // A database outage reaches the error path below: 503 + Retry-After, unhealthy.
       await db.prisma.$queryRaw`SELECT 1`;
       return sendJson(res, 200, { ok: true, database: db.kind });
     }
-    // Hosted services: their own access token, checked before anything reaches a worker.
+    // Hosted services for programs: their bearer token, checked before anything reaches a worker.
     const svc = HTTP_ROUTES.service.pattern.exec(url.pathname);
-    if (svc) return services.handleRequest(req, res, svc[1]!, `/${svc[2] ?? ''}${url.search}`);
+    if (svc) return services.handleRequest(req, res, svc[1]!, `/${svc[2] ?? ''}${url.search}`, 'api');
     if (HTTP_ROUTES.serviceTunnel.pattern.test(url.pathname)) return sendJson(res, 426, { error: { code: 'UPGRADE_REQUIRED', message: 'The service tunnel is a WebSocket.' } });
     // Authenticated only on the API's routes: the dashboard's files need no database.
     const principal = () => authenticate(resources, req.headers.authorization);
@@ -245,6 +250,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   // One upgrade handler: graphql-ws on /graphql, service tunnels on /svc-tunnel.
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
+    if (slugOfHost(resources.serviceBase!, req.headers.host) !== null) {
+      return void socket.end('HTTP/1.1 501 Not Implemented\r\nconnection: close\r\ncontent-length: 0\r\n\r\n'); // the tunnel carries HTTP requests only
+    }
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (HTTP_ROUTES.serviceTunnel.pattern.test(pathname)) return void services.handleUpgrade(req, socket, head);
     if (HTTP_ROUTES.graphql.pattern.test(pathname)) return wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
@@ -310,6 +318,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   resources.baseUrl = config.publicUrl ?? `http://localhost:${port}`;
+  resources.serviceBase = serviceBase(config.services.publicUrl, config.publicUrl, port);
   services.selfUrl = config.internalUrl ?? `http://${host}:${port}`;
 
   const scheduler = opts.scheduler === false ? null : startScheduler(resources);

@@ -41,6 +41,7 @@ import { registerBlob } from '../src/domain/blobs/blobAccess.js';
 import { putBuffer } from '../src/domain/blobs/blobStore.js';
 import { checkLimits } from '../src/graphql/limits.js';
 import { HTTP_ROUTES } from '../src/http/routes.js';
+import { hostFetch } from './helpers/serviceHost.js';
 import { startTestApi } from './helpers/api.js';
 import { addTask, createJobWithFile, createWorkerToken, ProtocolWorker, workerGid } from './helpers/protocolClient.js';
 import { subscribe } from './helpers/ws.js';
@@ -164,8 +165,11 @@ const service = await prisma.service.create({
 
 // The owner's browser cookie of the service (openServiceInBrowser's ticket, exchanged by the API).
 const link = await api.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url } } }`, { id: serviceJob.gid }, owner.token);
-const opened = await fetch(must(link.data?.openServiceInBrowser?.url as string | undefined, 'browser link'), { redirect: 'manual' });
-const serviceCookie = must(/^(chatgpu_svc=[^;]+)/.exec(opened.headers.get('set-cookie') ?? '')?.[1], 'service cookie');
+const serviceLink = new URL(must(link.data?.openServiceInBrowser?.url as string | undefined, 'browser link'));
+const opened = await hostFetch(serviceLink.toString());
+const serviceCookie = must(/^(chatgpu_svc=[^;]+)/.exec(String(opened.headers['set-cookie'] ?? ''))?.[1], 'service cookie');
+/** The service's own host, as a browser sends it (`<slug>.svc.localhost:PORT`). */
+const serviceHost = serviceLink.host;
 
 const S = {
   jobGid: job.gid,
@@ -365,7 +369,8 @@ function statuses(s: { unauth: number; otherUser: number; operator?: number; oth
 }
 interface RouteCase {
   what: string;
-  request: (p: P) => { method: string; path: string; headers?: Record<string, string>; body?: Buffer };
+  /** `host`: sent as the Host header (a service's own host), to the same API. */
+  request: (p: P) => { method: string; path: string; host?: string; headers?: Record<string, string>; body?: Buffer };
   status: Record<P, number>;
   /** The control's body holds the owner's data (checked unless false). */
   ownerData?: false;
@@ -409,14 +414,35 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
     cases: [{ what: "the owner's job outputs", request: () => ({ method: 'GET', path: `/jobs/${S.jobGid}/outputs.tar.gz` }), status: statuses({ unauth: 401, otherUser: 404, otherWorker: 401, ownerWorker: 401, owner: 200 }), ownerData: false }],
   },
   // A service answers only its own token (cgv_…): none → 401, any other → 403, before any worker.
+  // On the API's origin the browser cookie is no credential (401: it is only ever sent to the service's own host).
   'GET service': {
     cases: [
       { what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'GET'), get status() { return serviceStatuses(); }, ownerData: false },
-      { what: "the owner's service, the owner with its browser cookie", request: (p) => serviceRequest(p, 'GET', true), get status() { return serviceStatuses(); }, ownerData: false },
+      { what: "the owner's service, the owner with its browser cookie", request: (p) => serviceRequest(p, 'GET', 'cookie'), get status() { return { ...serviceStatuses(), owner: 401 }; }, ownerData: false },
     ],
   },
   'POST service': {
     cases: [{ what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'POST'), get status() { return serviceStatuses(); }, ownerData: false }],
+  },
+  // On its own host: the token or the cookie; the cookie sent by another site's page (fetch metadata) → 403.
+  'GET serviceHost': {
+    cases: [
+      { what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'GET', 'token', serviceHost), get status() { return serviceStatuses(); }, ownerData: false },
+      { what: "the owner's service, the owner with its browser cookie", request: (p) => serviceRequest(p, 'GET', 'cookie', serviceHost), get status() { return serviceStatuses(); }, ownerData: false },
+      {
+        what: "the owner's service, its cookie sent by another site's page",
+        request: (p) => serviceRequest(p, 'GET', 'cross-site cookie', serviceHost),
+        get status() { return { ...serviceStatuses(), owner: 403 }; },
+        ownerData: false,
+      },
+      { what: "the dashboard's paths on a service host are the service's", request: (p) => ({ ...serviceRequest(p, 'GET', 'token', serviceHost), path: '/graphql' }), get status() { return serviceStatuses(); }, ownerData: false },
+    ],
+  },
+  'POST serviceHost': {
+    cases: [
+      { what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'POST', 'token', serviceHost), get status() { return serviceStatuses(); }, ownerData: false },
+      { what: "the owner's service, its cookie in another site's form post", request: (p) => serviceRequest(p, 'POST', 'cross-site cookie', serviceHost), get status() { return { ...serviceStatuses(), owner: 403 }; }, ownerData: false },
+    ],
   },
   'GET serviceTunnel': {
     cases: [{ what: 'without the WebSocket upgrade', request: () => ({ method: 'GET', path: '/svc-tunnel' }), status: statuses({ unauth: 426, otherUser: 426, otherWorker: 426, ownerWorker: 426, owner: 426 }), ownerData: false }],
@@ -454,10 +480,18 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
   },
 };
 
-/** The owner calls with the service's token or cookie (the control: 503, nothing serves it); everyone else with their own. */
-function serviceRequest(p: P, method: string, cookie = false): ReturnType<RouteCase['request']> {
-  const headers: Record<string, string> = p !== 'owner' ? {} : cookie ? { authorization: '', cookie: serviceCookie } : { authorization: `Bearer ${serviceToken}` };
-  return { method, path: `/svc/${service.slug}/x`, headers, ...(method === 'POST' ? { body: Buffer.from('{}') } : {}) };
+/**
+ * The owner calls with the service's token or cookie (the control: 503, nothing serves it);
+ * everyone else with their own. With `host`: on the service's own host, at its root.
+ */
+function serviceRequest(p: P, method: string, cred: 'token' | 'cookie' | 'cross-site cookie' = 'token', host?: string): ReturnType<RouteCase['request']> {
+  const headers: Record<string, string> =
+    p !== 'owner'
+      ? {}
+      : cred === 'token'
+        ? { authorization: `Bearer ${serviceToken}` }
+        : { authorization: '', cookie: serviceCookie, 'sec-fetch-site': cred === 'cookie' ? 'same-origin' : 'cross-site', 'sec-fetch-mode': cred === 'cookie' ? 'cors' : method === 'POST' ? 'navigate' : 'no-cors' };
+  return { method, path: host ? '/x' : `/svc/${service.slug}/x`, ...(host ? { host } : {}), headers, ...(method === 'POST' ? { body: Buffer.from('{}') } : {}) };
 }
 function serviceStatuses(): Record<P, number> {
   return { ...statuses({ unauth: 403, otherUser: 403, otherWorker: 403, ownerWorker: 403, owner: 503 }), anonymous: 401 };
@@ -476,6 +510,14 @@ function upload(content: string, headers: Record<string, string> = {}) {
 async function http(p: P, req: ReturnType<RouteCase['request']>): Promise<{ status: number; body: Buffer }> {
   const token = TOKENS[p];
   if (req.method === 'WS') return upgrade(token, req);
+  if (req.host) {
+    const r = await hostFetch(`http://${req.host}${req.path}`, {
+      method: req.method,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...req.headers },
+      ...(req.body ? { body: req.body } : {}),
+    });
+    return { status: r.status, body: Buffer.from(r.text, 'latin1') };
+  }
   const res = await fetch(`${api.url}${req.path}`, {
     method: req.method,
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...req.headers },

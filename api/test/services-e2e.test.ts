@@ -13,6 +13,7 @@ import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { createTask } from '../src/domain/jobs/createTask.js';
 import { startTestApi } from './helpers/api.js';
 import { createJobWithFile } from './helpers/protocolClient.js';
+import { hostFetch } from './helpers/serviceHost.js';
 import { startWorker } from './helpers/worker.js';
 import { waitFor } from './helpers/waitFor.js';
 
@@ -50,9 +51,20 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.send(200, ("hello from " + os.environ["CHATGPU_ATTEMPT_ID"] + " at " + self.path).encode())
 
+    def body(self):
+        if self.headers.get("transfer-encoding", "").lower() != "chunked":
+            return self.rfile.read(int(self.headers.get("content-length") or 0))
+        data = b""
+        while True:
+            n = int(self.rfile.readline().split(b";")[0], 16)
+            if n == 0:
+                self.rfile.readline()
+                return data
+            data += self.rfile.read(n)
+            self.rfile.readline()
+
     def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("content-length") or 0))
-        self.send(200, b"got %d bytes" % len(body))
+        self.send(200, b"got %d bytes" % len(self.body()))
 
 if __name__ == "__main__":
     ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
@@ -67,6 +79,21 @@ const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "svc"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
 const workerToken: string = wt.data.createWorkerToken.token;
 const PY = ['--python', '/usr/bin/python3', '--slots', '2'];
+
+/** A POST whose body has no declared size (Transfer-Encoding: chunked), through fetch. */
+async function chunkedPost(url: string, headers: Record<string, string>, body: AsyncIterable<Buffer>) {
+  const it = body[Symbol.asyncIterator]();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      const n = await it.next();
+      if (n.done) c.close();
+      else c.enqueue(new Uint8Array(n.value));
+    },
+  });
+  const res = await fetch(url, { method: 'POST', headers, body: stream, duplex: 'half' } as RequestInit);
+  const text = await res.text();
+  return { status: res.status, text, code: res.status === 200 ? null : (JSON.parse(text) as { error: { code: string } }).error.code };
+}
 
 async function svc(base: string, slug: string, token: string | null, path = '', init: RequestInit = {}) {
   const res = await fetch(`${base}/svc/${slug}/${path}`, { ...init, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as Record<string, string> | undefined) } });
@@ -83,7 +110,7 @@ describe('hosted services (real API, worker, Python app)', () => {
       user.token,
     );
     const jobGid: string = created.data.createJob.id;
-    const jobQuery = `query($id: ID!) { job(id: $id) { status statusReason tasks { kind status } service { slug url status ready requestCount errorCount meanLatencyMs spec } } }`;
+    const jobQuery = `query($id: ID!) { job(id: $id) { status statusReason tasks { kind status } service { slug url apiUrl status ready requestCount errorCount meanLatencyMs spec } } }`;
     const job = await waitFor(async () => {
       const j = (await api.gql(jobQuery, { id: jobGid }, user.token)).data.job;
       if (j.status === 'FAILED') throw new Error(`job failed: ${j.statusReason}`);
@@ -94,7 +121,10 @@ describe('hosted services (real API, worker, Python app)', () => {
     expect(job.tasks).toEqual([{ kind: 'SERVICE', status: expect.any(String) }]);
     expect(job.service.spec).toMatchObject({ readiness: { path: '/healthz' }, durationSec: null });
     const slug: string = job.service.slug;
-    expect(job.service.url).toBe(`${api.server.resources.baseUrl}/svc/${slug}/`);
+    // Its URL is a host of its own (never the dashboard's origin); programs also have it under the API's address.
+    expect(job.service.url).toBe(`http://${slug}.svc.localhost:${api.server.port}/`);
+    expect(job.service.apiUrl).toBe(`${api.server.resources.baseUrl}/svc/${slug}/`);
+    const hostOf = (a: { server: { port: number } }) => `http://${slug}.svc.localhost:${a.server.port}`;
 
     // The first token, shown once to the owner (firstOnly: a second such call does not void it).
     const firstToken = `mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { __typename ... on ServiceToken { token service { slug tokenRotatedAt } } } }`;
@@ -122,23 +152,43 @@ describe('hosted services (real API, worker, Python app)', () => {
     expect(attempt1).toBeTruthy();
     // Still 401 without the token once it is ready: nothing reaches the worker.
     expect((await svc(api.url, slug, null, 'hello')).status).toBe(401);
-    // In the owner's browser: the dashboard's link carries a one-minute ticket, which the API
-    // exchanges for an HttpOnly cookie of this service's path and a redirect without the ticket;
-    // the cookie opens the service (through either API), and the app sees only its own cookies.
+    // On its own host the bearer token opens it too, at the app's root, through either API.
+    expect((await hostFetch(`${hostOf(api)}/on-host`, { headers: { authorization: `Bearer ${token}` } })).text).toBe(`hello from ${attempt1} at /on-host`);
+    expect((await hostFetch(`${hostOf(api2)}/on-host`, { headers: { authorization: `Bearer ${token}` } })).text).toBe(`hello from ${attempt1} at /on-host`);
+    expect((await hostFetch(`${hostOf(api)}/on-host`)).status).toBe(401);
+    // Under the API's address (programs): sandboxed answers, no cookies either way, and a browser's navigation is sent to the service's host.
+    const viaApi = await fetch(`${api.url}/svc/${slug}/cookies`, { headers: { authorization: `Bearer ${token}`, cookie: 'dashboard=1' } });
+    expect(viaApi.headers.get('content-security-policy')).toBe('sandbox');
+    expect(await viaApi.text()).toBe('cookies: ');
+    const navigated = await hostFetch(`${api.url}/svc/${slug}/page?x=1`, { headers: { 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'none' } });
+    expect([navigated.status, navigated.headers.location]).toEqual([308, `${hostOf(api)}/page?x=1`]);
+    // In the owner's browser: the dashboard's link carries a one-minute ticket for the service's
+    // own host, which exchanges it for an HttpOnly cookie of that host only and a redirect without
+    // the ticket; the cookie opens the service (through either API), and the app sees only its own cookies.
     const link = (await api.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url expiresAt } } }`, { id: jobGid }, user.token)).data.openServiceInBrowser;
-    expect(link.url).toMatch(new RegExp(`^${api.server.resources.baseUrl}/svc/${slug}/\\?chatgpu_ticket=`));
-    const ticketPath = new URL(link.url).pathname + new URL(link.url).search;
-    const opened = await fetch(`${api.url}${ticketPath.replace(`/svc/${slug}/`, `/svc/${slug}/cookies`)}&keep=1`, { redirect: 'manual' });
+    expect(link.url).toMatch(new RegExp(`^${hostOf(api)}/\\?chatgpu_ticket=`));
+    const ticket = new URL(link.url).searchParams.get('chatgpu_ticket')!;
+    const opened = await hostFetch(`${hostOf(api)}/cookies?chatgpu_ticket=${encodeURIComponent(ticket)}&keep=1`);
     expect(opened.status).toBe(303);
-    expect(opened.headers.get('location')).toBe(`/svc/${slug}/cookies?keep=1`);
-    const setCookie = opened.headers.get('set-cookie') ?? '';
-    expect(setCookie).toMatch(new RegExp(`^chatgpu_svc=[^;]+; Path=/svc/${slug}; Max-Age=43\\d{3}; HttpOnly; SameSite=Lax$`));
+    expect(opened.headers.location).toBe('/cookies?keep=1');
+    const setCookie = String(opened.headers['set-cookie'] ?? '');
+    expect(setCookie).toMatch(/^chatgpu_svc=[^;]+; Path=\/; Max-Age=43\d{3}; HttpOnly; SameSite=Lax$/); // no Domain: this host only
     const browserCookie = setCookie.split(';')[0]!;
-    const withCookie = (base: string, cookie: string) => fetch(`${base}/svc/${slug}/cookies`, { headers: { cookie } }).then(async (r) => ({ status: r.status, text: await r.text() }));
-    expect(await withCookie(api.url, `theirs=1; ${browserCookie}`)).toEqual({ status: 200, text: 'cookies: theirs=1' });
-    expect(await withCookie(api2.url, browserCookie)).toEqual({ status: 200, text: 'cookies: ' });
-    expect((await withCookie(api.url, `chatgpu_svc=${browserCookie.split('=')[1]!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))}`)).status).toBe(403);
-    expect((await fetch(`${api.url}/svc/${slug}/?chatgpu_ticket=${encodeURIComponent(browserCookie.split('=')[1]!)}`, { redirect: 'manual' })).status).toBe(403);
+    const withCookie = (base: string, cookie: string, headers: Record<string, string> = {}) => hostFetch(`${base}/cookies`, { headers: { cookie, ...headers } }).then((r) => ({ status: r.status, text: r.text }));
+    expect(await withCookie(hostOf(api), `theirs=1; ${browserCookie}`)).toEqual({ status: 200, text: 'cookies: theirs=1' });
+    expect(await withCookie(hostOf(api2), browserCookie)).toEqual({ status: 200, text: 'cookies: ' });
+    // A cookie of the same name set for the parent domain (by another service's page) does not shadow it.
+    expect(await withCookie(hostOf(api), `chatgpu_svc=forged; ${browserCookie}`)).toEqual({ status: 200, text: 'cookies: ' });
+    expect((await withCookie(hostOf(api), `chatgpu_svc=${browserCookie.split('=')[1]!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))}`)).status).toBe(403);
+    expect((await hostFetch(`${hostOf(api)}/?chatgpu_ticket=${encodeURIComponent(browserCookie.split('=')[1]!)}`)).status).toBe(403);
+    // Sent by another site's page (another service's host is same-site): refused before the app; its own pages and navigations pass.
+    expect((await withCookie(hostOf(api), browserCookie, { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' })).status).toBe(403);
+    expect((await withCookie(hostOf(api2), browserCookie, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' })).status).toBe(403);
+    expect((await withCookie(hostOf(api), browserCookie, { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' })).status).toBe(200);
+    expect((await withCookie(hostOf(api), browserCookie, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' })).status).toBe(200);
+    // The cookie and the ticket are no credential under the API's address.
+    expect((await fetch(`${api.url}/svc/${slug}/cookies`, { headers: { cookie: browserCookie } })).status).toBe(401);
+    expect((await fetch(`${api.url}/svc/${slug}/?chatgpu_ticket=${encodeURIComponent(ticket)}`, { redirect: 'manual' })).status).toBe(401);
 
     // Through the other API process (it forwards to the one holding the tunnel).
     const via2 = await svc(api2.url, slug, token, 'via-two');
@@ -149,20 +199,24 @@ describe('hosted services (real API, worker, Python app)', () => {
     expect((await svc(api.url, slug, token, 'upload', { method: 'POST', body: Buffer.alloc(1000, 1) })).text).toBe('got 1000 bytes');
     expect((await svc(api.url, slug, token, 'upload', { method: 'POST', body: Buffer.alloc(2 * 1024 * 1024, 1) })).status).toBe(413);
     expect((await svc(api2.url, slug, token, 'upload', { method: 'POST', body: Buffer.alloc(2 * 1024 * 1024, 1) })).status).toBe(413);
-    // …also when the size is not declared (chunked): never proxied whole — 413 once it passes the
-    // limit, or the app (http.server reads no chunked body) gave up on it first (502/reset).
-    const chunked = await fetch(`${api.url}/svc/${slug}/upload`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}` },
-      body: new ReadableStream({
-        start(c) {
-          for (let i = 0; i < 40; i++) c.enqueue(new Uint8Array(64 * 1024));
-          c.close();
-        },
-      }),
-      duplex: 'half',
-    } as RequestInit).then((r) => r.status, () => 'reset');
-    expect([413, 502, 'reset']).toContain(chunked);
+    // …also when the size is not declared (chunked): the app's answer is held until the body
+    // ended within the limit, so the client reads 413 (never a 502 or a reset), on either API
+    // and on the service's host; a chunked body within the limit reaches the app whole.
+    const chunks = (n: number) =>
+      (async function* () {
+        for (let i = 0; i < n; i++) yield Buffer.alloc(64 * 1024, 1);
+      })();
+    const bearer = { authorization: `Bearer ${token}` };
+    for (const a of [api, api2]) {
+      const onHost = await hostFetch(`${hostOf(a)}/upload`, { method: 'POST', headers: bearer, body: chunks(40) }); // node:http: chunked
+      expect([onHost.status, JSON.parse(onHost.text).error.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    }
+    for (const a of [api, api2]) {
+      const apiPath = await chunkedPost(`${a.url}/svc/${slug}/upload`, bearer, chunks(40));
+      expect([apiPath.status, apiPath.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+      expect(await chunkedPost(`${a.url}/svc/${slug}/upload`, bearer, chunks(4))).toMatchObject({ status: 200, text: `got ${4 * 64 * 1024} bytes` });
+    }
+    expect((await hostFetch(`${hostOf(api2)}/upload`, { method: 'POST', headers: bearer, body: chunks(4) })).text).toBe(`got ${4 * 64 * 1024} bytes`);
 
     // A large streamed response to a client that stops reading: other requests and the worker's
     // other task go on meanwhile.
@@ -229,7 +283,7 @@ describe('hosted services (real API, worker, Python app)', () => {
     // Rotation: the old token stops at once; the new one works.
     const rotated2 = await api.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id) { ... on ServiceToken { token } } }`, { id: jobGid }, user.token);
     expect((await svc(api.url, slug, token, 'old')).status).toBe(403);
-    expect((await withCookie(api.url, browserCookie)).status).toBe(403); // the browser's cookie ends with its token
+    expect((await withCookie(hostOf(api), browserCookie)).status).toBe(403); // the browser's cookie ends with its token
     const token2: string = rotated2.data.rotateServiceToken.token;
     expect((await svc(api.url, slug, token2, 'new')).status).toBe(200);
 
@@ -248,5 +302,5 @@ describe('hosted services (real API, worker, Python app)', () => {
     expect((await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { __typename } }`, { id: jobGid }, user.token)).data.stopService.__typename).toBe('ConflictError');
     const serviceJob = await prisma.service.findUniqueOrThrow({ where: { slug } });
     expect(await prisma.usageEntry.count({ where: { jobId: serviceJob.jobId } })).toBeGreaterThan(0);
-  }, 240_000);
+  }, 300_000);
 });

@@ -2,12 +2,14 @@
  * The job page's service panel in a real browser, with everything real: the API with the
  * builtin planner and the scheduler, a real worker process serving a real Python (stdlib
  * http.server) app submitted with "give me an endpoint". The panel shows the URL and the
- * readiness (starting, then ready); "Issue token" shows the token once and it opens the URL;
- * "Open in browser" opens the service in a new tab through the cookie (no token handled);
+ * readiness (starting, then ready) — the URL is the service's own host, with the API-address
+ * form for programs beside it; "Issue token" shows the token once and it opens both;
+ * "Open in browser" opens the service's host in a new tab through its cookie (no token handled);
  * requests and latency appear; "Rotate token" voids the old one; "Stop service" stops it.
  */
 import { describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../../api/src/agents/builtin/builtinModel.js';
+import { hostFetch } from '../../api/test/helpers/serviceHost.js';
 import { startWorker } from '../../api/test/helpers/worker.js';
 import { screenshot, startDashboard } from './helpers/dashboard.js';
 
@@ -54,25 +56,29 @@ describe('the service panel of the job page', () => {
     const panel = page.getByTestId('service-panel');
     await panel.waitFor(WAIT);
     const url = await panel.getByLabel('Service URL').textContent();
-    expect(url).toMatch(/\/svc\/[0-9a-f]{16}\/$/);
+    expect(url).toMatch(/^http:\/\/[0-9a-f]{16}\.svc\.localhost:\d+\/$/); // a host of its own, not the dashboard's origin
+    const slug = new URL(url!).hostname.split('.')[0]!;
+    expect(await panel.getByLabel('Service API URL').textContent()).toBe(`${d.server.resources.baseUrl}/svc/${slug}/`);
     // Ready once the worker's readiness check passed (it may already be by the time the panel shows).
     await panel.getByTestId('service-readiness').getByText(/^Ready since .*requests reach the app\.$/).waitFor(WAIT);
     expect(await panel.locator('[data-status]').first().getAttribute('data-status')).toBe('READY');
     expect(await panel.getByTestId('service-token').textContent()).toContain('None issued yet.');
 
-    // Issue token: shown once, and it opens the URL (the API's own address: the page's is a proxy).
+    // Issue token: shown once, and it opens the URL and the API-address form.
     await panel.getByRole('button', { name: 'Issue token' }).click();
     const token = (await panel.getByLabel('Service token').textContent(WAIT))!;
     expect(token).toMatch(/^cgv_/);
-    const direct = `${d.apiUrl}${new URL(url!).pathname}`;
+    const direct = `${d.apiUrl}/svc/${slug}/`;
+    expect(await hostFetch(`${url}from-test`, { headers: { authorization: `Bearer ${token}` } })).toMatchObject({ status: 200, text: '<h1>hello from the app at /from-test</h1>' });
     expect(await get(`${direct}from-test`, token)).toEqual({ status: 200, text: '<h1>hello from the app at /from-test</h1>' });
 
-    // Open in browser: a new tab shows the app, authenticated by the service's cookie.
+    // Open in browser: a new tab on the service's host shows the app, authenticated by that host's cookie.
     const [tab] = await Promise.all([page.waitForEvent('popup'), panel.getByRole('button', { name: 'Open in browser' }).click()]);
     await tab.getByText('hello from the app at /').waitFor(WAIT);
+    expect(new URL(tab.url()).origin).toBe(new URL(url!).origin);
     expect(new URL(tab.url()).search).toBe(''); // the ticket is gone from the address
     const cookies = await tab.context().cookies();
-    expect(cookies.find((c) => c.name === 'chatgpu_svc')).toMatchObject({ httpOnly: true, path: new URL(url!).pathname.replace(/\/$/, '') });
+    expect(cookies.find((c) => c.name === 'chatgpu_svc')).toMatchObject({ httpOnly: true, domain: new URL(url!).hostname, path: '/', sameSite: 'Lax' });
     await tab.close();
 
     // Requests and latency (flushed by the API every 2 s, polled by the panel).

@@ -120,6 +120,12 @@ const ANSWER = /* GraphQL */ `
 `;
 
 /** The job's state and open questions; null when it does not exist or is not yours. */
+const SERVICE_URLS = /* GraphQL */ `
+  query CliServiceUrls($id: ID!) {
+    job(id: $id) { service { url apiUrl tokenRotatedAt stoppedAt } }
+  }
+`;
+
 export async function fetchJobState(client: ApiClient, jobId: string): Promise<JobState | null> {
   return (await client.gql<{ job: JobState | null }>(JOB_STATE_QUERY, { id: jobId })).job;
 }
@@ -601,6 +607,12 @@ export class JobFollower {
             : '  ⏱ smoke run passed (no run length to scale it by: no estimate)',
         );
         return;
+      case 'service.ready':
+        if (this.opts.events) await this.printServiceReady();
+        return;
+      case 'service.unready':
+        if (this.opts.events) this.out.line('  ◌ service not ready (its worker went away, or the readiness check failed): requests get 503 with Retry-After until it is ready again, at the same URL');
+        return;
       case 'validation':
         this.validation.push(p);
         if (this.opts.events) this.out.line(`  ✔ validation: ${describeValidation(p)}`);
@@ -616,6 +628,21 @@ export class JobFollower {
         }
         this.out.line(`  · ${e.kind}: ${compactJson(p, 200)}`);
     }
+  }
+
+  /** A hosted service became ready: where it answers and how to get its token (DESIGN §10). */
+  private async printServiceReady() {
+    const d: { job: { service: { url: string; apiUrl: string; tokenRotatedAt: string | null; stoppedAt: string | null } | null } | null } = await this.client.gql(SERVICE_URLS, { id: this.opts.jobId });
+    const s = d.job?.service;
+    if (!s || s.stoppedAt) return;
+    const id = this.opts.jobId;
+    this.out.line(`  ◉ service ready: ${s.url}`);
+    this.out.line(`    for programs: ${s.apiUrl} (send "Authorization: Bearer TOKEN")`);
+    this.out.line(
+      s.tokenRotatedAt
+        ? `    token: issued already and shown once; \`chatgpu service ${id} --new-token\` issues another (the old one stops working)`
+        : `    token: \`chatgpu service ${id}\` issues it and prints it once; in a browser, the job page's "Open in browser"`,
+    );
   }
 
   private printAgentItem(p: Record<string, any>) {

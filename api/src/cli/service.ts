@@ -13,12 +13,14 @@ const USAGE = `usage: chatgpu service JOB [--new-token] [--stop] [--json] [--ser
 
   Shows the job's endpoint: URL, readiness, requests and mean latency. The first call
   issues its access token and prints it once (requests send "Authorization: Bearer TOKEN").
+  URL is the service's own host (<slug>.svc.…: browsers, curl); API URL is the same app
+  under the API's address, for programs whose resolver does not reach that host.
   --new-token  issue a new token (the previous one stops working at once)
   --stop       stop the service (its URL answers 410; the job ends SUCCEEDED)
   --json       the service as JSON (with "token" when one was issued by this call)
 `;
 
-const SERVICE_FIELDS = 'url status ready readyAt stoppedAt tokenRotatedAt requestCount errorCount meanLatencyMs';
+const SERVICE_FIELDS = 'url apiUrl status ready readyAt stoppedAt tokenRotatedAt requestCount errorCount meanLatencyMs';
 const SHOW = /* GraphQL */ `
   query CliService($id: ID!) {
     job(id: $id) { id title status statusReason service { ${SERVICE_FIELDS} } }
@@ -45,6 +47,7 @@ const STOP = /* GraphQL */ `
 
 interface Service {
   url: string;
+  apiUrl: string;
   status: 'READY' | 'STARTING' | 'STOPPED';
   ready: boolean;
   readyAt: string | null;
@@ -109,7 +112,11 @@ export async function serviceCommand(argv: string[]): Promise<number> {
 }
 
 function render(job: Job, s: Service, token: string | null): string {
-  const lines = [`Service of job ${job.id} (${job.title})`, `  URL:       ${s.url}`];
+  const lines = [
+    `Service of job ${job.id} (${job.title})`,
+    `  URL:       ${s.url}`,
+    `  API URL:   ${s.apiUrl}  (the same app for programs: bearer token only, no cookies)`,
+  ];
   if (s.status === 'STOPPED') lines.push(`  status:    STOPPED${s.stoppedAt ? ` ${age(s.stoppedAt)} ago` : ''} (its URL answers 410)`);
   else if (s.ready) lines.push(`  status:    READY${s.readyAt ? ` since ${age(s.readyAt)}` : ''}`);
   else lines.push('  status:    STARTING (not ready yet, or moving to another worker: requests get 503 with Retry-After)');
@@ -124,6 +131,9 @@ function render(job: Job, s: Service, token: string | null): string {
   lines.push(
     `  requests:  ${requests}${requests ? ` (${Number(s.errorCount)} failed), mean latency ${s.meanLatencyMs} ms` : ''}`,
   );
-  if (s.status !== 'STOPPED') lines.push(`  try:       curl -H "Authorization: Bearer ${token ?? 'TOKEN'}" ${s.url}`);
+  if (s.status !== 'STOPPED') {
+    lines.push(`  try:       curl -H "Authorization: Bearer ${token ?? 'TOKEN'}" ${s.url}`);
+    lines.push('  browser:   the job page\'s "Open in browser" (a cookie of the service\'s own host; the token never enters the page)');
+  }
   return `${lines.join('\n')}\n`;
 }

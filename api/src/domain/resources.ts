@@ -19,6 +19,8 @@ export interface Resources {
   now(): Date;
   /** The URL clients reach this API at (CHATGPU_PUBLIC_URL, else the bound port on localhost). */
   baseUrl?: string;
+  /** Where services answer browsers: `<slug>.<this host>` (serviceOrigin.ts); set once the API listens. */
+  serviceBase?: URL;
 }
 
 export const consoleLogger: Logger = {

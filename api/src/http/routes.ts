@@ -34,7 +34,16 @@ export const HTTP_ROUTES = {
   service: {
     methods: ['GET', 'POST'],
     pattern: /^\/svc\/([^/]+)(?:\/(.*))?$/,
-    access: "the service's access token (Authorization: Bearer cgv_…), or in the owner's browser the signed cookie that openServiceInBrowser's ticket is exchanged for (303): none → 401, any other token or cookie → 403, never reaching a worker; then 410 stopped, 503 + Retry-After not ready, 413 body over SVC_MAX_REQUEST_BYTES; every method is proxied the same way",
+    access: "on the API's origin, for programs: the service's access token only (Authorization: Bearer cgv_…): none → 401 (a browser's top-level navigation → 308 to the service's own host), any other token → 403, a cookie or ticket is no credential here; never reaching a worker; then 410 stopped, 503 + Retry-After not ready, 413 body over SVC_MAX_REQUEST_BYTES; answers carry Content-Security-Policy: sandbox and no Set-Cookie; every method is proxied the same way",
+  },
+  /**
+   * Not a path: every request whose Host is `<slug>.<SERVICE_PUBLIC_URL's host>` (serviceOrigin.ts)
+   * goes to that service, whatever its path, before any route below is looked at.
+   */
+  serviceHost: {
+    methods: ['GET', 'POST'],
+    pattern: /^\//,
+    access: "on the service's own host (Host <slug>.svc.…): the bearer token, or the owner's browser cookie (host-only, HttpOnly, SameSite=Lax) that openServiceInBrowser's ticket is exchanged for (303) — the cookie only from the service's own pages or a top-level navigation (Sec-Fetch-Site), else 403; none → 401, any other token or cookie → 403, never reaching a worker; nothing else (dashboard, /graphql, blobs) is served on such a host",
   },
   serviceTunnel: {
     methods: ['GET', 'WS'],

@@ -1,10 +1,14 @@
 /**
  * The API end of hosted services' tunnels (DESIGN §10). A worker running a SERVICE attempt
  * opens a WebSocket to /svc-tunnel (outbound: the worker never listens), authenticated by
- * its worker token and fenced by the attempt's fencing token. Requests to /svc/:slug/* are
- * multiplexed over it as streams (tunnelFrames.ts): streamed bodies both ways, a window of
- * unacknowledged bytes per stream (a slow client stalls only its own stream), a body size
- * limit (413), a time limit to the response head (504) and a cap on concurrent streams (503).
+ * its worker token and fenced by the attempt's fencing token. Requests to a service — on its
+ * own host `<slug>.<suffix>` (browsers; serviceOrigin.ts) or at /svc/:slug/* on the API's
+ * origin (programs with the bearer token) — are multiplexed over it as streams
+ * (tunnelFrames.ts): streamed bodies both ways, a window of unacknowledged bytes per stream
+ * (a slow client stalls only its own stream), a body size limit (413, also for a body of
+ * undeclared size: the answer is released only once the request body has ended within the
+ * limit, as nginx's request buffering does), a time limit to the response head (504) and a
+ * cap on concurrent streams (503).
  *
  * This process's tunnels live in memory only as transport; the routing decision is made from
  * PostgreSQL (services.ts, routeFor): the service row names the process holding the current
@@ -17,7 +21,8 @@ import { databaseUnavailable } from '../db/unavailable.js';
 import { authenticate } from '../domain/auth/users.js';
 import { DomainError, StaleAttemptError } from '../domain/errors.js';
 import type { Resources } from '../domain/resources.js';
-import { cookieValue, SERVICE_COOKIE, SERVICE_TICKET_PARAM, withoutServiceCookie } from '../domain/services/serviceCookie.js';
+import { appSetCookies, cookieValues, SERVICE_COOKIE, SERVICE_TICKET_PARAM, withoutServiceCookie } from '../domain/services/serviceCookie.js';
+import { serviceOriginUrl } from '../domain/services/serviceOrigin.js';
 import { openTunnel, recordServiceStats, routeFor, setServiceReady, type ServiceCredential } from '../domain/services/services.js';
 import { sendJson } from './blobRoutes.js';
 import { creditFrame, decodeFrame, encodeFrame, FRAME, WINDOW } from './tunnelFrames.js';
@@ -25,8 +30,17 @@ import { creditFrame, decodeFrame, encodeFrame, FRAME, WINDOW } from './tunnelFr
 /** Headers that belong to one hop (RFC 9110 §7.6.1) or to ChatGPU, never passed to the app (its own cookies are: see proxy). */
 const HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'cookie', 'x-chatgpu-svc-forwarded']);
 const FORWARDED = 'x-chatgpu-svc-forwarded';
+/** After a 413 the rest of the body is read and dropped (so the client reads the answer), up to this much; beyond it the connection is cut. */
+const DRAIN_MAX = 64 * 1024 * 1024;
+/** Added to every answer served on the API's origin (bearer clients): a page there could never script the dashboard. */
+const API_ORIGIN_HEADERS = { 'content-security-policy': 'sandbox', 'x-content-type-options': 'nosniff' };
+
+/** Where a request came in: on the service's own host, or under /svc/<slug>/ on the API's origin. */
+export type ServiceVia = 'host' | 'api';
 const STATS_FLUSH_MS = 2000;
 const CURRENT_CHECK_MS = 5000;
+
+type Frame = NonNullable<ReturnType<typeof decodeFrame>>;
 
 interface Stream {
   res: ServerResponse;
@@ -34,6 +48,10 @@ interface Stream {
   /** Request body bytes sent and not yet credited by the worker. */
   unacked: number;
   done: boolean;
+  /** The request body has ended within the limit; until then the answer is held (`held`). */
+  reqEnded: boolean;
+  held: Frame[];
+  via: ServiceVia;
   timer: NodeJS.Timeout;
   started: number;
 }
@@ -56,6 +74,17 @@ class Tunnel {
   onFrame(data: Buffer) {
     const f = decodeFrame(data);
     if (!f) return;
+    const held = f.stream !== 0 && f.type !== FRAME.CREDIT ? this.streams.get(f.stream) : undefined;
+    if (held && !held.done && !held.reqEnded) {
+      // The app answered before the whole body arrived: held until it did (a 413 may still come first).
+      if (f.type === FRAME.RES_HEAD) clearTimeout(held.timer);
+      held.held.push(f);
+      return;
+    }
+    this.deliver(f);
+  }
+
+  private deliver(f: Frame) {
     if (f.type === FRAME.READY && f.stream === 0) {
       let ready = false;
       try {
@@ -79,8 +108,15 @@ class Tunnel {
           return this.fail(f.stream, 502, 'The service sent a malformed response.');
         }
         const status = Number.isInteger(head.status) && head.status! >= 100 && head.status! <= 599 ? head.status! : 502;
-        const headers: OutgoingHttpHeaders = {};
-        for (const [k, v] of Object.entries(head.headers ?? {})) if (!HOP.has(k.toLowerCase())) headers[k] = v;
+        const headers: OutgoingHttpHeaders = s.via === 'api' ? { ...API_ORIGIN_HEADERS } : {};
+        for (const [k, v] of Object.entries(head.headers ?? {})) {
+          const key = k.toLowerCase();
+          if (HOP.has(key) || key === 'set-cookie') continue;
+          // Ours comes in addition to the app's own policy (both apply), never instead of it.
+          headers[k] = key === 'content-security-policy' && s.via === 'api' ? ['sandbox', ...[v].flat()] : v;
+        }
+        const cookies = appSetCookies(Object.entries(head.headers ?? {}).find(([k]) => k.toLowerCase() === 'set-cookie')?.[1], s.via === 'host');
+        if (cookies.length) headers['set-cookie'] = cookies;
         this.owner.count(this.serviceId, Date.now() - s.started, status >= 500);
         s.res.writeHead(status, headers);
         return;
@@ -110,30 +146,37 @@ class Tunnel {
   }
 
   /** Proxies one request over the tunnel; resolves when the stream is over. */
-  proxy(req: IncomingMessage, res: ServerResponse, path: string, limits: { maxRequestBytes: number; requestTimeoutSec: number }) {
+  proxy(req: IncomingMessage, res: ServerResponse, path: string, limits: { maxRequestBytes: number; requestTimeoutSec: number }, via: ServiceVia) {
     const id = this.nextId++;
     const timer = setTimeout(() => {
       this.owner.count(this.serviceId, limits.requestTimeoutSec * 1000, true);
       this.fail(id, 504, `The service did not answer within ${limits.requestTimeoutSec} s.`, true);
     }, limits.requestTimeoutSec * 1000);
-    const s: Stream = { req, res, unacked: 0, done: false, timer, started: Date.now() };
+    const s: Stream = { req, res, unacked: 0, done: false, reqEnded: false, held: [], via, timer, started: Date.now() };
     this.streams.set(id, s);
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k)) headers[k] = v;
-    const cookie = withoutServiceCookie(req.headers.cookie);
+    // The app's own cookies on its own host; on the API's origin the cookies would be the dashboard's.
+    const cookie = via === 'host' ? withoutServiceCookie(req.headers.cookie) : undefined;
     if (cookie) headers.cookie = cookie;
     this.send(encodeFrame(FRAME.REQ_HEAD, id, { method: req.method ?? 'GET', path, headers }));
     let size = 0;
     req.on('data', (c: Buffer) => {
-      if (s.done) return;
       size += c.length;
+      if (s.done) {
+        if (size > limits.maxRequestBytes + DRAIN_MAX) req.destroy();
+        return;
+      }
       if (size > limits.maxRequestBytes) return this.fail(id, 413, `The request body is over the limit of ${limits.maxRequestBytes} bytes.`, true);
       this.send(encodeFrame(FRAME.REQ_BODY, id, c));
       s.unacked += c.length;
       if (s.unacked >= WINDOW) req.pause();
     });
     req.on('end', () => {
-      if (!s.done) this.send(encodeFrame(FRAME.REQ_END, id));
+      if (s.done) return;
+      this.send(encodeFrame(FRAME.REQ_END, id));
+      s.reqEnded = true;
+      for (const f of s.held.splice(0)) this.deliver(f);
     });
     // The client went away first: the app's side of the stream is reset.
     res.on('close', () => {
@@ -165,7 +208,6 @@ class Tunnel {
     this.finish(id);
     if (s.res.headersSent) s.res.destroy();
     else {
-      if (status === 413) s.res.setHeader('connection', 'close');
       sendJson(s.res, status, { error: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 504 ? 'TIMEOUT' : 'BAD_GATEWAY', message } });
     }
   }
@@ -272,21 +314,36 @@ export class ServiceTunnels {
   }
 
   /**
-   * GET|POST|… /svc/:slug/rest: the credential (bearer token, or the dashboard's ticket and
-   * cookie) decides before anything reaches a worker; then the current attempt's tunnel, here
-   * or in the process the database names.
+   * A request to a service, on its own host (`via` 'host': browsers, with the ticket → cookie
+   * exchange) or at /svc/:slug/rest on the API's origin ('api': the bearer token only, see
+   * serviceOrigin.ts). The credential decides before anything reaches a worker; then the
+   * current attempt's tunnel, here or in the process the database names.
    */
-  async handleRequest(req: IncomingMessage, res: ServerResponse, slug: string, rest: string) {
-    const route = await routeFor(this.r, slug, credentialOf(req), this.r.now());
+  async handleRequest(req: IncomingMessage, res: ServerResponse, slug: string, rest: string, via: ServiceVia) {
+    const browserUrl = () => new URL(rest.replace(/^\//, ''), serviceOriginUrl(this.r.serviceBase!, slug)).toString();
+    const cred = credentialOf(req, via);
+    if (cred === 'cross-site') {
+      // Fetch metadata (resource isolation): a page elsewhere — another service under the same
+      // suffix is same-site — may link here, but not make the visitor's cookie send a request.
+      return refuseRequest(req, res, 403, 'CROSS_SITE', "This service's browser cookie is only accepted from its own pages and top-level navigation; other clients send 'Authorization: Bearer <token>'.");
+    }
+    if (!cred && via === 'api' && req.headers['sec-fetch-mode'] === 'navigate' && (req.method === 'GET' || req.method === 'HEAD') && /^[0-9a-f]{16}$/.test(slug)) {
+      // A browser opening the old path: it is served on the service's own host only.
+      res.setHeader('location', browserUrl());
+      return refuseRequest(req, res, 308, 'MOVED', 'Browsers open this service on its own host.');
+    }
+    const route = await routeFor(this.r, slug, cred, this.r.now());
     const limits = this.r.config.services;
     if (route.kind === 'unauthorized') {
       res.setHeader('www-authenticate', 'Bearer realm="chatgpu-service"');
-      return refuseRequest(req, res, 401, 'UNAUTHENTICATED', "This service needs its access token: 'Authorization: Bearer <token>' (the job page or `chatgpu service JOB` issues it; the job page also opens it in your browser).");
+      const where = via === 'api' ? ` Here, on the API's address, only the bearer token is accepted; browsers open ${browserUrl()}.` : '';
+      return refuseRequest(req, res, 401, 'UNAUTHENTICATED', `This service needs its access token: 'Authorization: Bearer <token>' (the job page or \`chatgpu service JOB\` issues it; the job page also opens it in your browser).${where}`);
     }
     if (route.kind === 'open-in-browser') {
-      // The ticket becomes an HttpOnly cookie for this service's path only; the redirect drops it from the URL.
-      const secure = this.r.config.publicUrl?.startsWith('https:') ? '; Secure' : '';
-      res.setHeader('set-cookie', `${SERVICE_COOKIE}=${route.cookie}; Path=/svc/${slug}; Max-Age=${route.maxAgeSec}; HttpOnly; SameSite=Lax${secure}`);
+      // The ticket becomes an HttpOnly cookie of this host only (no Domain: no other service
+      // receives it); the redirect drops the ticket from the URL.
+      const secure = this.r.serviceBase?.protocol === 'https:' ? '; Secure' : '';
+      res.setHeader('set-cookie', `${SERVICE_COOKIE}=${route.cookie}; Path=/; Max-Age=${route.maxAgeSec}; HttpOnly; SameSite=Lax${secure}`);
       const back = new URL(req.url ?? '/', 'http://x');
       back.searchParams.delete(SERVICE_TICKET_PARAM);
       res.setHeader('location', `${back.pathname}${back.search}`);
@@ -300,10 +357,7 @@ export class ServiceTunnels {
       return refuseRequest(req, res, 503, 'NOT_READY', 'The service is not ready (starting, or moving to another worker); retry shortly.');
     }
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limits.maxRequestBytes) {
-      res.setHeader('connection', 'close');
-      return refuseRequest(req, res, 413, 'PAYLOAD_TOO_LARGE', `The request body is over the limit of ${limits.maxRequestBytes} bytes.`);
-    }
+    if (declared > limits.maxRequestBytes) return refuseRequest(req, res, 413, 'PAYLOAD_TOO_LARGE', `The request body is over the limit of ${limits.maxRequestBytes} bytes.`);
     const local = this.tunnels.get(route.attemptId);
     if (route.tunnelUrl === this.selfUrl || local) {
       if (!local || !local.ready) {
@@ -314,7 +368,7 @@ export class ServiceTunnels {
         res.setHeader('retry-after', '1');
         return refuseRequest(req, res, 503, 'BUSY', `The service has ${limits.maxStreams} requests in flight; retry shortly.`);
       }
-      return local.proxy(req, res, rest, limits);
+      return local.proxy(req, res, rest, limits, via);
     }
     if (req.headers[FORWARDED]) {
       res.setHeader('retry-after', '1');
@@ -328,9 +382,13 @@ export class ServiceTunnels {
     const target = new URL(req.url ?? '/', tunnelUrl);
     const headers: IncomingHttpHeaders = { ...req.headers, [FORWARDED]: '1' };
     delete headers.connection;
+    // The Host header goes with it: the holder routes by it as this process did.
+    let over = false;
     const out = httpRequest(target, { method: req.method ?? 'GET', headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, Object.fromEntries(Object.entries(up.headers).filter(([k]) => k !== 'connection' && k !== 'transfer-encoding')));
       up.pipe(res);
+      // The holder refused the body first (its own 413): its answer is passed on whole, then the half-sent request dropped.
+      up.on('end', () => over && out.destroy());
     });
     out.on('error', () => {
       if (!res.headersSent) {
@@ -342,9 +400,17 @@ export class ServiceTunnels {
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > maxBytes) {
-        out.destroy();
-        if (!res.headersSent) sendJson(res, 413, { error: { code: 'PAYLOAD_TOO_LARGE', message: `The request body is over the limit of ${maxBytes} bytes.` } });
+      if (over) {
+        if (size > maxBytes + DRAIN_MAX) req.destroy();
+      } else if (size > maxBytes) {
+        // The rest of the body is read and dropped here, so the client reads the 413.
+        over = true;
+        req.unpipe(out);
+        req.resume(); // unpipe paused it
+        if (!res.headersSent) {
+          out.destroy();
+          sendJson(res, 413, { error: { code: 'PAYLOAD_TOO_LARGE', message: `The request body is over the limit of ${maxBytes} bytes.` } });
+        }
       }
     });
     req.pipe(out);
@@ -359,18 +425,36 @@ export class ServiceTunnels {
   }
 }
 
-/** The bearer token wins; else the dashboard's ticket in the query; else the service cookie. */
-function credentialOf(req: IncomingMessage): ServiceCredential {
+/**
+ * The bearer token wins. On the service's own host only, the dashboard's ticket (query) or the
+ * service cookie; the cookie only from the service's own pages, a top-level navigation or a
+ * client that sends no fetch metadata (Sec-Fetch-Site/-Mode): 'cross-site' otherwise. On the
+ * API's origin a ticket or cookie is no credential (the cookie is never sent there anyway).
+ */
+function credentialOf(req: IncomingMessage, via: ServiceVia): ServiceCredential | 'cross-site' {
   const bearer = req.headers.authorization?.replace(/^Bearer\s+/i, '').trim();
   if (bearer) return { bearer };
+  if (via === 'api') return null;
   const ticket = new URL(req.url ?? '/', 'http://x').searchParams.get(SERVICE_TICKET_PARAM);
   if (ticket) return { ticket };
-  const cookie = cookieValue(req.headers.cookie, SERVICE_COOKIE);
-  return cookie ? { cookie } : null;
+  const cookies = cookieValues(req.headers.cookie, SERVICE_COOKIE);
+  if (!cookies.length) return null;
+  const site = req.headers['sec-fetch-site'];
+  const navigation = req.headers['sec-fetch-mode'] === 'navigate' && (req.method === 'GET' || req.method === 'HEAD');
+  if (site !== undefined && site !== 'same-origin' && site !== 'none' && !navigation) return 'cross-site';
+  return { cookies };
 }
 
-/** An answer that never reached a worker; the unread body is drained so the client reads it. */
+/**
+ * An answer that never reached a worker. The unread body is read and dropped (so the client,
+ * still sending, reads the answer instead of a reset), up to DRAIN_MAX; then the connection is cut.
+ */
 function refuseRequest(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string) {
+  let drained = 0;
+  req.on('data', (c: Buffer) => {
+    drained += c.length;
+    if (drained > DRAIN_MAX) req.destroy();
+  });
   req.resume();
   sendJson(res, status, { error: { code, message } });
 }

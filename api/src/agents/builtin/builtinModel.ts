@@ -703,7 +703,7 @@ function planService(request: string, out: Outputs, facts: ProjectFacts): Item[]
   const durationSec = requestedDuration(request);
   return call('submit_plan', {
     summary: `Serve ${app.file} (${app.framework}) as an HTTP endpoint on a ${hardware.workload} worker: \`${app.command}\` listening on $PORT, reachable at its URL with its access token once ${app.readinessPath} answers 2xx, ${durationSec ? `for ${durationSec} s` : 'until you stop it'}.${install.length ? ` A setup phase installs ${install.join(', ')} first.` : ''}`,
-    steps: [`Start \`${app.command}\` in the sandbox (its only network: the port the worker proxies to)`, `Route /svc/<slug>/ to it once GET ${app.readinessPath} answers 2xx`, 'Restart it on a compatible worker, at the same URL, if its worker is lost'],
+    steps: [`Start \`${app.command}\` in the sandbox (its only network: the port the worker proxies to)`, `Serve it on a host of its own (<slug>.svc.…, and /svc/<slug>/ under the API's address for programs) once GET ${app.readinessPath} answers 2xx`, 'Restart it on a compatible worker, at the same URL, if its worker is lost'],
     command: app.command,
     environment: null,
     hardware: { workload: hardware.workload, accelVendor: null, minMemoryMiB: null, minAccelMemoryMiB: null },

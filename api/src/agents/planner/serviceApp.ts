@@ -26,7 +26,8 @@ export function findServiceApp(sources: Map<string, string>): { app: ServiceApp 
   const found: ServiceApp[] = [];
   for (const [file, text] of [...sources].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (!file.endsWith('.py')) continue;
-    const module = file.replace(/\.py$/, '').replace(/\//g, '.');
+    // A package's __init__.py is imported as the package (`app/__init__.py` → `app`), not as `app.__init__` (a second copy of the module).
+    const module = file.replace(/(^|\/)__init__\.py$/, '').replace(/\.py$/, '').replace(/\//g, '.');
     const health = /['"](\/(?:healthz?|ready|readyz|ping|status))['"]/.exec(text)?.[1] ?? '/';
     const flask = /\b(\w+)\s*=\s*Flask\(/.exec(text);
     const fastapi = /\b(\w+)\s*=\s*FastAPI\(/.exec(text);

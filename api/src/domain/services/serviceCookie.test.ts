@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hashToken, newToken } from '../auth/secrets.js';
-import { cookieValue, SERVICE_COOKIE_SEC, SERVICE_TICKET_SEC, signServiceCredential, verifyServiceCredential, withoutServiceCookie } from './serviceCookie.js';
+import { appSetCookies, cookieValues, SERVICE_COOKIE_SEC, SERVICE_TICKET_SEC, signServiceCredential, verifyServiceCredential, withoutServiceCookie } from './serviceCookie.js';
 
 const svc = { slug: '0123456789abcdef', accessTokenHash: hashToken(newToken('service').token) };
 const now = new Date('2026-12-03T12:00:00Z');
@@ -29,12 +29,20 @@ describe('service ticket and cookie', () => {
     for (const bad of ['', 'x', `${exp}.`, `${exp}.${mac}x`, `.${mac}`, `${exp}.${mac.slice(1)}!`, `-1.${mac}`]) expect(verifyServiceCredential(svc, 'cookie', bad, now)).toBe(false);
   });
 
-  it("reads the first chatgpu_svc cookie and leaves the app's own cookies to it", () => {
-    expect(cookieValue('a=1; chatgpu_svc=v1; chatgpu_svc=v2', 'chatgpu_svc')).toBe('v1');
-    expect(cookieValue('xchatgpu_svc=1', 'chatgpu_svc')).toBeNull();
-    expect(cookieValue(undefined, 'chatgpu_svc')).toBeNull();
+  it("reads every chatgpu_svc cookie (a parent-domain one cannot shadow ours) and leaves the app's own cookies to it", () => {
+    expect(cookieValues('a=1; chatgpu_svc=v1; chatgpu_svc=v2', 'chatgpu_svc')).toEqual(['v1', 'v2']);
+    expect(cookieValues('xchatgpu_svc=1', 'chatgpu_svc')).toEqual([]);
+    expect(cookieValues(undefined, 'chatgpu_svc')).toEqual([]);
     expect(withoutServiceCookie('a=1; chatgpu_svc=v1;b=2')).toBe('a=1; b=2');
     expect(withoutServiceCookie('chatgpu_svc=v1')).toBeUndefined();
     expect(withoutServiceCookie(undefined)).toBeUndefined();
+  });
+
+  it("passes the app's host-only cookies on its own host only; never one named like ours or one for a parent domain", () => {
+    const set = ['a=1; Path=/; HttpOnly', 'chatgpu_svc=forged; Path=/', 'b=2; Domain=svc.localhost; Path=/', 'c=3;domain=.svc.localhost', 'd=4; SameSite=Lax'];
+    expect(appSetCookies(set, true)).toEqual(['a=1; Path=/; HttpOnly', 'd=4; SameSite=Lax']);
+    expect(appSetCookies('a=1', true)).toEqual(['a=1']);
+    expect(appSetCookies(set, false)).toEqual([]);
+    expect(appSetCookies(undefined, true)).toEqual([]);
   });
 });

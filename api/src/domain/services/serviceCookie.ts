@@ -41,12 +41,15 @@ export function verifyServiceCredential(s: Keyed, purpose: Purpose, value: strin
   return timingSafeEqual(Buffer.from(m[2]!), Buffer.from(mac(s, purpose, exp)));
 }
 
-/** The value of one cookie in a Cookie header (the first: browsers send the most specific path first). */
-export function cookieValue(header: string | undefined, name: string): string | null {
-  let found: string | null = null;
+/**
+ * Every value of one cookie in a Cookie header. All are tried: a cookie of the same name set
+ * for a parent domain (by a page of another service under the same suffix) cannot shadow ours.
+ */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  const found: string[] = [];
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name && found === null) found = part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) found.push(part.slice(eq + 1).trim());
   }
   return found;
 }
@@ -55,4 +58,19 @@ export function cookieValue(header: string | undefined, name: string): string | 
 export function withoutServiceCookie(header: string | undefined): string | undefined {
   const kept = (header ?? '').split(';').map((p) => p.trim()).filter((p) => p && p.slice(0, p.indexOf('=')).trim() !== SERVICE_COOKIE);
   return kept.length ? kept.join('; ') : undefined;
+}
+
+/**
+ * Which of an app's Set-Cookie headers reach the browser. On its own host (services.ts) the
+ * app keeps its cookies, except one named like ours and one with a Domain attribute (that
+ * would reach every service under the suffix); on the API origin (bearer clients) none do:
+ * they would be the dashboard's.
+ */
+export function appSetCookies(values: string | string[] | undefined, onServiceHost: boolean): string[] {
+  if (!onServiceHost || values === undefined) return [];
+  return (Array.isArray(values) ? values : [values]).filter((v) => {
+    const [pair = '', ...attrs] = v.split(';');
+    if (pair.slice(0, pair.indexOf('=')).trim() === SERVICE_COOKIE) return false;
+    return !attrs.some((a) => /^\s*domain\s*=/i.test(a));
+  });
 }

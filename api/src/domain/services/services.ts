@@ -54,8 +54,11 @@ export async function insertService(tx: Db, input: { jobId: string; taskId: stri
   });
 }
 
-/** What a request to /svc/:slug presents: its bearer token, the dashboard's ticket (query) or cookie. */
-export type ServiceCredential = { bearer: string } | { ticket: string } | { cookie: string } | null;
+/**
+ * What a request to a service presents: its bearer token, or on the service's own host the
+ * dashboard's ticket (query) or the cookie(s) named chatgpu_svc (serviceOrigin.ts).
+ */
+export type ServiceCredential = { bearer: string } | { ticket: string } | { cookies: string[] } | null;
 
 export type Route =
   | { kind: 'unauthorized' }
@@ -88,7 +91,7 @@ export async function routeFor(r: Pick<Resources, 'prisma'>, slug: string, cred:
 
 function credentialOpens(s: { slug: string; accessTokenHash: string }, cred: NonNullable<ServiceCredential>, now: Date): boolean {
   if ('bearer' in cred) return timingSafeEqual(Buffer.from(hashToken(cred.bearer)), Buffer.from(s.accessTokenHash));
-  return 'ticket' in cred ? verifyServiceCredential(s, 'ticket', cred.ticket, now) : verifyServiceCredential(s, 'cookie', cred.cookie, now);
+  return 'ticket' in cred ? verifyServiceCredential(s, 'ticket', cred.ticket, now) : cred.cookies.some((c) => verifyServiceCredential(s, 'cookie', c, now));
 }
 
 /**

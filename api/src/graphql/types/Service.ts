@@ -1,5 +1,6 @@
 import { SERVICE_TICKET_PARAM } from '../../domain/services/serviceCookie.js';
 import { openServiceInBrowser, rotateServiceToken, stopService } from '../../domain/services/services.js';
+import { serviceApiUrl, serviceOriginUrl } from '../../domain/services/serviceOrigin.js';
 import { builder } from '../builder.js';
 import { decodeId } from '../ids.js';
 import { requireUser } from '../principal.js';
@@ -10,7 +11,15 @@ export const ServiceRef = builder.prismaObject('Service', {
   fields: (t) => ({
     id: t.exposeID('id'),
     slug: t.exposeString('slug'),
-    url: t.string({ description: 'Where it answers: requests need `Authorization: Bearer <token>` (or, in the owner\'s browser, the cookie of openServiceInBrowser).', resolve: (s, _a, ctx) => serviceUrl(ctx.baseUrl, s.slug) }),
+    url: t.string({
+      description:
+        "Where it answers, on a host of its own (`<slug>.<SERVICE_PUBLIC_URL's host>`): never the dashboard's origin, so its pages cannot script the dashboard or another service. Requests need `Authorization: Bearer <token>`, or in the owner's browser the cookie of openServiceInBrowser.",
+      resolve: (s, _a, ctx) => serviceOriginUrl(ctx.serviceBase!, s.slug),
+    }),
+    apiUrl: t.string({
+      description: "The same service under the API's own address, for programs whose resolver does not reach `url` (e.g. `*.localhost` outside browsers and curl): the bearer token only, no cookies, answers sandboxed (Content-Security-Policy: sandbox).",
+      resolve: (s, _a, ctx) => serviceApiUrl(ctx.baseUrl ?? '', s.slug),
+    }),
     ready: t.boolean({ description: "Requests reach the app: the current attempt's readiness check passed and its tunnel is up.", resolve: (s) => s.ready && !s.stoppedAt }),
     status: t.string({
       description: 'STOPPED, READY, or STARTING (not ready: starting, or moving to another worker).',
@@ -46,13 +55,9 @@ const ServiceToken = builder.objectRef<{ token: string; service: { id: string } 
   }),
 });
 
-function serviceUrl(baseUrl: string | undefined, slug: string) {
-  return `${(baseUrl ?? '').replace(/\/+$/, '')}/svc/${slug}/`;
-}
-
 const ServiceBrowserLink = builder.objectRef<{ url: string; expiresAt: Date }>('ServiceBrowserLink').implement({
   fields: (t) => ({
-    url: t.exposeString('url', { description: 'Open it in the browser now: the service URL with a one-minute ticket, exchanged for an HttpOnly cookie of that service (until the token is rotated, or 12 h).' }),
+    url: t.exposeString('url', { description: 'Open it in the browser now: the service URL with a one-minute ticket, exchanged on the service\'s own host for an HttpOnly cookie of that host only (until the token is rotated, or 12 h).' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
   }),
 });
@@ -77,7 +82,7 @@ builder.mutationFields((t) => ({
     errors: { types: [NotFoundError, ConflictError] },
     resolve: async (_p, { jobId }, ctx) => {
       const l = await openServiceInBrowser(ctx, requireUser(ctx), decodeId(jobId, 'Job'));
-      return { url: `${serviceUrl(ctx.baseUrl, l.slug)}?${SERVICE_TICKET_PARAM}=${encodeURIComponent(l.ticket)}`, expiresAt: l.expiresAt };
+      return { url: `${serviceOriginUrl(ctx.serviceBase!, l.slug)}?${SERVICE_TICKET_PARAM}=${encodeURIComponent(l.ticket)}`, expiresAt: l.expiresAt };
     },
   }),
   stopService: t.prismaField({
