@@ -1,10 +1,12 @@
 /**
  * `chatgpu service JOB` as a user runs it: a real API with the builtin planner and the
  * scheduler, a real worker process serving a real Python (stdlib http.server) app, and the
- * real CLI as a child process. The project is submitted with `chatgpu submit … "give me an
- * endpoint"`; the first `chatgpu service` prints the URL and the first token (once), which
- * opens the URL; later calls show readiness, requests and latency; --new-token voids the old
- * token; --stop ends the service (410) and the job.
+ * real CLI as a child process. The project is submitted with `chatgpu submit --wait … "give
+ * me an endpoint"`, which prints the service's URLs and how to get its token once it is
+ * ready (so does `chatgpu watch`); the first `chatgpu service` prints the URLs and the first
+ * token (once), which opens them; later calls show readiness, requests and latency;
+ * --new-token voids the old token; --stop ends the service (410) and the job, and the
+ * waiting submit exits 0.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, startCli } from './helpers/cli.js';
+import { hostFetch } from './helpers/serviceHost.js';
 import { createJobWithFile } from './helpers/protocolClient.js';
 import { waitFor } from './helpers/waitFor.js';
 import { startWorker } from './helpers/worker.js';
@@ -52,21 +55,31 @@ describe('chatgpu service', () => {
     const dir = path.join(tmp, 'app');
     await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, 'app.py'), APP);
-    const submitted = await cli(['submit', dir, '-m', 'give me an endpoint for this app', '--json']);
-    expect(submitted.code, submitted.stderr).toBe(0);
-    const jobId: string = JSON.parse(submitted.stdout).id;
-    await waitFor(async () => (await api.gql(`query($id: ID!) { job(id: $id) { service { url } } }`, { id: jobId }, user.token)).data.job.service, 60_000, 'the planned service');
+    const waiting = startCli(['submit', dir, '-m', 'give me an endpoint for this app', '--wait', '--server', api.url], { env: env() });
+    const jobId = (await waiting.waitFor(/Job (\S+) submitted: /))[1]!;
+    // Once the readiness check passed, --wait says where the service answers and how to get its token.
+    const SERVICE_READY = /◉ service ready: (\S+)\n +for programs: (\S+) \(send "Authorization: Bearer TOKEN"\)\n +token: `chatgpu service (\S+)` issues it and prints it once/;
+    const announced = await waiting.waitFor(SERVICE_READY, 90_000);
+    expect(announced[1]).toMatch(/^http:\/\/[0-9a-f]{16}\.svc\.localhost:\d+\/$/);
+    expect(announced[2]).toBe(`${api.server.resources.baseUrl}/svc/${new URL(announced[1]!).hostname.split('.')[0]}/`);
+    expect(announced[3]).toBe(jobId);
+    // `chatgpu watch` replays the same lines for a job already serving (then stops following: 130).
+    const watching = startCli(['watch', jobId, '--server', api.url], { env: env() });
+    expect((await watching.waitFor(SERVICE_READY, 30_000)).slice(1)).toEqual(announced.slice(1));
+    watching.child.kill('SIGINT');
+    expect(await watching.exited).toBe(130);
 
     // The first call issues the first token and prints it once, with the URL.
     const first = await cli(['service', jobId]);
     expect(first.code, first.stderr).toBe(0);
     const url = /URL: +(\S+)/.exec(first.stdout)?.[1];
+    const apiUrl = /API URL: +(\S+)/.exec(first.stdout)?.[1];
     const token = /token: +(cgv_\S+)/.exec(first.stdout)?.[1];
-    expect(url).toMatch(/\/svc\/[0-9a-f]{16}\/$/);
+    expect([url, apiUrl]).toEqual([announced[1], announced[2]]);
     expect(token, first.stdout).toBeTruthy();
     expect(first.stdout).toContain('shown once');
     expect(first.stdout).toMatch(/status: +(STARTING|READY)/);
-    const local = `${api.url}${new URL(url!).pathname}`;
+    const local = `${api.url}${new URL(apiUrl!).pathname}`;
 
     // That token opens the URL once the worker's readiness check passed; none → 401.
     const answered = await waitFor(async () => {
@@ -75,6 +88,8 @@ describe('chatgpu service', () => {
     }, 60_000, 'the service to answer');
     expect(answered.text).toBe('hello at /hi');
     expect((await get(`${local}hi`, null)).status).toBe(401);
+    // The service's own host (what `curl` and browsers reach) answers the same token at the app's root.
+    expect(await hostFetch(`${url}hi`, { headers: { authorization: `Bearer ${token}` } })).toMatchObject({ status: 200, text: 'hello at /hi' });
 
     // Later calls do not show it again; they show readiness and, once flushed, the counts.
     await waitFor(async () => Number((await api.gql(`query($id: ID!) { job(id: $id) { service { requestCount } } }`, { id: jobId }, user.token)).data.job.service.requestCount) >= 1, 15_000, 'request counts');
@@ -85,7 +100,7 @@ describe('chatgpu service', () => {
     expect(again.stdout).toMatch(/status: +READY since \d+[smhd]/);
     expect(again.stdout).toMatch(/requests: +[1-9]\d* \(0 failed\), mean latency [\d.]+ ms/);
     const json = await cli(['service', jobId, '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ url, status: 'READY', ready: true, requestCount: expect.any(Number), meanLatencyMs: expect.any(Number) });
+    expect(JSON.parse(json.stdout)).toMatchObject({ url, apiUrl, status: 'READY', ready: true, requestCount: expect.any(Number), meanLatencyMs: expect.any(Number) });
     expect(JSON.parse(json.stdout).token).toBeUndefined();
 
     // --new-token: a new one, printed once; the old one is refused at once.
@@ -112,5 +127,8 @@ describe('chatgpu service', () => {
     const stoppedAgain = await cli(['service', jobId, '--stop']);
     expect(stoppedAgain.code, stoppedAgain.stderr).toBe(0);
     expect(stoppedAgain.stdout).toMatch(/status: +STOPPED/);
-  }, 180_000);
+    // The waiting submit saw the job end.
+    expect(await waiting.exited, waiting.output().slice(-2000)).toBe(0);
+    expect(waiting.stdout()).toContain('Job SUCCEEDED');
+  }, 240_000);
 });
