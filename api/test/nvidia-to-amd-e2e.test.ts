@@ -25,9 +25,7 @@
  * numerical difference planted in the code as it is built for AMD: step 4 fails → the revision
  * loop (one revision proposed, rejected again) → FAILED with the explanation.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
@@ -74,7 +72,7 @@ const prisma = api.server.db.prisma;
 const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "sim"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
 const nvidiaWorker = await startWorker(api.url, wt.data.createWorkerToken.token, 'sim-nvidia', ['--simulate-accelerator', NVIDIA]);
-const amdWorker = await startWorker(api.url, wt.data.createWorkerToken.token, 'sim-amd', ['--simulate-accelerator', AMD]);
+await startWorker(api.url, wt.data.createWorkerToken.token, 'sim-amd', ['--simulate-accelerator', AMD]);
 
 const JOB = `query($id: ID!) { job(id: $id) { status statusReason frozenCode { id status origin }
   outputs { path sha256 }
@@ -112,12 +110,6 @@ async function until(id: string, pred: (job: any) => boolean, timeoutMs = 720_00
 }
 
 const FINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'];
-
-async function logsOf(jobId: string, taskName: string): Promise<string> {
-  const task = await prisma.task.findFirstOrThrow({ where: { jobId, name: taskName } });
-  const lines = await prisma.logChunk.findMany({ where: { attemptId: task.currentAttemptId! }, orderBy: { seq: 'asc' } });
-  return lines.map((l) => l.text).join('\n');
-}
 
 describe('NVIDIA → AMD with one simulated NVIDIA and one simulated AMD worker', () => {
   it('the workers advertise their simulated classes, labelled', async () => {
