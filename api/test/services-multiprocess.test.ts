@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './helpers/db.js';
 import { freePort, repoRoot, spawnProc } from './helpers/processes.js';
 import { waitFor } from './helpers/waitFor.js';
+import { hostFetch } from './helpers/serviceHost.js';
 import { startWorker } from './helpers/worker.js';
 
 const APP = `import os
@@ -94,6 +95,12 @@ describe('a hosted service through two API processes', () => {
     // A holds no tunnel: it forwards to B, and the same app answers.
     expect(await svc(A.url, slug, token, 'forwarded?q=1')).toMatchObject({ status: 200, text: `pid ${appPid} at /forwarded?q=1` });
     expect(await svc(A.url, slug, token, 'post', { method: 'POST', body: Buffer.alloc(1000, 1) })).toMatchObject({ status: 200, text: 'got 1000 bytes' });
+    // On the service's own host (what browsers open: the URL A prints), forwarded the same way with its Host kept.
+    expect(service.url).toBe(`http://${slug}.svc.localhost:${new URL(A.url).port}/`);
+    const bearer = { authorization: `Bearer ${token}` };
+    expect(await hostFetch(`${service.url}on-host?x=1`, { headers: bearer })).toMatchObject({ status: 200, text: `pid ${appPid} at /on-host?x=1` });
+    expect(await hostFetch(`http://${slug}.svc.localhost:${new URL(B.url).port}/on-host`, { headers: bearer })).toMatchObject({ status: 200, text: `pid ${appPid} at /on-host` });
+    expect((await hostFetch(`${service.url}on-host`)).status).toBe(401);
 
     // Refusals before any worker, the same through both: no token 401, another token 403, oversize 413.
     for (const base of [A.url, B.url]) {

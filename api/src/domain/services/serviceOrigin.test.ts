@@ -8,6 +8,8 @@ describe('service origins', () => {
   it('default to svc.localhost on the bound port, else svc. under the public URL, else SERVICE_PUBLIC_URL', () => {
     expect(serviceOriginUrl(serviceBase(undefined, undefined, 4000), SLUG)).toBe(`http://${SLUG}.svc.localhost:4000/`);
     expect(serviceOriginUrl(serviceBase(undefined, 'https://gpu.example.com', 4000), SLUG)).toBe(`https://${SLUG}.svc.gpu.example.com/`);
+    expect(serviceOriginUrl(serviceBase(undefined, 'http://127.0.0.1:4100', 4000), SLUG)).toBe(`http://${SLUG}.svc.localhost:4100/`); // an address has no subdomains
+    expect(serviceOriginUrl(serviceBase(undefined, 'http://[::1]:4100', 4000), SLUG)).toBe(`http://${SLUG}.svc.localhost:4100/`);
     expect(serviceOriginUrl(serviceBase('https://apps.example.net:8443', 'https://gpu.example.com', 4000), SLUG)).toBe(`https://${SLUG}.apps.example.net:8443/`);
     expect(serviceApiUrl('http://localhost:4000/', SLUG)).toBe(`http://localhost:4000/svc/${SLUG}/`);
   });

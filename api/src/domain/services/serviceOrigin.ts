@@ -25,9 +25,15 @@ export function serviceBase(configured: string | undefined, apiPublicUrl: string
   if (configured) return new URL(configured);
   if (apiPublicUrl) {
     const u = new URL(apiPublicUrl);
-    return new URL(`${u.protocol}//svc.${u.hostname}${u.port ? `:${u.port}` : ''}/`);
+    // An address has no subdomains: services then go under svc.localhost on the same port.
+    const host = isAddress(u.hostname) ? 'localhost' : u.hostname;
+    return new URL(`${u.protocol}//svc.${host}${u.port ? `:${u.port}` : ''}/`);
   }
   return new URL(`http://svc.localhost:${port}/`);
+}
+
+function isAddress(hostname: string): boolean {
+  return /^[\d.]+$/.test(hostname) || hostname.startsWith('[');
 }
 
 /** Why a SERVICE_PUBLIC_URL cannot be used, or null. */
@@ -40,7 +46,7 @@ export function serviceBaseProblem(value: string): string | null {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be http: or https:';
   if (u.pathname !== '/' || u.search || u.hash || u.username || u.password) return 'must be a bare origin (scheme, host, optional port): services get <slug>.<host>';
-  if (/^[\d.]+$/.test(u.hostname) || u.hostname.startsWith('[')) return 'must be a host name, not an IP address: services get <slug>.<host>';
+  if (isAddress(u.hostname)) return 'must be a host name, not an IP address: services get <slug>.<host>';
   return null;
 }
 
