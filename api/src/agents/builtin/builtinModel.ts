@@ -17,7 +17,9 @@ import type { ArgFlag, EntryPoint, ProjectFacts } from '../planner/analyzeProjec
 import { satisfies } from '../planner/analyzeProject.js';
 import { importsOf, type DependencyCheck } from '../planner/resolveImports.js';
 import { isCollected } from '../../domain/jobs/planSchema.js';
-import { proposeShards, proposeSweep, sweepFlag } from '../../domain/jobs/shards.js';
+import { mergeWords, proposeShards, proposeSweep, sweepFlag } from '../../domain/jobs/shards.js';
+import { proposeBatch, proposeDriver, proposeRanges, readMergeScript, topLevelLoop, unitSeconds, type MergeScript } from '../../domain/jobs/shardShapes.js';
+import { splitCsv } from '../../domain/jobs/shardMerge.js';
 import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
 import { decideSupervisor } from '../supervisor/builtinSupervisor.js';
@@ -137,7 +139,7 @@ function decide(req: ModelRequest): Item[] {
   // Data-preparation scripts are steps before the run, not the run (see the pipeline below).
   const prepares = eps.filter((e) => PREPARE_RE.test(e.path));
   const named = eps.filter((e) => !PREPARE_RE.test(e.path) && (request.includes(e.path) || request.includes(e.path.split('/').pop()!)));
-  const notEval = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$/i.test(e.path));
+  const notEval = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$/i.test(e.path) && !MERGE_SCRIPT_RE.test(e.path));
   const primary = notEval.some((e) => !PREPARE_RE.test(e.path)) ? notEval.filter((e) => !PREPARE_RE.test(e.path)) : notEval;
   let entry: EntryPoint | undefined = named.length === 1 ? named[0] : primary.length === 1 ? primary[0] : undefined;
   // The project's README or Makefile says how to run it: when it names exactly one of them, that one.
@@ -324,6 +326,8 @@ function decide(req: ModelRequest): Item[] {
     else if ((f.type === 'int' || f.type === 'float') && numberBefore(request, name)) args.push(f.flag, numberBefore(request, name)!);
     else if (/^(out|output)-?dir$|^save-dir$|^log-dir$/.test(name)) args.push(f.flag, 'outputs');
     // A --checkpoint/--ckpt of a script that never saves one is what it reads (an input), not an output.
+    // An --out whose default is a folder (`outputs/`, `results`): the outputs folder.
+    else if (/^(out|output)$/.test(name) && f.default && !/\.\w+$/.test(f.default.replace(/\/$/, '').split('/').pop()!)) args.push(f.flag, 'outputs');
     else if (/^(save|save-path|out|output|output-path|save-model)$/.test(name) || (/^(checkpoint|ckpt|model-path)$/.test(name) && entry.savesCheckpoint)) {
       const base = (f.default ?? 'model.pt').split('/').pop()!.replace(/[^\w.-]/g, '') || 'model.pt';
       const file = `outputs/${base}`;
@@ -333,6 +337,19 @@ function decide(req: ModelRequest): Item[] {
       else resultFiles.push(file);
     }
   }
+  // Required positional arguments (`p.add_argument("samples", type=int)`): the number the
+  // request gives for it ("with 1000000 samples"), else its only number for the only numeric
+  // one; none → say which value is missing rather than run a command argparse refuses.
+  const required = entry.cli === 'configurator' ? [] : (entry.positionals ?? []).filter((p) => p.required);
+  const numbers = [...request.matchAll(/(?<![\w.-])(\d[\d_]*(?:\.\d+)?)(?![\w.])/g)].map((m) => m[1]!.replace(/_/g, ''));
+  const positional: string[] = [];
+  for (const p of required) {
+    const numeric = p.type === 'int' || p.type === 'float';
+    const value = numeric ? (numberBefore(request, p.name.replace(/_/g, '-')) ?? (required.length === 1 && numbers.length === 1 ? numbers[0] : undefined)) : undefined;
+    if (value === undefined) return call('give_up', { reason: `${entry.path} needs its positional argument \`${p.name}\`${p.help ? ` (${p.help})` : ''}, and the request does not give it: say its value, e.g. "with 1000000 ${p.name}".` });
+    positional.push(value);
+  }
+  args.unshift(...positional);
   // A path the user gave for the checkpoint is still the checkpoint.
   for (const [name, value] of given) {
     if (typeof value === 'string' && /^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path)$/.test(name) && /\.(pt|pth|ckpt|bin|safetensors)$/i.test(value) && entry.flags.some((f) => flagName(f) === name)) {
@@ -355,7 +372,10 @@ function decide(req: ModelRequest): Item[] {
   let smoke = migrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(request) ? null : smokeRun(entry, args, runner, configSettings);
   // 4b. Adaptation (issue 14): a Monte-Carlo sample count splits into shards across the
   // compatible workers online, or the plan says why not; the adaptation check replaces the smoke run.
-  const sharding = migrate || toAmd || checkpoint || before.length ? null : shardingOf(entry, args, runner, configSettings, source, resultFiles, cap.classes, hardware.workload, request);
+  const shardable = !(migrate || toAmd || checkpoint || before.length);
+  const shapes = shardable ? divisibleInputs(entry, args, uploaded, request) : null;
+  for (const p of shapes?.reads ?? []) if (readOf(p) === undefined) return call('read_file', { path: p });
+  const sharding = shardable ? shardingOf(entry, args, runner, configSettings, source, resultFiles, cap.classes, hardware.workload, request, shapes && { ...shapes, readOf }) : null;
   if (sharding?.spec) smoke = null;
 
   // 5. Validation: a second opinion when a checkpoint will be produced.
@@ -450,9 +470,9 @@ function decide(req: ModelRequest): Item[] {
       ...(smoke ? [`Smoke run: \`${smoke.command}\` (${smoke.scale.bounded} of ${smoke.scale.full} ${smoke.scale.unit}s) on the same hardware, to catch errors early and estimate the full run`] : []),
       ...(sharding?.spec
         ? [
-            `Adaptation check: \`${sharding.spec.check.original}\` against the same ${sharding.spec.check.shards.length} shards merged (${sharding.spec.merge.fields.map((f) => `${f.name}: ${f.how}`).join(', ')})`,
+            `Adaptation check: \`${sharding.spec.check.original}\` against the same ${sharding.spec.check.shards.length} shards merged (${(sharding.spec.merge.kind ?? 'fields') === 'fields' ? sharding.spec.merge.fields.map((f) => `${f.name}: ${f.how}`).join(', ') : mergeWords(sharding.spec.merge)})`,
             ...sharding.spec.shards.map((s, i) => `Shard ${i + 1}: \`${s.command}\``),
-            `Merge ${sharding.spec.merge.file}`,
+            `Merge ${(sharding.spec.merge.kind ?? 'fields') === 'fields' ? sharding.spec.merge.file : mergeWords(sharding.spec.merge)}`,
           ]
         : [`Run \`${command}\``]),
       'Collect outputs/',
@@ -550,16 +570,22 @@ function boundedCommand(entry: EntryPoint, args: string[], runner: string): stri
  * a known value; the shard count from the compatible workers online. Null: not a question here
  * (no sample count, or the user asked for one run).
  */
-function shardingOf(entry: EntryPoint, args: string[], runner: string, settings: Record<string, string>, source: string, resultFiles: string[], classes: WorkerClass[], workload: string, request: string) {
+function shardingOf(entry: EntryPoint, args: string[], runner: string, settings: Record<string, string>, source: string, resultFiles: string[], classes: WorkerClass[], workload: string, request: string, shapes: (Divisible & { readOf: (p: string) => string | undefined }) | null) {
   if (/\b(no|without|don'?t|do not)\s+(shard|split)|\bunsharded\b|\bone (run|worker)\b/i.test(request)) return null;
   const resultFile = resultFiles.find((f) => f.startsWith('outputs/') && f.endsWith('.json')) ?? null;
   const workers = classes.filter((c) => c.workloads.includes(workload)).reduce((n, c) => n + c.count, 0);
   const rl = runLength(entry, args, settings);
+  const countArg = (entry.positionals ?? []).find((p) => /^(n[-_]?)?(samples|trials|paths|points|draws|iterations)$|^(n|number)$/.test(p.name));
+  if (!rl && countArg && entry.positionals?.[0] === countArg && /^\d+$/.test(args[0] ?? '')) {
+    // A sample count given as the first positional argument (`python pi.py 1000000`).
+    const seed = entry.flags.find((f) => flagName(f) === 'seed');
+    return proposeShards({ source, runner, args, countFlag: countArg.name, seedFlag: seed?.flag ?? null, total: Number(args[0]), baseSeed: Number(seed?.default ?? 0) || 0, resultFile, workers, positional: true });
+  }
   if (!rl || !['sample', 'trial', 'path'].includes(rl.unit)) {
     // A sweep: a list flag (seeds, configs) the user did not set, its default list split.
     const sweep = sweepFlag(source);
-    if (!sweep || args.includes(sweep.flag)) return null;
-    return proposeSweep({ source, runner, args, flag: sweep.flag, values: sweep.values, resultFile, workers });
+    if (sweep && !args.includes(sweep.flag)) return proposeSweep({ source, runner, args, flag: sweep.flag, values: sweep.values, resultFile, workers });
+    return shapes ? otherShapes(entry, args, runner, source, resultFiles, workers, request, shapes) : null;
   }
   const seed = entry.flags.find((f) => flagName(f) === 'seed');
   const i = seed ? args.indexOf(seed.flag) : -1;
@@ -575,6 +601,77 @@ function shardingOf(entry: EntryPoint, args: string[], runner: string, settings:
     resultFile,
     workers,
   });
+}
+
+/** A merge program the project ships: merge.py, merge_results.py, scripts/merge-shards.py. */
+const MERGE_SCRIPT_RE = /(^|\/)merge[\w-]*\.py$/i;
+
+/** What a run might be split over, read from its flags and the upload; `reads` must be read first. */
+interface Divisible {
+  inputs: { kind: 'files' | 'rows'; path: string; count: number | null } | null;
+  range: { start: string; end: string; total: number } | null;
+  mergeScript: string | null;
+  reads: string[];
+}
+
+/**
+ * The inputs a run could be split over: an input flag (`--input-dir data/`, `--input rows.csv`)
+ * naming a folder of the upload (its files) or a CSV (its rows); `--start/--end` flags with a
+ * known end (an evaluation over index ranges); and the merge program the project ships or the
+ * request names ("merge with merge.py").
+ */
+function divisibleInputs(entry: EntryPoint, args: string[], uploaded: Set<string>, request: string): Divisible {
+  const named = /\bmerge (?:it |them |the results |results )?(?:with|using|by) ([\w./-]+\.py)\b/i.exec(request)?.[1];
+  const scripts = [...uploaded].filter((p) => MERGE_SCRIPT_RE.test(p) && p !== entry.path);
+  const mergeScript = named && uploaded.has(named) ? named : scripts.length === 1 ? scripts[0]! : null;
+  let inputs: Divisible['inputs'] = null;
+  for (const f of entry.flags) {
+    if (!/^(input|inputs|in|input-dir|in-dir|inputs-dir|data-dir|data|images|image-dir|src-dir|csv|input-csv|input-file|rows)$/.test(flagName(f))) continue;
+    const value = (flagValue(args, f.flag) ?? f.default ?? '').replace(/^\.\//, '').replace(/\/$/, '');
+    if (!value) continue;
+    const files = [...uploaded].filter((p) => p.startsWith(`${value}/`));
+    if (files.length) inputs = { kind: 'files', path: value, count: files.length };
+    else if (/\.(csv|tsv)$/i.test(value) && uploaded.has(value)) inputs = { kind: 'rows', path: value, count: null };
+    if (inputs) break;
+  }
+  const start = entry.flags.find((f) => /^(start|begin|start-index|from)$/.test(flagName(f)));
+  const end = entry.flags.find((f) => /^(end|stop|end-index|to)$/.test(flagName(f)));
+  const total = end ? Number(flagValue(args, end.flag) ?? end.default) : NaN;
+  const range = start && end && Number.isInteger(total) && total > 0 ? { start: start.flag, end: end.flag, total } : null;
+  return { inputs, range, mergeScript, reads: [...(inputs?.kind === 'rows' ? [inputs.path] : []), ...(mergeScript ? [mergeScript] : [])] };
+}
+
+/** The batch, range and loop shapes (shardShapes.ts), in that order; null when none fits. */
+function otherShapes(entry: EntryPoint, args: string[], runner: string, source: string, resultFiles: string[], workers: number, request: string, shapes: Divisible & { readOf: (p: string) => string | undefined }) {
+  let script: MergeScript | null = null;
+  if (shapes.mergeScript) {
+    const read = readMergeScript(shapes.mergeScript, shapes.readOf(shapes.mergeScript) ?? '');
+    if (!read.script) return { spec: null, reason: `Not split into shards: ${read.why}.` };
+    script = read.script;
+  }
+  const command = [runner, ...args].join(' ');
+  const outDir = args.some((a, i) => a === 'outputs' && /^--?(out|output|out-dir|output-dir|outdir|save-dir)$/.test(args[i - 1] ?? ''));
+  const file = resultFiles.find((f) => f.startsWith('outputs/') && /\.(json|csv|tsv)$/.test(f)) ?? literalResult(source);
+  const result = file ? { kind: /\.(csv|tsv)$/.test(file) ? ('rows' as const) : ('json' as const), file } : outDir ? { kind: 'files' as const, file: 'outputs/' } : null;
+  if (shapes.inputs) {
+    let count = shapes.inputs.count;
+    if (count === null) {
+      const text = shapes.readOf(shapes.inputs.path) ?? '';
+      if (text.length >= 20_000) return { spec: null, reason: `Not split into shards: ${shapes.inputs.path} is larger than the planner reads, so its rows could not be counted.` };
+      count = splitCsv(text, shapes.inputs.path).rows;
+    }
+    return proposeBatch({ source, command, inputs: { ...shapes.inputs, count }, result, mergeScript: script, workers, unitSec: unitSeconds(request, count) });
+  }
+  if (shapes.range && file?.endsWith('.json')) return proposeRanges({ source, runner, args, startFlag: shapes.range.start, endFlag: shapes.range.end, total: shapes.range.total, resultFile: file, mergeScript: script, workers, unitSec: unitSeconds(request, shapes.range.total) });
+  // No suitable flags: a top-level loop over a literal list or range, run through the driver.
+  if (!entry.flags.length && topLevelLoop(source)) return proposeDriver({ path: entry.path, source, args, resultFile: file ?? null, mergeScript: script, workers, unitSec: null });
+  return null;
+}
+
+/** A result file the script writes at a literal path under outputs/ (`open("outputs/sweep.json", "w")`). */
+function literalResult(source: string): string | null {
+  const m = /open\(\s*(?:os\.path\.join\(\s*["']outputs["']\s*,\s*["']([^"']+)["']\s*\)|["'](?:\.\/)?(outputs\/[^"']+\.(?:json|csv|tsv))["'])\s*,\s*["']w/.exec(source);
+  return m ? (m[1] ? `outputs/${m[1]}` : m[2]!) : null;
 }
 
 /** Smoke runs do about this share of the full run (at least the minimum of their unit). */
@@ -703,7 +800,7 @@ function planService(request: string, out: Outputs, facts: ProjectFacts): Item[]
   const durationSec = requestedDuration(request);
   return call('submit_plan', {
     summary: `Serve ${app.file} (${app.framework}) as an HTTP endpoint on a ${hardware.workload} worker: \`${app.command}\` listening on $PORT, reachable at its URL with its access token once ${app.readinessPath} answers 2xx, ${durationSec ? `for ${durationSec} s` : 'until you stop it'}.${install.length ? ` A setup phase installs ${install.join(', ')} first.` : ''}`,
-    steps: [`Start \`${app.command}\` in the sandbox (its only network: the port the worker proxies to)`, `Serve it on a host of its own (<slug>.svc.…, and /svc/<slug>/ under the API's address for programs) once GET ${app.readinessPath} answers 2xx`, 'Restart it on a compatible worker, at the same URL, if its worker is lost'],
+    steps: [`Start \`${app.command}\` in the sandbox (its only network: the port the worker proxies to)`, `Route /svc/<slug>/ to it once GET ${app.readinessPath} answers 2xx`, 'Restart it on a compatible worker, at the same URL, if its worker is lost'],
     command: app.command,
     environment: null,
     hardware: { workload: hardware.workload, accelVendor: null, minMemoryMiB: null, minAccelMemoryMiB: null },

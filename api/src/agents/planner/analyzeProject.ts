@@ -40,10 +40,19 @@ export type PyFileFacts =
       /** Those of `imports` in the interpreter's standard library (sys.stdlib_module_names). */
       stdlib?: string[];
       flags: (ArgFlag & { aliases: string[]; required: boolean })[];
+      positionals?: Positional[];
       /** Lines that use CUDA unconditionally (not under an `if` that tests for it). */
       cudaLines: number[];
     }
   | { ok: false; error: string };
+
+/** A positional argparse argument (`p.add_argument("samples", type=int)`). */
+export interface Positional {
+  name: string;
+  type: string | null;
+  required: boolean;
+  help: string | null;
+}
 
 export interface EntryPoint {
   path: string;
@@ -52,6 +61,8 @@ export interface EntryPoint {
   /** argparse, click or typer, when the flags were read with the parser. */
   cli?: string | null;
   flags: ArgFlag[];
+  /** Its positional arguments, in order (argparse, read with the parser). */
+  positionals?: Positional[];
   savesCheckpoint: boolean;
   hardwiredCuda: string[];
   /**
@@ -189,7 +200,7 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
           if (/\.cuda\(\)|device\s*=\s*['"]cuda|torch\.device\(\s*['"]cuda['"]\s*\)|\.to\(\s*['"]cuda/.test(code) && !/is_available/.test(code)) hardwiredCuda.push(`${p}:${i + 1}`);
         });
       }
-      entryPoints.push({ path: p, kind, cli: ast?.ok ? ast.cli : null, flags, savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda, reportsMetrics: reportedMetrics(text) });
+      entryPoints.push({ path: p, kind, cli: ast?.ok ? ast.cli : null, flags, ...(ast?.ok && ast.positionals?.length ? { positionals: ast.positionals } : {}), savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda, reportsMetrics: reportedMetrics(text) });
     }
   }
   const usage = usageCommands(files);

@@ -33,7 +33,7 @@ import { applyTransition, commitTransition, InvalidTransitionError, transitionIf
 import type { PipelineStep, SmokeRun } from './planSchema.js';
 import { lockJob } from '../../db/sql/lockJob.js';
 import { afterService } from '../services/afterService.js';
-import { ADAPT_PREFIX, afterAdaptationCheck, afterShard } from './shardRun.js';
+import { ADAPT_PREFIX, afterAdaptationCheck, afterMergeTask, afterShard } from './shardRun.js';
 
 interface TaskResult {
   outputs?: ManifestEntry[];
@@ -49,6 +49,7 @@ export async function advanceJobAfterTask(r: Resources, taskId: string): Promise
   if (!criteria) return; // a task of a job without a plan (created directly): nothing to decide
   try {
     if (task.kind === 'SHARD') await afterShard(r, task, (result, extraEvents) => validateRun(r, task, criteria, result, extraEvents));
+    else if (task.kind === 'MERGE') await afterMergeTask(r, task, (result, extraEvents) => validateRun(r, task, criteria, result, extraEvents));
     else if (task.kind === 'RUN') await afterRun(r, task, criteria);
     else if (task.kind === 'PROBE' && task.name.startsWith(ADAPT_PREFIX)) await afterAdaptationCheck(r, task);
     else if (task.kind === 'EVALUATE') await afterEvaluation(r, task, criteria);

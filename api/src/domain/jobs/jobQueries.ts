@@ -8,7 +8,7 @@ export function loadJob(r: Pick<Resources, 'prisma'>, jobId: string, db: Db = r.
 }
 
 /**
- * Finished RUN and SHARD tasks whose job is still RUNNING, and EVALUATE tasks whose job
+ * Finished RUN, SHARD, PROBE and MERGE tasks whose job is still RUNNING, and EVALUATE tasks whose job
  * is still VALIDATING, for `quietMs`: the reaction to their `task.finished` was lost (a crash).
  */
 export async function tasksAwaitingAdvance(r: Pick<Resources, 'prisma'>, now: Date, quietMs: number): Promise<string[]> {
@@ -16,7 +16,7 @@ export async function tasksAwaitingAdvance(r: Pick<Resources, 'prisma'>, now: Da
     where: {
       status: { in: ['SUCCEEDED', 'FAILED'] },
       OR: [
-        { kind: { in: ['RUN', 'SHARD', 'PROBE'] }, job: { status: 'RUNNING' } },
+        { kind: { in: ['RUN', 'SHARD', 'PROBE', 'MERGE'] }, job: { status: 'RUNNING' } },
         { kind: 'EVALUATE', job: { status: 'VALIDATING' } },
       ],
       finishedAt: { lt: new Date(now.getTime() - quietMs) },

@@ -10,10 +10,15 @@
  *                          retries; failed → rejected with its report: the job runs unsharded
  *                          (one RUN task), or fails when the plan made sharding required
  *   a SHARD failed       → the job fails (its retries are spent), naming the shard
- *   all SHARDs succeeded → the MERGE, once: a pure function over the shards' result files in
- *                          this process, the merged file stored as a blob; the job's outputs are
- *                          the merged file and each shard's other files under shards/shard-i/;
- *                          then the acceptance checks like any run
+ *   all SHARDs succeeded → the MERGE, once: a pure function over the shards' outputs in this
+ *                          process (shardMerge.ts: fields, list, rows, files), the merged files
+ *                          stored as blobs — or, for the user's merge script, a MERGE task
+ *                          (`merge`) on a worker, sandboxed like any task, whose inputs are the
+ *                          shards' outputs under shards/shard-i/; the job's outputs are the merged
+ *                          files and each shard's files under shards/shard-i/; then the acceptance
+ *                          checks like any run
+ * With a merge script the check has its own MERGE task too (`adapt:merge`, over the check's
+ * shards), queued once they are all done; what it writes is what the check compares.
  * Exactly once across callers: decisions are taken under the job's row lock (a `shard-1` or
  * `run` task already there means done) or by the conditional startValidation transition,
  * in whose transaction the `shards.merged` event is written.
@@ -30,10 +35,13 @@ import { insertTask, type CreateTaskInput, type Requirements } from './createTas
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition, commitTransition, transitionIfAllowed } from './jobLifecycle.js';
 import { runTask } from './acceptPlan.js';
-import { checkMerged, mergeResults, type ShardsSpec } from './shards.js';
+import type { ShardsSpec } from './shards.js';
+import { compareMerged, mergeOutputs, type OutFile } from './shardMerge.js';
 
 export const ADAPT_PREFIX = 'adapt:';
 export const SHARD_PREFIX = 'shard-';
+/** The MERGE task of a merge script: `merge` in the full run, `adapt:merge` in the check. */
+export const MERGE_TASK = 'merge';
 
 interface FinishedTask {
   id: string;
@@ -71,25 +79,28 @@ async function loadPlan(r: Resources, task: FinishedTask) {
   return plan && spec ? { plan, spec } : null;
 }
 
-/** The JSON result file of each task, in shard order; throws in words when one is missing or not JSON. */
-async function resultsOf(r: Resources, tasks: { name: string; result: unknown }[], file: string): Promise<Record<string, unknown>[]> {
-  const out: Record<string, unknown>[] = [];
-  for (const t of tasks) {
-    const entry = ((t.result as Outputs | null)?.outputs ?? []).find((o) => o.path === file);
-    if (!entry) throw new Error(`${t.name} wrote no ${file}`);
-    const text = (await readBlobBuffer(r.blobs, entry.sha256)).toString('utf8');
-    try {
-      const v = JSON.parse(text) as unknown;
-      if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
-      out.push(v as Record<string, unknown>);
-    } catch {
-      throw new Error(`${t.name}'s ${file} is not a JSON object`);
-    }
-  }
-  return out;
+const outputsOf = (t: { result: unknown }): OutFile[] => (t.result as Outputs | null)?.outputs ?? [];
+const reader = (r: Resources) => (sha: string) => readBlobBuffer(r.blobs, sha);
+const shardIndex = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
+
+/**
+ * The MERGE task of a merge script: the project's code, the merge command, and each shard's
+ * outputs as inputs under shards/<shard-i>/ (the check's shards are named the same there).
+ */
+function mergeTask(jobId: string, name: string, codeVersionId: string, spec: ShardsSpec, shards: { name: string; result: unknown }[], environment: Record<string, unknown>, requirements: Requirements): CreateTaskInput {
+  const inputs = shards.flatMap((s) => outputsOf(s).map((o) => ({ ...o, path: `shards/${s.name.replace(ADAPT_PREFIX, '')}/${o.path}` })));
+  const timeoutSec = Math.min(requirements.timeoutSec ?? 900, 900);
+  return { jobId, kind: 'MERGE', name, codeVersionId, command: spec.merge.script!.command, environment: { ...environment, inputs }, requirements: { ...requirements, timeoutSec }, maxAttempts: 3 };
 }
 
-const shardIndex = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
+/** Queues a MERGE task once (under the job's row lock: a task of that name already there means done). */
+async function queueMergeOnce(r: Resources, jobId: string, input: CreateTaskInput): Promise<void> {
+  const queued = await commitTransition(r, jobId, async (tx, now) => {
+    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: input.name } })) > 0) return { eventIds: [], queued: false };
+    return { eventIds: [(await insertTask(tx, now, input)).eventId], queued: true };
+  });
+  if (queued.queued) await r.events.emit({ type: 'tasks.available' });
+}
 
 /** A check task finished: when all have, decide (see the file comment). */
 export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Promise<void> {
@@ -100,24 +111,29 @@ export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Pr
   const { plan, spec } = loaded;
   // Decided already (the reconcile's sweep re-advances finished tasks of RUNNING jobs): nothing to read.
   if ((await r.prisma.task.count({ where: { jobId, name: { in: ['run', `${SHARD_PREFIX}1`] } } })) > 0) return;
-  const tasks = await r.prisma.task.findMany({ where: { jobId, kind: 'PROBE', name: { startsWith: ADAPT_PREFIX } }, include: { currentAttempt: { include: { worker: { select: { id: true, name: true, accelVendor: true } } } } } });
+  const tasks = await r.prisma.task.findMany({ where: { jobId, name: { startsWith: ADAPT_PREFIX } }, include: { currentAttempt: { include: { worker: { select: { id: true, name: true, accelVendor: true } } } } } });
   if (tasks.some((t) => t.status !== 'SUCCEEDED' && t.status !== 'FAILED')) return;
   const original = tasks.find((t) => t.name === `${ADAPT_PREFIX}original`)!;
-  const shards = tasks.filter((t) => t !== original).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
+  const merger = tasks.find((t) => t.name === `${ADAPT_PREFIX}${MERGE_TASK}`);
+  const shards = tasks.filter((t) => t !== original && t !== merger).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
   const failed = tasks.filter((t) => t.status === 'FAILED');
+  const script = spec.merge.kind === 'script';
+  // A merge script: once the check's shards are done, its MERGE runs on them first.
+  if (script && !merger && !failed.length) {
+    await queueMergeOnce(r, jobId, mergeTask(jobId, `${ADAPT_PREFIX}${MERGE_TASK}`, original.codeVersionId, spec, shards, (plan.environment ?? {}) as Record<string, unknown>, plan.requirements as unknown as Requirements));
+    return;
+  }
   let ok = false;
   let report: string;
   let check: unknown = null;
   if (failed.length) report = `The check could not compare: ${failed.map((t) => `${t.name.slice(ADAPT_PREFIX.length)} (\`${t.command}\`) failed: ${t.statusReason ?? 'no reason recorded'}`).join('; ')}.`;
   else {
     try {
-      const [orig] = await resultsOf(r, [original], spec.merge.file);
-      const parts = await resultsOf(r, shards, spec.merge.file);
-      const merged = mergeResults(spec.merge.fields, parts);
-      const c = checkMerged(spec, merged, orig!);
+      const merged = script ? { files: outputsOf(merger!), value: null } : await mergeOutputs(spec.merge, shards.map(outputsOf), reader(r));
+      const c = await compareMerged(spec, merged.files, outputsOf(original), reader(r));
       ok = c.ok;
       report = c.report;
-      check = { merged, original: orig, fields: c.fields, k: spec.merge.k ?? 4, shards: parts };
+      check = { ...(c.detail as object), ...(script ? { script: spec.merge.script!.command } : {}) };
     } catch (err) {
       report = `The shards' results could not be merged: ${(err as Error).message}.`;
     }
@@ -181,38 +197,81 @@ export async function afterShard(
   }
   const loaded = await loadPlan(r, task);
   if (!loaded) return;
-  const { spec } = loaded;
+  const { plan, spec } = loaded;
   const shards = (await r.prisma.task.findMany({ where: { jobId, kind: 'SHARD' } })).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
   if (shards.length !== spec.shards.length || shards.some((t) => t.status !== 'SUCCEEDED')) return;
-  let merged: Record<string, unknown>;
+  if (spec.merge.kind === 'script') {
+    await queueMergeOnce(r, jobId, mergeTask(jobId, MERGE_TASK, task.codeVersionId, spec, shards, (plan.environment ?? {}) as Record<string, unknown>, plan.requirements as unknown as Requirements));
+    return;
+  }
+  let merged: Awaited<ReturnType<typeof mergeOutputs>>;
   try {
-    merged = mergeResults(spec.merge.fields, await resultsOf(r, shards, spec.merge.file));
+    merged = await mergeOutputs(spec.merge, shards.map(outputsOf), reader(r));
   } catch (err) {
     await transitionIfAllowed(r, jobId, 'fail', { reason: `All ${shards.length} shards succeeded, but their results could not be merged: ${(err as Error).message}.`, onlyFrom: ['RUNNING'] });
     return;
   }
-  const buf = Buffer.from(`${JSON.stringify(merged, null, 2)}\n`);
-  const put = await putBuffer(r.blobs, buf);
-  // The last two shards may finish at once and both merge (same bytes, same blob): the loser of
-  // the upsert race on the new blob row retries once; only one of them passes startValidation.
-  await registerBlob(r, put.sha256, buf.length, task.job.ownerId).catch((err: { code?: string }) => {
-    if (err?.code !== 'P2002') throw err;
-    return registerBlob(r, put.sha256, buf.length, task.job.ownerId);
-  });
-  const file: ManifestEntry = { path: spec.merge.file, sha256: put.sha256, size: buf.length, mode: 0o644 };
-  const outputs = [file, ...shardFiles(shards)];
+  const files: ManifestEntry[] = [];
+  for (const f of merged.files) {
+    if (f.bytes) {
+      const bytes = f.bytes;
+      const put = await putBuffer(r.blobs, bytes);
+      // The last two shards may finish at once and both merge (same bytes, same blob): the loser of
+      // the upsert race on the new blob row retries once; only one of them passes startValidation.
+      await registerBlob(r, put.sha256, bytes.length, task.job.ownerId).catch((err: { code?: string }) => {
+        if (err?.code !== 'P2002') throw err;
+        return registerBlob(r, put.sha256, bytes.length, task.job.ownerId);
+      });
+    }
+    files.push({ path: f.path, sha256: f.sha256, size: f.size, mode: f.mode ?? 0o644 });
+  }
+  await finishMerge(r, jobId, spec, shards, files, merged.value, validate);
+}
+
+type Validate = (result: Outputs, extraEvents: (tx: Db) => Promise<string[]>) => Promise<void>;
+
+/** The merged files are the job's result: validate it (the `shards.merged` event in the validation's transaction). */
+async function finishMerge(r: Resources, jobId: string, spec: ShardsSpec, shards: { name: string; result: unknown }[], merged: ManifestEntry[], value: unknown, validate: Validate): Promise<void> {
+  const outputs = [...merged, ...shardFiles(shards)];
   const metrics: Record<string, number> = {};
   for (const s of shards) for (const [k, v] of Object.entries((s.result as Outputs | null)?.metrics ?? {})) metrics[`${s.name}.${k}`] = v;
+  const kind = spec.merge.kind ?? 'fields';
   await validate({ outputs, metrics, exitCode: 0 }, async (tx) => [
     await recordJobEvent(tx, jobId, 'shards.merged', {
       shards: shards.length,
       file: spec.merge.file,
-      sha256: put.sha256,
-      merged: merged as P.InputJsonValue,
+      kind,
+      sha256: merged.find((f) => f.path === spec.merge.file)?.sha256 ?? null,
+      files: merged.length,
+      merged: (value ?? null) as P.InputJsonValue,
       outputs: outputs as unknown as P.InputJsonValue,
-      rules: spec.merge.fields.map((f) => `${f.name}: ${f.how}`),
+      rules: kind === 'script' ? [`script: ${spec.merge.script!.command}`] : kind === 'fields' ? spec.merge.fields.map((f) => `${f.name}: ${f.how}`) : [`${kind}: ${spec.merge.file}`],
     }),
   ]);
+}
+
+/**
+ * A MERGE task (a merge script) finished. The check's (`adapt:merge`) → the check decides. The
+ * full run's: failed for good → the job fails naming it; succeeded → what it wrote is the
+ * merged result, validated like any run's.
+ */
+export async function afterMergeTask(r: Resources, task: FinishedTask, validate: Validate): Promise<void> {
+  if (task.name.startsWith(ADAPT_PREFIX)) return afterAdaptationCheck(r, task);
+  const jobId = task.jobId;
+  if (task.job.status !== 'RUNNING') return;
+  if (task.status === 'FAILED') {
+    await transitionIfAllowed(r, jobId, 'fail', { reason: `The merge (\`${task.command}\`) failed after its retries: ${task.statusReason ?? 'no reason recorded'}`, onlyFrom: ['RUNNING'] });
+    return;
+  }
+  const loaded = await loadPlan(r, task);
+  if (!loaded) return;
+  const shards = (await r.prisma.task.findMany({ where: { jobId, kind: 'SHARD' } })).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
+  const written = outputsOf(task).map((o) => ({ path: o.path, sha256: o.sha256, size: o.size, mode: o.mode ?? 0o644 }));
+  if (!written.some((o) => o.path === loaded.spec.merge.file)) {
+    await transitionIfAllowed(r, jobId, 'fail', { reason: `The merge (\`${task.command}\`) wrote no ${loaded.spec.merge.file}.`, onlyFrom: ['RUNNING'] });
+    return;
+  }
+  await finishMerge(r, jobId, loaded.spec, shards, written, { script: loaded.spec.merge.script!.command, files: written.length }, validate);
 }
 
 /** Every shard's own files, each under shards/<shard>/ (never one shard's file as the job's). */

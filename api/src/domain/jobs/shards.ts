@@ -9,7 +9,17 @@
 import { z } from 'zod';
 
 export const MERGE_RULES = ['sum', 'mean', 'weighted-mean', 'combined-stderr', 'concat'] as const;
-export const MERGE_CHECKS = ['exact', 'within-k-se', 'none'] as const;
+export const MERGE_CHECKS = ['exact', 'close', 'within-k-se', 'none'] as const;
+/**
+ * How the shards' results become one: `fields` a JSON object merged field by field; `list` a
+ * JSON list concatenated in shard order; `rows` a CSV whose header is kept once and whose rows
+ * are concatenated in shard order; `files` the union of the files under a folder (per-input
+ * results); `script` the user's own merge program, run on a worker after the shards (a MERGE task).
+ */
+export const MERGE_KINDS = ['fields', 'list', 'rows', 'files', 'script'] as const;
+export type MergeKind = (typeof MERGE_KINDS)[number];
+/** How each shard gets its share: the program's own flags, a slice of the inputs kept in the shard's copy (chatgpu.shard files/rows), or the generated driver that runs a loop on a slice (chatgpu.shard loop). */
+export const SHARD_TRANSFORMATIONS = ['flags', 'slice', 'driver'] as const;
 
 const MergeField = z.object({
   name: z.string().min(1).max(100).describe('A top-level key of the result file.'),
@@ -18,7 +28,7 @@ const MergeField = z.object({
     .describe('sum (counts), mean (plain average), weighted-mean (an estimate weighted by `weight`), combined-stderr (the standard error of a weighted mean: sqrt(Σ w²·se²)/Σ w), concat (lists).'),
   weight: z.string().min(1).max(100).optional().describe('weighted-mean / combined-stderr: the key holding each shard\'s weight (its sample count).'),
   stderr: z.string().min(1).max(100).optional().describe('within-k-se: the key holding the standard error of this field.'),
-  check: z.enum(MERGE_CHECKS).describe('How the merged value is compared with the unsharded run: exact (counts, lists), within-k-se (Monte-Carlo estimates), none (a random count).'),
+  check: z.enum(MERGE_CHECKS).describe('How the merged value is compared with the unsharded run: exact (counts, lists), close (equal within a relative 1e-9: a weighted mean of exact per-shard means), within-k-se (Monte-Carlo estimates), none (a random count).'),
 });
 export type MergeField = z.infer<typeof MergeField>;
 
@@ -33,6 +43,7 @@ export const ShardsSchema = z
           command: z.string().min(1).max(2000).describe("The shard's command: the program's own flags, its share of the units and its seed."),
           size: z.number().int().positive().describe('Units this shard does.'),
           seed: z.number().int().optional().describe('Its seed, derived deterministically from the plan (recorded).'),
+          range: z.array(z.number().int().min(0)).length(2).optional().describe('Its slice of the inputs or items, [start, end) in sorted order (batches, driver loops, dataset ranges).'),
         }),
       )
       .min(2)
@@ -44,10 +55,27 @@ export const ShardsSchema = z
         timeoutSec: z.number().int().min(10).max(86400).optional(),
       })
       .describe('The adaptation check: merged bounded shards against the unsharded bounded run.'),
+    transformation: z.enum(SHARD_TRANSFORMATIONS).optional().describe('How shards get their share (default flags): the program\'s own flags; slice — `python -m chatgpu.shard files DIR a b` / `rows CSV a b` keeps only the shard\'s inputs in its own copy before the unchanged command; driver — `python -m chatgpu.shard loop FILE LINE a b` runs the file with its top-level loop over items [a, b) only.'),
+    inputs: z
+      .object({
+        kind: z.enum(['files', 'rows']),
+        path: z.string().min(1).max(500).describe('The folder of input files, or the CSV whose rows are the inputs.'),
+        count: z.number().int().positive().describe('Files or rows in the full run.'),
+      })
+      .optional()
+      .describe('A batch of independent inputs (files in a folder, rows of a CSV) split across the shards.'),
     merge: z.object({
-      file: z.string().min(1).max(500).describe('The JSON result file each shard writes (under outputs/).'),
-      fields: z.array(MergeField).min(1).max(50),
+      kind: z.enum(MERGE_KINDS).optional().describe('fields (default), list, rows, files or script (see MERGE_KINDS).'),
+      file: z.string().min(1).max(500).describe('What is merged (under outputs/): the JSON or CSV result file, or the folder of per-input result files (kind files); for a script, the file it writes, compared with the same file of the unsharded run.'),
+      fields: z.array(MergeField).max(50).describe('kind fields: the merge of each top-level key (empty for other kinds).'),
       k: z.number().positive().max(10).optional().describe('within-k-se: how many combined standard errors the estimates may differ (default 4).'),
+      script: z
+        .object({
+          path: z.string().min(1).max(500).describe("The project's merge program (e.g. merge.py)."),
+          command: z.string().min(1).max(2000).describe("Its command: it reads the shards' results under shards/shard-<i>/ (each shard's outputs at their paths) and writes `file`."),
+        })
+        .optional(),
+      rtol: z.number().min(0).max(1).optional().describe('kind script: numbers of a JSON result may differ by this relative tolerance (default 0: byte-equal).'),
     }),
     required: z.boolean().describe('Required: the unsharded run cannot fit one worker (a failed check stops the job). Optional: a failed check runs it unsharded.'),
   })
@@ -68,6 +96,27 @@ export function shardsProblem(spec: ShardsSpec, plan: { outputs: string[]; smoke
   if (new Set(spec.shards.map((s) => s.command)).size !== spec.shards.length) return 'Two shards run the same command: each needs its own share or seed.';
   if (!spec.merge.file.startsWith('outputs/') || !plan.outputs.some((o) => spec.merge.file === o || spec.merge.file.startsWith(`${o.replace(/\/$/, '')}/`)))
     return `The merged file ${spec.merge.file} must be one of the outputs (under outputs/).`;
+  const kind = spec.merge.kind ?? 'fields';
+  const under = (p: string, dir: string) => p === dir.replace(/\/$/, '') || p.startsWith(`${dir.replace(/\/$/, '')}/`);
+  if (kind !== 'fields' && spec.merge.fields.length) return `A merge of kind ${kind} has no fields: leave \`fields\` empty.`;
+  if (kind === 'fields' && !spec.merge.fields.length) return 'A field-by-field merge needs its fields.';
+  if (kind === 'list' && !spec.merge.file.endsWith('.json')) return `A list merge concatenates a JSON list: ${spec.merge.file} is not a .json file.`;
+  if (kind === 'rows' && !/\.(csv|tsv)$/.test(spec.merge.file)) return `A rows merge concatenates a CSV: ${spec.merge.file} is not a .csv file.`;
+  if (kind === 'script' && !spec.merge.script) return 'A script merge needs `script`: the project\'s merge program and its command.';
+  if (kind !== 'script' && spec.merge.script) return `A merge of kind ${kind} runs no script: set kind script, or drop \`script\`.`;
+  if (spec.merge.script && !spec.merge.script.command.includes(spec.merge.script.path)) return `The merge command \`${spec.merge.script.command}\` does not run ${spec.merge.script.path}.`;
+  if (spec.inputs) {
+    const ranges = spec.shards.map((s) => s.range);
+    if (ranges.some((r) => !r)) return 'Shards of a batch of inputs each need their `range` of the inputs.';
+    let at = 0;
+    for (const [i, r] of (ranges as [number, number][]).entries()) {
+      if (r[0] !== at || r[1] <= r[0]) return `Shard ${i + 1}'s range [${r[0]}, ${r[1]}) does not start where the previous one ended (${at}): the shards must cover the inputs once, in order.`;
+      if (r[1] - r[0] !== spec.shards[i]!.size) return `Shard ${i + 1}'s range [${r[0]}, ${r[1]}) holds ${r[1] - r[0]} inputs, not its size ${spec.shards[i]!.size}.`;
+      at = r[1];
+    }
+    if (at !== spec.inputs.count) return `The shards' ranges end at ${at}, not at the ${spec.inputs.count} ${spec.inputs.kind} of ${spec.inputs.path}.`;
+    if (kind === 'files' && under(spec.inputs.path, spec.merge.file)) return `The merged folder ${spec.merge.file} holds the inputs ${spec.inputs.path}.`;
+  }
   const names = spec.merge.fields.map((f) => f.name);
   if (new Set(names).size !== names.length) return 'A merge field is listed twice.';
   for (const f of spec.merge.fields) {
@@ -79,6 +128,9 @@ export function shardsProblem(spec: ShardsSpec, plan: { outputs: string[]; smoke
 }
 
 type Json = Record<string, unknown>;
+
+/** check `close`: a weighted mean of per-shard means equals the whole mean up to rounding. */
+export const CLOSE_RTOL = 1e-9;
 
 /** Merges the shards' result objects field by field; throws (in words) on a missing or mistyped field. */
 export function mergeResults(fields: MergeField[], parts: Json[]): Json {
@@ -133,6 +185,7 @@ export function checkMerged(spec: Pick<ShardsSpec, 'merge'>, merged: Json, origi
     const o = original[f.name];
     if (f.check === 'none') return { name: f.name, check: f.check, merged: m, original: o, ok: true };
     if (f.check === 'exact') return { name: f.name, check: f.check, merged: m, original: o, ok: JSON.stringify(m) === JSON.stringify(o) };
+    if (f.check === 'close') return { name: f.name, check: f.check, merged: m, original: o, ok: typeof m === 'number' && typeof o === 'number' && Math.abs(m - o) <= CLOSE_RTOL * Math.max(Math.abs(m), Math.abs(o)) };
     const se = [merged[f.stderr!], original[f.stderr!]];
     if (typeof m !== 'number' || typeof o !== 'number' || se.some((s) => typeof s !== 'number')) return { name: f.name, check: f.check, merged: m, original: o, ok: false };
     const diff = Math.abs(m - o);
@@ -143,8 +196,8 @@ export function checkMerged(spec: Pick<ShardsSpec, 'merge'>, merged: Json, origi
   const words = fields
     .filter((f) => f.check !== 'none')
     .map((f) =>
-      f.check === 'exact'
-        ? `${f.name}: merged ${show(f.merged)} ${f.ok ? '=' : '≠'} unsharded ${show(f.original)} (exact)`
+      f.check === 'exact' || f.check === 'close'
+        ? `${f.name}: merged ${show(f.merged)} ${f.ok ? '=' : '≠'} unsharded ${show(f.original)} (${f.check === 'exact' ? 'exact' : `within a relative ${CLOSE_RTOL}`})`
         : `${f.name}: merged ${show(f.merged)} vs unsharded ${show(f.original)}, |Δ| ${f.diff === undefined ? 'n/a' : show(f.diff)} ${f.ok ? '≤' : '>'} ${k} combined standard errors (${f.limit === undefined ? 'n/a' : show(f.limit)})`,
     );
   const ok = fields.every((f) => f.ok);
@@ -217,6 +270,8 @@ export function proposeShards(input: {
   resultFile: string | null;
   workers: number;
   minPerShard?: number;
+  /** The count is the first positional argument (`python pi.py 1000000`), not a flag. */
+  positional?: boolean;
 }): ShardProposal {
   const no = (reason: string): ShardProposal => ({ spec: null, reason });
   const carried = carriedState(input.source);
@@ -243,6 +298,7 @@ export function proposeShards(input: {
   const command = (samples: number, seed: number) => {
     const out = [...input.args];
     const set = (flag: string, value: string) => {
+      if (flag === input.countFlag && input.positional) return void (out[0] = value);
       const i = out.indexOf(flag);
       if (i >= 0) out[i + 1] = value;
       else out.push(flag, value);
@@ -316,4 +372,20 @@ export function proposeSweep(input: { source: string; runner: string; args: stri
       required: false,
     },
   };
+}
+
+/** The merge in words, for the plan's steps and the job page. */
+export function mergeWords(merge: ShardsSpec['merge']): string {
+  switch (merge.kind ?? 'fields') {
+    case 'script':
+      return `\`${merge.script?.command ?? merge.script?.path ?? 'the merge script'}\` (a MERGE task on a worker) writes ${merge.file}`;
+    case 'files':
+      return `the union of the files under ${merge.file}`;
+    case 'rows':
+      return `the rows of ${merge.file} concatenated in shard order (one header)`;
+    case 'list':
+      return `the list in ${merge.file} concatenated in shard order`;
+    default:
+      return `${merge.file}: ${merge.fields.map((f) => `${f.name}: ${f.how}`).join(', ')}`;
+  }
 }

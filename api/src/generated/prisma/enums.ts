@@ -70,7 +70,8 @@ export const TaskKind = {
   RUN: 'RUN',
   SHARD: 'SHARD',
   EVALUATE: 'EVALUATE',
-  SERVICE: 'SERVICE'
+  SERVICE: 'SERVICE',
+  MERGE: 'MERGE'
 } as const
 
 export type TaskKind = (typeof TaskKind)[keyof typeof TaskKind]

@@ -62,6 +62,16 @@ def strings(args):
     return [a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
 
 
+def argparse_positional(call):
+    """A positional argparse argument ({name, type, required}), or None for a flag."""
+    names = strings(call.args)
+    if len(names) != 1 or names[0].startswith("-"):
+        return None
+    nargs = const(kw(call, "nargs"))
+    return {"name": names[0], "type": type_name(kw(call, "type")), "required": nargs not in ("?", "*") and kw(call, "default") is None,
+            "help": const(kw(call, "help"))}
+
+
 def argparse_flag(call):
     names = strings(call.args)
     longs = [n for n in names if n.startswith("--")]
@@ -251,6 +261,7 @@ def analyze(text):
     )
     imports = set()
     flags, cli, parses = [], None, False
+    positionals = []
     typer_commands = set()
     uses_typer = False
     for node in ast.walk(tree):
@@ -267,6 +278,8 @@ def analyze(text):
                 if f:
                     flags.append(f)
                     cli = cli or "argparse"
+                elif argparse_positional(node):
+                    positionals.append(argparse_positional(node))
             elif name in ("parse_args", "parse_known_args"):
                 parses = True
             elif name == "run" and isinstance(node.func.value, ast.Name) and node.func.value.id == "typer" and node.args and isinstance(node.args[0], ast.Name):
@@ -302,7 +315,7 @@ def analyze(text):
             unique.append(f)
     stdlib = getattr(sys, "stdlib_module_names", frozenset())
     return {"ok": True, "mainGuard": main_guard, "topLevelRuns": top_runs, "parsesArgs": parses, "cli": cli, "configurator": configurator, "imports": sorted(imports),
-            "stdlib": sorted(i for i in imports if i in stdlib), "flags": unique,
+            "stdlib": sorted(i for i in imports if i in stdlib), "flags": unique, "positionals": positionals,
             "cudaLines": [n for n in hard_wired_cuda(tree) if n not in settings_lines]}
 
 

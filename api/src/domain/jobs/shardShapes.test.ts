@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { compareMerged, csvRecords, jsonDiff, mergeOutputs, type OutFile } from './shardMerge.js';
+import { costGain, literalCount, loopCarriesState, proposeBatch, proposeDriver, proposeRanges, readMergeScript, topLevelLoop, unitSeconds } from './shardShapes.js';
+import { shardsProblem } from './shards.js';
+
+const blobs = new Map<string, Buffer>();
+const file = (path: string, text: string): OutFile => {
+  const bytes = Buffer.from(text);
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  blobs.set(sha256, bytes);
+  return { path, sha256, size: bytes.length };
+};
+const read = async (sha: string) => blobs.get(sha) ?? Promise.reject(new Error(`no blob ${sha}`));
+
+describe('merging outputs by kind', () => {
+  it('rows: one header, the rows in shard order, a quoted newline kept in its row; a different header is refused', async () => {
+    const merge = { kind: 'rows' as const, file: 'outputs/r.csv', fields: [] };
+    const m = await mergeOutputs(merge, [[file('outputs/r.csv', 'a,b\n1,"x\ny"\n')], [file('outputs/r.csv', 'a,b\r\n2,z')]], read);
+    expect(m.files[0]!.bytes!.toString()).toBe('a,b\n1,"x\ny"\n2,z\n');
+    expect(m.value).toEqual({ rows: 2, perShard: [1, 1] });
+    await expect(mergeOutputs(merge, [[file('outputs/r.csv', 'a,b\n1,2\n')], [file('outputs/r.csv', 'a,c\n1,2\n')]], read)).rejects.toThrow('shard 2\'s outputs/r.csv has the header "a,c", not "a,b"');
+    await expect(mergeOutputs(merge, [[file('outputs/r.csv', 'a\n')], []], read)).rejects.toThrow('shard 2 wrote no outputs/r.csv');
+    expect(csvRecords('1,"a\nb"\n2,c\n\n3,d')).toBe(3);
+  });
+  it('files: the union under the folder; the same path with other bytes from two shards is refused', async () => {
+    const merge = { kind: 'files' as const, file: 'outputs/', fields: [] };
+    const m = await mergeOutputs(merge, [[file('outputs/b.txt', 'B'), file('log.txt', 'x')], [file('outputs/a.txt', 'A'), file('outputs/b.txt', 'B')]], read);
+    expect(m.files.map((f) => f.path)).toEqual(['outputs/a.txt', 'outputs/b.txt']);
+    await expect(mergeOutputs(merge, [[file('outputs/a.txt', 'A')], [file('outputs/a.txt', 'a')]], read)).rejects.toThrow('shard 1 and shard 2 both wrote outputs/a.txt, with different contents');
+  });
+  it('list: concatenated in order; a shard whose file is not a list is named', async () => {
+    const merge = { kind: 'list' as const, file: 'outputs/l.json', fields: [] };
+    expect((await mergeOutputs(merge, [[file('outputs/l.json', '[1,2]')], [file('outputs/l.json', '[3]')]], read)).value).toEqual([1, 2, 3]);
+    await expect(mergeOutputs(merge, [[file('outputs/l.json', '[1]')], [file('outputs/l.json', '{"a":1}')]], read)).rejects.toThrow("shard 2's outputs/l.json is not a JSON list");
+    await expect(mergeOutputs({ ...merge, kind: 'script' }, [], read)).rejects.toThrow('a merge script runs on a worker');
+  });
+  it('compares with the unsharded run in words: missing, extra and different files; rows; a script result within rtol', async () => {
+    const files = { kind: 'files' as const, file: 'outputs/', fields: [] };
+    const c = await compareMerged({ merge: files }, [file('outputs/a', '1'), file('outputs/c', '3'), file('outputs/d', 'x')], [file('outputs/a', '1'), file('outputs/b', '2'), file('outputs/d', 'y')], read);
+    expect(c.ok).toBe(false);
+    expect(c.report).toBe('The merged result disagrees with the unsharded run: missing from the merge: outputs/b; not written by the unsharded run: outputs/c; different bytes: outputs/d.');
+    expect((await compareMerged({ merge: files }, [], [], read)).report).toContain('the unsharded run wrote no file under outputs/');
+    const rows = { kind: 'rows' as const, file: 'outputs/r.csv', fields: [] };
+    const r = await compareMerged({ merge: rows }, [file('outputs/r.csv', 'a\n1\n2\n')], [file('outputs/r.csv', 'a\n1\n3\n')], read);
+    expect(r.report).toBe('The merged result disagrees with the unsharded run: outputs/r.csv: merged 2 rows ≠ unsharded 2 rows; line 3 differs ("2" vs "3").');
+    const script = { kind: 'script' as const, file: 'outputs/s.json', fields: [], script: { path: 'merge.py', command: 'python merge.py' }, rtol: 1e-6 };
+    expect((await compareMerged({ merge: script }, [file('outputs/s.json', '{"x": 1.0000001}')], [file('outputs/s.json', '{"x":1}')], read)).ok).toBe(true);
+    expect(jsonDiff({ a: [1, { b: 2 }] }, { a: [1, { b: 3 }] }, 0)).toBe('a[1].b: 2 ≠ 3');
+    expect(jsonDiff({ a: 1 }, { b: 1 }, 0)).toBe('the object: keys a ≠ b');
+    await expect(compareMerged({ merge: { ...script, file: 'outputs/s.txt' } }, [], [file('outputs/s.txt', 'x')], read)).rejects.toThrow('the merge script wrote no outputs/s.txt');
+  });
+});
+
+describe('the shapes of divisible work', () => {
+  const PROCESS = 'import os\nfor name in sorted(os.listdir(a.input_dir)):\n    text = open(name).read()\n    open(out, "w").write(text.upper())\n';
+  it('a batch of files: slices through chatgpu.shard, the union of outputs, checked one file per shard', () => {
+    const p = proposeBatch({ source: PROCESS, command: 'python p.py --out outputs', inputs: { kind: 'files', path: 'data', count: 7 }, result: { kind: 'files', file: 'outputs/' }, mergeScript: null, workers: 3 });
+    expect(p.spec!.shards.map((s) => s.range)).toEqual([[0, 3], [3, 5], [5, 7]]);
+    expect(p.spec!.check.shards).toEqual(['0 1', '1 2', '2 3'].map((r) => `python -m chatgpu.shard files data ${r} && python p.py --out outputs`));
+    expect(shardsProblem(p.spec!, { outputs: ['outputs'] })).toBeNull();
+    // The shards must cover the inputs once, in order.
+    const gap = { ...p.spec!, shards: p.spec!.shards.map((s, i) => (i === 1 ? { ...s, range: [4, 5] } : s)) };
+    expect(shardsProblem(gap, { outputs: ['outputs'] })).toMatch(/Shard 2's range \[4, 5\) does not start where the previous one ended \(3\)/);
+    expect(shardsProblem({ ...p.spec!, merge: { ...p.spec!.merge, kind: 'rows' } }, { outputs: ['outputs'] })).toMatch(/is not a \.csv file/);
+    expect(shardsProblem({ ...p.spec!, merge: { ...p.spec!.merge, kind: 'script' } }, { outputs: ['outputs'] })).toMatch(/needs `script`/);
+  });
+  it('refuses a batch with no result, with one worker, or too small to pay for its check — and says why', () => {
+    const base = { source: PROCESS, command: 'python p.py', inputs: { kind: 'files' as const, path: 'data', count: 4 }, result: { kind: 'files' as const, file: 'outputs/' }, mergeScript: null };
+    expect(proposeBatch({ ...base, workers: 3 }).reason).toBe(
+      'Not split into shards: it does not pay: the check costs about 4 files of wall time (3 unsharded, the same in 3 shards beside it) and 3 shards save about 2.67 of the 4 (the time of one file is not known, so the ~10 s overhead of each round of tasks is not weighed).',
+    );
+    expect(proposeBatch({ ...base, workers: 1 }).reason).toBe('Not split into shards: 1 compatible worker online, so one run is as fast.');
+    expect(proposeBatch({ ...base, result: null, workers: 3 }).reason).toBe('Not split into shards: the program writes no result under outputs/ to merge.');
+    expect(proposeBatch({ ...base, source: 'json.dump({"files": n, "longest": w}, f)', result: { kind: 'json', file: 'outputs/s.json' }, inputs: { ...base.inputs, count: 30 }, workers: 3 }).reason).toMatch(/no merge rule is known for the result field `longest`/);
+  });
+  it('weighs the overhead when the time of a unit is known', () => {
+    expect(unitSeconds('each file takes about 2 seconds', 100)).toBe(2);
+    expect(unitSeconds('it takes about 3 minutes', 60)).toBe(3);
+    expect(unitSeconds('upper-case them', 10)).toBeNull();
+    expect(costGain({ total: 30, bounded: 3, shards: 3, workers: 3, unit: 'file', unitSec: 0.1 })).toMatchObject({ ok: false });
+    expect(costGain({ total: 30, bounded: 3, shards: 3, workers: 3, unit: 'file', unitSec: 10 }).ok).toBe(true);
+    expect(costGain({ total: 30, bounded: 3, shards: 3, workers: 3, unit: 'file', unitSec: 0.1 }).words).toMatch(/2 rounds of task overhead \(~10 s each\) cost ~20\.4 s; 3 shards save ~2 s/);
+  });
+  it('reads a merge script that takes result files and an output flag, and says why not otherwise', () => {
+    const ok = readMergeScript('merge.py', 'p.add_argument("parts", nargs="+")\np.add_argument("-o", "--out")\n');
+    expect(ok.script!.command(['a.json', 'b.json'], 'outputs/m.json')).toBe('python merge.py --out outputs/m.json a.json b.json');
+    expect(readMergeScript('merge.py', 'import sys\nfiles = sys.argv[1:]\n').why).toBe("merge.py does not take a list of result files (a positional argument with nargs='+') and an output flag (--out / -o), so it cannot be given the shards' results");
+  });
+  it('an evaluation over index ranges: counts summed, means weighted and checked close', () => {
+    const source = 'json.dump({"n": n, "correct": c, "accuracy": c / n, "seed": 1}, f)';
+    const base = { source, runner: 'python acc.py', args: ['--out', 'outputs/e.json'], startFlag: '--start', endFlag: '--end', total: 100, resultFile: 'outputs/e.json', mergeScript: null, workers: 2 };
+    expect(proposeRanges(base).reason).toBe('Not split into shards: no merge rule is known for the result field `seed` of outputs/e.json.');
+    const p = proposeRanges({ ...base, source: source.replace(', "seed": 1', '') });
+    expect(p.spec!.shards.map((s) => s.command)).toEqual(['python acc.py --out outputs/e.json --start 0 --end 50', 'python acc.py --out outputs/e.json --start 50 --end 100']);
+    expect(p.spec!.merge.fields.find((f) => f.name === 'accuracy')).toEqual({ name: 'accuracy', how: 'weighted-mean', weight: 'n', check: 'close' });
+    expect(proposeRanges({ ...base, source: 'json.dump({"accuracy": a}, f)' }).reason).toMatch(/reports no example count/);
+  });
+  it('finds a top-level loop over a literal, runs it through the driver, and refuses one that carries state', () => {
+    expect(literalCount('[{"a": [1, 2]}, {"a": 3}, "x,y"]')).toBe(3);
+    expect(literalCount('range(3, 9)')).toBe(6);
+    expect(literalCount('configs()')).toBeNull();
+    const src = 'import json\ndef f(c):\n    return c * 2\nCFG = [\n    1,\n    2,\n    3,\n    4,\n    5,\n    6,\n]\nout = []\nif __name__ == "__main__":\n    for c in CFG:\n        out.append(f(c))\n    json.dump(out, open("outputs/o.json", "w"))\n';
+    const loop = topLevelLoop(src)!;
+    expect(loop).toMatchObject({ line: 14, target: 'c', count: 6 });
+    expect(loopCarriesState(src, loop)).toBeNull();
+    const p = proposeDriver({ path: 's.py', source: src, args: [], resultFile: 'outputs/o.json', mergeScript: null, workers: 3 });
+    expect(p.spec!.shards.map((s) => s.command)).toEqual(['0 2', '2 4', '4 6'].map((r) => `python -m chatgpu.shard loop s.py 14 ${r}`));
+    expect(p.spec!.merge).toEqual({ kind: 'list', file: 'outputs/o.json', fields: [] });
+    const total = src.replace('out = []', 'out = []\ntotal = 0').replace('        out.append(f(c))', '        total += f(c)\n        out.append(total)');
+    expect(proposeDriver({ path: 's.py', source: total, args: [], resultFile: 'outputs/o.json', mergeScript: null, workers: 3 }).reason).toBe(
+      'Not split into shards: the variable `total` is set before the loop and updated in it (`total += f(c)`), so each item depends on the ones before (the loop on line 15 of s.py).',
+    );
+    const global = src.replace('    return c * 2', '    global seen\n    return c * 2');
+    expect(proposeDriver({ path: 's.py', source: global, args: [], resultFile: 'outputs/o.json', mergeScript: null, workers: 3 }).reason).toMatch(/a function declares `seen` global/);
+    expect(proposeDriver({ path: 's.py', source: 'x = 1\n', args: [], resultFile: null, mergeScript: null, workers: 3 }).reason).toBe('Not split into shards: s.py has no top-level loop over a literal list or range to split.');
+  });
+});

@@ -1,0 +1,2 @@
+-- AlterEnum
+ALTER TYPE "TaskKind" ADD VALUE 'MERGE';
