@@ -3,8 +3,9 @@
  * and three real worker processes sharing one API: a batch of files in a folder (each shard
  * keeps its slice, the merge is the union of the result files), the rows of a CSV (the rows of
  * the output CSV concatenated in order), the project's own merge script (a MERGE task on a
- * worker, in the check and in the full run) — and a planted wrong merge script rejected with
- * the report —, a sweep loop with no flags run through the generated driver, an evaluation over
+ * worker, in the check and in the full run) — a planted wrong merge script rejected with the
+ * report, a merge script that fails in the check (rejected, run unsharded) or after the shards
+ * (the job fails naming it) —, a sweep loop with no flags run through the generated driver, an evaluation over
  * index ranges (--start/--end, a count-weighted mean); the planner refuses a loop that carries
  * state, a batch too small to pay for its check and a Monte-Carlo count with no seed flag (the
  * shape of a public script whose count is a positional argument), and says why. Every merged result is
@@ -205,6 +206,26 @@ with open(a.input, newline="") as f, open(a.out, "w", newline="") as g:
     const kinds = (await tasksOf(jobId)).map((t) => `${t.kind}:${t.name}`).sort();
     expect(kinds).toEqual(['MERGE:adapt:merge', 'PROBE:adapt:original', 'PROBE:adapt:shard-1', 'PROBE:adapt:shard-2', 'PROBE:adapt:shard-3', 'RUN:run']);
     expect(JSON.parse(await text(job, 'outputs/summary.json')).words).toBe(21);
+  });
+
+  it('a merge script that fails: in the check the adaptation is rejected with why and the job runs unsharded; after the shards the job fails naming the merge', { timeout: 240_000 }, async () => {
+    const crashes = MERGE.replace('a = p.parse_args()', 'a = p.parse_args()\nraise SystemExit("merge.py: cannot merge")');
+    // Passes the check (3 files) but not the full run (6 files).
+    const late = MERGE.replace('os.makedirs(os.path.dirname(a.out), exist_ok=True)', 'if merged["files"] > 3:\n    raise SystemExit("merge.py: more than 3 files")\nos.makedirs(os.path.dirname(a.out), exist_ok=True)');
+    const a = await submit({ 'count.py': COUNT, 'merge.py': crashes, ...texts }, 'count the words');
+    const b = await submit({ 'count.py': COUNT, 'merge.py': late, ...texts }, 'count the words');
+    const [ja, jb] = [await finished(a.id), await finished(b.id)];
+    expect(ja.status, ja.statusReason).toBe('SUCCEEDED');
+    const record = await recordOf(a.jobId);
+    expect(record.outcome).toBe('REJECTED');
+    expect(record.reason).toMatch(/^Adaptation rejected \(3 shards of 6 files\): The check could not compare: merge \(`python merge\.py --out outputs\/summary\.json shards\/shard-1\/outputs\/summary\.json shards\/shard-2\/outputs\/summary\.json shards\/shard-3\/outputs\/summary\.json`\) failed: .+ Next: running it unsharded\.$/);
+    expect(JSON.parse(await text(ja, 'outputs/summary.json')).words).toBe(21);
+    expect(jb.status).toBe('FAILED');
+    expect(jb.statusReason).toMatch(/^The merge \(`python merge\.py --out outputs\/summary\.json .+`\) failed: .*Last error output: .*merge\.py: more than 3 files/);
+    expect((await recordOf(b.jobId)).outcome).toBe('ACCEPTED');
+    const merge = (await tasksOf(b.jobId)).find((t) => t.name === 'merge')!;
+    expect(merge.attempts.map((x) => x.status)).toEqual(['FAILED']); // a program's own error is not retried
+    expect(await prisma.jobEvent.count({ where: { jobId: b.jobId, kind: 'shards.merged' } })).toBe(0);
   });
 
   it('a sweep loop with no flags runs through the generated driver on slices; the concatenated results equal the unsharded script', { timeout: 240_000 }, async () => {

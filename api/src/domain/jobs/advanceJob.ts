@@ -34,6 +34,7 @@ import type { PipelineStep, SmokeRun } from './planSchema.js';
 import { lockJob } from '../../db/sql/lockJob.js';
 import { afterService } from '../services/afterService.js';
 import { ADAPT_PREFIX, afterAdaptationCheck, afterMergeTask, afterShard } from './shardRun.js';
+import { lastErrorOutput } from './lastErrorOutput.js';
 
 interface TaskResult {
   outputs?: ManifestEntry[];
@@ -248,11 +249,4 @@ async function recordActualDuration(r: Resources, task: FinishedTask) {
 /** Fails the job only if it is still in `expected` (a concurrent caller may have moved it). */
 function fail(r: Resources, jobId: string, expected: 'RUNNING' | 'VALIDATING', reason: string) {
   return transitionIfAllowed(r, jobId, 'fail', { reason, onlyFrom: [expected] });
-}
-
-async function lastErrorOutput(r: Resources, attemptId: string | null): Promise<string> {
-  if (!attemptId) return '';
-  const tail = await r.prisma.logChunk.findMany({ where: { attemptId, stream: 'stderr' }, orderBy: { seq: 'desc' }, take: 3 });
-  const text = tail.reverse().map((l) => l.text).join(' | ');
-  return text ? ` Last error output: ${text.slice(0, 500)}` : '';
 }

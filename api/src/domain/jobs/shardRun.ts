@@ -37,6 +37,7 @@ import { applyTransition, commitTransition, transitionIfAllowed } from './jobLif
 import { runTask } from './acceptPlan.js';
 import type { ShardsSpec } from './shards.js';
 import { compareMerged, mergeOutputs, type OutFile } from './shardMerge.js';
+import { lastErrorOutput } from './lastErrorOutput.js';
 
 export const ADAPT_PREFIX = 'adapt:';
 export const SHARD_PREFIX = 'shard-';
@@ -260,7 +261,7 @@ export async function afterMergeTask(r: Resources, task: FinishedTask, validate:
   const jobId = task.jobId;
   if (task.job.status !== 'RUNNING') return;
   if (task.status === 'FAILED') {
-    await transitionIfAllowed(r, jobId, 'fail', { reason: `The merge (\`${task.command}\`) failed after its retries: ${task.statusReason ?? 'no reason recorded'}`, onlyFrom: ['RUNNING'] });
+    await transitionIfAllowed(r, jobId, 'fail', { reason: `The merge (\`${task.command}\`) failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`, onlyFrom: ['RUNNING'] });
     return;
   }
   const loaded = await loadPlan(r, task);
