@@ -14,7 +14,7 @@ import path from 'node:path';
 import { loadConfig } from '../../api/src/config.js';
 import { openDatabase, type Database } from '../../api/src/db/client.js';
 import { createBlobStore } from '../../api/src/domain/blobs/createBlobStore.js';
-import { createTask, type CreateTaskInput } from '../../api/src/domain/jobs/createTask.js';
+import { createTask, createTasks, type CreateTaskInput } from '../../api/src/domain/jobs/createTask.js';
 import { silentLogger, type Resources } from '../../api/src/domain/resources.js';
 import { PubSub } from '../../api/src/graphql/pubsub.js';
 
@@ -189,6 +189,8 @@ export interface TaskFactory {
   db: Database;
   /** createTask (domain) in the owner's jobs, round-robin: one transaction, then NOTIFY. */
   create(over?: Partial<CreateTaskInput>): ReturnType<typeof createTask>;
+  /** `n` tasks in one call (createTasks: one transaction, one NOTIFY), as graphile-worker's perfTest adds its jobs. */
+  createMany(n: number): ReturnType<typeof createTasks>;
   close(): Promise<void>;
 }
 
@@ -206,18 +208,19 @@ export async function taskFactory(databaseUrl: string, owner: Owner, poolSize = 
     now: () => new Date(),
   };
   let n = 0;
+  const input = (over: Partial<CreateTaskInput> = {}): CreateTaskInput => ({
+    ...owner.jobs[n++ % owner.jobs.length]!,
+    kind: 'RUN',
+    name: 'bench',
+    command: 'python main.py',
+    requirements: { workload: 'python' },
+    ...over,
+  });
   return {
     resources,
     db,
-    create: (over = {}) =>
-      createTask(resources, {
-        ...owner.jobs[n++ % owner.jobs.length]!,
-        kind: 'RUN',
-        name: 'bench',
-        command: 'python main.py',
-        requirements: { workload: 'python' },
-        ...over,
-      }),
+    create: (over = {}) => createTask(resources, input(over)),
+    createMany: (count) => createTasks(resources, Array.from({ length: count }, () => input())),
     async close() {
       await db.close();
       await rm(dataDir, { recursive: true, force: true });

@@ -6,7 +6,8 @@ import type { Prisma } from '../client.js';
  * task's current attempt, and whose lease has not run out: an expired lease is lost even
  * when no tick has marked it LOST yet (ticks may stall; the expiry is the attempt's own
  * fact). LEASED becomes RUNNING (the worker has started it).
- * Row locks are taken by the UPDATE itself; nothing else is locked. Returns the renewed ids.
+ * The attempt rows are locked in id order first (as batched completions lock them), then the
+ * task rows the UPDATE changes; nothing else is locked. Returns the renewed ids.
  */
 export async function renewLeases(
   prisma: Prisma,
@@ -21,12 +22,15 @@ export async function renewLeases(
   const tokens = leases.map((l) => l.fencingToken);
   const rows = await prisma.$queryRaw<{ id: string }[]>`
     WITH input AS (SELECT * FROM unnest(${ids}::uuid[], ${tokens}::text[]) AS i(id, token)),
+    -- The attempt rows locked in id order, the order a batch of completions locks them
+    -- (completeAttempts.ts): two multi-row lockers in one order never deadlock.
+    locked AS (SELECT a.id FROM "Attempt" a JOIN input ON input.id = a.id ORDER BY a.id FOR NO KEY UPDATE OF a),
     renewed AS (
       UPDATE "Attempt" a
       SET "leaseExpiresAt" = ${leaseUntil},
           status = 'RUNNING',
           "startedAt" = COALESCE(a."startedAt", ${now})
-      FROM input, "Task" t
+      FROM locked JOIN input ON input.id = locked.id, "Task" t
       WHERE a.id = input.id AND a."fencingToken" = input.token AND a."workerId" = ${workerId}::uuid
         AND a.status IN ('LEASED', 'RUNNING') AND a."leaseExpiresAt" >= ${now}
         AND t.id = a."taskId" AND t."currentAttemptId" = a.id AND t.status IN ('LEASED', 'RUNNING')

@@ -4,6 +4,7 @@ import type { Db } from '../../db/client.js';
 import { ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
 import { recordJobEvent } from './jobEvents.js';
+import { emitAll } from '../events.js';
 import { ServiceRuntimeSchema } from '../services/serviceSpec.js';
 
 /** What a task needs from a worker; matched in SQL at claim time. */
@@ -55,36 +56,73 @@ export interface CreateTaskInput {
  * caller emits `tasks.available` and the event after commit.
  */
 export async function insertTask(tx: Db, now: Date, input: CreateTaskInput) {
-  const req = RequirementsSchema.safeParse(input.requirements);
-  if (!req.success) throw new ValidationError('Invalid task requirements.', req.error.issues.map((i) => ({ path: ['requirements', ...i.path.map(String)], message: i.message })));
+  const data = taskRow(input, now);
   const job = await tx.job.findUniqueOrThrow({ where: { id: input.jobId }, select: { ownerId: true } });
-  const task = await tx.task.create({
-    data: {
-      jobId: input.jobId,
-      ownerId: job.ownerId,
-      kind: input.kind,
-      name: input.name,
-      codeVersionId: input.codeVersionId,
-      command: input.command,
-      environment: (input.environment ?? {}) as P.InputJsonValue,
-      requirements: req.data as P.InputJsonValue,
-      workload: req.data.workload,
-      accelVendor: req.data.accelVendor ?? null,
-      minMemoryMiB: req.data.minMemoryMiB ?? 0,
-      minAccelMemMiB: req.data.minAccelMemoryMiB ?? 0,
-      pinnedWorkerId: input.pinnedWorkerId ?? null,
-      priority: input.priority ?? 0,
-      maxAttempts: input.maxAttempts ?? 3,
-      runAfter: now,
-    },
-  });
+  const task = await tx.task.create({ data: { ...data, ownerId: job.ownerId } });
   const eventId = await recordJobEvent(tx, input.jobId, 'task.created', { taskId: task.id, name: task.name, kind: task.kind, workload: task.workload });
   return { task, eventId };
 }
 
 export async function createTask(r: Resources, input: CreateTaskInput) {
   const { task, eventId } = await r.prisma.$transaction((tx) => insertTask(tx, r.now(), input));
-  await r.events.emit({ type: 'job.event', jobId: input.jobId, eventId });
-  await r.events.emit({ type: 'tasks.available' });
+  // One NOTIFY; `count: 1` wakes one parked claim (leases/dispatcher.ts), not every idle worker.
+  await emitAll(r.events, [
+    { type: 'job.event', jobId: input.jobId, eventId },
+    { type: 'tasks.available', count: 1 },
+  ]);
   return task;
+}
+
+/**
+ * Several tasks in one transaction (all or none), announced in one NOTIFY: their events, and
+ * one parked claim woken per task. What a planner fanning out a sweep or shards uses.
+ */
+export async function createTasks(r: Resources, inputs: CreateTaskInput[]) {
+  if (inputs.length === 0) return [];
+  const now = r.now();
+  const rows = inputs.map((input, i) => taskRow(input, now, ['tasks', String(i)]));
+  const made = await r.prisma.$transaction(
+    async (tx) => {
+      const jobIds = [...new Set(inputs.map((x) => x.jobId))];
+      const jobs = await tx.job.findMany({ where: { id: { in: jobIds } }, select: { id: true, ownerId: true } });
+      const owner = new Map(jobs.map((j) => [j.id, j.ownerId]));
+      const missing = jobIds.find((id) => !owner.has(id));
+      if (missing) throw new ValidationError(`No job ${missing}.`, [{ path: ['tasks'], message: 'unknown job' }]);
+      const tasks = await tx.task.createManyAndReturn({ data: rows.map((d) => ({ ...d, ownerId: owner.get(d.jobId)! })) });
+      const events = await tx.jobEvent.createManyAndReturn({
+        data: tasks.map((t) => ({ jobId: t.jobId, kind: 'task.created', payload: { taskId: t.id, name: t.name, kind: t.kind, workload: t.workload } })),
+        select: { id: true, jobId: true },
+      });
+      return { tasks, events };
+    },
+    { timeout: 60_000, maxWait: 10_000 },
+  );
+  await emitAll(r.events, [
+    ...made.events.map((e) => ({ type: 'job.event', jobId: e.jobId, eventId: e.id.toString() }) as const),
+    { type: 'tasks.available', count: made.tasks.length },
+  ]);
+  return made.tasks;
+}
+
+/** A task's row from its input (requirements checked), without its owner (the job's). */
+function taskRow(input: CreateTaskInput, now: Date, path: string[] = []) {
+  const req = RequirementsSchema.safeParse(input.requirements);
+  if (!req.success) throw new ValidationError('Invalid task requirements.', req.error.issues.map((i) => ({ path: [...path, 'requirements', ...i.path.map(String)], message: i.message })));
+  return {
+    jobId: input.jobId,
+    kind: input.kind,
+    name: input.name,
+    codeVersionId: input.codeVersionId,
+    command: input.command,
+    environment: (input.environment ?? {}) as P.InputJsonValue,
+    requirements: req.data as P.InputJsonValue,
+    workload: req.data.workload,
+    accelVendor: req.data.accelVendor ?? null,
+    minMemoryMiB: req.data.minMemoryMiB ?? 0,
+    minAccelMemMiB: req.data.minAccelMemoryMiB ?? 0,
+    pinnedWorkerId: input.pinnedWorkerId ?? null,
+    priority: input.priority ?? 0,
+    maxAttempts: input.maxAttempts ?? 3,
+    runAfter: now,
+  };
 }

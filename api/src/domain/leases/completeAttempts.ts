@@ -124,7 +124,7 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
   const sizes = new Map(uploads.map((u) => [`${u.attemptId}/${u.sha256}`, Number(u.blob.size)]));
 
   const now = r.now();
-  const { outcomes, events } = await r.prisma.$transaction(
+  const { outcomes, events } = await retryOnDeadlock(() => r.prisma.$transaction(
     async (tx) => {
       const rows = known.length
         ? await tx.$queryRaw<Locked[]>`
@@ -295,7 +295,7 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
       return { outcomes: outcomes as CompletionOutcome[], events };
     },
     { timeout: 15_000, maxWait: 10_000 }, // busy databases: never fail a finished run on Prisma's 5 s default
-  );
+  ));
 
   // After commit, one NOTIFY for the batch (emitAll packs the events).
   const ok = outcomes.filter((o): o is Extract<CompletionOutcome, { ok: true }> => o.ok);
@@ -309,4 +309,19 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
   }
   await emitAll(r.events, after);
   return outcomes;
+}
+
+/**
+ * Runs the batch's transaction again when PostgreSQL aborted it as a deadlock victim (40P01):
+ * it was rolled back whole, so nothing of it was applied. Lockers of several attempts take
+ * them in id order (here, renewLeases), but a cancel locks its job first; up to 3 tries.
+ */
+async function retryOnDeadlock<T>(fn: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= 2 || !/40P01|deadlock detected/.test(String((err as Error).message))) throw err;
+    }
+  }
 }

@@ -1,10 +1,10 @@
 import { renewLeases } from '../../db/sql/renewLeases.js';
-import { touchWorker } from '../../db/sql/touchWorker.js';
 import { isUuid } from '../ids.js';
 import { cancelAttemptsOfCancelledTasks } from '../leases/cancelAttempts.js';
 import { applyPause } from './pauseWorker.js';
 import { NotFoundError } from '../errors.js';
 import type { Resources } from '../resources.js';
+import { markSeen } from './seen.js';
 import type { WorkerStatus } from '../../generated/prisma/enums.js';
 
 export type Order = { kind: 'CANCEL'; attemptId: string; reason: string } | { kind: 'PAUSE' } | { kind: 'RESUME' };
@@ -19,8 +19,10 @@ export async function requireOwnWorker(r: Resources, workerTokenId: string, work
 /**
  * Renews every lease the worker names in one statement and answers with orders:
  * CANCEL for each attempt that is no longer current (stale, cancelled, handed on) —
- * the worker must kill that run — and PAUSE/RESUME from its owner. Never waits on
- * anything slow (invariant 3): one UPDATE, one SELECT.
+ * the worker must kill that run — and its owner's orders. Never waits on anything slow
+ * (invariant 3). An idle worker's heartbeat (no leases) is one statement, shared with the
+ * other heartbeats in flight (seen.ts: one UPDATE … FROM unnest per flush); leases add one
+ * renewal statement; nothing else runs unless a lease was refused or a task cancelled.
  */
 export async function heartbeat(
   r: Resources,
@@ -28,8 +30,12 @@ export async function heartbeat(
   workerId: string,
   leases: { attemptId: string; fencingToken: string }[],
 ) {
-  const worker = await requireOwnWorker(r, workerTokenId, workerId);
   const now = r.now();
+  // Seen now (OFFLINE comes back ONLINE), which also proves it is this token's worker. The
+  // status is never written from a value read earlier, so a pause committed meanwhile stays.
+  const seen = isUuid(workerId) ? await markSeen(r, workerId, workerTokenId) : null;
+  if (!seen) throw new NotFoundError('Worker', workerId.slice(0, 80));
+  const worker = { id: seen.id, ownerId: seen.ownerId };
   const valid = leases.filter((l) => isUuid(l.attemptId));
   const renewed = new Set(await renewLeases(r.prisma, worker.id, valid, now, r.config.scheduler.leaseSec));
   const orders: Order[] = [];
@@ -51,14 +57,10 @@ export async function heartbeat(
     }
   }
   // Attempts of cancelled tasks: the worker still holds them; tell it to stop.
-  const cancelled = await cancelAttemptsOfCancelledTasks(r, now, worker.id);
+  const cancelled = seen.cancelledLive ? await cancelAttemptsOfCancelledTasks(r, now, worker.id) : [];
   for (const id of cancelled) if (!orders.some((o) => o.kind === 'CANCEL' && o.attemptId === id)) orders.push({ kind: 'CANCEL', attemptId: id, reason: 'the job was cancelled' });
-  // Seen now; OFFLINE comes back ONLINE. One conditional UPDATE: the status is never
-  // written from the value read above, so a pause committed meanwhile stays.
-  const [seen] = await touchWorker(r.prisma, worker.id, workerTokenId, now);
-  if (!seen) throw new NotFoundError('Worker', workerId.slice(0, 80));
   const status = seen.status as WorkerStatus;
-  if (status !== worker.status) await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: worker.ownerId });
+  if (status !== seen.previous) await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: worker.ownerId });
   orders.push(status === 'PAUSED' || status === 'DRAINING' ? { kind: 'PAUSE' } : { kind: 'RESUME' });
   return { orders, renewed: [...renewed], status, leaseExpiresAt: new Date(now.getTime() + r.config.scheduler.leaseSec * 1000) };
 }
