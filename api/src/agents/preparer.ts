@@ -7,6 +7,9 @@
  */
 import { applyPatch, parsePatch } from 'diff';
 import { z } from 'zod';
+import { checkTree, normalizeUploadPath } from '../domain/blobs/paths.js';
+import { ConflictError, ValidationError } from '../domain/errors.js';
+import { MAX_FILES } from '../domain/jobs/createJob.js';
 import { loadTree, manifestFromTree } from '../domain/preparation/codeTrees.js';
 import { pendingRevision, proposeRevision } from '../domain/preparation/stage.js';
 import { applyTransition } from '../domain/jobs/jobLifecycle.js';
@@ -22,12 +25,15 @@ export const readCandidateFile = defineTool({
   schema: z.object({ path: z.string().min(1).max(1024).optional() }),
   read: async (a, ctx) => {
     const pending = await pendingRevision(ctx.r, ctx.jobId);
-    if (!pending) return { output: { error: 'No revision is pending for this job.' } };
+    if (!pending) return { output: { error: NOT_PENDING } };
     if (!a.path) return { output: { files: pending.candidate.manifest.map((f) => ({ path: f.path, size: f.size })) } };
+    const inside = projectPath(a.path);
+    if ('error' in inside) return { output: { error: inside.error } };
     const tree = (await loadTree(ctx.r, pending.candidate.manifest)).text;
-    const content = tree[a.path];
-    if (content === undefined) return { output: { error: `No text file ${a.path} in the candidate.` } };
-    return { output: { path: a.path, content: content.slice(0, READ_LIMIT), truncated: content.length > READ_LIMIT } };
+    // Own properties only: a path named like a prototype member (constructor, __proto__) is a file name here.
+    const content = Object.hasOwn(tree, inside.path) ? tree[inside.path] : undefined;
+    if (content === undefined) return { output: { error: `No text file ${inside.path} in the candidate.` } };
+    return { output: { path: inside.path, content: content.slice(0, READ_LIMIT), truncated: content.length > READ_LIMIT } };
   },
 });
 
@@ -35,23 +41,23 @@ export const proposePatch = defineTool({
   name: 'propose_patch',
   recoveredControl: 'finish',
   description:
-    'Propose a revised candidate: a unified diff (git style, a/ and b/ prefixes) against the rejected candidate. Refused when it touches the evaluation script or a frozen file, or does not apply. The revision is then checked and run like any candidate.',
+    'Propose a revised candidate: a unified diff (git style, a/ and b/ prefixes; /dev/null for a new or deleted file) against the rejected candidate. Refused when it touches the evaluation script or a frozen file, names a path outside the project, or does not apply. The revision is then checked and run like any candidate.',
   schema: z.object({ diff: z.string().min(1).max(200_000), summary: z.string().min(1).max(2000) }),
   check: async (a, ctx) => {
     const pending = await pendingRevision(ctx.r, ctx.jobId);
-    if (!pending) return 'No revision is pending for this job.';
-    const applied = await applyDiff(ctx, a.diff);
-    if ('error' in applied) return applied.error;
-    const touched = applied.changed.filter((p) => pending.protectedFiles.includes(p));
-    if (touched.length) return `The patch touches ${touched.join(', ')}, which no revision may change (the evaluation script or a file the plan freezes).`;
-    return applied.changed.length ? null : 'The patch changes nothing.';
+    if (!pending) return NOT_PENDING;
+    const applied = await applyDiff(ctx.r, pending, a.diff);
+    return 'error' in applied ? applied.error : null;
   },
   sideEffect: async (a, ctx, tx) => {
-    const pending = (await pendingRevision(ctx.r, ctx.jobId))!;
-    const applied = await applyDiff(ctx, a.diff);
-    if ('error' in applied) throw new Error(applied.error);
+    // Checked just before (check); a job that moved on meanwhile is refused by the same rules.
+    const pending = await pendingRevision(ctx.r, ctx.jobId);
+    if (!pending) throw new ConflictError(NOT_PENDING);
+    const applied = await applyDiff(ctx.r, pending, a.diff);
+    if ('error' in applied) throw new ValidationError(applied.error);
     const job = await loadJob(ctx.r, ctx.jobId);
-    const manifest = await manifestFromTree(ctx.r, pending.candidate.manifest, applied.tree, job.ownerId);
+    const base = pending.candidate.manifest.filter((e) => !applied.removed.includes(e.path));
+    const manifest = await manifestFromTree(ctx.r, base, applied.tree, job.ownerId);
     const cv = await proposeRevision(tx, { jobId: ctx.jobId, step: pending.step.name, revision: pending.revision, parentId: pending.candidate.id, manifest, changed: applied.changed, protectedFiles: pending.protectedFiles });
     return { output: { codeVersionId: cv.id, step: pending.step.name, revision: pending.revision, changed: applied.changed, status: 'proposed; it is checked and run like any candidate' }, control: 'finish' };
   },
@@ -65,37 +71,116 @@ export const stopPreparation = defineTool({
   recoveredControl: 'finish',
   description: 'Stop: the required step cannot be made to pass. Say in plain words what was tried and why it fails; the job fails with this explanation.',
   schema: z.object({ reason: z.string().min(1).max(4000) }),
+  // Only while a revision is pending: the preparer has no say over a job the stage is still running (or one not preparing at all).
+  check: async (_a, ctx) => ((await pendingRevision(ctx.r, ctx.jobId)) ? null : NOT_PENDING),
   sideEffect: async (a, ctx, tx) => {
     const t = await applyTransition(tx, ctx.r.now(), ctx.jobId, 'fail', { reason: a.reason, onlyFrom: ['PREPARING'] });
     return { output: { status: 'FAILED' }, control: 'finish', eventIds: t.eventIds };
   },
 });
 
-async function applyDiff(ctx: { r: Parameters<typeof pendingRevision>[0]; jobId: string }, diff: string): Promise<{ tree: Record<string, string>; changed: string[] } | { error: string }> {
-  const pending = await pendingRevision(ctx.r, ctx.jobId);
-  if (!pending) return { error: 'No revision is pending for this job.' };
-  const tree = { ...(await loadTree(ctx.r, pending.candidate.manifest)).text };
+const NOT_PENDING = 'No revision is pending for this job.';
+
+/** A path named by the model, as a path inside the project (the upload rules: relative, no .., no NUL or backslash). */
+function projectPath(raw: string): { path: string } | { error: string } {
+  try {
+    return { path: normalizeUploadPath(raw) };
+  } catch (err) {
+    return { error: `Not a path inside the project: ${(err as Error).message}` };
+  }
+}
+
+type Pending = NonNullable<Awaited<ReturnType<typeof pendingRevision>>>;
+interface Applied {
+  /** The text files written by the patch (created or changed), by path. */
+  tree: Record<string, string>;
+  /** Files the patch deletes. */
+  removed: string[];
+  /** Every path whose content or presence changes, sorted. */
+  changed: string[];
+}
+
+/**
+ * The rejected candidate with the diff applied, or why it cannot be: every section must name a
+ * path inside the project (both of its names), a text file of the candidate (binary and large
+ * files are not patched), create only what does not exist, delete only with hunks that remove
+ * the whole file, and apply exactly; the result must be a valid tree (no file that is also a
+ * folder, at most MAX_FILES files) that leaves every protected file as it was.
+ */
+async function applyDiff(r: Parameters<typeof pendingRevision>[0], pending: Pending, diff: string): Promise<Applied | { error: string }> {
   let patches;
   try {
     patches = parsePatch(diff);
   } catch (err) {
     return { error: `Not a unified diff: ${(err as Error).message}` };
   }
-  const changed: string[] = [];
+  const text = new Map(Object.entries((await loadTree(r, pending.candidate.manifest)).text));
+  const present = new Set(pending.candidate.manifest.map((e) => e.path));
+  const written = new Set<string>();
+  const changed = new Set<string>();
+  let sections = 0;
   for (const p of patches) {
-    const name = (p.newFileName && p.newFileName !== '/dev/null' ? p.newFileName : p.oldFileName ?? '').replace(/^[ab]\//, '');
-    if (!name) continue;
-    if (name.startsWith('/') || name.split('/').includes('..')) return { error: `The patch names a path outside the project: ${name}.` };
-    const before = tree[name] ?? '';
-    const after = applyPatch(before, p);
+    const names = [p.oldFileName, p.newFileName].filter((n): n is string => !!n);
+    if (names.length === 0) {
+      if (p.hunks.length) return { error: 'A section of the patch has hunks but names no file (--- and +++ lines).' };
+      continue;
+    }
+    sections++;
+    const creating = p.oldFileName === DEV_NULL;
+    const deleting = p.newFileName === DEV_NULL;
+    if (creating && deleting) return { error: 'A section of the patch goes from /dev/null to /dev/null.' };
+    const paths: string[] = [];
+    for (const n of names.filter((x) => x !== DEV_NULL)) {
+      const inside = projectPath(n.replace(/^[ab]\//, ''));
+      if ('error' in inside) return { error: `The patch names a path outside the project: ${JSON.stringify(n.slice(0, 200))} (${inside.error.replace(/^Not a path inside the project: /, '')})` };
+      paths.push(inside.path);
+    }
+    const name = paths[paths.length - 1]!;
+    if (paths.length === 2 && paths[0] !== paths[1]) return { error: `The patch renames ${paths[0]} to ${name}: renames are not supported; delete the one (+++ /dev/null) and create the other (--- /dev/null).` };
+    const exists = present.has(name);
+    if (exists && !text.has(name)) return { error: `${name} is a binary or large file of the candidate: a patch cannot change it.` };
+    if (creating && exists) return { error: `The patch creates ${name}, which the candidate already has: change it with --- a/${name} instead.` };
+    if (deleting && !exists) return { error: `The patch deletes ${name}, which is not in the candidate.` };
+    const before = text.get(name) ?? '';
+    let after: string | false;
+    try {
+      after = applyPatch(before, p);
+    } catch (err) {
+      return { error: `The patch does not apply to ${name}: ${(err as Error).message}` };
+    }
     if (after === false) return { error: `The patch does not apply to ${name} (its context lines do not match the candidate).` };
-    if (p.newFileName === '/dev/null') delete tree[name];
-    else tree[name] = after;
-    if (after !== before) changed.push(name);
+    if (deleting) {
+      if (after !== '') return { error: `The patch deletes ${name} (+++ /dev/null) but its hunks do not remove the whole file.` };
+      text.delete(name);
+      present.delete(name);
+      written.delete(name);
+      changed.add(name);
+    } else if (after !== before || !exists) {
+      text.set(name, after);
+      present.add(name);
+      written.add(name);
+      changed.add(name);
+    }
   }
-  if (patches.length === 0) return { error: 'Not a unified diff: no file sections found.' };
-  return { tree, changed: [...new Set(changed)].sort() };
+  if (sections === 0) return { error: 'Not a unified diff: no file sections found (--- a/path and +++ b/path lines).' };
+  const touched = [...changed].filter((p) => pending.protectedFiles.includes(p)).sort();
+  if (touched.length) return { error: `The patch touches ${touched.join(', ')}, which no revision may change (the evaluation script or a file the plan freezes).` };
+  if (changed.size === 0) return { error: 'The patch changes nothing.' };
+  if (present.size > MAX_FILES) return { error: `The patch leaves ${present.size} files; a candidate has at most ${MAX_FILES}.` };
+  try {
+    checkTree([...present].map((path) => ({ path, sha256: '', size: 0, mode: 0 })));
+  } catch (err) {
+    return { error: `The patched tree is not valid: ${(err as Error).message}` };
+  }
+  const original = new Set(pending.candidate.manifest.map((e) => e.path));
+  return {
+    tree: Object.fromEntries([...written].map((p) => [p, text.get(p)!])),
+    removed: [...original].filter((p) => !present.has(p)),
+    changed: [...changed].sort(),
+  };
 }
+
+const DEV_NULL = '/dev/null';
 
 export const PREPARER: AgentDef = {
   name: 'preparer',

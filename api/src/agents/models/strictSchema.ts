@@ -196,15 +196,42 @@ export type ToolArgsResult<T> = { ok: true; value: T } | { ok: false; error: str
 /**
  * Parse a function call's `arguments` string as the model sent it: JSON, strict-mode nulls
  * dropped, then validated by the zod schema. Errors are plain sentences for the model.
+ * What PostgreSQL cannot store (a side effect's Action row keeps its arguments as jsonb, and the
+ * effect may write them into text) is dealt with first, so it never fails after the checks: a
+ * lone UTF-16 surrogate becomes U+FFFD (as UTF-8 text would have it), a NUL character is refused.
  */
 export function parseToolArgs<S extends z.ZodType>(schema: S, args: string): ToolArgsResult<z.output<S>> {
   let raw: unknown;
   try {
-    raw = JSON.parse(args);
+    raw = JSON.parse(args, (_k, v: unknown) => (typeof v === 'string' ? wellFormed(v) : v));
   } catch (err) {
     return { ok: false, error: `arguments are not valid JSON (${(err as Error).message})` };
   }
+  const bad = unstorable(raw);
+  if (bad) return { ok: false, error: `invalid arguments: they contain ${bad}, which cannot be stored; leave it out (describe binary content in words).` };
   const parsed = schema.safeParse(normalizeStrictArgs(schema, raw));
   if (!parsed.success) return { ok: false, error: `invalid arguments: ${z.prettifyError(parsed.error)}` };
   return { ok: true, value: parsed.data };
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const wellFormed = (s: string) => s.replace(LONE_SURROGATE, '\ufffd');
+
+/** A NUL in a string or a key, or a lone surrogate in a key (iterative: arguments may nest deeply); null when none. */
+function unstorable(value: unknown): string | null {
+  const stack = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return 'the NUL character (\\u0000)';
+    } else if (Array.isArray(v)) stack.push(...v);
+    else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        if (k.includes('\u0000')) return 'the NUL character (\\u0000)';
+        if (wellFormed(k) !== k) return 'a lone UTF-16 surrogate in a key';
+        stack.push(x);
+      }
+    }
+  }
+  return null;
 }

@@ -50,7 +50,7 @@ import { targetOfWorkload, transformationByName } from '../../preparation/transf
 import type { TransformResult } from '../../preparation/types.js';
 import { registerBlob } from '../blobs/blobAccess.js';
 import { putBuffer, readBlobBuffer } from '../blobs/blobStore.js';
-import type { ManifestEntry } from '../blobs/paths.js';
+import { normalizeUploadPath, type ManifestEntry } from '../blobs/paths.js';
 import type { Criteria } from '../jobs/acceptance.js';
 import { planRequirements } from '../jobs/acceptPlan.js';
 import { insertTask, type Requirements } from '../jobs/createTask.js';
@@ -156,11 +156,18 @@ function planHardware(req: Requirements): PlanInput['hardware'] {
   };
 }
 
-async function advance(ctx: Ctx): Promise<StageState> {
+/**
+ * `readOnly`: only say where the stage stands, writing nothing — what a reader (the preparer's
+ * tools) needs; the next thing is then left to the stage's own advance. It differs from a full
+ * advance only where that would write: no task queued, no record or decision, no failure, no freeze.
+ */
+async function advance(ctx: Ctx, opts: { readOnly?: boolean } = {}): Promise<StageState> {
   const { r, jobId, spec } = ctx;
+  const { readOnly = false } = opts;
   // 1. The reference.
-  const reference = await ensureReference(ctx);
-  if (reference.state !== 'done') return reference.state === 'failed' ? failJob(ctx, reference.reason) : { state: 'waiting', on: 'the reference run' };
+  const reference = readOnly ? await referenceState(ctx) : await ensureReference(ctx);
+  if (reference.state === 'failed') return readOnly ? reference : failJob(ctx, reference.reason);
+  if (reference.state !== 'done') return { state: 'waiting', on: 'the reference run' };
   const refTask = reference.task;
 
   // 2. The steps, in order — consecutive optional ones by how often similar cases accepted them.
@@ -175,9 +182,10 @@ async function advance(ctx: Ctx): Promise<StageState> {
         const budget = spec.revisionBudget ?? DEFAULT_REVISION_BUDGET;
         const next = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision: revision + 1 } } });
         if (next) continue;
-        if (revision >= budget) return failJob(ctx, await explainExhausted(ctx, step, revision));
+        if (revision >= budget) return readOnly ? { state: 'failed', reason: `${step.name}: the revision budget is spent` } : failJob(ctx, await explainExhausted(ctx, step, revision));
         return { state: 'revision', step: step.name, revision: revision + 1, feedback: feedbackOf(record) };
       }
+      if (readOnly) return { state: 'waiting', on: `${step.name}${revision ? ` revision ${revision}` : ''}` };
       const s = await advanceCandidate(ctx, step, revision, accepted, refTask);
       if (s) return s;
       // Decided just now: loop again to read the record.
@@ -187,6 +195,7 @@ async function advance(ctx: Ctx): Promise<StageState> {
   }
 
   // 3. Freeze and run.
+  if (readOnly) return { state: 'waiting', on: 'the freeze' };
   await freezeAndRun(ctx, accepted);
   return { state: 'running' };
 }
@@ -246,6 +255,13 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
   if (task.status !== 'SUCCEEDED') return { state: 'waiting' };
   if (task.codeVersionId === ctx.original.id) await recordReference(ctx, task);
   return { state: 'done', task };
+}
+
+/** The reference as it stands, creating and recording nothing (advance's readOnly). */
+async function referenceState(ctx: Ctx): Promise<ReferenceState> {
+  const task = await ctx.r.prisma.task.findFirst({ where: { jobId: ctx.jobId, kind: 'REFERENCE' } });
+  if (task?.status === 'FAILED') return { state: 'failed', reason: task.statusReason ?? 'the reference run failed' };
+  return task?.status === 'SUCCEEDED' ? { state: 'done', task } : { state: 'waiting' };
 }
 
 /**
@@ -781,11 +797,15 @@ function isUniqueViolation(err: unknown): boolean {
 
 export { REFERENCE_STEP };
 
-/** The revision the stage waits for, if any: the step, the number, the rejected candidate and the feedback. */
+/**
+ * The revision the stage waits for, if any: the step, the number, the rejected candidate and the
+ * feedback. Read-only (the preparer's tools call it, refusals included): a job the stage has
+ * work to do on is not pending until the stage did it.
+ */
 export async function pendingRevision(r: Resources, jobId: string): Promise<{ step: Step; revision: number; candidate: Version; feedback: string; budget: number; protectedFiles: string[] } | null> {
   const ctx = await loadContext(r, jobId);
   if (!ctx) return null;
-  const state = await advance(ctx).catch(() => null);
+  const state = await advance(ctx, { readOnly: true });
   if (state?.state !== 'revision') return null;
   const step = ctx.spec.steps.find((s) => s.name === state.step)!;
   const rejected = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision: state.revision - 1 } } });
@@ -799,7 +819,15 @@ export async function pendingRevision(r: Resources, jobId: string): Promise<{ st
  */
 function protectedFiles(ctx: Ctx): string[] {
   const evalScript = ctx.criteria.evaluate?.command.split(/\s+/).find((w) => /\.py$/.test(w));
-  return [...new Set([...(ctx.spec.frozenFiles ?? []), ...(evalScript ? [evalScript] : [])])];
+  // As paths of the tree (./eval.py is eval.py), so a patch's paths compare with them.
+  const canonical = (p: string) => {
+    try {
+      return normalizeUploadPath(p);
+    } catch {
+      return p;
+    }
+  };
+  return [...new Set([...(ctx.spec.frozenFiles ?? []), ...(evalScript ? [evalScript] : [])].map(canonical))];
 }
 
 /**
