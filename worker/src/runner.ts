@@ -8,7 +8,7 @@
  * each opened with O_NOFOLLOW and checked to lie inside the attempt directory, within a size
  * limit per file and in total; whatever is skipped is logged with the reason.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { constants as fsc } from 'node:fs';
 import { chmod, copyFile, lstat, mkdir, open, readdir, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -34,6 +34,7 @@ import {
   gpuDeviceNodes,
   interpreterBinds,
   sandboxPaths,
+  spawnSandboxed,
   writeIdentityFiles,
   type MemoryLimitPlan,
 } from './sandbox.js';
@@ -186,14 +187,14 @@ export class Run {
         identityFiles,
       });
       const ap = cmd.applied;
-      stream.system(`worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user})`);
+      stream.system(`worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user}, ${ap.syscalls})`);
       const sim = this.deps.caps.simulatedAccelerator;
       if (sim) stream.system(`worker: SIMULATED ACCELERATOR ${sim.spec} — scheduled as ${sim.vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} ${sim.name} (${sim.runtime}); the numerics of this run execute on the CPU (CHATGPU_DEVICE=cpu)`);
       if (sandbox === 'bwrap' && interpreter.refused.length) {
         stream.system(`worker: not binding interpreter prefix ${interpreter.refused.join(', ')} into the sandbox (it would expose the owner's files); choose another interpreter with --python`);
       }
       log.info(`attempt ${a.attemptId}: ${a.task.name} — ${a.task.command}`);
-      const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const child = spawnSandboxed(cmd, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       this.child = child;
       service?.host.start(child.pid);
       const runStarted = Date.now();

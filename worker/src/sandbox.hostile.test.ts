@@ -24,10 +24,13 @@ import {
   detectMemoryLimit,
   HELPERS_DIR,
   prepareMemoryLimit,
+  spawnSandboxed,
   TASK_DIR,
+  TASK_USER,
   writeIdentityFiles,
   type SandboxSpec,
 } from './sandbox.js';
+import { hostSeccompFilter, SANDBOX_RULES, SYSCALL_NUMBERS, TIOCLINUX, TIOCSTI } from './seccomp.js';
 
 const HELPERS = fileURLToPath(new URL('../python', import.meta.url));
 const TOKEN = 'chatgpu-worker-token-s3cret-9f1c';
@@ -107,13 +110,17 @@ interface Result {
  * `parent` starts bwrap from an intermediate process carrying the worker token in its
  * environment and command line, like the worker itself.
  */
-async function runTask(script: string, opts: Partial<SandboxSpec> & { parent?: boolean } = {}): Promise<Result> {
+async function runTask(script: string, opts: Partial<SandboxSpec> & { parent?: boolean; ordinaryUser?: boolean } = {}): Promise<Result> {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(join(work, 'outputs'), { recursive: true });
   writeFileSync(join(work, 'task.py'), PRELUDE + script);
-  if (runAs) for (const p of [work, join(work, 'outputs'), join(work, 'task.py')]) chownSync(p, runAs.uid, runAs.gid);
-  const { parent, ...spec } = opts;
-  const c = buildSandboxedCommand({
+  // `ordinaryUser`: the worker of a contributor who is not root (bwrap makes a user namespace; the
+  // task keeps the worker's uid). These machines run the tests as root: become TASK_USER first.
+  const { parent, ordinaryUser, ...spec } = opts;
+  const owner = ordinaryUser && runAs ? TASK_USER : runAs;
+  if (owner) for (const p of [work, join(work, 'outputs'), join(work, 'task.py')]) chownSync(p, owner.uid, owner.gid);
+  if (ordinaryUser) spec.runAs = null;
+  const built = buildSandboxedCommand({
     sandbox: 'bwrap',
     command: ['/usr/bin/python3', 'task.py'],
     workDir: work,
@@ -124,19 +131,21 @@ async function runTask(script: string, opts: Partial<SandboxSpec> & { parent?: b
     pidsLimit: 4096,
     ...spec,
   });
+  const c = ordinaryUser && runAs ? { ...built, file: '/usr/bin/setpriv', args: [`--reuid=${TASK_USER.uid}`, `--regid=${TASK_USER.gid}`, '--clear-groups', '--', built.file, ...built.args] } : built;
   const child = parent
     ? spawn(
         process.execPath,
         [
           '-e',
-          `const c = JSON.parse(process.env.SANDBOX_CMD); require('child_process').spawn(c.file, c.args, { cwd: c.cwd, env: c.env, stdio: 'inherit' }).on('close', (code, sig) => process.exit(code ?? 128))`,
+          // the seccomp program travels as JSON ({ type: 'Buffer', data }) and goes to bwrap on fd 3
+          `const c = JSON.parse(process.env.SANDBOX_CMD); const p = require('child_process').spawn(c.file, c.args, { cwd: c.cwd, env: c.env, stdio: ['inherit', 'inherit', 'inherit', 'pipe'] }); p.stdio[3].end(Buffer.from(c.seccomp.data)); p.on('close', (code, sig) => process.exit(code ?? 128))`,
           '--',
           '--token',
           TOKEN,
         ],
         { env: { PATH: process.env.PATH, CHATGPU_WORKER_TOKEN: TOKEN, SANDBOX_CMD: JSON.stringify(c) }, cwd: c.cwd },
       )
-    : spawn(c.file, c.args, { cwd: c.cwd, env: c.env });
+    : spawnSandboxed(c, { stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
@@ -377,5 +386,186 @@ print("helpers from", __import__('chatgpu').__file__)
     } finally {
       rmSync(helpers, { recursive: true, force: true });
     }
+  });
+  // ---------------------------------------------------------------------------------------------
+  // The system call filter (seccomp.ts): each refused call, made from inside a task by number.
+
+  const filter = hostSeccompFilter()!;
+  const arch = filter.arch;
+  const nr = (name: string) => SYSCALL_NUMBERS[name]![arch]!;
+  /** Arguments that would make each call do something real without the filter (where one exists). */
+  const ARGS: Record<string, number[]> = {
+    unshare: [0x10000000], // CLONE_NEWUSER
+    clone: [0x10000000 | 17], // CLONE_NEWUSER | SIGCHLD
+    personality: [0x0040000], // ADDR_NO_RANDOMIZE
+    ptrace: [0], // PTRACE_TRACEME
+  };
+  /** [label, number, args, errno the filter answers] for every refused call on this machine. */
+  const syscallCases = SANDBOX_RULES.filter((r) => SYSCALL_NUMBERS[r.syscall]![arch] !== undefined).flatMap((r) =>
+    r.syscall === 'ioctl'
+      ? [['ioctl-TIOCSTI', nr('ioctl'), [0, TIOCSTI], r.errno], ['ioctl-TIOCLINUX', nr('ioctl'), [0, TIOCLINUX], r.errno]]
+      : [[r.syscall, nr(r.syscall), ARGS[r.syscall] ?? [], r.errno]],
+  );
+  const SYSCALL_PRELUDE = `
+import ctypes, json, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def raw(nr, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_ulong(a) for a in args])
+    if r == -1:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return r
+def try_call(name, nr, args):
+    r = raw(nr, *args)
+    if name == 'clone' and r == 0:
+        os._exit(0)  # the child of a clone the filter let through
+    return r
+CASES = json.loads(${JSON.stringify(JSON.stringify(syscallCases))})
+`;
+
+  it('every refused system call fails with its errno, called by number through libc.syscall', async () => {
+    const r = await runTask(`${SYSCALL_PRELUDE}
+for name, n, args, want in CASES:
+    attempt(f"{name} (nr {n}) wants errno {want}", lambda name=name, n=n, args=args: try_call(name, n, args))
+# the same refusal through the tools a task would use
+def unshare_tool():
+    p = subprocess.run(['unshare', '--user', '--map-root-user', 'id', '-u'], capture_output=True, text=True)
+    if p.returncode == 0:
+        return p.stdout
+    raise PermissionError(p.stderr.strip())
+attempt("unshare --user (util-linux)", unshare_tool)
+attempt("os.unshare(CLONE_NEWUSER)", lambda: os.unshare(os.CLONE_NEWUSER) if hasattr(os, 'unshare') else raw(${nr('unshare')}, 0x10000000))
+`);
+    const refused = expectAllRefused(r, syscallCases.length + 2);
+    for (const line of refused.slice(0, syscallCases.length)) {
+      const m = /^REFUSED (\S+) \(nr \d+\) wants errno (\d+): \w+Error: \[Errno (\d+)\]/.exec(line);
+      expect(m, line).not.toBeNull();
+      expect(m![3], line).toBe(m![2]);
+    }
+    expect(refused.at(-2)).toMatch(/unshare --user \(util-linux\): PermissionError: .*Operation not permitted/);
+    expect(refused.at(-1)).toMatch(/os\.unshare\(CLONE_NEWUSER\): (PermissionError|OSError): \[Errno 1\] Operation not permitted/);
+    expect(r.code).toBe(0);
+  });
+
+  it('control: without the filter the same calls do not fail that way (so the test above sees the filter, not the kernel)', async () => {
+    // Calls that succeed or fail differently for an unprivileged process when nothing filters them.
+    const r = await runTask(`${SYSCALL_PRELUDE}
+def outcome(f):
+    try:
+        return f()
+    except OSError as e:
+        return f"errno {e.errno}"
+print("ptrace-traceme", outcome(lambda: raw(${nr('ptrace')}, 0)))
+print("personality", outcome(lambda: raw(${nr('personality')}, 0x0040000)))
+print("clone3", outcome(lambda: raw(${nr('clone3')}, 0, 0)))
+print("tiocsti", outcome(lambda: raw(${nr('ioctl')}, 0, ${TIOCSTI}, 0)))
+print("process_vm_writev", outcome(lambda: raw(${nr('process_vm_writev')}, os.getpid(), 0, 0, 0, 0, 0)))
+`, { seccomp: null });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('ptrace-traceme 0');
+    expect(r.stdout).toContain('personality 0');
+    expect(r.stdout).toContain('clone3 errno 22'); // EINVAL, not the filter's ENOSYS
+    expect(r.stdout).toContain('tiocsti errno 25'); // ENOTTY on /dev/null, not EPERM
+    expect(r.stdout).toContain('process_vm_writev 0');
+  });
+
+  it('bwrap\'s unfiltered PID 1 is out of reach: no ptrace, no /proc/1 (also for an ordinary-user worker, where it has the task\'s uid)', async () => {
+    for (const ordinaryUser of [false, true]) {
+      if (ordinaryUser && runAs) chmodSync(root, 0o711); // the task's uid must reach its attempt dir to bind it
+      try {
+        const r = await runTask(`${SYSCALL_PRELUDE}
+import signal
+def attach():
+    got = raw(${nr('ptrace')}, 16, 1, 0, 0)  # PTRACE_ATTACH
+    raw(${nr('ptrace')}, 17, 1, 0, 0)  # PTRACE_DETACH, and let it go on
+    os.kill(1, signal.SIGCONT)
+    return got
+attempt("ptrace PID 1", attach)
+attempt("open /proc/1/mem for writing", lambda: open('/proc/1/mem', 'r+b'))
+attempt("list /proc/1", lambda: os.listdir('/proc/1') or (_ for _ in ()).throw(LookupError('empty')))
+attempt("read /proc/1/cmdline", lambda: read('/proc/1/cmdline'))
+attempt("process_vm_writev into PID 1", lambda: raw(${nr('process_vm_writev')}, 1, 0, 0, 0, 0, 0))
+print("uid", os.getuid(), "pid", os.getpid(), "ppid", os.getppid())
+`, { ordinaryUser });
+        expectAllRefused(r, 5);
+        expect(r.stdout).toMatch(/uid \d+ pid 2 ppid 1/);
+        if (ordinaryUser) expect(r.stdout).toContain(`uid ${runAs ? TASK_USER.uid : process.getuid!()} `);
+      } finally {
+        if (ordinaryUser && runAs) chmodSync(root, 0o700);
+      }
+    }
+  });
+
+  it('another ABI is killed: an x32 system call (x86_64), and an i386 one through int 0x80', async () => {
+    expect(arch).toBe('x86_64'); // these machines; the aarch64 program's ABI check is in sandbox.seccomp.test.ts
+    const r = await runTask(`
+import subprocess
+X32 = '''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(ctypes.c_long(0x40000000 | 39))  # getpid through the x32 ABI
+print("RESULT", r, ctypes.get_errno())
+'''
+I386 = '''
+import ctypes, mmap
+buf = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+buf.write(bytes([0xb8, 20, 0, 0, 0, 0xcd, 0x80, 0xc3]))  # mov eax, 20 (i386 getpid); int 0x80; ret
+print("RESULT", ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(buf)))())
+'''
+for what, code in (("x32", X32), ("i386", I386)):
+    p = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
+    print(what, "signal" if p.returncode < 0 else "exit", -p.returncode if p.returncode < 0 else p.returncode, p.stdout.strip())
+`);
+    expect(r.stderr).toBe('');
+    // x32: killed by SIGSYS (31); without the filter this kernel answers ENOSYS (no x32 support)
+    expect(r.stdout).toContain('x32 signal 31 \n');
+    // i386: the filter kills it (SIGSYS) — unless the kernel has no int 0x80 entry at all, which
+    // faults (SIGSEGV) before seccomp sees it (this machine's VM kernel); never a result
+    expect(r.stdout).toMatch(/^i386 signal (31|11) $/m);
+  });
+
+  it('positive: fork, threads, subprocess, multiprocessing, numpy and torch work under the filter; it is loaded and fd 3 is closed', async () => {
+    const r = await runTask(`
+import threading, subprocess, multiprocessing, numpy, torch
+status = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if l.startswith('Seccomp'))
+print("seccomp mode", status.get('Seccomp'))
+try:
+    os.fstat(3); print("fd3 open")
+except OSError as e:
+    print("fd3", e.errno)
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+print("fork", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+out = []
+ts = [threading.Thread(target=lambda i=i: out.append(i * i)) for i in range(4)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("threads", sorted(out))
+print("subprocess", subprocess.run(['/bin/sh', '-c', 'echo hi'], capture_output=True, text=True).stdout.strip())
+with multiprocessing.get_context('fork').Pool(2) as pool:
+    print("pool", pool.map(abs, [-1, -2, -3]))
+print("numpy", int(numpy.arange(10).dot(numpy.arange(10))))
+torch.set_num_threads(2)
+a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+print("torch", (a @ a.T).tolist(), torch.get_num_threads())
+import ctypes
+print("personality query", ctypes.CDLL(None).personality(ctypes.c_uint(0xffffffff)))
+`);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'seccomp mode 2',
+      'fd3 9',
+      'fork 7',
+      'threads [0, 1, 4, 9]',
+      'subprocess hi',
+      'pool [1, 2, 3]',
+      'numpy 285',
+      'torch [[5.0, 14.0], [14.0, 50.0]] 2',
+      'personality query 0',
+    ]);
   });
 });

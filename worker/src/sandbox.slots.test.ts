@@ -5,13 +5,12 @@
  * (both attempts as one uid) shows the test would catch a shared budget. Root only: an ordinary-user
  * worker sets no pids limit (sandbox.ts), so there is nothing to share there.
  */
-import { spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildSandboxedCommand, HELPERS_DIR, SLOT_UID_BASE, TASK_DIR, taskUserForSlot, TASK_USER, writeIdentityFiles } from './sandbox.js';
+import { buildSandboxedCommand, HELPERS_DIR, SLOT_UID_BASE, spawnSandboxed, TASK_DIR, taskUserForSlot, TASK_USER, writeIdentityFiles } from './sandbox.js';
 
 const HELPERS = fileURLToPath(new URL('../python', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'chatgpu-slots-'));
@@ -35,7 +34,7 @@ function start(name: string, user: { uid: number; gid: number }, script: string)
     identityFiles: identity,
     pidsLimit: LIMIT,
   });
-  const child = spawn(c.file, c.args, { cwd: c.cwd, env: c.env });
+  const child = spawnSandboxed(c);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

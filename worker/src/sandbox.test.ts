@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import {
   detectMemoryLimit,
   detectSandbox,
   defaultTaskUser,
+  execSandboxed,
   deviceGroups,
   gpuDeviceNodes,
   HELPERS_DIR,
@@ -21,7 +22,9 @@ import {
   TASK_DIR,
   writeIdentityFiles,
   type SandboxSpec,
+  spawnSandboxed,
 } from './sandbox.js';
+import { hostSeccompFilter } from './seccomp.js';
 
 const ok: ExecResult = { code: 0, stdout: 'bubblewrap 0.8.0\n', stderr: '', error: null };
 
@@ -59,7 +62,29 @@ describe('detectSandbox / resolveSandbox (fake exec)', () => {
   it('a working bwrap is used by auto', async () => {
     const exec: ExecFn = async () => ok;
     const d = await detectSandbox({ exec });
+    expect(d.seccomp).toMatch(/^seccomp: \d+ system calls refused \((x86_64|aarch64)\)$/);
     expect(resolveSandbox('auto', d)).toEqual({ ok: true, sandbox: 'bwrap', warning: null });
+  });
+
+  it('a kernel that refuses the seccomp filter: bwrap is not offered, and the reason says it was the filter', async () => {
+    const calls: string[][] = [];
+    const exec: ExecFn = async (_f, args) => {
+      calls.push(args);
+      if (args.includes('--seccomp')) return { code: 1, stdout: '', stderr: 'bwrap: prctl(PR_SET_SECCOMP): Invalid argument\n', error: null };
+      return ok;
+    };
+    const d = await detectSandbox({ exec, runAs: null });
+    expect(d).toMatchObject({ available: false });
+    expect(d.reason).toBe("bwrap trial run with namespaces: the kernel refused the sandbox's seccomp filter (the same run without it works): exit 1: bwrap: prctl(PR_SET_SECCOMP): Invalid argument");
+    // the second trial is the same command line without the filter
+    expect(calls.at(-1)).not.toContain('--seccomp');
+    expect(calls.at(-1)).toContain('--clearenv');
+    expect(resolveSandbox('bwrap', d)).toMatchObject({ ok: false, error: expect.stringMatching(/refused the sandbox's seccomp filter/) });
+  });
+
+  it('an architecture without a filter: bwrap is used, with a warning that no system call is filtered', () => {
+    const d = { available: true, version: 'bubblewrap 0.8.0', reason: null, bwrap: 'bwrap', seccomp: null };
+    expect(resolveSandbox('auto', d)).toMatchObject({ ok: true, sandbox: 'bwrap', warning: expect.stringMatching(/^WARNING: no system call filter for this architecture/) });
   });
 });
 
@@ -83,6 +108,22 @@ describe('buildSandboxedCommand', () => {
     expect(pairs(c.args, '--setenv')).toEqual(['HOME /task/.chatgpu/home']);
     expect(c.env).toEqual({ PATH: '/usr/bin:/bin' });
     expect(c.applied).toMatchObject({ sandbox: 'bwrap', network: 'isolated', filesystem: 'runtime, helpers and attempt dir only', memory: 'no memory limit' });
+  });
+
+  it('loads the seccomp filter from fd 3, and hides bwrap\'s unfiltered PID 1 under a read-only empty /proc/1', () => {
+    const c = buildSandboxedCommand({ ...spec, runAs: null });
+    const filter = hostSeccompFilter()!;
+    expect(c.seccomp).toEqual(filter.program);
+    expect(c.args.slice(c.args.indexOf('--seccomp'), c.args.indexOf('--seccomp') + 2)).toEqual(['--seccomp', '3']);
+    expect(c.args.indexOf('--seccomp')).toBeLessThan(c.args.indexOf('--'));
+    expect(c.applied.syscalls).toBe(filter.description);
+    const proc = c.args.indexOf('/proc');
+    expect(c.args.slice(proc - 1, proc + 9)).toEqual(['--proc', '/proc', '--perms', '0555', '--size', '4096', '--tmpfs', '/proc/1', '--remount-ro', '/proc/1']);
+    const without = buildSandboxedCommand({ ...spec, runAs: null, seccomp: null });
+    expect(without.args).not.toContain('--seccomp');
+    expect(without.seccomp).toBeNull();
+    expect(without.applied.syscalls).toBe('no system call filter (left out)');
+    expect(buildSandboxedCommand({ ...spec, sandbox: 'none' })).toMatchObject({ seccomp: null, applied: { syscalls: 'no system call filter (no sandbox)' } });
   });
 
   it('as root: no user namespace, setpriv to uid 65534 with every capability set emptied, pids limit', () => {
@@ -161,7 +202,7 @@ describe('buildSandboxedCommand', () => {
   });
 
   it('macOS without bubblewrap: one warning that says nothing protects the task', () => {
-    const d = { available: false, version: null, reason: 'bwrap is not installed', bwrap: 'bwrap' };
+    const d = { available: false, version: null, reason: 'bwrap is not installed', bwrap: 'bwrap', seccomp: null };
     const r = resolveSandbox('auto', d, 'darwin');
     expect(r).toMatchObject({ ok: true, sandbox: 'none', warning: expect.stringMatching(/^WARNING: no sandbox on macOS: nothing protects this machine/) });
   });
@@ -251,11 +292,11 @@ describe('bwrap sandbox, real runs', () => {
   function run(script: string, opts: Partial<SandboxSpec> = {}) {
     const c = buildSandboxedCommand(spec(script, opts));
     return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const p = spawn(c.file, c.args, { cwd: c.cwd, env: c.env });
+      const p = spawnSandboxed(c);
       let stdout = '';
       let stderr = '';
-      p.stdout.on('data', (d) => (stdout += d));
-      p.stderr.on('data', (d) => (stderr += d));
+      p.stdout!.on('data', (d) => (stdout += d));
+      p.stderr!.on('data', (d) => (stderr += d));
       p.on('close', (code) => resolve({ code, stdout, stderr }));
     });
   }
@@ -316,8 +357,8 @@ except OSError as e:
       );
       expect(c.args).toContain('--unshare-all');
       expect(c.args).not.toContain('/usr/bin/setpriv');
-      const asUser = runAs ? ['/usr/bin/setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', c.file, ...c.args]] as const : [c.file, c.args] as const;
-      const r = spawnSync(asUser[0], asUser[1], { cwd: c.cwd, env: c.env, encoding: 'utf8' });
+      const asUser = runAs ? { ...c, file: '/usr/bin/setpriv', args: [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', c.file, ...c.args] } : c;
+      const r = await execSandboxed(asUser, 30_000);
       expect(r.stderr).toBe('');
       expect(r.stdout.split('\n')).toEqual([
         String(user.uid), 'WROTE', 'bin', 'dev', 'etc', 'lib', 'lib64', 'proc', 'sbin', 'task', 'tmp', 'usr',
@@ -348,7 +389,7 @@ except OSError as e:
   it('killing bwrap kills every process of the task', async () => {
     const c = buildSandboxedCommand(spec('(setsid sh -c "while true; do echo x >> tick; sleep 0.05; done" &) ; sleep 30'));
     // a background loop in its own session would survive a plain process-group kill
-    const p = spawn(c.file, c.args, { cwd: c.cwd, env: c.env, stdio: 'ignore' });
+    const p = spawnSandboxed(c, { stdio: ['ignore', 'ignore', 'ignore'] });
     const tick = join(work, 'tick');
     for (let i = 0; i < 100 && !existsSync(tick); i++) await new Promise((r) => setTimeout(r, 20));
     expect(existsSync(tick)).toBe(true);

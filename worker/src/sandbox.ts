@@ -65,11 +65,13 @@
  * (`taskUserForSlot`) and concurrent attempts do not share the budget. For an ordinary-user worker it
  * is not set: it would count all of the owner's own processes too.
  */
+import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from 'node:child_process';
 import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { describeFailure, execCommand } from './probe/execCommand.js';
-import type { ExecFn } from './probe/types.js';
+import type { ExecFn, ExecResult } from './probe/types.js';
+import { hostSeccompFilter, type SeccompFilter } from './seccomp.js';
 
 export type SandboxMode = 'auto' | 'bwrap' | 'none';
 
@@ -109,9 +111,13 @@ export interface SandboxDetection {
   available: boolean;
   /** "bubblewrap 0.8.0" */
   version: string | null;
-  /** Why bwrap cannot be used (not installed, user namespaces disabled, …); null when available. */
+  /** Why bwrap cannot be used (not installed, user namespaces disabled, the kernel refused the
+   *  seccomp filter, …); null when available. */
   reason: string | null;
   bwrap: string;
+  /** The system call filter tasks get ("seccomp: 54 system calls refused (x86_64)"); null on an
+   *  architecture without one (seccomp.ts), which `resolveSandbox` warns about. */
+  seccomp: string | null;
 }
 
 /**
@@ -127,7 +133,10 @@ export async function detectSandbox(
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const bwrap = opts.bwrap ?? 'bwrap';
   const runAs = opts.runAs === undefined ? defaultTaskUser() : opts.runAs;
-  const no = (version: string | null, reason: string): SandboxDetection => ({ available: false, version, reason, bwrap });
+  const seccomp = hostSeccompFilter()?.description ?? null;
+  const no = (version: string | null, reason: string): SandboxDetection => ({ available: false, version, reason, bwrap, seccomp });
+  // A fake `exec` (tests) cannot take the filter on fd 3; the real trial goes through execSandboxed.
+  const runTrial = (c: SandboxedCommand) => (opts.exec ? exec(c.file, c.args, { timeoutMs, env: c.env }) : execSandboxed(c, timeoutMs));
 
   const v = await exec(bwrap, ['--version'], { timeoutMs });
   if (v.error === 'not found') return no(null, 'bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)');
@@ -144,7 +153,7 @@ export async function detectSandbox(
     mkdirSync(work);
     const identity = writeIdentityFiles(join(dir, 'etc'), runAs ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
     if (runAs) chownSync(work, runAs.uid, runAs.gid);
-    const trial = buildSandboxedCommand({
+    const trialSpec: SandboxSpec = {
       sandbox: 'bwrap',
       // The task's uid must be able to write its directory and the private /tmp.
       command: ['/bin/sh', '-c', 'echo ok > ok && echo ok > /tmp/ok'],
@@ -153,15 +162,23 @@ export async function detectSandbox(
       runAs,
       identityFiles: identity,
       bwrap,
-    });
-    const full = await exec(trial.file, trial.args, { timeoutMs, env: trial.env });
+    };
+    const trial = buildSandboxedCommand(trialSpec);
+    const full = await runTrial(trial);
     if (full.error || full.code !== 0) {
-      return no(version, describeFailure(`bwrap trial run with namespaces${runAs ? `, capability drop and uid ${runAs.uid}` : ''}`, full));
+      const what = `bwrap trial run with namespaces${runAs ? `, capability drop and uid ${runAs.uid}` : ''}`;
+      // Without the filter too? Then the sandbox itself fails; else the kernel refused the filter
+      // (no CONFIG_SECCOMP_FILTER): the sandbox is not offered without it (no way to turn it off).
+      if (trial.seccomp) {
+        const plain = await runTrial(buildSandboxedCommand({ ...trialSpec, seccomp: null }));
+        if (!plain.error && plain.code === 0) return no(version, describeFailure(`${what}: the kernel refused the sandbox's seccomp filter (the same run without it works)`, full));
+      }
+      return no(version, describeFailure(what, full));
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return { available: true, version, reason: null, bwrap };
+  return { available: true, version, reason: null, bwrap, seccomp };
 }
 
 export type SandboxChoice =
@@ -176,7 +193,16 @@ export function resolveSandbox(mode: SandboxMode, detection: SandboxDetection, p
   if (mode === 'none') {
     return { ok: true, sandbox: 'none', warning: 'sandbox disabled (--sandbox none): tasks run as plain processes with this user\'s full access' };
   }
-  if (detection.available) return { ok: true, sandbox: 'bwrap', warning: null };
+  if (detection.available) {
+    return {
+      ok: true,
+      sandbox: 'bwrap',
+      warning: detection.seccomp
+        ? null
+        : `WARNING: no system call filter for this architecture (${process.arch}; built for x86_64 and aarch64 only): ` +
+          'tasks run in bubblewrap\'s namespaces but can reach every system call of the kernel (namespaces, bpf, io_uring, keyrings, ptrace).',
+    };
+  }
   if (mode === 'bwrap') return { ok: false, error: `--sandbox bwrap requested but unavailable: ${detection.reason}` };
   if (platform === 'darwin') {
     // bubblewrap is Linux-only and no sandbox-exec profile is implemented: say so plainly, once.
@@ -492,6 +518,10 @@ export interface SandboxSpec {
   /** from `writeIdentityFiles`: bound at /etc/passwd and /etc/group */
   identityFiles?: { passwd: string; group: string } | null;
   bwrap?: string;
+  /** The system call filter (seccomp.ts). Default: this machine's (`hostSeccompFilter`). There is no
+   *  worker option to leave it out: null only where the detection trial and tests compare a run
+   *  without it. */
+  seccomp?: SeccompFilter | null;
 }
 
 export interface AppliedSandbox {
@@ -503,6 +533,8 @@ export interface AppliedSandbox {
   pids: string;
   /** "uid 65534" | "worker's uid 1000" */
   user: string;
+  /** "seccomp: 54 system calls refused (x86_64)" | "no system call filter (…)" */
+  syscalls: string;
 }
 
 export interface SandboxedCommand {
@@ -512,10 +544,19 @@ export interface SandboxedCommand {
   env: Record<string, string>;
   /** spawn with this working directory (host path) */
   cwd: string;
+  /** The compiled filter bwrap reads from fd 3 (`--seccomp 3`); spawn with `spawnSandboxed`, which
+   *  passes it through a pipe. Null: no filter (no sandbox, or an architecture without one). */
+  seccomp: Buffer | null;
   applied: AppliedSandbox;
 }
 
-/** Builds the argv; spawn `file args` with `{ cwd, env }` from the result and nothing else. */
+/** The descriptor bwrap reads the seccomp program from: the first one after stdin, stdout and stderr. */
+export const SECCOMP_FD = 3;
+
+/**
+ * Builds the argv; start it with `spawnSandboxed(result, …)` (it gives bwrap the filter on fd 3), or
+ * spawn `file args` with `{ cwd, env }` and the filter on fd 3 yourself.
+ */
 export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
   if (spec.command.length === 0) throw new Error('empty command');
   const memory = spec.memory ?? null;
@@ -540,7 +581,8 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
       args: argv.slice(1),
       env: { ...spec.env },
       cwd: spec.workDir,
-      applied: { sandbox: 'none', network: 'host', filesystem: 'host', ...applied, pids: 'no process limit' },
+      seccomp: null,
+      applied: { sandbox: 'none', network: 'host', filesystem: 'host', ...applied, pids: 'no process limit', syscalls: 'no system call filter (no sandbox)' },
     };
   }
   const bw: string[] = [
@@ -575,6 +617,10 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
     ...tmpSize,
     '--perms', '1777', '--tmpfs', '/dev/shm',
     '--proc', '/proc',
+    // bwrap's own PID 1 (the sandbox's init) runs without the seccomp filter and, for an ordinary-user
+    // worker, as the task's uid: its /proc entry (mem, fd, …) would let the task write into an
+    // unfiltered process. Hidden under an empty read-only tmpfs (ptrace is refused by the filter).
+    '--perms', '0555', '--size', '4096', '--tmpfs', '/proc/1', '--remount-ro', '/proc/1',
     // before the binds below, so an interpreter kept under /tmp is bound on top of the private /tmp
     ...tmpSize,
     '--perms', '1777', '--tmpfs', '/tmp',
@@ -596,6 +642,9 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
     if (spec.allowNetwork) bw.push('--share-net');
   }
   bw.push('--hostname', 'chatgpu-task', '--die-with-parent', '--new-session', '--cap-drop', 'ALL');
+  // Loaded last, just before bwrap execs the command (setpriv, then the task, inherit it).
+  const filter = spec.seccomp === undefined ? hostSeccompFilter() : spec.seccomp;
+  if (filter) bw.push('--seccomp', String(SECCOMP_FD));
   // setpriv needs these three for one step: change uid/gid and empty the bounding set.
   if (runAs) bw.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP');
   bw.push('--clearenv');
@@ -616,11 +665,71 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
     // bwrap's own process is PID 1 inside: its environ is readable there, so it gets nothing secret.
     env: { PATH: '/usr/bin:/bin' },
     cwd: spec.workDir,
+    seccomp: filter?.program ?? null,
     applied: {
       sandbox: 'bwrap',
       network: spec.allowNetwork ? 'host' : 'isolated',
       filesystem: 'runtime, helpers and attempt dir only',
       ...applied,
+      syscalls: filter?.description ?? `no system call filter (${spec.seccomp === null ? 'left out' : `none for ${process.arch}`})`,
     },
   };
+}
+
+/**
+ * Starts a command from `buildSandboxedCommand` with `{ cwd, env }` and the given stdin/stdout/stderr;
+ * when it has a filter, fd 3 is a pipe that carries it to bwrap, which reads it to the end and closes
+ * it before the task starts (the task never sees fd 3). The program is a few hundred bytes, less than
+ * a pipe holds, so the write never waits for bwrap; a bwrap that exits before reading it (bad
+ * arguments) makes the write fail with EPIPE, which is ignored: its exit status says what went wrong.
+ */
+export function spawnSandboxed(
+  cmd: SandboxedCommand,
+  opts: { stdio?: [StdioNull | StdioPipe, StdioNull | StdioPipe, StdioNull | StdioPipe]; detached?: boolean } = {},
+): ChildProcess {
+  const stdio = opts.stdio ?? ['ignore', 'pipe', 'pipe'];
+  const child = spawn(cmd.file, cmd.args, {
+    cwd: cmd.cwd,
+    env: cmd.env,
+    stdio: cmd.seccomp ? [...stdio, 'pipe'] : stdio,
+    ...(opts.detached ? { detached: true } : {}),
+  });
+  const pipe = cmd.seccomp ? child.stdio[SECCOMP_FD] : null;
+  if (pipe && 'end' in pipe) {
+    pipe.on('error', () => {});
+    pipe.end(cmd.seccomp);
+  }
+  return child;
+}
+
+/** Runs a sandboxed command to its end and collects its output (the detection trial, tests). */
+export function execSandboxed(cmd: SandboxedCommand, timeoutMs: number): Promise<ExecResult> {
+  return new Promise<ExecResult>((resolve) => {
+    let child: ChildProcess;
+    try {
+      child = spawnSandboxed(cmd);
+    } catch (err) {
+      resolve({ code: null, stdout: '', stderr: '', error: (err as Error).message });
+      return;
+    }
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve({ code: null, stdout, stderr, error: err.code === 'ENOENT' ? 'not found' : err.message });
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) resolve({ code: null, stdout, stderr, error: `timeout after ${timeoutMs} ms` });
+      else if (code === null) resolve({ code: null, stdout, stderr, error: `killed by ${signal}` });
+      else resolve({ code, stdout, stderr, error: null });
+    });
+  });
 }

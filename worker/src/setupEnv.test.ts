@@ -13,7 +13,7 @@ import type { ApiClient } from './client.js';
 import { AppendLogsDoc, CompleteAttemptDoc } from './documents.js';
 import type { Capabilities } from './probe/types.js';
 import { Run, type Assignment } from './runner.js';
-import { buildSandboxedCommand, defaultTaskUser, interpreterBinds, writeIdentityFiles } from './sandbox.js';
+import { buildSandboxedCommand, defaultTaskUser, execSandboxed, interpreterBinds, writeIdentityFiles } from './sandbox.js';
 import { startPipIndex, type PipIndex } from '../test/pipIndex.js';
 import { EnvCache, parseRequirementLines, type SetupRequest, type SetupResult } from './setupEnv.js';
 
@@ -80,7 +80,7 @@ function request(pip: string[], lines: string[], o: Partial<SetupRequest> = {}):
 }
 
 /** Runs `code` with the env's python in the tasks' sandbox (no network, env read-only). */
-function runInSandbox(envPython: string, code: string): { code: number | null; out: string } {
+async function runInSandbox(envPython: string, code: string): Promise<{ code: number | null; out: string }> {
   const work = mkdtempSync(join(root, 'task-'));
   chmodSync(work, 0o755); // as the runner's attempt directories: bwrap enters it before dropping to the task's uid
   spawnSync('chown', ['-R', `${runAs?.uid ?? process.getuid!()}:${runAs?.gid ?? process.getgid!()}`, work]);
@@ -93,8 +93,8 @@ function runInSandbox(envPython: string, code: string): { code: number | null; o
     runAs,
     identityFiles,
   });
-  const r = spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, encoding: 'utf8' });
-  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+  const r = await execSandboxed(cmd, 120_000);
+  return { code: r.code, out: `${r.stdout}${r.stderr}` };
 }
 
 const ok = (r: SetupResult) => {
@@ -127,7 +127,7 @@ describe('EnvCache (real pip, real sandbox, local index)', () => {
     expect(requests.slice(before).some((l) => l.includes('GET /simple/chatgpu-testpkg/chatgpu_testpkg-0.1-py3-none-any.whl'))).toBe(true);
     expect(JSON.parse(readFileSync(`${env.dir}.json`, 'utf8'))).toMatchObject({ lines: ['chatgpu-testpkg==0.1'], index: `http://127.0.0.1:${port}/simple` });
 
-    const r = runInSandbox(env.python, [
+    const r = await runInSandbox(env.python, [
       'import chatgpu_testpkg, torch, numpy, socket, sys',
       'print("VALUE", chatgpu_testpkg.VALUE)',
       'print("TORCH", torch.__file__)',

@@ -26,7 +26,6 @@
  * being found and being marked in use. Cache: the recorded sizes stay ≤ maxBytes by removing the
  * least recently used envs that no run is using, whole (record first, then the directory).
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, chown, lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -37,7 +36,7 @@ import { describeFailure, execCommand } from './probe/execCommand.js';
 import { redactUrl } from './probe/probeCapabilities.js';
 import { PIP_INSTALL_SNIPPET, pipHasResolver } from './probe/pythonProbe.js';
 import type { ExecFn } from './probe/types.js';
-import { buildSandboxedCommand, interpreterBinds, sandboxPaths, type MemoryLimitPlan } from './sandbox.js';
+import { buildSandboxedCommand, interpreterBinds, sandboxPaths, spawnSandboxed, type MemoryLimitPlan } from './sandbox.js';
 
 export const DEFAULT_ENV_CACHE_MB = 10_240;
 /** A setup that takes longer than this (a hung index, a build without end) fails. */
@@ -366,7 +365,7 @@ export class EnvCache {
       identityFiles: s.identityFiles,
       ...(s.bwrap ? { bwrap: s.bwrap } : {}),
     });
-    const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawnSandboxed(cmd, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const tail: string[] = [];
     const onLine = (l: string) => {
       const text = l.replace(/\r$/, '');
