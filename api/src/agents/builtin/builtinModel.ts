@@ -579,12 +579,12 @@ function shardingOf(entry: EntryPoint, args: string[], runner: string, settings:
   if (!rl && countArg && entry.positionals?.[0] === countArg && /^\d+$/.test(args[0] ?? '')) {
     // A sample count given as the first positional argument (`python pi.py 1000000`).
     const seed = entry.flags.find((f) => flagName(f) === 'seed');
-    return proposeShards({ source, runner, args, countFlag: countArg.name, seedFlag: seed?.flag ?? null, total: Number(args[0]), baseSeed: Number(seed?.default ?? 0) || 0, resultFile, workers, positional: true });
+    return proposeShards({ source, runner, args, countFlag: countArg.name, seedFlag: seed?.flag ?? null, total: Number(args[0]), baseSeed: Number(seed?.default ?? 0) || 0, resultFile, workers, positional: true, unitSec: unitSeconds(request, Number(args[0])) });
   }
   if (!rl || !['sample', 'trial', 'path'].includes(rl.unit)) {
     // A sweep: a list flag (seeds, configs) the user did not set, its default list split.
     const sweep = sweepFlag(source);
-    if (sweep && !args.includes(sweep.flag)) return proposeSweep({ source, runner, args, flag: sweep.flag, values: sweep.values, resultFile, workers });
+    if (sweep && !args.includes(sweep.flag)) return proposeSweep({ source, runner, args, flag: sweep.flag, values: sweep.values, resultFile, workers, unitSec: unitSeconds(request, sweep.values.length) });
     return shapes ? otherShapes(entry, args, runner, source, resultFiles, workers, request, shapes) : null;
   }
   const seed = entry.flags.find((f) => flagName(f) === 'seed');
@@ -600,6 +600,7 @@ function shardingOf(entry: EntryPoint, args: string[], runner: string, settings:
     baseSeed: Number.isInteger(baseSeed) ? baseSeed : 0,
     resultFile,
     workers,
+    unitSec: unitSeconds(request, rl.full),
   });
 }
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { compareMerged, csvRecords, jsonDiff, mergeOutputs, type OutFile } from './shardMerge.js';
-import { costGain, literalCount, loopCarriesState, proposeBatch, proposeDriver, proposeRanges, readMergeScript, topLevelLoop, unitSeconds } from './shardShapes.js';
-import { shardsProblem } from './shards.js';
+import { literalCount, loopCarriesState, proposeBatch, proposeDriver, proposeRanges, readMergeScript, topLevelLoop, unitSeconds } from './shardShapes.js';
+import { costGain, proposeShards, proposeSweep, shardsProblem } from './shards.js';
 
 const blobs = new Map<string, Buffer>();
 const file = (path: string, text: string): OutFile => {
@@ -81,6 +81,15 @@ describe('the shapes of divisible work', () => {
     expect(costGain({ total: 30, bounded: 3, shards: 3, workers: 3, unit: 'file', unitSec: 0.1 })).toMatchObject({ ok: false });
     expect(costGain({ total: 30, bounded: 3, shards: 3, workers: 3, unit: 'file', unitSec: 10 }).ok).toBe(true);
     expect(costGain({ total: 30, bounded: 3, shards: 3, workers: 3, unit: 'file', unitSec: 0.1 }).words).toMatch(/2 rounds of task overhead \(~10 s each\) cost ~20\.4 s; 3 shards save ~2 s/);
+  });
+  it('the sample count and the sweep weigh their check too: a run whose time the request gives is not split when the overhead outweighs the gain', () => {
+    const pi = 'hits = 0\nfor _ in range(n):\n    hits += rng.random() < 0.5\njson.dump({"estimate": e, "stderr": s, "samples": n, "hits": hits}, f)';
+    const mc = { source: pi, runner: 'python pi.py', args: [], countFlag: '--samples', seedFlag: '--seed', total: 60000, baseSeed: 1, resultFile: 'outputs/r.json', workers: 3 };
+    expect(proposeShards(mc).spec).not.toBeNull();
+    expect(proposeShards({ ...mc, unitSec: 1e-6 }).reason).toMatch(/^Not split into shards: it does not pay: the check \(8000 samples of wall time, ~0\.008 s\) and 2 rounds of task overhead \(~10 s each\) cost ~20 s; 3 shards save ~0\.04 s/);
+    const sw = { source: 'results = []\njson.dump({"results": results}, f)', runner: 'python s.py', args: [], flag: '--seeds', values: ['1', '2', '3', '4', '5', '6'], resultFile: 'outputs/s.json', workers: 3 };
+    expect(proposeSweep(sw).spec).not.toBeNull();
+    expect(proposeSweep({ ...sw, values: ['1', '2', '3', '4'] }).reason).toMatch(/^Not split into shards: it does not pay: the check costs about 4 items/);
   });
   it('reads a merge script that takes result files and an output flag, and says why not otherwise', () => {
     const ok = readMergeScript('merge.py', 'p.add_argument("parts", nargs="+")\np.add_argument("-o", "--out")\n');

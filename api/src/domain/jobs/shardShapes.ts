@@ -5,34 +5,7 @@
  * or range run through the generated driver, the user's own merge script — and the rule that
  * weighs the check's cost against what sharding saves. Pure: each returns a spec or why not.
  */
-import { carriedState, dumpedKeys, splitSizes, type MergeField, type ShardProposal, type ShardsSpec } from './shards.js';
-
-/** Seconds one round of tasks costs beyond its work (lease, code download, interpreter start, output upload): an assumption, stated where it is used. */
-export const ROUND_OVERHEAD_SEC = 10;
-
-/**
- * Whether sharding pays for itself. The wall time of the work is `total` units unsharded; in
- * shards it is the adaptation check — the bounded workload unsharded, with its shards beside it
- * (one of them after it when no worker is left over) — then `total / shards`. The overhead of
- * each round of tasks counts only when the time of a unit is known (`unitSec`, e.g. from the
- * request); without it, work is compared with work. Sharding is refused when the check and the
- * overhead outweigh the time saved.
- */
-export function costGain(o: { total: number; bounded: number; shards: number; workers: number; unit: string; unitSec?: number | null; rounds?: number }): { ok: boolean; words: string } {
-  const n = o.shards;
-  const check = o.bounded + (o.workers > n ? 0 : o.bounded / n);
-  const saved = o.total - o.total / n;
-  const r = (x: number) => Number(x.toPrecision(3));
-  const rounds = o.rounds ?? 2;
-  if (o.unitSec && o.unitSec > 0) {
-    const cost = check * o.unitSec + rounds * ROUND_OVERHEAD_SEC;
-    const gain = saved * o.unitSec;
-    const words = `the check (${r(check)} ${o.unit}s of wall time, ~${r(check * o.unitSec)} s) and ${rounds} rounds of task overhead (~${ROUND_OVERHEAD_SEC} s each) cost ~${r(cost)} s; ${n} shards save ~${r(gain)} s of the ~${r(o.total * o.unitSec)} s unsharded run`;
-    return { ok: gain >= cost, words };
-  }
-  const words = `the check costs about ${r(check)} ${o.unit}s of wall time (${o.bounded} unsharded, the same in ${n} shards beside it) and ${n} shards save about ${r(saved)} of the ${o.total} (the time of one ${o.unit} is not known, so the ~${ROUND_OVERHEAD_SEC} s overhead of each round of tasks is not weighed)`;
-  return { ok: saved >= check, words };
-}
+import { carriedState, costGain, dumpedKeys, splitSizes, type MergeField, type ShardProposal, type ShardsSpec } from './shards.js';
 
 /** "each file takes about 3 seconds" → seconds per unit; "takes about 2 hours" → the whole run's seconds / total. */
 export function unitSeconds(request: string, total: number): number | null {

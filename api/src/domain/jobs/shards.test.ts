@@ -75,7 +75,7 @@ describe('proposing shards', () => {
 });
 
 describe('proposing a sweep', () => {
-  const sweep = `p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+  const sweep = `p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
 p.add_argument("--out", default="outputs/sweep.json")
 results = []
 for s in a.seeds:
@@ -84,9 +84,9 @@ for s in a.seeds:
 json.dump({"results": results, "count": len(results)}, open(a.out, "w"))
 `;
   it('splits the list flag into contiguous slices, concatenates the per-item results and checks one item per shard exactly', () => {
-    expect(sweepFlag(sweep)).toEqual({ flag: '--seeds', values: ['1', '2', '3', '4', '5'] });
-    const p = proposeSweep({ source: sweep, runner: 'python sweep.py', args: ['--out', 'outputs/sweep.json'], flag: '--seeds', values: ['1', '2', '3', '4', '5'], resultFile: 'outputs/sweep.json', workers: 2 });
-    expect(p.spec!.shards.map((s) => s.command)).toEqual(['python sweep.py --out outputs/sweep.json --seeds 1 2 3', 'python sweep.py --out outputs/sweep.json --seeds 4 5']);
+    expect(sweepFlag(sweep)).toEqual({ flag: '--seeds', values: ['1', '2', '3', '4', '5', '6'] });
+    const p = proposeSweep({ source: sweep, runner: 'python sweep.py', args: ['--out', 'outputs/sweep.json'], flag: '--seeds', values: ['1', '2', '3', '4', '5', '6'], resultFile: 'outputs/sweep.json', workers: 2 });
+    expect(p.spec!.shards.map((s) => s.command)).toEqual(['python sweep.py --out outputs/sweep.json --seeds 1 2 3', 'python sweep.py --out outputs/sweep.json --seeds 4 5 6']);
     expect(p.spec!.check).toEqual({ original: 'python sweep.py --out outputs/sweep.json --seeds 1 4', shards: ['python sweep.py --out outputs/sweep.json --seeds 1', 'python sweep.py --out outputs/sweep.json --seeds 4'], timeoutSec: 900 });
     expect(p.spec!.merge.fields).toEqual([{ name: 'results', how: 'concat', check: 'exact' }, { name: 'count', how: 'sum', check: 'exact' }]);
     expect(shardsProblem(p.spec!, { outputs: ['outputs'] })).toBeNull();

@@ -247,6 +247,33 @@ export function dumpedKeys(source: string): string[] {
   return [...m[2]!.matchAll(/['"]([A-Za-z_]\w*)['"]\s*:/g)].map((x) => x[1]!);
 }
 
+/** Seconds one round of tasks costs beyond its work (lease, code download, interpreter start, output upload): an assumption, stated where it is used. */
+export const ROUND_OVERHEAD_SEC = 10;
+
+/**
+ * Whether sharding pays for itself. The wall time of the work is `total` units unsharded; in
+ * shards it is the adaptation check — the bounded workload unsharded, with its shards beside it
+ * (one of them after it when no worker is left over) — then `total / shards`. The overhead of
+ * each round of tasks counts only when the time of a unit is known (`unitSec`, e.g. from the
+ * request); without it, work is compared with work. Sharding is refused when the check and the
+ * overhead outweigh the time saved.
+ */
+export function costGain(o: { total: number; bounded: number; shards: number; workers: number; unit: string; unitSec?: number | null; rounds?: number }): { ok: boolean; words: string } {
+  const n = o.shards;
+  const check = o.bounded + (o.workers > n ? 0 : o.bounded / n);
+  const saved = o.total - o.total / n;
+  const r = (x: number) => Number(x.toPrecision(3));
+  const rounds = o.rounds ?? 2;
+  if (o.unitSec && o.unitSec > 0) {
+    const cost = check * o.unitSec + rounds * ROUND_OVERHEAD_SEC;
+    const gain = saved * o.unitSec;
+    const words = `the check (${r(check)} ${o.unit}s of wall time, ~${r(check * o.unitSec)} s) and ${rounds} rounds of task overhead (~${ROUND_OVERHEAD_SEC} s each) cost ~${r(cost)} s; ${n} shards save ~${r(gain)} s of the ~${r(o.total * o.unitSec)} s unsharded run`;
+    return { ok: gain >= cost, words };
+  }
+  const words = `the check costs about ${r(check)} ${o.unit}s of wall time (${o.bounded} unsharded, the same in ${n} shards beside it) and ${n} shards save about ${r(saved)} of the ${o.total} (the time of one ${o.unit} is not known, so the ~${ROUND_OVERHEAD_SEC} s overhead of each round of tasks is not weighed)`;
+  return { ok: saved >= check, words };
+}
+
 export interface ShardProposal {
   spec: ShardsSpec | null;
   /** Why it is (or is not) split, in words, for the plan's summary. */
@@ -272,6 +299,8 @@ export function proposeShards(input: {
   minPerShard?: number;
   /** The count is the first positional argument (`python pi.py 1000000`), not a flag. */
   positional?: boolean;
+  /** Seconds per sample, when the request says how long the run takes (costGain). */
+  unitSec?: number | null;
 }): ShardProposal {
   const no = (reason: string): ShardProposal => ({ spec: null, reason });
   const carried = carriedState(input.source);
@@ -310,6 +339,8 @@ export function proposeShards(input: {
   const seeds = Array.from({ length: count }, (_, i) => shardSeed(input.baseSeed, i));
   const sizes = splitSizes(input.total, count);
   const bounded = Math.min(input.total, Math.max(2000 * count, 4000));
+  const pays = costGain({ total: input.total, bounded, shards: count, workers: input.workers, unit: 'sample', unitSec: input.unitSec });
+  if (!pays.ok) return no(`Not split into shards: it does not pay: ${pays.words}.`);
   const bSizes = splitSizes(bounded, count);
   return {
     reason: `Split into ${count} shards of about ${sizes[0]} ${input.countFlag.replace(/^-+/, '')} (one per compatible worker online), each with its own seed (${seeds.join(', ')}): the samples are independent, so the merged estimate is the sample-weighted mean of the shards' estimates and its standard error combines theirs. Checked first on ${bounded} samples against the unsharded program (the estimate within 4 standard errors, the sample count exact).`,
@@ -342,7 +373,7 @@ export function sweepFlag(source: string): { flag: string; values: string[] } | 
  * optionally a count (summed); both checked exactly. Each shard gets a contiguous slice of
  * the list; the check runs the first item per shard unsharded and sharded.
  */
-export function proposeSweep(input: { source: string; runner: string; args: string[]; flag: string; values: string[]; resultFile: string | null; workers: number }): ShardProposal {
+export function proposeSweep(input: { source: string; runner: string; args: string[]; flag: string; values: string[]; resultFile: string | null; workers: number; unitSec?: number | null }): ShardProposal {
   const no = (reason: string): ShardProposal => ({ spec: null, reason });
   const carried = carriedState(input.source);
   if (carried) return no(`Not split into shards: ${carried}.`);
@@ -356,6 +387,8 @@ export function proposeSweep(input: { source: string; runner: string; args: stri
   if (!fields.some((f) => f.how === 'concat')) return no(`Not split into shards: ${input.resultFile} has no list of per-item results to concatenate.`);
   const count = Math.min(input.workers, input.values.length, 64);
   if (count < 2) return no(input.workers < 2 ? `Not split into shards: ${input.workers} compatible worker online, so one run is as fast.` : `Not split into shards: ${input.flag} has one value.`);
+  const pays = costGain({ total: input.values.length, bounded: count, shards: count, workers: input.workers, unit: 'item', unitSec: input.unitSec });
+  if (!pays.ok) return no(`Not split into shards: it does not pay: ${pays.words}.`);
   const command = (values: string[]) => [input.runner, ...input.args, input.flag, ...values].join(' ');
   const sizes = splitSizes(input.values.length, count);
   const slices = sizes.map((n, i) => input.values.slice(sizes.slice(0, i).reduce((a, b) => a + b, 0), sizes.slice(0, i).reduce((a, b) => a + b, 0) + n));
