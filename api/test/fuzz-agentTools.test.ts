@@ -207,6 +207,13 @@ describe('fuzz: agent tools', () => {
       }, fuzzTimeout());
     }
   }
+  it('planner.check_dependencies with files named like prototype members (a regression example: "own.thirdParty is not iterable")', async () => {
+    const job = await jobFor(PLANNER);
+    const args = JSON.stringify({ files: ['__proto__', 'constructor', 'main.py'], workload: 'python', accelVendor: null });
+    const res = await callTool(PLANNER, 'check_dependencies', args, job);
+    fail('check_dependencies', args, res.problems);
+    expect(res.status).toBe('DONE');
+  });
 });
 
 // ---------------------------------------------------------------- the preparer

@@ -55,7 +55,7 @@ export const normalizeDist = (name: string) => name.toLowerCase().replace(/[-_.]
 /** Does the requirement `pin` provide the import `module`? */
 export function provides(pin: Pin, module: string): boolean {
   const dist = normalizeDist(pin.name);
-  return dist === normalizeDist(module) || (DISTRIBUTIONS[module] ?? []).includes(dist);
+  return dist === normalizeDist(module) || ((Object.hasOwn(DISTRIBUTIONS, module) ? DISTRIBUTIONS[module] : undefined) ?? []).includes(dist);
 }
 
 /** Third-party imports of `files` and of the project modules they import, transitively. */
@@ -68,7 +68,8 @@ export function importsOf(facts: ProjectFacts, files: readonly string[]): Map<st
     const f = queue.shift()!;
     if (seen.has(f)) continue;
     seen.add(f);
-    const own = facts.importsByFile[f];
+    // Own entries only: a file named like a prototype member (__proto__, constructor) is not in the project.
+    const own = Object.hasOwn(facts.importsByFile, f) ? facts.importsByFile[f] : undefined;
     if (!own) continue;
     for (const m of own.thirdParty) byModule.set(m, [...new Set([...(byModule.get(m) ?? []), f])]);
     for (const l of own.local) queue.push(...filesOfModule(l));
