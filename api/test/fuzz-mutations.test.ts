@@ -113,6 +113,7 @@ const CALLER: Record<string, 'anonymous' | 'user' | 'worker'> = {
   appendLogs: 'worker',
   reportMetrics: 'worker',
   completeAttempt: 'worker',
+  completeAttempts: 'worker',
   rotateServiceToken: 'user',
   stopService: 'user',
   openServiceInBrowser: 'user',
