@@ -8,6 +8,7 @@ import './types/Job.js';
 import './types/Task.js';
 import './types/Service.js';
 import './types/PreparationRecord.js';
+import './types/ShardGroup.js';
 import './types/Worker.js';
 import './types/WorkerProtocol.js';
 import './types/Subscription.js';

@@ -10,6 +10,7 @@ import { PlanView } from '../features/jobs/PlanView';
 import { PreparationView } from '../features/jobs/PreparationView';
 import { QuestionForm } from '../features/jobs/QuestionForm';
 import { ServicePanel } from '../features/jobs/ServicePanel';
+import { ShardGroupView, type ShardGroupData } from '../features/jobs/ShardGroup';
 import { defaultAttempt, TasksView, type TaskData } from '../features/jobs/TasksView';
 import { EventTimeline, StageBar } from '../features/jobs/Timeline';
 import { useJobActivity, type JobEventItem } from '../features/jobs/useJobActivity';
@@ -156,6 +157,42 @@ const JobTasksQuery = graphql(`
           }
         }
       }
+      shardGroup {
+        phase
+        unit
+        totalUnits
+        total
+        done
+        running
+        queued
+        failed
+        retried
+        costCad
+        checkCostCad
+        lostCostCad
+        mergeFile
+        mergeRules
+        merged
+        check {
+          id
+          outcome
+          reason
+        }
+        shards {
+          index
+          name
+          size
+          seed
+          range
+          command
+          status
+          attemptCount
+          costCad
+          task {
+            id
+          }
+        }
+      }
     }
   }
 `);
@@ -239,7 +276,9 @@ export default function JobPage({ id }: { id: string }) {
   const onEvent = useCallback(
     (e: JobEventItem) => {
       if (e.kind.startsWith('task.') || e.kind.startsWith('attempt.')) schedule({ tasks: true, job: true });
-      else if (e.kind === 'preparation.record') schedule({ prep: true, job: true });
+      // The shard group (in the tasks query) shows the adaptation check's record and the merge.
+      else if (e.kind === 'preparation.record') schedule({ prep: true, job: true, tasks: true });
+      else if (e.kind === 'shards.merged') schedule({ tasks: true, job: true });
       else if (e.kind.startsWith('question.') || e.kind.startsWith('plan.') || e.kind === 'job.status' || e.kind === 'validation') schedule({ job: true });
     },
     [schedule],
@@ -252,6 +291,20 @@ export default function JobPage({ id }: { id: string }) {
   const auto = useMemo(() => defaultAttempt(taskList), [taskList]);
   const attemptId = picked ?? auto;
   const attempt = taskList.flatMap((t) => t.attempts.map((a) => ({ ...a, task: t.name }))).find((a) => a.id === attemptId);
+  const shardGroup: ShardGroupData | null = tasks.data?.job?.shardGroup ?? null;
+  // The shards' cost grows while they run: each cost change the job subscription brings refreshes the group.
+  const liveCost = job.data?.job?.costCad;
+  const sharded = shardGroup !== null;
+  const scheduleRef = useRef(schedule);
+  scheduleRef.current = schedule;
+  useEffect(() => {
+    if (sharded) scheduleRef.current({ tasks: true });
+  }, [liveCost, sharded]);
+  const logsRef = useRef<HTMLElement>(null);
+  const showShardLogs = useCallback((attemptId: string) => {
+    setPicked(attemptId);
+    logsRef.current?.scrollIntoView({ block: 'start' });
+  }, []);
 
   if (job.loading && !job.data) return <Loading label="Loading the job…" />;
   if (job.error && !job.data) return <ErrorState error={job.error} retry={() => void job.refetch()} />;
@@ -327,6 +380,13 @@ export default function JobPage({ id }: { id: string }) {
         </section>
       )}
 
+      {shardGroup && (
+        <section className="panel" aria-label="Shards">
+          <h2>Shards</h2>
+          <ShardGroupView group={shardGroup} tasks={taskList} selected={attemptId} onSelect={showShardLogs} />
+        </section>
+      )}
+
       <div className="grid2">
         <div>
           <section className="panel">
@@ -336,10 +396,10 @@ export default function JobPage({ id }: { id: string }) {
             ) : tasks.error && !tasks.data ? (
               <ErrorState error={tasks.error} retry={() => void tasks.refetch()} />
             ) : (
-              <TasksView tasks={taskList} selected={attemptId} onSelect={setPicked} />
+              <TasksView tasks={shardGroup ? taskList.filter((t) => t.kind !== 'SHARD') : taskList} selected={attemptId} onSelect={setPicked} />
             )}
           </section>
-          <section className="panel">
+          <section className="panel" ref={logsRef}>
             <div className="spread">
               <h2>Logs</h2>
               {attempt && (
