@@ -2,7 +2,8 @@
  * Hostile tasks end to end: a real API, a real `chatgpu-worker` (bwrap sandbox, memory limit) and
  * tasks that try to reach what the worker's machine holds — the owner's home, the worker's data
  * folder (another attempt's kept folder, the blob cache), the worker token in the environment or
- * /proc — and to have the worker upload host files through symlinked outputs; and a task that
+ * /proc, to make a user namespace (refused by the seccomp filter) — and to have the worker upload
+ * host files through symlinked outputs; and a task that
  * allocates past its memory limit, which must fail with error class OOM. The per-case suite with
  * every attempt is worker/src/sandbox.hostile.test.ts; this one proves the runner wires it up.
  */
@@ -73,6 +74,13 @@ def token():
         return hits
     raise LookupError('no token')
 attempt("worker token", token)
+def new_user_namespace():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER: refused by the sandbox's seccomp filter
+        raise OSError(ctypes.get_errno(), 'unshare')
+    return 'a new user namespace'
+attempt("unshare(CLONE_NEWUSER)", new_user_namespace)
 os.symlink('/etc/passwd', 'outputs/passwd')
 os.symlink(${JSON.stringify(path.join(other, 'model.bin'))}, 'outputs/other.bin')
 os.symlink(${JSON.stringify(other)}, 'linked')
@@ -80,7 +88,8 @@ open('outputs/ok.txt', 'w').write('mine')
 `;
     const { attempt, logs } = await runTask({ 'hostile.py': script }, 'python hostile.py', { workload: 'python', outputs: ['linked/model.bin', 'linked'] });
     expect(logs.filter((l) => l.startsWith('ESCAPED'))).toEqual([]);
-    expect(logs.filter((l) => l.startsWith('REFUSED'))).toHaveLength(targets.length + 1);
+    expect(logs.filter((l) => l.startsWith('REFUSED'))).toHaveLength(targets.length + 2);
+    expect(logs).toContain('REFUSED unshare(CLONE_NEWUSER): PermissionError');
     expect(attempt.status).toBe('SUCCEEDED');
     expect((attempt.outputs as { path: string }[]).map((o) => o.path)).toEqual(['outputs/ok.txt']);
     expect(logs.filter((l) => / skipped: /.test(l)).sort()).toEqual([
@@ -90,7 +99,7 @@ open('outputs/ok.txt', 'w').write('mine')
       'worker: output outputs/passwd skipped: symbolic link (not followed)',
     ]);
     // The first line says what protected the run.
-    expect(logs[0]).toMatch(/sandbox bwrap, network isolated, prlimit --data 400 MiB \(per process\), processes .*, user /);
+    expect(logs[0]).toMatch(/sandbox bwrap, network isolated, prlimit --data 400 MiB \(per process\), processes .*, user .*, seccomp: \d+ system calls refused \((x86_64|aarch64)\)\)$/);
 
     const hog = await runTask({ 'hog.py': 'blocks = [bytearray(64 * 1024 * 1024) for _ in range(32)]\nprint("allocated 2 GiB")\n' }, 'python hog.py', { workload: 'python' });
     expect(hog.logs).not.toContain('allocated 2 GiB');
