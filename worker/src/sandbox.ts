@@ -8,7 +8,9 @@
  *     --ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin
  *     --symlink usr/sbin /sbin --ro-bind-try /etc/ld.so.cache … (a few /etc files, RUNTIME_ETC)
  *     --ro-bind PASSWD /etc/passwd --ro-bind GROUP /etc/group
- *     --dev /dev --size N --perms 1777 --tmpfs /dev/shm --proc /proc --size N --perms 1777 --tmpfs /tmp
+ *     --dev /dev --size N --perms 1777 --tmpfs /dev/shm --proc /proc
+ *     --perms 0555 --size 4096 --tmpfs /proc/1 --remount-ro /proc/1   (bwrap's own PID 1, see below)
+ *     --size N --perms 1777 --tmpfs /tmp
  *     [--ro-bind PREFIX PREFIX]…            interpreter prefix outside /usr (pyenv, conda, venv)
  *     [--bind DIR DIR]…                     setup phase only: the environment being built (setupEnv.ts)
  *     --ro-bind HELPERS /opt/chatgpu/python  the worker's Python helpers (PYTHONPATH)
@@ -16,11 +18,11 @@
  *     [--dev-bind GPU GPU… --ro-bind /sys /sys]   accelerator tasks only
  *     --unshare-ipc --unshare-pid --unshare-uts --unshare-cgroup-try --unshare-net (unless allowed)
  *     --hostname chatgpu-task --die-with-parent --new-session
- *     --cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP
+ *     --cap-drop ALL --seccomp 3 --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP
  *     --clearenv --setenv K V…
  *     -- /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- CMD…
  *
- * and, when the worker is an ordinary user, `--unshare-all [--share-net] --cap-drop ALL` and CMD
+ * and, when the worker is an ordinary user, `--unshare-all [--share-net] --cap-drop ALL --seccomp 3` and CMD
  * directly (bwrap then builds a user namespace itself; the task keeps the owner's uid, but sees none of
  * the owner's files).
  *
@@ -54,6 +56,24 @@
  * - `--hostname`, `--unshare-uts`/`-ipc`/`-cgroup`: the host's name, SysV IPC and cgroup paths stay out.
  * - GPU device nodes and /sys (read-only; CUDA's NVML and ROCm's topology read it) only for tasks whose
  *   workload needs the accelerator.
+ * - `--seccomp 3`: a system call filter (seccomp.ts has the list and why) refuses what an unprivileged
+ *   task never needs and what widens the kernel's attack surface: new namespaces (unshare, setns,
+ *   clone with namespace flags, clone3 → ENOSYS so libc falls back to clone), mounts, bpf,
+ *   userfaultfd, perf_event_open, io_uring, keyrings, kexec and modules, swap, reboot, acct, quotactl,
+ *   syslog, setting the clock, ptrace, process_vm_writev, pidfd_getfd, file handles, personalities
+ *   other than the defaults, and the TIOCSTI/TIOCLINUX ioctls (every other ioctl and mmap pass: CUDA
+ *   and ROCm drive the GPU through them); a call through another ABI (i386, x32, AArch32) kills the
+ *   process. The compiled program (`SandboxedCommand.seccomp`) reaches bwrap through a pipe on fd 3
+ *   (`spawnSandboxed`); bwrap reads and closes it and loads it just before it execs the command, so
+ *   setpriv and the task run under it. There is no worker option to leave it out: a kernel that
+ *   refuses it (no CONFIG_SECCOMP_FILTER) makes bwrap "unavailable" with that reason, and
+ *   `--sandbox none` is the only way to run without (it warns, and the Workers page shows it). On a
+ *   CPU the generator does not know (not x86_64/aarch64) bwrap runs without a filter and
+ *   `resolveSandbox` warns.
+ * - `/proc/1` is an empty read-only tmpfs: bwrap's own PID 1 (the sandbox's init, which reaps the
+ *   task) is not under the filter, and for an ordinary-user worker it has the task's uid, so through
+ *   /proc/1/mem the task could write into it and make any call unfiltered (ptrace and
+ *   process_vm_writev, the other ways in, are refused by the filter).
  *
  * Limits: `prlimit --data` (RLIMIT_DATA, per process, counts heap and private mappings, so an
  * over-allocating Python gets MemoryError). NOT `--as`: address-space limits break `import torch`
