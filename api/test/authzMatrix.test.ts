@@ -211,7 +211,7 @@ const TOKENS: Record<P, string | undefined> = {
  */
 type Access = 'public' | 'user' | 'owner-of-arg' | 'worker' | 'worker-of-lease';
 /** A top-level error code, `null`, a typed error result, or data (with or without the owner's). */
-type Outcome = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'null' | 'NotFoundError' | 'data' | 'data+owner';
+type Outcome = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'null' | 'NotFoundError' | 'data' | 'data+owner' | 'ValidationError' | 'StaleAttemptError';
 interface FieldEntry {
   access: Access;
   vars?: (p: P) => Record<string, unknown>;
@@ -253,6 +253,8 @@ const FIELDS: Record<string, FieldEntry> = {
   'Mutation.answerQuestion': { access: 'owner-of-arg', vars: () => ({ input: { questionId: S.questionId, answer: 'a' } }) },
   'Mutation.cancelJob': { access: 'owner-of-arg', vars: () => ({ id: S.spareJobGid }) },
   'Mutation.pauseWorker': { access: 'owner-of-arg', vars: () => ({ id: S.workerGid }) },
+  // Before resumeWorker, which brings the worker back ONLINE for the worker-side fields below.
+  'Mutation.drainWorker': { access: 'owner-of-arg', vars: () => ({ id: S.workerGid }) },
   'Mutation.resumeWorker': { access: 'owner-of-arg', vars: () => ({ id: S.workerGid }) },
   'Mutation.rotateServiceToken': { access: 'owner-of-arg', vars: () => ({ jobId: S.serviceJobGid }) },
   'Mutation.openServiceInBrowser': { access: 'owner-of-arg', ownerData: false, vars: () => ({ jobId: S.serviceJobGid }) },
@@ -266,7 +268,17 @@ const FIELDS: Record<string, FieldEntry> = {
   },
   'Mutation.claimTask': { access: 'worker-of-lease', ownerData: false, vars: () => ({ workerId: S.workerId, waitMs: 0, max: 1 }) },
   'Mutation.heartbeat': { access: 'worker-of-lease', ownerData: false, vars: () => ({ workerId: S.workerId, leases: [S.live] }) },
+  // Before setWorkerPaused (paused: false), which brings the worker back ONLINE.
+  'Mutation.drainOwnWorker': { access: 'worker-of-lease', vars: () => ({ workerId: S.workerId }) },
   'Mutation.setWorkerPaused': { access: 'worker-of-lease', vars: () => ({ workerId: S.workerId, paused: false }) },
+  // A file not uploaded for the attempt: its worker is told so; any other caller learns nothing.
+  'Mutation.saveCheckpoint': {
+    access: 'worker-of-lease',
+    vars: () => ({ ...S.live, checkpoint: { files: [{ path: 'checkpoint/state.json', sha256: S.fileSha }], step: 1 } }),
+    expect: { ownerWorker: 'ValidationError' },
+  },
+  // A wrong fencing token (the lease must live on for the fields below): its worker gets StaleAttemptError.
+  'Mutation.releaseDrainedAttempt': { access: 'worker-of-lease', vars: () => ({ attemptId: S.live.attemptId, fencingToken: 'not-the-token' }), expect: { ownerWorker: 'StaleAttemptError' } },
   'Mutation.appendLogs': { access: 'worker-of-lease', ownerData: false, vars: () => ({ ...S.live, lines: [{ seq: 1, stream: 'stdout', text: 'matrix' }] }) },
   'Mutation.reportMetrics': { access: 'worker-of-lease', ownerData: false, vars: () => ({ ...S.live, points: [{ seq: 1, name: 'matrix', value: 1 }] }) },
   // Last: it ends the lease the fields above need.

@@ -133,6 +133,16 @@ describe('dashboard (seeded)', () => {
     await page.locator('tr[data-worker="office-cpu"] [data-status=DRAINING]').waitFor(WAIT);
     await overview.locator('[data-class=none]').waitFor({ state: 'detached', ...WAIT });
     await screenshot(page, 'workers-gpu');
+
+    // Drain from the page: the worker is DRAINING (it takes no work and hands its tasks back
+    // with their checkpoints, api/test/drain-checkpoint.test.ts); Resume brings it back ONLINE.
+    await rig.getByRole('button', { name: 'Drain' }).click();
+    await rig.locator('[data-status=DRAINING]').waitFor(WAIT);
+    expect((await d.prisma.worker.findFirstOrThrow({ where: { name: 'rig-4090' } })).status).toBe('DRAINING');
+    expect(await rig.getByRole('button', { name: 'Drain' }).count()).toBe(0);
+    await rig.getByRole('button', { name: 'Resume' }).click();
+    await rig.locator('[data-status=ONLINE]').waitFor(WAIT);
+    expect((await d.prisma.worker.findFirstOrThrow({ where: { name: 'rig-4090' } })).status).toBe('ONLINE');
     await page.close();
   });
 

@@ -4,9 +4,9 @@
  *   CHATGPU_WORKER_TOKEN=cgw_… chatgpu-worker --server URL [--name NAME] [--slots N] …
  *   chatgpu-worker --server URL --token-file PATH [--name NAME] [--slots N] [--data-dir DIR]
  *                  [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB|none]
- *                  [--pip-index-url URL] [--no-install] [--env-cache-mb N]
+ *                  [--pip-index-url URL] [--no-install] [--env-cache-mb N] [--drain-grace SEC]
  *                  [--simulate-accelerator VENDOR:NAME:RUNTIME[:ARCH]]   (tests and demos only)
- *   chatgpu-worker pause|resume|status [--data-dir DIR]
+ *   chatgpu-worker pause|resume|drain|status [--data-dir DIR]
  *
  * The token comes from a file or the environment, never necessarily from the command line:
  * a process's arguments are visible to every local user (`ps`), its environment and a
@@ -22,16 +22,21 @@ import { applySimulatedAccelerator, parseSimulateAccelerator } from './probe/sim
 import { detectMemoryLimit, detectSandbox, prepareMemoryLimit, resolveSandbox, type SandboxMode } from './sandbox.js';
 import { Session } from './session.js';
 import { DEFAULT_ENV_CACHE_MB, EnvCache } from './setupEnv.js';
+import { DEFAULT_DRAIN_GRACE_SEC } from './checkpoint.js';
 import { initTelemetry } from './telemetry.js';
 
 const USAGE = `usage: chatgpu-worker --server URL (--token-file PATH | CHATGPU_WORKER_TOKEN in the environment)
                       [--name NAME] [--slots N] [--data-dir DIR]
                       [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB|none]
-                      [--pip-index-url URL] [--no-install] [--env-cache-mb N]
+                      [--pip-index-url URL] [--no-install] [--env-cache-mb N] [--drain-grace SEC]
                       [--simulate-accelerator VENDOR:NAME:RUNTIME[:ARCH]]  (tests and demos only:
                           advertise e.g. nvidia:RTX-4090:cuda-12.4 or amd:RX-7900-XTX:rocm-6.1:gfx1100
                           for scheduling while the numerics run on the CPU; labelled everywhere)
-       chatgpu-worker pause|resume|status [--data-dir DIR]`;
+       chatgpu-worker pause|resume|drain|status [--data-dir DIR]
+  drain: take the machine back: no new tasks; each running task is asked to checkpoint (SIGTERM
+         and CHATGPU_DRAIN_FILE), handed back with its checkpoint and resumed on another worker;
+         whatever still runs after --drain-grace seconds (default ${DEFAULT_DRAIN_GRACE_SEC}) is killed.
+         Answers once the machine is free.`;
 
 export const TOKEN_ON_COMMAND_LINE_WARNING =
   'warning: --token puts the worker token on the command line, where other local users can read it (ps, /proc). Use --token-file PATH or the CHATGPU_WORKER_TOKEN environment variable instead.';
@@ -93,6 +98,7 @@ export async function main(argv: string[]): Promise<number> {
         'pip-index-url': { type: 'string' },
         'no-install': { type: 'boolean' },
         'env-cache-mb': { type: 'string', default: String(DEFAULT_ENV_CACHE_MB) },
+        'drain-grace': { type: 'string', default: String(DEFAULT_DRAIN_GRACE_SEC) },
         'simulate-accelerator': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -108,7 +114,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const dataDir = path.resolve(v['data-dir']!);
   const command = positionals[0];
-  if (command === 'pause' || command === 'resume' || command === 'status') {
+  if (command === 'pause' || command === 'resume' || command === 'drain' || command === 'status') {
     try {
       console.log(JSON.stringify(await callControl(dataDir, command), null, 2));
       return 0;
@@ -139,6 +145,11 @@ export async function main(argv: string[]): Promise<number> {
   const memGiven = memArg === undefined || memArg === 'none' ? null : Number(memArg);
   if (memGiven !== null && !(memGiven > 0)) {
     console.error('--memory-limit must be a positive number of MiB, or none');
+    return 2;
+  }
+  const drainGraceSec = Number(v['drain-grace']);
+  if (!(drainGraceSec > 0 && drainGraceSec <= 3600)) {
+    console.error('--drain-grace must be a number of seconds, more than 0 and at most 3600');
     return 2;
   }
   const envCacheMb = Number(v['env-cache-mb']);
@@ -199,12 +210,14 @@ export async function main(argv: string[]): Promise<number> {
     log,
     refreshCaps: probe,
     envs,
+    drainGraceSec,
     ...(telemetry ? { span: (a, fn) => telemetry.span(a, session.workerId ?? '', fn) } : {}),
   });
   await session.start();
   const control = serveControl(dataDir, {
     pause: async () => ({ status: await session.setPaused(true) }),
     resume: async () => ({ status: await session.setPaused(false) }),
+    drain: () => session.drain(),
     status: () => ({ name: session.name, workerId: session.workerId, status: session.status, running: session.running, server: v.server }),
   });
   await new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 /**
- * Local control for the machine's owner: `chatgpu-worker pause|resume|status` talk to
- * the running worker over a Unix socket in its data directory (no network port).
+ * Local control for the machine's owner: `chatgpu-worker pause|resume|drain|status` talk to
+ * the running worker over a Unix socket in its data directory (no network port). `drain`
+ * answers once the machine is free (every drained task checkpointed and gone, or killed).
  */
 import { existsSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
@@ -10,22 +11,26 @@ export function controlSocketPath(dataDir: string): string {
   return path.join(dataDir, 'worker.sock');
 }
 
-export function serveControl(dataDir: string, handlers: { pause(): Promise<unknown>; resume(): Promise<unknown>; status(): unknown }): Server {
+export type ControlCommand = 'pause' | 'resume' | 'drain' | 'status';
+
+export function serveControl(dataDir: string, handlers: { pause(): Promise<unknown>; resume(): Promise<unknown>; drain(): Promise<unknown>; status(): unknown }): Server {
   const socket = controlSocketPath(dataDir);
   if (existsSync(socket)) rmSync(socket);
   const server = createServer(async (req, res) => {
     try {
-      const body = req.url === '/pause' ? await handlers.pause() : req.url === '/resume' ? await handlers.resume() : handlers.status();
+      const body = req.url === '/pause' ? await handlers.pause() : req.url === '/resume' ? await handlers.resume() : req.url === '/drain' ? await handlers.drain() : handlers.status();
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     } catch (err) {
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message }));
     }
   });
+  // A drain waits for its grace period: no request timeout on this local socket.
+  server.requestTimeout = 0;
   server.listen(socket);
   return server;
 }
 
-export function callControl(dataDir: string, what: 'pause' | 'resume' | 'status'): Promise<unknown> {
+export function callControl(dataDir: string, what: ControlCommand): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const req = request({ socketPath: controlSocketPath(dataDir), path: `/${what}`, method: 'POST' }, (res) => {
       let data = '';

@@ -25,6 +25,7 @@ export const ClaimTaskDoc = graphql(`
             id jobId kind name command environment requirements
             files { path sha256 size mode }
             inputs { path sha256 size mode }
+            checkpoint { files { path sha256 size mode } step attemptNumber }
           }
         }
       }
@@ -81,6 +82,38 @@ export const SetPausedDoc = graphql(`
       __typename
       ... on Worker { status }
       ... on Error { message }
+    }
+  }
+`);
+
+export const SaveCheckpointDoc = graphql(`
+  mutation SaveCheckpoint($attemptId: ID!, $fencingToken: String!, $checkpoint: CheckpointInput!) {
+    saveCheckpoint(attemptId: $attemptId, fencingToken: $fencingToken, checkpoint: $checkpoint) {
+      __typename
+      ... on TaskCheckpoint { step savedAt }
+      ... on StaleAttemptError { reason }
+      ... on Error { message code }
+    }
+  }
+`);
+
+export const ReleaseDrainedAttemptDoc = graphql(`
+  mutation ReleaseDrainedAttempt($attemptId: ID!, $fencingToken: String!, $checkpoint: CheckpointInput, $usage: JSON, $reason: String) {
+    releaseDrainedAttempt(attemptId: $attemptId, fencingToken: $fencingToken, checkpoint: $checkpoint, usage: $usage, reason: $reason) {
+      __typename
+      ... on Attempt { id status }
+      ... on StaleAttemptError { reason }
+      ... on Error { message code }
+    }
+  }
+`);
+
+export const DrainOwnWorkerDoc = graphql(`
+  mutation DrainOwnWorker($workerId: ID!) {
+    drainOwnWorker(workerId: $workerId) {
+      __typename
+      ... on Worker { status }
+      ... on Error { message code }
     }
   }
 `);

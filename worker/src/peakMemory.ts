@@ -54,7 +54,8 @@ function rssKiB(pid: number): number {
   }
 }
 
-function childrenOf(pid: number): number[] {
+/** The children of every thread of `pid`, from /proc; [] when it is gone or elsewhere. */
+export function childrenOf(pid: number): number[] {
   const out: number[] = [];
   let tids: string[];
   try {

@@ -10,15 +10,16 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { constants as fsc } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, open, readdir, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, open, readdir, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chownTree } from './chownTree.js';
 import { ApiError, sleep, type ApiClient } from './client.js';
-import { AppendLogsDoc, CompleteAttemptDoc, ReportMetricsDoc } from './documents.js';
 import type { CompletionAnswer, Completions } from './completions.js';
 import type { CompleteAttemptInput } from './gql/graphql.js';
+import { CHECKPOINT_POLL_MS, CheckpointWatcher, checkpointPath, programProcesses, type SavedCheckpoint } from './checkpoint.js';
+import { AppendLogsDoc, CompleteAttemptDoc, ReleaseDrainedAttemptDoc, ReportMetricsDoc, SaveCheckpointDoc } from './documents.js';
 import type { ClaimTaskMutation } from './gql/graphql.js';
 import { LogStream } from './logStream.js';
 import { prepareService, type ServiceRuntime } from './service.js';
@@ -66,6 +67,16 @@ export interface RunnerDeps {
   envs?: EnvCache | null;
   /** batches this worker's completions (completions.ts); absent: one completeAttempt call each */
   completions?: Completions;
+  /** how often the checkpoint folder is looked at while the program runs (checkpoint.ts) */
+  checkpointPollMs?: number;
+}
+
+/** A drain of this run: when it began, its grace period, and when the program's processes were gone. */
+interface DrainState {
+  startedAt: number;
+  graceMs: number;
+  killed: boolean;
+  freeAfterMs: number | null;
 }
 
 export type StopReason = 'cancel' | 'lease-lost' | 'shutdown';
@@ -75,6 +86,9 @@ export class Run {
   private stopReason: StopReason | undefined;
   readonly done: Promise<void>;
   private readonly abort = new AbortController();
+  private drainState: DrainState | undefined;
+  private drainTimer: NodeJS.Timeout | undefined;
+  private runDir = '';
 
   constructor(
     readonly assignment: Assignment,
@@ -87,6 +101,49 @@ export class Run {
 
   get attemptId(): string {
     return this.assignment.attemptId;
+  }
+
+  /**
+   * Drain (checkpoint.ts has the convention): the drain file, then SIGTERM to the program's
+   * processes (not its sandbox or shell, which would take it down with them), then SIGKILL
+   * of the whole group after `graceMs`. The run then uploads the checkpoint and hands the
+   * attempt back as DRAINED.
+   */
+  drain(graceMs: number): void {
+    if (this.drainState || this.stopReason) return;
+    this.drainState = { startedAt: Date.now(), graceMs, killed: false, freeAfterMs: null };
+    this.deps.log.info(`attempt ${this.attemptId}: draining (checkpoint, then hand it back; killed after ${graceMs / 1000}s)`);
+    const child = this.child;
+    if (!child?.pid || child.exitCode !== null) return; // not started yet: it never will be
+    const pid = child.pid;
+    if (this.runDir) void writeFile(path.join(this.runDir, '.chatgpu', 'drain'), `${new Date().toISOString()}\n`).catch(() => {});
+    // Not the sandbox or the shell around the program: either would end the run at once.
+    for (const t of programProcesses(pid)) {
+      try {
+        process.kill(t, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
+    this.drainTimer = setTimeout(() => {
+      this.drainState!.killed = true;
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, graceMs);
+    this.drainTimer.unref();
+  }
+
+  /** The drain state, read afresh (TypeScript would otherwise keep an earlier narrowing across awaits). */
+  private drainNow(): DrainState | undefined {
+    return this.drainState;
+  }
+
+  /** After a drain: how long the program took to be gone and whether it had to be killed. */
+  get drained(): { freeAfterMs: number | null; killed: boolean } | null {
+    return this.drainState ? { freeAfterMs: this.drainState.freeAfterMs, killed: this.drainState.killed } : null;
   }
 
   /** Kills the run's whole process group. */
@@ -137,16 +194,23 @@ export class Run {
     let runSeconds: number | null = null;
     let runStartedAt: number | null = null; // ms since the epoch, the worker's clock (as the task's metric timestamps)
     let peakMemoryMiB: number | null = null;
+    let watcher: CheckpointWatcher | null = null;
     try {
       await rm(dir, { recursive: true, force: true });
       await mkdir(outDir, { recursive: true });
+      this.runDir = dir;
+      const req = (a.task.requirements ?? {}) as { network?: boolean; timeoutSec?: number; outputs?: string[]; workload?: string; setup?: { pip?: unknown }; service?: ServiceRuntime; checkpoint?: { path?: unknown } };
+      const cpRel = checkpointPath(req);
+      await mkdir(path.join(dir, cpRel), { recursive: true });
       try {
-        await this.materialize(dir, [...a.task.files, ...a.task.inputs]);
+        // The task's latest checkpoint (an earlier attempt's) is restored at its paths first.
+        await this.materialize(dir, [...a.task.files, ...a.task.inputs, ...(a.task.checkpoint?.files ?? [])]);
       } catch (err) {
         errorClass = 'DOWNLOAD_FAILED';
         throw err;
       }
-      const req = (a.task.requirements ?? {}) as { network?: boolean; timeoutSec?: number; outputs?: string[]; workload?: string; setup?: { pip?: unknown }; service?: ServiceRuntime };
+      const resume = a.task.checkpoint ?? null;
+      if (resume) stream.system(`worker: restored the checkpoint of attempt ${resume.attemptNumber}${resume.step !== null && resume.step !== undefined ? ` (step ${resume.step})` : ''} into ${cpRel}/; the program resumes from it (CHATGPU_RESUME=1).`);
       const sandbox = this.deps.sandbox;
       const helpersDir = this.deps.helpersDir ?? PYTHON_HELPERS;
       const taskUser = sandbox === 'bwrap' ? (this.deps.taskUser === undefined ? defaultTaskUser() : this.deps.taskUser) : null;
@@ -164,6 +228,12 @@ export class Run {
       // bin/python would start the base interpreter without the venv's packages.
       const interpreter = interpreterBinds(pyEnv?.python ?? this.deps.caps.python, [this.deps.dataDir, homedir()]);
       const env = await this.environment(dir, helpersDir, req.workload, interpreter.binds, pyEnv);
+      const inside = sandboxPaths(sandbox, dir, helpersDir).workDir;
+      Object.assign(env, {
+        CHATGPU_CHECKPOINT_DIR: `${inside}/${cpRel}`,
+        CHATGPU_DRAIN_FILE: `${inside}/.chatgpu/drain`,
+        ...(resume ? { CHATGPU_RESUME: '1', ...(resume.step !== null && resume.step !== undefined ? { CHATGPU_RESUME_STEP: String(resume.step) } : {}) } : {}),
+      });
       // A hosted service: its port, the bridge into its sandbox, its readiness checks and tunnel (service.ts).
       const service = a.task.kind === 'SERVICE' && req.service
         ? await prepareService({ dir, insideDir: sandboxPaths(sandbox, dir, helpersDir).workDir, env, runtime: req.service, server: client.server, token: client.token, attemptId: a.attemptId, fencingToken: a.fencingToken, note: (l) => stream.system(l) })
@@ -194,12 +264,21 @@ export class Run {
         stream.system(`worker: not binding interpreter prefix ${interpreter.refused.join(', ')} into the sandbox (it would expose the owner's files); choose another interpreter with --python`);
       }
       log.info(`attempt ${a.attemptId}: ${a.task.name} — ${a.task.command}`);
+      if (this.drainState) throw new Error('drained before its program started');
       const child = spawnSandboxed(cmd, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       this.child = child;
       service?.host.start(child.pid);
       const runStarted = Date.now();
       runStartedAt = runStarted;
       const memoryWatch = child.pid ? watchPeakMemory(child.pid) : null;
+      watcher = new CheckpointWatcher({
+        dir,
+        rel: cpRel,
+        collect: () => collectOutputs({ dir, declared: [cpRel], walkOutputs: false, limits: { ...DEFAULT_OUTPUT_LIMITS, ...this.deps.outputLimits }, note: (m) => stream.system(`worker: checkpoint ${m}`), upload: (file) => client.upload(file, this.abort.signal, a.attemptId) }),
+        save: (cp) => this.saveCheckpoint(cp),
+        note: (l) => stream.system(l),
+      });
+      watcher.start(this.deps.checkpointPollMs ?? CHECKPOINT_POLL_MS);
       stream.attach(child.stdout!, 'stdout');
       stream.attach(child.stderr!, 'stderr');
       // The end of stderr tells a task that ran out of memory from one that failed otherwise.
@@ -223,6 +302,10 @@ export class Run {
         child.once('close', (c, s) => resolve({ code: c, signal: s }));
       });
       clearTimeout(timer);
+      clearTimeout(this.drainTimer);
+      const drain = this.drainNow();
+      if (drain) drain.freeAfterMs = Date.now() - drain.startedAt;
+      await watcher.stop();
       await service?.host.stop();
       runSeconds = (Date.now() - runStarted) / 1000;
       peakMemoryMiB = memoryWatch?.stop() ?? null;
@@ -233,6 +316,12 @@ export class Run {
         stream.system(`worker: run stopped (${this.stopReason}).`);
         await stream.close().catch(() => {});
         return; // a cancelled or stale attempt reports nothing more
+      }
+      if (drain) {
+        const d = drain;
+        stream.system(`worker: drained: the program ${d.killed ? `was killed after the grace period of ${d.graceMs / 1000}s` : `exited with ${signal ? `signal ${signal}` : `code ${code}`}`} ${((d.freeAfterMs ?? 0) / 1000).toFixed(1)}s after the drain began.`);
+        await watcher.flush();
+        return await this.release(stream, watcher.latest, { wallSeconds: (Date.now() - started) / 1000, runSeconds, runStartedAt, peakMemoryMiB, logLines: stream.totalLines });
       }
       // A service's time limit is its duration: reaching it is success.
       if (timedOut && service) {
@@ -254,6 +343,8 @@ export class Run {
       }
     } catch (err) {
       if (this.stopReason) return;
+      // Drained before the program ran (downloading, setting up): handed back as it is.
+      if (this.drainState) return await this.release(stream, null, { wallSeconds: (Date.now() - started) / 1000 });
       errorClass ??= 'WORKER_ERROR';
       errorMessage = (err as Error).message;
       stream.system(`worker: ${errorClass}: ${errorMessage}`);
@@ -296,6 +387,29 @@ export class Run {
     const res = (await this.deps.client.request(CompleteAttemptDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, result })).completeAttempt;
     if (res.__typename === 'Attempt') return { accepted: true, status: res.status, error: null };
     return { accepted: false, status: null, error: { code: res.__typename, message: 'message' in res ? res.message : '' } };
+  }
+
+  private async saveCheckpoint(cp: SavedCheckpoint): Promise<void> {
+    const a = this.assignment;
+    const r = await this.deps.client.request(SaveCheckpointDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, checkpoint: cp }, { signal: this.abort.signal });
+    const res = r.saveCheckpoint;
+    if (res.__typename === 'StaleAttemptError') {
+      this.stop('lease-lost', `the API refused its checkpoint as stale (${res.reason})`);
+      throw new Error(`stale: ${res.reason}`);
+    }
+    if (res.__typename !== 'TaskCheckpoint') throw new Error('message' in res ? res.message : 'refused');
+  }
+
+  /** Hands the drained attempt back with its last checkpoint (releaseDrainedAttempt). */
+  private async release(stream: LogStream, cp: SavedCheckpoint | null, usage: Record<string, unknown>): Promise<void> {
+    const a = this.assignment;
+    stream.system(cp ? `worker: handing the attempt back with its checkpoint${cp.step !== null ? ` (step ${cp.step})` : ''}; the task resumes on another worker.` : 'worker: handing the attempt back without a checkpoint; the task starts over on another worker.');
+    await stream.close().catch(() => {});
+    const r = await this.deps.client.request(ReleaseDrainedAttemptDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, checkpoint: cp, usage, reason: 'its owner drained the worker' });
+    const res = r.releaseDrainedAttempt;
+    if (res.__typename === 'Attempt') this.deps.log.info(`attempt ${a.attemptId}: ${res.status.toLowerCase()}${cp ? ` (checkpoint${cp.step !== null ? ` step ${cp.step}` : ''})` : ''}`);
+    else this.deps.log.warn(`attempt ${a.attemptId}: hand-back refused (${res.__typename}): ${'message' in res ? res.message : ''}`);
+    await rm(this.runDir, { recursive: true, force: true }).catch(() => {});
   }
 
   /**
@@ -449,6 +563,8 @@ export class Run {
 export async function collectOutputs(opts: {
   dir: string;
   declared: string[];
+  /** outputs/ as well as the declared paths (default true) */
+  walkOutputs?: boolean;
   limits: { maxFileBytes: number; maxTotalBytes: number };
   note: (m: string) => void;
   upload: (file: string) => Promise<{ sha256: string }>;
@@ -466,7 +582,7 @@ export async function collectOutputs(opts: {
       else skip(r, 'not a regular file');
     }
   };
-  await walk('outputs');
+  if (opts.walkOutputs !== false) await walk('outputs');
   for (const d of declared) {
     const clean = path.posix.normalize(d).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
     if (!clean || clean === '.' || clean.startsWith('..') || path.isAbsolute(clean)) {

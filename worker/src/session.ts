@@ -8,7 +8,8 @@
 import { hostname } from 'node:os';
 import { ApiClient, ApiError, sleep, type Logger } from './client.js';
 import { Completions } from './completions.js';
-import { ClaimTaskDoc, HeartbeatDoc, SetPausedDoc, WorkerHelloDoc } from './documents.js';
+import { ClaimTaskDoc, DrainOwnWorkerDoc, HeartbeatDoc, SetPausedDoc, WorkerHelloDoc } from './documents.js';
+import { DEFAULT_DRAIN_GRACE_SEC } from './checkpoint.js';
 import type { Capabilities } from './probe/types.js';
 import { Run, type RunnerDeps } from './runner.js';
 import { taskUserForSlot, type MemoryLimitPlan } from './sandbox.js';
@@ -29,6 +30,8 @@ export interface SessionOptions {
   refreshCaps?: () => Promise<Capabilities>;
   /** the setup phase's virtualenvs (null with --no-install) */
   envs?: RunnerDeps['envs'];
+  /** a drained task's time to checkpoint and exit before it is killed (--drain-grace) */
+  drainGraceSec?: number;
 }
 
 export class Session {
@@ -96,7 +99,9 @@ export class Session {
         this.status = 'PAUSED';
         this.opts.log.info('paused by its owner: finishing current work, taking no new tasks.');
         this.claimAbort.abort();
-      } else if (o.kind === 'RESUME' && this.status === 'PAUSED') {
+      } else if (o.kind === 'DRAIN' && this.status !== 'DRAINING') {
+        this.startDrain();
+      } else if (o.kind === 'RESUME' && (this.status === 'PAUSED' || this.status === 'DRAINING')) {
         this.status = 'ONLINE';
         this.opts.log.info('resumed: taking new tasks again.');
       }
@@ -115,8 +120,9 @@ export class Session {
   private async claimLoop(): Promise<void> {
     while (!this.stopping.signal.aborted) {
       const free = this.opts.slots - this.runs.size;
-      if (this.status === 'PAUSED' || free <= 0) {
-        await sleep(this.status === 'PAUSED' ? 1000 : 200, this.stopping.signal);
+      const idle = this.status === 'PAUSED' || this.status === 'DRAINING';
+      if (idle || free <= 0) {
+        await sleep(idle ? 1000 : 200, this.stopping.signal);
         continue;
       }
       this.claimAbort = new AbortController();
@@ -180,6 +186,38 @@ export class Session {
     this.status = w.status;
     if (paused) this.claimAbort.abort();
     return w.status;
+  }
+
+  /**
+   * Drain: no new work, and every running task is asked to checkpoint and is handed back
+   * (Run.drain); what still runs after the grace period is killed. Resolves once the runs
+   * are gone, with how long each took to free the machine.
+   */
+  async drain(): Promise<{ status: string; graceSec: number; attempts: { attemptId: string; freeAfterSec: number | null; killed: boolean }[] }> {
+    // The runs first: the API's answer also orders the drain (heartbeat), and would race this.
+    const runs = this.startDrain();
+    const r = await this.client.request(DrainOwnWorkerDoc, { workerId: this.workerId! });
+    const w = r.drainOwnWorker;
+    await Promise.allSettled(runs.map((x) => x.done));
+    if (w.__typename !== 'Worker') throw new Error('message' in w ? w.message : 'unexpected answer');
+    return {
+      status: this.status,
+      graceSec: this.drainGraceSec,
+      attempts: runs.map((x) => ({ attemptId: x.attemptId, freeAfterSec: x.drained?.freeAfterMs != null ? x.drained.freeAfterMs / 1000 : null, killed: x.drained?.killed ?? false })),
+    };
+  }
+
+  private get drainGraceSec(): number {
+    return this.opts.drainGraceSec ?? DEFAULT_DRAIN_GRACE_SEC;
+  }
+
+  private startDrain(): Run[] {
+    if (this.status !== 'DRAINING') this.opts.log.info(`draining: taking no new tasks; running tasks checkpoint and are handed back (killed after ${this.drainGraceSec}s).`);
+    this.status = 'DRAINING';
+    this.claimAbort.abort();
+    const runs = [...this.runs.values()];
+    for (const run of runs) run.drain(this.drainGraceSec * 1000);
+    return runs;
   }
 
   /** Stops claiming, stops running tasks (they will be retried elsewhere), exits the loops. */

@@ -48,6 +48,7 @@ type Documents = {
     "\n  subscription WorkersChanged {\n    workersChanged {\n      ...WorkerFields\n    }\n  }\n": typeof types.WorkersChangedDocument,
     "\n  mutation PauseWorker($id: ID!) {\n    pauseWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": typeof types.PauseWorkerDocument,
     "\n  mutation ResumeWorker($id: ID!) {\n    resumeWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": typeof types.ResumeWorkerDocument,
+    "\n  mutation DrainWorker($id: ID!) {\n    drainWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": typeof types.DrainWorkerDocument,
     "\n  query NetworkCapacity {\n    networkCapacity {\n      accelVendor\n      count\n      accelerators\n      maxAccelMemoryMiB\n      maxMemoryMiB\n      workloads\n      torchVersions\n      pythonVersions\n    }\n  }\n": typeof types.NetworkCapacityDocument,
 };
 const documents: Documents = {
@@ -85,6 +86,7 @@ const documents: Documents = {
     "\n  subscription WorkersChanged {\n    workersChanged {\n      ...WorkerFields\n    }\n  }\n": types.WorkersChangedDocument,
     "\n  mutation PauseWorker($id: ID!) {\n    pauseWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": types.PauseWorkerDocument,
     "\n  mutation ResumeWorker($id: ID!) {\n    resumeWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": types.ResumeWorkerDocument,
+    "\n  mutation DrainWorker($id: ID!) {\n    drainWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n": types.DrainWorkerDocument,
     "\n  query NetworkCapacity {\n    networkCapacity {\n      accelVendor\n      count\n      accelerators\n      maxAccelMemoryMiB\n      maxMemoryMiB\n      workloads\n      torchVersions\n      pythonVersions\n    }\n  }\n": types.NetworkCapacityDocument,
 };
 
@@ -238,6 +240,10 @@ export function graphql(source: "\n  mutation PauseWorker($id: ID!) {\n    pause
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation ResumeWorker($id: ID!) {\n    resumeWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation ResumeWorker($id: ID!) {\n    resumeWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DrainWorker($id: ID!) {\n    drainWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation DrainWorker($id: ID!) {\n    drainWorker(id: $id) {\n      __typename\n      ... on Worker {\n        id\n        status\n      }\n      ... on NotFoundError {\n        message\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -90,6 +90,21 @@ const ResumeWorker = graphql(`
   }
 `);
 
+const DrainWorker = graphql(`
+  mutation DrainWorker($id: ID!) {
+    drainWorker(id: $id) {
+      __typename
+      ... on Worker {
+        id
+        status
+      }
+      ... on NotFoundError {
+        message
+      }
+    }
+  }
+`);
+
 const NetworkCapacityQuery = graphql(`
   query NetworkCapacity {
     networkCapacity {
@@ -112,6 +127,7 @@ export default function WorkersPage() {
   const network = useQuery(NetworkCapacityQuery, { pollInterval: 15_000, notifyOnNetworkStatusChange: false });
   const [pause] = useMutation(PauseWorker);
   const [resume] = useMutation(ResumeWorker);
+  const [drain] = useMutation(DrainWorker);
   const [busy, setBusy] = useState<string | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
   const [, tick] = useState(0);
@@ -133,11 +149,17 @@ export default function WorkersPage() {
     if (changedId) void refetchNetwork().catch(() => {});
   }, [changedId, changedStatus, refetchNetwork]);
 
-  const toggle = async (id: string, paused: boolean) => {
+  // resume: from PAUSED or DRAINING; drain: the running tasks checkpoint and move to other workers.
+  const act = async (id: string, what: 'pause' | 'resume' | 'drain') => {
     setBusy(id);
     setActionError(null);
     try {
-      const r = paused ? (await resume({ variables: { id } })).data?.resumeWorker : (await pause({ variables: { id } })).data?.pauseWorker;
+      const r =
+        what === 'resume'
+          ? (await resume({ variables: { id } })).data?.resumeWorker
+          : what === 'drain'
+            ? (await drain({ variables: { id } })).data?.drainWorker
+            : (await pause({ variables: { id } })).data?.pauseWorker;
       if (r && r.__typename !== 'Worker') setActionError(r.message);
     } catch (err) {
       setActionError((err as Error).message);
@@ -226,8 +248,19 @@ export default function WorkersPage() {
                   <td title={formatTime(w.lastSeenAt)}>{formatAge(w.lastSeenAt)}</td>
                   <td>
                     {w.status !== 'OFFLINE' && (
-                      <button type="button" disabled={busy === w.id} onClick={() => void toggle(w.id, w.status === 'PAUSED')}>
-                        {w.status === 'PAUSED' ? 'Resume' : 'Pause'}
+                      <button type="button" disabled={busy === w.id} onClick={() => void act(w.id, w.status === 'PAUSED' || w.status === 'DRAINING' ? 'resume' : 'pause')}>
+                        {w.status === 'PAUSED' || w.status === 'DRAINING' ? 'Resume' : 'Pause'}
+                      </button>
+                    )}
+                    {(w.status === 'ONLINE' || w.status === 'PAUSED') && (
+                      <button
+                        type="button"
+                        disabled={busy === w.id}
+                        title="Take the machine back: running tasks save a checkpoint and continue on other workers; what is still running after the worker's grace period is stopped."
+                        onClick={() => void act(w.id, 'drain')}
+                        style={{ marginLeft: 6 }}
+                      >
+                        Drain
                       </button>
                     )}
                   </td>

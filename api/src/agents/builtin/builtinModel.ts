@@ -272,6 +272,7 @@ function decide(req: ModelRequest): Item[] {
   // 4. The command and where results go.
   const args: string[] = [];
   let checkpoint: string | null = null;
+  let resumable: { path: string; flag?: string } | null = null;
   const resultFiles: string[] = [];
   const outputs = new Set<string>(['outputs']);
   const num = (re: RegExp) => re.exec(request)?.[1];
@@ -325,6 +326,12 @@ function decide(req: ModelRequest): Item[] {
     else if (name === 'device') args.push(f.flag, '"$CHATGPU_DEVICE"');
     else if ((f.type === 'int' || f.type === 'float') && numberBefore(request, name)) args.push(f.flag, numberBefore(request, name)!);
     else if (/^(out|output)-?dir$|^save-dir$|^log-dir$/.test(name)) args.push(f.flag, 'outputs');
+    // A folder the script checkpoints into and resumes from: the worker's checkpoint folder,
+    // uploaded while it runs and restored before a retry (a drained or lost worker).
+    else if (/^(checkpoint|ckpt|resume)-?dir$/.test(name)) {
+      args.push(f.flag, CHECKPOINT_DIR);
+      resumable = { path: CHECKPOINT_DIR, flag: f.flag };
+    }
     // A --checkpoint/--ckpt of a script that never saves one is what it reads (an input), not an output.
     // An --out whose default is a folder (`outputs/`, `results`): the outputs folder.
     else if (/^(out|output)$/.test(name) && f.default && !/\.\w+$/.test(f.default.replace(/\/$/, '').split('/').pop()!)) args.push(f.flag, 'outputs');
@@ -350,6 +357,8 @@ function decide(req: ModelRequest): Item[] {
     positional.push(value);
   }
   args.unshift(...positional);
+  // A script that keeps its checkpoint through ChatGPU's helper or variable needs no flag.
+  if (!resumable && /CHATGPU_CHECKPOINT_DIR|chatgpu\.checkpoint|from chatgpu import checkpoint/.test(source)) resumable = { path: CHECKPOINT_DIR };
   // A path the user gave for the checkpoint is still the checkpoint.
   for (const [name, value] of given) {
     if (typeof value === 'string' && /^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path)$/.test(name) && /\.(pt|pth|ckpt|bin|safetensors)$/i.test(value) && entry.flags.some((f) => flagName(f) === name)) {
@@ -475,6 +484,7 @@ function decide(req: ModelRequest): Item[] {
             `Merge ${(sharding.spec.merge.kind ?? 'fields') === 'fields' ? sharding.spec.merge.file : mergeWords(sharding.spec.merge)}`,
           ]
         : [`Run \`${command}\``]),
+      ...(resumable ? [`Checkpoints the program writes in ${resumable.path}/${resumable.flag ? ` (${resumable.flag})` : ''} are uploaded as they change; a drained or lost run resumes from the latest on another worker`] : []),
       'Collect outputs/',
       ...(evaluate
         ? [`Evaluate: \`${evaluate.command}\`${evaluate.reports.length ? `; it must report ${evaluate.reports.join(', ')}` : ''}${evaluate.metrics.length ? `; required: ${evaluate.metrics.map((m) => `${m.name} ${m.op} ${m.value}`).join(', ')}` : ''}`]
@@ -492,6 +502,7 @@ function decide(req: ModelRequest): Item[] {
     ...(sharding?.spec ? { shards: sharding.spec } : {}),
     ...(before.length && !preparation ? { before } : {}),
     ...(install.length ? { install: { pip: install } } : {}),
+    ...(resumable ? { checkpoint: resumable } : {}),
   });
 }
 
@@ -535,6 +546,9 @@ const OUT_DIR_SETTING = /^(out_dir|output_dir|save_dir|ckpt_dir|checkpoint_dir)$
 
 /** Flags that set a run's length (epochs, steps, iterations), by their normalized name. */
 const RUN_LENGTH_RE = /^(num-|max-)?(epochs?|steps|iters|iterations)$/;
+/** The run directory's checkpoint folder (worker/src/checkpoint.ts's default). */
+const CHECKPOINT_DIR = 'checkpoint';
+
 const flagName = (f: ArgFlag) => f.flag.replace(/^--?/, '').replace(/_/g, '-');
 
 /** Scripts that prepare data for a run rather than being the run. */

@@ -2,8 +2,8 @@ import type { Prisma } from '../client.js';
 
 /**
  * May this user read this blob? (invariant 7) Yes when they uploaded it (BlobAccess),
- * or it is in a code version of one of their jobs, or in an output of one of their
- * jobs' attempts. Manifests are jsonb arrays of {path, sha256, size, mode}; `@>`
+ * or it is in a code version of one of their jobs, or in an output or checkpoint of one of
+ * their jobs' attempts. Manifests are jsonb arrays of {path, sha256, size, mode}; `@>`
  * containment uses no index here — the per-user row sets are small. Read-only, no locks.
  */
 export async function userCanReadBlob(prisma: Prisma, userId: string, sha256: string): Promise<boolean> {
@@ -14,7 +14,7 @@ export async function userCanReadBlob(prisma: Prisma, userId: string, sha256: st
       OR EXISTS (SELECT 1 FROM "CodeVersion" cv JOIN "Job" j ON j.id = cv."jobId"
                  WHERE j."ownerId" = ${userId}::uuid AND cv.manifest @> ${probe}::jsonb)
       OR EXISTS (SELECT 1 FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId"
-                 WHERE t."ownerId" = ${userId}::uuid AND a.outputs @> ${probe}::jsonb)
+                 WHERE t."ownerId" = ${userId}::uuid AND (a.outputs @> ${probe}::jsonb OR (a.checkpoint -> 'files') @> ${probe}::jsonb))
     ) AS ok`;
   return rows[0]?.ok === true;
 }
@@ -22,7 +22,8 @@ export async function userCanReadBlob(prisma: Prisma, userId: string, sha256: st
 /**
  * May a worker (any worker of this worker token) read this blob? Only while it holds a
  * live lease (LEASED or RUNNING attempt) on a task whose code version contains it, or
- * whose inputs (environment.inputs manifest, e.g. a checkpoint to evaluate) contain it.
+ * whose inputs (environment.inputs manifest, e.g. a checkpoint to evaluate) contain it, or
+ * whose latest checkpoint (Task.checkpoint, restored before the program resumes) does.
  */
 export async function workerCanReadBlob(prisma: Prisma, workerTokenId: string, sha256: string): Promise<boolean> {
   const probe = JSON.stringify([{ sha256 }]);
@@ -34,7 +35,7 @@ export async function workerCanReadBlob(prisma: Prisma, workerTokenId: string, s
         JOIN "CodeVersion" cv ON cv.id = t."codeVersionId"
       WHERE w."tokenId" = ${workerTokenId}::uuid
         AND a.status IN ('LEASED', 'RUNNING')
-        AND (cv.manifest @> ${probe}::jsonb OR (t.environment -> 'inputs') @> ${probe}::jsonb)
+        AND (cv.manifest @> ${probe}::jsonb OR (t.environment -> 'inputs') @> ${probe}::jsonb OR (t.checkpoint -> 'files') @> ${probe}::jsonb)
     ) AS ok`;
   return rows[0]?.ok === true;
 }

@@ -37,6 +37,7 @@ export function planRequirements(plan: PlanInput): Requirements {
     // outputs/ is always collected; the rest are the plan's extra paths.
     outputs: plan.outputs.filter((o) => !o.startsWith('outputs/') && o !== 'outputs'),
     ...(plan.install ? { setup: { pip: plan.install.pip } } : {}),
+    ...(plan.checkpoint ? { checkpoint: { path: plan.checkpoint.path } } : {}),
   };
 }
 

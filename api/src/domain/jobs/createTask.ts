@@ -33,6 +33,12 @@ export const RequirementsSchema = z.object({
   setup: z.object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200) }).optional(),
   /** Workers this task's retries stay off (the run supervisor's retry elsewhere); the claim skips them. */
   avoidWorkers: z.array(z.string().uuid()).max(50).optional(),
+  /**
+   * Where the program keeps its checkpoint, relative to its run directory (CHATGPU_CHECKPOINT_DIR;
+   * `checkpoint` when absent): uploaded while it runs and restored before a retry starts
+   * (domain/leases/checkpoints.ts, worker/src/checkpoint.ts).
+   */
+  checkpoint: z.object({ path: z.string().min(1).max(300).regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[\w./-]+$/, 'a relative path inside the run directory') }).optional(),
   /** A SERVICE task: its readiness check and how long it stays up (domain/services). */
   service: ServiceRuntimeSchema.optional(),
 });

@@ -128,6 +128,15 @@ export const PlanSchema = z.object({
   shards: ShardsSchema.optional().describe(
     'Adaptation (issue 14): only for independent work (a Monte-Carlo sample count, a sweep over seeds): the shards run in parallel through the program\'s own flags, checked first on a bounded workload against the unsharded program, then merged. Not with `smoke` (the check plays its role), `preparation`, `before` or `service`.',
   ),
+  checkpoint: z
+    .object({
+      path: z.string().min(1).max(300).describe('The folder (relative to the project) the program saves its checkpoint in and resumes from when it holds one.'),
+      flag: z.string().max(100).optional().describe('The flag of the command that tells the program that folder (e.g. --checkpoint-dir), when it has one.'),
+    })
+    .optional()
+    .describe(
+      'A long run that checkpoints: the worker uploads what the program writes in this folder while it runs and restores it before a retry (a drained or lost worker), so the run resumes instead of starting over. Pass the folder through the program\'s own flag, or the program reads CHATGPU_CHECKPOINT_DIR (chatgpu.checkpoint).',
+    ),
   install: z
     .object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200).describe('Requirement lines, as check_dependencies returns them.') })
     .optional()

@@ -7,7 +7,7 @@ import type { Resources } from '../resources.js';
 import { markSeen } from './seen.js';
 import type { WorkerStatus } from '../../generated/prisma/enums.js';
 
-export type Order = { kind: 'CANCEL'; attemptId: string; reason: string } | { kind: 'PAUSE' } | { kind: 'RESUME' };
+export type Order = { kind: 'CANCEL'; attemptId: string; reason: string } | { kind: 'PAUSE' } | { kind: 'DRAIN' } | { kind: 'RESUME' };
 
 
 export async function requireOwnWorker(r: Resources, workerTokenId: string, workerId: string) {
@@ -61,11 +61,11 @@ export async function heartbeat(
   for (const id of cancelled) if (!orders.some((o) => o.kind === 'CANCEL' && o.attemptId === id)) orders.push({ kind: 'CANCEL', attemptId: id, reason: 'the job was cancelled' });
   const status = seen.status as WorkerStatus;
   if (status !== seen.previous) await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: worker.ownerId });
-  orders.push(status === 'PAUSED' || status === 'DRAINING' ? { kind: 'PAUSE' } : { kind: 'RESUME' });
+  orders.push(status === 'PAUSED' ? { kind: 'PAUSE' } : status === 'DRAINING' ? { kind: 'DRAIN' } : { kind: 'RESUME' });
   return { orders, renewed: [...renewed], status, leaseExpiresAt: new Date(now.getTime() + r.config.scheduler.leaseSec * 1000) };
 }
 
-/** The worker's own owner pausing it from the machine (`chatgpu-worker pause`). */
-export async function setOwnPaused(r: Resources, workerTokenId: string, workerId: string, paused: boolean) {
+/** The worker's own owner pausing or draining it from the machine (`chatgpu-worker pause|drain`). */
+export async function setOwnPaused(r: Resources, workerTokenId: string, workerId: string, paused: boolean | 'drain') {
   return applyPause(r, await requireOwnWorker(r, workerTokenId, workerId), paused);
 }

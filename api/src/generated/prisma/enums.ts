@@ -96,7 +96,8 @@ export const AttemptStatus = {
   FAILED: 'FAILED',
   LOST: 'LOST',
   CANCELLED: 'CANCELLED',
-  STALE: 'STALE'
+  STALE: 'STALE',
+  DRAINED: 'DRAINED'
 } as const
 
 export type AttemptStatus = (typeof AttemptStatus)[keyof typeof AttemptStatus]

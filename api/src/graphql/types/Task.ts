@@ -2,6 +2,7 @@ import { builder } from '../builder.js';
 import { isUuid, requireUser } from '../principal.js';
 import { networkCapacity } from '../../domain/workers/networkCapacity.js';
 import { FileEntry } from './Job.js';
+import type { Checkpoint } from '../../domain/leases/checkpoints.js';
 
 builder.prismaObject('Task', {
   fields: (t) => ({
@@ -20,6 +21,15 @@ builder.prismaObject('Task', {
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
     result: t.expose('result', { type: 'JSON', nullable: true }),
     attempts: t.relation('attempts', { query: { orderBy: { number: 'asc' } } }),
+  }),
+});
+
+export const TaskCheckpoint = builder.objectRef<Checkpoint>('TaskCheckpoint').implement({
+  fields: (t) => ({
+    files: t.field({ type: [FileEntry], resolve: (c) => c.files as never }),
+    step: t.exposeInt('step', { nullable: true, description: 'The epoch or step the program reached, when known.' }),
+    attemptNumber: t.exposeInt('attemptNumber'),
+    savedAt: t.field({ type: 'DateTime', resolve: (c) => new Date(c.savedAt) }),
   }),
 });
 
@@ -43,6 +53,12 @@ builder.prismaObject('Attempt', {
     startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
     outputs: t.field({ type: [FileEntry], resolve: (a) => (a.outputs ?? []) as never }),
+    checkpoint: t.field({
+      type: TaskCheckpoint,
+      nullable: true,
+      description: 'The latest checkpoint this attempt saved (its partial artifact; a drained or lost attempt hands it to the next one).',
+      resolve: (a) => a.checkpoint as Checkpoint | null,
+    }),
     logs: t.prismaField({
       type: ['LogChunk'],
       description: 'Log lines in order; `afterSeq` resumes after a line you have.',

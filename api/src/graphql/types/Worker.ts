@@ -1,4 +1,4 @@
-import { setWorkerPaused } from '../../domain/workers/pauseWorker.js';
+import { setWorkerDraining, setWorkerPaused } from '../../domain/workers/pauseWorker.js';
 import { builder } from '../builder.js';
 import { decodeId } from '../ids.js';
 import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
@@ -78,6 +78,17 @@ builder.mutationFields((t) => ({
     errors: { types: [NotFoundError] },
     resolve: async (query, _p, { id }, ctx) => {
       const w = await setWorkerPaused(ctx, requireUser(ctx), decodeId(id, 'Worker'), true);
+      return ctx.prisma.worker.findUniqueOrThrow({ ...query, where: { id: w.id } });
+    },
+  }),
+  drainWorker: t.prismaField({
+    type: 'Worker',
+    authScopes: { user: true },
+    description: 'Take the machine back: the worker takes no new work, its running tasks checkpoint and resume on other workers; it kills what is left after its grace period.',
+    args: { id: t.arg.id() },
+    errors: { types: [NotFoundError] },
+    resolve: async (query, _p, { id }, ctx) => {
+      const w = await setWorkerDraining(ctx, requireUser(ctx), decodeId(id, 'Worker'));
       return ctx.prisma.worker.findUniqueOrThrow({ ...query, where: { id: w.id } });
     },
   }),

@@ -1,13 +1,15 @@
 /**
  * The worker protocol (docs/architecture.md §5), callable only with a worker token:
  * workerHello, claimTask (long-poll), heartbeat, appendLogs, reportMetrics,
- * completeAttempt, setWorkerPaused. Expected failures (stale attempt, bad input) are
+ * completeAttempt, saveCheckpoint, releaseDrainedAttempt, setWorkerPaused, drainOwnWorker.
+ * Expected failures (stale attempt, bad input) are
  * typed results.
  */
 import { z } from 'zod';
 import { claim } from '../../domain/leases/claim.js';
 import { completeAttempt } from '../../domain/leases/completeAttempt.js';
 import { completeAttempts, MAX_COMPLETIONS, type CompletionOutcome } from '../../domain/leases/completeAttempts.js';
+import { releaseDrainedAttempt, saveCheckpoint } from '../../domain/leases/checkpoints.js';
 import { appendLogs, reportMetrics } from '../../domain/leases/reports.js';
 import { heartbeat, setOwnPaused, type Order } from '../../domain/workers/heartbeat.js';
 import { workerHello } from '../../domain/workers/workerHello.js';
@@ -15,6 +17,7 @@ import { builder } from '../builder.js';
 import { requireWorker } from '../principal.js';
 import { NotFoundError, SimulatedAcceleratorRefusedError, StaleAttemptError, ValidationError } from './errors.js';
 import { FileEntry } from './Job.js';
+import { TaskCheckpoint } from './Task.js';
 import { WorkerRef } from './Worker.js';
 import { withSpan } from '../../telemetry/sentry.js';
 import type { DomainError } from '../../domain/errors.js';
@@ -55,6 +58,12 @@ const TaskSpec = builder.objectRef<AssignmentShape['task']>('TaskSpec').implemen
       description: 'Extra input files (e.g. a checkpoint to evaluate), placed in the run directory.',
       resolve: (task) => ((task.environment as { inputs?: unknown[] } | null)?.inputs ?? []) as never,
     }),
+    checkpoint: t.field({
+      type: TaskCheckpoint,
+      nullable: true,
+      description: "The task's latest checkpoint, from an earlier attempt: restored at its paths before the program starts.",
+      resolve: (task) => task.checkpoint as never,
+    }),
   }),
 });
 const Assignment = builder.objectRef<AssignmentShape>('Assignment').implement({
@@ -67,7 +76,7 @@ const Assignment = builder.objectRef<AssignmentShape>('Assignment').implement({
   }),
 });
 
-const OrderKind = builder.enumType('WorkerOrderKind', { values: ['CANCEL', 'PAUSE', 'RESUME'] as const });
+const OrderKind = builder.enumType('WorkerOrderKind', { values: ['CANCEL', 'PAUSE', 'DRAIN', 'RESUME'] as const });
 const OrderRef = builder.objectRef<Order>('WorkerOrder').implement({
   fields: (t) => ({
     kind: t.field({ type: OrderKind, resolve: (o) => o.kind }),
@@ -121,6 +130,13 @@ const CompleteAttemptInput = builder.inputType('CompleteAttemptInput', {
     outputs: t.field({ type: [OutputFileInput], required: false, validate: z.array(z.any()).max(1000).nullish() }),
     metrics: t.field({ type: 'JSON', required: false }),
     usage: t.field({ type: 'JSON', required: false }),
+  }),
+});
+
+const CheckpointInput = builder.inputType('CheckpointInput', {
+  fields: (t) => ({
+    files: t.field({ type: [OutputFileInput], validate: z.array(z.any()).max(1000) }),
+    step: t.int({ required: false }),
   }),
 });
 
@@ -190,6 +206,42 @@ builder.mutationFields((t) => ({
         return done;
       });
       return ctx.prisma.attempt.findUniqueOrThrow({ ...query, where: { id: a.id } });
+    },
+  }),
+  saveCheckpoint: t.field({
+    type: TaskCheckpoint,
+    authScopes: { worker: true },
+    description: "A checkpoint of a running attempt (files uploaded for it first): the task's latest, restored by its next attempt.",
+    args: { attemptId: t.arg.id(), fencingToken: t.arg.string(), checkpoint: t.arg({ type: CheckpointInput }) },
+    errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
+    resolve: (_p, args, ctx) => saveCheckpoint(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.checkpoint),
+  }),
+  releaseDrainedAttempt: t.prismaField({
+    type: 'Attempt',
+    authScopes: { worker: true },
+    description: 'A draining worker hands the attempt back (DRAINED) with its last checkpoint; the task is queued again and resumes elsewhere.',
+    args: {
+      attemptId: t.arg.id(),
+      fencingToken: t.arg.string(),
+      checkpoint: t.arg({ type: CheckpointInput, required: false }),
+      usage: t.arg({ type: 'JSON', required: false }),
+      reason: t.arg.string({ required: false, validate: z.string().max(2000).nullish() }),
+    },
+    errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
+    resolve: async (query, _p, args, ctx) => {
+      const a = await releaseDrainedAttempt(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, { checkpoint: args.checkpoint ?? null, usage: args.usage, reason: args.reason ?? null });
+      return ctx.prisma.attempt.findUniqueOrThrow({ ...query, where: { id: a.id } });
+    },
+  }),
+  drainOwnWorker: t.prismaField({
+    type: 'Worker',
+    authScopes: { worker: true },
+    description: "The worker's own machine draining it (`chatgpu-worker drain`): no new work; running tasks checkpoint and are handed back.",
+    args: { workerId: t.arg.id() },
+    errors: { types: [NotFoundError] },
+    resolve: async (query, _p, args, ctx) => {
+      const w = await setOwnPaused(ctx, requireWorker(ctx).workerTokenId, String(args.workerId), 'drain');
+      return ctx.prisma.worker.findUniqueOrThrow({ ...query, where: { id: w.id } });
     },
   }),
   setWorkerPaused: t.prismaField({

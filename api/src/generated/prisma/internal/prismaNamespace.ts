@@ -2696,6 +2696,7 @@ export const TaskScalarFieldEnum = {
   runAfter: 'runAfter',
   statusReason: 'statusReason',
   currentAttemptId: 'currentAttemptId',
+  checkpoint: 'checkpoint',
   result: 'result',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
@@ -2720,6 +2721,7 @@ export const AttemptScalarFieldEnum = {
   outputs: 'outputs',
   metrics: 'metrics',
   usage: 'usage',
+  checkpoint: 'checkpoint',
   createdAt: 'createdAt',
   startedAt: 'startedAt',
   finishedAt: 'finishedAt'

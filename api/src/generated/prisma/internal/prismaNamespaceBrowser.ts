@@ -312,6 +312,7 @@ export const TaskScalarFieldEnum = {
   runAfter: 'runAfter',
   statusReason: 'statusReason',
   currentAttemptId: 'currentAttemptId',
+  checkpoint: 'checkpoint',
   result: 'result',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
@@ -336,6 +337,7 @@ export const AttemptScalarFieldEnum = {
   outputs: 'outputs',
   metrics: 'metrics',
   usage: 'usage',
+  checkpoint: 'checkpoint',
   createdAt: 'createdAt',
   startedAt: 'startedAt',
   finishedAt: 'finishedAt'

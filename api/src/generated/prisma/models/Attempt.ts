@@ -85,6 +85,7 @@ export type AttemptCountAggregateOutputType = {
   outputs: number
   metrics: number
   usage: number
+  checkpoint: number
   createdAt: number
   startedAt: number
   finishedAt: number
@@ -151,6 +152,7 @@ export type AttemptCountAggregateInputType = {
   outputs?: true
   metrics?: true
   usage?: true
+  checkpoint?: true
   createdAt?: true
   startedAt?: true
   finishedAt?: true
@@ -258,6 +260,7 @@ export type AttemptGroupByOutputType = {
   outputs: runtime.JsonValue | null
   metrics: runtime.JsonValue | null
   usage: runtime.JsonValue | null
+  checkpoint: runtime.JsonValue | null
   createdAt: Date
   startedAt: Date | null
   finishedAt: Date | null
@@ -301,6 +304,7 @@ export type AttemptWhereInput = {
   outputs?: Prisma.JsonNullableFilter<"Attempt">
   metrics?: Prisma.JsonNullableFilter<"Attempt">
   usage?: Prisma.JsonNullableFilter<"Attempt">
+  checkpoint?: Prisma.JsonNullableFilter<"Attempt">
   createdAt?: Prisma.DateTimeFilter<"Attempt"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Attempt"> | Date | string | null
   finishedAt?: Prisma.DateTimeNullableFilter<"Attempt"> | Date | string | null
@@ -330,6 +334,7 @@ export type AttemptOrderByWithRelationInput = {
   outputs?: Prisma.SortOrderInput | Prisma.SortOrder
   metrics?: Prisma.SortOrderInput | Prisma.SortOrder
   usage?: Prisma.SortOrderInput | Prisma.SortOrder
+  checkpoint?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -363,6 +368,7 @@ export type AttemptWhereUniqueInput = Prisma.AtLeast<{
   outputs?: Prisma.JsonNullableFilter<"Attempt">
   metrics?: Prisma.JsonNullableFilter<"Attempt">
   usage?: Prisma.JsonNullableFilter<"Attempt">
+  checkpoint?: Prisma.JsonNullableFilter<"Attempt">
   createdAt?: Prisma.DateTimeFilter<"Attempt"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Attempt"> | Date | string | null
   finishedAt?: Prisma.DateTimeNullableFilter<"Attempt"> | Date | string | null
@@ -392,6 +398,7 @@ export type AttemptOrderByWithAggregationInput = {
   outputs?: Prisma.SortOrderInput | Prisma.SortOrder
   metrics?: Prisma.SortOrderInput | Prisma.SortOrder
   usage?: Prisma.SortOrderInput | Prisma.SortOrder
+  checkpoint?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -420,6 +427,7 @@ export type AttemptScalarWhereWithAggregatesInput = {
   outputs?: Prisma.JsonNullableWithAggregatesFilter<"Attempt">
   metrics?: Prisma.JsonNullableWithAggregatesFilter<"Attempt">
   usage?: Prisma.JsonNullableWithAggregatesFilter<"Attempt">
+  checkpoint?: Prisma.JsonNullableWithAggregatesFilter<"Attempt">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Attempt"> | Date | string
   startedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Attempt"> | Date | string | null
   finishedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Attempt"> | Date | string | null
@@ -438,6 +446,7 @@ export type AttemptCreateInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -467,6 +476,7 @@ export type AttemptUncheckedCreateInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -492,6 +502,7 @@ export type AttemptUpdateInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -521,6 +532,7 @@ export type AttemptUncheckedUpdateInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -548,6 +560,7 @@ export type AttemptCreateManyInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -566,6 +579,7 @@ export type AttemptUpdateManyMutationInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -586,6 +600,7 @@ export type AttemptUncheckedUpdateManyInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -631,6 +646,7 @@ export type AttemptCountOrderByAggregateInput = {
   outputs?: Prisma.SortOrder
   metrics?: Prisma.SortOrder
   usage?: Prisma.SortOrder
+  checkpoint?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
@@ -883,6 +899,7 @@ export type AttemptCreateWithoutWorkerInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -910,6 +927,7 @@ export type AttemptUncheckedCreateWithoutWorkerInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -966,6 +984,7 @@ export type AttemptScalarWhereInput = {
   outputs?: Prisma.JsonNullableFilter<"Attempt">
   metrics?: Prisma.JsonNullableFilter<"Attempt">
   usage?: Prisma.JsonNullableFilter<"Attempt">
+  checkpoint?: Prisma.JsonNullableFilter<"Attempt">
   createdAt?: Prisma.DateTimeFilter<"Attempt"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Attempt"> | Date | string | null
   finishedAt?: Prisma.DateTimeNullableFilter<"Attempt"> | Date | string | null
@@ -984,6 +1003,7 @@ export type AttemptCreateWithoutUploadsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1012,6 +1032,7 @@ export type AttemptUncheckedCreateWithoutUploadsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1052,6 +1073,7 @@ export type AttemptUpdateWithoutUploadsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1080,6 +1102,7 @@ export type AttemptUncheckedUpdateWithoutUploadsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1104,6 +1127,7 @@ export type AttemptCreateWithoutCurrentForInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1132,6 +1156,7 @@ export type AttemptUncheckedCreateWithoutCurrentForInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1161,6 +1186,7 @@ export type AttemptCreateWithoutTaskInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1188,6 +1214,7 @@ export type AttemptUncheckedCreateWithoutTaskInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1234,6 +1261,7 @@ export type AttemptUpdateWithoutCurrentForInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1262,6 +1290,7 @@ export type AttemptUncheckedUpdateWithoutCurrentForInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1302,6 +1331,7 @@ export type AttemptCreateWithoutStaleReportsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1330,6 +1360,7 @@ export type AttemptUncheckedCreateWithoutStaleReportsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1370,6 +1401,7 @@ export type AttemptUpdateWithoutStaleReportsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1398,6 +1430,7 @@ export type AttemptUncheckedUpdateWithoutStaleReportsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1422,6 +1455,7 @@ export type AttemptCreateWithoutLogsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1450,6 +1484,7 @@ export type AttemptUncheckedCreateWithoutLogsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1490,6 +1525,7 @@ export type AttemptUpdateWithoutLogsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1518,6 +1554,7 @@ export type AttemptUncheckedUpdateWithoutLogsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1542,6 +1579,7 @@ export type AttemptCreateWithoutMetricPointsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1570,6 +1608,7 @@ export type AttemptUncheckedCreateWithoutMetricPointsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1610,6 +1649,7 @@ export type AttemptUpdateWithoutMetricPointsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1638,6 +1678,7 @@ export type AttemptUncheckedUpdateWithoutMetricPointsInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1662,6 +1703,7 @@ export type AttemptCreateWithoutUsageEntriesInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1690,6 +1732,7 @@ export type AttemptUncheckedCreateWithoutUsageEntriesInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1730,6 +1773,7 @@ export type AttemptUpdateWithoutUsageEntriesInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1758,6 +1802,7 @@ export type AttemptUncheckedUpdateWithoutUsageEntriesInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1782,6 +1827,7 @@ export type AttemptCreateWithoutServicesInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1810,6 +1856,7 @@ export type AttemptUncheckedCreateWithoutServicesInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1850,6 +1897,7 @@ export type AttemptUpdateWithoutServicesInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1878,6 +1926,7 @@ export type AttemptUncheckedUpdateWithoutServicesInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1903,6 +1952,7 @@ export type AttemptCreateManyWorkerInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -1921,6 +1971,7 @@ export type AttemptUpdateWithoutWorkerInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1948,6 +1999,7 @@ export type AttemptUncheckedUpdateWithoutWorkerInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1974,6 +2026,7 @@ export type AttemptUncheckedUpdateManyWithoutWorkerInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1993,6 +2046,7 @@ export type AttemptCreateManyTaskInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   startedAt?: Date | string | null
   finishedAt?: Date | string | null
@@ -2011,6 +2065,7 @@ export type AttemptUpdateWithoutTaskInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2038,6 +2093,7 @@ export type AttemptUncheckedUpdateWithoutTaskInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2064,6 +2120,7 @@ export type AttemptUncheckedUpdateManyWithoutTaskInput = {
   outputs?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   metrics?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   usage?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -2160,6 +2217,7 @@ export type AttemptSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   outputs?: boolean
   metrics?: boolean
   usage?: boolean
+  checkpoint?: boolean
   createdAt?: boolean
   startedAt?: boolean
   finishedAt?: boolean
@@ -2190,6 +2248,7 @@ export type AttemptSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   outputs?: boolean
   metrics?: boolean
   usage?: boolean
+  checkpoint?: boolean
   createdAt?: boolean
   startedAt?: boolean
   finishedAt?: boolean
@@ -2212,6 +2271,7 @@ export type AttemptSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   outputs?: boolean
   metrics?: boolean
   usage?: boolean
+  checkpoint?: boolean
   createdAt?: boolean
   startedAt?: boolean
   finishedAt?: boolean
@@ -2234,12 +2294,13 @@ export type AttemptSelectScalar = {
   outputs?: boolean
   metrics?: boolean
   usage?: boolean
+  checkpoint?: boolean
   createdAt?: boolean
   startedAt?: boolean
   finishedAt?: boolean
 }
 
-export type AttemptOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "taskId" | "number" | "workerId" | "fencingToken" | "simulatedAccelerator" | "leaseExpiresAt" | "status" | "exitCode" | "errorClass" | "errorMessage" | "outputs" | "metrics" | "usage" | "createdAt" | "startedAt" | "finishedAt", ExtArgs["result"]["attempt"]>
+export type AttemptOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "taskId" | "number" | "workerId" | "fencingToken" | "simulatedAccelerator" | "leaseExpiresAt" | "status" | "exitCode" | "errorClass" | "errorMessage" | "outputs" | "metrics" | "usage" | "checkpoint" | "createdAt" | "startedAt" | "finishedAt", ExtArgs["result"]["attempt"]>
 export type AttemptInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
   worker?: boolean | Prisma.WorkerDefaultArgs<ExtArgs>
@@ -2296,6 +2357,11 @@ export type $AttemptPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     outputs: runtime.JsonValue | null
     metrics: runtime.JsonValue | null
     usage: runtime.JsonValue | null
+    /**
+     * The latest checkpoint this attempt saved ({files: manifest, step, savedAt}): uploaded while it ran
+     * (periodic) and when it was drained; its partial artifact.
+     */
+    checkpoint: runtime.JsonValue | null
     createdAt: Date
     startedAt: Date | null
     finishedAt: Date | null
@@ -2745,6 +2811,7 @@ export interface AttemptFieldRefs {
   readonly outputs: Prisma.FieldRef<"Attempt", 'Json'>
   readonly metrics: Prisma.FieldRef<"Attempt", 'Json'>
   readonly usage: Prisma.FieldRef<"Attempt", 'Json'>
+  readonly checkpoint: Prisma.FieldRef<"Attempt", 'Json'>
   readonly createdAt: Prisma.FieldRef<"Attempt", 'DateTime'>
   readonly startedAt: Prisma.FieldRef<"Attempt", 'DateTime'>
   readonly finishedAt: Prisma.FieldRef<"Attempt", 'DateTime'>

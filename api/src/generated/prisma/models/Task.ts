@@ -114,6 +114,7 @@ export type TaskCountAggregateOutputType = {
   runAfter: number
   statusReason: number
   currentAttemptId: number
+  checkpoint: number
   result: number
   createdAt: number
   updatedAt: number
@@ -210,6 +211,7 @@ export type TaskCountAggregateInputType = {
   runAfter?: true
   statusReason?: true
   currentAttemptId?: true
+  checkpoint?: true
   result?: true
   createdAt?: true
   updatedAt?: true
@@ -325,6 +327,7 @@ export type TaskGroupByOutputType = {
   runAfter: Date
   statusReason: string | null
   currentAttemptId: string | null
+  checkpoint: runtime.JsonValue | null
   result: runtime.JsonValue | null
   createdAt: Date
   updatedAt: Date
@@ -376,6 +379,7 @@ export type TaskWhereInput = {
   runAfter?: Prisma.DateTimeFilter<"Task"> | Date | string
   statusReason?: Prisma.StringNullableFilter<"Task"> | string | null
   currentAttemptId?: Prisma.UuidNullableFilter<"Task"> | string | null
+  checkpoint?: Prisma.JsonNullableFilter<"Task">
   result?: Prisma.JsonNullableFilter<"Task">
   createdAt?: Prisma.DateTimeFilter<"Task"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Task"> | Date | string
@@ -410,6 +414,7 @@ export type TaskOrderByWithRelationInput = {
   runAfter?: Prisma.SortOrder
   statusReason?: Prisma.SortOrderInput | Prisma.SortOrder
   currentAttemptId?: Prisma.SortOrderInput | Prisma.SortOrder
+  checkpoint?: Prisma.SortOrderInput | Prisma.SortOrder
   result?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -447,6 +452,7 @@ export type TaskWhereUniqueInput = Prisma.AtLeast<{
   status?: Prisma.EnumTaskStatusFilter<"Task"> | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFilter<"Task"> | Date | string
   statusReason?: Prisma.StringNullableFilter<"Task"> | string | null
+  checkpoint?: Prisma.JsonNullableFilter<"Task">
   result?: Prisma.JsonNullableFilter<"Task">
   createdAt?: Prisma.DateTimeFilter<"Task"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Task"> | Date | string
@@ -481,6 +487,7 @@ export type TaskOrderByWithAggregationInput = {
   runAfter?: Prisma.SortOrder
   statusReason?: Prisma.SortOrderInput | Prisma.SortOrder
   currentAttemptId?: Prisma.SortOrderInput | Prisma.SortOrder
+  checkpoint?: Prisma.SortOrderInput | Prisma.SortOrder
   result?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -517,6 +524,7 @@ export type TaskScalarWhereWithAggregatesInput = {
   runAfter?: Prisma.DateTimeWithAggregatesFilter<"Task"> | Date | string
   statusReason?: Prisma.StringNullableWithAggregatesFilter<"Task"> | string | null
   currentAttemptId?: Prisma.UuidNullableWithAggregatesFilter<"Task"> | string | null
+  checkpoint?: Prisma.JsonNullableWithAggregatesFilter<"Task">
   result?: Prisma.JsonNullableWithAggregatesFilter<"Task">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Task"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Task"> | Date | string
@@ -541,6 +549,7 @@ export type TaskCreateInput = {
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -575,6 +584,7 @@ export type TaskUncheckedCreateInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -601,6 +611,7 @@ export type TaskUpdateInput = {
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -635,6 +646,7 @@ export type TaskUncheckedUpdateInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -665,6 +677,7 @@ export type TaskCreateManyInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -689,6 +702,7 @@ export type TaskUpdateManyMutationInput = {
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -717,6 +731,7 @@ export type TaskUncheckedUpdateManyInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -755,6 +770,7 @@ export type TaskCountOrderByAggregateInput = {
   runAfter?: Prisma.SortOrder
   statusReason?: Prisma.SortOrder
   currentAttemptId?: Prisma.SortOrder
+  checkpoint?: Prisma.SortOrder
   result?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -1049,6 +1065,7 @@ export type TaskCreateWithoutPinnedWorkerInput = {
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1081,6 +1098,7 @@ export type TaskUncheckedCreateWithoutPinnedWorkerInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1140,6 +1158,7 @@ export type TaskScalarWhereInput = {
   runAfter?: Prisma.DateTimeFilter<"Task"> | Date | string
   statusReason?: Prisma.StringNullableFilter<"Task"> | string | null
   currentAttemptId?: Prisma.UuidNullableFilter<"Task"> | string | null
+  checkpoint?: Prisma.JsonNullableFilter<"Task">
   result?: Prisma.JsonNullableFilter<"Task">
   createdAt?: Prisma.DateTimeFilter<"Task"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Task"> | Date | string
@@ -1164,6 +1183,7 @@ export type TaskCreateWithoutJobInput = {
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1196,6 +1216,7 @@ export type TaskUncheckedCreateWithoutJobInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1248,6 +1269,7 @@ export type TaskCreateWithoutCodeVersionInput = {
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1280,6 +1302,7 @@ export type TaskUncheckedCreateWithoutCodeVersionInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1332,6 +1355,7 @@ export type TaskCreateWithoutAttemptsInput = {
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1365,6 +1389,7 @@ export type TaskUncheckedCreateWithoutAttemptsInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1395,6 +1420,7 @@ export type TaskCreateWithoutCurrentAttemptInput = {
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1427,6 +1453,7 @@ export type TaskUncheckedCreateWithoutCurrentAttemptInput = {
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1469,6 +1496,7 @@ export type TaskUpdateWithoutAttemptsInput = {
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1502,6 +1530,7 @@ export type TaskUncheckedUpdateWithoutAttemptsInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1538,6 +1567,7 @@ export type TaskUpdateWithoutCurrentAttemptInput = {
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1570,6 +1600,7 @@ export type TaskUncheckedUpdateWithoutCurrentAttemptInput = {
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1596,6 +1627,7 @@ export type TaskCreateWithoutServicesInput = {
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1629,6 +1661,7 @@ export type TaskUncheckedCreateWithoutServicesInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1670,6 +1703,7 @@ export type TaskUpdateWithoutServicesInput = {
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1703,6 +1737,7 @@ export type TaskUncheckedUpdateWithoutServicesInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1731,6 +1766,7 @@ export type TaskCreateManyPinnedWorkerInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1755,6 +1791,7 @@ export type TaskUpdateWithoutPinnedWorkerInput = {
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1787,6 +1824,7 @@ export type TaskUncheckedUpdateWithoutPinnedWorkerInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1816,6 +1854,7 @@ export type TaskUncheckedUpdateManyWithoutPinnedWorkerInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1843,6 +1882,7 @@ export type TaskCreateManyJobInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1867,6 +1907,7 @@ export type TaskUpdateWithoutJobInput = {
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1899,6 +1940,7 @@ export type TaskUncheckedUpdateWithoutJobInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1928,6 +1970,7 @@ export type TaskUncheckedUpdateManyWithoutJobInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1955,6 +1998,7 @@ export type TaskCreateManyCodeVersionInput = {
   runAfter?: Date | string
   statusReason?: string | null
   currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1979,6 +2023,7 @@ export type TaskUpdateWithoutCodeVersionInput = {
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2011,6 +2056,7 @@ export type TaskUncheckedUpdateWithoutCodeVersionInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2040,6 +2086,7 @@ export type TaskUncheckedUpdateManyWithoutCodeVersionInput = {
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2108,6 +2155,7 @@ export type TaskSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   runAfter?: boolean
   statusReason?: boolean
   currentAttemptId?: boolean
+  checkpoint?: boolean
   result?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -2143,6 +2191,7 @@ export type TaskSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   runAfter?: boolean
   statusReason?: boolean
   currentAttemptId?: boolean
+  checkpoint?: boolean
   result?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -2175,6 +2224,7 @@ export type TaskSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   runAfter?: boolean
   statusReason?: boolean
   currentAttemptId?: boolean
+  checkpoint?: boolean
   result?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -2207,13 +2257,14 @@ export type TaskSelectScalar = {
   runAfter?: boolean
   statusReason?: boolean
   currentAttemptId?: boolean
+  checkpoint?: boolean
   result?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   finishedAt?: boolean
 }
 
-export type TaskOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "ownerId" | "kind" | "name" | "codeVersionId" | "command" | "environment" | "requirements" | "workload" | "accelVendor" | "minMemoryMiB" | "minAccelMemMiB" | "pinnedWorkerId" | "priority" | "maxAttempts" | "attemptCount" | "status" | "runAfter" | "statusReason" | "currentAttemptId" | "result" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["task"]>
+export type TaskOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "ownerId" | "kind" | "name" | "codeVersionId" | "command" | "environment" | "requirements" | "workload" | "accelVendor" | "minMemoryMiB" | "minAccelMemMiB" | "pinnedWorkerId" | "priority" | "maxAttempts" | "attemptCount" | "status" | "runAfter" | "statusReason" | "currentAttemptId" | "checkpoint" | "result" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["task"]>
 export type TaskInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   codeVersion?: boolean | Prisma.CodeVersionDefaultArgs<ExtArgs>
@@ -2277,6 +2328,11 @@ export type $TaskPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
      */
     statusReason: string | null
     currentAttemptId: string | null
+    /**
+     * The latest checkpoint an attempt of this task saved ({attemptId, attemptNumber, files: manifest,
+     * step, savedAt}): restored into the directory of the next attempt before its program starts.
+     */
+    checkpoint: runtime.JsonValue | null
     /**
      * The accepted result (from the attempt that succeeded); never changes once set.
      */
@@ -2734,6 +2790,7 @@ export interface TaskFieldRefs {
   readonly runAfter: Prisma.FieldRef<"Task", 'DateTime'>
   readonly statusReason: Prisma.FieldRef<"Task", 'String'>
   readonly currentAttemptId: Prisma.FieldRef<"Task", 'String'>
+  readonly checkpoint: Prisma.FieldRef<"Task", 'Json'>
   readonly result: Prisma.FieldRef<"Task", 'Json'>
   readonly createdAt: Prisma.FieldRef<"Task", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Task", 'DateTime'>

@@ -1,0 +1,163 @@
+/**
+ * Checkpoints and drains (docs/architecture.md §5, "Drain and checkpoints").
+ *
+ * A task's program may write a checkpoint into its declared checkpoint path (the plan's
+ * `checkpoint.path`, `checkpoint/` by default; the worker tells the program where in
+ * CHATGPU_CHECKPOINT_DIR). The worker uploads it while the program runs, each time it changes
+ * (`saveCheckpoint`, fenced like every report), and once more when it drains. The attempt keeps
+ * the checkpoint it saved (its partial artifact) and the task keeps the latest one, which the
+ * next attempt of the task gets restored into its directory before its program starts.
+ *
+ * Attempt status machine, the drain branch (currentAttempt.ts has the rest):
+ *   LEASED|RUNNING → DRAINED (releaseDrainedAttempt: its worker's owner took the machine back)
+ * The task goes back to QUEUED at once, and the drain does not use up one of its attempts
+ * (maxAttempts grows by one): it is not a failure. The attempt's usage is the user's when it
+ * carried its work over in a checkpoint; without one, nothing of it survives and it is the
+ * contributor's loss, like a LOST attempt.
+ */
+import type { Prisma as P } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/client.js';
+import { accrueUsage, writeOffAttemptUsage } from '../billing/usage.js';
+import { checkTree, normalizeMode, normalizeUploadPath, type ManifestEntry } from '../blobs/paths.js';
+import { StaleAttemptError, ValidationError } from '../errors.js';
+import { recordJobEvent } from '../jobs/jobEvents.js';
+import type { Resources } from '../resources.js';
+import { loadOwnAttempt, recordStale, staleReason } from './currentAttempt.js';
+
+export interface CheckpointInput {
+  files: { path: string; sha256: string; mode?: number | null }[];
+  /** The program's progress at the checkpoint (an epoch or step), when the worker knows it. */
+  step?: number | null;
+}
+
+/** What Attempt.checkpoint and Task.checkpoint hold. */
+export interface Checkpoint {
+  attemptId: string;
+  attemptNumber: number;
+  files: ManifestEntry[];
+  step: number | null;
+  savedAt: string;
+}
+
+export const MAX_CHECKPOINT_FILES = 200;
+
+/**
+ * The manifest of files a worker names, each a blob it uploaded for this attempt (as outputs
+ * are: PUT /blobs with X-ChatGPU-Attempt); anything else would let the worker hand the job's
+ * owner, or the task's next worker, bytes it never held.
+ */
+export async function uploadedManifest(db: Db, attemptId: string, files: CheckpointInput['files'], what: string): Promise<ManifestEntry[]> {
+  const entries = checkTree(files.map((o) => ({ path: normalizeUploadPath(o.path), sha256: o.sha256, size: 0, mode: normalizeMode(o.mode) })));
+  if (entries.length === 0) return entries;
+  const uploads = await db.attemptUpload.findMany({ where: { attemptId, sha256: { in: entries.map((o) => o.sha256) } }, select: { sha256: true, blob: { select: { size: true } } } });
+  const sizes = new Map(uploads.map((u) => [u.sha256, Number(u.blob.size)]));
+  entries.forEach((o, i) => {
+    if (!sizes.has(o.sha256)) {
+      throw new ValidationError(`${what} ${o.path} was not uploaded for this attempt (PUT /blobs/${o.sha256} with the header X-ChatGPU-Attempt: ${attemptId} first).`, [
+        { path: ['files', String(i), 'sha256'], message: 'not uploaded for this attempt' },
+      ]);
+    }
+    o.size = sizes.get(o.sha256)!;
+  });
+  return entries;
+}
+
+/** Locks attempt → task (the order completeAttempt, heartbeat and the tick use) and checks the fencing. */
+async function lockCurrent(tx: Db, attemptId: string, workerTokenId: string, fencingToken: string, now: Date, kind: string) {
+  const pre = await loadOwnAttempt(tx, attemptId, workerTokenId);
+  await tx.$queryRaw`SELECT id FROM "Attempt" WHERE id = ${pre.id}::uuid FOR UPDATE`;
+  await tx.$queryRaw`SELECT id FROM "Task" WHERE id = ${pre.taskId}::uuid FOR UPDATE`;
+  const a = await loadOwnAttempt(tx, attemptId, workerTokenId);
+  const reason = staleReason(a, fencingToken, now);
+  if (reason) {
+    await recordStale(tx, a.id, a.status, kind, { reason });
+    return { stale: reason } as const;
+  }
+  return { stale: null, a } as const;
+}
+
+async function storeCheckpoint(tx: Db, a: { id: string; number: number; taskId: string }, files: ManifestEntry[], step: number | null, now: Date): Promise<Checkpoint> {
+  const cp: Checkpoint = { attemptId: a.id, attemptNumber: a.number, files, step, savedAt: now.toISOString() };
+  await tx.attempt.update({ where: { id: a.id }, data: { checkpoint: cp as unknown as P.InputJsonValue } });
+  await tx.task.update({ where: { id: a.taskId }, data: { checkpoint: cp as unknown as P.InputJsonValue } });
+  return cp;
+}
+
+function checkStep(step: number | null | undefined) {
+  if (step != null && !(Number.isInteger(step) && step >= 0)) throw new ValidationError('A checkpoint step must be a non-negative integer.', [{ path: ['step'], message: 'bad step' }]);
+  if (step != null) return step;
+  return null;
+}
+
+/** A checkpoint of the task's current attempt, uploaded while it runs: the task's latest from now on. */
+export async function saveCheckpoint(r: Resources, workerTokenId: string, attemptId: string, fencingToken: string, input: CheckpointInput): Promise<Checkpoint> {
+  if (input.files.length === 0) throw new ValidationError('A checkpoint has at least one file.', [{ path: ['files'], message: 'empty' }]);
+  if (input.files.length > MAX_CHECKPOINT_FILES) throw new ValidationError(`At most ${MAX_CHECKPOINT_FILES} checkpoint files.`, [{ path: ['files'], message: 'too many' }]);
+  const step = checkStep(input.step);
+  const now = r.now();
+  const out = await r.prisma.$transaction(async (tx) => {
+    const l = await lockCurrent(tx, attemptId, workerTokenId, fencingToken, now, 'checkpoint');
+    if (l.stale !== null) return l;
+    const files = await uploadedManifest(tx, l.a.id, input.files, 'Checkpoint file');
+    return { stale: null, cp: await storeCheckpoint(tx, l.a, files, step, now), jobId: l.a.task.jobId } as const;
+  });
+  if (out.stale !== null) throw new StaleAttemptError(attemptId, out.stale);
+  return out.cp;
+}
+
+/**
+ * The worker hands the attempt back because its owner drains it: DRAINED, with the checkpoint
+ * it took last (given here when it was uploaded after the program stopped), and the task is
+ * queued again for another worker, which restores that checkpoint.
+ */
+export async function releaseDrainedAttempt(
+  r: Resources,
+  workerTokenId: string,
+  attemptId: string,
+  fencingToken: string,
+  input: { checkpoint?: CheckpointInput | null; usage?: unknown; reason?: string | null },
+) {
+  if ((input.checkpoint?.files.length ?? 0) > MAX_CHECKPOINT_FILES) throw new ValidationError(`At most ${MAX_CHECKPOINT_FILES} checkpoint files.`, [{ path: ['checkpoint', 'files'], message: 'too many' }]);
+  const step = checkStep(input.checkpoint?.step);
+  const now = r.now();
+  const out = await r.prisma.$transaction(
+    async (tx) => {
+      const l = await lockCurrent(tx, attemptId, workerTokenId, fencingToken, now, 'drain');
+      if (l.stale !== null) return l;
+      const a = l.a;
+      if (input.checkpoint?.files.length) await storeCheckpoint(tx, a, await uploadedManifest(tx, a.id, input.checkpoint.files, 'Checkpoint file'), step, now);
+      const saved = (await tx.attempt.findUniqueOrThrow({ where: { id: a.id }, select: { checkpoint: true } })).checkpoint as Checkpoint | null;
+      await accrueUsage(tx, r, a.id, now, { final: true });
+      await tx.attempt.update({
+        where: { id: a.id },
+        data: {
+          status: 'DRAINED',
+          errorMessage: (input.reason ?? 'its owner drained the worker').slice(0, 4000),
+          usage: (input.usage ?? undefined) as P.InputJsonValue | undefined,
+          finishedAt: now,
+        },
+      });
+      // Nothing of it survives without a checkpoint: the contributor's loss, not the user's cost.
+      if (!saved) await writeOffAttemptUsage(tx, [a.id]);
+      const statusReason = saved
+        ? `Attempt ${a.number} was drained from ${a.worker.name} (its owner took the machine back); the next attempt resumes from its checkpoint${saved.step !== null ? ` (step ${saved.step})` : ''}.`
+        : `Attempt ${a.number} was drained from ${a.worker.name} (its owner took the machine back) before any checkpoint; the next attempt starts over.`;
+      await tx.task.update({
+        where: { id: a.taskId },
+        // A drain is not a failure: it does not use up one of the task's attempts.
+        data: { status: 'QUEUED', statusReason, currentAttemptId: null, runAfter: now, maxAttempts: { increment: 1 } },
+      });
+      const events = [
+        await recordJobEvent(tx, a.task.jobId, 'attempt.status', { taskId: a.taskId, attemptId: a.id, number: a.number, status: 'DRAINED', checkpointStep: saved?.step ?? null, checkpoint: !!saved }),
+        await recordJobEvent(tx, a.task.jobId, 'task.status', { taskId: a.taskId, name: a.task.name, status: 'QUEUED', reason: statusReason }),
+      ];
+      return { stale: null, jobId: a.task.jobId, events } as const;
+    },
+    { timeout: 15_000, maxWait: 10_000 },
+  );
+  if (out.stale !== null) throw new StaleAttemptError(attemptId, out.stale);
+  for (const eventId of out.events) await r.events.emit({ type: 'job.event', jobId: out.jobId, eventId });
+  await r.events.emit({ type: 'job.updated', jobId: out.jobId });
+  await r.events.emit({ type: 'tasks.available' });
+  return r.prisma.attempt.findUniqueOrThrow({ where: { id: attemptId } });
+}
