@@ -90,7 +90,14 @@ export class CheckpointWatcher {
     },
   ) {}
 
+  /**
+   * What the folder holds when the program starts (files shipped with the code, or the restored
+   * checkpoint of an earlier attempt) is not this attempt's checkpoint: only a change after it is.
+   */
   start(intervalMs = CHECKPOINT_POLL_MS): void {
+    this.busy = signature(this.opts.dir, this.opts.rel).then((sig) => {
+      this.seen = this.sent = sig;
+    });
     this.timer = setInterval(() => void this.poll(), intervalMs);
     this.timer.unref();
   }
