@@ -344,6 +344,8 @@ function decide(req: ModelRequest): Item[] {
       else resultFiles.push(file);
     }
   }
+  // A script that keeps its checkpoint through ChatGPU's helper or variable needs no flag.
+  if (!resumable && /CHATGPU_CHECKPOINT_DIR|chatgpu\.checkpoint|from chatgpu import checkpoint/.test(source)) resumable = { path: CHECKPOINT_DIR };
   // Required positional arguments (`p.add_argument("samples", type=int)`): the number the
   // request gives for it ("with 1000000 samples"), else its only number for the only numeric
   // one; none → say which value is missing rather than run a command argparse refuses.
@@ -357,8 +359,6 @@ function decide(req: ModelRequest): Item[] {
     positional.push(value);
   }
   args.unshift(...positional);
-  // A script that keeps its checkpoint through ChatGPU's helper or variable needs no flag.
-  if (!resumable && /CHATGPU_CHECKPOINT_DIR|chatgpu\.checkpoint|from chatgpu import checkpoint/.test(source)) resumable = { path: CHECKPOINT_DIR };
   // A path the user gave for the checkpoint is still the checkpoint.
   for (const [name, value] of given) {
     if (typeof value === 'string' && /^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path)$/.test(name) && /\.(pt|pth|ckpt|bin|safetensors)$/i.test(value) && entry.flags.some((f) => flagName(f) === name)) {
@@ -815,7 +815,7 @@ function planService(request: string, out: Outputs, facts: ProjectFacts): Item[]
   const durationSec = requestedDuration(request);
   return call('submit_plan', {
     summary: `Serve ${app.file} (${app.framework}) as an HTTP endpoint on a ${hardware.workload} worker: \`${app.command}\` listening on $PORT, reachable at its URL with its access token once ${app.readinessPath} answers 2xx, ${durationSec ? `for ${durationSec} s` : 'until you stop it'}.${install.length ? ` A setup phase installs ${install.join(', ')} first.` : ''}`,
-    steps: [`Start \`${app.command}\` in the sandbox (its only network: the port the worker proxies to)`, `Route /svc/<slug>/ to it once GET ${app.readinessPath} answers 2xx`, 'Restart it on a compatible worker, at the same URL, if its worker is lost'],
+    steps: [`Start \`${app.command}\` in the sandbox (its only network: the port the worker proxies to)`, `Serve it on a host of its own (<slug>.svc.…, and /svc/<slug>/ under the API's address for programs) once GET ${app.readinessPath} answers 2xx`, 'Restart it on a compatible worker, at the same URL, if its worker is lost'],
     command: app.command,
     environment: null,
     hardware: { workload: hardware.workload, accelVendor: null, minMemoryMiB: null, minAccelMemoryMiB: null },
