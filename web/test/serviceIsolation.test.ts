@@ -13,11 +13,9 @@
  * not serve the app's page on the dashboard's origin: a browser is sent to the service's host.
  */
 import { describe, expect, it } from 'vitest';
-import { createBuiltinClient } from '../../api/src/agents/builtin/builtinModel.js';
 import { hostFetch } from '../../api/test/helpers/serviceHost.js';
 import { waitFor } from '../../api/test/helpers/waitFor.js';
-import { startWorker } from '../../api/test/helpers/worker.js';
-import { startDashboard, type Dashboard } from './helpers/dashboard.js';
+import { startDashboardWithWorker, type Dashboard } from './helpers/dashboard.js';
 
 // One app for both services: the hostile page at /attack, a secret at /secret (with CORS that
 // lets any origin read it with credentials), and a count of the requests that reached it.
@@ -91,11 +89,8 @@ if __name__ == "__main__":
     ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
 `;
 
-const d = await startDashboard({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
+const { d, user } = await startDashboardWithWorker('service-box', ['--python', '/usr/bin/python3', '--slots', '2']);
 const WAIT = { timeout: 60_000 };
-const user = await d.signUp();
-const wt = await d.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
-await startWorker(d.apiUrl, wt.data.createWorkerToken.token, 'service-box', ['--python', '/usr/bin/python3', '--slots', '2']);
 
 /** A service submitted with "give me an endpoint", ready, with its first token. */
 async function readyService(dash: Dashboard, title: string) {

@@ -8,10 +8,8 @@
  * requests and latency appear; "Rotate token" voids the old one; "Stop service" stops it.
  */
 import { describe, expect, it } from 'vitest';
-import { createBuiltinClient } from '../../api/src/agents/builtin/builtinModel.js';
 import { hostFetch } from '../../api/test/helpers/serviceHost.js';
-import { startWorker } from '../../api/test/helpers/worker.js';
-import { screenshot, startDashboard } from './helpers/dashboard.js';
+import { screenshot, startDashboardWithWorker } from './helpers/dashboard.js';
 
 const APP = `import os
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
@@ -32,11 +30,8 @@ if __name__ == "__main__":
     ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
 `;
 
-const d = await startDashboard({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
+const { d, user } = await startDashboardWithWorker('service-box', ['--python', '/usr/bin/python3']);
 const WAIT = { timeout: 60_000 };
-const user = await d.signUp();
-const wt = await d.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
-await startWorker(d.apiUrl, wt.data.createWorkerToken.token, 'service-box', ['--python', '/usr/bin/python3']);
 
 const get = (url: string, token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({ status: r.status, text: await r.text() }));
 

@@ -17,11 +17,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll } from 'vitest';
+import { createBuiltinClient } from '../../../api/src/agents/builtin/builtinModel.js';
 import type { ModelClient } from '../../../api/src/agents/models/types.js';
 import { loadConfig } from '../../../api/src/config.js';
 import { silentLogger } from '../../../api/src/domain/resources.js';
 import { startServer, type RunningServer } from '../../../api/src/server.js';
 import { createTestDatabase } from '../../../api/test/helpers/db.js';
+import { startWorker } from '../../../api/test/helpers/worker.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
@@ -346,4 +348,17 @@ export async function seedMetrics(d: Dashboard, jobId: string, attemptId: string
   await d.prisma.metricPoint.createMany({ data: points.map((p) => ({ attemptId, ...p })) });
   const seqs = points.map((p) => p.seq);
   await d.server.pubsub.emit({ type: 'job.metrics', jobId, attemptId, fromSeq: Math.min(...seqs), toSeq: Math.max(...seqs) });
+}
+
+/**
+ * The dashboard with the builtin planner and the scheduler (1 s tick and heartbeat), a user,
+ * and one real worker of theirs named `workerName` started with `workerArgs`: the set-up of
+ * the page tests that run a real job end to end.
+ */
+export async function startDashboardWithWorker(workerName: string, workerArgs: string[]) {
+  const d = await startDashboard({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
+  const user = await d.signUp();
+  const wt = await d.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
+  await startWorker(d.apiUrl, wt.data.createWorkerToken.token, workerName, workerArgs);
+  return { d, user };
 }
