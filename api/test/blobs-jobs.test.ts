@@ -73,6 +73,17 @@ describe('blobs', () => {
     expect(readdirSync(path.join(api.dataDir, 'blobs', 'tmp'))).toEqual([]);
   });
 
+  it('stores the same bytes uploaded many times at once: every upload is a 201, one blob, one access row', async () => {
+    const bytes = Buffer.from(`same bytes ${Date.now()}`.repeat(5000));
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => api.putBlob(bytes, i % 2 ? alice.token : bob.token)));
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 201));
+    const sha = results[0]!.sha256;
+    const p = api.server.db.prisma;
+    expect(await p.blob.count({ where: { sha256: sha } })).toBe(1);
+    expect(await p.blobAccess.count({ where: { sha256: sha } })).toBe(2);
+    expect((await api.getBlob(sha, bob.token)).bytes.equals(bytes)).toBe(true);
+  });
+
   it('lets nobody else read a blob: anonymous 401, another user 404', async () => {
     const sha = await upload('alice secret');
     expect((await api.getBlob(sha)).status).toBe(401);

@@ -12,14 +12,10 @@ export async function canReadBlob(r: Pick<Resources, 'prisma'>, who: Principal, 
 
 /** Records a stored blob and that this user may read it (they held its bytes). */
 export async function registerBlob(r: Pick<Resources, 'prisma'>, sha256: string, size: number, userId: string | null) {
-  await r.prisma.blob.upsert({ where: { sha256 }, create: { sha256, size }, update: {} });
-  if (userId) {
-    await r.prisma.blobAccess.upsert({
-      where: { sha256_userId: { sha256, userId } },
-      create: { sha256, userId },
-      update: {},
-    });
-  }
+  // INSERT … ON CONFLICT DO NOTHING: concurrent uploads of the same bytes (two services of
+  // one app, a retried upload) all succeed; Prisma's upsert is a read-then-insert that races.
+  await r.prisma.blob.createMany({ data: [{ sha256, size }], skipDuplicates: true });
+  if (userId) await r.prisma.blobAccess.createMany({ data: [{ sha256, userId }], skipDuplicates: true });
 }
 
 /** The header a worker sends with an output upload: the attempt the blob is an output of. */
@@ -42,5 +38,5 @@ export async function requireUploadingAttempt(r: Pick<Resources, 'prisma'>, work
  * ran the attempt): completeAttempt accepts as outputs only blobs recorded here.
  */
 export async function recordAttemptUpload(r: Pick<Resources, 'prisma'>, attemptId: string, sha256: string) {
-  await r.prisma.attemptUpload.upsert({ where: { attemptId_sha256: { attemptId, sha256 } }, create: { attemptId, sha256 }, update: {} });
+  await r.prisma.attemptUpload.createMany({ data: [{ attemptId, sha256 }], skipDuplicates: true });
 }
