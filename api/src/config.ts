@@ -69,6 +69,16 @@ const EnvSchema = z.object({
   AGENT_MAX_TOOL_CALLS: int(8),
   AGENT_TURN_SEC: int(90),
   SENTRY_DSN: z.string().optional(),
+  /**
+   * Sentry's web API, read by the supervisor's search_logs (the structured logs the API and the
+   * workers send): its base URL (https://sentry.io, or a self-hosted one), an auth token with
+   * org:read, the organization slug, and optionally the numeric project id. All three of URL,
+   * token and org, or search_logs answers from stored logs only.
+   */
+  SENTRY_API_URL: z.string().url().optional(),
+  SENTRY_AUTH_TOKEN: z.string().optional(),
+  SENTRY_ORG: z.string().optional(),
+  SENTRY_PROJECT: z.string().regex(/^\d+$/, 'a numeric project id').optional(),
   /** Comma-separated emails of operators: they see every job's preparation records (not only their own). */
   CHATGPU_OPERATORS: z.string().default(''),
   /** `npm start` on a machine whose Python lacks PyTorch: install Debian's python3-torch (auto, as root with apt) or never. */
@@ -125,6 +135,8 @@ export interface Config {
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
   agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number };
   sentryDsn: string | undefined;
+  /** Sentry's web API for search_logs; null when not configured. */
+  sentryApi: { url: string; token: string; org: string; project: string | null } | null;
   /** Lower-cased operator emails. */
   operators: string[];
   /** The embedded default's local worker (npm start). */
@@ -199,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       turnSec: e.AGENT_TURN_SEC,
     },
     sentryDsn: e.SENTRY_DSN || undefined,
+    sentryApi: e.SENTRY_API_URL && e.SENTRY_AUTH_TOKEN && e.SENTRY_ORG ? { url: e.SENTRY_API_URL.replace(/\/+$/, ''), token: e.SENTRY_AUTH_TOKEN, org: e.SENTRY_ORG, project: e.SENTRY_PROJECT ?? null } : null,
     operators: e.CHATGPU_OPERATORS.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean),
     localWorker: { installTorch: e.CHATGPU_INSTALL_TORCH },
     production: e.NODE_ENV === 'production',

@@ -5,7 +5,8 @@
  *   - writers of Worker.status (heartbeat, hello, resume) never overwrite a pause or an
  *     OFFLINE committed between their read and their write;
  *   - an expired lease is expired with no tick running: renewals, completions, logs and
- *     metrics are refused (STALE, recorded);
+ *     metrics are refused (STALE, recorded), and the tick that comes later ends the attempt
+ *     STALE, not LOST; a late report racing the tick's uncommitted LOST ends it STALE too;
  *   - an attempt's outputs are only blobs uploaded for that attempt;
  *   - a cancelled attempt gets its final usage entry;
  *   - lost leases and infrastructure errors wait by the same exponential backoff;
@@ -139,6 +140,7 @@ describe('an expired lease is expired even when no tick runs', async () => {
     return { task, a: a! };
   }
   const reports = (attemptId: string) => prisma.staleReport.findMany({ where: { attemptId }, orderBy: { createdAt: 'asc' } });
+  const statusOf = async (attemptId: string) => (await prisma.attempt.findUniqueOrThrow({ where: { id: attemptId } })).status;
 
   it('a heartbeat does not renew it: CANCEL "its lease expired", recorded; the tick then ends it as usual', async () => {
     const { task, a } = await expiredAttempt('no renewal');
@@ -148,9 +150,11 @@ describe('an expired lease is expired even when no tick runs', async () => {
     expect((await reports(a.attemptId)).map((r) => r.kind)).toEqual(['heartbeat']);
     const attempt = await prisma.attempt.findUniqueOrThrow({ where: { id: a.attemptId } });
     expect(attempt.leaseExpiresAt.getTime()).toBeLessThan(api.clock.now().getTime());
-    // When the tick comes, the attempt is LOST and the task handled as usual (out of attempts here).
+    // When the tick comes, the task is handled as usual (out of attempts here), and the
+    // attempt, already reported on late, ends STALE (not LOST: its worker came back).
     expect(await runTick(api.server.resources, api.clock.now())).toMatchObject({ lost: 1, failed: 1 });
     expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status).toBe('FAILED');
+    expect(await statusOf(a.attemptId)).toBe('STALE');
   });
 
   it('a completion is refused as STALE and recorded; the task keeps no result', async () => {
@@ -163,6 +167,7 @@ describe('an expired lease is expired even when no tick runs', async () => {
     expect((await prisma.attempt.findUniqueOrThrow({ where: { id: a.attemptId } })).status).toBe('RUNNING');
     expect((await reports(a.attemptId)).map((r) => [r.kind, (r.detail as any).reason])).toEqual([['complete', 'its lease expired']]);
     expect(await runTick(api.server.resources, api.clock.now())).toMatchObject({ lost: 1, failed: 1 });
+    expect(await statusOf(a.attemptId)).toBe('STALE');
   });
 
   it('logs and metrics are refused as STALE and recorded; nothing is stored', async () => {
@@ -173,6 +178,35 @@ describe('an expired lease is expired even when no tick runs', async () => {
     expect(await prisma.metricPoint.count({ where: { attemptId: a.attemptId } })).toBe(0);
     expect((await reports(a.attemptId)).map((r) => r.kind).sort()).toEqual(['logs', 'metrics']);
     expect(await runTick(api.server.resources, api.clock.now())).toMatchObject({ lost: 1 });
+    expect(await statusOf(a.attemptId)).toBe('STALE');
+  });
+
+  it('an attempt nobody reported on after expiry ends LOST', async () => {
+    const { a } = await expiredAttempt('silent');
+    expect(await runTick(api.server.resources, api.clock.now())).toMatchObject({ lost: 1 });
+    expect(await statusOf(a.attemptId)).toBe('LOST');
+    expect(await reports(a.attemptId)).toEqual([]);
+  });
+
+  it('a late heartbeat and a late completion that read RUNNING while the tick’s LOST was uncommitted end the attempt STALE', async () => {
+    for (const report of ['heartbeat', 'complete'] as const) {
+      const { a } = await expiredAttempt(`racing the tick: ${report}`);
+      // The tick has written LOST and not committed; the report reads the committed RUNNING.
+      const tick = await lockHolder(api);
+      let result!: Promise<any>;
+      try {
+        await tick.query(`UPDATE "Attempt" SET status = 'LOST' WHERE id = $1`, [a.attemptId]);
+        result = report === 'heartbeat' ? w.heartbeat([a]) : w.complete(a, { exitCode: 0 });
+        await tick.waiters(1);
+      } finally {
+        await tick.commit();
+      }
+      const r = await result;
+      if (report === 'heartbeat') expect(r.orders).toContainEqual({ kind: 'CANCEL', attemptId: a.attemptId, reason: 'its lease expired' });
+      else expect(r).toMatchObject({ __typename: 'StaleAttemptError', reason: expect.stringMatching(/^its lease expired/) });
+      expect((await reports(a.attemptId)).map((x) => x.kind)).toEqual([report]);
+      expect(await statusOf(a.attemptId)).toBe('STALE');
+    }
   });
 });
 

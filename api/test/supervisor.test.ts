@@ -362,7 +362,7 @@ describe('scope, limits and the lock', () => {
     ]);
     const res = await runSupervisor(r, model, job.jobId, { reason: 'task_failed', taskId: job.taskId });
     const outs = (await db.agentItem.findMany({ where: { runId: res.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })).map((i) => JSON.parse((i.payload as { output: string }).output));
-    expect(outs[0]).toMatchObject({ source: 'stored logs (PostgreSQL)', matches: [{ attemptId: a!.attemptId, attempt: 1, seq: 1, stream: 'stderr', text: 'ERROR: No matching distribution found for tqdmx==9.9' }] });
+    expect(outs[0]).toMatchObject({ source: 'stored logs and job events (PostgreSQL); Sentry is not configured', sentry: { status: 'not configured' }, matches: [{ attemptId: a!.attemptId, attempt: 1, seq: 1, stream: 'stderr', text: 'ERROR: No matching distribution found for tqdmx==9.9' }] });
     expect(outs[0].matches).toHaveLength(1);
     expect(outs[1].matches.map((m: { text: string }) => m.text)).toEqual(['epoch 1 loss 0.5']);
     expect(outs[2].error).toBe(`Attempt ${otherAttempt.id} is not an attempt of this job.`);

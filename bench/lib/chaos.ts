@@ -15,8 +15,9 @@
  *   - a SUCCEEDED task has exactly one SUCCEEDED attempt, is current on it, and its result
  *     is that attempt's (attempt id, outputs; the output file's bytes are the task's own);
  *   - no accepted result changed: results are snapshotted as they appear (polled) and compared;
- *   - every STALE attempt has its StaleReport; a LOST attempt of a worker that was resumed
- *     and lived on must have been reported late (LOST → STALE);
+ *   - every STALE attempt has its StaleReport, and no LOST attempt has one; a LOST attempt
+ *     of a worker that was resumed and heard from again must have been reported late
+ *     (LOST → STALE);
  *   - an accepted attempt's log chunks have seq 0..n-1, and each line the task printed is
  *     there exactly once;
  *   - Job.costCad = the sum of its billable usage entries, Job.lostCostCad the others;
@@ -125,6 +126,8 @@ interface Slot {
   dead: boolean;
   /** When it was resumed after a SIGSTOP, and when that stop began. */
   resumes: { stoppedAt: number; resumedAt: number }[];
+  /** When the current SIGSTOP began. */
+  stoppedAt?: number;
   diedAt?: number;
 }
 
@@ -252,6 +255,7 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
         signalWorker(s.w, 'SIGSTOP');
         s.stopped = true;
         const stoppedAt = Date.now();
+        s.stoppedAt = stoppedAt;
         log(`  fault stop ${s.w.name} for ${round(forSec)} s (+${round((stoppedAt - started) / 1000)} s)`);
         faults.stop++;
         const t = setTimeout(() => {
@@ -299,7 +303,7 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
     for (const s of slots.filter((x) => x.stopped && !x.dead)) {
       signalWorker(s.w, 'SIGCONT');
       s.stopped = false;
-      s.resumes.push({ stoppedAt: 0, resumedAt: Date.now() });
+      s.resumes.push({ stoppedAt: s.stoppedAt ?? 0, resumedAt: Date.now() });
     }
     await sleep(Math.max(3, 3 * o.heartbeatSec) * 1000);
     await snapshot();
@@ -341,7 +345,7 @@ async function verify(
   const tasks = await prisma.task.findMany({ where: { jobId: { in: jobIds } }, select: { id: true, status: true, statusReason: true, result: true, currentAttemptId: true, attemptCount: true, maxAttempts: true } });
   const attempts = await prisma.attempt.findMany({
     where: { task: { jobId: { in: jobIds } } },
-    select: { id: true, taskId: true, status: true, outputs: true, finishedAt: true, createdAt: true, worker: { select: { name: true } }, _count: { select: { staleReports: true } } },
+    select: { id: true, taskId: true, status: true, outputs: true, startedAt: true, finishedAt: true, createdAt: true, worker: { select: { name: true, lastSeenAt: true } }, _count: { select: { staleReports: true } } },
   });
   const byTask = new Map<string, typeof attempts>();
   for (const a of attempts) byTask.set(a.taskId, [...(byTask.get(a.taskId) ?? []), a]);
@@ -394,12 +398,17 @@ async function verify(
     }
     if (a.status === 'STALE' && a._count.staleReports === 0) violations.push(`attempt ${a.id}: STALE without a StaleReport`);
   }
-  // A LOST attempt of a worker frozen while it was lost, resumed and alive for a few
-  // heartbeats afterwards, must have been reported late (its heartbeat names it).
-  for (const a of attempts.filter((x) => x.status === 'LOST')) {
+  // Reported late ⇒ STALE: a LOST attempt with a StaleReport is one the late report and the
+  // tick raced on (fixed: recordStale locks the attempt; the tick marks reported ones STALE).
+  for (const a of attempts.filter((x) => x.status === 'LOST' && x._count.staleReports > 0)) violations.push(`attempt ${a.id}: LOST although its worker reported on it late`);
+  // A LOST attempt of a worker frozen while it was lost, that knew the attempt (its first
+  // heartbeat made it RUNNING) and that the API heard from again after it resumed, must have
+  // been reported late (its heartbeat names it). Evidence from the database, not from timing.
+  for (const a of attempts.filter((x) => x.status === 'LOST' && x.startedAt)) {
     const s = slots.find((x) => x.w.name === a.worker.name);
     const r = s?.resumes.find((x) => a.finishedAt && x.stoppedAt <= a.finishedAt.getTime() && a.finishedAt.getTime() <= x.resumedAt);
-    if (s && r && (s.diedAt ?? Infinity) - r.resumedAt > 3000) violations.push(`attempt ${a.id}: lost while ${s.w.name} was stopped, not reported late after it resumed`);
+    const heardAfter = r && a.worker.lastSeenAt && a.worker.lastSeenAt.getTime() > r.resumedAt + 1000;
+    if (s && r && heardAfter) violations.push(`attempt ${a.id}: lost while ${s.w.name} was stopped, not reported late although the API heard from it after it resumed`);
   }
   const lostAttempts = attempts.filter((a) => a.status === 'LOST' || a.status === 'STALE').length;
   const reportedLate = attempts.filter((a) => a.status === 'STALE').length;

@@ -211,7 +211,7 @@ export async function main(argv: string[]): Promise<number> {
     refreshCaps: probe,
     envs,
     drainGraceSec,
-    ...(telemetry ? { span: (a, fn) => telemetry.span(a, session.workerId ?? '', fn) } : {}),
+    ...(telemetry ? { span: (a, fn) => telemetry.span(a, session.workerId ?? '', fn), trace: (a, e) => telemetry.trace(a, session.workerId ?? '', e) } : {}),
   });
   await session.start();
   const control = serveControl(dataDir, {

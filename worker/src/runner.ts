@@ -56,6 +56,8 @@ export interface RunnerDeps {
   log: { info(m: string): void; warn(m: string): void };
   /** Wraps the execution in a telemetry span (Sentry when configured). */
   span?: <T>(a: Assignment, fn: () => Promise<T>) => Promise<T>;
+  /** A structured log of one step of the attempt (Sentry when configured). */
+  trace?: (a: Assignment, e: TraceEvent) => void;
   /** the worker's Python helpers (worker/python by default) */
   helpersDir?: string;
   /** the unprivileged user tasks run as; default TASK_USER when the worker is root, else its own uid */
@@ -81,6 +83,14 @@ interface DrainState {
 
 export type StopReason = 'cancel' | 'lease-lost' | 'shutdown';
 
+/** The steps of an attempt that telemetry records (telemetry.ts), each with the four ids. */
+export interface TraceEvent {
+  event: 'download' | 'setup' | 'start' | 'timeout' | 'exit' | 'upload' | 'complete' | 'stale' | 'cancel' | 'error';
+  message: string;
+  level?: 'info' | 'warn' | 'error';
+  errorClass?: string | null;
+}
+
 export class Run {
   private child: ChildProcess | undefined;
   private stopReason: StopReason | undefined;
@@ -101,6 +111,14 @@ export class Run {
 
   get attemptId(): string {
     return this.assignment.attemptId;
+  }
+
+  private trace(e: TraceEvent): void {
+    try {
+      this.deps.trace?.(this.assignment, e);
+    } catch {
+      /* telemetry never stops a run */
+    }
   }
 
   /**
@@ -151,6 +169,7 @@ export class Run {
     if (this.stopReason) return;
     this.stopReason = reason;
     if (reason !== 'shutdown') this.deps.log.warn(`stopping attempt ${this.attemptId}: ${why ?? reason}`);
+    if (reason !== 'shutdown') this.trace({ event: reason === 'cancel' ? 'cancel' : 'stale', message: `stopping the attempt: ${why ?? reason}`, level: 'warn' });
     this.abort.abort();
     const pid = this.child?.pid;
     if (pid && this.child?.exitCode === null) {
@@ -209,6 +228,7 @@ export class Run {
         errorClass = 'DOWNLOAD_FAILED';
         throw err;
       }
+      this.trace({ event: 'download', message: `downloaded ${a.task.files.length + a.task.inputs.length} file(s)${a.task.checkpoint ? ' and a checkpoint' : ''}` });
       const resume = a.task.checkpoint ?? null;
       if (resume) stream.system(`worker: restored the checkpoint of attempt ${resume.attemptNumber}${resume.step !== null && resume.step !== undefined ? ` (step ${resume.step})` : ''} into ${cpRel}/; the program resumes from it (CHATGPU_RESUME=1).`);
       const sandbox = this.deps.sandbox;
@@ -219,6 +239,7 @@ export class Run {
       if (pipLines.length) {
         try {
           pyEnv = await this.setupPhase(pipLines, stream, taskUser, identityFiles);
+          this.trace({ event: 'setup', message: `environment ready (${pipLines.length} requirement line(s))` });
         } catch (err) {
           errorClass = 'DEPENDENCY';
           throw err;
@@ -258,6 +279,7 @@ export class Run {
       });
       const ap = cmd.applied;
       stream.system(`worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user}, ${ap.syscalls})`);
+      this.trace({ event: 'start', message: `running ${a.task.command}`.slice(0, 500) });
       const sim = this.deps.caps.simulatedAccelerator;
       if (sim) stream.system(`worker: SIMULATED ACCELERATOR ${sim.spec} — scheduled as ${sim.vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} ${sim.name} (${sim.runtime}); the numerics of this run execute on the CPU (CHATGPU_DEVICE=cpu)`);
       if (sandbox === 'bwrap' && interpreter.refused.length) {
@@ -291,6 +313,7 @@ export class Run {
       const timer = setTimeout(() => {
         timedOut = true;
         stream.system(`worker: time limit of ${timeoutSec}s reached; stopping the run.`);
+        this.trace({ event: 'timeout', message: `time limit of ${timeoutSec}s reached`, level: 'warn' });
         try {
           process.kill(-child.pid!, 'SIGKILL');
         } catch {
@@ -334,9 +357,11 @@ export class Run {
         errorMessage = failure.errorMessage;
       }
       stream.system(`worker: the command exited with ${signal ? `signal ${signal}` : `code ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)}s${errorClass === 'OOM' ? ` (${errorMessage})` : ''}.`);
+      this.trace({ event: 'exit', message: `exited with ${signal ? `signal ${signal}` : `code ${code}`}${errorMessage ? ` (${errorMessage})` : ''}`.slice(0, 1000), level: errorClass ? 'warn' : 'info', errorClass });
       try {
         outputs = await this.uploadOutputs(dir, req.outputs ?? [], (m) => stream.system(`worker: ${m}`));
         if (outputs.length) stream.system(`worker: uploaded ${outputs.length} output file(s).`);
+        this.trace({ event: 'upload', message: `uploaded ${outputs.length} output file(s)` });
       } catch (err) {
         if (!errorClass) errorClass = 'UPLOAD_FAILED';
         errorMessage = (err as Error).message;
@@ -348,6 +373,7 @@ export class Run {
       errorClass ??= 'WORKER_ERROR';
       errorMessage = (err as Error).message;
       stream.system(`worker: ${errorClass}: ${errorMessage}`);
+      this.trace({ event: 'error', message: `${errorClass}: ${errorMessage}`, level: 'error', errorClass });
     } finally {
       pyEnv?.release();
     }
@@ -375,6 +401,11 @@ export class Run {
         await sleep(500 * 2 ** i);
       }
     }
+    this.trace(
+      answer.accepted
+        ? { event: 'complete', message: `completed: ${(answer.status ?? '').toLowerCase()}`, errorClass }
+        : { event: 'stale', message: `completion refused (${answer.error?.code ?? 'unknown'}): ${answer.error?.message ?? ''}`, level: 'warn', errorClass },
+    );
     if (answer.accepted) log.info(`attempt ${a.attemptId}: ${(answer.status ?? '').toLowerCase()}`);
     else log.warn(`attempt ${a.attemptId}: completion refused (${answer.error?.code ?? 'unknown'}): ${answer.error?.message ?? ''}`);
     // Keep the directory of a failed run for its owner to inspect; clean successful ones.

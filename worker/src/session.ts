@@ -27,6 +27,7 @@ export interface SessionOptions {
   memoryLimit: (attemptId: string) => MemoryLimitPlan | null;
   log: Logger;
   span?: RunnerDeps['span'];
+  trace?: RunnerDeps['trace'];
   refreshCaps?: () => Promise<Capabilities>;
   /** the setup phase's virtualenvs (null with --no-install) */
   envs?: RunnerDeps['envs'];
@@ -145,7 +146,7 @@ export class Session {
           // Each concurrent attempt gets a slot of its own, and with it its own task uid.
           const slot = this.freeSlot();
           this.slots.set(a.attemptId, slot);
-          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), ...(this.opts.span ? { span: this.opts.span } : {}) });
+          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), ...(this.opts.span ? { span: this.opts.span } : {}), ...(this.opts.trace ? { trace: this.opts.trace } : {}) });
           this.runs.set(a.attemptId, run);
           void run.done.finally(() => {
             this.runs.delete(a.attemptId);

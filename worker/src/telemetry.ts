@@ -1,10 +1,13 @@
 /**
- * Sentry in the worker, on only when SENTRY_DSN is set: errors, structured logs, and a
- * `task.execute` transaction around each execution tagged with job, task, worker and
- * attempt ids. Without a DSN nothing is sent and nothing breaks.
+ * Sentry in the worker, on only when SENTRY_DSN is set: errors, structured logs (one per
+ * step of an attempt: download, setup, start, timeout, exit, upload, complete, stale, cancel,
+ * error — `trace`), and a `task.execute` transaction around each execution, all carrying
+ * the job, task, worker and attempt ids. Without a DSN nothing is sent and nothing breaks.
  */
 import * as Sentry from '@sentry/node';
-import type { Assignment } from './runner.js';
+import type { Assignment, TraceEvent } from './runner.js';
+
+const ids = (a: Assignment, workerId: string) => ({ job: a.task.jobId, task: a.task.id, worker: workerId, attempt: a.attemptId });
 
 export function initTelemetry(dsn: string | undefined, workerName: string) {
   if (!dsn) return null;
@@ -19,10 +22,9 @@ export function initTelemetry(dsn: string | undefined, workerName: string) {
   return {
     span: <T>(a: Assignment, workerId: string, fn: () => Promise<T>): Promise<T> =>
       Sentry.withScope((scope) => {
-        const tags = { job: a.task.jobId, task: a.task.id, worker: workerId, attempt: a.attemptId };
+        const tags = ids(a, workerId);
         scope.setTags(tags);
         return Sentry.startSpan({ name: 'task.execute', op: 'task.execute', forceTransaction: true, attributes: tags }, async () => {
-          Sentry.logger.info('task.execute start', tags);
           try {
             return await fn();
           } catch (err) {
@@ -31,6 +33,9 @@ export function initTelemetry(dsn: string | undefined, workerName: string) {
           }
         });
       }),
+    /** One structured log of an attempt's step, searchable in Sentry by its ids and `event`. */
+    trace: (a: Assignment, workerId: string, e: TraceEvent) =>
+      Sentry.logger[e.level ?? 'info'](e.message, { ...ids(a, workerId), event: e.event, task_name: a.task.name, ...(e.errorClass ? { error_class: e.errorClass } : {}) }),
     flush: () => Sentry.flush(5000),
   };
 }

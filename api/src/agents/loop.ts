@@ -25,6 +25,7 @@
  *
  * AgentRun status: RUNNING ⇄ WAITING (asked the user) → COMPLETED | FAILED.
  */
+import { withSpan } from '../telemetry/sentry.js';
 import { randomUUID } from 'node:crypto';
 import {
   acquireAgentLock,
@@ -113,7 +114,11 @@ export async function runAgentTurn(r: Resources, opts: RunOptions): Promise<Turn
         renewing = renewing.then(() => acquireAgentLock(r, opts.jobId, holder, lockMs)).catch(() => false);
       }, LOCK_RENEW_MS);
   try {
-    return await turn(r, opts, holder, lockMs);
+    return await withSpan(`agent.${opts.agent.name}`, { job: opts.jobId, agent: opts.agent.name, model: opts.model.name }, async (span) => {
+      const res = await turn(r, opts, holder, lockMs);
+      span?.setAttributes({ run: res.runId, stop_reason: res.stopReason, status: res.status });
+      return res;
+    });
   } finally {
     if (timer) clearInterval(timer);
     await renewing; // a renewal landing after the release would lock the job again

@@ -22,6 +22,7 @@
  * renewals and completions still refuse an expired lease by themselves.
  */
 import { expireLeases } from '../db/sql/expireLeases.js';
+import { logAttempt } from '../telemetry/sentry.js';
 import { recordTick, resumeLeasesAfterOutage } from '../db/sql/schedulerState.js';
 import { accrueUsage, writeOffAttemptUsage } from '../domain/billing/usage.js';
 import type { DomainEvent } from '../domain/events.js';
@@ -64,7 +65,8 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         const task = await tx.task.findUnique({ where: { id: e.taskId }, include: { pinnedWorker: { select: { name: true } } } });
         const worker = await tx.worker.findUnique({ where: { id: e.workerId }, select: { name: true } });
         if (!task) continue;
-        emits.push({ type: 'job.event', jobId: e.jobId, eventId: await recordJobEvent(tx, e.jobId, 'attempt.status', { taskId: e.taskId, attemptId: e.attemptId, status: 'LOST', worker: worker?.name }) });
+        emits.push({ type: 'job.event', jobId: e.jobId, eventId: await recordJobEvent(tx, e.jobId, 'attempt.status', { taskId: e.taskId, attemptId: e.attemptId, status: e.status, worker: worker?.name }) });
+        logAttempt(e.status === 'STALE' ? 'stale' : 'lost', `lease expired (${e.status === 'STALE' ? 'its worker reported late' : 'no word from its worker'})`, { job: e.jobId, task: e.taskId, worker: e.workerId, attempt: e.attemptId });
         if (task.currentAttemptId !== e.attemptId || !['LEASED', 'RUNNING'].includes(task.status)) continue;
         let status: 'QUEUED' | 'FAILED';
         let reason: string;

@@ -1,7 +1,8 @@
 /**
- * Sentry in the API, on only when SENTRY_DSN is set: unexpected errors, and spans for
- * the worker protocol carrying the same job/task/worker/attempt ids as the worker's
- * `task.execute` transaction. Everything the supervisor needs is also in PostgreSQL,
+ * Sentry in the API, on only when SENTRY_DSN is set: unexpected errors, spans for the worker
+ * protocol and the agents' turns, and one structured log per step of an attempt the API
+ * sees (claim, complete, stale, lost), carrying the same job/task/worker/attempt ids as the
+ * worker's `task.execute` transaction and its own logs (what search_logs reads back). Everything the supervisor needs is also in PostgreSQL,
  * so nothing depends on Sentry being reachable.
  */
 import * as Sentry from '@sentry/node';
@@ -31,4 +32,17 @@ export async function flushTelemetry(): Promise<void> {
 /** One structured log (Sentry Logs) when Sentry is on; attributes are searchable there. */
 export function logStructured(message: string, attributes: Record<string, string | number | boolean>): void {
   if (enabled) Sentry.logger.info(message, attributes);
+}
+
+/** The four ids every attempt log carries (Sentry attributes, searchable as `job:<id>` …). */
+export interface AttemptIds {
+  job: string;
+  task: string;
+  worker: string;
+  attempt: string;
+}
+
+/** One structured log of a step of an attempt, as the API saw it. */
+export function logAttempt(event: string, message: string, ids: AttemptIds, extra: Record<string, string> = {}): void {
+  if (enabled) Sentry.logger[event === 'stale' || event === 'lost' ? 'warn' : 'info'](message, { ...ids, event, ...extra });
 }

@@ -36,8 +36,18 @@ export const listEligibleWorkers = defineTool({
 
 export const searchLogsTool = defineTool({
   name: 'search_logs',
-  description: "Search this job's stored log lines (all attempts, or one) by text (case-insensitive) or by a regular expression. At most 200 lines; the answer says which source answered.",
-  schema: z.object({ query: z.string().min(1).max(200), regex: z.boolean().optional(), attemptId: uuid.optional(), limit: z.number().int().min(1).max(200).optional() }).strict(),
+  description:
+    "Search this job's execution evidence (all attempts, or one; optionally between two ISO times) by text (case-insensitive) or by a regular expression: the stored log lines and job events in PostgreSQL, and the structured logs the API and the workers sent to Sentry when it is configured. At most 200 lines per source; `source` says which sources answered (and why Sentry did not).",
+  schema: z
+    .object({
+      query: z.string().min(1).max(200),
+      regex: z.boolean().optional(),
+      attemptId: uuid.optional(),
+      since: z.string().datetime({ offset: true }).optional(),
+      until: z.string().datetime({ offset: true }).optional(),
+      limit: z.number().int().min(1).max(200).optional(),
+    })
+    .strict(),
   check: async (a, ctx) => {
     if (a.regex) {
       try {
@@ -52,7 +62,7 @@ export const searchLogsTool = defineTool({
     }
     return null;
   },
-  read: async (a, ctx) => ({ output: await searchLogs(ctx.r.prisma, ctx.jobId, a) }),
+  read: async (a, ctx) => ({ output: await searchLogs(ctx.r, ctx.jobId, a) }),
 });
 
 const TakeAction = z

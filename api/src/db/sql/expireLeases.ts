@@ -5,6 +5,8 @@ export interface ExpiredRow {
   taskId: string;
   jobId: string;
   workerId: string;
+  /** LOST, or STALE when the worker already reported on it after its lease ran out. */
+  status: 'LOST' | 'STALE';
 }
 
 /**
@@ -15,6 +17,11 @@ export interface ExpiredRow {
  * only the attempt row, so the tick expired an attempt whose task a completion had
  * locked, then waited on that task row while the completion waited on the attempt row:
  * a deadlock, and one of the two failed.
+ *
+ * An attempt whose worker already reported on it late (a StaleReport saved after the lease
+ * ran out, before this tick) is marked STALE, not LOST: the report read it RUNNING and so
+ * could not turn it STALE itself (recordStale in domain/leases/currentAttempt.ts). Found by
+ * bench/chaos.ts: such attempts stayed LOST although their worker had come back.
  */
 export async function expireLeases(prisma: Prisma, now: Date): Promise<ExpiredRow[]> {
   return prisma.$queryRaw<ExpiredRow[]>`
@@ -26,9 +33,11 @@ export async function expireLeases(prisma: Prisma, now: Date): Promise<ExpiredRo
       FOR UPDATE OF a, t SKIP LOCKED
     )
     UPDATE "Attempt" a
-    SET status = 'LOST', "finishedAt" = ${now}, "errorClass" = 'LEASE_EXPIRED',
+    SET status = CASE WHEN EXISTS (SELECT 1 FROM "StaleReport" s WHERE s."attemptId" = a.id)
+                      THEN 'STALE'::"AttemptStatus" ELSE 'LOST'::"AttemptStatus" END,
+        "finishedAt" = ${now}, "errorClass" = 'LEASE_EXPIRED',
         "errorMessage" = 'The worker stopped renewing its lease.'
     FROM expired, "Task" t
     WHERE a.id = expired.id AND t.id = a."taskId"
-    RETURNING a.id AS "attemptId", a."taskId", t."jobId", a."workerId"`;
+    RETURNING a.id AS "attemptId", a."taskId", t."jobId", a."workerId", a.status::text AS status`;
 }

@@ -70,7 +70,7 @@ async function lockCurrent(tx: Db, attemptId: string, workerTokenId: string, fen
   const a = await loadOwnAttempt(tx, attemptId, workerTokenId);
   const reason = staleReason(a, fencingToken, now);
   if (reason) {
-    await recordStale(tx, a.id, a.status, kind, { reason });
+    await recordStale(tx, a.id, kind, { reason });
     return { stale: reason } as const;
   }
   return { stale: null, a } as const;

@@ -5,6 +5,7 @@ import { emitAll, type DomainEvent, type EventBus } from '../events.js';
 import { dispatcherFor, type Dispatcher } from './dispatcher.js';
 import type { Resources } from '../resources.js';
 import { requireOwnWorker } from '../workers/heartbeat.js';
+import { logAttempt } from '../../telemetry/sentry.js';
 
 export const MAX_WAIT_MS = 30_000;
 
@@ -119,5 +120,6 @@ async function assignments(r: Resources, rows: ClaimedRow[]) {
     ...rows.map((x) => ({ type: 'job.event', jobId: x.jobId, eventId: x.eventId }) as const),
     ...jobs.map((jobId) => ({ type: 'job.updated', jobId }) as const),
   ]);
+  for (const a of attempts) logAttempt('claim', `attempt ${a.number} of ${a.task.name} leased`, { job: a.task.jobId, task: a.taskId, worker: a.workerId, attempt: a.id });
   return attempts;
 }

@@ -20,6 +20,7 @@
 import { checkTree, normalizeMode, normalizeUploadPath } from '../blobs/paths.js';
 import { isContributorLoss, priceInterval, reservationOf, writeOffAttemptUsage } from '../billing/usage.js';
 import { DomainError, NotFoundError, StaleAttemptError, ValidationError } from '../errors.js';
+import { logAttempt } from '../../telemetry/sentry.js';
 import type { DomainEvent } from '../events.js';
 import { emitAll } from '../events.js';
 import { isUuid } from '../ids.js';
@@ -308,6 +309,10 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
     else after.push({ type: 'task.finished', jobId: o.jobId, taskId: o.taskId, kind: o.taskKind, status: o.taskStatus });
   }
   await emitAll(r.events, after);
+  for (const o of ok) {
+    const ids = { job: o.jobId, task: o.taskId, worker: o.workerId, attempt: o.id };
+    logAttempt('complete', `attempt ${o.status.toLowerCase()}${o.errorClass ? ` (${o.errorClass})` : ''}; task ${o.taskStatus.toLowerCase()}`, ids, o.errorClass ? { error_class: o.errorClass } : {});
+  }
   return outcomes;
 }
 

@@ -16,6 +16,7 @@ import type { Prisma as P } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../db/client.js';
 import { isUuid } from '../ids.js';
 import { NotFoundError, StaleAttemptError } from '../errors.js';
+import { logAttempt } from '../../telemetry/sentry.js';
 
 type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
 
@@ -63,13 +64,25 @@ export async function requireCurrentAttempt(
   const attempt = await loadOwnAttempt(db, attemptId, workerTokenId);
   const reason = staleReason(attempt, fencingToken, now);
   if (reason) {
-    await recordStale(db, attempt.id, attempt.status, kind, { reason, ...(detail as object) });
+    await db.$transaction((tx) => recordStale(tx, attempt.id, kind, { reason, ...(detail as object) }));
     throw new StaleAttemptError(attempt.id, reason);
   }
   return attempt;
 }
 
-export async function recordStale(db: Prisma | Tx, attemptId: string, status: string, kind: string, detail: P.InputJsonValue) {
-  await db.staleReport.create({ data: { attemptId, kind, detail } });
-  if (status === 'LOST') await db.attempt.updateMany({ where: { id: attemptId, status: 'LOST' }, data: { status: 'STALE' } });
+/**
+ * Records a late report and turns a LOST attempt STALE. Under the attempt's row lock, and
+ * whatever status the caller read earlier: a report that arrives after the lease expired
+ * but before the tick marked the attempt LOST used to leave it LOST for ever (the report
+ * read RUNNING; the tick then wrote LOST). Now either this runs first (the tick skips the
+ * locked row, and on its next pass finds the saved report: `markReportedLate` in
+ * expireLeases.ts) or the tick commits first and this sees LOST. Found by bench/chaos.ts.
+ */
+export async function recordStale(tx: Tx, attemptId: string, kind: string, detail: P.InputJsonValue) {
+  const [a] = await tx.$queryRaw<{ taskId: string; workerId: string; jobId: string }[]>`
+    SELECT a."taskId", a."workerId", t."jobId" FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId" WHERE a.id = ${attemptId}::uuid FOR UPDATE OF a`;
+  await tx.staleReport.create({ data: { attemptId, kind, detail } });
+  await tx.attempt.updateMany({ where: { id: attemptId, status: 'LOST' }, data: { status: 'STALE' } });
+  const reason = (detail as { reason?: string } | null)?.reason;
+  if (a) logAttempt('stale', `late ${kind} refused${reason ? `: ${reason}` : ''}`, { job: a.jobId, task: a.taskId, worker: a.workerId, attempt: attemptId });
 }

@@ -5,6 +5,7 @@ import { applyPause } from './pauseWorker.js';
 import { NotFoundError } from '../errors.js';
 import type { Resources } from '../resources.js';
 import { markSeen } from './seen.js';
+import { recordStale } from '../leases/currentAttempt.js';
 import type { WorkerStatus } from '../../generated/prisma/enums.js';
 
 export type Order = { kind: 'CANCEL'; attemptId: string; reason: string } | { kind: 'PAUSE' } | { kind: 'DRAIN' } | { kind: 'RESUME' };
@@ -52,8 +53,7 @@ export async function heartbeat(
       // tick has not marked it LOST yet) — expired all the same.
       const expired = !!k && (k.status === 'LEASED' || k.status === 'RUNNING') && k.leaseExpiresAt < now;
       orders.push({ kind: 'CANCEL', attemptId: l.attemptId, reason: !k ? 'unknown attempt' : expired ? 'its lease expired' : `attempt is ${k.status.toLowerCase()}` });
-      if (k) await r.prisma.staleReport.create({ data: { attemptId: l.attemptId, kind: 'heartbeat', detail: { status: k.status, ...(expired ? { reason: 'lease expired' } : {}) } } });
-      if (k?.status === 'LOST') await r.prisma.attempt.updateMany({ where: { id: l.attemptId, status: 'LOST' }, data: { status: 'STALE' } });
+      if (k) await r.prisma.$transaction((tx) => recordStale(tx, l.attemptId, 'heartbeat', { status: k.status, ...(expired ? { reason: 'lease expired' } : {}) }));
     }
   }
   // Attempts of cancelled tasks: the worker still holds them; tell it to stop.
