@@ -110,7 +110,7 @@ describe('the run supervisor with the builtin rules', () => {
     const actions = await db.action.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
     expect(actions.map((a) => [a.kind, (a.input as { kind?: string }).kind ?? null, a.status])).toEqual([
       ['remember', null, 'DONE'],
-      ['take_action', 'retry_task', 'DONE'],
+      ['take_action', 'retry', 'DONE'],
       ['remember', null, 'DONE'],
     ]);
     const report = await jobReport(r, jobId);
@@ -216,7 +216,7 @@ describe('the run supervisor with the builtin rules', () => {
     expect(job.statusReason).toContain(pip);
     expect(job.statusReason).toMatch(/^A dependency could not be installed on installer/);
     const failAction = await db.action.findFirstOrThrow({ where: { jobId, kind: 'take_action' } });
-    expect(failAction.input).toMatchObject({ kind: 'fail_job' });
+    expect(failAction.input).toMatchObject({ kind: 'stop_with_explanation' });
     // Never retried blindly.
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
   });
@@ -234,6 +234,94 @@ describe('the run supervisor with the builtin rules', () => {
     await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY' });
     const job = await failedJob(jobId);
     expect(job.statusReason).toBe('A dependency could not be installed on installer2: ERROR: No matching distribution found for tqdmx==9.9');
+  });
+
+  /** A worker that installs packages in per-job environments, from `index`. */
+  async function installer(owner: { token: string }, name: string, index: string) {
+    const w = new ProtocolWorker(api, await createWorkerToken(api, owner.token, name), name);
+    await w.hello({ capabilities: { ...CPU_CAPS, memoryMiB: 8192, install: { enabled: true, index } } });
+    workers.push(w);
+    return w;
+  }
+  const ANSWER = `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename ... on Question { id status } ... on Error { message } } }`;
+  const openQuestion = (jobId: string) =>
+    waitFor('the supervisor asks', async () => {
+      const [q] = await db.question.findMany({ where: { jobId, status: 'OPEN' } });
+      return q && (await jobOf(jobId)).status === 'NEEDS_INPUT' ? q : null;
+    });
+
+  it('DEPENDENCY the worker could not install, another worker installs packages: the supervisor asks; "Retry on …" reassigns there and the job succeeds, the follow-up says it worked', async () => {
+    const owner = await api.signUp();
+    const mirror = await installer(owner, 'mirror-less', 'http://10.0.0.1/simple');
+    const pypi = await installer(owner, 'with-index', 'https://pypi.org/simple');
+    const { jobId, taskId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+    const [a1] = await mirror.claim();
+    const pip = 'ERROR: Could not find a version that satisfies the requirement tqdm==4.66 (from versions: none)';
+    await mirror.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: pip });
+
+    const q = await openQuestion(jobId);
+    expect(q.text).toContain(`A dependency could not be installed on mirror-less: ${pip}`);
+    expect(q.text).toContain('with-index: index https://pypi.org/simple');
+    expect(q.choices).toEqual(['Retry on with-index', 'Stop the job']);
+    // Waiting for the user is not a failure: the job is not failed meanwhile, nothing retried.
+    expect((await taskOf(taskId)).status).toBe('FAILED');
+    expect(await db.attempt.count({ where: { taskId } })).toBe(1);
+    expect((await supervisorRuns(jobId)).map((x) => x.status)).toEqual(['WAITING']);
+
+    const answered = await api.gql(ANSWER, { i: { questionId: q.id, answer: 'Retry on with-index' } }, owner.token);
+    expect(answered.data.answerQuestion).toMatchObject({ __typename: 'Question', status: 'ANSWERED' });
+    const queued = await waitFor('the reassignment', async () => {
+      const t = await taskOf(taskId);
+      return t.status === 'QUEUED' ? t : null;
+    });
+    expect(queued.pinnedWorkerId).toBe(pypi.workerId);
+    expect(queued.statusReason).toBe('Retried on with-index, as the user chose.');
+    expect((await jobOf(jobId)).status).toBe('RUNNING');
+    expect(await mirror.claim()).toEqual([]); // placed on the chosen worker
+    const [a2] = await pypi.claim();
+    expect(a2).toMatchObject({ number: 2, task: { id: taskId } });
+    await pypi.complete(a2!, { exitCode: 0 });
+    await waitFor('the job succeeds', async () => (await jobOf(jobId)).status === 'SUCCEEDED');
+    const actions = await db.action.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+    expect(actions.map((a) => [a.kind, (a.input as { kind?: string }).kind ?? null, a.status])).toEqual([
+      ['remember', null, 'DONE'],
+      ['take_action', 'ask_user', 'DONE'],
+      ['take_action', 'reassign', 'DONE'],
+      ['remember', null, 'DONE'],
+    ]);
+    const findings = await db.finding.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+    expect(findings.at(-1)!.text).toBe('Follow-up: resolved — after retry_elsewhere_if_user_agrees, attempt 2 of run succeeded on with-index.');
+  });
+
+  it('DEPENDENCY, the user answers "Stop the job": the job stops with the installer\'s message; never retried', async () => {
+    const owner = await api.signUp();
+    const one = await installer(owner, 'inst-a', 'http://10.0.0.1/simple');
+    await installer(owner, 'inst-b', 'http://10.0.0.2/simple');
+    const { jobId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+    const [a1] = await one.claim();
+    await one.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: 'ERROR: No matching distribution found for tqdmx==9.9' });
+    const q = await openQuestion(jobId);
+    await api.gql(ANSWER, { i: { questionId: q.id, answer: 'Stop the job' } }, owner.token);
+    const job = await failedJob(jobId);
+    expect(job.statusReason).toBe('A dependency could not be installed on inst-a: ERROR: No matching distribution found for tqdmx==9.9 Stopped, as you chose.');
+    expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
+  });
+
+  it('a module missing at run time: the job stops naming the module and what to add; not retried, nobody asked', async () => {
+    const owner = await api.signUp();
+    const w = await installer(owner, 'runtime', 'https://pypi.org/simple');
+    await installer(owner, 'runtime-2', 'https://pypi.org/simple');
+    const { jobId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+    const [a1] = await w.claim();
+    // The worker's classification of `ModuleNotFoundError: No module named 'tqdm'` (runner.ts classifyFailure).
+    await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: "missing module: tqdm (ModuleNotFoundError: No module named 'tqdm'; exit code 1)" });
+    const job = await failedJob(jobId);
+    expect(job.statusReason).toMatch(/^Task run imports the module tqdm, which is not installed on runtime and no requirement of the job provides it .* Add the package that provides tqdm to requirements.txt and submit the job again\.$/);
+    expect(await db.question.count({ where: { jobId } })).toBe(0);
+    expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
   });
 
   it('a remedy that did not work is not repeated: the next run records it and stops the job', async () => {
@@ -274,12 +362,14 @@ describe('scope, limits and the lock', () => {
     await db.task.update({ where: { id: other.taskId }, data: { maxAttempts: 1 } });
     const model = createScriptedClient([
       completed(
-        fnCall('take_action', { kind: 'retry_task', taskId: other.taskId }),
-        fnCall('take_action', { kind: 'retry_task', taskId: mine.taskId, accelVendor: 'nvidia' }),
+        fnCall('take_action', { kind: 'retry', taskId: other.taskId }),
+        fnCall('take_action', { kind: 'retry', taskId: mine.taskId, accelVendor: 'nvidia' }),
         fnCall('list_eligible_workers', { taskId: other.taskId }),
         fnCall('remember', { observation: 'x', taskId: other.taskId }),
-        fnCall('take_action', { kind: 'fail_job' }),
-        fnCall('take_action', { kind: 'retry_task', taskId: mine.taskId, minMemoryMiB: 10_000_000 }),
+        fnCall('take_action', { kind: 'stop_with_explanation' }),
+        fnCall('take_action', { kind: 'retry', taskId: mine.taskId, minMemoryMiB: 10_000_000 }),
+        fnCall('take_action', { kind: 'retry', taskId: mine.taskId, onWorkerId: other.taskId }),
+        fnCall('take_action', { kind: 'reassign', taskId: mine.taskId }),
       ),
       completed(message('Nothing I may do.')),
     ]);
@@ -291,26 +381,35 @@ describe('scope, limits and the lock', () => {
       ['REJECTED', expect.stringMatching(/runs task run on none hardware; nvidia is outside it/)],
       ['REJECTED', `Task ${other.taskId} is not a task of this job.`],
       ['REJECTED', `Task ${other.taskId} is not a task of this job.`],
-      ['REJECTED', 'fail_job needs text.'],
+      ['REJECTED', 'stop_with_explanation needs text.'],
       ['REJECTED', 'No online worker has 10000000 MiB of memory for task run.'],
+      ['REJECTED', 'retry does not take onWorkerId.'],
+      ['REJECTED', 'reassign needs onWorkerId or avoidWorkerIds (a plain retry is kind retry).'],
     ]);
     expect(await db.action.count({ where: { jobId: { in: [mine.jobId, other.jobId] } } })).toBe(0);
     expect((await taskOf(other.taskId)).status).toBe('FAILED');
     expect((await taskOf(mine.taskId)).status).toBe('FAILED');
 
-    // The attempt budget, checked on the job's own task.
-    const budget = createScriptedClient([completed(fnCall('take_action', { kind: 'retry_task', taskId: mine.taskId })), completed(message('ok'))]);
+    // The attempt budget, checked on the job's own task; a question needs its choices.
+    const budget = createScriptedClient([
+      completed(fnCall('take_action', { kind: 'retry', taskId: mine.taskId }), fnCall('take_action', { kind: 'ask_user', text: 'Which?' })),
+      completed(message('ok')),
+    ]);
     await db.task.update({ where: { id: mine.taskId }, data: { maxAttempts: 1 } });
     const res2 = await runSupervisor(r, budget, mine.jobId, { reason: 'task_failed', taskId: mine.taskId });
-    const out2 = await db.agentItem.findFirstOrThrow({ where: { runId: res2.runId, type: 'function_call_output' } });
-    expect(JSON.parse((out2.payload as { output: string }).output).error).toBe('Task run used its 1 attempts: the attempt budget is spent.');
+    const out2 = await db.agentItem.findMany({ where: { runId: res2.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } });
+    expect(out2.map((o) => JSON.parse((o.payload as { output: string }).output).error)).toEqual([
+      'Task run used its 1 attempts: the attempt budget is spent.',
+      'ask_user needs choices (the answers the user can pick).',
+    ]);
+    expect(await db.question.count({ where: { jobId: mine.jobId } })).toBe(0);
   });
 
   it('a supervisor run while the job is final does nothing', async () => {
     const owner = await api.signUp();
     const job = await failedTask(owner, 'final');
     await transition(r, job.jobId, 'cancel', { reason: 'the owner cancelled' });
-    const model = createScriptedClient([completed(fnCall('take_action', { kind: 'retry_task', taskId: job.taskId }))]);
+    const model = createScriptedClient([completed(fnCall('take_action', { kind: 'retry', taskId: job.taskId }))]);
     const res = await runSupervisor(r, model, job.jobId, { reason: 'task_failed', taskId: job.taskId });
     expect(res.stopReason).toBe('job_final');
     expect(model.calls).toHaveLength(0);
@@ -397,13 +496,13 @@ describe('scope, limits and the lock', () => {
 });
 
 describe('the real openai client against the fake Responses server', () => {
-  it('calls get_job, then take_action fail_job', async () => {
+  it('calls get_job, then take_action stop_with_explanation', async () => {
     const owner = await api.signUp();
     const w = await worker(owner, 'openai-w', 8192);
     const job = await runningJob(owner);
     const [a] = await w.claim();
     await w.complete(a!, { exitCode: 2, errorMessage: 'usage: main.py [-h]' });
-    const nulls = { taskId: null, minMemoryMiB: null, onWorkerId: null, avoidWorkerIds: null, accelVendor: null };
+    const nulls = { taskId: null, minMemoryMiB: null, onWorkerId: null, avoidWorkerIds: null, accelVendor: null, choices: null };
     fake.enqueue(
       { output: [wireFunctionCall('get_job', {})] },
       (body: any) => {
@@ -411,7 +510,7 @@ describe('the real openai client against the fake Responses server', () => {
         const out = body.input.find((i: any) => i.type === 'function_call_output');
         const report = JSON.parse(out.output);
         expect(report.tasks[0].attempts[0]).toMatchObject({ status: 'FAILED', errorClass: 'EXIT_NONZERO', worker: { name: 'openai-w' } });
-        return { output: [wireFunctionCall('take_action', { kind: 'fail_job', text: 'main.py exits with code 2 (a usage error): the command needs its arguments.', ...nulls })] };
+        return { output: [wireFunctionCall('take_action', { kind: 'stop_with_explanation', text: 'main.py exits with code 2 (a usage error): the command needs its arguments.', ...nulls })] };
       },
     );
     const model = createOpenAIClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'gpt-test', timeoutMs: 20_000, maxRetries: 0 });

@@ -675,6 +675,7 @@ export async function collectOutputs(opts: {
  *   PyTorch's allocator throw "can't allocate memory", C++ std::bad_alloc);
  * - a memory limit was applied and the task died of SIGKILL (137 through sh/bwrap): nothing else
  *   sends SIGKILL to a run the worker did not stop itself (time limit and cancel are told apart before).
+ * A `ModuleNotFoundError` at the end of stderr is DEPENDENCY, naming the module.
  */
 export function classifyFailure(r: {
   code: number | null;
@@ -693,5 +694,9 @@ export function classifyFailure(r: {
   if (limited && (r.signal === 'SIGKILL' || r.code === 137)) {
     return { errorClass: 'OOM', errorMessage: `out of memory: ${how} with the ${limitText}` };
   }
+  // A module the program imports is not installed: a dependency problem, named, not the
+  // code's own failure (the supervisor asks or stops with it instead of retrying blindly).
+  const missing = /ModuleNotFoundError: No module named '([^']+)'/.exec(r.stderrTail);
+  if (missing) return { errorClass: 'DEPENDENCY', errorMessage: `missing module: ${missing[1]} (ModuleNotFoundError: No module named '${missing[1]}'; ${how})` };
   return { errorClass: 'EXIT_NONZERO', errorMessage: how };
 }

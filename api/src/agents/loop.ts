@@ -156,7 +156,8 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
     if (action?.status === 'DONE' || action?.status === 'FAILED') {
       await saveOutput(r, run, p.id, call.call_id, action.outcome ?? { error: 'no outcome recorded' }, 'DONE');
       // The recorded outcome carries no control: the tool says how its effect stops the run.
-      if (action.status === 'DONE' && tool?.recoveredControl) stop = { control: tool.recoveredControl, recovered: true, name: call.name };
+      const control = action.status === 'DONE' ? recoveredControl(tool, call.arguments) : undefined;
+      if (control) stop = { control, recovered: true, name: call.name };
     } else if (action?.status === 'STARTED') {
       await saveOutput(r, run, p.id, call.call_id, { uncertain: true, message: `The ${call.name} action may or may not have happened (the system stopped while it ran). Observe the current state before trying again.` }, 'UNCERTAIN');
     } else {
@@ -338,4 +339,15 @@ export async function loadHistory(r: Resources, runId: string): Promise<Item[]> 
     out.push(i.payload as unknown as Item);
   }
   return out;
+}
+
+/** The control a recovered (already committed) call stops the run with; see ToolDef.recoveredControl. */
+function recoveredControl(tool: ToolDef | undefined, rawArgs: string): ToolResult['control'] {
+  const rc = tool?.recoveredControl;
+  if (typeof rc !== 'function') return rc;
+  try {
+    return rc(JSON.parse(rawArgs));
+  } catch {
+    return undefined;
+  }
 }

@@ -6,7 +6,9 @@
  *   job.created        → startPlanning (DRAFT → PLANNING), then planner turns until the
  *                         planner submits a plan (acceptPlan), asks the user (askUser) or
  *                         gives up (fail)
- *   question.answered  → (resumed) planner turns from its saved history, with the answers
+ *   question.answered  → (resumed) the agent that asked continues from its saved history with
+ *                         the answers: the planner, or the run supervisor (then the job's
+ *                         failed tasks move the job on)
  *   task.finished      → RUN / SHARD / EVALUATE: when it FAILED, first the run supervisor
  *                         (agents/supervisor/) — it may retry the task, and then the job
  *                         waits for it; when it SUCCEEDED after a supervisor's remedy, the
@@ -37,7 +39,7 @@ import type { Item, ModelClient } from './models/types.js';
 import { PLANNER } from './planner/planner.js';
 import { PREPARER } from './preparer.js';
 import { hasRemedy } from '../domain/supervision/findings.js';
-import { runSupervisor, type SupervisorTrigger } from './supervisor/supervisor.js';
+import { resumeSupervisor, runSupervisor, type SupervisorTrigger } from './supervisor/supervisor.js';
 
 /** Task kinds whose failures the run supervisor looks at (preparation tasks have their own stage). */
 const SUPERVISED = new Set(['RUN', 'SHARD', 'EVALUATE']);
@@ -82,7 +84,8 @@ export class Pipeline {
         void this.background(`plan:${e.jobId}`, () => this.startPlanning(e.jobId));
         break;
       case 'question.answered':
-        if (e.resumed) void this.background(`plan:${e.jobId}`, () => this.resumePlanning(e.jobId));
+        if (e.resumed && e.agent === 'supervisor') void this.background(`supervise:${e.jobId}`, () => this.resumeSupervision(e.jobId));
+        else if (e.resumed) void this.background(`plan:${e.jobId}`, () => this.resumePlanning(e.jobId));
         break;
       case 'task.finished':
         if (e.kind === 'REFERENCE' || e.kind === 'CANDIDATE' || e.kind === 'BENCHMARK') void this.prepare(e.jobId);
@@ -226,6 +229,18 @@ export class Pipeline {
       await this.supervise(task.jobId, { reason: 'task_succeeded', taskId, attemptId: task.currentAttemptId });
     }
     await advanceJobAfterTask(this.r, taskId);
+  }
+
+  /**
+   * The user answered the run supervisor: it acts on the answer; then the job's failed tasks
+   * move the job on as usual (a retry queued them again, a stop ended the job, anything else
+   * lets the failure stand).
+   */
+  private async resumeSupervision(jobId: string): Promise<void> {
+    const res = await resumeSupervisor(this.r, this.model, jobId, this.opts.afterAction ? { afterAction: this.opts.afterAction } : {});
+    if (res?.stopReason === 'locked') return;
+    const failed = await this.r.prisma.task.findMany({ where: { jobId, status: 'FAILED', kind: { in: [...SUPERVISED] as never } }, select: { id: true } });
+    for (const t of failed) await advanceJobAfterTask(this.r, t.id);
   }
 
   private async supervise(jobId: string, trigger: SupervisorTrigger): Promise<'locked' | 'done'> {

@@ -42,9 +42,10 @@ export interface ToolDef<A = any> {
    * The control (`wait` / `finish`) the effect returns. A crash between the action's commit
    * and its saved result loses the returned ToolResult; recovery records the Action's
    * outcome and needs this to stop the run the same way (e.g. ask_user → wait for the
-   * answer instead of calling the model again, which would ask a second question).
+   * answer instead of calling the model again, which would ask a second question). A
+   * function of the call's arguments when it depends on them (take_action's kinds).
    */
-  recoveredControl?: ToolResult['control'];
+  recoveredControl?: ToolResult['control'] | ((args: A) => ToolResult['control']);
   /** After the action committed (outside the transaction): emit events, kick off work. */
   after?: (args: A, result: ToolResult, ctx: ToolContext) => Promise<void>;
 }

@@ -8,12 +8,17 @@
  *   a remedy a finding records, failing again → remember "not resolved", fail_job (an
  *   the same way                                infrastructure failure: only twice on one worker)
  *   OOM                                       → a worker with more memory than the attempt had:
- *                                               remember, retry_task with its memory;
- *                                               none online → fail_job naming the memory
- *   infrastructure error or lost, twice on    → another eligible worker: remember, retry_task
- *   the same worker                             on it; otherwise the engine's own retry stands
- *   DEPENDENCY                                → remember, fail_job with the installer's message
- *                                               (the attempt's, else its last error log line)
+ *                                               remember, retry with its memory;
+ *                                               none online → stop_with_explanation naming the memory
+ *   infrastructure error or lost, twice on    → another eligible worker: remember, reassign
+ *   the same worker                             off the failing one; otherwise the engine's own retry stands
+ *   DEPENDENCY: a module missing at run time  → remember, stop_with_explanation naming the module
+ *                                               (no package of the job provides it: the user adds it)
+ *   DEPENDENCY: the setup could not install   → another eligible worker that installs packages:
+ *                                               remember, ask_user "retry on it, or stop?";
+ *                                               none → stop_with_explanation with the installer's
+ *                                               message (the attempt's, else its last error log line)
+ *   the user's answer to that question        → reassign to the worker they chose, or stop
  *   anything else                             → nothing: not retried blindly
  */
 import { randomUUID } from 'node:crypto';
@@ -34,6 +39,9 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   const trigger = parseTrigger(first?.content);
   if (!trigger) return say('No trigger to look at.');
 
+  // The user answered this run's question (after its last action): act on the answer.
+  const answer = answerAfterLastAction(history);
+  if (answer) return actOnAnswer(answer, trigger, out);
   const acted = last<{ done?: string; error?: string }>('take_action');
   if (acted) return say(acted.error ? `The action was refused: ${acted.error}` : `Done: ${acted.done}.`);
   const report = last<JobReport>('get_job');
@@ -57,7 +65,7 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   const saved = out.has('remember');
   const rememberThen = (finding: Record<string, unknown>, action: Record<string, unknown>) =>
     saved ? call('take_action', action) : call('remember', { taskId: task.id, evidence: [`attempt:${attempt.id}`], ...finding });
-  const failWith = (text: string, finding: Record<string, unknown>) => rememberThen(finding, { kind: 'fail_job', text });
+  const failWith = (text: string, finding: Record<string, unknown>) => rememberThen(finding, { kind: 'stop_with_explanation', text });
 
   // A remedy an earlier run tried for this task, and the same failure again: not repeated.
   const infrastructure = INFRASTRUCTURE_ERRORS.has(errorClass) || errorClass === 'LEASE_EXPIRED';
@@ -83,7 +91,7 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     if (!bigger) return failWith(`${what} No online worker has more memory than ${seen} MiB, so retrying cannot help.`, { observation: what, errorClass });
     return rememberThen(
       { observation: what, hypothesis: `The run needs more than ${seen} MiB.`, remedy: 'retry_more_memory', errorClass, followUp: `The retry with at least ${bigger.memoryMiB} MiB (${bigger.name}) succeeds.` },
-      { kind: 'retry_task', taskId: task.id, minMemoryMiB: bigger.memoryMiB, text: `Out of memory with ${seen} MiB: retried on a worker with ${bigger.memoryMiB} MiB.` },
+      { kind: 'retry', taskId: task.id, minMemoryMiB: bigger.memoryMiB, text: `Out of memory with ${seen} MiB: retried on a worker with ${bigger.memoryMiB} MiB.` },
     );
   }
 
@@ -92,7 +100,33 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     const logs = last<{ matches?: { text: string }[] }>('search_logs');
     if (!attempt.errorMessage && !logs) return call('search_logs', { query: 'error', attemptId: attempt.id, limit: 20 });
     const message = (attempt.errorMessage ?? logs?.matches?.at(-1)?.text ?? 'no message in the attempt or its logs').slice(0, 1500);
-    return failWith(`A dependency could not be installed on ${attempt.worker.name}: ${message}`, { observation: `Setup failed (DEPENDENCY) on ${attempt.worker.name}: ${message}`, errorClass });
+    const module = /^missing module: (\S+)/.exec(message)?.[1];
+    if (module) {
+      // Imported by the program, provided by none of the job's packages: retrying anywhere
+      // cannot help; the user adds it to the project's requirements.
+      return failWith(
+        `Task ${task.name} imports the module ${module}, which is not installed on ${attempt.worker.name} and no requirement of the job provides it (${message}). Add the package that provides ${module} to requirements.txt and submit the job again.`,
+        { observation: `Attempt ${attempt.number} of ${task.name} stopped on a missing module: ${module} (${attempt.worker.name}).`, hypothesis: `The project needs ${module} but does not declare it.`, errorClass },
+      );
+    }
+    const what = `A dependency could not be installed on ${attempt.worker.name}: ${message}`;
+    if (budgetLeft) {
+      const workers = last<{ eligible: EligibleWorker[] }>('list_eligible_workers');
+      if (!workers) return call('list_eligible_workers', { taskId: task.id });
+      const failedHere = (w: EligibleWorker) => w.recentFailures.some((f) => f.taskId === task.id && f.errorClass === 'DEPENDENCY');
+      const others = workers.eligible.filter((w) => w.id !== attempt.worker.id && w.installsPackages && !failedHere(w)).slice(0, 3);
+      if (others.length) {
+        return rememberThen(
+          { observation: `Setup failed (DEPENDENCY) on ${attempt.worker.name}: ${message}`, hypothesis: `${attempt.worker.name} cannot install it (its package index or platform); another worker may.`, remedy: 'retry_elsewhere_if_user_agrees', errorClass, followUp: 'The retry on the worker the user chose installs it.' },
+          {
+            kind: 'ask_user',
+            text: `${what}\nRetry task ${task.name} on another worker that installs packages (${others.map((w) => `${w.name}: index ${w.packageIndex ?? "pip's default"}`).join('; ')}), or stop the job?`,
+            choices: [...others.map((w) => `Retry on ${w.name}`), STOP_CHOICE],
+          },
+        );
+      }
+    }
+    return failWith(what, { observation: `Setup failed (DEPENDENCY) on ${attempt.worker.name}: ${message}`, errorClass });
   }
 
   if (infrastructure) {
@@ -106,10 +140,37 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     return rememberThen(
       { observation: what, hypothesis: `${attempt.worker.name} is unreliable for this task.`, remedy: 'retry_elsewhere', errorClass, followUp: `The retry on ${other.name} succeeds.` },
       // Kept off the failing worker rather than pinned to one other: any eligible worker may take it.
-      { kind: 'retry_task', taskId: task.id, avoidWorkerIds: [attempt.worker.id], text: `${what} Retried on another worker (${other.name} or any other that can run it), not on ${attempt.worker.name}.` },
+      { kind: 'reassign', taskId: task.id, avoidWorkerIds: [attempt.worker.id], text: `${what} Retried on another worker (${other.name} or any other that can run it), not on ${attempt.worker.name}.` },
     );
   }
   return say(`${errorClass}: the task's own failure, not retried blindly.`);
+}
+
+const STOP_CHOICE = 'Stop the job';
+
+/** The user's answer to this run's question, when it came after the run's last action. */
+function answerAfterLastAction(history: Item[]): { question: string; answer: string } | null {
+  let lastAction = -1;
+  let found: { at: number; question: string; answer: string } | null = null;
+  history.forEach((i, at) => {
+    if (i.type === 'function_call' && i.name === 'take_action') lastAction = at;
+    if (i.type === 'message' && i.role === 'user') {
+      const m = /^Answer to "([\s\S]*)": ([\s\S]*)$/.exec(i.content);
+      if (m) found = { at, question: m[1]!, answer: m[2]!.trim() };
+    }
+  });
+  const f = found as { at: number; question: string; answer: string } | null;
+  return f && f.at > lastAction ? { question: f.question, answer: f.answer } : null;
+}
+
+/** "Retry on <worker>" → reassign there (checked by take_action like any other); anything else → stop. */
+function actOnAnswer(a: { question: string; answer: string }, trigger: SupervisorTrigger, out: Outputs): Item[] {
+  const name = /^Retry on (.+)$/.exec(a.answer)?.[1];
+  const workers = out.get('list_eligible_workers')?.at(-1) as { eligible: EligibleWorker[] } | undefined;
+  const w = name ? workers?.eligible.find((x) => x.name === name) : undefined;
+  if (w) return call('take_action', { kind: 'reassign', taskId: trigger.taskId, onWorkerId: w.id, text: `Retried on ${w.name}, as the user chose.` });
+  const first = a.question.split('\n')[0]!;
+  return call('take_action', { kind: 'stop_with_explanation', text: a.answer === STOP_CHOICE ? `${first} Stopped, as you chose.` : `${first} Stopped: the answer "${a.answer.slice(0, 200)}" names no worker to retry on.` });
 }
 
 function parseTrigger(text: string | undefined): SupervisorTrigger | null {

@@ -7,6 +7,7 @@
  * One supervisor run per job at a time: it takes the job's agent lock like every agent,
  * and every side effect verifies the lock inside its transaction.
  */
+import { answeredQuestions, latestRun, userMessages } from '../../domain/agents/agentRuns.js';
 import type { Resources } from '../../domain/resources.js';
 import { runAgentTurn, type RunOptions, type TurnResult } from '../loop.js';
 import type { ModelClient } from '../models/types.js';
@@ -18,9 +19,10 @@ export const SUPERVISOR: AgentDef = {
   instructions: `You are the supervisor of a ChatGPU job: a task of it failed on a contributor's worker, and you decide what happens next.
 - Start with get_job: the tasks, their attempts (error class, message, worker), the cost against the cap, and the findings earlier supervisor runs saved (what was tried, and what to check).
 - Name the cause from the evidence (search_logs for the lines; the attempt's error class and message).
-- OOM: retry on a worker with more memory (list_eligible_workers with a higher minMemoryMiB, then take_action retry_task with that minMemoryMiB) if one is online; otherwise fail_job naming the memory the run had.
-- The same task lost or failing with an infrastructure error (WORKER_ERROR, DOWNLOAD_FAILED, UPLOAD_FAILED, SANDBOX_ERROR, LEASE_EXPIRED) twice on one worker: retry_task on another eligible worker (onWorkerId).
-- DEPENDENCY: fail_job with the installer's message; a missing package is not fixed by retrying.
+- OOM: retry on a worker with more memory (list_eligible_workers with a higher minMemoryMiB, then take_action retry with that minMemoryMiB) if one is online; otherwise stop_with_explanation naming the memory the run had.
+- The same task lost or failing with an infrastructure error (WORKER_ERROR, DOWNLOAD_FAILED, UPLOAD_FAILED, SANDBOX_ERROR, LEASE_EXPIRED) twice on one worker: reassign it off that worker (avoidWorkerIds) or onto another eligible worker (onWorkerId).
+- DEPENDENCY (a package the setup could not install, or a module missing at run time): name it from the logs; when another eligible worker installs packages, ask_user whether to retry there or stop (choices); otherwise stop_with_explanation with the installer's message. A missing package is not fixed by retrying on the same worker.
+- When the user answers your question, act on the answer (reassign to the worker they chose, or stop_with_explanation).
 - Never repeat a remedy a finding says was tried and did not work; never retry blindly; stay within the plan's hardware class and the task's attempts.
 - Before acting, remember what you saw, the remedy and the follow-up to check. When the trigger is task_succeeded after a remedy, remember "Follow-up: resolved" with what worked. Then stop with a one-line summary.`,
   tools: [getJob, listEligibleWorkers, searchLogsTool, takeAction, remember],
@@ -41,6 +43,26 @@ const MAX_TURNS = 2;
  * One supervisor run for a trigger (a new run each time; earlier runs speak through their
  * findings). `locked`: another process's agent holds the job — it decides, not this one.
  */
+/**
+ * The user answered the supervisor's question: its latest run continues with the answer as a
+ * user message (once), then acts on it. Null when the job has no supervisor run.
+ */
+export async function resumeSupervisor(r: Resources, model: ModelClient, jobId: string, extra: Pick<RunOptions, 'afterAction'> = {}): Promise<TurnResult | null> {
+  const run = await latestRun(r, jobId, SUPERVISOR.name);
+  if (!run) return null;
+  const seen = await userMessages(r, run.id);
+  const input = (await answeredQuestions(r, jobId))
+    .filter((q) => q.agentRunId === run.id)
+    .map((q) => `Answer to "${q.text}": ${q.answer}`)
+    .filter((t) => !seen.has(t))
+    .map((content) => ({ type: 'message' as const, role: 'user' as const, content }));
+  let res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: run.id, input, ...extra });
+  for (let turn = 1; turn < MAX_TURNS && res.status === 'RUNNING' && res.stopReason !== 'locked'; turn++) {
+    res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: res.runId, ...extra });
+  }
+  return res;
+}
+
 export async function runSupervisor(r: Resources, model: ModelClient, jobId: string, trigger: SupervisorTrigger, extra: Pick<RunOptions, 'afterAction'> = {}): Promise<TurnResult> {
   let res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, input: [{ type: 'message', role: 'user', content: `Trigger: ${JSON.stringify(trigger)}` }], ...extra });
   for (let turn = 1; turn < MAX_TURNS && res.status === 'RUNNING' && res.stopReason !== 'locked'; turn++) {

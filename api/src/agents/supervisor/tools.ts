@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { eligibleWorkers } from '../../domain/supervision/eligibleWorkers.js';
 import { jobReport } from '../../domain/supervision/jobReport.js';
 import { searchLogs } from '../../domain/supervision/searchLogs.js';
-import { failJob, noteOnJob, retryProblem, retryTask, saveFinding } from '../../domain/supervision/supervisorActions.js';
+import { askDuringRun, askProblem, failJob, noteOnJob, retryProblem, retryTask, saveFinding } from '../../domain/supervision/supervisorActions.js';
 import { defineTool, type ToolContext } from '../tool.js';
 
 const uuid = z.string().uuid();
@@ -67,50 +67,73 @@ export const searchLogsTool = defineTool({
 
 const TakeAction = z
   .object({
-    kind: z.enum(['retry_task', 'fail_job', 'note']),
-    taskId: uuid.optional().describe('retry_task: the task of this job to retry'),
-    minMemoryMiB: z.number().int().min(0).max(10_000_000).optional().describe('retry_task: ask for at least this much memory (never less than the task asks now)'),
-    onWorkerId: uuid.optional().describe('retry_task: run the retry on this eligible worker'),
-    avoidWorkerIds: z.array(uuid).max(20).optional().describe('retry_task: keep the retry off these workers (e.g. the one it keeps failing on); any other eligible worker may take it'),
-    accelVendor: z.string().max(20).optional().describe("retry_task: the accelerator vendor; must stay the plan's"),
-    text: z.string().min(1).max(4000).optional().describe('fail_job: the explanation for the user; note: the note; retry_task: why'),
+    kind: z.enum(['retry', 'reassign', 'ask_user', 'stop_with_explanation', 'note']),
+    taskId: uuid.optional().describe('retry, reassign: the task of this job'),
+    minMemoryMiB: z.number().int().min(0).max(10_000_000).optional().describe('retry, reassign: ask for at least this much memory (never less than the task asks now)'),
+    onWorkerId: uuid.optional().describe('reassign: run the retry on this eligible worker (a pinned task keeps its worker)'),
+    avoidWorkerIds: z.array(uuid).max(20).optional().describe('reassign: keep the retry off these workers (e.g. the one it keeps failing on); any other eligible worker may take it'),
+    accelVendor: z.string().max(20).optional().describe("retry, reassign: the accelerator vendor; must stay the plan's"),
+    text: z.string().min(1).max(4000).optional().describe('stop_with_explanation: the explanation for the user; ask_user: the question; note: the note; retry, reassign: why'),
+    choices: z.array(z.string().min(1).max(300)).min(1).max(10).optional().describe('ask_user: the answers the user can pick'),
   })
   .strict();
+type TakeActionArgs = z.infer<typeof TakeAction>;
+
+/** The fields each kind takes (besides kind and text); anything else is refused. */
+const FIELDS: Record<TakeActionArgs['kind'], readonly (keyof TakeActionArgs)[]> = {
+  retry: ['taskId', 'minMemoryMiB', 'accelVendor'],
+  reassign: ['taskId', 'minMemoryMiB', 'onWorkerId', 'avoidWorkerIds', 'accelVendor'],
+  ask_user: ['choices'],
+  stop_with_explanation: [],
+  note: [],
+};
 
 export const takeAction = defineTool({
   name: 'take_action',
   description:
-    "Act on this job: retry_task (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally more memory, kept off the workers it failed on (avoidWorkerIds), or on a named eligible worker), fail_job (stop the job with an explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.",
+    "Act on this job: retry (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally with more memory), reassign (the same, placed on a named eligible worker (onWorkerId) or kept off the workers it failed on (avoidWorkerIds); a pinned task keeps its worker), ask_user (a question in text with choices; the run waits for the answer, the job shows it), stop_with_explanation (end the job with the explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.",
   schema: TakeAction,
+  // A recovered ask_user (committed before a crash) waits for the answer; a stop ends the run.
+  recoveredControl: (a) => (a.kind === 'ask_user' ? 'wait' : a.kind === 'stop_with_explanation' ? 'finish' : undefined),
   check: async (a, ctx) => {
-    if (a.kind === 'retry_task') {
-      if (!a.taskId) return 'retry_task needs taskId.';
+    const extra = (Object.keys(a) as (keyof TakeActionArgs)[]).filter((k) => a[k] !== undefined && a[k] !== null && k !== 'kind' && k !== 'text' && !FIELDS[a.kind].includes(k));
+    if (extra.length) return `${a.kind} does not take ${extra.join(', ')}.`;
+    if (a.kind === 'retry' || a.kind === 'reassign') {
+      if (!a.taskId) return `${a.kind} needs taskId.`;
+      if (a.kind === 'reassign' && !a.onWorkerId && !a.avoidWorkerIds?.length) return 'reassign needs onWorkerId or avoidWorkerIds (a plain retry is kind retry).';
       return retryProblem(ctx.r.prisma, ctx.jobId, a.taskId, changes(a));
     }
     if (!a.text) return `${a.kind} needs text.`;
-    if (a.taskId || a.minMemoryMiB !== undefined || a.onWorkerId || a.avoidWorkerIds || a.accelVendor) return `${a.kind} takes only text.`;
+    if (a.kind === 'ask_user') {
+      if (!a.choices?.length) return 'ask_user needs choices (the answers the user can pick).';
+      return askProblem(ctx.r.prisma, ctx.jobId);
+    }
     return null;
   },
   sideEffect: async (a, ctx, tx) => {
     const now = ctx.r.now();
-    if (a.kind === 'retry_task') {
-      const res = await retryTask(tx, now, ctx.jobId, a.taskId!, changes(a), a.text ?? 'Retried by the supervisor.');
+    if (a.kind === 'retry' || a.kind === 'reassign') {
+      const res = await retryTask(tx, now, ctx.jobId, a.taskId!, changes(a), a.text ?? (a.kind === 'retry' ? 'Retried by the supervisor.' : 'Reassigned by the supervisor.'));
       const { eventIds, ...output } = res;
-      return { output: { done: 'retry_task', ...output }, eventIds };
+      return { output: { done: a.kind, ...output }, eventIds };
     }
-    if (a.kind === 'fail_job') {
+    if (a.kind === 'ask_user') {
+      const { questionId, eventIds } = await askDuringRun(tx, now, { jobId: ctx.jobId, agentRunId: ctx.runId, callId: ctx.callId, text: a.text!, choices: a.choices! });
+      return { output: { done: 'ask_user', questionId, status: 'asked; the run supervisor continues when the user answers' }, eventIds, control: 'wait' };
+    }
+    if (a.kind === 'stop_with_explanation') {
       const { eventIds, status } = await failJob(tx, now, ctx.jobId, a.text!);
-      return { output: { done: 'fail_job', status }, eventIds, control: 'finish' };
+      return { output: { done: 'stop_with_explanation', status }, eventIds, control: 'finish' };
     }
     const { eventIds } = await noteOnJob(tx, ctx.jobId, a.text!);
     return { output: { done: 'note' }, eventIds };
   },
   after: async (a, _res, ctx) => {
-    if (a.kind === 'retry_task') await ctx.r.events.emit({ type: 'tasks.available' });
+    if (a.kind === 'retry' || a.kind === 'reassign') await ctx.r.events.emit({ type: 'tasks.available' });
   },
 });
 
-function changes(a: z.infer<typeof TakeAction>) {
+function changes(a: TakeActionArgs) {
   return {
     ...(a.minMemoryMiB !== undefined ? { minMemoryMiB: a.minMemoryMiB } : {}),
     ...(a.onWorkerId !== undefined ? { onWorkerId: a.onWorkerId } : {}),

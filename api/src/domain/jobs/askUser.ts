@@ -12,13 +12,14 @@ export interface AskUserInput {
 }
 
 /**
- * The planner asks the user (`askUser`, PLANNING → NEEDS_INPUT) inside the caller's
+ * The planner asks the user (`askUser`, PLANNING → NEEDS_INPUT), or the run supervisor does
+ * (`askDuringRun`, RUNNING → NEEDS_INPUT), inside the caller's
  * transaction: the Question and the transition commit together or not at all. The
  * caller publishes `eventIds` after commit.
  */
-export async function askUser(tx: Db, now: Date, input: AskUserInput): Promise<{ questionId: string; eventIds: string[] }> {
+export async function askUser(tx: Db, now: Date, input: AskUserInput, transition: 'askUser' | 'askDuringRun' = 'askUser'): Promise<{ questionId: string; eventIds: string[] }> {
   const q = await tx.question.create({ data: { jobId: input.jobId, agentRunId: input.agentRunId, callId: input.callId, text: input.text, choices: input.choices } });
   const asked = await recordJobEvent(tx, input.jobId, 'question.asked', { questionId: q.id, text: input.text, choices: input.choices });
-  const moved = await applyTransition(tx, now, input.jobId, 'askUser', { reason: input.text });
+  const moved = await applyTransition(tx, now, input.jobId, transition, { reason: input.text });
   return { questionId: q.id, eventIds: [asked, ...moved.eventIds] };
 }

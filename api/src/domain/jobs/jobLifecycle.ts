@@ -9,6 +9,7 @@
  *                         ▼                 ▼
  *                      RUNNING ◀──────── PREPARING ⟲ acceptCandidate | rejectCandidate | freeze
  *                         │      startRun
+ *   askDuringRun ⇅ resumeRun (the run supervisor's question: RUNNING ⇄ NEEDS_INPUT)
  *                         │ startValidation
  *                         ▼
  *                     VALIDATING ──succeed──▶ SUCCEEDED
@@ -41,6 +42,9 @@ export const TRANSITIONS = {
   startPlanning: { from: ['DRAFT'], to: 'PLANNING' },
   askUser: { from: ['PLANNING'], to: 'NEEDS_INPUT' },
   resumePlanning: { from: ['NEEDS_INPUT'], to: 'PLANNING' },
+  /** The run supervisor asks the user (a failure only they can decide); the answer resumes the run. */
+  askDuringRun: { from: ['RUNNING'], to: 'NEEDS_INPUT' },
+  resumeRun: { from: ['NEEDS_INPUT'], to: 'RUNNING' },
   acceptPlan: { from: ['PLANNING'], to: 'RUNNING' },
   startPreparation: { from: ['PLANNING'], to: 'PREPARING' },
   acceptCandidate: { from: ['PREPARING'], to: 'PREPARING' },
@@ -85,6 +89,8 @@ function describe(t: TransitionName): string {
     startPlanning: 'start planning',
     askUser: 'ask the user',
     resumePlanning: 'resume planning',
+    askDuringRun: 'ask the user during the run',
+    resumeRun: 'resume the run',
     acceptPlan: 'accept a plan',
     startPreparation: 'start preparing',
     acceptCandidate: 'accept a candidate',

@@ -17,6 +17,9 @@ export interface EligibleWorker {
   accelVendor: string;
   accelMemMiB: number;
   accelerators: string[];
+  /** It installs Python packages in a per-job environment (setup phase), and from which index. */
+  installsPackages: boolean;
+  packageIndex: string | null;
   recentFailures: { taskId: string; attempt: number; status: string; errorClass: string | null }[];
 }
 
@@ -45,7 +48,7 @@ export async function eligibleWorkers(db: Db, jobId: string, taskId: string, ove
       ineligible.push({ id: w.id, name: w.name, why });
       continue;
     }
-    const caps = w.capabilities as { accelerators?: { name: string }[] };
+    const caps = w.capabilities as { accelerators?: { name: string }[]; install?: { enabled?: boolean; index?: string | null } };
     eligible.push({
       id: w.id,
       name: w.name,
@@ -53,6 +56,8 @@ export async function eligibleWorkers(db: Db, jobId: string, taskId: string, ove
       accelVendor: w.accelVendor,
       accelMemMiB: w.accelMemMiB,
       accelerators: (caps.accelerators ?? []).map((a) => a.name),
+      installsPackages: caps.install?.enabled === true,
+      packageIndex: caps.install?.index ?? null,
       recentFailures: failures.filter((f) => f.workerId === w.id).map((f) => ({ taskId: f.taskId, attempt: f.number, status: f.status, errorClass: f.errorClass })),
     });
   }

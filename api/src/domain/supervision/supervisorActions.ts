@@ -9,7 +9,9 @@
  *               on (any other eligible worker may take it), or placed on one named worker. Only while the job is
  *               RUNNING, within the task's attempt budget, never against its pinned worker,
  *               never to another hardware class than the plan's.
- *   failJob     the job engine's `fail`, with the explanation.
+ *   askDuringRun a question with choices (RUNNING → NEEDS_INPUT); the answer resumes the run
+ *               and the supervisor's run (answerQuestion, agents/pipeline.ts).
+ *   failJob     the job engine's `fail`, with the explanation (stop_with_explanation).
  *   noteOnJob   a line on the job's event log.
  *   saveFinding a Finding row (what was observed, evidence, hypothesis, follow-up).
  */
@@ -18,6 +20,7 @@ import type { Db } from '../../db/client.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import { applyTransition } from '../jobs/jobLifecycle.js';
+import { askUser, type AskUserInput } from '../jobs/askUser.js';
 
 export class SupervisorActionRefused extends ConflictError {}
 
@@ -107,6 +110,22 @@ export function avoidedWorkers(requirements: unknown): string[] {
 export async function failJob(tx: Db, now: Date, jobId: string, explanation: string) {
   const t = await applyTransition(tx, now, jobId, 'fail', { reason: explanation });
   return { status: t.to, eventIds: t.eventIds };
+}
+
+/** Why the supervisor cannot ask now, or null: only a RUNNING job, one open question at a time. */
+export async function askProblem(db: Db, jobId: string): Promise<string | null> {
+  const job = await db.job.findUnique({ where: { id: jobId }, select: { status: true, _count: { select: { questions: { where: { status: 'OPEN' } } } } } });
+  if (!job) return `Job ${jobId} not found.`;
+  if (job.status !== 'RUNNING') return `The job is ${job.status}: the supervisor asks only while it runs.`;
+  if (job._count.questions > 0) return 'A question to the user is already open; wait for the answer.';
+  return null;
+}
+
+/** The supervisor's question: RUNNING → NEEDS_INPUT until the user answers (answerQuestion resumes the run). */
+export async function askDuringRun(tx: Db, now: Date, input: AskUserInput) {
+  const problem = await askProblem(tx, input.jobId);
+  if (problem) throw new SupervisorActionRefused(problem);
+  return askUser(tx, now, input, 'askDuringRun');
 }
 
 export async function noteOnJob(tx: Db, jobId: string, text: string) {

@@ -22,7 +22,9 @@ export function StageBar({ status, events, createdAt }: { status: string; events
     const stage = STAGES.find((st) => s && st.statuses.includes(s));
     if (stage && !reached.has(stage.key)) reached.set(stage.key, e.createdAt);
   }
-  const current = STAGES.find((st) => st.statuses.includes(status))?.key;
+  // NEEDS_INPUT after the run started is the run supervisor's question: the run waits.
+  const askedDuringRun = status === 'NEEDS_INPUT' && reached.has('running');
+  const current = askedDuringRun ? 'running' : STAGES.find((st) => st.statuses.includes(status))?.key;
   const currentIdx = STAGES.findIndex((s) => s.key === current);
   return (
     <ol className="row" aria-label="Stages" style={{ listStyle: 'none', padding: 0, margin: '8px 0 0', gap: 6 }}>
@@ -33,7 +35,7 @@ export function StageBar({ status, events, createdAt }: { status: string; events
         return (
           <li key={s.key} aria-current={isCurrent ? 'step' : undefined} className={`tone-${tone}`} style={{ fontWeight: isCurrent ? 700 : 400 }}>
             {i > 0 && <span className="muted"> → </span>}
-            {isCurrent && s.key === 'planning' && status === 'NEEDS_INPUT' ? 'Planning (waiting for you)' : s.key === 'done' && isCurrent ? status.toLowerCase() : s.label}
+            {isCurrent && status === 'NEEDS_INPUT' ? `${s.label} (waiting for you)` : s.key === 'done' && isCurrent ? status.toLowerCase() : s.label}
             {at && <span className="muted small"> {formatClock(at)}</span>}
           </li>
         );
