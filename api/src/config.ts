@@ -58,6 +58,8 @@ const EnvSchema = z.object({
   LEASE_SEC: int(30),
   HEARTBEAT_SEC: int(5),
   WORKER_OFFLINE_SEC: int(60),
+  /** A RUNNING attempt with no log line or metric for this many minutes (its lease renewed) is reported to the run supervisor as stalled. */
+  STALL_MIN: int(30),
   RETRY_BASE_SEC: num(2),
   RATE_CPU_CORE_HOUR_CAD: num(0.02),
   RATE_RAM_GB_HOUR_CAD: num(0.003),
@@ -129,6 +131,8 @@ export interface Config {
     leaseSec: number;
     heartbeatSec: number;
     workerOfflineSec: number;
+    /** Minutes without output before a running attempt counts as stalled. */
+    stallMin: number;
     retryBaseSec: number;
   };
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
@@ -197,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       leaseSec: e.LEASE_SEC,
       heartbeatSec: e.HEARTBEAT_SEC,
       workerOfflineSec: e.WORKER_OFFLINE_SEC,
+      stallMin: e.STALL_MIN,
       retryBaseSec: e.RETRY_BASE_SEC,
     },
     rates: {

@@ -64,6 +64,10 @@ describe('Sentry telemetry', () => {
     expect(exit.body).toMatch(/exited with code 3/);
     expect(exit.level).toBe('warn');
     expect(exit.attributes.error_class?.value).toBe('EXIT_NONZERO');
+    // The API's span for the completion carries the ids too (the claim's is the 'claim' log above).
+    const spans = collector.spans();
+    const completeSpan = spans.find((sp) => sp.name === 'attempt.completeBatch' && sp.attributes.attempts === attempt.id);
+    expect(completeSpan?.attributes).toMatchObject({ count: '1', jobs: jobId, tasks: task.id, workers: attempt.workerId, refused: '0' });
   });
 
   it('search_logs answers from Sentry and from storage when Sentry is up, and from storage saying Sentry is unreachable when it is down', async () => {
@@ -71,6 +75,9 @@ describe('Sentry telemetry', () => {
     const { jobId, attempt } = run;
     collector.setDown(false);
     const up = await searchOnce(run, { query: 'exited with', attemptId: attempt.id });
+    await flushTelemetry();
+    // The supervisor's turn ran in a span of its own.
+    expect(collector.spans().some((sp) => sp.name === 'agent.supervisor' && sp.attributes.job === jobId && sp.attributes.agent === 'supervisor')).toBe(true);
     expect(up.source).toBe('Sentry and stored logs and job events (PostgreSQL)');
     expect(up.sentry.status).toBe('answered');
     expect(up.sentry.matches).toEqual([expect.objectContaining({ attemptId: attempt.id, workerId: attempt.workerId, event: 'exit', message: expect.stringMatching(/exited with code 2/) })]);

@@ -324,6 +324,39 @@ describe('the run supervisor with the builtin rules', () => {
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
   });
 
+  it('a run alive but silent for STALL_MIN minutes: the tick reports it once, the supervisor saves a finding with its last line; the run goes on', async () => {
+    const owner = await api.signUp();
+    const quiet = await worker(owner, 'quiet', 8192);
+    const chatty = await worker(owner, 'chatty', 8192);
+    const silentJob = await runningJob(owner);
+    const [a] = await quiet.claim();
+    expect(a!.task.id).toBe(silentJob.taskId);
+    const busyJob = await runningJob(owner);
+    const [b] = await chatty.claim();
+    expect(b!.task.id).toBe(busyJob.taskId);
+    await quiet.heartbeat([a!]);
+    await chatty.heartbeat([b!]);
+    await quiet.appendLogs(a!, [{ seq: 0, text: 'loading 40 GB of shards…' }]);
+    await chatty.appendLogs(b!, [{ seq: 0, text: 'epoch 1' }]);
+    // Both started 40 minutes ago; only the chatty one wrote since.
+    const now = api.clock.now();
+    const ago = new Date(now.getTime() - 40 * 60_000);
+    await db.attempt.updateMany({ where: { id: { in: [a!.attemptId, b!.attemptId] } }, data: { startedAt: ago } });
+    await db.logChunk.updateMany({ where: { attemptId: a!.attemptId }, data: { ts: ago } });
+    supervise(createBuiltinClient());
+
+    expect(await runTick(r, now)).toMatchObject({ ran: true, stalled: 1, lost: 0 });
+    const event = await db.jobEvent.findFirstOrThrow({ where: { jobId: silentJob.jobId, kind: 'attempt.stalled' } });
+    expect(event.payload).toMatchObject({ attemptId: a!.attemptId, attempt: 1, minutes: api.config.scheduler.stallMin, silentMin: 40 });
+    expect(await db.jobEvent.count({ where: { jobId: busyJob.jobId, kind: 'attempt.stalled' } })).toBe(0);
+    const finding = await waitFor('the finding', () => db.finding.findFirst({ where: { jobId: silentJob.jobId } }));
+    expect(finding.text).toMatch(/^Attempt 1 of run on quiet has written no log line or metric for a while, though its worker keeps renewing the lease\. Its last line \(.*\): loading 40 GB of shards…$/);
+    // Reported once; nothing stopped or retried.
+    expect((await runTick(r, now)).stalled).toBe(0);
+    expect((await db.attempt.findUniqueOrThrow({ where: { id: a!.attemptId } })).status).toBe('RUNNING');
+    expect(await db.action.count({ where: { jobId: silentJob.jobId, kind: 'take_action' } })).toBe(0);
+  });
+
   it('a remedy that did not work is not repeated: the next run records it and stops the job', async () => {
     const owner = await api.signUp();
     const small = await worker(owner, 'small2', 8192);

@@ -15,6 +15,7 @@
  *                         supervisor records the follow-up; then advanceJobAfterTask (validation, evaluation,
  *                         success or failure); REFERENCE / CANDIDATE / BENCHMARK: the
  *                         preparation stage moves on (domain/preparation/stage.ts)
+ *   attempt.stalled    → (the tick: alive but silent for STALL_MIN minutes) the run supervisor
  *   attempt.failed     → (an infrastructure failure the engine retries) the run supervisor
  *   preparation.step   → the preparation stage moves on; when a required step was rejected
  *                         and the budget allows, the preparer agent proposes a revision
@@ -68,7 +69,14 @@ export class Pipeline {
   /** Starts reacting to the domain's events; `stop` ends it. */
   listen(bus: EventBus): void {
     this.off = bus.on(
-      (e) => e.type === 'job.created' || e.type === 'question.answered' || e.type === 'task.finished' || e.type === 'attempt.failed' || e.type === 'preparation.step' || e.type === 'reconcile',
+      (e) =>
+        e.type === 'job.created' ||
+        e.type === 'question.answered' ||
+        e.type === 'task.finished' ||
+        e.type === 'attempt.failed' ||
+        e.type === 'attempt.stalled' ||
+        e.type === 'preparation.step' ||
+        e.type === 'reconcile',
       (e) => this.react(e),
     );
   }
@@ -93,6 +101,9 @@ export class Pipeline {
         break;
       case 'attempt.failed':
         if (SUPERVISED.has(e.kind)) void this.background(`attempt:${e.attemptId}`, () => this.supervise(e.jobId, { reason: 'attempt_failed', taskId: e.taskId, attemptId: e.attemptId, errorClass: e.errorClass }));
+        break;
+      case 'attempt.stalled':
+        void this.background(`stalled:${e.attemptId}`, () => this.supervise(e.jobId, { reason: 'stalled', taskId: e.taskId, attemptId: e.attemptId }));
         break;
       case 'preparation.step':
         void this.prepare(e.jobId);

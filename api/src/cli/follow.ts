@@ -622,6 +622,10 @@ export class JobFollower {
         if (e.kind === 'plan.created') return this.showPlan(p);
         if (e.kind === 'agent.item') return void this.printAgentItem(p);
         if (e.kind === 'agent.run') return this.printAgentRun(p);
+        if (e.kind === 'attempt.stalled') {
+          this.out.line(`  ⏸ attempt ${p.attempt ?? ''} stalled: no log line or metric for ${p.minutes ?? '?'} min while its worker is alive`);
+          return;
+        }
         if (e.kind === 'finding') {
           this.out.line(`  ✎ finding: ${oneLine(p.text ?? p.summary ?? p.note ?? p, 240)}`);
           return;

@@ -32,6 +32,8 @@ export type DomainEvent =
   | { type: 'task.finished'; jobId: string; taskId: string; kind: TaskKind; status: 'SUCCEEDED' | 'FAILED' }
   /** An attempt failed on an infrastructure error, or its lease was lost (errorClass LEASE_EXPIRED), and its task was queued again (the run supervisor looks). */
   | { type: 'attempt.failed'; jobId: string; taskId: string; attemptId: string; kind: TaskKind; errorClass: string }
+  /** A running attempt said nothing (no log line, no metric) for STALL_MIN minutes while its lease was renewed (the run supervisor looks). */
+  | { type: 'attempt.stalled'; jobId: string; taskId: string; attemptId: string }
   /** The preparation stage has something to do for this job (a plan to prepare, a revision proposed). */
   | { type: 'preparation.step'; jobId: string }
   /** The scheduler tick ran: pick up work a crashed process left behind. */

@@ -22,6 +22,7 @@
  * renewals and completions still refuse an expired lease by themselves.
  */
 import { expireLeases } from '../db/sql/expireLeases.js';
+import { stalledAttempts } from '../db/sql/stalledAttempts.js';
 import { logAttempt } from '../telemetry/sentry.js';
 import { recordTick, resumeLeasesAfterOutage } from '../db/sql/schedulerState.js';
 import { accrueUsage, writeOffAttemptUsage } from '../domain/billing/usage.js';
@@ -43,10 +44,11 @@ export interface TickReport {
   failed: number;
   offline: number;
   stopped: number;
+  stalled: number;
 }
 
 export async function runTick(r: Resources, now: Date): Promise<TickReport> {
-  const report: TickReport = { ran: false, lost: 0, retried: 0, failed: 0, offline: 0, stopped: 0 };
+  const report: TickReport = { ran: false, lost: 0, retried: 0, failed: 0, offline: 0, stopped: 0, stalled: 0 };
   const emits: DomainEvent[] = [];
   const { scheduler } = r.config;
   await r.prisma.$transaction(
@@ -123,6 +125,16 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         emits.push({ type: 'job.updated', jobId: j.id });
         for (const workerId of workers) emits.push({ type: 'worker.orders', workerId });
         report.stopped++;
+      }
+
+      // 3b. Stalled runs: alive (lease renewed) but silent for stallMin minutes. Reported once
+      // per attempt (the job event is the record); the run supervisor looks.
+      for (const s of await stalledAttempts(tx as never, new Date(now.getTime() - scheduler.stallMin * 60_000))) {
+        const silentMin = Math.round((now.getTime() - (s.lastOutputAt ?? now).getTime()) / 60_000);
+        const payload = { taskId: s.taskId, attemptId: s.attemptId, attempt: s.number, minutes: scheduler.stallMin, lastOutputAt: s.lastOutputAt?.toISOString() ?? null, silentMin: s.lastOutputAt ? silentMin : null };
+        emits.push({ type: 'job.event', jobId: s.jobId, eventId: await recordJobEvent(tx, s.jobId, 'attempt.stalled', payload) });
+        emits.push({ type: 'attempt.stalled', jobId: s.jobId, taskId: s.taskId, attemptId: s.attemptId });
+        report.stalled++;
       }
 
       // 4. Why queued tasks wait.

@@ -77,6 +77,14 @@ export async function startSentryCollector() {
     apiEnv: { SENTRY_API_URL: `http://127.0.0.1:${port}`, SENTRY_AUTH_TOKEN: SENTRY_TOKEN, SENTRY_ORG, SENTRY_PROJECT: '42' },
     items,
     logs,
+    /** Every span sent, streamed (span v2 items, as the API sends them) or inside a transaction, with plain attribute values. */
+    spans: (): { name: string; attributes: Record<string, unknown> }[] => [
+      ...items
+        .filter((i) => i.header.type === 'span')
+        .flatMap((i) => (i.payload?.items ?? []) as { name: string; attributes?: Record<string, { value: unknown }> }[])
+        .map((sp) => ({ name: sp.name, attributes: Object.fromEntries(Object.entries(sp.attributes ?? {}).map(([k, v]) => [k, v.value])) })),
+      ...items.filter((i) => i.header.type === 'transaction').map((i) => ({ name: i.payload.transaction as string, attributes: (i.payload.contexts?.trace?.data ?? {}) as Record<string, unknown> })),
+    ],
     apiCalls,
     setDown: (d: boolean) => void (down = d),
   };

@@ -19,6 +19,7 @@
  *                                               none → stop_with_explanation with the installer's
  *                                               message (the attempt's, else its last error log line)
  *   the user's answer to that question        → reassign to the worker they chose, or stop
+ *   stalled (alive, silent for STALL_MIN)     → remember it with the last line printed; the run goes on
  *   anything else                             → nothing: not retried blindly
  */
 import { randomUUID } from 'node:crypto';
@@ -52,6 +53,22 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   const attempt = task.attempts.find((a) => a.id === trigger.attemptId) ?? task.attempts.at(-1);
   if (!attempt) return say(`Task ${task.name} has no attempt to look at.`);
   const remedies = report.findings.filter((f) => (f.data as { taskId?: string; remedy?: string } | null)?.taskId === task.id && (f.data as { remedy?: string }).remedy);
+
+  if (trigger.reason === 'stalled') {
+    // Alive but silent: say so where the user looks (a finding on the timeline, with the last
+    // line it printed); the run goes on — silence alone is no proof it is stuck.
+    if (out.has('remember')) return say(`Recorded that attempt ${attempt.number} of ${task.name} is silent.`);
+    const logs = last<{ matches?: { text: string; at: string }[] }>('search_logs');
+    if (!logs) return call('search_logs', { query: '.', regex: true, attemptId: attempt.id, limit: 3 });
+    const tail = logs.matches?.at(-1);
+    return call('remember', {
+      taskId: task.id,
+      evidence: [`attempt:${attempt.id}`],
+      observation: `Attempt ${attempt.number} of ${task.name} on ${attempt.worker.name} has written no log line or metric for a while, though its worker keeps renewing the lease. ${tail ? `Its last line (${tail.at}): ${tail.text.slice(0, 300)}` : 'It has printed nothing at all.'}`,
+      hypothesis: 'A long silent step (data loading, a compile, a big epoch without progress output), or the program is stuck (a deadlock, waiting on input or the network it does not have).',
+      followUp: 'Output resumes, or the attempt ends (its time limit stops it at worst).',
+    });
+  }
 
   if (trigger.reason === 'task_succeeded') {
     const open = remedies.at(-1);

@@ -22,6 +22,7 @@ export const SUPERVISOR: AgentDef = {
 - OOM: retry on a worker with more memory (list_eligible_workers with a higher minMemoryMiB, then take_action retry with that minMemoryMiB) if one is online; otherwise stop_with_explanation naming the memory the run had.
 - The same task lost or failing with an infrastructure error (WORKER_ERROR, DOWNLOAD_FAILED, UPLOAD_FAILED, SANDBOX_ERROR, LEASE_EXPIRED) twice on one worker: reassign it off that worker (avoidWorkerIds) or onto another eligible worker (onWorkerId).
 - DEPENDENCY (a package the setup could not install, or a module missing at run time): name it from the logs; when another eligible worker installs packages, ask_user whether to retry there or stop (choices); otherwise stop_with_explanation with the installer's message. A missing package is not fixed by retrying on the same worker.
+- stalled (a running attempt printed nothing for a while, its worker alive): remember what you saw (the last log lines, how long it has been silent); do not stop a run that may still be working.
 - When the user answers your question, act on the answer (reassign to the worker they chose, or stop_with_explanation).
 - Never repeat a remedy a finding says was tried and did not work; never retry blindly; stay within the plan's hardware class and the task's attempts.
 - Before acting, remember what you saw, the remedy and the follow-up to check. When the trigger is task_succeeded after a remedy, remember "Follow-up: resolved" with what worked. Then stop with a one-line summary.`,
@@ -31,7 +32,8 @@ export const SUPERVISOR: AgentDef = {
 /** What started a supervisor run, given to it as its first message. */
 export interface SupervisorTrigger {
   /** task_succeeded: after a remedy, to record whether it worked (the follow-up). */
-  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded';
+  /** stalled: the attempt is alive (lease renewed) but wrote no log line or metric for STALL_MIN minutes. */
+  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded' | 'stalled';
   taskId: string;
   attemptId?: string | null;
   errorClass?: string | null;

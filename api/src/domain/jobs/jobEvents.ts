@@ -12,6 +12,7 @@ export type JobEventKind =
   | 'task.created'
   | 'task.status'
   | 'attempt.status'
+  | 'attempt.stalled'
   | 'finding'
   | 'validation'
   | 'service.ready'

@@ -166,7 +166,11 @@ builder.mutationFields((t) => ({
     },
     errors: { types: [ValidationError, NotFoundError], directResult: false },
     resolve: (_p, args, ctx) =>
-      claim(ctx, ctx.pubsub, requireWorker(ctx).workerTokenId, String(args.workerId), { waitMs: args.waitMs, max: args.max, ...(ctx.signal ? { signal: ctx.signal } : {}) }),
+      withSpan('attempt.claim', { worker: String(args.workerId) }, async (span) => {
+        const got = await claim(ctx, ctx.pubsub, requireWorker(ctx).workerTokenId, String(args.workerId), { waitMs: args.waitMs, max: args.max, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+        span?.setAttributes({ claimed: String(got.length), attempts: got.map((a) => a.id).join(','), jobs: [...new Set(got.map((a) => a.task.jobId))].join(',') });
+        return got;
+      }),
   }),
   heartbeat: t.field({
     type: HeartbeatResult,
@@ -292,9 +296,13 @@ builder.mutationFields((t) => ({
     args: { completions: t.arg({ type: [CompletionInput], validate: z.array(z.any()).min(1).max(MAX_COMPLETIONS) }) },
     errors: { types: [ValidationError] },
     resolve: (_p, args, ctx) =>
-      withSpan('attempt.completeBatch', { attempts: String(args.completions.length) }, () =>
-        completeAttempts(ctx, requireWorker(ctx).workerTokenId, args.completions.map((c) => ({ attemptId: String(c.attemptId), fencingToken: c.fencingToken, result: c.result }))),
-      ),
+      withSpan('attempt.completeBatch', { count: String(args.completions.length) }, async (span) => {
+        const out = await completeAttempts(ctx, requireWorker(ctx).workerTokenId, args.completions.map((c) => ({ attemptId: String(c.attemptId), fencingToken: c.fencingToken, result: c.result })));
+        const ok = out.filter((o) => o.ok);
+        const ids = (f: (o: (typeof ok)[number]) => string) => [...new Set(ok.map(f))].join(',');
+        span?.setAttributes({ attempts: ids((o) => o.id), tasks: ids((o) => o.taskId), jobs: ids((o) => o.jobId), workers: ids((o) => o.workerId), refused: String(out.length - ok.length) });
+        return out;
+      }),
   }),
 }));
 

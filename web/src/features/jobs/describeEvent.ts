@@ -33,6 +33,8 @@ export function describeEvent(kind: string, payload: unknown): string {
       const w = pick(p, 'workerName', 'worker');
       return `Attempt${n ? ` #${n}` : ''}${w ? ` on ${w}` : ''} ${lower(pick(p, 'status')) ?? 'changed'}${reason ? ` — ${reason}` : ''}`;
     }
+    case 'attempt.stalled':
+      return `Attempt${pick(p, 'attempt') ? ` #${pick(p, 'attempt')}` : ''} stalled — no log line or metric for ${pick(p, 'minutes') ?? '?'} min while its worker is alive`;
     case 'agent.run':
       return `${pick(p, 'agent') ?? 'Agent'} ${lower(pick(p, 'status')) ?? 'started'}${pick(p, 'stopReason') ? ` — ${pick(p, 'stopReason')}` : ''}`;
     case 'agent.item':
