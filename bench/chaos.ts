@@ -40,6 +40,7 @@ export async function chaos(argv: string[]): Promise<BenchResult> {
         tasks: r.tasks,
         'faults: SIGKILL + replacement': r.faults.kill,
         'faults: SIGSTOP past the lease': r.faults.stop,
+        'faults: connection cut past the lease': r.faults.cut,
         'faults: API process restarts': r.faults.restart,
         'lost attempts': r.lostAttempts,
         'lost attempts reported late (STALE)': r.reportedLate,

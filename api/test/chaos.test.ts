@@ -1,7 +1,7 @@
 /**
  * The chaos suite at CI size (issue 18, item 1): 40 tasks, 4 real workers, two API
- * processes, a seeded schedule of SIGKILLs (with replacements), SIGSTOPs past the lease
- * and API restarts; then every invariant checked from the database (bench/lib/chaos.ts).
+ * processes, a seeded schedule of SIGKILLs (with replacements), SIGSTOPs past the lease,
+ * connections cut past the lease (a TCP proxy per worker) and API restarts; then every invariant checked from the database (bench/lib/chaos.ts).
  * CHAOS_SEED replays another schedule. The full size is `node --import tsx bench/chaos.ts`.
  * Only outcomes are asserted, never timings.
  */
@@ -13,7 +13,7 @@ const seed = Number(process.env.CHAOS_SEED ?? 18);
 
 afterAll(stopAllChaos);
 
-describe('chaos: workers vanish and freeze, an API restarts', () => {
+describe('chaos: workers vanish, freeze and lose their connection, an API restarts', () => {
   it(`every task succeeds once, results and logs intact, costs exact, nothing stuck (seed ${seed})`, async () => {
     const databaseUrl = await createTestDatabase();
     const r = await runChaos(databaseUrl, { ...CHAOS_DEFAULTS, tasks: 40, workers: 4, jobs: 3, seed, faultMinSec: 0.5, faultMaxSec: 2.5, timeoutSec: 240 }, () => {});
@@ -25,5 +25,6 @@ describe('chaos: workers vanish and freeze, an API restarts', () => {
     expect(r.faults.kill).toBeGreaterThan(0);
     expect(r.faults.stop).toBeGreaterThan(0);
     expect(r.faults.restart).toBeGreaterThan(0);
+    expect(r.faults.cut).toBeGreaterThan(0);
   }, 300_000);
 });

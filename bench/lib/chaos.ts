@@ -8,7 +8,11 @@
  *              comes back with a lease the tick has expired and must be refused as stale
  *   restart  — one of the two API processes is killed (SIGKILL or a clean stop, by the seed)
  *              and started again on its port; its workers retry until it answers
- * The first three faults are one of each kind (in seeded order), so even a short run
+ *   cut      — a worker's connection is dropped: every worker reaches its API through its own
+ *              TCP proxy on 127.0.0.1, which closes its open connections and refuses new ones
+ *              for longer than the lease, then lets it back (the worker's leases expire meanwhile;
+ *              its late reports must be refused and recorded)
+ * The first four faults are one of each kind (in seeded order), so even a short run
  * exercises all of them. Faults stop when every task is terminal (or at the deadline).
  * Then, from the database (docs/architecture.md §6 invariants):
  *   - every task terminal: SUCCEEDED, or FAILED with retries run out (never CANCELLED);
@@ -26,7 +30,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mulberry32 } from '../../api/src/preparation/compareTimings.js';
@@ -70,7 +74,7 @@ export const CHAOS_DEFAULTS: ChaosOptions = {
   sandbox: 'auto',
 };
 
-export type FaultKind = 'kill' | 'stop' | 'restart';
+export type FaultKind = 'kill' | 'stop' | 'restart' | 'cut';
 
 export interface ChaosReport {
   tasks: number;
@@ -117,6 +121,49 @@ async function freePort(): Promise<number> {
   });
 }
 
+interface CutProxy {
+  port: number;
+  /** Drops every open connection and refuses new ones for `ms`. */
+  cut(ms: number): void;
+  close(): Promise<void>;
+}
+
+/** A TCP proxy on 127.0.0.1 to `targetPort` (an API), which the cut fault disconnects. */
+async function startCutProxy(targetPort: number): Promise<CutProxy> {
+  const sockets = new Set<Socket>();
+  let downUntil = 0;
+  const server: Server = createServer((client) => {
+    if (Date.now() < downUntil) return void client.destroy();
+    const upstream = connect(targetPort, '127.0.0.1');
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    for (const sock of [client, upstream]) {
+      sockets.add(sock);
+      sock.on('error', drop);
+      sock.on('close', drop);
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut(ms) {
+      downUntil = Date.now() + ms;
+      for (const sock of sockets) sock.destroy();
+      sockets.clear();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const sock of sockets) sock.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 const stable = (v: unknown) => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
 
 interface Slot {
@@ -128,6 +175,8 @@ interface Slot {
   resumes: { stoppedAt: number; resumedAt: number }[];
   /** When the current SIGSTOP began. */
   stoppedAt?: number;
+  /** The TCP proxy between this worker and its API (the cut fault). */
+  proxy: CutProxy;
   diedAt?: number;
 }
 
@@ -170,6 +219,7 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
     cleaned = true;
     for (const t of timers) clearTimeout(t);
     await Promise.all(slots.filter((s) => !s.dead).map((s) => killWorker(s.w, 'SIGTERM').catch(() => {})));
+    await Promise.all(slots.map((s) => s.proxy.close().catch(() => {})));
     await factory?.close().catch(() => {});
     await Promise.all(apis.map((a) => a?.stop().catch(() => {})));
     await rm(dataDir, { recursive: true, force: true }).catch(() => {});
@@ -197,8 +247,9 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
 
     let named = 0;
     const launch = async (api: number) => {
-      const w = await startWorker(urls[api]!, token, `chaos-${named++}`, o);
-      const s: Slot = { w, api, stopped: false, dead: false, resumes: [] };
+      const proxy = await startCutProxy(ports[api]!);
+      const w = await startWorker(`http://127.0.0.1:${proxy.port}`, token, `chaos-${named++}`, o);
+      const s: Slot = { w, api, stopped: false, dead: false, resumes: [], proxy };
       slots.push(s);
       void w.exited.then(() => {
         s.dead = true;
@@ -222,13 +273,13 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
     };
     const open = () => prisma.task.count({ where: { jobId: { in: jobIds }, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } } });
 
-    const faults: Record<FaultKind, number> = { kill: 0, stop: 0, restart: 0 };
-    const firstKinds: FaultKind[] = ['kill', 'stop', 'restart'].sort(() => rnd() - 0.5) as FaultKind[];
+    const faults: Record<FaultKind, number> = { kill: 0, stop: 0, restart: 0, cut: 0 };
+    const firstKinds: FaultKind[] = ['kill', 'stop', 'restart', 'cut'].sort(() => rnd() - 0.5) as FaultKind[];
     const pickKind = (): FaultKind => {
       const next = firstKinds.shift();
       if (next) return next;
       const x = rnd();
-      return x < 0.45 ? 'kill' : x < 0.85 ? 'stop' : 'restart';
+      return x < 0.35 ? 'kill' : x < 0.65 ? 'stop' : x < 0.85 ? 'cut' : 'restart';
     };
     const busyWorkerNames = async () => {
       const live = await prisma.attempt.findMany({ where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId: { in: jobIds } } }, select: { worker: { select: { name: true } } } });
@@ -265,6 +316,16 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
           s.resumes.push({ stoppedAt, resumedAt: Date.now() });
         }, forSec * 1000);
         timers.add(t);
+      } else if (kind === 'cut') {
+        const candidates = alive.filter((s) => !s.stopped);
+        if (candidates.length === 0) return;
+        const busy = await busyWorkerNames();
+        const pool = candidates.some((s) => busy.has(s.w.name)) ? candidates.filter((s) => busy.has(s.w.name)) : candidates;
+        const s = pool[Math.floor(rnd() * pool.length)]!;
+        const forSec = between(o.leaseSec + 1, o.leaseSec + 4);
+        s.proxy.cut(forSec * 1000);
+        log(`  fault cut ${s.w.name}'s connection for ${round(forSec)} s (+${round((Date.now() - started) / 1000)} s)`);
+        faults.cut++;
       } else {
         const i = rnd() < 0.5 ? 0 : 1;
         const hard = rnd() < 0.5;
@@ -316,8 +377,8 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
     const durationSec = round((Date.now() - started) / 1000);
     const f = faults;
     const line =
-      `chaos: ${o.tasks} tasks in ${o.jobs} jobs, ${o.workers} workers, 2 API processes — faults ${f.kill + f.stop + f.restart} ` +
-      `(${f.kill} SIGKILL+replace, ${f.stop} SIGSTOP past lease, ${f.restart} API restart) — ${report.succeeded} succeeded, ` +
+      `chaos: ${o.tasks} tasks in ${o.jobs} jobs, ${o.workers} workers, 2 API processes — faults ${f.kill + f.stop + f.restart + f.cut} ` +
+      `(${f.kill} SIGKILL+replace, ${f.stop} SIGSTOP past lease, ${f.cut} connection cut past lease, ${f.restart} API restart) — ${report.succeeded} succeeded, ` +
       `${report.failedRetriesOut} failed (retries out), ${report.lostAttempts} lost attempts (${report.reportedLate} reported late), ` +
       `${report.duplicated} duplicated accepted results, ${report.stuck} stuck, ${violations.length} invariant violations — seed ${o.seed}, ${durationSec} s`;
     if (violations.length) log(`violations:\n  ${violations.slice(0, 50).join('\n  ')}`);
