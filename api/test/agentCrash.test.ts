@@ -9,6 +9,8 @@
  * same database and data folder the tick's reconcile resumes the planner, which resolves
  * the PENDING call from the Action table: the question exists exactly once, the job waits
  * for the answer, and answering over HTTP resumes planning to a plan and a queued run.
+ * The same for the run supervisor: killed right after its retry commits, the restarted API's
+ * reconcile resumes its orphaned run; the retry happened once and runs to success.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,8 @@ import { openDatabase } from '../src/db/client.js';
 import { createJobAt, gqlAt, insertOnlineWorker, itemsOf, signUpAt, waitFor } from './helpers/agents.js';
 import { createTestDatabase } from './helpers/db.js';
 import { freePort, repoRoot, spawnProc, type Proc } from './helpers/processes.js';
+import type { TestApi } from './helpers/api.js';
+import { CPU_CAPS, ProtocolWorker } from './helpers/protocolClient.js';
 
 const databaseUrl = await createTestDatabase();
 const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-crash-'));
@@ -139,5 +143,64 @@ describe('SIGKILL between an action and its saved result', () => {
     expect(await prisma.agentRun.findUniqueOrThrow({ where: { id: run.id } })).toMatchObject({ status: 'COMPLETED', stopReason: 'finished' });
 
     await second.proc.stop();
+  });
+
+  it('the run supervisor killed right after its retry commits: the task is queued once, the restarted API resolves the call from the Action table, the retry runs and the job succeeds', { timeout: 150_000 }, async () => {
+    // The run the first test left queued is withdrawn: these workers must claim this job's.
+    await prisma.task.updateMany({ where: { status: 'QUEUED' }, data: { status: 'CANCELLED' } });
+    const first = await startApi('take_action');
+    const user = await signUpAt(first.url);
+    // Two workers speaking the protocol over HTTP: one too small for the run, one big enough.
+    const at = (url: string) => ({ gql: (q: string, v?: Record<string, unknown>, t?: string) => gqlAt(url)(q, v ?? {}, t ?? "") }) as unknown as TestApi;
+    const workerAt = async (url: string, name: string, memoryMiB: number) => {
+      const r = await gqlAt(url)(`mutation($n: String!) { createWorkerToken(input: {name: $n}) { ... on CreatedWorkerToken { token } } }`, { n: name }, user.token);
+      const w = new ProtocolWorker(at(url), r.data.createWorkerToken.token, name);
+      await w.hello({ capabilities: { ...CPU_CAPS, memoryMiB } });
+      return w;
+    };
+    const small = await workerAt(first.url, 'crash-small', 8192);
+    const big = await workerAt(first.url, 'crash-big', 32768);
+    const { jobId } = await createJobAt(first.url, user.token, { 'main.py': 'print("big run")\n' }, 'run main.py');
+    const [a1] = await waitFor('the run to be claimable', async () => {
+      const got = await small.claim();
+      return got.length ? got : null;
+    }, 60_000, 250);
+    await small.complete(a1!, { exitCode: 137, errorClass: 'OOM', errorMessage: 'Killed: the run reached the 8192 MiB memory limit' });
+    const died = await Promise.race([first.exit, new Promise<null>((r) => setTimeout(() => r(null), 60_000))]);
+    expect(died, `the API did not crash; output:\n${first.proc.output().slice(-2000)}`).toEqual({ code: null, signal: 'SIGKILL' });
+
+    // What the crash left: the retry committed (task queued with more memory, its Action
+    // DONE), the call PENDING with no output, the supervisor's run RUNNING.
+    const run = await prisma.agentRun.findFirstOrThrow({ where: { jobId, agent: 'supervisor' } });
+    expect(run.status).toBe('RUNNING');
+    const call = (await itemsOf(prisma, run.id)).find((i) => i.type === 'function_call' && i.name === 'take_action')!;
+    expect(call.status).toBe('PENDING');
+    const action = await prisma.action.findFirstOrThrow({ where: { jobId, idempotencyKey: call.callId! } });
+    expect(action).toMatchObject({ kind: 'take_action', status: 'DONE', input: { kind: 'retry', minMemoryMiB: 32768 } });
+    const task = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
+    expect(task).toMatchObject({ status: 'QUEUED', minMemoryMiB: 32768, attemptCount: 1 });
+
+    // The restarted API's reconcile resumes the run: the call resolves from the Action table.
+    const second = await startApi();
+    try {
+      await waitFor('the orphaned supervisor run to finish', async () => (await prisma.agentRun.findUniqueOrThrow({ where: { id: run.id } })).status === 'COMPLETED', 60_000, 250);
+      const out = await prisma.agentItem.findFirstOrThrow({ where: { runId: run.id, callId: call.callId, type: 'function_call_output' } });
+      expect(JSON.parse((out.payload as { output: string }).output)).toEqual(action.outcome);
+      // The effect happened once: one retry action, the task queued once, no second run of the supervisor's decision.
+      expect(await prisma.action.count({ where: { jobId, kind: 'take_action' } })).toBe(1);
+      expect(await prisma.jobEvent.count({ where: { jobId, kind: 'task.status', payload: { path: ['by'], equals: 'supervisor' } } })).toBe(1);
+      const bigHere = new ProtocolWorker(at(second.url), big.token, 'crash-big');
+      bigHere.workerId = big.workerId;
+      const [a2] = await waitFor('the retry to be claimable on the big worker', async () => {
+        const got = await bigHere.claim();
+        return got.length ? got : null;
+      }, 30_000, 250);
+      expect(a2).toMatchObject({ number: 2, task: { id: task.id } });
+      await bigHere.complete(a2!, { exitCode: 0 });
+      await waitFor('the job to succeed', async () => (await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status === 'SUCCEEDED', 60_000, 250);
+      expect(await prisma.attempt.count({ where: { taskId: task.id } })).toBe(2);
+    } finally {
+      await second.proc.stop();
+    }
   });
 });

@@ -21,14 +21,15 @@
  *                         and the budget allows, the preparer agent proposes a revision
  *   reconcile          → what a crashed process left behind: planner runs with no live
  *                         lock, finished tasks whose job did not move on (a failed one goes
- *                         to the supervisor first), PREPARING jobs
+ *                         to the supervisor first), PREPARING jobs, and supervisor runs a
+ *                         crash cut off
  *
  * Events reach every API process (graphql/pubsub.ts), so several may react to the same
  * one: the agent lock lets one planner run per job, and the engine's conditional
  * transitions let one reaction move the job; the others do nothing.
  */
 import type { EventBus, DomainEvent } from '../domain/events.js';
-import { answeredQuestions, latestRun, openQuestionCount, orphanedPlanning, touchJob, userMessages } from '../domain/agents/agentRuns.js';
+import { answeredQuestions, latestRun, openQuestionCount, orphanedPlanning, orphanedSupervision, touchJob, userMessages } from '../domain/agents/agentRuns.js';
 import { advanceJobAfterTask } from '../domain/jobs/advanceJob.js';
 import { jobsInStatus, loadJob, tasksAwaitingAdvance } from '../domain/jobs/jobQueries.js';
 import { advancePreparation } from '../domain/preparation/stage.js';
@@ -247,8 +248,8 @@ export class Pipeline {
    * move the job on as usual (a retry queued them again, a stop ended the job, anything else
    * lets the failure stand).
    */
-  private async resumeSupervision(jobId: string): Promise<void> {
-    const res = await resumeSupervisor(this.r, this.model, jobId, this.opts.afterAction ? { afterAction: this.opts.afterAction } : {});
+  private async resumeSupervision(jobId: string, runId?: string): Promise<void> {
+    const res = await resumeSupervisor(this.r, this.model, jobId, this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}, runId);
     if (res?.stopReason === 'locked') return;
     const failed = await this.r.prisma.task.findMany({ where: { jobId, status: 'FAILED', kind: { in: [...SUPERVISED] as never } }, select: { id: true } });
     for (const t of failed) await advanceJobAfterTask(this.r, t.id);
@@ -278,5 +279,8 @@ export class Pipeline {
       await this.background(`task:${taskId}`, () => this.afterTask(taskId));
     }
     for (const jobId of await jobsInStatus(this.r, 'PREPARING')) void this.prepare(jobId);
+    // A supervisor run cut off by a crash: resumed from its history (a PENDING call resolves
+    // from the Action table: its effect happened once and is not repeated).
+    for (const o of await orphanedSupervision(this.r, now, QUIET_MS)) void this.background(`supervise:${o.jobId}`, () => this.resumeSupervision(o.jobId, o.runId));
   }
 }

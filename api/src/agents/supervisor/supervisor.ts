@@ -46,12 +46,13 @@ const MAX_TURNS = 2;
  * findings). `locked`: another process's agent holds the job — it decides, not this one.
  */
 /**
- * The user answered the supervisor's question: its latest run continues with the answer as a
- * user message (once), then acts on it. Null when the job has no supervisor run.
+ * The user answered the supervisor's question: its latest run (or `runId`, one a crash cut
+ * off) continues with the answer as a user message (once), then acts on it. Null when there
+ * is no such run left to resume.
  */
-export async function resumeSupervisor(r: Resources, model: ModelClient, jobId: string, extra: Pick<RunOptions, 'afterAction'> = {}): Promise<TurnResult | null> {
-  const run = await latestRun(r, jobId, SUPERVISOR.name);
-  if (!run) return null;
+export async function resumeSupervisor(r: Resources, model: ModelClient, jobId: string, extra: Pick<RunOptions, 'afterAction'> = {}, runId?: string): Promise<TurnResult | null> {
+  const run = runId ? await r.prisma.agentRun.findUnique({ where: { id: runId } }) : await latestRun(r, jobId, SUPERVISOR.name);
+  if (!run || run.jobId !== jobId || run.status === 'COMPLETED' || run.status === 'FAILED') return null;
   const seen = await userMessages(r, run.id);
   const input = (await answeredQuestions(r, jobId))
     .filter((q) => q.agentRunId === run.id)

@@ -239,6 +239,28 @@ export async function orphanedPlanning(r: Resources, agent: string, now: Date, q
   return rows.map((j) => j.id);
 }
 
+/**
+ * Run-supervisor runs a crashed process left behind, on jobs nobody holds: RUNNING ones (a
+ * call may be PENDING with its Action committed), and WAITING ones whose question was
+ * answered while no process was there to resume them (the job is RUNNING again). Quiet
+ * for `quietMs`; at most 10.
+ */
+export async function orphanedSupervision(r: Resources, now: Date, quietMs: number): Promise<{ runId: string; jobId: string }[]> {
+  const quiet = new Date(now.getTime() - quietMs);
+  const rows = await r.prisma.agentRun.findMany({
+    where: {
+      agent: 'supervisor',
+      updatedAt: { lt: quiet },
+      OR: [{ status: 'RUNNING' }, { status: 'WAITING', job: { status: 'RUNNING', questions: { none: { status: 'OPEN' } } } }],
+      job: { status: { in: ['RUNNING', 'NEEDS_INPUT'] }, OR: [{ agentLockUntil: null }, { agentLockUntil: { lt: now } }] },
+    },
+    select: { id: true, jobId: true },
+    orderBy: { updatedAt: 'asc' },
+    take: 10,
+  });
+  return rows.map((x) => ({ runId: x.id, jobId: x.jobId }));
+}
+
 /** Marks the job as just looked at, so the next reconcile leaves it alone for a while. */
 export async function touchJob(r: Resources, jobId: string): Promise<void> {
   await r.prisma.job.update({ where: { id: jobId }, data: { updatedAt: r.now() } });
