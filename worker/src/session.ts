@@ -41,6 +41,8 @@ export class Session {
   private readonly completions: Completions;
   workerId: string | undefined;
   status = 'STARTING';
+  /** Counts the owner's own pause/resume/drain requests, before and after each (see heartbeat). */
+  private ownerChanges = 0;
   private heartbeatSec = 5;
   private readonly runs = new Map<string, Run>();
   private readonly stopping = new AbortController();
@@ -89,10 +91,16 @@ export class Session {
 
   async heartbeat(): Promise<void> {
     const leases = [...this.runs.values()].map((r) => ({ attemptId: r.attemptId, fencingToken: r.assignment.fencingToken }));
+    const ownerSeq = this.ownerChanges;
     const r = await this.client.request(HeartbeatDoc, { workerId: this.workerId!, leases, telemetry: { running: leases.length } }, { signal: this.stopping.signal });
     const h = r.heartbeat;
     if (h.__typename !== 'HeartbeatResult') throw new Error('message' in h ? h.message : 'unexpected answer');
+    // The owner paused, resumed or drained this worker from the machine while the heartbeat
+    // was in flight: its status orders were read before that and would undo it (fix: a drain
+    // was undone by a RESUME from a heartbeat sent just before it). The next heartbeat says.
+    const statusOrdersStale = this.ownerChanges !== ownerSeq;
     for (const o of h.orders) {
+      if (statusOrdersStale && o.kind !== 'CANCEL') continue;
       if (o.kind === 'CANCEL' && o.attemptId) {
         const run = this.runs.get(o.attemptId);
         run?.stop(o.reason?.includes('cancel') ? 'cancel' : 'lease-lost', o.reason ?? 'cancelled');
@@ -181,7 +189,8 @@ export class Session {
   }
 
   async setPaused(paused: boolean): Promise<string> {
-    const r = await this.client.request(SetPausedDoc, { workerId: this.workerId!, paused });
+    this.ownerChanges++;
+    const r = await this.client.request(SetPausedDoc, { workerId: this.workerId!, paused }).finally(() => this.ownerChanges++);
     const w = r.setWorkerPaused;
     if (w.__typename !== 'Worker') throw new Error('message' in w ? w.message : 'unexpected answer');
     this.status = w.status;
@@ -196,8 +205,9 @@ export class Session {
    */
   async drain(): Promise<{ status: string; graceSec: number; attempts: { attemptId: string; freeAfterSec: number | null; killed: boolean }[] }> {
     // The runs first: the API's answer also orders the drain (heartbeat), and would race this.
+    this.ownerChanges++;
     const runs = this.startDrain();
-    const r = await this.client.request(DrainOwnWorkerDoc, { workerId: this.workerId! });
+    const r = await this.client.request(DrainOwnWorkerDoc, { workerId: this.workerId! }).finally(() => this.ownerChanges++);
     const w = r.drainOwnWorker;
     await Promise.allSettled(runs.map((x) => x.done));
     if (w.__typename !== 'Worker') throw new Error('message' in w ? w.message : 'unexpected answer');
