@@ -309,6 +309,36 @@ describe('the run supervisor with the builtin rules', () => {
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
   });
 
+  it('an answer given while no process listened: the reconcile resumes the waiting supervisor run with it', async () => {
+    const owner = await api.signUp();
+    const a = await installer(owner, 'asleep-a', 'http://10.0.0.1/simple');
+    const b = await installer(owner, 'asleep-b', 'https://pypi.org/simple');
+    const { jobId, taskId } = await runningJob(owner);
+    supervise(createBuiltinClient());
+    const [a1] = await a.claim();
+    await a.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: 'ERROR: No matching distribution found for tqdm' });
+    const q = await openQuestion(jobId);
+    // The process that asked goes away; the answer lands with nobody to act on it.
+    pipeline!.stop();
+    await pipeline!.idle();
+    pipeline = null;
+    await api.gql(ANSWER, { i: { questionId: q.id, answer: 'Retry on asleep-b' } }, owner.token);
+    expect((await jobOf(jobId)).status).toBe('RUNNING');
+    expect((await supervisorRuns(jobId)).map((x) => x.status)).toEqual(['WAITING']);
+    expect((await taskOf(taskId)).status).toBe('FAILED');
+    // Another process's reconcile finds the run and resumes it with the answer.
+    supervise(createBuiltinClient());
+    api.clock.advance(10_000);
+    await pipeline!.reconcile();
+    const queued = await waitFor('the reassignment', async () => {
+      const t = await taskOf(taskId);
+      return t.status === 'QUEUED' ? t : null;
+    });
+    expect(queued.pinnedWorkerId).toBe(b.workerId);
+    await waitFor('the run to complete', async () => (await supervisorRuns(jobId))[0]!.status === 'COMPLETED');
+    expect(await db.action.count({ where: { jobId, kind: 'take_action' } })).toBe(2); // ask_user, reassign
+  });
+
   it('a module missing at run time: the job stops naming the module and what to add; not retried, nobody asked', async () => {
     const owner = await api.signUp();
     const w = await installer(owner, 'runtime', 'https://pypi.org/simple');

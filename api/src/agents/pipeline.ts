@@ -275,12 +275,21 @@ export class Pipeline {
         void this.background(`plan:${jobId}`, () => this.resumePlanning(jobId));
       }
     }
+    // A supervisor run cut off by a crash, or waiting for an answer given while no process
+    // listened: resumed from its history first (a PENDING call resolves from the Action table:
+    // its effect happened once and is not repeated). Its job's failed tasks are its to move
+    // on (resumeSupervision does), not the generic pass below: that would start a new
+    // supervisor run that knows nothing of the answer.
+    const supervised = new Set<string>();
+    for (const o of await orphanedSupervision(this.r, now, QUIET_MS)) {
+      supervised.add(o.jobId);
+      await this.background(`supervise:${o.jobId}`, () => this.resumeSupervision(o.jobId, o.runId));
+    }
     for (const taskId of await tasksAwaitingAdvance(this.r, now, QUIET_MS)) {
+      const t = await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true } });
+      if (t && supervised.has(t.jobId)) continue;
       await this.background(`task:${taskId}`, () => this.afterTask(taskId));
     }
     for (const jobId of await jobsInStatus(this.r, 'PREPARING')) void this.prepare(jobId);
-    // A supervisor run cut off by a crash: resumed from its history (a PENDING call resolves
-    // from the Action table: its effect happened once and is not repeated).
-    for (const o of await orphanedSupervision(this.r, now, QUIET_MS)) void this.background(`supervise:${o.jobId}`, () => this.resumeSupervision(o.jobId, o.runId));
   }
 }
