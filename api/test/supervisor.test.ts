@@ -171,27 +171,33 @@ describe('the run supervisor with the builtin rules', () => {
     expect(finding.data).toMatchObject({ remedy: 'retry_elsewhere', errorClass: 'WORKER_ERROR' });
   });
 
-  it('a lease lost twice on one worker (the tick): retried on another worker', async () => {
+  it.each([
+    ['silent', false],
+    ['reporting late (its attempts end STALE)', true],
+  ])('a lease lost twice on one worker, %s (the tick): retried on another worker', async (_how, late) => {
     const owner = await api.signUp();
     const vanishing = await worker(owner, 'vanishing', 8192);
     const steady = await worker(owner, 'steady too', 8192);
     const { jobId, taskId } = await runningJob(owner);
     supervise(createBuiltinClient());
-    const loseLease = async (lease: string) => {
+    const loseLease = async (a: { attemptId: string; fencingToken: string; leaseExpiresAt: string }) => {
+      const lease = a.leaseExpiresAt;
       api.clock.advance(new Date(lease).getTime() + 1000 - api.clock.now().getTime());
       await steady.heartbeat([]); // the other worker is alive (the tick would mark a silent one OFFLINE)
+      // A partitioned worker that comes back before the tick: refused, recorded; the attempt ends STALE.
+      if (late) expect((await vanishing.heartbeat([a])).renewed).toEqual([]);
       expect(await runTick(r, api.clock.now())).toMatchObject({ lost: 1, retried: 1 });
       api.clock.advance(60_000); // past the retry backoff
     };
 
     const [a1] = await vanishing.claim();
-    await loseLease(a1!.leaseExpiresAt);
+    await loseLease(a1!);
     // Once: the scheduler's own retry stands (the supervisor looked and did nothing).
     await waitFor('the first supervisor run', async () => (await supervisorRuns(jobId)).find((x) => x.status === 'COMPLETED'));
     expect(await db.action.count({ where: { jobId } })).toBe(0);
     const [a2] = await vanishing.claim();
     expect(a2).toMatchObject({ number: 2, task: { id: taskId } });
-    await loseLease(a2!.leaseExpiresAt);
+    await loseLease(a2!);
     const moved = await waitFor('the retry on the other worker', async () => {
       const t = await taskOf(taskId);
       return t.status === 'QUEUED' && (t.requirements as { avoidWorkers?: string[] }).avoidWorkers?.includes(vanishing.workerId) ? t : null;
@@ -202,6 +208,9 @@ describe('the run supervisor with the builtin rules', () => {
     expect(a3).toMatchObject({ number: 3, task: { id: taskId } });
     const finding = await db.finding.findFirstOrThrow({ where: { jobId } });
     expect(finding.data).toMatchObject({ remedy: 'retry_elsewhere', errorClass: 'LEASE_EXPIRED' });
+    const ended = await db.attempt.findMany({ where: { taskId, number: { in: [1, 2] } }, orderBy: { number: 'asc' } });
+    expect(ended.map((x) => x.status)).toEqual(late ? ['STALE', 'STALE'] : ['LOST', 'LOST']);
+    await steady.complete(a3!, { exitCode: 0 }); // nothing left leased for the next case's ticks
   });
 
   it("DEPENDENCY: the job fails with the installer's message", async () => {

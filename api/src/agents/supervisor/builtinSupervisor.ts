@@ -78,7 +78,9 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     const remedy = (open.data as { remedy: string }).remedy;
     return call('remember', { taskId: task.id, evidence: [`attempt:${attempt.id}`], observation: `Follow-up: resolved — after ${remedy}, attempt ${attempt.number} of ${task.name} succeeded on ${attempt.worker.name}.` });
   }
-  const errorClass = attempt.status === 'LOST' ? 'LEASE_EXPIRED' : (attempt.errorClass ?? 'EXIT_NONZERO');
+  // STALE is a lost attempt whose worker came back and reported late: lost all the same.
+  const lost = (a: { status: string }) => a.status === 'LOST' || a.status === 'STALE';
+  const errorClass = lost(attempt) ? 'LEASE_EXPIRED' : (attempt.errorClass ?? 'EXIT_NONZERO');
   const saved = out.has('remember');
   const rememberThen = (finding: Record<string, unknown>, action: Record<string, unknown>) =>
     saved ? call('take_action', action) : call('remember', { taskId: task.id, evidence: [`attempt:${attempt.id}`], ...finding });
@@ -86,7 +88,7 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
 
   // A remedy an earlier run tried for this task, and the same failure again: not repeated.
   const infrastructure = INFRASTRUCTURE_ERRORS.has(errorClass) || errorClass === 'LEASE_EXPIRED';
-  const sameWorker = task.attempts.filter((a) => a.worker.id === attempt.worker.id && (a.status === 'LOST' || (a.status === 'FAILED' && a.errorClass !== null && INFRASTRUCTURE_ERRORS.has(a.errorClass))));
+  const sameWorker = task.attempts.filter((a) => a.worker.id === attempt.worker.id && (lost(a) || (a.status === 'FAILED' && a.errorClass !== null && INFRASTRUCTURE_ERRORS.has(a.errorClass))));
   const tried = remedies.find((f) => (f.data as { errorClass?: string }).errorClass === errorClass);
   // An infrastructure failure once on a worker is the scheduler's to retry, remedy or not.
   if (tried && !(infrastructure && sameWorker.length < 2)) {
