@@ -337,7 +337,7 @@ describe('the run supervisor with the builtin rules', () => {
     expect((await taskOf(taskId)).status).toBe('FAILED');
     // Another process's reconcile finds the run and resumes it with the answer.
     supervise(createBuiltinClient());
-    api.clock.advance(10_000);
+    await new Promise((res) => setTimeout(res, 5_500)); // the run has been quiet for QUIET_MS (wall clock)
     await pipeline!.reconcile();
     const queued = await waitFor('the reassignment', async () => {
       const t = await taskOf(taskId);

@@ -246,7 +246,10 @@ export async function orphanedPlanning(r: Resources, agent: string, now: Date, q
  * for `quietMs`; at most 10.
  */
 export async function orphanedSupervision(r: Resources, now: Date, quietMs: number): Promise<{ runId: string; jobId: string }[]> {
-  const quiet = new Date(now.getTime() - quietMs);
+  // updatedAt is written with the wall clock (Prisma's @updatedAt), not the resources' clock:
+  // compare it with the wall clock, or a clock running ahead takes a live run for a quiet one
+  // (tests drive r.now() forward) and resumes it beside its own process.
+  const quiet = new Date(Date.now() - quietMs);
   const rows = await r.prisma.agentRun.findMany({
     where: {
       agent: 'supervisor',
