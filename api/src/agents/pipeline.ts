@@ -29,7 +29,7 @@
  * transitions let one reaction move the job; the others do nothing.
  */
 import type { EventBus, DomainEvent } from '../domain/events.js';
-import { answeredQuestions, latestRun, openQuestionCount, orphanedPlanning, orphanedSupervision, touchJob, userMessages } from '../domain/agents/agentRuns.js';
+import { latestRun, openQuestionCount, orphanedPlanning, orphanedSupervision, touchJob, unseenAnswers, userMessages } from '../domain/agents/agentRuns.js';
 import { advanceJobAfterTask } from '../domain/jobs/advanceJob.js';
 import { jobsInStatus, loadJob, tasksAwaitingAdvance } from '../domain/jobs/jobQueries.js';
 import { advancePreparation } from '../domain/preparation/stage.js';
@@ -147,12 +147,7 @@ export class Pipeline {
     const run = await latestRun(this.r, jobId, PLANNER.name);
     if (!run) return this.startPlanning(jobId);
     // The answers the run has not seen yet become user messages in its history.
-    const seen = await userMessages(this.r, run.id);
-    const input = (await answeredQuestions(this.r, jobId))
-      .map((q) => `Answer to "${q.text}": ${q.answer}`)
-      .filter((t) => !seen.has(t))
-      .map((content) => ({ type: 'message' as const, role: 'user' as const, content }));
-    await this.planTurns(jobId, input, run.id);
+    await this.planTurns(jobId, await unseenAnswers(this.r, jobId, run.id), run.id);
   }
 
   private async planTurns(jobId: string, input: Item[], runId?: string): Promise<void> {
@@ -285,9 +280,10 @@ export class Pipeline {
       supervised.add(o.jobId);
       await this.background(`supervise:${o.jobId}`, () => this.resumeSupervision(o.jobId, o.runId));
     }
-    for (const taskId of await tasksAwaitingAdvance(this.r, now, QUIET_MS)) {
-      const t = await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true } });
-      if (t && supervised.has(t.jobId)) continue;
+    const awaiting = await tasksAwaitingAdvance(this.r, now, QUIET_MS);
+    const jobOf = supervised.size ? new Map((await this.r.prisma.task.findMany({ where: { id: { in: awaiting } }, select: { id: true, jobId: true } })).map((t) => [t.id, t.jobId])) : null;
+    for (const taskId of awaiting) {
+      if (jobOf && supervised.has(jobOf.get(taskId) ?? '')) continue;
       await this.background(`task:${taskId}`, () => this.afterTask(taskId));
     }
     for (const jobId of await jobsInStatus(this.r, 'PREPARING')) void this.prepare(jobId);

@@ -7,7 +7,7 @@
  * One supervisor run per job at a time: it takes the job's agent lock like every agent,
  * and every side effect verifies the lock inside its transaction.
  */
-import { answeredQuestions, latestRun, userMessages } from '../../domain/agents/agentRuns.js';
+import { latestRun, unseenAnswers } from '../../domain/agents/agentRuns.js';
 import type { Resources } from '../../domain/resources.js';
 import { runAgentTurn, type RunOptions, type TurnResult } from '../loop.js';
 import type { ModelClient } from '../models/types.js';
@@ -53,13 +53,13 @@ const MAX_TURNS = 2;
 export async function resumeSupervisor(r: Resources, model: ModelClient, jobId: string, extra: Pick<RunOptions, 'afterAction'> = {}, runId?: string): Promise<TurnResult | null> {
   const run = runId ? await r.prisma.agentRun.findUnique({ where: { id: runId } }) : await latestRun(r, jobId, SUPERVISOR.name);
   if (!run || run.jobId !== jobId || run.status === 'COMPLETED' || run.status === 'FAILED') return null;
-  const seen = await userMessages(r, run.id);
-  const input = (await answeredQuestions(r, jobId))
-    .filter((q) => q.agentRunId === run.id)
-    .map((q) => `Answer to "${q.text}": ${q.answer}`)
-    .filter((t) => !seen.has(t))
-    .map((content) => ({ type: 'message' as const, role: 'user' as const, content }));
-  let res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: run.id, input, ...extra });
+  const input = await unseenAnswers(r, jobId, run.id, run.id);
+  return moreTurns(r, model, jobId, await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: run.id, input, ...extra }), extra);
+}
+
+/** Further turns of a run still RUNNING after its first, up to MAX_TURNS in all. */
+async function moreTurns(r: Resources, model: ModelClient, jobId: string, first: TurnResult, extra: Pick<RunOptions, 'afterAction'>): Promise<TurnResult> {
+  let res = first;
   for (let turn = 1; turn < MAX_TURNS && res.status === 'RUNNING' && res.stopReason !== 'locked'; turn++) {
     res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: res.runId, ...extra });
   }
@@ -67,9 +67,5 @@ export async function resumeSupervisor(r: Resources, model: ModelClient, jobId: 
 }
 
 export async function runSupervisor(r: Resources, model: ModelClient, jobId: string, trigger: SupervisorTrigger, extra: Pick<RunOptions, 'afterAction'> = {}): Promise<TurnResult> {
-  let res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, input: [{ type: 'message', role: 'user', content: `Trigger: ${JSON.stringify(trigger)}` }], ...extra });
-  for (let turn = 1; turn < MAX_TURNS && res.status === 'RUNNING' && res.stopReason !== 'locked'; turn++) {
-    res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: res.runId, ...extra });
-  }
-  return res;
+  return moreTurns(r, model, jobId, await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, input: [{ type: 'message', role: 'user', content: `Trigger: ${JSON.stringify(trigger)}` }], ...extra }), extra);
 }

@@ -17,16 +17,19 @@ export interface StalledRow {
  * nothing. Bounded per tick.
  */
 export async function stalledAttempts(prisma: Prisma, since: Date): Promise<StalledRow[]> {
+  // The latest line and metric are the highest seq (primary-key order): one index probe per
+  // running attempt, not a scan of all its chunks, on every tick.
   return prisma.$queryRaw<StalledRow[]>`
-    SELECT a.id AS "attemptId", a."taskId", t."jobId", a."workerId", a.number,
-           GREATEST((SELECT max(l.ts) FROM "LogChunk" l WHERE l."attemptId" = a.id),
-                    (SELECT max(m.ts) FROM "MetricPoint" m WHERE m."attemptId" = a.id)) AS "lastOutputAt"
-    FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId"
-    WHERE a.status = 'RUNNING' AND a."startedAt" < ${since}
-      AND t.kind IN ('RUN', 'SHARD', 'EVALUATE')
-      AND NOT EXISTS (SELECT 1 FROM "LogChunk" l WHERE l."attemptId" = a.id AND l.ts >= ${since})
-      AND NOT EXISTS (SELECT 1 FROM "MetricPoint" m WHERE m."attemptId" = a.id AND m.ts >= ${since})
-      AND NOT EXISTS (SELECT 1 FROM "JobEvent" e WHERE e."jobId" = t."jobId" AND e.kind = 'attempt.stalled' AND e.payload ->> 'attemptId' = a.id::text)
-    ORDER BY a."startedAt"
+    SELECT * FROM (
+      SELECT a.id AS "attemptId", a."taskId", t."jobId", a."workerId", a.number, a."startedAt",
+             GREATEST((SELECT l.ts FROM "LogChunk" l WHERE l."attemptId" = a.id ORDER BY l.seq DESC LIMIT 1),
+                      (SELECT m.ts FROM "MetricPoint" m WHERE m."attemptId" = a.id ORDER BY m.seq DESC LIMIT 1)) AS "lastOutputAt"
+      FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId"
+      WHERE a.status = 'RUNNING' AND a."startedAt" < ${since}
+        AND t.kind IN ('RUN', 'SHARD', 'EVALUATE')
+        AND NOT EXISTS (SELECT 1 FROM "JobEvent" e WHERE e."jobId" = t."jobId" AND e.kind = 'attempt.stalled' AND e.payload ->> 'attemptId' = a.id::text)
+    ) s
+    WHERE s."lastOutputAt" IS NULL OR s."lastOutputAt" < ${since}
+    ORDER BY s."startedAt"
     LIMIT 100`;
 }

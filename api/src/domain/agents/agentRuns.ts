@@ -213,6 +213,16 @@ export async function runAction<T extends EffectResult>(r: Resources, input: { j
 // ───────────────────────────── what the pipeline resumes ─────────────────────────────
 
 /** Answers the user gave to the planner's questions, oldest first. */
+/** The job's answered questions (of one run, when given) the run has not seen yet, as user messages. */
+export async function unseenAnswers(r: Resources, jobId: string, runId: string, onlyAskedBy?: string) {
+  const seen = await userMessages(r, runId);
+  return (await answeredQuestions(r, jobId))
+    .filter((q) => !onlyAskedBy || q.agentRunId === onlyAskedBy)
+    .map((q) => `Answer to "${q.text}": ${q.answer}`)
+    .filter((t) => !seen.has(t))
+    .map((content) => ({ type: 'message' as const, role: 'user' as const, content }));
+}
+
 export async function answeredQuestions(r: Resources, jobId: string) {
   return r.prisma.question.findMany({ where: { jobId, status: 'ANSWERED', agentRunId: { not: null } }, orderBy: { answeredAt: 'asc' } });
 }

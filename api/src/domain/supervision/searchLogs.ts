@@ -32,8 +32,8 @@ export async function searchLogs(r: { prisma: Db; config: Pick<Config, 'sentryAp
   const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
   const since = q.since ? new Date(q.since) : undefined;
   const until = q.until ? new Date(q.until) : undefined;
-  const ts = since || until ? { ts: { ...(since ? { gte: since } : {}), ...(until ? { lte: until } : {}) } } : {};
-  const where = { attempt: { task: { jobId } }, ...(q.attemptId ? { attemptId: q.attemptId } : {}), ...ts };
+  const range = between(since, until);
+  const where = { attempt: { task: { jobId } }, ...(q.attemptId ? { attemptId: q.attemptId } : {}), ...(range ? { ts: range } : {}) };
   const select = { attemptId: true, seq: true, stream: true, text: true, ts: true, attempt: { select: { number: true, task: { select: { name: true } } } } } as const;
   const re = q.regex ? new RegExp(q.query, 'i') : null;
   const [rows, events, sentry] = await Promise.all([
@@ -64,8 +64,8 @@ export async function searchLogs(r: { prisma: Db; config: Pick<Config, 'sentryAp
 
 /** The job's events (task and attempt status changes, findings, notes) whose payload matches. */
 async function matchingEvents(db: Db, jobId: string, q: LogQuery, re: RegExp | null, since?: Date, until?: Date) {
-  const createdAt = since || until ? { createdAt: { ...(since ? { gte: since } : {}), ...(until ? { lte: until } : {}) } } : {};
-  const rows = await db.jobEvent.findMany({ where: { jobId, kind: { not: 'agent.item' }, ...createdAt }, orderBy: { id: 'desc' }, take: SCAN_LIMIT, select: { kind: true, payload: true, createdAt: true } });
+  const range = between(since, until);
+  const rows = await db.jobEvent.findMany({ where: { jobId, kind: { not: 'agent.item' }, ...(range ? { createdAt: range } : {}) }, orderBy: { id: 'desc' }, take: SCAN_LIMIT, select: { kind: true, payload: true, createdAt: true } });
   const needle = q.query.toLowerCase();
   const hits = [];
   for (const e of rows) {
@@ -76,4 +76,9 @@ async function matchingEvents(db: Db, jobId: string, q: LogQuery, re: RegExp | n
     if (hits.length >= EVENT_LIMIT) break;
   }
   return hits.reverse();
+}
+
+/** A Prisma date filter for [since, until], or null for no bound. */
+function between(since?: Date, until?: Date) {
+  return since || until ? { ...(since ? { gte: since } : {}), ...(until ? { lte: until } : {}) } : null;
 }
