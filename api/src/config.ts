@@ -60,6 +60,9 @@ const EnvSchema = z.object({
   WORKER_OFFLINE_SEC: int(60),
   /** A RUNNING attempt with no log line or metric for this many minutes (its lease renewed) is reported to the run supervisor as stalled. */
   STALL_MIN: int(30),
+  /** A worker that loses this many attempts (lease ran out: LOST or STALE) within FLAP_WINDOW_MIN is flapping: the run supervisor keeps the affected jobs' retries off it. */
+  FLAP_LOST: int(3),
+  FLAP_WINDOW_MIN: int(30),
   RETRY_BASE_SEC: num(2),
   RATE_CPU_CORE_HOUR_CAD: num(0.02),
   RATE_RAM_GB_HOUR_CAD: num(0.003),
@@ -133,6 +136,9 @@ export interface Config {
     workerOfflineSec: number;
     /** Minutes without output before a running attempt counts as stalled. */
     stallMin: number;
+    /** Lost attempts within flapWindowMin that make a worker flapping. */
+    flapLost: number;
+    flapWindowMin: number;
     retryBaseSec: number;
   };
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
@@ -202,6 +208,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       heartbeatSec: e.HEARTBEAT_SEC,
       workerOfflineSec: e.WORKER_OFFLINE_SEC,
       stallMin: e.STALL_MIN,
+      flapLost: e.FLAP_LOST,
+      flapWindowMin: e.FLAP_WINDOW_MIN,
       retryBaseSec: e.RETRY_BASE_SEC,
     },
     rates: {

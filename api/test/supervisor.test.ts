@@ -66,10 +66,10 @@ async function worker(owner: { token: string }, name: string, memoryMiB: number)
 }
 
 /** A job past planning: RUNNING, its plan accepted through the job engine, one RUN task queued. */
-async function runningJob(owner: { token: string }) {
+async function runningJob(owner: { token: string }, plan = PLAN) {
   const job = await createJobWithFile(api, owner.token);
   await transition(r, job.jobId, 'startPlanning', { reason: null });
-  const accepted = await commitTransition(r, job.jobId, (tx, now) => acceptPlan(tx, now, { jobId: job.jobId, author: 'scripted', plan: PLAN }));
+  const accepted = await commitTransition(r, job.jobId, (tx, now) => acceptPlan(tx, now, { jobId: job.jobId, author: 'scripted', plan }));
   return { jobId: job.jobId, taskId: accepted.taskId! };
 }
 
@@ -413,6 +413,121 @@ describe('the run supervisor with the builtin rules', () => {
     const findings = await db.finding.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
     expect(findings.map((f) => f.text)).toEqual([expect.stringMatching(/ran out of memory on small2/), expect.stringMatching(/^Follow-up: not resolved/)]);
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(2);
+  });
+});
+
+describe('triggers across jobs and after the job ended', () => {
+  const supervisorFinding = (jobId: string, trigger: string) =>
+    waitFor(`the ${trigger} finding`, async () => (await db.finding.findMany({ where: { jobId } })).find((f) => (f.data as { trigger?: string }).trigger === trigger) ?? null);
+
+  it('a flapping worker (3 attempts lost within the window, across jobs): each affected job gets a finding and its queued task is kept off that worker; another worker runs them', async () => {
+    const owner = await api.signUp();
+    const flappy = new ProtocolWorker(api, await createWorkerToken(api, owner.token, 'flappy'), 'flappy');
+    await flappy.hello({ slots: 3, capabilities: { ...CPU_CAPS, memoryMiB: 8192 } });
+    workers.push(flappy);
+    const jobs = [await runningJob(owner), await runningJob(owner), await runningJob(owner)];
+    const leases = await flappy.claim({ max: 3 });
+    expect(leases.map((a) => a.task.id).sort()).toEqual(jobs.map((j) => j.taskId).sort());
+    supervise(createBuiltinClient());
+
+    // Earlier tests' running work is withdrawn (its leases run out too, and must not be retried here).
+    await db.task.updateMany({ where: { status: { in: ['LEASED', 'RUNNING', 'QUEUED'] }, id: { notIn: jobs.map((j) => j.taskId) } }, data: { status: 'CANCELLED' } });
+    // The three leases run out at once (the worker vanished); a steady worker is online.
+    api.clock.advance((api.config.scheduler.leaseSec + 1) * 1000);
+    const steady = new ProtocolWorker(api, await createWorkerToken(api, owner.token, 'steady'), 'steady');
+    await steady.hello({ slots: 3, capabilities: { ...CPU_CAPS, memoryMiB: 8192 } });
+    workers.push(steady);
+    // (Other tests' leases run out too; only flappy lost three.)
+    const tick = await runTick(r, api.clock.now());
+    expect(tick).toMatchObject({ ran: true, flapping: 1 });
+    expect(tick.lost).toBeGreaterThanOrEqual(3);
+
+    for (const j of jobs) {
+      const event = await db.jobEvent.findFirstOrThrow({ where: { jobId: j.jobId, kind: 'worker.flapping' } });
+      expect(event.payload).toMatchObject({ workerId: flappy.workerId, worker: 'flappy', lost: 3, windowMin: api.config.scheduler.flapWindowMin });
+      const finding = await supervisorFinding(j.jobId, 'worker_flapping');
+      expect(finding.text).toBe(`Worker flappy lost 3 attempts within ${api.config.scheduler.flapWindowMin} min (its lease ran out each time), 1 of them this job's: it keeps vanishing.`);
+      expect((finding.data as { evidence: string[] }).evidence).toContain(`worker:${flappy.workerId}`);
+      const task = await waitFor('the task kept off flappy', async () => {
+        const t = await taskOf(j.taskId);
+        return ((t.requirements as { avoidWorkers?: string[] }).avoidWorkers ?? []).includes(flappy.workerId) ? t : null;
+      });
+      expect(task.statusReason).toMatch(/^Worker flappy is flapping \(3 attempts lost in \d+ min\): run runs on another worker\.$/);
+    }
+    // Past the retries' backoff: the flapping worker gets none of them, the steady one all three.
+    api.clock.advance(60_000);
+    await flappy.heartbeat([]);
+    await steady.heartbeat([]);
+    expect(await flappy.claim()).toEqual([]);
+    const taken = await steady.claim({ max: 3 });
+    expect(taken.map((a) => a.task.id).sort()).toEqual(jobs.map((j) => j.taskId).sort());
+    // Reported once per crossing: the next tick (nothing new lost) says nothing.
+    expect((await runTick(r, api.clock.now())).flapping).toBe(0);
+    await pipeline!.idle();
+    for (const j of jobs) expect(await db.finding.count({ where: { jobId: j.jobId } })).toBe(1);
+  });
+
+  it('a job stopped at its spending cap: the supervisor explains what the billed cost went to and the cap finishing needs; the job stays STOPPED', async () => {
+    const owner = await api.signUp();
+    const w = await worker(owner, 'capped', 8192);
+    const { jobId, taskId } = await runningJob(owner);
+    const [a] = await w.claim();
+    await w.heartbeat([a!]);
+    // The cap is lowered after the lease (the claim refuses a lease projected past the cap).
+    await db.job.update({ where: { id: jobId }, data: { spendingCapCad: '0.0005', estimate: { durationSec: 7200, lowCad: 0.004, highCad: 0.006, costCad: 0.005 } } });
+    supervise(createBuiltinClient());
+    // Half an hour of running accrues past the cap.
+    const now = api.clock.now();
+    await db.attempt.update({ where: { id: a!.attemptId }, data: { startedAt: new Date(now.getTime() - 30 * 60_000) } });
+    expect(await runTick(r, now)).toMatchObject({ ran: true, stopped: 1 });
+    expect((await jobOf(jobId)).status).toBe('STOPPED');
+
+    const finding = await supervisorFinding(jobId, 'stopped_at_cap');
+    const job = await jobOf(jobId);
+    expect(finding.text).toBe(`Stopped at its spending cap of 0.0005 CAD with ${Number(job.costCad).toFixed(4)} CAD billed: run ${Number(job.costCad).toFixed(4)} CAD over 1 attempt (cancelled). The smoke run estimated the full run at 0.0040 CAD–0.0060 CAD.`);
+    expect(finding.data).toMatchObject({
+      evidence: [`attempt:${a!.attemptId}`],
+      hypothesis: 'The cap is below what the run was estimated to cost (0.0040 CAD–0.0060 CAD, plus 0.0000 CAD for the other steps).',
+      followUp: 'To finish, submit again with a cap of at least 0.0060 CAD (the estimate\'s high end plus the other steps).',
+    });
+    await pipeline!.idle();
+    // The run looked back and ended; nothing was retried or changed, and it said it once even
+    // when the event comes again (several API processes hear it).
+    expect((await supervisorRuns(jobId)).map((x) => [x.status, x.stopReason])).toEqual([['COMPLETED', 'done']]);
+    await api.server.pubsub.emit({ type: 'job.capped', jobId });
+    await waitFor('the second run', async () => (await supervisorRuns(jobId)).length === 2 && (await supervisorRuns(jobId))[1]!.status === 'COMPLETED');
+    expect(await db.finding.count({ where: { jobId } })).toBe(1);
+    expect((await jobOf(jobId)).status).toBe('STOPPED');
+    expect((await taskOf(taskId)).status).toBe('CANCELLED');
+    expect(await db.action.count({ where: { jobId, kind: 'take_action' } })).toBe(0);
+  });
+
+  it('an output that misses the fixed criteria: the job fails, the supervisor names the missed criterion with the log lines that explain it', async () => {
+    const owner = await api.signUp();
+    const w = await worker(owner, 'diverges', 8192);
+    const plan = PlanSchema.parse({ ...PLAN, acceptance: { exitCode: 0, requiredFiles: [], metrics: [{ name: 'accuracy', op: '>=', value: 0.9 }] } });
+    const { jobId } = await runningJob(owner, plan);
+    supervise(createBuiltinClient());
+    const [a] = await w.claim();
+    await w.heartbeat([a!]);
+    await w.appendLogs(a!, [
+      { seq: 0, text: 'epoch 1 loss 2.31' },
+      { seq: 1, stream: 'stderr', text: 'RuntimeWarning: loss is nan at step 120' },
+      { seq: 2, text: 'accuracy 0.10' },
+    ]);
+    await w.complete(a!, { exitCode: 0, metrics: { accuracy: 0.1 } });
+    const job = await failedJob(jobId);
+    expect(job.statusReason).toMatch(/did not meet its acceptance criteria/);
+
+    const finding = await supervisorFinding(jobId, 'output_rejected');
+    expect(finding.text).toMatch(/^The output of run \(attempt 1 on diverges\) missed the acceptance criteria: .*accuracy.*0\.9.*\. Its final metrics: accuracy=0\.1\.$/);
+    const data = finding.data as { hypothesis: string; evidence: string[]; followUp: string };
+    expect(data.hypothesis).toBe('The run\'s log points at the cause: "RuntimeWarning: loss is nan at step 120"');
+    expect(data.evidence).toEqual(expect.arrayContaining([`attempt:${a!.attemptId}`, `log:${a!.attemptId}:1`, expect.stringMatching(/^event:\d+$/)]));
+    expect(data.followUp).toMatch(/^The criteria stay as they are/);
+    await pipeline!.idle();
+    expect((await jobOf(jobId)).status).toBe('FAILED');
+    expect(await db.action.count({ where: { jobId, kind: 'take_action' } })).toBe(0);
   });
 });
 

@@ -90,6 +90,12 @@ export interface RunOptions {
   lockHolder?: string;
   /** Called after a side effect commits, before its result is saved (crash tests inject a kill here). */
   afterAction?: (toolName: string) => void;
+  /**
+   * The run looks back at a job that has ended (the supervisor after a stop at the cap or a
+   * rejected output): it goes on although the job is final. Its tools' side effects are
+   * still checked against the job (nothing but findings and notes is allowed on a final job).
+   */
+  reviewsFinalJob?: boolean;
 }
 
 /**
@@ -183,7 +189,7 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
     // must not go on calling the model and dispatching tools (two runs at once on one job).
     // Nothing is written to the run then: it belongs to the new holder.
     if (!(await acquireAgentLock(r, jobId, holder, lockMs))) return { runId: run.id, stopReason: 'locked', status: 'RUNNING' };
-    if (await jobFinal()) return finish('job_final', 'COMPLETED');
+    if (!opts.reviewsFinalJob && (await jobFinal())) return finish('job_final', 'COMPLETED');
 
     const history = await loadHistory(r, run.id);
     let response;

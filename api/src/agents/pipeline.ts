@@ -17,6 +17,8 @@
  *                         preparation stage moves on (domain/preparation/stage.ts)
  *   attempt.stalled    → (the tick: alive but silent for STALL_MIN minutes) the run supervisor
  *   attempt.failed     → (an infrastructure failure the engine retries) the run supervisor
+ *   worker.flapping    → the run supervisor of each job whose work the worker lost
+ *   job.capped, output.rejected → the run supervisor looks back at the ended job (explains)
  *   preparation.step   → the preparation stage moves on; when a required step was rejected
  *                         and the budget allows, the preparer agent proposes a revision
  *   reconcile          → what a crashed process left behind: planner runs with no live
@@ -36,12 +38,12 @@ import { advancePreparation } from '../domain/preparation/stage.js';
 import { transitionIfAllowed } from '../domain/jobs/jobLifecycle.js';
 import { isFinalJobStatus } from '../domain/jobs/jobStatus.js';
 import type { Resources } from '../domain/resources.js';
-import { runAgentTurn } from './loop.js';
+import { LOCK_LEASE_MS, runAgentTurn } from './loop.js';
 import type { Item, ModelClient } from './models/types.js';
 import { PLANNER } from './planner/planner.js';
 import { PREPARER } from './preparer.js';
 import { hasRemedy } from '../domain/supervision/findings.js';
-import { resumeSupervisor, runSupervisor, type SupervisorTrigger } from './supervisor/supervisor.js';
+import { resumeSupervisor, REVIEWS_FINAL_JOB, runSupervisor, WAITS_FOR_LOCK, type SupervisorTrigger } from './supervisor/supervisor.js';
 
 /** Task kinds whose failures the run supervisor looks at (preparation tasks have their own stage). */
 const SUPERVISED = new Set(['RUN', 'SHARD', 'EVALUATE']);
@@ -50,6 +52,8 @@ const MAX_PLANNER_TURNS = 6;
 const MAX_PREPARER_TURNS = 3;
 /** A job untouched this long with no live agent lock is picked up by the reconcile. */
 const QUIET_MS = 5000;
+/** How often a waiting supervisor trigger tries the job's lock again. */
+const LOCK_WAIT_MS = 500;
 
 export interface PipelineOptions {
   /** Passed to every agent turn (crash tests inject a kill after a side effect). */
@@ -76,6 +80,9 @@ export class Pipeline {
         e.type === 'task.finished' ||
         e.type === 'attempt.failed' ||
         e.type === 'attempt.stalled' ||
+        e.type === 'worker.flapping' ||
+        e.type === 'job.capped' ||
+        e.type === 'output.rejected' ||
         e.type === 'preparation.step' ||
         e.type === 'reconcile',
       (e) => this.react(e),
@@ -105,6 +112,15 @@ export class Pipeline {
         break;
       case 'attempt.stalled':
         void this.background(`stalled:${e.attemptId}`, () => this.supervise(e.jobId, { reason: 'stalled', taskId: e.taskId, attemptId: e.attemptId }));
+        break;
+      case 'worker.flapping':
+        for (const jobId of e.jobIds) void this.background(`flapping:${e.workerId}:${jobId}`, () => this.supervise(jobId, { reason: 'worker_flapping', workerId: e.workerId, lost: e.lost, windowMin: e.windowMin }));
+        break;
+      case 'job.capped':
+        void this.background(`capped:${e.jobId}`, () => this.supervise(e.jobId, { reason: 'stopped_at_cap' }));
+        break;
+      case 'output.rejected':
+        void this.background(`rejected:${e.taskId}`, () => this.supervise(e.jobId, { reason: 'output_rejected', taskId: e.taskId }));
         break;
       case 'preparation.step':
         void this.prepare(e.jobId);
@@ -251,8 +267,14 @@ export class Pipeline {
   }
 
   private async supervise(jobId: string, trigger: SupervisorTrigger): Promise<'locked' | 'done'> {
-    if (isFinalJobStatus((await loadJob(this.r, jobId)).status)) return 'done';
-    const res = await runSupervisor(this.r, this.model, jobId, trigger, this.opts.afterAction ? { afterAction: this.opts.afterAction } : {});
+    if (!REVIEWS_FINAL_JOB.has(trigger.reason) && isFinalJobStatus((await loadJob(this.r, jobId)).status)) return 'done';
+    const extra = this.opts.afterAction ? { afterAction: this.opts.afterAction } : {};
+    let res = await runSupervisor(this.r, this.model, jobId, trigger, extra);
+    // A trigger the holder knows nothing of waits its turn (bounded: two lock leases).
+    for (let waited = 0; res.stopReason === 'locked' && WAITS_FOR_LOCK.has(trigger.reason) && waited < 2 * LOCK_LEASE_MS; waited += LOCK_WAIT_MS) {
+      await new Promise((done) => setTimeout(done, LOCK_WAIT_MS));
+      res = await runSupervisor(this.r, this.model, jobId, trigger, extra);
+    }
     return res.stopReason === 'locked' ? 'locked' : 'done';
   }
 

@@ -626,6 +626,10 @@ export class JobFollower {
           this.out.line(`  ⏸ attempt ${p.attempt ?? ''} stalled: no log line or metric for ${p.minutes ?? '?'} min while its worker is alive`);
           return;
         }
+        if (e.kind === 'worker.flapping') {
+          this.out.line(`  ⚠ worker ${p.worker ?? p.workerId ?? ''} is flapping: it lost ${p.lost ?? '?'} attempts in ${p.windowMin ?? '?'} min`);
+          return;
+        }
         if (e.kind === 'finding') {
           this.out.line(`  ✎ finding: ${oneLine(p.text ?? p.summary ?? p.note ?? p, 240)}`);
           return;

@@ -34,6 +34,12 @@ export type DomainEvent =
   | { type: 'attempt.failed'; jobId: string; taskId: string; attemptId: string; kind: TaskKind; errorClass: string }
   /** A running attempt said nothing (no log line, no metric) for STALL_MIN minutes while its lease was renewed (the run supervisor looks). */
   | { type: 'attempt.stalled'; jobId: string; taskId: string; attemptId: string }
+  /** The tick stopped a job at its spending cap (STOPPED): the run supervisor says what the money went to and what finishing would take. */
+  | { type: 'job.capped'; jobId: string }
+  /** A finished run's (or evaluation's) result missed the fixed acceptance criteria and the job FAILED: the run supervisor names the evidence. */
+  | { type: 'output.rejected'; jobId: string; taskId: string }
+  /** A worker lost FLAP_LOST attempts (LOST or STALE) within FLAP_WINDOW_MIN: the supervisors of the jobs whose work it dropped keep their retries off it. */
+  | { type: 'worker.flapping'; workerId: string; jobIds: string[]; lost: number; windowMin: number }
   /** The preparation stage has something to do for this job (a plan to prepare, a revision proposed). */
   | { type: 'preparation.step'; jobId: string }
   /** The scheduler tick ran: pick up work a crashed process left behind. */

@@ -8,9 +8,12 @@
  *   1. expire leases not renewed in time → attempt LOST → task retried with exponential
  *      backoff within maxAttempts (a pinned task waits for its worker again), or FAILED
  *      with the reason
+ *   1b. a worker whose lost attempts within FLAP_WINDOW_MIN just reached FLAP_LOST is
+ *      flapping: a job event on each affected job, `worker.flapping` for the supervisors
  *   2. mark workers silent for WORKER_OFFLINE_SEC OFFLINE
  *   3. accrue usage of running attempts; stop jobs whose cost reached their cap (the job
- *      engine's stopAtCap, with their outstanding work cancelled)
+ *      engine's stopAtCap, with their outstanding work cancelled; `job.capped` for the
+ *      supervisor)
  *   4. say why queued tasks wait (no online worker can run them)
  *   5. wake long-pollers when retried work became due, and announce `reconcile` so the
  *      agents pick up what a crashed process left behind (the tick never calls agent code)
@@ -33,6 +36,7 @@ import { ACTIVE_JOB_STATUSES } from '../domain/jobs/jobStatus.js';
 import { cancelOutstandingWork } from '../domain/jobs/outstandingWork.js';
 import { retryAfter, retryBackoffSec } from '../domain/leases/retryBackoff.js';
 import type { Resources } from '../domain/resources.js';
+import { flappingWorkers } from '../domain/workers/flapping.js';
 import { explainWait } from './explainWait.js';
 
 export const TICK_LOCK = 0x7469636b; // "tick"
@@ -45,10 +49,11 @@ export interface TickReport {
   offline: number;
   stopped: number;
   stalled: number;
+  flapping: number;
 }
 
 export async function runTick(r: Resources, now: Date): Promise<TickReport> {
-  const report: TickReport = { ran: false, lost: 0, retried: 0, failed: 0, offline: 0, stopped: 0, stalled: 0 };
+  const report: TickReport = { ran: false, lost: 0, retried: 0, failed: 0, offline: 0, stopped: 0, stalled: 0, flapping: 0 };
   const emits: DomainEvent[] = [];
   const { scheduler } = r.config;
   await r.prisma.$transaction(
@@ -92,6 +97,16 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         emits.push({ type: 'job.event', jobId: e.jobId, eventId: await recordJobEvent(tx, e.jobId, 'task.status', { taskId: task.id, name: task.name, status, reason }) });
         emits.push({ type: 'job.updated', jobId: e.jobId });
       }
+      // 1b. Flapping workers (domain/workers/flapping.ts).
+      for (const f of await flappingWorkers(tx, now, expired, scheduler.flapLost, scheduler.flapWindowMin)) {
+        const worker = await tx.worker.findUnique({ where: { id: f.workerId }, select: { name: true } });
+        for (const jobId of f.jobIds) {
+          const payload = { workerId: f.workerId, worker: worker?.name ?? null, lost: f.lost, windowMin: scheduler.flapWindowMin };
+          emits.push({ type: 'job.event', jobId, eventId: await recordJobEvent(tx, jobId, 'worker.flapping', payload) });
+        }
+        emits.push({ type: 'worker.flapping', workerId: f.workerId, jobIds: f.jobIds, lost: f.lost, windowMin: scheduler.flapWindowMin });
+        report.flapping++;
+      }
 
       // 2. Silent workers. A PAUSED one stays PAUSED: OFFLINE comes back ONLINE on the next
       // heartbeat, which would silently undo the owner's pause (it takes no work either way;
@@ -124,6 +139,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         for (const eventId of stopped.eventIds) emits.push({ type: 'job.event', jobId: j.id, eventId });
         emits.push({ type: 'job.updated', jobId: j.id });
         for (const workerId of workers) emits.push({ type: 'worker.orders', workerId });
+        emits.push({ type: 'job.capped', jobId: j.id });
         report.stopped++;
       }
 

@@ -20,6 +20,12 @@
  *                                               message (the attempt's, else its last error log line)
  *   the user's answer to that question        → reassign to the worker they chose, or stop
  *   stalled (alive, silent for STALL_MIN)     → remember it with the last line printed; the run goes on
+ *   worker flapping (lost FLAP_LOST attempts   → remember it, reassign each QUEUED task of the job
+ *   within FLAP_WINDOW_MIN)                      off it (avoidWorkerIds); a running task is left alone
+ *   stopped at the cap (job final)            → remember what the billed cost went to per task, the
+ *                                               lost work not charged, the estimate and the cap it needs
+ *   output rejected by the criteria (final)   → search_logs for warnings/NaN/errors, remember the
+ *                                               missed criteria with that evidence; criteria unchanged
  *   anything else                             → nothing: not retried blindly
  */
 import { randomUUID } from 'node:crypto';
@@ -44,10 +50,15 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   const answer = answerAfterLastAction(history);
   if (answer) return actOnAnswer(answer, trigger, out);
   const acted = last<{ done?: string; error?: string }>('take_action');
-  if (acted) return say(acted.error ? `The action was refused: ${acted.error}` : `Done: ${acted.done}.`);
+  // A flapping worker's tasks are moved one action at a time (keepOffFlapping goes on).
+  if (acted && (acted.error || trigger.reason !== 'worker_flapping')) return say(acted.error ? `The action was refused: ${acted.error}` : `Done: ${acted.done}.`);
   const report = last<JobReport>('get_job');
   if (!report) return call('get_job', {});
+  // After the job ended: explain it (the job stays as it ended).
+  if (trigger.reason === 'stopped_at_cap') return explainCap(report, out);
+  if (trigger.reason === 'output_rejected') return explainRejection(report, trigger, out);
   if (report.status !== 'RUNNING') return say(`The job is ${report.status}: nothing to do.`);
+  if (trigger.reason === 'worker_flapping') return keepOffFlapping(report, trigger, out);
   const task = report.tasks.find((t) => t.id === trigger.taskId);
   if (!task) return say(`Task ${trigger.taskId} is not in this job.`);
   const attempt = task.attempts.find((a) => a.id === trigger.attemptId) ?? task.attempts.at(-1);
@@ -166,6 +177,107 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
 }
 
 const STOP_CHOICE = 'Stop the job';
+
+const cad = (n: number) => `${n.toFixed(4)} CAD`;
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** A finding of an earlier run already answers this trigger (the event reached several processes, or came twice). */
+function answered(report: JobReport, reason: string, taskId?: string): boolean {
+  return report.findings.some((f) => {
+    const d = f.data as { trigger?: string; taskId?: string } | null;
+    return d?.trigger === reason && (!taskId || d.taskId === taskId);
+  });
+}
+
+/**
+ * Stopped at the cap: what the billed money went to (per task, most first), the lost work the
+ * user was not charged for, and what finishing would take (the smoke run's estimate).
+ */
+function explainCap(report: JobReport, out: Outputs): Item[] {
+  if (answered(report, 'stopped_at_cap')) return say('The stop at the spending cap is explained already.');
+  if (out.has('remember')) return say('Recorded what the budget went to and what finishing would take.');
+  const spent = report.tasks
+    .map((t) => ({ name: t.name, status: t.status, n: t.attempts.length, billed: sum(t.attempts.map((a) => a.costCad)), lost: sum(t.attempts.map((a) => a.lostCostCad)), ids: t.attempts.filter((a) => a.costCad > 0).map((a) => `attempt:${a.id}`) }))
+    .filter((t) => t.billed > 0 || t.lost > 0)
+    .sort((a, b) => b.billed - a.billed);
+  const cost = Number(report.costCad);
+  const lost = Number(report.lostCostCad);
+  const estimate = report.estimate as { lowCad?: number; highCad?: number; durationSec?: number } | null;
+  const perTask = spent.map((t) => `${t.name} ${cad(t.billed)} over ${t.n} attempt${t.n === 1 ? '' : 's'} (${t.status.toLowerCase()})`).join('; ');
+  const range = estimate?.lowCad !== undefined && estimate.highCad !== undefined ? `${cad(estimate.lowCad)}–${cad(estimate.highCad)}` : null;
+  const others = sum(spent.filter((t) => t.name !== 'run').map((t) => t.billed));
+  return call('remember', {
+    trigger: 'stopped_at_cap',
+    evidence: spent.flatMap((t) => t.ids).slice(0, 20),
+    observation:
+      `Stopped at its spending cap of ${report.spendingCapCad} CAD with ${cad(cost)} billed: ${perTask || 'no task had accrued a cost yet'}.` +
+      (lost > 0 ? ` ${cad(lost)} of work lost on contributors' workers was not charged.` : '') +
+      (range ? ` The smoke run estimated the full run at ${range}.` : ''),
+    hypothesis: range
+      ? estimate!.highCad! + others > Number(report.spendingCapCad)
+        ? `The cap is below what the run was estimated to cost (${range}, plus ${cad(others)} for the other steps).`
+        : `The run cost more than its estimate (${range}): it ran longer than the smoke run predicted.`
+      : 'The run needs more than the cap allows at these workers\' rates (no smoke run estimated it).',
+    followUp: range
+      ? `To finish, submit again with a cap of at least ${cad(estimate!.highCad! + others)} (the estimate's high end plus the other steps).`
+      : `To finish, submit again with a higher cap than ${report.spendingCapCad} CAD, or a smaller workload (fewer epochs or steps).`,
+  });
+}
+
+/**
+ * The output missed its fixed criteria: which ones and by how much (the validation event), and
+ * what the run's log says about it (warnings, NaN, errors). The criteria are not relaxed.
+ */
+function explainRejection(report: JobReport, trigger: SupervisorTrigger, out: Outputs): Item[] {
+  const task = report.tasks.find((t) => t.id === trigger.taskId);
+  if (!task) return say(`Task ${trigger.taskId} is not in this job.`);
+  if (answered(report, 'output_rejected', task.id)) return say('The rejected output is explained already.');
+  if (out.has('remember')) return say(`Recorded why the output of ${task.name} was rejected.`);
+  const attempt = [...task.attempts].reverse().find((a) => a.status === 'SUCCEEDED') ?? task.attempts.at(-1);
+  const logs = out.get('search_logs')?.at(-1) as { matches?: { text: string; seq: number; attemptId: string }[] } | undefined;
+  if (!logs && attempt) return call('search_logs', { query: 'nan|inf\\b|warn|error|traceback|diverg', regex: true, attemptId: attempt.id, limit: 5 });
+  const validation = [...report.recentEvents].reverse().find((e) => e.kind === 'validation' && (e.payload as { ok?: boolean }).ok === false);
+  const v = (validation?.payload ?? {}) as { problems?: string[]; metrics?: Record<string, unknown> };
+  const problems = v.problems?.length ? v.problems.join('; ') : (report.statusReason ?? 'the acceptance criteria were not met');
+  const lines = logs?.matches ?? [];
+  const metrics = Object.entries(v.metrics ?? {}).slice(0, 6).map(([k, x]) => `${k}=${JSON.stringify(x)}`).join(', ');
+  return call('remember', {
+    trigger: 'output_rejected',
+    taskId: task.id,
+    evidence: [...(attempt ? [`attempt:${attempt.id}`] : []), ...(validation ? [`event:${validation.id}`] : []), ...lines.map((l) => `log:${l.attemptId}:${l.seq}`)].slice(0, 20),
+    observation: `The output of ${task.name}${attempt ? ` (attempt ${attempt.number} on ${attempt.worker.name})` : ''} missed the acceptance criteria: ${problems}.${metrics ? ` Its final metrics: ${metrics}.` : ''}`,
+    hypothesis: lines.length
+      ? `The run's log points at the cause: ${lines.map((l) => `"${l.text.trim().slice(0, 200)}"`).join(' · ')}`
+      : 'The program ran to its end without an error: its result is not good enough for the criteria (too short a run, a learning rate or data problem), or it did not write the declared output.',
+    followUp: 'The criteria stay as they are: change the program or the request (e.g. more epochs) and submit again.',
+  });
+}
+
+/**
+ * A flapping worker: this job's queued tasks are kept off it (one reassignment per task, each
+ * checked by take_action), before each of them has to be lost there twice.
+ */
+function keepOffFlapping(report: JobReport, trigger: SupervisorTrigger, out: Outputs): Item[] {
+  const workerId = trigger.workerId!;
+  const done = new Set((out.get('take_action') ?? []).map((o) => (o as { taskId?: string }).taskId));
+  const lostHere = report.tasks.filter((t) => t.attempts.some((a) => a.worker.id === workerId && (a.status === 'LOST' || a.status === 'STALE')));
+  const name = lostHere.flatMap((t) => t.attempts).find((a) => a.worker.id === workerId)?.worker.name ?? workerId;
+  const queued = report.tasks.filter((t) => t.status === 'QUEUED' && t.pinnedWorker?.id !== workerId && t.attemptCount < t.maxAttempts);
+  if (!out.has('remember')) {
+    if (answered(report, 'worker_flapping') && report.findings.some((f) => (f.data as { evidence?: string[] } | null)?.evidence?.includes(`worker:${workerId}`))) return say(`${name} was already found flapping.`);
+    return call('remember', {
+      trigger: 'worker_flapping',
+      evidence: [`worker:${workerId}`, ...lostHere.flatMap((t) => t.attempts.filter((a) => a.worker.id === workerId).map((a) => `attempt:${a.id}`))].slice(0, 20),
+      observation: `Worker ${name} lost ${trigger.lost} attempts within ${trigger.windowMin} min (its lease ran out each time), ${lostHere.length} of them this job's: it keeps vanishing.`,
+      hypothesis: `${name} is unreliable right now (a flaky network, a machine that sleeps or restarts).`,
+      remedy: 'keep_off_flapping_worker',
+      followUp: queued.length ? `The ${queued.length} queued task(s) run elsewhere and succeed.` : 'No queued task of this job to move; new retries may still land on it.',
+    });
+  }
+  const next = queued.find((t) => !done.has(t.id));
+  if (!next) return say(done.size ? `Kept ${done.size} task(s) off ${name}.` : `No queued task of this job to keep off ${name}.`);
+  return call('take_action', { kind: 'reassign', taskId: next.id, avoidWorkerIds: [workerId], text: `Worker ${name} is flapping (${trigger.lost} attempts lost in ${trigger.windowMin} min): ${next.name} runs on another worker.` });
+}
 
 /** The user's answer to this run's question, when it came after the run's last action. */
 function answerAfterLastAction(history: Item[]): { question: string; answer: string } | null {

@@ -1,7 +1,8 @@
 /**
  * The run supervisor: an agent on the durable loop (agents/loop.ts), started by the
  * pipeline when an attempt of a RUN/SHARD/EVALUATE task fails or a task is out of
- * retries. It reads the job (get_job, list_eligible_workers, search_logs), acts within the
+ * retries, a run is stalled, a worker flaps, and after a job stopped at its cap or whose
+ * output missed its criteria (then it explains; the job stays as it ended). It reads the job (get_job, list_eligible_workers, search_logs), acts within the
  * job's scope and limits (take_action) and saves what it learned (remember); findings are
  * shown to its next run by get_job, so a remedy that did not work is not repeated.
  * One supervisor run per job at a time: it takes the job's agent lock like every agent,
@@ -23,6 +24,9 @@ export const SUPERVISOR: AgentDef = {
 - The same task lost or failing with an infrastructure error (WORKER_ERROR, DOWNLOAD_FAILED, UPLOAD_FAILED, SANDBOX_ERROR, LEASE_EXPIRED) twice on one worker: reassign it off that worker (avoidWorkerIds) or onto another eligible worker (onWorkerId).
 - DEPENDENCY (a package the setup could not install, or a module missing at run time): name it from the logs; when another eligible worker installs packages, ask_user whether to retry there or stop (choices); otherwise stop_with_explanation with the installer's message. A missing package is not fixed by retrying on the same worker.
 - stalled (a running attempt printed nothing for a while, its worker alive): remember what you saw (the last log lines, how long it has been silent); do not stop a run that may still be working.
+- worker_flapping (a worker lost several attempts of any job within a short window): remember it, then reassign each of this job's QUEUED tasks off that worker (avoidWorkerIds) when another eligible worker can run them; a RUNNING task is left alone.
+- stopped_at_cap (the job was stopped at its spending cap; it is final): remember what the money went to (billed per task, the contributors' lost work apart) and what finishing would take (the estimate, if any); nothing else can be done.
+- output_rejected (the result missed the fixed acceptance criteria; the job failed): remember which criterion was missed and by how much, with the evidence (search_logs for warnings, NaN, errors); the criteria are never relaxed.
 - When the user answers your question, act on the answer (reassign to the worker they chose, or stop_with_explanation).
 - Never repeat a remedy a finding says was tried and did not work; never retry blindly; stay within the plan's hardware class and the task's attempts.
 - Before acting, remember what you saw, the remedy and the follow-up to check. When the trigger is task_succeeded after a remedy, remember "Follow-up: resolved" with what worked. Then stop with a one-line summary.`,
@@ -31,13 +35,32 @@ export const SUPERVISOR: AgentDef = {
 
 /** What started a supervisor run, given to it as its first message. */
 export interface SupervisorTrigger {
-  /** task_succeeded: after a remedy, to record whether it worked (the follow-up). */
-  /** stalled: the attempt is alive (lease renewed) but wrote no log line or metric for STALL_MIN minutes. */
-  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded' | 'stalled';
-  taskId: string;
+  /**
+   * task_succeeded: after a remedy, to record whether it worked (the follow-up).
+   * stalled: the attempt is alive (lease renewed) but wrote no log line or metric for STALL_MIN minutes.
+   * worker_flapping: `workerId` lost `lost` attempts within `windowMin` (domain/workers/flapping.ts).
+   * stopped_at_cap, output_rejected: the job has ended (REVIEWS_FINAL_JOB): the run explains it.
+   */
+  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded' | 'stalled' | 'worker_flapping' | 'stopped_at_cap' | 'output_rejected';
+  /** The task concerned (none for stopped_at_cap and worker_flapping). */
+  taskId?: string;
   attemptId?: string | null;
   errorClass?: string | null;
+  workerId?: string;
+  lost?: number;
+  windowMin?: number;
 }
+
+/**
+ * Triggers whose run waits for the job's lock when another run holds it (an attempt_failed
+ * run the same tick started, say) instead of leaving the decision to that holder, which
+ * knows nothing of this trigger. Safe to run after another process ran the same one: the
+ * finding they save names the trigger, and a second run sees it and says so.
+ */
+export const WAITS_FOR_LOCK: ReadonlySet<SupervisorTrigger['reason']> = new Set(['worker_flapping', 'stopped_at_cap', 'output_rejected']);
+
+/** Triggers that come after the job ended: the run looks back at it (RunOptions.reviewsFinalJob). */
+export const REVIEWS_FINAL_JOB: ReadonlySet<SupervisorTrigger['reason']> = new Set(['stopped_at_cap', 'output_rejected']);
 
 const MAX_TURNS = 2;
 
@@ -58,7 +81,7 @@ export async function resumeSupervisor(r: Resources, model: ModelClient, jobId: 
 }
 
 /** Further turns of a run still RUNNING after its first, up to MAX_TURNS in all. */
-async function moreTurns(r: Resources, model: ModelClient, jobId: string, first: TurnResult, extra: Pick<RunOptions, 'afterAction'>): Promise<TurnResult> {
+async function moreTurns(r: Resources, model: ModelClient, jobId: string, first: TurnResult, extra: Pick<RunOptions, 'afterAction' | 'reviewsFinalJob'>): Promise<TurnResult> {
   let res = first;
   for (let turn = 1; turn < MAX_TURNS && res.status === 'RUNNING' && res.stopReason !== 'locked'; turn++) {
     res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: res.runId, ...extra });
@@ -67,5 +90,6 @@ async function moreTurns(r: Resources, model: ModelClient, jobId: string, first:
 }
 
 export async function runSupervisor(r: Resources, model: ModelClient, jobId: string, trigger: SupervisorTrigger, extra: Pick<RunOptions, 'afterAction'> = {}): Promise<TurnResult> {
-  return moreTurns(r, model, jobId, await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, input: [{ type: 'message', role: 'user', content: `Trigger: ${JSON.stringify(trigger)}` }], ...extra }), extra);
+  const opts = { ...extra, ...(REVIEWS_FINAL_JOB.has(trigger.reason) ? { reviewsFinalJob: true } : {}) };
+  return moreTurns(r, model, jobId, await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, input: [{ type: 'message', role: 'user', content: `Trigger: ${JSON.stringify(trigger)}` }], ...opts }), opts);
 }

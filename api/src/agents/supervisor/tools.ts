@@ -144,7 +144,7 @@ function changes(a: TakeActionArgs) {
 
 export const remember = defineTool({
   name: 'remember',
-  description: 'Save a finding for this job (kept across supervisor runs and shown by get_job): what was observed, the evidence (log line or event ids), the hypothesis, what was tried (remedy) and the follow-up to check.',
+  description: 'Save a finding for this job (kept across supervisor runs and shown by get_job): what was observed, the evidence (log line or event ids), the hypothesis, what was tried (remedy), the trigger reason it answers, and the follow-up to check.',
   schema: z
     .object({
       observation: z.string().min(1).max(2000),
@@ -152,6 +152,7 @@ export const remember = defineTool({
       hypothesis: z.string().max(2000).optional(),
       remedy: z.string().max(200).optional(),
       errorClass: z.string().max(40).optional(),
+      trigger: z.string().max(40).optional(),
       followUp: z.string().max(1000).optional(),
       taskId: uuid.optional(),
     })

@@ -9,7 +9,7 @@
  *                                     queued with every artifact so far as inputs
  *   RUN failed                      → fail (the reason and the last error output)
  *   RUN succeeded                   → startValidation; the acceptance checks (acceptance.ts):
- *       problems                    → fail
+ *       problems                    → fail (`output.rejected`: the run supervisor names the evidence)
  *       a checkpoint to evaluate    → an EVALUATE task on the frozen code (same transaction)
  *       otherwise                   → succeed
  *   EVALUATE failed                 → fail
@@ -115,6 +115,8 @@ async function validateRun(r: Resources, task: FinishedTask, criteria: Criteria,
     return { eventIds: [...eventIds, ...s.eventIds], evaluate: false };
   });
   if (r2.evaluate) await r.events.emit({ type: 'tasks.available' });
+  // The run supervisor names the evidence (the criteria stay as they are).
+  if (problems.length) await r.events.emit({ type: 'output.rejected', jobId, taskId: task.id });
 }
 
 async function afterEvaluation(r: Resources, task: FinishedTask, criteria: Criteria) {
@@ -135,6 +137,7 @@ async function afterEvaluation(r: Resources, task: FinishedTask, criteria: Crite
       : await applyTransition(tx, now, jobId, 'succeed', { reason: `The run met its criteria and the checkpoint reloaded and evaluated on a worker${summary ? ` (${summary})` : ''}.` });
     return { eventIds: [...eventIds, ...t.eventIds] };
   });
+  if (problems.length) await r.events.emit({ type: 'output.rejected', jobId, taskId: task.id });
 }
 
 /**

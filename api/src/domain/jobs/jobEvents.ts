@@ -13,6 +13,7 @@ export type JobEventKind =
   | 'task.status'
   | 'attempt.status'
   | 'attempt.stalled'
+  | 'worker.flapping'
   | 'finding'
   | 'validation'
   | 'service.ready'

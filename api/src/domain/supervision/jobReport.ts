@@ -1,6 +1,7 @@
 /**
  * What the supervisor sees of a job (its `get_job` tool): status, plan, criteria, tasks
- * and their attempts (error class, message, worker), cost so far against the cap, the
+ * and their attempts (error class, message, worker, cost billed and lost), cost so far
+ * against the cap (and the smoke run's estimate), the
  * latest job events and the findings saved by earlier supervisor runs.
  */
 import type { Resources } from '../resources.js';
@@ -22,6 +23,9 @@ export async function jobReport(r: Pick<Resources, 'prisma'>, jobId: string) {
       findings: { orderBy: { createdAt: 'asc' } },
     },
   });
+  // Cost per attempt: billed to the user, or the contributor's loss (lost work).
+  const usage = await r.prisma.usageEntry.groupBy({ by: ['attemptId', 'billable'], where: { jobId }, _sum: { costCad: true } });
+  const costOf = (attemptId: string, billable: boolean) => Number(usage.find((u) => u.attemptId === attemptId && u.billable === billable)?._sum.costCad ?? 0);
   const events = await r.prisma.jobEvent.findMany({ where: { jobId, kind: { not: 'agent.item' } }, orderBy: { id: 'desc' }, take: RECENT_EVENTS });
   return {
     id: job.id,
@@ -31,6 +35,10 @@ export async function jobReport(r: Pick<Resources, 'prisma'>, jobId: string) {
     acceptanceCriteria: job.acceptanceCriteria,
     costCad: job.costCad.toString(),
     spendingCapCad: job.spendingCapCad?.toString() ?? null,
+    /** Work lost on contributors' workers: not charged to the user (not in costCad). */
+    lostCostCad: job.lostCostCad.toString(),
+    /** The full run's estimate from its smoke run (duration and cost ranges), if one ran. */
+    estimate: job.estimate,
     tasks: job.tasks.map((t) => ({
       id: t.id,
       name: t.name,
@@ -50,6 +58,8 @@ export async function jobReport(r: Pick<Resources, 'prisma'>, jobId: string) {
         exitCode: a.exitCode,
         errorClass: a.errorClass,
         errorMessage: a.errorMessage,
+        costCad: costOf(a.id, true),
+        lostCostCad: costOf(a.id, false),
         worker: { id: a.worker.id, name: a.worker.name, memoryMiB: a.worker.memoryMiB },
       })),
     })),

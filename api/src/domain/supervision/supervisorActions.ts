@@ -143,6 +143,8 @@ export interface FindingInput {
   remedy?: string;
   /** The error class the finding is about (the next run compares it with a new failure's). */
   errorClass?: string;
+  /** The trigger it answers (e.g. stopped_at_cap), so another run for the same trigger does not say it again. */
+  trigger?: string;
 }
 
 export async function saveFinding(tx: Db, jobId: string, f: FindingInput) {
@@ -150,7 +152,7 @@ export async function saveFinding(tx: Db, jobId: string, f: FindingInput) {
     const task = await tx.task.findUnique({ where: { id: f.taskId }, select: { jobId: true } });
     if (!task || task.jobId !== jobId) throw new NotFoundError('Task', f.taskId);
   }
-  const data = JSON.parse(JSON.stringify({ evidence: f.evidence ?? [], hypothesis: f.hypothesis ?? null, followUp: f.followUp ?? null, taskId: f.taskId ?? null, remedy: f.remedy ?? null, errorClass: f.errorClass ?? null })) as P.InputJsonValue;
+  const data = JSON.parse(JSON.stringify({ evidence: f.evidence ?? [], hypothesis: f.hypothesis ?? null, followUp: f.followUp ?? null, taskId: f.taskId ?? null, remedy: f.remedy ?? null, errorClass: f.errorClass ?? null, trigger: f.trigger ?? null })) as P.InputJsonValue;
   const row = await tx.finding.create({ data: { jobId, source: 'supervisor', text: f.observation, data } });
   const eventId = await recordJobEvent(tx, jobId, 'finding', { findingId: row.id, source: 'supervisor', text: f.observation, hypothesis: f.hypothesis ?? null, followUp: f.followUp ?? null });
   return { findingId: row.id, eventIds: [eventId] };
