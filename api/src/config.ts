@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { serviceBaseProblem } from './domain/services/serviceOrigin.js';
+import { DEFAULT_TRUST_POLICY, type TrustPolicy } from './domain/trust/reputation.js';
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const num = (def: number) => z.coerce.number().nonnegative().default(def);
@@ -64,6 +65,12 @@ const EnvSchema = z.object({
   FLAP_LOST: int(3),
   FLAP_WINDOW_MIN: int(30),
   RETRY_BASE_SEC: num(2),
+  /** Trust (domain/trust/reputation.ts): below this reputation a worker gets no checkable work. */
+  TRUST_MIN_REPUTATION: num(0.3),
+  /** A worker with fewer confirmed results than this has every checkable result replicated. */
+  TRUST_NEW_WORKER_CHECKS: int(3),
+  /** The least share of a trusted worker's checkable results still replicated. */
+  TRUST_MIN_SHARE: num(0.05),
   RATE_CPU_CORE_HOUR_CAD: num(0.02),
   RATE_RAM_GB_HOUR_CAD: num(0.003),
   RATE_GPU_HOUR_CAD: num(0.4),
@@ -142,6 +149,7 @@ export interface Config {
     retryBaseSec: number;
   };
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
+  trust: TrustPolicy;
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
   agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number };
   sentryDsn: string | undefined;
@@ -217,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       ramGbHourCad: e.RATE_RAM_GB_HOUR_CAD,
       gpuHourCad: e.RATE_GPU_HOUR_CAD,
     },
+    trust: { ...DEFAULT_TRUST_POLICY, minReputation: e.TRUST_MIN_REPUTATION, newWorkerChecks: e.TRUST_NEW_WORKER_CHECKS, minShare: e.TRUST_MIN_SHARE },
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, model: e.OPENAI_MODEL },
     agents: {
       maxModelCalls: e.AGENT_MAX_MODEL_CALLS,

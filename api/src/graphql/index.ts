@@ -10,6 +10,7 @@ import './types/Service.js';
 import './types/PreparationRecord.js';
 import './types/ShardGroup.js';
 import './types/Worker.js';
+import './types/Trust.js';
 import './types/WorkerProtocol.js';
 import './types/Subscription.js';
 

@@ -12,6 +12,7 @@
  * It does not understand notebooks, multi-process launchers, custom config systems
  * (Hydra, YAML-driven runs), or packages other than torch/numpy being missing.
  */
+import { checkableOutputs } from './checkableOutputs.js';
 import { randomUUID } from 'node:crypto';
 import type { ArgFlag, EntryPoint, ProjectFacts } from '../planner/analyzeProject.js';
 import { satisfies } from '../planner/analyzeProject.js';
@@ -503,8 +504,11 @@ function decide(req: ModelRequest): Item[] {
     ...(before.length && !preparation ? { before } : {}),
     ...(install.length ? { install: { pip: install } } : {}),
     ...(resumable ? { checkpoint: resumable } : {}),
+    ...checkableMark(checkableOutputs({ source, command, workload: hardware.workload, request, preparation: !!preparation, service: false })),
   });
 }
+
+const checkableMark = (c: ReturnType<typeof checkableOutputs>) => (c ? { checkable: c } : {});
 
 /**
  * The command-line of a nanoGPT-style script (a configurator: config files, then --key=value

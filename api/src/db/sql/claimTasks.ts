@@ -32,6 +32,9 @@ export interface ClaimedRow {
  * what its live attempts may still cost to their time limits, plus this task on this
  * worker to its time limit, stays within the cap (the reservation and rates of usage.ts);
  * a run with an estimate from its smoke run is projected to the estimate's high end instead.
+ * Trust (domain/trust): a checkable task goes only to a worker whose reputation is at least
+ * `minReputation`; a replica or tie-breaker (avoidOwners) never to a worker of an owner whose
+ * worker already ran that result.
  * Placement: a worker with an accelerator skips accelerator-free work while an idle,
  * recently seen CPU-only worker could take it.
  */
@@ -62,12 +65,12 @@ function projectedSec(t: string) {
   return P.sql`COALESCE((${T}.requirements ->> 'estimateSec')::int, (${T}.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})`;
 }
 
-export async function claimTasks(prisma: Prisma, workerId: string, max: number, now: Date, leaseSec: number, rates: Rates): Promise<ClaimedRow[]> {
+export async function claimTasks(prisma: Prisma, workerId: string, max: number, now: Date, leaseSec: number, rates: Rates, minReputation: number): Promise<ClaimedRow[]> {
   const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
   const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
   return prisma.$queryRaw<ClaimedRow[]>`
     WITH w AS (
-      SELECT id, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
+      SELECT id, "ownerId", reputation, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
              COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs
       FROM "Worker" WHERE id = ${workerId}::uuid AND status = 'ONLINE'
     ),
@@ -117,6 +120,9 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
         AND (w.installs OR NOT (t.requirements ? 'setup'))
         -- Not on a worker the task's retries must avoid (the run supervisor put it there).
         AND NOT COALESCE((t.requirements -> 'avoidWorkers') ? (w.id::text), false)
+        -- Trust: checkable work only above the threshold; a replica on another owner's machine.
+        AND (NOT (t.requirements ? 'checkable') OR w.reputation >= ${minReputation})
+        AND NOT COALESCE((t.requirements -> 'avoidOwners') ? (w."ownerId"::text), false)
         AND NOT (
           w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL
           AND EXISTS (

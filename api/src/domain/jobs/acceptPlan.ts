@@ -38,6 +38,7 @@ export function planRequirements(plan: PlanInput): Requirements {
     outputs: plan.outputs.filter((o) => !o.startsWith('outputs/') && o !== 'outputs'),
     ...(plan.install ? { setup: { pip: plan.install.pip } } : {}),
     ...(plan.checkpoint ? { checkpoint: { path: plan.checkpoint.path } } : {}),
+    ...(plan.checkable ? { checkable: plan.checkable } : {}),
   };
 }
 

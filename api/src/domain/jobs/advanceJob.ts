@@ -8,7 +8,9 @@
  *   pipeline step succeeded         → its products checked; the next step or the main run
  *                                     queued with every artifact so far as inputs
  *   RUN failed                      → fail (the reason and the last error output)
- *   RUN succeeded                   → startValidation; the acceptance checks (acceptance.ts):
+ *   RUN succeeded                   → (checkable: its trust check first, trust/replication.ts;
+ *                                     the job waits for a sampled replica and goes on with the
+ *                                     verified result) startValidation; the acceptance checks (acceptance.ts):
  *       problems                    → fail (`output.rejected`: the run supervisor names the evidence)
  *       a checkpoint to evaluate    → an EVALUATE task on the frozen code (same transaction)
  *       otherwise                   → succeed
@@ -35,6 +37,7 @@ import { lockJob } from '../../db/sql/lockJob.js';
 import { afterService } from '../services/afterService.js';
 import { ADAPT_PREFIX, afterAdaptationCheck, afterMergeTask, afterShard } from './shardRun.js';
 import { lastErrorOutput } from './lastErrorOutput.js';
+import { afterCheckTask, checkedResult, isCheckTask } from '../trust/replication.js';
 
 interface TaskResult {
   outputs?: ManifestEntry[];
@@ -52,7 +55,10 @@ export async function advanceJobAfterTask(r: Resources, taskId: string): Promise
     if (task.kind === 'SHARD') await afterShard(r, task, (result, extraEvents) => validateRun(r, task, criteria, result, extraEvents));
     else if (task.kind === 'MERGE') await afterMergeTask(r, task, (result, extraEvents) => validateRun(r, task, criteria, result, extraEvents));
     else if (task.kind === 'RUN') await afterRun(r, task, criteria);
-    else if (task.kind === 'PROBE' && task.name.startsWith(ADAPT_PREFIX)) await afterAdaptationCheck(r, task);
+    else if (isCheckTask(task)) {
+      const checked = await afterCheckTask(r, task);
+      if (checked) await advanceJobAfterTask(r, checked);
+    } else if (task.kind === 'PROBE' && task.name.startsWith(ADAPT_PREFIX)) await afterAdaptationCheck(r, task);
     else if (task.kind === 'EVALUATE') await afterEvaluation(r, task, criteria);
     else if (task.kind === 'SERVICE') await afterService(r, task);
     else if (task.kind === 'PROBE' && task.name === 'smoke') await afterSmokeRun(r, task);
@@ -77,7 +83,8 @@ async function afterRun(r: Resources, task: FinishedTask, criteria: Criteria) {
     await fail(r, jobId, 'RUNNING', `The run failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
     return;
   }
-  await validateRun(r, task, criteria, (task.result ?? {}) as TaskResult);
+  const result = await checkedResult(r, task);
+  if (result) await validateRun(r, task, criteria, result);
 }
 
 /**

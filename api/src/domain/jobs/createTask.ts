@@ -31,6 +31,20 @@ export const RequirementsSchema = z.object({
    * installs, only packages the workers lack. Placed only on workers that install.
    */
   setup: z.object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200) }).optional(),
+  /**
+   * The task's result is checkable (domain/trust): deterministic within these tolerances, so a
+   * sampled share of its results is replicated on another owner's worker and compared (compare.py,
+   * the preparation stage's comparison) over the `compare` paths (default outputs/). Only workers
+   * at or above the trust threshold take it.
+   */
+  checkable: z
+    .object({
+      compare: z.array(z.string().min(1).max(500)).max(50).optional(),
+      tolerance: z.object({ rtol: z.number().min(0).max(1).optional(), atol: z.number().min(0).max(1e6).optional() }).optional(),
+    })
+    .optional(),
+  /** Owners whose workers this task stays off: a replica or tie-breaker runs on another owner's machine. */
+  avoidOwners: z.array(z.string().uuid()).max(50).optional(),
   /** Workers this task's retries stay off (the run supervisor's retry elsewhere); the claim skips them. */
   avoidWorkers: z.array(z.string().uuid()).max(50).optional(),
   /**

@@ -21,7 +21,8 @@ export type JobEventKind =
   | 'preparation.record'
   | 'pipeline.step'
   | 'smoke.result'
-  | 'shards.merged';
+  | 'shards.merged'
+  | 'trust.check';
 
 type Tx = Pick<Db, 'jobEvent'>;
 

@@ -128,6 +128,15 @@ export const PlanSchema = z.object({
   shards: ShardsSchema.optional().describe(
     'Adaptation (issue 14): only for independent work (a Monte-Carlo sample count, a sweep over seeds): the shards run in parallel through the program\'s own flags, checked first on a bounded workload against the unsharded program, then merged. Not with `smoke` (the check plays its role), `preparation`, `before` or `service`.',
   ),
+  checkable: z
+    .object({
+      compare: z.array(z.string().min(1).max(500)).max(50).optional().describe('Output paths compared between two runs (default: outputs/).'),
+      tolerance: Tolerance.optional().describe('How far two runs\' numbers may differ (default: assert_close\'s per-dtype tolerances; metrics exactly).'),
+    })
+    .optional()
+    .describe(
+      'The run\'s outputs are deterministic (a fixed seed, no timing or dates in them) within these tolerances: a sampled share of its results is re-run on a worker of another owner and compared, and workers whose results are found wrong lose trust. Omit it for outputs that vary from run to run.',
+    ),
   checkpoint: z
     .object({
       path: z.string().min(1).max(300).describe('The folder (relative to the project) the program saves its checkpoint in and resumes from when it holds one.'),

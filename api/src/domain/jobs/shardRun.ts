@@ -10,7 +10,8 @@
  *                          retries; failed → rejected with its report: the job runs unsharded
  *                          (one RUN task), or fails when the plan made sharding required
  *   a SHARD failed       → the job fails (its retries are spent), naming the shard
- *   all SHARDs succeeded → the MERGE, once: a pure function over the shards' outputs in this
+ *   all SHARDs succeeded → (checkable shards: once each one's trust check settled, with the
+ *                          verified results, trust/replication.ts) the MERGE, once: a pure function over the shards' outputs in this
  *                          process (shardMerge.ts: fields, list, rows, files), the merged files
  *                          stored as blobs — or, for the user's merge script, a MERGE task
  *                          (`merge`) on a worker, sandboxed like any task, whose inputs are the
@@ -38,6 +39,7 @@ import { runTask } from './acceptPlan.js';
 import type { ShardsSpec } from './shards.js';
 import { compareMerged, mergeOutputs, type OutFile } from './shardMerge.js';
 import { lastErrorOutput } from './lastErrorOutput.js';
+import { checkedResult } from '../trust/replication.js';
 
 export const ADAPT_PREFIX = 'adapt:';
 export const SHARD_PREFIX = 'shard-';
@@ -199,8 +201,11 @@ export async function afterShard(
   const loaded = await loadPlan(r, task);
   if (!loaded) return;
   const { plan, spec } = loaded;
-  const shards = (await r.prisma.task.findMany({ where: { jobId, kind: 'SHARD' } })).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
-  if (shards.length !== spec.shards.length || shards.some((t) => t.status !== 'SUCCEEDED')) return;
+  const all = (await r.prisma.task.findMany({ where: { jobId, kind: 'SHARD' } })).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
+  if (all.length !== spec.shards.length || all.some((t) => t.status !== 'SUCCEEDED')) return;
+  // Checkable shards: each one's trust check settled first, and the verified results merged.
+  const shards = await verifiedShards(r, all);
+  if (!shards) return;
   if (spec.merge.kind === 'script') {
     await queueMergeOnce(r, jobId, mergeTask(jobId, MERGE_TASK, task.codeVersionId, spec, shards, (plan.environment ?? {}) as Record<string, unknown>, plan.requirements as unknown as Requirements));
     return;
@@ -266,13 +271,25 @@ export async function afterMergeTask(r: Resources, task: FinishedTask, validate:
   }
   const loaded = await loadPlan(r, task);
   if (!loaded) return;
-  const shards = (await r.prisma.task.findMany({ where: { jobId, kind: 'SHARD' } })).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
+  const shards = await verifiedShards(r, (await r.prisma.task.findMany({ where: { jobId, kind: 'SHARD' } })).sort((a, b) => shardIndex(a.name) - shardIndex(b.name)));
+  if (!shards) return;
   const written = outputsOf(task).map((o) => ({ path: o.path, sha256: o.sha256, size: o.size, mode: o.mode ?? 0o644 }));
   if (!written.some((o) => o.path === loaded.spec.merge.file)) {
     await transitionIfAllowed(r, jobId, 'fail', { reason: `The merge (\`${task.command}\`) wrote no ${loaded.spec.merge.file}.`, onlyFrom: ['RUNNING'] });
     return;
   }
   await finishMerge(r, jobId, loaded.spec, shards, written, { script: loaded.spec.merge.script!.command, files: written.length }, validate);
+}
+
+/**
+ * The shards with the results the job goes on with (trust/replication.ts checkedResult: its own,
+ * or the agreeing replica's when its worker was found wrong); null while a check is under way.
+ */
+async function verifiedShards<T extends Parameters<typeof checkedResult>[1]>(r: Resources, shards: T[]): Promise<T[] | null> {
+  const results: (Awaited<ReturnType<typeof checkedResult>>)[] = [];
+  for (const s of shards) results.push(await checkedResult(r, s));
+  if (results.some((x) => x === null)) return null;
+  return shards.map((s, i) => ({ ...s, result: results[i] }));
 }
 
 /** Every shard's own files, each under shards/<shard>/ (never one shard's file as the job's). */

@@ -69,7 +69,7 @@ async function look(r: Resources, workerTokenId: string, workerId: string, max: 
   // learn its status, slots and live attempts.
   const worker = await touchWorker(r, workerTokenId, workerId);
   const free = Math.min(Math.max(worker.slots - worker.live, 0), Math.max(max, 0));
-  if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) return claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec, r.config.rates);
+  if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) return claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec, r.config.rates, r.config.trust.minReputation);
   return [];
 }
 

@@ -34,16 +34,14 @@
  * The acceptance criteria are never read for writing here: they were fixed with the plan.
  */
 import { mkdtemp, mkdir, rm, writeFile, readFile } from 'node:fs/promises';
-import { createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { create as createTar } from 'tar';
 import type { Prisma as P, Task } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/client.js';
-import { compareOutputs, type ComparisonCriteria, type ComparisonReport } from '../../preparation/compareOutputs.js';
+import type { ComparisonReport } from '../../preparation/compareOutputs.js';
+import { apiPython, compareTaskOutputs, toleranceCriteria } from './compareTaskOutputs.js';
 import { compareTimings, type TimingComparison } from '../../preparation/compareTimings.js';
-import { findPython } from '../../preparation/findPython.js';
 import { migrateTree } from '../../preparation/migrateTree.js';
 import { runStaticChecks, type StaticCheckResult } from '../../preparation/runStaticChecks.js';
 import { targetOfWorkload, transformationByName } from '../../preparation/transformations.js';
@@ -217,7 +215,7 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
     if (!online && firstRequired?.transformation === 'pytorch-device-agnostic' && !sameEnv(spec.reference, spec.target)) {
       // The unchanged code cannot run anywhere online: take the reference from the
       // device-agnostic rewrite on the target instead, and say so in the record.
-      const rewrite = await migrateTree((await loadTree(r, ctx.original.manifest)).text, { target: targetOfWorkload(spec.target.workload) }, { python: await python() });
+      const rewrite = await migrateTree((await loadTree(r, ctx.original.manifest)).text, { target: targetOfWorkload(spec.target.workload) }, { python: await apiPython() });
       const manifest = await manifestFromTree(r, ctx.original.manifest, rewrite.tree, ctx.ownerId);
       const cv = await upsertVersion(r, { jobId, step: REFERENCE_STEP, revision: 0, parentId: ctx.original.id, origin: 'pytorch-device-agnostic (reference fallback)', manifest });
       codeId = cv.id;
@@ -326,7 +324,7 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   // Static checks before any worker sees it.
   let checks = cv.staticChecks as unknown as StaticCheckResult | null;
   if (!checks) {
-    checks = await runStaticChecks((await loadTree(r, candidate.manifest)).text, { target: targetOfWorkload(envOf(spec, step).workload), python: await python() });
+    checks = await runStaticChecks((await loadTree(r, candidate.manifest)).text, { target: targetOfWorkload(envOf(spec, step).workload), python: await apiPython() });
     // Deterministic for a given tree, so a second process checking at the same time writes the same.
     await r.prisma.codeVersion.update({ where: { id: cv.id }, data: { staticChecks: checks as unknown as P.InputJsonValue } });
   }
@@ -447,7 +445,7 @@ async function transform(ctx: Ctx, step: Step, from: Version): Promise<Transform
   const env = envOf(ctx.spec, step);
   const torch = (await networkCapacity(ctx.r)).classes.find((c) => c.workloads.includes(env.workload))?.torchVersions.at(-1);
   const tctx = { target: targetOfWorkload(env.workload), ...(torch ? { runtime: { torch } } : {}) };
-  return transformationByName(step.transformation)(tree, tctx, { python: await python() });
+  return transformationByName(step.transformation)(tree, tctx, { python: await apiPython() });
 }
 
 interface Decision {
@@ -673,31 +671,10 @@ async function attemptOf(r: Resources, task: Task): Promise<AttemptInfo> {
   };
 }
 
-async function compareRuns(ctx: Ctx, reference: Task, candidate: Task, step: Step): Promise<ComparisonReport> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'chatgpu-compare-'));
-  try {
-    const compare = ctx.spec.compare ?? ['outputs'];
-    const pick = (t: Task) => ((t.result as { outputs?: ManifestEntry[] } | null)?.outputs ?? []).filter((o) => compare.some((c) => o.path === c || o.path.startsWith(`${c.replace(/\/$/, '')}/`)));
-    for (const [side, task] of [['reference', reference], ['candidate', candidate]] as const) {
-      await mkdir(path.join(dir, side), { recursive: true });
-      for (const o of pick(task)) {
-        const dest = path.join(dir, side, o.path);
-        await mkdir(path.dirname(dest), { recursive: true });
-        await pipeline(await ctx.r.blobs.read(o.sha256), createWriteStream(dest));
-      }
-    }
-    const py = await python(['numpy']);
-    return await compareOutputs({ reference: path.join(dir, 'reference'), candidate: path.join(dir, 'candidate'), python: py, criteria: criteriaOf(step) });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-function criteriaOf(step: Step): ComparisonCriteria | undefined {
-  const t = step.tolerance;
-  if (!t || (t.rtol === undefined && t.atol === undefined)) return undefined;
-  const tol = { ...(t.rtol !== undefined ? { rtol: t.rtol } : {}), ...(t.atol !== undefined ? { atol: t.atol } : {}) };
-  return { tolerances: { float16: tol, bfloat16: tol, float32: tol, float64: tol }, metrics: { default: tol } };
+function compareRuns(ctx: Ctx, reference: Task, candidate: Task, step: Step): Promise<ComparisonReport> {
+  const outputs = (t: Task) => (t.result as { outputs?: ManifestEntry[] } | null)?.outputs ?? [];
+  const criteria = toleranceCriteria(step.tolerance);
+  return compareTaskOutputs(ctx.r, outputs(reference), outputs(candidate), { compare: ctx.spec.compare ?? ['outputs'], ...(criteria ? { criteria } : {}) });
 }
 
 async function benchSamples(r: Resources, bench: Task): Promise<{ a: number[]; b: number[] }> {
@@ -754,23 +731,6 @@ async function errorTail(r: Resources, attemptId: string | null): Promise<string
   const tail = await r.prisma.logChunk.findMany({ where: { attemptId, stream: 'stderr' }, orderBy: { seq: 'desc' }, take: 3 });
   const text = tail.reverse().map((l) => l.text).join(' | ');
   return text ? ` Last error output: ${text.slice(0, 500)}` : '';
-}
-
-const pythonFor = new Map<string, Promise<string>>();
-/** The API machine's Python for the toolkit (AST rewrites, byte-compiles, compare.py). */
-async function python(modules: string[] = []): Promise<string> {
-  const key = modules.join(',');
-  if (!pythonFor.has(key)) {
-    const p = (async () => {
-      // Prefer one that also has torch: compare.py needs it for .pt outputs.
-      const found = (modules.length ? await findPython({ modules: [...modules, 'torch'] }) : null) ?? (await findPython({ modules }));
-      if (!found) throw new Error(`No Python 3${modules.length ? ` with ${modules.join(', ')}` : ''} on the API machine: the preparation toolkit needs one (Debian: apt-get install python3 python3-numpy).`);
-      return found.path;
-    })();
-    p.catch(() => pythonFor.delete(key));
-    pythonFor.set(key, p);
-  }
-  return pythonFor.get(key)!;
 }
 
 /**

@@ -163,3 +163,10 @@ export type JobEvent = Prisma.JobEventModel
  * API that starts after a longer gap knows no process was there to renew leases meanwhile.
  */
 export type SchedulerState = Prisma.SchedulerStateModel
+/**
+ * Model ResultCheck
+ * The trust check of one checkable task's result (domain/trust/replication.ts): whether it was
+ * sampled for replication on another owner's worker, and what the comparison (and, after a
+ * mismatch, the tie-breaker) decided. One per task: the unique taskId makes the decision once.
+ */
+export type ResultCheck = Prisma.ResultCheckModel

@@ -221,6 +221,17 @@ export type IntFilter<$PrismaModel = never> = {
   not?: Prisma.NestedIntFilter<$PrismaModel> | number
 }
 
+export type FloatFilter<$PrismaModel = never> = {
+  equals?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  in?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
+  notIn?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
+  lt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  lte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  gt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  gte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedFloatFilter<$PrismaModel> | number
+}
+
 export type EnumWorkerStatusWithAggregatesFilter<$PrismaModel = never> = {
   equals?: $Enums.WorkerStatus | Prisma.EnumWorkerStatusFieldRefInput<$PrismaModel>
   in?: $Enums.WorkerStatus[] | Prisma.ListEnumWorkerStatusFieldRefInput<$PrismaModel>
@@ -272,6 +283,22 @@ export type IntWithAggregatesFilter<$PrismaModel = never> = {
   _sum?: Prisma.NestedIntFilter<$PrismaModel>
   _min?: Prisma.NestedIntFilter<$PrismaModel>
   _max?: Prisma.NestedIntFilter<$PrismaModel>
+}
+
+export type FloatWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  in?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
+  notIn?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
+  lt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  lte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  gt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  gte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedFloatWithAggregatesFilter<$PrismaModel> | number
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _avg?: Prisma.NestedFloatFilter<$PrismaModel>
+  _sum?: Prisma.NestedFloatFilter<$PrismaModel>
+  _min?: Prisma.NestedFloatFilter<$PrismaModel>
+  _max?: Prisma.NestedFloatFilter<$PrismaModel>
 }
 
 export type EnumJobStatusFilter<$PrismaModel = never> = {
@@ -579,33 +606,6 @@ export type EnumAttemptStatusWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedEnumAttemptStatusFilter<$PrismaModel>
 }
 
-export type FloatFilter<$PrismaModel = never> = {
-  equals?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  in?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
-  notIn?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
-  lt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  lte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  gt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  gte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedFloatFilter<$PrismaModel> | number
-}
-
-export type FloatWithAggregatesFilter<$PrismaModel = never> = {
-  equals?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  in?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
-  notIn?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
-  lt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  lte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  gt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  gte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedFloatWithAggregatesFilter<$PrismaModel> | number
-  _count?: Prisma.NestedIntFilter<$PrismaModel>
-  _avg?: Prisma.NestedFloatFilter<$PrismaModel>
-  _sum?: Prisma.NestedFloatFilter<$PrismaModel>
-  _min?: Prisma.NestedFloatFilter<$PrismaModel>
-  _max?: Prisma.NestedFloatFilter<$PrismaModel>
-}
-
 export type EnumAgentRunStatusFilter<$PrismaModel = never> = {
   equals?: $Enums.AgentRunStatus | Prisma.EnumAgentRunStatusFieldRefInput<$PrismaModel>
   in?: $Enums.AgentRunStatus[] | Prisma.ListEnumAgentRunStatusFieldRefInput<$PrismaModel>
@@ -685,6 +685,23 @@ export type EnumPreparationOutcomeWithAggregatesFilter<$PrismaModel = never> = {
   _count?: Prisma.NestedIntFilter<$PrismaModel>
   _min?: Prisma.NestedEnumPreparationOutcomeFilter<$PrismaModel>
   _max?: Prisma.NestedEnumPreparationOutcomeFilter<$PrismaModel>
+}
+
+export type EnumResultCheckStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.ResultCheckStatus | Prisma.EnumResultCheckStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.ResultCheckStatus[] | Prisma.ListEnumResultCheckStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ResultCheckStatus[] | Prisma.ListEnumResultCheckStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumResultCheckStatusFilter<$PrismaModel> | $Enums.ResultCheckStatus
+}
+
+export type EnumResultCheckStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.ResultCheckStatus | Prisma.EnumResultCheckStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.ResultCheckStatus[] | Prisma.ListEnumResultCheckStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ResultCheckStatus[] | Prisma.ListEnumResultCheckStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumResultCheckStatusWithAggregatesFilter<$PrismaModel> | $Enums.ResultCheckStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumResultCheckStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumResultCheckStatusFilter<$PrismaModel>
 }
 
 export type NestedUuidFilter<$PrismaModel = never> = {
@@ -870,6 +887,17 @@ export type NestedEnumWorkerStatusFilter<$PrismaModel = never> = {
   not?: Prisma.NestedEnumWorkerStatusFilter<$PrismaModel> | $Enums.WorkerStatus
 }
 
+export type NestedFloatFilter<$PrismaModel = never> = {
+  equals?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  in?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
+  notIn?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
+  lt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  lte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  gt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  gte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedFloatFilter<$PrismaModel> | number
+}
+
 export type NestedEnumWorkerStatusWithAggregatesFilter<$PrismaModel = never> = {
   equals?: $Enums.WorkerStatus | Prisma.EnumWorkerStatusFieldRefInput<$PrismaModel>
   in?: $Enums.WorkerStatus[] | Prisma.ListEnumWorkerStatusFieldRefInput<$PrismaModel>
@@ -920,7 +948,7 @@ export type NestedIntWithAggregatesFilter<$PrismaModel = never> = {
   _max?: Prisma.NestedIntFilter<$PrismaModel>
 }
 
-export type NestedFloatFilter<$PrismaModel = never> = {
+export type NestedFloatWithAggregatesFilter<$PrismaModel = never> = {
   equals?: number | Prisma.FloatFieldRefInput<$PrismaModel>
   in?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
   notIn?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
@@ -928,7 +956,12 @@ export type NestedFloatFilter<$PrismaModel = never> = {
   lte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
   gt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
   gte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedFloatFilter<$PrismaModel> | number
+  not?: Prisma.NestedFloatWithAggregatesFilter<$PrismaModel> | number
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _avg?: Prisma.NestedFloatFilter<$PrismaModel>
+  _sum?: Prisma.NestedFloatFilter<$PrismaModel>
+  _min?: Prisma.NestedFloatFilter<$PrismaModel>
+  _max?: Prisma.NestedFloatFilter<$PrismaModel>
 }
 
 export type NestedEnumJobStatusFilter<$PrismaModel = never> = {
@@ -1207,22 +1240,6 @@ export type NestedEnumAttemptStatusWithAggregatesFilter<$PrismaModel = never> = 
   _max?: Prisma.NestedEnumAttemptStatusFilter<$PrismaModel>
 }
 
-export type NestedFloatWithAggregatesFilter<$PrismaModel = never> = {
-  equals?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  in?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
-  notIn?: number[] | Prisma.ListFloatFieldRefInput<$PrismaModel>
-  lt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  lte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  gt?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  gte?: number | Prisma.FloatFieldRefInput<$PrismaModel>
-  not?: Prisma.NestedFloatWithAggregatesFilter<$PrismaModel> | number
-  _count?: Prisma.NestedIntFilter<$PrismaModel>
-  _avg?: Prisma.NestedFloatFilter<$PrismaModel>
-  _sum?: Prisma.NestedFloatFilter<$PrismaModel>
-  _min?: Prisma.NestedFloatFilter<$PrismaModel>
-  _max?: Prisma.NestedFloatFilter<$PrismaModel>
-}
-
 export type NestedEnumAgentRunStatusFilter<$PrismaModel = never> = {
   equals?: $Enums.AgentRunStatus | Prisma.EnumAgentRunStatusFieldRefInput<$PrismaModel>
   in?: $Enums.AgentRunStatus[] | Prisma.ListEnumAgentRunStatusFieldRefInput<$PrismaModel>
@@ -1302,6 +1319,23 @@ export type NestedEnumPreparationOutcomeWithAggregatesFilter<$PrismaModel = neve
   _count?: Prisma.NestedIntFilter<$PrismaModel>
   _min?: Prisma.NestedEnumPreparationOutcomeFilter<$PrismaModel>
   _max?: Prisma.NestedEnumPreparationOutcomeFilter<$PrismaModel>
+}
+
+export type NestedEnumResultCheckStatusFilter<$PrismaModel = never> = {
+  equals?: $Enums.ResultCheckStatus | Prisma.EnumResultCheckStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.ResultCheckStatus[] | Prisma.ListEnumResultCheckStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ResultCheckStatus[] | Prisma.ListEnumResultCheckStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumResultCheckStatusFilter<$PrismaModel> | $Enums.ResultCheckStatus
+}
+
+export type NestedEnumResultCheckStatusWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.ResultCheckStatus | Prisma.EnumResultCheckStatusFieldRefInput<$PrismaModel>
+  in?: $Enums.ResultCheckStatus[] | Prisma.ListEnumResultCheckStatusFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ResultCheckStatus[] | Prisma.ListEnumResultCheckStatusFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumResultCheckStatusWithAggregatesFilter<$PrismaModel> | $Enums.ResultCheckStatus
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumResultCheckStatusFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumResultCheckStatusFilter<$PrismaModel>
 }
 
 

@@ -140,3 +140,16 @@ export const PreparationOutcome = {
 } as const
 
 export type PreparationOutcome = (typeof PreparationOutcome)[keyof typeof PreparationOutcome]
+
+
+export const ResultCheckStatus = {
+  SKIPPED: 'SKIPPED',
+  REPLICATING: 'REPLICATING',
+  TIEBREAK: 'TIEBREAK',
+  MATCHED: 'MATCHED',
+  RESOLVED: 'RESOLVED',
+  UNRESOLVED: 'UNRESOLVED',
+  UNCHECKED: 'UNCHECKED'
+} as const
+
+export type ResultCheckStatus = (typeof ResultCheckStatus)[keyof typeof ResultCheckStatus]

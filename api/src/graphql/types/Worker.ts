@@ -26,6 +26,11 @@ export const WorkerRef = builder.prismaNode('Worker', {
     version: t.exposeString('version'),
     lastSeenAt: t.expose('lastSeenAt', { type: 'DateTime' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    reputation: t.exposeFloat('reputation', {
+      description: "Trust in its results, 0–1 (new: 0.5): confirmed results raise it, results found wrong by a tie-breaker lower it; below the threshold it gets no checkable work.",
+    }),
+    validatedCount: t.exposeInt('validatedCount', { description: "Results confirmed by another owner's worker." }),
+    mismatchCount: t.exposeInt('mismatchCount', { description: 'Results found wrong (outvoted by a tie-breaker).' }),
     currentAttempts: t.relation('attempts', {
       description: 'Attempts this worker holds right now.',
       query: { where: { status: { in: ['LEASED', 'RUNNING'] } }, orderBy: { createdAt: 'asc' } },

@@ -423,7 +423,8 @@ export const ModelName = {
   UsageEntry: 'UsageEntry',
   Service: 'Service',
   JobEvent: 'JobEvent',
-  SchedulerState: 'SchedulerState'
+  SchedulerState: 'SchedulerState',
+  ResultCheck: 'ResultCheck'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -439,7 +440,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobChunk" | "storedBlob" | "blobAccess" | "attemptUpload" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent" | "schedulerState"
+    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobChunk" | "storedBlob" | "blobAccess" | "attemptUpload" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent" | "schedulerState" | "resultCheck"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2441,6 +2442,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ResultCheck: {
+      payload: Prisma.$ResultCheckPayload<ExtArgs>
+      fields: Prisma.ResultCheckFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ResultCheckFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ResultCheckFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload>
+        }
+        findFirst: {
+          args: Prisma.ResultCheckFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ResultCheckFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload>
+        }
+        findMany: {
+          args: Prisma.ResultCheckFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload>[]
+        }
+        create: {
+          args: Prisma.ResultCheckCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload>
+        }
+        createMany: {
+          args: Prisma.ResultCheckCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ResultCheckCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload>[]
+        }
+        delete: {
+          args: Prisma.ResultCheckDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload>
+        }
+        update: {
+          args: Prisma.ResultCheckUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload>
+        }
+        deleteMany: {
+          args: Prisma.ResultCheckDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ResultCheckUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ResultCheckUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload>[]
+        }
+        upsert: {
+          args: Prisma.ResultCheckUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ResultCheckPayload>
+        }
+        aggregate: {
+          args: Prisma.ResultCheckAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateResultCheck>
+        }
+        groupBy: {
+          args: Prisma.ResultCheckGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ResultCheckGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ResultCheckCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ResultCheckCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2538,7 +2613,10 @@ export const WorkerScalarFieldEnum = {
   slots: 'slots',
   version: 'version',
   lastSeenAt: 'lastSeenAt',
-  createdAt: 'createdAt'
+  createdAt: 'createdAt',
+  validatedCount: 'validatedCount',
+  mismatchCount: 'mismatchCount',
+  reputation: 'reputation'
 } as const
 
 export type WorkerScalarFieldEnum = (typeof WorkerScalarFieldEnum)[keyof typeof WorkerScalarFieldEnum]
@@ -2911,6 +2989,28 @@ export const SchedulerStateScalarFieldEnum = {
 export type SchedulerStateScalarFieldEnum = (typeof SchedulerStateScalarFieldEnum)[keyof typeof SchedulerStateScalarFieldEnum]
 
 
+export const ResultCheckScalarFieldEnum = {
+  id: 'id',
+  jobId: 'jobId',
+  taskId: 'taskId',
+  attemptId: 'attemptId',
+  workerId: 'workerId',
+  reputation: 'reputation',
+  share: 'share',
+  draw: 'draw',
+  status: 'status',
+  replicaTaskId: 'replicaTaskId',
+  tiebreakTaskId: 'tiebreakTaskId',
+  verifiedResult: 'verifiedResult',
+  wrongWorkerIds: 'wrongWorkerIds',
+  report: 'report',
+  createdAt: 'createdAt',
+  settledAt: 'settledAt'
+} as const
+
+export type ResultCheckScalarFieldEnum = (typeof ResultCheckScalarFieldEnum)[keyof typeof ResultCheckScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -3050,6 +3150,20 @@ export type ListIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel,
 
 
 /**
+ * Reference to a field of type 'Float'
+ */
+export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
+    
+
+
+/**
+ * Reference to a field of type 'Float[]'
+ */
+export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
+    
+
+
+/**
  * Reference to a field of type 'JobStatus'
  */
 export type EnumJobStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'JobStatus'>
@@ -3176,20 +3290,6 @@ export type ListEnumAttemptStatusFieldRefInput<$PrismaModel> = FieldRefInputType
 
 
 /**
- * Reference to a field of type 'Float'
- */
-export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
-    
-
-
-/**
- * Reference to a field of type 'Float[]'
- */
-export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
-    
-
-
-/**
  * Reference to a field of type 'AgentRunStatus'
  */
 export type EnumAgentRunStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'AgentRunStatus'>
@@ -3249,6 +3349,20 @@ export type EnumPreparationOutcomeFieldRefInput<$PrismaModel> = FieldRefInputTyp
  * Reference to a field of type 'PreparationOutcome[]'
  */
 export type ListEnumPreparationOutcomeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'PreparationOutcome[]'>
+    
+
+
+/**
+ * Reference to a field of type 'ResultCheckStatus'
+ */
+export type EnumResultCheckStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'ResultCheckStatus'>
+    
+
+
+/**
+ * Reference to a field of type 'ResultCheckStatus[]'
+ */
+export type ListEnumResultCheckStatusFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'ResultCheckStatus[]'>
     
 
 /**
@@ -3429,6 +3543,7 @@ export type GlobalOmitConfig = {
   service?: Prisma.ServiceOmit
   jobEvent?: Prisma.JobEventOmit
   schedulerState?: Prisma.SchedulerStateOmit
+  resultCheck?: Prisma.ResultCheckOmit
 }
 
 /* Types for Logging */

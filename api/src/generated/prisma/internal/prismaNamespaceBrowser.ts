@@ -77,7 +77,8 @@ export const ModelName = {
   UsageEntry: 'UsageEntry',
   Service: 'Service',
   JobEvent: 'JobEvent',
-  SchedulerState: 'SchedulerState'
+  SchedulerState: 'SchedulerState',
+  ResultCheck: 'ResultCheck'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -154,7 +155,10 @@ export const WorkerScalarFieldEnum = {
   slots: 'slots',
   version: 'version',
   lastSeenAt: 'lastSeenAt',
-  createdAt: 'createdAt'
+  createdAt: 'createdAt',
+  validatedCount: 'validatedCount',
+  mismatchCount: 'mismatchCount',
+  reputation: 'reputation'
 } as const
 
 export type WorkerScalarFieldEnum = (typeof WorkerScalarFieldEnum)[keyof typeof WorkerScalarFieldEnum]
@@ -525,6 +529,28 @@ export const SchedulerStateScalarFieldEnum = {
 } as const
 
 export type SchedulerStateScalarFieldEnum = (typeof SchedulerStateScalarFieldEnum)[keyof typeof SchedulerStateScalarFieldEnum]
+
+
+export const ResultCheckScalarFieldEnum = {
+  id: 'id',
+  jobId: 'jobId',
+  taskId: 'taskId',
+  attemptId: 'attemptId',
+  workerId: 'workerId',
+  reputation: 'reputation',
+  share: 'share',
+  draw: 'draw',
+  status: 'status',
+  replicaTaskId: 'replicaTaskId',
+  tiebreakTaskId: 'tiebreakTaskId',
+  verifiedResult: 'verifiedResult',
+  wrongWorkerIds: 'wrongWorkerIds',
+  report: 'report',
+  createdAt: 'createdAt',
+  settledAt: 'settledAt'
+} as const
+
+export type ResultCheckScalarFieldEnum = (typeof ResultCheckScalarFieldEnum)[keyof typeof ResultCheckScalarFieldEnum]
 
 
 export const SortOrder = {

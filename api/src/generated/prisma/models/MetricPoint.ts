@@ -444,14 +444,6 @@ export type MetricPointUncheckedUpdateManyWithoutAttemptNestedInput = {
   deleteMany?: Prisma.MetricPointScalarWhereInput | Prisma.MetricPointScalarWhereInput[]
 }
 
-export type FloatFieldUpdateOperationsInput = {
-  set?: number
-  increment?: number
-  decrement?: number
-  multiply?: number
-  divide?: number
-}
-
 export type MetricPointCreateWithoutAttemptInput = {
   seq: number
   name: string

@@ -390,6 +390,7 @@ export type TaskWhereInput = {
   currentAttempt?: Prisma.XOR<Prisma.AttemptNullableScalarRelationFilter, Prisma.AttemptWhereInput> | null
   attempts?: Prisma.AttemptListRelationFilter
   services?: Prisma.ServiceListRelationFilter
+  resultCheck?: Prisma.XOR<Prisma.ResultCheckNullableScalarRelationFilter, Prisma.ResultCheckWhereInput> | null
 }
 
 export type TaskOrderByWithRelationInput = {
@@ -425,6 +426,7 @@ export type TaskOrderByWithRelationInput = {
   currentAttempt?: Prisma.AttemptOrderByWithRelationInput
   attempts?: Prisma.AttemptOrderByRelationAggregateInput
   services?: Prisma.ServiceOrderByRelationAggregateInput
+  resultCheck?: Prisma.ResultCheckOrderByWithRelationInput
 }
 
 export type TaskWhereUniqueInput = Prisma.AtLeast<{
@@ -463,6 +465,7 @@ export type TaskWhereUniqueInput = Prisma.AtLeast<{
   currentAttempt?: Prisma.XOR<Prisma.AttemptNullableScalarRelationFilter, Prisma.AttemptWhereInput> | null
   attempts?: Prisma.AttemptListRelationFilter
   services?: Prisma.ServiceListRelationFilter
+  resultCheck?: Prisma.XOR<Prisma.ResultCheckNullableScalarRelationFilter, Prisma.ResultCheckWhereInput> | null
 }, "id" | "currentAttemptId">
 
 export type TaskOrderByWithAggregationInput = {
@@ -560,6 +563,7 @@ export type TaskCreateInput = {
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutCurrentForInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckCreateNestedOneWithoutTaskInput
 }
 
 export type TaskUncheckedCreateInput = {
@@ -591,6 +595,7 @@ export type TaskUncheckedCreateInput = {
   finishedAt?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckUncheckedCreateNestedOneWithoutTaskInput
 }
 
 export type TaskUpdateInput = {
@@ -622,6 +627,7 @@ export type TaskUpdateInput = {
   currentAttempt?: Prisma.AttemptUpdateOneWithoutCurrentForNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateInput = {
@@ -653,6 +659,7 @@ export type TaskUncheckedUpdateInput = {
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUncheckedUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskCreateManyInput = {
@@ -1047,6 +1054,20 @@ export type TaskUpdateOneRequiredWithoutServicesNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.TaskUpdateToOneWithWhereWithoutServicesInput, Prisma.TaskUpdateWithoutServicesInput>, Prisma.TaskUncheckedUpdateWithoutServicesInput>
 }
 
+export type TaskCreateNestedOneWithoutResultCheckInput = {
+  create?: Prisma.XOR<Prisma.TaskCreateWithoutResultCheckInput, Prisma.TaskUncheckedCreateWithoutResultCheckInput>
+  connectOrCreate?: Prisma.TaskCreateOrConnectWithoutResultCheckInput
+  connect?: Prisma.TaskWhereUniqueInput
+}
+
+export type TaskUpdateOneRequiredWithoutResultCheckNestedInput = {
+  create?: Prisma.XOR<Prisma.TaskCreateWithoutResultCheckInput, Prisma.TaskUncheckedCreateWithoutResultCheckInput>
+  connectOrCreate?: Prisma.TaskCreateOrConnectWithoutResultCheckInput
+  upsert?: Prisma.TaskUpsertWithoutResultCheckInput
+  connect?: Prisma.TaskWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.TaskUpdateToOneWithWhereWithoutResultCheckInput, Prisma.TaskUpdateWithoutResultCheckInput>, Prisma.TaskUncheckedUpdateWithoutResultCheckInput>
+}
+
 export type TaskCreateWithoutPinnedWorkerInput = {
   id?: string
   ownerId: string
@@ -1075,6 +1096,7 @@ export type TaskCreateWithoutPinnedWorkerInput = {
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutCurrentForInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckCreateNestedOneWithoutTaskInput
 }
 
 export type TaskUncheckedCreateWithoutPinnedWorkerInput = {
@@ -1105,6 +1127,7 @@ export type TaskUncheckedCreateWithoutPinnedWorkerInput = {
   finishedAt?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckUncheckedCreateNestedOneWithoutTaskInput
 }
 
 export type TaskCreateOrConnectWithoutPinnedWorkerInput = {
@@ -1193,6 +1216,7 @@ export type TaskCreateWithoutJobInput = {
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutCurrentForInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckCreateNestedOneWithoutTaskInput
 }
 
 export type TaskUncheckedCreateWithoutJobInput = {
@@ -1223,6 +1247,7 @@ export type TaskUncheckedCreateWithoutJobInput = {
   finishedAt?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckUncheckedCreateNestedOneWithoutTaskInput
 }
 
 export type TaskCreateOrConnectWithoutJobInput = {
@@ -1279,6 +1304,7 @@ export type TaskCreateWithoutCodeVersionInput = {
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutCurrentForInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckCreateNestedOneWithoutTaskInput
 }
 
 export type TaskUncheckedCreateWithoutCodeVersionInput = {
@@ -1309,6 +1335,7 @@ export type TaskUncheckedCreateWithoutCodeVersionInput = {
   finishedAt?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckUncheckedCreateNestedOneWithoutTaskInput
 }
 
 export type TaskCreateOrConnectWithoutCodeVersionInput = {
@@ -1365,6 +1392,7 @@ export type TaskCreateWithoutAttemptsInput = {
   pinnedWorker?: Prisma.WorkerCreateNestedOneWithoutPinnedTasksInput
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutCurrentForInput
   services?: Prisma.ServiceCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckCreateNestedOneWithoutTaskInput
 }
 
 export type TaskUncheckedCreateWithoutAttemptsInput = {
@@ -1395,6 +1423,7 @@ export type TaskUncheckedCreateWithoutAttemptsInput = {
   updatedAt?: Date | string
   finishedAt?: Date | string | null
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckUncheckedCreateNestedOneWithoutTaskInput
 }
 
 export type TaskCreateOrConnectWithoutAttemptsInput = {
@@ -1430,6 +1459,7 @@ export type TaskCreateWithoutCurrentAttemptInput = {
   pinnedWorker?: Prisma.WorkerCreateNestedOneWithoutPinnedTasksInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckCreateNestedOneWithoutTaskInput
 }
 
 export type TaskUncheckedCreateWithoutCurrentAttemptInput = {
@@ -1460,6 +1490,7 @@ export type TaskUncheckedCreateWithoutCurrentAttemptInput = {
   finishedAt?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutTaskInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckUncheckedCreateNestedOneWithoutTaskInput
 }
 
 export type TaskCreateOrConnectWithoutCurrentAttemptInput = {
@@ -1506,6 +1537,7 @@ export type TaskUpdateWithoutAttemptsInput = {
   pinnedWorker?: Prisma.WorkerUpdateOneWithoutPinnedTasksNestedInput
   currentAttempt?: Prisma.AttemptUpdateOneWithoutCurrentForNestedInput
   services?: Prisma.ServiceUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateWithoutAttemptsInput = {
@@ -1536,6 +1568,7 @@ export type TaskUncheckedUpdateWithoutAttemptsInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   services?: Prisma.ServiceUncheckedUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUncheckedUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUpsertWithoutCurrentAttemptInput = {
@@ -1577,6 +1610,7 @@ export type TaskUpdateWithoutCurrentAttemptInput = {
   pinnedWorker?: Prisma.WorkerUpdateOneWithoutPinnedTasksNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateWithoutCurrentAttemptInput = {
@@ -1607,6 +1641,7 @@ export type TaskUncheckedUpdateWithoutCurrentAttemptInput = {
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUncheckedUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskCreateWithoutServicesInput = {
@@ -1637,6 +1672,7 @@ export type TaskCreateWithoutServicesInput = {
   pinnedWorker?: Prisma.WorkerCreateNestedOneWithoutPinnedTasksInput
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutCurrentForInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckCreateNestedOneWithoutTaskInput
 }
 
 export type TaskUncheckedCreateWithoutServicesInput = {
@@ -1667,6 +1703,7 @@ export type TaskUncheckedCreateWithoutServicesInput = {
   updatedAt?: Date | string
   finishedAt?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutTaskInput
+  resultCheck?: Prisma.ResultCheckUncheckedCreateNestedOneWithoutTaskInput
 }
 
 export type TaskCreateOrConnectWithoutServicesInput = {
@@ -1713,6 +1750,7 @@ export type TaskUpdateWithoutServicesInput = {
   pinnedWorker?: Prisma.WorkerUpdateOneWithoutPinnedTasksNestedInput
   currentAttempt?: Prisma.AttemptUpdateOneWithoutCurrentForNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateWithoutServicesInput = {
@@ -1743,6 +1781,147 @@ export type TaskUncheckedUpdateWithoutServicesInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUncheckedUpdateOneWithoutTaskNestedInput
+}
+
+export type TaskCreateWithoutResultCheckInput = {
+  id?: string
+  ownerId: string
+  kind: $Enums.TaskKind
+  name: string
+  command: string
+  environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: string
+  accelVendor?: string | null
+  minMemoryMiB?: number
+  minAccelMemMiB?: number
+  priority?: number
+  maxAttempts?: number
+  attemptCount?: number
+  status?: $Enums.TaskStatus
+  runAfter?: Date | string
+  statusReason?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finishedAt?: Date | string | null
+  job: Prisma.JobCreateNestedOneWithoutTasksInput
+  codeVersion: Prisma.CodeVersionCreateNestedOneWithoutTasksInput
+  pinnedWorker?: Prisma.WorkerCreateNestedOneWithoutPinnedTasksInput
+  currentAttempt?: Prisma.AttemptCreateNestedOneWithoutCurrentForInput
+  attempts?: Prisma.AttemptCreateNestedManyWithoutTaskInput
+  services?: Prisma.ServiceCreateNestedManyWithoutTaskInput
+}
+
+export type TaskUncheckedCreateWithoutResultCheckInput = {
+  id?: string
+  jobId: string
+  ownerId: string
+  kind: $Enums.TaskKind
+  name: string
+  codeVersionId: string
+  command: string
+  environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: string
+  accelVendor?: string | null
+  minMemoryMiB?: number
+  minAccelMemMiB?: number
+  pinnedWorkerId?: string | null
+  priority?: number
+  maxAttempts?: number
+  attemptCount?: number
+  status?: $Enums.TaskStatus
+  runAfter?: Date | string
+  statusReason?: string | null
+  currentAttemptId?: string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  finishedAt?: Date | string | null
+  attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutTaskInput
+  services?: Prisma.ServiceUncheckedCreateNestedManyWithoutTaskInput
+}
+
+export type TaskCreateOrConnectWithoutResultCheckInput = {
+  where: Prisma.TaskWhereUniqueInput
+  create: Prisma.XOR<Prisma.TaskCreateWithoutResultCheckInput, Prisma.TaskUncheckedCreateWithoutResultCheckInput>
+}
+
+export type TaskUpsertWithoutResultCheckInput = {
+  update: Prisma.XOR<Prisma.TaskUpdateWithoutResultCheckInput, Prisma.TaskUncheckedUpdateWithoutResultCheckInput>
+  create: Prisma.XOR<Prisma.TaskCreateWithoutResultCheckInput, Prisma.TaskUncheckedCreateWithoutResultCheckInput>
+  where?: Prisma.TaskWhereInput
+}
+
+export type TaskUpdateToOneWithWhereWithoutResultCheckInput = {
+  where?: Prisma.TaskWhereInput
+  data: Prisma.XOR<Prisma.TaskUpdateWithoutResultCheckInput, Prisma.TaskUncheckedUpdateWithoutResultCheckInput>
+}
+
+export type TaskUpdateWithoutResultCheckInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  ownerId?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  command?: Prisma.StringFieldUpdateOperationsInput | string
+  environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: Prisma.StringFieldUpdateOperationsInput | string
+  accelVendor?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  minMemoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
+  minAccelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
+  priority?: Prisma.IntFieldUpdateOperationsInput | number
+  maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
+  runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  job?: Prisma.JobUpdateOneRequiredWithoutTasksNestedInput
+  codeVersion?: Prisma.CodeVersionUpdateOneRequiredWithoutTasksNestedInput
+  pinnedWorker?: Prisma.WorkerUpdateOneWithoutPinnedTasksNestedInput
+  currentAttempt?: Prisma.AttemptUpdateOneWithoutCurrentForNestedInput
+  attempts?: Prisma.AttemptUpdateManyWithoutTaskNestedInput
+  services?: Prisma.ServiceUpdateManyWithoutTaskNestedInput
+}
+
+export type TaskUncheckedUpdateWithoutResultCheckInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  jobId?: Prisma.StringFieldUpdateOperationsInput | string
+  ownerId?: Prisma.StringFieldUpdateOperationsInput | string
+  kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
+  command?: Prisma.StringFieldUpdateOperationsInput | string
+  environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  requirements?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  workload?: Prisma.StringFieldUpdateOperationsInput | string
+  accelVendor?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  minMemoryMiB?: Prisma.IntFieldUpdateOperationsInput | number
+  minAccelMemMiB?: Prisma.IntFieldUpdateOperationsInput | number
+  pinnedWorkerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  priority?: Prisma.IntFieldUpdateOperationsInput | number
+  maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
+  runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  currentAttemptId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  checkpoint?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  result?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  attempts?: Prisma.AttemptUncheckedUpdateManyWithoutTaskNestedInput
+  services?: Prisma.ServiceUncheckedUpdateManyWithoutTaskNestedInput
 }
 
 export type TaskCreateManyPinnedWorkerInput = {
@@ -1801,6 +1980,7 @@ export type TaskUpdateWithoutPinnedWorkerInput = {
   currentAttempt?: Prisma.AttemptUpdateOneWithoutCurrentForNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateWithoutPinnedWorkerInput = {
@@ -1831,6 +2011,7 @@ export type TaskUncheckedUpdateWithoutPinnedWorkerInput = {
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUncheckedUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateManyWithoutPinnedWorkerInput = {
@@ -1917,6 +2098,7 @@ export type TaskUpdateWithoutJobInput = {
   currentAttempt?: Prisma.AttemptUpdateOneWithoutCurrentForNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateWithoutJobInput = {
@@ -1947,6 +2129,7 @@ export type TaskUncheckedUpdateWithoutJobInput = {
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUncheckedUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateManyWithoutJobInput = {
@@ -2033,6 +2216,7 @@ export type TaskUpdateWithoutCodeVersionInput = {
   currentAttempt?: Prisma.AttemptUpdateOneWithoutCurrentForNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateWithoutCodeVersionInput = {
@@ -2063,6 +2247,7 @@ export type TaskUncheckedUpdateWithoutCodeVersionInput = {
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutTaskNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutTaskNestedInput
+  resultCheck?: Prisma.ResultCheckUncheckedUpdateOneWithoutTaskNestedInput
 }
 
 export type TaskUncheckedUpdateManyWithoutCodeVersionInput = {
@@ -2166,6 +2351,7 @@ export type TaskSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   currentAttempt?: boolean | Prisma.Task$currentAttemptArgs<ExtArgs>
   attempts?: boolean | Prisma.Task$attemptsArgs<ExtArgs>
   services?: boolean | Prisma.Task$servicesArgs<ExtArgs>
+  resultCheck?: boolean | Prisma.Task$resultCheckArgs<ExtArgs>
   _count?: boolean | Prisma.TaskCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["task"]>
 
@@ -2272,6 +2458,7 @@ export type TaskInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   currentAttempt?: boolean | Prisma.Task$currentAttemptArgs<ExtArgs>
   attempts?: boolean | Prisma.Task$attemptsArgs<ExtArgs>
   services?: boolean | Prisma.Task$servicesArgs<ExtArgs>
+  resultCheck?: boolean | Prisma.Task$resultCheckArgs<ExtArgs>
   _count?: boolean | Prisma.TaskCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type TaskIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -2296,6 +2483,10 @@ export type $TaskPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     currentAttempt: Prisma.$AttemptPayload<ExtArgs> | null
     attempts: Prisma.$AttemptPayload<ExtArgs>[]
     services: Prisma.$ServicePayload<ExtArgs>[]
+    /**
+     * The trust check of this task's result (a checkable RUN or SHARD), when one was decided.
+     */
+    resultCheck: Prisma.$ResultCheckPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2740,6 +2931,7 @@ export interface Prisma__TaskClient<T, Null = never, ExtArgs extends runtime.Typ
   currentAttempt<T extends Prisma.Task$currentAttemptArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Task$currentAttemptArgs<ExtArgs>>): Prisma.Prisma__AttemptClient<runtime.Types.Result.GetResult<Prisma.$AttemptPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   attempts<T extends Prisma.Task$attemptsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Task$attemptsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AttemptPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   services<T extends Prisma.Task$servicesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Task$servicesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ServicePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  resultCheck<T extends Prisma.Task$resultCheckArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Task$resultCheckArgs<ExtArgs>>): Prisma.Prisma__ResultCheckClient<runtime.Types.Result.GetResult<Prisma.$ResultCheckPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -3279,6 +3471,25 @@ export type Task$servicesArgs<ExtArgs extends runtime.Types.Extensions.InternalA
   take?: number
   skip?: number
   distinct?: Prisma.ServiceScalarFieldEnum | Prisma.ServiceScalarFieldEnum[]
+}
+
+/**
+ * Task.resultCheck
+ */
+export type Task$resultCheckArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ResultCheck
+   */
+  select?: Prisma.ResultCheckSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the ResultCheck
+   */
+  omit?: Prisma.ResultCheckOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ResultCheckInclude<ExtArgs> | null
+  where?: Prisma.ResultCheckWhereInput
 }
 
 /**

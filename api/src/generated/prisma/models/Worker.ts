@@ -31,6 +31,9 @@ export type WorkerAvgAggregateOutputType = {
   memoryMiB: number | null
   cpuCores: number | null
   slots: number | null
+  validatedCount: number | null
+  mismatchCount: number | null
+  reputation: number | null
 }
 
 export type WorkerSumAggregateOutputType = {
@@ -38,6 +41,9 @@ export type WorkerSumAggregateOutputType = {
   memoryMiB: number | null
   cpuCores: number | null
   slots: number | null
+  validatedCount: number | null
+  mismatchCount: number | null
+  reputation: number | null
 }
 
 export type WorkerMinAggregateOutputType = {
@@ -55,6 +61,9 @@ export type WorkerMinAggregateOutputType = {
   version: string | null
   lastSeenAt: Date | null
   createdAt: Date | null
+  validatedCount: number | null
+  mismatchCount: number | null
+  reputation: number | null
 }
 
 export type WorkerMaxAggregateOutputType = {
@@ -72,6 +81,9 @@ export type WorkerMaxAggregateOutputType = {
   version: string | null
   lastSeenAt: Date | null
   createdAt: Date | null
+  validatedCount: number | null
+  mismatchCount: number | null
+  reputation: number | null
 }
 
 export type WorkerCountAggregateOutputType = {
@@ -91,6 +103,9 @@ export type WorkerCountAggregateOutputType = {
   version: number
   lastSeenAt: number
   createdAt: number
+  validatedCount: number
+  mismatchCount: number
+  reputation: number
   _all: number
 }
 
@@ -100,6 +115,9 @@ export type WorkerAvgAggregateInputType = {
   memoryMiB?: true
   cpuCores?: true
   slots?: true
+  validatedCount?: true
+  mismatchCount?: true
+  reputation?: true
 }
 
 export type WorkerSumAggregateInputType = {
@@ -107,6 +125,9 @@ export type WorkerSumAggregateInputType = {
   memoryMiB?: true
   cpuCores?: true
   slots?: true
+  validatedCount?: true
+  mismatchCount?: true
+  reputation?: true
 }
 
 export type WorkerMinAggregateInputType = {
@@ -124,6 +145,9 @@ export type WorkerMinAggregateInputType = {
   version?: true
   lastSeenAt?: true
   createdAt?: true
+  validatedCount?: true
+  mismatchCount?: true
+  reputation?: true
 }
 
 export type WorkerMaxAggregateInputType = {
@@ -141,6 +165,9 @@ export type WorkerMaxAggregateInputType = {
   version?: true
   lastSeenAt?: true
   createdAt?: true
+  validatedCount?: true
+  mismatchCount?: true
+  reputation?: true
 }
 
 export type WorkerCountAggregateInputType = {
@@ -160,6 +187,9 @@ export type WorkerCountAggregateInputType = {
   version?: true
   lastSeenAt?: true
   createdAt?: true
+  validatedCount?: true
+  mismatchCount?: true
+  reputation?: true
   _all?: true
 }
 
@@ -266,6 +296,9 @@ export type WorkerGroupByOutputType = {
   version: string
   lastSeenAt: Date
   createdAt: Date
+  validatedCount: number
+  mismatchCount: number
+  reputation: number
   _count: WorkerCountAggregateOutputType | null
   _avg: WorkerAvgAggregateOutputType | null
   _sum: WorkerSumAggregateOutputType | null
@@ -308,6 +341,9 @@ export type WorkerWhereInput = {
   version?: Prisma.StringFilter<"Worker"> | string
   lastSeenAt?: Prisma.DateTimeFilter<"Worker"> | Date | string
   createdAt?: Prisma.DateTimeFilter<"Worker"> | Date | string
+  validatedCount?: Prisma.IntFilter<"Worker"> | number
+  mismatchCount?: Prisma.IntFilter<"Worker"> | number
+  reputation?: Prisma.FloatFilter<"Worker"> | number
   owner?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
   token?: Prisma.XOR<Prisma.WorkerTokenScalarRelationFilter, Prisma.WorkerTokenWhereInput>
   attempts?: Prisma.AttemptListRelationFilter
@@ -331,6 +367,9 @@ export type WorkerOrderByWithRelationInput = {
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  validatedCount?: Prisma.SortOrder
+  mismatchCount?: Prisma.SortOrder
+  reputation?: Prisma.SortOrder
   owner?: Prisma.UserOrderByWithRelationInput
   token?: Prisma.WorkerTokenOrderByWithRelationInput
   attempts?: Prisma.AttemptOrderByRelationAggregateInput
@@ -358,6 +397,9 @@ export type WorkerWhereUniqueInput = Prisma.AtLeast<{
   version?: Prisma.StringFilter<"Worker"> | string
   lastSeenAt?: Prisma.DateTimeFilter<"Worker"> | Date | string
   createdAt?: Prisma.DateTimeFilter<"Worker"> | Date | string
+  validatedCount?: Prisma.IntFilter<"Worker"> | number
+  mismatchCount?: Prisma.IntFilter<"Worker"> | number
+  reputation?: Prisma.FloatFilter<"Worker"> | number
   owner?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
   token?: Prisma.XOR<Prisma.WorkerTokenScalarRelationFilter, Prisma.WorkerTokenWhereInput>
   attempts?: Prisma.AttemptListRelationFilter
@@ -381,6 +423,9 @@ export type WorkerOrderByWithAggregationInput = {
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  validatedCount?: Prisma.SortOrder
+  mismatchCount?: Prisma.SortOrder
+  reputation?: Prisma.SortOrder
   _count?: Prisma.WorkerCountOrderByAggregateInput
   _avg?: Prisma.WorkerAvgOrderByAggregateInput
   _max?: Prisma.WorkerMaxOrderByAggregateInput
@@ -408,6 +453,9 @@ export type WorkerScalarWhereWithAggregatesInput = {
   version?: Prisma.StringWithAggregatesFilter<"Worker"> | string
   lastSeenAt?: Prisma.DateTimeWithAggregatesFilter<"Worker"> | Date | string
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Worker"> | Date | string
+  validatedCount?: Prisma.IntWithAggregatesFilter<"Worker"> | number
+  mismatchCount?: Prisma.IntWithAggregatesFilter<"Worker"> | number
+  reputation?: Prisma.FloatWithAggregatesFilter<"Worker"> | number
 }
 
 export type WorkerCreateInput = {
@@ -425,6 +473,9 @@ export type WorkerCreateInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   owner: Prisma.UserCreateNestedOneWithoutWorkersInput
   token: Prisma.WorkerTokenCreateNestedOneWithoutWorkersInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutWorkerInput
@@ -448,6 +499,9 @@ export type WorkerUncheckedCreateInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskUncheckedCreateNestedManyWithoutPinnedWorkerInput
 }
@@ -467,6 +521,9 @@ export type WorkerUpdateInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   owner?: Prisma.UserUpdateOneRequiredWithoutWorkersNestedInput
   token?: Prisma.WorkerTokenUpdateOneRequiredWithoutWorkersNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutWorkerNestedInput
@@ -490,6 +547,9 @@ export type WorkerUncheckedUpdateInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUncheckedUpdateManyWithoutPinnedWorkerNestedInput
 }
@@ -511,6 +571,9 @@ export type WorkerCreateManyInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
 }
 
 export type WorkerUpdateManyMutationInput = {
@@ -528,6 +591,9 @@ export type WorkerUpdateManyMutationInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type WorkerUncheckedUpdateManyInput = {
@@ -547,6 +613,9 @@ export type WorkerUncheckedUpdateManyInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type WorkerListRelationFilter = {
@@ -581,6 +650,9 @@ export type WorkerCountOrderByAggregateInput = {
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  validatedCount?: Prisma.SortOrder
+  mismatchCount?: Prisma.SortOrder
+  reputation?: Prisma.SortOrder
 }
 
 export type WorkerAvgOrderByAggregateInput = {
@@ -588,6 +660,9 @@ export type WorkerAvgOrderByAggregateInput = {
   memoryMiB?: Prisma.SortOrder
   cpuCores?: Prisma.SortOrder
   slots?: Prisma.SortOrder
+  validatedCount?: Prisma.SortOrder
+  mismatchCount?: Prisma.SortOrder
+  reputation?: Prisma.SortOrder
 }
 
 export type WorkerMaxOrderByAggregateInput = {
@@ -605,6 +680,9 @@ export type WorkerMaxOrderByAggregateInput = {
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  validatedCount?: Prisma.SortOrder
+  mismatchCount?: Prisma.SortOrder
+  reputation?: Prisma.SortOrder
 }
 
 export type WorkerMinOrderByAggregateInput = {
@@ -622,6 +700,9 @@ export type WorkerMinOrderByAggregateInput = {
   version?: Prisma.SortOrder
   lastSeenAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  validatedCount?: Prisma.SortOrder
+  mismatchCount?: Prisma.SortOrder
+  reputation?: Prisma.SortOrder
 }
 
 export type WorkerSumOrderByAggregateInput = {
@@ -629,6 +710,9 @@ export type WorkerSumOrderByAggregateInput = {
   memoryMiB?: Prisma.SortOrder
   cpuCores?: Prisma.SortOrder
   slots?: Prisma.SortOrder
+  validatedCount?: Prisma.SortOrder
+  mismatchCount?: Prisma.SortOrder
+  reputation?: Prisma.SortOrder
 }
 
 export type WorkerNullableScalarRelationFilter = {
@@ -746,6 +830,14 @@ export type IntFieldUpdateOperationsInput = {
   divide?: number
 }
 
+export type FloatFieldUpdateOperationsInput = {
+  set?: number
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
+}
+
 export type WorkerCreateNestedOneWithoutPinnedTasksInput = {
   create?: Prisma.XOR<Prisma.WorkerCreateWithoutPinnedTasksInput, Prisma.WorkerUncheckedCreateWithoutPinnedTasksInput>
   connectOrCreate?: Prisma.WorkerCreateOrConnectWithoutPinnedTasksInput
@@ -791,6 +883,9 @@ export type WorkerCreateWithoutOwnerInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   token: Prisma.WorkerTokenCreateNestedOneWithoutWorkersInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskCreateNestedManyWithoutPinnedWorkerInput
@@ -812,6 +907,9 @@ export type WorkerUncheckedCreateWithoutOwnerInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskUncheckedCreateNestedManyWithoutPinnedWorkerInput
 }
@@ -862,6 +960,9 @@ export type WorkerScalarWhereInput = {
   version?: Prisma.StringFilter<"Worker"> | string
   lastSeenAt?: Prisma.DateTimeFilter<"Worker"> | Date | string
   createdAt?: Prisma.DateTimeFilter<"Worker"> | Date | string
+  validatedCount?: Prisma.IntFilter<"Worker"> | number
+  mismatchCount?: Prisma.IntFilter<"Worker"> | number
+  reputation?: Prisma.FloatFilter<"Worker"> | number
 }
 
 export type WorkerCreateWithoutTokenInput = {
@@ -879,6 +980,9 @@ export type WorkerCreateWithoutTokenInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   owner: Prisma.UserCreateNestedOneWithoutWorkersInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskCreateNestedManyWithoutPinnedWorkerInput
@@ -900,6 +1004,9 @@ export type WorkerUncheckedCreateWithoutTokenInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskUncheckedCreateNestedManyWithoutPinnedWorkerInput
 }
@@ -945,6 +1052,9 @@ export type WorkerCreateWithoutPinnedTasksInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   owner: Prisma.UserCreateNestedOneWithoutWorkersInput
   token: Prisma.WorkerTokenCreateNestedOneWithoutWorkersInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutWorkerInput
@@ -967,6 +1077,9 @@ export type WorkerUncheckedCreateWithoutPinnedTasksInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutWorkerInput
 }
 
@@ -1001,6 +1114,9 @@ export type WorkerUpdateWithoutPinnedTasksInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   owner?: Prisma.UserUpdateOneRequiredWithoutWorkersNestedInput
   token?: Prisma.WorkerTokenUpdateOneRequiredWithoutWorkersNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutWorkerNestedInput
@@ -1023,6 +1139,9 @@ export type WorkerUncheckedUpdateWithoutPinnedTasksInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutWorkerNestedInput
 }
 
@@ -1041,6 +1160,9 @@ export type WorkerCreateWithoutAttemptsInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   owner: Prisma.UserCreateNestedOneWithoutWorkersInput
   token: Prisma.WorkerTokenCreateNestedOneWithoutWorkersInput
   pinnedTasks?: Prisma.TaskCreateNestedManyWithoutPinnedWorkerInput
@@ -1063,6 +1185,9 @@ export type WorkerUncheckedCreateWithoutAttemptsInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
   pinnedTasks?: Prisma.TaskUncheckedCreateNestedManyWithoutPinnedWorkerInput
 }
 
@@ -1097,6 +1222,9 @@ export type WorkerUpdateWithoutAttemptsInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   owner?: Prisma.UserUpdateOneRequiredWithoutWorkersNestedInput
   token?: Prisma.WorkerTokenUpdateOneRequiredWithoutWorkersNestedInput
   pinnedTasks?: Prisma.TaskUpdateManyWithoutPinnedWorkerNestedInput
@@ -1119,6 +1247,9 @@ export type WorkerUncheckedUpdateWithoutAttemptsInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   pinnedTasks?: Prisma.TaskUncheckedUpdateManyWithoutPinnedWorkerNestedInput
 }
 
@@ -1138,6 +1269,9 @@ export type WorkerCreateManyOwnerInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
 }
 
 export type WorkerUpdateWithoutOwnerInput = {
@@ -1155,6 +1289,9 @@ export type WorkerUpdateWithoutOwnerInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   token?: Prisma.WorkerTokenUpdateOneRequiredWithoutWorkersNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUpdateManyWithoutPinnedWorkerNestedInput
@@ -1176,6 +1313,9 @@ export type WorkerUncheckedUpdateWithoutOwnerInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUncheckedUpdateManyWithoutPinnedWorkerNestedInput
 }
@@ -1196,6 +1336,9 @@ export type WorkerUncheckedUpdateManyWithoutOwnerInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 export type WorkerCreateManyTokenInput = {
@@ -1214,6 +1357,9 @@ export type WorkerCreateManyTokenInput = {
   version?: string
   lastSeenAt?: Date | string
   createdAt?: Date | string
+  validatedCount?: number
+  mismatchCount?: number
+  reputation?: number
 }
 
 export type WorkerUpdateWithoutTokenInput = {
@@ -1231,6 +1377,9 @@ export type WorkerUpdateWithoutTokenInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   owner?: Prisma.UserUpdateOneRequiredWithoutWorkersNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUpdateManyWithoutPinnedWorkerNestedInput
@@ -1252,6 +1401,9 @@ export type WorkerUncheckedUpdateWithoutTokenInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUncheckedUpdateManyWithoutPinnedWorkerNestedInput
 }
@@ -1272,6 +1424,9 @@ export type WorkerUncheckedUpdateManyWithoutTokenInput = {
   version?: Prisma.StringFieldUpdateOperationsInput | string
   lastSeenAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
+  mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
+  reputation?: Prisma.FloatFieldUpdateOperationsInput | number
 }
 
 
@@ -1331,6 +1486,9 @@ export type WorkerSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   version?: boolean
   lastSeenAt?: boolean
   createdAt?: boolean
+  validatedCount?: boolean
+  mismatchCount?: boolean
+  reputation?: boolean
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   token?: boolean | Prisma.WorkerTokenDefaultArgs<ExtArgs>
   attempts?: boolean | Prisma.Worker$attemptsArgs<ExtArgs>
@@ -1355,6 +1513,9 @@ export type WorkerSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   version?: boolean
   lastSeenAt?: boolean
   createdAt?: boolean
+  validatedCount?: boolean
+  mismatchCount?: boolean
+  reputation?: boolean
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   token?: boolean | Prisma.WorkerTokenDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["worker"]>
@@ -1376,6 +1537,9 @@ export type WorkerSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   version?: boolean
   lastSeenAt?: boolean
   createdAt?: boolean
+  validatedCount?: boolean
+  mismatchCount?: boolean
+  reputation?: boolean
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   token?: boolean | Prisma.WorkerTokenDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["worker"]>
@@ -1397,9 +1561,12 @@ export type WorkerSelectScalar = {
   version?: boolean
   lastSeenAt?: boolean
   createdAt?: boolean
+  validatedCount?: boolean
+  mismatchCount?: boolean
+  reputation?: boolean
 }
 
-export type WorkerOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "tokenId" | "name" | "status" | "capabilities" | "workloads" | "accelVendor" | "accelMemMiB" | "memoryMiB" | "cpuCores" | "simulatedAccelerator" | "slots" | "version" | "lastSeenAt" | "createdAt", ExtArgs["result"]["worker"]>
+export type WorkerOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "tokenId" | "name" | "status" | "capabilities" | "workloads" | "accelVendor" | "accelMemMiB" | "memoryMiB" | "cpuCores" | "simulatedAccelerator" | "slots" | "version" | "lastSeenAt" | "createdAt" | "validatedCount" | "mismatchCount" | "reputation", ExtArgs["result"]["worker"]>
 export type WorkerInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   token?: boolean | Prisma.WorkerTokenDefaultArgs<ExtArgs>
@@ -1451,6 +1618,14 @@ export type $WorkerPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     version: string
     lastSeenAt: Date
     createdAt: Date
+    /**
+     * Trust (domain/trust/reputation.ts): results of this worker confirmed by another owner's worker,
+     * and results found wrong (outvoted by a tie-breaker). `reputation` is computed from the two by
+     * the one rule there and stored so the claim can refuse checkable work below the threshold.
+     */
+    validatedCount: number
+    mismatchCount: number
+    reputation: number
   }, ExtArgs["result"]["worker"]>
   composites: {}
 }
@@ -1894,6 +2069,9 @@ export interface WorkerFieldRefs {
   readonly version: Prisma.FieldRef<"Worker", 'String'>
   readonly lastSeenAt: Prisma.FieldRef<"Worker", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Worker", 'DateTime'>
+  readonly validatedCount: Prisma.FieldRef<"Worker", 'Int'>
+  readonly mismatchCount: Prisma.FieldRef<"Worker", 'Int'>
+  readonly reputation: Prisma.FieldRef<"Worker", 'Float'>
 }
     
 
