@@ -13,6 +13,7 @@ import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations, type MigrationConnection } from './migrate.js';
+import { resumeLeasesAfterDatabaseRestart } from './sql/schedulerState.js';
 import { databaseUnavailable } from './unavailable.js';
 
 export type Prisma = PrismaClient;
@@ -42,6 +43,14 @@ export interface DatabaseOptions {
    * still starting (a container started before its database, a restart) before giving up (default 0).
    */
   waitSec?: number;
+  /**
+   * PostgreSQL only: the scheduler's lease length. When given, every new pool connection first
+   * gives leases that ran out while the server was restarting a fresh lease
+   * (sql/schedulerState.ts, resumeLeasesAfterDatabaseRestart).
+   */
+  leaseSec?: number;
+  /** The API's clock (leases are written with it); default the wall clock. */
+  now?: () => Date;
   log?: (msg: string) => void;
 }
 
@@ -61,7 +70,12 @@ async function openPostgres(url: string, opts: DatabaseOptions): Promise<Databas
   }
   // 20 connections: long-polls hold none, but bursts of heartbeats and completions plus the
   // tick's transaction starved a pool of 10 in the heartbeat benchmark (bench/README.md).
-  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 20 });
+  const leaseSec = opts.leaseSec;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 20,
+    ...(leaseSec ? { onConnect: (c: pg.ClientBase) => resumeOnConnect(c, opts.now?.() ?? new Date(), leaseSec, opts.log) } : {}),
+  });
   pool.on('error', (err) => opts.log?.(`postgres pool error: ${err.message}`));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const listener = new PgListener(url, opts.log);
@@ -78,6 +92,21 @@ async function openPostgres(url: string, opts: DatabaseOptions): Promise<Databas
       await pool.end().catch(() => {});
     },
   };
+}
+
+/**
+ * A new pool connection resumes the leases a database restart interrupted before it is used.
+ * An outage error fails the connection (it is unusable anyway); any other error is logged and
+ * the connection handed out as it is: the rest of the API must not depend on this statement.
+ */
+async function resumeOnConnect(client: pg.ClientBase, now: Date, leaseSec: number, log?: (msg: string) => void): Promise<void> {
+  try {
+    const resumed = await resumeLeasesAfterDatabaseRestart(client, now, leaseSec);
+    if (resumed) log?.(`PostgreSQL restarted: ${resumed} lease(s) that ran out meanwhile get a fresh lease`);
+  } catch (err) {
+    if (databaseUnavailable(err)) throw err;
+    log?.(`resuming leases after a database restart failed: ${(err as Error).message}`);
+  }
 }
 
 /**

@@ -1,21 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll } from 'vitest';
 
 export const repoRoot = path.resolve(import.meta.dirname, '../../..');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../../bench/lib/throwawayPostgres.js';
 
 export interface Proc {
   child: ChildProcess;
