@@ -118,7 +118,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config } = opts;
   const log = opts.log ?? consoleLogger;
   initApiTelemetry(config.sentryDsn);
-  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, waitSec: config.databaseWaitSec, dataDir: config.dataDir, log: (m) => log.warn(m) }));
+  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, waitSec: config.databaseWaitSec, dataDir: config.dataDir, leaseSec: config.scheduler.leaseSec, ...(opts.now ? { now: opts.now } : {}), log: (m) => log.warn(m) }));
   const pubsub = new PubSub(db);
   await pubsub.start();
   const resources: Resources = {
@@ -225,8 +225,11 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     res.end();
   };
 
+  // Requests being handled: close() lets them finish before it stops GraphQL and closes the
+  // database (a stop mid-request must not leave half of its work done, or log a masked 500).
+  const inFlight = new Set<Promise<void>>();
   const server: Server = createServer((req, res) => {
-    handle(req, res).catch((err) => {
+    const done: Promise<void> = handle(req, res).catch((err) => {
       const outage = databaseUnavailable(err);
       if (outage) {
         // Every route, /healthz and /graphql included: 503 + Retry-After (GraphQL-shaped on /graphql).
@@ -243,6 +246,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal error.' } });
       else res.destroy();
     });
+    inFlight.add(done);
+    void done.finally(() => inFlight.delete(done));
   });
   server.requestTimeout = 0; // uploads and long-polls may take long; sockets are bounded by keepAlive below
   server.keepAliveTimeout = 65_000;
@@ -343,6 +348,10 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       wss.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      // Their sockets are closed (a long-poll's signal aborts it); what is still running finishes.
+      let drainTimer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => (drainTimer = setTimeout(r, 10_000)))]);
+      clearTimeout(drainTimer);
       await apollo.stop();
       await pubsub.stop();
       await flushTelemetry();

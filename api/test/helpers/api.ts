@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
-import { silentLogger } from '../../src/domain/resources.js';
+import { silentLogger, type Logger } from '../../src/domain/resources.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import type { ModelClient } from '../../src/agents/models/types.js';
 import { createTestDatabase } from './db.js';
@@ -44,18 +44,18 @@ export function testClock(): TestClock {
  * A real API server on 127.0.0.1 (random port) over a fresh clone of the template database.
  * `opts.scheduler` starts the node-cron tick (default false: tests drive `runTick` with an
  * explicit `now`); `opts.clock` is the server's clock (default: real time, offset 0);
- * `opts.model` runs the agents with that model (default: no agents, so suites that create
+ * `opts.log` gets the server's log (default: silent); `opts.model` runs the agents with that model (default: no agents, so suites that create
  * tasks themselves are not joined by a planner).
  */
 export async function startTestApi(
   env: Record<string, string> = {},
-  opts: { databaseUrl?: string; dataDir?: string; scheduler?: boolean; clock?: TestClock; model?: ModelClient | null; webDir?: string | null } = {},
+  opts: { databaseUrl?: string; dataDir?: string; scheduler?: boolean; clock?: TestClock; model?: ModelClient | null; webDir?: string | null; log?: Logger } = {},
 ): Promise<TestApi> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'chatgpu-test-')));
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env });
   const clock = opts.clock ?? testClock();
-  const server = await startServer({ config, log: silentLogger, webDir: opts.webDir ?? null, scheduler: opts.scheduler ?? false, now: () => clock.now(), model: opts.model ?? null });
+  const server = await startServer({ config, log: opts.log ?? silentLogger, webDir: opts.webDir ?? null, scheduler: opts.scheduler ?? false, now: () => clock.now(), model: opts.model ?? null });
   afterAll(async () => {
     await server.close();
     if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
