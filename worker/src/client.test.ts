@@ -1,15 +1,18 @@
 /**
  * ApiClient.download against a real HTTP server on 127.0.0.1 that breaks transfers off the way
  * a lost connection does: the download resumes with a Range request instead of starting over,
- * restarts when the server ignores the range, and retries a corrupted transfer.
+ * restarts when the server ignores the range, and retries a corrupted transfer; a 503 with
+ * Retry-After (the API's database restarting) is retried when the server says.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { parse } from 'graphql';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ApiClient } from './client.js';
+import { ApiClient, TransportError } from './client.js';
 
 const blob = randomBytes(3 * 1024 * 1024 + 17);
 const sha = createHash('sha256').update(blob).digest('hex');
@@ -89,5 +92,40 @@ describe('ApiClient.download', () => {
     plan = (req, res, n) => (n === 1 ? send(res, 200, { 'content-length': bad.length }, bad) : serve(req, res));
     await download('verified.bin');
     expect(seen.map((s) => s.range)).toEqual([undefined, undefined]);
+  });
+});
+
+describe('ApiClient retries', () => {
+  const doc = parse('query { ok }') as TypedDocumentNode<{ ok: boolean }, Record<string, never>>;
+
+  it("waits what a 503's Retry-After says instead of an exponential backoff grown during the outage", async () => {
+    // 12 answers "503, retry after 0 s" (the API's database restarting), then the answer. The
+    // exponential backoff alone (100 ms doubling to 10 s) would wait over a minute for these.
+    plan = (_req, res, n) => {
+      if (n <= 12) {
+        res.writeHead(503, { 'retry-after': '0', 'content-type': 'application/json' });
+        return void res.end(JSON.stringify({ errors: [{ message: 'The database is unavailable', extensions: { code: 'UNAVAILABLE' } }] }));
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ data: { ok: true } }));
+    };
+    seen.length = 0;
+    const r = await new ApiClient(url, 'cgw_test', quiet).request(doc, {}, { signal: AbortSignal.timeout(30_000) });
+    expect(r).toEqual({ ok: true });
+    expect(seen.length).toBe(13);
+  }, 15_000);
+
+  it('without a Retry-After a 503 is retried with the backoff, and an abort ends the retries', async () => {
+    plan = (_req, res) => {
+      res.writeHead(503);
+      res.end();
+    };
+    seen.length = 0;
+    const err = await new ApiClient(url, 'cgw_test', quiet).request(doc, {}, { signal: AbortSignal.timeout(1_000) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as TransportError).retryAfterMs).toBeNull();
+    // 100, 200, 400 ms … within one second: a handful of tries, not a busy loop.
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.length).toBeLessThan(10);
   });
 });

@@ -21,7 +21,28 @@ export class ApiError extends Error {
   }
 }
 
-export class TransportError extends Error {}
+export class TransportError extends Error {
+  constructor(
+    message: string,
+    /** The server's Retry-After, when it answered 503 with one (its database is restarting). */
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A 5xx or 429 answer as a TransportError (retried). A 503's Retry-After (the API's database
+ * is restarting: it answers, it cannot serve yet) is kept, so the retry comes when the server
+ * said rather than after an exponential backoff grown during the outage (up to 10 s, longer
+ * than a short lease).
+ */
+function httpTransportError(res: Response): TransportError | null {
+  if (res.status < 500 && res.status !== 429) return null;
+  const v = res.headers.get('retry-after');
+  const sec = v === null ? NaN : Number(v);
+  return new TransportError(`HTTP ${res.status}`, Number.isFinite(sec) && sec >= 0 ? Math.min(sec, 60) * 1000 : null);
+}
 
 export interface Logger {
   info(msg: string): void;
@@ -60,7 +81,10 @@ export class ApiClient {
     }
   }
 
-  /** Retries `fn` on TransportError with backoff (100 ms → 10 s) until it succeeds or `signal` aborts. */
+  /**
+   * Retries `fn` on TransportError with backoff (100 ms → 10 s; a 503's Retry-After when the
+   * server gave one) until it succeeds or `signal` aborts.
+   */
   async withRetry<T>(fn: () => Promise<T>, opts: { signal?: AbortSignal; retry?: boolean } = {}): Promise<T> {
     let delay = 100;
     for (;;) {
@@ -71,8 +95,9 @@ export class ApiClient {
       } catch (err) {
         if (!(err instanceof TransportError) || opts.retry === false || opts.signal?.aborted) throw err;
         this.setUp(false);
-        await sleep(delay + Math.random() * delay * 0.3, opts.signal);
-        delay = Math.min(delay * 2, 10_000);
+        const wait = err.retryAfterMs ?? delay;
+        await sleep(wait + Math.random() * wait * 0.3, opts.signal);
+        if (err.retryAfterMs === null) delay = Math.min(delay * 2, 10_000);
       }
     }
   }
@@ -93,7 +118,8 @@ export class ApiClient {
       } catch (err) {
         throw new TransportError((err as Error).message);
       }
-      if (res.status >= 500 || res.status === 429) throw new TransportError(`HTTP ${res.status}`);
+      const transport = httpTransportError(res);
+      if (transport) throw transport;
       let body: { data?: R; errors?: { message: string; extensions?: { code?: string } }[] };
       try {
         body = (await res.json()) as typeof body;
@@ -140,7 +166,8 @@ export class ApiClient {
         } catch (err) {
           throw new TransportError((err as Error).message);
         }
-        if (res.status >= 500 || res.status === 429) throw new TransportError(`HTTP ${res.status}`);
+        const transport = httpTransportError(res);
+        if (transport) throw transport;
         if (!res.ok || !res.body) throw new ApiError(`download of ${sha256} failed: HTTP ${res.status}`, 'DOWNLOAD_FAILED');
         if (have > 0 && res.status !== 206) {
           have = 0;
@@ -193,7 +220,8 @@ export class ApiClient {
       } catch (err) {
         throw new TransportError((err as Error).message);
       }
-      if (res.status >= 500 || res.status === 429) throw new TransportError(`HTTP ${res.status}`);
+      const transport = httpTransportError(res);
+      if (transport) throw transport;
       if (!res.ok) throw new ApiError(`upload of ${path.basename(file)} failed: HTTP ${res.status} ${await res.text()}`, 'UPLOAD_FAILED');
     }, signal ? { signal } : {});
     return { sha256, size };
