@@ -18,6 +18,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { callControl, serveControl } from './control.js';
 import { probeCapabilities } from './probe/probeCapabilities.js';
+import type { Capabilities } from './probe/types.js';
 import { applySimulatedAccelerator, parseSimulateAccelerator } from './probe/simulateAccelerator.js';
 import { detectMemoryLimit, detectSandbox, prepareMemoryLimit, resolveSandbox, type SandboxMode } from './sandbox.js';
 import { Session } from './session.js';
@@ -177,8 +178,11 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (choice.warning) log.warn(choice.warning);
   const probeMachine = () => probeCapabilities({ dataDir, sandbox: v.sandbox as SandboxMode, install, pipIndexUrl, ...(v.python ? { python: v.python } : {}) });
-  const probe = async () => (simulated ? applySimulatedAccelerator(await probeMachine(), simulated) : probeMachine());
-  const caps = await probe();
+  // The per-task memory limit goes with the capabilities (set below, once it is known).
+  let taskMemoryLimitMiB: number | null = null;
+  const withLimit = (c: Capabilities): Capabilities => (taskMemoryLimitMiB ? { ...c, taskMemoryLimitMiB } : c);
+  const probe = async () => withLimit(simulated ? applySimulatedAccelerator(await probeMachine(), simulated) : await probeMachine());
+  let caps = await probe();
   if (simulated) {
     log.warn(`SIMULATED ACCELERATOR ${simulated.spec}: this worker advertises ${simulated.vendor === 'nvidia' ? 'an NVIDIA' : 'an AMD'} ${simulated.name} (${simulated.runtime}) for scheduling, but runs every task's numerics on the CPU (CHATGPU_DEVICE=cpu). For tests and demos only; a production API refuses it unless allowed.`);
     if (!caps.workloads.some((w) => ['torch-cuda', 'torch-rocm', 'cuda-cxx', 'hip-cxx'].includes(w))) log.warn('simulated accelerator: this machine has neither PyTorch nor the matching compiler, so no GPU workload is advertised');
@@ -189,6 +193,8 @@ export async function main(argv: string[]): Promise<number> {
   // 80 % of the RAM divided among the slots (--memory-limit MiB to choose, none to lift it).
   const memLimit = memArg === 'none' ? null : (memGiven ?? defaultMemoryLimitMiB(caps.memoryMiB, slots));
   log.info(memLimit ? `memory limit per task: ${memLimit} MiB${memGiven ? '' : ' (80 % of RAM / slots; --memory-limit to change)'}` : 'no memory limit per task (--memory-limit none)');
+  taskMemoryLimitMiB = memLimit;
+  caps = withLimit(caps);
   let envs: EnvCache | null = null;
   if (install) {
     envs = new EnvCache({ dataDir, maxBytes: envCacheMb * 2 ** 20, indexUrl: pipIndexUrl, log });

@@ -51,6 +51,8 @@ export interface Capabilities {
   hostname: string;
   cpu: { model: string; cores: number };
   memoryMiB: number;
+  /** --memory-limit: the most one task may use (the API places by it, not by the machine's RAM); absent: no limit. */
+  taskMemoryLimitMiB?: number;
   diskFreeMiB: number;
   accelerators: Accelerator[];
   pythons: PythonRuntime[];

@@ -11,6 +11,8 @@ export const CapabilitiesSchema = z
     hostname: z.string().max(255).optional(),
     cpu: z.object({ model: z.string().max(300), cores: z.number().int().min(0).max(4096) }).partial().optional(),
     memoryMiB: z.number().min(0).max(1e9).optional(),
+    /** The worker's --memory-limit: the most one task may use. */
+    taskMemoryLimitMiB: z.number().int().min(1).max(1e9).optional(),
     diskFreeMiB: z.number().min(0).optional(),
     accelerators: z
       .array(
@@ -58,7 +60,10 @@ export async function workerHello(
     workloads: caps.workloads ?? ['shell'],
     accelVendor: accels[0]?.vendor ?? 'none',
     accelMemMiB: Math.round(Math.max(0, ...accels.map((a) => a.memoryMiB ?? 0))),
-    memoryMiB: Math.round(caps.memoryMiB ?? 0),
+    // What its tasks may use: the machine's RAM, or less when the owner limits each task
+    // (a task needing more would be killed there: it is placed elsewhere, and the supervisor
+    // compares memory as the task saw it).
+    memoryMiB: taskMemoryMiB(caps, input.slots),
     cpuCores: caps.cpu?.cores ?? 0,
     simulatedAccelerator: simulated,
     slots: input.slots,
@@ -79,4 +84,12 @@ export async function workerHello(
   await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: who.userId });
   await r.events.emit({ type: 'tasks.available' });
   return worker;
+}
+
+/** The memory the placement counts for a worker: its RAM, bounded by the per-task limit × slots. */
+export function taskMemoryMiB(caps: { memoryMiB?: number | undefined; taskMemoryLimitMiB?: number | undefined }, slots: number): number {
+  const ram = Math.round(caps.memoryMiB ?? 0);
+  if (!caps.taskMemoryLimitMiB) return ram;
+  const limited = caps.taskMemoryLimitMiB * Math.max(slots, 1);
+  return ram > 0 ? Math.min(ram, limited) : limited;
 }
