@@ -167,6 +167,9 @@ describe('trust-weighted validation with real workers', () => {
     const checkable = await submit('compute the sum of squares a third time');
     const waiting = await waitFor(() => prisma.task.findFirst({ where: { jobId: checkable.jobId, name: 'run', status: 'QUEUED' } }), 120_000, 'the checkable run to be queued');
     expect((waiting.requirements as any).checkable).toBeTruthy();
+    // The job says why it waits (the tick's explanation of queued work).
+    const why = await waitFor(async () => (await prisma.task.findUniqueOrThrow({ where: { id: waiting.id } })).statusReason, 60_000, 'the wait to be explained');
+    expect(why).toMatch(/^No online worker can run this: it needs python, a worker trusted with checkable work \(reputation ≥ 0\.3\)\. Online workers: liar \(/);
     // … while the liar takes a later job that is not checkable (the request says its outputs vary),
     // so it was asking for work and skipped the older checkable run.
     const other = await submit('compute the sum of squares; the results are not reproducible');

@@ -8,7 +8,7 @@ import { avoidedWorkers } from '../domain/supervision/supervisorActions.js';
  * task's statusReason when it changes (so the job says why it waits). Pure reading plus
  * one UPDATE per changed task; bounded to the 200 oldest waiting tasks per tick.
  */
-export async function explainWait(prisma: Prisma, now: Date, rates: Rates): Promise<{ taskId: string; jobId: string; reason: string }[]> {
+export async function explainWait(prisma: Prisma, now: Date, rates: Rates, minReputation: number): Promise<{ taskId: string; jobId: string; reason: string }[]> {
   const tasks = await prisma.task.findMany({
     where: { status: 'QUEUED', runAfter: { lte: new Date(now.getTime() - 1000) } },
     orderBy: { createdAt: 'asc' },
@@ -18,19 +18,27 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates): Prom
   if (tasks.length === 0) return [];
   const workers = await prisma.worker.findMany({
     where: { status: 'ONLINE' },
-    select: { id: true, name: true, workloads: true, accelVendor: true, memoryMiB: true, accelMemMiB: true, capabilities: true, cpuCores: true, slots: true },
+    select: { id: true, name: true, ownerId: true, reputation: true, workloads: true, accelVendor: true, memoryMiB: true, accelMemMiB: true, capabilities: true, cpuCores: true, slots: true },
   });
   const installs = (w: (typeof workers)[number]) => (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
   const changes: { taskId: string; jobId: string; reason: string }[] = [];
+  // Trust (domain/trust): checkable work only above the threshold; replicas off the owners that ran it.
+  const trusted = (req: unknown, w: (typeof workers)[number]) => {
+    const t = trustOf(req);
+    return (!t.checkable || w.reputation >= minReputation) && w.reputation >= t.minReputation && !t.avoidOwners.includes(w.ownerId);
+  };
   const spendOf = jobSpends(prisma, rates, now);
   for (const t of tasks) {
     let reason: string | null = null;
     if (t.pinnedWorkerId) {
       const w = workers.find((x) => x.id === t.pinnedWorkerId);
       if (!w) reason = `Waiting for its pinned worker ${t.pinnedWorker?.name ?? ''} (${t.pinnedWorker?.status.toLowerCase() ?? 'gone'}).`;
-    } else if (!workers.some((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB && (!needsSetup(t.requirements) || installs(w)) && !avoidedWorkers(t.requirements).includes(w.id))) {
+    } else if (!workers.some((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB && (!needsSetup(t.requirements) || installs(w)) && !avoidedWorkers(t.requirements).includes(w.id) && trusted(t.requirements, w))) {
+      const trust = trustOf(t.requirements);
       const need = [
         t.workload,
+        trust.avoidOwners.length ? `a worker of an owner other than the ${trust.avoidOwners.length} whose worker${trust.avoidOwners.length > 1 ? 's' : ''} already ran this result (an independent check)` : null,
+        trust.checkable ? `a worker trusted with checkable work (reputation ≥ ${Math.max(minReputation, trust.minReputation)})` : null,
         needsSetup(t.requirements) ? 'a worker that installs Python packages' : null,
         avoidedWorkers(t.requirements).length ? `a worker other than the ${avoidedWorkers(t.requirements).length} it failed on` : null,
         t.accelVendor ? `${t.accelVendor} accelerator` : null,
@@ -49,6 +57,11 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates): Prom
     }
   }
   return changes;
+}
+
+function trustOf(requirements: unknown): { checkable: boolean; avoidOwners: string[]; minReputation: number } {
+  const req = (requirements ?? {}) as { checkable?: unknown; avoidOwners?: string[]; minReputation?: number };
+  return { checkable: req.checkable !== undefined && req.checkable !== null, avoidOwners: req.avoidOwners ?? [], minReputation: req.minReputation ?? 0 };
 }
 
 function needsSetup(requirements: unknown): boolean {

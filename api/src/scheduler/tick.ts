@@ -154,7 +154,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       }
 
       // 4. Why queued tasks wait.
-      for (const change of await explainWait(tx as never, now, r.config.rates)) {
+      for (const change of await explainWait(tx as never, now, r.config.rates, r.config.trust.minReputation)) {
         emits.push({ type: 'job.event', jobId: change.jobId, eventId: await recordJobEvent(tx, change.jobId, 'task.status', { taskId: change.taskId, status: 'QUEUED', reason: change.reason }) });
         emits.push({ type: 'job.updated', jobId: change.jobId });
       }

@@ -34,7 +34,7 @@ export interface ClaimedRow {
  * a run with an estimate from its smoke run is projected to the estimate's high end instead.
  * Trust (domain/trust): a checkable task goes only to a worker whose reputation is at least
  * `minReputation`; a replica or tie-breaker (avoidOwners) never to a worker of an owner whose
- * worker already ran that result.
+ * worker already ran that result; a tie-breaker only to a worker at least as trusted as it asks.
  * Placement: a worker with an accelerator skips accelerator-free work while an idle,
  * recently seen CPU-only worker could take it.
  */
@@ -122,6 +122,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
         AND NOT COALESCE((t.requirements -> 'avoidWorkers') ? (w.id::text), false)
         -- Trust: checkable work only above the threshold; a replica on another owner's machine.
         AND (NOT (t.requirements ? 'checkable') OR w.reputation >= ${minReputation})
+        AND w.reputation >= COALESCE((t.requirements ->> 'minReputation')::float8, 0)
         AND NOT COALESCE((t.requirements -> 'avoidOwners') ? (w."ownerId"::text), false)
         AND NOT (
           w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL

@@ -45,6 +45,8 @@ export const RequirementsSchema = z.object({
     .optional(),
   /** Owners whose workers this task stays off: a replica or tie-breaker runs on another owner's machine. */
   avoidOwners: z.array(z.string().uuid()).max(50).optional(),
+  /** The least reputation of a worker that may take it (a tie-breaker: at least the disputants' trust, domain/trust). */
+  minReputation: z.number().min(0).max(1).optional(),
   /** Workers this task's retries stay off (the run supervisor's retry elsewhere); the claim skips them. */
   avoidWorkers: z.array(z.string().uuid()).max(50).optional(),
   /**

@@ -1,5 +1,5 @@
 /**
- * Trust-weighted validation of untrusted workers (docs/architecture.md §12), on the job engine.
+ * Trust-weighted validation of untrusted workers (docs/architecture.md §11), on the job engine.
  * A checkable task (its plan marked the outputs deterministic within tolerances: requirements
  * .checkable) whose result is the job's — the main run, or a shard — goes through one check
  * (a ResultCheck row, unique per task) before the job moves on:
@@ -11,7 +11,8 @@
  *   replica done             → the two results compared (compare.py with the task's tolerances,
  *                              the preparation stage's comparison, compareTaskOutputs):
  *       agree                → MATCHED: both workers +1 confirmed; the original's result goes on
- *       differ               → TIEBREAK: a third run (`tiebreak:<task>`) on a worker of neither owner
+ *       differ               → TIEBREAK: a third run (`tiebreak:<task>`) on a worker of neither owner,
+ *                              at least as trusted as reputation.ts tieBreakerReputation asks
  *   tie-breaker done         → compared with both:
  *       agrees with one      → RESOLVED: the other worker +1 mismatch (its attempt's usage becomes
  *                              the contributor's loss), the two that agree +1 confirmed; the job
@@ -40,7 +41,7 @@ import { recordJobEvent } from '../jobs/jobEvents.js';
 import { applyTransition, commitTransition } from '../jobs/jobLifecycle.js';
 import { compareTaskOutputs, toleranceCriteria } from '../preparation/compareTaskOutputs.js';
 import type { Resources } from '../resources.js';
-import { decideReplication, randomDraw, reputationOf, tieBreak } from './reputation.js';
+import { decideReplication, randomDraw, reputationOf, tieBreak, tieBreakerReputation } from './reputation.js';
 
 export const REPLICA_PREFIX = 'replica:';
 export const TIEBREAK_PREFIX = 'tiebreak:';
@@ -171,7 +172,7 @@ export async function afterCheckTask(r: Resources, probe: { id: string; jobId: s
   const mark = checkableOf(original) ?? {};
   const outputsOf = (t: { result: unknown }) => ((t.result ?? {}) as CheckedResult).outputs ?? [];
   const workerOf = async (attemptId: string | null) =>
-    attemptId ? r.prisma.attempt.findUnique({ where: { id: attemptId }, select: { id: true, worker: { select: { id: true, name: true, ownerId: true } } } }) : null;
+    attemptId ? r.prisma.attempt.findUnique({ where: { id: attemptId }, select: { id: true, worker: { select: { id: true, name: true, ownerId: true, reputation: true } } } }) : null;
   const first = await workerOf(check.attemptId);
   const here = await workerOf(probe.currentAttemptId);
   const criteria = toleranceCriteria(mark.tolerance);
@@ -199,8 +200,10 @@ export async function afterCheckTask(r: Resources, probe: { id: string; jobId: s
     const owners = [first?.worker.ownerId, here?.worker.ownerId].filter((x): x is string => !!x);
     const moved = await commitTransition(r, check.jobId, async (tx, now) => {
       if ((await lockJob(tx, check.jobId)) !== 'RUNNING') return { eventIds: [], moved: false };
-      const { task: tb, eventId } = await insertTask(tx, now, followUp(original, TIEBREAK_PREFIX, [...new Set(owners)]));
-      const reason = `Replicated on ${here?.worker.name}: MISMATCH with ${first?.worker.name}'s result (${summarize(report)}); a tie-breaker runs on a worker of neither owner.`;
+      const least = tieBreakerReputation(first?.worker.reputation ?? 0, here?.worker.reputation ?? 0, r.config.trust);
+      const spec = followUp(original, TIEBREAK_PREFIX, [...new Set(owners)]);
+      const { task: tb, eventId } = await insertTask(tx, now, { ...spec, requirements: { ...spec.requirements, minReputation: least } });
+      const reason = `Replicated on ${here?.worker.name}: MISMATCH with ${first?.worker.name}'s result (${summarize(report)}); a tie-breaker runs on a worker of neither owner with reputation ≥ ${least.toFixed(2)}.`;
       const n = await tx.resultCheck.updateMany({ where: { id: check.id, status: 'REPLICATING' }, data: { status: 'TIEBREAK', tiebreakTaskId: tb.id, report: reason } });
       if (n.count === 0) throw new MovedError();
       const ev = await recordJobEvent(tx, check.jobId, 'trust.check', { step: 'mismatch', taskId: original.id, task: original.name, worker: first?.worker.name ?? null, replicaWorker: here?.worker.name ?? null, tiebreakTaskId: tb.id, comparison: brief(report), reason } as P.InputJsonValue);

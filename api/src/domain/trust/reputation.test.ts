@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideReplication, DEFAULT_TRUST_POLICY, isEligible, randomDraw, replicationShare, reputationOf, tieBreak } from './reputation.js';
+import { decideReplication, DEFAULT_TRUST_POLICY, isEligible, randomDraw, replicationShare, reputationOf, tieBreak, tieBreakerReputation } from './reputation.js';
 
 const w = (validatedCount: number, mismatchCount = 0) => ({ validatedCount, mismatchCount });
 
@@ -55,5 +55,14 @@ describe('reputation', () => {
     expect(tieBreak(false, true)).toBe('replica');
     expect(tieBreak(true, true)).toBe('original');
     expect(tieBreak(false, false)).toBe('unresolved');
+  });
+});
+
+describe('who may break a tie', () => {
+  it('at least the more trusted disputant, up to the trusted level; never under the threshold', () => {
+    expect(tieBreakerReputation(0.5, 0.5)).toBe(0.5);
+    expect(tieBreakerReputation(0.5, 0.667)).toBe(0.667);
+    expect(tieBreakerReputation(0.95, 0.5)).toBe(DEFAULT_TRUST_POLICY.trustedReputation);
+    expect(tieBreakerReputation(0.1, 0.2)).toBe(DEFAULT_TRUST_POLICY.minReputation);
   });
 });

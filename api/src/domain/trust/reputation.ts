@@ -1,5 +1,5 @@
 /**
- * Trust in a worker's results (docs/architecture.md §12 "Trust"), the pure rules:
+ * Trust in a worker's results (docs/architecture.md §11), the pure rules:
  *
  *   reputation  = (validated + 1) / (validated + w·mismatches + 2)
  *                 — a Beta(1, 1) prior (a new worker is at 0.5) where one result found wrong
@@ -16,6 +16,9 @@
  *                 stored with the decision (ResultCheck, one per task), which makes it once.
  *   eligible    ⇔ reputation ≥ minReputation (0.3): below it a worker gets no checkable work
  *                 (the claim, db/sql/claimTasks.ts, compares the stored column).
+ *   tie-breaker ⇔ reputation ≥ min(trustedReputation, the higher of the two disputants'): a
+ *                 newcomer cannot outvote a well-confirmed worker (two liars with the same broken
+ *                 installation agree with each other), and a network of newcomers is not stuck.
  */
 import { randomInt } from 'node:crypto';
 
@@ -28,9 +31,11 @@ export interface TrustPolicy {
   minShare: number;
   /** How many confirmed results one result found wrong weighs. */
   mismatchWeight: number;
+  /** A tie-breaker needs at most this reputation (0.75: two confirmed results, none wrong). */
+  trustedReputation: number;
 }
 
-export const DEFAULT_TRUST_POLICY: TrustPolicy = { minReputation: 0.3, newWorkerChecks: 3, minShare: 0.05, mismatchWeight: 5 };
+export const DEFAULT_TRUST_POLICY: TrustPolicy = { minReputation: 0.3, newWorkerChecks: 3, minShare: 0.05, mismatchWeight: 5, trustedReputation: 0.75 };
 
 export interface TrustRecord {
   validatedCount: number;
@@ -66,6 +71,11 @@ export function decideReplication(w: TrustRecord, draw: number, policy: TrustPol
 
 export function isEligible(w: TrustRecord, policy: TrustPolicy = DEFAULT_TRUST_POLICY): boolean {
   return reputationOf(w, policy) >= policy.minReputation;
+}
+
+/** The least reputation of a tie-breaker's worker between two disputants (see the file comment). */
+export function tieBreakerReputation(a: number, b: number, policy: TrustPolicy = DEFAULT_TRUST_POLICY): number {
+  return Math.max(policy.minReputation, Math.min(policy.trustedReputation, Math.max(a, b)));
 }
 
 /**
