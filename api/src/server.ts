@@ -242,6 +242,12 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
         if (pathname === '/healthz') return sendJson(res, 503, { ok: false, database: db.kind, error: 'The database is unavailable.' });
         return sendJson(res, 503, { error: { code: 'UNAVAILABLE', message: unavailableError().message, retryAfter: UNAVAILABLE_RETRY_AFTER_SEC } });
       }
+      if (clientHungUp(req, err)) {
+        // The client closed its connection mid-request (a worker killed or cut off mid-upload):
+        // nobody is left to answer, and it is no fault of the server.
+        log.warn('client hung up mid-request', { url: req.url });
+        return void res.destroy();
+      }
       log.error('request failed', { url: req.url, message: (err as Error).message, stack: (err as Error).stack });
       if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'Internal error.' } });
       else res.destroy();
@@ -358,6 +364,12 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       if (!opts.db) await db.close();
     },
   };
+}
+
+/** Node's "aborted" error: the request's connection closed before its body was read to the end. */
+function clientHungUp(req: IncomingMessage, err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; syscall?: unknown } | null;
+  return req.socket.destroyed && e?.code === 'ECONNRESET' && e.message === 'aborted' && e.syscall === undefined;
 }
 
 /** Whether a GraphQL response body carries an UNAVAILABLE error. */
