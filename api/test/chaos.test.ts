@@ -1,22 +1,24 @@
 /**
  * The chaos suite at CI size (issue 18, item 1): 40 tasks, 4 real workers, two API
  * processes, a seeded schedule of SIGKILLs (with replacements), SIGSTOPs past the lease,
- * connections cut past the lease (a TCP proxy per worker) and API restarts; then every invariant checked from the database (bench/lib/chaos.ts).
+ * connections cut past the lease (a TCP proxy per worker), API restarts and PostgreSQL
+ * restarts (a cluster of this file's own, never the shared server); then every invariant
+ * checked from the database (bench/lib/chaos.ts).
  * CHAOS_SEED replays another schedule. The full size is `node --import tsx bench/chaos.ts`.
  * Only outcomes are asserted, never timings.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHAOS_DEFAULTS, runChaos, stopAllChaos } from '../../bench/lib/chaos.js';
-import { createTestDatabase } from './helpers/db.js';
+import { startThrowawayPostgres } from './helpers/throwawayPostgres.js';
 
 const seed = Number(process.env.CHAOS_SEED ?? 18);
+const pg = await startThrowawayPostgres();
 
 afterAll(stopAllChaos);
 
-describe('chaos: workers vanish, freeze and lose their connection, an API restarts', () => {
+describe('chaos: workers vanish, freeze and lose their connection, an API and PostgreSQL restart', () => {
   it(`every task succeeds once, results and logs intact, costs exact, nothing stuck (seed ${seed})`, async () => {
-    const databaseUrl = await createTestDatabase();
-    const r = await runChaos(databaseUrl, { ...CHAOS_DEFAULTS, tasks: 40, workers: 4, jobs: 3, seed, faultMinSec: 0.5, faultMaxSec: 2.5, timeoutSec: 240 }, () => {});
+    const r = await runChaos(pg.url, { ...CHAOS_DEFAULTS, tasks: 40, workers: 4, jobs: 3, seed, faultMinSec: 0.5, faultMaxSec: 2.5, timeoutSec: 240 }, () => {}, pg);
     console.log(r.line);
     expect(r.violations).toEqual([]);
     expect(r.duplicated).toBe(0);
@@ -26,5 +28,6 @@ describe('chaos: workers vanish, freeze and lose their connection, an API restar
     expect(r.faults.stop).toBeGreaterThan(0);
     expect(r.faults.restart).toBeGreaterThan(0);
     expect(r.faults.cut).toBeGreaterThan(0);
+    expect(r.faults['pg-restart']).toBeGreaterThan(0);
   }, 300_000);
 });

@@ -12,8 +12,14 @@
  *              TCP proxy on 127.0.0.1, which closes its open connections and refuses new ones
  *              for longer than the lease, then lets it back (the worker's leases expire meanwhile;
  *              its late reports must be refused and recorded)
- * The first four faults are one of each kind (in seeded order), so even a short run
- * exercises all of them. Faults stop when every task is terminal (or at the deadline).
+ *   pg-restart — PostgreSQL itself is stopped (a fast shutdown: open connections get 57P01,
+ *              new ones are refused), stays down for a seeded few seconds, and starts again:
+ *              both APIs answer 503/UNAVAILABLE meanwhile and reconnect, the workers retry their
+ *              heartbeats, completions and uploads, the tick and the agent locks carry on. Only
+ *              when the run is given its own cluster (`postgres`; bench/lib/throwawayPostgres.ts),
+ *              never on a shared server.
+ * The first faults are one of each kind (in seeded order), so even a short run exercises
+ * all of them. Faults stop when every task is terminal (or at the deadline).
  * Then, from the database (docs/architecture.md §6 invariants):
  *   - every task terminal: SUCCEEDED, or FAILED with retries run out (never CANCELLED);
  *   - a SUCCEEDED task has exactly one SUCCEEDED attempt, is current on it, and its result
@@ -25,17 +31,21 @@
  *   - an accepted attempt's log chunks have seq 0..n-1, and each line the task printed is
  *     there exactly once;
  *   - Job.costCad = the sum of its billable usage entries, Job.lostCostCad the others;
- *   - stuck: tasks not terminal, attempts still LEASED/RUNNING at the end.
+ *   - stuck: tasks not terminal, attempts still LEASED/RUNNING at the end;
+ *   - no API answered 500 (an unexpected error, logged; an outage is a 503 or UNAVAILABLE).
  * Nothing here times anything against a threshold: durations are reported, never asserted.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { appendFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { databaseUnavailable } from '../../api/src/db/unavailable.js';
 import { mulberry32 } from '../../api/src/preparation/compareTimings.js';
 import { setUpOwner, startApi, taskFactory, type BenchApi, type TaskFactory } from './api.js';
 import { round, sleep } from './stats.js';
+import { freePort, type ThrowawayPostgres } from './throwawayPostgres.js';
 import { killWorker, signalWorker, startWorker, type WorkerProc } from './workerProcess.js';
 
 export interface ChaosOptions {
@@ -51,6 +61,9 @@ export interface ChaosOptions {
   /** Seconds between faults: uniform in [faultMinSec, faultMaxSec]. */
   faultMinSec: number;
   faultMaxSec: number;
+  /** How long a pg-restart keeps PostgreSQL down: uniform in [pgDownMinSec, pgDownMaxSec]. */
+  pgDownMinSec: number;
+  pgDownMaxSec: number;
   /** Give up waiting for the tasks after this long (what is left is counted stuck). */
   timeoutSec: number;
   python: string;
@@ -69,12 +82,14 @@ export const CHAOS_DEFAULTS: ChaosOptions = {
   maxAttempts: 30,
   faultMinSec: 1,
   faultMaxSec: 4,
+  pgDownMinSec: 1,
+  pgDownMaxSec: 5,
   timeoutSec: 1800,
   python: '/usr/bin/python3',
   sandbox: 'auto',
 };
 
-export type FaultKind = 'kill' | 'stop' | 'restart' | 'cut';
+export type FaultKind = 'kill' | 'stop' | 'restart' | 'cut' | 'pg-restart';
 
 export interface ChaosReport {
   tasks: number;
@@ -109,17 +124,6 @@ with open(os.path.join(os.environ["CHATGPU_OUTPUT_DIR"], "result.txt"), "w") as 
 `;
 
 const expectedOutput = (i: number) => createHash('sha256').update(`chaos task ${i} done\n`).digest('hex');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface CutProxy {
   port: number;
@@ -187,10 +191,32 @@ export async function stopAllChaos(): Promise<void> {
 }
 
 /**
+ * Runs `fn` against the database, waiting out an outage (the pg-restart fault): the run's
+ * own reads retry like every other component, and anything else is thrown.
+ */
+async function throughOutage<T>(fn: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!databaseUnavailable(err) || i >= 600) throw err;
+      await sleep(200);
+    }
+  }
+}
+
+/**
  * One chaos run on `databaseUrl` (an empty database or a migrated clone). `log` gets
  * progress lines. Always stops every worker and API it started, also on failure.
+ * `postgres`: the cluster `databaseUrl` is on, when it is the run's own — then PostgreSQL
+ * restarts are among the faults (never pass the machine's shared server).
  */
-export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line: string) => void = console.log): Promise<ChaosReport> {
+export async function runChaos(
+  databaseUrl: string,
+  o: ChaosOptions,
+  log: (line: string) => void = console.log,
+  postgres?: Pick<ThrowawayPostgres, 'stop' | 'start'>,
+): Promise<ChaosReport> {
   const started = Date.now();
   const rnd = mulberry32(o.seed); // the schedule and the tasks, replayable from the seed
   const between = (lo: number, hi: number) => lo + rnd() * (hi - lo);
@@ -203,7 +229,14 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
   };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-chaos-'));
   const apiLines: string[] = [];
+  // CHAOS_DUMP_DIR: every API output line (api.log) and each worker's output (<name>.log) go there, to read after a run.
+  const dumpDir = process.env.CHAOS_DUMP_DIR;
+  if (dumpDir) await mkdir(dumpDir, { recursive: true });
+  // An answer the API masked as a 500 (an unexpected error, not an outage's 503) is a violation.
+  const internalErrors: string[] = [];
   const onLine = (l: string) => {
+    if (/^\[api\] (unexpected GraphQL error|request failed)\b/.test(l)) internalErrors.push(l.slice(0, 500));
+    if (dumpDir) appendFileSync(path.join(dumpDir, 'api.log'), `${new Date().toISOString()} ${l}\n`);
     apiLines.push(l);
     if (apiLines.length > 200) apiLines.shift();
   };
@@ -214,10 +247,13 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
   const timers = new Set<NodeJS.Timeout>();
   let factory: TaskFactory | undefined;
   let cleaned = false;
+  let pgDown = false;
   const cleanup = async () => {
     if (cleaned) return;
     cleaned = true;
     for (const t of timers) clearTimeout(t);
+    if (dumpDir) for (const s of slots) await writeFile(path.join(dumpDir, `${s.w.name}.log`), s.w.output()).catch(() => {});
+    if (pgDown) await postgres?.start().catch(() => {});
     await Promise.all(slots.filter((s) => !s.dead).map((s) => killWorker(s.w, 'SIGTERM').catch(() => {})));
     await Promise.all(slots.map((s) => s.proxy.close().catch(() => {})));
     await factory?.close().catch(() => {});
@@ -263,7 +299,7 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
     const accepted = new Map<string, string>();
     const violations: string[] = [];
     const snapshot = async () => {
-      const rows = await prisma.task.findMany({ where: { jobId: { in: jobIds }, status: 'SUCCEEDED' }, select: { id: true, result: true } });
+      const rows = await throughOutage(() => prisma.task.findMany({ where: { jobId: { in: jobIds }, status: 'SUCCEEDED' }, select: { id: true, result: true } }));
       for (const r of rows) {
         const v = stable(r.result);
         const before = accepted.get(r.id);
@@ -271,18 +307,20 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
         else if (before !== v) violations.push(`task ${r.id}: accepted result changed from ${before} to ${v}`);
       }
     };
-    const open = () => prisma.task.count({ where: { jobId: { in: jobIds }, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } } });
+    const open = () => throughOutage(() => prisma.task.count({ where: { jobId: { in: jobIds }, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } } }));
 
-    const faults: Record<FaultKind, number> = { kill: 0, stop: 0, restart: 0, cut: 0 };
-    const firstKinds: FaultKind[] = ['kill', 'stop', 'restart', 'cut'].sort(() => rnd() - 0.5) as FaultKind[];
+    const faults: Record<FaultKind, number> = { kill: 0, stop: 0, restart: 0, cut: 0, 'pg-restart': 0 };
+    const kinds: FaultKind[] = postgres ? ['kill', 'stop', 'restart', 'cut', 'pg-restart'] : ['kill', 'stop', 'restart', 'cut'];
+    const firstKinds = kinds.sort(() => rnd() - 0.5);
     const pickKind = (): FaultKind => {
       const next = firstKinds.shift();
       if (next) return next;
       const x = rnd();
-      return x < 0.35 ? 'kill' : x < 0.65 ? 'stop' : x < 0.85 ? 'cut' : 'restart';
+      if (!postgres) return x < 0.35 ? 'kill' : x < 0.65 ? 'stop' : x < 0.85 ? 'cut' : 'restart';
+      return x < 0.3 ? 'kill' : x < 0.55 ? 'stop' : x < 0.75 ? 'cut' : x < 0.9 ? 'restart' : 'pg-restart';
     };
     const busyWorkerNames = async () => {
-      const live = await prisma.attempt.findMany({ where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId: { in: jobIds } } }, select: { worker: { select: { name: true } } } });
+      const live = await throughOutage(() => prisma.attempt.findMany({ where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId: { in: jobIds } } }, select: { worker: { select: { name: true } } } }));
       return new Set(live.map((a) => a.worker.name));
     };
 
@@ -326,7 +364,7 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
         s.proxy.cut(forSec * 1000);
         log(`  fault cut ${s.w.name}'s connection for ${round(forSec)} s (+${round((Date.now() - started) / 1000)} s)`);
         faults.cut++;
-      } else {
+      } else if (kind === 'restart') {
         const i = rnd() < 0.5 ? 0 : 1;
         const hard = rnd() < 0.5;
         const t0 = Date.now();
@@ -336,6 +374,17 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
         apis[i] = await startApi(databaseUrl, env, { port: ports[i]!, dataDir, onLine });
         log(`  fault restart API ${i} (${hard ? 'SIGKILL' : 'clean stop'}; back after ${round((Date.now() - t0) / 1000)} s) (+${round((t0 - started) / 1000)} s)`);
         faults.restart++;
+      } else if (kind === 'pg-restart') {
+        if (!postgres) return;
+        const downSec = between(o.pgDownMinSec, o.pgDownMaxSec);
+        const t0 = Date.now();
+        pgDown = true;
+        await postgres.stop();
+        await sleep(downSec * 1000);
+        await postgres.start();
+        pgDown = false;
+        log(`  fault restart PostgreSQL (down ${round(downSec)} s; back after ${round((Date.now() - t0) / 1000)} s) (+${round((t0 - started) / 1000)} s)`);
+        faults['pg-restart']++;
       }
     };
 
@@ -374,11 +423,12 @@ export async function runChaos(databaseUrl: string, o: ChaosOptions, log: (line:
     apis[0] = apis[1] = null;
 
     const report = await verify(prisma, jobIds, spec, accepted, slots, violations);
+    for (const l of internalErrors) violations.push(`an API answered 500: ${l}`);
     const durationSec = round((Date.now() - started) / 1000);
     const f = faults;
     const line =
-      `chaos: ${o.tasks} tasks in ${o.jobs} jobs, ${o.workers} workers, 2 API processes — faults ${f.kill + f.stop + f.restart + f.cut} ` +
-      `(${f.kill} SIGKILL+replace, ${f.stop} SIGSTOP past lease, ${f.cut} connection cut past lease, ${f.restart} API restart) — ${report.succeeded} succeeded, ` +
+      `chaos: ${o.tasks} tasks in ${o.jobs} jobs, ${o.workers} workers, 2 API processes — faults ${f.kill + f.stop + f.restart + f.cut + f['pg-restart']} ` +
+      `(${f.kill} SIGKILL+replace, ${f.stop} SIGSTOP past lease, ${f.cut} connection cut past lease, ${f.restart} API restart, ${f['pg-restart']} PostgreSQL restart) — ${report.succeeded} succeeded, ` +
       `${report.failedRetriesOut} failed (retries out), ${report.lostAttempts} lost attempts (${report.reportedLate} reported late), ` +
       `${report.duplicated} duplicated accepted results, ${report.stuck} stuck, ${violations.length} invariant violations — seed ${o.seed}, ${durationSec} s`;
     if (violations.length) log(`violations:\n  ${violations.slice(0, 50).join('\n  ')}`);
