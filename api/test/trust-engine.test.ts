@@ -1,10 +1,15 @@
 /**
- * A replica counts toward the job's spending cap (domain/trust, db/sql/claimTasks.ts), on real
- * PostgreSQL with protocol-level workers of two owners and the server's test clock: the checkable
+ * The trust check on the job engine (domain/trust/replication.ts), on real PostgreSQL with
+ * protocol-level workers of three owners and the server's test clock — the paths the end-to-end
+ * suite (trust-e2e.test.ts, real worker processes) does not reach. A replica counts toward the
+ * job's spending cap (db/sql/claimTasks.ts): the checkable
  * run's replica is not leased while its projection would pass the cap (the task says why), is
  * leased once the cap allows it, and its usage is billable — in Job.costCad, which the cap and the
  * tick count — and shown apart as the job's replication cost. The engine is driven directly
- * (advanceJobAfterTask, as the pipeline does on a completion).
+ * (advanceJobAfterTask, as the pipeline does on a completion). Then: no worker of another owner
+ * online (accepted unverified, saying so), a replica that fails for good (likewise), a replica that
+ * is the wrong one (outvoted; its usage the contributor's loss; the original goes on), three
+ * different results (the job fails, saying so) and a tie-breaker that fails for good (likewise).
  */
 import { describe, expect, it } from 'vitest';
 import { acceptPlan } from '../src/domain/jobs/acceptPlan.js';
@@ -12,12 +17,13 @@ import { advanceJobAfterTask } from '../src/domain/jobs/advanceJob.js';
 import { commitTransition, transition } from '../src/domain/jobs/jobLifecycle.js';
 import type { PlanInput } from '../src/domain/jobs/planSchema.js';
 import { runTick } from '../src/scheduler/tick.js';
+import { reputationOf } from '../src/domain/trust/reputation.js';
 import { startTestApi } from './helpers/api.js';
 import { CPU_CAPS, createJobWithFile, createWorkerToken, ProtocolWorker } from './helpers/protocolClient.js';
 
 const SEC = 1000;
 
-describe('a replica counts toward the spending cap', async () => {
+describe('the trust check on the job engine', async () => {
   const api = await startTestApi({ LEASE_SEC: '600', WORKER_OFFLINE_SEC: '86400' });
   const prisma = api.server.db.prisma;
   const r = api.server.resources;
@@ -27,8 +33,13 @@ describe('a replica counts toward the spending cap', async () => {
   const other = await api.signUp();
   const mine = new ProtocolWorker(api, await createWorkerToken(api, user.token), 'mine');
   const theirs = new ProtocolWorker(api, await createWorkerToken(api, other.token), 'theirs');
+  const third = new ProtocolWorker(api, await createWorkerToken(api, (await api.signUp()).token), 'third');
   await mine.hello({ capabilities: small });
   await theirs.hello({ capabilities: small });
+  await third.hello({ capabilities: small });
+  // The third owner's worker is well confirmed already (5 results, none wrong): a tie-breaker must be
+  // at least as trusted as the more trusted disputant (reputation.ts tieBreakerReputation).
+  await prisma.worker.update({ where: { id: third.workerId }, data: { validatedCount: 5, reputation: reputationOf({ validatedCount: 5, mismatchCount: 0 }) } });
 
   const plan: PlanInput = {
     summary: 'Compute it.',
@@ -42,10 +53,10 @@ describe('a replica counts toward the spending cap', async () => {
   };
 
   /** Uploads the result file for the attempt and completes it after `runMs` of the server's clock. */
-  async function finish(w: ProtocolWorker, a: { attemptId: string; fencingToken: string }, runMs: number) {
+  async function finish(w: ProtocolWorker, a: { attemptId: string; fencingToken: string }, runMs: number, value = 42) {
     expect((await w.heartbeat([a])).renewed).toEqual([a.attemptId]); // RUNNING from here
     api.clock.advance(runMs);
-    const up = await api.putBlob('{"value": 42.0}', w.token, undefined, a.attemptId);
+    const up = await api.putBlob(`{"value": ${value.toFixed(1)}}`, w.token, undefined, a.attemptId);
     expect(up.status).toBe(201);
     expect(await w.complete(a, { exitCode: 0, outputs: [{ path: 'outputs/result.json', sha256: up.sha256 }] })).toMatchObject({ status: 'SUCCEEDED' });
   }
@@ -122,5 +133,127 @@ describe('a replica counts toward the spending cap', async () => {
     expect(Number(j.costCad)).toBeGreaterThanOrEqual(0.0009);
     const replicaBilled = (await prisma.usageEntry.findMany({ where: { attemptId: rep!.attemptId, billable: true } })).reduce((s, u) => s + Number(u.costCad), 0);
     expect(replicaBilled).toBeGreaterThan(Number(j.costCad) / 2);
+  });
+
+  /** A new job of the plan, its run done by `mine` with `value` and advanced: the check decided. */
+  async function runChecked(value = 42) {
+    const job = await createJobWithFile(api, user.token);
+    await transition(r, job.jobId, 'startPlanning', { reason: 'test' });
+    await commitTransition(r, job.jobId, (tx, now) => acceptPlan(tx, now, { jobId: job.jobId, author: 'scripted', plan }));
+    const [run] = await mine.claim();
+    expect(run?.task.name).toBe('run');
+    await finish(mine, run!, 10 * SEC, value);
+    await advanceJobAfterTask(r, run!.task.id);
+    return { job, run: run!, check: () => prisma.resultCheck.findUniqueOrThrow({ where: { taskId: run!.task.id } }), status: async () => (await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).status };
+  }
+  const steps = async (jobId: string) => (await prisma.jobEvent.findMany({ where: { jobId, kind: 'trust.check' }, orderBy: { id: 'asc' } })).map((e) => (e.payload as { step: string }).step);
+  const counts = async (w: ProtocolWorker) => prisma.worker.findUniqueOrThrow({ where: { id: w.workerId }, select: { validatedCount: true, mismatchCount: true } });
+  const setPaused = (w: ProtocolWorker, paused: boolean) => prisma.worker.update({ where: { id: w.workerId }, data: { status: paused ? 'PAUSED' : 'ONLINE' } });
+
+  it('no worker of another owner online: the sampled result is accepted unverified, and the check says why', async () => {
+    await setPaused(theirs, true);
+    await setPaused(third, true);
+    try {
+      const j = await runChecked();
+      expect(await j.check()).toMatchObject({ status: 'UNCHECKED', replicaTaskId: null, share: 1 });
+      expect((await j.check()).report).toMatch(/^Sampled \(100% of mine's checkable results are replicated .*\), but no worker of another owner is online to replicate on: accepted unverified\.$/);
+      expect(await j.status()).toBe('SUCCEEDED');
+      expect(await steps(j.job.jobId)).toEqual(['sampled']);
+    } finally {
+      await setPaused(theirs, false);
+      await setPaused(third, false);
+    }
+  });
+
+  it('a replica that fails for good: the original is accepted unverified; nobody\'s reputation moves', async () => {
+    const before = await counts(mine);
+    const j = await runChecked();
+    expect((await j.check()).status).toBe('REPLICATING');
+    // Its program fails (not an infrastructure error: not retried, the task fails for good).
+    const [a] = await theirs.claim();
+    expect(a?.task.name).toBe('replica:run');
+    expect((await theirs.heartbeat([a!])).renewed).toEqual([a!.attemptId]);
+    expect(await theirs.complete(a!, { exitCode: 1 })).toMatchObject({ status: 'FAILED' });
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: a!.task.id } })).status).toBe('FAILED');
+    await advanceJobAfterTask(r, a!.task.id);
+    const c = await j.check();
+    expect(c.status).toBe('UNCHECKED');
+    expect(c.report).toMatch(/^The replica could not run \(.+\): mine's result is accepted unverified\.$/);
+    expect(await j.status()).toBe('SUCCEEDED');
+    expect(await counts(mine)).toEqual(before);
+    expect(await steps(j.job.jobId)).toEqual(['sampled', 'unchecked']);
+  });
+
+  it('the replica is the wrong one: the tie-breaker sides with the original; the replica\'s worker loses reputation and its usage is the contributor\'s loss', async () => {
+    const [m0, t0, x0] = [await counts(mine), await counts(theirs), await counts(third)];
+    const j = await runChecked(42);
+    const [rep] = await theirs.claim();
+    await finish(theirs, rep!, 10 * SEC, 43);
+    await advanceJobAfterTask(r, rep!.task.id);
+    const mid = await j.check();
+    expect(mid.status).toBe('TIEBREAK');
+    const tb = await prisma.task.findUniqueOrThrow({ where: { id: mid.tiebreakTaskId! } });
+    expect(tb).toMatchObject({ name: 'tiebreak:run', status: 'QUEUED' });
+    // Neither owner's worker may break the tie.
+    expect(await mine.claim()).toEqual([]);
+    expect(await theirs.claim()).toEqual([]);
+    const [a] = await third.claim();
+    expect(a?.task.id).toBe(tb.id);
+    await finish(third, a!, 10 * SEC, 42);
+    await advanceJobAfterTask(r, a!.task.id);
+    const c = await j.check();
+    expect(c).toMatchObject({ status: 'RESOLVED', wrongWorkerIds: [theirs.workerId] });
+    expect(c.report).toMatch(/^Tie-breaker on third: agrees with mine; theirs's result was wrong \(outputs\/result\.json: value 43 \(theirs\) vs 42 \(third\)\) and it loses reputation\. The job goes on with the original result\.$/);
+    expect(await j.status()).toBe('SUCCEEDED');
+    expect(await steps(j.job.jobId)).toEqual(['sampled', 'mismatch', 'resolved']);
+    expect(await counts(mine)).toEqual({ ...m0, validatedCount: m0.validatedCount + 1 });
+    expect(await counts(third)).toEqual({ ...x0, validatedCount: x0.validatedCount + 1 });
+    expect(await counts(theirs)).toEqual({ ...t0, mismatchCount: t0.mismatchCount + 1 });
+    const usage = await prisma.usageEntry.findMany({ where: { jobId: j.job.jobId } });
+    expect(usage.filter((u) => u.attemptId === rep!.attemptId).every((u) => !u.billable)).toBe(true);
+    const job = await prisma.job.findUniqueOrThrow({ where: { id: j.job.jobId } });
+    expect(Number(job.lostCostCad)).toBeCloseTo(usage.filter((u) => u.attemptId === rep!.attemptId).reduce((s, u) => s + Number(u.costCad), 0), 9);
+    expect(Number(job.lostCostCad)).toBeGreaterThan(0);
+    // The outputs are the original's.
+    const q = await api.gql(`query($id: ID!) { job(id: $id) { outputs { path sha256 } } }`, { id: j.job.gid }, user.token);
+    const original = (await prisma.task.findUniqueOrThrow({ where: { id: j.run.task.id } })).result as { outputs: { sha256: string }[] };
+    expect(q.data.job.outputs.map((o: any) => o.sha256)).toEqual([original.outputs[0]!.sha256]);
+  });
+
+  it('three different results: the job fails, saying the output is not reproducible; nobody is blamed', async () => {
+    // Theirs fell under the threshold (one mismatch, one confirmation at most): bring it back for this case.
+    await prisma.worker.update({ where: { id: theirs.workerId }, data: { reputation: 0.5 } });
+    const [m0, t0, x0] = [await counts(mine), await counts(theirs), await counts(third)];
+    const j = await runChecked(42);
+    const [rep] = await theirs.claim();
+    await finish(theirs, rep!, 10 * SEC, 43);
+    await advanceJobAfterTask(r, rep!.task.id);
+    const [a] = await third.claim();
+    expect(a?.task.name).toBe('tiebreak:run');
+    await finish(third, a!, 10 * SEC, 44);
+    await advanceJobAfterTask(r, a!.task.id);
+    const c = await j.check();
+    expect(c.status).toBe('UNRESOLVED');
+    expect(await j.status()).toBe('FAILED');
+    const job = await prisma.job.findUniqueOrThrow({ where: { id: j.job.jobId } });
+    expect(job.statusReason).toMatch(/^Three workers disagree: mine, theirs and the tie-breaker third returned three different results \(.+\): the output is not reproducible within the plan's tolerances\.$/);
+    expect(await steps(j.job.jobId)).toEqual(['sampled', 'mismatch', 'unresolved']);
+    expect([await counts(mine), await counts(theirs), await counts(third)]).toEqual([m0, t0, x0]);
+  });
+
+  it('a tie-breaker that fails for good: the job fails — a known disagreement is never accepted', async () => {
+    await prisma.worker.update({ where: { id: theirs.workerId }, data: { reputation: 0.5 } });
+    const j = await runChecked(42);
+    const [rep] = await theirs.claim();
+    await finish(theirs, rep!, 10 * SEC, 43);
+    await advanceJobAfterTask(r, rep!.task.id);
+    const [a] = await third.claim();
+    expect(a?.task.name).toBe('tiebreak:run');
+    expect((await third.heartbeat([a!])).renewed).toEqual([a!.attemptId]);
+    expect(await third.complete(a!, { exitCode: 1 })).toMatchObject({ status: 'FAILED' });
+    await advanceJobAfterTask(r, a!.task.id);
+    expect((await j.check()).status).toBe('UNRESOLVED');
+    expect(await j.status()).toBe('FAILED');
+    expect((await prisma.job.findUniqueOrThrow({ where: { id: j.job.jobId } })).statusReason).toMatch(/^mine and theirs returned different results and the tie-breaker could not run \(.+\): neither result can be trusted\.$/);
   });
 });

@@ -203,7 +203,7 @@ export async function afterCheckTask(r: Resources, probe: { id: string; jobId: s
       const least = tieBreakerReputation(first?.worker.reputation ?? 0, here?.worker.reputation ?? 0, r.config.trust);
       const spec = followUp(original, TIEBREAK_PREFIX, [...new Set(owners)]);
       const { task: tb, eventId } = await insertTask(tx, now, { ...spec, requirements: { ...spec.requirements, minReputation: least } });
-      const reason = `Replicated on ${here?.worker.name}: MISMATCH with ${first?.worker.name}'s result (${summarize(report)}); a tie-breaker runs on a worker of neither owner with reputation ≥ ${least.toFixed(2)}.`;
+      const reason = `Replicated on ${here?.worker.name}: MISMATCH with ${first?.worker.name}'s result (${summarize(report, first?.worker.name, here?.worker.name)}); a tie-breaker runs on a worker of neither owner with reputation ≥ ${least.toFixed(2)}.`;
       const n = await tx.resultCheck.updateMany({ where: { id: check.id, status: 'REPLICATING' }, data: { status: 'TIEBREAK', tiebreakTaskId: tb.id, report: reason } });
       if (n.count === 0) throw new MovedError();
       const ev = await recordJobEvent(tx, check.jobId, 'trust.check', { step: 'mismatch', taskId: original.id, task: original.name, worker: first?.worker.name ?? null, replicaWorker: here?.worker.name ?? null, tiebreakTaskId: tb.id, comparison: brief(report), reason } as P.InputJsonValue);
@@ -232,7 +232,7 @@ export async function afterCheckTask(r: Resources, probe: { id: string; jobId: s
   if (verdict === 'unresolved') {
     await settle(r, check, 'TIEBREAK', {
       status: 'UNRESOLVED',
-      report: `Three workers disagree: ${first?.worker.name}, ${second?.worker.name} and the tie-breaker ${here?.worker.name} returned three different results (${summarize(withOriginal)}; ${summarize(withReplica)}): the output is not reproducible within the plan's tolerances.`,
+      report: `Three workers disagree: ${first?.worker.name}, ${second?.worker.name} and the tie-breaker ${here?.worker.name} returned three different results (${summarize(withOriginal, first?.worker.name, here?.worker.name)}; ${summarize(withReplica, second?.worker.name, here?.worker.name)}): the output is not reproducible within the plan's tolerances.`,
       failJob: true,
     });
     return null;
@@ -243,7 +243,7 @@ export async function afterCheckTask(r: Resources, probe: { id: string; jobId: s
     verifiedResult: rightTask.result,
     confirmed: [right?.worker.id, here?.worker.id],
     wrong: wrong ? { workerId: wrong.worker.id, attemptId: wrong.id } : null,
-    report: `Tie-breaker on ${here?.worker.name}: agrees with ${right?.worker.name}; ${wrong?.worker.name}'s result was wrong (${summarize(verdict === 'original' ? withReplica : withOriginal)}) and it loses reputation. The job goes on with ${verdict === 'original' ? 'the original' : 'the replica\'s'} result.`,
+    report: `Tie-breaker on ${here?.worker.name}: agrees with ${right?.worker.name}; ${wrong?.worker.name}'s result was wrong (${verdict === 'original' ? summarize(withReplica, second?.worker.name, here?.worker.name) : summarize(withOriginal, first?.worker.name, here?.worker.name)}) and it loses reputation. The job goes on with ${verdict === 'original' ? 'the original' : 'the replica\'s'} result.`,
     event: { tiebreakWorker: here?.worker.name ?? null, right: right?.worker.name ?? null, wrong: wrong?.worker.name ?? null, comparison: brief(verdict === 'original' ? withReplica : withOriginal) },
   });
 }
@@ -294,7 +294,8 @@ async function countOutcome(tx: Db, r: Resources, workerId: string, field: 'vali
   await tx.worker.update({ where: { id: workerId }, data: { reputation: reputationOf(w, r.config.trust) } });
 }
 
-function summarize(report: ComparisonReport): string {
+/** The comparison in words; the two sides named (reference `a`, candidate `b`). */
+function summarize(report: ComparisonReport, a = 'reference', b = 'candidate'): string {
   const bad = report.files.filter((f) => !f.ok);
   if (!bad.length) return `${report.summary.files} file(s) within tolerance`;
   return bad
@@ -302,8 +303,8 @@ function summarize(report: ComparisonReport): string {
     .map((f) => {
       const m = f.metrics?.find((x) => !x.ok);
       const t = f.tensors?.find((x) => !x.ok);
-      if (m) return `${f.path}: ${m.name} ${JSON.stringify(m.reference)} vs ${JSON.stringify(m.candidate)}`;
-      if (t) return `${f.path}: ${t.name} max abs error ${t.max_abs_error}`;
+      if (m) return `${f.path}: ${m.name} ${JSON.stringify(m.reference)} (${a}) vs ${JSON.stringify(m.candidate)} (${b})`;
+      if (t) return `${f.path}: ${t.name} max abs error ${t.max_abs_error} (${a} vs ${b})`;
       return `${f.path}: ${f.problem ?? f.kind}`;
     })
     .join('; ');
