@@ -5,10 +5,14 @@
  * database is back — the first connections after the restart give leases that ran out
  * meanwhile a fresh lease (db/sql/schedulerState.ts, resumeLeasesAfterDatabaseRestart) before
  * the tick, a renewal or a completion can see them as expired. Bounded: a worker that does
- * not come back is still lost. A throwaway cluster of this file's own (really stopped and
- * started), an API with a 3 s lease and its real scheduler tick.
+ * not come back is still lost. Likewise a job's agent lock released during the outage is
+ * released after it, not left to expire with the error thrown over the turn's result.
+ * A throwaway cluster of this file's own (really stopped and started), an API with a 3 s
+ * lease and its real scheduler tick.
  */
 import { describe, expect, it } from 'vitest';
+import { retryThroughOutage } from '../src/db/unavailable.js';
+import { acquireAgentLock, agentLockHolder, releaseAgentLock } from '../src/domain/agents/agentRuns.js';
 import { startTestApi } from './helpers/api.js';
 import { addTask, createJobWithFile, createWorkerToken, ProtocolWorker } from './helpers/protocolClient.js';
 import { startThrowawayPostgres } from './helpers/throwawayPostgres.js';
@@ -80,5 +84,34 @@ describe('PostgreSQL restarted for longer than a lease', () => {
     // Its late report is refused: the lease is gone for good.
     const late = await whenUp(() => vanished.heartbeat([v!]));
     expect(late.renewed).toEqual([]);
+  }, 120_000);
+});
+
+describe('the agent lock across a PostgreSQL restart', () => {
+  it('a release during the outage is retried and lands after it; an outage outlasting the wait leaves the lock to expire, without throwing', async () => {
+    const job = await createJobWithFile(api, user.token);
+    const r = api.server.resources;
+    expect(await acquireAgentLock(r, job.jobId, 'turn-1', 15_000)).toBe(true);
+    await pg.stop();
+    let release: Promise<void>;
+    try {
+      release = releaseAgentLock(r, job.jobId, 'turn-1');
+      await sleep(2_000);
+    } finally {
+      await pg.start();
+    }
+    await release;
+    expect(await agentLockHolder(r, job.jobId)).toBeNull();
+
+    expect(await acquireAgentLock(r, job.jobId, 'turn-2', 15_000)).toBe(true);
+    await pg.stop();
+    try {
+      await expect(releaseAgentLock(r, job.jobId, 'turn-2', 500)).resolves.toBeUndefined();
+    } finally {
+      await pg.start();
+    }
+    // Not released: still turn-2's until it expires (15 s), when another turn may take it.
+    expect(await retryThroughOutage(() => agentLockHolder(r, job.jobId), 30_000)).toBe('turn-2');
+    expect(await acquireAgentLock(r, job.jobId, 'turn-3', 15_000)).toBe(false);
   }, 120_000);
 });

@@ -41,7 +41,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { databaseUnavailable } from '../../api/src/db/unavailable.js';
+import { retryThroughOutage } from '../../api/src/db/unavailable.js';
 import { mulberry32 } from '../../api/src/preparation/compareTimings.js';
 import { setUpOwner, startApi, taskFactory, type BenchApi, type TaskFactory } from './api.js';
 import { round, sleep } from './stats.js';
@@ -190,20 +190,8 @@ export async function stopAllChaos(): Promise<void> {
   await Promise.all([...running].map((c) => c()));
 }
 
-/**
- * Runs `fn` against the database, waiting out an outage (the pg-restart fault): the run's
- * own reads retry like every other component, and anything else is thrown.
- */
-async function throughOutage<T>(fn: () => Promise<T>): Promise<T> {
-  for (let i = 0; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!databaseUnavailable(err) || i >= 600) throw err;
-      await sleep(200);
-    }
-  }
-}
+/** The run's own reads wait out the pg-restart fault like every other component (2 minutes at most). */
+const throughOutage = <T>(fn: () => Promise<T>) => retryThroughOutage(fn, 120_000);
 
 /**
  * One chaos run on `databaseUrl` (an empty database or a migrated clone). `log` gets

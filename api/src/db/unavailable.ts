@@ -74,3 +74,20 @@ function firstLine(message: string): string {
       .pop() ?? ''
   );
 }
+
+/**
+ * Runs `fn`, and again with backoff (250 ms doubling to 2 s) while it fails with a database
+ * outage, for up to `maxMs`; any other error, or the outage outlasting `maxMs`, is thrown.
+ * For housekeeping that must not be lost to a restart of PostgreSQL (releasing an agent lock).
+ */
+export async function retryThroughOutage<T>(fn: () => Promise<T>, maxMs: number): Promise<T> {
+  const deadline = Date.now() + maxMs;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!databaseUnavailable(err) || Date.now() + delay > deadline) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}

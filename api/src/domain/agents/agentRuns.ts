@@ -7,6 +7,7 @@
 import type { Prisma as P } from '../../generated/prisma/client.js';
 import type { AgentItemStatus, AgentRunStatus } from '../../generated/prisma/enums.js';
 import type { Db, Tx } from '../../db/client.js';
+import { databaseUnavailable, retryThroughOutage } from '../../db/unavailable.js';
 import type { DomainEvent } from '../events.js';
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import { publishJobEvents } from '../jobs/jobLifecycle.js';
@@ -34,8 +35,18 @@ export async function acquireAgentLock(r: Resources, jobId: string, holder: stri
   return res.count === 1;
 }
 
-export async function releaseAgentLock(r: Resources, jobId: string, holder: string): Promise<void> {
-  await r.prisma.job.updateMany({ where: { id: jobId, agentLockHolder: holder }, data: { agentLockHolder: null, agentLockUntil: null } });
+/**
+ * Gives the lock back. A database restart does not make it fail: it is retried through the
+ * outage (for up to a lock lease), and if the database stays away the lock expires by itself —
+ * logged, never thrown over the result of the turn that held it.
+ */
+export async function releaseAgentLock(r: Resources, jobId: string, holder: string, waitMs = 15_000): Promise<void> {
+  try {
+    await retryThroughOutage(() => r.prisma.job.updateMany({ where: { id: jobId, agentLockHolder: holder }, data: { agentLockHolder: null, agentLockUntil: null } }), waitMs);
+  } catch (err) {
+    if (!databaseUnavailable(err)) throw err;
+    r.log.warn('agent lock not released (the database is unavailable); it expires by itself', { jobId, reason: databaseUnavailable(err) });
+  }
 }
 
 /** Who holds the job's agent lock now (sub-runs run under their parent's holder). */
