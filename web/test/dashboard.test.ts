@@ -111,6 +111,8 @@ describe('dashboard (seeded)', () => {
     await seedWorker(d, user.userId, 'rig-4090', NVIDIA_CAPS);
     await seedWorker(d, user.userId, 'office-cpu', CPU_CAPS);
     await seedWorker(d, user.userId, 'old-laptop', CPU_CAPS, 'OFFLINE');
+    // Its trust record (domain/trust): 8 results confirmed by other owners' workers, one found wrong.
+    await d.prisma.worker.updateMany({ where: { name: 'old-laptop' }, data: { validatedCount: 8, mismatchCount: 1, reputation: 9 / 15 } });
     // Someone else's GPU counts in the network overview, not in my list.
     const other = await d.signUp();
     await seedWorker(d, other.userId, 'their-4090', NVIDIA_CAPS);
@@ -125,6 +127,8 @@ describe('dashboard (seeded)', () => {
     const rig = page.locator('tr[data-worker="rig-4090"]');
     expect(await rig.textContent()).toContain('NVIDIA GeForce RTX 4090 · 24 GiB · cuda 12.4');
     expect(await rig.textContent()).toContain('PyTorch 2.3.0 (CUDA 12.1, CPU)');
+    expect(await rig.locator('[data-testid=reputation]').textContent()).toBe('trust 0.50 · 0 confirmed · 0 wrong');
+    expect(await page.locator('tr[data-worker="old-laptop"] [data-testid=reputation]').textContent()).toBe('trust 0.60 · 8 confirmed · 1 wrong');
 
     // A change made elsewhere arrives through workersChanged, and the network counts follow.
     const cpu = await d.prisma.worker.findFirstOrThrow({ where: { name: 'office-cpu' } });

@@ -32,6 +32,7 @@ const JobFields = graphql(`
     statusReason
     costCad
     lostCostCad
+    replicationCostCad
     spendingCapCad
     estimate {
       basis
@@ -435,6 +436,11 @@ export default function JobPage({ id }: { id: string }) {
           <section className="panel">
             <h2>Cost</h2>
             <CostMeter cost={j.costCad} cap={j.spendingCapCad} />
+            {j.replicationCostCad > 0 && (
+              <p className="muted small" data-testid="replication-cost" style={{ marginBottom: 0 }}>
+                {formatCad(j.replicationCostCad)} of it re-ran sampled results on other owners' workers to check them (in the cost and the cap).
+              </p>
+            )}
             {j.lostCostCad > 0 && (
               <p className="muted small" data-testid="lost-cost" style={{ marginBottom: 0 }}>
                 {formatCad(j.lostCostCad)} of work lost through no fault of yours (a worker stopped responding or failed), not charged.

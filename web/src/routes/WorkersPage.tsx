@@ -25,6 +25,9 @@ const WorkerFields = graphql(`
     version
     lastSeenAt
     createdAt
+    reputation
+    validatedCount
+    mismatchCount
     currentAttempts {
       id
       number
@@ -227,6 +230,9 @@ export default function WorkersPage() {
                       v{w.version || '?'} · {w.slots} slot{w.slots === 1 ? '' : 's'}
                     </div>
                     <div className="muted small">{w.workloads.join(', ')}</div>
+                    <div className="muted small" data-testid="reputation" title="Results confirmed by another owner's worker raise it; results a tie-breaker found wrong lower it. Below 0.3 a worker gets no checkable work.">
+                      trust {w.reputation.toFixed(2)} · {w.validatedCount} confirmed · {w.mismatchCount} wrong
+                    </div>
                   </td>
                   <td>
                     <StatusBadge status={w.status} />

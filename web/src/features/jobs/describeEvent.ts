@@ -37,6 +37,8 @@ export function describeEvent(kind: string, payload: unknown): string {
       return `Attempt${pick(p, 'attempt') ? ` #${pick(p, 'attempt')}` : ''} stalled — no log line or metric for ${pick(p, 'minutes') ?? '?'} min while its worker is alive`;
     case 'worker.flapping':
       return `Worker ${pick(p, 'worker', 'workerId') ?? ''} is flapping — it lost ${pick(p, 'lost') ?? '?'} attempts in ${pick(p, 'windowMin') ?? '?'} min`;
+    case 'trust.check':
+      return `Trust check${pick(p, 'task') ? ` of ${pick(p, 'task')}` : ''} (${lower(pick(p, 'step')) ?? 'decided'})${reason ? ` — ${reason}` : ''}`;
     case 'agent.run':
       return `${pick(p, 'agent') ?? 'Agent'} ${lower(pick(p, 'status')) ?? 'started'}${pick(p, 'stopReason') ? ` — ${pick(p, 'stopReason')}` : ''}`;
     case 'agent.item':
