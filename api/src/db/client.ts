@@ -165,6 +165,14 @@ class PgListener {
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
   private closed = false;
   private retryMs = 100;
+  /** LISTEN/UNLISTEN one at a time: pg deprecates (pg@9 removes) queries overlapping on one client. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private query(client: pg.Client, sql: string): Promise<unknown> {
+    const q = this.queue.then(() => client.query(sql));
+    this.queue = q.catch(() => {});
+    return q;
+  }
 
   constructor(
     private readonly url: string,
@@ -216,12 +224,12 @@ class PgListener {
     if (!set) this.handlers.set(channel, (set = new Set()));
     set.add(cb);
     const client = await this.connect();
-    if (isNew) await client.query(`LISTEN ${quoteIdent(channel)}`);
+    if (isNew) await this.query(client, `LISTEN ${quoteIdent(channel)}`);
     return async () => {
       set.delete(cb);
       if (set.size === 0 && this.handlers.get(channel) === set) {
         this.handlers.delete(channel);
-        await this.client?.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
+        if (this.client) await this.query(this.client, `UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
       }
     };
   }
