@@ -9,10 +9,13 @@
  * liar's attempt is the contributor's loss, it drops under the threshold and then gets no
  * checkable work — while it still gets work that is not checkable.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { startTestApi } from './helpers/api.js';
 import { lyingWorkerCheckout } from './helpers/lyingWorker.js';
+import { repoRoot } from './helpers/processes.js';
 import { waitFor } from './helpers/waitFor.js';
 import { startWorker } from './helpers/worker.js';
 
@@ -195,5 +198,31 @@ describe('trust-weighted validation with real workers', () => {
     expect(r.errors).toBeUndefined();
     expect(r.data.workers.edges[0].node).toMatchObject({ name: 'liar', validatedCount: 0, mismatchCount: 1 });
     expect(r.data.workers.edges[0].node.reputation).toBeCloseTo(1 / 7, 9);
+  });
+
+  it('a sharded checkable job: each shard\'s check settles before the merge, which uses the verified results', { timeout: 240_000 }, async () => {
+    const pi = readFileSync(path.join(repoRoot, 'examples/montecarlo-pi/pi.py'), 'utf8');
+    const manifest = [{ path: 'pi.py', sha256: (await api.putBlob(pi, submitter.token)).sha256 }];
+    const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`, { i: { title: 'pi', request: 'estimate pi with 30000 samples', files: manifest } }, submitter.token);
+    const id = r.data.createJob.id as string;
+    const jobId = Buffer.from(id, 'base64').toString().split(':')[1]!;
+    const job = await finished(id);
+    expect(job.status, job.statusReason).toBe('SUCCEEDED');
+    expect(job.currentPlan.requirements.checkable).toBeTruthy(); // seeded through --seed
+    const shards = await prisma.task.findMany({ where: { jobId, kind: 'SHARD' }, include: { resultCheck: true, currentAttempt: { include: { worker: true } } } });
+    expect(shards.length).toBeGreaterThanOrEqual(2);
+    // The liar (under the threshold) ran none of them.
+    for (const s of shards) expect(s.currentAttempt!.worker.name).not.toBe('liar');
+    // Every shard's result was checked (replicated or not, by its worker's share) and settled.
+    for (const s of shards) expect(['MATCHED', 'SKIPPED']).toContain(s.resultCheck?.status);
+    const events = await prisma.jobEvent.findMany({ where: { jobId, kind: { in: ['trust.check', 'shards.merged'] } }, orderBy: { id: 'asc' } });
+    const merged = events.findIndex((e) => e.kind === 'shards.merged');
+    expect(merged).toBe(events.length - 1); // after every check's last decision
+    expect(events.filter((e) => (e.payload as any).step === 'sampled')).toHaveLength(shards.length);
+    const replicated = shards.filter((s) => s.resultCheck!.status === 'MATCHED');
+    expect(events.filter((e) => (e.payload as any).step === 'matched')).toHaveLength(replicated.length);
+    // The merged sample count is every shard's.
+    const result = await json(job.outputs.find((o: any) => o.path === 'outputs/result.json').sha256);
+    expect(result.samples).toBe(30000);
   });
 });

@@ -4,7 +4,8 @@
  *
  *   CPU numerics only (python, torch-cpu): GPU kernels need not be bitwise reproducible
  *   no preparation (its own checks compare runs) and no hosted service (no result to compare)
- *   randomness, if any, seeded: a seed flag in the command, or a seed call in the entry's source
+ *   randomness, if any, seeded: a seed flag in the command, a seed call or a generator made with a
+ *   seed (random.Random(seed), default_rng(seed)) in the entry's source
  *   no clock in the results: time.time / datetime.now / perf_counter written out would differ
  *
  * Tolerances: pure Python repeats its arithmetic exactly (relative 1e-9 leaves room for a
@@ -14,7 +15,7 @@
 import type { PlanInput } from '../../domain/jobs/planSchema.js';
 
 const RANDOM = /\b(import random|from random import|np\.random|numpy\.random|torch\.rand|torch\.randn|torch\.randint|random\.\w+\(|default_rng)/;
-const SEEDED = /\b(random\.seed|np\.random\.seed|numpy\.random\.seed|manual_seed|default_rng\(\s*\w)/;
+const SEEDED = /\b(random\.seed|np\.random\.seed|numpy\.random\.seed|manual_seed|default_rng\(\s*\w|random\.Random\(\s*\w|RandomState\(\s*\w)/;
 const CLOCK = /\b(time\.time|time\.perf_counter|datetime\.now|datetime\.utcnow|time\.monotonic)\s*\(/;
 
 export function checkableOutputs(o: { source: string; command: string; workload: string; request: string; preparation: boolean; service: boolean }): PlanInput['checkable'] | null {
