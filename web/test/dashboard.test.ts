@@ -202,4 +202,22 @@ describe('dashboard (seeded)', () => {
     expect(await page.locator('[data-testid=estimate-actual]').textContent()).toMatch(/^It took 1m 58s \([\d.]+× the estimate\)\.$/);
     await page.close();
   });
+
+  it("shows what re-running sampled results on other owners' workers cost, within the cost", async () => {
+    const job = await createJob(d, user.token, 'Checked run');
+    const worker = await seedWorker(d, user.userId, 'check-cpu', CPU_CAPS, 'ONLINE');
+    const code = await d.prisma.codeVersion.findFirstOrThrow({ where: { jobId: job.uuid } });
+    // A replica of the run (domain/trust) that ran and was billed, as the engine records it.
+    const task = await d.prisma.task.create({ data: { jobId: job.uuid, ownerId: user.userId, kind: 'PROBE', name: 'replica:run', codeVersionId: code.id, command: 'python train.py', status: 'SUCCEEDED' } });
+    const attempt = await d.prisma.attempt.create({ data: { taskId: task.id, number: 1, workerId: worker.id, fencingToken: 'f', leaseExpiresAt: new Date(), status: 'SUCCEEDED' } });
+    await d.prisma.usageEntry.create({ data: { jobId: job.uuid, attemptId: attempt.id, periodStart: new Date(Date.now() - 60_000), periodEnd: new Date(), cpuCoreHours: 0.1, ramGbHours: 0.1, accelHours: 0, costCad: 0.0123 } });
+    await d.prisma.job.update({ where: { id: job.uuid }, data: { costCad: 0.0123 } });
+    await d.jobUpdated(job.uuid);
+    const page = await d.page(user.token);
+    await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
+    const shown = page.locator('[data-testid=replication-cost]');
+    await shown.waitFor(WAIT);
+    expect(await shown.textContent()).toBe("CA$0.0123 of it re-ran sampled results on other owners' workers to check them (in the cost and the cap).");
+    await page.close();
+  });
 });
