@@ -220,16 +220,22 @@ describe('the trust check on the job engine', async () => {
     expect(q.data.job.outputs.map((o: any) => o.sha256)).toEqual([original.outputs[0]!.sha256]);
   });
 
-  it('three different results: the job fails, saying the output is not reproducible; nobody is blamed', async () => {
-    // Theirs fell under the threshold (one mismatch, one confirmation at most): bring it back for this case.
-    await prisma.worker.update({ where: { id: theirs.workerId }, data: { reputation: 0.5 } });
-    const [m0, t0, x0] = [await counts(mine), await counts(theirs), await counts(third)];
+  /** Mine returns 42, theirs 43 as the replica: the tie-breaker is queued, and third has it. */
+  async function mismatched() {
     const j = await runChecked(42);
     const [rep] = await theirs.claim();
     await finish(theirs, rep!, 10 * SEC, 43);
     await advanceJobAfterTask(r, rep!.task.id);
     const [a] = await third.claim();
     expect(a?.task.name).toBe('tiebreak:run');
+    return { j, a };
+  }
+
+  it('three different results: the job fails, saying the output is not reproducible; nobody is blamed', async () => {
+    // Theirs fell under the threshold (one mismatch, one confirmation at most): bring it back for this case.
+    await prisma.worker.update({ where: { id: theirs.workerId }, data: { reputation: 0.5 } });
+    const [m0, t0, x0] = [await counts(mine), await counts(theirs), await counts(third)];
+    const { j, a } = await mismatched();
     await finish(third, a!, 10 * SEC, 44);
     await advanceJobAfterTask(r, a!.task.id);
     const c = await j.check();
@@ -243,12 +249,7 @@ describe('the trust check on the job engine', async () => {
 
   it('a tie-breaker that fails for good: the job fails — a known disagreement is never accepted', async () => {
     await prisma.worker.update({ where: { id: theirs.workerId }, data: { reputation: 0.5 } });
-    const j = await runChecked(42);
-    const [rep] = await theirs.claim();
-    await finish(theirs, rep!, 10 * SEC, 43);
-    await advanceJobAfterTask(r, rep!.task.id);
-    const [a] = await third.claim();
-    expect(a?.task.name).toBe('tiebreak:run');
+    const { j, a } = await mismatched();
     expect((await third.heartbeat([a!])).renewed).toEqual([a!.attemptId]);
     expect(await third.complete(a!, { exitCode: 1 })).toMatchObject({ status: 'FAILED' });
     await advanceJobAfterTask(r, a!.task.id);
