@@ -71,6 +71,8 @@ const EnvSchema = z.object({
   TRUST_NEW_WORKER_CHECKS: int(3),
   /** The least share of a trusted worker's checkable results still replicated. */
   TRUST_MIN_SHARE: num(0.05),
+  /** A replica or tie-breaker that no online worker can take (none of another owner, or too small) is given up after this many seconds: the result is accepted unverified (after a mismatch the job fails). */
+  TRUST_REPLICA_WAIT_SEC: int(300),
   RATE_CPU_CORE_HOUR_CAD: num(0.02),
   RATE_RAM_GB_HOUR_CAD: num(0.003),
   RATE_GPU_HOUR_CAD: num(0.4),
@@ -149,7 +151,7 @@ export interface Config {
     retryBaseSec: number;
   };
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
-  trust: TrustPolicy;
+  trust: TrustPolicy & { replicaWaitSec: number };
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
   agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number };
   sentryDsn: string | undefined;
@@ -225,7 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       ramGbHourCad: e.RATE_RAM_GB_HOUR_CAD,
       gpuHourCad: e.RATE_GPU_HOUR_CAD,
     },
-    trust: { ...DEFAULT_TRUST_POLICY, minReputation: e.TRUST_MIN_REPUTATION, newWorkerChecks: e.TRUST_NEW_WORKER_CHECKS, minShare: e.TRUST_MIN_SHARE },
+    trust: { ...DEFAULT_TRUST_POLICY, minReputation: e.TRUST_MIN_REPUTATION, newWorkerChecks: e.TRUST_NEW_WORKER_CHECKS, minShare: e.TRUST_MIN_SHARE, replicaWaitSec: e.TRUST_REPLICA_WAIT_SEC },
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, model: e.OPENAI_MODEL },
     agents: {
       maxModelCalls: e.AGENT_MAX_MODEL_CALLS,

@@ -7,7 +7,8 @@
  * leased once the cap allows it, and its usage is billable — in Job.costCad, which the cap and the
  * tick count — and shown apart as the job's replication cost. The engine is driven directly
  * (advanceJobAfterTask, as the pipeline does on a completion). Then: no worker of another owner
- * online (accepted unverified, saying so), a replica that fails for good (likewise), a replica that
+ * online, or none big enough (accepted unverified, saying so), a replica whose workers went away (given
+ * up by the tick after TRUST_REPLICA_WAIT_SEC), a replica that fails for good (likewise), a replica that
  * is the wrong one (outvoted; its usage the contributor's loss; the original goes on), three
  * different results (the job fails, saying so) and a tie-breaker that fails for good (likewise).
  */
@@ -159,6 +160,55 @@ describe('the trust check on the job engine', async () => {
       expect((await j.check()).report).toMatch(/^Sampled \(100% of mine's checkable results are replicated .*\), but no worker of another owner is online to replicate on: accepted unverified\.$/);
       expect(await j.status()).toBe('SUCCEEDED');
       expect(await steps(j.job.jobId)).toEqual(['sampled']);
+    } finally {
+      await setPaused(theirs, false);
+      await setPaused(third, false);
+    }
+  });
+
+  it('the other owners\' workers online are all too small for the run: no replica is made; accepted unverified at once', async () => {
+    // The run needs 2 GiB: mine has 4 GiB, theirs and third 1 GiB. A replica none of them can take
+    // would leave the job waiting for a worker that may never come.
+    await prisma.worker.update({ where: { id: mine.workerId }, data: { memoryMiB: 4096 } });
+    try {
+      const job = await createJobWithFile(api, user.token);
+      await transition(r, job.jobId, 'startPlanning', { reason: 'test' });
+      await commitTransition(r, job.jobId, (tx, now) => acceptPlan(tx, now, { jobId: job.jobId, author: 'scripted', plan: { ...plan, hardware: { workload: 'python', minMemoryMiB: 2048 } } }));
+      const [run] = await mine.claim();
+      await finish(mine, run!, 10 * SEC);
+      await advanceJobAfterTask(r, run!.task.id);
+      const c = await prisma.resultCheck.findUniqueOrThrow({ where: { taskId: run!.task.id } });
+      expect(c).toMatchObject({ status: 'UNCHECKED', replicaTaskId: null });
+      expect(c.report).toMatch(/but no worker of another owner is online to replicate on: accepted unverified\.$/);
+      expect((await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).status).toBe('SUCCEEDED');
+    } finally {
+      await prisma.worker.update({ where: { id: mine.workerId }, data: { memoryMiB: 1024 } });
+    }
+  });
+
+  it('the other owners\' workers go away while the replica waits: the tick gives it up after TRUST_REPLICA_WAIT_SEC and the original is accepted unverified', async () => {
+    const j = await runChecked();
+    const c0 = await j.check();
+    expect(c0.status).toBe('REPLICATING');
+    await setPaused(theirs, true);
+    await setPaused(third, true);
+    try {
+      const waitSec = r.config.trust.replicaWaitSec;
+      // Before the wait is over the replica waits (the tick says why).
+      api.clock.advance((waitSec - 10) * SEC);
+      await runTick(r, api.clock.now());
+      expect(await prisma.task.findUniqueOrThrow({ where: { id: c0.replicaTaskId! } })).toMatchObject({ status: 'QUEUED', statusReason: expect.stringMatching(/^No online worker can run this: it needs python, a worker of an owner other than the 1 whose worker already ran this result/) });
+      api.clock.advance(20 * SEC);
+      await runTick(r, api.clock.now());
+      const given = await prisma.task.findUniqueOrThrow({ where: { id: c0.replicaTaskId! } });
+      expect(given.status).toBe('FAILED');
+      expect(given.statusReason).toMatch(/^Given up after 5 min: No online worker can run this/);
+      await advanceJobAfterTask(r, given.id); // what the pipeline does on the tick's task.finished
+      const c = await j.check();
+      expect(c.status).toBe('UNCHECKED');
+      expect(c.report).toMatch(/^The replica could not run \(Given up after 5 min: .+\): mine's result is accepted unverified\.$/);
+      expect(await j.status()).toBe('SUCCEEDED');
+      expect(await steps(j.job.jobId)).toEqual(['sampled', 'unchecked']);
     } finally {
       await setPaused(theirs, false);
       await setPaused(third, false);

@@ -16,24 +16,15 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates, minRe
     include: { pinnedWorker: { select: { name: true, status: true } } },
   });
   if (tasks.length === 0) return [];
-  const workers = await prisma.worker.findMany({
-    where: { status: 'ONLINE' },
-    select: { id: true, name: true, ownerId: true, reputation: true, workloads: true, accelVendor: true, memoryMiB: true, accelMemMiB: true, capabilities: true, cpuCores: true, slots: true },
-  });
-  const installs = (w: (typeof workers)[number]) => (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
+  const workers = await onlineWorkers(prisma);
   const changes: { taskId: string; jobId: string; reason: string }[] = [];
-  // Trust (domain/trust): checkable work only above the threshold; replicas off the owners that ran it.
-  const trusted = (req: unknown, w: (typeof workers)[number]) => {
-    const t = trustOf(req);
-    return (!t.checkable || w.reputation >= minReputation) && w.reputation >= t.minReputation && !t.avoidOwners.includes(w.ownerId);
-  };
   const spendOf = jobSpends(prisma, rates, now);
   for (const t of tasks) {
     let reason: string | null = null;
     if (t.pinnedWorkerId) {
       const w = workers.find((x) => x.id === t.pinnedWorkerId);
       if (!w) reason = `Waiting for its pinned worker ${t.pinnedWorker?.name ?? ''} (${t.pinnedWorker?.status.toLowerCase() ?? 'gone'}).`;
-    } else if (!workers.some((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB && (!needsSetup(t.requirements) || installs(w)) && !avoidedWorkers(t.requirements).includes(w.id) && trusted(t.requirements, w))) {
+    } else if (!workers.some((w) => canRunOn(t, w, minReputation))) {
       const trust = trustOf(t.requirements);
       const need = [
         t.workload,
@@ -57,6 +48,48 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates, minRe
     }
   }
   return changes;
+}
+
+/** What placement needs of an online worker (selected once per pass). */
+export type PlacementWorker = Awaited<ReturnType<typeof onlineWorkers>>[number];
+export function onlineWorkers(prisma: Pick<Prisma, 'worker'>) {
+  return prisma.worker.findMany({
+    where: { status: 'ONLINE' },
+    select: { id: true, name: true, ownerId: true, reputation: true, workloads: true, accelVendor: true, memoryMiB: true, accelMemMiB: true, capabilities: true, cpuCores: true, slots: true },
+  });
+}
+
+/** The placement a task needs: its columns the claim filters on. */
+export interface PlacementTask {
+  workload: string;
+  accelVendor: string | null;
+  minMemoryMiB: number;
+  minAccelMemMiB: number;
+  pinnedWorkerId: string | null;
+  requirements: unknown;
+}
+
+/**
+ * Could this worker claim the task (capacity and spending cap aside)? The claim's eligibility
+ * (db/sql/claimTasks.ts) in one predicate: workload, accelerator, memory, pinned worker, a setup
+ * phase only on a worker that installs, the workers its retries avoid, and trust — checkable work
+ * only above the threshold, replicas off the owners that already ran the result.
+ */
+export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: number): boolean {
+  const installs = (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
+  const trust = trustOf(t.requirements);
+  return (
+    w.workloads.includes(t.workload) &&
+    (!t.accelVendor || t.accelVendor === w.accelVendor) &&
+    t.minMemoryMiB <= w.memoryMiB &&
+    t.minAccelMemMiB <= w.accelMemMiB &&
+    (!t.pinnedWorkerId || t.pinnedWorkerId === w.id) &&
+    (!needsSetup(t.requirements) || installs) &&
+    !avoidedWorkers(t.requirements).includes(w.id) &&
+    (!trust.checkable || w.reputation >= minReputation) &&
+    w.reputation >= trust.minReputation &&
+    !trust.avoidOwners.includes(w.ownerId)
+  );
 }
 
 function trustOf(requirements: unknown): { checkable: boolean; avoidOwners: string[]; minReputation: number } {

@@ -36,6 +36,7 @@ import { ACTIVE_JOB_STATUSES } from '../domain/jobs/jobStatus.js';
 import { cancelOutstandingWork } from '../domain/jobs/outstandingWork.js';
 import { retryAfter, retryBackoffSec } from '../domain/leases/retryBackoff.js';
 import type { Resources } from '../domain/resources.js';
+import { giveUpUnplaceableChecks } from '../domain/trust/replication.js';
 import { flappingWorkers } from '../domain/workers/flapping.js';
 import { explainWait } from './explainWait.js';
 
@@ -157,6 +158,12 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       for (const change of await explainWait(tx as never, now, r.config.rates, r.config.trust.minReputation)) {
         emits.push({ type: 'job.event', jobId: change.jobId, eventId: await recordJobEvent(tx, change.jobId, 'task.status', { taskId: change.taskId, status: 'QUEUED', reason: change.reason }) });
         emits.push({ type: 'job.updated', jobId: change.jobId });
+      }
+      // 4b. Trust checks no online worker can take (domain/trust/replication.ts): given up.
+      for (const g of await giveUpUnplaceableChecks(tx as never, now, r.config.trust.replicaWaitSec, r.config.trust.minReputation)) {
+        emits.push({ type: 'job.event', jobId: g.jobId, eventId: await recordJobEvent(tx, g.jobId, 'task.status', { taskId: g.taskId, name: g.name, status: 'FAILED', reason: g.reason }) });
+        emits.push({ type: 'task.finished', jobId: g.jobId, taskId: g.taskId, kind: 'PROBE', status: 'FAILED' });
+        emits.push({ type: 'job.updated', jobId: g.jobId });
       }
       // The tick's own record: an API starting after a gap knows leases had no one to renew them.
       await recordTick(tx as never, now);

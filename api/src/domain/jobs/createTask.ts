@@ -127,7 +127,7 @@ export async function createTasks(r: Resources, inputs: CreateTaskInput[]) {
 }
 
 /** A task's row from its input (requirements checked), without its owner (the job's). */
-function taskRow(input: CreateTaskInput, now: Date, path: string[] = []) {
+export function taskRow(input: CreateTaskInput, now: Date, path: string[] = []) {
   const req = RequirementsSchema.safeParse(input.requirements);
   if (!req.success) throw new ValidationError('Invalid task requirements.', req.error.issues.map((i) => ({ path: [...path, 'requirements', ...i.path.map(String)], message: i.message })));
   return {

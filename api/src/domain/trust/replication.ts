@@ -36,11 +36,12 @@ import { lockJob } from '../../db/sql/lockJob.js';
 import { ComparisonError, type ComparisonReport } from '../../preparation/compareOutputs.js';
 import { writeOffAttemptUsage } from '../billing/usage.js';
 import type { ManifestEntry } from '../blobs/paths.js';
-import { insertTask, type Requirements } from '../jobs/createTask.js';
+import { insertTask, taskRow, type Requirements } from '../jobs/createTask.js';
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import { applyTransition, commitTransition } from '../jobs/jobLifecycle.js';
 import { compareTaskOutputs, toleranceCriteria } from '../preparation/compareTaskOutputs.js';
 import type { Resources } from '../resources.js';
+import { canRunOn, onlineWorkers } from '../../scheduler/explainWait.js';
 import { decideReplication, randomDraw, reputationOf, tieBreak, tieBreakerReputation } from './reputation.js';
 
 export const REPLICA_PREFIX = 'replica:';
@@ -121,18 +122,15 @@ export async function checkedResult(r: Resources, task: CheckedTask): Promise<Ch
   return made.check ? settledResult(made.check) : null;
 }
 
-/** Online workers of other owners that could take the task's replica (its workload and accelerator, trusted enough). */
-function independentWorkers(r: Resources, task: CheckedTask, avoidOwners: string[]): Promise<number> {
-  const req = (task.requirements ?? {}) as Requirements;
-  return r.prisma.worker.count({
-    where: {
-      status: 'ONLINE',
-      ownerId: { notIn: avoidOwners },
-      reputation: { gte: r.config.trust.minReputation },
-      workloads: { has: req.workload },
-      ...(req.accelVendor ? { accelVendor: req.accelVendor } : {}),
-    },
-  });
+/**
+ * Online workers that could take the task's replica: the claim's eligibility (explainWait.ts
+ * canRunOn) for the replica as it would be queued — another owner, trusted enough, and the
+ * original's workload, accelerator and memory (a retry's raised memory included).
+ */
+async function independentWorkers(r: Resources, task: CheckedTask, avoidOwners: string[]): Promise<number> {
+  const replica = taskRow(followUp(task, REPLICA_PREFIX, avoidOwners), new Date());
+  const online = await onlineWorkers(r.prisma);
+  return online.filter((w) => canRunOn(replica, w, r.config.trust.minReputation)).length;
 }
 
 const pick = (d: { reputation: number; share: number; draw: number }) => ({ reputation: d.reputation, share: d.share, draw: d.draw });
@@ -152,6 +150,31 @@ function followUp(t: CheckedTask, prefix: string, avoidOwners: string[]) {
     // Ahead of the job's other queued work: the job waits on it.
     priority: 1,
   };
+}
+
+/**
+ * Replicas and tie-breakers claimable for longer than `waitSec` (since runAfter) that no online
+ * worker can take now (the other owners' workers went away, or none is big enough): failed for
+ * good, saying why, so their check settles like any failed replica (the original accepted
+ * unverified; after a mismatch the job fails) instead of the job waiting for a worker that may
+ * never come. In the tick's transaction; the caller records the events and emits task.finished.
+ */
+export async function giveUpUnplaceableChecks(tx: Db, now: Date, waitSec: number, minReputation: number): Promise<{ jobId: string; taskId: string; name: string; reason: string }[]> {
+  const waiting = await tx.task.findMany({
+    where: { kind: 'PROBE', status: 'QUEUED', runAfter: { lt: new Date(now.getTime() - waitSec * 1000) }, OR: [{ name: { startsWith: REPLICA_PREFIX } }, { name: { startsWith: TIEBREAK_PREFIX } }] },
+    take: 100,
+  });
+  if (!waiting.length) return [];
+  const online = await onlineWorkers(tx);
+  const given: { jobId: string; taskId: string; name: string; reason: string }[] = [];
+  for (const t of waiting) {
+    if (online.some((w) => canRunOn(t, w, minReputation))) continue;
+    const waited = waitSec < 120 ? `${waitSec} s` : `${Math.round(waitSec / 60)} min`;
+    const reason = `Given up after ${waited}: ${t.statusReason?.replace(/\.$/, '') ?? 'no online worker can run it'}`;
+    const moved = await tx.task.updateMany({ where: { id: t.id, status: 'QUEUED' }, data: { status: 'FAILED', statusReason: reason, finishedAt: now } });
+    if (moved.count) given.push({ jobId: t.jobId, taskId: t.id, name: t.name, reason });
+  }
+  return given;
 }
 
 /** Is this task a replica or tie-breaker of a trust check? */
