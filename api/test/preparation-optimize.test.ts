@@ -3,7 +3,9 @@
  * process, real PyTorch on this machine's CPU, the plan submitted by a scripted planner.
  *
  * Two optional steps are planted: more DataLoader workers (same numbers, but slower on a
- * tiny dataset: the timing runs say "not faster") and bf16 autocast (faster or not, its
+ * tiny dataset, where each of the bounded workload's 4 epochs forks the workers again: the
+ * timing runs say "not faster" — one epoch's fork was within a loaded 2-core CI machine's
+ * noise) and bf16 autocast (faster or not, its
  * outputs differ from the reference beyond the float32 tolerances). Both are REJECTED with
  * their evidence, and the job runs the last accepted version: the original upload.
  */
@@ -55,7 +57,7 @@ const PLAN = {
   outputs: ['outputs'],
   acceptance: { exitCode: 0, requiredFiles: ['outputs/model.pt'], metrics: [], evaluate: null },
   preparation: {
-    workload: { command: 'python train.py --epochs 1 --seed 0', timeoutSec: 300 },
+    workload: { command: 'python train.py --epochs 4 --seed 0', timeoutSec: 300 },
     compare: ['outputs'],
     reference: { workload: 'torch-cpu', accelVendor: null },
     target: { workload: 'torch-cpu', accelVendor: null },
