@@ -2,8 +2,11 @@
  * Sentry in the API, on only when SENTRY_DSN is set: unexpected errors, spans for the worker
  * protocol and the agents' turns, and one structured log per step of an attempt the API
  * sees (claim, complete, stale, lost), carrying the same job/task/worker/attempt ids as the
- * worker's `task.execute` transaction and its own logs (what search_logs reads back). Everything the supervisor needs is also in PostgreSQL,
- * so nothing depends on Sentry being reachable.
+ * worker's `task.execute` transaction and its own logs (what search_logs reads back). An
+ * unexpected error thrown inside a span about an attempt carries the ids that span knew as
+ * tags (job, task, worker, attempt), as the worker's errors do, so search_logs finds it too.
+ * Everything the supervisor needs is also in PostgreSQL, so nothing depends on Sentry being
+ * reachable.
  */
 import * as Sentry from '@sentry/node';
 
@@ -15,14 +18,63 @@ export function initApiTelemetry(dsn: string | undefined): void {
   enabled = true;
 }
 
-/** Runs `fn` in a span (when Sentry is on); `fn` may add attributes it learns on the way. */
+/**
+ * Runs `fn` in a span (when Sentry is on); `fn` may add attributes it learns on the way. An
+ * error it throws is marked with the attempt ids the span's attributes name (`attempt` or a
+ * one-id `attempts`, and so on), which `reportError` sends as tags.
+ */
 export function withSpan<T>(name: string, attributes: Record<string, string>, fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>): Promise<T> {
   if (!enabled) return fn(null);
-  return Sentry.startSpan({ name, op: name, attributes }, (span) => fn(span));
+  // A request arriving in a trace its caller chose not to record (a worker's long-poll for
+  // work, made outside any span of its own) would silently drop this span with it: such a
+  // span starts a trace of its own instead, so every claim and completion is recorded.
+  const parent = Sentry.getActiveSpan();
+  if (parent && (parent.spanContext().traceFlags & 1) === 0) return Sentry.startNewTrace(() => spanOf(name, attributes, fn));
+  return spanOf(name, attributes, fn);
 }
 
-export function reportError(err: unknown, context: Record<string, unknown>): void {
-  if (enabled) Sentry.captureException(err, { extra: context });
+function spanOf<T>(name: string, attributes: Record<string, string>, fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>): Promise<T> {
+  return Sentry.startSpan({ name, op: name, attributes }, async (span) => {
+    const known = { ...attributes };
+    try {
+      return await fn({ setAttributes: (a) => void (Object.assign(known, a), span.setAttributes(a)) });
+    } catch (err) {
+      tagError(err, idsOf(known));
+      throw err;
+    }
+  });
+}
+
+const ERROR_IDS = Symbol.for('chatgpu.attemptIds');
+
+/** Marks an error with the attempt ids known where it was thrown (kept on the first mark, added to after). */
+export function tagError(err: unknown, ids: Partial<AttemptIds>): void {
+  if (!err || typeof err !== 'object' || !Object.isExtensible(err)) return;
+  const own = (err as { [ERROR_IDS]?: Partial<AttemptIds> })[ERROR_IDS];
+  Object.defineProperty(err, ERROR_IDS, { value: { ...ids, ...own }, configurable: true, enumerable: false });
+}
+
+/** The ids an error was marked with (tagError), for its tags. */
+export function errorIds(err: unknown): Partial<AttemptIds> {
+  return (err && typeof err === 'object' ? (err as { [ERROR_IDS]?: Partial<AttemptIds> })[ERROR_IDS] : undefined) ?? {};
+}
+
+/** The four ids a span's attributes name: singular ones, or a plural one holding one id. */
+function idsOf(a: Record<string, string>): Partial<AttemptIds> {
+  const one = (v: string | undefined) => (v && !v.includes(',') ? v : undefined);
+  const out: Partial<AttemptIds> = {};
+  for (const k of ['job', 'task', 'worker', 'attempt'] as const) {
+    const v = one(a[k]) ?? one(a[`${k}s`]);
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
+/** An unexpected error to Sentry; the attempt ids it was marked with (or `tags` names) are its tags. */
+export function reportError(err: unknown, context: Record<string, unknown>, tags: Partial<AttemptIds> = {}): void {
+  if (!enabled) return;
+  const ids = { ...errorIds(err), ...tags };
+  Sentry.captureException(err, { extra: context, ...(Object.keys(ids).length ? { tags: ids } : {}) });
 }
 
 export async function flushTelemetry(): Promise<void> {
