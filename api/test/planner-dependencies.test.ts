@@ -4,26 +4,17 @@
  * worker's Python lacks is installed in the job's setup phase and the environment is reused by
  * the next job; an import nothing lists is named before the run, and nothing runs.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startPipIndex } from '../../worker/test/pipIndex.js';
+import { describe, expect, it } from 'vitest';
+import { tempPipIndex } from '../../worker/test/pipIndex.js';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { startTestApi } from './helpers/api.js';
 import { startWorker } from './helpers/worker.js';
 
-const indexDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-pip-index-'));
-const index = await startPipIndex(indexDir, [{ name: 'chatgpu-testpkg', version: '0.1', module: 'chatgpu_testpkg', value: 'from the local index' }]);
+const index = await tempPipIndex();
 const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
 const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
 await startWorker(api.url, wt.data.createWorkerToken.token, 'installer', ['--python', '/usr/bin/python3', '--pip-index-url', index.url]);
-
-afterAll(async () => {
-  await index.close();
-  await rm(indexDir, { recursive: true, force: true });
-});
 
 const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { summary } openQuestions { text } tasks { kind status attempts { id } } } }`;
 

@@ -49,7 +49,7 @@ describe('the supervisor against real workers', () => {
     const small = await worker(await createWorkerToken(api, user.token, 'small'), 'small', ['--memory-limit', '300']);
     const main = [
       'import os, time',
-      'time.sleep(4)',
+      'time.sleep(10)',  // time for the big worker to start (probing Python with torch takes seconds) before the OOM
       'blocks = [bytearray(64 << 20) for _ in range(10)]  # 640 MiB',
       "os.makedirs('outputs', exist_ok=True)",
       "open('outputs/done.txt', 'w').write('allocated %d MiB' % (64 * len(blocks)))",
@@ -62,7 +62,7 @@ describe('the supervisor against real workers', () => {
     const big = await worker(await createWorkerToken(api, user.token, 'big'), 'big', ['--memory-limit', '1500']);
 
     const job = await finalJob(jobId);
-    expect(job.status).toBe('SUCCEEDED');
+    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
     const attempts = await db.attempt.findMany({ where: { task: { jobId, kind: 'RUN' } }, orderBy: { number: 'asc' }, include: { worker: true, task: true } });
     expect(attempts.map((a) => [a.worker.name, a.status, a.errorClass])).toEqual([
       ['small', 'FAILED', 'OOM'],
@@ -87,7 +87,7 @@ describe('the supervisor against real workers', () => {
     const user = await api.signUp();
     const token = await createWorkerToken(api, user.token, 'killed');
     let w1 = await worker(token, 'killed');
-    const main = ['import os, time', 'for i in range(8):', "    print('step', i, flush=True)", '    time.sleep(1)', "os.makedirs('outputs', exist_ok=True)", "open('outputs/done.txt', 'w').write('done')"].join('\n');
+    const main = ['import os, time', 'for i in range(20):', "    print('step', i, flush=True)", '    time.sleep(1)', "os.makedirs('outputs', exist_ok=True)", "open('outputs/done.txt', 'w').write('done')"].join('\n');
     const { jobId } = await createJobAt(api.url, user.token, { 'main.py': `${main}\n` }, 'run main.py');
 
     const a1 = await runningAttempt(jobId, 1);
@@ -96,8 +96,11 @@ describe('the supervisor against real workers', () => {
     w1 = await worker(token, 'killed'); // back at once: the only worker, it takes the retry
     const a2 = await runningAttempt(jobId, 2);
     expect(a2.workerId).toBe(a1.workerId);
-    await w1.stop('SIGKILL');
+    // Another worker online (idle: the task runs on killed) before the second loss, so the
+    // supervisor sees where to move it (a worker takes seconds to start: probing Python with torch).
     const w2 = await worker(await createWorkerToken(api, user.token, 'other'), 'other');
+    expect(await db.attempt.findFirst({ where: { id: a2.id } })).toMatchObject({ status: 'RUNNING' });
+    await w1.stop('SIGKILL');
     w1 = await worker(token, 'killed'); // back again, and eligible: the supervisor keeps the task off it
 
     const job = await finalJob(jobId);

@@ -14,6 +14,7 @@ import type { ModelClient } from '../src/agents/models/types.js';
 import { Pipeline } from '../src/agents/pipeline.js';
 import { runSupervisor, SUPERVISOR } from '../src/agents/supervisor/supervisor.js';
 import { acceptPlan } from '../src/domain/jobs/acceptPlan.js';
+import { MAX_REPLANS, replanJob } from '../src/domain/supervision/supervisorActions.js';
 import { commitTransition, transition } from '../src/domain/jobs/jobLifecycle.js';
 import { PlanSchema } from '../src/domain/jobs/planSchema.js';
 import { jobReport } from '../src/domain/supervision/jobReport.js';
@@ -348,7 +349,7 @@ describe('the run supervisor with the builtin rules', () => {
     expect(await db.action.count({ where: { jobId, kind: 'take_action' } })).toBe(2); // ask_user, reassign
   });
 
-  it('a module missing at run time: the job stops naming the module and what to add; not retried, nobody asked', async () => {
+  it('a module missing at run time that no requirement provides: the supervisor replans with it, the planner says what to add and the job stops; not retried, nobody asked', async () => {
     const owner = await api.signUp();
     const w = await installer(owner, 'runtime', 'https://pypi.org/simple');
     await installer(owner, 'runtime-2', 'https://pypi.org/simple');
@@ -358,9 +359,14 @@ describe('the run supervisor with the builtin rules', () => {
     // The worker's classification of `ModuleNotFoundError: No module named 'tqdm'` (runner.ts classifyFailure).
     await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: "missing module: tqdm (ModuleNotFoundError: No module named 'tqdm'; exit code 1)" });
     const job = await failedJob(jobId);
-    expect(job.statusReason).toMatch(/^Task run imports the module tqdm, which is not installed on runtime and no requirement of the job provides it .* Add the package that provides tqdm to requirements.txt and submit the job again\.$/);
+    expect(job.statusReason).toMatch(/lacks tqdm \(imported by \(a run: ModuleNotFoundError\)\)\. No requirements file lists tqdm: add it to requirements\.txt so a worker can install it\.$/);
+    const actions = await db.action.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+    expect(actions.filter((a) => a.kind === 'take_action').map((a) => (a.input as { kind: string }).kind)).toEqual(['replan']);
+    const finding = await db.finding.findFirstOrThrow({ where: { jobId, source: 'supervisor' } });
+    expect(finding).toMatchObject({ text: 'Attempt 1 of run stopped on a missing module: tqdm (runtime).', data: expect.objectContaining({ remedy: 'replan', errorClass: 'DEPENDENCY' }) });
     expect(await db.question.count({ where: { jobId } })).toBe(0);
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
+    expect(await db.plan.count({ where: { jobId } })).toBe(1);
   });
 
   it('a run alive but silent for STALL_MIN minutes: the tick reports it once, the supervisor saves a finding with its last line; the run goes on', async () => {
@@ -590,6 +596,46 @@ describe('scope, limits and the lock', () => {
       'ask_user needs choices (the answers the user can pick).',
     ]);
     expect(await db.question.count({ where: { jobId: mine.jobId } })).toBe(0);
+  });
+
+  it('replan: refused without evidence, with fields it does not take, and past MAX_REPLANS; a new plan keeps the fixed criteria; a replan whose planner never started (a crash) is picked up by the reconcile', async () => {
+    const owner = await api.signUp();
+    const { jobId, taskId } = await failedTask(owner, 'replan-scope');
+    const errorsOf = async (runId: string) => (await db.agentItem.findMany({ where: { runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })).map((o) => JSON.parse((o.payload as { output: string }).output).error);
+    const res = await runSupervisor(r, createScriptedClient([completed(fnCall('take_action', { kind: 'replan' }), fnCall('take_action', { kind: 'replan', text: 'x', taskId })), completed(message('ok'))]), jobId, { reason: 'task_failed', taskId });
+    expect(await errorsOf(res.runId)).toEqual(['replan needs text.', 'replan does not take taskId.']);
+    expect((await jobOf(jobId)).status).toBe('RUNNING');
+
+    // MAX_REPLANS replans, each followed by a plan; the plan must keep the criteria the first one fixed.
+    const fixed = (await jobOf(jobId)).acceptanceCriteria;
+    for (let i = 0; i < MAX_REPLANS; i++) {
+      await commitTransition(r, jobId, (tx, now) => replanJob(tx, r, now, jobId, `evidence ${i}`));
+      expect((await jobOf(jobId)).status).toBe('PLANNING');
+      const other = { ...PLAN, acceptance: { ...PLAN.acceptance, requiredFiles: ['outputs/other.txt'] } };
+      await expect(commitTransition(r, jobId, (tx, now) => acceptPlan(tx, now, { jobId, author: 'scripted', plan: other }))).rejects.toThrow(/^The acceptance criteria were fixed when the first plan was accepted and stay as they are/);
+      await commitTransition(r, jobId, (tx, now) => acceptPlan(tx, now, { jobId, author: 'scripted', plan: PLAN }));
+      expect((await jobOf(jobId)).status).toBe('RUNNING');
+    }
+    expect((await jobOf(jobId)).acceptanceCriteria).toEqual(fixed);
+    // The old plans' tasks never move the job again: superseded (CANCELLED); one queued run of the last plan.
+    const tasks = await db.task.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+    expect(tasks.map((t) => t.status)).toEqual(['CANCELLED', 'CANCELLED', 'QUEUED']);
+    const res2 = await runSupervisor(r, createScriptedClient([completed(fnCall('take_action', { kind: 'replan', text: 'again' })), completed(message('ok'))]), jobId, { reason: 'task_failed', taskId: tasks[2]!.id });
+    expect(await errorsOf(res2.runId)).toEqual([`The job was replanned ${MAX_REPLANS} times already (at most ${MAX_REPLANS}): stop with an explanation instead.`]);
+    expect((await jobOf(jobId)).status).toBe('RUNNING');
+
+    // The replan committed but the process died before the planner started (no job.replanned
+    // event): the reconcile starts the new planner run, with the evidence in its brief.
+    const crashed = await runningJob(owner);
+    await commitTransition(r, crashed.jobId, (tx, now) => replanJob(tx, r, now, crashed.jobId, 'missing module: crashpkg (ModuleNotFoundError)'));
+    pipeline = new Pipeline(r, createBuiltinClient()); // not listening: only the reconcile
+    const run = await waitFor('the reconcile starts the planner', async () => {
+      await pipeline!.reconcile();
+      await pipeline!.idle();
+      return db.agentRun.findFirst({ where: { jobId: crashed.jobId, agent: 'planner' } });
+    }, 30_000, 1000);
+    const brief = await db.agentItem.findFirstOrThrow({ where: { runId: run.id, type: 'message' }, orderBy: { seq: 'asc' } });
+    expect(JSON.stringify(brief.payload)).toContain('Replan 1: the run supervisor handed the job back after the run failed. Evidence: missing module: crashpkg (ModuleNotFoundError)');
   });
 
   it('a supervisor run while the job is final does nothing', async () => {

@@ -4,11 +4,9 @@
  * directly with `requirements.setup.pip`, as the planner does for packages the workers lack.
  */
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPipIndex, type PipIndex } from '../../worker/test/pipIndex.js';
+import { describe, expect, it } from 'vitest';
+import { tempPipIndex } from '../../worker/test/pipIndex.js';
 import { createTask } from '../src/domain/jobs/createTask.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { waitFor } from './helpers/waitFor.js';
@@ -21,18 +19,7 @@ const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "lab"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
 const workerToken: string = wt.data.createWorkerToken.token;
 const prisma = api.server.db.prisma;
-let indexDir: string;
-let index: PipIndex;
-
-beforeAll(async () => {
-  indexDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-pip-index-'));
-  index = await startPipIndex(indexDir, [{ name: 'chatgpu-testpkg', version: '0.1', module: 'chatgpu_testpkg', value: 'from the local index' }]);
-});
-
-afterAll(async () => {
-  await index?.close();
-  await rm(indexDir, { recursive: true, force: true });
-});
+const index = await tempPipIndex();
 
 async function newJob(files: Record<string, string>) {
   const manifest = [];

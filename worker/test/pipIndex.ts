@@ -4,8 +4,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 
 const PY = '/usr/bin/python3';
 
@@ -84,4 +87,18 @@ export async function startPipIndex(dir: string, packages: TestPackage[]): Promi
   }
   requests.length = 0;
   return { url: `http://127.0.0.1:${port}/simple`, port, requests, close };
+}
+
+/** The package the suites install: chatgpu-testpkg 0.1, whose module chatgpu_testpkg has VALUE. */
+export const TESTPKG: TestPackage = { name: 'chatgpu-testpkg', version: '0.1', module: 'chatgpu_testpkg', value: 'from the local index' };
+
+/** An index in a fresh temporary folder for one test file, closed and removed after its tests. */
+export async function tempPipIndex(packages: TestPackage[] = [TESTPKG]): Promise<PipIndex> {
+  const dir = await mkdtemp(join(tmpdir(), 'chatgpu-pip-index-'));
+  const index = await startPipIndex(dir, packages);
+  afterAll(async () => {
+    await index.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return index;
 }

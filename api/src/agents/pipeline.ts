@@ -6,6 +6,8 @@
  *   job.created        → startPlanning (DRAFT → PLANNING), then planner turns until the
  *                         planner submits a plan (acceptPlan), asks the user (askUser) or
  *                         gives up (fail)
+ *   job.replanned      → (the run supervisor's replan: RUNNING → PLANNING) a new planner run
+ *                         whose brief carries the evidence and the fixed criteria
  *   question.answered  → (resumed) the agent that asked continues from its saved history with
  *                         the answers: the planner, or the run supervisor (then the job's
  *                         failed tasks move the job on)
@@ -31,7 +33,7 @@
  * transitions let one reaction move the job; the others do nothing.
  */
 import type { EventBus, DomainEvent } from '../domain/events.js';
-import { latestRun, openQuestionCount, orphanedPlanning, orphanedSupervision, touchJob, unseenAnswers, userMessages } from '../domain/agents/agentRuns.js';
+import { answersToAgent, latestRun, openQuestionCount, orphanedPlanning, orphanedSupervision, touchJob, unseenAnswers, userMessages } from '../domain/agents/agentRuns.js';
 import { advanceJobAfterTask } from '../domain/jobs/advanceJob.js';
 import { jobsInStatus, loadJob, tasksAwaitingAdvance } from '../domain/jobs/jobQueries.js';
 import { advancePreparation } from '../domain/preparation/stage.js';
@@ -43,6 +45,7 @@ import type { Item, ModelClient } from './models/types.js';
 import { PLANNER } from './planner/planner.js';
 import { PREPARER } from './preparer.js';
 import { hasRemedy } from '../domain/supervision/findings.js';
+import { replans } from '../domain/supervision/supervisorActions.js';
 import { resumeSupervisor, REVIEWS_FINAL_JOB, runSupervisor, WAITS_FOR_LOCK, type SupervisorTrigger } from './supervisor/supervisor.js';
 
 /** Task kinds whose failures the run supervisor looks at (preparation tasks have their own stage). */
@@ -83,6 +86,7 @@ export class Pipeline {
         e.type === 'worker.flapping' ||
         e.type === 'job.capped' ||
         e.type === 'output.rejected' ||
+        e.type === 'job.replanned' ||
         e.type === 'preparation.step' ||
         e.type === 'reconcile',
       (e) => this.react(e),
@@ -97,6 +101,9 @@ export class Pipeline {
   private react(e: DomainEvent): void {
     switch (e.type) {
       case 'job.created':
+        void this.background(`plan:${e.jobId}`, () => this.startPlanning(e.jobId));
+        break;
+      case 'job.replanned':
         void this.background(`plan:${e.jobId}`, () => this.startPlanning(e.jobId));
         break;
       case 'question.answered':
@@ -146,17 +153,29 @@ export class Pipeline {
     while (this.active.size) await new Promise((r) => setTimeout(r, 20));
   }
 
+  /**
+   * A planner run from the job's brief: a new job (DRAFT → PLANNING), or one the run supervisor
+   * handed back (replan: PLANNING already) — then the brief carries its evidence and the
+   * criteria the first plan fixed, and a new planner run starts (the first one completed).
+   */
   private async startPlanning(jobId: string): Promise<void> {
     await transitionIfAllowed(this.r, jobId, 'startPlanning', { reason: 'The planner is reading the project.' });
     const job = await loadJob(this.r, jobId);
     if (job.status !== 'PLANNING') return;
+    const replanned = await replans(this.r.prisma, jobId);
+    const latest = replanned.length ? await latestRun(this.r, jobId, PLANNER.name) : null;
+    if (latest && latest.createdAt > replanned.at(-1)!.at) return; // another process's planner run has it
     const task = [
       `Job title: ${job.title}`,
       `Request: ${job.request}`,
       `Hardware preference: ${job.hardwarePreference ?? 'any'}`,
       `Spending cap: ${job.spendingCapCad ? `${job.spendingCapCad.toString()} CAD` : 'none'}`,
+      ...replanned.map((p, i) => `Replan ${i + 1}: the run supervisor handed the job back after the run failed. Evidence: ${p.evidence}`),
+      ...(replanned.length && job.acceptanceCriteria ? [`Acceptance criteria (fixed by the first plan; the new plan keeps them): ${JSON.stringify(job.acceptanceCriteria)}`] : []),
     ].join('\n');
-    await this.planTurns(jobId, [{ type: 'message', role: 'user', content: task }]);
+    // After a replan the new run starts with what the user already answered the planner.
+    const answered = replanned.length ? await answersToAgent(this.r, jobId, PLANNER.name) : [];
+    await this.planTurns(jobId, [{ type: 'message', role: 'user', content: task }, ...answered]);
   }
 
   private async resumePlanning(jobId: string): Promise<void> {
@@ -283,7 +302,9 @@ export class Pipeline {
     const now = this.r.now();
     for (const jobId of await orphanedPlanning(this.r, PLANNER.name, now, QUIET_MS)) {
       const run = await latestRun(this.r, jobId, PLANNER.name);
-      if (!run) {
+      // No planner run yet, or the last one ended before the run supervisor replanned the job
+      // (the crash came between the replan's commit and the planner's start).
+      if (!run || (run.status === 'COMPLETED' && (await replans(this.r.prisma, jobId)).some((p) => p.at > run.updatedAt))) {
         void this.background(`plan:${jobId}`, () => this.startPlanning(jobId));
       } else if (run.status === 'RUNNING' || (run.status === 'WAITING' && (await openQuestionCount(this.r, jobId)) === 0)) {
         // A run still RUNNING with no live lock is orphaned whatever the job's status says;

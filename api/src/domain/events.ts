@@ -40,6 +40,8 @@ export type DomainEvent =
   | { type: 'output.rejected'; jobId: string; taskId: string }
   /** A worker lost FLAP_LOST attempts (LOST or STALE) within FLAP_WINDOW_MIN: the supervisors of the jobs whose work it dropped keep their retries off it. */
   | { type: 'worker.flapping'; workerId: string; jobIds: string[]; lost: number; windowMin: number }
+  /** The run supervisor handed a RUNNING job back to the planner (PLANNING) with its evidence: plan again. */
+  | { type: 'job.replanned'; jobId: string }
   /** The preparation stage has something to do for this job (a plan to prepare, a revision proposed). */
   | { type: 'preparation.step'; jobId: string }
   /** The scheduler tick ran: pick up work a crashed process left behind. */

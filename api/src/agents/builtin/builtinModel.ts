@@ -450,9 +450,11 @@ function decide(req: ModelRequest): Item[] {
   // 6. Every third-party import of what will run, resolved before anything runs.
   const runFiles = [entry.path, ...(evalFile ? [evalFile] : []), ...(prepareScript ? [prepareScript] : [])];
   let install: string[] = [];
-  if ([...importsOf(facts, runFiles).keys()].some((m) => m !== 'torch' && m !== 'numpy')) {
+  // A replan's evidence: modules a run of this job could not import (the run supervisor's brief).
+  const missingAtRunTime = [...new Set([...task.matchAll(/^Replan \d+:.*?missing module: ([A-Za-z_]\w*)/gm)].map((m) => m[1]!))];
+  if (missingAtRunTime.length || [...importsOf(facts, runFiles).keys()].some((m) => m !== 'torch' && m !== 'numpy')) {
     const deps = last<DependencyCheck>('check_dependencies');
-    if (!deps) return call('check_dependencies', { files: runFiles, workload: hardware.workload, ...(hardware.accelVendor ? { accelVendor: hardware.accelVendor } : {}) });
+    if (!deps) return call('check_dependencies', { files: runFiles, workload: hardware.workload, ...(hardware.accelVendor ? { accelVendor: hardware.accelVendor } : {}), ...(missingAtRunTime.length ? { missingAtRunTime } : {}) });
     if (deps.unavailable.length) return call('give_up', { reason: deps.summary ?? `Unavailable on the workers: ${deps.unavailable.join(', ')}.` });
     install = deps.install;
   }

@@ -45,4 +45,16 @@ describe('resolveImports', () => {
     expect(two.imports).toEqual([{ module: 'requests', status: 'unavailable', requirement: 'requests', importedBy: ['utils/io.py'] }]);
     expect(resolveImports(facts, ['utils/io.py'], [cls({ modules: null })]).imports[0]!.status).toBe('unknown');
   });
+
+  it('a module a run could not import (a replan\'s evidence) is checked though no file imports it, and is never taken as present or unknown', () => {
+    const project = analyzeProject(new Map([['main.py', 'import importlib\nimportlib.import_module(open("p.txt").read())\n'], ['requirements.txt', 'requests==2.31\n']]));
+    // The workers say they have requests: the run showed otherwise. Listed and a worker installs → installable.
+    const seen = resolveImports(project, ['main.py'], [cls({ installers: 1 })], ['requests']);
+    expect(seen.imports).toEqual([{ module: 'requests', status: 'installable', requirement: 'requests==2.31', importedBy: ['(a run: ModuleNotFoundError)'] }]);
+    expect(seen.install).toEqual(['requests==2.31']);
+    // Unlisted, on workers that report no modules: unavailable (not unknown), saying what to add.
+    const unlisted = resolveImports(project, ['main.py'], [cls({ modules: null, installers: 1 })], ['tqdm']);
+    expect(unlisted.unavailable).toEqual(['tqdm']);
+    expect(unlisted.summary).toMatch(/lacks tqdm \(imported by \(a run: ModuleNotFoundError\)\)\. No requirements file lists tqdm: add it to requirements\.txt/);
+  });
 });

@@ -77,8 +77,14 @@ export function importsOf(facts: ProjectFacts, files: readonly string[]): Map<st
   return byModule;
 }
 
-export function resolveImports(facts: ProjectFacts, files: readonly string[], classes: readonly WorkerClass[]): DependencyCheck {
+/**
+ * `missingAtRunTime`: modules a run of this job failed to import (the run supervisor's evidence
+ * on a replan) — checked even when no file imports them visibly (an import by name, a plugin),
+ * and never taken as present on the workers' word: the run showed otherwise.
+ */
+export function resolveImports(facts: ProjectFacts, files: readonly string[], classes: readonly WorkerClass[], missingAtRunTime: readonly string[] = []): DependencyCheck {
   const wanted = importsOf(facts, files);
+  for (const m of missingAtRunTime) if (!wanted.has(m)) wanted.set(m, ['(a run: ModuleNotFoundError)']);
   const known = classes.filter((c) => c.modules !== null);
   const installers = classes.reduce((n, c) => n + c.installers, 0);
   const imports: ImportResolution[] = [];
@@ -86,7 +92,8 @@ export function resolveImports(facts: ProjectFacts, files: readonly string[], cl
     if (VERSIONED.has(module)) continue; // checked with their versions (pins, torch on the workers)
     const pin = facts.pins.find((p) => provides(p, module)) ?? null;
     let status: ImportResolution['status'];
-    if (known.length === 0) status = 'unknown';
+    if (missingAtRunTime.includes(module)) status = pin && installers > 0 ? 'installable' : 'unavailable';
+    else if (known.length === 0) status = 'unknown';
     else if (known.every((c) => c.modules!.includes(module))) status = 'present';
     else status = pin && installers > 0 ? 'installable' : 'unavailable';
     imports.push({ module, status, requirement: pin?.line ?? null, importedBy });

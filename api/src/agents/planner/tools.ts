@@ -4,7 +4,7 @@
  * (domain/jobs/), committed inside the loop's Action transaction.
  */
 import { z } from 'zod';
-import { acceptPlan } from '../../domain/jobs/acceptPlan.js';
+import { acceptPlan, fixedCriteriaProblem } from '../../domain/jobs/acceptPlan.js';
 import { askUser } from '../../domain/jobs/askUser.js';
 import { loadJob } from '../../domain/jobs/jobQueries.js';
 import { applyTransition } from '../../domain/jobs/jobLifecycle.js';
@@ -83,12 +83,17 @@ export const checkDependencies = defineTool({
     files: z.array(z.string().min(1).max(500)).min(1).max(20).describe('The Python files the plan runs (entry point, pipeline steps, evaluation script).'),
     workload: z.enum(WORKLOADS),
     accelVendor: z.enum(['nvidia', 'amd', 'apple']).optional(),
+    missingAtRunTime: z
+      .array(z.string().regex(/^[A-Za-z_]\w*$/, 'a top-level module name').max(100))
+      .max(20)
+      .optional()
+      .describe("Top-level modules a run of this job could not import (a replan's evidence: `missing module: X`): checked even when no file imports them visibly, never taken as present."),
   }),
   read: async (a, ctx) => {
     const facts = await projectFacts(ctx.r, ctx.jobId);
     const cap = await networkCapacity(ctx.r);
     const classes = cap.classes.filter((c) => c.workloads.includes(a.workload) && (!a.accelVendor || c.accelVendor === a.accelVendor));
-    return { output: resolveImports(facts, a.files, classes) };
+    return { output: resolveImports(facts, a.files, classes, a.missingAtRunTime ?? []) };
   },
 });
 
@@ -121,7 +126,10 @@ export const submitPlan = defineTool({
   schema: PlanSchema,
   check: async (plan, ctx) => {
     const job = await loadJob(ctx.r, ctx.jobId);
-    if (job.currentPlanId) return 'A plan was already accepted for this job; its acceptance criteria are fixed.';
+    // A second plan only after the run supervisor handed the job back (replan), with the same criteria.
+    if (job.currentPlanId && job.status !== 'PLANNING') return 'A plan was already accepted for this job; its acceptance criteria are fixed.';
+    const fixed = fixedCriteriaProblem(job.acceptanceCriteria, plan);
+    if (fixed) return fixed;
     for (const f of plan.acceptance.requiredFiles) if (!isCollected(plan, f)) return `Required file ${f} is not among the outputs to collect.`;
     if (plan.acceptance.evaluate && !isCollected(plan, plan.acceptance.evaluate.checkpoint)) {
       return `The checkpoint ${plan.acceptance.evaluate.checkpoint} is not among the outputs to collect.`;

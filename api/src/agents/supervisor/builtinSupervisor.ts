@@ -12,8 +12,10 @@
  *                                               none online → stop_with_explanation naming the memory
  *   infrastructure error or lost, twice on    → another eligible worker: remember, reassign
  *   the same worker                             off the failing one; otherwise the engine's own retry stands
- *   DEPENDENCY: a module missing at run time  → remember, stop_with_explanation naming the module
- *                                               (no package of the job provides it: the user adds it)
+ *   DEPENDENCY: a module missing at run time  → remember, replan with the module named (the planner
+ *                                               installs it when the requirements provide it, else
+ *                                               says what to add); after a replan, again →
+ *                                               stop_with_explanation naming the module
  *   DEPENDENCY: the setup could not install   → another eligible worker that installs packages:
  *                                               remember, ask_user "retry on it, or stop?";
  *                                               none → stop_with_explanation with the installer's
@@ -63,7 +65,11 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   if (!task) return say(`Task ${trigger.taskId} is not in this job.`);
   const attempt = task.attempts.find((a) => a.id === trigger.attemptId) ?? task.attempts.at(-1);
   if (!attempt) return say(`Task ${task.name} has no attempt to look at.`);
-  const remedies = report.findings.filter((f) => (f.data as { taskId?: string; remedy?: string } | null)?.taskId === task.id && (f.data as { remedy?: string }).remedy);
+  // Remedies tried for this task — and a replan, tried for the whole job (its new plan's tasks are new).
+  const remedies = report.findings.filter((f) => {
+    const d = f.data as { taskId?: string; remedy?: string } | null;
+    return !!d?.remedy && (d.taskId === task.id || d.remedy === 'replan');
+  });
 
   if (trigger.reason === 'stalled') {
     // Alive but silent: say so where the user looks (a finding on the timeline, with the last
@@ -131,9 +137,18 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     if (!attempt.errorMessage && !logs) return call('search_logs', { query: 'error', attemptId: attempt.id, limit: 20 });
     const message = (attempt.errorMessage ?? logs?.matches?.at(-1)?.text ?? 'no message in the attempt or its logs').slice(0, 1500);
     const module = /^missing module: (\S+)/.exec(message)?.[1];
+    if (module && !report.findings.some((f) => (f.data as { remedy?: string } | null)?.remedy === 'replan')) {
+      // Retrying the same plan cannot help: the planner plans again knowing the module is
+      // needed (a setup phase installs it when the project's requirements provide it; else it
+      // says what the user must add).
+      return rememberThen(
+        { observation: `Attempt ${attempt.number} of ${task.name} stopped on a missing module: ${module} (${attempt.worker.name}).`, hypothesis: `The plan does not install ${module}: the program imports it where the planner did not see it, or the workers lack it.`, remedy: 'replan', errorClass, followUp: `The new plan installs ${module} or says what to add; its run gets past the import.` },
+        { kind: 'replan', text: `Attempt ${attempt.number} of task ${task.name} failed on ${attempt.worker.name}: missing module: ${module} (${message}).` },
+      );
+    }
     if (module) {
-      // Imported by the program, provided by none of the job's packages: retrying anywhere
-      // cannot help; the user adds it to the project's requirements.
+      // Imported by the program, and a new plan did not help (or none was possible): retrying
+      // anywhere cannot help; the user adds it to the project's requirements.
       return failWith(
         `Task ${task.name} imports the module ${module}, which is not installed on ${attempt.worker.name} and no requirement of the job provides it (${message}). Add the package that provides ${module} to requirements.txt and submit the job again.`,
         { observation: `Attempt ${attempt.number} of ${task.name} stopped on a missing module: ${module} (${attempt.worker.name}).`, hypothesis: `The project needs ${module} but does not declare it.`, errorClass },

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { eligibleWorkers } from '../../domain/supervision/eligibleWorkers.js';
 import { jobReport } from '../../domain/supervision/jobReport.js';
 import { searchLogs } from '../../domain/supervision/searchLogs.js';
-import { askDuringRun, askProblem, failJob, noteOnJob, retryProblem, retryTask, saveFinding } from '../../domain/supervision/supervisorActions.js';
+import { askDuringRun, askProblem, failJob, MAX_REPLANS, noteOnJob, replanJob, replanProblem, retryProblem, retryTask, saveFinding } from '../../domain/supervision/supervisorActions.js';
 import { defineTool, type ToolContext } from '../tool.js';
 
 const uuid = z.string().uuid();
@@ -37,7 +37,7 @@ export const listEligibleWorkers = defineTool({
 export const searchLogsTool = defineTool({
   name: 'search_logs',
   description:
-    "Search this job's execution evidence (all attempts, or one; optionally between two ISO times) by text (case-insensitive) or by a regular expression: the stored log lines and job events in PostgreSQL, and the structured logs the API and the workers sent to Sentry when it is configured. At most 200 lines per source; `source` says which sources answered (and why Sentry did not).",
+    "Search this job's execution evidence (all attempts, or one; optionally between two ISO times) by text (case-insensitive) or by a regular expression: the stored log lines and job events in PostgreSQL, and the structured logs and error events (tagged with the job, task, worker and attempt) the API and the workers sent to Sentry when it is configured. At most 200 lines per source; `source` says which sources answered (and why Sentry did not).",
   schema: z
     .object({
       query: z.string().min(1).max(200),
@@ -67,13 +67,13 @@ export const searchLogsTool = defineTool({
 
 const TakeAction = z
   .object({
-    kind: z.enum(['retry', 'reassign', 'ask_user', 'stop_with_explanation', 'note']),
+    kind: z.enum(['retry', 'reassign', 'replan', 'ask_user', 'stop_with_explanation', 'note']),
     taskId: uuid.optional().describe('retry, reassign: the task of this job'),
     minMemoryMiB: z.number().int().min(0).max(10_000_000).optional().describe('retry, reassign: ask for at least this much memory (never less than the task asks now)'),
     onWorkerId: uuid.optional().describe('reassign: run the retry on this eligible worker (a pinned task keeps its worker)'),
     avoidWorkerIds: z.array(uuid).max(20).optional().describe('reassign: keep the retry off these workers (e.g. the one it keeps failing on); any other eligible worker may take it'),
     accelVendor: z.string().max(20).optional().describe("retry, reassign: the accelerator vendor; must stay the plan's"),
-    text: z.string().min(1).max(4000).optional().describe('stop_with_explanation: the explanation for the user; ask_user: the question; note: the note; retry, reassign: why'),
+    text: z.string().min(1).max(4000).optional().describe('stop_with_explanation: the explanation for the user; replan: the evidence for the planner (what failed, the log line); ask_user: the question; note: the note; retry, reassign: why'),
     choices: z.array(z.string().min(1).max(300)).min(1).max(10).optional().describe('ask_user: the answers the user can pick'),
   })
   .strict();
@@ -83,6 +83,7 @@ type TakeActionArgs = z.infer<typeof TakeAction>;
 const FIELDS: Record<TakeActionArgs['kind'], readonly (keyof TakeActionArgs)[]> = {
   retry: ['taskId', 'minMemoryMiB', 'accelVendor'],
   reassign: ['taskId', 'minMemoryMiB', 'onWorkerId', 'avoidWorkerIds', 'accelVendor'],
+  replan: [],
   ask_user: ['choices'],
   stop_with_explanation: [],
   note: [],
@@ -91,10 +92,10 @@ const FIELDS: Record<TakeActionArgs['kind'], readonly (keyof TakeActionArgs)[]> 
 export const takeAction = defineTool({
   name: 'take_action',
   description:
-    "Act on this job: retry (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally with more memory), reassign (the same, placed on a named eligible worker (onWorkerId) or kept off the workers it failed on (avoidWorkerIds); a pinned task keeps its worker), ask_user (a question in text with choices; the run waits for the answer, the job shows it), stop_with_explanation (end the job with the explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.",
+    `Act on this job: retry (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally with more memory), reassign (the same, placed on a named eligible worker (onWorkerId) or kept off the workers it failed on (avoidWorkerIds); a pinned task keeps its worker), replan (hand the job back to the planner with the evidence in text — e.g. a module missing at run time — when the plan itself must change; its unfinished work is cancelled, the acceptance criteria stay; at most ${MAX_REPLANS} times per job), ask_user (a question in text with choices; the run waits for the answer, the job shows it), stop_with_explanation (end the job with the explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.`,
   schema: TakeAction,
   // A recovered ask_user (committed before a crash) waits for the answer; a stop ends the run.
-  recoveredControl: (a) => (a.kind === 'ask_user' ? 'wait' : a.kind === 'stop_with_explanation' ? 'finish' : undefined),
+  recoveredControl: (a) => (a.kind === 'ask_user' ? 'wait' : a.kind === 'stop_with_explanation' || a.kind === 'replan' ? 'finish' : undefined),
   check: async (a, ctx) => {
     const extra = (Object.keys(a) as (keyof TakeActionArgs)[]).filter((k) => a[k] !== undefined && a[k] !== null && k !== 'kind' && k !== 'text' && !FIELDS[a.kind].includes(k));
     if (extra.length) return `${a.kind} does not take ${extra.join(', ')}.`;
@@ -104,6 +105,7 @@ export const takeAction = defineTool({
       return retryProblem(ctx.r.prisma, ctx.jobId, a.taskId, changes(a));
     }
     if (!a.text) return `${a.kind} needs text.`;
+    if (a.kind === 'replan') return replanProblem(ctx.r.prisma, ctx.jobId);
     if (a.kind === 'ask_user') {
       if (!a.choices?.length) return 'ask_user needs choices (the answers the user can pick).';
       return askProblem(ctx.r.prisma, ctx.jobId);
@@ -121,6 +123,10 @@ export const takeAction = defineTool({
       const { questionId, eventIds } = await askDuringRun(tx, now, { jobId: ctx.jobId, agentRunId: ctx.runId, callId: ctx.callId, text: a.text!, choices: a.choices! });
       return { output: { done: 'ask_user', questionId, status: 'asked; the run supervisor continues when the user answers' }, eventIds, control: 'wait' };
     }
+    if (a.kind === 'replan') {
+      const { eventIds, status, workers } = await replanJob(tx, ctx.r, now, ctx.jobId, a.text!);
+      return { output: { done: 'replan', status, cancelledOnWorkers: workers }, eventIds, control: 'finish' };
+    }
     if (a.kind === 'stop_with_explanation') {
       const { eventIds, status } = await failJob(tx, now, ctx.jobId, a.text!);
       return { output: { done: 'stop_with_explanation', status }, eventIds, control: 'finish' };
@@ -128,8 +134,13 @@ export const takeAction = defineTool({
     const { eventIds } = await noteOnJob(tx, ctx.jobId, a.text!);
     return { output: { done: 'note' }, eventIds };
   },
-  after: async (a, _res, ctx) => {
+  after: async (a, res, ctx) => {
     if (a.kind === 'retry' || a.kind === 'reassign') await ctx.r.events.emit({ type: 'tasks.available' });
+    if (a.kind === 'replan') {
+      // The workers running its cancelled work stop now; the planner starts (pipeline.ts).
+      for (const workerId of ((res.output as { cancelledOnWorkers?: string[] }).cancelledOnWorkers ?? [])) await ctx.r.events.emit({ type: 'worker.orders', workerId });
+      await ctx.r.events.emit({ type: 'job.replanned', jobId: ctx.jobId });
+    }
   },
 });
 

@@ -229,9 +229,18 @@ export async function unseenAnswers(r: Resources, jobId: string, runId: string, 
   const seen = await userMessages(r, runId);
   return (await answeredQuestions(r, jobId))
     .filter((q) => !onlyAskedBy || q.agentRunId === onlyAskedBy)
-    .map((q) => `Answer to "${q.text}": ${q.answer}`)
+    .map(answerText)
     .filter((t) => !seen.has(t))
     .map((content) => ({ type: 'message' as const, role: 'user' as const, content }));
+}
+
+/** An answer as the asking agent reads it in its history. */
+const answerText = (q: { text: string; answer: string | null }) => `Answer to "${q.text}": ${q.answer}`;
+
+/** The answers to the questions an agent's earlier runs asked on this job (a replan's new planner run starts with them). */
+export async function answersToAgent(r: Resources, jobId: string, agent: string) {
+  const runs = new Set((await r.prisma.agentRun.findMany({ where: { jobId, agent }, select: { id: true } })).map((x) => x.id));
+  return (await answeredQuestions(r, jobId)).filter((q) => runs.has(q.agentRunId!)).map((q) => ({ type: 'message' as const, role: 'user' as const, content: answerText(q) }));
 }
 
 export async function answeredQuestions(r: Resources, jobId: string) {

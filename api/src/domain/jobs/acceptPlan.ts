@@ -1,6 +1,8 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Prisma as P } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/client.js';
 import type { ManifestEntry } from '../blobs/paths.js';
+import { ValidationError } from '../errors.js';
 import { insertTask, type CreateTaskInput, type Requirements } from './createTask.js';
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition } from './jobLifecycle.js';
@@ -43,6 +45,15 @@ export function planRequirements(plan: PlanInput): Requirements {
 }
 
 /**
+ * Invariant 6: the first accepted plan fixes the job's criteria; a plan after a replan keeps
+ * them. Why `plan` may not be accepted for a job with these `fixed` criteria, or null.
+ */
+export function fixedCriteriaProblem(fixed: unknown, plan: PlanInput): string | null {
+  if (fixed === null || fixed === undefined || isDeepStrictEqual(fixed, JSON.parse(JSON.stringify(criteriaOf(plan))))) return null;
+  return `The acceptance criteria were fixed when the first plan was accepted and stay as they are: ${JSON.stringify(fixed)}. Submit the plan with these criteria.`;
+}
+
+/**
  * Stores the plan as the job's current plan and fixes its acceptance criteria (invariant 6),
  * inside the caller's transaction (the planner's Action transaction). Then either
  *   - the plan names preparation steps → `startPreparation` (PLANNING → PREPARING); the
@@ -61,6 +72,8 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
   const original = await tx.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } });
   const version = (await tx.plan.count({ where: { jobId } })) + 1;
   const criteria = criteriaOf(plan);
+  const fixed = fixedCriteriaProblem((await tx.job.findUniqueOrThrow({ where: { id: jobId }, select: { acceptanceCriteria: true } })).acceptanceCriteria, plan);
+  if (fixed) throw new ValidationError(fixed, [{ path: ['acceptance'], message: 'differs from the fixed acceptance criteria' }]);
   const requirements = planRequirements(plan);
   const environment = Object.fromEntries((plan.environment ?? []).map((e) => [e.name, e.value]));
   const row = await tx.plan.create({

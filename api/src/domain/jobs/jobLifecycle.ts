@@ -10,6 +10,8 @@
  *                      RUNNING ◀──────── PREPARING ⟲ acceptCandidate | rejectCandidate | freeze
  *                         │      startRun
  *   askDuringRun ⇅ resumeRun (the run supervisor's question: RUNNING ⇄ NEEDS_INPUT)
+ *   replan: RUNNING → PLANNING (the run supervisor hands the job back to the planner with the
+ *           evidence; the criteria fixed by the first plan stay)
  *                         │ startValidation
  *                         ▼
  *                     VALIDATING ──succeed──▶ SUCCEEDED
@@ -46,6 +48,8 @@ export const TRANSITIONS = {
   askDuringRun: { from: ['RUNNING'], to: 'NEEDS_INPUT' },
   resumeRun: { from: ['NEEDS_INPUT'], to: 'RUNNING' },
   acceptPlan: { from: ['PLANNING'], to: 'RUNNING' },
+  /** The run supervisor hands a running job back to the planner with the evidence (take_action replan). */
+  replan: { from: ['RUNNING'], to: 'PLANNING' },
   startPreparation: { from: ['PLANNING'], to: 'PREPARING' },
   acceptCandidate: { from: ['PREPARING'], to: 'PREPARING' },
   rejectCandidate: { from: ['PREPARING'], to: 'PREPARING' },
@@ -92,6 +96,7 @@ function describe(t: TransitionName): string {
     askDuringRun: 'ask the user during the run',
     resumeRun: 'resume the run',
     acceptPlan: 'accept a plan',
+    replan: 'be handed back to the planner',
     startPreparation: 'start preparing',
     acceptCandidate: 'accept a candidate',
     rejectCandidate: 'reject a candidate',

@@ -1,7 +1,16 @@
 import type { Resources } from '../resources.js';
 
-/** Whether a supervisor finding records a remedy tried for this task (its follow-up is then due). */
+/**
+ * Whether a supervisor finding records a remedy tried for this task — or, for the main run, a
+ * replan of its job (the new plan's run is a new task) — so its follow-up is due.
+ */
 export async function hasRemedy(r: Pick<Resources, 'prisma'>, taskId: string): Promise<boolean> {
-  const rows = await r.prisma.finding.findMany({ where: { source: 'supervisor', data: { path: ['taskId'], equals: taskId } }, select: { data: true } });
+  const task = await r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true, kind: true, name: true } });
+  if (!task) return false;
+  const mainRun = task.kind === 'RUN' && task.name === 'run';
+  const rows = await r.prisma.finding.findMany({
+    where: { jobId: task.jobId, source: 'supervisor', OR: [{ data: { path: ['taskId'], equals: taskId } }, ...(mainRun ? [{ data: { path: ['remedy'], equals: 'replan' } }] : [])] },
+    select: { data: true },
+  });
   return rows.some((f) => typeof (f.data as { remedy?: unknown } | null)?.remedy === 'string');
 }

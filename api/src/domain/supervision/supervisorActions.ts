@@ -11,6 +11,9 @@
  *               never to another hardware class than the plan's.
  *   askDuringRun a question with choices (RUNNING → NEEDS_INPUT); the answer resumes the run
  *               and the supervisor's run (answerQuestion, agents/pipeline.ts).
+ *   replanJob   the job's unfinished work cancelled and the job handed back to the planner
+ *               (RUNNING → PLANNING) with the evidence, at most MAX_REPLANS times per job; the
+ *               new plan keeps the acceptance criteria the first one fixed (acceptPlan).
  *   failJob     the job engine's `fail`, with the explanation (stop_with_explanation).
  *   noteOnJob   a line on the job's event log.
  *   saveFinding a Finding row (what was observed, evidence, hypothesis, follow-up).
@@ -21,6 +24,8 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import { applyTransition } from '../jobs/jobLifecycle.js';
 import { askUser, type AskUserInput } from '../jobs/askUser.js';
+import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
+import type { Resources } from '../resources.js';
 
 export class SupervisorActionRefused extends ConflictError {}
 
@@ -105,6 +110,41 @@ export async function retryTask(tx: Db, now: Date, jobId: string, taskId: string
 export function avoidedWorkers(requirements: unknown): string[] {
   const a = (requirements as { avoidWorkers?: unknown } | null)?.avoidWorkers;
   return Array.isArray(a) ? a.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** A job is replanned at most this many times: a plan that keeps failing is stopped, not replanned forever. */
+export const MAX_REPLANS = 2;
+
+/** The evidence of each time the run supervisor handed the job back to the planner, oldest first. */
+export async function replans(db: Db, jobId: string): Promise<{ at: Date; evidence: string }[]> {
+  const rows = await db.jobEvent.findMany({ where: { jobId, kind: 'job.status', payload: { path: ['transition'], equals: 'replan' } }, orderBy: { id: 'asc' }, select: { createdAt: true, payload: true } });
+  return rows.map((e) => ({ at: e.createdAt, evidence: String((e.payload as { evidence?: unknown }).evidence ?? '') }));
+}
+
+/** Why the job cannot be replanned now, or null: only a RUNNING job, within MAX_REPLANS. */
+export async function replanProblem(db: Db, jobId: string): Promise<string | null> {
+  const job = await db.job.findUnique({ where: { id: jobId }, select: { status: true } });
+  if (!job) return `Job ${jobId} not found.`;
+  if (job.status !== 'RUNNING') return `The job is ${job.status}: only a RUNNING job is handed back to the planner.`;
+  const done = (await replans(db, jobId)).length;
+  if (done >= MAX_REPLANS) return `The job was replanned ${done} times already (at most ${MAX_REPLANS}): stop with an explanation instead.`;
+  return null;
+}
+
+/**
+ * Hands the job back to the planner with the evidence: its unfinished work cancelled (the
+ * workers holding it are returned, to be told after commit), RUNNING → PLANNING. The pipeline
+ * starts a planner run on `job.replanned` (or the reconcile, after a crash).
+ */
+export async function replanJob(tx: Db, r: Pick<Resources, 'config'>, now: Date, jobId: string, evidence: string) {
+  const problem = await replanProblem(tx, jobId);
+  if (problem) throw new SupervisorActionRefused(problem);
+  const workers = await cancelOutstandingWork(tx, r, now, jobId, 'Cancelled: the run supervisor handed the job back to the planner.');
+  // The old plan's finished tasks never move the job again (the engine and the reconcile look at
+  // SUCCEEDED and FAILED tasks of a RUNNING job); their attempts keep what happened.
+  await tx.task.updateMany({ where: { jobId, status: { in: ['SUCCEEDED', 'FAILED'] } }, data: { status: 'CANCELLED', statusReason: 'Superseded: the run supervisor handed the job back to the planner (its attempts keep what happened).' } });
+  const t = await applyTransition(tx, now, jobId, 'replan', { reason: `Planning again with the run supervisor's evidence: ${evidence.slice(0, 1500)}`, detail: { evidence } });
+  return { status: t.to, workers, eventIds: t.eventIds };
 }
 
 export async function failJob(tx: Db, now: Date, jobId: string, explanation: string) {
