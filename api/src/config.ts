@@ -79,6 +79,9 @@ const EnvSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_MODEL: z.string().default('gpt-5-mini'),
+  /** What an OpenAI model's tokens cost the job (CAD per million input / output tokens; gpt-5-mini's list price): the agents' model calls count toward the job's cost and cap. */
+  AGENT_INPUT_CAD_PER_MTOK: num(0.35),
+  AGENT_OUTPUT_CAD_PER_MTOK: num(2.8),
   AGENT_MAX_MODEL_CALLS: int(8),
   AGENT_MAX_TOOL_CALLS: int(8),
   AGENT_TURN_SEC: int(90),
@@ -153,7 +156,7 @@ export interface Config {
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
   trust: TrustPolicy & { replicaWaitSec: number };
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
-  agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number };
+  agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number; inputCadPerMTok: number; outputCadPerMTok: number };
   sentryDsn: string | undefined;
   /** Sentry's web API for search_logs; null when not configured. */
   sentryApi: { url: string; token: string; org: string; project: string | null } | null;
@@ -233,6 +236,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       maxModelCalls: e.AGENT_MAX_MODEL_CALLS,
       maxToolCalls: e.AGENT_MAX_TOOL_CALLS,
       turnSec: e.AGENT_TURN_SEC,
+      inputCadPerMTok: e.AGENT_INPUT_CAD_PER_MTOK,
+      outputCadPerMTok: e.AGENT_OUTPUT_CAD_PER_MTOK,
     },
     sentryDsn: e.SENTRY_DSN || undefined,
     sentryApi: e.SENTRY_API_URL && e.SENTRY_AUTH_TOKEN && e.SENTRY_ORG ? { url: e.SENTRY_API_URL.replace(/\/+$/, ''), token: e.SENTRY_AUTH_TOKEN, org: e.SENTRY_ORG, project: e.SENTRY_PROJECT ?? null } : null,

@@ -222,6 +222,33 @@ describe('the openai client through the loop', () => {
     expect(next.calls[0]!.input).toEqual([USER]);
   });
 
+  it("an OpenAI model's tokens are the job's cost: each call (completed or incomplete) is an AgentUsage row at the configured rates, added to costCad and agentCostCad; the scripted model costs nothing", async () => {
+    const jobId = await newJob();
+    // Two calls: the fake's usage is 120 input and 40 output tokens each (its real wire shape).
+    fake.enqueue({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [wireReasoning('…')] });
+    await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model: openai(), input: [USER] });
+    fake.enqueue({ output: [wireMessage('Nothing to plan yet.')] });
+    const run = await db().agentRun.findFirstOrThrow({ where: { jobId } });
+    await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model: openai(), runId: run.id });
+    const rows = await db().agentUsage.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+    expect(rows.map((u) => [u.model, u.inputTokens, u.outputTokens, u.runId])).toEqual([
+      ['openai:gpt-test', 120, 40, run.id],
+      ['openai:gpt-test', 120, 40, run.id],
+    ]);
+    const { inputCadPerMTok, outputCadPerMTok } = api.server.resources.config.agents;
+    const perCall = Number(((120 * inputCadPerMTok + 40 * outputCadPerMTok) / 1e6).toFixed(6));
+    expect(perCall).toBeGreaterThan(0);
+    const job = await db().job.findUniqueOrThrow({ where: { id: jobId } });
+    expect(Number(job.agentCostCad)).toBeCloseTo(2 * perCall, 9);
+    expect(Number(job.costCad)).toBeCloseTo(2 * perCall, 9); // no task ran: the whole cost is the agents'
+    const q = await api.gql(`query($id: ID!) { job(id: $id) { costCad agentCostCad } }`, { id: Buffer.from(`Job:${jobId}`).toString('base64') }, users.get(api)!.token);
+    expect(q.errors).toBeUndefined();
+    expect(q.data.job.agentCostCad).toBeCloseTo(2 * perCall, 9);
+    // The scripted model (and the builtin rules) bill nothing.
+    await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model: createScriptedClient([completed(message('ok'))]), runId: run.id });
+    expect(await db().agentUsage.count({ where: { jobId } })).toBe(2);
+  });
+
   it('malformed and schema-invalid arguments and an unknown tool are not run: each gets an error output the next request carries, and each counts', async () => {
     const jobId = await newJob();
     const bad = wireFunctionCall('ask_user', '{"question": "Which script', 'call_badjson');

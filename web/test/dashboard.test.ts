@@ -220,4 +220,19 @@ describe('dashboard (seeded)', () => {
     expect(await shown.textContent()).toBe("CA$0.0123 of it re-ran sampled results on other owners' workers to check them (in the cost and the cap).");
     await page.close();
   });
+
+  it("shows what the agents' model calls cost, within the cost", async () => {
+    const job = await createJob(d, user.token, 'Planned by a model');
+    // As domain/billing/agentUsage.ts records a billed model call.
+    const run = await d.prisma.agentRun.create({ data: { jobId: job.uuid, agent: 'planner', model: 'openai:gpt-5-mini', status: 'COMPLETED' } });
+    await d.prisma.agentUsage.create({ data: { jobId: job.uuid, runId: run.id, model: run.model, inputTokens: 20_000, outputTokens: 1_500, costCad: 0.0112 } });
+    await d.prisma.job.update({ where: { id: job.uuid }, data: { costCad: 0.0112, agentCostCad: 0.0112 } });
+    await d.jobUpdated(job.uuid);
+    const page = await d.page(user.token);
+    await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
+    const shown = page.locator('[data-testid=agent-cost]');
+    await shown.waitFor(WAIT);
+    expect(await shown.textContent()).toBe("CA$0.0112 of it paid for the agents' model calls (planning and supervision; in the cost and the cap).");
+    await page.close();
+  });
 });

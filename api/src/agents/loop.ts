@@ -25,6 +25,7 @@
  *
  * AgentRun status: RUNNING ⇄ WAITING (asked the user) → COMPLETED | FAILED.
  */
+import { recordModelUsage } from '../domain/billing/agentUsage.js';
 import { withSpan } from '../telemetry/sentry.js';
 import { randomUUID } from 'node:crypto';
 import {
@@ -207,6 +208,8 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
       await storeNote(r, run, `The model call failed: ${e.message.slice(0, 500)}`);
       return finish(timeout ? 'model_timeout' : 'model_error', 'RUNNING');
     }
+    // The call's tokens are the job's cost, whatever came of it.
+    await recordModelUsage(r, { jobId, runId: run.id, model: model.name, usage: response.usage });
     if (response.status !== 'completed') {
       await storeItems(r, run, response.output.map((item) => ({ item, status: 'REJECTED' as const })));
       await storeNote(r, run, `The model's response was ${response.status}${response.reason ? ` (${response.reason})` : ''}; nothing in it was acted on.`);

@@ -33,6 +33,7 @@ const JobFields = graphql(`
     costCad
     lostCostCad
     replicationCostCad
+    agentCostCad
     spendingCapCad
     estimate {
       basis
@@ -439,6 +440,11 @@ export default function JobPage({ id }: { id: string }) {
             {j.replicationCostCad > 0 && (
               <p className="muted small" data-testid="replication-cost" style={{ marginBottom: 0 }}>
                 {formatCad(j.replicationCostCad)} of it re-ran sampled results on other owners' workers to check them (in the cost and the cap).
+              </p>
+            )}
+            {j.agentCostCad > 0 && (
+              <p className="muted small" data-testid="agent-cost" style={{ marginBottom: 0 }}>
+                {formatCad(j.agentCostCad)} of it paid for the agents' model calls (planning and supervision; in the cost and the cap).
               </p>
             )}
             {j.lostCostCad > 0 && (

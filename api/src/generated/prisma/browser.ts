@@ -143,6 +143,12 @@ export type Finding = Prisma.FindingModel
  */
 export type PreparationRecord = Prisma.PreparationRecordModel
 /**
+ * Model AgentUsage
+ * One model call of an agent run that a model billed (an OpenAI model; the builtin rules cost
+ * nothing): its tokens and what they cost at the configured rates, added to Job.costCad.
+ */
+export type AgentUsage = Prisma.AgentUsageModel
+/**
  * Model UsageEntry
  * 
  */

@@ -44,6 +44,10 @@ export const JobRef = builder.prismaNode('Job', {
     statusReason: t.exposeString('statusReason', { nullable: true, description: 'Why the job is in its status, in plain words.' }),
     spendingCapCad: t.expose('spendingCapCad', { type: 'Decimal', nullable: true }),
     costCad: t.expose('costCad', { type: 'Decimal', description: 'Estimated cost so far (CAD): what you are charged, and what the spending cap counts.' }),
+    agentCostCad: t.expose('agentCostCad', {
+      type: 'Decimal',
+      description: "What the agents' model calls for this job cost (CAD; tokens at the configured rates; the builtin rules cost nothing): within costCad, and counted by the cap.",
+    }),
     lostCostCad: t.expose('lostCostCad', {
       type: 'Decimal',
       description: "Work lost through no fault of yours, not charged (CAD): attempts whose worker stopped responding or failed on its own machine. The contributors' loss; not in costCad.",

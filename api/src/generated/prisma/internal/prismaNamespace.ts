@@ -420,6 +420,7 @@ export const ModelName = {
   Action: 'Action',
   Finding: 'Finding',
   PreparationRecord: 'PreparationRecord',
+  AgentUsage: 'AgentUsage',
   UsageEntry: 'UsageEntry',
   Service: 'Service',
   JobEvent: 'JobEvent',
@@ -440,7 +441,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobChunk" | "storedBlob" | "blobAccess" | "attemptUpload" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "usageEntry" | "service" | "jobEvent" | "schedulerState" | "resultCheck"
+    modelProps: "user" | "apiToken" | "workerToken" | "worker" | "job" | "codeVersion" | "blob" | "blobChunk" | "storedBlob" | "blobAccess" | "attemptUpload" | "plan" | "question" | "task" | "attempt" | "staleReport" | "logChunk" | "metricPoint" | "agentRun" | "agentItem" | "action" | "finding" | "preparationRecord" | "agentUsage" | "usageEntry" | "service" | "jobEvent" | "schedulerState" | "resultCheck"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2146,6 +2147,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    AgentUsage: {
+      payload: Prisma.$AgentUsagePayload<ExtArgs>
+      fields: Prisma.AgentUsageFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.AgentUsageFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.AgentUsageFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload>
+        }
+        findFirst: {
+          args: Prisma.AgentUsageFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.AgentUsageFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload>
+        }
+        findMany: {
+          args: Prisma.AgentUsageFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload>[]
+        }
+        create: {
+          args: Prisma.AgentUsageCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload>
+        }
+        createMany: {
+          args: Prisma.AgentUsageCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.AgentUsageCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload>[]
+        }
+        delete: {
+          args: Prisma.AgentUsageDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload>
+        }
+        update: {
+          args: Prisma.AgentUsageUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload>
+        }
+        deleteMany: {
+          args: Prisma.AgentUsageDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.AgentUsageUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.AgentUsageUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload>[]
+        }
+        upsert: {
+          args: Prisma.AgentUsageUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AgentUsagePayload>
+        }
+        aggregate: {
+          args: Prisma.AgentUsageAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateAgentUsage>
+        }
+        groupBy: {
+          args: Prisma.AgentUsageGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AgentUsageGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.AgentUsageCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AgentUsageCountAggregateOutputType> | number
+        }
+      }
+    }
     UsageEntry: {
       payload: Prisma.$UsageEntryPayload<ExtArgs>
       fields: Prisma.UsageEntryFieldRefs
@@ -2632,6 +2707,7 @@ export const JobScalarFieldEnum = {
   spendingCapCad: 'spendingCapCad',
   costCad: 'costCad',
   lostCostCad: 'lostCostCad',
+  agentCostCad: 'agentCostCad',
   estimate: 'estimate',
   hardwarePreference: 'hardwarePreference',
   acceptanceCriteria: 'acceptanceCriteria',
@@ -2928,6 +3004,20 @@ export const PreparationRecordScalarFieldEnum = {
 } as const
 
 export type PreparationRecordScalarFieldEnum = (typeof PreparationRecordScalarFieldEnum)[keyof typeof PreparationRecordScalarFieldEnum]
+
+
+export const AgentUsageScalarFieldEnum = {
+  id: 'id',
+  jobId: 'jobId',
+  runId: 'runId',
+  model: 'model',
+  inputTokens: 'inputTokens',
+  outputTokens: 'outputTokens',
+  costCad: 'costCad',
+  createdAt: 'createdAt'
+} as const
+
+export type AgentUsageScalarFieldEnum = (typeof AgentUsageScalarFieldEnum)[keyof typeof AgentUsageScalarFieldEnum]
 
 
 export const UsageEntryScalarFieldEnum = {
@@ -3539,6 +3629,7 @@ export type GlobalOmitConfig = {
   action?: Prisma.ActionOmit
   finding?: Prisma.FindingOmit
   preparationRecord?: Prisma.PreparationRecordOmit
+  agentUsage?: Prisma.AgentUsageOmit
   usageEntry?: Prisma.UsageEntryOmit
   service?: Prisma.ServiceOmit
   jobEvent?: Prisma.JobEventOmit

@@ -74,6 +74,7 @@ export const ModelName = {
   Action: 'Action',
   Finding: 'Finding',
   PreparationRecord: 'PreparationRecord',
+  AgentUsage: 'AgentUsage',
   UsageEntry: 'UsageEntry',
   Service: 'Service',
   JobEvent: 'JobEvent',
@@ -174,6 +175,7 @@ export const JobScalarFieldEnum = {
   spendingCapCad: 'spendingCapCad',
   costCad: 'costCad',
   lostCostCad: 'lostCostCad',
+  agentCostCad: 'agentCostCad',
   estimate: 'estimate',
   hardwarePreference: 'hardwarePreference',
   acceptanceCriteria: 'acceptanceCriteria',
@@ -470,6 +472,20 @@ export const PreparationRecordScalarFieldEnum = {
 } as const
 
 export type PreparationRecordScalarFieldEnum = (typeof PreparationRecordScalarFieldEnum)[keyof typeof PreparationRecordScalarFieldEnum]
+
+
+export const AgentUsageScalarFieldEnum = {
+  id: 'id',
+  jobId: 'jobId',
+  runId: 'runId',
+  model: 'model',
+  inputTokens: 'inputTokens',
+  outputTokens: 'outputTokens',
+  costCad: 'costCad',
+  createdAt: 'createdAt'
+} as const
+
+export type AgentUsageScalarFieldEnum = (typeof AgentUsageScalarFieldEnum)[keyof typeof AgentUsageScalarFieldEnum]
 
 
 export const UsageEntryScalarFieldEnum = {

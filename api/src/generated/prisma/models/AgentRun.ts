@@ -218,6 +218,7 @@ export type AgentRunWhereInput = {
   parent?: Prisma.XOR<Prisma.AgentRunNullableScalarRelationFilter, Prisma.AgentRunWhereInput> | null
   children?: Prisma.AgentRunListRelationFilter
   items?: Prisma.AgentItemListRelationFilter
+  usage?: Prisma.AgentUsageListRelationFilter
 }
 
 export type AgentRunOrderByWithRelationInput = {
@@ -234,6 +235,7 @@ export type AgentRunOrderByWithRelationInput = {
   parent?: Prisma.AgentRunOrderByWithRelationInput
   children?: Prisma.AgentRunOrderByRelationAggregateInput
   items?: Prisma.AgentItemOrderByRelationAggregateInput
+  usage?: Prisma.AgentUsageOrderByRelationAggregateInput
 }
 
 export type AgentRunWhereUniqueInput = Prisma.AtLeast<{
@@ -253,6 +255,7 @@ export type AgentRunWhereUniqueInput = Prisma.AtLeast<{
   parent?: Prisma.XOR<Prisma.AgentRunNullableScalarRelationFilter, Prisma.AgentRunWhereInput> | null
   children?: Prisma.AgentRunListRelationFilter
   items?: Prisma.AgentItemListRelationFilter
+  usage?: Prisma.AgentUsageListRelationFilter
 }, "id">
 
 export type AgentRunOrderByWithAggregationInput = {
@@ -297,6 +300,7 @@ export type AgentRunCreateInput = {
   parent?: Prisma.AgentRunCreateNestedOneWithoutChildrenInput
   children?: Prisma.AgentRunCreateNestedManyWithoutParentInput
   items?: Prisma.AgentItemCreateNestedManyWithoutRunInput
+  usage?: Prisma.AgentUsageCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunUncheckedCreateInput = {
@@ -311,6 +315,7 @@ export type AgentRunUncheckedCreateInput = {
   updatedAt?: Date | string
   children?: Prisma.AgentRunUncheckedCreateNestedManyWithoutParentInput
   items?: Prisma.AgentItemUncheckedCreateNestedManyWithoutRunInput
+  usage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunUpdateInput = {
@@ -325,6 +330,7 @@ export type AgentRunUpdateInput = {
   parent?: Prisma.AgentRunUpdateOneWithoutChildrenNestedInput
   children?: Prisma.AgentRunUpdateManyWithoutParentNestedInput
   items?: Prisma.AgentItemUpdateManyWithoutRunNestedInput
+  usage?: Prisma.AgentUsageUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunUncheckedUpdateInput = {
@@ -339,6 +345,7 @@ export type AgentRunUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   children?: Prisma.AgentRunUncheckedUpdateManyWithoutParentNestedInput
   items?: Prisma.AgentItemUncheckedUpdateManyWithoutRunNestedInput
+  usage?: Prisma.AgentUsageUncheckedUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunCreateManyInput = {
@@ -549,6 +556,20 @@ export type AgentRunUpdateOneRequiredWithoutItemsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.AgentRunUpdateToOneWithWhereWithoutItemsInput, Prisma.AgentRunUpdateWithoutItemsInput>, Prisma.AgentRunUncheckedUpdateWithoutItemsInput>
 }
 
+export type AgentRunCreateNestedOneWithoutUsageInput = {
+  create?: Prisma.XOR<Prisma.AgentRunCreateWithoutUsageInput, Prisma.AgentRunUncheckedCreateWithoutUsageInput>
+  connectOrCreate?: Prisma.AgentRunCreateOrConnectWithoutUsageInput
+  connect?: Prisma.AgentRunWhereUniqueInput
+}
+
+export type AgentRunUpdateOneRequiredWithoutUsageNestedInput = {
+  create?: Prisma.XOR<Prisma.AgentRunCreateWithoutUsageInput, Prisma.AgentRunUncheckedCreateWithoutUsageInput>
+  connectOrCreate?: Prisma.AgentRunCreateOrConnectWithoutUsageInput
+  upsert?: Prisma.AgentRunUpsertWithoutUsageInput
+  connect?: Prisma.AgentRunWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.AgentRunUpdateToOneWithWhereWithoutUsageInput, Prisma.AgentRunUpdateWithoutUsageInput>, Prisma.AgentRunUncheckedUpdateWithoutUsageInput>
+}
+
 export type AgentRunCreateWithoutJobInput = {
   id?: string
   agent: string
@@ -560,6 +581,7 @@ export type AgentRunCreateWithoutJobInput = {
   parent?: Prisma.AgentRunCreateNestedOneWithoutChildrenInput
   children?: Prisma.AgentRunCreateNestedManyWithoutParentInput
   items?: Prisma.AgentItemCreateNestedManyWithoutRunInput
+  usage?: Prisma.AgentUsageCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunUncheckedCreateWithoutJobInput = {
@@ -573,6 +595,7 @@ export type AgentRunUncheckedCreateWithoutJobInput = {
   updatedAt?: Date | string
   children?: Prisma.AgentRunUncheckedCreateNestedManyWithoutParentInput
   items?: Prisma.AgentItemUncheckedCreateNestedManyWithoutRunInput
+  usage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunCreateOrConnectWithoutJobInput = {
@@ -627,6 +650,7 @@ export type AgentRunCreateWithoutChildrenInput = {
   job: Prisma.JobCreateNestedOneWithoutAgentRunsInput
   parent?: Prisma.AgentRunCreateNestedOneWithoutChildrenInput
   items?: Prisma.AgentItemCreateNestedManyWithoutRunInput
+  usage?: Prisma.AgentUsageCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunUncheckedCreateWithoutChildrenInput = {
@@ -640,6 +664,7 @@ export type AgentRunUncheckedCreateWithoutChildrenInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   items?: Prisma.AgentItemUncheckedCreateNestedManyWithoutRunInput
+  usage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunCreateOrConnectWithoutChildrenInput = {
@@ -658,6 +683,7 @@ export type AgentRunCreateWithoutParentInput = {
   job: Prisma.JobCreateNestedOneWithoutAgentRunsInput
   children?: Prisma.AgentRunCreateNestedManyWithoutParentInput
   items?: Prisma.AgentItemCreateNestedManyWithoutRunInput
+  usage?: Prisma.AgentUsageCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunUncheckedCreateWithoutParentInput = {
@@ -671,6 +697,7 @@ export type AgentRunUncheckedCreateWithoutParentInput = {
   updatedAt?: Date | string
   children?: Prisma.AgentRunUncheckedCreateNestedManyWithoutParentInput
   items?: Prisma.AgentItemUncheckedCreateNestedManyWithoutRunInput
+  usage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunCreateOrConnectWithoutParentInput = {
@@ -705,6 +732,7 @@ export type AgentRunUpdateWithoutChildrenInput = {
   job?: Prisma.JobUpdateOneRequiredWithoutAgentRunsNestedInput
   parent?: Prisma.AgentRunUpdateOneWithoutChildrenNestedInput
   items?: Prisma.AgentItemUpdateManyWithoutRunNestedInput
+  usage?: Prisma.AgentUsageUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunUncheckedUpdateWithoutChildrenInput = {
@@ -718,6 +746,7 @@ export type AgentRunUncheckedUpdateWithoutChildrenInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   items?: Prisma.AgentItemUncheckedUpdateManyWithoutRunNestedInput
+  usage?: Prisma.AgentUsageUncheckedUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunUpsertWithWhereUniqueWithoutParentInput = {
@@ -747,6 +776,7 @@ export type AgentRunCreateWithoutItemsInput = {
   job: Prisma.JobCreateNestedOneWithoutAgentRunsInput
   parent?: Prisma.AgentRunCreateNestedOneWithoutChildrenInput
   children?: Prisma.AgentRunCreateNestedManyWithoutParentInput
+  usage?: Prisma.AgentUsageCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunUncheckedCreateWithoutItemsInput = {
@@ -760,6 +790,7 @@ export type AgentRunUncheckedCreateWithoutItemsInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   children?: Prisma.AgentRunUncheckedCreateNestedManyWithoutParentInput
+  usage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutRunInput
 }
 
 export type AgentRunCreateOrConnectWithoutItemsInput = {
@@ -789,6 +820,7 @@ export type AgentRunUpdateWithoutItemsInput = {
   job?: Prisma.JobUpdateOneRequiredWithoutAgentRunsNestedInput
   parent?: Prisma.AgentRunUpdateOneWithoutChildrenNestedInput
   children?: Prisma.AgentRunUpdateManyWithoutParentNestedInput
+  usage?: Prisma.AgentUsageUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunUncheckedUpdateWithoutItemsInput = {
@@ -802,6 +834,79 @@ export type AgentRunUncheckedUpdateWithoutItemsInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   children?: Prisma.AgentRunUncheckedUpdateManyWithoutParentNestedInput
+  usage?: Prisma.AgentUsageUncheckedUpdateManyWithoutRunNestedInput
+}
+
+export type AgentRunCreateWithoutUsageInput = {
+  id?: string
+  agent: string
+  model: string
+  status?: $Enums.AgentRunStatus
+  stopReason?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  job: Prisma.JobCreateNestedOneWithoutAgentRunsInput
+  parent?: Prisma.AgentRunCreateNestedOneWithoutChildrenInput
+  children?: Prisma.AgentRunCreateNestedManyWithoutParentInput
+  items?: Prisma.AgentItemCreateNestedManyWithoutRunInput
+}
+
+export type AgentRunUncheckedCreateWithoutUsageInput = {
+  id?: string
+  jobId: string
+  parentId?: string | null
+  agent: string
+  model: string
+  status?: $Enums.AgentRunStatus
+  stopReason?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  children?: Prisma.AgentRunUncheckedCreateNestedManyWithoutParentInput
+  items?: Prisma.AgentItemUncheckedCreateNestedManyWithoutRunInput
+}
+
+export type AgentRunCreateOrConnectWithoutUsageInput = {
+  where: Prisma.AgentRunWhereUniqueInput
+  create: Prisma.XOR<Prisma.AgentRunCreateWithoutUsageInput, Prisma.AgentRunUncheckedCreateWithoutUsageInput>
+}
+
+export type AgentRunUpsertWithoutUsageInput = {
+  update: Prisma.XOR<Prisma.AgentRunUpdateWithoutUsageInput, Prisma.AgentRunUncheckedUpdateWithoutUsageInput>
+  create: Prisma.XOR<Prisma.AgentRunCreateWithoutUsageInput, Prisma.AgentRunUncheckedCreateWithoutUsageInput>
+  where?: Prisma.AgentRunWhereInput
+}
+
+export type AgentRunUpdateToOneWithWhereWithoutUsageInput = {
+  where?: Prisma.AgentRunWhereInput
+  data: Prisma.XOR<Prisma.AgentRunUpdateWithoutUsageInput, Prisma.AgentRunUncheckedUpdateWithoutUsageInput>
+}
+
+export type AgentRunUpdateWithoutUsageInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  agent?: Prisma.StringFieldUpdateOperationsInput | string
+  model?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumAgentRunStatusFieldUpdateOperationsInput | $Enums.AgentRunStatus
+  stopReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  job?: Prisma.JobUpdateOneRequiredWithoutAgentRunsNestedInput
+  parent?: Prisma.AgentRunUpdateOneWithoutChildrenNestedInput
+  children?: Prisma.AgentRunUpdateManyWithoutParentNestedInput
+  items?: Prisma.AgentItemUpdateManyWithoutRunNestedInput
+}
+
+export type AgentRunUncheckedUpdateWithoutUsageInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  jobId?: Prisma.StringFieldUpdateOperationsInput | string
+  parentId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agent?: Prisma.StringFieldUpdateOperationsInput | string
+  model?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumAgentRunStatusFieldUpdateOperationsInput | $Enums.AgentRunStatus
+  stopReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  children?: Prisma.AgentRunUncheckedUpdateManyWithoutParentNestedInput
+  items?: Prisma.AgentItemUncheckedUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunCreateManyJobInput = {
@@ -826,6 +931,7 @@ export type AgentRunUpdateWithoutJobInput = {
   parent?: Prisma.AgentRunUpdateOneWithoutChildrenNestedInput
   children?: Prisma.AgentRunUpdateManyWithoutParentNestedInput
   items?: Prisma.AgentItemUpdateManyWithoutRunNestedInput
+  usage?: Prisma.AgentUsageUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunUncheckedUpdateWithoutJobInput = {
@@ -839,6 +945,7 @@ export type AgentRunUncheckedUpdateWithoutJobInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   children?: Prisma.AgentRunUncheckedUpdateManyWithoutParentNestedInput
   items?: Prisma.AgentItemUncheckedUpdateManyWithoutRunNestedInput
+  usage?: Prisma.AgentUsageUncheckedUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunUncheckedUpdateManyWithoutJobInput = {
@@ -874,6 +981,7 @@ export type AgentRunUpdateWithoutParentInput = {
   job?: Prisma.JobUpdateOneRequiredWithoutAgentRunsNestedInput
   children?: Prisma.AgentRunUpdateManyWithoutParentNestedInput
   items?: Prisma.AgentItemUpdateManyWithoutRunNestedInput
+  usage?: Prisma.AgentUsageUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunUncheckedUpdateWithoutParentInput = {
@@ -887,6 +995,7 @@ export type AgentRunUncheckedUpdateWithoutParentInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   children?: Prisma.AgentRunUncheckedUpdateManyWithoutParentNestedInput
   items?: Prisma.AgentItemUncheckedUpdateManyWithoutRunNestedInput
+  usage?: Prisma.AgentUsageUncheckedUpdateManyWithoutRunNestedInput
 }
 
 export type AgentRunUncheckedUpdateManyWithoutParentInput = {
@@ -908,11 +1017,13 @@ export type AgentRunUncheckedUpdateManyWithoutParentInput = {
 export type AgentRunCountOutputType = {
   children: number
   items: number
+  usage: number
 }
 
 export type AgentRunCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   children?: boolean | AgentRunCountOutputTypeCountChildrenArgs
   items?: boolean | AgentRunCountOutputTypeCountItemsArgs
+  usage?: boolean | AgentRunCountOutputTypeCountUsageArgs
 }
 
 /**
@@ -939,6 +1050,13 @@ export type AgentRunCountOutputTypeCountItemsArgs<ExtArgs extends runtime.Types.
   where?: Prisma.AgentItemWhereInput
 }
 
+/**
+ * AgentRunCountOutputType without action
+ */
+export type AgentRunCountOutputTypeCountUsageArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.AgentUsageWhereInput
+}
+
 
 export type AgentRunSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -954,6 +1072,7 @@ export type AgentRunSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   parent?: boolean | Prisma.AgentRun$parentArgs<ExtArgs>
   children?: boolean | Prisma.AgentRun$childrenArgs<ExtArgs>
   items?: boolean | Prisma.AgentRun$itemsArgs<ExtArgs>
+  usage?: boolean | Prisma.AgentRun$usageArgs<ExtArgs>
   _count?: boolean | Prisma.AgentRunCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["agentRun"]>
 
@@ -1003,6 +1122,7 @@ export type AgentRunInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   parent?: boolean | Prisma.AgentRun$parentArgs<ExtArgs>
   children?: boolean | Prisma.AgentRun$childrenArgs<ExtArgs>
   items?: boolean | Prisma.AgentRun$itemsArgs<ExtArgs>
+  usage?: boolean | Prisma.AgentRun$usageArgs<ExtArgs>
   _count?: boolean | Prisma.AgentRunCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type AgentRunIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1021,6 +1141,7 @@ export type $AgentRunPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     parent: Prisma.$AgentRunPayload<ExtArgs> | null
     children: Prisma.$AgentRunPayload<ExtArgs>[]
     items: Prisma.$AgentItemPayload<ExtArgs>[]
+    usage: Prisma.$AgentUsagePayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1433,6 +1554,7 @@ export interface Prisma__AgentRunClient<T, Null = never, ExtArgs extends runtime
   parent<T extends Prisma.AgentRun$parentArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.AgentRun$parentArgs<ExtArgs>>): Prisma.Prisma__AgentRunClient<runtime.Types.Result.GetResult<Prisma.$AgentRunPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   children<T extends Prisma.AgentRun$childrenArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.AgentRun$childrenArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AgentRunPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   items<T extends Prisma.AgentRun$itemsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.AgentRun$itemsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AgentItemPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  usage<T extends Prisma.AgentRun$usageArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.AgentRun$usageArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AgentUsagePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1936,6 +2058,30 @@ export type AgentRun$itemsArgs<ExtArgs extends runtime.Types.Extensions.Internal
   take?: number
   skip?: number
   distinct?: Prisma.AgentItemScalarFieldEnum | Prisma.AgentItemScalarFieldEnum[]
+}
+
+/**
+ * AgentRun.usage
+ */
+export type AgentRun$usageArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the AgentUsage
+   */
+  select?: Prisma.AgentUsageSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the AgentUsage
+   */
+  omit?: Prisma.AgentUsageOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.AgentUsageInclude<ExtArgs> | null
+  where?: Prisma.AgentUsageWhereInput
+  orderBy?: Prisma.AgentUsageOrderByWithRelationInput | Prisma.AgentUsageOrderByWithRelationInput[]
+  cursor?: Prisma.AgentUsageWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.AgentUsageScalarFieldEnum | Prisma.AgentUsageScalarFieldEnum[]
 }
 
 /**

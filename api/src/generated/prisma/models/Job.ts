@@ -30,12 +30,14 @@ export type JobAvgAggregateOutputType = {
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal | null
   lostCostCad: runtime.Decimal | null
+  agentCostCad: runtime.Decimal | null
 }
 
 export type JobSumAggregateOutputType = {
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal | null
   lostCostCad: runtime.Decimal | null
+  agentCostCad: runtime.Decimal | null
 }
 
 export type JobMinAggregateOutputType = {
@@ -48,6 +50,7 @@ export type JobMinAggregateOutputType = {
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal | null
   lostCostCad: runtime.Decimal | null
+  agentCostCad: runtime.Decimal | null
   hardwarePreference: string | null
   currentPlanId: string | null
   frozenCodeId: string | null
@@ -69,6 +72,7 @@ export type JobMaxAggregateOutputType = {
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal | null
   lostCostCad: runtime.Decimal | null
+  agentCostCad: runtime.Decimal | null
   hardwarePreference: string | null
   currentPlanId: string | null
   frozenCodeId: string | null
@@ -90,6 +94,7 @@ export type JobCountAggregateOutputType = {
   spendingCapCad: number
   costCad: number
   lostCostCad: number
+  agentCostCad: number
   estimate: number
   hardwarePreference: number
   acceptanceCriteria: number
@@ -109,12 +114,14 @@ export type JobAvgAggregateInputType = {
   spendingCapCad?: true
   costCad?: true
   lostCostCad?: true
+  agentCostCad?: true
 }
 
 export type JobSumAggregateInputType = {
   spendingCapCad?: true
   costCad?: true
   lostCostCad?: true
+  agentCostCad?: true
 }
 
 export type JobMinAggregateInputType = {
@@ -127,6 +134,7 @@ export type JobMinAggregateInputType = {
   spendingCapCad?: true
   costCad?: true
   lostCostCad?: true
+  agentCostCad?: true
   hardwarePreference?: true
   currentPlanId?: true
   frozenCodeId?: true
@@ -148,6 +156,7 @@ export type JobMaxAggregateInputType = {
   spendingCapCad?: true
   costCad?: true
   lostCostCad?: true
+  agentCostCad?: true
   hardwarePreference?: true
   currentPlanId?: true
   frozenCodeId?: true
@@ -169,6 +178,7 @@ export type JobCountAggregateInputType = {
   spendingCapCad?: true
   costCad?: true
   lostCostCad?: true
+  agentCostCad?: true
   estimate?: true
   hardwarePreference?: true
   acceptanceCriteria?: true
@@ -279,6 +289,7 @@ export type JobGroupByOutputType = {
   spendingCapCad: runtime.Decimal | null
   costCad: runtime.Decimal
   lostCostCad: runtime.Decimal
+  agentCostCad: runtime.Decimal
   estimate: runtime.JsonValue | null
   hardwarePreference: string | null
   acceptanceCriteria: runtime.JsonValue | null
@@ -325,6 +336,7 @@ export type JobWhereInput = {
   spendingCapCad?: Prisma.DecimalNullableFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.JsonNullableFilter<"Job">
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
@@ -348,6 +360,7 @@ export type JobWhereInput = {
   findings?: Prisma.FindingListRelationFilter
   preparations?: Prisma.PreparationRecordListRelationFilter
   usage?: Prisma.UsageEntryListRelationFilter
+  agentUsage?: Prisma.AgentUsageListRelationFilter
   services?: Prisma.ServiceListRelationFilter
   events?: Prisma.JobEventListRelationFilter
 }
@@ -362,6 +375,7 @@ export type JobOrderByWithRelationInput = {
   spendingCapCad?: Prisma.SortOrderInput | Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  agentCostCad?: Prisma.SortOrder
   estimate?: Prisma.SortOrderInput | Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrderInput | Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -385,6 +399,7 @@ export type JobOrderByWithRelationInput = {
   findings?: Prisma.FindingOrderByRelationAggregateInput
   preparations?: Prisma.PreparationRecordOrderByRelationAggregateInput
   usage?: Prisma.UsageEntryOrderByRelationAggregateInput
+  agentUsage?: Prisma.AgentUsageOrderByRelationAggregateInput
   services?: Prisma.ServiceOrderByRelationAggregateInput
   events?: Prisma.JobEventOrderByRelationAggregateInput
 }
@@ -403,6 +418,7 @@ export type JobWhereUniqueInput = Prisma.AtLeast<{
   spendingCapCad?: Prisma.DecimalNullableFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.JsonNullableFilter<"Job">
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
@@ -425,6 +441,7 @@ export type JobWhereUniqueInput = Prisma.AtLeast<{
   findings?: Prisma.FindingListRelationFilter
   preparations?: Prisma.PreparationRecordListRelationFilter
   usage?: Prisma.UsageEntryListRelationFilter
+  agentUsage?: Prisma.AgentUsageListRelationFilter
   services?: Prisma.ServiceListRelationFilter
   events?: Prisma.JobEventListRelationFilter
 }, "id" | "currentPlanId">
@@ -439,6 +456,7 @@ export type JobOrderByWithAggregationInput = {
   spendingCapCad?: Prisma.SortOrderInput | Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  agentCostCad?: Prisma.SortOrder
   estimate?: Prisma.SortOrderInput | Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrderInput | Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -470,6 +488,7 @@ export type JobScalarWhereWithAggregatesInput = {
   spendingCapCad?: Prisma.DecimalNullableWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalWithAggregatesFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.JsonNullableWithAggregatesFilter<"Job">
   hardwarePreference?: Prisma.StringNullableWithAggregatesFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableWithAggregatesFilter<"Job">
@@ -492,6 +511,7 @@ export type JobCreateInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -513,6 +533,7 @@ export type JobCreateInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -527,6 +548,7 @@ export type JobUncheckedCreateInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -547,6 +569,7 @@ export type JobUncheckedCreateInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -560,6 +583,7 @@ export type JobUpdateInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -581,6 +605,7 @@ export type JobUpdateInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -595,6 +620,7 @@ export type JobUncheckedUpdateInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -615,6 +641,7 @@ export type JobUncheckedUpdateInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -629,6 +656,7 @@ export type JobCreateManyInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -651,6 +679,7 @@ export type JobUpdateManyMutationInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -672,6 +701,7 @@ export type JobUncheckedUpdateManyInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -705,6 +735,7 @@ export type JobCountOrderByAggregateInput = {
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  agentCostCad?: Prisma.SortOrder
   estimate?: Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
@@ -722,6 +753,7 @@ export type JobAvgOrderByAggregateInput = {
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  agentCostCad?: Prisma.SortOrder
 }
 
 export type JobMaxOrderByAggregateInput = {
@@ -734,6 +766,7 @@ export type JobMaxOrderByAggregateInput = {
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  agentCostCad?: Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrder
   currentPlanId?: Prisma.SortOrder
   frozenCodeId?: Prisma.SortOrder
@@ -755,6 +788,7 @@ export type JobMinOrderByAggregateInput = {
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  agentCostCad?: Prisma.SortOrder
   hardwarePreference?: Prisma.SortOrder
   currentPlanId?: Prisma.SortOrder
   frozenCodeId?: Prisma.SortOrder
@@ -770,6 +804,7 @@ export type JobSumOrderByAggregateInput = {
   spendingCapCad?: Prisma.SortOrder
   costCad?: Prisma.SortOrder
   lostCostCad?: Prisma.SortOrder
+  agentCostCad?: Prisma.SortOrder
 }
 
 export type JobScalarRelationFilter = {
@@ -1030,6 +1065,20 @@ export type JobUpdateOneRequiredWithoutPreparationsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.JobUpdateToOneWithWhereWithoutPreparationsInput, Prisma.JobUpdateWithoutPreparationsInput>, Prisma.JobUncheckedUpdateWithoutPreparationsInput>
 }
 
+export type JobCreateNestedOneWithoutAgentUsageInput = {
+  create?: Prisma.XOR<Prisma.JobCreateWithoutAgentUsageInput, Prisma.JobUncheckedCreateWithoutAgentUsageInput>
+  connectOrCreate?: Prisma.JobCreateOrConnectWithoutAgentUsageInput
+  connect?: Prisma.JobWhereUniqueInput
+}
+
+export type JobUpdateOneRequiredWithoutAgentUsageNestedInput = {
+  create?: Prisma.XOR<Prisma.JobCreateWithoutAgentUsageInput, Prisma.JobUncheckedCreateWithoutAgentUsageInput>
+  connectOrCreate?: Prisma.JobCreateOrConnectWithoutAgentUsageInput
+  upsert?: Prisma.JobUpsertWithoutAgentUsageInput
+  connect?: Prisma.JobWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.JobUpdateToOneWithWhereWithoutAgentUsageInput, Prisma.JobUpdateWithoutAgentUsageInput>, Prisma.JobUncheckedUpdateWithoutAgentUsageInput>
+}
+
 export type JobCreateNestedOneWithoutUsageInput = {
   create?: Prisma.XOR<Prisma.JobCreateWithoutUsageInput, Prisma.JobUncheckedCreateWithoutUsageInput>
   connectOrCreate?: Prisma.JobCreateOrConnectWithoutUsageInput
@@ -1081,6 +1130,7 @@ export type JobCreateWithoutOwnerInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1101,6 +1151,7 @@ export type JobCreateWithoutOwnerInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -1114,6 +1165,7 @@ export type JobUncheckedCreateWithoutOwnerInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1134,6 +1186,7 @@ export type JobUncheckedCreateWithoutOwnerInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -1177,6 +1230,7 @@ export type JobScalarWhereInput = {
   spendingCapCad?: Prisma.DecimalNullableFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFilter<"Job"> | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.JsonNullableFilter<"Job">
   hardwarePreference?: Prisma.StringNullableFilter<"Job"> | string | null
   acceptanceCriteria?: Prisma.JsonNullableFilter<"Job">
@@ -1199,6 +1253,7 @@ export type JobCreateWithoutCodeVersionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1219,6 +1274,7 @@ export type JobCreateWithoutCodeVersionsInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -1233,6 +1289,7 @@ export type JobUncheckedCreateWithoutCodeVersionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1252,6 +1309,7 @@ export type JobUncheckedCreateWithoutCodeVersionsInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -1270,6 +1328,7 @@ export type JobCreateWithoutFrozenCodeInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1290,6 +1349,7 @@ export type JobCreateWithoutFrozenCodeInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -1304,6 +1364,7 @@ export type JobUncheckedCreateWithoutFrozenCodeInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1323,6 +1384,7 @@ export type JobUncheckedCreateWithoutFrozenCodeInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -1357,6 +1419,7 @@ export type JobUpdateWithoutCodeVersionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1377,6 +1440,7 @@ export type JobUpdateWithoutCodeVersionsInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -1391,6 +1455,7 @@ export type JobUncheckedUpdateWithoutCodeVersionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1410,6 +1475,7 @@ export type JobUncheckedUpdateWithoutCodeVersionsInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -1439,6 +1505,7 @@ export type JobCreateWithoutPlansInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1459,6 +1526,7 @@ export type JobCreateWithoutPlansInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -1473,6 +1541,7 @@ export type JobUncheckedCreateWithoutPlansInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1492,6 +1561,7 @@ export type JobUncheckedCreateWithoutPlansInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -1510,6 +1580,7 @@ export type JobCreateWithoutCurrentPlanInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1530,6 +1601,7 @@ export type JobCreateWithoutCurrentPlanInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -1544,6 +1616,7 @@ export type JobUncheckedCreateWithoutCurrentPlanInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1563,6 +1636,7 @@ export type JobUncheckedCreateWithoutCurrentPlanInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -1592,6 +1666,7 @@ export type JobUpdateWithoutPlansInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1612,6 +1687,7 @@ export type JobUpdateWithoutPlansInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -1626,6 +1702,7 @@ export type JobUncheckedUpdateWithoutPlansInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1645,6 +1722,7 @@ export type JobUncheckedUpdateWithoutPlansInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -1669,6 +1747,7 @@ export type JobUpdateWithoutCurrentPlanInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1689,6 +1768,7 @@ export type JobUpdateWithoutCurrentPlanInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -1703,6 +1783,7 @@ export type JobUncheckedUpdateWithoutCurrentPlanInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1722,6 +1803,7 @@ export type JobUncheckedUpdateWithoutCurrentPlanInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -1735,6 +1817,7 @@ export type JobCreateWithoutQuestionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1755,6 +1838,7 @@ export type JobCreateWithoutQuestionsInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -1769,6 +1853,7 @@ export type JobUncheckedCreateWithoutQuestionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1788,6 +1873,7 @@ export type JobUncheckedCreateWithoutQuestionsInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -1817,6 +1903,7 @@ export type JobUpdateWithoutQuestionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1837,6 +1924,7 @@ export type JobUpdateWithoutQuestionsInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -1851,6 +1939,7 @@ export type JobUncheckedUpdateWithoutQuestionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1870,6 +1959,7 @@ export type JobUncheckedUpdateWithoutQuestionsInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -1883,6 +1973,7 @@ export type JobCreateWithoutTasksInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1903,6 +1994,7 @@ export type JobCreateWithoutTasksInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -1917,6 +2009,7 @@ export type JobUncheckedCreateWithoutTasksInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1936,6 +2029,7 @@ export type JobUncheckedCreateWithoutTasksInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -1965,6 +2059,7 @@ export type JobUpdateWithoutTasksInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -1985,6 +2080,7 @@ export type JobUpdateWithoutTasksInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -1999,6 +2095,7 @@ export type JobUncheckedUpdateWithoutTasksInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2018,6 +2115,7 @@ export type JobUncheckedUpdateWithoutTasksInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -2031,6 +2129,7 @@ export type JobCreateWithoutAgentRunsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2051,6 +2150,7 @@ export type JobCreateWithoutAgentRunsInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -2065,6 +2165,7 @@ export type JobUncheckedCreateWithoutAgentRunsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2084,6 +2185,7 @@ export type JobUncheckedCreateWithoutAgentRunsInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -2113,6 +2215,7 @@ export type JobUpdateWithoutAgentRunsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2133,6 +2236,7 @@ export type JobUpdateWithoutAgentRunsInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -2147,6 +2251,7 @@ export type JobUncheckedUpdateWithoutAgentRunsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2166,6 +2271,7 @@ export type JobUncheckedUpdateWithoutAgentRunsInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -2179,6 +2285,7 @@ export type JobCreateWithoutActionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2199,6 +2306,7 @@ export type JobCreateWithoutActionsInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -2213,6 +2321,7 @@ export type JobUncheckedCreateWithoutActionsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2232,6 +2341,7 @@ export type JobUncheckedCreateWithoutActionsInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -2261,6 +2371,7 @@ export type JobUpdateWithoutActionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2281,6 +2392,7 @@ export type JobUpdateWithoutActionsInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -2295,6 +2407,7 @@ export type JobUncheckedUpdateWithoutActionsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2314,6 +2427,7 @@ export type JobUncheckedUpdateWithoutActionsInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -2327,6 +2441,7 @@ export type JobCreateWithoutFindingsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2347,6 +2462,7 @@ export type JobCreateWithoutFindingsInput = {
   actions?: Prisma.ActionCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -2361,6 +2477,7 @@ export type JobUncheckedCreateWithoutFindingsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2380,6 +2497,7 @@ export type JobUncheckedCreateWithoutFindingsInput = {
   actions?: Prisma.ActionUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -2409,6 +2527,7 @@ export type JobUpdateWithoutFindingsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2429,6 +2548,7 @@ export type JobUpdateWithoutFindingsInput = {
   actions?: Prisma.ActionUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -2443,6 +2563,7 @@ export type JobUncheckedUpdateWithoutFindingsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2462,6 +2583,7 @@ export type JobUncheckedUpdateWithoutFindingsInput = {
   actions?: Prisma.ActionUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -2475,6 +2597,7 @@ export type JobCreateWithoutPreparationsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2495,6 +2618,7 @@ export type JobCreateWithoutPreparationsInput = {
   actions?: Prisma.ActionCreateNestedManyWithoutJobInput
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
@@ -2509,6 +2633,7 @@ export type JobUncheckedCreateWithoutPreparationsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2528,6 +2653,7 @@ export type JobUncheckedCreateWithoutPreparationsInput = {
   actions?: Prisma.ActionUncheckedCreateNestedManyWithoutJobInput
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -2557,6 +2683,7 @@ export type JobUpdateWithoutPreparationsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2577,6 +2704,7 @@ export type JobUpdateWithoutPreparationsInput = {
   actions?: Prisma.ActionUpdateManyWithoutJobNestedInput
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -2591,6 +2719,7 @@ export type JobUncheckedUpdateWithoutPreparationsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2610,11 +2739,12 @@ export type JobUncheckedUpdateWithoutPreparationsInput = {
   actions?: Prisma.ActionUncheckedUpdateManyWithoutJobNestedInput
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
 
-export type JobCreateWithoutUsageInput = {
+export type JobCreateWithoutAgentUsageInput = {
   id?: string
   title: string
   request: string
@@ -2623,6 +2753,7 @@ export type JobCreateWithoutUsageInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2643,11 +2774,12 @@ export type JobCreateWithoutUsageInput = {
   actions?: Prisma.ActionCreateNestedManyWithoutJobInput
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
+  usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
 
-export type JobUncheckedCreateWithoutUsageInput = {
+export type JobUncheckedCreateWithoutAgentUsageInput = {
   id?: string
   ownerId: string
   title: string
@@ -2657,6 +2789,7 @@ export type JobUncheckedCreateWithoutUsageInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2676,6 +2809,163 @@ export type JobUncheckedCreateWithoutUsageInput = {
   actions?: Prisma.ActionUncheckedCreateNestedManyWithoutJobInput
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
+  usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
+  events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
+}
+
+export type JobCreateOrConnectWithoutAgentUsageInput = {
+  where: Prisma.JobWhereUniqueInput
+  create: Prisma.XOR<Prisma.JobCreateWithoutAgentUsageInput, Prisma.JobUncheckedCreateWithoutAgentUsageInput>
+}
+
+export type JobUpsertWithoutAgentUsageInput = {
+  update: Prisma.XOR<Prisma.JobUpdateWithoutAgentUsageInput, Prisma.JobUncheckedUpdateWithoutAgentUsageInput>
+  create: Prisma.XOR<Prisma.JobCreateWithoutAgentUsageInput, Prisma.JobUncheckedCreateWithoutAgentUsageInput>
+  where?: Prisma.JobWhereInput
+}
+
+export type JobUpdateToOneWithWhereWithoutAgentUsageInput = {
+  where?: Prisma.JobWhereInput
+  data: Prisma.XOR<Prisma.JobUpdateWithoutAgentUsageInput, Prisma.JobUncheckedUpdateWithoutAgentUsageInput>
+}
+
+export type JobUpdateWithoutAgentUsageInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  title?: Prisma.StringFieldUpdateOperationsInput | string
+  request?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumJobStatusFieldUpdateOperationsInput | $Enums.JobStatus
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  owner?: Prisma.UserUpdateOneRequiredWithoutJobsNestedInput
+  currentPlan?: Prisma.PlanUpdateOneWithoutCurrentForNestedInput
+  frozenCode?: Prisma.CodeVersionUpdateOneWithoutFrozenForNestedInput
+  codeVersions?: Prisma.CodeVersionUpdateManyWithoutJobNestedInput
+  plans?: Prisma.PlanUpdateManyWithoutJobNestedInput
+  questions?: Prisma.QuestionUpdateManyWithoutJobNestedInput
+  tasks?: Prisma.TaskUpdateManyWithoutJobNestedInput
+  agentRuns?: Prisma.AgentRunUpdateManyWithoutJobNestedInput
+  actions?: Prisma.ActionUpdateManyWithoutJobNestedInput
+  findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
+  preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
+  usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
+  events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
+}
+
+export type JobUncheckedUpdateWithoutAgentUsageInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  ownerId?: Prisma.StringFieldUpdateOperationsInput | string
+  title?: Prisma.StringFieldUpdateOperationsInput | string
+  request?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumJobStatusFieldUpdateOperationsInput | $Enums.JobStatus
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  currentPlanId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  frozenCodeId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockHolder?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  agentLockUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  codeVersions?: Prisma.CodeVersionUncheckedUpdateManyWithoutJobNestedInput
+  plans?: Prisma.PlanUncheckedUpdateManyWithoutJobNestedInput
+  questions?: Prisma.QuestionUncheckedUpdateManyWithoutJobNestedInput
+  tasks?: Prisma.TaskUncheckedUpdateManyWithoutJobNestedInput
+  agentRuns?: Prisma.AgentRunUncheckedUpdateManyWithoutJobNestedInput
+  actions?: Prisma.ActionUncheckedUpdateManyWithoutJobNestedInput
+  findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
+  preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
+  usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
+  events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
+}
+
+export type JobCreateWithoutUsageInput = {
+  id?: string
+  title: string
+  request: string
+  status?: $Enums.JobStatus
+  statusReason?: string | null
+  spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  hardwarePreference?: string | null
+  acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  startedAt?: Date | string | null
+  finishedAt?: Date | string | null
+  owner: Prisma.UserCreateNestedOneWithoutJobsInput
+  currentPlan?: Prisma.PlanCreateNestedOneWithoutCurrentForInput
+  frozenCode?: Prisma.CodeVersionCreateNestedOneWithoutFrozenForInput
+  codeVersions?: Prisma.CodeVersionCreateNestedManyWithoutJobInput
+  plans?: Prisma.PlanCreateNestedManyWithoutJobInput
+  questions?: Prisma.QuestionCreateNestedManyWithoutJobInput
+  tasks?: Prisma.TaskCreateNestedManyWithoutJobInput
+  agentRuns?: Prisma.AgentRunCreateNestedManyWithoutJobInput
+  actions?: Prisma.ActionCreateNestedManyWithoutJobInput
+  findings?: Prisma.FindingCreateNestedManyWithoutJobInput
+  preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
+  services?: Prisma.ServiceCreateNestedManyWithoutJobInput
+  events?: Prisma.JobEventCreateNestedManyWithoutJobInput
+}
+
+export type JobUncheckedCreateWithoutUsageInput = {
+  id?: string
+  ownerId: string
+  title: string
+  request: string
+  status?: $Enums.JobStatus
+  statusReason?: string | null
+  spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  hardwarePreference?: string | null
+  acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  currentPlanId?: string | null
+  frozenCodeId?: string | null
+  agentLockHolder?: string | null
+  agentLockUntil?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  startedAt?: Date | string | null
+  finishedAt?: Date | string | null
+  codeVersions?: Prisma.CodeVersionUncheckedCreateNestedManyWithoutJobInput
+  plans?: Prisma.PlanUncheckedCreateNestedManyWithoutJobInput
+  questions?: Prisma.QuestionUncheckedCreateNestedManyWithoutJobInput
+  tasks?: Prisma.TaskUncheckedCreateNestedManyWithoutJobInput
+  agentRuns?: Prisma.AgentRunUncheckedCreateNestedManyWithoutJobInput
+  actions?: Prisma.ActionUncheckedCreateNestedManyWithoutJobInput
+  findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
+  preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
@@ -2705,6 +2995,7 @@ export type JobUpdateWithoutUsageInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2725,6 +3016,7 @@ export type JobUpdateWithoutUsageInput = {
   actions?: Prisma.ActionUpdateManyWithoutJobNestedInput
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -2739,6 +3031,7 @@ export type JobUncheckedUpdateWithoutUsageInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2758,6 +3051,7 @@ export type JobUncheckedUpdateWithoutUsageInput = {
   actions?: Prisma.ActionUncheckedUpdateManyWithoutJobNestedInput
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -2771,6 +3065,7 @@ export type JobCreateWithoutServicesInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2792,6 +3087,7 @@ export type JobCreateWithoutServicesInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventCreateNestedManyWithoutJobInput
 }
 
@@ -2805,6 +3101,7 @@ export type JobUncheckedCreateWithoutServicesInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2825,6 +3122,7 @@ export type JobUncheckedCreateWithoutServicesInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   events?: Prisma.JobEventUncheckedCreateNestedManyWithoutJobInput
 }
 
@@ -2853,6 +3151,7 @@ export type JobUpdateWithoutServicesInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2874,6 +3173,7 @@ export type JobUpdateWithoutServicesInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
 
@@ -2887,6 +3187,7 @@ export type JobUncheckedUpdateWithoutServicesInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2907,6 +3208,7 @@ export type JobUncheckedUpdateWithoutServicesInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
 
@@ -2919,6 +3221,7 @@ export type JobCreateWithoutEventsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2940,6 +3243,7 @@ export type JobCreateWithoutEventsInput = {
   findings?: Prisma.FindingCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceCreateNestedManyWithoutJobInput
 }
 
@@ -2953,6 +3257,7 @@ export type JobUncheckedCreateWithoutEventsInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -2973,6 +3278,7 @@ export type JobUncheckedCreateWithoutEventsInput = {
   findings?: Prisma.FindingUncheckedCreateNestedManyWithoutJobInput
   preparations?: Prisma.PreparationRecordUncheckedCreateNestedManyWithoutJobInput
   usage?: Prisma.UsageEntryUncheckedCreateNestedManyWithoutJobInput
+  agentUsage?: Prisma.AgentUsageUncheckedCreateNestedManyWithoutJobInput
   services?: Prisma.ServiceUncheckedCreateNestedManyWithoutJobInput
 }
 
@@ -3001,6 +3307,7 @@ export type JobUpdateWithoutEventsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3022,6 +3329,7 @@ export type JobUpdateWithoutEventsInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
 }
 
@@ -3035,6 +3343,7 @@ export type JobUncheckedUpdateWithoutEventsInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3055,6 +3364,7 @@ export type JobUncheckedUpdateWithoutEventsInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
 }
 
@@ -3067,6 +3377,7 @@ export type JobCreateManyOwnerInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3089,6 +3400,7 @@ export type JobUpdateWithoutOwnerInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3109,6 +3421,7 @@ export type JobUpdateWithoutOwnerInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -3122,6 +3435,7 @@ export type JobUncheckedUpdateWithoutOwnerInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3142,6 +3456,7 @@ export type JobUncheckedUpdateWithoutOwnerInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -3155,6 +3470,7 @@ export type JobUncheckedUpdateManyWithoutOwnerInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3178,6 +3494,7 @@ export type JobCreateManyFrozenCodeInput = {
   spendingCapCad?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3199,6 +3516,7 @@ export type JobUpdateWithoutFrozenCodeInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3219,6 +3537,7 @@ export type JobUpdateWithoutFrozenCodeInput = {
   findings?: Prisma.FindingUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUpdateManyWithoutJobNestedInput
 }
@@ -3233,6 +3552,7 @@ export type JobUncheckedUpdateWithoutFrozenCodeInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3252,6 +3572,7 @@ export type JobUncheckedUpdateWithoutFrozenCodeInput = {
   findings?: Prisma.FindingUncheckedUpdateManyWithoutJobNestedInput
   preparations?: Prisma.PreparationRecordUncheckedUpdateManyWithoutJobNestedInput
   usage?: Prisma.UsageEntryUncheckedUpdateManyWithoutJobNestedInput
+  agentUsage?: Prisma.AgentUsageUncheckedUpdateManyWithoutJobNestedInput
   services?: Prisma.ServiceUncheckedUpdateManyWithoutJobNestedInput
   events?: Prisma.JobEventUncheckedUpdateManyWithoutJobNestedInput
 }
@@ -3266,6 +3587,7 @@ export type JobUncheckedUpdateManyWithoutFrozenCodeInput = {
   spendingCapCad?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   costCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   lostCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
+  agentCostCad?: Prisma.DecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string
   estimate?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   hardwarePreference?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   acceptanceCriteria?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
@@ -3293,6 +3615,7 @@ export type JobCountOutputType = {
   findings: number
   preparations: number
   usage: number
+  agentUsage: number
   services: number
   events: number
 }
@@ -3307,6 +3630,7 @@ export type JobCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.In
   findings?: boolean | JobCountOutputTypeCountFindingsArgs
   preparations?: boolean | JobCountOutputTypeCountPreparationsArgs
   usage?: boolean | JobCountOutputTypeCountUsageArgs
+  agentUsage?: boolean | JobCountOutputTypeCountAgentUsageArgs
   services?: boolean | JobCountOutputTypeCountServicesArgs
   events?: boolean | JobCountOutputTypeCountEventsArgs
 }
@@ -3387,6 +3711,13 @@ export type JobCountOutputTypeCountUsageArgs<ExtArgs extends runtime.Types.Exten
 /**
  * JobCountOutputType without action
  */
+export type JobCountOutputTypeCountAgentUsageArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.AgentUsageWhereInput
+}
+
+/**
+ * JobCountOutputType without action
+ */
 export type JobCountOutputTypeCountServicesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.ServiceWhereInput
 }
@@ -3409,6 +3740,7 @@ export type JobSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = ru
   spendingCapCad?: boolean
   costCad?: boolean
   lostCostCad?: boolean
+  agentCostCad?: boolean
   estimate?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
@@ -3432,6 +3764,7 @@ export type JobSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = ru
   findings?: boolean | Prisma.Job$findingsArgs<ExtArgs>
   preparations?: boolean | Prisma.Job$preparationsArgs<ExtArgs>
   usage?: boolean | Prisma.Job$usageArgs<ExtArgs>
+  agentUsage?: boolean | Prisma.Job$agentUsageArgs<ExtArgs>
   services?: boolean | Prisma.Job$servicesArgs<ExtArgs>
   events?: boolean | Prisma.Job$eventsArgs<ExtArgs>
   _count?: boolean | Prisma.JobCountOutputTypeDefaultArgs<ExtArgs>
@@ -3447,6 +3780,7 @@ export type JobSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extension
   spendingCapCad?: boolean
   costCad?: boolean
   lostCostCad?: boolean
+  agentCostCad?: boolean
   estimate?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
@@ -3473,6 +3807,7 @@ export type JobSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extension
   spendingCapCad?: boolean
   costCad?: boolean
   lostCostCad?: boolean
+  agentCostCad?: boolean
   estimate?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
@@ -3499,6 +3834,7 @@ export type JobSelectScalar = {
   spendingCapCad?: boolean
   costCad?: boolean
   lostCostCad?: boolean
+  agentCostCad?: boolean
   estimate?: boolean
   hardwarePreference?: boolean
   acceptanceCriteria?: boolean
@@ -3512,7 +3848,7 @@ export type JobSelectScalar = {
   finishedAt?: boolean
 }
 
-export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "title" | "request" | "status" | "statusReason" | "spendingCapCad" | "costCad" | "lostCostCad" | "estimate" | "hardwarePreference" | "acceptanceCriteria" | "currentPlanId" | "frozenCodeId" | "agentLockHolder" | "agentLockUntil" | "createdAt" | "updatedAt" | "startedAt" | "finishedAt", ExtArgs["result"]["job"]>
+export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "title" | "request" | "status" | "statusReason" | "spendingCapCad" | "costCad" | "lostCostCad" | "agentCostCad" | "estimate" | "hardwarePreference" | "acceptanceCriteria" | "currentPlanId" | "frozenCodeId" | "agentLockHolder" | "agentLockUntil" | "createdAt" | "updatedAt" | "startedAt" | "finishedAt", ExtArgs["result"]["job"]>
 export type JobInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   currentPlan?: boolean | Prisma.Job$currentPlanArgs<ExtArgs>
@@ -3526,6 +3862,7 @@ export type JobInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   findings?: boolean | Prisma.Job$findingsArgs<ExtArgs>
   preparations?: boolean | Prisma.Job$preparationsArgs<ExtArgs>
   usage?: boolean | Prisma.Job$usageArgs<ExtArgs>
+  agentUsage?: boolean | Prisma.Job$agentUsageArgs<ExtArgs>
   services?: boolean | Prisma.Job$servicesArgs<ExtArgs>
   events?: boolean | Prisma.Job$eventsArgs<ExtArgs>
   _count?: boolean | Prisma.JobCountOutputTypeDefaultArgs<ExtArgs>
@@ -3556,6 +3893,7 @@ export type $JobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
     findings: Prisma.$FindingPayload<ExtArgs>[]
     preparations: Prisma.$PreparationRecordPayload<ExtArgs>[]
     usage: Prisma.$UsageEntryPayload<ExtArgs>[]
+    agentUsage: Prisma.$AgentUsagePayload<ExtArgs>[]
     services: Prisma.$ServicePayload<ExtArgs>[]
     events: Prisma.$JobEventPayload<ExtArgs>[]
   }
@@ -3568,7 +3906,8 @@ export type $JobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
     statusReason: string | null
     spendingCapCad: runtime.Decimal | null
     /**
-     * What the user is charged so far: the sum of the job's billable usage entries (the cap counts this).
+     * What the user is charged so far: the sum of the job's billable usage entries and of its agents'
+     * model usage (agentCostCad) — the cap counts this.
      */
     costCad: runtime.Decimal
     /**
@@ -3576,6 +3915,10 @@ export type $JobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
      * the sum of the job's non-billable usage entries, the contributors' loss, never charged.
      */
     lostCostCad: runtime.Decimal
+    /**
+     * What the agents' model calls for this job cost (tokens × AGENT_*_CAD_PER_MTOK; AgentUsage rows), within costCad.
+     */
+    agentCostCad: runtime.Decimal
     /**
      * The full run's estimate from its smoke run (or the preparation run on the same class): duration
      * and cost with a range, what it was measured on; after the run, how far off it was. Null: none yet.
@@ -4003,6 +4346,7 @@ export interface Prisma__JobClient<T, Null = never, ExtArgs extends runtime.Type
   findings<T extends Prisma.Job$findingsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Job$findingsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$FindingPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   preparations<T extends Prisma.Job$preparationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Job$preparationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PreparationRecordPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   usage<T extends Prisma.Job$usageArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Job$usageArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UsageEntryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  agentUsage<T extends Prisma.Job$agentUsageArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Job$agentUsageArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AgentUsagePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   services<T extends Prisma.Job$servicesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Job$servicesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ServicePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   events<T extends Prisma.Job$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Job$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$JobEventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
@@ -4043,6 +4387,7 @@ export interface JobFieldRefs {
   readonly spendingCapCad: Prisma.FieldRef<"Job", 'Decimal'>
   readonly costCad: Prisma.FieldRef<"Job", 'Decimal'>
   readonly lostCostCad: Prisma.FieldRef<"Job", 'Decimal'>
+  readonly agentCostCad: Prisma.FieldRef<"Job", 'Decimal'>
   readonly estimate: Prisma.FieldRef<"Job", 'Json'>
   readonly hardwarePreference: Prisma.FieldRef<"Job", 'String'>
   readonly acceptanceCriteria: Prisma.FieldRef<"Job", 'Json'>
@@ -4706,6 +5051,30 @@ export type Job$usageArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   take?: number
   skip?: number
   distinct?: Prisma.UsageEntryScalarFieldEnum | Prisma.UsageEntryScalarFieldEnum[]
+}
+
+/**
+ * Job.agentUsage
+ */
+export type Job$agentUsageArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the AgentUsage
+   */
+  select?: Prisma.AgentUsageSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the AgentUsage
+   */
+  omit?: Prisma.AgentUsageOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.AgentUsageInclude<ExtArgs> | null
+  where?: Prisma.AgentUsageWhereInput
+  orderBy?: Prisma.AgentUsageOrderByWithRelationInput | Prisma.AgentUsageOrderByWithRelationInput[]
+  cursor?: Prisma.AgentUsageWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.AgentUsageScalarFieldEnum | Prisma.AgentUsageScalarFieldEnum[]
 }
 
 /**
