@@ -8,7 +8,8 @@
  * what they claim with exit code 0.
  *
  *   - scripted model, budget 2, patches that still do not compile → FAILED with what was
- *     tried; the criteria are byte-identical before and after
+ *     tried; the criteria are byte-identical before and after; before each revision the run
+ *     supervisor's request_revision adds its evidence to the compiler's feedback
  *   - the real `openai` client against the local fake Responses server: one patch that
  *     compiles → the candidate runs on the AMD double → ACCEPTED → frozen → run → SUCCEEDED
  */
@@ -138,7 +139,9 @@ describe('a required migration that does not compile', () => {
       seenFeedback.push(req.input.filter((i) => i.type === 'message').map((i) => (i as { content: string }).content).at(-1) ?? '');
       return completed(fnCall('propose_patch', { diff: patch('kernel.cu', before, after), summary: 'try another header' }));
     };
-    const model = createScriptedClient([completed(fnCall('submit_plan', PLAN)), preparer(rev1, migrated['kernel.cu']!), preparer(rev2, rev1)]);
+    // Before each revision the run supervisor looks (candidate_rejected) and sends its evidence with the request.
+    const supervisor = (revision: number) => completed(fnCall('take_action', { kind: 'request_revision', step: 'hip', text: `Hint ${revision}: a header hipcc cannot find; drop what needs it.` }));
+    const model = createScriptedClient([completed(fnCall('submit_plan', PLAN)), supervisor(1), preparer(rev1, migrated['kernel.cu']!), supervisor(2), preparer(rev2, rev1)]);
     const { api, user, stop } = await setUp(model);
     afterAll(stop);
     const prisma = api.server.db.prisma;
@@ -166,6 +169,19 @@ describe('a required migration that does not compile', () => {
     // Each revision saw the compiler's feedback on the previous candidate (file and line).
     expect(seenFeedback[0]).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found \[hipcc\]/);
     expect(seenFeedback[1]).toMatch(/kernel\.cu:3:\d+: error: 'miopen\/miopen\.h' file not found \[hipcc\]/);
+    // … and the supervisor's evidence, requested through take_action request_revision (one per revision).
+    expect(seenFeedback[0]).toMatch(/The run supervisor: Hint 1: a header hipcc cannot find; drop what needs it\.$/);
+    expect(seenFeedback[1]).toMatch(/The run supervisor: Hint 2: /);
+    const requests = await prisma.jobEvent.findMany({ where: { jobId, kind: 'revision.requested' }, orderBy: { id: 'asc' } });
+    expect(requests.map((e) => [(e.payload as any).step, (e.payload as any).revision, (e.payload as any).by])).toEqual([
+      ['hip', 1, 'supervisor'],
+      ['hip', 2, 'supervisor'],
+    ]);
+    const actions = await prisma.action.findMany({ where: { jobId, kind: 'take_action' }, orderBy: { createdAt: 'asc' } });
+    expect(actions.map((a) => [(a.input as any).kind, a.status])).toEqual([
+      ['request_revision', 'DONE'],
+      ['request_revision', 'DONE'],
+    ]);
 
     const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: [{ revision: 'asc' }, { createdAt: 'asc' }] });
     expect(records.map((x) => [x.step, x.revision, x.outcome, x.transformation])).toEqual([
@@ -187,7 +203,8 @@ describe('a revision proposed by the real openai client', () => {
     afterAll(() => fake.close());
     const fixed = migrated['kernel.cu']!.replace('#include <cudnn.h>\n', '').replace('  cudnnHandle_t h;\n  cudnnCreate(&h);\n', '');
     let feedback = '';
-    fake.enqueue({ output: [wireFunctionCall('submit_plan', PLAN)] }, (body: any) => {
+    // The plan; the run supervisor's request for the revision (candidate_rejected); the preparer's patch.
+    fake.enqueue({ output: [wireFunctionCall('submit_plan', PLAN)] }, { output: [wireFunctionCall('take_action', { kind: 'request_revision', step: 'hip', text: 'cuDNN is included but never used.' })] }, (body: any) => {
       feedback = JSON.stringify(body.input);
       return { output: [wireFunctionCall('propose_patch', { diff: patch('kernel.cu', migrated['kernel.cu']!, fixed), summary: 'cuDNN is not used for anything: drop it' })] };
     });
@@ -200,6 +217,7 @@ describe('a revision proposed by the real openai client', () => {
     const job = await finalJob(api, jobId);
     expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
     expect(feedback).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found/);
+    expect(feedback).toContain('The run supervisor: cuDNN is included but never used.');
 
     const records = await prisma.preparationRecord.findMany({ where: { jobId, step: 'hip' }, orderBy: { revision: 'asc' } });
     expect(records.map((x) => [x.revision, x.outcome, x.transformation])).toEqual([

@@ -75,11 +75,11 @@ async function runningJob(owner: { token: string }, plan = PLAN) {
 }
 
 const jobOf = (jobId: string) => db.job.findUniqueOrThrow({ where: { id: jobId } });
-const failedJob = (jobId: string) =>
+const failedJob = (jobId: string, timeoutMs?: number) =>
   waitFor('the job fails', async () => {
     const j = await jobOf(jobId);
     return j.status === 'FAILED' ? j : null;
-  });
+  }, timeoutMs);
 const taskOf = (taskId: string) => db.task.findUniqueOrThrow({ where: { id: taskId } });
 const supervisorRuns = (jobId: string) => db.agentRun.findMany({ where: { jobId, agent: 'supervisor' }, orderBy: { createdAt: 'asc' } });
 
@@ -349,7 +349,7 @@ describe('the run supervisor with the builtin rules', () => {
     expect(await db.action.count({ where: { jobId, kind: 'take_action' } })).toBe(2); // ask_user, reassign
   });
 
-  it('a module missing at run time that no requirement provides: the supervisor replans with it, the planner says what to add and the job stops; not retried, nobody asked', async () => {
+  it('a module missing at run time that no requirement provides: the supervisor replans with it, the planner says what to add and the job stops; not retried, nobody asked', { timeout: 120_000 }, async () => {
     const owner = await api.signUp();
     const w = await installer(owner, 'runtime', 'https://pypi.org/simple');
     await installer(owner, 'runtime-2', 'https://pypi.org/simple');
@@ -358,7 +358,7 @@ describe('the run supervisor with the builtin rules', () => {
     const [a1] = await w.claim();
     // The worker's classification of `ModuleNotFoundError: No module named 'tqdm'` (runner.ts classifyFailure).
     await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: "missing module: tqdm (ModuleNotFoundError: No module named 'tqdm'; exit code 1)" });
-    const job = await failedJob(jobId);
+    const job = await failedJob(jobId, 90_000); // a supervisor run, then a planner run
     expect(job.statusReason).toMatch(/lacks tqdm \(imported by \(a run: ModuleNotFoundError\)\)\. No requirements file lists tqdm: add it to requirements\.txt so a worker can install it\.$/);
     const actions = await db.action.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
     expect(actions.filter((a) => a.kind === 'take_action').map((a) => (a.input as { kind: string }).kind)).toEqual(['replan']);
@@ -508,6 +508,30 @@ describe('triggers across jobs and after the job ended', () => {
     expect(await db.action.count({ where: { jobId, kind: 'take_action' } })).toBe(0);
   });
 
+  it('a look back at a job stopped at its cap that a crash cut off: the reconcile resumes it and the explanation is saved; the job stays STOPPED', async () => {
+    const owner = await api.signUp();
+    const w = await worker(owner, 'capped-crash', 8192);
+    const { jobId } = await runningJob(owner);
+    const [a] = await w.claim();
+    await w.heartbeat([a!]);
+    await db.job.update({ where: { id: jobId }, data: { spendingCapCad: '0.0005' } });
+    const now = api.clock.now();
+    await db.attempt.update({ where: { id: a!.attemptId }, data: { startedAt: new Date(now.getTime() - 30 * 60_000) } });
+    // No pipeline listens: the stop at the cap happens, its look-back does not start here.
+    expect(await runTick(r, now)).toMatchObject({ ran: true, stopped: 1 });
+    // The process that started the look-back died after its first message (what runSupervisor writes first).
+    const run = await db.agentRun.create({ data: { jobId, agent: 'supervisor', model: 'builtin', status: 'RUNNING' } });
+    await db.agentItem.create({ data: { runId: run.id, seq: 0, type: 'message', payload: { type: 'message', role: 'user', content: 'Trigger: {"reason":"stopped_at_cap"}' } } });
+    await db.$executeRaw`UPDATE "AgentRun" SET "updatedAt" = now() - interval '1 minute' WHERE id = ${run.id}::uuid`;
+    supervise(createBuiltinClient());
+    await pipeline!.reconcile();
+    await pipeline!.idle();
+    expect(await db.agentRun.findUniqueOrThrow({ where: { id: run.id } })).toMatchObject({ status: 'COMPLETED', stopReason: 'done' });
+    const finding = await supervisorFinding(jobId, 'stopped_at_cap');
+    expect(finding.text).toMatch(/^Stopped at its spending cap of 0\.0005 CAD with /);
+    expect((await jobOf(jobId)).status).toBe('STOPPED');
+  });
+
   it('an output that misses the fixed criteria: the job fails, the supervisor names the missed criterion with the log lines that explain it', async () => {
     const owner = await api.signUp();
     const w = await worker(owner, 'diverges', 8192);
@@ -548,7 +572,7 @@ describe('scope, limits and the lock', () => {
     return job;
   }
 
-  it('arguments out of scope are refused before dispatch: another job, a hardware class outside the plan, a retry past the budget', async () => {
+  it('arguments out of scope are refused before dispatch: another job, a hardware class outside the plan, a retry past the budget, a revision of a job not being prepared', async () => {
     const owner = await api.signUp();
     const other = await failedTask(owner, 'scope-a');
     const mine = await failedTask(owner, 'scope-b');
@@ -585,7 +609,12 @@ describe('scope, limits and the lock', () => {
 
     // The attempt budget, checked on the job's own task; a question needs its choices.
     const budget = createScriptedClient([
-      completed(fnCall('take_action', { kind: 'retry', taskId: mine.taskId }), fnCall('take_action', { kind: 'ask_user', text: 'Which?' })),
+      completed(
+        fnCall('take_action', { kind: 'retry', taskId: mine.taskId }),
+        fnCall('take_action', { kind: 'ask_user', text: 'Which?' }),
+        fnCall('take_action', { kind: 'request_revision', text: 'x' }),
+        fnCall('take_action', { kind: 'request_revision', step: 'hip', text: 'x' }),
+      ),
       completed(message('ok')),
     ]);
     await db.task.update({ where: { id: mine.taskId }, data: { maxAttempts: 1 } });
@@ -594,6 +623,8 @@ describe('scope, limits and the lock', () => {
     expect(out2.map((o) => JSON.parse((o.payload as { output: string }).output).error)).toEqual([
       'Task run used its 1 attempts: the attempt budget is spent.',
       'ask_user needs choices (the answers the user can pick).',
+      'request_revision needs step.',
+      'The job is RUNNING: revisions are requested only while it is being prepared.',
     ]);
     expect(await db.question.count({ where: { jobId: mine.jobId } })).toBe(0);
   });

@@ -1,4 +1,4 @@
-/** The timeline's words for trust decisions (domain/trust: trust.check events). */
+/** The timeline's words for trust decisions (domain/trust: trust.check events) and the supervisor's revision requests. */
 import { describe, expect, it } from 'vitest';
 import { describeEvent } from '../src/features/jobs/describeEvent';
 
@@ -9,5 +9,13 @@ describe('describeEvent: trust checks', () => {
     );
     expect(describeEvent('trust.check', { step: 'resolved', taskId: 't1', reason: 'Tie-breaker on c: agrees with b; a\'s result was wrong.' })).toBe("Trust check (resolved) — Tie-breaker on c: agrees with b; a's result was wrong.");
     expect(describeEvent('trust.check', {})).toBe('Trust check (decided)');
+  });
+});
+
+describe('describeEvent: the run supervisor', () => {
+  it('says which revision of which step it asked for, with its evidence', () => {
+    expect(describeEvent('revision.requested', { step: 'hip', revision: 2, text: 'cuDNN is included but never used.', by: 'supervisor' })).toBe(
+      'The supervisor asked the preparation agent for revision 2 of hip — cuDNN is included but never used.',
+    );
   });
 });

@@ -22,7 +22,9 @@
  *   worker.flapping    → the run supervisor of each job whose work the worker lost
  *   job.capped, output.rejected → the run supervisor looks back at the ended job (explains)
  *   preparation.step   → the preparation stage moves on; when a required step was rejected
- *                         and the budget allows, the preparer agent proposes a revision
+ *                         and the budget allows, the run supervisor looks (candidate_rejected:
+ *                         request_revision with its evidence, or stop), then the preparer agent
+ *                         proposes a revision
  *   reconcile          → what a crashed process left behind: planner runs with no live
  *                         lock, finished tasks whose job did not move on (a failed one goes
  *                         to the supervisor first), PREPARING jobs, and supervisor runs a
@@ -45,7 +47,7 @@ import type { Item, ModelClient } from './models/types.js';
 import { PLANNER } from './planner/planner.js';
 import { PREPARER } from './preparer.js';
 import { hasRemedy } from '../domain/supervision/findings.js';
-import { replans } from '../domain/supervision/supervisorActions.js';
+import { replans, revisionRequest } from '../domain/supervision/supervisorActions.js';
 import { resumeSupervisor, REVIEWS_FINAL_JOB, runSupervisor, WAITS_FOR_LOCK, type SupervisorTrigger } from './supervisor/supervisor.js';
 
 /** Task kinds whose failures the run supervisor looks at (preparation tasks have their own stage). */
@@ -219,9 +221,27 @@ export class Pipeline {
       do {
         this.again.delete(key);
         const state = await advancePreparation(this.r, jobId);
-        if (state.state === 'revision') await this.revise(jobId, state.step, state.revision, state.feedback);
+        if (state.state === 'revision') await this.reviseWithSupervisor(jobId, state.step, state.revision, state.feedback);
       } while (this.again.has(key));
     });
+  }
+
+  /**
+   * A rejected required step with budget left: the run supervisor looks first (candidate_rejected)
+   * — it sends its evidence with the revision (request_revision) or stops the job; then the
+   * preparer revises, with the checks' feedback and the supervisor's evidence. A supervisor that
+   * did neither leaves the stage's bounded revision to go on; one holding the job elsewhere
+   * (locked) leaves it to the next event.
+   */
+  private async reviseWithSupervisor(jobId: string, step: string, revision: number, feedback: string): Promise<void> {
+    let asked = await revisionRequest(this.r.prisma, jobId, step, revision);
+    if (!asked) {
+      const seen = await this.supervise(jobId, { reason: 'candidate_rejected', step, revision, feedback: feedback.slice(0, 1500) });
+      if (seen === 'locked') return;
+      if ((await loadJob(this.r, jobId)).status !== 'PREPARING') return; // stopped with an explanation
+      asked = await revisionRequest(this.r.prisma, jobId, step, revision);
+    }
+    await this.revise(jobId, step, revision, asked?.text ? `${feedback}\n\nThe run supervisor: ${asked.text}` : feedback);
   }
 
   /** The preparer agent's turn for a rejected required step (its patch emits preparation.step). */

@@ -42,7 +42,7 @@ export type DomainEvent =
   | { type: 'worker.flapping'; workerId: string; jobIds: string[]; lost: number; windowMin: number }
   /** The run supervisor handed a RUNNING job back to the planner (PLANNING) with its evidence: plan again. */
   | { type: 'job.replanned'; jobId: string }
-  /** The preparation stage has something to do for this job (a plan to prepare, a revision proposed). */
+  /** The preparation stage has something to do for this job (a plan to prepare, a revision proposed or requested). */
   | { type: 'preparation.step'; jobId: string }
   /** The scheduler tick ran: pick up work a crashed process left behind. */
   | { type: 'reconcile'; at: string };

@@ -28,6 +28,8 @@
  *                                               lost work not charged, the estimate and the cap it needs
  *   output rejected by the criteria (final)   → search_logs for warnings/NaN/errors, remember the
  *                                               missed criteria with that evidence; criteria unchanged
+ *   a required preparation candidate rejected → request_revision with the checks' feedback (the
+ *   (candidate_rejected, the job PREPARING)      preparation agent revises within the budget)
  *   anything else                             → nothing: not retried blindly
  */
 import { randomUUID } from 'node:crypto';
@@ -35,7 +37,7 @@ import type { EligibleWorker } from '../../domain/supervision/eligibleWorkers.js
 import type { JobReport } from '../../domain/supervision/jobReport.js';
 import { INFRASTRUCTURE_ERRORS } from '../../domain/leases/errorClasses.js';
 import type { Item } from '../models/types.js';
-import type { SupervisorTrigger } from './supervisor.js';
+import { parseTrigger, type SupervisorTrigger } from './supervisor.js';
 
 type Outputs = Map<string, unknown[]>;
 
@@ -59,6 +61,12 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   // After the job ended: explain it (the job stays as it ended).
   if (trigger.reason === 'stopped_at_cap') return explainCap(report, out);
   if (trigger.reason === 'output_rejected') return explainRejection(report, trigger, out);
+  if (trigger.reason === 'candidate_rejected') {
+    // The checks' own feedback (compiler lines, the numbers that differ) is the evidence; the
+    // preparation agent revises within the step's budget. The criteria stay as they are.
+    if (report.status !== 'PREPARING') return say(`The job is ${report.status}: no revision to request.`);
+    return call('take_action', { kind: 'request_revision', step: trigger.step, text: `Revision ${trigger.revision} of ${trigger.step}: the last candidate failed its checks — ${(trigger.feedback ?? 'see the feedback').slice(0, 1200)} Change only what these point at; the acceptance criteria and frozen files stay as they are.` });
+  }
   if (report.status !== 'RUNNING') return say(`The job is ${report.status}: nothing to do.`);
   if (trigger.reason === 'worker_flapping') return keepOffFlapping(report, trigger, out);
   const task = report.tasks.find((t) => t.id === trigger.taskId);
@@ -319,12 +327,3 @@ function actOnAnswer(a: { question: string; answer: string }, trigger: Superviso
   return call('take_action', { kind: 'stop_with_explanation', text: a.answer === STOP_CHOICE ? `${first} Stopped, as you chose.` : `${first} Stopped: the answer "${a.answer.slice(0, 200)}" names no worker to retry on.` });
 }
 
-function parseTrigger(text: string | undefined): SupervisorTrigger | null {
-  const m = /^Trigger: (\{.*\})$/s.exec(text ?? '');
-  if (!m) return null;
-  try {
-    return JSON.parse(m[1]!) as SupervisorTrigger;
-  } catch {
-    return null;
-  }
-}

@@ -22,7 +22,10 @@ export const SUPERVISOR: AgentDef = {
 - Name the cause from the evidence (search_logs for the lines; the attempt's error class and message).
 - OOM: retry on a worker with more memory (list_eligible_workers with a higher minMemoryMiB, then take_action retry with that minMemoryMiB) if one is online; otherwise stop_with_explanation naming the memory the run had.
 - The same task lost or failing with an infrastructure error (WORKER_ERROR, DOWNLOAD_FAILED, UPLOAD_FAILED, SANDBOX_ERROR, LEASE_EXPIRED) twice on one worker: reassign it off that worker (avoidWorkerIds) or onto another eligible worker (onWorkerId).
-- DEPENDENCY (a package the setup could not install, or a module missing at run time): name it from the logs; when another eligible worker installs packages, ask_user whether to retry there or stop (choices); otherwise stop_with_explanation with the installer's message. A missing package is not fixed by retrying on the same worker.
+- DEPENDENCY, a package the setup could not install: name it from the logs; when another eligible worker installs packages, ask_user whether to retry there or stop (choices); otherwise stop_with_explanation with the installer's message. A missing package is not fixed by retrying on the same worker.
+- DEPENDENCY, a module missing at run time ("missing module: X"): the plan itself must change — take_action replan with the evidence in text (the attempt, the worker, "missing module: X" and the error line); the planner then installs it when the project's requirements provide it, or says what the user must add. Replan at most once for the same cause; after a replan that did not help, stop_with_explanation.
+- candidate_rejected (a required preparation step's candidate failed compilation or its numerical check; the job is PREPARING): send the evidence to the preparation agent — take_action request_revision with the step and, in text, what failed (file, line, message; the numbers that differ) and what to change; or, when the change cannot pass (the budget shows it, or the evidence says it is impossible here), stop_with_explanation. The output and quality requirements stay as they are.
+- replan is for evidence that the plan is wrong (not for a worker's fault): the job's unfinished work is cancelled and the planner plans again; the acceptance criteria stay as they are.
 - stalled (a running attempt printed nothing for a while, its worker alive): remember what you saw (the last log lines, how long it has been silent); do not stop a run that may still be working.
 - worker_flapping (a worker lost several attempts of any job within a short window): remember it, then reassign each of this job's QUEUED tasks off that worker (avoidWorkerIds) when another eligible worker can run them; a RUNNING task is left alone.
 - stopped_at_cap (the job was stopped at its spending cap; it is final): remember what the money went to (billed per task, the contributors' lost work apart) and what finishing would take (the estimate, if any); nothing else can be done.
@@ -40,8 +43,14 @@ export interface SupervisorTrigger {
    * stalled: the attempt is alive (lease renewed) but wrote no log line or metric for STALL_MIN minutes.
    * worker_flapping: `workerId` lost `lost` attempts within `windowMin` (domain/workers/flapping.ts).
    * stopped_at_cap, output_rejected: the job has ended (REVIEWS_FINAL_JOB): the run explains it.
+   * candidate_rejected: a required preparation step's candidate failed its checks and the budget
+   * allows a revision: request_revision sends the evidence to the preparation agent (or stop).
    */
-  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded' | 'stalled' | 'worker_flapping' | 'stopped_at_cap' | 'output_rejected';
+  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded' | 'stalled' | 'worker_flapping' | 'stopped_at_cap' | 'output_rejected' | 'candidate_rejected';
+  /** candidate_rejected: the required preparation step whose candidate failed its checks, the revision the stage would make next, and the checks' feedback (shortened). */
+  step?: string;
+  revision?: number;
+  feedback?: string;
   /** The task concerned (none for stopped_at_cap and worker_flapping). */
   taskId?: string;
   attemptId?: string | null;
@@ -57,12 +66,14 @@ export interface SupervisorTrigger {
  * knows nothing of this trigger. Safe to run after another process ran the same one: the
  * finding they save names the trigger, and a second run sees it and says so.
  */
-export const WAITS_FOR_LOCK: ReadonlySet<SupervisorTrigger['reason']> = new Set(['worker_flapping', 'stopped_at_cap', 'output_rejected']);
+export const WAITS_FOR_LOCK: ReadonlySet<SupervisorTrigger['reason']> = new Set(['worker_flapping', 'stopped_at_cap', 'output_rejected', 'candidate_rejected']);
 
 /** Triggers that come after the job ended: the run looks back at it (RunOptions.reviewsFinalJob). */
 export const REVIEWS_FINAL_JOB: ReadonlySet<SupervisorTrigger['reason']> = new Set(['stopped_at_cap', 'output_rejected']);
 
 const MAX_TURNS = 2;
+/** A run's first message: the trigger as JSON after this prefix (parseTrigger reads it back). */
+export const TRIGGER_PREFIX = 'Trigger: ';
 
 /**
  * One supervisor run for a trigger (a new run each time; earlier runs speak through their
@@ -77,7 +88,25 @@ export async function resumeSupervisor(r: Resources, model: ModelClient, jobId: 
   const run = runId ? await r.prisma.agentRun.findUnique({ where: { id: runId } }) : await latestRun(r, jobId, SUPERVISOR.name);
   if (!run || run.jobId !== jobId || run.status === 'COMPLETED' || run.status === 'FAILED') return null;
   const input = await unseenAnswers(r, jobId, run.id, run.id);
-  return moreTurns(r, model, jobId, await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: run.id, input, ...extra }), extra);
+  // A run that looks back at the ended job (a crash cut it off) goes on looking back.
+  const opts = { ...extra, ...(REVIEWS_FINAL_JOB.has((await triggerOf(r, run.id))?.reason as never) ? { reviewsFinalJob: true } : {}) };
+  return moreTurns(r, model, jobId, await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: run.id, input, ...opts }), opts);
+}
+
+/** The trigger a supervisor run was started with (its first message), or null. */
+async function triggerOf(r: Resources, runId: string): Promise<SupervisorTrigger | null> {
+  const first = await r.prisma.agentItem.findFirst({ where: { runId, type: 'message' }, orderBy: { seq: 'asc' }, select: { payload: true } });
+  return parseTrigger((first?.payload as { content?: unknown } | undefined)?.content);
+}
+
+/** A run's first message back to its trigger (null when it is not one). */
+export function parseTrigger(text: unknown): SupervisorTrigger | null {
+  if (typeof text !== 'string' || !text.startsWith(TRIGGER_PREFIX)) return null;
+  try {
+    return JSON.parse(text.slice(TRIGGER_PREFIX.length)) as SupervisorTrigger;
+  } catch {
+    return null;
+  }
 }
 
 /** Further turns of a run still RUNNING after its first, up to MAX_TURNS in all. */
@@ -91,5 +120,5 @@ async function moreTurns(r: Resources, model: ModelClient, jobId: string, first:
 
 export async function runSupervisor(r: Resources, model: ModelClient, jobId: string, trigger: SupervisorTrigger, extra: Pick<RunOptions, 'afterAction'> = {}): Promise<TurnResult> {
   const opts = { ...extra, ...(REVIEWS_FINAL_JOB.has(trigger.reason) ? { reviewsFinalJob: true } : {}) };
-  return moreTurns(r, model, jobId, await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, input: [{ type: 'message', role: 'user', content: `Trigger: ${JSON.stringify(trigger)}` }], ...opts }), opts);
+  return moreTurns(r, model, jobId, await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, input: [{ type: 'message', role: 'user', content: `${TRIGGER_PREFIX}${JSON.stringify(trigger)}` }], ...opts }), opts);
 }

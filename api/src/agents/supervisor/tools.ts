@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { eligibleWorkers } from '../../domain/supervision/eligibleWorkers.js';
 import { jobReport } from '../../domain/supervision/jobReport.js';
 import { searchLogs } from '../../domain/supervision/searchLogs.js';
-import { askDuringRun, askProblem, failJob, MAX_REPLANS, noteOnJob, replanJob, replanProblem, retryProblem, retryTask, saveFinding } from '../../domain/supervision/supervisorActions.js';
+import { askDuringRun, askProblem, failJob, MAX_REPLANS, noteOnJob, replanJob, replanProblem, requestRevision, retryProblem, retryTask, revisionProblem, saveFinding } from '../../domain/supervision/supervisorActions.js';
 import { defineTool, type ToolContext } from '../tool.js';
 
 const uuid = z.string().uuid();
@@ -67,13 +67,14 @@ export const searchLogsTool = defineTool({
 
 const TakeAction = z
   .object({
-    kind: z.enum(['retry', 'reassign', 'replan', 'ask_user', 'stop_with_explanation', 'note']),
+    kind: z.enum(['retry', 'reassign', 'replan', 'request_revision', 'ask_user', 'stop_with_explanation', 'note']),
     taskId: uuid.optional().describe('retry, reassign: the task of this job'),
     minMemoryMiB: z.number().int().min(0).max(10_000_000).optional().describe('retry, reassign: ask for at least this much memory (never less than the task asks now)'),
     onWorkerId: uuid.optional().describe('reassign: run the retry on this eligible worker (a pinned task keeps its worker)'),
     avoidWorkerIds: z.array(uuid).max(20).optional().describe('reassign: keep the retry off these workers (e.g. the one it keeps failing on); any other eligible worker may take it'),
     accelVendor: z.string().max(20).optional().describe("retry, reassign: the accelerator vendor; must stay the plan's"),
-    text: z.string().min(1).max(4000).optional().describe('stop_with_explanation: the explanation for the user; replan: the evidence for the planner (what failed, the log line); ask_user: the question; note: the note; retry, reassign: why'),
+    step: z.string().min(1).max(100).optional().describe('request_revision: the preparation step whose rejected candidate the preparation agent revises'),
+    text: z.string().min(1).max(4000).optional().describe('stop_with_explanation: the explanation for the user; replan: the evidence for the planner (what failed, the log line); request_revision: the evidence and what to change, for the preparation agent; ask_user: the question; note: the note; retry, reassign: why'),
     choices: z.array(z.string().min(1).max(300)).min(1).max(10).optional().describe('ask_user: the answers the user can pick'),
   })
   .strict();
@@ -84,6 +85,7 @@ const FIELDS: Record<TakeActionArgs['kind'], readonly (keyof TakeActionArgs)[]> 
   retry: ['taskId', 'minMemoryMiB', 'accelVendor'],
   reassign: ['taskId', 'minMemoryMiB', 'onWorkerId', 'avoidWorkerIds', 'accelVendor'],
   replan: [],
+  request_revision: ['step'],
   ask_user: ['choices'],
   stop_with_explanation: [],
   note: [],
@@ -92,10 +94,10 @@ const FIELDS: Record<TakeActionArgs['kind'], readonly (keyof TakeActionArgs)[]> 
 export const takeAction = defineTool({
   name: 'take_action',
   description:
-    `Act on this job: retry (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally with more memory), reassign (the same, placed on a named eligible worker (onWorkerId) or kept off the workers it failed on (avoidWorkerIds); a pinned task keeps its worker), replan (hand the job back to the planner with the evidence in text — e.g. a module missing at run time — when the plan itself must change; its unfinished work is cancelled, the acceptance criteria stay; at most ${MAX_REPLANS} times per job), ask_user (a question in text with choices; the run waits for the answer, the job shows it), stop_with_explanation (end the job with the explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.`,
+    `Act on this job: retry (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally with more memory), reassign (the same, placed on a named eligible worker (onWorkerId) or kept off the workers it failed on (avoidWorkerIds); a pinned task keeps its worker), replan (hand the job back to the planner with the evidence in text — e.g. a module missing at run time — when the plan itself must change; its unfinished work is cancelled, the acceptance criteria stay; at most ${MAX_REPLANS} times per job), request_revision (a required preparation step whose candidate failed its checks: the evidence in text goes to the preparation agent with the checks' feedback, for the revision the stage waits on, within its budget), ask_user (a question in text with choices; the run waits for the answer, the job shows it), stop_with_explanation (end the job with the explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.`,
   schema: TakeAction,
   // A recovered ask_user (committed before a crash) waits for the answer; a stop ends the run.
-  recoveredControl: (a) => (a.kind === 'ask_user' ? 'wait' : a.kind === 'stop_with_explanation' || a.kind === 'replan' ? 'finish' : undefined),
+  recoveredControl: (a) => (a.kind === 'ask_user' ? 'wait' : a.kind === 'stop_with_explanation' || a.kind === 'replan' || a.kind === 'request_revision' ? 'finish' : undefined),
   check: async (a, ctx) => {
     const extra = (Object.keys(a) as (keyof TakeActionArgs)[]).filter((k) => a[k] !== undefined && a[k] !== null && k !== 'kind' && k !== 'text' && !FIELDS[a.kind].includes(k));
     if (extra.length) return `${a.kind} does not take ${extra.join(', ')}.`;
@@ -106,6 +108,7 @@ export const takeAction = defineTool({
     }
     if (!a.text) return `${a.kind} needs text.`;
     if (a.kind === 'replan') return replanProblem(ctx.r.prisma, ctx.jobId);
+    if (a.kind === 'request_revision') return a.step ? revisionProblem(ctx.r, ctx.jobId, a.step) : 'request_revision needs step.';
     if (a.kind === 'ask_user') {
       if (!a.choices?.length) return 'ask_user needs choices (the answers the user can pick).';
       return askProblem(ctx.r.prisma, ctx.jobId);
@@ -127,6 +130,10 @@ export const takeAction = defineTool({
       const { eventIds, status, workers } = await replanJob(tx, ctx.r, now, ctx.jobId, a.text!);
       return { output: { done: 'replan', status, cancelledOnWorkers: workers }, eventIds, control: 'finish' };
     }
+    if (a.kind === 'request_revision') {
+      const { eventIds, ...output } = await requestRevision(tx, ctx.r, ctx.jobId, a.step!, a.text!);
+      return { output: { done: 'request_revision', ...output }, eventIds, control: 'finish' };
+    }
     if (a.kind === 'stop_with_explanation') {
       const { eventIds, status } = await failJob(tx, now, ctx.jobId, a.text!);
       return { output: { done: 'stop_with_explanation', status }, eventIds, control: 'finish' };
@@ -141,6 +148,7 @@ export const takeAction = defineTool({
       for (const workerId of ((res.output as { cancelledOnWorkers?: string[] }).cancelledOnWorkers ?? [])) await ctx.r.events.emit({ type: 'worker.orders', workerId });
       await ctx.r.events.emit({ type: 'job.replanned', jobId: ctx.jobId });
     }
+    if (a.kind === 'request_revision') await ctx.r.events.emit({ type: 'preparation.step', jobId: ctx.jobId });
   },
 });
 

@@ -271,7 +271,7 @@ export async function orphanedPlanning(r: Resources, agent: string, now: Date, q
 
 /**
  * Run-supervisor runs a crashed process left behind, on jobs nobody holds: RUNNING ones (a
- * call may be PENDING with its Action committed), and WAITING ones whose question was
+ * call may be PENDING with its Action committed; on an ended job, a look back at it), and WAITING ones whose question was
  * answered while no process was there to resume them (the job is RUNNING again). Quiet
  * for `quietMs`; at most 10.
  */
@@ -285,7 +285,9 @@ export async function orphanedSupervision(r: Resources, now: Date, quietMs: numb
       agent: 'supervisor',
       updatedAt: { lt: quiet },
       OR: [{ status: 'RUNNING' }, { status: 'WAITING', job: { status: 'RUNNING', questions: { none: { status: 'OPEN' } } } }],
-      job: { status: { in: ['RUNNING', 'NEEDS_INPUT'] }, OR: [{ agentLockUntil: null }, { agentLockUntil: { lt: now } }] },
+      // STOPPED / FAILED: a run looking back at the ended job (stopped at its cap, output
+      // rejected) that a crash cut off; another run of an ended job just ends (job_final).
+      job: { status: { in: ['RUNNING', 'NEEDS_INPUT', 'STOPPED', 'FAILED'] }, OR: [{ agentLockUntil: null }, { agentLockUntil: { lt: now } }] },
     },
     select: { id: true, jobId: true },
     orderBy: { updatedAt: 'asc' },

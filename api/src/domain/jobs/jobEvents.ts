@@ -22,7 +22,8 @@ export type JobEventKind =
   | 'pipeline.step'
   | 'smoke.result'
   | 'shards.merged'
-  | 'trust.check';
+  | 'trust.check'
+  | 'revision.requested';
 
 type Tx = Pick<Db, 'jobEvent'>;
 

@@ -14,6 +14,10 @@
  *   replanJob   the job's unfinished work cancelled and the job handed back to the planner
  *               (RUNNING → PLANNING) with the evidence, at most MAX_REPLANS times per job; the
  *               new plan keeps the acceptance criteria the first one fixed (acceptPlan).
+ *   requestRevision  a required preparation step whose candidate was rejected, with its revision
+ *               budget left: the supervisor's evidence for the preparation agent (a
+ *               `revision.requested` job event the pipeline hands to the preparer with the
+ *               checks' own feedback); only the step the stage is waiting on.
  *   failJob     the job engine's `fail`, with the explanation (stop_with_explanation).
  *   noteOnJob   a line on the job's event log.
  *   saveFinding a Finding row (what was observed, evidence, hypothesis, follow-up).
@@ -25,6 +29,7 @@ import { recordJobEvent } from '../jobs/jobEvents.js';
 import { applyTransition } from '../jobs/jobLifecycle.js';
 import { askUser, type AskUserInput } from '../jobs/askUser.js';
 import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
+import { pendingRevision } from '../preparation/stage.js';
 import type { Resources } from '../resources.js';
 
 export class SupervisorActionRefused extends ConflictError {}
@@ -145,6 +150,36 @@ export async function replanJob(tx: Db, r: Pick<Resources, 'config'>, now: Date,
   await tx.task.updateMany({ where: { jobId, status: { in: ['SUCCEEDED', 'FAILED'] } }, data: { status: 'CANCELLED', statusReason: 'Superseded: the run supervisor handed the job back to the planner (its attempts keep what happened).' } });
   const t = await applyTransition(tx, now, jobId, 'replan', { reason: `Planning again with the run supervisor's evidence: ${evidence.slice(0, 1500)}`, detail: { evidence } });
   return { status: t.to, workers, eventIds: t.eventIds };
+}
+
+/** Why a revision of `step` cannot be requested now, or null: only the step the preparation stage waits on, within its budget. */
+export async function revisionProblem(r: Resources, jobId: string, step: string): Promise<string | null> {
+  const job = await r.prisma.job.findUnique({ where: { id: jobId }, select: { status: true } });
+  if (!job) return `Job ${jobId} not found.`;
+  if (job.status !== 'PREPARING') return `The job is ${job.status}: revisions are requested only while it is being prepared.`;
+  const pending = await pendingRevision(r, jobId);
+  if (!pending) return 'No preparation step is waiting for a revision (no candidate was rejected, or the revision budget is spent).';
+  if (pending.step.name !== step) return `Step ${step} is not waiting for a revision; ${pending.step.name} is (revision ${pending.revision} of ${pending.budget}).`;
+  return null;
+}
+
+/** The supervisor's request for the revision the stage waits on: its evidence, for the preparation agent. */
+export async function requestRevision(tx: Db, r: Resources, jobId: string, step: string, evidence: string) {
+  const problem = await revisionProblem(r, jobId, step);
+  if (problem) throw new SupervisorActionRefused(problem);
+  const pending = (await pendingRevision(r, jobId))!;
+  const eventId = await recordJobEvent(tx, jobId, 'revision.requested', { step, revision: pending.revision, budget: pending.budget, text: evidence, by: 'supervisor' });
+  return { step, revision: pending.revision, eventIds: [eventId] };
+}
+
+/** The supervisor's revision request for this step and revision, if it made one. */
+export async function revisionRequest(db: Db, jobId: string, step: string, revision: number): Promise<{ text: string } | null> {
+  const e = await db.jobEvent.findFirst({
+    where: { jobId, kind: 'revision.requested', AND: [{ payload: { path: ['step'], equals: step } }, { payload: { path: ['revision'], equals: revision } }] },
+    orderBy: { id: 'desc' },
+    select: { payload: true },
+  });
+  return e ? { text: String((e.payload as { text?: unknown }).text ?? '') } : null;
 }
 
 export async function failJob(tx: Db, now: Date, jobId: string, explanation: string) {

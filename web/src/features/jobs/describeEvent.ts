@@ -39,6 +39,8 @@ export function describeEvent(kind: string, payload: unknown): string {
       return `Worker ${pick(p, 'worker', 'workerId') ?? ''} is flapping — it lost ${pick(p, 'lost') ?? '?'} attempts in ${pick(p, 'windowMin') ?? '?'} min`;
     case 'trust.check':
       return `Trust check${pick(p, 'task') ? ` of ${pick(p, 'task')}` : ''} (${lower(pick(p, 'step')) ?? 'decided'})${reason ? ` — ${reason}` : ''}`;
+    case 'revision.requested':
+      return `The supervisor asked the preparation agent for revision ${pick(p, 'revision') ?? '?'} of ${pick(p, 'step') ?? 'a step'}${pick(p, 'text') ? ` — ${pick(p, 'text')}` : ''}`;
     case 'agent.run':
       return `${pick(p, 'agent') ?? 'Agent'} ${lower(pick(p, 'status')) ?? 'started'}${pick(p, 'stopReason') ? ` — ${pick(p, 'stopReason')}` : ''}`;
     case 'agent.item':
