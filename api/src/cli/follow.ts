@@ -622,19 +622,7 @@ export class JobFollower {
         if (e.kind === 'plan.created') return this.showPlan(p);
         if (e.kind === 'agent.item') return void this.printAgentItem(p);
         if (e.kind === 'agent.run') return this.printAgentRun(p);
-        if (e.kind === 'attempt.stalled') {
-          this.out.line(`  ⏸ attempt ${p.attempt ?? ''} stalled: no log line or metric for ${p.minutes ?? '?'} min while its worker is alive`);
-          return;
-        }
-        if (e.kind === 'worker.flapping') {
-          this.out.line(`  ⚠ worker ${p.worker ?? p.workerId ?? ''} is flapping: it lost ${p.lost ?? '?'} attempts in ${p.windowMin ?? '?'} min`);
-          return;
-        }
-        if (e.kind === 'finding') {
-          this.out.line(`  ✎ finding: ${oneLine(p.text ?? p.summary ?? p.note ?? p, 240)}`);
-          return;
-        }
-        this.out.line(`  · ${e.kind}: ${compactJson(p, 200)}`);
+        this.out.line(supervisionLine(e.kind, p) ?? `  · ${e.kind}: ${compactJson(p, 200)}`);
     }
   }
 
@@ -877,6 +865,27 @@ export interface PlanShape {
   requirements: unknown;
   outputs: unknown;
   acceptanceCriteria: unknown;
+}
+
+/**
+ * The line `chatgpu watch` prints for what the run supervisor and the trust checks saw and did
+ * (null for other events): a stall, a flapping worker, a finding, a revision request, a trust check.
+ */
+export function supervisionLine(kind: string, p: Record<string, any>): string | null {
+  switch (kind) {
+    case 'attempt.stalled':
+      return `  ⏸ attempt ${p.attempt ?? ''} stalled: no log line or metric for ${p.minutes ?? '?'} min while its worker is alive`;
+    case 'worker.flapping':
+      return `  ⚠ worker ${p.worker ?? p.workerId ?? ''} is flapping: it lost ${p.lost ?? '?'} attempts in ${p.windowMin ?? '?'} min`;
+    case 'finding':
+      return `  ✎ finding: ${oneLine(p.text ?? p.summary ?? p.note ?? p, 240)}`;
+    case 'revision.requested':
+      return `  ✎ supervisor: revise ${p.step ?? 'the step'} (revision ${p.revision ?? '?'}): ${oneLine(p.text ?? '', 240)}`;
+    case 'trust.check':
+      return `  ⚖ trust check${p.task ? ` of ${p.task}` : ''} (${p.step ?? 'decided'})${p.reason ? `: ${oneLine(p.reason, 240)}` : ''}`;
+    default:
+      return null;
+  }
 }
 
 export function formatPlan(plan: PlanShape): string[] {
