@@ -154,6 +154,15 @@ describe('NVIDIA → AMD with one simulated NVIDIA and one simulated AMD worker'
     const rows = await prisma.preparationRecord.findMany({ where: { jobId, step: 'migrate' } });
     expect(rows.every((r) => (r.staticChecks as { ok: boolean }).ok)).toBe(true);
     expect(rows.every((r) => (r.numericalCheck as { ok: boolean }).ok === false)).toBe(true);
+    // The run supervisor looked before each revision: the finding and its revision request, then
+    // the follow-up that the first revision did not pass, and the second request.
+    const findings = await prisma.finding.findMany({ where: { jobId, source: 'supervisor' }, orderBy: { createdAt: 'asc' } });
+    expect(findings.map((f) => f.text)).toEqual([
+      expect.stringMatching(/^The candidate of migrate failed its checks: /),
+      expect.stringMatching(/^Follow-up: not resolved — revision 1 of migrate failed its checks too: /),
+    ]);
+    const requests = await prisma.jobEvent.findMany({ where: { jobId, kind: 'revision.requested' }, orderBy: { id: 'asc' } });
+    expect(requests.map((e) => (e.payload as { revision: number }).revision)).toEqual([1, 2]);
     // The explanation: the stop, what failed and where.
     expect(job.statusReason).toMatch(/cannot revise this candidate/);
     expect(job.statusReason).toMatch(/differ from the reference beyond the tolerances/);

@@ -28,8 +28,10 @@
  *                                               lost work not charged, the estimate and the cap it needs
  *   output rejected by the criteria (final)   → search_logs for warnings/NaN/errors, remember the
  *                                               missed criteria with that evidence; criteria unchanged
- *   a required preparation candidate rejected → request_revision with the checks' feedback (the
- *   (candidate_rejected, the job PREPARING)      preparation agent revises within the budget)
+ *   a required preparation candidate rejected → remember it (after an earlier request for the step:
+ *   (candidate_rejected, the job PREPARING)      "follow-up: not resolved"), request_revision with
+ *                                               the checks' feedback (the preparer revises within
+ *                                               the budget)
  *   anything else                             → nothing: not retried blindly
  */
 import { randomUUID } from 'node:crypto';
@@ -65,7 +67,19 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     // The checks' own feedback (compiler lines, the numbers that differ) is the evidence; the
     // preparation agent revises within the step's budget. The criteria stay as they are.
     if (report.status !== 'PREPARING') return say(`The job is ${report.status}: no revision to request.`);
-    return call('take_action', { kind: 'request_revision', step: trigger.step, text: `Revision ${trigger.revision} of ${trigger.step}: the last candidate failed its checks — ${(trigger.feedback ?? 'see the feedback').slice(0, 1200)} Change only what these point at; the acceptance criteria and frozen files stay as they are.` });
+    const feedback = (trigger.feedback ?? 'see the feedback').slice(0, 1200);
+    if (!out.has('remember')) {
+      // The finding; after an earlier request for this step, its follow-up: it did not pass.
+      const tried = report.findings.some((f) => ((f.data as { evidence?: string[] } | null)?.evidence ?? []).some((e) => e.startsWith(`preparation:${trigger.step}:`)));
+      return call('remember', {
+        observation: tried ? `Follow-up: not resolved — revision ${(trigger.revision ?? 1) - 1} of ${trigger.step} failed its checks too: ${feedback.slice(0, 600)}` : `The candidate of ${trigger.step} failed its checks: ${feedback.slice(0, 600)}`,
+        evidence: [`preparation:${trigger.step}:${(trigger.revision ?? 1) - 1}`],
+        remedy: 'request_revision',
+        trigger: 'candidate_rejected',
+        followUp: `Revision ${trigger.revision} of ${trigger.step} passes its checks.`,
+      });
+    }
+    return call('take_action', { kind: 'request_revision', step: trigger.step, text: `Revision ${trigger.revision} of ${trigger.step}: the last candidate failed its checks — ${feedback} Change only what these point at; the acceptance criteria and frozen files stay as they are.` });
   }
   if (report.status !== 'RUNNING') return say(`The job is ${report.status}: nothing to do.`);
   if (trigger.reason === 'worker_flapping') return keepOffFlapping(report, trigger, out);
