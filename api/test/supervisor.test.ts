@@ -572,7 +572,7 @@ describe('scope, limits and the lock', () => {
     return job;
   }
 
-  it('arguments out of scope are refused before dispatch: another job, a hardware class outside the plan, a retry past the budget, a revision of a job not being prepared', async () => {
+  it('arguments out of scope are refused before dispatch: another job, a hardware class outside the plan, a retry past the budget or the cap, a reassignment against pinning, a revision of a job not being prepared', async () => {
     const owner = await api.signUp();
     const other = await failedTask(owner, 'scope-a');
     const mine = await failedTask(owner, 'scope-b');
@@ -627,6 +627,21 @@ describe('scope, limits and the lock', () => {
       'The job is RUNNING: revisions are requested only while it is being prepared.',
     ]);
     expect(await db.question.count({ where: { jobId: mine.jobId } })).toBe(0);
+
+    // A retry past the spending cap (the claim would not lease it), and a reassignment that breaks pinning.
+    const third = await failedTask(owner, 'scope-c');
+    await db.job.update({ where: { id: third.jobId }, data: { spendingCapCad: '0.000001' } });
+    const res3 = await runSupervisor(r, createScriptedClient([completed(fnCall('take_action', { kind: 'retry', taskId: third.taskId })), completed(message('ok'))]), third.jobId, { reason: 'task_failed', taskId: third.taskId });
+    const out3 = await db.agentItem.findMany({ where: { runId: res3.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } });
+    expect(JSON.parse((out3[0]!.payload as { output: string }).output).error).toMatch(/^A retry of task run would not be leased: leasing it would pass the job's spending cap of 0\.0000 CAD/);
+    await db.job.update({ where: { id: third.jobId }, data: { spendingCapCad: null } });
+    const pinnedTo = workers.at(-1)!.workerId; // scope-c's worker
+    await db.task.update({ where: { id: third.taskId }, data: { pinnedWorkerId: pinnedTo } });
+    const elsewhere = workers.find((w) => w.workerId !== pinnedTo)!.workerId;
+    const res4 = await runSupervisor(r, createScriptedClient([completed(fnCall('take_action', { kind: 'reassign', taskId: third.taskId, onWorkerId: elsewhere })), completed(message('ok'))]), third.jobId, { reason: 'task_failed', taskId: third.taskId });
+    const out4 = await db.agentItem.findMany({ where: { runId: res4.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } });
+    expect(JSON.parse((out4[0]!.payload as { output: string }).output).error).toBe('Task run is pinned to another worker; its placement is not changed.');
+    expect((await taskOf(third.taskId)).status).toBe('FAILED');
   });
 
   it('replan: refused without evidence, with fields it does not take, and past MAX_REPLANS; a new plan keeps the fixed criteria; a replan whose planner never started (a crash) is picked up by the reconcile', async () => {

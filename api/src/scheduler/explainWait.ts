@@ -141,6 +141,15 @@ function jobSpends(prisma: Prisma, rates: Rates, now: Date): (jobId: string) => 
   };
 }
 
+/**
+ * Why leasing this task now would pass its job's spending cap (the claim's projection, on the
+ * cheapest online worker that could run it), or null: the run supervisor's retry is refused for
+ * the same reason the claim would not lease it.
+ */
+export async function capProblem(prisma: Prisma, rates: Rates, now: Date, t: Parameters<typeof capReason>[1]): Promise<string | null> {
+  return capReason(jobSpends(prisma, rates, now), t, await onlineWorkers(prisma), rates);
+}
+
 async function capReason(
   spendOf: (jobId: string) => Promise<JobSpend | null>,
   t: { jobId: string; requirements: unknown; accelVendor: string | null; workload: string; minMemoryMiB: number; minAccelMemMiB: number },

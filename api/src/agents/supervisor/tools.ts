@@ -94,7 +94,7 @@ const FIELDS: Record<TakeActionArgs['kind'], readonly (keyof TakeActionArgs)[]> 
 export const takeAction = defineTool({
   name: 'take_action',
   description:
-    `Act on this job: retry (a FAILED or QUEUED task, within its attempt budget and the plan's hardware class; optionally with more memory), reassign (the same, placed on a named eligible worker (onWorkerId) or kept off the workers it failed on (avoidWorkerIds); a pinned task keeps its worker), replan (hand the job back to the planner with the evidence in text — e.g. a module missing at run time — when the plan itself must change; its unfinished work is cancelled, the acceptance criteria stay; at most ${MAX_REPLANS} times per job), request_revision (a required preparation step whose candidate failed its checks: the evidence in text goes to the preparation agent with the checks' feedback, for the revision the stage waits on, within its budget), ask_user (a question in text with choices; the run waits for the answer, the job shows it), stop_with_explanation (end the job with the explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.`,
+    `Act on this job: retry (a FAILED or QUEUED task, within its attempt budget, the plan's hardware class and the spending cap; optionally with more memory), reassign (the same, placed on a named eligible worker (onWorkerId) or kept off the workers it failed on (avoidWorkerIds); a pinned task keeps its worker), replan (hand the job back to the planner with the evidence in text — e.g. a module missing at run time — when the plan itself must change; its unfinished work is cancelled, the acceptance criteria stay; at most ${MAX_REPLANS} times per job), request_revision (a required preparation step whose candidate failed its checks: the evidence in text goes to the preparation agent with the checks' feedback, for the revision the stage waits on, within its budget), ask_user (a question in text with choices; the run waits for the answer, the job shows it), stop_with_explanation (end the job with the explanation in text), note (a line on the job's timeline). Anything outside the job's scope or limits is refused with the reason.`,
   schema: TakeAction,
   // A recovered ask_user (committed before a crash) waits for the answer; a stop ends the run.
   recoveredControl: (a) => (a.kind === 'ask_user' ? 'wait' : a.kind === 'stop_with_explanation' || a.kind === 'replan' || a.kind === 'request_revision' ? 'finish' : undefined),
@@ -104,7 +104,7 @@ export const takeAction = defineTool({
     if (a.kind === 'retry' || a.kind === 'reassign') {
       if (!a.taskId) return `${a.kind} needs taskId.`;
       if (a.kind === 'reassign' && !a.onWorkerId && !a.avoidWorkerIds?.length) return 'reassign needs onWorkerId or avoidWorkerIds (a plain retry is kind retry).';
-      return retryProblem(ctx.r.prisma, ctx.jobId, a.taskId, changes(a));
+      return retryProblem(ctx.r.prisma, ctx.jobId, a.taskId, changes(a), { rates: ctx.r.config.rates, now: ctx.r.now() });
     }
     if (!a.text) return `${a.kind} needs text.`;
     if (a.kind === 'replan') return replanProblem(ctx.r.prisma, ctx.jobId);
@@ -118,7 +118,7 @@ export const takeAction = defineTool({
   sideEffect: async (a, ctx, tx) => {
     const now = ctx.r.now();
     if (a.kind === 'retry' || a.kind === 'reassign') {
-      const res = await retryTask(tx, now, ctx.jobId, a.taskId!, changes(a), a.text ?? (a.kind === 'retry' ? 'Retried by the supervisor.' : 'Reassigned by the supervisor.'));
+      const res = await retryTask(tx, now, ctx.jobId, a.taskId!, changes(a), a.text ?? (a.kind === 'retry' ? 'Retried by the supervisor.' : 'Reassigned by the supervisor.'), ctx.r.config.rates);
       const { eventIds, ...output } = res;
       return { output: { done: a.kind, ...output }, eventIds };
     }

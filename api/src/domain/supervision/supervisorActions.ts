@@ -8,7 +8,8 @@
  *               optional changes: more memory (never less), kept off the workers it failed
  *               on (any other eligible worker may take it), or placed on one named worker. Only while the job is
  *               RUNNING, within the task's attempt budget, never against its pinned worker,
- *               never to another hardware class than the plan's.
+ *               never to another hardware class than the plan's, never past the spending cap
+ *               (the claim's projection: it would not be leased).
  *   askDuringRun a question with choices (RUNNING → NEEDS_INPUT); the answer resumes the run
  *               and the supervisor's run (answerQuestion, agents/pipeline.ts).
  *   replanJob   the job's unfinished work cancelled and the job handed back to the planner
@@ -31,6 +32,8 @@ import { askUser, type AskUserInput } from '../jobs/askUser.js';
 import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
 import { pendingRevision } from '../preparation/stage.js';
 import type { Resources } from '../resources.js';
+import type { Rates } from '../../db/sql/claimTasks.js';
+import { capProblem } from '../../scheduler/explainWait.js';
 
 export class SupervisorActionRefused extends ConflictError {}
 
@@ -48,7 +51,7 @@ export interface RetryChanges {
  * Why a retry with these changes is out of the job's scope or limits, or null. Reads only;
  * `retryTask` calls it inside its transaction, the tool's check before dispatch.
  */
-export async function retryProblem(db: Db, jobId: string, taskId: string, c: RetryChanges): Promise<string | null> {
+export async function retryProblem(db: Db, jobId: string, taskId: string, c: RetryChanges, cap?: { rates: Rates; now: Date }): Promise<string | null> {
   const task = await db.task.findUnique({ where: { id: taskId }, include: { job: { select: { status: true } } } });
   if (!task || task.jobId !== jobId) return `Task ${taskId} is not a task of this job.`;
   if (task.job.status !== 'RUNNING') return `The job is ${task.job.status}: only a RUNNING job's tasks are retried.`;
@@ -77,11 +80,16 @@ export async function retryProblem(db: Db, jobId: string, taskId: string, c: Ret
         : `No online worker has ${mem} MiB of memory for task ${task.name}.`;
     }
   }
+  if (cap) {
+    // The spending cap, as the claim would see the retry (its memory included).
+    const over = await capProblem(db as never, cap.rates, cap.now, { ...task, minMemoryMiB: Math.max(task.minMemoryMiB, c.minMemoryMiB ?? 0) });
+    if (over) return `A retry of task ${task.name} would not be leased: ${over.replace(/^Waiting: leasing it/, 'leasing it')}`;
+  }
   return null;
 }
 
-export async function retryTask(tx: Db, now: Date, jobId: string, taskId: string, c: RetryChanges, reason: string) {
-  const problem = await retryProblem(tx, jobId, taskId, c);
+export async function retryTask(tx: Db, now: Date, jobId: string, taskId: string, c: RetryChanges, reason: string, rates?: Rates) {
+  const problem = await retryProblem(tx, jobId, taskId, c, rates ? { rates, now } : undefined);
   if (problem) throw new SupervisorActionRefused(problem);
   const task = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
   const avoid = c.avoidWorkerIds?.length ? [...new Set([...avoidedWorkers(task.requirements), ...c.avoidWorkerIds])] : null;
