@@ -168,7 +168,13 @@ builder.mutationFields((t) => ({
     resolve: (_p, args, ctx) =>
       withSpan('attempt.claim', { worker: String(args.workerId) }, async (span) => {
         const got = await claim(ctx, ctx.pubsub, requireWorker(ctx).workerTokenId, String(args.workerId), { waitMs: args.waitMs, max: args.max, ...(ctx.signal ? { signal: ctx.signal } : {}) });
-        span?.setAttributes({ claimed: String(got.length), attempts: got.map((a) => a.id).join(','), jobs: [...new Set(got.map((a) => a.task.jobId))].join(',') });
+        span?.setAttributes({
+          claimed: String(got.length),
+          attempts: got.map((a) => a.id).join(','),
+          jobs: [...new Set(got.map((a) => a.task.jobId))].join(','),
+          // One attempt claimed (a one-slot worker, the usual case): its ids under the names every other span uses.
+          ...(got.length === 1 ? { attempt: got[0]!.id, task: got[0]!.task.id, job: got[0]!.task.jobId } : {}),
+        });
         return got;
       }),
   }),
