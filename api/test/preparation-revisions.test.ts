@@ -21,7 +21,7 @@ import type { ModelClient } from '../src/agents/models/types.js';
 import { findPython } from '../src/preparation/findPython.js';
 import { migrateTree } from '../src/preparation/migrateTree.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
-import { startFakeOpenAI, wireFunctionCall } from './helpers/fakeOpenAI.js';
+import { startFakeOpenAI, wireFunctionCall, wireMessage } from './helpers/fakeOpenAI.js';
 import { NVIDIA_CAPS, ProtocolWorker, createWorkerToken } from './helpers/protocolClient.js';
 
 const KERNEL = `#include <cstdio>
@@ -208,6 +208,11 @@ describe('a revision proposed by the real openai client', () => {
       feedback = JSON.stringify(body.input);
       return { output: [wireFunctionCall('propose_patch', { diff: patch('kernel.cu', migrated['kernel.cu']!, fixed), summary: 'cuDNN is not used for anything: drop it' })] };
     });
+    // Once the revision is accepted, the supervisor records that it worked (candidate_accepted).
+    fake.enqueue(
+      { output: [wireFunctionCall('remember', { observation: 'Follow-up: resolved — revision 1 of hip compiled and passed.', evidence: ['preparation:hip:1'], trigger: 'candidate_accepted' })] },
+      { output: [wireMessage('Recorded.')] },
+    );
     const model = createOpenAIClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'gpt-test', timeoutMs: 20_000, maxRetries: 0 });
     PLAN.preparation.revisionBudget = 1;
     const { api, user, stop } = await setUp(model);
@@ -218,6 +223,9 @@ describe('a revision proposed by the real openai client', () => {
     expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
     expect(feedback).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found/);
     expect(feedback).toContain('The run supervisor: cuDNN is included but never used.');
+    const followUp = await prisma.finding.findMany({ where: { jobId, source: 'supervisor' } });
+    expect(followUp.map((f) => [f.text, (f.data as { trigger?: string }).trigger])).toEqual([['Follow-up: resolved — revision 1 of hip compiled and passed.', 'candidate_accepted']]);
+    expect(fake.unexpected).toBe(0); // no request found the queue empty (the last answer is left when the job ended first)
 
     const records = await prisma.preparationRecord.findMany({ where: { jobId, step: 'hip' }, orderBy: { revision: 'asc' } });
     expect(records.map((x) => [x.revision, x.outcome, x.transformation])).toEqual([

@@ -222,6 +222,7 @@ export class Pipeline {
         this.again.delete(key);
         const state = await advancePreparation(this.r, jobId);
         if (state.state === 'revision') await this.reviseWithSupervisor(jobId, state.step, state.revision, state.feedback);
+        await this.revisionFollowUps(jobId);
       } while (this.again.has(key));
     });
   }
@@ -242,6 +243,23 @@ export class Pipeline {
       asked = await revisionRequest(this.r.prisma, jobId, step, revision);
     }
     await this.revise(jobId, step, revision, asked?.text ? `${feedback}\n\nThe run supervisor: ${asked.text}` : feedback);
+  }
+
+  /**
+   * A revision the run supervisor requested whose candidate then passed its checks (ACCEPTED):
+   * the supervisor records the follow-up (candidate_accepted), once per revision.
+   */
+  private async revisionFollowUps(jobId: string): Promise<void> {
+    const requests = await this.r.prisma.jobEvent.findMany({ where: { jobId, kind: 'revision.requested' }, select: { payload: true } });
+    for (const q of requests) {
+      const { step, revision } = q.payload as { step: string; revision: number };
+      const record = await this.r.prisma.preparationRecord.findUnique({ where: { jobId_step_revision: { jobId, step, revision } }, select: { outcome: true } });
+      if (record?.outcome !== 'ACCEPTED') continue;
+      const recorded = await this.r.prisma.finding.count({
+        where: { jobId, AND: [{ data: { path: ['trigger'], equals: 'candidate_accepted' } }, { data: { path: ['evidence'], array_contains: [`preparation:${step}:${revision}`] } }] },
+      });
+      if (!recorded) await this.supervise(jobId, { reason: 'candidate_accepted', step, revision });
+    }
   }
 
   /** The preparer agent's turn for a rejected required step (its patch emits preparation.step). */

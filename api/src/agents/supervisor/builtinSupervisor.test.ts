@@ -31,4 +31,14 @@ describe('the builtin supervisor rules', () => {
     const out = decide(report([attempt(1, W1, 'FAILED', 'EXIT_NONZERO'), attempt(2, W1, 'FAILED', 'EXIT_NONZERO')]));
     expect(out).toEqual([{ type: 'message', role: 'assistant', content: "EXIT_NONZERO: the task's own failure, not retried blindly." }]);
   });
+
+  it('a revision it requested was accepted: records the follow-up once', () => {
+    const accepted: Item = { type: 'message', role: 'user', content: 'Trigger: {"reason":"candidate_accepted","step":"hip","revision":1}' };
+    const out = decideSupervisor([accepted], new Map([['get_job', [{ ...report([]), status: 'RUNNING' }]]]));
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({ type: 'function_call', name: 'remember' });
+    expect(JSON.parse((out[0] as { arguments: string }).arguments)).toEqual({ observation: 'Follow-up: resolved — revision 1 of hip passed its checks and was accepted.', evidence: ['preparation:hip:1'], trigger: 'candidate_accepted' });
+    const after = decideSupervisor([accepted], new Map<string, unknown[]>([['get_job', [report([])]], ['remember', [{ saved: 'f1' }]]]));
+    expect(after).toEqual([{ type: 'message', role: 'assistant', content: 'Recorded that the revision worked.' }]);
+  });
 });

@@ -32,6 +32,8 @@
  *   (candidate_rejected, the job PREPARING)      "follow-up: not resolved"), request_revision with
  *                                               the checks' feedback (the preparer revises within
  *                                               the budget)
+ *   the revision it requested was accepted    → remember "follow-up: resolved"
+ *   (candidate_accepted)
  *   anything else                             → nothing: not retried blindly
  */
 import { randomUUID } from 'node:crypto';
@@ -63,6 +65,10 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   // After the job ended: explain it (the job stays as it ended).
   if (trigger.reason === 'stopped_at_cap') return explainCap(report, out);
   if (trigger.reason === 'output_rejected') return explainRejection(report, trigger, out);
+  if (trigger.reason === 'candidate_accepted') {
+    if (out.has('remember')) return say('Recorded that the revision worked.');
+    return call('remember', { observation: `Follow-up: resolved — revision ${trigger.revision} of ${trigger.step} passed its checks and was accepted.`, evidence: [`preparation:${trigger.step}:${trigger.revision}`], trigger: 'candidate_accepted' });
+  }
   if (trigger.reason === 'candidate_rejected') {
     // The checks' own feedback (compiler lines, the numbers that differ) is the evidence; the
     // preparation agent revises within the step's budget. The criteria stay as they are.

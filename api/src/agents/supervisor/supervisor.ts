@@ -25,6 +25,7 @@ export const SUPERVISOR: AgentDef = {
 - DEPENDENCY, a package the setup could not install: name it from the logs; when another eligible worker installs packages, ask_user whether to retry there or stop (choices); otherwise stop_with_explanation with the installer's message. A missing package is not fixed by retrying on the same worker.
 - DEPENDENCY, a module missing at run time ("missing module: X"): the plan itself must change — take_action replan with the evidence in text (the attempt, the worker, "missing module: X" and the error line); the planner then installs it when the project's requirements provide it, or says what the user must add. Replan at most once for the same cause; after a replan that did not help, stop_with_explanation.
 - candidate_rejected (a required preparation step's candidate failed compilation or its numerical check; the job is PREPARING): send the evidence to the preparation agent — take_action request_revision with the step and, in text, what failed (file, line, message; the numbers that differ) and what to change; or, when the change cannot pass (the budget shows it, or the evidence says it is impossible here), stop_with_explanation. The output and quality requirements stay as they are.
+- candidate_accepted (the revision you requested passed its checks): remember "Follow-up: resolved" for it, with evidence preparation:<step>:<revision> and trigger candidate_accepted.
 - replan is for evidence that the plan is wrong (not for a worker's fault): the job's unfinished work is cancelled and the planner plans again; the acceptance criteria stay as they are.
 - stalled (a running attempt printed nothing for a while, its worker alive): remember what you saw (the last log lines, how long it has been silent); do not stop a run that may still be working.
 - worker_flapping (a worker lost several attempts of any job within a short window): remember it, then reassign each of this job's QUEUED tasks off that worker (avoidWorkerIds) when another eligible worker can run them; a RUNNING task is left alone.
@@ -45,8 +46,9 @@ export interface SupervisorTrigger {
    * stopped_at_cap, output_rejected: the job has ended (REVIEWS_FINAL_JOB): the run explains it.
    * candidate_rejected: a required preparation step's candidate failed its checks and the budget
    * allows a revision: request_revision sends the evidence to the preparation agent (or stop).
+   * candidate_accepted: the revision it requested passed its checks — record the follow-up.
    */
-  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded' | 'stalled' | 'worker_flapping' | 'stopped_at_cap' | 'output_rejected' | 'candidate_rejected';
+  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded' | 'stalled' | 'worker_flapping' | 'stopped_at_cap' | 'output_rejected' | 'candidate_rejected' | 'candidate_accepted';
   /** candidate_rejected: the required preparation step whose candidate failed its checks, the revision the stage would make next, and the checks' feedback (shortened). */
   step?: string;
   revision?: number;
@@ -66,7 +68,7 @@ export interface SupervisorTrigger {
  * knows nothing of this trigger. Safe to run after another process ran the same one: the
  * finding they save names the trigger, and a second run sees it and says so.
  */
-export const WAITS_FOR_LOCK: ReadonlySet<SupervisorTrigger['reason']> = new Set(['worker_flapping', 'stopped_at_cap', 'output_rejected', 'candidate_rejected']);
+export const WAITS_FOR_LOCK: ReadonlySet<SupervisorTrigger['reason']> = new Set(['worker_flapping', 'stopped_at_cap', 'output_rejected', 'candidate_rejected', 'candidate_accepted']);
 
 /** Triggers that come after the job ended: the run looks back at it (RunOptions.reviewsFinalJob). */
 export const REVIEWS_FINAL_JOB: ReadonlySet<SupervisorTrigger['reason']> = new Set(['stopped_at_cap', 'output_rejected']);
