@@ -402,6 +402,31 @@ describe('the run supervisor with the builtin rules', () => {
     expect(await db.action.count({ where: { jobId: silentJob.jobId, kind: 'take_action' } })).toBe(0);
   });
 
+  it("the retried attempt fails while the supervisor's run is still open: that failure is the supervisor's to judge, not a generic failure of the job", async () => {
+    const owner = await api.signUp();
+    const w = await worker(owner, 'race', 8192);
+    const { jobId, taskId } = await runningJob(owner);
+    let a2: Awaited<ReturnType<ProtocolWorker['claim']>>[number] | undefined;
+    supervise(
+      createScriptedClient([
+        completed(fnCall('take_action', { kind: 'retry', taskId, text: 'Retried once.' })),
+        // Before this run ends, the retry is claimed and fails (its task.finished comes while the run is open).
+        async () => {
+          [a2] = await w.claim();
+          await w.complete(a2!, { exitCode: 1 });
+          return completed(message('Retried.'));
+        },
+        completed(fnCall('take_action', { kind: 'stop_with_explanation', text: 'It failed again after the retry: stopped.' })),
+      ]),
+    );
+    const [a1] = await w.claim();
+    await w.complete(a1!, { exitCode: 1 });
+    const job = await failedJob(jobId);
+    expect(a2?.number).toBe(2);
+    expect(job.statusReason).toBe('It failed again after the retry: stopped.');
+    expect((await supervisorRuns(jobId)).map((x) => x.status)).toEqual(['COMPLETED', 'COMPLETED']);
+  });
+
   it('a remedy that did not work is not repeated: the next run records it and stops the job', async () => {
     const owner = await api.signUp();
     const small = await worker(owner, 'small2', 8192);

@@ -298,18 +298,29 @@ export class Pipeline {
    * reconcile comes back to the task if nobody moves the job).
    */
   private async afterTask(taskId: string): Promise<void> {
-    const task = await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true, kind: true, status: true, currentAttemptId: true } });
-    if (!task) return;
-    if (task.status === 'FAILED' && SUPERVISED.has(task.kind)) {
-      const res = await this.supervise(task.jobId, { reason: 'task_failed', taskId, attemptId: task.currentAttemptId });
-      if (res === 'locked') return;
-    } else if (task.status === 'SUCCEEDED' && (await hasRemedy(this.r, taskId))) {
-      // The supervisor tried something for this task: its follow-up says whether it worked
-      // (before the job moves on and is final). Its answer does not hold the job back.
-      await this.supervise(task.jobId, { reason: 'task_succeeded', taskId, attemptId: task.currentAttemptId });
+    // The event of a newer attempt of this task that ended while this ran was dropped (one
+    // `task:<id>` at a time in a process): each pass looks at the attempt the task has now.
+    let handled: string | null | undefined;
+    for (let pass = 0; pass < 10; pass++) {
+      const task = await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true, kind: true, status: true, currentAttemptId: true } });
+      if (!task || task.currentAttemptId === handled) return;
+      handled = task.currentAttemptId;
+      if (task.status === 'FAILED' && SUPERVISED.has(task.kind)) {
+        const res = await this.supervise(task.jobId, { reason: 'task_failed', taskId, attemptId: task.currentAttemptId });
+        if (res === 'locked') return;
+      } else if (task.status === 'SUCCEEDED' && (await hasRemedy(this.r, taskId))) {
+        // The supervisor tried something for this task: its follow-up says whether it worked
+        // (before the job moves on and is final). Its answer does not hold the job back.
+        await this.supervise(task.jobId, { reason: 'task_succeeded', taskId, attemptId: task.currentAttemptId });
+      } else if (task.status !== 'SUCCEEDED' && task.status !== 'FAILED') return;
+      // The supervisor queued it again (and maybe its new attempt already ended): not this
+      // attempt's outcome to move the job on.
+      if ((await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { currentAttemptId: true } }))?.currentAttemptId !== handled) continue;
+      await advanceJobAfterTask(this.r, taskId);
+      return;
     }
-    await advanceJobAfterTask(this.r, taskId);
   }
+
 
   /**
    * The user answered the run supervisor: it acts on the answer; then the job's failed tasks
