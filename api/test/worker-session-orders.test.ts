@@ -3,7 +3,9 @@
  * owner's drain (or pause) committed carries the status it read then; applied after the drain,
  * its RESUME used to undo the drain on the machine (seen in drain-checkpoint.test.ts under
  * load: "draining…" then "resumed: taking new tasks again" 23 ms later). Here the real API's
- * heartbeat answer is held on its way back by a proxy on 127.0.0.1 while the owner drains.
+ * heartbeat answer is held on its way back by a proxy on 127.0.0.1 while the owner drains —
+ * or the drain's own request is held on its way to the API while a heartbeat goes and comes
+ * back (seen in drain-checkpoint.test.ts in a full run: the same 24 ms undo).
  */
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -53,6 +55,37 @@ async function holdingProxy() {
   };
 }
 
+/** Forwards to the API, except the owner's drain request, held on its way there until `release()`. */
+async function drainHoldingProxy() {
+  let held: (() => void) | null = null;
+  let onHeld: (() => void) | null = null;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const forward = () => {
+        const up = request(`${api.url}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(api.url).host } }, (upRes) => {
+          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          upRes.pipe(res);
+        });
+        up.end(body);
+      };
+      if (body.includes('drainOwnWorker(')) {
+        held = forward;
+        onHeld?.();
+      } else forward();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held: () => new Promise<void>((r) => (held ? r() : (onHeld = r))),
+    release: () => held?.(),
+  };
+}
+
 describe("a heartbeat answered before the owner's own request does not undo it", () => {
   const dirs: string[] = [];
   afterAll(async () => {
@@ -87,6 +120,19 @@ describe("a heartbeat answered before the owner's own request does not undo it",
     proxy.release();
     await next;
     expect(s.status).toBe('DRAINING');
+  });
+
+  it("drain: a heartbeat sent while the drain's request is still on its way reads ONLINE (RESUME); the worker stays DRAINING", async () => {
+    const proxy = await drainHoldingProxy();
+    const s = await session('drain-race-2', proxy.url);
+    const drained = s.drain();
+    await proxy.held(); // the drain is decided on the machine; the API has not seen it yet
+    expect(s.status).toBe('DRAINING');
+    await s.heartbeat(); // answered by an API that still has the worker ONLINE
+    expect(s.status).toBe('DRAINING');
+    proxy.release();
+    expect((await drained).status).toBe('DRAINING');
+    expect(await dbStatus(s)).toBe('DRAINING');
   });
 
   it('pause: the in-flight heartbeat read ONLINE; the worker stays PAUSED', async () => {

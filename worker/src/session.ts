@@ -43,6 +43,8 @@ export class Session {
   status = 'STARTING';
   /** Counts the owner's own pause/resume/drain requests, before and after each (see heartbeat). */
   private ownerChanges = 0;
+  /** The owner's own status requests (pause, resume, drain) still awaiting the API's answer. */
+  private ownerChangesInFlight = 0;
   private heartbeatSec = 5;
   private readonly runs = new Map<string, Run>();
   private readonly stopping = new AbortController();
@@ -92,13 +94,16 @@ export class Session {
   async heartbeat(): Promise<void> {
     const leases = [...this.runs.values()].map((r) => ({ attemptId: r.attemptId, fencingToken: r.assignment.fencingToken }));
     const ownerSeq = this.ownerChanges;
+    const changingAtSend = this.ownerChangesInFlight > 0;
     const r = await this.client.request(HeartbeatDoc, { workerId: this.workerId!, leases, telemetry: { running: leases.length } }, { signal: this.stopping.signal });
     const h = r.heartbeat;
     if (h.__typename !== 'HeartbeatResult') throw new Error('message' in h ? h.message : 'unexpected answer');
     // The owner paused, resumed or drained this worker from the machine while the heartbeat
-    // was in flight: its status orders were read before that and would undo it (fix: a drain
-    // was undone by a RESUME from a heartbeat sent just before it). The next heartbeat says.
-    const statusOrdersStale = this.ownerChanges !== ownerSeq;
+    // was in flight — or such a request was itself still in flight when it was sent or answered,
+    // so the API may have read the status before committing it: its status orders would undo
+    // it (fix: a drain was undone by a RESUME from a heartbeat sent just before it, and from
+    // one sent while the drain's request was on its way). The next heartbeat says.
+    const statusOrdersStale = this.ownerChanges !== ownerSeq || changingAtSend || this.ownerChangesInFlight > 0;
     for (const o of h.orders) {
       if (statusOrdersStale && o.kind !== 'CANCEL') continue;
       if (o.kind === 'CANCEL' && o.attemptId) {
@@ -190,7 +195,11 @@ export class Session {
 
   async setPaused(paused: boolean): Promise<string> {
     this.ownerChanges++;
-    const r = await this.client.request(SetPausedDoc, { workerId: this.workerId!, paused }).finally(() => this.ownerChanges++);
+    this.ownerChangesInFlight++;
+    const r = await this.client.request(SetPausedDoc, { workerId: this.workerId!, paused }).finally(() => {
+      this.ownerChanges++;
+      this.ownerChangesInFlight--;
+    });
     const w = r.setWorkerPaused;
     if (w.__typename !== 'Worker') throw new Error('message' in w ? w.message : 'unexpected answer');
     this.status = w.status;
@@ -206,8 +215,12 @@ export class Session {
   async drain(): Promise<{ status: string; graceSec: number; attempts: { attemptId: string; freeAfterSec: number | null; killed: boolean }[] }> {
     // The runs first: the API's answer also orders the drain (heartbeat), and would race this.
     this.ownerChanges++;
+    this.ownerChangesInFlight++;
     const runs = this.startDrain();
-    const r = await this.client.request(DrainOwnWorkerDoc, { workerId: this.workerId! }).finally(() => this.ownerChanges++);
+    const r = await this.client.request(DrainOwnWorkerDoc, { workerId: this.workerId! }).finally(() => {
+      this.ownerChanges++;
+      this.ownerChangesInFlight--;
+    });
     const w = r.drainOwnWorker;
     await Promise.allSettled(runs.map((x) => x.done));
     if (w.__typename !== 'Worker') throw new Error('message' in w ? w.message : 'unexpected answer');
