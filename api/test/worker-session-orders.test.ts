@@ -20,27 +20,37 @@ import { CPU_CAPS, createWorkerToken } from './helpers/protocolClient.js';
 const api = await startTestApi({ HEARTBEAT_SEC: '3600' });
 const owner = await api.signUp();
 
-/** Forwards to the API; the answers to heartbeats are held until `release()`. */
-async function holdingProxy() {
+/**
+ * Forwards to the API, holding what matches until `release()`: the requests whose body contains
+ * `holdRequest` on their way to the API, or the answers to those containing `holdAnswer` on
+ * their way back.
+ */
+async function holdingProxy(hold: { holdAnswer?: string; holdRequest?: string } = { holdAnswer: 'heartbeat(' }) {
   let held: (() => void)[] = [];
   let onHeld: (() => void) | null = null;
+  const keep = (fn: () => void) => {
+    held.push(fn);
+    onHeld?.();
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const up = request(`${api.url}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(api.url).host } }, (upRes) => {
-        const out: Buffer[] = [];
-        upRes.on('data', (c) => out.push(c));
-        upRes.on('end', () => {
-          const send = () => res.writeHead(upRes.statusCode ?? 502, upRes.headers).end(Buffer.concat(out));
-          if (body.includes('heartbeat(')) {
-            held.push(send);
-            onHeld?.();
-          } else send();
+      const forward = () => {
+        const up = request(`${api.url}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(api.url).host } }, (upRes) => {
+          const out: Buffer[] = [];
+          upRes.on('data', (c) => out.push(c));
+          upRes.on('end', () => {
+            const send = () => res.writeHead(upRes.statusCode ?? 502, upRes.headers).end(Buffer.concat(out));
+            if (hold.holdAnswer && body.includes(hold.holdAnswer)) keep(send);
+            else send();
+          });
         });
-      });
-      up.end(body);
+        up.end(body);
+      };
+      if (hold.holdRequest && body.includes(hold.holdRequest)) keep(forward);
+      else forward();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -52,37 +62,6 @@ async function holdingProxy() {
       for (const s of held) s();
       held = [];
     },
-  };
-}
-
-/** Forwards to the API, except the owner's drain request, held on its way there until `release()`. */
-async function drainHoldingProxy() {
-  let held: (() => void) | null = null;
-  let onHeld: (() => void) | null = null;
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const forward = () => {
-        const up = request(`${api.url}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(api.url).host } }, (upRes) => {
-          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-          upRes.pipe(res);
-        });
-        up.end(body);
-      };
-      if (body.includes('drainOwnWorker(')) {
-        held = forward;
-        onHeld?.();
-      } else forward();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  afterAll(() => new Promise<void>((r) => server.close(() => r())));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    held: () => new Promise<void>((r) => (held ? r() : (onHeld = r))),
-    release: () => held?.(),
   };
 }
 
@@ -123,10 +102,10 @@ describe("a heartbeat answered before the owner's own request does not undo it",
   });
 
   it("drain: a heartbeat sent while the drain's request is still on its way reads ONLINE (RESUME); the worker stays DRAINING", async () => {
-    const proxy = await drainHoldingProxy();
+    const proxy = await holdingProxy({ holdRequest: 'drainOwnWorker(' });
     const s = await session('drain-race-2', proxy.url);
     const drained = s.drain();
-    await proxy.held(); // the drain is decided on the machine; the API has not seen it yet
+    await proxy.heldOne(); // the drain is decided on the machine; the API has not seen it yet
     expect(s.status).toBe('DRAINING');
     await s.heartbeat(); // answered by an API that still has the worker ONLINE
     expect(s.status).toBe('DRAINING');
