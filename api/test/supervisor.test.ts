@@ -369,6 +369,34 @@ describe('the run supervisor with the builtin rules', () => {
     expect(await db.plan.count({ where: { jobId } })).toBe(1);
   });
 
+  it('the supervisor that replanned still holds the job when the planner starts (its turn goes on): the planner waits for the lock, then plans', { timeout: 60_000 }, async () => {
+    const owner = await api.signUp();
+    const w = await installer(owner, 'slow-holder', 'https://pypi.org/simple');
+    await installer(owner, 'slow-holder-2', 'https://pypi.org/simple');
+    const { jobId } = await runningJob(owner);
+    const builtin = createBuiltinClient();
+    // The supervisor's turn after its replan call takes 1.5 s more: the job.replanned event
+    // reaches the pipeline while the supervisor still holds the job's agent lock.
+    const slowAfterReplan: ModelClient = {
+      name: builtin.name,
+      async respond(req) {
+        const last = req.input.at(-1);
+        if (last?.type === 'function_call_output' && req.input.some((i) => i.type === 'function_call' && i.call_id === last.call_id && i.name === 'take_action' && i.arguments.includes('"replan"'))) {
+          await new Promise((done) => setTimeout(done, 1500));
+        }
+        return builtin.respond(req);
+      },
+    };
+    supervise(slowAfterReplan);
+    const [a1] = await w.claim();
+    await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: "missing module: tqdm (ModuleNotFoundError: No module named 'tqdm'; exit code 1)" });
+    // No tick, no reconcile: only the event's own reaction can start the planner.
+    const job = await failedJob(jobId, 20_000);
+    expect(job.statusReason).toMatch(/No requirements file lists tqdm: add it to requirements\.txt so a worker can install it\.$/);
+    const runs = await db.agentRun.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' }, select: { agent: true } });
+    expect(runs.map((x) => x.agent)).toEqual(['supervisor', 'planner']);
+  });
+
   it('a run alive but silent for STALL_MIN minutes: the tick reports it once, the supervisor saves a finding with its last line; the run goes on', async () => {
     const owner = await api.signUp();
     const quiet = await worker(owner, 'quiet', 8192);

@@ -162,11 +162,22 @@ export class Pipeline {
    */
   private async startPlanning(jobId: string): Promise<void> {
     await transitionIfAllowed(this.r, jobId, 'startPlanning', { reason: 'The planner is reading the project.' });
+    // After a replan the supervisor that replanned may still hold the job's agent lock (its
+    // turn goes on after the call): the planner waits its turn (bounded: two lock leases).
+    for (let waited = 0; ; waited += LOCK_WAIT_MS) {
+      const res = await this.startPlannerRun(jobId);
+      if (res !== 'locked' || waited >= 2 * LOCK_LEASE_MS) return;
+      await new Promise((done) => setTimeout(done, LOCK_WAIT_MS));
+    }
+  }
+
+  /** `locked`: after a replan, another agent held the job and no planner run started. */
+  private async startPlannerRun(jobId: string): Promise<'locked' | 'done'> {
     const job = await loadJob(this.r, jobId);
-    if (job.status !== 'PLANNING') return;
+    if (job.status !== 'PLANNING') return 'done';
     const replanned = await replans(this.r.prisma, jobId);
     const latest = replanned.length ? await latestRun(this.r, jobId, PLANNER.name) : null;
-    if (latest && latest.createdAt > replanned.at(-1)!.at) return; // another process's planner run has it
+    if (latest && latest.createdAt > replanned.at(-1)!.at) return 'done'; // another process's planner run has it
     const task = [
       `Job title: ${job.title}`,
       `Request: ${job.request}`,
@@ -177,7 +188,9 @@ export class Pipeline {
     ].join('\n');
     // After a replan the new run starts with what the user already answered the planner.
     const answered = replanned.length ? await answersToAgent(this.r, jobId, PLANNER.name) : [];
-    await this.planTurns(jobId, [{ type: 'message', role: 'user', content: task }, ...answered]);
+    const res = await this.planTurns(jobId, [{ type: 'message', role: 'user', content: task }, ...answered]);
+    // A new job's lock held by another process's planner: that one plans it.
+    return replanned.length ? res : 'done';
   }
 
   private async resumePlanning(jobId: string): Promise<void> {
@@ -187,23 +200,26 @@ export class Pipeline {
     await this.planTurns(jobId, await unseenAnswers(this.r, jobId, run.id), run.id);
   }
 
-  private async planTurns(jobId: string, input: Item[], runId?: string): Promise<void> {
+  /** `locked`: the first turn found another agent holding the job (no turn ran). */
+  private async planTurns(jobId: string, input: Item[], runId?: string): Promise<'locked' | 'done'> {
     let id = runId;
     let next = input;
     for (let turn = 0; turn < MAX_PLANNER_TURNS; turn++) {
       const res = await runAgentTurn(this.r, { jobId, agent: PLANNER, model: this.model, input: next, ...(id ? { runId: id } : {}), ...(this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}) });
-      if (res.stopReason === 'locked' || res.stopReason === 'job_final') return; // another process plans it, or it is over
+      if (res.stopReason === 'locked') return turn === 0 ? 'locked' : 'done'; // another process plans it
+      if (res.stopReason === 'job_final') return 'done'; // it is over
       id = res.runId;
       next = [];
-      if (res.status === 'WAITING') return;
+      if (res.status === 'WAITING') return 'done';
       if (res.status === 'COMPLETED') {
         await transitionIfAllowed(this.r, jobId, 'fail', { reason: 'The planner finished without a plan. See its steps for what it found.', onlyFrom: ['PLANNING'] });
-        return;
+        return 'done';
       }
-      if (isFinalJobStatus((await loadJob(this.r, jobId)).status)) return;
+      if (isFinalJobStatus((await loadJob(this.r, jobId)).status)) return 'done';
       if (res.stopReason === 'model_error' || res.stopReason === 'model_timeout') await new Promise((r) => setTimeout(r, 1000 * (turn + 1)));
     }
     await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The planner did not reach a plan within ${MAX_PLANNER_TURNS} turns.`, onlyFrom: ['PLANNING'] });
+    return 'done';
   }
 
   /**
