@@ -64,9 +64,43 @@ describe('migratePytorch', () => {
     expect(r.hazards.map((h) => `${h.line}:${h.severity}:${h.what}`)).toEqual([
       '2:info:torch.compile needs PyTorch ≥ 2.0',
       '3:error:torch.serialization.safe_globals needs PyTorch ≥ 2.5',
+      '5:info:torch.accelerator.is_available needs PyTorch ≥ 2.6',
     ]);
     const newer = await one('import torch\nm = torch.compile(torch.nn.Linear(2, 2))\n', { target: 'cpu', runtime: { torch: '2.4' } });
     expect(newer.changed).toBe(false);
+  });
+
+  it('PyTorch 1.13: scaled_dot_product_attention and a device-less torch.amp.GradScaler are rewritten, and the attention written out agrees with 1.13\'s own kernel', async () => {
+    const src = [
+      'import torch',
+      'import torch.nn.functional as F',
+      'q, k, v = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8), torch.randn(2, 3, 7, 8)',
+      'mask = torch.rand(5, 7) > 0.3',
+      'mask[:, 0] = True',
+      'ref = F._scaled_dot_product_attention',
+      'cases = [',
+      '    (F.scaled_dot_product_attention(q, k, v), ref(q, k, v, None, 0.0, False, False)[0]),',
+      '    (F.scaled_dot_product_attention(q, k[..., :5, :], v[..., :5, :], is_causal=True), ref(q, k[..., :5, :], v[..., :5, :], None, 0.0, False, True)[0]),',
+      '    (F.scaled_dot_product_attention(q, k, v, attn_mask=mask), ref(q, k, v, mask, 0.0, False, False)[0]),',
+      '    (F.scaled_dot_product_attention(q, k, v, scale=0.5), ref(q * 0.5 * 8 ** 0.5, k, v, None, 0.0, False, False)[0]),',
+      ']',
+      'print(all(torch.allclose(a, b, atol=1e-6) for a, b in cases), type(torch.amp.GradScaler()).__name__)',
+      '',
+    ].join('\n');
+    const r = await one(src);
+    expect(r.edits.filter((e) => e.rule !== 'device-prelude').map((e) => `${e.line}:${e.rule}`)).toEqual(['8:torch-sdpa-compat', '9:torch-sdpa-compat', '10:torch-sdpa-compat', '11:torch-sdpa-compat', '13:amp-grad-scaler']);
+    expect(r.hazards.filter((h) => h.severity === 'error')).toEqual([]);
+    expect(r.numericsMayChange).toBe(true);
+    const { runProcess } = await import('./pythonAst.js');
+    const { torchPython } = await import('../../test/preparation/toolchain.js');
+    const py = await torchPython();
+    expect(py.modules.torch).toMatch(/^1\.13/); // Debian's: no fused kernel, so the written-out path runs
+    const run = await runProcess(py.path, ['-c', r.out], null, 60_000, { ...process.env, CHATGPU_DEVICE: 'cpu' });
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim()).toBe('True GradScaler');
+    // The unchanged code does not run there.
+    const before = await runProcess(py.path, ['-c', src], null, 60_000, process.env);
+    expect(before.stderr).toMatch(/AttributeError: module 'torch.nn.functional' has no attribute 'scaled_dot_product_attention'/);
   });
 
   it('reports CUDA-only APIs it cannot rewrite', async () => {

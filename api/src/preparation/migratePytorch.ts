@@ -222,7 +222,9 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
     const q = n._t === 'Attribute' ? qualify(n) : null;
     if (q && torchVersion && parent && !(parent._t === 'Attribute')) {
       const api = VERSIONED_APIS.find(([name]) => q === name || q.startsWith(`${name}.`));
-      if (api && older(torchVersion, api[1]) && !(api[0] === 'torch.compile' || api[0] === 'torch.amp.GradScaler')) {
+      // (Calls of torch.compile, torch.amp.GradScaler and scaled_dot_product_attention are rewritten by visitCall.)
+      const rewrittenCall = parent._t === 'Call' && parent.func === n && api?.[0] === 'torch.nn.functional.scaled_dot_product_attention';
+      if (api && older(torchVersion, api[1]) && !(api[0] === 'torch.compile' || api[0] === 'torch.amp.GradScaler') && !rewrittenCall) {
         hazard(n, 'error', 'torch-version', `${q} needs PyTorch ≥ ${api[1].join('.')}`, `The worker runs PyTorch ${ctx.runtime?.torch}: this attribute does not exist there.`, api[2]);
       }
     }
@@ -297,11 +299,19 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
       replaceFunc('_chatgpu_grad_scaler', 'amp-grad-scaler');
       return false;
     }
-    if (qf === 'torch.amp.GradScaler' && (isCudaLiteral(args[0]) || isCudaLiteral(kw(n, 'device')?.value))) {
+    // torch.amp.GradScaler's device defaults to "cuda": no device given is the CUDA one too.
+    if (qf === 'torch.amp.GradScaler' && (isCudaLiteral(args[0]) || isCudaLiteral(kw(n, 'device')?.value) || (args.length === 0 && !kw(n, 'device')))) {
       const copy = { ...n, keywords: (n.keywords as PyNode[]).filter((k) => k.arg !== 'device') };
       const a = keywordArgs(copy, ['init_scale', 'growth_factor', 'backoff_factor', 'growth_interval', 'enabled'], isCudaLiteral(args[0]) ? 1 : 0);
       if (a === null) return false;
+      if (torchVersion && older(torchVersion, [2, 3])) hazard(n, 'info', 'torch-version', 'torch.amp.GradScaler needs PyTorch ≥ 2.3', `The worker runs PyTorch ${ctx.runtime?.torch}; the rewrite uses torch.cuda.amp.GradScaler there.`, 'Nothing to do: the rewrite keeps torch.amp.GradScaler where it exists.');
       return replaceCall(`_chatgpu_grad_scaler(${a})`, 'amp-grad-scaler');
+    }
+    if (qf === 'torch.nn.functional.scaled_dot_product_attention' && torchVersion && older(torchVersion, [2, 0])) {
+      replaceFunc('_chatgpu_sdpa', 'torch-sdpa-compat');
+      hazard(n, 'info', 'torch-version', 'torch.nn.functional.scaled_dot_product_attention needs PyTorch ≥ 2.0', `The worker runs PyTorch ${ctx.runtime?.torch}; the rewrite computes the same attention as PyTorch documents it (softmax(Q·Kᵀ·scale + mask)·V), without the fused kernel: slower and more memory on long sequences.`, 'Nothing to do: the rewrite keeps the fused kernel where it exists.');
+      notes.add('Attention without the fused kernel (PyTorch before 2.0) sums in a different order: results agree within float tolerance, not bit for bit.');
+      return false;
     }
     if (qf === 'torch.device' && isCudaLiteral(args[0]) && args.length === 2) {
       return replaceCall(`${text(func)}(${DEVICE})`, 'device-string');
@@ -319,7 +329,10 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
         synchronize: '_chatgpu_synchronize()',
         device_count: '_chatgpu_cuda_only("device_count", 1)()',
       };
-      if (map[name]) return replaceCall(map[name], 'torch-accelerator-compat');
+      if (map[name]) {
+        hazard(n, 'info', 'torch-version', `${qf} needs PyTorch ≥ 2.6`, `The worker runs PyTorch ${ctx.runtime?.torch}; the rewrite asks the worker's device instead.`, 'Nothing to do.');
+        return replaceCall(map[name], 'torch-accelerator-compat');
+      }
     }
     // x.cuda(...)  →  x.to(_CHATGPU_DEVICE, non_blocking=...)
     if (func._t === 'Attribute' && func.attr === 'cuda' && !isTorchModulePath(func.value)) {
@@ -593,6 +606,28 @@ const PRELUDE_HELPERS: PreludeHelper[] = [
     if amp is not None and hasattr(amp, "GradScaler"):
         return amp.GradScaler("cuda", *args, **kwargs)
     return _chatgpu_torch.cuda.amp.GradScaler(*args, **kwargs)`,
+  },
+  {
+    name: '_chatgpu_sdpa',
+    uses: ['_chatgpu_sdpa('],
+    code: `def _chatgpu_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kwargs):
+    """scaled_dot_product_attention where PyTorch has it (2.0+); before, the same attention written out."""
+    functional = _chatgpu_torch.nn.functional
+    if hasattr(functional, "scaled_dot_product_attention"):
+        extra = {} if scale is None else {"scale": scale}
+        return functional.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **extra, **kwargs)
+    length, source = query.size(-2), key.size(-2)
+    factor = query.size(-1) ** -0.5 if scale is None else scale
+    weights = query @ key.transpose(-2, -1) * factor
+    if is_causal:
+        keep = _chatgpu_torch.ones(length, source, dtype=_chatgpu_torch.bool, device=query.device).tril()
+        weights = weights.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        weights = weights.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == _chatgpu_torch.bool else weights + attn_mask
+    weights = _chatgpu_torch.softmax(weights, dim=-1)
+    if dropout_p > 0.0:
+        weights = _chatgpu_torch.dropout(weights, dropout_p, train=True)
+    return weights @ value`,
   },
   {
     name: '_chatgpu_pin_memory',
