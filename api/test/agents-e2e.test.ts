@@ -163,6 +163,47 @@ describe('the main job, builtin planner', () => {
     expect(done.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED']]);
   });
 
+  it('a torch pin newer than the workers’ with calls the workers’ torch lacks: offers the migration (not “run anyway”), and the migrated code runs, checked by the preparation stage', { timeout: 150_000 }, async () => {
+    const train = [
+      'import json',
+      'import torch',
+      'import torch.nn.functional as F',
+      'torch.manual_seed(0)',
+      'model = torch.compile(torch.nn.Linear(8, 8))',
+      'q = model(torch.randn(1, 2, 4, 8))',
+      'y = F.scaled_dot_product_attention(q, q, q, is_causal=True)',
+      'json.dump({"sum": round(float(y.sum()), 5)}, open("outputs/result.json", "w"))',
+      '',
+    ].join('\n');
+    const id = await submit({ 'requirements.txt': 'torch>=2.1\n', 'train.py': train }, 'train it');
+    const waiting = await until(id, (j) => j.status === 'NEEDS_INPUT');
+    const q = waiting.openQuestions[0];
+    expect(q.text).toMatch(/requirements\.txt pins torch>=2\.1, but the online workers have torch 1\.13.*2 PyTorch call\(s\) newer than the workers' torch 1\.13[\d.a-z]*, each rewritten by the pytorch-version-compat migration: train\.py:5 torch\.compile \(≥ 2\.0\); train\.py:7 torch\.nn\.functional\.scaled_dot_product_attention \(≥ 2\.0\)/);
+    // Running the unchanged code would crash at the first call: not offered.
+    expect(q.choices).toEqual([expect.stringMatching(/^Migrate those calls to torch 1\.13[\d.a-z]* \(checked by a bounded run first\)$/), 'Stop the job']);
+    await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: q.id, answer: q.choices[0] } }, user.token);
+    const done = await until(id, (j) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.status), 140_000);
+    expect(done.status, done.statusReason).toBe('SUCCEEDED');
+    expect(done.tasks.map((t: any) => [t.kind, t.status])).toEqual([['REFERENCE', 'SUCCEEDED'], ['CANDIDATE', 'SUCCEEDED'], ['RUN', 'SUCCEEDED']]);
+    const jobId = Buffer.from(id, 'base64').toString().split(':')[1]!;
+    const records = await api.server.db.prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' }, select: { step: true, outcome: true, transformation: true, reason: true } });
+    expect(records.map((x) => [x.step, x.outcome, x.transformation])).toEqual([['reference', 'FALLBACK', 'pytorch-version-compat'], ['migrate', 'ACCEPTED', 'pytorch-version-compat']]);
+    expect(records[0]!.reason).toMatch(/^The unchanged code calls PyTorch newer than the online workers' \(train\.py:5 torch\.compile needs PyTorch ≥ 2\.0; train\.py:7 torch\.nn\.functional\.scaled_dot_product_attention needs PyTorch ≥ 2\.0\)/);
+    // The run ran the rewrite: the frozen code calls the helpers, and the result is there.
+    const run = await api.server.db.prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' }, select: { codeVersion: { select: { status: true, origin: true } } } });
+    expect(run.codeVersion).toEqual({ status: 'ACCEPTED', origin: 'pytorch-version-compat' });
+    expect(done.outputs.map((o: any) => o.path)).toContain('outputs/result.json');
+  });
+
+  it('a torch pin newer than the workers’ with a call no rewrite replaces: stopped before anything runs, naming the call and the torch it needs; nothing asked', async () => {
+    const id = await submit({ 'requirements.txt': 'torch>=2.2\n', 'train.py': 'import torch\nprogram = torch.export.export(torch.nn.Linear(2, 2), (torch.randn(1, 2),))\nprint(program)\n' }, 'train it');
+    const done = await until(id, (j) => ['FAILED', 'NEEDS_INPUT', 'SUCCEEDED'].includes(j.status));
+    expect(done.status).toBe('FAILED');
+    expect(done.statusReason).toMatch(/requirements\.txt pins torch>=2\.2, but the online workers have torch 1\.13[\d.a-z]*\. 1 PyTorch call\(s\) newer than the workers' torch 1\.13[\d.a-z]* have no rewrite: train\.py:2 torch\.export\.export \(≥ 2\.1\)\. A worker with torch ≥ 2\.1 is needed\.$/);
+    expect(done.tasks).toEqual([]);
+    expect(done.openQuestions).toEqual([]);
+  });
+
   it('migrates code hard-wired to CUDA instead of failing at run time when no NVIDIA worker is online', { timeout: 150_000 }, async () => {
     const id = await submit({ 'train.py': 'import torch\nif __name__ == "__main__":\n    x = torch.zeros(3).cuda()\n    print(float(x.sum()))\n' }, 'train');
     const done = await until(id, (j) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.status), 140_000);

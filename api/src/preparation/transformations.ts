@@ -1,6 +1,9 @@
 /**
  * The transformations a plan's preparation step may name, by name: the migrations
- * (migrateTree: PyTorch → device-agnostic, CUDA C++ → HIP, both by file type) and the
+ * (migrateTree: PyTorch → device-agnostic, CUDA C++ → HIP, both by file type; and PyTorch
+ * calls newer than the workers' torch → calls it has, `pytorch-version-compat`: the same
+ * rewrite, named for what the plan wants from it, since the worker's torch version drives
+ * both) and the
  * optimization candidates (optimize.ts). One lookup for the pipeline and the regression
  * cases, so both apply exactly the same code.
  */
@@ -8,7 +11,7 @@ import { migrateTree } from './migrateTree.js';
 import { optimization, OPTIMIZATION_NAMES, type OptimizationName } from './optimize.js';
 import type { CodeTree, Target, TransformContext, TransformResult } from './types.js';
 
-export const MIGRATIONS = ['pytorch-device-agnostic', 'cuda-to-hip'] as const;
+export const MIGRATIONS = ['pytorch-device-agnostic', 'pytorch-version-compat', 'cuda-to-hip'] as const;
 export const TRANSFORMATION_NAMES = [...MIGRATIONS, ...OPTIMIZATION_NAMES] as const;
 export type TransformationName = (typeof TRANSFORMATION_NAMES)[number];
 

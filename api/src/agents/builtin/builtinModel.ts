@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { ArgFlag, EntryPoint, ProjectFacts } from '../planner/analyzeProject.js';
 import { satisfies } from '../planner/analyzeProject.js';
 import { importsOf, type DependencyCheck } from '../planner/resolveImports.js';
+import type { TorchApiCheck } from '../planner/torchApis.js';
 import { isCollected } from '../../domain/jobs/planSchema.js';
 import { mergeWords, proposeShards, proposeSweep, sweepFlag } from '../../domain/jobs/shards.js';
 import { proposeBatch, proposeDriver, proposeRanges, readMergeScript, topLevelLoop, unitSeconds, type MergeScript } from '../../domain/jobs/shardShapes.js';
@@ -56,6 +57,8 @@ function toolOutputs(history: Item[]): Outputs {
 }
 
 const call = (name: string, args: Record<string, unknown>): Item[] => [{ type: 'function_call', call_id: `call_${randomUUID()}`, name, arguments: JSON.stringify(args) }];
+/** The workloads a torch check may target, in the order a plan prefers them (step 3 below). */
+const TORCH_WORKLOADS = ['torch-cuda', 'torch-rocm', 'torch-mps', 'torch-cpu'];
 const say = (text: string): Item[] => [{ type: 'message', role: 'assistant', content: text }];
 
 function decide(req: ModelRequest): Item[] {
@@ -122,11 +125,31 @@ function decide(req: ModelRequest): Item[] {
   // workers have the package at all (otherwise "run anyway" would crash at import).
   // (With no worker online nothing can be compared yet; the queued run will say why it waits.)
   const blocking = online ? facts.pins.filter((p) => (p.name === 'torch' || p.name === 'numpy') && p.spec && versions(p.name).length > 0 && !versions(p.name).some((v) => satisfies(v, p.spec) === true)) : [];
+  // A torch pin: which of the project's calls are newer than the workers' torch decides what
+  // can be offered — running it as it is, migrating those calls (a checked preparation step),
+  // or nothing (a call no rewrite replaces: explained, not asked).
+  let versionMigrate = false;
   if (blocking.length) {
     const sentence = blocking.map((p) => `${p.file} pins ${p.name}${p.spec}, but the online workers have ${p.name} ${versions(p.name).join(', ')}`).join('; ');
+    const torchWorkload = blocking.some((p) => p.name === 'torch') ? TORCH_WORKLOADS.find((w) => cap.classes.some((c) => c.workloads.includes(w) && c.torchVersions.length)) : undefined;
+    if (torchWorkload && !last('check_torch_apis')) return call('check_torch_apis', { workload: torchWorkload });
+    const apis = torchWorkload ? last<TorchApiCheck>('check_torch_apis') : undefined;
+    if (apis?.verdict === 'blocked') return call('give_up', { reason: `${sentence}. ${apis.summary}` });
+    const migratable = apis?.verdict === 'migratable';
+    const migrateChoice = `Migrate those calls to torch ${apis?.torch} (checked by a bounded run first)`;
     const answer = answerTo('pins');
-    if (!answer) return call('ask_user', { question: `${sentence}. Run with the workers' versions anyway, or stop the job?`, choices: ["Run with the workers' versions", 'Stop the job'] });
-    if (/stop|cancel|no\b/i.test(answer.split(':').pop() ?? '')) return call('give_up', { reason: `${sentence}. Stopped at your request.` });
+    if (!answer) {
+      return call(
+        'ask_user',
+        migratable
+          ? { question: `${sentence}. ${apis.summary} Migrate them and run on the workers' torch, or stop the job?`, choices: [migrateChoice, 'Stop the job'] }
+          : { question: `${sentence}.${apis?.verdict === 'none' ? ` ${apis.summary}` : ''} Run with the workers' versions anyway, or stop the job?`, choices: ["Run with the workers' versions", 'Stop the job'] },
+      );
+    }
+    const chosen = answer.split(':').pop() ?? '';
+    if (/stop|cancel|no\b/i.test(chosen)) return call('give_up', { reason: `${sentence}. Stopped at your request.` });
+    versionMigrate = migratable && /migrat/i.test(chosen);
+    if (migratable && !versionMigrate) return call('give_up', { reason: `${sentence}. ${apis.summary} Without that migration the code cannot run on the workers' torch; stopped.` });
   }
 
   // 1b. An endpoint: the project is an HTTP app to host as a SERVICE (planner/serviceApp.ts).
@@ -379,10 +402,10 @@ function decide(req: ModelRequest): Item[] {
   const runner = usage?.module ? `python -m ${usage.module}` : `python ${entry.path}`;
   const command = [runner, ...args].join(' ');
   const bounded = boundedCommand(entry, args, runner);
-  let smoke = migrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(request) ? null : smokeRun(entry, args, runner, configSettings);
+  let smoke = migrate || versionMigrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(request) ? null : smokeRun(entry, args, runner, configSettings);
   // 4b. Adaptation (issue 14): a Monte-Carlo sample count splits into shards across the
   // compatible workers online, or the plan says why not; the adaptation check replaces the smoke run.
-  const shardable = !(migrate || toAmd || checkpoint || before.length);
+  const shardable = !(migrate || versionMigrate || toAmd || checkpoint || before.length);
   const shapes = shardable ? divisibleInputs(entry, args, uploaded, request) : null;
   for (const p of shapes?.reads ?? []) if (readOf(p) === undefined) return call('read_file', { path: p });
   const sharding = shardable ? shardingOf(entry, args, runner, configSettings, source, resultFiles, cap.classes, hardware.workload, request, shapes && { ...shapes, readOf }) : null;
@@ -446,6 +469,19 @@ function decide(req: ModelRequest): Item[] {
         frozenFiles: evaluate && evaluate.command.includes('.py') ? [evaluate.command.split(' ')[1]!] : [],
         pinRun: false,
       }
+    : versionMigrate
+    ? {
+        // The unchanged code runs on no online worker: the stage takes the reference from the
+        // rewrite on the same hardware (a FALLBACK record says so) and checks it is repeatable.
+        workload: { command: bounded, timeoutSec: 900, scale: boundedScale(entry, args, configSettings) ?? null },
+        compare: ['outputs'],
+        reference: { workload: hardware.workload, ...(hardware.accelVendor ? { accelVendor: hardware.accelVendor } : {}) },
+        target: { workload: hardware.workload, ...(hardware.accelVendor ? { accelVendor: hardware.accelVendor } : {}) },
+        steps: [{ name: 'migrate', kind: 'migration', transformation: 'pytorch-version-compat', required: true, tolerance: { rtol: 1e-4, atol: 1e-5 } }],
+        revisionBudget: 2,
+        frozenFiles: evaluate && evaluate.command.includes('.py') ? [evaluate.command.split(' ')[1]!] : [],
+        pinRun: false,
+      }
     : null;
   // 6. Every third-party import of what will run, resolved before anything runs.
   const runFiles = [entry.path, ...(evalFile ? [evalFile] : []), ...(prepareScript ? [prepareScript] : [])];
@@ -469,6 +505,8 @@ function decide(req: ModelRequest): Item[] {
       ? `${entry.path} is written for NVIDIA GPUs (${[...facts.cudaSources.slice(0, 3), ...entry.hardwiredCuda.slice(0, 2)].join(', ')}) and you asked for AMD: take a reference run of \`${bounded}\` on an NVIDIA worker, try an optimization there, migrate CUDA C++ to HIP and PyTorch device code to device-agnostic, check the migration on an AMD worker against the NVIDIA reference, then train the frozen result on AMD${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
       : migrate
       ? `${entry.path} is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no NVIDIA worker is online (${cap.summary}): migrate it to device-agnostic code, check the rewrite against a reference run of \`${bounded}\`, then train the frozen result on a ${hardware.workload} worker${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
+      : versionMigrate
+      ? `Migrate the calls of ${entry.path}'s project that are newer than the workers' torch (${last<TorchApiCheck>('check_torch_apis')!.uses.map((u) => u.api).filter((a, i, all) => all.indexOf(a) === i).join(', ')}) to what torch ${last<TorchApiCheck>('check_torch_apis')!.torch} has, check the rewrite with two runs of \`${bounded}\` on a ${hardware.workload} worker, then run the frozen result${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}. (Planned with your answers.)`
       : sharding?.spec
       ? `Run ${entry.path} unchanged on ${sharding.spec.shards.length} ${hardware.workload} workers at once. ${sharding.reason}`
       : `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`) + (sharding && !sharding.spec ? ` ${sharding.reason}` : '') + pipelineWords,
@@ -478,7 +516,9 @@ function decide(req: ModelRequest): Item[] {
         ? [`Reference on NVIDIA: \`${bounded}\``, 'Optimize on NVIDIA where it pays (kept only when faster and equal)', 'Migrate CUDA C++ → HIP and PyTorch device code → device-agnostic (required)', 'Validate on AMD against the NVIDIA reference (revisions within the budget)', 'Freeze the accepted code']
         : migrate
           ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code']
-          : []),
+          : versionMigrate
+            ? [`Reference: \`${bounded}\` on the rewrite (the unchanged code needs a newer torch)`, "Migrate the newer PyTorch calls to the workers' torch (required) and check the rewrite is repeatable", 'Freeze the accepted code']
+            : []),
       ...(smoke ? [`Smoke run: \`${smoke.command}\` (${smoke.scale.bounded} of ${smoke.scale.full} ${smoke.scale.unit}s) on the same hardware, to catch errors early and estimate the full run`] : []),
       ...(sharding?.spec
         ? [

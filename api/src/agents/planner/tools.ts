@@ -14,7 +14,9 @@ import { shardsProblem } from '../../domain/jobs/shards.js';
 import { analyzeProject } from './analyzeProject.js';
 import { readPythonFacts } from './readPythonFacts.js';
 import { resolveImports } from './resolveImports.js';
-import { networkCapacity } from '../../domain/workers/networkCapacity.js';
+import { networkCapacity, workersTorch } from '../../domain/workers/networkCapacity.js';
+import { apiPython } from '../../domain/preparation/compareTaskOutputs.js';
+import { checkTorchApis } from './torchApis.js';
 import { loadManifest, loadSources, readText } from '../../domain/jobs/projectFiles.js';
 
 const READ_LIMIT = 20_000;
@@ -97,6 +99,17 @@ export const checkDependencies = defineTool({
   },
 });
 
+export const checkTorchApisTool = defineTool({
+  name: 'check_torch_apis',
+  description:
+    "Find the project's PyTorch calls newer than the online workers' torch (for a workload) and whether the pytorch-version-compat migration rewrites each: verdict none (run as it is), migratable (a plan whose required preparation step is that migration runs it, checked by a bounded run), blocked (no rewrite: a worker with a newer torch is needed), unknown (no worker with torch). Use it when a torch pin is newer than the workers' version, before offering the user any choice.",
+  schema: z.object({ workload: z.enum(WORKLOADS) }),
+  read: async (a, ctx) => {
+    const cap = await networkCapacity(ctx.r);
+    return { output: await checkTorchApis(await loadSources(ctx.r, ctx.jobId), workersTorch(cap, a.workload), a.workload, await apiPython()) };
+  },
+});
+
 export const askUserTool = defineTool({
   name: 'ask_user',
   recoveredControl: 'wait', // see ToolDef.recoveredControl
@@ -170,4 +183,4 @@ export const submitPlan = defineTool({
   },
 });
 
-export const plannerReadTools: ToolDef[] = [listFiles, readFileTool, findDependencies, networkCapacityTool, checkDependencies];
+export const plannerReadTools: ToolDef[] = [listFiles, readFileTool, findDependencies, networkCapacityTool, checkDependencies, checkTorchApisTool];

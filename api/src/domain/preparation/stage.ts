@@ -10,7 +10,9 @@
  *   reference   a REFERENCE task runs the unchanged code with the bounded workload on the
  *               reference environment. No worker of that environment online and the first
  *               required step is the PyTorch device-agnostic migration → the reference is
- *               the rewrite on the target environment instead (record FALLBACK, with why).
+ *               the rewrite on the target environment instead (record FALLBACK, with why);
+ *               so is it when the first required step is pytorch-version-compat (the unchanged
+ *               code calls a torch newer than every online worker's: it runs nowhere).
  *               The unchanged code's reference, once it succeeded, gets its record too
  *               (ACCEPTED, transformation "none", on the worker that ran it).
  *   each step   (in the plan's order; revision 0 from the transformation, later revisions
@@ -42,7 +44,6 @@ import type { Db } from '../../db/client.js';
 import type { ComparisonReport } from '../../preparation/compareOutputs.js';
 import { apiPython, compareTaskOutputs, toleranceCriteria } from './compareTaskOutputs.js';
 import { compareTimings, type TimingComparison } from '../../preparation/compareTimings.js';
-import { migrateTree } from '../../preparation/migrateTree.js';
 import { runStaticChecks, type StaticCheckResult } from '../../preparation/runStaticChecks.js';
 import { targetOfWorkload, transformationByName } from '../../preparation/transformations.js';
 import type { TransformResult } from '../../preparation/types.js';
@@ -58,7 +59,7 @@ import { applyTransition, commitTransition, InvalidTransitionError } from '../jo
 import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
 import type { PlanInput, PreparationSpec } from '../jobs/planSchema.js';
 import type { Resources } from '../resources.js';
-import { networkCapacity } from '../workers/networkCapacity.js';
+import { networkCapacity, workersTorch } from '../workers/networkCapacity.js';
 import { changedPaths, loadTree, manifestFromTree, manifestSha, unifiedDiff, type Tree } from './codeTrees.js';
 import { insertRecord, type RecordInput } from './records.js';
 import { modelFamilyOf, orderSteps, similarPreparations, verdictOf, type Verdict } from './similar.js';
@@ -212,15 +213,21 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
     let codeId = ctx.original.id;
     let env = spec.reference;
     let fallback: string | null = null;
-    if (!online && firstRequired?.transformation === 'pytorch-device-agnostic' && !sameEnv(spec.reference, spec.target)) {
-      // The unchanged code cannot run anywhere online: take the reference from the
-      // device-agnostic rewrite on the target instead, and say so in the record.
-      const rewrite = await migrateTree((await loadTree(r, ctx.original.manifest)).text, { target: targetOfWorkload(spec.target.workload) }, { python: await apiPython() });
+    const deviceFallback = !online && firstRequired?.transformation === 'pytorch-device-agnostic' && !sameEnv(spec.reference, spec.target);
+    // PyTorch calls newer than every online worker's torch: the unchanged code runs nowhere.
+    const versionFallback = firstRequired?.transformation === 'pytorch-version-compat';
+    if (deviceFallback || versionFallback) {
+      // The unchanged code cannot run anywhere online: take the reference from the rewrite
+      // (with the target's torch version) on the target instead, and say so in the record.
+      const rewrite = await transform(ctx, firstRequired!, ctx.original);
       const manifest = await manifestFromTree(r, ctx.original.manifest, rewrite.tree, ctx.ownerId);
-      const cv = await upsertVersion(r, { jobId, step: REFERENCE_STEP, revision: 0, parentId: ctx.original.id, origin: 'pytorch-device-agnostic (reference fallback)', manifest });
+      const cv = await upsertVersion(r, { jobId, step: REFERENCE_STEP, revision: 0, parentId: ctx.original.id, origin: `${firstRequired!.transformation} (reference fallback)`, manifest });
       codeId = cv.id;
       env = spec.target;
-      fallback = `No ${envWords(spec.reference)} worker was online to run the unchanged code (online: ${cap.summary}), so the reference was taken from its device-agnostic rewrite on a ${envWords(spec.target)} worker. The comparison then checks the rewrite is repeatable there, not that it matches the original on its own hardware.`;
+      const newer = rewrite.hazards.filter((h) => h.rule === 'torch-version').map((h) => `${h.file}:${h.line} ${h.what}`);
+      fallback = deviceFallback
+        ? `No ${envWords(spec.reference)} worker was online to run the unchanged code (online: ${cap.summary}), so the reference was taken from its device-agnostic rewrite on a ${envWords(spec.target)} worker. The comparison then checks the rewrite is repeatable there, not that it matches the original on its own hardware.`
+        : `The unchanged code calls PyTorch newer than the online workers' (${newer.slice(0, 5).join('; ') || 'none found'}), so it runs on no online worker (online: ${cap.summary}): the reference was taken from its rewrite to the workers' PyTorch on a ${envWords(spec.target)} worker. The comparison then checks the rewrite is repeatable there, not that it matches the original on a newer PyTorch.`;
     }
     const record: RecordInput | null = fallback
       ? {
@@ -238,7 +245,7 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
           workerId: null,
           original: ctx.original,
           candidate: { id: codeId, manifest: (await r.prisma.codeVersion.findUniqueOrThrow({ where: { id: codeId } })).manifest as unknown as ManifestEntry[] },
-          transformation: 'pytorch-device-agnostic',
+          transformation: firstRequired!.transformation,
           outcome: 'FALLBACK',
           reason: fallback,
         }
@@ -248,7 +255,7 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
   }
   if (task.status === 'FAILED') {
     const fallback = task.codeVersionId !== ctx.original.id;
-    return { state: 'failed', reason: `The reference run (${fallback ? 'the device-agnostic rewrite' : 'the unchanged code'} with the bounded workload \`${spec.workload.command}\`) failed: ${task.statusReason ?? 'no reason recorded'}${await errorTail(r, task.currentAttemptId)}` };
+    return { state: 'failed', reason: `The reference run (${fallback ? `the rewrite (${spec.steps.find((s) => s.required)?.transformation})` : 'the unchanged code'} with the bounded workload \`${spec.workload.command}\`) failed: ${task.statusReason ?? 'no reason recorded'}${await errorTail(r, task.currentAttemptId)}` };
   }
   if (task.status !== 'SUCCEEDED') return { state: 'waiting' };
   if (task.codeVersionId === ctx.original.id) await recordReference(ctx, task);
@@ -443,7 +450,7 @@ async function lastAccepted(ctx: Ctx): Promise<Version> {
 async function transform(ctx: Ctx, step: Step, from: Version): Promise<TransformResult> {
   const tree = (await loadTree(ctx.r, from.manifest)).text;
   const env = envOf(ctx.spec, step);
-  const torch = (await networkCapacity(ctx.r)).classes.find((c) => c.workloads.includes(env.workload))?.torchVersions.at(-1);
+  const torch = workersTorch(await networkCapacity(ctx.r), env.workload);
   const tctx = { target: targetOfWorkload(env.workload), ...(torch ? { runtime: { torch } } : {}) };
   return transformationByName(step.transformation)(tree, tctx, { python: await apiPython() });
 }

@@ -52,3 +52,8 @@ export async function networkCapacity(r: Resources): Promise<{ classes: WorkerCl
     : 'no workers online';
   return { classes: list, summary };
 }
+
+/** The torch version a transformation targets for a workload: the one of the first online class that runs it. */
+export function workersTorch(cap: { classes: WorkerClass[] }, workload: string): string | null {
+  return cap.classes.find((c) => c.workloads.includes(workload))?.torchVersions.at(-1) ?? null;
+}
