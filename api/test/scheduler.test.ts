@@ -380,6 +380,42 @@ describe('eligibility, placement and fairness', async () => {
     await prisma.worker.update({ where: { id: installer.workerId }, data: { status: 'OFFLINE' } });
   });
 
+  it('a task that needs PyTorch ≥ 2.1 (a pin) goes only to a worker whose task interpreter has it (by major.minor), says why it waits, and an idle CPU worker with an older torch does not hold it back from a GPU worker that has it', async () => {
+    // The interpreter the worker runs tasks with decides (capabilities.python), not another one it found.
+    const torchCaps = (base: object, torch: string | null) => ({
+      ...base,
+      python: '/usr/bin/python3',
+      pythons: [
+        { path: '/opt/conda/bin/python3', version: '3.12.1', torch: { version: '2.5.1' }, numpy: null },
+        { path: '/usr/bin/python3', version: '3.11.2', torch: torch ? { version: torch } : null, numpy: null },
+      ],
+    });
+    const task = await addTask(api, job, { name: 'needs torch 2.1', requirements: { workload: 'torch-cpu', minTorch: '2.1' } });
+    const old = new ProtocolWorker(api, token, 'old torch');
+    await old.hello({ slots: 1, capabilities: torchCaps(CPU_CAPS, '1.13.0a0') });
+    expect(await old.claim({ max: 1 })).toEqual([]);
+    expect(await cpu.claim({ max: 1 })).toEqual([]); // no torch at all
+    await prisma.worker.update({ where: { id: gpu.workerId }, data: { status: 'OFFLINE' } });
+    await runTick(api.server.resources, at(api.clock.now(), 2000));
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).statusReason).toMatch(/^No online worker can run this: it needs torch-cpu, PyTorch ≥ 2\.1 \(a pin of the project\)\./);
+    // A GPU worker with torch 2.4 takes it although 'old torch' is an idle CPU worker (it cannot).
+    await gpu.hello({ slots: 1, capabilities: torchCaps(NVIDIA_CAPS, '2.4.0+cu121') });
+    const [a] = await gpu.claim({ max: 1 });
+    expect(a!.task.id).toBe(task.id);
+    expect(a!.task.requirements).toMatchObject({ minTorch: '2.1' });
+    await gpu.complete(a!, { exitCode: 0 });
+    // Compared as numbers: 2.10 is newer than 2.9.
+    const later = await addTask(api, job, { name: 'needs torch 2.9', requirements: { workload: 'torch-cpu', minTorch: '2.9' } });
+    const newer = new ProtocolWorker(api, token, 'torch 2.10');
+    await newer.hello({ slots: 1, capabilities: torchCaps(CPU_CAPS, '2.10.0') });
+    expect(await old.claim({ max: 1 })).toEqual([]);
+    const [b] = await newer.claim({ max: 1 });
+    expect(b!.task.id).toBe(later.id);
+    await newer.complete(b!, { exitCode: 0 });
+    await prisma.worker.updateMany({ where: { id: { in: [old.workerId, newer.workerId] } }, data: { status: 'OFFLINE' } });
+    await gpu.hello({ slots: 1, capabilities: NVIDIA_CAPS });
+  });
+
   it('fairness: user A with 10 queued tasks and user B with 1 — B gets one of the first two claims (also in one batch claim)', async () => {
     const ua = await api.signUp();
     const ub = await api.signUp();

@@ -2,6 +2,7 @@ import type { Prisma } from '../db/client.js';
 import { DEFAULT_TIMEOUT_SEC, type Rates } from '../db/sql/claimTasks.js';
 import { priceInterval, reservationOf } from '../domain/billing/usage.js';
 import { avoidedWorkers } from '../domain/supervision/supervisorActions.js';
+import { torchAtLeast } from '../domain/workers/torchVersion.js';
 
 /**
  * For queued tasks that no ONLINE worker can run, a sentence saying why, set as the
@@ -31,6 +32,7 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates, minRe
         trust.avoidOwners.length ? `a worker of an owner other than the ${trust.avoidOwners.length} whose worker${trust.avoidOwners.length > 1 ? 's' : ''} already ran this result (an independent check)` : null,
         trust.checkable ? `a worker trusted with checkable work (reputation ≥ ${Math.max(minReputation, trust.minReputation)})` : null,
         needsSetup(t.requirements) ? 'a worker that installs Python packages' : null,
+        minTorchOf(t.requirements) ? `PyTorch ≥ ${minTorchOf(t.requirements)} (a pin of the project)` : null,
         avoidedWorkers(t.requirements).length ? `a worker other than the ${avoidedWorkers(t.requirements).length} it failed on` : null,
         t.accelVendor ? `${t.accelVendor} accelerator` : null,
         t.minAccelMemMiB ? `≥ ${Math.round(t.minAccelMemMiB / 1024)} GiB accelerator memory` : null,
@@ -72,8 +74,9 @@ export interface PlacementTask {
 /**
  * Could this worker claim the task (capacity and spending cap aside)? The claim's eligibility
  * (db/sql/claimTasks.ts) in one predicate: workload, accelerator, memory, pinned worker, a setup
- * phase only on a worker that installs, the workers its retries avoid, and trust — checkable work
- * only above the threshold, replicas off the owners that already ran the result.
+ * phase only on a worker that installs, the workers its retries avoid, trust — checkable work
+ * only above the threshold, replicas off the owners that already ran the result — and the
+ * lowest PyTorch a pin needs.
  */
 export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: number): boolean {
   const installs = (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
@@ -88,13 +91,18 @@ export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: nu
     !avoidedWorkers(t.requirements).includes(w.id) &&
     (!trust.checkable || w.reputation >= minReputation) &&
     w.reputation >= trust.minReputation &&
-    !trust.avoidOwners.includes(w.ownerId)
+    !trust.avoidOwners.includes(w.ownerId) &&
+    (!minTorchOf(t.requirements) || torchAtLeast(w.capabilities, minTorchOf(t.requirements)!))
   );
 }
 
 function trustOf(requirements: unknown): { checkable: boolean; avoidOwners: string[]; minReputation: number } {
   const req = (requirements ?? {}) as { checkable?: unknown; avoidOwners?: string[]; minReputation?: number };
   return { checkable: req.checkable !== undefined && req.checkable !== null, avoidOwners: req.avoidOwners ?? [], minReputation: req.minReputation ?? 0 };
+}
+
+function minTorchOf(requirements: unknown): string | undefined {
+  return (requirements as { minTorch?: string } | null)?.minTorch;
 }
 
 function needsSetup(requirements: unknown): boolean {

@@ -258,8 +258,12 @@ function decide(req: ModelRequest): Item[] {
     ];
   }
 
-  // 3. Hardware.
-  const has = (w: string, vendor?: string) => cap.classes.some((c) => c.workloads.includes(w) && (!vendor || c.accelVendor === vendor));
+  // 3. Hardware. A torch pin that only some online workers meet: the run goes to those (the
+  // plan's minTorch, which the claim enforces), so the hardware is chosen among their classes.
+  const torchPin = facts.usesTorch && !blocking.some((p) => p.name === 'torch') ? facts.pins.find((p) => p.name === 'torch' && p.spec) : undefined;
+  const minTorch = torchPin && cap.classes.some((c) => c.torchVersions.some((v) => satisfies(v, torchPin.spec) !== true)) ? lowerBound(torchPin.spec) : null;
+  const meetsPin = (c: WorkerClass) => !minTorch || c.torchVersions.some((v) => satisfies(v, torchPin!.spec) === true);
+  const has = (w: string, vendor?: string) => cap.classes.some((c) => c.workloads.includes(w) && (!vendor || c.accelVendor === vendor) && (!w.startsWith('torch') || meetsPin(c)));
   let hardware: { workload: string; accelVendor?: string };
   let migrate = false;
   // NVIDIA → AMD (issue 13): code written for NVIDIA — CUDA C++ kernels or PyTorch hard-wired to
@@ -498,6 +502,7 @@ function decide(req: ModelRequest): Item[] {
     return call('give_up', { reason: `${entry.path} needs both a migration (it is hard-wired to CUDA and no NVIDIA worker is online) and a data-preparation step first (${before[0]!.command}); one plan cannot do both yet. Run the preparation yourself and upload its output, or bring an NVIDIA worker online.` });
   }
   const pipelineWords =
+    (minTorch && hardware.workload.startsWith('torch') ? ` Only workers with torch ≥ ${minTorch} take it (${torchPin!.file} pins torch${torchPin!.spec}; online: ${cap.summary}).` : '') +
     (before.length ? ` First \`${before[0]!.command}\` prepares ${before[0]!.produces.join(', ')}, which the run reads.` : '') +
     (install.length ? ` A setup phase installs ${install.join(', ')} on the worker first.` : '');
   return call('submit_plan', {
@@ -536,7 +541,7 @@ function decide(req: ModelRequest): Item[] {
     ],
     command,
     environment: null,
-    hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null },
+    hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null, minTorch: minTorch && hardware.workload.startsWith('torch') ? minTorch : null },
     timeoutSec: 3600,
     outputs: [...outputs],
     acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics: runMetrics, evaluate: evaluate ?? null },
@@ -595,6 +600,16 @@ const RUN_LENGTH_RE = /^(num-|max-)?(epochs?|steps|iters|iterations)$/;
 /** The run directory's checkpoint folder (worker/src/checkpoint.ts's default). */
 const CHECKPOINT_DIR = 'checkpoint';
 
+/** The lowest major.minor a requirement spec allows (">=2.1", "==2.3.0", "~=2.1.0", ">2.0" → "2.1", "2.3", "2.1", "2.0"); null when it has no lower bound. */
+function lowerBound(spec: string): string | null {
+  const lows = spec
+    .split(',')
+    .map((part) => /^(==|>=|~=|>)\s*(\d+)\.(\d+)/.exec(part.trim()))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => [Number(m[2]), Number(m[3])] as const);
+  const high = lows.sort((a, b) => b[0] - a[0] || b[1] - a[1])[0];
+  return high ? `${high[0]}.${high[1]}` : null;
+}
 const flagName = (f: ArgFlag) => f.flag.replace(/^--?/, '').replace(/_/g, '-');
 
 /** Scripts that prepare data for a run rather than being the run. */

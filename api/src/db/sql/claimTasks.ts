@@ -23,7 +23,8 @@ export interface ClaimedRow {
  *
  * Eligibility (all in SQL): workload among the worker's workloads, accelerator vendor,
  * memory and accelerator memory, pinned worker, runAfter (retry backoff), a setup phase
- * (packages to install) only on a worker whose capabilities say it installs; the worker
+ * (packages to install) only on a worker whose capabilities say it installs, the lowest
+ * PyTorch a pin needs (requirements.minTorch, by major.minor); the worker
  * must be ONLINE (paused and draining workers get nothing).
  * Fairness: round-robin between owners — a task's turn is its owner's live tasks plus
  * its rank among that owner's eligible tasks; then priority, then age. One user's
@@ -59,6 +60,24 @@ function hourlyRate(t: string, w: string, rates: Rates) {
     + (CASE WHEN ${T}."accelVendor" IS NULL THEN 0 ELSE 1 END) * ${rates.gpuHourCad.toFixed(8)}::numeric)`;
 }
 
+/** The torch version of worker row `w` (SQL alias): its task interpreter's (workers/torchVersion.ts chosenPython). */
+function torchOf(w: string) {
+  const W = P.raw(w);
+  return P.sql`(SELECT p -> 'torch' ->> 'version'
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${W}.capabilities -> 'pythons') = 'array' THEN ${W}.capabilities -> 'pythons' ELSE '[]'::jsonb END) WITH ORDINALITY AS x(p, i)
+    ORDER BY (p ->> 'path') IS NOT DISTINCT FROM (${W}.capabilities ->> 'python') DESC, i
+    LIMIT 1)`;
+}
+
+/** Task `t` (SQL alias) has no minTorch, or `torch` is at least it by major.minor (workers/torchVersion.ts torchAtLeast). */
+function torchFits(t: string, torch: P.Sql) {
+  const T = P.raw(t);
+  return P.sql`(NOT (${T}.requirements ? 'minTorch') OR (
+    COALESCE(${torch}, '') ~ '^[0-9]+[.][0-9]+'
+    AND (SELECT ARRAY[h[1]::int, h[2]::int] FROM regexp_match(${torch}, '^([0-9]+)[.]([0-9]+)') AS h)
+      >= (SELECT ARRAY[n[1]::int, n[2]::int] FROM regexp_match(${T}.requirements ->> 'minTorch', '^([0-9]+)[.]([0-9]+)') AS n)))`;
+}
+
 /** How long the cap check projects task `t` to (SQL alias): its smoke run's estimate, else its time limit. */
 function projectedSec(t: string) {
   const T = P.raw(t);
@@ -71,7 +90,8 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
   return prisma.$queryRaw<ClaimedRow[]>`
     WITH w AS (
       SELECT id, "ownerId", reputation, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
-             COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs
+             COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs,
+             ${torchOf('"Worker"')} AS torch
       FROM "Worker" WHERE id = ${workerId}::uuid AND status = 'ONLINE'
     ),
     -- Spending caps before the spend: what the live attempts of capped jobs may still cost, each
@@ -124,6 +144,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
         AND (NOT (t.requirements ? 'checkable') OR w.reputation >= ${minReputation})
         AND w.reputation >= COALESCE((t.requirements ->> 'minReputation')::float8, 0)
         AND NOT COALESCE((t.requirements -> 'avoidOwners') ? (w."ownerId"::text), false)
+        AND ${torchFits('t', P.sql`w.torch`)}
         AND NOT (
           w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL
           AND EXISTS (
@@ -131,6 +152,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
             WHERE c.status = 'ONLINE' AND c."accelVendor" = 'none' AND c.id <> w.id
               AND c."lastSeenAt" >= ${seenSince}
               AND t.workload = ANY (c.workloads) AND t."minMemoryMiB" <= c."memoryMiB"
+              AND ${torchFits('t', torchOf('c'))}
               AND (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = c.id AND a.status IN ('LEASED', 'RUNNING')) < c.slots
           )
         )

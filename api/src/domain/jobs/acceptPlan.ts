@@ -35,6 +35,7 @@ export function planRequirements(plan: PlanInput): Requirements {
     ...(plan.hardware.accelVendor ? { accelVendor: plan.hardware.accelVendor } : {}),
     ...(plan.hardware.minMemoryMiB ? { minMemoryMiB: plan.hardware.minMemoryMiB } : {}),
     ...(plan.hardware.minAccelMemoryMiB ? { minAccelMemoryMiB: plan.hardware.minAccelMemoryMiB } : {}),
+    ...(plan.hardware.minTorch ? { minTorch: plan.hardware.minTorch } : {}),
     ...(plan.timeoutSec ? { timeoutSec: plan.timeoutSec } : {}),
     // outputs/ is always collected; the rest are the plan's extra paths.
     outputs: plan.outputs.filter((o) => !o.startsWith('outputs/') && o !== 'outputs'),

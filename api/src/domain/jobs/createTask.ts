@@ -23,6 +23,11 @@ export const RequirementsSchema = z.object({
   estimateSec: z.number().int().min(1).max(7 * 86400).optional(),
   /** Paths (relative to the output directory) to upload when the run ends; globs allowed. */
   outputs: z.array(z.string().max(500)).max(200).optional(),
+  /**
+   * The lowest PyTorch ("2.1") the code needs (a pin some online workers meet): the claim gives
+   * the task only to a worker whose interpreter's torch is at least this (workers/torchVersion.ts).
+   */
+  minTorch: z.string().regex(/^\d+\.\d+$/, 'major.minor, e.g. "2.1"').optional(),
   /** Python packages that must import (checked before running). */
   pythonPackages: z.array(z.string().max(100)).max(100).optional(),
   /**

@@ -99,6 +99,11 @@ export const PlanSchema = z.object({
     accelVendor: z.enum(['nvidia', 'amd', 'apple']).optional(),
     minMemoryMiB: z.number().int().min(0).max(1_000_000).optional(),
     minAccelMemoryMiB: z.number().int().min(0).max(1_000_000).optional(),
+    minTorch: z
+      .string()
+      .regex(/^\d+\.\d+$/, 'major.minor, e.g. "2.1"')
+      .optional()
+      .describe("The lowest PyTorch the code needs (a requirements pin that only some online workers meet): only workers whose torch is at least this run it."),
   }),
   timeoutSec: z.number().int().min(10).max(7 * 86400).optional(),
   outputs: z.array(z.string().min(1).max(500)).max(100).describe('Files or folders (relative to the project) to collect.'),

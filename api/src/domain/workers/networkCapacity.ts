@@ -1,4 +1,5 @@
 import type { Resources } from '../resources.js';
+import { chosenPython } from './torchVersion.js';
 
 export interface WorkerClass {
   accelVendor: string;
@@ -29,13 +30,8 @@ export async function networkCapacity(r: Resources): Promise<{ classes: WorkerCl
     c.workloads = [...new Set([...c.workloads, ...w.workloads])].sort();
     c.maxMemoryMiB = Math.max(c.maxMemoryMiB, w.memoryMiB);
     c.maxAccelMemoryMiB = Math.max(c.maxAccelMemoryMiB, w.accelMemMiB);
-    const caps = w.capabilities as {
-      python?: string;
-      pythons?: { path: string; version: string; torch?: { version: string } | null; numpy?: string | null; modules?: string[] }[];
-      accelerators?: { name: string }[];
-      install?: { enabled?: boolean };
-    };
-    const chosen = caps.pythons?.find((p) => p.path === caps.python) ?? caps.pythons?.[0];
+    const caps = w.capabilities as { accelerators?: { name: string }[]; install?: { enabled?: boolean } };
+    const chosen = chosenPython(w.capabilities);
     if (caps.install?.enabled === true) c.installers++;
     if (chosen?.modules) c.modules = c.modules === null ? [...chosen.modules].sort() : c.modules.filter((m) => chosen.modules!.includes(m));
     if (chosen) {
