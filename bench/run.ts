@@ -5,20 +5,21 @@
  *
  *   npm run bench                          # all four, default sizes (a few minutes)
  *   npm run bench -- throughput --tasks 5000 --workers 16
- *   npm run bench -- dispatchLatency | heartbeats | failover | blobStream [flags]
+ *   npm run bench -- dispatchLatency | heartbeats | claimScale | failover | blobStream [flags]
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describeMachine } from './lib/machine.js';
 import { printResult, type BenchResult } from './lib/bench.js';
 import { blobStream } from './blobStream.js';
+import { claimScale } from './claimScale.js';
 import { dispatchLatency } from './dispatchLatency.js';
 import { failover } from './failover.js';
 import { heartbeats } from './heartbeats.js';
 import { throughput } from './throughput.js';
 
-const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = { throughput, dispatchLatency, heartbeats, failover, blobStream };
-const ALIASES: Record<string, string> = { dispatch: 'dispatchLatency', latency: 'dispatchLatency', heartbeat: 'heartbeats', blobs: 'blobStream' };
+const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = { throughput, dispatchLatency, heartbeats, claimScale, failover, blobStream };
+const ALIASES: Record<string, string> = { dispatch: 'dispatchLatency', latency: 'dispatchLatency', heartbeat: 'heartbeats', claim: 'claimScale', blobs: 'blobStream' };
 const RESULTS = path.join(import.meta.dirname, 'results.json');
 
 async function main(argv: string[]): Promise<number> {

@@ -498,6 +498,22 @@ describe('spending caps', async () => {
     expect((await w.claim({ max: 1 }))[0]!.task.id).toBe(big.id);
   });
 
+  it("a capped job's queued tasks its cap cannot pay for now — more of them than a claim reads of one owner — do not hide the same owner's other jobs", async () => {
+    const capped = await createJobWithFile(api, owner.token, { spendingCapCad: 0.01 });
+    const w = new ProtocolWorker(api, token, 'head box');
+    await w.hello({ slots: 1, capabilities: small });
+    // 40 tasks of an hour each (0.0208 CAD > the 0.01 cap), older than the other job's task: a
+    // claim reads at most 32 tasks per owner (db/sql/claimTasks.ts heads).
+    for (let i = 0; i < 40; i++) await addTask(api, capped, { name: `an hour ${i}`, requirements: { workload: 'python', timeoutSec: 3600 } });
+    const other = await createJobWithFile(api, owner.token);
+    const behind = await addTask(api, other, { name: 'behind them', requirements: { workload: 'python', timeoutSec: 60 } });
+    const [a] = await w.claim({ max: 1 });
+    expect(a?.task.id).toBe(behind.id);
+    await w.complete(a!, { exitCode: 0 });
+    await prisma.task.updateMany({ where: { jobId: capped.jobId }, data: { status: 'CANCELLED' } });
+    await prisma.worker.update({ where: { id: w.workerId }, data: { status: 'OFFLINE' } });
+  });
+
   it('a tick past enough time stops the job, cancels its tasks, and the next heartbeat gets CANCEL', async () => {
     const { job, task, w, a } = await runningAttempt('capped');
     const before = await runTick(api.server.resources, at(api.clock.now(), 1000));

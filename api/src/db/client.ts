@@ -74,6 +74,10 @@ async function openPostgres(url: string, opts: DatabaseOptions): Promise<Databas
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? 20,
+    // No JIT: every statement here is a short OLTP one, and the claim's planner estimate (a
+    // LATERAL per owner) passes jit_above_cost, so PostgreSQL spent 1.2 s compiling a 20 ms
+    // claim (bench/claimScale.ts --explain 1).
+    options: '-c jit=off',
     ...(leaseSec ? { onConnect: (c: pg.ClientBase) => resumeOnConnect(c, opts.now?.() ?? new Date(), leaseSec, opts.log) } : {}),
   });
   pool.on('error', (err) => opts.log?.(`postgres pool error: ${err.message}`));

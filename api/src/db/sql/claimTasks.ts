@@ -87,8 +87,9 @@ function projectedSec(t: string) {
 export async function claimTasks(prisma: Prisma, workerId: string, max: number, now: Date, leaseSec: number, rates: Rates, minReputation: number): Promise<ClaimedRow[]> {
   const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
   const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
+  const perOwner = Math.max(32, 4 * max);
   return prisma.$queryRaw<ClaimedRow[]>`
-    WITH w AS (
+    WITH RECURSIVE w AS (
       SELECT id, "ownerId", reputation, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
              COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs,
              ${torchOf('"Worker"')} AS torch
@@ -111,12 +112,67 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
       WHERE a.status IN ('LEASED', 'RUNNING')
       GROUP BY t2."jobId"
     ),
+    -- The owners with queued work: a skip scan of the (status, ownerId, priority, createdAt, id)
+    -- index, one probe per owner, whatever the queue's length.
+    owners AS (
+      (SELECT "ownerId" FROM "Task" WHERE status = 'QUEUED' ORDER BY "ownerId" LIMIT 1)
+      UNION ALL
+      SELECT (SELECT t."ownerId" FROM "Task" t WHERE t.status = 'QUEUED' AND t."ownerId" > o."ownerId" ORDER BY t."ownerId" LIMIT 1)
+      FROM owners o WHERE o."ownerId" IS NOT NULL
+    ),
+    -- Each owner's first eligible tasks in its own order (priority, age): the same index, read
+    -- in order and stopped after perOwner rows, so a claim reads owners × perOwner rows, not the
+    -- queue. A batch takes at most max from one owner; the margin is for the rows concurrent
+    -- claimers hold (SKIP LOCKED below).
+    heads AS (
+      SELECT t.* FROM owners o CROSS JOIN LATERAL (
+        SELECT t.* FROM "Task" t CROSS JOIN w
+        WHERE t.status = 'QUEUED' AND t."ownerId" = o."ownerId"
+          -- A task its job's cap cannot pay for now is no head: it would hide the owner's others.
+          -- (Subqueries, not joins: the index scan must feed the LIMIT in its own order.)
+          AND COALESCE(
+            ${hourlyRate('t', 'w', rates)} * ${projectedSec('t')}::numeric / 3600
+              <= (SELECT j."spendingCapCad" - j."costCad" - COALESCE((SELECT f.cost FROM inflight f WHERE f."jobId" = j.id), 0) FROM "Job" j WHERE j.id = t."jobId"),
+            true)
+            AND t."runAfter" <= ${now}
+            AND t.workload = ANY (w.workloads)
+            AND (t."accelVendor" IS NULL OR t."accelVendor" = w."accelVendor")
+            AND t."minMemoryMiB" <= w."memoryMiB"
+            AND t."minAccelMemMiB" <= w."accelMemMiB"
+            AND (t."pinnedWorkerId" IS NULL OR t."pinnedWorkerId" = w.id)
+            -- A task with a setup phase (packages to install) only goes to a worker that installs.
+            AND (w.installs OR NOT (t.requirements ? 'setup'))
+            -- Not on a worker the task's retries must avoid (the run supervisor put it there).
+            AND NOT COALESCE((t.requirements -> 'avoidWorkers') ? (w.id::text), false)
+            -- Trust: checkable work only above the threshold; a replica on another owner's machine.
+            AND (NOT (t.requirements ? 'checkable') OR w.reputation >= ${minReputation})
+            AND w.reputation >= COALESCE((t.requirements ->> 'minReputation')::float8, 0)
+            AND NOT COALESCE((t.requirements -> 'avoidOwners') ? (w."ownerId"::text), false)
+            AND ${torchFits('t', P.sql`w.torch`)}
+            AND NOT (
+              w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL
+              AND EXISTS (
+                SELECT 1 FROM "Worker" c
+                WHERE c.status = 'ONLINE' AND c."accelVendor" = 'none' AND c.id <> w.id
+                  AND c."lastSeenAt" >= ${seenSince}
+                  AND t.workload = ANY (c.workloads) AND t."minMemoryMiB" <= c."memoryMiB"
+                  AND ${torchFits('t', torchOf('c'))}
+                  AND (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = c.id AND a.status IN ('LEASED', 'RUNNING')) < c.slots
+              )
+            )
+        ORDER BY t.priority DESC, t."createdAt", t.id
+        LIMIT ${perOwner}
+      ) t
+      WHERE o."ownerId" IS NOT NULL
+    ),
     -- Fairness (fix): each candidate gets a turn = its owner's live tasks + its rank among
     -- that owner's eligible tasks, so a batch claim interleaves owners (turn 1 of every
     -- owner before turn 2 of any). Ordering only by the owner's live count, evaluated once
-    -- per statement, handed a batch all of one owner's oldest tasks.
+    -- per statement, handed a batch all of one owner's oldest tasks. Only the candidates' owners.
     live AS (
-      SELECT "ownerId", count(*) AS n FROM "Task" WHERE status IN ('LEASED', 'RUNNING') GROUP BY "ownerId"
+      SELECT "ownerId", count(*) AS n FROM "Task"
+      WHERE status IN ('LEASED', 'RUNNING') AND "ownerId" IN (SELECT "ownerId" FROM heads)
+      GROUP BY "ownerId"
     ),
     ranked AS (
       SELECT t.id, t.priority, t."createdAt", t."jobId",
@@ -126,36 +182,9 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
              j."spendingCapCad" - j."costCad" - COALESCE(f.cost, 0) AS "capLeft",
              ${hourlyRate('t', 'w', rates)}
               * ${projectedSec('t')}::numeric / 3600 AS projected
-      FROM "Task" t CROSS JOIN w LEFT JOIN live l ON l."ownerId" = t."ownerId"
+      FROM heads t CROSS JOIN w LEFT JOIN live l ON l."ownerId" = t."ownerId"
       JOIN "Job" j ON j.id = t."jobId"
       LEFT JOIN inflight f ON f."jobId" = t."jobId"
-      WHERE t.status = 'QUEUED'
-        AND t."runAfter" <= ${now}
-        AND t.workload = ANY (w.workloads)
-        AND (t."accelVendor" IS NULL OR t."accelVendor" = w."accelVendor")
-        AND t."minMemoryMiB" <= w."memoryMiB"
-        AND t."minAccelMemMiB" <= w."accelMemMiB"
-        AND (t."pinnedWorkerId" IS NULL OR t."pinnedWorkerId" = w.id)
-        -- A task with a setup phase (packages to install) only goes to a worker that installs.
-        AND (w.installs OR NOT (t.requirements ? 'setup'))
-        -- Not on a worker the task's retries must avoid (the run supervisor put it there).
-        AND NOT COALESCE((t.requirements -> 'avoidWorkers') ? (w.id::text), false)
-        -- Trust: checkable work only above the threshold; a replica on another owner's machine.
-        AND (NOT (t.requirements ? 'checkable') OR w.reputation >= ${minReputation})
-        AND w.reputation >= COALESCE((t.requirements ->> 'minReputation')::float8, 0)
-        AND NOT COALESCE((t.requirements -> 'avoidOwners') ? (w."ownerId"::text), false)
-        AND ${torchFits('t', P.sql`w.torch`)}
-        AND NOT (
-          w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL
-          AND EXISTS (
-            SELECT 1 FROM "Worker" c
-            WHERE c.status = 'ONLINE' AND c."accelVendor" = 'none' AND c.id <> w.id
-              AND c."lastSeenAt" >= ${seenSince}
-              AND t.workload = ANY (c.workloads) AND t."minMemoryMiB" <= c."memoryMiB"
-              AND ${torchFits('t', torchOf('c'))}
-              AND (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = c.id AND a.status IN ('LEASED', 'RUNNING')) < c.slots
-          )
-        )
     ),
     -- A batch counts its own earlier picks of the same job against the cap (in pick order).
     capped AS (
