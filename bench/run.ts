@@ -5,7 +5,7 @@
  *
  *   npm run bench                          # all four, default sizes (a few minutes)
  *   npm run bench -- throughput --tasks 5000 --workers 16
- *   npm run bench -- dispatchLatency | heartbeats | claimScale | failover | blobStream [flags]
+ *   npm run bench -- dispatchLatency | heartbeats | claimScale | fanout | failover | blobStream [flags]
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,10 +15,11 @@ import { blobStream } from './blobStream.js';
 import { claimScale } from './claimScale.js';
 import { dispatchLatency } from './dispatchLatency.js';
 import { failover } from './failover.js';
+import { fanout } from './fanout.js';
 import { heartbeats } from './heartbeats.js';
 import { throughput } from './throughput.js';
 
-const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = { throughput, dispatchLatency, heartbeats, claimScale, failover, blobStream };
+const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = { throughput, dispatchLatency, heartbeats, claimScale, fanout, failover, blobStream };
 const ALIASES: Record<string, string> = { dispatch: 'dispatchLatency', latency: 'dispatchLatency', heartbeat: 'heartbeats', claim: 'claimScale', blobs: 'blobStream' };
 const RESULTS = path.join(import.meta.dirname, 'results.json');
 

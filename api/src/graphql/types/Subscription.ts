@@ -10,18 +10,41 @@ type MetricBatch = { kind: 'metrics'; attemptId: string; fromSeq: number; toSeq:
 type StoredEvent = { kind: 'event'; id: bigint };
 type Item = LogBatch | MetricBatch | StoredEvent;
 
+/**
+ * One database read per event for all of a process's subscribers: a job's D dashboards each
+ * resolve the same stored event, log batch or metric batch, and the rows never change once
+ * written; the first resolution reads them and the others within SHARED_READ_MS share that read
+ * (bench/fanout.ts: 1,000 dashboards made 1,000 identical reads per event). Per database client,
+ * since ids repeat across databases.
+ */
+const SHARED_READ_MS = 2000;
+const sharedReads = new WeakMap<object, Map<string, Promise<unknown>>>();
+function sharedRead<T>(ctx: Context, key: string, load: () => Promise<T>): Promise<T> {
+  let reads = sharedReads.get(ctx.prisma);
+  if (!reads) sharedReads.set(ctx.prisma, (reads = new Map()));
+  let p = reads.get(key) as Promise<T> | undefined;
+  if (!p) {
+    const map = reads;
+    p = load();
+    map.set(key, p);
+    p.then(
+      () => setTimeout(() => map.delete(key), SHARED_READ_MS).unref(),
+      () => map.delete(key),
+    );
+  }
+  return p;
+}
+
 const LogLinesEvent = builder.objectRef<LogBatch>('LogLinesEvent').implement({
   description: 'New log lines of one attempt.',
   fields: (t) => ({
     attemptId: t.exposeID('attemptId'),
     lines: t.prismaField({
       type: ['LogChunk'],
-      resolve: (query, b, _a, ctx) =>
-        ctx.prisma.logChunk.findMany({
-          ...query,
-          where: { attemptId: b.attemptId, seq: { gte: b.fromSeq, lte: b.toSeq } },
-          orderBy: { seq: 'asc' },
-        }),
+      resolve: (_query, b, _a, ctx) =>
+        sharedRead(ctx, `logs:${b.attemptId}:${b.fromSeq}:${b.toSeq}`, () =>
+          ctx.prisma.logChunk.findMany({ where: { attemptId: b.attemptId, seq: { gte: b.fromSeq, lte: b.toSeq } }, orderBy: { seq: 'asc' } }),
+        ),
     }),
   }),
 });
@@ -32,12 +55,10 @@ const MetricPointsEvent = builder.objectRef<MetricBatch>('MetricPointsEvent').im
     attemptId: t.exposeID('attemptId'),
     points: t.prismaField({
       type: ['MetricPoint'],
-      resolve: (query, b, _a, ctx) =>
-        ctx.prisma.metricPoint.findMany({
-          ...query,
-          where: { attemptId: b.attemptId, seq: { gte: b.fromSeq, lte: b.toSeq } },
-          orderBy: [{ seq: 'asc' }, { name: 'asc' }],
-        }),
+      resolve: (_query, b, _a, ctx) =>
+        sharedRead(ctx, `metrics:${b.attemptId}:${b.fromSeq}:${b.toSeq}`, () =>
+          ctx.prisma.metricPoint.findMany({ where: { attemptId: b.attemptId, seq: { gte: b.fromSeq, lte: b.toSeq } }, orderBy: [{ seq: 'asc' }, { name: 'asc' }] }),
+        ),
     }),
   }),
 });
@@ -46,7 +67,7 @@ const StoredJobEvent = builder.objectRef<StoredEvent>('JobEventEnvelope').implem
   fields: (t) => ({
     event: t.prismaField({
       type: 'JobEvent',
-      resolve: (query, e, _a, ctx) => ctx.prisma.jobEvent.findUniqueOrThrow({ ...query, where: { id: e.id } }),
+      resolve: (_query, e, _a, ctx) => sharedRead(ctx, `event:${e.id}`, () => ctx.prisma.jobEvent.findUniqueOrThrow({ where: { id: e.id } })),
     }),
   }),
 });
