@@ -1,11 +1,11 @@
 /**
- * Runs the benchmarks in sequence — all four, or one by name — prints a summary table
+ * Runs the benchmarks in sequence — all of them, or one by name — prints a summary table
  * with the command that reproduces each figure, and merges the results into
  * bench/results.json (one entry per benchmark, the latest run).
  *
- *   npm run bench                          # all four, default sizes (a few minutes)
+ *   npm run bench                          # all of them, default sizes (≈ 15 minutes)
  *   npm run bench -- throughput --tasks 5000 --workers 16
- *   npm run bench -- dispatchLatency | heartbeats | claimScale | fanout | failover | blobStream [flags]
+ *   npm run bench -- dispatchLatency | heartbeats | claimScale | fanout | logStream | failover | blobStream [flags]
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,9 +17,10 @@ import { dispatchLatency } from './dispatchLatency.js';
 import { failover } from './failover.js';
 import { fanout } from './fanout.js';
 import { heartbeats } from './heartbeats.js';
+import { logStream } from './logStream.js';
 import { throughput } from './throughput.js';
 
-const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = { throughput, dispatchLatency, heartbeats, claimScale, fanout, failover, blobStream };
+const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = { throughput, dispatchLatency, heartbeats, claimScale, fanout, logStream, failover, blobStream };
 const ALIASES: Record<string, string> = { dispatch: 'dispatchLatency', latency: 'dispatchLatency', heartbeat: 'heartbeats', claim: 'claimScale', blobs: 'blobStream' };
 const RESULTS = path.join(import.meta.dirname, 'results.json');
 

@@ -2,6 +2,7 @@
  * Reports from a worker about one attempt: log lines and metric points (batched,
  * ordered by seq, idempotent when resent) — each fenced by (attemptId, fencingToken).
  */
+import { insertLogLines } from '../../db/sql/insertLogLines.js';
 import { insertMetricPoints } from '../../db/sql/insertMetricPoints.js';
 import { ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
@@ -47,10 +48,7 @@ export async function appendLogs(r: Resources, workerTokenId: string, attemptId:
   const fresh = lines.filter((l) => l.seq >= next);
   const now = r.now();
   if (fresh.length > 0) {
-    await r.prisma.logChunk.createMany({
-      data: fresh.map((l) => ({ attemptId, seq: l.seq, stream: l.stream, text: l.text.replaceAll('\u0000', ''), ts: l.ts ?? now })),
-      skipDuplicates: true,
-    });
+    await insertLogLines(r.prisma, attemptId, fresh.map((l) => ({ seq: l.seq, stream: l.stream, text: l.text.replaceAll('\u0000', ''), ts: l.ts ?? now })));
     await r.events.emit({ type: 'job.logs', jobId: attempt.task.jobId, attemptId, fromSeq: fresh[0]!.seq, toSeq: fresh.at(-1)!.seq });
   }
   return { accepted: fresh.length, lastSeq: lines.at(-1)!.seq };
