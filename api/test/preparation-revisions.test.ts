@@ -20,6 +20,7 @@ import { completed, createScriptedClient, fnCall, type ScriptStep } from '../src
 import type { ModelClient } from '../src/agents/models/types.js';
 import { findPython } from '../src/preparation/findPython.js';
 import { migrateTree } from '../src/preparation/migrateTree.js';
+import { waitFor } from './helpers/agents.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { startFakeOpenAI, wireFunctionCall, wireMessage } from './helpers/fakeOpenAI.js';
 import { NVIDIA_CAPS, ProtocolWorker, createWorkerToken } from './helpers/protocolClient.js';
@@ -208,9 +209,10 @@ describe('a revision proposed by the real openai client', () => {
       feedback = JSON.stringify(body.input);
       return { output: [wireFunctionCall('propose_patch', { diff: patch('kernel.cu', migrated['kernel.cu']!, fixed), summary: 'cuDNN is not used for anything: drop it' })] };
     });
-    // Once the revision is accepted, the supervisor records that it worked (candidate_accepted).
+    // Once the revision is accepted, the supervisor records that it worked (candidate_accepted) —
+    // slowly here: the full run ends the job first, and the follow-up is still recorded.
     fake.enqueue(
-      { output: [wireFunctionCall('remember', { observation: 'Follow-up: resolved — revision 1 of hip compiled and passed.', evidence: ['preparation:hip:1'], trigger: 'candidate_accepted' })] },
+      { delayMs: 4000, then: { output: [wireFunctionCall('remember', { observation: 'Follow-up: resolved — revision 1 of hip compiled and passed.', evidence: ['preparation:hip:1'], trigger: 'candidate_accepted' })] } },
       { output: [wireMessage('Recorded.')] },
     );
     const model = createOpenAIClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'gpt-test', timeoutMs: 20_000, maxRetries: 0 });
@@ -223,7 +225,11 @@ describe('a revision proposed by the real openai client', () => {
     expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
     expect(feedback).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found/);
     expect(feedback).toContain('The run supervisor: cuDNN is included but never used.');
-    const followUp = await prisma.finding.findMany({ where: { jobId, source: 'supervisor' } });
+    expect(await prisma.finding.count({ where: { jobId, source: 'supervisor' } })).toBe(0); // still on its way
+    const followUp = await waitFor('the follow-up finding', async () => {
+      const found = await prisma.finding.findMany({ where: { jobId, source: 'supervisor' } });
+      return found.length ? found : null;
+    });
     expect(followUp.map((f) => [f.text, (f.data as { trigger?: string }).trigger])).toEqual([['Follow-up: resolved — revision 1 of hip compiled and passed.', 'candidate_accepted']]);
     expect(fake.unexpected).toBe(0); // no request found the queue empty (the last answer is left when the job ended first)
 

@@ -749,6 +749,21 @@ describe('scope, limits and the lock', () => {
     expect((await jobOf(job.jobId)).status).toBe('CANCELLED');
   });
 
+  it('the follow-up of an accepted revision is recorded even when the job ended first (candidate_accepted looks back; its full run may finish before the supervisor starts)', async () => {
+    const owner = await api.signUp();
+    const job = await failedTask(owner, 'ended-first');
+    await transition(r, job.jobId, 'cancel', { reason: 'the owner cancelled' });
+    const model = createScriptedClient([
+      completed(fnCall('remember', { observation: 'Follow-up: resolved — revision 1 of hip passed its checks and was accepted.', evidence: ['preparation:hip:1'], trigger: 'candidate_accepted' })),
+      completed(message('ok')),
+    ]);
+    const res = await runSupervisor(r, model, job.jobId, { reason: 'candidate_accepted', step: 'hip', revision: 1 });
+    expect(res.stopReason).not.toBe('job_final');
+    const findings = await db.finding.findMany({ where: { jobId: job.jobId, source: 'supervisor' } });
+    expect(findings.map((f) => [f.text, (f.data as { trigger?: string }).trigger])).toEqual([['Follow-up: resolved — revision 1 of hip passed its checks and was accepted.', 'candidate_accepted']]);
+    expect((await jobOf(job.jobId)).status).toBe('CANCELLED');
+  });
+
   it("a side effect verifies the agent lock in its transaction: a run whose lock was taken over acts on nothing", async () => {
     const owner = await api.signUp();
     const job = await failedTask(owner, 'lock');

@@ -46,7 +46,8 @@ export interface SupervisorTrigger {
    * stopped_at_cap, output_rejected: the job has ended (REVIEWS_FINAL_JOB): the run explains it.
    * candidate_rejected: a required preparation step's candidate failed its checks and the budget
    * allows a revision: request_revision sends the evidence to the preparation agent (or stop).
-   * candidate_accepted: the revision it requested passed its checks — record the follow-up.
+   * candidate_accepted: the revision it requested passed its checks — record the follow-up (also
+   * when the job has ended since: REVIEWS_FINAL_JOB).
    */
   reason: 'attempt_failed' | 'task_failed' | 'task_succeeded' | 'stalled' | 'worker_flapping' | 'stopped_at_cap' | 'output_rejected' | 'candidate_rejected' | 'candidate_accepted';
   /** candidate_rejected: the required preparation step whose candidate failed its checks, the revision the stage would make next, and the checks' feedback (shortened). */
@@ -70,8 +71,12 @@ export interface SupervisorTrigger {
  */
 export const WAITS_FOR_LOCK: ReadonlySet<SupervisorTrigger['reason']> = new Set(['worker_flapping', 'stopped_at_cap', 'output_rejected', 'candidate_rejected', 'candidate_accepted']);
 
-/** Triggers that come after the job ended: the run looks back at it (RunOptions.reviewsFinalJob). */
-export const REVIEWS_FINAL_JOB: ReadonlySet<SupervisorTrigger['reason']> = new Set(['stopped_at_cap', 'output_rejected']);
+/**
+ * Triggers that may come after the job ended: the run looks back at it (RunOptions.reviewsFinalJob).
+ * candidate_accepted too: the accepted revision's full run starts at once and may end the job
+ * before the follow-up is recorded (CI saw that: the finding was never written).
+ */
+export const REVIEWS_FINAL_JOB: ReadonlySet<SupervisorTrigger['reason']> = new Set(['stopped_at_cap', 'output_rejected', 'candidate_accepted']);
 
 const MAX_TURNS = 2;
 /** A run's first message: the trigger as JSON after this prefix (parseTrigger reads it back). */
