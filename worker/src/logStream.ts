@@ -1,6 +1,6 @@
 /**
  * Streams a run's stdout/stderr to the API in order: every line gets the next seq
- * (one sequence across both streams, in arrival order), is batched (≤ 500 lines or
+ * (one sequence across both streams, in arrival order), is batched (≤ 2000 lines and 4 MiB, or
  * 250 ms), and sent with its (attemptId, fencingToken). Lines that follow the metric
  * convention (worker/src/metricLine.ts) also become metric points.
  *
@@ -15,7 +15,11 @@ import { parseMetricLine } from './metricLine.js';
 
 export const HIGH_WATER = 20_000;
 export const LOW_WATER = 5_000;
-const MAX_BATCH = 500;
+/** Lines per batch: the API's limit (MAX_LOG_LINES); a fast program's backlog goes in few round trips. */
+const MAX_BATCH = 2000;
+/** Characters per batch, so a batch of long lines stays far below the API's 32 MiB request limit. */
+const MAX_BATCH_CHARS = 4 * 1024 * 1024;
+const MAX_POINTS = 2000;
 const MAX_LINE = 16 * 1024;
 
 export interface Line {
@@ -114,8 +118,8 @@ export class LogStream {
     if (this.lines.length === 0 && this.points.length === 0) return;
     this.sending = (async () => {
       while (this.lines.length > 0 || this.points.length > 0) {
-        const lines = this.lines.slice(0, MAX_BATCH);
-        const points = this.points.slice(0, MAX_BATCH * 4);
+        const lines = this.lines.slice(0, batchLength(this.lines));
+        const points = this.points.slice(0, MAX_POINTS);
         try {
           if (lines.length) await this.sink.sendLogs(lines);
           if (points.length) await this.sink.sendMetrics(points);
@@ -143,4 +147,12 @@ export class LogStream {
     await this.flush();
     this.stopped = true;
   }
+}
+
+/** How many of the waiting lines the next batch takes: at most MAX_BATCH and MAX_BATCH_CHARS (at least one). */
+function batchLength(lines: Line[]): number {
+  let n = 0;
+  let chars = 0;
+  while (n < lines.length && n < MAX_BATCH && (n === 0 || chars + lines[n]!.text.length <= MAX_BATCH_CHARS)) chars += lines[n++]!.text.length;
+  return n;
 }
