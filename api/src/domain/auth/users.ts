@@ -3,6 +3,8 @@ import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.js
 import type { Resources } from '../resources.js';
 import type { Principal } from './principal.js';
 import { hashPassword, hashToken, newToken, tokenKind, verifyPassword } from './secrets.js';
+import { workerTokensByHash, type WorkerTokenRow } from '../../db/sql/workerTokens.js';
+import { Coalescer, perClient } from '../coalesce.js';
 
 const SESSION_DAYS = 30;
 
@@ -95,6 +97,14 @@ export async function revokeApiToken(r: R, userId: string, id: string) {
 }
 
 /** Resolves a bearer token to a principal; unknown, revoked or expired tokens are anonymous. */
+const workerTokenLookup = perClient((r: R) =>
+  new Coalescer<string, WorkerTokenRow | null>(async (hashes) => {
+    const rows = await workerTokensByHash(r.prisma, [...new Set(hashes)]);
+    const byHash = new Map(rows.map((t) => [t.tokenHash, t]));
+    return hashes.map((h) => byHash.get(h) ?? null);
+  }),
+);
+
 export async function authenticate(r: R, bearer: string | undefined | null): Promise<Principal> {
   const token = bearer?.replace(/^Bearer\s+/i, '').trim();
   if (!token) return { kind: 'anonymous' };
@@ -102,7 +112,9 @@ export async function authenticate(r: R, bearer: string | undefined | null): Pro
   const tokenHash = hashToken(token);
   const now = r.now();
   if (kind === 'worker') {
-    const wt = await r.prisma.workerToken.findUnique({ where: { tokenHash } });
+    // Every worker call (a heartbeat per worker every few seconds) is authenticated: the
+    // lookups in flight go in one statement (coalesce.ts), each read after its call arrived.
+    const wt = await workerTokenLookup(r).submit(tokenHash);
     if (!wt || wt.revokedAt) return { kind: 'anonymous' };
     return { kind: 'worker', userId: wt.userId, workerTokenId: wt.id };
   }
