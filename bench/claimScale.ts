@@ -12,6 +12,7 @@
  * the claim CTE's candidate selection is not printed: the API's latency is the figure).
  */
 import pg from 'pg';
+import { loadConfig } from '../api/src/config.js';
 import { claimTasks } from '../api/src/db/sql/claimTasks.js';
 import { Prisma as P } from '../api/src/generated/prisma/client.js';
 import { setUpOwner, startApi, taskFactory, type Owner } from './lib/api.js';
@@ -112,7 +113,8 @@ export async function claimScale(argv: string[]): Promise<BenchResult> {
 async function explainClaim(client: pg.Client, workerId: string, max: number): Promise<string> {
   let captured: { text: string; values: unknown[] } | null = null;
   const capture = { $queryRaw: (strings: TemplateStringsArray, ...values: unknown[]) => ((captured = P.sql(strings, ...values)), Promise.resolve([])) };
-  await claimTasks(capture as never, workerId, max, new Date(), 60, { cpuCoreHourCad: 0.02, ramGbHourCad: 0.005, gpuHourCad: 0.5 }, 0);
+  const config = loadConfig({});
+  await claimTasks(capture as never, workerId, max, new Date(), config.scheduler.leaseSec, config.rates, config.trust.minReputation);
   const q = captured as unknown as { text: string; values: unknown[] };
   await client.query('BEGIN');
   try {

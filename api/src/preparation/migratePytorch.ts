@@ -89,11 +89,12 @@ interface Splice {
   line: number;
 }
 
-function parseVersion(v: string | undefined): [number, number] | null {
+/** A version's major.minor ("2.4.0+cu121" → [2, 4]); null when it has none. */
+export function parseVersion(v: string | null | undefined): [number, number] | null {
   const m = v ? /^(\d+)\.(\d+)/.exec(v) : null;
   return m ? [Number(m[1]), Number(m[2])] : null;
 }
-function older(v: [number, number], than: [number, number]): boolean {
+export function older(v: [number, number], than: [number, number]): boolean {
   return v[0] < than[0] || (v[0] === than[0] && v[1] < than[1]);
 }
 

@@ -1,10 +1,7 @@
 /**
- * Heartbeats' worker touches, coalesced: a heartbeat queues its worker, and one statement
- * (db/sql/touchWorkers.ts) marks every queued worker seen. A flush starts at once when none
- * is running, and the heartbeats that arrive while one runs go together in the next — no
- * timer, so a lone heartbeat waits for nothing, and under load (10,000 workers) the API
- * issues one UPDATE per round trip instead of one per heartbeat. One per database client
- * (per API process).
+ * Heartbeats' worker touches, coalesced (domain/coalesce.ts): the heartbeats in flight are
+ * marked seen by one statement (db/sql/touchWorkers.ts) — under load (10,000 workers) one
+ * UPDATE per round trip instead of one per heartbeat. One per database client (per API process).
  */
 import type { Prisma } from '../../db/client.js';
 import { touchWorkers, type TouchedWorker } from '../../db/sql/touchWorkers.js';
