@@ -128,28 +128,29 @@ function decide(req: ModelRequest): Item[] {
   // A torch pin: which of the project's calls are newer than the workers' torch decides what
   // can be offered — running it as it is, migrating those calls (a checked preparation step),
   // or nothing (a call no rewrite replaces: explained, not asked).
-  let versionMigrate = false;
+  /** The check whose calls the plan migrates (the user chose the migration), else null. */
+  let versionMigrate: TorchApiCheck | null = null;
   if (blocking.length) {
     const sentence = blocking.map((p) => `${p.file} pins ${p.name}${p.spec}, but the online workers have ${p.name} ${versions(p.name).join(', ')}`).join('; ');
     const torchWorkload = blocking.some((p) => p.name === 'torch') ? TORCH_WORKLOADS.find((w) => cap.classes.some((c) => c.workloads.includes(w) && c.torchVersions.length)) : undefined;
     if (torchWorkload && !last('check_torch_apis')) return call('check_torch_apis', { workload: torchWorkload });
-    const apis = torchWorkload ? last<TorchApiCheck>('check_torch_apis') : undefined;
-    if (apis?.verdict === 'blocked') return call('give_up', { reason: `${sentence}. ${apis.summary}` });
-    const migratable = apis?.verdict === 'migratable';
-    const migrateChoice = `Migrate those calls to torch ${apis?.torch} (checked by a bounded run first)`;
+    const check = torchWorkload ? last<TorchApiCheck>('check_torch_apis') : undefined;
+    if (check?.verdict === 'blocked') return call('give_up', { reason: `${sentence}. ${check.summary}` });
+    const migratable = check?.verdict === 'migratable';
+    const migrateChoice = `Migrate those calls to torch ${check?.torch} (checked by a bounded run first)`;
     const answer = answerTo('pins');
     if (!answer) {
       return call(
         'ask_user',
         migratable
-          ? { question: `${sentence}. ${apis.summary} Migrate them and run on the workers' torch, or stop the job?`, choices: [migrateChoice, 'Stop the job'] }
-          : { question: `${sentence}.${apis?.verdict === 'none' ? ` ${apis.summary}` : ''} Run with the workers' versions anyway, or stop the job?`, choices: ["Run with the workers' versions", 'Stop the job'] },
+          ? { question: `${sentence}. ${check.summary} Migrate them and run on the workers' torch, or stop the job?`, choices: [migrateChoice, 'Stop the job'] }
+          : { question: `${sentence}.${check?.verdict === 'none' ? ` ${check.summary}` : ''} Run with the workers' versions anyway, or stop the job?`, choices: ["Run with the workers' versions", 'Stop the job'] },
       );
     }
     const chosen = answer.split(':').pop() ?? '';
     if (/stop|cancel|no\b/i.test(chosen)) return call('give_up', { reason: `${sentence}. Stopped at your request.` });
-    versionMigrate = migratable && /migrat/i.test(chosen);
-    if (migratable && !versionMigrate) return call('give_up', { reason: `${sentence}. ${apis.summary} Without that migration the code cannot run on the workers' torch; stopped.` });
+    versionMigrate = migratable && /migrat/i.test(chosen) ? check : null;
+    if (migratable && !versionMigrate) return call('give_up', { reason: `${sentence}. ${check.summary} Without that migration the code cannot run on the workers' torch; stopped.` });
   }
 
   // 1b. An endpoint: the project is an HTTP app to host as a SERVICE (planner/serviceApp.ts).
@@ -511,7 +512,7 @@ function decide(req: ModelRequest): Item[] {
       : migrate
       ? `${entry.path} is hard-wired to CUDA (${entry.hardwiredCuda.slice(0, 3).join(', ')}) and no NVIDIA worker is online (${cap.summary}): migrate it to device-agnostic code, check the rewrite against a reference run of \`${bounded}\`, then train the frozen result on a ${hardware.workload} worker${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
       : versionMigrate
-      ? `Migrate the calls of ${entry.path}'s project that are newer than the workers' torch (${last<TorchApiCheck>('check_torch_apis')!.uses.map((u) => u.api).filter((a, i, all) => all.indexOf(a) === i).join(', ')}) to what torch ${last<TorchApiCheck>('check_torch_apis')!.torch} has, check the rewrite with two runs of \`${bounded}\` on a ${hardware.workload} worker, then run the frozen result${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}. (Planned with your answers.)`
+      ? `Migrate the calls of ${entry.path}'s project that are newer than the workers' torch (${[...new Set(versionMigrate.uses.map((u) => u.api))].join(', ')}) to what torch ${versionMigrate.torch} has, check the rewrite with two runs of \`${bounded}\` on a ${hardware.workload} worker, then run the frozen result${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}. (Planned with your answers.)`
       : sharding?.spec
       ? `Run ${entry.path} unchanged on ${sharding.spec.shards.length} ${hardware.workload} workers at once. ${sharding.reason}`
       : `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`) + (sharding && !sharding.spec ? ` ${sharding.reason}` : '') + pipelineWords,

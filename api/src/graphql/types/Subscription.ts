@@ -1,5 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { DomainEvent } from '../../domain/events.js';
+import { perClient } from '../../domain/coalesce.js';
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
 import { decodeId } from '../ids.js';
@@ -18,18 +19,16 @@ type Item = LogBatch | MetricBatch | StoredEvent;
  * since ids repeat across databases.
  */
 const SHARED_READ_MS = 2000;
-const sharedReads = new WeakMap<object, Map<string, Promise<unknown>>>();
+const readsFor = perClient((_ctx: Context) => new Map<string, Promise<unknown>>());
 function sharedRead<T>(ctx: Context, key: string, load: () => Promise<T>): Promise<T> {
-  let reads = sharedReads.get(ctx.prisma);
-  if (!reads) sharedReads.set(ctx.prisma, (reads = new Map()));
+  const reads = readsFor(ctx);
   let p = reads.get(key) as Promise<T> | undefined;
   if (!p) {
-    const map = reads;
     p = load();
-    map.set(key, p);
+    reads.set(key, p);
     p.then(
-      () => setTimeout(() => map.delete(key), SHARED_READ_MS).unref(),
-      () => map.delete(key),
+      () => setTimeout(() => reads.delete(key), SHARED_READ_MS).unref(),
+      () => reads.delete(key),
     );
   }
   return p;
