@@ -60,6 +60,15 @@ const QUIET_MS = 5000;
 /** How often a waiting supervisor trigger tries the job's lock again. */
 const LOCK_WAIT_MS = 500;
 
+/** Calls `attempt` again while another agent holds the job's lock, LOCK_WAIT_MS apart, for at most two lock leases. */
+async function whileLocked(attempt: () => Promise<'locked' | 'done'>): Promise<'locked' | 'done'> {
+  for (let waited = 0; ; waited += LOCK_WAIT_MS) {
+    const res = await attempt();
+    if (res !== 'locked' || waited >= 2 * LOCK_LEASE_MS) return res;
+    await new Promise((done) => setTimeout(done, LOCK_WAIT_MS));
+  }
+}
+
 export interface PipelineOptions {
   /** Passed to every agent turn (crash tests inject a kill after a side effect). */
   afterAction?: (toolName: string) => void;
@@ -164,11 +173,7 @@ export class Pipeline {
     await transitionIfAllowed(this.r, jobId, 'startPlanning', { reason: 'The planner is reading the project.' });
     // After a replan the supervisor that replanned may still hold the job's agent lock (its
     // turn goes on after the call): the planner waits its turn (bounded: two lock leases).
-    for (let waited = 0; ; waited += LOCK_WAIT_MS) {
-      const res = await this.startPlannerRun(jobId);
-      if (res !== 'locked' || waited >= 2 * LOCK_LEASE_MS) return;
-      await new Promise((done) => setTimeout(done, LOCK_WAIT_MS));
-    }
+    await whileLocked(() => this.startPlannerRun(jobId));
   }
 
   /** `locked`: after a replan, another agent held the job and no planner run started. */
@@ -353,13 +358,9 @@ export class Pipeline {
   private async supervise(jobId: string, trigger: SupervisorTrigger): Promise<'locked' | 'done'> {
     if (!REVIEWS_FINAL_JOB.has(trigger.reason) && isFinalJobStatus((await loadJob(this.r, jobId)).status)) return 'done';
     const extra = this.opts.afterAction ? { afterAction: this.opts.afterAction } : {};
-    let res = await runSupervisor(this.r, this.model, jobId, trigger, extra);
-    // A trigger the holder knows nothing of waits its turn (bounded: two lock leases).
-    for (let waited = 0; res.stopReason === 'locked' && WAITS_FOR_LOCK.has(trigger.reason) && waited < 2 * LOCK_LEASE_MS; waited += LOCK_WAIT_MS) {
-      await new Promise((done) => setTimeout(done, LOCK_WAIT_MS));
-      res = await runSupervisor(this.r, this.model, jobId, trigger, extra);
-    }
-    return res.stopReason === 'locked' ? 'locked' : 'done';
+    const once = async () => ((await runSupervisor(this.r, this.model, jobId, trigger, extra)).stopReason === 'locked' ? 'locked' : 'done');
+    // A trigger the holder knows nothing of waits its turn.
+    return WAITS_FOR_LOCK.has(trigger.reason) ? whileLocked(once) : once();
   }
 
   /** Picks up work a crashed process left behind (the tick's `reconcile` event). */
