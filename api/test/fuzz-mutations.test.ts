@@ -152,6 +152,19 @@ function scalarArb(type: string, name: string, mode: Mode): fc.Arbitrary<unknown
         return fc.boolean();
       case 'JSON':
         return hostileJson();
+      case 'LogLines': {
+        // A list of line objects, checked by the scalar (shape) and the domain (seqs, streams, sizes).
+        const line = fc.record(
+          {
+            seq: mode === 'typed' ? fc.integer({ min: -2, max: 8 }) : hostileInt(),
+            stream: fc.oneof(fc.constantFrom('stdout', 'stderr', 'system'), hostileString({ maxLength: 10 })),
+            text: hostileString(),
+            ts: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), hostileString({ maxLength: 30 })),
+          },
+          { requiredKeys: ['seq', 'stream', 'text'] },
+        );
+        return mode === 'typed' ? fc.array(line, { maxLength: 6 }) : fc.oneof(fc.array(line, { maxLength: 6 }), hostileJson());
+      }
       case 'DateTime':
         return fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom('+275760-09-13T00:00:00.000Z', '-271821-04-20T00:00:00.000Z', '0000-01-01T00:00:00Z', '1970-01-01'), hostileString({ maxLength: 30 }));
       case 'String':

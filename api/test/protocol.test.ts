@@ -454,6 +454,41 @@ describe('bad input from a worker: typed errors, nothing corrupted', async () =>
     expect(await snapshot()).toEqual(initial);
   });
 
+  it('log lines of the wrong shape (the LogLines scalar) → BAD_USER_INPUT naming the line, nothing stored', async () => {
+    for (const [l, where] of [
+      [{ seq: 3.5, stream: 'stdout', text: 'a' }, /LogLines\[0\]\.seq/],
+      [{ seq: '3', stream: 'stdout', text: 'a' }, /LogLines\[0\]\.seq/],
+      [{ seq: 3, stream: 'stdout', text: 7 }, /LogLines\[0\]\.text/],
+      [{ seq: 3, stream: 'stdout', text: 'a', ts: 'yesterday' }, /LogLines\[0\]\.ts/],
+      [{ seq: 3, stream: 'stdout', text: 'a', extra: 1 }, /unknown field "extra"/],
+      ['just text', /LogLines\[0\] must be an object/],
+    ] as const) {
+      const r = await w.gql(`mutation($a: ID!, $f: String!, $l: LogLines!) { appendLogs(attemptId: $a, fencingToken: $f, lines: $l) { __typename } }`, {
+        a: a!.attemptId,
+        f: a!.fencingToken,
+        l: [l],
+      });
+      expect(r.errors?.[0]?.extensions?.code, JSON.stringify(l)).toBe('BAD_USER_INPUT');
+      expect(r.errors?.[0]?.message).toMatch(where);
+    }
+    const notList = await w.gql(`mutation($a: ID!, $f: String!) { appendLogs(attemptId: $a, fencingToken: $f, lines: {seq: 3, text: "a"}) { __typename } }`, { a: a!.attemptId, f: a!.fencingToken });
+    expect(notList.errors?.[0]?.message).toMatch(/LogLines must be a list/);
+    expect(await snapshot()).toEqual(initial);
+  });
+
+  it('a line with NUL characters or a lone surrogate is stored cleaned; its time is the one the worker gave', async () => {
+    const r = await w.gql(`mutation($a: ID!, $f: String!, $l: LogLines!) { appendLogs(attemptId: $a, fencingToken: $f, lines: $l) { __typename ... on AppendResult { accepted } } }`, {
+      a: a!.attemptId,
+      f: a!.fencingToken,
+      l: [{ seq: 3, stream: 'stderr', text: 'nul\u0000here \ud800 alone', ts: '2026-01-02T03:04:05.678Z' }],
+    });
+    expect(r.data?.appendLogs).toEqual({ __typename: 'AppendResult', accepted: 1 });
+    const row = await prisma.logChunk.findUniqueOrThrow({ where: { attemptId_seq: { attemptId: a!.attemptId, seq: 3 } } });
+    expect(row).toMatchObject({ stream: 'stderr', text: 'nulhere \ufffd alone' });
+    expect(row.ts.toISOString()).toBe('2026-01-02T03:04:05.678Z');
+    await prisma.logChunk.delete({ where: { attemptId_seq: { attemptId: a!.attemptId, seq: 3 } } });
+  });
+
   it('a seq gap → ValidationError (lines were skipped); continuing at the next seq works', async () => {
     const gap = await w.appendLogs(a!, [{ seq: 5, text: 'five' }]);
     expect(gap.__typename).toBe('ValidationError');

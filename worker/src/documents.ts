@@ -45,7 +45,7 @@ export const HeartbeatDoc = graphql(`
 `);
 
 export const AppendLogsDoc = graphql(`
-  mutation AppendLogs($attemptId: ID!, $fencingToken: String!, $lines: [LogLineInput!]!) {
+  mutation AppendLogs($attemptId: ID!, $fencingToken: String!, $lines: LogLines!) {
     appendLogs(attemptId: $attemptId, fencingToken: $fencingToken, lines: $lines) {
       __typename
       ... on AppendResult { accepted lastSeq }

@@ -1,15 +1,33 @@
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { LogStream, type Line } from './logStream.js';
+import { HIGH_WATER, LogStream, type Line } from './logStream.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'logstream-test-'));
+let n = 0;
+const spool = () => path.join(dir, `spool-${n++}.log`);
 
 function recordingSink() {
   const batches: Line[][] = [];
   return { batches, sink: { sendLogs: async (lines: Line[]) => void batches.push(lines), sendMetrics: async () => {} } };
 }
 
+/** A sink whose sends wait until `release()`: an API that is slow or unreachable. */
+function blockedSink() {
+  const batches: Line[][] = [];
+  let release!: () => void;
+  const open = new Promise<void>((r) => (release = r));
+  return { batches, release, sink: { sendLogs: async (lines: Line[]) => void (await open, batches.push(lines)), sendMetrics: async () => {} } };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 20));
+
 describe('LogStream batches', () => {
   it('a backlog goes in batches of at most 2000 lines (the API\'s limit), in order, every seq once', async () => {
     const { batches, sink } = recordingSink();
-    const s = new LogStream(sink);
+    const s = new LogStream(sink, { spoolPath: spool() });
     for (let i = 0; i < 4500; i++) s.system(`line ${i}`);
     await s.close();
     expect(batches.map((b) => b.length)).toEqual([2000, 2000, 500]);
@@ -18,11 +36,104 @@ describe('LogStream batches', () => {
 
   it('long lines: a batch stays within 4 MiB of text (far below the API\'s 32 MiB request limit)', async () => {
     const { batches, sink } = recordingSink();
-    const s = new LogStream(sink);
+    const s = new LogStream(sink, { spoolPath: spool() });
     const long = 'x'.repeat(16 * 1024);
     for (let i = 0; i < 600; i++) s.system(long);
     await s.close();
     expect(batches.map((b) => b.length)).toEqual([256, 256, 88]);
     for (const b of batches) expect(b.reduce((n, l) => n + l.text.length, 0)).toBeLessThanOrEqual(4 * 1024 * 1024);
+  });
+});
+
+describe('LogStream spool: the program is not slowed by the API', () => {
+  it('while the API takes nothing, the pipes keep flowing into the spool; every line arrives later, in arrival order, stamped when it arrived', async () => {
+    const { batches, sink, release } = blockedSink();
+    const path0 = spool();
+    const s = new LogStream(sink, { spoolPath: path0 });
+    const out = new PassThrough();
+    const err = new PassThrough();
+    s.attach(out, 'stdout');
+    s.attach(err, 'stderr');
+    const line = 'y'.repeat(99);
+    // 60,000 lines: three times the in-memory backlog at which the old LogStream paused the pipes.
+    for (let i = 0; i < 60; i++) {
+      out.write(`${Array.from({ length: 1000 }, (_, j) => `${i * 1000 + j} ${line}`).join('\n')}\n`);
+      if (i === 30) err.write('half way\n');
+      await tick();
+      expect(out.isPaused(), `stdout paused after ${i + 1} blocks`).toBe(false);
+    }
+    s.system('worker: the command exited with code 0');
+    out.end();
+    err.end();
+    await tick();
+    expect(statSync(path0).size).toBeGreaterThan(60_000 * 100);
+    const releasedAt = Date.now();
+    release();
+    await s.close();
+    const all = batches.flat();
+    expect(all.map((l) => l.seq)).toEqual(Array.from({ length: 60_002 }, (_, i) => i));
+    const stdout = all.filter((l) => l.stream === 'stdout');
+    expect(stdout.map((l) => Number(l.text.split(' ')[0]))).toEqual(Array.from({ length: 60_000 }, (_, i) => i));
+    // In arrival order across streams: stderr's line after stdout's first 31 blocks, the worker's line last.
+    expect(all.findIndex((l) => l.stream === 'stderr')).toBe(31_000);
+    expect(all.at(-1)).toMatchObject({ stream: 'system', text: 'worker: the command exited with code 0' });
+    expect(Math.max(...all.map((l) => Date.parse(l.ts)))).toBeLessThanOrEqual(releasedAt);
+    expect(existsSync(path0), 'close() removes the spool').toBe(false);
+  });
+
+  it('past the spool limit the pipes are paused (the run slows rather than fill the disk), and resumed once it drains; nothing lost', async () => {
+    const { batches, sink, release } = blockedSink();
+    const s = new LogStream(sink, { spoolPath: spool(), spoolLimit: 256 * 1024 });
+    const out = new PassThrough({ highWaterMark: 1024 });
+    s.attach(out, 'stdout');
+    let i = 0;
+    while (!out.isPaused() && i < 60_000) {
+      out.write(`line ${i++}\n`.padStart(100, '.'));
+      if (i % 500 === 0) await tick();
+    }
+    expect(out.isPaused(), 'paused at the spool limit').toBe(true);
+    // Past the lines held in memory (HIGH_WATER) and the spool limit.
+    expect(i).toBeGreaterThan(HIGH_WATER + (256 * 1024) / 100);
+    release();
+    for (let t = 0; t < 100 && out.isPaused(); t++) await tick();
+    expect(out.isPaused(), 'resumed once the spool drained').toBe(false);
+    out.end();
+    await s.close();
+    expect(batches.flat().map((l) => l.text.trim().replace(/^\.*/, ''))).toEqual(Array.from({ length: i }, (_, k) => `line ${k}`));
+  });
+
+  it('a spool that cannot be written (no such folder, disk full) falls back to memory: nothing lost', async () => {
+    const { batches, sink } = recordingSink();
+    const s = new LogStream(sink, { spoolPath: path.join(dir, 'missing', 'spool.log') });
+    const out = new PassThrough();
+    s.attach(out, 'stdout');
+    s.system('before');
+    out.write('a\nb\npartial');
+    out.end(' line\n');
+    s.system('after');
+    await tick();
+    await s.close();
+    expect(batches.flat().map((l) => [l.stream, l.text])).toEqual([
+      ['system', 'before'],
+      ['stdout', 'a'],
+      ['stdout', 'b'],
+      ['stdout', 'partial line'],
+      ['system', 'after'],
+    ]);
+  });
+
+  it('a line without a newline at the end of the output is still sent; a multi-byte character split across chunks is kept whole', async () => {
+    const { batches, sink } = recordingSink();
+    const s = new LogStream(sink, { spoolPath: spool() });
+    const out = new PassThrough();
+    s.attach(out, 'stdout');
+    const euro = Buffer.from('€ sign\nlast');
+    out.write(euro.subarray(0, 1));
+    await tick();
+    out.write(euro.subarray(1));
+    out.end();
+    await tick();
+    await s.close();
+    expect(batches.flat().map((l) => l.text)).toEqual(['€ sign', 'last']);
   });
 });

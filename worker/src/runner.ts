@@ -71,6 +71,8 @@ export interface RunnerDeps {
   completions?: Completions;
   /** how often the checkpoint folder is looked at while the program runs (checkpoint.ts) */
   checkpointPollMs?: number;
+  /** unsent log bytes kept on disk before the program's output is paused (logStream.ts; default SPOOL_LIMIT) */
+  logSpoolLimit?: number;
 }
 
 /** A drain of this run: when it began, its grace period, and when the program's processes were gone. */
@@ -193,6 +195,7 @@ export class Run {
     const a = this.assignment;
     const dir = path.join(this.deps.dataDir, 'attempts', a.attemptId);
     const outDir = path.join(dir, 'outputs');
+    const spoolDir = path.join(this.deps.dataDir, 'spool');
     const stream = new LogStream({
       sendLogs: async (lines) => {
         const r = await client.request(AppendLogsDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, lines }, { signal: this.abort.signal });
@@ -203,7 +206,7 @@ export class Run {
         const r = await client.request(ReportMetricsDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, points }, { signal: this.abort.signal });
         if (r.reportMetrics.__typename === 'StaleAttemptError') this.stop('lease-lost', `the API refused its metrics as stale (${r.reportMetrics.reason})`);
       },
-    });
+    }, { spoolPath: path.join(spoolDir, `${a.attemptId}.log`), spoolLimit: this.deps.logSpoolLimit });
     const started = Date.now();
     let exitCode: number | null = null;
     let errorClass: string | null = null;
@@ -217,6 +220,7 @@ export class Run {
     try {
       await rm(dir, { recursive: true, force: true });
       await mkdir(outDir, { recursive: true });
+      await mkdir(spoolDir, { recursive: true, mode: 0o700 });
       this.runDir = dir;
       const req = (a.task.requirements ?? {}) as { network?: boolean; timeoutSec?: number; outputs?: string[]; workload?: string; setup?: { pip?: unknown }; service?: ServiceRuntime; checkpoint?: { path?: unknown } };
       const cpRel = checkpointPath(req);

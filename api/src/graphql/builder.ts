@@ -14,12 +14,14 @@ import { getDatamodel } from '../generated/pothos-types.js';
 import { ValidationError } from '../domain/errors.js';
 import { isUuid } from './principal.js';
 import type { Context } from './context.js';
+import type { LogLineInput } from '../domain/leases/reports.js';
 
 export type Scalars = {
   DateTime: { Input: Date; Output: Date };
   JSON: { Input: unknown; Output: unknown };
   BigInt: { Input: bigint; Output: bigint | number };
   Decimal: { Input: number; Output: { toString(): string } | number };
+  LogLines: { Input: LogLineInput[]; Output: never };
 };
 
 export const builder = new SchemaBuilder<{

@@ -2,9 +2,10 @@
  * PostgreSQL's text and jsonb values cannot hold the NUL character (\u0000): a string input
  * carrying one would fail its write as an internal error (after other writes of the same
  * request, for some). It is refused before execution instead, typed (BAD_USER_INPUT, HTTP
- * 400), naming the variable. Walked along the operation's variable types, so the few inputs
- * whose NUL characters are removed on purpose stay accepted (TOLERATED: a program's log
- * output may contain them). JSON scalars refuse NUL themselves (types/scalars.ts).
+ * 400), naming the variable. Walked along the operation's variable types: String and ID
+ * values only. JSON scalars refuse NUL themselves (types/scalars.ts); the LogLines scalar is
+ * not walked, since a program's output may hold NUL characters and the domain removes them
+ * (domain/leases/reports.ts).
  */
 import {
   GraphQLError,
@@ -18,9 +19,6 @@ import {
   type GraphQLInputType,
   type GraphQLSchema,
 } from 'graphql';
-
-/** `Type.field` inputs whose NUL characters the domain removes (domain/leases/reports.ts). */
-const TOLERATED = new Set(['LogLineInput.text']);
 
 export function refuseNulInput(
   schema: GraphQLSchema,
@@ -63,7 +61,7 @@ function findNul(type: GraphQLInputType, value: unknown, path: string): string |
     const fields = type.getFields();
     for (const [k, v] of Object.entries(value)) {
       const f = fields[k];
-      if (!f || TOLERATED.has(`${type.name}.${k}`)) continue;
+      if (!f) continue;
       const at = findNul(f.type, v, `${path}.${k}`);
       if (at) return at;
     }

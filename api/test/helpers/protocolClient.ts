@@ -122,7 +122,7 @@ export class ProtocolWorker {
 
   async appendLogs(a: { attemptId: string; fencingToken: string }, lines: { seq: number; stream?: string; text: string }[]) {
     const r = await this.gql(
-      `mutation($a: ID!, $f: String!, $l: [LogLineInput!]!) { appendLogs(attemptId: $a, fencingToken: $f, lines: $l) { __typename ... on AppendResult { accepted lastSeq } ${ERR} ${STALE} } }`,
+      `mutation($a: ID!, $f: String!, $l: LogLines!) { appendLogs(attemptId: $a, fencingToken: $f, lines: $l) { __typename ... on AppendResult { accepted lastSeq } ${ERR} ${STALE} } }`,
       { a: a.attemptId, f: a.fencingToken, l: lines.map((l) => ({ stream: 'stdout', ...l })) },
     );
     return { ...r.data?.appendLogs, errors: r.errors };

@@ -16,7 +16,8 @@ export interface LogLineInput {
   seq: number;
   stream: string;
   text: string;
-  ts?: Date | null;
+  /** When the line was printed, ms since the epoch; null: when it arrived. */
+  ts?: number | null;
 }
 
 function checkSeqs(seqs: number[], what: string) {
@@ -29,6 +30,18 @@ function checkSeqs(seqs: number[], what: string) {
       throw new ValidationError(`${what} must have consecutive seqs (seq ${s} after ${seqs[i - 1]}).`, [{ path: [String(i), 'seq'], message: 'not consecutive' }]);
     }
   }
+}
+
+type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
+
+/**
+ * A program's output as PostgreSQL can store it: NUL characters removed (text cannot hold
+ * them), and a lone UTF-16 surrogate (a JSON client can send one) replaced by U+FFFD, as
+ * UTF-8 encoding would.
+ */
+function storableText(text: string): string {
+  const t = text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
+  return (t as unknown as WellFormed).isWellFormed() ? t : (t as unknown as WellFormed).toWellFormed();
 }
 
 export async function appendLogs(r: Resources, workerTokenId: string, attemptId: string, fencingToken: string, lines: LogLineInput[]) {
@@ -48,7 +61,8 @@ export async function appendLogs(r: Resources, workerTokenId: string, attemptId:
   const fresh = lines.filter((l) => l.seq >= next);
   const now = r.now();
   if (fresh.length > 0) {
-    await insertLogLines(r.prisma, attemptId, fresh.map((l) => ({ seq: l.seq, stream: l.stream, text: l.text.replaceAll('\u0000', ''), ts: l.ts ?? now })));
+    const arrived = now.getTime();
+    await insertLogLines(r.prisma, attemptId, fresh.map((l) => ({ seq: l.seq, stream: l.stream, text: storableText(l.text), ms: l.ts ?? arrived })));
     await r.events.emit({ type: 'job.logs', jobId: attempt.task.jobId, attemptId, fromSeq: fresh[0]!.seq, toSeq: fresh.at(-1)!.seq });
   }
   return { accepted: fresh.length, lastSeq: lines.at(-1)!.seq };

@@ -98,14 +98,6 @@ const HeartbeatResult = builder
 const LeaseInput = builder.inputType('LeaseInput', {
   fields: (t) => ({ attemptId: t.id(), fencingToken: t.string({ validate: z.string().max(100) }) }),
 });
-const LogLineInput = builder.inputType('LogLineInput', {
-  fields: (t) => ({
-    seq: t.int(),
-    stream: t.string(),
-    text: t.string(),
-    ts: t.field({ type: 'DateTime', required: false }),
-  }),
-});
 const MetricPointInput = builder.inputType('MetricPointInput', {
   fields: (t) => ({
     seq: t.int(),
@@ -193,7 +185,7 @@ builder.mutationFields((t) => ({
   appendLogs: t.field({
     type: AppendResult,
     authScopes: { worker: true },
-    args: { attemptId: t.arg.id(), fencingToken: t.arg.string(), lines: t.arg({ type: [LogLineInput] }) },
+    args: { attemptId: t.arg.id(), fencingToken: t.arg.string(), lines: t.arg({ type: 'LogLines' }) },
     errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
     resolve: (_p, args, ctx) => appendLogs(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.lines),
   }),
