@@ -92,14 +92,16 @@ export class LogStream {
   /** The last value of each metric, for the attempt's summary. */
   readonly lastMetrics: Record<string, number> = {};
   totalLines = 0;
-  /** The most unsent bytes the spool held (for the attempt's usage). */
-  spoolPeakBytes = 0;
   error: Error | undefined;
+
+  private readonly spoolLimit: number;
 
   constructor(
     private readonly sink: LogSink,
     private readonly opts: LogStreamOptions,
-  ) {}
+  ) {
+    this.spoolLimit = opts.spoolLimit ?? SPOOL_LIMIT;
+  }
 
   attach(stream: Readable, name: 'stdout' | 'stderr'): void {
     this.sources.add(stream);
@@ -137,9 +139,7 @@ export class LogStream {
       this.overflow.push(header, bytes);
       this.overflowBytes += HEADER + bytes.length;
     }
-    const unsent = this.written - this.read + this.overflowBytes;
-    if (unsent > this.spoolPeakBytes) this.spoolPeakBytes = unsent;
-    if (this.written - this.read > (this.opts.spoolLimit ?? SPOOL_LIMIT) || this.overflowBytes > MEMORY_LIMIT) {
+    if (this.written - this.read > this.spoolLimit || this.overflowBytes > MEMORY_LIMIT) {
       for (const s of this.sources) if (!this.paused.has(s)) (s.pause(), this.paused.add(s));
     }
     this.pump ??= this.readSpool();
@@ -191,7 +191,7 @@ export class LogStream {
 
   private resumeSources(): void {
     if (this.paused.size === 0) return;
-    if (this.written - this.read > (this.opts.spoolLimit ?? SPOOL_LIMIT) / 2 || this.overflowBytes > MEMORY_LIMIT / 2) return;
+    if (this.written - this.read > this.spoolLimit / 2 || this.overflowBytes > MEMORY_LIMIT / 2) return;
     for (const s of this.paused) (s.resume(), this.paused.delete(s));
   }
 

@@ -59,9 +59,8 @@ export async function appendLogs(r: Resources, workerTokenId: string, attemptId:
     throw new ValidationError(`Log lines must continue at seq ${next}; got ${lines[0]!.seq} (lines were skipped).`, [{ path: ['0', 'seq'], message: 'gap' }]);
   }
   const fresh = lines.filter((l) => l.seq >= next);
-  const now = r.now();
   if (fresh.length > 0) {
-    const arrived = now.getTime();
+    const arrived = r.now().getTime();
     await insertLogLines(r.prisma, attemptId, fresh.map((l) => ({ seq: l.seq, stream: l.stream, text: storableText(l.text), ms: l.ts ?? arrived })));
     await r.events.emit({ type: 'job.logs', jobId: attempt.task.jobId, attemptId, fromSeq: fresh[0]!.seq, toSeq: fresh.at(-1)!.seq });
   }
