@@ -19,9 +19,10 @@ import { postgresCpuSeconds } from './lib/machine.js';
 import { SimWorker } from './lib/simWorker.js';
 import { mapLimit, round, sleep, summarize } from './lib/stats.js';
 
-const DEFAULTS = { workers: 10_000, tokens: 100, intervalSec: 10, durationSec: 30, helloConcurrency: 32, maxInFlight: 256, setup: 'hello' };
-const USAGE = `usage: node --import tsx bench/heartbeats.ts [--workers 10000] [--tokens 100] [--interval-sec 10] [--duration-sec 30]
+const DEFAULTS = { workers: 10_000, tokens: 100, intervalSec: 10, warmupSec: 10, durationSec: 30, helloConcurrency: 32, maxInFlight: 256, setup: 'hello' };
+const USAGE = `usage: node --import tsx bench/heartbeats.ts [--workers 10000] [--tokens 100] [--interval-sec 10] [--warmup-sec 10] [--duration-sec 30]
                  [--hello-concurrency 32] [--max-in-flight 256] [--setup hello|sql] [--pg postgres://postgres@127.0.0.1:5432/postgres]
+  --warmup-sec: the same schedule runs this long first, unmeasured (a freshly started API compiles its hot code and opens its pool).
   --setup sql inserts the worker rows hello would create directly (fast set-up on a slow machine; heartbeats still go over GraphQL).`;
 
 export async function heartbeats(argv: string[]): Promise<BenchResult> {
@@ -72,18 +73,25 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
     }
 
     const rate = o.workers / o.intervalSec;
-    const total = Math.round(rate * o.durationSec);
-    console.log(`heartbeats: ${round(rate)}/s scheduled for ${o.durationSec} s (${total}) …`);
+    const total = Math.round(rate * (o.warmupSec + o.durationSec));
+    console.log(`heartbeats: ${round(rate)}/s scheduled for ${o.warmupSec} s of warm-up, then ${o.durationSec} s measured (${Math.round(rate * o.durationSec)}) …`);
     const latency: number[] = [];
+    const byWindow: number[][] = []; // latencies by 5 s of the phase (when a slow stretch happened)
     const lag: number[] = [];
     let errors = 0;
     let firstError = '';
     let inFlight = 0;
     let maxInFlightSeen = 0;
     let sent = 0;
-    const [api0, pg0, me0] = [await api.stats(), await postgresCpuSeconds(), process.cpuUsage()];
+    let measuredSent = 0;
     const start = performance.now();
     const due = (n: number) => start + (n * 1000) / rate;
+    // The measured phase: heartbeats sent from here on, and the CPU from here on.
+    const measuredFrom = start + o.warmupSec * 1000;
+    let measured!: Promise<[Awaited<ReturnType<typeof api.stats>>, number | null, NodeJS.CpuUsage]>;
+    const startMeasuring = () => (measured = Promise.all([api.stats(), postgresCpuSeconds(), process.cpuUsage()]));
+    if (o.warmupSec > 0) setTimeout(startMeasuring, o.warmupSec * 1000);
+    else startMeasuring();
     let stopped = false;
     let done!: () => void;
     const allDone = new Promise<void>((r) => (done = () => ((stopped = true), r())));
@@ -91,15 +99,19 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
     const send = (n: number) => {
       const w = workers[n % o.workers]!;
       const t = performance.now();
+      if (t >= measuredFrom) measuredSent++;
       inFlight++;
       maxInFlightSeen = Math.max(maxInFlightSeen, inFlight);
       w.heartbeat([]).then(
         () => {
+          if (t < measuredFrom) return;
           const now = performance.now();
           latency.push(now - t);
           lag.push(now - due(n));
+          (byWindow[Math.floor((t - measuredFrom) / 5000)] ??= []).push(now - t);
         },
         (err) => {
+          if (t < measuredFrom) return;
           errors++;
           firstError ||= (err as Error).message;
         },
@@ -115,11 +127,12 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
       while (sent < total && due(sent) <= now && inFlight < o.maxInFlight) send(sent++);
     };
     const timer = setInterval(pump, 2);
-    const deadline = setTimeout(done, (o.durationSec + 60) * 1000); // bounded even if the API stalls
+    const deadline = setTimeout(done, (o.warmupSec + o.durationSec + 60) * 1000); // bounded even if the API stalls
     await allDone;
     clearInterval(timer);
     clearTimeout(deadline);
-    const elapsed = (performance.now() - start) / 1000;
+    const elapsed = (performance.now() - measuredFrom) / 1000;
+    const [api0, pg0, me0] = await measured;
     if (finished < total) console.log(`  stopped at the time limit with ${total - sent} heartbeats never sent and ${inFlight} unanswered`);
     const [api1, pg1, me1] = [await api.stats(), await postgresCpuSeconds(), process.cpuUsage(me0)];
     await sleep(100);
@@ -142,14 +155,16 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
         'hello rate (/s)': helloRate === null ? 'not measured (--setup sql)' : round(helloRate),
         'heartbeats scheduled (/s)': round(rate),
         'heartbeats answered (/s)': round(achieved),
-        'heartbeats sent / answered / errors': `${sent} / ${latency.length} / ${errors}`,
+        'heartbeats sent / answered / errors': `${measuredSent} / ${latency.length} / ${errors}`,
         'latency p50 (ms)': round(l.p50, 2),
         'latency p99 (ms)': round(l.p99, 2),
         'latency max (ms)': round(l.max, 2),
         'lag behind schedule p99 (ms)': round(g.p99, 2),
+        'latency p99 by 5 s window (ms)': byWindow.map((w) => round(summarize(w).p99)).join(' '),
         'max in flight': maxInFlightSeen,
         'API CPU (% of one core)': round((apiCpu / elapsed) * 100),
         'API CPU per heartbeat (ms)': round((apiCpu * 1000) / Math.max(latency.length, 1), 3),
+        'of which in the kernel (ms)': round((api1.cpu.system - api0.cpu.system) / 1000 / Math.max(latency.length, 1), 3),
         'API event-loop utilization': round((api1.elu.active - api0.elu.active) / ((api1.elu.active + api1.elu.idle - api0.elu.active - api0.elu.idle) || 1), 2),
         'API RSS (MiB)': round(api1.rssMiB),
         'API errors logged': api1.errors,

@@ -1,22 +1,13 @@
 #!/usr/bin/env node
-// `npm start`: builds the dashboard when its build is missing or older than its sources,
-// then runs the API (TypeScript through tsx, no build step) with the local worker.
+// `npm start`: builds the dashboard when its build is missing or older than its sources, and
+// the API's bundle likewise (scripts/apiBundle.mjs), then runs the API with the local worker.
 // Flags: --no-worker.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { register } from 'tsx/esm/api';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ensureApiBundle, newest, tuneApiHeap } from './apiBundle.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-function newest(dir) {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
 
 const webDir = path.join(root, 'web');
 const built = path.join(webDir, 'dist', 'index.html');
@@ -26,6 +17,16 @@ if (!process.env.CHATGPU_SKIP_WEB_BUILD && existsSync(path.join(webDir, 'src')) 
   await build({ configFile: path.join(webDir, 'vite.config.ts'), root: webDir, logLevel: 'warn' });
 }
 
-register();
-const { main } = await import('../api/src/main.ts');
+tuneApiHeap();
+let main;
+try {
+  const bundle = await ensureApiBundle();
+  ({ main } = await import(pathToFileURL(bundle).href));
+} catch (err) {
+  // A checkout this user cannot write to, or no esbuild: the same API from its sources.
+  console.warn(`The API's bundle could not be built (${err.errors?.[0]?.text ?? err.message.split('\n')[0]}); running its sources through tsx.`);
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import('../api/src/main.ts'));
+}
 await main(process.argv.slice(2));

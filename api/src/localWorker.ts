@@ -5,9 +5,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { inRepo } from './paths.js';
 
 export async function startLocalWorker(opts: { serverUrl: string; token: string; dataDir: string }): Promise<() => Promise<void>> {
-  const bin = path.resolve(import.meta.dirname, '../../worker/bin/chatgpu-worker.mjs');
+  const bin = inRepo('worker/bin/chatgpu-worker.mjs');
   if (!existsSync(bin)) {
     console.warn('The worker is not available in this build; jobs will wait for a worker to connect.');
     return async () => {};

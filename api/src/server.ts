@@ -4,9 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, parse, validate, type ExecutionArgs, type GraphQLFormattedError } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
@@ -34,6 +34,7 @@ import { modelFor } from './agents/modelFor.js';
 import type { ModelClient } from './agents/models/types.js';
 import { Pipeline } from './agents/pipeline.js';
 import { flushTelemetry, initApiTelemetry, reportError } from './telemetry/sentry.js';
+import { inRepo } from './paths.js';
 
 export interface StartOptions {
   config: Config;
@@ -154,14 +155,16 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   };
   const apollo = new ApolloServer<Context>({
     schema,
-    plugins: [limitsPlugin],
+    // No cache hints are set anywhere: Apollo's default cache-control plugin would only add a
+    // hook per resolved field to every request.
+    plugins: [limitsPlugin, ApolloServerPluginCacheControlDisabled()],
     includeStacktraceInErrorResponses: false,
     formatError: formatError(log),
     introspection: true,
   });
   await apollo.start();
 
-  const webDir = opts.webDir === undefined ? path.resolve(import.meta.dirname, '../../web/dist') : opts.webDir;
+  const webDir = opts.webDir === undefined ? inRepo('web/dist') : opts.webDir;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     // A service's own host serves that service and nothing else (serviceOrigin.ts): its pages

@@ -28,6 +28,28 @@ describe('query limits and malformed input', () => {
     expect(ok.errors).toBeUndefined();
   });
 
+  it('keeps a document\'s cost from one request to the next only when no variable changes it', async () => {
+    // The same text twice: the second is answered from the kept cost, and refused alike.
+    const costly = `{ jobs(first: 100) { edges { node { title status } } } }`;
+    for (let i = 0; i < 2; i++) expect((await api.gql(costly, {}, u.token)).errors?.[0]?.extensions.code).toBe('QUERY_TOO_COSTLY');
+    // A page size from a variable: a cheap request first, then the same text with a costly one.
+    const paged = `query($n: Int) { jobs(first: $n) { edges { node { title status } } } }`;
+    expect((await api.gql(paged, { n: 5 }, u.token)).errors).toBeUndefined();
+    const big = await api.gql(paged, { n: 100 }, u.token);
+    expect(big.errors?.[0]?.extensions.code).toBe('QUERY_TOO_COSTLY');
+    expect(big.status).toBe(400);
+    // A directive's variable decides whether a costly field counts.
+    const gated = `query($all: Boolean!) { jobs(first: 5) { totalCount } all: jobs(first: 100) @include(if: $all) { edges { node { title status } } } }`;
+    expect((await api.gql(gated, { all: false }, u.token)).errors).toBeUndefined();
+    expect((await api.gql(gated, { all: true }, u.token)).errors?.[0]?.extensions.code).toBe('QUERY_TOO_COSTLY');
+    // Variables that do not fit their types, after the same text passed: still the client's error.
+    const byId = `query($id: ID!) { job(id: $id) { id } }`;
+    expect((await api.gql(byId, { id: 'x' }, u.token)).errors).toBeUndefined();
+    const wrong = await api.gql(byId, { id: { nested: true } }, u.token);
+    expect(wrong.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    expect(wrong.status).toBe(400);
+  });
+
   it('treats malformed ids as not found, never as an internal error', async () => {
     for (const id of ['', 'garbage', '!!!', Buffer.from('Job:not-a-uuid').toString('base64'), Buffer.from('Worker:00000000-0000-0000-0000-000000000001').toString('base64')]) {
       const r = await api.gql(`query($id: ID!) { job(id: $id) { id } node(id: $id) { id } }`, { id }, u.token);

@@ -1,5 +1,5 @@
 /**
- * The ChatGPU side of a benchmark: a real API in a child process (apiProcess.ts) over a
+ * The ChatGPU side of a benchmark: a real API in a child process (apiProcess.mjs: the API's bundle, as `npm start` runs it) over a
  * fresh database, the user-side set-up over GraphQL (user, worker tokens, a job with one
  * uploaded file), and a second in-process set of domain Resources on the same database
  * for `createTask` — tasks are created by the domain (the planner does it in
@@ -17,6 +17,7 @@ import { createBlobStore } from '../../api/src/domain/blobs/createBlobStore.js';
 import { createTask, createTasks, type CreateTaskInput } from '../../api/src/domain/jobs/createTask.js';
 import { silentLogger, type Resources } from '../../api/src/domain/resources.js';
 import { PubSub } from '../../api/src/graphql/pubsub.js';
+import { ensureApiBundle } from '../../scripts/apiBundle.mjs';
 
 const benchDir = path.resolve(import.meta.dirname, '..');
 export const repoRoot = path.resolve(benchDir, '..');
@@ -56,7 +57,8 @@ export async function startApi(databaseUrl: string, env: Record<string, string> 
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'chatgpu-bench-')));
   // BENCH_API_NODE_ARGS: extra node flags for the API process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(benchDir, 'lib/apiProcess.ts')], {
+  await ensureApiBundle(); // once here, not in every API process at once
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, path.join(benchDir, 'lib/apiProcess.mjs')], {
     cwd: repoRoot,
     env: { ...process.env, DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...(opts.port ? { BENCH_API_PORT: String(opts.port) } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

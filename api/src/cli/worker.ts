@@ -1,8 +1,8 @@
 /** `chatgpu worker …`: forwards to the contributor's command (worker/bin/chatgpu-worker.mjs). */
 import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { inRepo } from '../paths.js';
 
-export const WORKER_BIN = path.resolve(import.meta.dirname, '../../../worker/bin/chatgpu-worker.mjs');
+export const WORKER_BIN = inRepo('worker/bin/chatgpu-worker.mjs');
 
 export function workerCommand(argv: string[]): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { inRepo } from '../paths.js';
 
 export interface MigrationConnection {
   /** Runs one or more statements without parameters. */
@@ -18,7 +18,7 @@ export interface MigrationConnection {
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
-export const migrationsDir = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url));
+export const migrationsDir = inRepo('prisma/migrations');
 
 /** Advisory lock key for migrations: an arbitrary constant ("cgpu" in ASCII). */
 const MIGRATION_LOCK = 0x63677075;

@@ -3,10 +3,10 @@
  * (worker/python/chatgpu/compare.py): runs it on two runs' outputs and types its JSON report.
  * The helper needs numpy (and torch for .pt/.pth files); pick the interpreter with findPython.
  */
-import { fileURLToPath } from 'node:url';
 import { runProcess } from './pythonAst.js';
+import { inRepo } from '../paths.js';
 
-export const COMPARE_HELPER = fileURLToPath(new URL('../../../worker/python/chatgpu/compare.py', import.meta.url));
+export const COMPARE_HELPER = inRepo('worker/python/chatgpu/compare.py');
 
 export interface Tolerance {
   rtol?: number;

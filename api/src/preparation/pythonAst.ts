@@ -9,7 +9,7 @@
  * every run of the code. The price is a child process per batch (~50 ms), paid once per tree.
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { inRepo } from '../paths.js';
 
 export interface PyNode {
   _t: string;
@@ -22,7 +22,7 @@ export interface PyNode {
 
 export type PyParse = { ok: true; tree: PyNode } | { ok: false; error: { line: number; col: number; message: string } };
 
-const HELPER = fileURLToPath(new URL('./python/pyast.py', import.meta.url));
+const HELPER = inRepo('api/src/preparation/python/pyast.py');
 
 export class PythonUnavailableError extends Error {
   readonly code = 'PYTHON_UNAVAILABLE';

@@ -21,13 +21,13 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { compareOutputs, type ComparisonCriteria, type ComparisonReport } from './compareOutputs.js';
 import { runStaticChecks, type StaticCheckResult } from './runStaticChecks.js';
 import { transformationByName, type Transformation } from './transformations.js';
 import type { Target } from './types.js';
+import { inRepo } from '../paths.js';
 
-export const PYTHON_HELPERS = fileURLToPath(new URL('../../../worker/python', import.meta.url));
+export const PYTHON_HELPERS = inRepo('worker/python');
 
 export interface CaseSpec {
   /** The record it was written from. */

@@ -6,12 +6,12 @@
  * or run. Without a Python on the API's machine it answers null and the planner falls back to
  * the patterns in analyzeProject.ts.
  */
-import { fileURLToPath } from 'node:url';
 import { findPython } from '../../preparation/findPython.js';
 import { runProcess } from '../../preparation/pythonAst.js';
 import type { PyFileFacts } from './analyzeProject.js';
+import { inRepo } from '../../paths.js';
 
-const HELPER = fileURLToPath(new URL('./python/entrypoints.py', import.meta.url));
+const HELPER = inRepo('api/src/agents/planner/python/entrypoints.py');
 let python: Promise<string | null> | undefined;
 
 export async function readPythonFacts(files: ReadonlyMap<string, string>, opts: { python?: string; timeoutMs?: number } = {}): Promise<Record<string, PyFileFacts> | null> {
