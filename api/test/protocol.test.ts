@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { sha256, startTestApi } from './helpers/api.js';
 import { subscribe } from './helpers/ws.js';
 import { claim } from '../src/domain/leases/claim.js';
+import { dispatcherFor } from '../src/domain/leases/dispatcher.js';
 import { addTask, CPU_CAPS, createJobWithFile, createWorkerToken, ProtocolWorker as TestWorker, workerGid } from './helpers/protocolClient.js';
 
 /**
@@ -355,6 +356,28 @@ describe('long-poll claims', async () => {
     expect(injected).not.toBeNull();
     expect(got.map((x) => x.taskId)).toEqual([await injected!]);
     expect(wake.ends).not.toContain('timeout');
+  });
+
+  it('a worker that hangs up mid-long-poll stops waiting: the next task is not leased to the gone claim', async () => {
+    const parked = dispatcherFor(pubsub);
+    expect(parked.size).toBe(0);
+    const hangUp = new AbortController();
+    const poll = fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      signal: hangUp.signal,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: `mutation($w: ID!) { claimTask(workerId: $w, waitMs: 20000, max: 1) { __typename } }`, variables: { w: w.workerId } }),
+    }).then(
+      () => 'answered',
+      () => 'hung up',
+    );
+    while (parked.size === 0) await new Promise((r) => setTimeout(r, 10));
+    hangUp.abort();
+    expect(await poll).toBe('hung up');
+    while (parked.size > 0) await new Promise((r) => setTimeout(r, 10)); // the claim ended (a timeout here fails the test)
+    const task = await addTask(api, job, { name: 'after a hang-up' });
+    expect((await resources.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status).toBe('QUEUED');
+    expect((await w.claim({ waitMs: 0, max: 1 })).map((a) => a.task.id)).toEqual([task.id]);
   });
 
   it('waitMs above 30000 is a ValidationError', async () => {

@@ -24,6 +24,29 @@ export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
 /** Either the client or a transaction: use cases that may run inside a caller's transaction take this. */
 export type Db = PrismaClient | Tx;
 
+/**
+ * A hot-path statement (a worker-token lookup, a heartbeat's touch) without Prisma's work per
+ * call: on a client made by openDatabase it goes straight to the driver — on PostgreSQL a
+ * named prepared statement (parsed once per pooled connection, planned for its values on each
+ * run, as Prisma's are), on PGlite its query. Per
+ * statement on this machine: ≈ 0.06 ms of API CPU against ≈ 0.2–0.3 ms through `$queryRaw`
+ * (bench/README.md, goal c). On a transaction's client (or any other) it is Prisma's raw
+ * query, so it still runs inside that transaction.
+ *
+ * `text` numbers its parameters $1, $2, …; a Date value is sent as its ISO text, as Prisma
+ * sends it, so `$n::timestamp` holds UTC whatever the process's time zone. Rows come as the
+ * driver parses them: select no timestamp column (the drivers read those differently) —
+ * compare in SQL, or cast to text.
+ */
+export function hotQuery<T>(db: Db, name: string, text: string, values: unknown[]): Promise<T[]> {
+  const sent = values.map((v) => (v instanceof Date ? v.toISOString() : v));
+  const direct = directQuery.get(db);
+  return direct ? (direct(name, text, sent) as Promise<T[]>) : db.$queryRawUnsafe<T[]>(text, ...sent);
+}
+
+type DirectQuery = (name: string, text: string, values: unknown[]) => Promise<unknown[]>;
+const directQuery = new WeakMap<object, DirectQuery>();
+
 export interface Database {
   kind: 'postgres' | 'pglite';
   prisma: PrismaClient;
@@ -76,12 +99,16 @@ async function openPostgres(url: string, opts: DatabaseOptions): Promise<Databas
     max: opts.poolSize ?? 20,
     // No JIT: every statement here is a short OLTP one, and the claim's planner estimate (a
     // LATERAL per owner) passes jit_above_cost, so PostgreSQL spent 1.2 s compiling a 20 ms
-    // claim (bench/claimScale.ts --explain 1).
-    options: '-c jit=off',
+    // claim (bench/claimScale.ts --explain 1). Custom plans always: a named statement
+    // (hotQuery) is planned for its values like every other statement, never switched to a
+    // generic plan after five runs — a generic plan of the lease renewal joins in another
+    // order and waits on a row lock the custom one never takes (races.test.ts).
+    options: '-c jit=off -c plan_cache_mode=force_custom_plan',
     ...(leaseSec ? { onConnect: (c: pg.ClientBase) => resumeOnConnect(c, opts.now?.() ?? new Date(), leaseSec, opts.log) } : {}),
   });
   pool.on('error', (err) => opts.log?.(`postgres pool error: ${err.message}`));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  directQuery.set(prisma, async (name, text, values) => (await pool.query({ name, text, values })).rows);
   const listener = new PgListener(url, opts.log);
   return {
     kind: 'postgres',
@@ -264,6 +291,7 @@ async function openPglite(opts: DatabaseOptions): Promise<Database> {
     });
   }
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) });
+  directQuery.set(prisma, async (_name, text, values) => (await lite.query(text, values)).rows);
   return {
     kind: 'pglite',
     prisma,

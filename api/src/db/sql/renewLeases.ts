@@ -1,4 +1,4 @@
-import type { Prisma } from '../client.js';
+import { hotQuery, type Prisma } from '../client.js';
 
 /**
  * Renews the leases a worker still holds, in one statement: only attempts that are
@@ -20,27 +20,32 @@ export async function renewLeases(
   const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
   const ids = leases.map((l) => l.attemptId);
   const tokens = leases.map((l) => l.fencingToken);
-  const rows = await prisma.$queryRaw<{ id: string }[]>`
-    WITH input AS (SELECT * FROM unnest(${ids}::uuid[], ${tokens}::text[]) AS i(id, token)),
+  const rows = await hotQuery<{ id: string }>(
+    prisma,
+    'renewLeases',
+    `
+    WITH input AS (SELECT * FROM unnest($1::uuid[], $2::text[]) AS i(id, token)),
     -- The attempt rows locked in id order, the order a batch of completions locks them
     -- (completeAttempts.ts): two multi-row lockers in one order never deadlock.
     locked AS (SELECT a.id FROM "Attempt" a JOIN input ON input.id = a.id ORDER BY a.id FOR NO KEY UPDATE OF a),
     renewed AS (
       UPDATE "Attempt" a
-      SET "leaseExpiresAt" = ${leaseUntil},
+      SET "leaseExpiresAt" = $3::timestamp,
           status = 'RUNNING',
-          "startedAt" = COALESCE(a."startedAt", ${now})
+          "startedAt" = COALESCE(a."startedAt", $4::timestamp)
       FROM locked JOIN input ON input.id = locked.id, "Task" t
-      WHERE a.id = input.id AND a."fencingToken" = input.token AND a."workerId" = ${workerId}::uuid
-        AND a.status IN ('LEASED', 'RUNNING') AND a."leaseExpiresAt" >= ${now}
+      WHERE a.id = input.id AND a."fencingToken" = input.token AND a."workerId" = $5::uuid
+        AND a.status IN ('LEASED', 'RUNNING') AND a."leaseExpiresAt" >= $4::timestamp
         AND t.id = a."taskId" AND t."currentAttemptId" = a.id AND t.status IN ('LEASED', 'RUNNING')
       RETURNING a.id, a."taskId"
     ),
     tasks AS (
-      UPDATE "Task" t SET status = 'RUNNING', "updatedAt" = ${now}
+      UPDATE "Task" t SET status = 'RUNNING', "updatedAt" = $4::timestamp
       FROM renewed WHERE t.id = renewed."taskId" AND t.status = 'LEASED'
       RETURNING t.id
     )
-    SELECT id FROM renewed`;
+    SELECT id FROM renewed`,
+    [ids, tokens, leaseUntil, now, workerId],
+  );
   return rows.map((r) => r.id);
 }

@@ -1,4 +1,4 @@
-import type { Prisma } from '../client.js';
+import { hotQuery, type Prisma } from '../client.js';
 
 export interface TouchedWorker {
   id: string;
@@ -20,17 +20,21 @@ export interface TouchedWorker {
  */
 export async function touchWorkers(prisma: Prisma, workers: { id: string; tokenId: string }[], now: Date): Promise<TouchedWorker[]> {
   if (workers.length === 0) return [];
-  return prisma.$queryRaw<TouchedWorker[]>`
-    WITH i AS (SELECT * FROM unnest(${workers.map((w) => w.id)}::uuid[], ${workers.map((w) => w.tokenId)}::uuid[]) AS i(id, "tokenId")),
+  return hotQuery<TouchedWorker>(
+    prisma,
+    'touchWorkers',
+    `WITH i AS (SELECT * FROM unnest($1::uuid[], $2::uuid[]) AS i(id, "tokenId")),
     old AS (
       SELECT w.id, w.status FROM "Worker" w JOIN i ON i.id = w.id AND i."tokenId" = w."tokenId"
       ORDER BY w.id FOR NO KEY UPDATE OF w
     )
     UPDATE "Worker" w
-    SET "lastSeenAt" = ${now}, status = CASE WHEN w.status = 'OFFLINE' THEN 'ONLINE'::"WorkerStatus" ELSE w.status END
+    SET "lastSeenAt" = $3::timestamp, status = CASE WHEN w.status = 'OFFLINE' THEN 'ONLINE'::"WorkerStatus" ELSE w.status END
     FROM old
     WHERE w.id = old.id
     RETURNING w.id, w."ownerId", old.status::text AS previous, w.status::text AS status,
       EXISTS (SELECT 1 FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId"
-              WHERE a."workerId" = w.id AND a.status IN ('LEASED', 'RUNNING') AND t.status = 'CANCELLED') AS "cancelledLive"`;
+              WHERE a."workerId" = w.id AND a.status IN ('LEASED', 'RUNNING') AND t.status = 'CANCELLED') AS "cancelledLive"`,
+    [workers.map((w) => w.id), workers.map((w) => w.tokenId), now],
+  );
 }

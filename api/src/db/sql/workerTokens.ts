@@ -1,14 +1,18 @@
-import type { Db } from '../client.js';
+import { hotQuery, type Db } from '../client.js';
 
 export interface WorkerTokenRow {
   id: string;
   userId: string;
   tokenHash: string;
-  revokedAt: Date | null;
+  revoked: boolean;
 }
 
 /** The worker tokens with these hashes, in one statement (the coalesced lookup of domain/auth/users.ts). */
 export function workerTokensByHash(db: Db, hashes: string[]): Promise<WorkerTokenRow[]> {
-  return db.$queryRaw<WorkerTokenRow[]>`
-    SELECT id, "userId", "tokenHash", "revokedAt" FROM "WorkerToken" WHERE "tokenHash" = ANY (${hashes}::text[])`;
+  return hotQuery<WorkerTokenRow>(
+    db,
+    'workerTokensByHash',
+    `SELECT id, "userId", "tokenHash", "revokedAt" IS NOT NULL AS revoked FROM "WorkerToken" WHERE "tokenHash" = ANY ($1::text[])`,
+    [hashes],
+  );
 }

@@ -115,7 +115,7 @@ export async function authenticate(r: R, bearer: string | undefined | null): Pro
     // Every worker call (a heartbeat per worker every few seconds) is authenticated: the
     // lookups in flight go in one statement (coalesce.ts), each read after its call arrived.
     const wt = await workerTokenLookup(r).submit(tokenHash);
-    if (!wt || wt.revokedAt) return { kind: 'anonymous' };
+    if (!wt || wt.revoked) return { kind: 'anonymous' };
     return { kind: 'worker', userId: wt.userId, workerTokenId: wt.id };
   }
   if (kind === 'api' || kind === 'session') {

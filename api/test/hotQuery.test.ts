@@ -1,0 +1,50 @@
+/**
+ * db/client.ts hotQuery: the hot-path statements go straight to the driver (a named prepared
+ * statement) on the API's own client, and through Prisma inside a transaction; either way a
+ * Date is stored as the same UTC instant whatever the process's time zone.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { hotQuery } from '../src/db/client.js';
+import { touchWorker } from '../src/db/sql/touchWorker.js';
+import { startTestApi } from './helpers/api.js';
+import { createWorkerToken, CPU_CAPS, ProtocolWorker } from './helpers/protocolClient.js';
+
+const api = await startTestApi();
+const owner = await api.signUp();
+const w = new ProtocolWorker(api, await createWorkerToken(api, owner.token), 'hot');
+await w.hello({ slots: 2, capabilities: CPU_CAPS });
+const { prisma } = api.server.db;
+const tokenId = (await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).tokenId;
+const zone = process.env.TZ;
+afterEach(() => {
+  if (zone === undefined) delete process.env.TZ;
+  else process.env.TZ = zone;
+});
+
+describe('hotQuery', () => {
+  it('stores a Date as its UTC instant in any time zone, straight and inside a transaction', async () => {
+    process.env.TZ = 'America/New_York'; // pg would send local time with an offset, which a ::timestamp drops
+    const at = new Date('2026-07-01T12:34:56.789Z');
+    expect(await touchWorker(prisma, w.workerId, tokenId, at)).toEqual([{ status: 'ONLINE', slots: 2, live: 0 }]);
+    expect((await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).lastSeenAt.toISOString()).toBe(at.toISOString());
+    const later = new Date('2026-07-01T18:00:00.000Z');
+    await prisma.$transaction((tx) => touchWorker(tx, w.workerId, tokenId, later));
+    expect((await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).lastSeenAt.toISOString()).toBe(later.toISOString());
+  });
+
+  it("inside a transaction it is the transaction's: rolled back with it", async () => {
+    const before = (await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).lastSeenAt;
+    await expect(
+      prisma.$transaction(async (tx) => {
+        await touchWorker(tx, w.workerId, tokenId, new Date('2030-01-01T00:00:00Z'));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect((await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).lastSeenAt).toEqual(before);
+  });
+
+  it('a bad statement is the driver\'s error, and the named statement still works after it', async () => {
+    await expect(hotQuery(prisma, 'hotQueryTest', 'SELECT $1::uuid AS id', ['not-a-uuid'])).rejects.toThrow(/uuid/);
+    expect(await hotQuery(prisma, 'hotQueryTest', 'SELECT $1::uuid AS id', [w.workerId])).toEqual([{ id: w.workerId }]);
+  });
+});
