@@ -1,5 +1,6 @@
 /**
- * The ChatGPU side of a benchmark: a real API in a child process (apiProcess.mjs: the API's bundle, as `npm start` runs it) over a
+ * The ChatGPU side of a benchmark: a real API in a child process (apiProcess.mjs: the API's
+ * bundle, as `npm start` runs it) over a
  * fresh database, the user-side set-up over GraphQL (user, worker tokens, a job with one
  * uploaded file), and a second in-process set of domain Resources on the same database
  * for `createTask` — tasks are created by the domain (the planner does it in
@@ -17,10 +18,11 @@ import { createBlobStore } from '../../api/src/domain/blobs/createBlobStore.js';
 import { createTask, createTasks, type CreateTaskInput } from '../../api/src/domain/jobs/createTask.js';
 import { silentLogger, type Resources } from '../../api/src/domain/resources.js';
 import { PubSub } from '../../api/src/graphql/pubsub.js';
+import { repoRoot } from '../../api/src/paths.js';
 import { ensureApiBundle } from '../../scripts/apiBundle.mjs';
 
 const benchDir = path.resolve(import.meta.dirname, '..');
-export const repoRoot = path.resolve(benchDir, '..');
+export { repoRoot };
 
 export interface ApiStats {
   /** process.cpuUsage() of the API process, microseconds. */

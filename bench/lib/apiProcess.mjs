@@ -11,10 +11,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { ensureApiBundle, tuneApiHeap } from '../../scripts/apiBundle.mjs';
+import { API_BUNDLE, tuneApiHeap } from '../../scripts/apiBundle.mjs';
 
 tuneApiHeap();
-const { loadConfig, startServer, createBuiltinClient } = await import(pathToFileURL(await ensureApiBundle()).href);
+// Built (when stale) by the parent before it starts API processes (bench/lib/api.ts startApi).
+const { loadConfig, startServer, createBuiltinClient } = await import(pathToFileURL(API_BUNDLE).href);
 
 const errors = { count: 0 };
 const log = {

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { afterAll } from 'vitest';
 
-export const repoRoot = path.resolve(import.meta.dirname, '../../..');
+import { repoRoot } from '../../src/paths.js';
+
+export { repoRoot };
 
 export { freePort } from '../../../bench/lib/throwawayPostgres.js';
 
