@@ -15,7 +15,7 @@ import type { Capabilities } from './probe/types.js';
 import { Run, type Assignment } from './runner.js';
 import { buildSandboxedCommand, defaultTaskUser, execSandboxed, interpreterBinds, writeIdentityFiles } from './sandbox.js';
 import { startPipIndex, type PipIndex } from '../test/pipIndex.js';
-import { EnvCache, parseRequirementLines, type SetupRequest, type SetupResult } from './setupEnv.js';
+import { EnvCache, parseRequirementLines, type SetupRequest, type SetupResult, failureText } from './setupEnv.js';
 
 const PY = '/usr/bin/python3';
 const runAs = defaultTaskUser();
@@ -344,5 +344,25 @@ describe('Run with a setup phase (real runner, stand-in API)', () => {
     expect(off.result).toMatchObject({ errorClass: 'DEPENDENCY', errorMessage: 'this worker installs no packages (started with --no-install); the task needs chatgpu-third==2.0' });
     const noVenv = await runTask('run-novenv', { workload: 'python', setup: { pip: ['chatgpu-third==2.0'] } }, 'python -c "print(1)"', { enabled: false });
     expect(noVenv.result).toMatchObject({ errorClass: 'DEPENDENCY', errorMessage: expect.stringMatching(/its Python cannot make a virtualenv with pip/) });
+  });
+});
+
+describe('failureText: what a failed setup step says in the task\'s error', () => {
+  it("keeps pip's ERROR lines, not its retry warnings, and says when the index was unreachable", () => {
+    // pip on a worker without a route to its index (as seen running pytorch/examples' time_sequence_prediction here).
+    const retry = (n: number) =>
+      `WARNING: Retrying (Retry(total=${n}, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno -2] Name or service not known')': /simple/matplotlib/`;
+    const lines = [4, 3, 2, 1, 0].map(retry).concat(['ERROR: Could not find a version that satisfies the requirement matplotlib (from versions: none)', 'ERROR: No matching distribution found for matplotlib']);
+    expect(failureText(lines)).toBe(
+      'ERROR: Could not find a version that satisfies the requirement matplotlib (from versions: none)\nERROR: No matching distribution found for matplotlib\n(the package index could not be reached from this worker)',
+    );
+  });
+
+  it('without ERROR lines: the last eight lines, at most 2,000 characters', () => {
+    const lines = Array.from({ length: 12 }, (_, i) => `line ${i}`);
+    expect(failureText(lines)).toBe(lines.slice(-8).join('\n'));
+    const long = failureText(['x'.repeat(3000)]);
+    expect(long).toHaveLength(2001);
+    expect(long.startsWith('…')).toBe(true);
   });
 });

@@ -399,7 +399,7 @@ export class EnvCache {
         child.once('close', (c, sg) => resolve({ code: c, signal: sg }));
       });
       await Promise.all(readers);
-      return { code, signal, tail: lastLines(tail), timedOut, aborted };
+      return { code, signal, tail: failureText(tail), timedOut, aborted };
     } finally {
       clearTimeout(timer);
       req.signal.removeEventListener('abort', onAbort);
@@ -468,8 +468,16 @@ function abortPromise(signal: AbortSignal): Promise<null> {
 }
 
 /** pip's last lines (its ERROR lines come last), for the attempt's error message. */
-function lastLines(lines: string[]): string {
-  const text = lines.slice(-8).join('\n');
+/**
+ * What a failed setup step said, for the task's error: pip's own `ERROR:` lines when it printed
+ * some (its retry WARNINGs before them are noise), with one sentence when those retries show the
+ * package index could not be reached; otherwise the last lines. At most 2,000 characters.
+ */
+export function failureText(lines: string[]): string {
+  const errors = [...new Set(lines.filter((l) => l.startsWith('ERROR:')))];
+  const unreachable = lines.some((l) => /Failed to establish a new connection|Name or service not known|Temporary failure in name resolution|Network is unreachable/.test(l));
+  const picked = errors.length ? [...errors, ...(unreachable ? ['(the package index could not be reached from this worker)'] : [])] : lines.slice(-8);
+  const text = picked.join('\n');
   return text.length > 2000 ? `…${text.slice(-2000)}` : text;
 }
 
