@@ -122,6 +122,15 @@ for (const [kind, store] of stores) {
       expect(await leftovers(kind)).toEqual([]);
     });
 
+    it('keeps nothing of a body that breaks off at once (before the store has even opened where it writes)', async () => {
+      for (let i = 0; i < 200; i++) {
+        const gone = new Readable({ read() {} });
+        gone.destroy(new Error('connection reset'));
+        await expect(store.put(gone, { maxBytes: 64 * MiB })).rejects.toThrow(/connection reset/);
+        expect(await leftovers(kind), `try ${i}`).toEqual([]);
+      }
+    });
+
     it('sweeps what an interrupted upload left behind, and nothing else', async () => {
       if (kind === 'fs') {
         const stale = path.join(dataDir, 'blobs', 'tmp', 'killed-upload');

@@ -6,6 +6,7 @@
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { once } from 'node:events';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -37,8 +38,9 @@ export class FsBlobStore implements BlobStore {
     await mkdir(tmpDir, { recursive: true });
     const tmp = path.join(tmpDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
     const meter = hashingMeter(opts.maxBytes);
+    const out = createWriteStream(tmp, { flags: 'wx' });
     try {
-      await pipeline(source, meter, createWriteStream(tmp, { flags: 'wx' }));
+      await pipeline(source, meter, out);
       const sha256 = meter.digest();
       checkExpected(opts.expected, sha256);
       const dest = this.localPath(sha256);
@@ -47,6 +49,9 @@ export class FsBlobStore implements BlobStore {
       await rename(tmp, dest);
       return { sha256, size: meter.bytes(), created };
     } finally {
+      // A source that fails at once fails the pipeline while the file is still being opened:
+      // removed only once the stream has closed, or the open creates it after the removal.
+      if (!out.closed) await once(out, 'close').catch(() => {});
       await rm(tmp, { force: true });
     }
   }
