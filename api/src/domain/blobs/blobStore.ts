@@ -112,6 +112,16 @@ export function checkExpected(expected: string | undefined, actual: string): voi
  * Reads `source` to its end only to verify it (hash and size), storing nothing: the blob is
  * already stored, and content addressing says it is these bytes if the hash matches.
  */
+/**
+ * Call before a put's first await. A source that fails while the store is still getting ready
+ * (a corrupt archive entry, a stream destroyed at once) would otherwise emit 'error' with no
+ * listener: an uncaught exception that takes the whole API process down. The put still rejects
+ * with that error: pipeline() and finished() see it later through `source.errored`.
+ */
+export function holdEarlyFailure(source: Readable): void {
+  source.on('error', () => {});
+}
+
 export async function verifyOnly(source: Readable, opts: PutOptions & { expected: string }, size: number): Promise<PutResult> {
   const meter = hashingMeter(opts.maxBytes);
   await pipeline(source, meter, async (s: AsyncIterable<Buffer>) => {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
-import { blobKey, checkExpected, hashingMeter, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
+import { blobKey, checkExpected, hashingMeter, holdEarlyFailure, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
 
 export class FsBlobStore implements BlobStore {
   readonly kind = 'fs' as const;
@@ -34,6 +34,7 @@ export class FsBlobStore implements BlobStore {
   }
 
   async put(source: Readable, opts: PutOptions): Promise<PutResult> {
+    holdEarlyFailure(source);
     const tmpDir = path.join(this.root, 'tmp');
     await mkdir(tmpDir, { recursive: true });
     const tmp = path.join(tmpDir, `${process.pid}-${randomBytes(8).toString('hex')}`);

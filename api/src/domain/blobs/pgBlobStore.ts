@@ -13,7 +13,7 @@ import { finished, Readable } from 'node:stream';
 import type { Prisma } from '../../db/client.js';
 import { insertBlobChunk, readBlobChunks } from '../../db/sql/blobChunks.js';
 import { sweepBlobChunks } from '../../db/sql/sweepBlobChunks.js';
-import { checkExpected, checkSha256, chunked, hashingMeter, verifyOnly, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
+import { checkExpected, checkSha256, chunked, hashingMeter, holdEarlyFailure, verifyOnly, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
 
 /** Chunks fetched per query when reading. */
 const READ_BATCH = 4;
@@ -58,6 +58,7 @@ export class PgBlobStore implements BlobStore {
   }
 
   async put(source: Readable, opts: PutOptions): Promise<PutResult> {
+    holdEarlyFailure(source);
     if (opts.expected) {
       const existing = await this.stat(opts.expected);
       if (existing) return verifyOnly(source, { ...opts, expected: opts.expected }, existing.size);

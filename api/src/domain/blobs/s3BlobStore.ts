@@ -37,7 +37,7 @@ import {
   type CompletedPart,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { blobKey, checkExpected, chunked, hashingMeter, verifyOnly, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
+import { blobKey, checkExpected, chunked, hashingMeter, holdEarlyFailure, verifyOnly, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
 
 export interface S3BlobStoreConfig {
   /** e.g. http://127.0.0.1:9000 for MinIO; absent → AWS's own endpoint for the region. */
@@ -108,6 +108,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(source: Readable, opts: PutOptions): Promise<PutResult> {
+    holdEarlyFailure(source);
     if (opts.expected) {
       const existing = await this.stat(opts.expected);
       if (existing) return verifyOnly(source, { ...opts, expected: opts.expected }, existing.size);
