@@ -10,6 +10,20 @@ export interface ClaimedRow {
   number: number;
   /** The attempt.status LEASED job event written in the same statement (for the NOTIFY after it). */
   eventId: string;
+  /** What the worker needs to run it (the assignment), read in the same statement. */
+  task: ClaimedTask;
+}
+
+export interface ClaimedTask {
+  id: string;
+  jobId: string;
+  kind: string;
+  name: string;
+  command: string;
+  environment: unknown;
+  requirements: unknown;
+  checkpoint: unknown;
+  codeVersion: { manifest: unknown };
 }
 
 /**
@@ -88,7 +102,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
   const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
   const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
   const perOwner = Math.max(32, 4 * max);
-  return prisma.$queryRaw<ClaimedRow[]>`
+  const rows = await prisma.$queryRaw<(Omit<ClaimedRow, 'task'> & Omit<ClaimedTask, 'id' | 'jobId' | 'codeVersion'> & { manifest: unknown })[]>`
     WITH RECURSIVE w AS (
       SELECT id, "ownerId", reputation, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
              COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs,
@@ -212,7 +226,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
       SET status = 'LEASED', "attemptCount" = att.number, "currentAttemptId" = att.id, "statusReason" = NULL, "updatedAt" = ${now}
       FROM att
       WHERE t.id = att."taskId" AND t.status = 'QUEUED'
-      RETURNING t.id, t."jobId"
+      RETURNING t.id, t."jobId", t.kind::text AS kind, t.name, t.command, t.environment, t.requirements, t.checkpoint, t."codeVersionId"
     ),
     -- The job event of each lease, in the same statement (no round trip per task).
     ev AS (
@@ -224,6 +238,12 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
       ORDER BY att.id
       RETURNING id, (payload ->> 'attemptId')::uuid AS "attemptId"
     )
-    SELECT att.id AS "attemptId", att."taskId", upd."jobId", att."fencingToken", att."leaseExpiresAt", att.number, ev.id::text AS "eventId"
-    FROM att JOIN upd ON upd.id = att."taskId" JOIN ev ON ev."attemptId" = att.id`;
+    SELECT att.id AS "attemptId", att."taskId", upd."jobId", att."fencingToken", att."leaseExpiresAt", att.number, ev.id::text AS "eventId",
+           upd.kind, upd.name, upd.command, upd.environment, upd.requirements, upd.checkpoint, cv.manifest
+    FROM att JOIN upd ON upd.id = att."taskId" JOIN ev ON ev."attemptId" = att.id
+    JOIN "CodeVersion" cv ON cv.id = upd."codeVersionId"`;
+  return rows.map(({ kind, name, command, environment, requirements, checkpoint, manifest, ...row }) => ({
+    ...row,
+    task: { id: row.taskId, jobId: row.jobId, kind, name, command, environment, requirements, checkpoint, codeVersion: { manifest } },
+  }));
 }

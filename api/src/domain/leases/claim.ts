@@ -50,7 +50,7 @@ export async function claim(
     const woken = left0 > 0 && !opts.signal?.aborted ? wake.waitFor(wakes, left0, stop.signal) : Promise.resolve(false);
     try {
       const rows = await look(r, workerTokenId, workerId, opts.max);
-      if (rows.length > 0) return assignments(r, rows);
+      if (rows.length > 0) return assignments(r, workerId, rows);
       const left = deadline - Date.now();
       if (left <= 0 || opts.signal?.aborted || ordered) return [];
       await woken; // then claim once more: a resume both orders and makes work claimable
@@ -89,7 +89,7 @@ async function claimParked(r: Resources, d: Dispatcher, workerTokenId: string, w
       } finally {
         parked.endLook(seen, rows.length);
       }
-      if (rows.length > 0) return assignments(r, rows);
+      if (rows.length > 0) return assignments(r, workerId, rows);
       // Orders (pause, cancel) end the long-poll empty, so the worker fetches them with a
       // heartbeat at once instead of at its next interval.
       if (deadline - Date.now() <= 0 || opts.signal?.aborted || parked.ordered) return [];
@@ -108,18 +108,18 @@ async function touchWorker(r: Resources, workerTokenId: string, workerId: string
   return rows[0];
 }
 
-/** The claimed attempts with their task specs; the job events (written by the claim) announced in one NOTIFY. */
-async function assignments(r: Resources, rows: ClaimedRow[]) {
-  const attempts = await r.prisma.attempt.findMany({
-    where: { id: { in: rows.map((x) => x.attemptId) } },
-    include: { task: { include: { codeVersion: true } } },
-    orderBy: { createdAt: 'asc' },
-  });
+/**
+ * The claimed attempts with their task specs (read by the claim statement itself: no second
+ * round trip); the job events (written by the claim) announced in one NOTIFY.
+ */
+async function assignments(r: Resources, workerId: string, rows: ClaimedRow[]) {
   const jobs = [...new Set(rows.map((x) => x.jobId))];
   await emitAll(r.events, [
     ...rows.map((x) => ({ type: 'job.event', jobId: x.jobId, eventId: x.eventId }) as const),
     ...jobs.map((jobId) => ({ type: 'job.updated', jobId }) as const),
   ]);
-  for (const a of attempts) logAttempt('claim', `attempt ${a.number} of ${a.task.name} leased`, { job: a.task.jobId, task: a.taskId, worker: a.workerId, attempt: a.id });
-  return attempts;
+  return rows.map((x) => {
+    logAttempt('claim', `attempt ${x.number} of ${x.task.name} leased`, { job: x.jobId, task: x.taskId, worker: workerId, attempt: x.attemptId });
+    return { id: x.attemptId, taskId: x.taskId, number: x.number, fencingToken: x.fencingToken, leaseExpiresAt: x.leaseExpiresAt, task: x.task };
+  });
 }
