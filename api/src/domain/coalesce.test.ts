@@ -29,11 +29,32 @@ describe('Coalescer', () => {
       calls++;
       if (batch.includes(0)) throw new Error('boom');
       return batch.map((n) => n * 10);
-    }, 2);
+    }, { max: 2 });
     const a = c.submit(0);
     const rest = [c.submit(1), c.submit(2), c.submit(3)];
     await expect(a).rejects.toThrow('boom');
     expect(await Promise.all(rest)).toEqual([10, 20, 30]);
     expect(calls).toBe(3); // [0], [1, 2], [3]
+  });
+
+  it('with a spacing: a lone input after a quiet spell runs at once; inputs within the spacing of the last run wait and go together', async () => {
+    const runs: number[][] = [];
+    const c = new Coalescer<number, number>(async (batch) => {
+      runs.push(batch);
+      return batch;
+    }, { spacingMs: 200 });
+    const first = c.submit(1);
+    expect(runs).toEqual([[1]]); // started in submit() itself: nothing waited
+    expect(await first).toBe(1);
+    const soon = [c.submit(2), c.submit(3)];
+    await new Promise((r) => setTimeout(r, 20));
+    const third = c.submit(4);
+    expect(runs).toEqual([[1]]); // 2, 3 and 4 arrived within the spacing: none has run yet
+    expect(await Promise.all([...soon, third])).toEqual([2, 3, 4]);
+    expect(runs).toEqual([[1], [2, 3, 4]]);
+    await new Promise((r) => setTimeout(r, 250)); // a quiet spell longer than the spacing
+    const lone = c.submit(5);
+    expect(runs).toEqual([[1], [2, 3, 4], [5]]);
+    expect(await lone).toBe(5);
   });
 });

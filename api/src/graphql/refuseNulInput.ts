@@ -26,7 +26,8 @@ export function refuseNulInput(
   variables: Record<string, unknown> | undefined,
   operationName: string | undefined | null,
 ): GraphQLError | null {
-  if (!variables) return null;
+  // Almost every request holds no NUL at all: the typed walk (which names the variable) only then.
+  if (!variables || !holdsNul(variables)) return null;
   const op = document.definitions.find(
     (d) => d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName),
   );
@@ -69,4 +70,14 @@ function findNul(type: GraphQLInputType, value: unknown, path: string): string |
   }
   if (isScalarType(type) && (type.name === 'String' || type.name === 'ID') && typeof value === 'string' && value.includes('\u0000')) return path;
   return null;
+}
+
+/** Whether any string in a JSON value (keys included) holds a NUL. */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (value !== null && typeof value === 'object') {
+    for (const k in value) if (k.includes('\u0000') || holdsNul((value as Record<string, unknown>)[k])) return true;
+  }
+  return false;
 }

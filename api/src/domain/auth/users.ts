@@ -4,7 +4,7 @@ import type { Resources } from '../resources.js';
 import type { Principal } from './principal.js';
 import { hashPassword, hashToken, newToken, tokenKind, verifyPassword } from './secrets.js';
 import { workerTokensByHash, type WorkerTokenRow } from '../../db/sql/workerTokens.js';
-import { Coalescer, perClient } from '../coalesce.js';
+import { Coalescer, perClient, WORKER_CALL_SPACING_MS } from '../coalesce.js';
 
 const SESSION_DAYS = 30;
 
@@ -102,7 +102,7 @@ const workerTokenLookup = perClient((r: R) =>
     const rows = await workerTokensByHash(r.prisma, [...new Set(hashes)]);
     const byHash = new Map(rows.map((t) => [t.tokenHash, t]));
     return hashes.map((h) => byHash.get(h) ?? null);
-  }),
+  }, { spacingMs: WORKER_CALL_SPACING_MS }),
 );
 
 export async function authenticate(r: R, bearer: string | undefined | null): Promise<Principal> {

@@ -5,7 +5,7 @@
  */
 import type { Prisma } from '../../db/client.js';
 import { touchWorkers, type TouchedWorker } from '../../db/sql/touchWorkers.js';
-import { Coalescer, perClient } from '../coalesce.js';
+import { Coalescer, perClient, WORKER_CALL_SPACING_MS } from '../coalesce.js';
 
 /** At most this many workers per statement. */
 const MAX_FLUSH = 2000;
@@ -19,7 +19,7 @@ const seenFor = perClient((r: { prisma: Prisma; now(): Date }) =>
     const rows = await touchWorkers(r.prisma, unique, r.now());
     const byId = new Map(rows.map((w) => [w.id, w]));
     return batch.map((p) => byId.get(p.id) ?? null);
-  }, MAX_FLUSH),
+  }, { max: MAX_FLUSH, spacingMs: WORKER_CALL_SPACING_MS }),
 );
 
 /** Marks this worker seen (with the other heartbeats in flight); null when it is not this token's worker. */
