@@ -161,6 +161,20 @@ describe('projects as their authors wrote them', () => {
     expect(evaluated.payload.metrics).toMatchObject({ reload_ok: 1, rebuilt: 1, forward_ok: 1 });
   });
 
+  it('a README that runs a data generator, then the training script (after pytorch/examples time_sequence_prediction): the generator is a step before the run, whatever its name', { timeout: 150_000 }, async () => {
+    const job = await submitWait('sine-wave', 'run it for 2 steps and give me the predictions');
+    expect(job.status, job.statusReason).toBe('SUCCEEDED');
+    expect(job.openQuestions).toEqual([]);
+    expect(job.currentPlan.command).toBe('python train.py --steps 2');
+    expect(job.currentPlan.pipeline).toEqual([{ name: 'prepare-data', command: 'python generate_sine_wave.py', produces: ['traindata.pt'] }]);
+    expect(job.tasks.map((t: any) => [t.name, t.status])).toEqual([
+      ['step:prepare-data', 'SUCCEEDED'],
+      ['run', 'SUCCEEDED'],
+    ]);
+    // What train.py writes beside itself (np.save('predict%d.npy' % i, y)) is collected: a glob the worker expands.
+    expect(job.outputs.map((o: any) => o.path).sort()).toEqual(['predict0.npy', 'predict1.npy', 'traindata.pt']);
+  });
+
   it('click and typer CLIs: options read from their decorators and signatures, a choice-typed device set from the worker', { timeout: 150_000 }, async () => {
     const clickJob = await submitWait('click-cli', 'fit it for 2 epochs and give me the model');
     expect(clickJob.exitCode, clickJob.stderr).toBe(0);

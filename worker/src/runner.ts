@@ -14,6 +14,7 @@ import { chmod, copyFile, lstat, mkdir, open, readdir, realpath, rename, rm, sta
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { minimatch } from 'minimatch';
 import { chownTree } from './chownTree.js';
 import { ApiError, sleep, type ApiClient } from './client.js';
 import type { CompletionAnswer, Completions } from './completions.js';
@@ -618,10 +619,26 @@ export async function collectOutputs(opts: {
     }
   };
   if (opts.walkOutputs !== false) await walk('outputs');
+  // A glob (`predict*.npy`, `plots/*.png`): matched one path segment at a time (`*`, `?`, `[…]`
+  // within a segment; no `**`), hidden names only when the pattern names them; links not followed.
+  const expand = async (rel: string, segs: string[]) => {
+    const [seg, ...rest] = segs;
+    for (const e of await readdir(path.join(dir, rel), { withFileTypes: true }).catch(() => [])) {
+      if (!minimatch(e.name, seg!)) continue;
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isSymbolicLink()) skip(r, 'symbolic link (not followed)');
+      else if (e.isDirectory()) await (rest.length ? expand(r, rest) : walk(r));
+      else if (e.isFile() && rest.length === 0) files.set(r, path.join(dir, r));
+    }
+  };
   for (const d of declared) {
     const clean = path.posix.normalize(d).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
     if (!clean || clean === '.' || clean.startsWith('..') || path.isAbsolute(clean)) {
       skip(d, 'path outside the attempt directory');
+      continue;
+    }
+    if (/[*?[]/.test(clean)) {
+      await expand('', clean.split('/'));
       continue;
     }
     // Every component, from the attempt directory down, must be a real directory or file.

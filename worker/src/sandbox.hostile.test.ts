@@ -261,6 +261,41 @@ open('outputs/ok.txt', 'w').write('mine')
     ]);
   });
 
+  it('declared globs (`predict*.npy`, `plots/*.png`) collect what they match inside its directory, never through a link that matches', async () => {
+    const r = await runTask(`
+open('predict0.npy', 'w').write('p0')
+open('predict1.npy', 'w').write('p1')
+open('.predict-hidden.npy', 'w').write('hidden')
+os.symlink('/etc/passwd', 'predict9.npy')
+os.symlink(${JSON.stringify(otherSecret)}, 'predict8.npy')
+os.mkdir('plots')
+open('plots/loss.png', 'w').write('png')
+os.symlink(${JSON.stringify(join(dataDir, 'attempts', 'other-attempt', 'outputs'))}, 'plots2')
+attempt("hard link to a file outside", lambda: os.link('/etc/passwd', 'predict7.npy'))
+`);
+    expectAllRefused(r, 1);
+    const notes: string[] = [];
+    const uploaded: string[] = [];
+    const out = await collectOutputs({
+      dir: work,
+      declared: ['predict*.npy', 'plots*/*.png', '../*/outputs/*'],
+      limits: { maxFileBytes: 1 << 20, maxTotalBytes: 1 << 20 },
+      note: (m) => notes.push(m),
+      upload: async (file) => {
+        uploaded.push(readFileSync(file, 'utf8'));
+        return { sha256: 'x' };
+      },
+    });
+    expect(out.map((o) => o.path)).toEqual(['plots/loss.png', 'predict0.npy', 'predict1.npy']);
+    expect(uploaded).toEqual(['png', 'p0', 'p1']);
+    expect(notes.sort()).toEqual([
+      'output ../*/outputs/* skipped: path outside the attempt directory',
+      'output plots2 skipped: symbolic link (not followed)',
+      'output predict8.npy skipped: symbolic link (not followed)',
+      'output predict9.npy skipped: symbolic link (not followed)',
+    ]);
+  });
+
   it('outputs over the per-file or total size limit are skipped and said so', async () => {
     await runTask(`
 open('outputs/a.bin', 'wb').write(b'a' * 600)

@@ -169,6 +169,14 @@ function decide(req: ModelRequest): Item[] {
   let entry: EntryPoint | undefined = named.length === 1 ? named[0] : primary.length === 1 ? primary[0] : undefined;
   // The project's README or Makefile says how to run it: when it names exactly one of them, that one.
   const usageOf = (e: EntryPoint) => facts.usage.find((u) => u.script === e.path);
+  const usageOrder = (e: EntryPoint) => facts.usage.findIndex((u) => u.script === e.path);
+  const readOf = (p: string) => ((out.get('read_file') ?? []).find((o) => (o as { path?: string }).path === p) as { content?: string } | undefined)?.content;
+  /** README steps: of `scripts`, those whose products a script the README runs after them reads ("python generate_sine_wave.py" then "python train.py"). */
+  const readmeSteps = (scripts: EntryPoint[]) =>
+    scripts.filter((e) => {
+      const products = preparedFiles(readOf(e.path) ?? '').map((f) => f.split('/').pop()!);
+      return scripts.some((later) => usageOrder(later) > usageOrder(e) && products.some((f) => (readOf(later.path) ?? '').includes(f)));
+    });
   // (Several named: the one whose name the request uses as a word, e.g. "train …" → lmtool/train.py.)
   if (!entry && named.length === 0) {
     const byUsage = primary.filter((e) => usageOf(e));
@@ -176,6 +184,14 @@ function decide(req: ModelRequest): Item[] {
     const byWord = byUsage.filter((e) => new RegExp(`\\b${stem(e).replace(/[^\w]/g, '')}`, 'i').test(request));
     if (byUsage.length === 1) entry = byUsage[0];
     else if (byWord.length === 1) entry = byWord[0];
+    // A pipeline the README runs in order: the scripts that only make data for a later one are
+    // steps (run first, below); the one left is the run.
+    else if (byUsage.length > 1 && byUsage.length <= 5) {
+      for (const e of byUsage) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
+      const steps = readmeSteps(byUsage);
+      const rest = byUsage.filter((e) => !steps.includes(e));
+      if (steps.length > 0 && rest.length === 1) entry = rest[0];
+    }
   }
   // "train …": of several scripts, the one that trains (saves a checkpoint and takes a run
   // length), not the one that samples from or evaluates a checkpoint (pytorch/examples'
@@ -192,8 +208,7 @@ function decide(req: ModelRequest): Item[] {
     entry = (primary.length ? primary : eps).find((e) => said.includes(e.path)) ?? (primary.length ? primary : eps).find((e) => said.includes(e.path.split('/').pop()!));
     if (!entry) return call('give_up', { reason: `The answer "${said.trim()}" names none of ${choices.join(', ')}.` });
   }
-  if (!(out.get('read_file') ?? []).some((o) => (o as { path?: string }).path === entry!.path)) return call('read_file', { path: entry.path });
-  const readOf = (p: string) => ((out.get('read_file') ?? []).find((o) => (o as { path?: string }).path === p) as { content?: string } | undefined)?.content;
+  if (readOf(entry.path) === undefined) return call('read_file', { path: entry.path });
   const source = readOf(entry.path) ?? '';
 
   // 2a. A nanoGPT-style configurator takes config files (positional) and --key=value overrides:
@@ -225,12 +240,15 @@ function decide(req: ModelRequest): Item[] {
   // upload does not already hold) runs first, as its own step; its products are handed to the
   // run. Several that fit and none named → ask which.
   const folderOf = (p: string) => p.split('/').slice(0, -1).join('/');
-  const prepCandidates = prepares.filter((e) => e !== entry).filter((e, _i, all) => {
+  // Scripts the README runs before the entry point are candidates too (if the entry reads what they write).
+  const before0 = usageOf(entry) ? eps.filter((e) => e !== entry && !prepares.includes(e) && usageOf(e) && usageOrder(e) < usageOrder(entry!)).slice(0, 5) : [];
+  for (const e of before0) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
+  const prepCandidates = [...prepares.filter((e) => e !== entry).filter((e, _i, all) => {
     const dataset = (x: EntryPoint) => folderOf(x.path).split('/').pop()!;
     // Named by the request, or by the chosen configuration's dataset setting.
     const namedPrep = all.filter((x) => request.includes(x.path) || (folderOf(x.path) && (request.includes(dataset(x)) || configSettings.dataset === dataset(x))));
     return namedPrep.length ? namedPrep.includes(e) : true;
-  });
+  }), ...before0];
   for (const e of prepCandidates.slice(0, 5)) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
   const needed = prepCandidates
     .map((e) => ({ e, products: preparedFiles(readOf(e.path) ?? '') }))
@@ -402,6 +420,9 @@ function decide(req: ModelRequest): Item[] {
       outputs.add(checkpoint);
     }
   }
+  // What the script writes at literal paths in its run directory (predictions, plots, tables —
+  // `np.save('predict%d.npy' % i, y)`): collected too, or the run's results stay on the worker.
+  for (const f of literalWrites(source)) if (!isCollected({ outputs: [...outputs] }, f)) outputs.add(f);
   // As the README runs it: `python -m pkg.train` keeps the package importable (a file path would not).
   const usage = usageOf(entry);
   const runner = usage?.module ? `python -m ${usage.module}` : `python ${entry.path}`;
@@ -621,6 +642,31 @@ function preparedFiles(source: string): string[] {
   const names = new Set<string>();
   for (const m of source.matchAll(/['"]([\w./-]+\.(?:bin|npy|npz|pkl|pt|pth|csv|tsv|json|jsonl|txt|parquet|h5|arrow))['"]/g)) names.add(m[1]!.replace(/^\.\//, ''));
   return [...names];
+}
+
+/**
+ * Files a script writes at literal relative paths outside outputs/ (`np.save('predict%d.npy' % i, y)`,
+ * `plt.savefig("loss.png")`, `df.to_csv('results.csv')`, `open('log.txt', 'w')`, `torch.save(m, 'm.pt')`),
+ * as globs: a %-format or {} field becomes `*`. Paths built at run time (os.path.join, variables)
+ * are not guessed.
+ */
+export function literalWrites(source: string): string[] {
+  const calls = [
+    /\b(?:np|numpy)\.(?:save|savez|savez_compressed|savetxt)\(\s*f?(['"])([^'"\n]+)\1/g,
+    /\.savefig\(\s*f?(['"])([^'"\n]+)\1/g,
+    /\.to_(?:csv|json|parquet)\(\s*f?(['"])([^'"\n]+)\1/g,
+    /\bopen\(\s*f?(['"])([^'"\n]+)\1\s*,\s*(['"])[wax]b?\+?\3/g,
+    /\btorch\.save\((?:[^,()]|\([^()]*\))+,\s*f?(['"])([^'"\n]+)\1/g,
+  ];
+  const out = new Set<string>();
+  for (const re of calls) {
+    for (const m of source.matchAll(re)) {
+      const p = m[2]!.replace(/^\.\//, '').replace(/%[-#0-9.]*[sdifgx]|\{[^}]*\}/g, '*');
+      if (p.startsWith('/') || p.split('/').includes('..') || p.startsWith('outputs/') || !/^[\w*.-]+(\/[\w*.-]+)*\.\w+$/.test(p) || /^\*\.\w+$/.test(p)) continue;
+      out.add(p);
+    }
+  }
+  return [...out].sort().slice(0, 20);
 }
 
 /**
