@@ -122,9 +122,18 @@ export class CheckpointWatcher {
       this.seen = sig;
       if (!sig || !stable || sig === this.sent) return;
       try {
+        // The step is read before the files and the folder checked again after them: a program
+        // that saved anew meanwhile (uploads take seconds on a busy machine) could otherwise have
+        // its older files labelled with the newer step, or files of two saves mixed — a retry would
+        // resume from the wrong epoch. Then nothing is saved; the next poll takes the newer one whole.
+        const step = await checkpointStep(this.opts.dir, this.opts.rel);
         const files = await this.opts.collect();
         if (!files.length) return;
-        const cp = { files, step: await checkpointStep(this.opts.dir, this.opts.rel) };
+        if (!final) {
+          const after = await signature(this.opts.dir, this.opts.rel);
+          if (after !== sig) return void (this.seen = after);
+        }
+        const cp = { files, step };
         await this.opts.save(cp);
         this.sent = sig;
         this.latest = cp;
