@@ -110,6 +110,23 @@ interface Result {
  * `parent` starts bwrap from an intermediate process carrying the worker token in its
  * environment and command line, like the worker itself.
  */
+/** collectOutputs over the task's directory with `declared`: what it listed, the contents it uploaded, its notes. */
+async function collectFromWork(declared: string[]) {
+  const notes: string[] = [];
+  const uploaded: string[] = [];
+  const out = await collectOutputs({
+    dir: work,
+    declared,
+    limits: { maxFileBytes: 1 << 20, maxTotalBytes: 1 << 20 },
+    note: (m) => notes.push(m),
+    upload: async (file) => {
+      uploaded.push(readFileSync(file, 'utf8'));
+      return { sha256: 'x' };
+    },
+  });
+  return { out, uploaded, notes };
+}
+
 async function runTask(script: string, opts: Partial<SandboxSpec> & { parent?: boolean; ordinaryUser?: boolean } = {}): Promise<Result> {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(join(work, 'outputs'), { recursive: true });
@@ -234,18 +251,7 @@ attempt("hard link to a file outside", lambda: os.link('/etc/passwd', 'outputs/h
 open('outputs/ok.txt', 'w').write('mine')
 `);
     expectAllRefused(r, 1);
-    const notes: string[] = [];
-    const uploaded: string[] = [];
-    const out = await collectOutputs({
-      dir: work,
-      declared: ['linked/model.bin', 'linked', 'outputs/passwd', '../other-attempt/outputs/model.bin', join(dataDir, 'cache')],
-      limits: { maxFileBytes: 1 << 20, maxTotalBytes: 1 << 20 },
-      note: (m) => notes.push(m),
-      upload: async (file) => {
-        uploaded.push(readFileSync(file, 'utf8'));
-        return { sha256: 'x' };
-      },
-    });
+    const { out, uploaded, notes } = await collectFromWork(['linked/model.bin', 'linked', 'outputs/passwd', '../other-attempt/outputs/model.bin', join(dataDir, 'cache')]);
     expect(out.map((o) => o.path)).toEqual(['outputs/ok.txt']);
     expect(uploaded).toEqual(['mine']);
     expect(notes.sort()).toEqual([
@@ -274,18 +280,7 @@ os.symlink(${JSON.stringify(join(dataDir, 'attempts', 'other-attempt', 'outputs'
 attempt("hard link to a file outside", lambda: os.link('/etc/passwd', 'predict7.npy'))
 `);
     expectAllRefused(r, 1);
-    const notes: string[] = [];
-    const uploaded: string[] = [];
-    const out = await collectOutputs({
-      dir: work,
-      declared: ['predict*.npy', 'plots*/*.png', '../*/outputs/*'],
-      limits: { maxFileBytes: 1 << 20, maxTotalBytes: 1 << 20 },
-      note: (m) => notes.push(m),
-      upload: async (file) => {
-        uploaded.push(readFileSync(file, 'utf8'));
-        return { sha256: 'x' };
-      },
-    });
+    const { out, uploaded, notes } = await collectFromWork(['predict*.npy', 'plots*/*.png', '../*/outputs/*']);
     expect(out.map((o) => o.path)).toEqual(['plots/loss.png', 'predict0.npy', 'predict1.npy']);
     expect(uploaded).toEqual(['png', 'p0', 'p1']);
     expect(notes.sort()).toEqual([

@@ -1,4 +1,12 @@
 /**
+ * The spacing of the worker calls' coalesced statements (the token lookup, the heartbeat's
+ * touch): a few milliseconds more for a call under load, for far fewer statements. At 1,000
+ * heartbeats/s: ≈ 5 inputs per statement instead of 2, API CPU per heartbeat −18 %, PostgreSQL
+ * CPU −32 %, p50 +4 ms (bench/heartbeats.ts, bench/README.md).
+ */
+export const WORKER_CALL_SPACING_MS = 5;
+
+/**
  * Requests coalesced into one statement: a request queues its input, and one call of `run`
  * answers every queued input. A run starts at once when none is running and the last one
  * started at least `spacingMs` ago; the inputs that arrive meanwhile go together in the next —
@@ -8,14 +16,6 @@
  * it sees the database as of a statement that started after it arrived (a revoked token is
  * refused on the next call).
  */
-/**
- * The spacing of the worker calls' coalesced statements (the token lookup, the heartbeat's
- * touch): a few milliseconds more for a call under load, for far fewer statements. At 1,000
- * heartbeats/s: ≈ 5 inputs per statement instead of 2, API CPU per heartbeat −18 %, PostgreSQL
- * CPU −32 %, p50 +4 ms (bench/heartbeats.ts, bench/README.md).
- */
-export const WORKER_CALL_SPACING_MS = 5;
-
 export class Coalescer<I, O> {
   private queue: { input: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
   private running = false;

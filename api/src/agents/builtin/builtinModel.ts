@@ -171,12 +171,8 @@ function decide(req: ModelRequest): Item[] {
   const usageOf = (e: EntryPoint) => facts.usage.find((u) => u.script === e.path);
   const usageOrder = (e: EntryPoint) => facts.usage.findIndex((u) => u.script === e.path);
   const readOf = (p: string) => ((out.get('read_file') ?? []).find((o) => (o as { path?: string }).path === p) as { content?: string } | undefined)?.content;
-  /** README steps: of `scripts`, those whose products a script the README runs after them reads ("python generate_sine_wave.py" then "python train.py"). */
-  const readmeSteps = (scripts: EntryPoint[]) =>
-    scripts.filter((e) => {
-      const products = preparedFiles(readOf(e.path) ?? '').map((f) => f.split('/').pop()!);
-      return scripts.some((later) => usageOrder(later) > usageOrder(e) && products.some((f) => (readOf(later.path) ?? '').includes(f)));
-    });
+  /** Does `reader`'s source name a file `products` (a preparation script's literal outputs) holds? */
+  const readsAny = (reader: string, products: string[]) => products.some((f) => (readOf(reader) ?? '').includes(f.split('/').pop()!));
   // (Several named: the one whose name the request uses as a word, e.g. "train …" → lmtool/train.py.)
   if (!entry && named.length === 0) {
     const byUsage = primary.filter((e) => usageOf(e));
@@ -188,7 +184,8 @@ function decide(req: ModelRequest): Item[] {
     // steps (run first, below); the one left is the run.
     else if (byUsage.length > 1 && byUsage.length <= 5) {
       for (const e of byUsage) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
-      const steps = readmeSteps(byUsage);
+      // README steps: the scripts whose products one the README runs after them reads.
+      const steps = byUsage.filter((e) => byUsage.some((later) => usageOrder(later) > usageOrder(e) && readsAny(later.path, preparedFiles(readOf(e.path) ?? ''))));
       const rest = byUsage.filter((e) => !steps.includes(e));
       if (steps.length > 0 && rest.length === 1) entry = rest[0];
     }
@@ -241,18 +238,18 @@ function decide(req: ModelRequest): Item[] {
   // run. Several that fit and none named → ask which.
   const folderOf = (p: string) => p.split('/').slice(0, -1).join('/');
   // Scripts the README runs before the entry point are candidates too (if the entry reads what they write).
-  const before0 = usageOf(entry) ? eps.filter((e) => e !== entry && !prepares.includes(e) && usageOf(e) && usageOrder(e) < usageOrder(entry!)).slice(0, 5) : [];
-  for (const e of before0) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
+  const runBefore = usageOf(entry) ? eps.filter((e) => e !== entry && !prepares.includes(e) && usageOf(e) && usageOrder(e) < usageOrder(entry!)).slice(0, 5) : [];
+  for (const e of runBefore) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
   const prepCandidates = [...prepares.filter((e) => e !== entry).filter((e, _i, all) => {
     const dataset = (x: EntryPoint) => folderOf(x.path).split('/').pop()!;
     // Named by the request, or by the chosen configuration's dataset setting.
     const namedPrep = all.filter((x) => request.includes(x.path) || (folderOf(x.path) && (request.includes(dataset(x)) || configSettings.dataset === dataset(x))));
     return namedPrep.length ? namedPrep.includes(e) : true;
-  }), ...before0];
+  }), ...runBefore];
   for (const e of prepCandidates.slice(0, 5)) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
   const needed = prepCandidates
     .map((e) => ({ e, products: preparedFiles(readOf(e.path) ?? '') }))
-    .filter(({ e, products }) => products.some((f) => source.includes(f.split('/').pop()!)) && !products.every((f) => uploaded.has(folderOf(e.path) ? `${folderOf(e.path)}/${f}` : f)));
+    .filter(({ e, products }) => readsAny(entry!.path, products) && !products.every((f) => uploaded.has(folderOf(e.path) ? `${folderOf(e.path)}/${f}` : f)));
   let before: { name: string; command: string; produces: string[] }[] = [];
   let prepareScript: string | null = null;
   if (needed.length) {
