@@ -10,29 +10,35 @@
  * answer) is the API's own time. Idle workers: each heartbeat names no leases (the
  * steady state of a volunteer fleet). API and PostgreSQL CPU are measured over the
  * heartbeat phase.
+ *
+ * --apis N (the scale-out figure): N API processes on the one database, the workers split
+ * between them round-robin (as a load balancer would); CPU and RSS per process and in total.
  */
 import { SIM_CAPS } from './lib/simWorker.js';
-import { cpuSeconds, setUpOwner, startApi, taskFactory } from './lib/api.js';
+import { cpuSeconds, setUpOwner, startApi, taskFactory, type ApiStats, type BenchApi } from './lib/api.js';
 import { commandFor, isMain, parseOptions, runAsScript, startBench, type BenchResult } from './lib/bench.js';
 import { createDatabase } from './lib/db.js';
 import { postgresCpuSeconds } from './lib/machine.js';
 import { SimWorker } from './lib/simWorker.js';
 import { mapLimit, round, sleep, summarize } from './lib/stats.js';
 
-const DEFAULTS = { workers: 10_000, tokens: 100, intervalSec: 10, warmupSec: 10, durationSec: 30, helloConcurrency: 32, maxInFlight: 256, setup: 'hello' };
-const USAGE = `usage: node --import tsx bench/heartbeats.ts [--workers 10000] [--tokens 100] [--interval-sec 10] [--warmup-sec 10] [--duration-sec 30]
+const DEFAULTS = { apis: 1, workers: 10_000, tokens: 100, intervalSec: 10, warmupSec: 10, durationSec: 30, helloConcurrency: 32, maxInFlight: 256, setup: 'hello' };
+const USAGE = `usage: node --import tsx bench/heartbeats.ts [--apis 1] [--workers 10000] [--tokens 100] [--interval-sec 10] [--warmup-sec 10] [--duration-sec 30]
                  [--hello-concurrency 32] [--max-in-flight 256] [--setup hello|sql] [--pg postgres://postgres@127.0.0.1:5432/postgres]
   --warmup-sec: the same schedule runs this long first, unmeasured (a freshly started API compiles its hot code and opens its pool).
+  --apis N: N API processes on the one database, the workers split between them (the scale-out figure).
   --setup sql inserts the worker rows hello would create directly (fast set-up on a slow machine; heartbeats still go over GraphQL).`;
 
 export async function heartbeats(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
   const { machine, startedAt } = await startBench(`heartbeat capacity (${o.workers} workers, one heartbeat per ${o.intervalSec} s each)`, o.pg);
   const db = await createDatabase(o.pg, 'heartbeats');
-  const api = await startApi(db.url, { HEARTBEAT_SEC: String(o.intervalSec) });
+  const apis: BenchApi[] = [];
   try {
+    for (let i = 0; i < Math.max(1, o.apis); i++) apis.push(await startApi(db.url, { HEARTBEAT_SEC: String(o.intervalSec) }));
+    const api = apis[0]!;
     const owner = await setUpOwner(api, o.tokens);
-    const workers = Array.from({ length: o.workers }, (_, i) => new SimWorker(api.url, owner.workerTokens[i % o.tokens]!, `hb-${i}`));
+    const workers = Array.from({ length: o.workers }, (_, i) => new SimWorker(apis[i % apis.length]!.url, owner.workerTokens[i % o.tokens]!, `hb-${i}`));
 
     let helloRate: number | null = null;
     if (o.setup === 'sql') {
@@ -88,8 +94,8 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
     const due = (n: number) => start + (n * 1000) / rate;
     // The measured phase: heartbeats sent from here on, and the CPU from here on.
     const measuredFrom = start + o.warmupSec * 1000;
-    let measured!: Promise<[Awaited<ReturnType<typeof api.stats>>, number | null, NodeJS.CpuUsage]>;
-    const startMeasuring = () => (measured = Promise.all([api.stats(), postgresCpuSeconds(), process.cpuUsage()]));
+    let measured!: Promise<[ApiStats[], number | null, NodeJS.CpuUsage]>;
+    const startMeasuring = () => (measured = Promise.all([Promise.all(apis.map((a) => a.stats())), postgresCpuSeconds(), process.cpuUsage()]));
     if (o.warmupSec > 0) setTimeout(startMeasuring, o.warmupSec * 1000);
     else startMeasuring();
     let stopped = false;
@@ -134,23 +140,29 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
     const elapsed = (performance.now() - measuredFrom) / 1000;
     const [api0, pg0, me0] = await measured;
     if (finished < total) console.log(`  stopped at the time limit with ${total - sent} heartbeats never sent and ${inFlight} unanswered`);
-    const [api1, pg1, me1] = [await api.stats(), await postgresCpuSeconds(), process.cpuUsage(me0)];
+    const [api1, pg1, me1] = [await Promise.all(apis.map((a) => a.stats())), await postgresCpuSeconds(), process.cpuUsage(me0)];
     await sleep(100);
 
     const l = summarize(latency);
     const g = summarize(lag);
-    const apiCpu = cpuSeconds(api0, api1);
+    const cpuOf = apis.map((_, i) => cpuSeconds(api0[i]!, api1[i]!));
+    const apiCpu = cpuOf.reduce((a, b) => a + b, 0);
+    const sum = (f: (s: ApiStats) => number, of: ApiStats[]) => of.reduce((a, s) => a + f(s), 0);
+    const perApi = (f: (i: number) => number) => apis.map((_, i) => f(i)).join(' / ');
     const achieved = latency.length / elapsed;
     if (firstError) console.error(`first heartbeat error: ${firstError}`);
     return {
-      name: 'heartbeats',
+      name: apis.length > 1 ? 'heartbeatsScaleOut' : 'heartbeats',
       command: commandFor('heartbeats', o, { ...DEFAULTS, pg: o.pg }),
       machine,
       options: o,
       startedAt: startedAt.toISOString(),
       durationSec: round((Date.now() - startedAt.getTime()) / 1000),
-      headline: `${round(achieved)}/s of ${round(rate)}/s scheduled, latency p50 ${round(l.p50, 1)} ms / p99 ${round(l.p99, 1)} ms, ${errors} errors, API ${round((apiCpu / elapsed) * 100)}% of a core`,
+      headline:
+        `${round(achieved)}/s of ${round(rate)}/s scheduled, latency p50 ${round(l.p50, 1)} ms / p99 ${round(l.p99, 1)} ms, ${errors} errors, ` +
+        (apis.length > 1 ? `${apis.length} API processes ${perApi((i) => round((cpuOf[i]! / elapsed) * 100))}% of a core` : `API ${round((apiCpu / elapsed) * 100)}% of a core`),
       figures: {
+        'API processes': apis.length,
         workers: o.workers,
         'hello rate (/s)': helloRate === null ? 'not measured (--setup sql)' : round(helloRate),
         'heartbeats scheduled (/s)': round(rate),
@@ -162,20 +174,20 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
         'lag behind schedule p99 (ms)': round(g.p99, 2),
         'latency p99 by 5 s window (ms)': byWindow.map((w) => round(summarize(w).p99)).join(' '),
         'max in flight': maxInFlightSeen,
-        'API CPU (% of one core)': round((apiCpu / elapsed) * 100),
+        'API CPU (% of one core)': apis.length > 1 ? `${round((apiCpu / elapsed) * 100)} (${perApi((i) => round((cpuOf[i]! / elapsed) * 100))})` : round((apiCpu / elapsed) * 100),
         'API CPU per heartbeat (ms)': round((apiCpu * 1000) / Math.max(latency.length, 1), 3),
-        'of which in the kernel (ms)': round((api1.cpu.system - api0.cpu.system) / 1000 / Math.max(latency.length, 1), 3),
-        'API event-loop utilization': round((api1.elu.active - api0.elu.active) / ((api1.elu.active + api1.elu.idle - api0.elu.active - api0.elu.idle) || 1), 2),
-        'API RSS (MiB)': round(api1.rssMiB),
-        'API errors logged': api1.errors,
-        'API scheduler ticks skipped (overran)': api.tickOverruns(),
+        'of which in the kernel (ms)': round((sum((s) => s.cpu.system, api1) - sum((s) => s.cpu.system, api0)) / 1000 / Math.max(latency.length, 1), 3),
+        'API event-loop utilization': perApi((i) => round((api1[i]!.elu.active - api0[i]!.elu.active) / ((api1[i]!.elu.active + api1[i]!.elu.idle - api0[i]!.elu.active - api0[i]!.elu.idle) || 1), 2)),
+        'API RSS (MiB)': apis.length > 1 ? perApi((i) => round(api1[i]!.rssMiB)) : round(api1[0]!.rssMiB),
+        'API errors logged': sum((s) => s.errors, api1),
+        'API scheduler ticks skipped (overran)': apis.reduce((n, a) => n + a.tickOverruns(), 0),
         'PostgreSQL CPU (% of one core)': pg0 === null || pg1 === null ? null : round(((pg1 - pg0) / elapsed) * 100),
         'load generator CPU (% of one core)': round(((me1.user + me1.system) / 1e6 / elapsed) * 100),
         'phase length (s)': round(elapsed, 2),
       },
     };
   } finally {
-    await api.stop();
+    await Promise.all(apis.map((a) => a.stop()));
     await db.drop();
   }
 }
