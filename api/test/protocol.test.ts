@@ -593,3 +593,31 @@ describe('bad input from a worker: typed errors, nothing corrupted', async () =>
     expect((await snapshot()).logs).toHaveLength(4);
   });
 });
+
+describe('createTask: the task and its event in one statement', async () => {
+  const api = await startTestApi();
+  const owner = await api.signUp();
+  const job = await createJobWithFile(api, owner.token);
+  const prisma = api.server.db.prisma;
+
+  it('returns the row as the database holds it, owned by the job owner, with its task.created event', async () => {
+    const task = await addTask(api, job, { name: 'shaped', environment: { A: '1' }, requirements: { workload: 'python', minMemoryMiB: 512, timeoutSec: 60 }, priority: 2 });
+    expect(task).toEqual(await prisma.task.findUniqueOrThrow({ where: { id: task.id } }));
+    expect(task).toMatchObject({ jobId: job.jobId, ownerId: owner.userId, kind: 'RUN', status: 'QUEUED', minMemoryMiB: 512, priority: 2, environment: { A: '1' } });
+    expect(task.createdAt).toBeInstanceOf(Date);
+    const events = await prisma.jobEvent.findMany({ where: { jobId: job.jobId, kind: 'task.created' } });
+    expect(events.map((e) => e.payload)).toContainEqual({ taskId: task.id, name: 'shaped', kind: 'RUN', workload: 'python' });
+  });
+
+  it('an unknown job → NotFoundError, and nothing is written', async () => {
+    const before = await prisma.task.count();
+    await expect(addTask(api, { jobId: randomUUID(), codeVersionId: job.codeVersionId })).rejects.toMatchObject({ name: 'NotFoundError' });
+    expect(await prisma.task.count()).toBe(before);
+  });
+
+  it('bad requirements → ValidationError before anything is written', async () => {
+    const before = await prisma.task.count();
+    await expect(addTask(api, job, { requirements: { workload: 'cobol' } as never })).rejects.toMatchObject({ name: 'ValidationError' });
+    expect(await prisma.task.count()).toBe(before);
+  });
+});

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import type { Prisma as P, TaskKind } from '../../generated/prisma/client.js';
+import type { Prisma as P, Task, TaskKind } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/client.js';
-import { ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
-import { recordJobEvent } from './jobEvents.js';
 import { emitAll } from '../events.js';
 import { ServiceRuntimeSchema } from '../services/serviceSpec.js';
 
@@ -79,20 +78,45 @@ export interface CreateTaskInput {
 }
 
 /**
- * Creates a task inside the caller's transaction (and its task.created event). The
- * caller emits `tasks.available` and the event after commit.
+ * Creates a task (and its task.created event) in ONE statement — inside the caller's
+ * transaction when given one. The caller emits `tasks.available` and the event after commit.
+ * The task's owner is its job's (read by the same statement); no such job is a NotFoundError.
  */
-export async function insertTask(tx: Db, now: Date, input: CreateTaskInput) {
-  const data = taskRow(input, now);
-  const job = await tx.job.findUniqueOrThrow({ where: { id: input.jobId }, select: { ownerId: true } });
-  const task = await tx.task.create({ data: { ...data, ownerId: job.ownerId } });
-  const eventId = await recordJobEvent(tx, input.jobId, 'task.created', { taskId: task.id, name: task.name, kind: task.kind, workload: task.workload });
+export async function insertTask(db: Db, now: Date, input: CreateTaskInput): Promise<{ task: Task; eventId: string }> {
+  const d = taskRow(input, now);
+  // Written by the statement as Prisma's create wrote them: createdAt/updatedAt the wall clock, runAfter `now`.
+  const at = new Date();
+  const rows = await db.$queryRaw<(Task & { eventId: string })[]>`
+    WITH t AS (
+      INSERT INTO "Task" (id, "jobId", "ownerId", kind, name, "codeVersionId", command, environment, requirements, workload, "accelVendor",
+                          "minMemoryMiB", "minAccelMemMiB", "pinnedWorkerId", priority, "maxAttempts", "runAfter", "createdAt", "updatedAt")
+      SELECT gen_random_uuid(), j.id, j."ownerId", ${d.kind}::"TaskKind", ${d.name}, ${d.codeVersionId}::uuid, ${d.command},
+             ${JSON.stringify(d.environment)}::jsonb, ${JSON.stringify(d.requirements)}::jsonb, ${d.workload}, ${d.accelVendor},
+             ${d.minMemoryMiB}::int, ${d.minAccelMemMiB}::int, ${d.pinnedWorkerId}::uuid, ${d.priority}::int, ${d.maxAttempts}::int, ${d.runAfter}::timestamp, ${at}::timestamp, ${at}::timestamp
+      FROM "Job" j WHERE j.id = ${d.jobId}::uuid
+      RETURNING *
+    ),
+    e AS (
+      INSERT INTO "JobEvent" ("jobId", kind, payload, "createdAt")
+      SELECT t."jobId", 'task.created', jsonb_build_object('taskId', t.id, 'name', t.name, 'kind', t.kind, 'workload', t.workload), ${at}::timestamp
+      FROM t
+      RETURNING id
+    )
+    SELECT t.id, t."jobId", t."ownerId", t.kind::text AS kind, t.name, t."codeVersionId", t.command, t.environment, t.requirements, t.workload,
+           t."accelVendor", t."minMemoryMiB", t."minAccelMemMiB", t."pinnedWorkerId", t.priority, t."maxAttempts", t."attemptCount",
+           t.status::text AS status, t."runAfter", t."statusReason", t."currentAttemptId", t.checkpoint, t.result, t."createdAt", t."updatedAt",
+           t."finishedAt", e.id::text AS "eventId"
+    FROM t, e`;
+  const row = rows[0];
+  if (!row) throw new NotFoundError('Job', input.jobId);
+  const { eventId, ...task } = row;
   return { task, eventId };
 }
 
 export async function createTask(r: Resources, input: CreateTaskInput) {
-  const { task, eventId } = await r.prisma.$transaction((tx) => insertTask(tx, r.now(), input));
-  // One NOTIFY; `count: 1` wakes one parked claim (leases/dispatcher.ts), not every idle worker.
+  // One statement (atomic by itself), then one NOTIFY; `count: 1` wakes one parked claim
+  // (leases/dispatcher.ts), not every idle worker.
+  const { task, eventId } = await insertTask(r.prisma, r.now(), input);
   await emitAll(r.events, [
     { type: 'job.event', jobId: input.jobId, eventId },
     { type: 'tasks.available', count: 1 },
