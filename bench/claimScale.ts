@@ -114,7 +114,8 @@ async function explainClaim(client: pg.Client, workerId: string, max: number): P
   let captured: { text: string; values: unknown[] } | null = null;
   const capture = { $queryRaw: (strings: TemplateStringsArray, ...values: unknown[]) => ((captured = P.sql(strings, ...values)), Promise.resolve([])) };
   const config = loadConfig({});
-  await claimTasks(capture as never, workerId, max, new Date(), config.scheduler.leaseSec, config.rates, config.trust.minReputation);
+  const tokenId = (await client.query<{ tokenId: string }>(`SELECT "tokenId" FROM "Worker" WHERE id = $1::uuid`, [workerId])).rows[0]!.tokenId;
+  await claimTasks(capture as never, workerId, tokenId, max, new Date(), config.scheduler.leaseSec, config.rates, config.trust.minReputation);
   const q = captured as unknown as { text: string; values: unknown[] };
   await client.query('BEGIN');
   try {

@@ -621,3 +621,39 @@ describe('createTask: the task and its event in one statement', async () => {
     expect(await prisma.task.count()).toBe(before);
   });
 });
+
+describe('a look: the touch and the claim side by side, the claim checking token, status and slots itself', async () => {
+  const api = await startTestApi();
+  const owner = await api.signUp();
+  const w = new TestWorker(api, await createWorkerToken(api, owner.token, 'own'), 'own');
+  await w.hello({ slots: 2, capabilities: CPU_CAPS });
+  const other = await api.signUp();
+  const intruder = new TestWorker(api, await createWorkerToken(api, other.token, 'theirs'), 'intruder');
+  await intruder.hello({ slots: 2, capabilities: CPU_CAPS });
+  const job = await createJobWithFile(api, owner.token);
+  const prisma = api.server.db.prisma;
+
+  it("another token's workerId with work queued → NotFoundError, and nothing is leased", async () => {
+    const task = await addTask(api, job, { name: 'not-yours' });
+    const r = await intruder.claimRaw({ workerId: w.workerId, waitMs: 0, max: 2 });
+    expect(r.result.__typename).toBe('NotFoundError');
+    expect(await prisma.attempt.count({ where: { taskId: task.id } })).toBe(0);
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status).toBe('QUEUED');
+    // Its own worker takes it (and the slot is used below).
+    expect((await w.claim({ waitMs: 0, max: 2 })).map((a) => a.task.id)).toEqual([task.id]);
+  });
+
+  it('an OFFLINE worker that calls claims work and is ONLINE again', async () => {
+    await prisma.worker.update({ where: { id: w.workerId }, data: { status: 'OFFLINE' } });
+    const task = await addTask(api, job, { name: 'back' });
+    expect((await w.claim({ waitMs: 0, max: 2 })).map((a) => a.task.id)).toEqual([task.id]);
+    expect((await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).status).toBe('ONLINE');
+  });
+
+  it('asking for more than its free slots gets only the free ones (slots less live attempts)', async () => {
+    // Both slots are held by the two claims above; a third task waits.
+    const task = await addTask(api, job, { name: 'waits' });
+    expect(await w.claim({ waitMs: 0, max: 2 })).toEqual([]);
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status).toBe('QUEUED');
+  });
+});

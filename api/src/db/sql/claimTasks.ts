@@ -38,8 +38,10 @@ export interface ClaimedTask {
  * Eligibility (all in SQL): workload among the worker's workloads, accelerator vendor,
  * memory and accelerator memory, pinned worker, runAfter (retry backoff), a setup phase
  * (packages to install) only on a worker whose capabilities say it installs, the lowest
- * PyTorch a pin needs (requirements.minTorch, by major.minor); the worker
- * must be ONLINE (paused and draining workers get nothing).
+ * PyTorch a pin needs (requirements.minTorch, by major.minor); the worker must be of this
+ * worker token and ONLINE, or OFFLINE (it is calling: the touch beside this statement,
+ * leases/claim.ts, brings it back ONLINE) — paused and draining workers get nothing; at most
+ * its free slots (slots less its live attempts) are claimed.
  * Fairness: round-robin between owners — a task's turn is its owner's live tasks plus
  * its rank among that owner's eligible tasks; then priority, then age. One user's
  * thousand tasks cannot starve another's one, in single or batch claims.
@@ -98,7 +100,7 @@ function projectedSec(t: string) {
   return P.sql`COALESCE((${T}.requirements ->> 'estimateSec')::int, (${T}.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})`;
 }
 
-export async function claimTasks(prisma: Prisma, workerId: string, max: number, now: Date, leaseSec: number, rates: Rates, minReputation: number): Promise<ClaimedRow[]> {
+export async function claimTasks(prisma: Prisma, workerId: string, workerTokenId: string, max: number, now: Date, leaseSec: number, rates: Rates, minReputation: number): Promise<ClaimedRow[]> {
   const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
   const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
   const perOwner = Math.max(32, 4 * max);
@@ -106,8 +108,9 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
     WITH RECURSIVE w AS (
       SELECT id, "ownerId", reputation, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
              COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs,
-             ${torchOf('"Worker"')} AS torch
-      FROM "Worker" WHERE id = ${workerId}::uuid AND status = 'ONLINE'
+             ${torchOf('"Worker"')} AS torch,
+             GREATEST(0, LEAST(${max}::int, slots - (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = "Worker".id AND a.status IN ('LEASED', 'RUNNING')))) AS free
+      FROM "Worker" WHERE id = ${workerId}::uuid AND "tokenId" = ${workerTokenId}::uuid AND status IN ('ONLINE', 'OFFLINE')
     ),
     -- Spending caps before the spend: what the live attempts of capped jobs may still cost, each
     -- at its worker's reservation (billing/usage.ts reservationOf, in SQL) until its time limit.
@@ -210,7 +213,7 @@ export async function claimTasks(prisma: Prisma, workerId: string, max: number, 
       FROM capped r JOIN "Task" t ON t.id = r.id
       WHERE t.status = 'QUEUED' AND (r."capLeft" IS NULL OR r."batchProjected" <= r."capLeft")
       ORDER BY r.turn, r.priority DESC, r."createdAt", r.id
-      LIMIT ${max}
+      LIMIT COALESCE((SELECT free FROM w), 0)
       FOR UPDATE OF t SKIP LOCKED
     ),
     att AS (

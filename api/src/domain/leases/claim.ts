@@ -63,14 +63,20 @@ export async function claim(
 
 const isBus = (w: WaitSource): w is WaitSource & Pick<EventBus, 'on'> => typeof (w as Partial<EventBus>).on === 'function';
 
-/** One look: the worker seen now, then up to its free slots claimed (returns the rows claimed). */
+/**
+ * One look: the worker seen now (even while idle in a long-poll: OFFLINE comes back ONLINE) and,
+ * beside it on another connection, up to its free slots claimed — the claim statement checks the
+ * worker's token, status and free slots itself, so neither waits for the other. Returns the rows
+ * claimed; a worker of another token is a NotFoundError (the touch finds no row, the claim none).
+ */
 async function look(r: Resources, workerTokenId: string, workerId: string, max: number): Promise<ClaimedRow[]> {
-  // One statement per wake: the worker is seen now (even while idle in a long-poll) and we
-  // learn its status, slots and live attempts.
-  const worker = await touchWorker(r, workerTokenId, workerId);
-  const free = Math.min(Math.max(worker.slots - worker.live, 0), Math.max(max, 0));
-  if (free > 0 && (worker.status === 'ONLINE' || worker.status === 'OFFLINE')) return claimTasks(r.prisma, workerId, free, r.now(), r.config.scheduler.leaseSec, r.config.rates, r.config.trust.minReputation);
-  return [];
+  if (!isUuid(workerId)) return requireOwnWorker(r, workerTokenId, workerId).then(() => []);
+  const [touched, rows] = await Promise.all([
+    touchWorkerSql(r.prisma, workerId, workerTokenId, r.now()),
+    max > 0 ? claimTasks(r.prisma, workerId, workerTokenId, max, r.now(), r.config.scheduler.leaseSec, r.config.rates, r.config.trust.minReputation) : [],
+  ]);
+  if (!touched[0]) await requireOwnWorker(r, workerTokenId, workerId);
+  return rows;
 }
 
 /**
@@ -98,14 +104,6 @@ async function claimParked(r: Resources, d: Dispatcher, workerTokenId: string, w
   } finally {
     d.unpark(parked);
   }
-}
-
-async function touchWorker(r: Resources, workerTokenId: string, workerId: string) {
-  const rows = isUuid(workerId)
-    ? await touchWorkerSql(r.prisma, workerId, workerTokenId, r.now())
-    : [];
-  if (!rows[0]) return requireOwnWorker(r, workerTokenId, workerId).then(() => ({ status: 'OFFLINE', slots: 0, live: 0 }));
-  return rows[0];
 }
 
 /**
