@@ -38,7 +38,10 @@ async function holdingProxy(hold: { holdAnswer?: string; holdRequest?: string } 
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const forward = () => {
-        const up = request(`${api.url}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(api.url).host } }, (upRes) => {
+        // A connection of its own per request (no kept-alive socket the API may have closed
+        // meanwhile), and an API that hangs up (its shutdown at the end of the file, while the
+        // worker's long poll is open) is a 502 to the worker, not an uncaught error here.
+        const up = request(`${api.url}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(api.url).host }, agent: false }, (upRes) => {
           const out: Buffer[] = [];
           upRes.on('data', (c) => out.push(c));
           upRes.on('end', () => {
@@ -47,6 +50,7 @@ async function holdingProxy(hold: { holdAnswer?: string; holdRequest?: string } 
             else send();
           });
         });
+        up.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
         up.end(body);
       };
       if (hold.holdRequest && body.includes(hold.holdRequest)) keep(forward);

@@ -29,7 +29,7 @@ describe('CheckpointWatcher', () => {
       save: async (cp: SavedCheckpoint) => void saved.push({ step: cp.step, epoch: Number(cp.files[0]!.sha256.split('-')[1]) }),
       note: () => {},
     });
-    w.start(60_000);
+    await w.start(60_000); // the starting state is read before the program saves
     save(dir, 4);
     await w.poll(); // changed since start: not stable yet
     await new Promise((r) => setTimeout(r, 20)); // distinct mtimes

@@ -94,10 +94,13 @@ export class CheckpointWatcher {
    * What the folder holds when the program starts (files shipped with the code, or the restored
    * checkpoint of an earlier attempt) is not this attempt's checkpoint: only a change after it is.
    */
-  start(intervalMs = CHECKPOINT_POLL_MS): void {
+  async start(intervalMs = CHECKPOINT_POLL_MS): Promise<void> {
+    // Read before the program starts (the caller awaits it): a save the program makes at once
+    // is then a change, not mistaken for the starting state and never uploaded.
     this.busy = signature(this.opts.dir, this.opts.rel).then((sig) => {
       this.seen = this.sent = sig;
     });
+    await this.busy;
     this.timer = setInterval(() => void this.poll(), intervalMs);
     this.timer.unref();
   }

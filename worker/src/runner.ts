@@ -291,13 +291,6 @@ export class Run {
         stream.system(`worker: not binding interpreter prefix ${interpreter.refused.join(', ')} into the sandbox (it would expose the owner's files); choose another interpreter with --python`);
       }
       log.info(`attempt ${a.attemptId}: ${a.task.name} — ${a.task.command}`);
-      if (this.drainState) throw new Error('drained before its program started');
-      const child = spawnSandboxed(cmd, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-      this.child = child;
-      service?.host.start(child.pid);
-      const runStarted = Date.now();
-      runStartedAt = runStarted;
-      const memoryWatch = child.pid ? watchPeakMemory(child.pid) : null;
       watcher = new CheckpointWatcher({
         dir,
         rel: cpRel,
@@ -305,7 +298,14 @@ export class Run {
         save: (cp) => this.saveCheckpoint(cp),
         note: (l) => stream.system(l),
       });
-      watcher.start(this.deps.checkpointPollMs ?? CHECKPOINT_POLL_MS);
+      await watcher.start(this.deps.checkpointPollMs ?? CHECKPOINT_POLL_MS);
+      if (this.drainState) throw new Error('drained before its program started');
+      const child = spawnSandboxed(cmd, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      this.child = child;
+      service?.host.start(child.pid);
+      const runStarted = Date.now();
+      runStartedAt = runStarted;
+      const memoryWatch = child.pid ? watchPeakMemory(child.pid) : null;
       stream.attach(child.stdout!, 'stdout');
       stream.attach(child.stderr!, 'stderr');
       // The end of stderr tells a task that ran out of memory from one that failed otherwise.
@@ -380,6 +380,7 @@ export class Run {
       stream.system(`worker: ${errorClass}: ${errorMessage}`);
       this.trace({ event: 'error', message: `${errorClass}: ${errorMessage}`, level: 'error', errorClass });
     } finally {
+      void watcher?.stop(); // a spawn that failed leaves it polling otherwise
       pyEnv?.release();
     }
     await stream.close();
