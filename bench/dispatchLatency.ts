@@ -31,7 +31,13 @@ function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   return Promise.race([p, new Promise<T>((_, rej) => (t = setTimeout(() => rej(new Error(`timed out: ${what}`)), TIMEOUT_MS)))]).finally(() => clearTimeout(t));
 }
 
-async function runChatGpu(o: Opts): Promise<number[]> {
+/** Per sample: the whole dispatch, and of it the insert (its call returned: committed, NOTIFY sent). */
+interface Samples {
+  total: number[];
+  insert: number[];
+}
+
+async function runChatGpu(o: Opts): Promise<Samples> {
   const db = await createDatabase(o.pg, 'dispatch');
   const api = await startApi(db.url);
   const stop = new AbortController();
@@ -80,14 +86,15 @@ async function runChatGpu(o: Opts): Promise<number[]> {
       );
     };
 
-    const samples: number[] = [];
+    const samples: Samples = { total: [], insert: [] };
     for (let i = 0; i < o.warmup + o.samples; i++) {
       await until(() => parked === workers.length, 'workers parked');
       await sleep(o.gapMs + Math.random() * o.gapMs); // the long-poll is registered server-side
       const t0 = wallMs();
       const task = await factory.create();
+      const inserted = wallMs();
       await until(() => received.has(task.id), `task ${i} received`);
-      if (i >= o.warmup) samples.push(received.get(task.id)! - t0);
+      if (i >= o.warmup) samples.total.push(received.get(task.id)! - t0), samples.insert.push(inserted - t0);
     }
     return samples;
   } finally {
@@ -99,7 +106,7 @@ async function runChatGpu(o: Opts): Promise<number[]> {
   }
 }
 
-async function runGraphile(o: Opts): Promise<number[]> {
+async function runGraphile(o: Opts): Promise<Samples> {
   const db = await createDatabase(o.pg, 'dispatch_gw');
   const gw = await startGraphile(db.url, { concurrency: o.pollers, pool: 10, mode: 'latency' });
   try {
@@ -109,18 +116,19 @@ async function runGraphile(o: Opts): Promise<number[]> {
       started.set(i, at);
       waiter?.();
     };
-    const samples: number[] = [];
+    const samples: Samples = { total: [], insert: [] };
     for (let i = 0; i < o.warmup + o.samples; i++) {
       await sleep(o.gapMs + Math.random() * o.gapMs);
       const t0 = wallMs();
       await gw.utils.addJob('noop', { i });
+      const inserted = wallMs();
       await withTimeout(
         (async () => {
           while (!started.has(i)) await new Promise<void>((r) => (waiter = r));
         })(),
         `job ${i} started`,
       );
-      if (i >= o.warmup) samples.push(started.get(i)! - t0);
+      if (i >= o.warmup) samples.total.push(started.get(i)! - t0), samples.insert.push(inserted - t0);
     }
     return samples;
   } finally {
@@ -133,13 +141,16 @@ export async function dispatchLatency(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
   const { machine, startedAt } = await startBench('dispatch latency (task inserted → idle long-polling worker has it)', o.pg);
   console.log(`ChatGPU: ${o.pollers} idle worker(s) in claimTask(waitMs 25000), ${o.samples} samples (+${o.warmup} warm-up) …`);
-  const c = summarize(await runChatGpu(o));
-  console.log(`  p50 ${round(c.p50, 2)} ms, p99 ${round(c.p99, 2)} ms`);
+  const cs = await runChatGpu(o);
+  const [c, ci] = [summarize(cs.total), summarize(cs.insert)];
+  console.log(`  p50 ${round(c.p50, 2)} ms, p99 ${round(c.p99, 2)} ms (of which the insert call: p50 ${round(ci.p50, 2)} ms)`);
   let g: ReturnType<typeof summarize> | null = null;
+  let gi: ReturnType<typeof summarize> | null = null;
   if (o.graphile) {
     console.log(`graphile-worker: concurrency ${o.pollers}, idle, ${o.samples} samples (+${o.warmup} warm-up) …`);
-    g = summarize(await runGraphile(o));
-    console.log(`  p50 ${round(g.p50, 2)} ms, p99 ${round(g.p99, 2)} ms`);
+    const gs = await runGraphile(o);
+    [g, gi] = [summarize(gs.total), summarize(gs.insert)];
+    console.log(`  p50 ${round(g.p50, 2)} ms, p99 ${round(g.p99, 2)} ms (of which addJob: p50 ${round(gi.p50, 2)} ms)`);
   }
   return {
     name: 'dispatchLatency',
@@ -154,10 +165,13 @@ export async function dispatchLatency(argv: string[]): Promise<BenchResult> {
       'ChatGPU p99 (ms)': round(c.p99, 2),
       'ChatGPU max (ms)': round(c.max, 2),
       'ChatGPU mean (ms)': round(c.mean, 2),
+      // The split: the insert call (createTask: committed, NOTIFY sent) and the rest (LISTEN, wake, claim, answer).
+      'ChatGPU insert p50 (ms)': round(ci.p50, 2),
       'graphile-worker p50 (ms)': g ? round(g.p50, 2) : null,
       'graphile-worker p99 (ms)': g ? round(g.p99, 2) : null,
       'graphile-worker max (ms)': g ? round(g.max, 2) : null,
       'graphile-worker mean (ms)': g ? round(g.mean, 2) : null,
+      'graphile-worker addJob p50 (ms)': gi ? round(gi.p50, 2) : null,
       'ratio ChatGPU / graphile-worker (p50; <1 = ChatGPU faster)': g ? round(c.p50 / g.p50, 2) : null,
       'ratio ChatGPU / graphile-worker (p99)': g ? round(c.p99 / g.p99, 2) : null,
     },
