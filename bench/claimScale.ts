@@ -14,7 +14,6 @@
 import pg from 'pg';
 import { loadConfig } from '../api/src/config.js';
 import { claimTasks } from '../api/src/db/sql/claimTasks.js';
-import { Prisma as P } from '../api/src/generated/prisma/client.js';
 import { setUpOwner, startApi, taskFactory, type Owner } from './lib/api.js';
 import { commandFor, isMain, parseOptions, runAsScript, startBench, type BenchResult } from './lib/bench.js';
 import { createDatabase } from './lib/db.js';
@@ -112,7 +111,7 @@ export async function claimScale(argv: string[]): Promise<BenchResult> {
 /** The claim statement exactly as the API sends it, under EXPLAIN ANALYZE, rolled back. */
 async function explainClaim(client: pg.Client, workerId: string, max: number): Promise<string> {
   let captured: { text: string; values: unknown[] } | null = null;
-  const capture = { $queryRaw: (strings: TemplateStringsArray, ...values: unknown[]) => ((captured = P.sql(strings, ...values)), Promise.resolve([])) };
+  const capture = { $queryRawUnsafe: (text: string, ...values: unknown[]) => ((captured = { text, values }), Promise.resolve([])) };
   const config = loadConfig({});
   const tokenId = (await client.query<{ tokenId: string }>(`SELECT "tokenId" FROM "Worker" WHERE id = $1::uuid`, [workerId])).rows[0]!.tokenId;
   await claimTasks(capture as never, workerId, tokenId, max, new Date(), config.scheduler.leaseSec, config.rates, config.trust.minReputation);
@@ -120,7 +119,7 @@ async function explainClaim(client: pg.Client, workerId: string, max: number): P
   await client.query('BEGIN');
   try {
     await client.query('SET LOCAL jit = off'); // as the API's connections (db/client.ts)
-    const r = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${q.text}`, q.values);
+    const r = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${q.text}`, q.values.map((v) => (v instanceof Date ? v.toISOString() : v)));
     return r.rows.map((x) => x['QUERY PLAN']).join('\n');
   } finally {
     await client.query('ROLLBACK');

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { hotQuery } from '../src/db/client.js';
 import { touchWorker } from '../src/db/sql/touchWorker.js';
 import { startTestApi } from './helpers/api.js';
-import { createWorkerToken, CPU_CAPS, ProtocolWorker } from './helpers/protocolClient.js';
+import { addTask, createJobWithFile, createWorkerToken, CPU_CAPS, ProtocolWorker } from './helpers/protocolClient.js';
 
 const api = await startTestApi();
 const owner = await api.signUp();
@@ -41,6 +41,19 @@ describe('hotQuery', () => {
       }),
     ).rejects.toThrow('roll back');
     expect((await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).lastSeenAt).toEqual(before);
+  });
+
+  it("the claim (a named statement) hands out the lease's UTC instant in any time zone", async () => {
+    process.env.TZ = 'Asia/Kolkata'; // +05:30: a timestamp read as local time would be off by hours
+    const job = await createJobWithFile(api, owner.token);
+    await addTask(api, job, { name: 'tz' });
+    const before = Date.now();
+    const [lease] = await w.claim({ max: 1 });
+    const stored = await prisma.attempt.findUniqueOrThrow({ where: { id: lease!.attemptId } });
+    expect(lease!.leaseExpiresAt).toBe(stored.leaseExpiresAt.toISOString());
+    const leaseMs = api.server.resources.config.scheduler.leaseSec * 1000;
+    expect(Date.parse(lease!.leaseExpiresAt)).toBeGreaterThanOrEqual(before + leaseMs - 1000);
+    expect(Date.parse(lease!.leaseExpiresAt)).toBeLessThanOrEqual(Date.now() + leaseMs + 1000);
   });
 
   it('a bad statement is the driver\'s error, and the named statement still works after it', async () => {

@@ -12,6 +12,7 @@ import { subscribe } from './helpers/ws.js';
 import { claim } from '../src/domain/leases/claim.js';
 import { dispatcherFor } from '../src/domain/leases/dispatcher.js';
 import { addTask, CPU_CAPS, createJobWithFile, createWorkerToken, ProtocolWorker as TestWorker, workerGid } from './helpers/protocolClient.js';
+import { waitFor } from './helpers/waitFor.js';
 
 /**
  * How each of a claim's waits ended: woken by an event, aborted (the claim returned), or
@@ -335,10 +336,12 @@ describe('long-poll claims', async () => {
     let injected: Promise<string> | null = null;
     const prisma = new Proxy(resources.prisma, {
       get(target, key) {
-        if (key !== '$queryRaw') return Reflect.get(target, key);
+        // The claim statement is a hotQuery: on a client that is not openDatabase's own (this
+        // proxy) it is Prisma's $queryRawUnsafe.
+        if (key !== '$queryRawUnsafe') return Reflect.get(target, key);
         return async (...args: unknown[]) => {
-          const rows = await (target.$queryRaw as any)(...args);
-          if (!injected && Array.isArray(rows) && rows.length === 0 && String((args[0] as string[]).join('')).includes('"Attempt"')) {
+          const rows = await (target.$queryRawUnsafe as any)(...args);
+          if (!injected && Array.isArray(rows) && rows.length === 0 && String(args[0]).includes('INSERT INTO "Attempt"')) {
             injected = (async () => {
               const delivered = pubsub.waitFor((e) => e.type === 'tasks.available', 5000);
               const t = await addTask(api, job, { name: 'between' });
@@ -356,6 +359,17 @@ describe('long-poll claims', async () => {
     expect(injected).not.toBeNull();
     expect(got.map((x) => x.taskId)).toEqual([await injected!]);
     expect(wake.ends).not.toContain('timeout');
+  });
+
+  it("a NOTIFY that fails after the claim committed does not fail the claim: the worker gets its lease, the failure is logged", async () => {
+    const t = await addTask(api, job, { name: 'notify-fails' });
+    const warned: string[] = [];
+    const failing = { ...resources, events: { emit: () => Promise.reject(new Error('connection lost')), emitMany: () => Promise.reject(new Error('connection lost')) }, log: { ...resources.log, warn: (m: string) => void warned.push(m) } };
+    const got = await claim(failing, recordingWake(pubsub), tokenId, w.workerId, { waitMs: 0, max: 1 });
+    expect(got.map((x) => x.taskId)).toEqual([t.id]);
+    expect((await resources.prisma.attempt.findUniqueOrThrow({ where: { id: got[0]!.id } })).status).toBe('LEASED');
+    await waitFor(async () => warned.length > 0, 5000, 'the failed announcement is logged', 10);
+    expect(warned[0]).toMatch(/announcing the leases failed/);
   });
 
   it('a worker that hangs up mid-long-poll stops waiting: the next task is not leased to the gone claim', async () => {

@@ -108,14 +108,17 @@ async function claimParked(r: Resources, d: Dispatcher, workerTokenId: string, w
 
 /**
  * The claimed attempts with their task specs (read by the claim statement itself: no second
- * round trip); the job events (written by the claim) announced in one NOTIFY.
+ * round trip); the job events (written by the claim) announced in one NOTIFY, which the answer
+ * does not wait for: the leases are committed, and a NOTIFY that fails must not turn them into an
+ * error the worker drops (they would sit LEASED until they expired). Subscribers already take
+ * events in any order (NOTIFY order is not id order).
  */
-async function assignments(r: Resources, workerId: string, rows: ClaimedRow[]) {
+function assignments(r: Resources, workerId: string, rows: ClaimedRow[]) {
   const jobs = [...new Set(rows.map((x) => x.jobId))];
-  await emitAll(r.events, [
+  emitAll(r.events, [
     ...rows.map((x) => ({ type: 'job.event', jobId: x.jobId, eventId: x.eventId }) as const),
     ...jobs.map((jobId) => ({ type: 'job.updated', jobId }) as const),
-  ]);
+  ]).catch((err: unknown) => r.log.warn('claim: announcing the leases failed (they are leased and stored; live dashboards miss these events until reloaded)', { error: String(err) }));
   return rows.map((x) => {
     logAttempt('claim', `attempt ${x.number} of ${x.task.name} leased`, { job: x.jobId, task: x.taskId, worker: workerId, attempt: x.attemptId });
     return { id: x.attemptId, taskId: x.taskId, number: x.number, fencingToken: x.fencingToken, leaseExpiresAt: x.leaseExpiresAt, task: x.task };
