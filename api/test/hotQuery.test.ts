@@ -4,7 +4,8 @@
  * Date is stored as the same UTC instant whatever the process's time zone.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { hotQuery } from '../src/db/client.js';
+import pg from 'pg';
+import { hotQuery, hotTransaction, pgTransaction } from '../src/db/client.js';
 import { touchWorker } from '../src/db/sql/touchWorker.js';
 import { startTestApi } from './helpers/api.js';
 import { addTask, createJobWithFile, createWorkerToken, CPU_CAPS, ProtocolWorker } from './helpers/protocolClient.js';
@@ -61,3 +62,66 @@ describe('hotQuery', () => {
     expect(await hotQuery(prisma, 'hotQueryTest', 'SELECT $1::uuid AS id', [w.workerId])).toEqual([{ id: w.workerId }]);
   });
 });
+
+describe('hotTransaction', () => {
+  const opts = { timeoutMs: 5000, maxWaitMs: 2000 };
+
+  it('commits its statements together; a throw rolls back all of them, and the connection serves the next one', async () => {
+    const name = async () => (await prisma.worker.findUniqueOrThrow({ where: { id: w.workerId } })).name;
+    const rename = (to: string) => (q: Parameters<Parameters<typeof hotTransaction>[1]>[0]) =>
+      q('hotTxRename', 'UPDATE "Worker" SET name = $2 WHERE id = $1::uuid', [w.workerId, to]);
+    await expect(
+      hotTransaction(prisma, async (q) => {
+        await rename('rolled-back')(q);
+        await q('hotTxBad', 'SELECT $1::uuid', ['not-a-uuid']);
+      }, opts),
+    ).rejects.toThrow(/uuid/);
+    expect(await name()).toBe('hot');
+    await expect(hotTransaction(prisma, async (q) => { await rename('renamed')(q); throw new Error('changed my mind'); }, opts)).rejects.toThrow('changed my mind');
+    expect(await name()).toBe('hot');
+    await hotTransaction(prisma, async (q) => { await rename('renamed')(q); await rename('hot')(q); }, opts);
+    expect(await name()).toBe('hot');
+    await hotTransaction(prisma, rename('committed'), opts);
+    expect(await name()).toBe('committed');
+    await hotTransaction(prisma, rename('hot'), opts);
+  });
+
+  it('gives up with a clear error when no connection frees up within maxWaitMs, and the late connection goes back to the pool', async () => {
+    const pool = new pg.Pool({ connectionString: api.databaseUrl, max: 1 });
+    try {
+      const held = await pool.connect();
+      await expect(pgTransaction(pool, (q) => q('one', 'SELECT 1', []), { timeoutMs: 1000, maxWaitMs: 200 })).rejects.toThrow('no database connection free within 200 ms');
+      held.release();
+      expect(await pgTransaction(pool, (q) => q<{ n: number }>('two', 'SELECT 2 AS n', []), { timeoutMs: 1000, maxWaitMs: 2000 })).toEqual([{ n: 2 }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a statement past timeoutMs is cancelled and the transaction rolled back', async () => {
+    const pool = new pg.Pool({ connectionString: api.databaseUrl, max: 1 });
+    try {
+      await expect(pgTransaction(pool, (q) => q('slow', 'SELECT pg_sleep(5)', []), { timeoutMs: 200, maxWaitMs: 1000 })).rejects.toThrow(/statement timeout/);
+      expect(await pgTransaction(pool, (q) => q<{ n: number }>('after', 'SELECT 3 AS n', []), { timeoutMs: 1000, maxWaitMs: 1000 })).toEqual([{ n: 3 }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a completion in another time zone bills from the attempt\'s own start (its times read as UTC instants)', async () => {
+    process.env.TZ = 'Pacific/Auckland'; // +13:00 in December: a timestamp read as local time would be 13 h off
+    const job = await createJobWithFile(api, owner.token);
+    await addTask(api, job, { name: 'tz-complete' });
+    const [lease] = await w.claim({ max: 1 });
+    await prisma.attempt.update({ where: { id: lease!.attemptId }, data: { startedAt: new Date(Date.now() - 60_000), status: 'RUNNING' } });
+    const r = await w.complete(lease!, { exitCode: 0 });
+    expect(r.__typename, JSON.stringify(r)).toBe('Attempt');
+    const attempt = await prisma.attempt.findUniqueOrThrow({ where: { id: lease!.attemptId } });
+    const [entry] = await prisma.usageEntry.findMany({ where: { attemptId: lease!.attemptId } });
+    expect(entry!.periodStart.toISOString()).toBe(attempt.startedAt!.toISOString());
+    const hours = (entry!.periodEnd.getTime() - entry!.periodStart.getTime()) / 3600_000;
+    expect(hours).toBeGreaterThan(0.9 / 60);
+    expect(hours).toBeLessThan(5 / 60);
+  });
+});
+

@@ -39,13 +39,74 @@ export type Db = PrismaClient | Tx;
  * compare in SQL, or cast to text.
  */
 export function hotQuery<T>(db: Db, name: string, text: string, values: unknown[]): Promise<T[]> {
-  const sent = values.map((v) => (v instanceof Date ? v.toISOString() : v));
+  const sent = values.map(isoDates);
   const direct = directQuery.get(db);
   return direct ? (direct(name, text, sent) as Promise<T[]>) : db.$queryRawUnsafe<T[]>(text, ...sent);
 }
 
 type DirectQuery = (name: string, text: string, values: unknown[]) => Promise<unknown[]>;
 const directQuery = new WeakMap<object, DirectQuery>();
+
+/** A statement inside a hotTransaction: `text` numbered $1, $2, …, as hotQuery's. */
+export type HotTx = <T>(name: string, text: string, values: unknown[]) => Promise<T[]>;
+
+export interface HotTransactionOptions {
+  /** The longest any statement may run (PostgreSQL's statement_timeout; Prisma's transaction timeout otherwise). */
+  timeoutMs: number;
+  /** The longest to wait for a pooled connection. */
+  maxWaitMs: number;
+}
+
+type DirectTransaction = <R>(fn: (q: HotTx) => Promise<R>, opts: HotTransactionOptions) => Promise<R>;
+const directTransaction = new WeakMap<object, DirectTransaction>();
+
+/**
+ * A short hot-path transaction (a batch of completions) without Prisma's interactive
+ * transaction: on PostgreSQL, BEGIN on a pooled connection, `fn`'s statements as named prepared
+ * statements (hotQuery's), COMMIT — or ROLLBACK when `fn` throws. The row locks it takes are held
+ * for the statements and the COMMIT only, not for Prisma's hops between them. On PGlite (one
+ * connection, shared with Prisma) it is Prisma's interactive transaction with the same statements.
+ */
+export function hotTransaction<R>(db: PrismaClient, fn: (q: HotTx) => Promise<R>, opts: HotTransactionOptions): Promise<R> {
+  const direct = directTransaction.get(db);
+  if (direct) return direct(fn, opts);
+  return db.$transaction((tx) => fn(<T>(_name: string, text: string, values: unknown[]) => tx.$queryRawUnsafe<T[]>(text, ...values.map(isoDates))), {
+    timeout: opts.timeoutMs,
+    maxWait: opts.maxWaitMs,
+  });
+}
+
+const isoDates = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+
+/** hotTransaction on a PostgreSQL pool (exported for its tests). */
+export async function pgTransaction<R>(pool: pg.Pool, fn: (q: HotTx) => Promise<R>, opts: HotTransactionOptions): Promise<R> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no database connection free within ${opts.maxWaitMs} ms`)), opts.maxWaitMs);
+  });
+  const connecting = pool.connect();
+  let client: pg.PoolClient;
+  try {
+    client = await Promise.race([connecting, waited]);
+  } catch (err) {
+    connecting.then((c) => c.release(), () => {}); // came too late: back to the pool
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  let broken: Error | undefined;
+  try {
+    await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.round(opts.timeoutMs))}`);
+    const r = await fn(async <T>(name: string, text: string, values: unknown[]) => (await client.query({ name, text, values: values.map(isoDates) })).rows as T[]);
+    await client.query('COMMIT');
+    return r;
+  } catch (err) {
+    await client.query('ROLLBACK').catch((e: Error) => (broken = e)); // a connection that cannot roll back is not reused
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
 
 export interface Database {
   kind: 'postgres' | 'pglite';
@@ -109,6 +170,7 @@ async function openPostgres(url: string, opts: DatabaseOptions): Promise<Databas
   pool.on('error', (err) => opts.log?.(`postgres pool error: ${err.message}`));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   directQuery.set(prisma, async (name, text, values) => (await pool.query({ name, text, values })).rows);
+  directTransaction.set(prisma, (fn, o) => pgTransaction(pool, fn, o));
   const listener = new PgListener(url, opts.log);
   return {
     kind: 'postgres',

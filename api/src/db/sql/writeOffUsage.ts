@@ -1,4 +1,5 @@
 import type { Db } from '../client.js';
+import { Prisma as P } from '../../generated/prisma/client.js';
 
 /**
  * Moves the billable usage entries of these attempts out of the user's cost, in one
@@ -14,7 +15,12 @@ import type { Db } from '../client.js';
  */
 export async function writeOffUsage(db: Db, attemptIds: string[]): Promise<{ jobId: string; movedCad: string }[]> {
   if (attemptIds.length === 0) return [];
-  return db.$queryRaw<{ jobId: string; movedCad: string }[]>`
+  return db.$queryRaw<{ jobId: string; movedCad: string }[]>(writeOffUsageSql(attemptIds));
+}
+
+/** The statement itself (completeAttempts runs it in its own transaction). */
+export function writeOffUsageSql(attemptIds: string[]) {
+  return P.sql`
     WITH moved AS (
       UPDATE "UsageEntry" SET billable = false
       WHERE "attemptId" = ANY (${attemptIds}::uuid[]) AND billable

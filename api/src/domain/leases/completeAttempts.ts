@@ -18,7 +18,10 @@
  * rows are locked last (the usage totals), after the attempt and task rows.
  */
 import { checkTree, normalizeMode, normalizeUploadPath } from '../blobs/paths.js';
-import { isContributorLoss, priceInterval, reservationOf, writeOffAttemptUsage } from '../billing/usage.js';
+import { hotTransaction } from '../../db/client.js';
+import { writeOffUsageSql } from '../../db/sql/writeOffUsage.js';
+import { Prisma as P } from '../../generated/prisma/client.js';
+import { isContributorLoss, priceInterval, reservationOf } from '../billing/usage.js';
 import { DomainError, NotFoundError, StaleAttemptError, ValidationError } from '../errors.js';
 import { logAttempt } from '../../telemetry/sentry.js';
 import type { DomainEvent } from '../events.js';
@@ -125,19 +128,34 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
   const sizes = new Map(uploads.map((u) => [`${u.attemptId}/${u.sha256}`, Number(u.blob.size)]));
 
   const now = r.now();
-  const { outcomes, events } = await retryOnDeadlock(() => r.prisma.$transaction(
-    async (tx) => {
+  const { outcomes, events } = await retryOnDeadlock(() => hotTransaction(
+    r.prisma,
+    async (q) => {
+      // Times as epoch milliseconds: the drivers read a timestamp column differently (hotQuery).
       const rows = known.length
-        ? await tx.$queryRaw<Locked[]>`
-            SELECT a.id, a."taskId", a."workerId", a.number, a.status::text AS status, a."fencingToken", a."leaseExpiresAt", a."startedAt", a."createdAt",
-                   (SELECT max(u."periodEnd") FROM "UsageEntry" u WHERE u."attemptId" = a.id) AS "lastPeriodEnd",
-                   w.name AS "workerName", w."cpuCores", w."memoryMiB", w.slots,
-                   t."jobId", t.kind::text AS kind, t.name, t.status::text AS "taskStatus", t."currentAttemptId", t."attemptCount", t."maxAttempts",
-                   t.requirements, t."accelVendor"
-            FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId" JOIN "Worker" w ON w.id = a."workerId"
-            WHERE a.id = ANY (${known.map((c) => c.attemptId)}::uuid[]) AND w."tokenId" = ${workerTokenId}::uuid
-            ORDER BY a.id
-            FOR UPDATE OF a, t`
+        ? (
+            await q<Omit<Locked, 'leaseExpiresAt' | 'startedAt' | 'createdAt' | 'lastPeriodEnd'> & { leaseMs: number; startedMs: number | null; createdMs: number; lastPeriodEndMs: number | null }>(
+              'completeAttempts_lock',
+              `SELECT a.id, a."taskId", a."workerId", a.number, a.status::text AS status, a."fencingToken",
+                      (EXTRACT(EPOCH FROM a."leaseExpiresAt") * 1000)::float8 AS "leaseMs", (EXTRACT(EPOCH FROM a."startedAt") * 1000)::float8 AS "startedMs",
+                      (EXTRACT(EPOCH FROM a."createdAt") * 1000)::float8 AS "createdMs",
+                      (SELECT (EXTRACT(EPOCH FROM max(u."periodEnd")) * 1000)::float8 FROM "UsageEntry" u WHERE u."attemptId" = a.id) AS "lastPeriodEndMs",
+                      w.name AS "workerName", w."cpuCores", w."memoryMiB", w.slots,
+                      t."jobId", t.kind::text AS kind, t.name, t.status::text AS "taskStatus", t."currentAttemptId", t."attemptCount", t."maxAttempts",
+                      t.requirements, t."accelVendor"
+               FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId" JOIN "Worker" w ON w.id = a."workerId"
+               WHERE a.id = ANY ($1::uuid[]) AND w."tokenId" = $2::uuid
+               ORDER BY a.id
+               FOR UPDATE OF a, t`,
+              [known.map((c) => c.attemptId), workerTokenId],
+            )
+          ).map(({ leaseMs, startedMs, createdMs, lastPeriodEndMs, ...a }): Locked => ({
+            ...a,
+            leaseExpiresAt: new Date(Number(leaseMs)),
+            startedAt: startedMs === null ? null : new Date(Number(startedMs)),
+            createdAt: new Date(Number(createdMs)),
+            lastPeriodEnd: lastPeriodEndMs === null ? null : new Date(Number(lastPeriodEndMs)),
+          }))
         : [];
       const byId = new Map(rows.map((a) => [a.id, a]));
       const outcomes: (CompletionOutcome | null)[] = [];
@@ -223,8 +241,7 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
       // One statement: the fenced attempt UPDATE, then — only for the rows it returned — the
       // tasks, the final usage entries and the jobs' totals, the job events; and the stale
       // reports (a LOST attempt reporting late becomes STALE).
-      const done = apply.length + stale.length
-        ? await tx.$queryRaw<{ what: string; id: string; jobId: string | null }[]>`
+      const statement = P.sql`
             WITH i AS (
               SELECT * FROM jsonb_to_recordset(${JSON.stringify(apply)}::jsonb) AS i(
                 ord int, id uuid, token text, status "AttemptStatus", "exitCode" int, "errorClass" text, "errorMessage" text,
@@ -235,9 +252,9 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
             acc AS (
               UPDATE "Attempt" a
               SET status = i.status, "exitCode" = i."exitCode", "errorClass" = i."errorClass", "errorMessage" = i."errorMessage",
-                  outputs = i.outputs, metrics = COALESCE(i.metrics, a.metrics), usage = COALESCE(i.usage, a.usage), "finishedAt" = ${now}
+                  outputs = i.outputs, metrics = COALESCE(i.metrics, a.metrics), usage = COALESCE(i.usage, a.usage), "finishedAt" = ${now}::timestamp
               FROM i, "Task" t
-              WHERE a.id = i.id AND a."fencingToken" = i.token AND a.status IN ('LEASED', 'RUNNING') AND a."leaseExpiresAt" >= ${now}
+              WHERE a.id = i.id AND a."fencingToken" = i.token AND a.status IN ('LEASED', 'RUNNING') AND a."leaseExpiresAt" >= ${now}::timestamp
                 AND t.id = a."taskId" AND t."currentAttemptId" = a.id AND t.status IN ('LEASED', 'RUNNING')
               RETURNING a.id, a."taskId"
             ),
@@ -246,21 +263,21 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
               SET status = i."taskStatus", "statusReason" = i."statusReason",
                   "currentAttemptId" = CASE WHEN i."taskStatus" = 'QUEUED' THEN NULL ELSE t."currentAttemptId" END,
                   "runAfter" = COALESCE(i."runAfter", t."runAfter"),
-                  "finishedAt" = CASE WHEN i."taskStatus" = 'QUEUED' THEN t."finishedAt" ELSE ${now} END,
-                  result = COALESCE(i.result, t.result), "updatedAt" = ${now}
+                  "finishedAt" = CASE WHEN i."taskStatus" = 'QUEUED' THEN t."finishedAt" ELSE ${now}::timestamp END,
+                  result = COALESCE(i.result, t.result), "updatedAt" = ${now}::timestamp
               FROM acc JOIN i ON i.id = acc.id
               WHERE t.id = acc."taskId"
               RETURNING t.id
             ),
             used AS (
               INSERT INTO "UsageEntry" (id, "jobId", "attemptId", "periodStart", "periodEnd", "cpuCoreHours", "ramGbHours", "accelHours", "accelClass", "costCad", billable, "createdAt")
-              SELECT gen_random_uuid(), i."jobId", i.id, i."periodStart", ${now}, i."cpuCoreHours", i."ramGbHours", i."accelHours", i."accelClass", i."costCad", i.billable, ${now}
+              SELECT gen_random_uuid(), i."jobId", i.id, i."periodStart", ${now}::timestamp, i."cpuCoreHours", i."ramGbHours", i."accelHours", i."accelClass", i."costCad", i.billable, ${now}::timestamp
               FROM acc JOIN i ON i.id = acc.id WHERE i."periodStart" IS NOT NULL
               RETURNING "jobId", "costCad", billable
             ),
             cost AS (
               UPDATE "Job" j
-              SET "costCad" = j."costCad" + s.b, "lostCostCad" = j."lostCostCad" + s.l, "updatedAt" = ${now}
+              SET "costCad" = j."costCad" + s.b, "lostCostCad" = j."lostCostCad" + s.l, "updatedAt" = ${now}::timestamp
               FROM (SELECT "jobId", sum(CASE WHEN billable THEN "costCad" ELSE 0 END) AS b, sum(CASE WHEN billable THEN 0 ELSE "costCad" END) AS l FROM used GROUP BY "jobId") s
               WHERE j.id = s."jobId"
               RETURNING j.id
@@ -283,19 +300,22 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
             )
             SELECT 'attempt' AS what, acc.id::text AS id, NULL AS "jobId" FROM acc
             UNION ALL SELECT 'event', ev.id::text, ev."jobId"::text FROM ev
-            UNION ALL SELECT 'counts', (SELECT count(*) FROM tsk)::text || '/' || (SELECT count(*) FROM cost)::text || '/' || (SELECT count(*) FROM reports)::text || '/' || (SELECT count(*) FROM late)::text, NULL`
-        : [];
+            UNION ALL SELECT 'counts', (SELECT count(*) FROM tsk)::text || '/' || (SELECT count(*) FROM cost)::text || '/' || (SELECT count(*) FROM reports)::text || '/' || (SELECT count(*) FROM late)::text, NULL`;
+      const done = apply.length + stale.length ? await q<{ what: string; id: string; jobId: string | null }>('completeAttempts_apply', statement.text, statement.values) : [];
       const accepted = new Set(done.filter((d) => d.what === 'attempt').map((d) => d.id));
       // Rows were locked and checked above, so the UPDATE's own fencing check agrees; were it
       // ever not to, the completion is refused, never half-applied.
       if (apply.some((x) => !accepted.has(x.id as string))) throw new Error('completeAttempts: the fenced UPDATE refused an attempt the locked read accepted');
       // The machine failed, not the code: what these attempts used is not the user's to pay.
       const lossIds = losses.filter((id) => accepted.has(id));
-      if (lossIds.length) await writeOffAttemptUsage(tx, lossIds);
+      if (lossIds.length) {
+        const w = writeOffUsageSql(lossIds);
+        await q('writeOffUsage', w.text, w.values);
+      }
       const events: DomainEvent[] = done.filter((d) => d.what === 'event').map((d) => ({ type: 'job.event', jobId: d.jobId!, eventId: d.id }));
       return { outcomes: outcomes as CompletionOutcome[], events };
     },
-    { timeout: 15_000, maxWait: 10_000 }, // busy databases: never fail a finished run on Prisma's 5 s default
+    { timeoutMs: 15_000, maxWaitMs: 10_000 }, // busy databases: never fail a finished run on a 5 s limit
   ));
 
   // After commit, one NOTIFY for the batch (emitAll packs the events).
