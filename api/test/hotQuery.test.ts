@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { hotQuery, hotTransaction, pgTransaction } from '../src/db/client.js';
+import { databaseUnavailable } from '../src/db/unavailable.js';
 import { touchWorker } from '../src/db/sql/touchWorker.js';
 import { startTestApi } from './helpers/api.js';
 import { addTask, createJobWithFile, createWorkerToken, CPU_CAPS, ProtocolWorker } from './helpers/protocolClient.js';
@@ -86,11 +87,11 @@ describe('hotTransaction', () => {
     await hotTransaction(prisma, rename('hot'), opts);
   });
 
-  it('gives up with a clear error when no connection frees up within maxWaitMs, and the late connection goes back to the pool', async () => {
+  it('gives up when no connection frees up within maxWaitMs — an outage (retry later), with a clear message — and the late connection goes back to the pool', async () => {
     const pool = new pg.Pool({ connectionString: api.databaseUrl, max: 1 });
     try {
       const held = await pool.connect();
-      await expect(pgTransaction(pool, (q) => q('one', 'SELECT 1', []), { timeoutMs: 1000, maxWaitMs: 200 })).rejects.toThrow('no database connection free within 200 ms');
+      await expect(pgTransaction(pool, (q) => q('one', 'SELECT 1', []), { timeoutMs: 1000, maxWaitMs: 200 })).rejects.toSatisfy((e: Error) => /no pooled connection free within 200 ms/.test(e.message) && databaseUnavailable(e) !== null);
       held.release();
       expect(await pgTransaction(pool, (q) => q<{ n: number }>('two', 'SELECT 2 AS n', []), { timeoutMs: 1000, maxWaitMs: 2000 })).toEqual([{ n: 2 }]);
     } finally {
@@ -104,6 +105,26 @@ describe('hotTransaction', () => {
       await expect(pgTransaction(pool, (q) => q('slow', 'SELECT pg_sleep(5)', []), { timeoutMs: 200, maxWaitMs: 1000 })).rejects.toThrow(/statement timeout/);
       expect(await pgTransaction(pool, (q) => q<{ n: number }>('after', 'SELECT 3 AS n', []), { timeoutMs: 1000, maxWaitMs: 1000 })).toEqual([{ n: 3 }]);
     } finally {
+      await pool.end();
+    }
+  });
+
+  it('a connection lost between two statements fails the transaction (no uncaught error event), and the pool serves the next one', async () => {
+    const pool = new pg.Pool({ connectionString: api.databaseUrl, max: 1 });
+    const killer = new pg.Client({ connectionString: api.databaseUrl });
+    await killer.connect();
+    try {
+      await expect(
+        pgTransaction(pool, async (q) => {
+          const [row] = await q<{ pid: number }>('pid', 'SELECT pg_backend_pid() AS pid', []);
+          await killer.query('SELECT pg_terminate_backend($1)', [row!.pid]);
+          await new Promise((r) => setTimeout(r, 300)); // the socket closes while no statement runs
+          return q('afterKill', 'SELECT 1', []);
+        }, { timeoutMs: 2000, maxWaitMs: 2000 }),
+      ).rejects.toThrow();
+      expect(await pgTransaction(pool, (q) => q<{ n: number }>('fresh', 'SELECT 4 AS n', []), { timeoutMs: 2000, maxWaitMs: 2000 })).toEqual([{ n: 4 }]);
+    } finally {
+      await killer.end();
       await pool.end();
     }
   });

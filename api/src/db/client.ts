@@ -82,7 +82,8 @@ const isoDates = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
 export async function pgTransaction<R>(pool: pg.Pool, fn: (q: HotTx) => Promise<R>, opts: HotTransactionOptions): Promise<R> {
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no database connection free within ${opts.maxWaitMs} ms`)), opts.maxWaitMs);
+    // pg's own words for its pool's connection timeout, so it counts as an outage (503, retry).
+    timer = setTimeout(() => reject(new Error(`timeout exceeded when trying to connect (no pooled connection free within ${opts.maxWaitMs} ms)`)), opts.maxWaitMs);
   });
   const connecting = pool.connect();
   let client: pg.PoolClient;
@@ -95,6 +96,10 @@ export async function pgTransaction<R>(pool: pg.Pool, fn: (q: HotTx) => Promise<
     clearTimeout(timer);
   }
   let broken: Error | undefined;
+  // A checked-out client has no error listener of the pool's: a connection lost between two
+  // statements would be an uncaught 'error' event. Record it; the next statement fails anyway.
+  const onError = (err: Error) => (broken = err);
+  client.on('error', onError);
   try {
     await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.round(opts.timeoutMs))}`);
     const r = await fn(async <T>(name: string, text: string, values: unknown[]) => (await client.query({ name, text, values: values.map(isoDates) })).rows as T[]);
@@ -104,6 +109,7 @@ export async function pgTransaction<R>(pool: pg.Pool, fn: (q: HotTx) => Promise<
     await client.query('ROLLBACK').catch((e: Error) => (broken = e)); // a connection that cannot roll back is not reused
     throw err;
   } finally {
+    client.off('error', onError);
     client.release(broken);
   }
 }
