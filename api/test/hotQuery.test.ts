@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { hotQuery, hotTransaction, pgTransaction } from '../src/db/client.js';
 import { databaseUnavailable } from '../src/db/unavailable.js';
+import { adminUrl, createTestDatabase } from './helpers/db.js';
 import { touchWorker } from '../src/db/sql/touchWorker.js';
 import { startTestApi } from './helpers/api.js';
 import { addTask, createJobWithFile, createWorkerToken, CPU_CAPS, ProtocolWorker } from './helpers/protocolClient.js';
@@ -143,6 +144,28 @@ describe('hotTransaction', () => {
     const hours = (entry!.periodEnd.getTime() - entry!.periodStart.getTime()) / 3600_000;
     expect(hours).toBeGreaterThan(0.9 / 60);
     expect(hours).toBeLessThan(5 / 60);
+  });
+});
+
+describe('the API\'s sessions are in UTC whatever the server\'s zone', () => {
+  it('a database set to Asia/Tokyo: a timestamptz stored into a timestamp column keeps its UTC instant', async () => {
+    const url = await createTestDatabase();
+    const admin = new pg.Client({ connectionString: adminUrl() });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE "${new URL(url).pathname.slice(1)}" SET TimeZone = 'Asia/Tokyo'`);
+    } finally {
+      await admin.end();
+    }
+    const tokyo = await startTestApi({}, { databaseUrl: url }); // stopped after the file (helpers/api.ts)
+    const db = tokyo.server.db.prisma;
+    expect(await hotQuery(db, 'tz', `SELECT current_setting('TimeZone') AS tz, ('2026-01-01T00:00:00Z'::timestamptz)::timestamp::text AS stored`, [])).toEqual([{ tz: 'UTC', stored: '2026-01-01 00:00:00' }]);
+    // Through Prisma (the same pool) too: a job event's createdAt defaults to CURRENT_TIMESTAMP.
+    const before = Date.now();
+    const u = await tokyo.signUp();
+    const job = await createJobWithFile(tokyo, u.token);
+    const e = await db.jobEvent.findFirstOrThrow({ where: { jobId: job.jobId }, orderBy: { id: 'desc' } });
+    expect(Math.abs(e.createdAt.getTime() - before)).toBeLessThan(60_000);
   });
 });
 

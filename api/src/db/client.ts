@@ -101,7 +101,9 @@ export async function pgTransaction<R>(pool: pg.Pool, fn: (q: HotTx) => Promise<
   const onError = (err: Error) => (broken = err);
   client.on('error', onError);
   try {
-    await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.round(opts.timeoutMs))}`);
+    // Both limits: a statement, and the wait between two (a stalled API holding row locks).
+    const ms = Math.max(1, Math.round(opts.timeoutMs));
+    await client.query(`BEGIN; SET LOCAL statement_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${ms}`);
     const r = await fn(async <T>(name: string, text: string, values: unknown[]) => (await client.query({ name, text, values: values.map(isoDates) })).rows as T[]);
     await client.query('COMMIT');
     return r;
@@ -170,7 +172,11 @@ async function openPostgres(url: string, opts: DatabaseOptions): Promise<Databas
     // (hotQuery) is planned for its values like every other statement, never switched to a
     // generic plan after five runs — a generic plan of the lease renewal joins in another
     // order and waits on a row lock the custom one never takes (races.test.ts).
-    options: '-c jit=off -c plan_cache_mode=force_custom_plan',
+    // UTC sessions: every column is a `timestamp` holding UTC, and a `timestamptz` written into one
+    // (a default of CURRENT_TIMESTAMP, a recordset column) is converted in the session's zone — a
+    // server set to another zone (a Homebrew PostgreSQL takes the machine's) shifted retry times
+    // and usage periods by hours.
+    options: '-c jit=off -c plan_cache_mode=force_custom_plan -c TimeZone=UTC',
     ...(leaseSec ? { onConnect: (c: pg.ClientBase) => resumeOnConnect(c, opts.now?.() ?? new Date(), leaseSec, opts.log) } : {}),
   });
   pool.on('error', (err) => opts.log?.(`postgres pool error: ${err.message}`));

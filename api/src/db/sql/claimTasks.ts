@@ -102,8 +102,8 @@ function projectedSec(t: string) {
 }
 
 /**
- * The statement's name per text: the text is the same on every call of one API (only the rates
- * are written into it), so PostgreSQL parses it once per pooled connection (hotQuery) — ≈ 0.8 ms
+ * The statement's name per text: the text is the same on every call (every value, the rates
+ * included, is a parameter), so PostgreSQL parses it once per pooled connection (hotQuery) — ≈ 0.8 ms
  * of its 3.8 ms at 2,000 queued tasks on this machine (bench/README.md, hot path). It is still
  * planned for its values on every call: a generic plan took 8.5 ms.
  */

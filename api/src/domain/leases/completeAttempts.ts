@@ -310,7 +310,7 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
       const lossIds = losses.filter((id) => accepted.has(id));
       if (lossIds.length) {
         const w = writeOffUsageSql(lossIds);
-        await q('writeOffUsage', w.text, w.values);
+        await q('completeAttempts_writeOff', w.text, w.values);
       }
       const events: DomainEvent[] = done.filter((d) => d.what === 'event').map((d) => ({ type: 'job.event', jobId: d.jobId!, eventId: d.id }));
       return { outcomes: outcomes as CompletionOutcome[], events };

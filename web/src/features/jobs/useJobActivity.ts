@@ -102,6 +102,31 @@ const AttemptMetricPage = graphql(`
 `);
 
 const newer = (a: string, b: string | null) => b === null || BigInt(a) > BigInt(b);
+const byId = (a: { id: string }, b: { id: string }) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0);
+
+/**
+ * The events of `items` not in `seen` (added to it), in id order. NOTIFY order is not id order
+ * (events commit in different transactions, and a claim announces its lease events without waiting),
+ * so an event older than the newest one shown still belongs in the timeline: dropping by "older than
+ * the last id" lost such events until a reload.
+ */
+export function takeUnseen<E extends { id: string }>(items: readonly E[], seen: Set<string>): E[] {
+  const fresh: E[] = [];
+  for (const e of items) {
+    if (seen.has(e.id)) continue;
+    seen.add(e.id);
+    fresh.push(e);
+  }
+  return fresh.sort(byId);
+}
+
+/** `fresh` (in id order, none already in `list`) merged into `list`, which is in id order. Pure. */
+export function mergeEvents<E extends { id: string }>(list: readonly E[], fresh: readonly E[]): E[] {
+  if (fresh.length === 0) return list as E[];
+  const last = list[list.length - 1];
+  // The usual case appends; a late one is put in its place.
+  return !last || byId(fresh[0]!, last) > 0 ? [...list, ...fresh] : [...list, ...fresh].sort(byId);
+}
 
 export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void, onResync: () => void) {
   const client = useApolloClient();
@@ -109,16 +134,18 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
   const [events, setEvents] = useState<JobEventItem[]>([]);
   const [status, setStatus] = useState<{ loading: boolean; error: string | null }>({ loading: true, error: null });
   const lastId = useRef<string | null>(null);
+  const seen = useRef(new Set<string>());
   const logStores = useRef(new Map<string, LogStore>());
   const metricStores = useRef(new Map<string, MetricStore>());
   const handlers = useRef({ onEvent, onResync });
   handlers.current = { onEvent, onResync };
 
   const addEvents = useCallback((items: readonly JobEventItem[], live: boolean) => {
-    const fresh = items.filter((e) => newer(e.id, lastId.current)).sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    const fresh = takeUnseen(items, seen.current);
     if (fresh.length === 0) return;
-    lastId.current = fresh[fresh.length - 1]!.id;
-    setEvents((prev) => [...prev, ...fresh]);
+    // The newest id is where a replay starts (`after`).
+    if (newer(fresh[fresh.length - 1]!.id, lastId.current)) lastId.current = fresh[fresh.length - 1]!.id;
+    setEvents((prev) => mergeEvents(prev, fresh));
     if (live) for (const e of fresh) handlers.current.onEvent(e);
   }, []);
 
@@ -138,6 +165,7 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
     let sub: { unsubscribe(): void } | null = null;
     let retry: ReturnType<typeof setTimeout> | undefined;
     lastId.current = null;
+    seen.current = new Set();
     setEvents([]);
     setStatus({ loading: true, error: null });
 
