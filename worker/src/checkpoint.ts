@@ -82,8 +82,13 @@ export class CheckpointWatcher {
     private readonly opts: {
       dir: string;
       rel: string;
-      /** uploads the files under `rel` (collectOutputs), returns their manifest */
-      collect: () => Promise<SavedCheckpoint['files']>;
+      /** uploads the files under `rel` of `root` (collectOutputs), returns their manifest */
+      collect: (root: string) => Promise<SavedCheckpoint['files']>;
+      /**
+       * Copies the files under `rel` (as collectOutputs would take them) into a folder of the
+       * worker's own and returns it; the upload reads the copy while the program saves on.
+       */
+      snapshot: () => Promise<string>;
       /** tells the API (saveCheckpoint) */
       save: (cp: SavedCheckpoint) => Promise<void>;
       note: (m: string) => void;
@@ -125,17 +130,20 @@ export class CheckpointWatcher {
       this.seen = sig;
       if (!sig || !stable || sig === this.sent) return;
       try {
-        // The step is read before the files and the folder checked again after them: a program
-        // that saved anew meanwhile (uploads take seconds on a busy machine) could otherwise have
-        // its older files labelled with the newer step, or files of two saves mixed — a retry would
-        // resume from the wrong epoch. Then nothing is saved; the next poll takes the newer one whole.
-        const step = await checkpointStep(this.opts.dir, this.opts.rel);
-        const files = await this.opts.collect();
-        if (!files.length) return;
+        // While the program runs, the upload reads a copy taken while the folder stood still (the
+        // folder is checked again after the copy): a program that saves again during the upload —
+        // uploads take seconds on a busy machine — neither mixes files of two saves nor labels older
+        // files with a newer step, and one that saves more often than an upload takes still gets
+        // its checkpoints uploaded. Once it stopped (final), the folder itself is read.
+        let root = this.opts.dir;
         if (!final) {
+          root = await this.opts.snapshot();
           const after = await signature(this.opts.dir, this.opts.rel);
           if (after !== sig) return void (this.seen = after);
         }
+        const step = await checkpointStep(root, this.opts.rel);
+        const files = await this.opts.collect(root);
+        if (!files.length) return;
         const cp = { files, step };
         await this.opts.save(cp);
         this.sent = sig;

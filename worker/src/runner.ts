@@ -197,6 +197,7 @@ export class Run {
     const dir = path.join(this.deps.dataDir, 'attempts', a.attemptId);
     const outDir = path.join(dir, 'outputs');
     const spoolDir = path.join(this.deps.dataDir, 'spool');
+    const snapshotDir = path.join(spoolDir, `${a.attemptId}.checkpoint`);
     const stream = new LogStream({
       sendLogs: async (lines) => {
         const r = await client.request(AppendLogsDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, lines }, { signal: this.abort.signal });
@@ -291,10 +292,13 @@ export class Run {
         stream.system(`worker: not binding interpreter prefix ${interpreter.refused.join(', ')} into the sandbox (it would expose the owner's files); choose another interpreter with --python`);
       }
       log.info(`attempt ${a.attemptId}: ${a.task.name} — ${a.task.command}`);
+      const cpLimits = { ...DEFAULT_OUTPUT_LIMITS, ...this.deps.outputLimits };
+      const cpNote = (m: string) => stream.system(`worker: checkpoint ${m}`);
       watcher = new CheckpointWatcher({
         dir,
         rel: cpRel,
-        collect: () => collectOutputs({ dir, declared: [cpRel], walkOutputs: false, limits: { ...DEFAULT_OUTPUT_LIMITS, ...this.deps.outputLimits }, note: (m) => stream.system(`worker: checkpoint ${m}`), upload: (file) => client.upload(file, this.abort.signal, a.attemptId) }),
+        collect: (root) => collectOutputs({ dir: root, declared: [cpRel], walkOutputs: false, limits: cpLimits, note: cpNote, upload: (file) => client.upload(file, this.abort.signal, a.attemptId) }),
+        snapshot: () => snapshotCheckpoint(dir, cpRel, snapshotDir, cpLimits, cpNote),
         save: (cp) => this.saveCheckpoint(cp),
         note: (l) => stream.system(l),
       });
@@ -380,7 +384,7 @@ export class Run {
       stream.system(`worker: ${errorClass}: ${errorMessage}`);
       this.trace({ event: 'error', message: `${errorClass}: ${errorMessage}`, level: 'error', errorClass });
     } finally {
-      void watcher?.stop(); // a spawn that failed leaves it polling otherwise
+      void watcher?.stop().then(() => rm(snapshotDir, { recursive: true, force: true })); // a spawn that failed leaves it polling otherwise
       pyEnv?.release();
     }
     await stream.close();
@@ -604,7 +608,8 @@ export async function collectOutputs(opts: {
   walkOutputs?: boolean;
   limits: { maxFileBytes: number; maxTotalBytes: number };
   note: (m: string) => void;
-  upload: (file: string) => Promise<{ sha256: string }>;
+  /** `file` is what to read (the opened file itself on Linux), `rel` its path in `dir` */
+  upload: (file: string, rel: string) => Promise<{ sha256: string }>;
 }): Promise<{ path: string; sha256: string; mode: number }[]> {
   const { dir, declared, limits } = opts;
   const files = new Map<string, string>();
@@ -679,7 +684,7 @@ export async function collectOutputs(opts: {
       else if (total + st.size > limits.maxTotalBytes) skip(rel, `would bring the outputs over their total limit of ${limits.maxTotalBytes} bytes`);
       else {
         total += st.size;
-        const { sha256 } = await opts.upload(viaFd ?? full);
+        const { sha256 } = await opts.upload(viaFd ?? full, rel);
         out.push({ path: rel, sha256, mode: st.mode & 0o111 ? 0o755 : 0o644 });
       }
     } finally {
@@ -687,6 +692,30 @@ export async function collectOutputs(opts: {
     }
   }
   return out;
+}
+
+/**
+ * Copies the checkpoint folder `rel` of `dir` into `to` (emptied first; the worker's spool folder,
+ * outside the sandbox) and returns `to`: what CheckpointWatcher uploads while the program saves on.
+ * The copy goes through collectOutputs — no link followed, nothing that resolves outside `dir`, the
+ * size limits — so the copy holds nothing an upload of the folder itself would not.
+ */
+export async function snapshotCheckpoint(dir: string, rel: string, to: string, limits: { maxFileBytes: number; maxTotalBytes: number }, note: (m: string) => void): Promise<string> {
+  await rm(to, { recursive: true, force: true });
+  await mkdir(to, { recursive: true, mode: 0o700 });
+  await collectOutputs({
+    dir,
+    declared: [rel],
+    walkOutputs: false,
+    limits,
+    note,
+    upload: async (file, fileRel) => {
+      await mkdir(path.dirname(path.join(to, fileRel)), { recursive: true, mode: 0o700 });
+      await copyFile(file, path.join(to, fileRel));
+      return { sha256: '' };
+    },
+  });
+  return to;
 }
 
 /**

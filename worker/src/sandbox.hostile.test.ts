@@ -10,14 +10,14 @@
  * an abstract Unix socket and a TCP "API" on 127.0.0.1.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMetricLine } from './metricLine.js';
-import { classifyFailure, collectOutputs } from './runner.js';
+import { classifyFailure, collectOutputs, snapshotCheckpoint } from './runner.js';
 import {
   buildSandboxedCommand,
   defaultTaskUser,
@@ -265,6 +265,29 @@ open('outputs/ok.txt', 'w').write('mine')
       'output outputs/passwd skipped: symbolic link (not followed)',
       'output outputs/sub/relative skipped: symbolic link (not followed)',
     ]);
+  });
+
+  it('cannot have the worker copy files outside its directory into a checkpoint snapshot through links', async () => {
+    const r = await runTask(`
+os.makedirs('checkpoint/sub')
+os.symlink('/etc/passwd', 'checkpoint/passwd')
+os.symlink(${JSON.stringify(otherSecret)}, 'checkpoint/other-model.bin')
+os.symlink(${JSON.stringify(join(dataDir, 'attempts', 'other-attempt'))}, 'checkpoint/sub/other-dir')
+attempt("hard link to a file outside", lambda: os.link('/etc/passwd', 'checkpoint/hard'))
+open('checkpoint/ckpt.bin', 'w').write('state')
+os.chmod('checkpoint/ckpt.bin', 0o755)
+`);
+    expectAllRefused(r, 1);
+    const to = join(dataDir, 'spool', 'hostile.checkpoint');
+    const notes: string[] = [];
+    await snapshotCheckpoint(work, 'checkpoint', to, { maxFileBytes: 1 << 20, maxTotalBytes: 1 << 20 }, (m) => notes.push(m));
+    // Only the regular file inside, with its mode; the links are neither copied nor followed.
+    const listed = readdirSync(to, { recursive: true }).map(String).sort();
+    expect(listed).toEqual(['checkpoint', 'checkpoint/ckpt.bin']);
+    expect(readFileSync(join(to, 'checkpoint/ckpt.bin'), 'utf8')).toBe('state');
+    expect(statSync(join(to, 'checkpoint/ckpt.bin')).mode & 0o111).not.toBe(0);
+    expect(notes.filter((n) => /symbolic link \(not followed\)/.test(n)).length).toBe(3);
+    rmSync(to, { recursive: true, force: true });
   });
 
   it('declared globs (`predict*.npy`, `plots/*.png`) collect what they match inside its directory, never through a link that matches', async () => {
