@@ -384,7 +384,8 @@ export class Run {
       stream.system(`worker: ${errorClass}: ${errorMessage}`);
       this.trace({ event: 'error', message: `${errorClass}: ${errorMessage}`, level: 'error', errorClass });
     } finally {
-      void watcher?.stop().then(() => rm(snapshotDir, { recursive: true, force: true })); // a spawn that failed leaves it polling otherwise
+      // A spawn that failed leaves it polling otherwise; the checkpoint copy goes with it.
+      void watcher?.stop().then(() => rm(snapshotDir, { recursive: true, force: true })).catch(() => {});
       pyEnv?.release();
     }
     await stream.close();

@@ -36,7 +36,7 @@ export type Db = PrismaClient | Tx;
  * `text` numbers its parameters $1, $2, …; a Date value is sent as its ISO text, as Prisma
  * sends it, so `$n::timestamp` holds UTC whatever the process's time zone. Rows come as the
  * driver parses them: select no timestamp column (the drivers read those differently) —
- * compare in SQL, or cast to text.
+ * compare in SQL, or select it as `epochMs(…)` and read it with fromEpochMs.
  */
 export function hotQuery<T>(db: Db, name: string, text: string, values: unknown[]): Promise<T[]> {
   const sent = values.map(isoDates);
@@ -70,13 +70,21 @@ const directTransaction = new WeakMap<object, DirectTransaction>();
 export function hotTransaction<R>(db: PrismaClient, fn: (q: HotTx) => Promise<R>, opts: HotTransactionOptions): Promise<R> {
   const direct = directTransaction.get(db);
   if (direct) return direct(fn, opts);
-  return db.$transaction((tx) => fn(<T>(_name: string, text: string, values: unknown[]) => tx.$queryRawUnsafe<T[]>(text, ...values.map(isoDates))), {
+  return db.$transaction((tx) => fn(<T>(name: string, text: string, values: unknown[]) => hotQuery<T>(tx, name, text, values)), {
     timeout: opts.timeoutMs,
     maxWait: opts.maxWaitMs,
   });
 }
 
 const isoDates = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+
+/** SQL: timestamp `expr` as epoch milliseconds — how a hot statement returns a time (hotQuery). */
+export const epochMs = (expr: string) => `(EXTRACT(EPOCH FROM ${expr}) * 1000)::float8`;
+
+/** An epochMs column back as a Date (null stays null). */
+export function fromEpochMs<N extends number | null>(ms: N): N extends number ? Date : Date | null {
+  return (ms === null ? null : new Date(Number(ms))) as N extends number ? Date : Date | null;
+}
 
 /** hotTransaction on a PostgreSQL pool (exported for its tests). */
 export async function pgTransaction<R>(pool: pg.Pool, fn: (q: HotTx) => Promise<R>, opts: HotTransactionOptions): Promise<R> {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { hotQuery, type Db } from '../client.js';
 import { Prisma as P } from '../../generated/prisma/client.js';
 
@@ -99,19 +98,6 @@ function torchFits(t: string, torch: P.Sql) {
 function projectedSec(t: string) {
   const T = P.raw(t);
   return P.sql`COALESCE((${T}.requirements ->> 'estimateSec')::int, (${T}.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})`;
-}
-
-/**
- * The statement's name per text: the text is the same on every call (every value, the rates
- * included, is a parameter), so PostgreSQL parses it once per pooled connection (hotQuery) — ≈ 0.8 ms
- * of its 3.8 ms at 2,000 queued tasks on this machine (bench/README.md, hot path). It is still
- * planned for its values on every call: a generic plan took 8.5 ms.
- */
-const names = new Map<string, string>();
-function nameOf(text: string): string {
-  let name = names.get(text);
-  if (!name) names.set(text, (name = `claimTasks_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`));
-  return name;
 }
 
 export async function claimTasks(prisma: Db, workerId: string, workerTokenId: string, max: number, now: Date, leaseSec: number, rates: Rates, minReputation: number): Promise<ClaimedRow[]> {
@@ -256,16 +242,17 @@ export async function claimTasks(prisma: Db, workerId: string, workerTokenId: st
       RETURNING id, (payload ->> 'attemptId')::uuid AS "attemptId"
     )
     SELECT att.id AS "attemptId", att."taskId", upd."jobId", att."fencingToken", att.number, ev.id::text AS "eventId",
-           -- Milliseconds, not a timestamp: the drivers read a timestamp column differently (hotQuery).
-           (EXTRACT(EPOCH FROM att."leaseExpiresAt") * 1000)::float8 AS "leaseExpiresMs",
            upd.kind, upd.name, upd.command, upd.environment, upd.requirements, upd.checkpoint, cv.manifest
     FROM att JOIN upd ON upd.id = att."taskId" JOIN ev ON ev."attemptId" = att.id
     JOIN "CodeVersion" cv ON cv.id = upd."codeVersionId"`;
-  type Row = Omit<ClaimedRow, 'task' | 'leaseExpiresAt'> & Omit<ClaimedTask, 'id' | 'jobId' | 'codeVersion'> & { manifest: unknown; leaseExpiresMs: number };
-  const rows = await hotQuery<Row>(prisma, nameOf(q.text), q.text, q.values);
-  return rows.map(({ kind, name, command, environment, requirements, checkpoint, manifest, leaseExpiresMs, ...row }) => ({
+  // A named statement (parsed once per pooled connection; its text never changes: every value,
+  // the rates included, is a parameter) — ≈ 0.8 ms of its 3.8 ms at 2,000 queued tasks (bench/README.md,
+  // hot path). Still planned for its values on every call: a generic plan took 8.5 ms.
+  type Row = Omit<ClaimedRow, 'task' | 'leaseExpiresAt'> & Omit<ClaimedTask, 'id' | 'jobId' | 'codeVersion'> & { manifest: unknown };
+  const rows = await hotQuery<Row>(prisma, 'claimTasks', q.text, q.values);
+  return rows.map(({ kind, name, command, environment, requirements, checkpoint, manifest, ...row }) => ({
     ...row,
-    leaseExpiresAt: new Date(Number(leaseExpiresMs)),
+    leaseExpiresAt: leaseUntil, // what the statement wrote
     task: { id: row.taskId, jobId: row.jobId, kind, name, command, environment, requirements, checkpoint, codeVersion: { manifest } },
   }));
 }

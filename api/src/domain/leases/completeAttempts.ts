@@ -18,7 +18,7 @@
  * rows are locked last (the usage totals), after the attempt and task rows.
  */
 import { checkTree, normalizeMode, normalizeUploadPath } from '../blobs/paths.js';
-import { hotTransaction } from '../../db/client.js';
+import { epochMs, fromEpochMs, hotTransaction } from '../../db/client.js';
 import { writeOffUsageSql } from '../../db/sql/writeOffUsage.js';
 import { Prisma as P } from '../../generated/prisma/client.js';
 import { isContributorLoss, priceInterval, reservationOf } from '../billing/usage.js';
@@ -137,9 +137,8 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
             await q<Omit<Locked, 'leaseExpiresAt' | 'startedAt' | 'createdAt' | 'lastPeriodEnd'> & { leaseMs: number; startedMs: number | null; createdMs: number; lastPeriodEndMs: number | null }>(
               'completeAttempts_lock',
               `SELECT a.id, a."taskId", a."workerId", a.number, a.status::text AS status, a."fencingToken",
-                      (EXTRACT(EPOCH FROM a."leaseExpiresAt") * 1000)::float8 AS "leaseMs", (EXTRACT(EPOCH FROM a."startedAt") * 1000)::float8 AS "startedMs",
-                      (EXTRACT(EPOCH FROM a."createdAt") * 1000)::float8 AS "createdMs",
-                      (SELECT (EXTRACT(EPOCH FROM max(u."periodEnd")) * 1000)::float8 FROM "UsageEntry" u WHERE u."attemptId" = a.id) AS "lastPeriodEndMs",
+                      ${epochMs('a."leaseExpiresAt"')} AS "leaseMs", ${epochMs('a."startedAt"')} AS "startedMs", ${epochMs('a."createdAt"')} AS "createdMs",
+                      (SELECT ${epochMs('max(u."periodEnd")')} FROM "UsageEntry" u WHERE u."attemptId" = a.id) AS "lastPeriodEndMs",
                       w.name AS "workerName", w."cpuCores", w."memoryMiB", w.slots,
                       t."jobId", t.kind::text AS kind, t.name, t.status::text AS "taskStatus", t."currentAttemptId", t."attemptCount", t."maxAttempts",
                       t.requirements, t."accelVendor"
@@ -151,10 +150,10 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
             )
           ).map(({ leaseMs, startedMs, createdMs, lastPeriodEndMs, ...a }): Locked => ({
             ...a,
-            leaseExpiresAt: new Date(Number(leaseMs)),
-            startedAt: startedMs === null ? null : new Date(Number(startedMs)),
-            createdAt: new Date(Number(createdMs)),
-            lastPeriodEnd: lastPeriodEndMs === null ? null : new Date(Number(lastPeriodEndMs)),
+            leaseExpiresAt: fromEpochMs(leaseMs),
+            startedAt: fromEpochMs(startedMs),
+            createdAt: fromEpochMs(createdMs),
+            lastPeriodEnd: fromEpochMs(lastPeriodEndMs),
           }))
         : [];
       const byId = new Map(rows.map((a) => [a.id, a]));
