@@ -3,7 +3,7 @@
  *
  *   CHATGPU_WORKER_TOKEN=cgw_… chatgpu-worker --server URL [--name NAME] [--slots N] …
  *   chatgpu-worker --server URL --token-file PATH [--name NAME] [--slots N] [--data-dir DIR]
- *                  [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB|none]
+ *                  [--sandbox auto|bwrap|none|own-jobs] [--python PATH] [--memory-limit MiB|none]
  *                  [--pip-index-url URL] [--no-install] [--env-cache-mb N] [--drain-grace SEC]
  *                  [--simulate-accelerator VENDOR:NAME:RUNTIME[:ARCH]]   (tests and demos only)
  *   chatgpu-worker pause|resume|drain|status [--data-dir DIR]
@@ -20,7 +20,7 @@ import { callControl, serveControl } from './control.js';
 import { probeCapabilities } from './probe/probeCapabilities.js';
 import type { Capabilities } from './probe/types.js';
 import { applySimulatedAccelerator, parseSimulateAccelerator } from './probe/simulateAccelerator.js';
-import { detectMemoryLimit, detectSandbox, prepareMemoryLimit, resolveSandbox, type SandboxMode } from './sandbox.js';
+import { detectMemoryLimit, detectSandbox, prepareMemoryLimit, resolveSandbox, SANDBOX_MODES, type SandboxMode } from './sandbox.js';
 import { Session } from './session.js';
 import { DEFAULT_ENV_CACHE_MB, EnvCache } from './setupEnv.js';
 import { DEFAULT_DRAIN_GRACE_SEC } from './checkpoint.js';
@@ -28,12 +28,15 @@ import { initTelemetry } from './telemetry.js';
 
 const USAGE = `usage: chatgpu-worker --server URL (--token-file PATH | CHATGPU_WORKER_TOKEN in the environment)
                       [--name NAME] [--slots N] [--data-dir DIR]
-                      [--sandbox auto|bwrap|none] [--python PATH] [--memory-limit MiB|none]
+                      [--sandbox auto|bwrap|none|own-jobs] [--python PATH] [--memory-limit MiB|none]
                       [--pip-index-url URL] [--no-install] [--env-cache-mb N] [--drain-grace SEC]
                       [--simulate-accelerator VENDOR:NAME:RUNTIME[:ARCH]]  (tests and demos only:
                           advertise e.g. nvidia:RTX-4090:cuda-12.4 or amd:RX-7900-XTX:rocm-6.1:gfx1100
                           for scheduling while the numerics run on the CPU; labelled everywhere)
        chatgpu-worker pause|resume|drain|status [--data-dir DIR]
+  --sandbox: auto (default) and bwrap run every task in bubblewrap and refuse to start without it;
+         none runs tasks of anyone without isolation (your explicit choice; shown as such everywhere);
+         own-jobs uses bubblewrap when it works, else runs only your own jobs without it (npm start).
   drain: take the machine back: no new tasks; each running task is asked to checkpoint (SIGTERM
          and CHATGPU_DRAIN_FILE), handed back with its checkpoint and resumed on another worker;
          whatever still runs after --drain-grace seconds (default ${DEFAULT_DRAIN_GRACE_SEC}) is killed.
@@ -138,8 +141,8 @@ export async function main(argv: string[]): Promise<number> {
     console.error('--slots must be an integer from 1 to 64');
     return 2;
   }
-  if (!['auto', 'bwrap', 'none'].includes(v.sandbox!)) {
-    console.error('--sandbox must be auto, bwrap or none');
+  if (!SANDBOX_MODES.includes(v.sandbox as SandboxMode)) {
+    console.error(`--sandbox must be ${SANDBOX_MODES.join(', ')}`);
     return 2;
   }
   const memArg = v['memory-limit'];
@@ -177,7 +180,9 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (choice.warning) log.warn(choice.warning);
-  const probeMachine = () => probeCapabilities({ dataDir, sandbox: v.sandbox as SandboxMode, install, pipIndexUrl, ...(v.python ? { python: v.python } : {}) });
+  // Advertised as decided: the capability and every attempt's sandbox are this one choice.
+  const sandbox = { sandbox: choice.sandbox, ...(choice.ownJobsOnly ? { ownJobsOnly: true } : {}), ...(choice.sandbox === 'none' && choice.warning ? { sandboxReason: choice.warning } : {}) };
+  const probeMachine = () => probeCapabilities({ dataDir, sandbox, install, pipIndexUrl, ...(v.python ? { python: v.python } : {}) });
   // The per-task memory limit goes with the capabilities (set below, once it is known).
   let taskMemoryLimitMiB: number | null = null;
   const withLimit = (c: Capabilities): Capabilities => (taskMemoryLimitMiB ? { ...c, taskMemoryLimitMiB } : c);
@@ -224,7 +229,7 @@ export async function main(argv: string[]): Promise<number> {
     pause: async () => ({ status: await session.setPaused(true) }),
     resume: async () => ({ status: await session.setPaused(false) }),
     drain: () => session.drain(),
-    status: () => ({ name: session.name, workerId: session.workerId, status: session.status, running: session.running, server: v.server }),
+    status: () => ({ name: session.name, workerId: session.workerId, status: session.status, sandbox: sandboxLabel(sandbox), running: session.running, server: v.server }),
   });
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -241,6 +246,12 @@ export async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', () => void stop('SIGTERM'));
   });
   return 0;
+}
+
+/** How `chatgpu-worker status` names the worker's isolation. */
+export function sandboxLabel(c: { sandbox: 'bwrap' | 'none'; ownJobsOnly?: boolean }): string {
+  if (c.sandbox === 'bwrap') return 'bwrap';
+  return c.ownJobsOnly ? "none (no sandbox: only its owner's own jobs)" : 'none (--sandbox none: tasks of anyone run without isolation)';
 }
 
 /** The default memory limit of one task: 80 % of the machine's RAM shared among the slots (at least 1 GiB). */

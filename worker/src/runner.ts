@@ -35,6 +35,7 @@ import {
   deviceGroups,
   gpuDeviceNodes,
   interpreterBinds,
+  noSandboxNotice,
   sandboxPaths,
   spawnSandboxed,
   writeIdentityFiles,
@@ -219,6 +220,8 @@ export class Run {
     let runStartedAt: number | null = null; // ms since the epoch, the worker's clock (as the task's metric timestamps)
     let peakMemoryMiB: number | null = null;
     let watcher: CheckpointWatcher | null = null;
+    // Without a sandbox the attempt's first log line says so, before anything else happens.
+    if (this.deps.sandbox === 'none') stream.system(`worker: ${noSandboxNotice(this.deps.caps)}`);
     try {
       await rm(dir, { recursive: true, force: true });
       await mkdir(outDir, { recursive: true });
@@ -306,12 +309,13 @@ export class Run {
       if (this.drainState) throw new Error('drained before its program started');
       const child = spawnSandboxed(cmd, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       this.child = child;
-      service?.host.start(child.pid);
+      service?.host.start(child);
       const runStarted = Date.now();
       runStartedAt = runStarted;
       const memoryWatch = child.pid ? watchPeakMemory(child.pid) : null;
-      stream.attach(child.stdout!, 'stdout');
-      stream.attach(child.stderr!, 'stderr');
+      // A service's lines about its readiness checks are left out (service.ts).
+      stream.attach(service ? service.host.quiet(child.stdout!) : child.stdout!, 'stdout');
+      stream.attach(service ? service.host.quiet(child.stderr!) : child.stderr!, 'stderr');
       // The end of stderr tells a task that ran out of memory from one that failed otherwise.
       let stderrTail = '';
       child.stderr!.on('data', (d: Buffer) => {
@@ -355,15 +359,17 @@ export class Run {
         await watcher.flush();
         return await this.release(stream, watcher.latest, { wallSeconds: (Date.now() - started) / 1000, runSeconds, runStartedAt, peakMemoryMiB, logLines: stream.totalLines });
       }
-      // A service's time limit is its duration: reaching it is success.
-      if (timedOut && service) {
+      // A service's time limit is its duration: reaching it, having been ready, is success; any
+      // other end is its failure, with the app's last lines (a cause named below stays).
+      const serviceFailure = service?.host.failure({ code, signal, timedOut }) ?? null;
+      if (service && !serviceFailure) {
         exitCode = 0;
         stream.system('worker: the service ran for its whole duration.');
-      } else if (timedOut) errorClass = 'TIMEOUT';
+      } else if (serviceFailure && (timedOut || service!.host.startTimedOut || code === 0)) ({ errorClass, errorMessage } = serviceFailure);
+      else if (timedOut) errorClass = 'TIMEOUT';
       else if (code !== 0) {
         const failure = classifyFailure({ code, signal, memory, oomKilled, stderrTail });
-        errorClass = failure.errorClass;
-        errorMessage = failure.errorMessage;
+        ({ errorClass, errorMessage } = serviceFailure && failure.errorClass === 'EXIT_NONZERO' ? serviceFailure : failure);
       }
       stream.system(`worker: the command exited with ${signal ? `signal ${signal}` : `code ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)}s${errorClass === 'OOM' ? ` (${errorMessage})` : ''}.`);
       this.trace({ event: 'exit', message: `exited with ${signal ? `signal ${signal}` : `code ${code}`}${errorMessage ? ` (${errorMessage})` : ''}`.slice(0, 1000), level: errorClass ? 'warn' : 'info', errorClass });

@@ -23,68 +23,99 @@ import {
   writeIdentityFiles,
   type SandboxSpec,
   spawnSandboxed,
+  noSandboxNotice,
+  type SandboxedCommand,
 } from './sandbox.js';
+import { execCommand } from './probe/execCommand.js';
 import { hostSeccompFilter } from './seccomp.js';
 
 const ok: ExecResult = { code: 0, stdout: 'bubblewrap 0.8.0\n', stderr: '', error: null };
 
+/**
+ * A fake machine: `exec` answers every command; the trials reach it through `runSandboxed`, which
+ * (like the real execSandboxed) gets the compiled filter whenever the command line asks for one.
+ */
+function fakeMachine(exec: ExecFn) {
+  const trials: SandboxedCommand[] = [];
+  const runSandboxed = async (c: SandboxedCommand, timeoutMs: number) => {
+    trials.push(c);
+    return exec(c.file, c.args, { timeoutMs, env: c.env });
+  };
+  return { exec, runSandboxed, trials };
+}
+
 describe('detectSandbox / resolveSandbox (fake exec)', () => {
-  it('missing bwrap: auto falls back with a warning, bwrap mode refuses', async () => {
-    const exec: ExecFn = async () => ({ code: null, stdout: '', stderr: '', error: 'not found' });
-    const d = await detectSandbox({ exec });
-    expect(d).toMatchObject({ available: false, version: null, reason: expect.stringMatching(/not installed/) });
-    const auto = resolveSandbox('auto', d);
-    expect(auto).toMatchObject({ ok: true, sandbox: 'none', warning: expect.stringMatching(/^WARNING: no sandbox \(bwrap is not installed/) });
-    expect(resolveSandbox('bwrap', d)).toMatchObject({ ok: false, error: expect.stringMatching(/--sandbox bwrap requested but unavailable/) });
-    expect(resolveSandbox('none', d)).toMatchObject({ ok: true, sandbox: 'none' });
+  it('missing bwrap: auto and bwrap refuse to start with one sentence; none and own-jobs run without, and say how', async () => {
+    const d = await detectSandbox(fakeMachine(async () => ({ code: null, stdout: '', stderr: '', error: 'not found' })));
+    expect(d).toMatchObject({ available: false, version: null, reason: 'bwrap is not installed' });
+    expect(resolveSandbox('auto', d, 'linux')).toEqual({
+      ok: false,
+      error:
+        "This worker will not run other people's tasks without a sandbox (bwrap is not installed): install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`), or start it with --sandbox none to run them without isolation at your own risk.",
+    });
+    expect(resolveSandbox('bwrap', d, 'linux')).toEqual({ ok: false, error: '--sandbox bwrap requested but unavailable: bwrap is not installed.' });
+    expect(resolveSandbox('none', d, 'linux')).toMatchObject({ ok: true, sandbox: 'none', ownJobsOnly: false, warning: expect.stringMatching(/^WARNING: --sandbox none: tasks of other users run as plain processes/) });
+    expect(resolveSandbox('own-jobs', d, 'linux')).toMatchObject({ ok: true, sandbox: 'none', ownJobsOnly: true, warning: expect.stringMatching(/^No sandbox \(bwrap is not installed\): this worker runs only its owner's own jobs.*install bubblewrap/) });
+  });
+
+  it('a bwrap at a path that does not exist is named in the reason', async () => {
+    const d = await detectSandbox({ bwrap: '/nonexistent/bwrap' });
+    expect(d).toMatchObject({ available: false, reason: '/nonexistent/bwrap not found' });
+    expect(resolveSandbox('auto', d, 'linux')).toMatchObject({ ok: false, error: expect.stringMatching(/\(\/nonexistent\/bwrap not found\): install bubblewrap .* --sandbox none/) });
   });
 
   it('bwrap that cannot create namespaces is unavailable, with its own message', async () => {
     const exec: ExecFn = async (_f, args) =>
       args[0] === '--version' ? ok : { code: 1, stdout: '', stderr: 'bwrap: No permissions to creating new namespace\n', error: null };
-    const d = await detectSandbox({ exec });
+    const d = await detectSandbox(fakeMachine(exec));
     expect(d).toMatchObject({ available: false, version: 'bubblewrap 0.8.0', reason: 'bwrap trial run: exit 1: bwrap: No permissions to creating new namespace' });
   });
 
   it('a bwrap that cannot build the tasks\' sandbox (namespaces, capability drop, uid switch) is found at start-up', async () => {
-    const calls: string[][] = [];
-    const exec: ExecFn = async (_f, args) => {
-      calls.push(args);
+    const m = fakeMachine(async (_f, args) => {
       if (args[0] === '--version' || !args.includes('--clearenv')) return ok;
       return { code: 1, stdout: '', stderr: 'bwrap: Creating new namespace failed: Operation not permitted\n', error: null };
-    };
-    const d = await detectSandbox({ exec, runAs: { uid: 65534, gid: 65534 } });
+    });
+    const d = await detectSandbox({ ...m, runAs: { uid: 65534, gid: 65534 } });
     expect(d.reason).toBe('bwrap trial run with namespaces, capability drop and uid 65534: exit 1: bwrap: Creating new namespace failed: Operation not permitted');
     // the trial is the tasks' own command line: the uid switch and the private /tmp included
-    expect(calls.at(-1)).toEqual(expect.arrayContaining(['/usr/bin/setpriv', '--unshare-pid', '--unshare-net', '--tmpfs', TASK_DIR]));
+    expect(m.trials.at(-1)!.args).toEqual(expect.arrayContaining(['/usr/bin/setpriv', '--unshare-pid', '--unshare-net', '--tmpfs', TASK_DIR]));
   });
 
-  it('a working bwrap is used by auto', async () => {
-    const exec: ExecFn = async () => ok;
-    const d = await detectSandbox({ exec });
+  it('a working bwrap is used by auto; the trial gets the filter the way the runner gives it (fd 3)', async () => {
+    const m = fakeMachine(async () => ok);
+    const d = await detectSandbox(m);
     expect(d.seccomp).toMatch(/^seccomp: \d+ system calls refused \((x86_64|aarch64)\)$/);
-    expect(resolveSandbox('auto', d)).toEqual({ ok: true, sandbox: 'bwrap', warning: null });
+    expect(resolveSandbox('auto', d)).toEqual({ ok: true, sandbox: 'bwrap', ownJobsOnly: false, warning: null });
+    expect(resolveSandbox('own-jobs', d)).toEqual({ ok: true, sandbox: 'bwrap', ownJobsOnly: false, warning: null });
+    expect(m.trials).toHaveLength(1);
+    expect(m.trials[0]!.args).toContain('--seccomp');
+    expect(m.trials[0]!.seccomp).toEqual(hostSeccompFilter()!.program);
   });
 
   it('a kernel that refuses the seccomp filter: bwrap is not offered, and the reason says it was the filter', async () => {
-    const calls: string[][] = [];
-    const exec: ExecFn = async (_f, args) => {
-      calls.push(args);
+    const m = fakeMachine(async (_f, args) => {
       if (args.includes('--seccomp')) return { code: 1, stdout: '', stderr: 'bwrap: prctl(PR_SET_SECCOMP): Invalid argument\n', error: null };
       return ok;
-    };
-    const d = await detectSandbox({ exec, runAs: null });
+    });
+    const d = await detectSandbox({ ...m, runAs: null });
     expect(d).toMatchObject({ available: false });
     expect(d.reason).toBe("bwrap trial run with namespaces: the kernel refused the sandbox's seccomp filter (the same run without it works): exit 1: bwrap: prctl(PR_SET_SECCOMP): Invalid argument");
     // the second trial is the same command line without the filter
-    expect(calls.at(-1)).not.toContain('--seccomp');
-    expect(calls.at(-1)).toContain('--clearenv');
+    expect(m.trials.at(-1)!.args).not.toContain('--seccomp');
+    expect(m.trials.at(-1)!.seccomp).toBeNull();
+    expect(m.trials.at(-1)!.args).toContain('--clearenv');
     expect(resolveSandbox('bwrap', d)).toMatchObject({ ok: false, error: expect.stringMatching(/refused the sandbox's seccomp filter/) });
   });
 
   it('an architecture without a filter: bwrap is used, with a warning that no system call is filtered', () => {
     const d = { available: true, version: 'bubblewrap 0.8.0', reason: null, bwrap: 'bwrap', seccomp: null };
     expect(resolveSandbox('auto', d)).toMatchObject({ ok: true, sandbox: 'bwrap', warning: expect.stringMatching(/^WARNING: no system call filter for this architecture/) });
+  });
+
+  it('the first log line of an unsandboxed attempt says which kind of none it is', () => {
+    expect(noSandboxNotice({})).toMatch(/^NO SANDBOX \(--sandbox none, its owner's choice\)/);
+    expect(noSandboxNotice({ ownJobsOnly: true })).toMatch(/^NO SANDBOX: this worker has none, so it runs only its owner's own jobs/);
   });
 });
 
@@ -201,10 +232,10 @@ describe('buildSandboxedCommand', () => {
     expect(gpuDeviceNodes('/nonexistent')).toEqual([]);
   });
 
-  it('macOS without bubblewrap: one warning that says nothing protects the task', () => {
+  it('macOS has no sandbox: auto refuses, own-jobs runs only the owner\'s jobs', () => {
     const d = { available: false, version: null, reason: 'bwrap is not installed', bwrap: 'bwrap', seccomp: null };
-    const r = resolveSandbox('auto', d, 'darwin');
-    expect(r).toMatchObject({ ok: true, sandbox: 'none', warning: expect.stringMatching(/^WARNING: no sandbox on macOS: nothing protects this machine/) });
+    expect(resolveSandbox('auto', d, 'darwin')).toMatchObject({ ok: false, error: expect.stringMatching(/without a sandbox \(no sandbox on macOS\): use a Linux machine with bubblewrap .*, or start it with --sandbox none/) });
+    expect(resolveSandbox('own-jobs', d, 'darwin')).toMatchObject({ ok: true, sandbox: 'none', ownJobsOnly: true });
   });
 });
 
@@ -258,6 +289,16 @@ describe('memory limits', () => {
 
 const detection = await detectSandbox();
 const runAs = defaultTaskUser();
+
+describe('detectSandbox on this machine', () => {
+  it('the trial delivers the seccomp filter like the runner, whatever exec the probe passes (no "Can\'t read seccomp data")', async () => {
+    // probeCapabilities used to pass its exec, which started the trial without fd 3: bwrap failed
+    // with "Can't read seccomp data: Bad file descriptor" and the worker advertised no sandbox.
+    const viaProbe = await detectSandbox({ exec: execCommand });
+    expect(viaProbe).toMatchObject({ available: true, reason: null, seccomp: expect.stringMatching(/^seccomp: \d+ system calls refused/) });
+    expect(detection).toEqual(viaProbe);
+  });
+});
 
 describe('bwrap sandbox, real runs', () => {
   let root: string;

@@ -66,8 +66,8 @@
  *   process. The compiled program (`SandboxedCommand.seccomp`) reaches bwrap through a pipe on fd 3
  *   (`spawnSandboxed`); bwrap reads and closes it and loads it just before it execs the command, so
  *   setpriv and the task run under it. There is no worker option to leave it out: a kernel that
- *   refuses it (no CONFIG_SECCOMP_FILTER) makes bwrap "unavailable" with that reason, and
- *   `--sandbox none` is the only way to run without (it warns, and the Workers page shows it). On a
+ *   refuses it (no CONFIG_SECCOMP_FILTER) makes bwrap "unavailable" with that reason, and the worker
+ *   then refuses to start unless its owner passes `--sandbox none` (`resolveSandbox`). On a
  *   CPU the generator does not know (not x86_64/aarch64) bwrap runs without a filter and
  *   `resolveSandbox` warns.
  * - `/proc/1` is an empty read-only tmpfs: bwrap's own PID 1 (the sandbox's init, which reaps the
@@ -93,7 +93,9 @@ import { describeFailure, execCommand } from './probe/execCommand.js';
 import type { ExecFn, ExecResult } from './probe/types.js';
 import { hostSeccompFilter, type SeccompFilter } from './seccomp.js';
 
-export type SandboxMode = 'auto' | 'bwrap' | 'none';
+/** `--sandbox`: see `resolveSandbox`. */
+export type SandboxMode = 'auto' | 'bwrap' | 'none' | 'own-jobs';
+export const SANDBOX_MODES: readonly SandboxMode[] = ['auto', 'bwrap', 'none', 'own-jobs'];
 
 /** Where the attempt directory is mounted inside the sandbox; the task's working directory. */
 export const TASK_DIR = '/task';
@@ -147,7 +149,15 @@ export interface SandboxDetection {
  * is found at start-up rather than at the first task.
  */
 export async function detectSandbox(
-  opts: { exec?: ExecFn; timeoutMs?: number; bwrap?: string; runAs?: { uid: number; gid: number } | null } = {},
+  opts: {
+    exec?: ExecFn;
+    /** Runs a trial command the way the runner runs a task (`execSandboxed`: the filter on fd 3).
+     *  Tests pass a fake; `exec` never runs a trial, it cannot deliver the filter. */
+    runSandboxed?: (cmd: SandboxedCommand, timeoutMs: number) => Promise<ExecResult>;
+    timeoutMs?: number;
+    bwrap?: string;
+    runAs?: { uid: number; gid: number } | null;
+  } = {},
 ): Promise<SandboxDetection> {
   const exec = opts.exec ?? execCommand;
   const timeoutMs = opts.timeoutMs ?? 10_000;
@@ -155,11 +165,13 @@ export async function detectSandbox(
   const runAs = opts.runAs === undefined ? defaultTaskUser() : opts.runAs;
   const seccomp = hostSeccompFilter()?.description ?? null;
   const no = (version: string | null, reason: string): SandboxDetection => ({ available: false, version, reason, bwrap, seccomp });
-  // A fake `exec` (tests) cannot take the filter on fd 3; the real trial goes through execSandboxed.
-  const runTrial = (c: SandboxedCommand) => (opts.exec ? exec(c.file, c.args, { timeoutMs, env: c.env }) : execSandboxed(c, timeoutMs));
+  // Through the runner's own delivery, always: a trial started like any other command has no fd 3,
+  // bwrap says "Can't read seccomp data: Bad file descriptor", and the sandbox was reported missing
+  // while every task ran in it.
+  const runTrial = (c: SandboxedCommand) => (opts.runSandboxed ?? execSandboxed)(c, timeoutMs);
 
   const v = await exec(bwrap, ['--version'], { timeoutMs });
-  if (v.error === 'not found') return no(null, 'bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)');
+  if (v.error === 'not found') return no(null, bwrap === 'bwrap' ? 'bwrap is not installed' : `${bwrap} not found`);
   if (v.error || v.code !== 0) return no(null, describeFailure('bwrap --version', v));
   const version = v.stdout.trim().split('\n')[0] || null;
 
@@ -202,45 +214,74 @@ export async function detectSandbox(
 }
 
 export type SandboxChoice =
-  | { ok: true; sandbox: 'bwrap' | 'none'; warning: string | null }
+  | {
+      ok: true;
+      sandbox: 'bwrap' | 'none';
+      /** No sandbox, so only the worker owner's own tasks are claimed (`--sandbox own-jobs`): the
+       *  capability `ownJobsOnly` the claim reads. */
+      ownJobsOnly: boolean;
+      warning: string | null;
+    }
   | { ok: false; error: string };
 
+/** What to install for a sandbox on this platform (the sentence's second half). */
+function installHint(platform: NodeJS.Platform): string {
+  return platform === 'linux'
+    ? 'install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`)'
+    : `use a Linux machine with bubblewrap (there is no sandbox for ${platform === 'darwin' ? 'macOS' : platform})`;
+}
+
 /**
- * `--sandbox auto` uses bwrap when it works and otherwise runs tasks as plain processes, with a
- * warning the caller must show; `--sandbox bwrap` refuses to go on without it.
+ * The one decision about isolation, made at start-up from `detectSandbox`; the worker advertises
+ * exactly this (`sandbox`, `ownJobsOnly`) and its runs use exactly this.
+ * - `auto` (default) and `bwrap`: bwrap, or refuse to start — a contributor never runs another
+ *   user's task without isolation unless the owner says so.
+ * - `none`: no sandbox, chosen explicitly: tasks of anyone run as plain processes (warned, shown
+ *   on the Workers page, in `status` and in each attempt's first log line).
+ * - `own-jobs`: bwrap when it works; otherwise no sandbox, and the worker takes only its owner's
+ *   own tasks (`npm start`'s local worker, whose owner is the person at the machine).
  */
 export function resolveSandbox(mode: SandboxMode, detection: SandboxDetection, platform: NodeJS.Platform = process.platform): SandboxChoice {
   if (mode === 'none') {
-    return { ok: true, sandbox: 'none', warning: 'sandbox disabled (--sandbox none): tasks run as plain processes with this user\'s full access' };
+    return {
+      ok: true,
+      sandbox: 'none',
+      ownJobsOnly: false,
+      warning: 'WARNING: --sandbox none: tasks of other users run as plain processes with this user\'s full access to files and network (no isolation; shown as such on the Workers page).',
+    };
   }
   if (detection.available) {
     return {
       ok: true,
       sandbox: 'bwrap',
+      ownJobsOnly: false,
       warning: detection.seccomp
         ? null
         : `WARNING: no system call filter for this architecture (${process.arch}; built for x86_64 and aarch64 only): ` +
           'tasks run in bubblewrap\'s namespaces but can reach every system call of the kernel (namespaces, bpf, io_uring, keyrings, ptrace).',
     };
   }
-  if (mode === 'bwrap') return { ok: false, error: `--sandbox bwrap requested but unavailable: ${detection.reason}` };
-  if (platform === 'darwin') {
-    // bubblewrap is Linux-only and no sandbox-exec profile is implemented: say so plainly, once.
+  const why = platform === 'linux' ? detection.reason : `no sandbox on ${platform === 'darwin' ? 'macOS' : platform}`;
+  if (mode === 'own-jobs') {
     return {
       ok: true,
       sandbox: 'none',
-      warning:
-        'WARNING: no sandbox on macOS: nothing protects this machine from the tasks it runs. They run as plain ' +
-        'processes with this user\'s full access to files, network and keychain. Lend this machine only for code you trust.',
+      ownJobsOnly: true,
+      warning: `No sandbox (${why}): this worker runs only its owner's own jobs, as plain processes with this user's access; to isolate them and take other users' jobs, ${installHint(platform)}.`,
     };
   }
+  if (mode === 'bwrap') return { ok: false, error: `--sandbox bwrap requested but unavailable: ${why}.` };
   return {
-    ok: true,
-    sandbox: 'none',
-    warning:
-      `WARNING: no sandbox (${detection.reason}); tasks will run as plain processes with network access ` +
-      'and this user\'s full filesystem access. Install bubblewrap to isolate them.',
+    ok: false,
+    error: `This worker will not run other people's tasks without a sandbox (${why}): ${installHint(platform)}, or start it with --sandbox none to run them without isolation at your own risk.`,
   };
+}
+
+/** The first log line of an attempt that runs without a sandbox (caps: the worker's, see `resolveSandbox`). */
+export function noSandboxNotice(caps: { ownJobsOnly?: boolean }): string {
+  return caps.ownJobsOnly
+    ? "NO SANDBOX: this worker has none, so it runs only its owner's own jobs, as plain processes with its user's access to files and network (install bubblewrap to isolate them)."
+    : "NO SANDBOX (--sandbox none, its owner's choice): this task runs as a plain process with the worker's user's access to files and network.";
 }
 
 /** GPU device nodes present on this machine, to pass into the sandbox for accelerator tasks. */

@@ -36,6 +36,8 @@ function pythonOut(torch: Record<string, unknown> | null, devices: unknown[] = [
 const QUERY = 'nvidia-smi --query-gpu=index,name,memory.total,driver_version,compute_cap --format=csv,noheader,nounits';
 const QUERY_OLD = 'nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader,nounits';
 const BWRAP_OK = { 'bwrap --version': ok('bubblewrap 0.8.0\n'), bwrap: ok('') };
+/** The sandbox the CLI decided (sandbox.ts resolveSandbox); the probe advertises it as given. */
+const sandbox = { sandbox: 'bwrap' as const };
 
 describe('probeCapabilities (fake machines)', () => {
   it('an NVIDIA box with CUDA torch and nvcc', async () => {
@@ -49,7 +51,7 @@ describe('probeCapabilities (fake machines)', () => {
       'nvcc --version': ok('nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.4, V12.4.131\n'),
       ...BWRAP_OK,
     });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/fake/bin/python3', platform: 'linux', cpuArch: 'x64' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/fake/bin/python3', platform: 'linux', cpuArch: 'x64' });
     expect(caps.accelerators).toEqual([
       { vendor: 'nvidia', index: 0, name: 'NVIDIA GeForce RTX 3090', memoryMiB: 24576, driver: '550.54.14', runtime: 'cuda 12.3', arch: 'sm_86' },
       { vendor: 'nvidia', index: 1, name: 'NVIDIA RTX A4000', memoryMiB: 16376, driver: '550.54.14', runtime: 'cuda 12.3', arch: 'sm_86' },
@@ -65,14 +67,12 @@ describe('probeCapabilities (fake machines)', () => {
 
   it('a broken NVIDIA driver yields no GPU and says why', async () => {
     const exec = machine({ 'nvidia-smi': exit(9, fixture('nvidia-smi-driver-failed.txt')), '/fake/bin/python3': pythonOut(null) });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/fake/bin/python3', platform: 'linux' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/fake/bin/python3', platform: 'linux' });
     expect(caps.accelerators).toEqual([]);
     expect(caps.probeErrors).toContain(
       "nvidia-smi: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
     );
     expect(caps.workloads).toEqual(['shell', 'python']);
-    expect(caps.sandbox).toBe('none');
-    expect(caps.probeErrors.some((e) => e.startsWith('sandbox: bwrap is not installed'))).toBe(true);
   });
 
   it('an old driver without compute_cap is queried again without it', async () => {
@@ -81,7 +81,7 @@ describe('probeCapabilities (fake machines)', () => {
       [QUERY_OLD]: ok('0, Tesla T4, 15109, 470.82.01\n'),
       'nvidia-smi': ok(fixture('nvidia-smi-table.txt')),
     });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/nope/python', platform: 'linux' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux' });
     expect(caps.accelerators).toMatchObject([{ name: 'Tesla T4', memoryMiB: 15109, driver: '470.82.01', arch: 'sm_75' }]);
     expect(caps.python).toBeNull();
     expect(caps.workloads).toEqual(['shell']);
@@ -94,7 +94,7 @@ describe('probeCapabilities (fake machines)', () => {
       'nvidia-smi -q -x': ok(fixture('nvidia-smi-q-x.xml')),
       'nvidia-smi': ok('garbage'),
     });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/nope/python', platform: 'linux' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux' });
     expect(caps.accelerators).toMatchObject([
       { name: 'NVIDIA A30', memoryMiB: 24576, runtime: 'cuda 12.4', arch: 'sm_80' },
       { name: 'NVIDIA GeForce RTX 2080 Ti & friends', runtime: 'cuda 12.4' },
@@ -103,7 +103,7 @@ describe('probeCapabilities (fake machines)', () => {
 
   it('a timeout is an error, not a hang or a crash', async () => {
     const exec = machine({ 'nvidia-smi': { code: null, stdout: '', stderr: '', error: 'timeout after 50 ms' } });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/nope/python', platform: 'linux', timeoutMs: 50 });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux', timeoutMs: 50 });
     expect(caps.probeErrors).toContain('nvidia-smi: timeout after 50 ms');
   });
 
@@ -116,7 +116,7 @@ describe('probeCapabilities (fake machines)', () => {
       ]),
       'hipcc --version': ok('HIP version: 6.0.32830-d62f6a171\n'),
     });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/fake/bin/python3', platform: 'linux' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/fake/bin/python3', platform: 'linux' });
     // rocminfo has one GPU, rocm-smi two: the longer list wins, rocminfo fills the arch by index
     expect(caps.accelerators).toEqual([
       { vendor: 'amd', index: 0, name: 'AMD Radeon RX 6800 XT', memoryMiB: 16368, driver: '6.3.6', runtime: 'rocm 6.0', arch: 'gfx1030' },
@@ -131,13 +131,13 @@ describe('probeCapabilities (fake machines)', () => {
       'rocm-smi --showproductname --showmeminfo': exit(2, '', 'rocm-smi: error: unrecognized arguments: --showdriverversion'),
       'rocm-smi --showproductname --json': ok(fixture('rocm-smi.json')),
     });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/nope/python', platform: 'linux' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux' });
     expect(caps.accelerators.map((a) => a.name)).toEqual(['AMD Radeon RX 6800 XT', 'AMD Instinct MI210']);
   });
 
   it('amd-smi is used where rocm-smi is gone', async () => {
     const exec = machine({ 'amd-smi static': ok(fixture('amd-smi-static.txt')) });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/nope/python', platform: 'linux' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux' });
     expect(caps.accelerators.map((a) => [a.name, a.arch, a.memoryMiB])).toEqual([
       ['AMD Instinct MI250X', 'gfx90a', 65536],
       ['AMD Instinct MI325X', 'gfx942', 262144],
@@ -149,7 +149,7 @@ describe('probeCapabilities (fake machines)', () => {
       sysctl: ok(fixture('sysctl-m2.txt')),
       '/fake/bin/python3': pythonOut({ mpsAvailable: true, deviceCount: 1 }),
     });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/fake/bin/python3', platform: 'darwin', cpuArch: 'arm64' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/fake/bin/python3', platform: 'darwin', cpuArch: 'arm64' });
     expect(caps.accelerators).toEqual([
       { vendor: 'apple', index: 0, name: 'Apple M2 Pro', memoryMiB: 32768, driver: null, runtime: 'mps', arch: 'apple-m2' },
     ]);
@@ -164,7 +164,7 @@ describe('probeCapabilities (fake machines)', () => {
         { index: 0, name: 'NVIDIA H100 80GB HBM3', capability: '9.0', memoryMiB: 81000 },
       ]),
     });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/fake/bin/python3', platform: 'linux' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/fake/bin/python3', platform: 'linux' });
     expect(caps.accelerators).toEqual([
       { vendor: 'nvidia', index: 0, name: 'NVIDIA H100 80GB HBM3', memoryMiB: 81000, driver: null, runtime: 'cuda 12.1', arch: 'sm_90' },
     ]);
@@ -173,25 +173,25 @@ describe('probeCapabilities (fake machines)', () => {
 
   it('the setup phase: modules per Python, install enabled with pip\'s index (credentials hidden), --no-install, --pip-index-url', async () => {
     const exec = machine({ '/opt/conda/bin/python3': ok(fixture('python-probe-install.txt')) });
-    const caps = await probeCapabilities({ dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux' });
+    const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux' });
     expect(caps.pythons[0]!.modules).toEqual(['PIL', '_yaml', 'numpy', 'pip', 'requests', 'torch', 'tqdm', 'yaml']);
     expect(caps.install).toEqual({ enabled: true, index: 'https://***@pypi.internal.example/simple' });
     expect(JSON.stringify(caps)).not.toContain('s3cret');
-    const off = await probeCapabilities({ dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux', install: false });
+    const off = await probeCapabilities({ sandbox, dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux', install: false });
     expect(off.install).toEqual({ enabled: false, index: 'https://***@pypi.internal.example/simple' });
-    const own = await probeCapabilities({ dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux', pipIndexUrl: 'http://10.0.0.5:8080/simple' });
+    const own = await probeCapabilities({ sandbox, dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux', pipIndexUrl: 'http://10.0.0.5:8080/simple' });
     expect(own.install).toEqual({ enabled: true, index: 'http://10.0.0.5:8080/simple' });
     // a Python without venv (or without a usable pip), or none at all: nothing is installed
     const noVenv = machine({ '/fake/bin/python3': pythonOut(null) });
-    expect((await probeCapabilities({ dataDir, exec: noVenv, python: '/fake/bin/python3', platform: 'linux' })).install).toEqual({ enabled: false, index: null });
-    expect((await probeCapabilities({ dataDir, exec, python: '/nope/python', platform: 'linux' })).install).toEqual({ enabled: false, index: null });
+    expect((await probeCapabilities({ sandbox, dataDir, exec: noVenv, python: '/fake/bin/python3', platform: 'linux' })).install).toEqual({ enabled: false, index: null });
+    expect((await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux' })).install).toEqual({ enabled: false, index: null });
   });
 
   it('never throws, even when exec itself throws', async () => {
     const exec: ExecFn = async () => {
       throw new Error('boom');
     };
-    const caps = await probeCapabilities({ dataDir: join(dataDir, 'does', 'not', 'exist'), exec, python: '/x', platform: 'linux' });
+    const caps = await probeCapabilities({ sandbox, dataDir: join(dataDir, 'does', 'not', 'exist'), exec, python: '/x', platform: 'linux' });
     expect(caps.accelerators).toEqual([]);
     expect(caps.diskFreeMiB).toBeGreaterThan(0); // measured on the nearest existing parent
     expect(caps.probeErrors.filter((e) => e.includes('boom')).length).toBeGreaterThanOrEqual(3);
@@ -203,7 +203,7 @@ const debianTorch = existsSync('/usr/lib/python3/dist-packages/torch');
 
 describe('probeCapabilities (this machine, real tools)', () => {
   it('finds CPU, memory, disk, a Python with torch where installed, and never throws', async () => {
-    const caps = await probeCapabilities({ dataDir });
+    const caps = await probeCapabilities({ sandbox, dataDir });
     expect(caps.cpu.cores).toBeGreaterThan(0);
     expect(caps.cpu.model.length).toBeGreaterThan(0);
     expect(caps.memoryMiB).toBeGreaterThan(0);

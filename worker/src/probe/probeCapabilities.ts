@@ -1,7 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import * as os from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { detectSandbox, type SandboxMode } from '../sandbox.js';
 import { choosePython } from './choosePython.js';
 import { deriveWorkloads } from './deriveWorkloads.js';
 import { describeFailure, execCommand } from './execCommand.js';
@@ -29,8 +28,9 @@ export interface ProbeOptions {
   exec?: ExecFn;
   /** per command; default 20 s (a cold `import torch` takes ~1.3 s, a wedged nvidia-smi forever) */
   timeoutMs?: number;
-  /** `--sandbox`: with 'none' bwrap is not even tried */
-  sandbox?: SandboxMode;
+  /** The sandbox the runner uses, decided once at start-up (sandbox.ts `resolveSandbox`): advertised
+   *  as it is, never detected again here, so what the worker says is what its tasks get. */
+  sandbox: Pick<Capabilities, 'sandbox' | 'ownJobsOnly' | 'sandboxReason'>;
   /** false with `--no-install`: the worker runs no setup phase (default true) */
   install?: boolean;
   /** `--pip-index-url`: reported instead of pip's configured index */
@@ -61,19 +61,12 @@ export async function probeCapabilities(opts: ProbeOptions): Promise<Capabilitie
     }
   };
 
-  const [nvidia, amd, apple, pythons, toolchains, sandbox, diskFreeMiB] = await Promise.all([
+  const [nvidia, amd, apple, pythons, toolchains, diskFreeMiB] = await Promise.all([
     guard('nvidia', [], () => probeNvidia(exec, timeoutMs, errors)),
     guard('amd', [], () => probeAmd(exec, timeoutMs, errors)),
     platform === 'darwin' ? guard('sysctl', null, () => probeSysctl(exec, timeoutMs, errors)) : Promise.resolve(null),
     guard('python', [], () => probePythons(opts, exec, timeoutMs, errors)),
     guard('toolchains', { nvcc: null, hipcc: null, errors: [] }, () => probeToolchains(exec, timeoutMs, opts.env)),
-    opts.sandbox === 'none'
-      ? Promise.resolve('none' as const)
-      : guard('sandbox', 'none' as const, async () => {
-          const d = await detectSandbox({ exec, timeoutMs });
-          if (!d.available) errors.push(`sandbox: ${d.reason}`);
-          return d.available ? ('bwrap' as const) : ('none' as const);
-        }),
     guard('disk', 0, () => diskFree(opts.dataDir)),
   ]);
   errors.push(...toolchains.errors);
@@ -129,7 +122,7 @@ export async function probeCapabilities(opts: ProbeOptions): Promise<Capabilitie
       nvcc: toolchains.nvcc,
       hipcc: toolchains.hipcc,
     }),
-    sandbox,
+    ...opts.sandbox,
     install: {
       enabled: opts.install !== false && !!chosen && canInstall(chosen.install),
       index: redactUrl(opts.pipIndexUrl ?? chosen?.install.index ?? null),

@@ -60,7 +60,13 @@ export interface Capabilities {
   python: string | null;
   toolchains: { nvcc: string | null; hipcc: string | null };
   workloads: Workload[];
+  /** What every task of this worker runs in (sandbox.ts `resolveSandbox`, decided once at start-up). */
   sandbox: 'bwrap' | 'none';
+  /** No sandbox and `--sandbox own-jobs`: the worker takes only its owner's own jobs (the claim reads
+   *  this). Absent with sandbox 'none': its owner chose `--sandbox none` for everyone's tasks. */
+  ownJobsOnly?: boolean;
+  /** Why there is no sandbox (sandbox 'none'), for the Workers page. */
+  sandboxReason?: string;
   /**
    * The setup phase (setupEnv.ts): `enabled` when the chosen Python can make a virtualenv with pip and
    * the owner did not pass --no-install; `index` is where pip installs from (--pip-index-url, else
