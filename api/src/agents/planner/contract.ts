@@ -38,7 +38,7 @@ export interface Span {
 }
 
 export interface Setting {
-  /** Stable and unique in one surface: `${file}#${name}` (a literal inside an expression: `${file}#${name}@${line}:${col}`). */
+  /** Stable and unique in one surface: `${file}#${name}` (a literal inside an expression: `${file}#${name}@${line}:${col}`; an environment variable: `${file}#env:${name}`). */
   id: string;
   /** The name a user would use: `epochs` for `--epochs`, `n_embd`, `dt`, `model.hidden_size`, `LR`. */
   name: string;
@@ -69,6 +69,10 @@ export interface Setting {
   format?: 'json' | 'yaml' | 'toml' | 'ini' | 'python';
   /** kind config-key: the entry points that read this file (by a literal path in their source or a README command). */
   readBy?: string[];
+  /** kind config-key: how the command line overrides it without a rewrite, the value to follow: `--n_layer=` (a configurator's config module), `model.lr=` (Hydra, OmegaConf.from_cli). */
+  override?: string;
+  /** A .py setting: where in the file it is — `module`, `main-guard` (inside `if __name__ == "__main__":`) or a function (`main()`). */
+  scope?: string;
 }
 
 export interface SettingsSurface {

@@ -1,0 +1,633 @@
+"""The settings a user can change in each Python file, read with the interpreter's own `ast`.
+
+Nothing is imported or run: only `ast.parse` of the text. Read by settings/listSettings.ts,
+which adds ids and files, parses the config files and narrows the surface to one entry point.
+
+Input (stdin): {"files": {"path": "source", ...}, "maxChars": N}
+Output (stdout): {"path": FILE, ...} where FILE is
+    {"ok": true, "settings": [SETTING, ...], "reads": [{"path": "conf/x.yaml", "line": N, "hydra": bool}],
+     "imports": [{"module": "a.b"|null, "level": 0, "names": ["c"]}], "configurator": "configurator.py"|null,
+     "configShaped": bool, "mainGuard": bool, "fromCli": bool}
+  or {"ok": false, "error": "SyntaxError: invalid syntax (line 3)"}
+and SETTING has the fields of contract.ts's Setting except id and file, plus `scope`.
+
+What each form gives:
+  argparse  add_argument("--x", ...) → kind flag (dest as name; type, default, help, choices,
+            nargs, action, aliases); add_argument("x") → kind positional with its position
+  click     @click.option → flag; @click.argument → positional (decorator order)
+  typer     a command's parameters (typer.run(fn), @app.command()): with a default → flag
+            --name-with-dashes, without (or typer.Argument) → positional; Annotated[...] too
+  fire      fire.Fire(fn) → fn's parameters (a class: its __init__'s): with a default → flag
+            --name, without → positional
+  configurator  a script that runs exec(open('configurator.py').read()): its module-level globals
+            assigned before that line with a literal (or a pure arithmetic of numbers, `5 * 8`) →
+            kind configurator, flag --name (changed as --name=value)
+  constants module-level assignments (also inside `if __name__ == "__main__":` and in the body of
+            `def main()` or the function the main guard calls; `scope` says where) of a literal
+            value: `LR = 3e-4`, `layers = [64, 64]`, `a, b = 1, 2`, `lr: float = 3e-4`; a dict
+            literal's keys as `name.key`; `cfg.lr = 0.1` / `cfg["lr"] = 0.1` as `cfg.lr`.
+            Otherwise each numeric literal inside the assigned expression is one constant named
+            for the target, its span the literal's, `expression` the statement's source
+            (`dt = 0.1*dx*dx` → dt = 0.1); a literal that is a call's keyword argument says so in
+            `help` (`lr= of optim.Adam`). Not settings: subscript indices (`x[:, 1]`), the ints 0, 1
+            and -1 unless passed by keyword (offsets, shapes, `1 - p`), strings and
+            booleans inside expressions, f-strings, multi-line strings, empty containers (`seen = []`),
+            names starting with `_`, arithmetic inside a function (`4 * share`: only call arguments
+            count there, `randn(256, 3)`, `lr=0.1`), and state —
+            a name that is also augmented (`n += 1`), a loop or `with` target, or declared
+            `global` in a function. The last assignment of a name wins (what the program uses).
+  env       os.environ.get("X", d) / os.getenv("X", d) / os.environ["X"] / os.environ.setdefault
+            anywhere in the file → kind env (type from a wrapping int()/float()/bool() or the default)
+  reads     literal paths with a config extension (.json .yaml .yml .toml .ini .cfg) that the code
+            opens or loads (not ones it writes); os.path.join of literals; @hydra.main's
+            config_path/config_name
+
+Spans are `ast`'s: 1-based lines, 0-based columns in UTF-8 bytes, end exclusive (a rewrite converts
+them to string offsets per line). A negative number's span includes its minus sign.
+"""
+import ast
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from entrypoints import const, kw, src, strings, type_name  # noqa: E402  (the shared readers of call arguments)
+
+CONFIG_EXTS = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg")
+WRITE_CALLS = {"dump", "safe_dump", "write_text", "write_bytes", "to_json", "to_yaml", "save", "savefig", "to_csv", "write"}
+MAX_DEFAULT = 300
+MAX_DICT_DEPTH = 6
+
+
+def span(node):
+    return {"line": node.lineno, "col": node.col_offset, "endLine": node.end_lineno, "endCol": node.end_col_offset}
+
+
+def is_number(node):
+    """An int/float literal, or a negated one (its span then includes the minus)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)
+
+
+def literal(node):
+    """(True, value) when the node is a literal (ast.literal_eval), else (False, None)."""
+    if isinstance(node, ast.JoinedStr):
+        return False, None
+    try:
+        return True, ast.literal_eval(node)
+    except Exception:  # noqa: BLE001 - not a literal, or nested past the recursion limit
+        return False, None
+
+
+def setting_type(value):
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, (list, tuple, set)):
+        return "list"
+    return None
+
+
+def clip(text):
+    if text is None:
+        return None
+    return text if len(text) <= MAX_DEFAULT else text[: MAX_DEFAULT - 1] + "…"
+
+
+class FileReader:
+    def __init__(self, text):
+        self.text = text
+        self.lines = text.split("\n")
+        self.tree = ast.parse(text)
+        self.parent = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                self.parent[child] = node
+        self.settings = []
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def segment(self, node):
+        try:
+            s = ast.get_source_segment(self.text, node)
+        except Exception:  # noqa: BLE001
+            s = None
+        return s if s is not None else src(node)
+
+    def default_text(self, node, value=None, have_value=False):
+        """A default as written: strings unquoted, everything else as in the source."""
+        if node is None:
+            return None
+        if have_value and isinstance(value, str):
+            return clip(value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return clip(node.value)
+        if isinstance(node, ast.Constant) and node.value is None:
+            return None
+        return clip(self.segment(node))
+
+    def trailing_comment(self, node):
+        """The comment after a statement on its last line (its help text when it has one)."""
+        end = getattr(node, "end_lineno", None)
+        if not end or end > len(self.lines):
+            return None
+        rest = self.lines[end - 1].encode("utf-8")[node.end_col_offset:].decode("utf-8", "replace")
+        stripped = rest.strip().lstrip(";").strip()
+        if stripped.startswith("#"):
+            comment = stripped.lstrip("#").strip()
+            return comment or None
+        return None
+
+    def add(self, **s):
+        self.settings.append({k: v for k, v in s.items() if v is not None or k in ("default", "help", "type")})
+
+    # --- command-line parsers -----------------------------------------------------------------------
+
+    def cli_type(self, node, default_value=None, has_default=False):
+        name = type_name(node)
+        low = (name or "").lower()
+        if low in ("int", "intrange"):
+            return "int"
+        if low in ("float", "floatrange"):
+            return "float"
+        if low in ("str", "path", "filetype", "file", "choice", "string"):
+            return "str"
+        if low == "bool" or "bool" in low:
+            return "bool"
+        if has_default and default_value is not None:
+            return setting_type(default_value)
+        return None
+
+    def argparse(self, call, scope, position):
+        names = strings(call.args)
+        if not names:
+            return position
+        default = kw(call, "default")
+        ok, dval = literal(default) if default is not None else (False, None)
+        action = const(kw(call, "action"))
+        nargs = const(kw(call, "nargs"))
+        choices = kw(call, "choices")
+        choice_list = [const(e) for e in choices.elts] if isinstance(choices, (ast.List, ast.Tuple, ast.Set)) else None
+        typ = self.cli_type(kw(call, "type"), dval, ok)
+        if action and action.split(".")[-1] in ("store_true", "store_false", "BooleanOptionalAction"):
+            typ = "bool"
+        elif action == "count":
+            typ = "int"
+        elif action in ("append", "extend") or (nargs in ("+", "*") or (nargs and nargs.isdigit() and int(nargs) > 1)):
+            typ = "list"
+        if default is None and action == "store_true":
+            default_text = "False"
+        elif default is None and action == "store_false":
+            default_text = "True"
+        else:
+            default_text = self.default_text(default, dval, ok)
+        help_text = const(kw(call, "help"))
+        dest = const(kw(call, "dest"))
+        if all(n.startswith("-") for n in names):
+            longs = [n for n in names if n.startswith("--")]
+            flag = longs[0] if longs else names[0]
+            name = dest or flag.lstrip("-").replace("-", "_")
+            self.add(kind="flag", name=name, flag=flag, aliases=[n for n in names if n != flag], type=typ, default=default_text,
+                     help=help_text, choices=choice_list, nargs=nargs, action=action, scope=scope)
+            return position
+        self.add(kind="positional", name=names[0], position=position, type=typ, default=default_text, help=help_text,
+                 choices=choice_list, nargs=nargs, action=action, scope=scope)
+        return position + 1
+
+    def click_decorators(self, fn, scope):
+        position = 0
+        for d in fn.decorator_list:
+            if not isinstance(d, ast.Call):
+                continue
+            attr = d.func.attr if isinstance(d.func, ast.Attribute) else getattr(d.func, "id", "")
+            if attr not in ("option", "argument"):
+                continue
+            names = strings(d.args)
+            default = kw(d, "default")
+            ok, dval = literal(default) if default is not None else (False, None)
+            typ_node = kw(d, "type")
+            typ = self.cli_type(typ_node, dval, ok)
+            choice_list = None
+            if isinstance(typ_node, ast.Call) and type_name(typ_node.func) == "Choice" and typ_node.args and isinstance(typ_node.args[0], (ast.List, ast.Tuple)):
+                choice_list = [const(e) for e in typ_node.args[0].elts]
+                typ = "str"
+            multiple = kw(d, "multiple")
+            nargs = const(kw(d, "nargs"))
+            if (isinstance(multiple, ast.Constant) and multiple.value is True) or (nargs and nargs not in ("1", "None")):
+                typ = "list"
+            if attr == "argument":
+                if names:
+                    self.add(kind="positional", name=names[0], position=position, type=typ, default=self.default_text(default, dval, ok),
+                             help=None, choices=choice_list, nargs=nargs, scope=scope)
+                    position += 1
+                continue
+            dashed = [n for n in names if n.startswith("-")]
+            if not dashed:
+                continue
+            is_flag = kw(d, "is_flag")
+            if (isinstance(is_flag, ast.Constant) and is_flag.value is True) or any("/" in n for n in dashed):
+                typ = "bool"
+            longs = [n.split("/")[0] for n in dashed if n.startswith("--")]
+            flag = longs[0] if longs else dashed[0].split("/")[0]
+            ident = [n for n in names if not n.startswith("-")]
+            name = ident[0] if ident else flag.lstrip("-").replace("-", "_")
+            default_text = self.default_text(default, dval, ok) if default is not None else ("False" if typ == "bool" else None)
+            self.add(kind="flag", name=name, flag=flag, aliases=[n.split("/")[0] for n in dashed if n.split("/")[0] != flag], type=typ,
+                     default=default_text, help=const(kw(d, "help")), choices=choice_list, nargs=nargs,
+                     action="store_true" if typ == "bool" else None, scope=scope)
+
+    def signature(self, fn, scope, style):
+        """typer / fire: a function's parameters as the command line sees them."""
+        args = [a for a in fn.args.posonlyargs + fn.args.args if a.arg not in ("self", "cls")]
+        defaults = [None] * (len(fn.args.posonlyargs + fn.args.args) - len(fn.args.defaults)) + list(fn.args.defaults)
+        defaults = defaults[len(fn.args.posonlyargs + fn.args.args) - len(args):]
+        params = list(zip(args, defaults)) + list(zip(fn.args.kwonlyargs, fn.args.kw_defaults))
+        position = 0
+        for a, d in params:
+            annotation = a.annotation
+            marker = None  # typer.Option / typer.Argument
+            if isinstance(annotation, ast.Subscript) and type_name(annotation.value) == "Annotated" and isinstance(annotation.slice, ast.Tuple):
+                elts = annotation.slice.elts
+                annotation = elts[0]
+                marker = next((e for e in elts[1:] if isinstance(e, ast.Call) and type_name(e.func) in ("Option", "Argument")), None)
+            if isinstance(d, ast.Call) and type_name(d.func) in ("Option", "Argument"):
+                marker = d
+                d = d.args[0] if d.args else kw(d, "default")
+                if isinstance(d, ast.Constant) and d.value is Ellipsis:
+                    d = None
+            ok, dval = literal(d) if d is not None else (False, None)
+            typ = self.cli_type(annotation, dval, ok)
+            help_text = const(kw(marker, "help")) if marker is not None else None
+            is_argument = (marker is not None and type_name(marker.func) == "Argument") or (d is None and marker is None)
+            if is_argument:
+                self.add(kind="positional", name=a.arg, position=position, type=typ, default=self.default_text(d, dval, ok), help=help_text, scope=scope)
+                position += 1
+                continue
+            flag = ("--" + a.arg.replace("_", "-")) if style == "typer" else "--" + a.arg
+            if marker is not None:
+                named = [n.split("/")[0] for n in strings(marker.args) if n.startswith("--")]
+                if named:
+                    flag = named[0]
+            self.add(kind="flag", name=a.arg, flag=flag, aliases=[], type=typ, default=self.default_text(d, dval, ok), help=help_text,
+                     action="store_true" if typ == "bool" and style == "typer" else None, scope=scope)
+
+    # --- scopes ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def is_main_guard(stmt):
+        t = getattr(stmt, "test", None)
+        return isinstance(stmt, ast.If) and isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
+
+    def scopes(self):
+        """(scope name, statements) for the module, the main guard and the main function(s)."""
+        body = self.tree.body
+        guard = [s for s in body if self.is_main_guard(s)]
+        guard_body = [x for g in guard for x in g.body]
+        called = set()
+        for s in guard_body:
+            call = s.value if isinstance(s, (ast.Expr, ast.Assign)) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                called.add(call.func.id)
+        mains = [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and (s.name == "main" or s.name in called)]
+        out = [("module", [s for s in body if not self.is_main_guard(s)])]
+        if guard_body:
+            out.append(("main-guard", guard_body))
+        for fn in mains:
+            out.append((fn.name + "()", fn.body))
+        return out, mains
+
+    def state_names(self, statements, module):
+        """Names that hold state rather than a setting: augmented, loop or with targets, `global` in a function.
+        At module level the walk stays out of function bodies (their locals are theirs), except for `global`."""
+        names = set()
+        stack = list(statements)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and module:
+                names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
+                continue
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                names.update(n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name))
+            stack.extend(ast.iter_child_nodes(node))
+        return names
+
+    def configurator_line(self):
+        """exec(open('configurator.py').read()) at module level: (file, line) or (None, None)."""
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and getattr(stmt.value.func, "id", "") == "exec":
+                inner = stmt.value.args[0] if stmt.value.args else None
+                opened = inner.func.value if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) else None
+                if isinstance(opened, ast.Call) and getattr(opened.func, "id", "") == "open" and opened.args and isinstance(opened.args[0], ast.Constant):
+                    return str(opened.args[0].value), stmt.lineno
+        return None, None
+
+    # --- constants ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def pure_arithmetic(node):
+        """`5 * 8`, `2**10`, `-1e-3 / 4`: numbers and operators only (a configurator global's default)."""
+        for n in ast.walk(node):
+            if not isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop)):
+                return False
+            if isinstance(n, ast.Constant) and type(n.value) not in (int, float):
+                return False
+        return isinstance(node, (ast.BinOp, ast.UnaryOp))
+
+    def numbers_in(self, value):
+        """Numeric literals inside an expression, with the keyword they are passed as (or None)."""
+        out = []
+        stack = [(value, None)]
+        while stack:
+            node, keyword = stack.pop()
+            if isinstance(node, (ast.JoinedStr, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Subscript):
+                stack.append((node.value, keyword))  # the index is structure, not a setting
+                continue
+            if is_number(node):
+                out.append((node, keyword))
+                continue
+            if isinstance(node, ast.keyword):
+                stack.append((node.value, node.arg))
+                continue
+            stack.extend((c, keyword if not isinstance(node, ast.Call) else None) for c in reversed(list(ast.iter_child_nodes(node))))
+        return out
+
+    def call_argument(self, node):
+        """Passed to a call, directly or inside a literal list/tuple (`tensor([1.0, 2.0])`)."""
+        p = self.parent.get(node)
+        while isinstance(p, (ast.List, ast.Tuple)):
+            node, p = p, self.parent.get(p)
+        return isinstance(p, ast.keyword) or (isinstance(p, ast.Call) and node in p.args)
+
+    def call_name(self, node):
+        """For a literal passed to a call: the call's function as written (`optim.Adam`)."""
+        p = self.parent.get(node)
+        while p is not None and isinstance(p, ast.keyword):
+            p = self.parent.get(p)
+        return self.segment(p.func) if isinstance(p, ast.Call) else None
+
+    def target_names(self, target):
+        """`x` → "x"; `cfg.lr` → "cfg.lr"; `cfg["lr"]` → "cfg.lr"; others None."""
+        if isinstance(target, ast.Name):
+            return target.id
+        if isinstance(target, ast.Attribute):
+            base = self.target_names(target.value)
+            return f"{base}.{target.attr}" if base else None
+        if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            base = self.target_names(target.value)
+            return f"{base}.{target.slice.value}" if base else None
+        return None
+
+    def constants(self, scope, statements, state, kind, stop_line=None):
+        """Literal assignments of one scope (last wins), then each numeric literal in other assignments."""
+        found = {}  # name → [setting, ...] (a later assignment replaces them all)
+        for stmt in statements:
+            if stop_line is not None and stmt.lineno >= stop_line:
+                break
+            pairs = []
+            if isinstance(stmt, ast.Assign):
+                for t in stmt.targets:
+                    if isinstance(t, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)) and len(t.elts) == len(stmt.value.elts):
+                        pairs.extend(zip(t.elts, stmt.value.elts))
+                    elif isinstance(t, (ast.Tuple, ast.List)):
+                        for e in t.elts:
+                            n = self.target_names(e)
+                            if n:
+                                found.pop(n, None)  # unpacked from something computed: no longer the literal
+                    else:
+                        pairs.append((t, stmt.value))
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                pairs.append((stmt.target, stmt.value))
+            else:
+                continue
+            comment = self.trailing_comment(stmt)
+            for target, value in pairs:
+                name = self.target_names(target)
+                if not name or name.startswith("_") or name.split(".")[0] in state:
+                    continue  # private names and state are not settings
+                if kind == "configurator" and (name.startswith("_") or "." in name):
+                    continue
+                found[name] = self.assignment(name, value, stmt, comment, scope, kind)
+        for settings in found.values():
+            self.settings.extend(settings)
+
+    def assignment(self, name, value, stmt, comment, scope, kind):
+        ok, v = literal(value)
+        out = []
+        base = {"scope": scope, "help": comment}
+        if ok and isinstance(v, dict) and isinstance(value, (ast.Dict,)):
+            return self.dict_items(name, value, stmt, comment, scope, kind, 0)
+        if ok and isinstance(v, (list, tuple, set, dict)) and not v:
+            return []  # an empty container is filled by the program (`history = []`), not set by a user
+        if ok and v is None and not isinstance(stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target, ast.Name):
+            return []  # `cache["x"] = None`: bookkeeping
+        if ok and not (isinstance(v, str) and "\n" in v) and not isinstance(v, (bytes, complex, dict)):
+            setting = dict(base, kind=kind, name=name, type=setting_type(v), default=self.default_text(value, v, True), span=span(value))
+            if kind == "configurator":
+                setting["flag"] = "--" + name
+            return [setting]
+        if isinstance(value, ast.Call) and type_name(value.func) == "dict" and not value.args and kind == "constant":
+            return self.dict_items(name, ast.Dict(keys=[ast.Constant(k.arg) for k in value.keywords if k.arg],
+                                                    values=[k.value for k in value.keywords if k.arg]), stmt, comment, scope, kind, 0)
+        if kind == "configurator" and (self.pure_arithmetic(value) or isinstance(value, ast.IfExp) and all(literal(x)[0] for x in (value.body, value.orelse))):
+            leaves = [n.value for n in ast.walk(value) if isinstance(n, ast.Constant)]
+            typ = setting_type(leaves[0]) if isinstance(value, ast.IfExp) else ("float" if any(isinstance(x, float) for x in leaves) else "int")
+            return [dict(base, kind=kind, name=name, flag="--" + name, type=typ, default=clip(self.segment(value)), span=span(value))]
+        expression = clip(self.segment(stmt))
+        for node, keyword in self.numbers_in(value):
+            ok, v = literal(node)
+            if keyword is None and type(v) is int and v in (0, 1, -1):
+                continue  # an index, offset, shape or identity (`x[i - 1]`, `Linear(n, 1)`, `1 - p`), not a setting
+            if scope != "module" and not self.call_argument(node):
+                continue  # in a function, arithmetic (`4 * share`) is the algorithm; arguments (`randn(256, 3)`, `lr=0.1`) are settings
+            help_text = comment
+            callee = self.call_name(node) if keyword else None
+            if keyword and callee:
+                help_text = f"{keyword}= of {callee}" + (f"; {comment}" if comment else "")
+            out.append(dict(base, kind="constant", name=name, type=setting_type(v), default=self.segment(node), span=span(node),
+                            expression=expression, help=help_text, inExpression=True))
+        return out
+
+    def dict_items(self, name, node, stmt, comment, scope, kind, depth):
+        out = []
+        for k, v in zip(node.keys, node.values):
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, (str, int))):
+                continue
+            key = f"{name}.{k.value}"
+            if isinstance(v, ast.Dict) and depth < MAX_DICT_DEPTH:
+                out.extend(self.dict_items(key, v, stmt, comment, scope, kind, depth + 1))
+                continue
+            ok, val = literal(v)
+            if ok and not isinstance(val, (bytes, complex, dict)) and not (isinstance(val, str) and "\n" in val):
+                out.append({"scope": scope, "help": comment, "kind": kind, "name": key, "type": setting_type(val),
+                            "default": self.default_text(v, val, True), "span": span(v)})
+        # a key written twice in one literal: the last one is the dict's value
+        last = {}
+        for s in out:
+            last[s["name"]] = s
+        return list(last.values())
+
+    # --- environment and config files ----------------------------------------------------------------
+
+    def env_and_reads(self):
+        envs = {}
+        reads = []
+        hydra = False
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                fn = self.segment(node.func) or ""
+                if fn.endswith(("environ.get", "getenv", "environ.setdefault")) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                    d = node.args[1] if len(node.args) > 1 else kw(node, "default")
+                    self.env(envs, node.args[0].value, node, d)
+                if isinstance(node.func, ast.Attribute) and node.func.attr == "main" and type_name(node.func.value) == "hydra":
+                    hydra = True
+                    path, name = const(kw(node, "config_path")), const(kw(node, "config_name"))
+                    if name:
+                        name = name if name.endswith((".yaml", ".yml")) else name + ".yaml"
+                        reads.append({"path": f"{path.rstrip('/')}/{name}" if path else name, "line": node.lineno, "hydra": True})
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and (self.segment(node.value) or "").endswith("environ"):
+                if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                    self.env(envs, node.slice.value, node, None)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 300 and "\n" not in node.value:
+                path = self.config_path(node)
+                if path:
+                    reads.append({"path": path, "line": node.lineno, "hydra": False})
+        self.settings.extend(envs.values())
+        return reads, hydra
+
+    def env(self, envs, name, node, default):
+        ok, dval = literal(default) if default is not None else (False, None)
+        typ = None
+        p = self.parent.get(node)
+        if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id in ("int", "float", "bool", "str") and p.args and p.args[0] is node:
+            typ = p.func.id
+        elif ok and dval is not None:
+            typ = setting_type(dval)
+        setting = {"kind": "env", "name": name, "env": name, "type": typ, "default": self.default_text(default, dval, ok), "help": None}
+        if name not in envs or (envs[name]["default"] is None and setting["default"] is not None):
+            envs[name] = setting
+
+    def config_path(self, node):
+        """A literal config path the code reads (not one it writes), or None."""
+        value = node.value
+        p = self.parent.get(node)
+        if isinstance(p, ast.Call) and node in p.args and (self.segment(p.func) or "").endswith("path.join"):
+            parts = [a.value for a in p.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if len(parts) != len(p.args) or node is not p.args[-1]:
+                return None
+            value, node, p = "/".join(parts), p, self.parent.get(p)
+        if not value.lower().endswith(CONFIG_EXTS) or any(c in value for c in "*?{}<>|"):
+            return None
+        if isinstance(p, ast.keyword):
+            p = self.parent.get(p)
+        if isinstance(p, ast.Call):
+            fn = p.func.attr if isinstance(p.func, ast.Attribute) else getattr(p.func, "id", "")
+            if fn in WRITE_CALLS:
+                return None
+            if fn == "open":
+                mode = p.args[1] if len(p.args) > 1 else kw(p, "mode")
+                if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and any(c in mode.value for c in "wax+"):
+                    return None
+            if fn == "add_argument" and any(w in " ".join(strings(p.args)).lower() for w in ("out", "save", "dump", "result", "log")):
+                return None  # a flag naming where results go
+        return value
+
+    # --- the file ------------------------------------------------------------------------------------------
+
+    def read(self):
+        scopes, mains = self.scopes()
+        configurator, exec_line = self.configurator_line()
+        for name, statements in scopes:
+            module = name in ("module", "main-guard")
+            state = self.state_names(self.tree.body if module else statements, module)
+            if name == "module" and exec_line is not None:
+                self.constants(name, statements, state, "configurator", stop_line=exec_line)
+                self.constants(name, [s for s in statements if s.lineno > exec_line], state, "constant")
+            else:
+                self.constants(name, statements, state, "constant")
+        # command lines: argparse anywhere, click/typer decorators, typer.run / fire.Fire targets
+        scope_of = {}
+        for s in self.tree.body:
+            where = "main-guard" if self.is_main_guard(s) else (s.name + "()" if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) else
+                                                                 s.name if isinstance(s, ast.ClassDef) else "module")
+            for n in ast.walk(s):
+                scope_of[n] = where
+        functions = {s.name: s for s in self.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        classes = {s.name: s for s in self.tree.body if isinstance(s, ast.ClassDef)}
+        uses_typer = any(isinstance(n, (ast.Import, ast.ImportFrom)) and "typer" in (getattr(n, "module", None) or "") + " ".join(a.name for a in n.names)
+                         for n in ast.walk(self.tree))
+        position = 0
+        typer_commands, fire_targets = [], []
+        adds = sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument"),
+                      key=lambda n: (n.lineno, n.col_offset))
+        for node in adds:
+            position = self.argparse(node, scope_of.get(node, "module"), position)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and type_name(node.func) == "run" and (self.segment(node.func) or "").startswith("typer") and node.args and isinstance(node.args[0], ast.Name):
+                typer_commands.append(node.args[0].id)
+            elif isinstance(node, ast.Call) and type_name(node.func) == "Fire" and node.args and isinstance(node.args[0], ast.Name):
+                fire_targets.append(node.args[0].id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                attrs = [type_name(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
+                if "option" in attrs or "argument" in attrs:
+                    if not uses_typer or "command" not in attrs:
+                        self.click_decorators(node, node.name + "()")
+                        continue
+                if uses_typer and ("command" in attrs or "callback" in attrs):
+                    typer_commands.append(node.name)
+        for name in dict.fromkeys(typer_commands):
+            if name in functions:
+                self.signature(functions[name], name + "()", "typer")
+        for name in dict.fromkeys(fire_targets):
+            target = functions.get(name)
+            if target is None and name in classes:
+                target = next((s for s in classes[name].body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+            if target is not None:
+                self.signature(target, name + "()", "fire")
+        reads, _ = self.env_and_reads()
+        imports = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                imports.extend({"module": a.name, "level": 0, "names": []} for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                imports.append({"module": node.module, "level": node.level, "names": [a.name for a in node.names]})
+        config_shaped = bool(self.tree.body) and all(
+            isinstance(s, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Pass)) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+            for s in self.tree.body)
+        from_cli = any(isinstance(n, ast.Attribute) and n.attr == "from_cli" for n in ast.walk(self.tree))
+        return {"ok": True, "settings": self.settings, "reads": reads, "imports": imports, "configurator": configurator,
+                "configShaped": config_shaped, "mains": [f.name + "()" for f in mains], "mainGuard": any(self.is_main_guard(s) for s in self.tree.body), "fromCli": from_cli}
+
+
+def main():
+    request = json.load(sys.stdin)
+    limit = request.get("maxChars") or 1_000_000
+    out = {}
+    for path, text in request["files"].items():
+        if len(text) > limit:
+            out[path] = {"ok": False, "error": f"too large to read for settings ({len(text)} characters; the limit is {limit})"}
+            continue
+        try:
+            out[path] = FileReader(text).read()
+        except SyntaxError as e:
+            out[path] = {"ok": False, "error": f"SyntaxError: {e.msg} (line {e.lineno})"}
+        except RecursionError:
+            out[path] = {"ok": False, "error": "nested too deeply to read"}
+        except Exception as e:  # noqa: BLE001 - one unreadable file must not hide the others
+            out[path] = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
