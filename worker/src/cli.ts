@@ -17,6 +17,7 @@ import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { callControl, serveControl } from './control.js';
+import { cleanLeftovers } from './leftovers.js';
 import { probeCapabilities } from './probe/probeCapabilities.js';
 import type { Capabilities } from './probe/types.js';
 import { applySimulatedAccelerator, parseSimulateAccelerator } from './probe/simulateAccelerator.js';
@@ -180,6 +181,13 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (choice.warning) log.warn(choice.warning);
+  // What a worker killed outright left behind (leftovers.ts) — never while another worker uses this folder.
+  if (await callControl(dataDir, 'status').then(() => true, () => false)) {
+    console.error(`Another worker is running with data directory ${dataDir}: stop it first, or give this one its own --data-dir.`);
+    return 1;
+  }
+  const left = cleanLeftovers(dataDir);
+  if (left.removed.length) log.info(`cleaned up after ${left.removed.length} attempt(s) an earlier run of this worker left behind${left.killed.length ? ` (ended the processes of ${left.killed.length})` : ''}`);
   // Advertised as decided: the capability and every attempt's sandbox are this one choice.
   const sandbox = { sandbox: choice.sandbox, ...(choice.ownJobsOnly ? { ownJobsOnly: true } : {}), ...(choice.sandbox === 'none' && choice.warning ? { sandboxReason: choice.warning } : {}) };
   const probeMachine = () => probeCapabilities({ dataDir, sandbox, install, pipIndexUrl, ...(v.python ? { python: v.python } : {}) });

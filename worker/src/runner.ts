@@ -22,6 +22,7 @@ import type { CompleteAttemptInput } from './gql/graphql.js';
 import { CHECKPOINT_POLL_MS, CheckpointWatcher, checkpointPath, programProcesses, type SavedCheckpoint } from './checkpoint.js';
 import { AppendLogsDoc, CompleteAttemptDoc, ReleaseDrainedAttemptDoc, ReportMetricsDoc, SaveCheckpointDoc } from './documents.js';
 import type { ClaimTaskMutation } from './gql/graphql.js';
+import { trackRun, untrackRun } from './leftovers.js';
 import { LogStream } from './logStream.js';
 import { prepareService, type ServiceRuntime } from './service.js';
 import type { Capabilities } from './probe/types.js';
@@ -309,6 +310,7 @@ export class Run {
       if (this.drainState) throw new Error('drained before its program started');
       const child = spawnSandboxed(cmd, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       this.child = child;
+      trackRun(this.deps.dataDir, a.attemptId, child);
       service?.host.start(child);
       const runStarted = Date.now();
       runStartedAt = runStarted;
@@ -390,6 +392,7 @@ export class Run {
       stream.system(`worker: ${errorClass}: ${errorMessage}`);
       this.trace({ event: 'error', message: `${errorClass}: ${errorMessage}`, level: 'error', errorClass });
     } finally {
+      untrackRun(this.deps.dataDir, a.attemptId, this.child?.pid);
       // A spawn that failed leaves it polling otherwise; the checkpoint copy goes with it.
       void watcher?.stop().then(() => rm(snapshotDir, { recursive: true, force: true })).catch(() => {});
       pyEnv?.release();
