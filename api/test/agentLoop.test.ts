@@ -28,6 +28,7 @@ const FILES = {
 const USER: Item = { type: 'message', role: 'user', content: 'Run main.py and give me outputs/result.txt' };
 const PLAN = {
   summary: 'Run main.py on a python worker and keep outputs/result.txt.',
+  asks: [],
   steps: ['Run `python main.py`', 'Collect outputs/'],
   command: 'python main.py',
   environment: null,

@@ -304,6 +304,7 @@ describe('chatgpu submit --wait', () => {
         version: 1,
         author: 'builtin',
         summary: 'Run main.py on a CPU worker.',
+        asks: [],
         steps: ['run main.py'],
         command: 'python main.py',
         environment: {},

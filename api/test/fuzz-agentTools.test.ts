@@ -235,6 +235,7 @@ const CANDIDATE_TEXT: Record<string, string> = { ...Object.fromEntries(Object.en
 const FIX_PATCH = createTwoFilesPatch('a/train.py', 'b/train.py', REJECTED_TREE['train.py']!, REJECTED_TREE['train.py']!.replace('.to(device\n', '.to(device)\n'));
 const PREP_PLAN = PlanSchema.parse({
   summary: 'Make the CUDA script device-agnostic for the CPU worker, check it against the reference, then run it.',
+  asks: [],
   steps: ['Reference run', 'Migrate (required)', 'Full run'],
   command: 'python train.py',
   hardware: { workload: 'python' },

@@ -162,6 +162,7 @@ const gate = (() => {
 function gatedPlanner() {
   const plan = {
     summary: 'Run main.py.',
+    asks: [],
     steps: ['Run `python main.py`'],
     command: 'python main.py',
     environment: null,

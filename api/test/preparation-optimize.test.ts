@@ -49,6 +49,7 @@ if __name__ == "__main__":
 
 const PLAN = {
   summary: 'Train on a CPU worker; try two optional optimizations first.',
+  asks: [],
   steps: ['Reference run', 'Try more DataLoader workers', 'Try bf16 autocast', 'Train'],
   command: 'python train.py --epochs 3',
   environment: null,

@@ -51,6 +51,7 @@ const MAKEFILE = `run: scale\n\t./scale\n\nscale: kernel.cu\n\tnvcc -O2 -o scale
 
 const PLAN = {
   summary: 'Migrate the CUDA program to HIP for the AMD worker, check it against the NVIDIA reference, then run it.',
+  asks: [],
   steps: ['Reference on NVIDIA', 'Migrate CUDA → HIP (required)', 'Run on AMD'],
   command: 'make run',
   environment: null,

@@ -39,6 +39,7 @@ torch.save(model.state_dict(), "outputs/model.pt")
 const step = (name: string, transformation: string) => ({ name, kind: 'optimization', transformation, required: false, tolerance: null, on: null });
 const PLAN = {
   summary: 'Train on a CPU worker; try three optional optimizations first.',
+  asks: [],
   steps: ['Reference run', 'Optimizations', 'Train'],
   command: 'python train.py --epochs 3',
   environment: null,

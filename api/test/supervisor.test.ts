@@ -33,6 +33,7 @@ const db = api.server.db.prisma;
 
 const PLAN = PlanSchema.parse({
   summary: 'Run main.py on a python worker.',
+  asks: [],
   steps: ['Run `python main.py`'],
   command: 'python main.py',
   hardware: { workload: 'python' },

@@ -44,6 +44,7 @@ describe('the trust check on the job engine', async () => {
 
   const plan: PlanInput = {
     summary: 'Compute it.',
+    asks: [],
     steps: ['Run it'],
     command: 'python main.py',
     hardware: { workload: 'python' },

@@ -104,7 +104,7 @@ const PLAN = /* GraphQL */ `
     job(id: $id) {
       id
       acceptanceCriteria
-      plans { id version author summary steps command environment requirements outputs acceptanceCriteria }
+      plans { id version author summary steps command environment requirements outputs acceptanceCriteria asks { ask kind status detail } settings }
     }
   }
 `;
@@ -865,6 +865,8 @@ export interface PlanShape {
   requirements: unknown;
   outputs: unknown;
   acceptanceCriteria: unknown;
+  asks?: { ask: string; kind: string; status: string; detail: string }[];
+  settings?: { file: string; name: string; line: number; from: string; to: string }[] | null;
 }
 
 /**
@@ -906,6 +908,14 @@ export function formatPlan(plan: PlanShape): string[] {
   if (Array.isArray(steps) && steps.length) {
     lines.push('    steps:');
     steps.slice(0, 12).forEach((s, i) => lines.push(`      ${i + 1}. ${oneLine(typeof s === 'string' ? s : (s?.description ?? s?.title ?? s?.name ?? s), 200)}`));
+  }
+  if (plan.settings?.length) {
+    lines.push('    settings set in the code (set-settings):');
+    for (const e of plan.settings.slice(0, 20)) lines.push(`      - ${e.file}:${e.line} ${e.name}: ${e.from} → ${e.to}`);
+  }
+  if (plan.asks?.length) {
+    lines.push('    what you asked:');
+    for (const a of plan.asks.slice(0, 40)) lines.push(`      ${a.status === 'honoured' ? '✓' : '✗'} "${oneLine(a.ask, 80)}": ${a.status} — ${oneLine(a.detail, 200)}`);
   }
   const criteria = formatCriteria(plan.acceptanceCriteria);
   if (criteria.length) {

@@ -25,7 +25,8 @@ const RESULT = /* GraphQL */ `
       startedAt
       finishedAt
       acceptanceCriteria
-      currentPlan { id version author summary steps command environment requirements outputs acceptanceCriteria }
+      currentPlan { id version author summary steps command environment requirements outputs acceptanceCriteria asks { ask kind status detail setting } settings }
+      askOutcomes { ask kind status detail outcome line }
       outputs { path sha256 size mode }
       outputsValidated
       preparationRecords { id step kind revision required transformation outcome reason hardware numericalCheck timings staticChecks evidenceSha createdAt }
@@ -85,6 +86,7 @@ interface JobResult {
   outputs: OutputFile[];
   outputsValidated: boolean;
   preparationRecords: { id: string; step: string; revision: number; outcome: string; reason: string; evidenceSha: string | null; [k: string]: unknown }[];
+  askOutcomes: { ask: string; kind: string; status: string; detail: string; outcome: string; line: string }[];
   tasks: TaskResult[];
 }
 
@@ -106,6 +108,10 @@ export async function downloadResults(
   const job = d.job;
   if (!job) throw new CliError(`No job ${jobId} (or it is not yours).`);
   const validation = opts.validation?.length ? opts.validation : await validationEvents(client, jobId);
+  if (job.askOutcomes.length) {
+    opts.out.line('What you asked:');
+    for (const a of job.askOutcomes) opts.out.line(`  ${a.outcome === 'done' ? '✓' : a.outcome === 'planned' ? '·' : '✗'} ${a.line}`);
+  }
 
   const metrics: Record<string, unknown> = {};
   const evaluation: Record<string, unknown>[] = [];
@@ -129,6 +135,8 @@ export async function downloadResults(
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
     plan: job.currentPlan,
+    // Each ask of the request and what became of it (invariant 12).
+    asks: job.askOutcomes,
     acceptanceCriteria: job.acceptanceCriteria ?? job.currentPlan?.acceptanceCriteria ?? null,
     metrics,
     evaluation,

@@ -6,6 +6,7 @@ import { Link } from '../lib/router';
 import { AgentActivity } from '../features/jobs/AgentActivity';
 import { CostMeter } from '../features/jobs/CostMeter';
 import { Outputs } from '../features/jobs/Outputs';
+import { AsksView } from '../features/jobs/AsksView';
 import { PlanView } from '../features/jobs/PlanView';
 import { PreparationView } from '../features/jobs/PreparationView';
 import { QuestionForm } from '../features/jobs/QuestionForm';
@@ -65,6 +66,13 @@ const JobFields = graphql(`
       acceptanceCriteria
       preparation
       createdAt
+    }
+    askOutcomes {
+      ask
+      kind
+      outcome
+      detail
+      line
     }
     questions {
       id
@@ -479,6 +487,7 @@ export default function JobPage({ id }: { id: string }) {
           <section className="panel">
             <h2>Request</h2>
             <p style={{ whiteSpace: 'pre-wrap', marginTop: 0 }}>{j.request}</p>
+            <AsksView asks={j.askOutcomes} />
             {answered.length > 0 && (
               <>
                 <h3>Questions answered</h3>

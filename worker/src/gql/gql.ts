@@ -25,6 +25,7 @@ type Documents = {
     "\n  mutation SaveCheckpoint($attemptId: ID!, $fencingToken: String!, $checkpoint: CheckpointInput!) {\n    saveCheckpoint(attemptId: $attemptId, fencingToken: $fencingToken, checkpoint: $checkpoint) {\n      __typename\n      ... on TaskCheckpoint { step savedAt }\n      ... on StaleAttemptError { reason }\n      ... on Error { message code }\n    }\n  }\n": typeof types.SaveCheckpointDocument,
     "\n  mutation ReleaseDrainedAttempt($attemptId: ID!, $fencingToken: String!, $checkpoint: CheckpointInput, $usage: JSON, $reason: String) {\n    releaseDrainedAttempt(attemptId: $attemptId, fencingToken: $fencingToken, checkpoint: $checkpoint, usage: $usage, reason: $reason) {\n      __typename\n      ... on Attempt { id status }\n      ... on StaleAttemptError { reason }\n      ... on Error { message code }\n    }\n  }\n": typeof types.ReleaseDrainedAttemptDocument,
     "\n  mutation DrainOwnWorker($workerId: ID!) {\n    drainOwnWorker(workerId: $workerId) {\n      __typename\n      ... on Worker { status }\n      ... on Error { message code }\n    }\n  }\n": typeof types.DrainOwnWorkerDocument,
+    "\n  mutation SetWorkerHealth($workerId: ID!, $healthy: Boolean!, $reason: String) {\n    setWorkerHealth(workerId: $workerId, healthy: $healthy, reason: $reason) {\n      __typename\n      ... on Worker { status statusReason }\n      ... on Error { message code }\n    }\n  }\n": typeof types.SetWorkerHealthDocument,
 };
 const documents: Documents = {
     "\n  mutation CompleteAttempts($completions: [CompletionInput!]!) {\n    completeAttempts(completions: $completions) {\n      __typename\n      ... on MutationCompleteAttemptsSuccess { data { attemptId accepted status error { code message reason } } }\n      ... on Error { message code }\n    }\n  }\n": types.CompleteAttemptsDocument,
@@ -38,6 +39,7 @@ const documents: Documents = {
     "\n  mutation SaveCheckpoint($attemptId: ID!, $fencingToken: String!, $checkpoint: CheckpointInput!) {\n    saveCheckpoint(attemptId: $attemptId, fencingToken: $fencingToken, checkpoint: $checkpoint) {\n      __typename\n      ... on TaskCheckpoint { step savedAt }\n      ... on StaleAttemptError { reason }\n      ... on Error { message code }\n    }\n  }\n": types.SaveCheckpointDocument,
     "\n  mutation ReleaseDrainedAttempt($attemptId: ID!, $fencingToken: String!, $checkpoint: CheckpointInput, $usage: JSON, $reason: String) {\n    releaseDrainedAttempt(attemptId: $attemptId, fencingToken: $fencingToken, checkpoint: $checkpoint, usage: $usage, reason: $reason) {\n      __typename\n      ... on Attempt { id status }\n      ... on StaleAttemptError { reason }\n      ... on Error { message code }\n    }\n  }\n": types.ReleaseDrainedAttemptDocument,
     "\n  mutation DrainOwnWorker($workerId: ID!) {\n    drainOwnWorker(workerId: $workerId) {\n      __typename\n      ... on Worker { status }\n      ... on Error { message code }\n    }\n  }\n": types.DrainOwnWorkerDocument,
+    "\n  mutation SetWorkerHealth($workerId: ID!, $healthy: Boolean!, $reason: String) {\n    setWorkerHealth(workerId: $workerId, healthy: $healthy, reason: $reason) {\n      __typename\n      ... on Worker { status statusReason }\n      ... on Error { message code }\n    }\n  }\n": types.SetWorkerHealthDocument,
 };
 
 /**
@@ -98,6 +100,10 @@ export function graphql(source: "\n  mutation ReleaseDrainedAttempt($attemptId: 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation DrainOwnWorker($workerId: ID!) {\n    drainOwnWorker(workerId: $workerId) {\n      __typename\n      ... on Worker { status }\n      ... on Error { message code }\n    }\n  }\n"): (typeof documents)["\n  mutation DrainOwnWorker($workerId: ID!) {\n    drainOwnWorker(workerId: $workerId) {\n      __typename\n      ... on Worker { status }\n      ... on Error { message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetWorkerHealth($workerId: ID!, $healthy: Boolean!, $reason: String) {\n    setWorkerHealth(workerId: $workerId, healthy: $healthy, reason: $reason) {\n      __typename\n      ... on Worker { status statusReason }\n      ... on Error { message code }\n    }\n  }\n"): (typeof documents)["\n  mutation SetWorkerHealth($workerId: ID!, $healthy: Boolean!, $reason: String) {\n    setWorkerHealth(workerId: $workerId, healthy: $healthy, reason: $reason) {\n      __typename\n      ... on Worker { status statusReason }\n      ... on Error { message code }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

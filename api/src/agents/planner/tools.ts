@@ -18,6 +18,9 @@ import { networkCapacity, workersTorch } from '../../domain/workers/networkCapac
 import { apiPython } from '../../domain/preparation/compareTaskOutputs.js';
 import { checkTorchApis } from './torchApis.js';
 import { loadManifest, loadSources, readText } from '../../domain/jobs/projectFiles.js';
+import { listSettings } from './settings/listSettings.js';
+import { settingsVersion } from '../../domain/preparation/settingsVersion.js';
+import { asksProblem } from './asksCoverage.js';
 
 const READ_LIMIT = 20_000;
 
@@ -63,6 +66,26 @@ export const findDependencies = defineTool({
   schema: z.object({}),
   read: async (_a, ctx) => {
     return { output: await projectFacts(ctx.r, ctx.jobId) };
+  },
+});
+
+/** Enough for any script's flags and constants; a project past it is asked about one entry at a time. */
+const SETTINGS_LIMIT = 400;
+
+export const listSettingsTool = defineTool({
+  name: 'list_settings',
+  description:
+    "The settings a user can change, read from the source (never run): argparse/click/typer/fire flags and positionals (name, flag, type, default, help, choices, nargs), nanoGPT-style configurator globals (`--name=value`), module-level constants of literal value — also one number inside an expression such as `dt = 0.1*dx*dx` (kind constant with `expression`; changed only by a set-settings rewrite of its span) — keys of JSON/YAML/TOML/INI config files with the entry points that read them (`readBy`; `override` when the command line can set them), and environment variables the code reads. Give `entry` (a .py path) to get only what that entry point can be told: its own settings, the constants and flags of the project modules it imports, the config files it reads, its env variables. Match each setting the user asks for to one of these by name or help text; when none fits, refuse naming the settings there are. `problems` lists files that could not be read (syntax errors, too large, configs that do not parse).",
+  schema: z.object({ entry: z.string().min(1).max(1024).optional().describe('The entry point (a .py file of the project) to narrow to; omit for the whole project.') }),
+  check: async (a, ctx) => {
+    if (!a.entry) return null;
+    const { manifest } = await loadManifest(ctx.r, ctx.jobId);
+    return manifest.some((f) => f.path === a.entry) ? null : `No file ${a.entry} in the project. Use list_files.`;
+  },
+  read: async (a, ctx) => {
+    const surface = await listSettings(await loadSources(ctx.r, ctx.jobId), { entry: a.entry ?? null });
+    const omitted = Math.max(0, surface.settings.length - SETTINGS_LIMIT);
+    return { output: { ...surface, settings: surface.settings.slice(0, SETTINGS_LIMIT), ...(omitted ? { omitted: `${omitted} more settings; ask with entry for one entry point` } : {}) } };
   },
 });
 
@@ -143,6 +166,14 @@ export const submitPlan = defineTool({
     if (job.currentPlanId && job.status !== 'PLANNING') return 'A plan was already accepted for this job; its acceptance criteria are fixed.';
     const fixed = fixedCriteriaProblem(job.acceptanceCriteria, plan);
     if (fixed) return fixed;
+    // Invariant 12: every ask of the request has a disposition.
+    const unanswered = asksProblem(job.request, plan.asks);
+    if (unanswered) return unanswered;
+    if (plan.settings?.length) {
+      if (plan.preparation || plan.service) return `Settings are rewritten only for a plan that runs the code without ${plan.preparation ? 'preparation steps' : 'a service'} yet: pass them as flags or overrides, or drop \`settings\`.`;
+      const made = await settingsVersion(ctx.r, ctx.jobId, plan.settings, { write: false });
+      if (!made.ok) return made.problem;
+    }
     for (const f of plan.acceptance.requiredFiles) if (!isCollected(plan, f)) return `Required file ${f} is not among the outputs to collect.`;
     if (plan.acceptance.evaluate && !isCollected(plan, plan.acceptance.evaluate.checkpoint)) {
       return `The checkpoint ${plan.acceptance.evaluate.checkpoint} is not among the outputs to collect.`;
@@ -173,7 +204,10 @@ export const submitPlan = defineTool({
     return null;
   },
   sideEffect: async (plan, ctx, tx) => {
-    const accepted = await acceptPlan(tx, ctx.r.now(), { jobId: ctx.jobId, author: ctx.model.name, plan });
+    // The settings' code is made (its blobs written: content-addressed, so a retry writes nothing new) before the plan is stored with it.
+    const made = plan.settings?.length ? await settingsVersion(ctx.r, ctx.jobId, plan.settings, { write: true }) : null;
+    if (made && !made.ok) throw new Error(made.problem);
+    const accepted = await acceptPlan(tx, ctx.r.now(), { jobId: ctx.jobId, author: ctx.model.name, plan, settings: made?.version ?? null });
     const status = accepted.preparing ? 'accepted; preparing the code (reference run first)' : 'accepted; the run is queued';
     return { output: { planId: accepted.planId, version: accepted.version, taskId: accepted.taskId, status }, control: 'finish', eventIds: accepted.eventIds };
   },
@@ -183,4 +217,4 @@ export const submitPlan = defineTool({
   },
 });
 
-export const plannerReadTools: ToolDef[] = [listFiles, readFileTool, findDependencies, networkCapacityTool, checkDependencies, checkTorchApisTool];
+export const plannerReadTools: ToolDef[] = [listFiles, readFileTool, findDependencies, listSettingsTool, networkCapacityTool, checkDependencies, checkTorchApisTool];

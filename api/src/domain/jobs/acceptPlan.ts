@@ -10,12 +10,16 @@ import { acceptServicePlan } from '../services/acceptServicePlan.js';
 import { estimateRequirement } from './estimate.js';
 import { adaptationCheckTasks } from './shardRun.js';
 import { criteriaOf, type PipelineStep, type PlanInput, type SmokeRun } from './planSchema.js';
+import { insertRecord } from '../preparation/records.js';
+import type { SettingsVersion } from '../preparation/settingsVersion.js';
 
 export interface AcceptPlanInput {
   jobId: string;
   /** builtin | openai:<model> | scripted */
   author: string;
   plan: PlanInput;
+  /** The code the plan's `settings` make (domain/preparation/settingsVersion.ts), frozen instead of the upload. */
+  settings?: SettingsVersion | null;
 }
 
 export interface AcceptedPlan {
@@ -70,7 +74,10 @@ export function fixedCriteriaProblem(fixed: unknown, plan: PlanInput): string | 
  */
 export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Promise<AcceptedPlan> {
   const { jobId, plan } = input;
-  const original = await tx.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } });
+  const upload = await tx.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } });
+  // Settings no flag reaches: the upload with exactly those literals changed, frozen in its place.
+  const settings = input.settings ? await freezeSettings(tx, now, jobId, upload, input.settings) : null;
+  const original = settings?.version ?? upload;
   const version = (await tx.plan.count({ where: { jobId } })) + 1;
   const criteria = criteriaOf(plan);
   const fixed = fixedCriteriaProblem((await tx.job.findUniqueOrThrow({ where: { id: jobId }, select: { acceptanceCriteria: true } })).acceptanceCriteria, plan);
@@ -89,6 +96,8 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
       requirements: requirements as P.InputJsonValue,
       outputs: plan.outputs,
       acceptanceCriteria: criteria as unknown as P.InputJsonValue,
+      asks: plan.asks as unknown as P.InputJsonValue,
+      ...(plan.settings?.length ? { settings: plan.settings as unknown as P.InputJsonValue } : {}),
       ...(plan.preparation ? { preparationWorkload: plan.preparation as unknown as P.InputJsonValue } : {}),
       ...(plan.before?.length ? { pipeline: plan.before as unknown as P.InputJsonValue } : {}),
       ...(plan.shards ? { shards: plan.shards as unknown as P.InputJsonValue } : {}),
@@ -103,29 +112,30 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
     outputs: plan.outputs,
     acceptance: criteria as unknown as P.InputJsonValue,
   });
+  const settingsEvents = settings?.eventIds ?? [];
   if (plan.preparation) {
     const steps = plan.preparation.steps.map((s) => `${s.name} (${s.transformation}, ${s.required ? 'required' : 'optional'})`).join(', ');
     const preparing = await applyTransition(tx, now, jobId, 'startPreparation', {
       reason: `Preparing the code before the full run: a reference run, then ${steps}.`,
       data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue },
     });
-    return { planId: row.id, version, taskId: null, preparing: true, eventIds: [planEvent, ...preparing.eventIds] };
+    return { planId: row.id, version, taskId: null, preparing: true, eventIds: [planEvent, ...settingsEvents, ...preparing.eventIds] };
   }
-  if (plan.service) return { planId: row.id, version, preparing: false, ...(await acceptServicePlan(tx, now, { jobId, planId: row.id, codeVersionId: original.id, plan, service: plan.service, environment, requirements, criteria }, [planEvent])) };
+  if (plan.service) return { planId: row.id, version, preparing: false, ...(await acceptServicePlan(tx, now, { jobId, planId: row.id, codeVersionId: original.id, plan, service: plan.service, environment, requirements, criteria }, [planEvent, ...settingsEvents])) };
   if (plan.shards) {
     const n = plan.shards.shards.length;
     const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {
       reason: `No code changes needed; the work is split into ${n} shards (${plan.shards.total} ${plan.shards.unit}s): first the adaptation check — \`${plan.shards.check.original}\` against the same workload in ${n} shards, merged — then the shards in parallel and their merge.`,
       data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue, frozenCodeId: original.id },
     });
-    const eventIds = [planEvent, ...moved.eventIds];
+    const eventIds = [planEvent, ...settingsEvents, ...moved.eventIds];
     for (const t of adaptationCheckTasks(jobId, original.id, plan.shards, environment, requirements)) eventIds.push((await insertTask(tx, now, t)).eventId);
     return { planId: row.id, version, taskId: null, preparing: false, eventIds };
   }
   const first = plan.before?.[0];
   const smoke = plan.smoke ? ', a smoke run of the bounded workload on the same hardware' : '';
   const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {
-    reason: `No preparation needed: the code fits ${describeHardware(plan)} as it is; ${first ? `running ${plan.before!.map((b) => b.name).join(', then ')}${smoke}, then the main run` : plan.smoke ? `testing it first with a smoke run (\`${plan.smoke.command}\`), then the full run` : 'running it'}.`,
+    reason: `${settings ? `The settings you named were set in the code (${settings.names}; the diff is in the evidence), and it` : 'No preparation needed: the code'} fits ${describeHardware(plan)} as it is; ${first ? `running ${plan.before!.map((b) => b.name).join(', then ')}${smoke}, then the main run` : plan.smoke ? `testing it first with a smoke run (\`${plan.smoke.command}\`), then the full run` : 'running it'}.`,
     data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue, frozenCodeId: original.id },
   });
   const { task, eventId } = await insertTask(
@@ -137,7 +147,7 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
         ? smokeTask(jobId, original.id, plan.smoke, environment, requirements, [])
         : runTask(jobId, original.id, plan.command, environment, requirements, []),
   );
-  return { planId: row.id, version, taskId: task.id, preparing: false, eventIds: [planEvent, ...moved.eventIds, eventId] };
+  return { planId: row.id, version, taskId: task.id, preparing: false, eventIds: [planEvent, ...settingsEvents, ...moved.eventIds, eventId] };
 }
 
 /** The prefix of a pipeline step's task name ("step:prepare-data"); the main run is "run". */
@@ -197,3 +207,49 @@ function describeHardware(plan: PlanInput): string {
   const v = plan.hardware.accelVendor;
   return `${v === 'nvidia' ? 'an NVIDIA' : v === 'amd' ? 'an AMD' : v === 'apple' ? 'an Apple' : 'a'} ${plan.hardware.workload} worker`;
 }
+
+/**
+ * The set-settings step's code version (ACCEPTED, child of the upload) and its PreparationRecord
+ * with the diff as evidence; a replan that changes other settings adds a revision.
+ */
+async function freezeSettings(tx: Db, now: Date, jobId: string, upload: { id: string; manifest: unknown }, s: SettingsVersion) {
+  const revision = await tx.codeVersion.count({ where: { jobId, step: SETTINGS_STEP } });
+  const version = await tx.codeVersion.create({
+    data: {
+      jobId,
+      parentId: upload.id,
+      status: 'ACCEPTED',
+      origin: SETTINGS_STEP,
+      manifest: s.manifest as unknown as P.InputJsonValue,
+      fileCount: s.manifest.length,
+      totalBytes: BigInt(s.manifest.reduce((n, m) => n + m.size, 0)),
+      step: SETTINGS_STEP,
+      revision,
+    },
+  });
+  const names = s.edits.map((e) => `${e.name} = ${e.to} in ${e.file}`).join(', ');
+  const record = await insertRecord(tx, { now: () => now }, {
+    jobId,
+    step: SETTINGS_STEP,
+    kind: 'settings',
+    revision,
+    required: true,
+    hardware: {},
+    workload: null,
+    accelerator: null,
+    taskId: null,
+    attemptId: null,
+    workerId: null,
+    original: { id: upload.id, manifest: upload.manifest as ManifestEntry[] },
+    candidate: { id: version.id, manifest: s.manifest },
+    transformation: SETTINGS_STEP,
+    staticChecks: { ok: true, changed: s.changed, check: 'each file parses; its syntax tree (or data) equals the original except at the named literals' },
+    outcome: 'ACCEPTED',
+    reason: `Set ${names}: exactly these literals changed (checked statically); no reference run, since you asked for the new values.`,
+    evidenceSha: s.evidenceSha,
+  });
+  return { version, names, eventIds: record.eventIds };
+}
+
+/** The step name, code version origin and transformation of a settings rewrite. */
+export const SETTINGS_STEP = 'set-settings';

@@ -13,6 +13,12 @@ describe('checkRun', () => {
     expect(problems).toEqual(['the exit code was 3, not 0', 'the required file outputs/log.csv was not produced']);
   });
 
+  it('a required folder (an output the user asked for, e.g. outputs/figures/) must hold at least one file', () => {
+    const c: Criteria = { ...base, requiredFiles: ['outputs/figures/'] };
+    expect(checkRun(c, { exitCode: 0, outputs: [{ path: 'outputs/figures/figure-1.png' }] })).toEqual([]);
+    expect(checkRun(c, { exitCode: 0, outputs: [{ path: 'outputs/figures.png' }, { path: 'outputs/model.pt' }] })).toEqual(['the required folder outputs/figures/ holds no file']);
+  });
+
   it('a missing exit code counts as 0 (a success the worker reported without one)', () => {
     expect(checkRun(base, { outputs: [{ path: 'outputs/model.pt' }] })).toEqual([]);
   });

@@ -26,6 +26,7 @@ export interface EvaluationCriteria {
 
 export interface Criteria {
   exitCode: number;
+  /** Paths that must be among the outputs; one ending in `/` is a folder that must hold at least one file. */
   requiredFiles: string[];
   metrics: MetricThreshold[];
   evaluate?: EvaluationCriteria | null;
@@ -45,7 +46,12 @@ export function checkRun(criteria: Criteria, report: TaskReport): string[] {
   const exitCode = report.exitCode ?? 0;
   if (exitCode !== criteria.exitCode) problems.push(`the exit code was ${exitCode}, not ${criteria.exitCode}`);
   const produced = new Set((report.outputs ?? []).map((o) => o.path));
-  for (const f of criteria.requiredFiles) if (!produced.has(f)) problems.push(`the required file ${f} was not produced`);
+  for (const f of criteria.requiredFiles) {
+    // A folder (`outputs/figures/`) is required to hold at least one file: an output the user asked for.
+    if (f.endsWith('/')) {
+      if (![...produced].some((p) => p.startsWith(f))) problems.push(`the required folder ${f} holds no file`);
+    } else if (!produced.has(f)) problems.push(`the required file ${f} was not produced`);
+  }
   if (criteria.evaluate && !produced.has(criteria.evaluate.checkpoint)) {
     problems.push(`the checkpoint ${criteria.evaluate.checkpoint} was not produced, so it cannot be evaluated`);
   }

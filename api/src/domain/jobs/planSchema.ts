@@ -89,6 +89,44 @@ export const SmokeRunSchema = z.object({
 });
 export type SmokeRun = z.infer<typeof SmokeRunSchema>;
 
+/** What one span of the request asked for (agents/planner/contract.ts AskKind). */
+export const ASK_KINDS = ['setting', 'sweep', 'output', 'scale', 'threshold', 'hardware', 'limit', 'target', 'setup', 'other'] as const;
+
+/**
+ * One ask's disposition (invariant 12): every ask of the request is honoured (and how) or refused
+ * (and why, naming what the project has instead). Questions are asked before the plan is
+ * submitted, so a plan holds only their outcome.
+ */
+export const AskDispositionSchema = z.object({
+  ask: z.string().min(1).max(300).describe("The request's words this is about, quoted as the user wrote them (e.g. \"200 iterations\")."),
+  kind: z.enum(ASK_KINDS),
+  status: z.enum(['honoured', 'refused']),
+  detail: z
+    .string()
+    .min(1)
+    .max(1000)
+    .describe('Honoured: how (the flag passed, the constant changed in which file, the output collected where). Refused: why, naming the settings or outputs the project does have.'),
+  setting: z.string().max(300).optional().describe("The setting's address when the ask is about one (file#name)."),
+});
+export type AskDisposition = z.infer<typeof AskDispositionSchema>;
+
+/**
+ * A setting changed by rewriting its literal (the `set-settings` step, preparation/setSettings.ts):
+ * a module constant, a configurator global in a config module, a key of a YAML/JSON config.
+ * Only what no flag or override reaches; the frozen code is the original with exactly these
+ * literals replaced.
+ */
+export const SettingEditSchema = z.object({
+  file: z.string().min(1).max(500),
+  name: z.string().min(1).max(200).describe('The setting (a dotted key for a config file).'),
+  line: z.number().int().min(1).describe("1-based line of the literal (list_settings's span)."),
+  col: z.number().int().min(0).describe('0-based column (UTF-8 bytes, as Python\'s ast gives it).'),
+  endLine: z.number().int().min(1),
+  endCol: z.number().int().min(0),
+  from: z.string().min(1).max(500).describe('The literal as the file holds it now.'),
+  to: z.string().min(1).max(500).describe('The literal to write (Python/YAML/JSON syntax).'),
+});
+
 export const PlanSchema = z.object({
   summary: z.string().min(1).max(2000).describe('One paragraph: what will run and why this way.'),
   steps: z.array(z.string().max(500)).max(20).describe('The steps, in plain words.'),
@@ -155,6 +193,19 @@ export const PlanSchema = z.object({
     .object({ pip: z.array(z.string().min(1).max(300)).min(1).max(200).describe('Requirement lines, as check_dependencies returns them.') })
     .optional()
     .describe("Python packages the workers lack, installed in a setup phase before every task of the job (a cached virtualenv that keeps the worker's own packages); only workers that install packages take the job."),
+  asks: z
+    .array(AskDispositionSchema)
+    .max(40)
+    .describe(
+      "Every ask of the user's request (each setting and value, sweep, output, scale, threshold, hardware, limit) with its disposition: honoured (how) or refused (why, naming what the project has). An ask the plan can neither honour nor refuse is asked with ask_user before submitting. Empty only when the request asks for nothing specific.",
+    ),
+  settings: z
+    .array(SettingEditSchema)
+    .max(40)
+    .optional()
+    .describe(
+      'Settings no flag reaches (module constants, config-module globals, YAML/JSON config keys; see list_settings) changed by rewriting exactly their literals before anything runs: checked statically (the AST differs only there), shown as a diff, frozen as the code every task runs.',
+    ),
   before: z
     .array(PipelineStepSchema)
     .max(5)

@@ -5,6 +5,10 @@
  * whose unchanged and binary files keep their blobs.
  */
 import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { create as createTar } from 'tar';
 import { unifiedDiff } from '../../preparation/diffs.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import { registerBlob } from '../blobs/blobAccess.js';
@@ -64,3 +68,24 @@ export function changedPaths(a: readonly ManifestEntry[], b: readonly ManifestEn
 }
 
 export { unifiedDiff };
+
+/**
+ * An evidence bundle: `files` (name → text) as `evidence/<name>` in a .tar.gz blob the owner may
+ * read; its sha256. Portable, with a fixed mtime: the same evidence gives the same bytes (and blob).
+ */
+export async function putEvidence(r: Resources, files: Readonly<Record<string, string>>, ownerId: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'chatgpu-evidence-'));
+  try {
+    const root = path.join(dir, 'evidence');
+    await mkdir(root);
+    for (const [name, content] of Object.entries(files)) await writeFile(path.join(root, name), content);
+    const tarPath = path.join(dir, 'evidence.tar.gz');
+    await createTar({ gzip: true, file: tarPath, cwd: dir, portable: true, mtime: new Date(0) }, ['evidence']);
+    const buf = await readFile(tarPath);
+    const put = await putBuffer(r.blobs, buf);
+    await registerBlob(r, put.sha256, put.size, ownerId);
+    return put.sha256;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -16,7 +16,7 @@ import { manifestSha } from './codeTrees.js';
 export interface RecordInput {
   jobId: string;
   step: string;
-  kind: 'reference' | 'migration' | 'adaptation' | 'optimization';
+  kind: 'reference' | 'migration' | 'adaptation' | 'optimization' | 'settings';
   revision: number;
   required: boolean;
   hardware: Record<string, unknown>;

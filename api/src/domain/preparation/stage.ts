@@ -35,10 +35,6 @@
  *
  * The acceptance criteria are never read for writing here: they were fixed with the plan.
  */
-import { mkdtemp, mkdir, rm, writeFile, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { create as createTar } from 'tar';
 import type { Prisma as P, Task } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/client.js';
 import type { ComparisonReport } from '../../preparation/compareOutputs.js';
@@ -47,8 +43,7 @@ import { compareTimings, type TimingComparison } from '../../preparation/compare
 import { runStaticChecks, type StaticCheckResult } from '../../preparation/runStaticChecks.js';
 import { targetOfWorkload, transformationByName } from '../../preparation/transformations.js';
 import type { TransformResult } from '../../preparation/types.js';
-import { registerBlob } from '../blobs/blobAccess.js';
-import { putBuffer, readBlobBuffer } from '../blobs/blobStore.js';
+import { readBlobBuffer } from '../blobs/blobStore.js';
 import { normalizeUploadPath, type ManifestEntry } from '../blobs/paths.js';
 import type { Criteria } from '../jobs/acceptance.js';
 import { planRequirements } from '../jobs/acceptPlan.js';
@@ -60,7 +55,7 @@ import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
 import type { PlanInput, PreparationSpec } from '../jobs/planSchema.js';
 import type { Resources } from '../resources.js';
 import { networkCapacity, workersTorch } from '../workers/networkCapacity.js';
-import { changedPaths, loadTree, manifestFromTree, manifestSha, unifiedDiff, type Tree } from './codeTrees.js';
+import { changedPaths, loadTree, manifestFromTree, manifestSha, putEvidence, unifiedDiff, type Tree } from './codeTrees.js';
 import { insertRecord, type RecordInput } from './records.js';
 import { modelFamilyOf, orderSteps, similarPreparations, verdictOf, type Verdict } from './similar.js';
 import { lockJob } from '../../db/sql/lockJob.js';
@@ -693,44 +688,30 @@ async function benchSamples(r: Resources, bench: Task): Promise<{ a: number[]; b
 
 async function evidenceBundle(ctx: Ctx, step: Step, revision: number, accepted: Version, candidate: Version, d: Decision): Promise<string> {
   const { r } = ctx;
-  const dir = await mkdtemp(path.join(tmpdir(), 'chatgpu-evidence-'));
-  try {
-    const root = path.join(dir, 'evidence');
-    await mkdir(root);
-    const before = (await loadTree(r, accepted.manifest)).text;
-    const after = (await loadTree(r, candidate.manifest)).text;
-    const reference = await r.prisma.task.findFirst({ where: { jobId: ctx.jobId, kind: 'REFERENCE' } });
-    const refAttempt = reference ? await attemptOf(r, reference).catch(() => null) : null;
-    const files: Record<string, string> = {
-      'README.txt': [
-        `Evidence for ${step.name}${revision ? ` revision ${revision}` : ''} (${step.kind}, ${revision ? 'agent patch' : step.transformation}) of job ${ctx.jobId}.`,
-        `Outcome: ${d.outcome}. ${d.reason}`,
-        '',
-        'diff.patch            the change, from the last accepted version to the candidate',
-        'reference.json        the reference run: command, worker hardware, outputs, metrics',
-        'candidate.json        the candidate run: worker hardware, outputs, metrics, static checks',
-        'comparison.json       the numerical comparison of the outputs (per tensor: shape, dtype, max abs/rel error)',
-        ...(d.timings ? ['timings.json          timing samples (seconds; alternating runs) and their statistics'] : []),
-        'hardware.json         the worker that ran the candidate',
-      ].join('\n'),
-      'diff.patch': unifiedDiff(before, after),
-      'reference.json': JSON.stringify({ command: ctx.spec.workload.command, taskId: reference?.id ?? null, hardware: refAttempt?.hardware ?? null, result: reference?.result ?? null }, null, 2),
-      'candidate.json': JSON.stringify({ codeVersionId: candidate.id, changed: changedPaths(accepted.manifest, candidate.manifest), taskId: d.run?.id ?? null, result: d.run?.result ?? null, staticChecks: d.staticChecks ?? null }, null, 2),
-      'comparison.json': JSON.stringify(d.comparison ?? null, null, 2),
-      'hardware.json': JSON.stringify(d.attempt?.hardware ?? null, null, 2),
-    };
-    if (d.timings) files['timings.json'] = JSON.stringify(d.timings, null, 2);
-    for (const [name, content] of Object.entries(files)) await writeFile(path.join(root, name), content);
-    const tarPath = path.join(dir, 'evidence.tar.gz');
-    // portable + a fixed mtime: the same evidence gives the same bytes (and the same blob).
-    await createTar({ gzip: true, file: tarPath, cwd: dir, portable: true, mtime: new Date(0) }, ['evidence']);
-    const buf = await readFile(tarPath);
-    const put = await putBuffer(r.blobs, buf);
-    await registerBlob(r, put.sha256, put.size, ctx.ownerId);
-    return put.sha256;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const before = (await loadTree(r, accepted.manifest)).text;
+  const after = (await loadTree(r, candidate.manifest)).text;
+  const reference = await r.prisma.task.findFirst({ where: { jobId: ctx.jobId, kind: 'REFERENCE' } });
+  const refAttempt = reference ? await attemptOf(r, reference).catch(() => null) : null;
+  const files: Record<string, string> = {
+    'README.txt': [
+      `Evidence for ${step.name}${revision ? ` revision ${revision}` : ''} (${step.kind}, ${revision ? 'agent patch' : step.transformation}) of job ${ctx.jobId}.`,
+      `Outcome: ${d.outcome}. ${d.reason}`,
+      '',
+      'diff.patch            the change, from the last accepted version to the candidate',
+      'reference.json        the reference run: command, worker hardware, outputs, metrics',
+      'candidate.json        the candidate run: worker hardware, outputs, metrics, static checks',
+      'comparison.json       the numerical comparison of the outputs (per tensor: shape, dtype, max abs/rel error)',
+      ...(d.timings ? ['timings.json          timing samples (seconds; alternating runs) and their statistics'] : []),
+      'hardware.json         the worker that ran the candidate',
+    ].join('\n'),
+    'diff.patch': unifiedDiff(before, after),
+    'reference.json': JSON.stringify({ command: ctx.spec.workload.command, taskId: reference?.id ?? null, hardware: refAttempt?.hardware ?? null, result: reference?.result ?? null }, null, 2),
+    'candidate.json': JSON.stringify({ codeVersionId: candidate.id, changed: changedPaths(accepted.manifest, candidate.manifest), taskId: d.run?.id ?? null, result: d.run?.result ?? null, staticChecks: d.staticChecks ?? null }, null, 2),
+    'comparison.json': JSON.stringify(d.comparison ?? null, null, 2),
+    'hardware.json': JSON.stringify(d.attempt?.hardware ?? null, null, 2),
+  };
+  if (d.timings) files['timings.json'] = JSON.stringify(d.timings, null, 2);
+  return putEvidence(r, files, ctx.ownerId);
 }
 
 async function errorTail(r: Resources, attemptId: string | null): Promise<string> {

@@ -21,7 +21,9 @@ export const WorkerStatus = {
   ONLINE: 'ONLINE',
   PAUSED: 'PAUSED',
   OFFLINE: 'OFFLINE',
-  DRAINING: 'DRAINING'
+  DRAINING: 'DRAINING',
+  UNHEALTHY: 'UNHEALTHY',
+  QUARANTINED: 'QUARANTINED'
 } as const
 
 export type WorkerStatus = (typeof WorkerStatus)[keyof typeof WorkerStatus]

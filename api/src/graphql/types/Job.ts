@@ -4,6 +4,8 @@ import { createJob } from '../../domain/jobs/createJob.js';
 import { answerQuestion } from '../../domain/jobs/answerQuestion.js';
 import { jobOutputs } from '../../domain/jobs/jobOutputs.js';
 import type { Estimate } from '../../domain/jobs/estimate.js';
+import { askOutcomes, planAsks, type AskOutcome } from '../../domain/jobs/askOutcomes.js';
+import type { AskDisposition } from '../../domain/jobs/planSchema.js';
 import { builder } from '../builder.js';
 import { decodeId } from '../ids.js';
 import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
@@ -29,6 +31,29 @@ const JobEstimateRef = builder.objectRef<Estimate>('JobEstimate').implement({
     actualSec: t.float({ nullable: true, description: 'How long the full run really took (null until it ends).', resolve: (e) => e.actualSec ?? null }),
     actualCostCad: t.float({ nullable: true, resolve: (e) => e.actualCostCad ?? null }),
     ratio: t.float({ nullable: true, description: 'actualSec / durationSec.', resolve: (e) => e.ratio ?? null }),
+  }),
+});
+
+const PlanAskRef = builder.objectRef<AskDisposition>('PlanAsk').implement({
+  description: "One ask of the user's request and its disposition in the plan: honoured (how) or refused (why).",
+  fields: (t) => ({
+    ask: t.exposeString('ask', { description: "The request's words, as the user wrote them." }),
+    kind: t.exposeString('kind', { description: 'setting, sweep, output, scale, threshold, hardware, limit, target, setup or other.' }),
+    status: t.exposeString('status', { description: 'honoured or refused.' }),
+    detail: t.exposeString('detail', { description: 'Honoured: how (the flag, the constant changed, the output collected). Refused: why, naming what the project has.' }),
+    setting: t.string({ nullable: true, description: "The setting's address (file#name) when the ask is about one.", resolve: (a) => a.setting ?? null }),
+  }),
+});
+
+const AskOutcomeRef = builder.objectRef<AskOutcome>('AskOutcome').implement({
+  description: "What became of one ask of the request: done, planned, not done (the job's reason) or refused (why).",
+  fields: (t) => ({
+    ask: t.exposeString('ask'),
+    kind: t.exposeString('kind'),
+    status: t.exposeString('status', { description: "The plan's disposition: honoured or refused." }),
+    detail: t.exposeString('detail'),
+    outcome: t.exposeString('outcome', { description: 'done, planned, not-done or refused.' }),
+    line: t.exposeString('line', { description: 'One line for a person.' }),
   }),
 });
 
@@ -65,6 +90,12 @@ export const JobRef = builder.prismaNode('Job', {
     startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
     currentPlan: t.relation('currentPlan', { nullable: true }),
+    askOutcomes: t.field({
+      type: [AskOutcomeRef],
+      description: "Each ask of the request with its outcome (the current plan's dispositions and the job's status); empty until a plan is accepted.",
+      select: { status: true, statusReason: true, currentPlan: { select: { asks: true } } },
+      resolve: (job) => askOutcomes(planAsks(job.currentPlan?.asks), job.status, job.statusReason),
+    }),
     frozenCode: t.relation('frozenCode', { nullable: true }),
     originalCode: t.prismaField({
       type: 'CodeVersion',
@@ -158,6 +189,8 @@ builder.prismaObject('Plan', {
     preparation: t.expose('preparationWorkload', { type: 'JSON', nullable: true, description: 'The preparation stage the plan asks for: bounded workload, reference and target environments, steps, revision budget.' }),
     pipeline: t.expose('pipeline', { type: 'JSON', nullable: true, description: 'Steps that run before the main command, in order ([{ name, command, produces, timeoutSec }]); each hands what it produces to the later ones.' }),
     smokeRun: t.expose('smokeRun', { type: 'JSON', nullable: true, description: 'The smoke run before the full run ({ command, timeoutSec, scale: { unit, bounded, full } }); null: none.' }),
+    asks: t.field({ type: [PlanAskRef], description: "Every ask of the request and its disposition.", resolve: (p) => planAsks(p.asks) }),
+    settings: t.expose('settings', { type: 'JSON', nullable: true, description: 'Settings changed by rewriting their literals ([{ file, name, line, col, endLine, endCol, from, to }]); the frozen code holds them. Null: none.' }),
     shards: t.expose('shards', { type: 'JSON', nullable: true, description: 'The work split into shards (issue 14): per-shard commands and seeds, the bounded check against the unsharded run, the merge of the result file field by field; null: one run.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),

@@ -159,7 +159,9 @@ export const WorkerScalarFieldEnum = {
   createdAt: 'createdAt',
   validatedCount: 'validatedCount',
   mismatchCount: 'mismatchCount',
-  reputation: 'reputation'
+  reputation: 'reputation',
+  statusReason: 'statusReason',
+  quarantinedUntil: 'quarantinedUntil'
 } as const
 
 export type WorkerScalarFieldEnum = (typeof WorkerScalarFieldEnum)[keyof typeof WorkerScalarFieldEnum]
@@ -274,6 +276,8 @@ export const PlanScalarFieldEnum = {
   shards: 'shards',
   outputs: 'outputs',
   acceptanceCriteria: 'acceptanceCriteria',
+  asks: 'asks',
+  settings: 'settings',
   createdAt: 'createdAt'
 } as const
 
@@ -314,6 +318,7 @@ export const TaskScalarFieldEnum = {
   priority: 'priority',
   maxAttempts: 'maxAttempts',
   attemptCount: 'attemptCount',
+  infraFailures: 'infraFailures',
   status: 'status',
   runAfter: 'runAfter',
   statusReason: 'statusReason',

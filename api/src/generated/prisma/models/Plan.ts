@@ -70,6 +70,8 @@ export type PlanCountAggregateOutputType = {
   shards: number
   outputs: number
   acceptanceCriteria: number
+  asks: number
+  settings: number
   createdAt: number
   _all: number
 }
@@ -119,6 +121,8 @@ export type PlanCountAggregateInputType = {
   shards?: true
   outputs?: true
   acceptanceCriteria?: true
+  asks?: true
+  settings?: true
   createdAt?: true
   _all?: true
 }
@@ -225,6 +229,8 @@ export type PlanGroupByOutputType = {
   shards: runtime.JsonValue | null
   outputs: runtime.JsonValue
   acceptanceCriteria: runtime.JsonValue
+  asks: runtime.JsonValue
+  settings: runtime.JsonValue | null
   createdAt: Date
   _count: PlanCountAggregateOutputType | null
   _avg: PlanAvgAggregateOutputType | null
@@ -267,6 +273,8 @@ export type PlanWhereInput = {
   shards?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
+  asks?: Prisma.JsonFilter<"Plan">
+  settings?: Prisma.JsonNullableFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   currentFor?: Prisma.XOR<Prisma.JobNullableScalarRelationFilter, Prisma.JobWhereInput> | null
@@ -288,6 +296,8 @@ export type PlanOrderByWithRelationInput = {
   shards?: Prisma.SortOrderInput | Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
+  asks?: Prisma.SortOrder
+  settings?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   job?: Prisma.JobOrderByWithRelationInput
   currentFor?: Prisma.JobOrderByWithRelationInput
@@ -313,6 +323,8 @@ export type PlanWhereUniqueInput = Prisma.AtLeast<{
   shards?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
+  asks?: Prisma.JsonFilter<"Plan">
+  settings?: Prisma.JsonNullableFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   currentFor?: Prisma.XOR<Prisma.JobNullableScalarRelationFilter, Prisma.JobWhereInput> | null
@@ -334,6 +346,8 @@ export type PlanOrderByWithAggregationInput = {
   shards?: Prisma.SortOrderInput | Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
+  asks?: Prisma.SortOrder
+  settings?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.PlanCountOrderByAggregateInput
   _avg?: Prisma.PlanAvgOrderByAggregateInput
@@ -361,6 +375,8 @@ export type PlanScalarWhereWithAggregatesInput = {
   shards?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
   outputs?: Prisma.JsonWithAggregatesFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonWithAggregatesFilter<"Plan">
+  asks?: Prisma.JsonWithAggregatesFilter<"Plan">
+  settings?: Prisma.JsonNullableWithAggregatesFilter<"Plan">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Plan"> | Date | string
 }
 
@@ -379,6 +395,8 @@ export type PlanCreateInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutPlansInput
   currentFor?: Prisma.JobCreateNestedOneWithoutCurrentPlanInput
@@ -400,6 +418,8 @@ export type PlanUncheckedCreateInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   currentFor?: Prisma.JobUncheckedCreateNestedOneWithoutCurrentPlanInput
 }
@@ -419,6 +439,8 @@ export type PlanUpdateInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutPlansNestedInput
   currentFor?: Prisma.JobUpdateOneWithoutCurrentPlanNestedInput
@@ -440,6 +462,8 @@ export type PlanUncheckedUpdateInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   currentFor?: Prisma.JobUncheckedUpdateOneWithoutCurrentPlanNestedInput
 }
@@ -460,6 +484,8 @@ export type PlanCreateManyInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
 }
 
@@ -478,6 +504,8 @@ export type PlanUpdateManyMutationInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -497,6 +525,8 @@ export type PlanUncheckedUpdateManyInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -536,6 +566,8 @@ export type PlanCountOrderByAggregateInput = {
   shards?: Prisma.SortOrder
   outputs?: Prisma.SortOrder
   acceptanceCriteria?: Prisma.SortOrder
+  asks?: Prisma.SortOrder
+  settings?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -640,6 +672,8 @@ export type PlanCreateWithoutCurrentForInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   job: Prisma.JobCreateNestedOneWithoutPlansInput
 }
@@ -660,6 +694,8 @@ export type PlanUncheckedCreateWithoutCurrentForInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
 }
 
@@ -683,6 +719,8 @@ export type PlanCreateWithoutJobInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   currentFor?: Prisma.JobCreateNestedOneWithoutCurrentPlanInput
 }
@@ -702,6 +740,8 @@ export type PlanUncheckedCreateWithoutJobInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   currentFor?: Prisma.JobUncheckedCreateNestedOneWithoutCurrentPlanInput
 }
@@ -742,6 +782,8 @@ export type PlanUpdateWithoutCurrentForInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   job?: Prisma.JobUpdateOneRequiredWithoutPlansNestedInput
 }
@@ -762,6 +804,8 @@ export type PlanUncheckedUpdateWithoutCurrentForInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -800,6 +844,8 @@ export type PlanScalarWhereInput = {
   shards?: Prisma.JsonNullableFilter<"Plan">
   outputs?: Prisma.JsonFilter<"Plan">
   acceptanceCriteria?: Prisma.JsonFilter<"Plan">
+  asks?: Prisma.JsonFilter<"Plan">
+  settings?: Prisma.JsonNullableFilter<"Plan">
   createdAt?: Prisma.DateTimeFilter<"Plan"> | Date | string
 }
 
@@ -818,6 +864,8 @@ export type PlanCreateManyJobInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
 }
 
@@ -836,6 +884,8 @@ export type PlanUpdateWithoutJobInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   currentFor?: Prisma.JobUpdateOneWithoutCurrentPlanNestedInput
 }
@@ -855,6 +905,8 @@ export type PlanUncheckedUpdateWithoutJobInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   currentFor?: Prisma.JobUncheckedUpdateOneWithoutCurrentPlanNestedInput
 }
@@ -874,6 +926,8 @@ export type PlanUncheckedUpdateManyWithoutJobInput = {
   shards?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   outputs?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   acceptanceCriteria?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  asks?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  settings?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -895,6 +949,8 @@ export type PlanSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   shards?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
+  asks?: boolean
+  settings?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   currentFor?: boolean | Prisma.Plan$currentForArgs<ExtArgs>
@@ -916,6 +972,8 @@ export type PlanSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   shards?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
+  asks?: boolean
+  settings?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["plan"]>
@@ -936,6 +994,8 @@ export type PlanSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   shards?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
+  asks?: boolean
+  settings?: boolean
   createdAt?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["plan"]>
@@ -956,10 +1016,12 @@ export type PlanSelectScalar = {
   shards?: boolean
   outputs?: boolean
   acceptanceCriteria?: boolean
+  asks?: boolean
+  settings?: boolean
   createdAt?: boolean
 }
 
-export type PlanOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "version" | "author" | "summary" | "steps" | "command" | "environment" | "requirements" | "preparationWorkload" | "pipeline" | "smokeRun" | "shards" | "outputs" | "acceptanceCriteria" | "createdAt", ExtArgs["result"]["plan"]>
+export type PlanOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "version" | "author" | "summary" | "steps" | "command" | "environment" | "requirements" | "preparationWorkload" | "pipeline" | "smokeRun" | "shards" | "outputs" | "acceptanceCriteria" | "asks" | "settings" | "createdAt", ExtArgs["result"]["plan"]>
 export type PlanInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   currentFor?: boolean | Prisma.Plan$currentForArgs<ExtArgs>
@@ -1005,6 +1067,14 @@ export type $PlanPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     shards: runtime.JsonValue | null
     outputs: runtime.JsonValue
     acceptanceCriteria: runtime.JsonValue
+    /**
+     * Every ask of the request and its disposition ([{ ask, kind, status: honoured|refused, detail, setting }]).
+     */
+    asks: runtime.JsonValue
+    /**
+     * Settings changed by rewriting their literals ([{ file, name, line, col, endLine, endCol, from, to }]); null: none.
+     */
+    settings: runtime.JsonValue | null
     createdAt: Date
   }, ExtArgs["result"]["plan"]>
   composites: {}
@@ -1446,6 +1516,8 @@ export interface PlanFieldRefs {
   readonly shards: Prisma.FieldRef<"Plan", 'Json'>
   readonly outputs: Prisma.FieldRef<"Plan", 'Json'>
   readonly acceptanceCriteria: Prisma.FieldRef<"Plan", 'Json'>
+  readonly asks: Prisma.FieldRef<"Plan", 'Json'>
+  readonly settings: Prisma.FieldRef<"Plan", 'Json'>
   readonly createdAt: Prisma.FieldRef<"Plan", 'DateTime'>
 }
     

@@ -32,6 +32,7 @@ export type TaskAvgAggregateOutputType = {
   priority: number | null
   maxAttempts: number | null
   attemptCount: number | null
+  infraFailures: number | null
 }
 
 export type TaskSumAggregateOutputType = {
@@ -40,6 +41,7 @@ export type TaskSumAggregateOutputType = {
   priority: number | null
   maxAttempts: number | null
   attemptCount: number | null
+  infraFailures: number | null
 }
 
 export type TaskMinAggregateOutputType = {
@@ -58,6 +60,7 @@ export type TaskMinAggregateOutputType = {
   priority: number | null
   maxAttempts: number | null
   attemptCount: number | null
+  infraFailures: number | null
   status: $Enums.TaskStatus | null
   runAfter: Date | null
   statusReason: string | null
@@ -83,6 +86,7 @@ export type TaskMaxAggregateOutputType = {
   priority: number | null
   maxAttempts: number | null
   attemptCount: number | null
+  infraFailures: number | null
   status: $Enums.TaskStatus | null
   runAfter: Date | null
   statusReason: string | null
@@ -110,6 +114,7 @@ export type TaskCountAggregateOutputType = {
   priority: number
   maxAttempts: number
   attemptCount: number
+  infraFailures: number
   status: number
   runAfter: number
   statusReason: number
@@ -129,6 +134,7 @@ export type TaskAvgAggregateInputType = {
   priority?: true
   maxAttempts?: true
   attemptCount?: true
+  infraFailures?: true
 }
 
 export type TaskSumAggregateInputType = {
@@ -137,6 +143,7 @@ export type TaskSumAggregateInputType = {
   priority?: true
   maxAttempts?: true
   attemptCount?: true
+  infraFailures?: true
 }
 
 export type TaskMinAggregateInputType = {
@@ -155,6 +162,7 @@ export type TaskMinAggregateInputType = {
   priority?: true
   maxAttempts?: true
   attemptCount?: true
+  infraFailures?: true
   status?: true
   runAfter?: true
   statusReason?: true
@@ -180,6 +188,7 @@ export type TaskMaxAggregateInputType = {
   priority?: true
   maxAttempts?: true
   attemptCount?: true
+  infraFailures?: true
   status?: true
   runAfter?: true
   statusReason?: true
@@ -207,6 +216,7 @@ export type TaskCountAggregateInputType = {
   priority?: true
   maxAttempts?: true
   attemptCount?: true
+  infraFailures?: true
   status?: true
   runAfter?: true
   statusReason?: true
@@ -323,6 +333,7 @@ export type TaskGroupByOutputType = {
   priority: number
   maxAttempts: number
   attemptCount: number
+  infraFailures: number
   status: $Enums.TaskStatus
   runAfter: Date
   statusReason: string | null
@@ -375,6 +386,7 @@ export type TaskWhereInput = {
   priority?: Prisma.IntFilter<"Task"> | number
   maxAttempts?: Prisma.IntFilter<"Task"> | number
   attemptCount?: Prisma.IntFilter<"Task"> | number
+  infraFailures?: Prisma.IntFilter<"Task"> | number
   status?: Prisma.EnumTaskStatusFilter<"Task"> | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFilter<"Task"> | Date | string
   statusReason?: Prisma.StringNullableFilter<"Task"> | string | null
@@ -411,6 +423,7 @@ export type TaskOrderByWithRelationInput = {
   priority?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   attemptCount?: Prisma.SortOrder
+  infraFailures?: Prisma.SortOrder
   status?: Prisma.SortOrder
   runAfter?: Prisma.SortOrder
   statusReason?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -451,6 +464,7 @@ export type TaskWhereUniqueInput = Prisma.AtLeast<{
   priority?: Prisma.IntFilter<"Task"> | number
   maxAttempts?: Prisma.IntFilter<"Task"> | number
   attemptCount?: Prisma.IntFilter<"Task"> | number
+  infraFailures?: Prisma.IntFilter<"Task"> | number
   status?: Prisma.EnumTaskStatusFilter<"Task"> | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFilter<"Task"> | Date | string
   statusReason?: Prisma.StringNullableFilter<"Task"> | string | null
@@ -486,6 +500,7 @@ export type TaskOrderByWithAggregationInput = {
   priority?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   attemptCount?: Prisma.SortOrder
+  infraFailures?: Prisma.SortOrder
   status?: Prisma.SortOrder
   runAfter?: Prisma.SortOrder
   statusReason?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -523,6 +538,7 @@ export type TaskScalarWhereWithAggregatesInput = {
   priority?: Prisma.IntWithAggregatesFilter<"Task"> | number
   maxAttempts?: Prisma.IntWithAggregatesFilter<"Task"> | number
   attemptCount?: Prisma.IntWithAggregatesFilter<"Task"> | number
+  infraFailures?: Prisma.IntWithAggregatesFilter<"Task"> | number
   status?: Prisma.EnumTaskStatusWithAggregatesFilter<"Task"> | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeWithAggregatesFilter<"Task"> | Date | string
   statusReason?: Prisma.StringNullableWithAggregatesFilter<"Task"> | string | null
@@ -549,6 +565,7 @@ export type TaskCreateInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -584,6 +601,7 @@ export type TaskUncheckedCreateInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -613,6 +631,7 @@ export type TaskUpdateInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -648,6 +667,7 @@ export type TaskUncheckedUpdateInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -680,6 +700,7 @@ export type TaskCreateManyInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -706,6 +727,7 @@ export type TaskUpdateManyMutationInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -734,6 +756,7 @@ export type TaskUncheckedUpdateManyInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -773,6 +796,7 @@ export type TaskCountOrderByAggregateInput = {
   priority?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   attemptCount?: Prisma.SortOrder
+  infraFailures?: Prisma.SortOrder
   status?: Prisma.SortOrder
   runAfter?: Prisma.SortOrder
   statusReason?: Prisma.SortOrder
@@ -790,6 +814,7 @@ export type TaskAvgOrderByAggregateInput = {
   priority?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   attemptCount?: Prisma.SortOrder
+  infraFailures?: Prisma.SortOrder
 }
 
 export type TaskMaxOrderByAggregateInput = {
@@ -808,6 +833,7 @@ export type TaskMaxOrderByAggregateInput = {
   priority?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   attemptCount?: Prisma.SortOrder
+  infraFailures?: Prisma.SortOrder
   status?: Prisma.SortOrder
   runAfter?: Prisma.SortOrder
   statusReason?: Prisma.SortOrder
@@ -833,6 +859,7 @@ export type TaskMinOrderByAggregateInput = {
   priority?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   attemptCount?: Prisma.SortOrder
+  infraFailures?: Prisma.SortOrder
   status?: Prisma.SortOrder
   runAfter?: Prisma.SortOrder
   statusReason?: Prisma.SortOrder
@@ -848,6 +875,7 @@ export type TaskSumOrderByAggregateInput = {
   priority?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   attemptCount?: Prisma.SortOrder
+  infraFailures?: Prisma.SortOrder
 }
 
 export type TaskScalarRelationFilter = {
@@ -1083,6 +1111,7 @@ export type TaskCreateWithoutPinnedWorkerInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1116,6 +1145,7 @@ export type TaskUncheckedCreateWithoutPinnedWorkerInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1177,6 +1207,7 @@ export type TaskScalarWhereInput = {
   priority?: Prisma.IntFilter<"Task"> | number
   maxAttempts?: Prisma.IntFilter<"Task"> | number
   attemptCount?: Prisma.IntFilter<"Task"> | number
+  infraFailures?: Prisma.IntFilter<"Task"> | number
   status?: Prisma.EnumTaskStatusFilter<"Task"> | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFilter<"Task"> | Date | string
   statusReason?: Prisma.StringNullableFilter<"Task"> | string | null
@@ -1203,6 +1234,7 @@ export type TaskCreateWithoutJobInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1236,6 +1268,7 @@ export type TaskUncheckedCreateWithoutJobInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1291,6 +1324,7 @@ export type TaskCreateWithoutCodeVersionInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1324,6 +1358,7 @@ export type TaskUncheckedCreateWithoutCodeVersionInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1379,6 +1414,7 @@ export type TaskCreateWithoutAttemptsInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1413,6 +1449,7 @@ export type TaskUncheckedCreateWithoutAttemptsInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1446,6 +1483,7 @@ export type TaskCreateWithoutCurrentAttemptInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1480,6 +1518,7 @@ export type TaskUncheckedCreateWithoutCurrentAttemptInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1524,6 +1563,7 @@ export type TaskUpdateWithoutAttemptsInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1558,6 +1598,7 @@ export type TaskUncheckedUpdateWithoutAttemptsInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1597,6 +1638,7 @@ export type TaskUpdateWithoutCurrentAttemptInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1631,6 +1673,7 @@ export type TaskUncheckedUpdateWithoutCurrentAttemptInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1659,6 +1702,7 @@ export type TaskCreateWithoutServicesInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1693,6 +1737,7 @@ export type TaskUncheckedCreateWithoutServicesInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1737,6 +1782,7 @@ export type TaskUpdateWithoutServicesInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1771,6 +1817,7 @@ export type TaskUncheckedUpdateWithoutServicesInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1799,6 +1846,7 @@ export type TaskCreateWithoutResultCheckInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1833,6 +1881,7 @@ export type TaskUncheckedCreateWithoutResultCheckInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1877,6 +1926,7 @@ export type TaskUpdateWithoutResultCheckInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1911,6 +1961,7 @@ export type TaskUncheckedUpdateWithoutResultCheckInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1941,6 +1992,7 @@ export type TaskCreateManyPinnedWorkerInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -1967,6 +2019,7 @@ export type TaskUpdateWithoutPinnedWorkerInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2000,6 +2053,7 @@ export type TaskUncheckedUpdateWithoutPinnedWorkerInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2031,6 +2085,7 @@ export type TaskUncheckedUpdateManyWithoutPinnedWorkerInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2059,6 +2114,7 @@ export type TaskCreateManyJobInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -2085,6 +2141,7 @@ export type TaskUpdateWithoutJobInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2118,6 +2175,7 @@ export type TaskUncheckedUpdateWithoutJobInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2149,6 +2207,7 @@ export type TaskUncheckedUpdateManyWithoutJobInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2177,6 +2236,7 @@ export type TaskCreateManyCodeVersionInput = {
   priority?: number
   maxAttempts?: number
   attemptCount?: number
+  infraFailures?: number
   status?: $Enums.TaskStatus
   runAfter?: Date | string
   statusReason?: string | null
@@ -2203,6 +2263,7 @@ export type TaskUpdateWithoutCodeVersionInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2236,6 +2297,7 @@ export type TaskUncheckedUpdateWithoutCodeVersionInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2267,6 +2329,7 @@ export type TaskUncheckedUpdateManyWithoutCodeVersionInput = {
   priority?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   attemptCount?: Prisma.IntFieldUpdateOperationsInput | number
+  infraFailures?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.EnumTaskStatusFieldUpdateOperationsInput | $Enums.TaskStatus
   runAfter?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2336,6 +2399,7 @@ export type TaskSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   priority?: boolean
   maxAttempts?: boolean
   attemptCount?: boolean
+  infraFailures?: boolean
   status?: boolean
   runAfter?: boolean
   statusReason?: boolean
@@ -2373,6 +2437,7 @@ export type TaskSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   priority?: boolean
   maxAttempts?: boolean
   attemptCount?: boolean
+  infraFailures?: boolean
   status?: boolean
   runAfter?: boolean
   statusReason?: boolean
@@ -2406,6 +2471,7 @@ export type TaskSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   priority?: boolean
   maxAttempts?: boolean
   attemptCount?: boolean
+  infraFailures?: boolean
   status?: boolean
   runAfter?: boolean
   statusReason?: boolean
@@ -2439,6 +2505,7 @@ export type TaskSelectScalar = {
   priority?: boolean
   maxAttempts?: boolean
   attemptCount?: boolean
+  infraFailures?: boolean
   status?: boolean
   runAfter?: boolean
   statusReason?: boolean
@@ -2450,7 +2517,7 @@ export type TaskSelectScalar = {
   finishedAt?: boolean
 }
 
-export type TaskOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "ownerId" | "kind" | "name" | "codeVersionId" | "command" | "environment" | "requirements" | "workload" | "accelVendor" | "minMemoryMiB" | "minAccelMemMiB" | "pinnedWorkerId" | "priority" | "maxAttempts" | "attemptCount" | "status" | "runAfter" | "statusReason" | "currentAttemptId" | "checkpoint" | "result" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["task"]>
+export type TaskOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "ownerId" | "kind" | "name" | "codeVersionId" | "command" | "environment" | "requirements" | "workload" | "accelVendor" | "minMemoryMiB" | "minAccelMemMiB" | "pinnedWorkerId" | "priority" | "maxAttempts" | "attemptCount" | "infraFailures" | "status" | "runAfter" | "statusReason" | "currentAttemptId" | "checkpoint" | "result" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["task"]>
 export type TaskInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   codeVersion?: boolean | Prisma.CodeVersionDefaultArgs<ExtArgs>
@@ -2509,6 +2576,11 @@ export type $TaskPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     priority: number
     maxAttempts: number
     attemptCount: number
+    /**
+     * Attempts that ended in an infrastructure error (the worker, not the code): counted in
+     * attemptCount (it numbers the attempts) but not against maxAttempts (leases/retryOrFail.ts).
+     */
+    infraFailures: number
     status: $Enums.TaskStatus
     /**
      * Not eligible to be claimed before this instant (retry backoff).
@@ -2978,6 +3050,7 @@ export interface TaskFieldRefs {
   readonly priority: Prisma.FieldRef<"Task", 'Int'>
   readonly maxAttempts: Prisma.FieldRef<"Task", 'Int'>
   readonly attemptCount: Prisma.FieldRef<"Task", 'Int'>
+  readonly infraFailures: Prisma.FieldRef<"Task", 'Int'>
   readonly status: Prisma.FieldRef<"Task", 'TaskStatus'>
   readonly runAfter: Prisma.FieldRef<"Task", 'DateTime'>
   readonly statusReason: Prisma.FieldRef<"Task", 'String'>

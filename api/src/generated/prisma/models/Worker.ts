@@ -64,6 +64,8 @@ export type WorkerMinAggregateOutputType = {
   validatedCount: number | null
   mismatchCount: number | null
   reputation: number | null
+  statusReason: string | null
+  quarantinedUntil: Date | null
 }
 
 export type WorkerMaxAggregateOutputType = {
@@ -84,6 +86,8 @@ export type WorkerMaxAggregateOutputType = {
   validatedCount: number | null
   mismatchCount: number | null
   reputation: number | null
+  statusReason: string | null
+  quarantinedUntil: Date | null
 }
 
 export type WorkerCountAggregateOutputType = {
@@ -106,6 +110,8 @@ export type WorkerCountAggregateOutputType = {
   validatedCount: number
   mismatchCount: number
   reputation: number
+  statusReason: number
+  quarantinedUntil: number
   _all: number
 }
 
@@ -148,6 +154,8 @@ export type WorkerMinAggregateInputType = {
   validatedCount?: true
   mismatchCount?: true
   reputation?: true
+  statusReason?: true
+  quarantinedUntil?: true
 }
 
 export type WorkerMaxAggregateInputType = {
@@ -168,6 +176,8 @@ export type WorkerMaxAggregateInputType = {
   validatedCount?: true
   mismatchCount?: true
   reputation?: true
+  statusReason?: true
+  quarantinedUntil?: true
 }
 
 export type WorkerCountAggregateInputType = {
@@ -190,6 +200,8 @@ export type WorkerCountAggregateInputType = {
   validatedCount?: true
   mismatchCount?: true
   reputation?: true
+  statusReason?: true
+  quarantinedUntil?: true
   _all?: true
 }
 
@@ -299,6 +311,8 @@ export type WorkerGroupByOutputType = {
   validatedCount: number
   mismatchCount: number
   reputation: number
+  statusReason: string | null
+  quarantinedUntil: Date | null
   _count: WorkerCountAggregateOutputType | null
   _avg: WorkerAvgAggregateOutputType | null
   _sum: WorkerSumAggregateOutputType | null
@@ -344,6 +358,8 @@ export type WorkerWhereInput = {
   validatedCount?: Prisma.IntFilter<"Worker"> | number
   mismatchCount?: Prisma.IntFilter<"Worker"> | number
   reputation?: Prisma.FloatFilter<"Worker"> | number
+  statusReason?: Prisma.StringNullableFilter<"Worker"> | string | null
+  quarantinedUntil?: Prisma.DateTimeNullableFilter<"Worker"> | Date | string | null
   owner?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
   token?: Prisma.XOR<Prisma.WorkerTokenScalarRelationFilter, Prisma.WorkerTokenWhereInput>
   attempts?: Prisma.AttemptListRelationFilter
@@ -370,6 +386,8 @@ export type WorkerOrderByWithRelationInput = {
   validatedCount?: Prisma.SortOrder
   mismatchCount?: Prisma.SortOrder
   reputation?: Prisma.SortOrder
+  statusReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  quarantinedUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   owner?: Prisma.UserOrderByWithRelationInput
   token?: Prisma.WorkerTokenOrderByWithRelationInput
   attempts?: Prisma.AttemptOrderByRelationAggregateInput
@@ -400,6 +418,8 @@ export type WorkerWhereUniqueInput = Prisma.AtLeast<{
   validatedCount?: Prisma.IntFilter<"Worker"> | number
   mismatchCount?: Prisma.IntFilter<"Worker"> | number
   reputation?: Prisma.FloatFilter<"Worker"> | number
+  statusReason?: Prisma.StringNullableFilter<"Worker"> | string | null
+  quarantinedUntil?: Prisma.DateTimeNullableFilter<"Worker"> | Date | string | null
   owner?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
   token?: Prisma.XOR<Prisma.WorkerTokenScalarRelationFilter, Prisma.WorkerTokenWhereInput>
   attempts?: Prisma.AttemptListRelationFilter
@@ -426,6 +446,8 @@ export type WorkerOrderByWithAggregationInput = {
   validatedCount?: Prisma.SortOrder
   mismatchCount?: Prisma.SortOrder
   reputation?: Prisma.SortOrder
+  statusReason?: Prisma.SortOrderInput | Prisma.SortOrder
+  quarantinedUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.WorkerCountOrderByAggregateInput
   _avg?: Prisma.WorkerAvgOrderByAggregateInput
   _max?: Prisma.WorkerMaxOrderByAggregateInput
@@ -456,6 +478,8 @@ export type WorkerScalarWhereWithAggregatesInput = {
   validatedCount?: Prisma.IntWithAggregatesFilter<"Worker"> | number
   mismatchCount?: Prisma.IntWithAggregatesFilter<"Worker"> | number
   reputation?: Prisma.FloatWithAggregatesFilter<"Worker"> | number
+  statusReason?: Prisma.StringNullableWithAggregatesFilter<"Worker"> | string | null
+  quarantinedUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Worker"> | Date | string | null
 }
 
 export type WorkerCreateInput = {
@@ -476,6 +500,8 @@ export type WorkerCreateInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   owner: Prisma.UserCreateNestedOneWithoutWorkersInput
   token: Prisma.WorkerTokenCreateNestedOneWithoutWorkersInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutWorkerInput
@@ -502,6 +528,8 @@ export type WorkerUncheckedCreateInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskUncheckedCreateNestedManyWithoutPinnedWorkerInput
 }
@@ -524,6 +552,8 @@ export type WorkerUpdateInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   owner?: Prisma.UserUpdateOneRequiredWithoutWorkersNestedInput
   token?: Prisma.WorkerTokenUpdateOneRequiredWithoutWorkersNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutWorkerNestedInput
@@ -550,6 +580,8 @@ export type WorkerUncheckedUpdateInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUncheckedUpdateManyWithoutPinnedWorkerNestedInput
 }
@@ -574,6 +606,8 @@ export type WorkerCreateManyInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
 }
 
 export type WorkerUpdateManyMutationInput = {
@@ -594,6 +628,8 @@ export type WorkerUpdateManyMutationInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type WorkerUncheckedUpdateManyInput = {
@@ -616,6 +652,8 @@ export type WorkerUncheckedUpdateManyInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type WorkerListRelationFilter = {
@@ -653,6 +691,8 @@ export type WorkerCountOrderByAggregateInput = {
   validatedCount?: Prisma.SortOrder
   mismatchCount?: Prisma.SortOrder
   reputation?: Prisma.SortOrder
+  statusReason?: Prisma.SortOrder
+  quarantinedUntil?: Prisma.SortOrder
 }
 
 export type WorkerAvgOrderByAggregateInput = {
@@ -683,6 +723,8 @@ export type WorkerMaxOrderByAggregateInput = {
   validatedCount?: Prisma.SortOrder
   mismatchCount?: Prisma.SortOrder
   reputation?: Prisma.SortOrder
+  statusReason?: Prisma.SortOrder
+  quarantinedUntil?: Prisma.SortOrder
 }
 
 export type WorkerMinOrderByAggregateInput = {
@@ -703,6 +745,8 @@ export type WorkerMinOrderByAggregateInput = {
   validatedCount?: Prisma.SortOrder
   mismatchCount?: Prisma.SortOrder
   reputation?: Prisma.SortOrder
+  statusReason?: Prisma.SortOrder
+  quarantinedUntil?: Prisma.SortOrder
 }
 
 export type WorkerSumOrderByAggregateInput = {
@@ -886,6 +930,8 @@ export type WorkerCreateWithoutOwnerInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   token: Prisma.WorkerTokenCreateNestedOneWithoutWorkersInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskCreateNestedManyWithoutPinnedWorkerInput
@@ -910,6 +956,8 @@ export type WorkerUncheckedCreateWithoutOwnerInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskUncheckedCreateNestedManyWithoutPinnedWorkerInput
 }
@@ -963,6 +1011,8 @@ export type WorkerScalarWhereInput = {
   validatedCount?: Prisma.IntFilter<"Worker"> | number
   mismatchCount?: Prisma.IntFilter<"Worker"> | number
   reputation?: Prisma.FloatFilter<"Worker"> | number
+  statusReason?: Prisma.StringNullableFilter<"Worker"> | string | null
+  quarantinedUntil?: Prisma.DateTimeNullableFilter<"Worker"> | Date | string | null
 }
 
 export type WorkerCreateWithoutTokenInput = {
@@ -983,6 +1033,8 @@ export type WorkerCreateWithoutTokenInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   owner: Prisma.UserCreateNestedOneWithoutWorkersInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskCreateNestedManyWithoutPinnedWorkerInput
@@ -1007,6 +1059,8 @@ export type WorkerUncheckedCreateWithoutTokenInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutWorkerInput
   pinnedTasks?: Prisma.TaskUncheckedCreateNestedManyWithoutPinnedWorkerInput
 }
@@ -1055,6 +1109,8 @@ export type WorkerCreateWithoutPinnedTasksInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   owner: Prisma.UserCreateNestedOneWithoutWorkersInput
   token: Prisma.WorkerTokenCreateNestedOneWithoutWorkersInput
   attempts?: Prisma.AttemptCreateNestedManyWithoutWorkerInput
@@ -1080,6 +1136,8 @@ export type WorkerUncheckedCreateWithoutPinnedTasksInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   attempts?: Prisma.AttemptUncheckedCreateNestedManyWithoutWorkerInput
 }
 
@@ -1117,6 +1175,8 @@ export type WorkerUpdateWithoutPinnedTasksInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   owner?: Prisma.UserUpdateOneRequiredWithoutWorkersNestedInput
   token?: Prisma.WorkerTokenUpdateOneRequiredWithoutWorkersNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutWorkerNestedInput
@@ -1142,6 +1202,8 @@ export type WorkerUncheckedUpdateWithoutPinnedTasksInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutWorkerNestedInput
 }
 
@@ -1163,6 +1225,8 @@ export type WorkerCreateWithoutAttemptsInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   owner: Prisma.UserCreateNestedOneWithoutWorkersInput
   token: Prisma.WorkerTokenCreateNestedOneWithoutWorkersInput
   pinnedTasks?: Prisma.TaskCreateNestedManyWithoutPinnedWorkerInput
@@ -1188,6 +1252,8 @@ export type WorkerUncheckedCreateWithoutAttemptsInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
   pinnedTasks?: Prisma.TaskUncheckedCreateNestedManyWithoutPinnedWorkerInput
 }
 
@@ -1225,6 +1291,8 @@ export type WorkerUpdateWithoutAttemptsInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   owner?: Prisma.UserUpdateOneRequiredWithoutWorkersNestedInput
   token?: Prisma.WorkerTokenUpdateOneRequiredWithoutWorkersNestedInput
   pinnedTasks?: Prisma.TaskUpdateManyWithoutPinnedWorkerNestedInput
@@ -1250,6 +1318,8 @@ export type WorkerUncheckedUpdateWithoutAttemptsInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   pinnedTasks?: Prisma.TaskUncheckedUpdateManyWithoutPinnedWorkerNestedInput
 }
 
@@ -1272,6 +1342,8 @@ export type WorkerCreateManyOwnerInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
 }
 
 export type WorkerUpdateWithoutOwnerInput = {
@@ -1292,6 +1364,8 @@ export type WorkerUpdateWithoutOwnerInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   token?: Prisma.WorkerTokenUpdateOneRequiredWithoutWorkersNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUpdateManyWithoutPinnedWorkerNestedInput
@@ -1316,6 +1390,8 @@ export type WorkerUncheckedUpdateWithoutOwnerInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUncheckedUpdateManyWithoutPinnedWorkerNestedInput
 }
@@ -1339,6 +1415,8 @@ export type WorkerUncheckedUpdateManyWithoutOwnerInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type WorkerCreateManyTokenInput = {
@@ -1360,6 +1438,8 @@ export type WorkerCreateManyTokenInput = {
   validatedCount?: number
   mismatchCount?: number
   reputation?: number
+  statusReason?: string | null
+  quarantinedUntil?: Date | string | null
 }
 
 export type WorkerUpdateWithoutTokenInput = {
@@ -1380,6 +1460,8 @@ export type WorkerUpdateWithoutTokenInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   owner?: Prisma.UserUpdateOneRequiredWithoutWorkersNestedInput
   attempts?: Prisma.AttemptUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUpdateManyWithoutPinnedWorkerNestedInput
@@ -1404,6 +1486,8 @@ export type WorkerUncheckedUpdateWithoutTokenInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   attempts?: Prisma.AttemptUncheckedUpdateManyWithoutWorkerNestedInput
   pinnedTasks?: Prisma.TaskUncheckedUpdateManyWithoutPinnedWorkerNestedInput
 }
@@ -1427,6 +1511,8 @@ export type WorkerUncheckedUpdateManyWithoutTokenInput = {
   validatedCount?: Prisma.IntFieldUpdateOperationsInput | number
   mismatchCount?: Prisma.IntFieldUpdateOperationsInput | number
   reputation?: Prisma.FloatFieldUpdateOperationsInput | number
+  statusReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  quarantinedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 
@@ -1489,6 +1575,8 @@ export type WorkerSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   validatedCount?: boolean
   mismatchCount?: boolean
   reputation?: boolean
+  statusReason?: boolean
+  quarantinedUntil?: boolean
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   token?: boolean | Prisma.WorkerTokenDefaultArgs<ExtArgs>
   attempts?: boolean | Prisma.Worker$attemptsArgs<ExtArgs>
@@ -1516,6 +1604,8 @@ export type WorkerSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   validatedCount?: boolean
   mismatchCount?: boolean
   reputation?: boolean
+  statusReason?: boolean
+  quarantinedUntil?: boolean
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   token?: boolean | Prisma.WorkerTokenDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["worker"]>
@@ -1540,6 +1630,8 @@ export type WorkerSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   validatedCount?: boolean
   mismatchCount?: boolean
   reputation?: boolean
+  statusReason?: boolean
+  quarantinedUntil?: boolean
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   token?: boolean | Prisma.WorkerTokenDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["worker"]>
@@ -1564,9 +1656,11 @@ export type WorkerSelectScalar = {
   validatedCount?: boolean
   mismatchCount?: boolean
   reputation?: boolean
+  statusReason?: boolean
+  quarantinedUntil?: boolean
 }
 
-export type WorkerOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "tokenId" | "name" | "status" | "capabilities" | "workloads" | "accelVendor" | "accelMemMiB" | "memoryMiB" | "cpuCores" | "simulatedAccelerator" | "slots" | "version" | "lastSeenAt" | "createdAt" | "validatedCount" | "mismatchCount" | "reputation", ExtArgs["result"]["worker"]>
+export type WorkerOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "ownerId" | "tokenId" | "name" | "status" | "capabilities" | "workloads" | "accelVendor" | "accelMemMiB" | "memoryMiB" | "cpuCores" | "simulatedAccelerator" | "slots" | "version" | "lastSeenAt" | "createdAt" | "validatedCount" | "mismatchCount" | "reputation" | "statusReason" | "quarantinedUntil", ExtArgs["result"]["worker"]>
 export type WorkerInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   owner?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   token?: boolean | Prisma.WorkerTokenDefaultArgs<ExtArgs>
@@ -1626,6 +1720,15 @@ export type $WorkerPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     validatedCount: number
     mismatchCount: number
     reputation: number
+    /**
+     * Why the worker is UNHEALTHY (its own prerequisite check failed: what failed) or QUARANTINED
+     * (the scheduler's black-hole rule: which failures); null otherwise.
+     */
+    statusReason: string | null
+    /**
+     * When the latest quarantine ends (or ended): its failures before this instant are not counted again.
+     */
+    quarantinedUntil: Date | null
   }, ExtArgs["result"]["worker"]>
   composites: {}
 }
@@ -2072,6 +2175,8 @@ export interface WorkerFieldRefs {
   readonly validatedCount: Prisma.FieldRef<"Worker", 'Int'>
   readonly mismatchCount: Prisma.FieldRef<"Worker", 'Int'>
   readonly reputation: Prisma.FieldRef<"Worker", 'Float'>
+  readonly statusReason: Prisma.FieldRef<"Worker", 'String'>
+  readonly quarantinedUntil: Prisma.FieldRef<"Worker", 'DateTime'>
 }
     
 
