@@ -53,7 +53,7 @@ async function files(dir: string, under = ''): Promise<Record<string, Buffer>> {
 
 async function main(): Promise<number> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-gpu-check-'));
-  const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', CHATGPU_DATA_DIR: dataDir, TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '2', NODE_ENV: 'development' });
+  const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', CHATGPU_DATA_DIR: dataDir, CHATGPU_SIGNUP: 'open', TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '2', NODE_ENV: 'development' });
   const server = await startServer({ config, log: silentLogger, webDir: null, scheduler: true, model: null });
   const prisma = server.db.prisma;
   const gql = async (query: string, variables: Record<string, unknown>, token?: string) => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm start`: builds the dashboard when its build is missing or older than its sources, and
 // the API's bundle likewise (scripts/apiBundle.mjs), then runs the API with the local worker.
-// Flags: --no-worker.
+// Flags: --host ADDRESS, --port N, --no-worker (api/src/main.ts, START_USAGE).
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

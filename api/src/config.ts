@@ -11,7 +11,8 @@ const num = (def: number) => z.coerce.number().nonnegative().default(def);
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
-  HOST: z.string().default('0.0.0.0'),
+  /** The address the API listens on: this machine only unless set (0.0.0.0 or an interface's address opens it to the network). */
+  HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.string().url().optional(),
   /** How long an API started while PostgreSQL is unreachable (or still starting) waits for it before it gives up. */
   DATABASE_WAIT_SEC: z.coerce.number().int().min(0).max(86_400).default(120),
@@ -64,6 +65,13 @@ const EnvSchema = z.object({
   /** A worker that loses this many attempts (lease ran out: LOST or STALE) within FLAP_WINDOW_MIN is flapping: the run supervisor keeps the affected jobs' retries off it. */
   FLAP_LOST: int(3),
   FLAP_WINDOW_MIN: int(30),
+  /** Black holes (domain/workers/blackHoles.ts): a worker whose failed attempts, within BLACK_HOLE_WINDOW_MIN, are on tasks of this many jobs that then succeeded on other workers is quarantined. */
+  BLACK_HOLE_JOBS: z.coerce.number().int().min(1).default(3),
+  BLACK_HOLE_WINDOW_MIN: int(60),
+  /** How long a quarantine lasts (the cool-down) before the worker may claim work again. */
+  QUARANTINE_MIN: int(30),
+  /** Infrastructure failures (the worker, not the code: leases/retryOrFail.ts) a task may have before it fails; they do not count against its maxAttempts. */
+  INFRA_RETRIES: int(10),
   RETRY_BASE_SEC: num(2),
   /** Trust (domain/trust/reputation.ts): below this reputation a worker gets no checkable work. */
   TRUST_MIN_REPUTATION: num(0.3),
@@ -98,6 +106,12 @@ const EnvSchema = z.object({
   SENTRY_PROJECT: z.string().regex(/^\d+$/, 'a numeric project id').optional(),
   /** Comma-separated emails of operators: they see every job's preparation records (not only their own). */
   CHATGPU_OPERATORS: z.string().default(''),
+  /**
+   * Who may create an account with signUp: anyone (open) or no one (closed: only accounts that
+   * exist, e.g. the embedded default's local user). Default: closed on the embedded default (no
+   * DATABASE_URL), open on a deployment.
+   */
+  CHATGPU_SIGNUP: z.enum(['open', 'closed']).optional(),
   /** `npm start` on a machine whose Python lacks PyTorch: install Debian's python3-torch (auto, as root with apt) or never. */
   CHATGPU_INSTALL_TORCH: z.enum(['auto', 'never']).default('auto'),
   NODE_ENV: z.string().default('development'),
@@ -152,6 +166,12 @@ export interface Config {
     flapLost: number;
     flapWindowMin: number;
     retryBaseSec: number;
+    /** Jobs with failures of one worker, within blackHoleWindowMin, that succeeded elsewhere: quarantined for quarantineMin. */
+    blackHoleJobs: number;
+    blackHoleWindowMin: number;
+    quarantineMin: number;
+    /** Infrastructure failures a task may have (not counted against maxAttempts) before it fails. */
+    infraRetries: number;
   };
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
   trust: TrustPolicy & { replicaWaitSec: number };
@@ -162,6 +182,8 @@ export interface Config {
   sentryApi: { url: string; token: string; org: string; project: string | null } | null;
   /** Lower-cased operator emails. */
   operators: string[];
+  /** Whether signUp creates accounts (CHATGPU_SIGNUP). */
+  signUp: 'open' | 'closed';
   /** The embedded default's local worker (npm start). */
   localWorker: { installTorch: 'auto' | 'never' };
   production: boolean;
@@ -196,8 +218,9 @@ function blobsConfig(e: z.infer<typeof EnvSchema>): BlobsConfig {
   };
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
-  const parsed = EnvSchema.safeParse(env);
+/** `overrides`: settings given on the command line (`npm start --host … --port …`), validated like the environment and taking precedence over it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), overrides: Record<string, string> = {}): Config {
+  const parsed = EnvSchema.safeParse({ ...env, ...overrides });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`Invalid configuration: ${issues}`);
@@ -224,6 +247,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       flapLost: e.FLAP_LOST,
       flapWindowMin: e.FLAP_WINDOW_MIN,
       retryBaseSec: e.RETRY_BASE_SEC,
+      blackHoleJobs: e.BLACK_HOLE_JOBS,
+      blackHoleWindowMin: e.BLACK_HOLE_WINDOW_MIN,
+      quarantineMin: e.QUARANTINE_MIN,
+      infraRetries: e.INFRA_RETRIES,
     },
     rates: {
       cpuCoreHourCad: e.RATE_CPU_CORE_HOUR_CAD,
@@ -242,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     sentryDsn: e.SENTRY_DSN || undefined,
     sentryApi: e.SENTRY_API_URL && e.SENTRY_AUTH_TOKEN && e.SENTRY_ORG ? { url: e.SENTRY_API_URL.replace(/\/+$/, ''), token: e.SENTRY_AUTH_TOKEN, org: e.SENTRY_ORG, project: e.SENTRY_PROJECT ?? null } : null,
     operators: e.CHATGPU_OPERATORS.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean),
+    signUp: e.CHATGPU_SIGNUP ?? (e.DATABASE_URL ? 'open' : 'closed'),
     localWorker: { installTorch: e.CHATGPU_INSTALL_TORCH },
     production: e.NODE_ENV === 'production',
     allowSimulatedAccelerators: e.NODE_ENV !== 'production' || e.CHATGPU_ALLOW_SIMULATED_ACCELERATORS === 'true',

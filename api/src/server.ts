@@ -344,51 +344,79 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     wss,
   );
 
+  let scheduler: ReturnType<typeof startScheduler> | null = null;
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await scheduler?.stop();
+    await sweeping;
+    pipeline?.stop();
+    await Promise.race([pipeline?.idle(), new Promise((r) => setTimeout(r, 5000))]);
+    await services.close();
+    await wsServer.dispose();
+    wss.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    // Their sockets are closed (a long-poll's signal aborts it); what is still running finishes.
+    let drainTimer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => (drainTimer = setTimeout(r, 10_000)))]);
+    clearTimeout(drainTimer);
+    await apollo.stop();
+    await pubsub.stop();
+    await flushTelemetry();
+    if (!opts.db) await db.close();
+  };
+
   // Leases that ran out while no API process was running are resumed before any worker's
   // heartbeat can be refused as expired (scheduler/tick.ts, resumeAfterOutage).
   if (opts.scheduler !== false) await resumeAfterOutage(resources, resources.now());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (err) {
+    await close();
+    throw listenError(err, config);
+  }
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   resources.baseUrl = config.publicUrl ?? `http://localhost:${port}`;
   resources.serviceBase = serviceBase(config.services.publicUrl, config.publicUrl, port);
   services.selfUrl = config.internalUrl ?? `http://${host}:${port}`;
 
-  const scheduler = opts.scheduler === false ? null : startScheduler(resources);
+  if (opts.scheduler !== false) scheduler = startScheduler(resources);
 
-  let closed = false;
-  return {
-    url: `http://${host}:${port}`,
-    port,
-    db,
-    pubsub,
-    resources,
-    pipeline,
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      await scheduler?.stop();
-      await sweeping;
-      pipeline?.stop();
-      await Promise.race([pipeline?.idle(), new Promise((r) => setTimeout(r, 5000))]);
-      await services.close();
-      await wsServer.dispose();
-      wss.close();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-      // Their sockets are closed (a long-poll's signal aborts it); what is still running finishes.
-      let drainTimer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => (drainTimer = setTimeout(r, 10_000)))]);
-      clearTimeout(drainTimer);
-      await apollo.stop();
-      await pubsub.stop();
-      await flushTelemetry();
-      if (!opts.db) await db.close();
-    },
-  };
+  return { url: `http://${host}:${port}`, port, db, pubsub, resources, pipeline, close };
+}
+
+/**
+ * The API could not listen, in one sentence a user can act on (`startServer` throws it;
+ * `npm start` prints its message alone, without a stack trace).
+ */
+export class ListenError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'ListenError';
+  }
+}
+
+/** Turns listen's EADDRINUSE / EACCES / EADDRNOTAVAIL into a ListenError; anything else is returned as it is. */
+export function listenError(err: unknown, where: { port: number; host: string }): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  const change = `start it on another one with --port N (or PORT=N)`;
+  if (code === 'EADDRINUSE') {
+    return new ListenError(`Port ${where.port} on ${where.host} is already in use (ChatGPU or another program is listening there): stop that program, or ${change}.`, code);
+  }
+  if (code === 'EACCES') return new ListenError(`This user may not listen on port ${where.port} (ports below 1024 need root): ${change}.`, code);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new ListenError(`${where.host} is not an address of this machine, so the API cannot listen on it: give one of its addresses with --host ADDRESS (or HOST=ADDRESS), or leave it out for 127.0.0.1.`, code);
+  }
+  return err;
 }
 
 /** Node's "aborted" error: the request's connection closed before its body was read to the end. */

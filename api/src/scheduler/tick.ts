@@ -30,6 +30,7 @@ import { logAttempt } from '../telemetry/sentry.js';
 import { recordTick, resumeLeasesAfterOutage } from '../db/sql/schedulerState.js';
 import { accrueUsage, writeOffAttemptUsage } from '../domain/billing/usage.js';
 import type { DomainEvent } from '../domain/events.js';
+import { fmt } from '../domain/jobs/estimateText.js';
 import { recordJobEvent } from '../domain/jobs/jobEvents.js';
 import { applyTransition } from '../domain/jobs/jobLifecycle.js';
 import { ACTIVE_JOB_STATUSES } from '../domain/jobs/jobStatus.js';
@@ -188,6 +189,18 @@ export function outageGapMs(r: Pick<Resources, 'config'>): number {
 /** See the file comment. Call before the API process accepts requests. */
 export async function resumeAfterOutage(r: Resources, now: Date): Promise<{ resumed: number; outageMs: number | null }> {
   const res = await resumeLeasesAfterOutage(r.prisma, now, outageGapMs(r), r.config.scheduler.leaseSec);
-  if (res.outageMs !== null) r.log.info(`no scheduler tick for ${Math.round(res.outageMs / 1000)} s (an outage): ${res.resumed} lease(s) that ran out meanwhile get a fresh lease`);
+  const line = resumeMessage(res);
+  if (line) r.log.info(line);
   return res;
+}
+
+/**
+ * What a start after a gap says: nothing when no lease needed resuming (an ordinary restart,
+ * or the first start after a stop), else how long no API ran and what was resumed. A gap is
+ * usually a stop and a start, so it is not called an outage.
+ */
+export function resumeMessage(res: { resumed: number; outageMs: number | null }): string | null {
+  if (res.outageMs === null || res.resumed === 0) return null;
+  const n = res.resumed;
+  return `No API process ran for ${fmt(Math.round(res.outageMs / 1000))} (stopped or restarted): ${n} running attempt${n === 1 ? '' : 's'} whose lease ran out meanwhile get${n === 1 ? 's' : ''} a fresh lease, so ${n === 1 ? 'its worker can report it when it reconnects' : 'their workers can report them when they reconnect'}.`;
 }

@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Resources } from '../resources.js';
 import { hashToken } from './secrets.js';
-import { createApiToken, createWorkerToken, signUp } from './users.js';
+import { createAccount, createApiToken, createWorkerToken } from './users.js';
 
 export interface LocalCredentials {
   email: string;
@@ -45,7 +45,7 @@ export async function ensureLocalUser(r: Resources): Promise<{ creds: LocalCrede
     const { hashPassword } = await import('./secrets.js');
     await r.prisma.user.update({ where: { id: user.id }, data: { passwordHash: await hashPassword(password) } });
   } else {
-    userId = (await signUp(r, { email: LOCAL_EMAIL, password, displayName: 'Local user' })).user.id;
+    userId = (await createAccount(r, { email: LOCAL_EMAIL, password, displayName: 'Local user' })).user.id;
   }
   const api = await createApiToken(r, userId, 'local tools');
   const worker = await createWorkerToken(r, userId, 'this machine');

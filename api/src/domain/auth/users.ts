@@ -1,5 +1,5 @@
 import { Prisma as P } from '../../generated/prisma/client.js';
-import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { Resources } from '../resources.js';
 import type { Principal } from './principal.js';
 import { hashPassword, hashToken, newToken, tokenKind, verifyPassword } from './secrets.js';
@@ -10,7 +10,18 @@ const SESSION_DAYS = 30;
 
 type R = Pick<Resources, 'prisma' | 'now'> & { config?: Pick<Resources['config'], 'operators'> };
 
-export async function signUp(r: R, input: { email: string; password: string; displayName?: string | null }) {
+/** The refusal when sign-up is closed (CHATGPU_SIGNUP=closed, the embedded default's default). */
+export const SIGN_UP_CLOSED =
+  'Sign-up is closed on this server: only its existing accounts can log in (on `npm start`, the local user; its password is in the data folder\'s local.json). Its operator can open sign-up with CHATGPU_SIGNUP=open.';
+
+/** signUp as the API offers it: refused while sign-up is closed (the accounts the system makes itself use createAccount). */
+export async function signUp(r: R & { config: Pick<Resources['config'], 'signUp'> }, input: { email: string; password: string; displayName?: string | null }) {
+  if (r.config.signUp !== 'open') throw new ForbiddenError(SIGN_UP_CLOSED);
+  return createAccount(r, input);
+}
+
+/** Creates an account and its first session, whatever the sign-up setting (the local user, tests' seed users). */
+export async function createAccount(r: R, input: { email: string; password: string; displayName?: string | null }) {
   const email = input.email.trim().toLowerCase();
   const passwordHash = await hashPassword(input.password);
   try {
