@@ -308,8 +308,8 @@ function readConfig(file: string, text: string): { keys: Key[] } | { error: stri
 }
 
 function oneLine(message: string): string {
-  const first = message.split('\n')[0] ?? message;
-  return first.length > 300 ? `${first.slice(0, 299)}…` : first;
+  const flat = message.replace(/\s+/g, ' ').trim();
+  return flat.length > 300 ? `${flat.slice(0, 299)}…` : flat;
 }
 
 function typeOf(v: unknown): SettingType {
@@ -362,11 +362,8 @@ function readJson(text: string): Key[] {
 }
 
 function readYaml(text: string): Key[] {
-  const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false });
-  if (doc.errors.length) {
-    const e = doc.errors[0]!;
-    throw new Error(`${e.message.split('\n')[0]}${e.linePos ? ` (line ${e.linePos[0].line})` : ''}`);
-  }
+  const doc = parseDocument(text, { uniqueKeys: false });
+  if (doc.errors.length) throw new Error(doc.errors[0]!.message.split('\n')[0]!.replace(/:$/, '')); // "… at line 2, column 1
   const keys = flatten(doc.toJS({ maxAliasCount: 100 }), '', 0);
   const spans = yamlSpans(text);
   return keys.map((k) => (spans.has(k.name) ? { ...k, span: spans.get(k.name)! } : k));

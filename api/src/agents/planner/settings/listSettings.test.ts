@@ -1,0 +1,436 @@
+/**
+ * The settings surface on hand-made sources in every supported form, and on bad input: each
+ * unreadable file is one problem line, the others are still read, nothing crashes or hangs.
+ * Real Python (the API machine's), real parsers; no fixtures but the texts below.
+ */
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Setting, SettingsSurface, Span } from '../contract.js';
+import { listSettings, MAX_CONFIG_KEYS, MAX_PY_CHARS } from './listSettings.js';
+
+const lines = (...l: string[]) => `${l.join('\n')}\n`;
+
+/** The text a span covers (columns are UTF-8 bytes, as Python's ast gives them). */
+function spanText(text: string, s: Span): string {
+  const ls = text.split('\n').map((l) => Buffer.from(l, 'utf8'));
+  if (s.line === s.endLine) return ls[s.line - 1]!.subarray(s.col, s.endCol).toString('utf8');
+  const parts = [ls[s.line - 1]!.subarray(s.col).toString('utf8')];
+  for (let i = s.line; i < s.endLine - 1; i++) parts.push(ls[i]!.toString('utf8'));
+  parts.push(ls[s.endLine - 1]!.subarray(0, s.endCol).toString('utf8'));
+  return parts.join('\n');
+}
+
+function byId(surface: SettingsSurface, id: string): Setting {
+  const s = surface.settings.find((x) => x.id === id);
+  if (!s) throw new Error(`no setting ${id}; have ${surface.settings.map((x) => x.id).join(', ')}`);
+  return s;
+}
+
+const ids = (surface: SettingsSurface) => surface.settings.map((s) => s.id).sort();
+
+describe('command-line parsers', () => {
+  it('argparse: flags with every field, positionals in order', async () => {
+    const files = new Map([
+      [
+        'train.py',
+        lines(
+          'import argparse',
+          'def get_parser():',
+          '    p = argparse.ArgumentParser()',
+          '    p.add_argument("data", help="the corpus folder")',
+          '    p.add_argument("--epochs", "-e", type=int, default=10, help="passes (over the data)")',
+          '    p.add_argument("--lr", type=float, default=3e-4)',
+          '    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])',
+          '    p.add_argument("--opt", choices=["sgd", "adam"], default="adam")',
+          '    p.add_argument("--cuda", action="store_true", help="use CUDA")',
+          '    p.add_argument("--no-save", dest="save", action="store_false")',
+          '    p.add_argument("out", nargs="?", default="model.pt")',
+          '    return p',
+          'if __name__ == "__main__":',
+          '    args = get_parser().parse_args()',
+        ),
+      ],
+    ]);
+    const s = await listSettings(files);
+    expect(s.problems).toEqual([]);
+    expect(byId(s, 'train.py#epochs')).toMatchObject({ kind: 'flag', flag: '--epochs', aliases: ['-e'], type: 'int', default: '10', help: 'passes (over the data)', file: 'train.py' });
+    expect(byId(s, 'train.py#lr')).toMatchObject({ type: 'float', default: '3e-4' });
+    expect(byId(s, 'train.py#seeds')).toMatchObject({ type: 'list', nargs: '+', default: '[1, 2, 3]' });
+    expect(byId(s, 'train.py#opt')).toMatchObject({ type: 'str', choices: ['sgd', 'adam'], default: 'adam' });
+    expect(byId(s, 'train.py#cuda')).toMatchObject({ type: 'bool', action: 'store_true', default: 'False', help: 'use CUDA' });
+    expect(byId(s, 'train.py#save')).toMatchObject({ flag: '--no-save', action: 'store_false', default: 'True' });
+    expect(byId(s, 'train.py#data')).toMatchObject({ kind: 'positional', position: 0, help: 'the corpus folder' });
+    expect(byId(s, 'train.py#out')).toMatchObject({ kind: 'positional', position: 1, nargs: '?', default: 'model.pt' });
+  });
+
+  it('click options and arguments, typer signatures (Annotated too), fire functions and classes', async () => {
+    const files = new Map([
+      [
+        'cli.py',
+        lines(
+          'import click',
+          '@click.command()',
+          '@click.argument("src")',
+          '@click.option("--epochs", "-n", default=3, help="passes")',
+          '@click.option("--opt", type=click.Choice(["sgd", "adam"]), default="adam")',
+          '@click.option("--verbose/--quiet", default=False)',
+          '@click.option("--tag", multiple=True)',
+          'def main(src, epochs, opt, verbose, tag):',
+          '    pass',
+        ),
+      ],
+      [
+        'ty.py',
+        lines(
+          'import typer',
+          'from typing import Annotated',
+          'app = typer.Typer()',
+          '@app.command()',
+          'def train(data: str, epochs: int = 3, learning_rate: float = typer.Option(0.1, "--lr", help="step size"),',
+          '          batch: Annotated[int, typer.Option(help="batch size")] = 32, fast: bool = False):',
+          '    pass',
+        ),
+      ],
+      ['fi.py', lines('import fire', 'def run(steps=100, lr=0.01, name="x"):', '    pass', 'if __name__ == "__main__":', '    fire.Fire(run)')],
+      ['fc.py', lines('from fire import Fire', 'class Sim:', '    def __init__(self, n, dt=0.1):', '        pass', 'Fire(Sim)')],
+    ]);
+    const s = await listSettings(files);
+    expect(s.problems).toEqual([]);
+    expect(byId(s, 'cli.py#src')).toMatchObject({ kind: 'positional', position: 0 });
+    expect(byId(s, 'cli.py#epochs')).toMatchObject({ kind: 'flag', flag: '--epochs', aliases: ['-n'], type: 'int', default: '3', help: 'passes' });
+    expect(byId(s, 'cli.py#opt')).toMatchObject({ choices: ['sgd', 'adam'], type: 'str' });
+    expect(byId(s, 'cli.py#verbose')).toMatchObject({ type: 'bool', default: 'False' });
+    expect(byId(s, 'cli.py#tag')).toMatchObject({ type: 'list' });
+    expect(byId(s, 'ty.py#data')).toMatchObject({ kind: 'positional', type: 'str' });
+    expect(byId(s, 'ty.py#epochs')).toMatchObject({ kind: 'flag', flag: '--epochs', type: 'int', default: '3' });
+    expect(byId(s, 'ty.py#learning_rate')).toMatchObject({ flag: '--lr', type: 'float', default: '0.1', help: 'step size' });
+    expect(byId(s, 'ty.py#batch')).toMatchObject({ flag: '--batch', type: 'int', default: '32', help: 'batch size' });
+    expect(byId(s, 'ty.py#fast')).toMatchObject({ type: 'bool', default: 'False' });
+    expect(byId(s, 'fi.py#steps')).toMatchObject({ kind: 'flag', flag: '--steps', type: 'int', default: '100' });
+    expect(byId(s, 'fi.py#name')).toMatchObject({ type: 'str', default: 'x' });
+    expect(byId(s, 'fc.py#n')).toMatchObject({ kind: 'positional' });
+    expect(byId(s, 'fc.py#dt')).toMatchObject({ kind: 'flag', default: '0.1' });
+  });
+});
+
+describe('configurator globals and their config modules', () => {
+  const train = lines(
+    'import torch',
+    "out_dir = 'out'",
+    'max_iters = 5000  # total iterations',
+    'n_layer = 6',
+    'learning_rate = 1e-3',
+    'gradient_accumulation_steps = 5 * 8',
+    "dtype = 'bfloat16' if torch.cuda.is_available() else 'float32'",
+    '_private = 3',
+    "config_keys = [k for k in globals()]",
+    "exec(open('configurator.py').read())",
+    'tokens = batch * 2',
+    'after = 7',
+  );
+  const files = new Map([
+    ['train.py', train],
+    ['configurator.py', lines('import sys', 'for arg in sys.argv[1:]:', '    pass')],
+    ['config/train_small.py', lines('import time', "out_dir = 'out-small'", 'max_iters = 200', 'n_layer = 2', "wandb_run_name = 'run' + str(time.time())")],
+    ['config/other.py', lines('unrelated = 1')],
+  ]);
+
+  it('globals before the exec line are --name=value settings with their spans; config modules are config-keys read by the script', async () => {
+    const s = await listSettings(files);
+    expect(s.problems).toEqual([]);
+    const iters = byId(s, 'train.py#max_iters');
+    expect(iters).toMatchObject({ kind: 'configurator', flag: '--max_iters', type: 'int', default: '5000', help: 'total iterations', scope: 'module' });
+    expect(spanText(train, iters.span!)).toBe('5000');
+    expect(byId(s, 'train.py#gradient_accumulation_steps')).toMatchObject({ kind: 'configurator', type: 'int', default: '5 * 8' });
+    expect(spanText(train, byId(s, 'train.py#gradient_accumulation_steps').span!)).toBe('5 * 8');
+    expect(byId(s, 'train.py#dtype')).toMatchObject({ kind: 'configurator', type: 'str' });
+    expect(s.settings.some((x) => x.name === '_private' || x.name === 'config_keys')).toBe(false);
+    expect(byId(s, 'train.py#after')).toMatchObject({ kind: 'constant', default: '7' });
+    expect(byId(s, 'config/train_small.py#max_iters')).toMatchObject({ kind: 'config-key', format: 'python', default: '200', readBy: ['train.py'], override: '--max_iters=' });
+    expect(s.settings.some((x) => x.id === 'config/train_small.py#wandb_run_name')).toBe(false);
+    // a module of assignments that sets none of the script's globals is not its config
+    expect(byId(s, 'config/other.py#unrelated').kind).toBe('constant');
+  });
+
+  it('narrowed to the script: its globals and its config modules, not the unrelated module', async () => {
+    const s = await listSettings(files, { entry: 'train.py' });
+    expect(s.entry).toBe('train.py');
+    expect(ids(s)).toContain('config/train_small.py#n_layer');
+    expect(ids(s)).toContain('train.py#n_layer');
+    expect(ids(s).some((i) => i.startsWith('config/other.py'))).toBe(false);
+  });
+});
+
+describe('module constants', () => {
+  const src = lines(
+    'import numpy as np',
+    'LR = 3e-4  # learning rate',
+    'EPOCHS = 10',
+    'layers = [64, 64]',
+    'a, b = 1, -2.5',
+    'lr2: float = 3e-4',
+    'dx = 0.5',
+    'dt = 0.1*dx*dx',
+    'counter = 0',
+    'counter += 1',
+    'history = []',
+    'cfg = {"model": {"hidden": 128}, "lr": 0.01, "lr": 0.02}',
+    'opt = make(params, lr=1e-3)',
+    'x = data[:, 3]',
+    'label = "a" + name',
+    'grid = np.linspace(0, 1, 100)',
+    'EPOCHS = 12',
+    'def helper():',
+    '    inner = 5',
+    'def main():',
+    '    steps = 100',
+    '    estimate = 4 * share',
+    '    w = np.zeros(256)',
+    '    for i in range(steps): pass',
+    'if __name__ == "__main__":',
+    '    warmup = 50',
+    '    main()',
+  );
+  const files = new Map([['sim.py', src]]);
+
+  it('literals (unpacked, annotated, lists, dict keys), the last assignment winning, with exact spans', async () => {
+    const s = await listSettings(files);
+    expect(s.problems).toEqual([]);
+    expect(byId(s, 'sim.py#LR')).toMatchObject({ kind: 'constant', type: 'float', default: '3e-4', help: 'learning rate', scope: 'module' });
+    expect(byId(s, 'sim.py#EPOCHS')).toMatchObject({ default: '12', span: { line: 17 } });
+    expect(byId(s, 'sim.py#layers')).toMatchObject({ type: 'list', default: '[64, 64]' });
+    expect(byId(s, 'sim.py#a').default).toBe('1');
+    expect(byId(s, 'sim.py#b')).toMatchObject({ type: 'float', default: '-2.5' });
+    expect(byId(s, 'sim.py#lr2')).toMatchObject({ type: 'float', default: '3e-4' });
+    expect(byId(s, 'sim.py#cfg.model.hidden')).toMatchObject({ type: 'int', default: '128' });
+    expect(byId(s, 'sim.py#cfg.lr').default).toBe('0.02');
+    for (const st of s.settings.filter((x) => x.span)) expect(spanText(src, st.span!)).toBe(st.default);
+  });
+
+  it('a number inside an expression is one constant at its literal, with the statement', async () => {
+    const s = await listSettings(files);
+    const dt = byId(s, 'sim.py#dt@8:5');
+    expect(dt).toMatchObject({ name: 'dt', kind: 'constant', type: 'float', default: '0.1', expression: 'dt = 0.1*dx*dx', span: { line: 8, col: 5, endLine: 8, endCol: 8 } });
+    expect(byId(s, 'sim.py#opt@13:22')).toMatchObject({ default: '1e-3', help: 'lr= of make' });
+    expect(s.settings.filter((x) => x.name === 'grid').map((x) => x.default)).toEqual(['100']); // 0 and 1 are not settings
+  });
+
+  it('no state, no strings inside expressions, no subscripts; main() and the main guard are read, other functions are not', async () => {
+    const s = await listSettings(files);
+    const names = new Set(s.settings.map((x) => x.name));
+    for (const n of ['counter', 'history', 'x', 'label', 'inner', 'estimate', 'i']) expect(names.has(n), n).toBe(false);
+    expect(byId(s, 'sim.py#steps')).toMatchObject({ scope: 'main()', default: '100' }); // read by the loop, not changed by it
+    expect(byId(s, 'sim.py#warmup')).toMatchObject({ scope: 'main-guard', default: '50' });
+    expect(byId(s, 'sim.py#w@23:17')).toMatchObject({ scope: 'main()', default: '256' });
+  });
+
+  it('spans are UTF-8 byte columns: exact on a line with non-ASCII text before the literal', async () => {
+    const text = lines('α = 0.25; name = "héllo"; β = 2 * 0.5', 'label = "naïve"  # é');
+    const s = await listSettings(new Map([['u.py', text]]));
+    expect(byId(s, 'u.py#α').span).toEqual({ line: 1, col: 5, endLine: 1, endCol: 9 });
+    expect(spanText(text, byId(s, 'u.py#name').span!)).toBe('"héllo"');
+    expect(byId(s, 'u.py#name').default).toBe('héllo');
+    const beta = s.settings.filter((x) => x.name === 'β').map((x) => spanText(text, x.span!));
+    expect(beta).toEqual(['2', '0.5']);
+    expect(spanText(text, byId(s, 'u.py#label').span!)).toBe('"naïve"');
+    expect(byId(s, 'u.py#label').help).toBe('é');
+  });
+
+  it('a constant named like a flag of its file gets a positional id', async () => {
+    const text = lines('import argparse', 'lr = 0.1', 'p = argparse.ArgumentParser()', 'p.add_argument("--lr", type=float, default=lr)');
+    const s = await listSettings(new Map([['t.py', text]]));
+    expect(ids(s)).toEqual(['t.py#lr', 't.py#lr@2:5']);
+    expect(byId(s, 't.py#lr').kind).toBe('flag');
+  });
+});
+
+describe('environment variables and config files', () => {
+  it('env reads with literal names, typed by their wrapping call or default', async () => {
+    const text = lines('import os', 'DEV = os.environ.get("DEVICE", "cpu")', 'N = int(os.getenv("N_WORKERS", "4"))', 'def f():', '    return os.environ["DATA_DIR"]', 'name = os.environ.get(key)');
+    const s = await listSettings(new Map([['e.py', text]]));
+    expect(byId(s, 'e.py#env:DEVICE')).toMatchObject({ kind: 'env', env: 'DEVICE', type: 'str', default: 'cpu' });
+    expect(byId(s, 'e.py#env:N_WORKERS')).toMatchObject({ type: 'int', default: '4' });
+    expect(byId(s, 'e.py#env:DATA_DIR')).toMatchObject({ default: null });
+    expect(s.settings.filter((x) => x.kind === 'env')).toHaveLength(3);
+  });
+
+  const yamlText = lines('model:', '  hidden: 128   # units', '  layers: [64, 64]', 'lr: 3.0e-4', 'name: "héllo"', 'lr: 0.001', 'base: &b {x: 1}', 'copy: *b');
+  const project = new Map([
+    [
+      'train.py',
+      lines(
+        'import json, os, yaml, configparser, tomllib',
+        'from omegaconf import OmegaConf',
+        'import helpers',
+        'cfg = yaml.safe_load(open("config.yaml"))',
+        'with open(os.path.join("conf", "opt.json")) as f:',
+        '    opt = json.load(f)',
+        'json.dump({}, open("results.json", "w"))',
+        'ini = configparser.ConfigParser(); ini.read("setup/run.ini")',
+        'with open("params.toml", "rb") as f:',
+        '    params = tomllib.load(f)',
+      ),
+    ],
+    ['helpers.py', lines('from omegaconf import OmegaConf', 'WIDTH = 32', 'conf = OmegaConf.load("conf/model.yaml")', 'if __name__ == "__main__":', '    debug = 1')],
+    ['other.py', lines('ALPHA = 0.5')],
+    ['app.py', lines('import hydra', '@hydra.main(config_path="hconf", config_name="config")', 'def main(cfg):', '    pass')],
+    ['config.yaml', yamlText],
+    ['conf/opt.json', '{\n  "optimizer": {"name": "adam", "betas": [0.9, 0.99]},\n  "steps": 100, "steps": 200\n}\n'],
+    ['conf/model.yaml', 'depth: 4\n'],
+    ['results.json', '{"acc": 0.9}\n'],
+    ['setup/run.ini', lines('[train]', 'Epochs = 5', 'lr: 0.01', 'note = a long', '  second line', '; comment', '[DEFAULT]', 'seed = 1')],
+    ['params.toml', lines('title = "x"', '[solver]', 'dt = 0.01', 'steps = 1_000')],
+    ['hconf/config.yaml', lines('trainer:', '  max_epochs: 3')],
+    ['unread.yaml', 'k: v\n'],
+    ['pyproject.toml', lines('[project]', 'name = "x"')],
+    ['.github/workflows/ci.yml', 'on: push\n'],
+  ]);
+
+  it('JSON, YAML, TOML and INI keys flattened, with spans where the format gives them; readBy from literal paths', async () => {
+    const s = await listSettings(project);
+    expect(s.problems).toEqual([]);
+    const hidden = byId(s, 'config.yaml#model.hidden');
+    expect(hidden).toMatchObject({ kind: 'config-key', format: 'yaml', type: 'int', default: '128', readBy: ['train.py'] });
+    expect(spanText(yamlText, hidden.span!)).toBe('128');
+    expect(byId(s, 'config.yaml#model.layers')).toMatchObject({ type: 'list', default: '[64,64]' });
+    expect(byId(s, 'config.yaml#lr')).toMatchObject({ type: 'float', default: '0.001' }); // the last of two wins
+    expect(spanText(yamlText, byId(s, 'config.yaml#name').span!)).toBe('"héllo"');
+    expect(byId(s, 'config.yaml#copy.x')).toMatchObject({ default: '1' });
+    expect(byId(s, 'config.yaml#copy.x').span).toBeUndefined(); // an alias: rewriting it would change the anchor
+    expect(byId(s, 'conf/opt.json#optimizer.name')).toMatchObject({ format: 'json', default: 'adam', readBy: ['train.py'] });
+    expect(byId(s, 'conf/opt.json#steps').default).toBe('200');
+    expect(byId(s, 'conf/opt.json#optimizer.betas')).toMatchObject({ type: 'list' });
+    expect(byId(s, 'setup/run.ini#train.epochs')).toMatchObject({ format: 'ini', type: 'int', default: '5', readBy: ['train.py'] });
+    expect(byId(s, 'setup/run.ini#train.lr')).toMatchObject({ type: 'float', default: '0.01' });
+    expect(byId(s, 'setup/run.ini#train.note').default).toBe('a long\nsecond line');
+    expect(byId(s, 'setup/run.ini#DEFAULT.seed').default).toBe('1');
+    expect(byId(s, 'params.toml#solver.dt')).toMatchObject({ format: 'toml', type: 'float', default: '0.01', readBy: ['train.py'] });
+    expect(byId(s, 'params.toml#solver.steps')).toMatchObject({ type: 'int', default: '1000' });
+    expect(byId(s, 'conf/model.yaml#depth').readBy).toEqual(['helpers.py']);
+    expect(byId(s, 'hconf/config.yaml#trainer.max_epochs')).toMatchObject({ readBy: ['app.py'], override: 'trainer.max_epochs=' });
+    expect(byId(s, 'unread.yaml#k').readBy).toEqual([]);
+    expect(byId(s, 'results.json#acc').readBy).toEqual([]); // written, not read
+    expect(ids(s).some((i) => i.startsWith('pyproject.toml') || i.startsWith('.github'))).toBe(false);
+    const ini = project.get('setup/run.ini')!;
+    expect(spanText(ini, byId(s, 'setup/run.ini#train.lr').span!)).toBe('0.01');
+  });
+
+  it('narrowed to an entry: its settings, its imports (one level, module level only), the configs they read', async () => {
+    const s = await listSettings(project, { entry: 'train.py' });
+    const got = ids(s);
+    expect(got).toContain('helpers.py#WIDTH');
+    expect(got).not.toContain('helpers.py#debug'); // the imported module's __main__ block does not run
+    expect(got).toContain('config.yaml#model.hidden');
+    expect(byId(s, 'conf/model.yaml#depth').readBy).toEqual(['helpers.py', 'train.py']);
+    expect(got.some((i) => i.startsWith('other.py') || i.startsWith('hconf/') || i.startsWith('unread.yaml') || i.startsWith('results.json'))).toBe(false);
+  });
+
+  it('a README command relates a config to the script it is passed to', async () => {
+    const s = await listSettings(
+      new Map([
+        ['README.md', lines('Train:', '', '    python train.py --config configs/small.yaml', '')],
+        ['train.py', lines('import argparse, yaml', 'p = argparse.ArgumentParser()', 'p.add_argument("--config")')],
+        ['configs/small.yaml', 'width: 8\n'],
+      ]),
+    );
+    expect(byId(s, 'configs/small.yaml#width').readBy).toEqual(['train.py']);
+  });
+
+  it('an entry that is not a file of the project is a problem, not a crash', async () => {
+    const s = await listSettings(project, { entry: 'nope.py' });
+    expect(s).toEqual({ entry: 'nope.py', settings: [], problems: [{ file: 'nope.py', error: 'no file nope.py in the project' }] });
+  });
+});
+
+describe('bad input', () => {
+  const tmp: string[] = [];
+  afterAll(async () => {
+    for (const d of tmp) await rm(d, { recursive: true, force: true });
+  });
+
+  it('a syntax error is a problem with its line; the other files are still read', async () => {
+    const s = await listSettings(new Map([['broken.py', 'x = 1\ndef f(:\n'], ['ok.py', 'N = 3\n']]));
+    expect(s.problems).toEqual([{ file: 'broken.py', error: expect.stringMatching(/^SyntaxError: .*\(line 2\)$/) }]);
+    expect(byId(s, 'ok.py#N').default).toBe('3');
+  });
+
+  it('binary files, a 5 MB Python file, configs that do not parse and data-sized configs are problems', async () => {
+    const huge = `X = 1\n${'y = [1, 2, 3]\n'.repeat(Math.ceil(5_000_000 / 14))}`;
+    expect(huge.length).toBeGreaterThan(MAX_PY_CHARS);
+    const many = JSON.stringify(Object.fromEntries(Array.from({ length: MAX_CONFIG_KEYS + 1 }, (_, i) => [`k${i}`, i])));
+    const started = Date.now();
+    const s = await listSettings(
+      new Map([
+        ['blob.py', 'a = 1\0\0\0'],
+        ['weights.json', '\0\0binary'],
+        ['big.py', huge],
+        ['bad.json', '{\n  "a": 1,\n  "b" 2\n}\n'],
+        ['bad2.json', '{\n  "a": 1,\n  "b": \n}\n'],
+        ['bad.yaml', 'a: [1, 2\nb: 3\n'],
+        ['bad.toml', 'a = \n'],
+        ['bad.ini', 'no section = 1\n'],
+        ['vocab.json', many],
+        ['good.yaml', 'lr: 0.1\n'],
+      ]),
+    );
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const problem = (f: string) => s.problems.find((p) => p.file === f)?.error;
+    expect(problem('blob.py')).toMatch(/binary/);
+    expect(problem('weights.json')).toMatch(/binary/);
+    expect(problem('big.py')).toMatch(/too large.*limit is 1000000/);
+    expect(problem('bad.json')).toMatch(/^JSON that does not parse: .*\(line 3\)$/);
+    expect(problem('bad2.json')).toMatch(/^JSON that does not parse: Unexpected token/); // V8 gives no position for this one
+    expect(problem('bad.yaml')).toMatch(/^YAML that does not parse: .* at line 2, column 1$/);
+    expect(problem('bad.toml')).toMatch(/^TOML that does not parse/);
+    expect(problem('bad.ini')).toMatch(/^INI that does not parse: line 1: a key before any \[section\]/);
+    expect(problem('vocab.json')).toMatch(/keys: a data file, not settings/);
+    expect(s.problems).toHaveLength(9);
+    expect(ids(s)).toEqual(['good.yaml#lr']);
+  });
+
+  it('deep nesting in Python, JSON and YAML is bounded', async () => {
+    const deepPy = `x = ${'('.repeat(5000)}1${')'.repeat(5000)}\nY = 2\n`;
+    const deepList = `x = ${'['.repeat(300)}${']'.repeat(300)}\n`;
+    const deepJson = `${'{"a":'.repeat(50)}1${'}'.repeat(50)}`;
+    const deeperJson = `${'{"a":'.repeat(40_000)}1${'}'.repeat(40_000)}`;
+    const deepYaml = `${Array.from({ length: 40 }, (_, i) => `${'  '.repeat(i)}k${i}:`).join('\n')} 1\n`;
+    const s = await listSettings(
+      new Map([
+        ['deep.py', deepPy],
+        ['list.py', deepList],
+        ['ok.py', 'Z = 3\n'],
+        ['deep.json', deepJson],
+        ['deeper.json', deeperJson],
+        ['deep.yaml', deepYaml],
+      ]),
+    );
+    expect(s.problems.find((p) => p.file === 'deep.py')?.error).toBeTruthy();
+    expect(byId(s, 'ok.py#Z').default).toBe('3');
+    const j = s.settings.filter((x) => x.file === 'deep.json');
+    expect(j).toHaveLength(1);
+    expect(j[0]!.name.split('.')).toHaveLength(12); // flattened to 12 levels, the rest one value
+    expect(s.settings.filter((x) => x.file === 'deep.yaml')).toHaveLength(1);
+    expect(s.settings.filter((x) => x.file === 'deeper.json').map((x) => x.name.split('.').length)).toEqual([12]);
+  });
+
+  it('without a Python interpreter: config files still read, one problem line, no pattern parsing', async () => {
+    const s = await listSettings(new Map([['train.py', 'LR = 0.1\n'], ['c.yaml', 'lr: 0.1\n']]), { python: '/nonexistent/python3' });
+    expect(ids(s)).toEqual(['c.yaml#lr']);
+    expect(s.problems).toEqual([{ file: 'train.py', error: expect.stringMatching(/Python sources could not be parsed/) }]);
+  });
+
+  it('a Python process past its time limit is stopped and reported', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'settings-'));
+    tmp.push(dir);
+    const slow = path.join(dir, 'python3');
+    await writeFile(slow, '#!/bin/sh\nexec sleep 30\n');
+    await chmod(slow, 0o755);
+    const started = Date.now();
+    const s = await listSettings(new Map([['a.py', 'A = 1\n'], ['b.py', 'B = 2\n']]), { python: slow, timeoutMs: 500 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(s.settings).toEqual([]);
+    expect(s.problems).toEqual([{ file: '2 Python files', error: 'reading the Python sources took longer than 500 ms: stopped' }]);
+  });
+});
