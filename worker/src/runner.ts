@@ -9,10 +9,12 @@
  * limit per file and in total; whatever is skipped is logged with the reason.
  */
 import type { ChildProcess } from 'node:child_process';
-import { constants as fsc } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { constants as fsc, createReadStream } from 'node:fs';
 import { chmod, copyFile, lstat, mkdir, open, readdir, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { minimatch } from 'minimatch';
 import { chownTree } from './chownTree.js';
@@ -24,6 +26,8 @@ import { AppendLogsDoc, CompleteAttemptDoc, ReleaseDrainedAttemptDoc, ReportMetr
 import type { ClaimTaskMutation } from './gql/graphql.js';
 import { trackRun, untrackRun } from './leftovers.js';
 import { LogStream } from './logStream.js';
+import { figuresEnvironment, requestedOutputs } from './requestedOutputs.js';
+import { StdoutFile } from './stdoutFile.js';
 import { prepareService, type ServiceRuntime } from './service.js';
 import type { Capabilities } from './probe/types.js';
 import type { EnvCache, PreparedEnv } from './setupEnv.js';
@@ -221,6 +225,7 @@ export class Run {
     let runStartedAt: number | null = null; // ms since the epoch, the worker's clock (as the task's metric timestamps)
     let peakMemoryMiB: number | null = null;
     let watcher: CheckpointWatcher | null = null;
+    let stdoutFile: StdoutFile | null = null;
     // Without a sandbox the attempt's first log line says so, before anything else happens.
     if (this.deps.sandbox === 'none') stream.system(`worker: ${noSandboxNotice(this.deps.caps)}`);
     try {
@@ -260,6 +265,10 @@ export class Run {
       const interpreter = interpreterBinds(pyEnv?.python ?? this.deps.caps.python, [this.deps.dataDir, homedir()]);
       const env = await this.environment(dir, helpersDir, req.workload, interpreter.binds, pyEnv);
       const inside = sandboxPaths(sandbox, dir, helpersDir).workDir;
+      // Outputs the plan asked the worker to make: figures shown, the program's stdout (requestedOutputs.ts).
+      const requested = requestedOutputs(a.task.environment);
+      for (const p of requested.problems) stream.system(`worker: ${p}`);
+      figuresEnvironment(env, requested.figures, inside, sandboxPaths(sandbox, dir, helpersDir).helpersDir);
       Object.assign(env, {
         CHATGPU_CHECKPOINT_DIR: `${inside}/${cpRel}`,
         CHATGPU_DRAIN_FILE: `${inside}/.chatgpu/drain`,
@@ -318,6 +327,11 @@ export class Run {
       // A service's lines about its readiness checks are left out (service.ts).
       stream.attach(service ? service.host.quiet(child.stdout!) : child.stdout!, 'stdout');
       stream.attach(service ? service.host.quiet(child.stderr!) : child.stderr!, 'stderr');
+      if (requested.stdoutFile) {
+        const file = new StdoutFile(path.join(spoolDir, `${a.attemptId}.stdout`), cpLimits.maxFileBytes);
+        stdoutFile = file;
+        child.stdout!.on('data', (d: Buffer) => file.write(d));
+      }
       // The end of stderr tells a task that ran out of memory from one that failed otherwise.
       let stderrTail = '';
       child.stderr!.on('data', (d: Buffer) => {
@@ -375,8 +389,13 @@ export class Run {
       }
       stream.system(`worker: the command exited with ${signal ? `signal ${signal}` : `code ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)}s${errorClass === 'OOM' ? ` (${errorMessage})` : ''}.`);
       this.trace({ event: 'exit', message: `exited with ${signal ? `signal ${signal}` : `code ${code}`}${errorMessage ? ` (${errorMessage})` : ''}`.slice(0, 1000), level: errorClass ? 'warn' : 'info', errorClass });
+      const kept = stdoutFile?.close();
+      if (kept?.cut) stream.system(`worker: ${requested.stdoutFile} holds the first ${kept.bytes} bytes of the program's output (the per-file output limit).`);
+      if (kept?.error) stream.system(`worker: ${requested.stdoutFile} stopped after ${kept.bytes} bytes: ${kept.error}`);
       try {
-        outputs = await this.uploadOutputs(dir, req.outputs ?? [], (m) => stream.system(`worker: ${m}`));
+        const declared = [...(req.outputs ?? []), ...(requested.figures ? [requested.figures] : [])];
+        const extra = stdoutFile && requested.stdoutFile ? [{ path: requested.stdoutFile, file: stdoutFile.path }] : [];
+        outputs = await this.uploadOutputs(dir, declared, (m) => stream.system(`worker: ${m}`), extra);
         if (outputs.length) stream.system(`worker: uploaded ${outputs.length} output file(s).`);
         this.trace({ event: 'upload', message: `uploaded ${outputs.length} output file(s)` });
       } catch (err) {
@@ -395,6 +414,10 @@ export class Run {
       untrackRun(this.deps.dataDir, a.attemptId, this.child?.pid);
       // A spawn that failed leaves it polling otherwise; the checkpoint copy goes with it.
       void watcher?.stop().then(() => rm(snapshotDir, { recursive: true, force: true })).catch(() => {});
+      if (stdoutFile) {
+        stdoutFile.close();
+        await rm(stdoutFile.path, { force: true }).catch(() => {});
+      }
       pyEnv?.release();
     }
     await stream.close();
@@ -594,10 +617,12 @@ export class Run {
     return { passwd, group: path.join(dir, 'group') };
   }
 
-  private uploadOutputs(dir: string, declared: string[], note: (m: string) => void) {
+  private uploadOutputs(dir: string, declared: string[], note: (m: string) => void, extra: { path: string; file: string }[]) {
     return collectOutputs({
       dir,
       declared,
+      extra,
+      inputs: this.assignment.task.files,
       limits: { ...DEFAULT_OUTPUT_LIMITS, ...this.deps.outputLimits },
       note,
       upload: (file) => this.deps.client.upload(file, this.abort.signal, this.attemptId),
@@ -610,12 +635,18 @@ export class Run {
  * each handed to `upload` and listed with its sha256. Nothing is read through a symbolic link: a
  * task could otherwise point outputs/x at /etc/passwd, at another attempt's file or at the worker's
  * data, and have the worker upload it. What is skipped is passed to `note` with the reason.
+ * A file of the task's code (`inputs`) that the program left as it was is not an output, whatever
+ * pattern matched it: one note lists them.
  */
 export async function collectOutputs(opts: {
   dir: string;
   declared: string[];
   /** outputs/ as well as the declared paths (default true) */
   walkOutputs?: boolean;
+  /** files the worker wrote itself, outside `dir` (the stdout file), listed at `path`; they replace the task's file there */
+  extra?: { path: string; file: string }[];
+  /** the task's input files (its code manifest): one found unchanged at its path is not an output */
+  inputs?: { path: string; sha256: string; size: number }[];
   limits: { maxFileBytes: number; maxTotalBytes: number };
   note: (m: string) => void;
   /** `file` is what to read (the opened file itself on Linux), `rel` its path in `dir` */
@@ -623,6 +654,8 @@ export async function collectOutputs(opts: {
 }): Promise<{ path: string; sha256: string; mode: number }[]> {
   const { dir, declared, limits } = opts;
   const files = new Map<string, string>();
+  const inputs = new Map((opts.inputs ?? []).map((f) => [f.path, f]));
+  const unchanged: string[] = [];
   const skip = (rel: string, why: string) => opts.note(`output ${rel} skipped: ${why}`);
   // readdir's Dirent types come from lstat: a symbolic link is neither a file nor a directory here.
   const walk = async (rel: string) => {
@@ -672,10 +705,24 @@ export async function collectOutputs(opts: {
     else if (st?.isFile()) files.set(clean, path.join(dir, clean));
     else if (st?.isDirectory()) await walk(clean);
   }
-  if (files.size > MAX_OUTPUT_FILES) throw new Error(`too many output files (${files.size} > ${MAX_OUTPUT_FILES})`);
+  const extra = new Map((opts.extra ?? []).map((e) => [e.path, e.file]));
+  for (const rel of extra.keys()) if (files.delete(rel)) opts.note(`output ${rel}: the program's own file at this path is replaced by the worker's`);
+  if (files.size + extra.size > MAX_OUTPUT_FILES) throw new Error(`too many output files (${files.size + extra.size} > ${MAX_OUTPUT_FILES})`);
   const root = await realpath(dir);
   const out: { path: string; sha256: string; mode: number }[] = [];
   let total = 0;
+  // The worker's own files first: the outputs the plan asked the worker to make are not crowded out by the total limit.
+  for (const [rel, file] of [...extra].sort(([x], [y]) => (x < y ? -1 : 1))) {
+    const st = await lstat(file).catch(() => null);
+    if (!st?.isFile()) skip(rel, 'the worker did not make it');
+    else if (st.size > limits.maxFileBytes) skip(rel, `${st.size} bytes, over the per-file limit of ${limits.maxFileBytes}`);
+    else if (total + st.size > limits.maxTotalBytes) skip(rel, `would bring the outputs over their total limit of ${limits.maxTotalBytes} bytes`);
+    else {
+      total += st.size;
+      const { sha256 } = await opts.upload(file, rel);
+      out.push({ path: rel, sha256, mode: 0o644 });
+    }
+  }
   for (const [rel, full] of [...files].sort(([x], [y]) => (x < y ? -1 : 1))) {
     // O_NOFOLLOW and a check of what was actually opened: a file swapped for a link after the
     // walk is refused too (in the sandbox every task process is gone by now; without it, maybe not).
@@ -691,6 +738,7 @@ export async function collectOutputs(opts: {
       if (!st.isFile()) skip(rel, 'not a regular file');
       else if (!real || !real.startsWith(root + path.sep)) skip(rel, 'resolves outside the attempt directory');
       else if (st.size > limits.maxFileBytes) skip(rel, `${st.size} bytes, over the per-file limit of ${limits.maxFileBytes}`);
+      else if (await sameAsInput(inputs.get(rel), st.size, viaFd ?? full)) unchanged.push(rel);
       else if (total + st.size > limits.maxTotalBytes) skip(rel, `would bring the outputs over their total limit of ${limits.maxTotalBytes} bytes`);
       else {
         total += st.size;
@@ -701,7 +749,19 @@ export async function collectOutputs(opts: {
       await fh.close();
     }
   }
-  return out;
+  if (unchanged.length) {
+    const shown = unchanged.slice(0, 10).join(', ') + (unchanged.length > 10 ? ` and ${unchanged.length - 10} more` : '');
+    opts.note(`${unchanged.length} input file(s) matched the outputs but were not changed by the program, so they are not outputs: ${shown}`);
+  }
+  return out.sort((x, y) => (x.path < y.path ? -1 : 1));
+}
+
+/** Whether the file at `file` has the input's content (its size, then its sha256). */
+async function sameAsInput(input: { sha256: string; size: number } | undefined, size: number, file: string): Promise<boolean> {
+  if (!input || input.size !== size) return false;
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash);
+  return hash.digest('hex') === input.sha256;
 }
 
 /**
