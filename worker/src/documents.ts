@@ -117,3 +117,13 @@ export const DrainOwnWorkerDoc = graphql(`
     }
   }
 `);
+
+export const SetWorkerHealthDoc = graphql(`
+  mutation SetWorkerHealth($workerId: ID!, $healthy: Boolean!, $reason: String) {
+    setWorkerHealth(workerId: $workerId, healthy: $healthy, reason: $reason) {
+      __typename
+      ... on Worker { status statusReason }
+      ... on Error { message code }
+    }
+  }
+`);

@@ -10,6 +10,10 @@
  *      with the reason
  *   1b. a worker whose lost attempts within FLAP_WINDOW_MIN just reached FLAP_LOST is
  *      flapping: a job event on each affected job, `worker.flapping` for the supervisors
+ *   1c. black holes (domain/workers/blackHoles.ts): a worker whose failed attempts, within
+ *      BLACK_HOLE_WINDOW_MIN, are on tasks of BLACK_HOLE_JOBS jobs that then succeeded on other
+ *      workers is QUARANTINED for QUARANTINE_MIN, with the reason; a quarantine whose cool-down
+ *      is over ends (ONLINE)
  *   2. mark workers silent for WORKER_OFFLINE_SEC OFFLINE
  *   3. accrue usage of running attempts; stop jobs whose cost reached their cap (the job
  *      engine's stopAtCap, with their outstanding work cancelled; `job.capped` for the
@@ -35,9 +39,10 @@ import { recordJobEvent } from '../domain/jobs/jobEvents.js';
 import { applyTransition } from '../domain/jobs/jobLifecycle.js';
 import { ACTIVE_JOB_STATUSES } from '../domain/jobs/jobStatus.js';
 import { cancelOutstandingWork } from '../domain/jobs/outstandingWork.js';
-import { retryAfter, retryBackoffSec } from '../domain/leases/retryBackoff.js';
+import { countedAttempts, retryOrFail } from '../domain/leases/retryOrFail.js';
 import type { Resources } from '../domain/resources.js';
 import { giveUpUnplaceableChecks } from '../domain/trust/replication.js';
+import { quarantineBlackHoles, releaseQuarantines } from '../domain/workers/blackHoles.js';
 import { flappingWorkers } from '../domain/workers/flapping.js';
 import { explainWait } from './explainWait.js';
 
@@ -52,10 +57,12 @@ export interface TickReport {
   stopped: number;
   stalled: number;
   flapping: number;
+  quarantined: number;
+  released: number;
 }
 
 export async function runTick(r: Resources, now: Date): Promise<TickReport> {
-  const report: TickReport = { ran: false, lost: 0, retried: 0, failed: 0, offline: 0, stopped: 0, stalled: 0, flapping: 0 };
+  const report: TickReport = { ran: false, lost: 0, retried: 0, failed: 0, offline: 0, stopped: 0, stalled: 0, flapping: 0, quarantined: 0, released: 0 };
   const emits: DomainEvent[] = [];
   const { scheduler } = r.config;
   await r.prisma.$transaction(
@@ -79,18 +86,18 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         if (task.currentAttemptId !== e.attemptId || !['LEASED', 'RUNNING'].includes(task.status)) continue;
         let status: 'QUEUED' | 'FAILED';
         let reason: string;
-        if (task.attemptCount < task.maxAttempts) {
+        const decision = retryOrFail(task, { kind: 'lost' }, now, scheduler);
+        if (decision.retry) {
           status = 'QUEUED';
-          const wait = retryBackoffSec(scheduler.retryBaseSec, task.attemptCount);
-          reason = `Worker ${worker?.name ?? '?'} stopped responding; retrying in ${wait}s (attempt ${task.attemptCount + 1} of ${task.maxAttempts})${task.pinnedWorker ? ` on ${task.pinnedWorker.name}` : ''}.`;
-          await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, currentAttemptId: null, runAfter: retryAfter(now, scheduler.retryBaseSec, task.attemptCount) } });
+          reason = `Worker ${worker?.name ?? '?'} stopped responding; retrying in ${decision.waitSec}s (attempt ${decision.nextCounted} of ${task.maxAttempts})${task.pinnedWorker ? ` on ${task.pinnedWorker.name}` : ''}.`;
+          await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, currentAttemptId: null, runAfter: decision.runAfter } });
           // The run supervisor looks at a lost attempt like at an infrastructure failure (a
           // worker that keeps vanishing gets the task moved elsewhere).
           emits.push({ type: 'attempt.failed', jobId: e.jobId, taskId: task.id, attemptId: e.attemptId, kind: task.kind, errorClass: 'LEASE_EXPIRED' });
           report.retried++;
         } else {
           status = 'FAILED';
-          reason = `Lost ${task.attemptCount} times (workers stopped responding); giving up after ${task.maxAttempts} attempts.`;
+          reason = `Lost ${countedAttempts(task)} times (workers stopped responding); ${decision.exhausted ?? `giving up after ${task.maxAttempts} attempts`}.`;
           await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, finishedAt: now } });
           emits.push({ type: 'task.finished', jobId: e.jobId, taskId: task.id, kind: task.kind, status: 'FAILED' });
           report.failed++;
@@ -109,6 +116,18 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         emits.push({ type: 'worker.flapping', workerId: f.workerId, jobIds: f.jobIds, lost: f.lost, windowMin: scheduler.flapWindowMin });
         report.flapping++;
       }
+
+      // 1c. Black holes, and quarantines whose cool-down is over.
+      for (const q of await quarantineBlackHoles(tx, now, scheduler)) {
+        r.log.warn(`worker ${q.name} (${q.workerId}) quarantined: ${q.reason}`);
+        emits.push({ type: 'worker.changed', workerId: q.workerId, ownerId: q.ownerId });
+        report.quarantined++;
+      }
+      for (const w of await releaseQuarantines(tx, now)) {
+        emits.push({ type: 'worker.changed', workerId: w.workerId, ownerId: w.ownerId });
+        report.released++;
+      }
+      if (report.released) emits.push({ type: 'tasks.available' });
 
       // 2. Silent workers. A PAUSED one stays PAUSED: OFFLINE comes back ONLINE on the next
       // heartbeat, which would silently undo the owner's pause (it takes no work either way;

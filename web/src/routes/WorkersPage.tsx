@@ -18,6 +18,7 @@ const WorkerFields = graphql(`
     id
     name
     status
+    statusReason
     capabilities
     workloads
     simulatedAccelerator
@@ -236,6 +237,11 @@ export default function WorkersPage() {
                   </td>
                   <td>
                     <StatusBadge status={w.status} />
+                    {w.statusReason && (
+                      <div className="muted small" data-testid="status-reason" style={{ maxWidth: 320 }}>
+                        {w.statusReason}
+                      </div>
+                    )}
                   </td>
                   <td style={{ maxWidth: 420 }}>
                     <Capabilities value={w.capabilities} />

@@ -6,8 +6,9 @@
  * the others are accepted. `completeAttempt` (the single-attempt mutation) is a batch of one.
  *
  *   success (exit 0, no error class) → attempt SUCCEEDED, task SUCCEEDED with its result
- *   infrastructure error              → attempt FAILED, task retried within maxAttempts;
- *                                       its usage is the contributor's loss, not charged
+ *   infrastructure error              → attempt FAILED, task retried, not counted against
+ *                                       maxAttempts (retryOrFail.ts); its usage is the
+ *                                       contributor's loss, not charged
  *   the code failed                   → attempt FAILED, task FAILED (never retried blindly)
  *
  * Locking: `FOR UPDATE OF a, t` takes each attempt row, then its task row (the order of
@@ -30,8 +31,7 @@ import { isUuid } from '../ids.js';
 import type { Resources } from '../resources.js';
 import type { TaskKind } from '../../generated/prisma/enums.js';
 import { staleReason } from './currentAttempt.js';
-import { INFRASTRUCTURE_ERRORS } from './errorClasses.js';
-import { retryAfter, retryBackoffSec } from './retryBackoff.js';
+import { retryOrFail } from './retryOrFail.js';
 
 export interface CompleteInput {
   exitCode?: number | null;
@@ -88,6 +88,7 @@ interface Locked {
   currentAttemptId: string | null;
   attemptCount: number;
   maxAttempts: number;
+  infraFailures: number;
   requirements: unknown;
   accelVendor: string | null;
 }
@@ -140,7 +141,7 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
                       ${epochMs('a."leaseExpiresAt"')} AS "leaseMs", ${epochMs('a."startedAt"')} AS "startedMs", ${epochMs('a."createdAt"')} AS "createdMs",
                       (SELECT ${epochMs('max(u."periodEnd")')} FROM "UsageEntry" u WHERE u."attemptId" = a.id) AS "lastPeriodEndMs",
                       w.name AS "workerName", w."cpuCores", w."memoryMiB", w.slots,
-                      t."jobId", t.kind::text AS kind, t.name, t.status::text AS "taskStatus", t."currentAttemptId", t."attemptCount", t."maxAttempts",
+                      t."jobId", t.kind::text AS kind, t.name, t.status::text AS "taskStatus", t."currentAttemptId", t."attemptCount", t."maxAttempts", t."infraFailures",
                       t.requirements, t."accelVendor"
                FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId" JOIN "Worker" w ON w.id = a."workerId"
                WHERE a.id = ANY ($1::uuid[]) AND w."tokenId" = $2::uuid
@@ -186,10 +187,11 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
         const status = succeeded ? 'SUCCEEDED' : 'FAILED';
         let taskStatus: 'SUCCEEDED' | 'FAILED' | 'QUEUED';
         let statusReason: string | null = null;
-        if (succeeded) taskStatus = 'SUCCEEDED';
-        else if (INFRASTRUCTURE_ERRORS.has(errorClass!) && a.attemptCount < a.maxAttempts) {
+        const decision = succeeded ? null : retryOrFail(a, { kind: 'failed', errorClass: errorClass! }, now, r.config.scheduler);
+        if (!decision) taskStatus = 'SUCCEEDED';
+        else if (decision.retry) {
           taskStatus = 'QUEUED';
-          statusReason = `Attempt ${a.number} failed on ${a.workerName} (${errorClass}); retrying in ${retryBackoffSec(r.config.scheduler.retryBaseSec, a.attemptCount)}s.`;
+          statusReason = `Attempt ${a.number} failed on ${a.workerName} (${errorClass}${input.errorMessage ? `: ${input.errorMessage.slice(0, 300)}` : ''}); retrying in ${decision.waitSec}s${decision.infrastructure ? ' (the worker failed, not the code: not counted against the task\'s attempts)' : ''}.`;
         } else {
           taskStatus = 'FAILED';
           statusReason =
@@ -197,7 +199,7 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
               ? `The command exited with code ${input.exitCode}.`
               : errorClass === 'TIMEOUT'
                 ? 'The command ran past its time limit.'
-                : `${errorClass}: ${input.errorMessage ?? 'no details'}`;
+                : `${errorClass}: ${input.errorMessage ?? 'no details'}${decision.exhausted ? `; ${decision.exhausted}` : ''}`;
         }
         // The final usage interval (billing/usage.ts accrueUsage with final: true, computed
         // here from the locked rows): from the last entry, else the start, to now.
@@ -219,7 +221,8 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
           usage: input.usage ?? null,
           taskStatus,
           statusReason,
-          runAfter: taskStatus === 'QUEUED' ? retryAfter(now, r.config.scheduler.retryBaseSec, a.attemptCount).toISOString() : null,
+          runAfter: decision?.retry ? decision.runAfter.toISOString() : null,
+          infraFailure: decision?.infrastructure ?? false,
           result: succeeded ? { attemptId: a.id, exitCode: 0, outputs: outs, metrics: input.metrics ?? null } : null,
           jobId: a.jobId,
           periodStart: price ? from.toISOString() : null,
@@ -244,7 +247,7 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
             WITH i AS (
               SELECT * FROM jsonb_to_recordset(${JSON.stringify(apply)}::jsonb) AS i(
                 ord int, id uuid, token text, status "AttemptStatus", "exitCode" int, "errorClass" text, "errorMessage" text,
-                outputs jsonb, metrics jsonb, usage jsonb, "taskStatus" "TaskStatus", "statusReason" text, "runAfter" timestamptz,
+                outputs jsonb, metrics jsonb, usage jsonb, "taskStatus" "TaskStatus", "statusReason" text, "runAfter" timestamptz, "infraFailure" boolean,
                 result jsonb, "jobId" uuid, "periodStart" timestamptz, "cpuCoreHours" float8, "ramGbHours" float8, "accelHours" float8,
                 "accelClass" text, "costCad" numeric, billable boolean, events jsonb)
             ),
@@ -262,6 +265,7 @@ export async function completeAttempts(r: Resources, workerTokenId: string, item
               SET status = i."taskStatus", "statusReason" = i."statusReason",
                   "currentAttemptId" = CASE WHEN i."taskStatus" = 'QUEUED' THEN NULL ELSE t."currentAttemptId" END,
                   "runAfter" = COALESCE(i."runAfter", t."runAfter"),
+                  "infraFailures" = t."infraFailures" + CASE WHEN i."infraFailure" THEN 1 ELSE 0 END,
                   "finishedAt" = CASE WHEN i."taskStatus" = 'QUEUED' THEN t."finishedAt" ELSE ${now}::timestamp END,
                   result = COALESCE(i.result, t.result), "updatedAt" = ${now}::timestamp
               FROM acc JOIN i ON i.id = acc.id

@@ -5,7 +5,7 @@ import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
 import { NotFoundError } from './errors.js';
 
 export const WorkerStatusEnum = builder.enumType('WorkerStatus', {
-  values: ['ONLINE', 'PAUSED', 'OFFLINE', 'DRAINING'] as const,
+  values: ['ONLINE', 'PAUSED', 'OFFLINE', 'DRAINING', 'UNHEALTHY', 'QUARANTINED'] as const,
 });
 
 export const WorkerRef = builder.prismaNode('Worker', {
@@ -16,6 +16,11 @@ export const WorkerRef = builder.prismaNode('Worker', {
   fields: (t) => ({
     name: t.exposeString('name'),
     status: t.expose('status', { type: WorkerStatusEnum }),
+    statusReason: t.exposeString('statusReason', {
+      nullable: true,
+      description: 'Why it is UNHEALTHY (its own prerequisite check: what failed) or QUARANTINED (failures on tasks of several jobs that then succeeded on other workers, and until when).',
+    }),
+    quarantinedUntil: t.expose('quarantinedUntil', { type: 'DateTime', nullable: true, description: 'When its latest quarantine ends or ended.' }),
     capabilities: t.expose('capabilities', { type: 'JSON', description: 'Probed hardware and runtimes.' }),
     workloads: t.exposeStringList('workloads'),
     simulatedAccelerator: t.exposeString('simulatedAccelerator', {

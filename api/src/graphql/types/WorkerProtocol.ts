@@ -13,6 +13,7 @@ import { releaseDrainedAttempt, saveCheckpoint } from '../../domain/leases/check
 import { appendLogs, reportMetrics } from '../../domain/leases/reports.js';
 import { heartbeat, setOwnPaused, type Order } from '../../domain/workers/heartbeat.js';
 import { workerHello } from '../../domain/workers/workerHello.js';
+import { setWorkerHealth } from '../../domain/workers/workerHealth.js';
 import { builder } from '../builder.js';
 import { requireWorker } from '../principal.js';
 import { NotFoundError, SimulatedAcceleratorRefusedError, StaleAttemptError, ValidationError } from './errors.js';
@@ -254,6 +255,18 @@ builder.mutationFields((t) => ({
     errors: { types: [NotFoundError] },
     resolve: async (query, _p, args, ctx) => {
       const w = await setOwnPaused(ctx, requireWorker(ctx).workerTokenId, String(args.workerId), args.paused);
+      return ctx.prisma.worker.findUniqueOrThrow({ ...query, where: { id: w.id } });
+    },
+  }),
+  setWorkerHealth: t.prismaField({
+    type: 'Worker',
+    authScopes: { worker: true },
+    description:
+      "The worker's own prerequisite check (sandbox binary, interpreter, disk space for the run folder, GPU devices): false makes it UNHEALTHY with the reason — it claims nothing until it reports true again. Paused, draining and quarantined workers keep their status.",
+    args: { workerId: t.arg.id(), healthy: t.arg.boolean(), reason: t.arg.string({ required: false, validate: z.string().max(1000).nullish() }) },
+    errors: { types: [NotFoundError, ValidationError] },
+    resolve: async (query, _p, args, ctx) => {
+      const w = await setWorkerHealth(ctx, requireWorker(ctx).workerTokenId, String(args.workerId), args.healthy, args.reason ?? null);
       return ctx.prisma.worker.findUniqueOrThrow({ ...query, where: { id: w.id } });
     },
   }),

@@ -1,6 +1,6 @@
 const TONES: Record<string, string> = {
   SUCCEEDED: 'ok', ONLINE: 'ok', ACCEPTED: 'ok', ANSWERED: 'ok', COMPLETED: 'ok',
-  FAILED: 'bad', LOST: 'bad', STALE: 'bad', STOPPED: 'bad', REJECTED: 'bad', OFFLINE: 'muted',
+  FAILED: 'bad', LOST: 'bad', STALE: 'bad', STOPPED: 'bad', REJECTED: 'bad', OFFLINE: 'muted', UNHEALTHY: 'bad', QUARANTINED: 'bad',
   RUNNING: 'info', LEASED: 'info', PREPARING: 'info', VALIDATING: 'info', PLANNING: 'info',
   NEEDS_INPUT: 'warn', PAUSED: 'warn', DRAINING: 'warn', OPEN: 'warn', QUEUED: 'muted', WAITING: 'warn',
   CANCELLED: 'muted', DRAFT: 'muted', PENDING: 'info', UNCERTAIN: 'warn', DONE: 'ok',
