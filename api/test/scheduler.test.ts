@@ -380,6 +380,33 @@ describe('eligibility, placement and fairness', async () => {
     await prisma.worker.update({ where: { id: installer.workerId }, data: { status: 'OFFLINE' } });
   });
 
+  it("a worker without a sandbox that did not choose --sandbox none (ownJobsOnly) never claims another user's task, takes its owner's own, and the other's wait says why", async () => {
+    const other = await api.signUp();
+    const otherJob = await createJobWithFile(api, other.token);
+    // Only the worker without a sandbox is online; the others are put back afterwards.
+    const before = await prisma.worker.findMany({ where: { status: 'ONLINE' }, select: { id: true, status: true } });
+    await prisma.worker.updateMany({ where: { status: 'ONLINE' }, data: { status: 'PAUSED' } });
+    const local = new ProtocolWorker(api, token, 'local-no-sandbox');
+    expect(await local.hello({ slots: 1, capabilities: { ...CPU_CAPS, sandbox: 'none', ownJobsOnly: true } })).toMatchObject({ __typename: 'WorkerHelloResult' });
+    const theirs = await addTask(api, otherJob, { name: 'theirs' });
+    expect(await local.claim({ max: 1 })).toEqual([]);
+    await runTick(api.server.resources, at(api.clock.now(), 2000));
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: theirs.id } })).statusReason).toMatch(/^No online worker can run this: it needs python, a worker with a sandbox \(those without one run only their owner's own jobs\)/);
+    const mine = await addTask(api, job, { name: 'mine' });
+    const [a] = await local.claim({ max: 1 });
+    expect(a!.task.id).toBe(mine.id);
+    await local.complete(a!, { exitCode: 0 });
+    expect(await local.claim({ max: 1 })).toEqual([]);
+    // A sandboxed worker takes the other user's task.
+    await prisma.worker.update({ where: { id: local.workerId }, data: { status: 'OFFLINE' } });
+    await prisma.worker.update({ where: { id: cpu.workerId }, data: { status: 'ONLINE' } });
+    await cpu.hello({ slots: 1, capabilities: CPU_CAPS });
+    const [b] = await cpu.claim({ max: 1 });
+    expect(b!.task.id).toBe(theirs.id);
+    await cpu.complete(b!, { exitCode: 0 });
+    for (const w of before) await prisma.worker.update({ where: { id: w.id }, data: { status: w.status } });
+  });
+
   it('a task that needs PyTorch ≥ 2.1 (a pin) goes only to a worker whose task interpreter has it (by major.minor), says why it waits, and an idle CPU worker with an older torch does not hold it back from a GPU worker that has it', async () => {
     // The interpreter the worker runs tasks with decides (capabilities.python), not another one it found.
     const torchCaps = (base: object, torch: string | null) => ({

@@ -34,6 +34,7 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates, minRe
         needsSetup(t.requirements) ? 'a worker that installs Python packages' : null,
         minTorchOf(t.requirements) ? `PyTorch ≥ ${minTorchOf(t.requirements)} (a pin of the project)` : null,
         avoidedWorkers(t.requirements).length ? `a worker other than the ${avoidedWorkers(t.requirements).length} it failed on` : null,
+        workers.some((w) => ownJobsOnly(w.capabilities) && w.ownerId !== t.ownerId) ? "a worker with a sandbox (those without one run only their owner's own jobs)" : null,
         t.accelVendor ? `${t.accelVendor} accelerator` : null,
         t.minAccelMemMiB ? `≥ ${Math.round(t.minAccelMemMiB / 1024)} GiB accelerator memory` : null,
         t.minMemoryMiB ? `≥ ${Math.round(t.minMemoryMiB / 1024)} GiB RAM` : null,
@@ -69,14 +70,21 @@ export interface PlacementTask {
   minAccelMemMiB: number;
   pinnedWorkerId: string | null;
   requirements: unknown;
+  /** The task's owner: a worker without a sandbox (ownJobsOnly) runs only its own owner's tasks. */
+  ownerId?: string;
+}
+
+/** A worker without a sandbox that takes only its owner's tasks (worker/src/sandbox.ts resolveSandbox). */
+export function ownJobsOnly(capabilities: unknown): boolean {
+  return (capabilities as { ownJobsOnly?: unknown } | null)?.ownJobsOnly === true;
 }
 
 /**
  * Could this worker claim the task (capacity and spending cap aside)? The claim's eligibility
  * (db/sql/claimTasks.ts) in one predicate: workload, accelerator, memory, pinned worker, a setup
  * phase only on a worker that installs, the workers its retries avoid, trust — checkable work
- * only above the threshold, replicas off the owners that already ran the result — and the
- * lowest PyTorch a pin needs.
+ * only above the threshold, replicas off the owners that already ran the result — the lowest
+ * PyTorch a pin needs, and another owner's task never on a worker without a sandbox (ownJobsOnly).
  */
 export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: number): boolean {
   const installs = (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
@@ -87,6 +95,7 @@ export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: nu
     t.minMemoryMiB <= w.memoryMiB &&
     t.minAccelMemMiB <= w.accelMemMiB &&
     (!t.pinnedWorkerId || t.pinnedWorkerId === w.id) &&
+    (!ownJobsOnly(w.capabilities) || t.ownerId === w.ownerId) &&
     (!needsSetup(t.requirements) || installs) &&
     !avoidedWorkers(t.requirements).includes(w.id) &&
     (!trust.checkable || w.reputation >= minReputation) &&

@@ -38,7 +38,8 @@ export interface ClaimedTask {
  * Eligibility (all in SQL): workload among the worker's workloads, accelerator vendor,
  * memory and accelerator memory, pinned worker, runAfter (retry backoff), a setup phase
  * (packages to install) only on a worker whose capabilities say it installs, the lowest
- * PyTorch a pin needs (requirements.minTorch, by major.minor); the worker must be of this
+ * PyTorch a pin needs (requirements.minTorch, by major.minor), another owner's task never on a
+ * worker whose capabilities say ownJobsOnly (no sandbox, not by its owner's --sandbox none); the worker must be of this
  * worker token and ONLINE, or OFFLINE (it is calling: the touch beside this statement,
  * leases/claim.ts, brings it back ONLINE) — paused and draining workers get nothing; at most
  * its free slots (slots less its live attempts) are claimed.
@@ -108,6 +109,7 @@ export async function claimTasks(prisma: Db, workerId: string, workerTokenId: st
     WITH RECURSIVE w AS (
       SELECT id, "ownerId", reputation, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
              COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs,
+             COALESCE((capabilities ->> 'ownJobsOnly')::boolean, false) AS "ownJobsOnly",
              ${torchOf('"Worker"')} AS torch,
              GREATEST(0, LEAST(${max}::int, slots - (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = "Worker".id AND a.status IN ('LEASED', 'RUNNING')))) AS free
       FROM "Worker" WHERE id = ${workerId}::uuid AND "tokenId" = ${workerTokenId}::uuid AND status IN ('ONLINE', 'OFFLINE')
@@ -157,6 +159,8 @@ export async function claimTasks(prisma: Db, workerId: string, workerTokenId: st
             AND t."minMemoryMiB" <= w."memoryMiB"
             AND t."minAccelMemMiB" <= w."accelMemMiB"
             AND (t."pinnedWorkerId" IS NULL OR t."pinnedWorkerId" = w.id)
+            -- A worker without a sandbox that did not choose --sandbox none runs its owner's tasks only.
+            AND (NOT w."ownJobsOnly" OR t."ownerId" = w."ownerId")
             -- A task with a setup phase (packages to install) only goes to a worker that installs.
             AND (w.installs OR NOT (t.requirements ? 'setup'))
             -- Not on a worker the task's retries must avoid (the run supervisor put it there).
@@ -171,6 +175,7 @@ export async function claimTasks(prisma: Db, workerId: string, workerTokenId: st
               AND EXISTS (
                 SELECT 1 FROM "Worker" c
                 WHERE c.status = 'ONLINE' AND c."accelVendor" = 'none' AND c.id <> w.id
+                  AND (NOT COALESCE((c.capabilities ->> 'ownJobsOnly')::boolean, false) OR c."ownerId" = t."ownerId")
                   AND c."lastSeenAt" >= ${seenSince}::timestamp
                   AND t.workload = ANY (c.workloads) AND t."minMemoryMiB" <= c."memoryMiB"
                   AND ${torchFits('t', torchOf('c'))}
