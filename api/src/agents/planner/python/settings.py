@@ -24,7 +24,8 @@ What each form gives:
             kind configurator, flag --name (changed as --name=value)
   constants module-level assignments (also inside `if __name__ == "__main__":` and in the body of
             `def main()` or the function the main guard calls; `scope` says where) of a literal
-            value: `LR = 3e-4`, `layers = [64, 64]`, `a, b = 1, 2`, `lr: float = 3e-4`; a dict
+            value: `LR = 3e-4`, `layers = [64, 64]`, `a, b = 1, 2`, `lr: float = 3e-4`, `N = 2**10`
+            (numbers and operators only: one setting spanning the expression); a dict
             literal's keys as `name.key`; `cfg.lr = 0.1` / `cfg["lr"] = 0.1` as `cfg.lr`.
             Otherwise each numeric literal inside the assigned expression is one constant named
             for the target, its span the literal's, `expression` the statement's source
@@ -36,6 +37,9 @@ What each form gives:
             count there, `randn(256, 3)`, `lr=0.1`), and state —
             a name that is also augmented (`n += 1`), a loop or `with` target, or declared
             `global` in a function. The last assignment of a name wins (what the program uses).
+  classes   a settings class's fields (@dataclass, pydantic, or named *Config/*Args/*Params/…): flags
+            when tyro.cli(C) (--field-name) or HfArgumentParser(C) (--field_name) reads it, else
+            constants `C.field` with the default's span
   env       os.environ.get("X", d) / os.getenv("X", d) / os.environ["X"] / os.environ.setdefault
             anywhere in the file → kind env (type from a wrapping int()/float()/bool() or the default)
   reads     literal paths with a config extension (.json .yaml .yml .toml .ini .cfg) that the code
@@ -303,14 +307,17 @@ class FileReader:
         return out, mains
 
     def state_names(self, statements, module):
-        """Names that hold state rather than a setting: augmented, loop or with targets, `global` in a function.
-        At module level the walk stays out of function bodies (their locals are theirs), except for `global`."""
+        """Names that hold state rather than a setting: augmented, loop or with targets, assigned again
+        inside a block of the scope (`if …: device = 'cuda'`, a loop's `best = loss`), or declared
+        `global` in a function. At module level the walk stays out of function bodies (their locals
+        are theirs), except for `global`."""
         names = set()
-        stack = list(statements)
+        stack = [(s, False) for s in statements]
         while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and module:
-                names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
+            node, nested = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                if module:
+                    names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
                 continue
             if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
                 names.add(node.target.id)
@@ -318,7 +325,14 @@ class FileReader:
                 names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                 names.update(n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name))
-            stack.extend(ast.iter_child_nodes(node))
+            elif nested and isinstance(node, (ast.Assign, ast.AnnAssign)):
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+            elif isinstance(node, ast.NamedExpr):
+                names.add(node.target.id)
+            inside = nested or isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)) or \
+                (sys.version_info >= (3, 11) and isinstance(node, getattr(ast, "TryStar", ())))
+            stack.extend((c, inside) for c in ast.iter_child_nodes(node))
         return names
 
     def configurator_line(self):
@@ -373,7 +387,7 @@ class FileReader:
     def call_name(self, node):
         """For a literal passed to a call: the call's function as written (`optim.Adam`)."""
         p = self.parent.get(node)
-        while p is not None and isinstance(p, ast.keyword):
+        while p is not None and isinstance(p, (ast.keyword, ast.List, ast.Tuple)):
             p = self.parent.get(p)
         return self.segment(p.func) if isinstance(p, ast.Call) else None
 
@@ -414,8 +428,8 @@ class FileReader:
             comment = self.trailing_comment(stmt)
             for target, value in pairs:
                 name = self.target_names(target)
-                if not name or name.startswith("_") or name.split(".")[0] in state:
-                    continue  # private names and state are not settings
+                if not name or name.startswith("_") or (kind != "configurator" and name.split(".")[0] in state):
+                    continue  # private names and state are not settings (a configurator global is one whatever the program does with it)
                 if kind == "configurator" and (name.startswith("_") or "." in name):
                     continue
                 found[name] = self.assignment(name, value, stmt, comment, scope, kind)
@@ -440,10 +454,14 @@ class FileReader:
         if isinstance(value, ast.Call) and type_name(value.func) == "dict" and not value.args and kind == "constant":
             return self.dict_items(name, ast.Dict(keys=[ast.Constant(k.arg) for k in value.keywords if k.arg],
                                                     values=[k.value for k in value.keywords if k.arg]), stmt, comment, scope, kind, 0)
-        if kind == "configurator" and (self.pure_arithmetic(value) or isinstance(value, ast.IfExp) and all(literal(x)[0] for x in (value.body, value.orelse))):
+        if self.pure_arithmetic(value) or (kind == "configurator" and isinstance(value, ast.IfExp) and all(literal(x)[0] for x in (value.body, value.orelse))):
+            # `5 * 8`, `2**10`: one setting whose span is the whole expression (a rewrite writes the number)
             leaves = [n.value for n in ast.walk(value) if isinstance(n, ast.Constant)]
-            typ = setting_type(leaves[0]) if isinstance(value, ast.IfExp) else ("float" if any(isinstance(x, float) for x in leaves) else "int")
-            return [dict(base, kind=kind, name=name, flag="--" + name, type=typ, default=clip(self.segment(value)), span=span(value))]
+            typ = setting_type(leaves[0]) if isinstance(value, ast.IfExp) else ("float" if any(isinstance(x, float) for x in leaves) or any(isinstance(n, ast.Div) for n in ast.walk(value)) else "int")
+            setting = dict(base, kind=kind, name=name, type=typ, default=clip(self.segment(value)), span=span(value))
+            if kind == "configurator":
+                setting["flag"] = "--" + name
+            return [setting]
         expression = clip(self.segment(stmt))
         for node, keyword in self.numbers_in(value):
             ok, v = literal(node)
@@ -469,7 +487,7 @@ class FileReader:
                 out.extend(self.dict_items(key, v, stmt, comment, scope, kind, depth + 1))
                 continue
             ok, val = literal(v)
-            if ok and not isinstance(val, (bytes, complex, dict)) and not (isinstance(val, str) and "\n" in val):
+            if ok and val is not None and not isinstance(val, (bytes, complex, dict)) and not (isinstance(val, str) and "\n" in val):
                 out.append({"scope": scope, "help": comment, "kind": kind, "name": key, "type": setting_type(val),
                             "default": self.default_text(v, val, True), "span": span(v)})
         # a key written twice in one literal: the last one is the dict's value
@@ -477,6 +495,51 @@ class FileReader:
         for s in out:
             last[s["name"]] = s
         return list(last.values())
+
+    CONFIG_CLASS_SUFFIXES = ("Config", "Args", "Arguments", "Params", "Hparams", "HParams", "Hyperparameters", "Settings", "Options")
+
+    def config_classes(self, classes):
+        """Fields of settings classes: a @dataclass, a pydantic model, or a class named *Config/*Args/… .
+        Read by tyro.cli(C) (flags --field-name) or HfArgumentParser(C) (flags --field_name) they are
+        flags; otherwise constants named `C.field` (changed by a rewrite of the default)."""
+        cli = {}
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            fn = type_name(node.func)
+            style = "tyro" if fn == "cli" and (self.segment(node.func) or "").startswith("tyro") else "hf" if fn == "HfArgumentParser" else None
+            if style:
+                first = node.args[0]
+                for n in (first.elts if isinstance(first, (ast.Tuple, ast.List)) else [first]):
+                    if isinstance(n, ast.Name):
+                        cli[n.id] = style
+        for name, cls in classes.items():
+            decorators = [self.segment(d) or "" for d in cls.decorator_list]
+            bases = [self.segment(b) or "" for b in cls.bases]
+            if not (any("dataclass" in d for d in decorators) or any(b.endswith(("BaseModel", "BaseSettings")) for b in bases)
+                    or name.endswith(self.CONFIG_CLASS_SUFFIXES) or name in cli):
+                continue
+            for stmt in cls.body:
+                target = stmt.target if isinstance(stmt, ast.AnnAssign) else stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+                value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+                if not isinstance(target, ast.Name) or target.id.startswith("_") or value is None:
+                    continue
+                if isinstance(value, ast.Call) and type_name(value.func) == "field":  # field(default=3)
+                    value = kw(value, "default")
+                    if value is None:
+                        continue
+                ok, v = literal(value)
+                if not ok or isinstance(v, (bytes, complex, dict)) or (isinstance(v, str) and "\n" in v):
+                    continue
+                typ = self.cli_type(stmt.annotation, v, True) if isinstance(stmt, ast.AnnAssign) else setting_type(v)
+                help_text = self.trailing_comment(stmt)
+                if name in cli:
+                    flag = "--" + (target.id.replace("_", "-") if cli[name] == "tyro" else target.id)
+                    self.add(kind="flag", name=target.id, flag=flag, aliases=[], type=typ, default=self.default_text(value, v, True), help=help_text,
+                             scope="class " + name)
+                else:
+                    self.add(kind="constant", name=f"{name}.{target.id}", type=typ, default=self.default_text(value, v, True), help=help_text,
+                             span=span(value), scope="class " + name)
 
     # --- environment and config files ----------------------------------------------------------------
 
@@ -550,7 +613,7 @@ class FileReader:
         configurator, exec_line = self.configurator_line()
         for name, statements in scopes:
             module = name in ("module", "main-guard")
-            state = self.state_names(self.tree.body if module else statements, module)
+            state = self.state_names(statements, module)
             if name == "module" and exec_line is not None:
                 self.constants(name, statements, state, "configurator", stop_line=exec_line)
                 self.constants(name, [s for s in statements if s.lineno > exec_line], state, "constant")
@@ -595,6 +658,7 @@ class FileReader:
                 target = next((s for s in classes[name].body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
             if target is not None:
                 self.signature(target, name + "()", "fire")
+        self.config_classes(classes)
         reads, _ = self.env_and_reads()
         imports = []
         for node in ast.walk(self.tree):

@@ -115,10 +115,43 @@ describe('command-line parsers', () => {
   });
 });
 
+describe('settings classes', () => {
+  it('dataclass fields are constants with spans; read by tyro or HfArgumentParser they are flags', async () => {
+    const text = lines(
+      'from dataclasses import dataclass, field',
+      'import tyro',
+      'from transformers import HfArgumentParser',
+      '@dataclass',
+      'class GPTConfig:',
+      '    n_layer: int = 12  # layers',
+      '    dropout: float = field(default=0.1)',
+      '    tags: list = field(default_factory=list)',
+      '@dataclass',
+      'class Args:',
+      '    learning_rate: float = 2.5e-4',
+      '@dataclass',
+      'class DataArguments:',
+      '    max_seq_length: int = 128',
+      'class Helper:',
+      '    x = 3',
+      'if __name__ == "__main__":',
+      '    args = tyro.cli(Args)',
+      '    data, = HfArgumentParser((DataArguments,)).parse_args_into_dataclasses()',
+    );
+    const s = await listSettings(new Map([['t.py', text]]));
+    expect(byId(s, 't.py#GPTConfig.n_layer')).toMatchObject({ kind: 'constant', type: 'int', default: '12', help: 'layers', scope: 'class GPTConfig' });
+    expect(spanText(text, byId(s, 't.py#GPTConfig.dropout').span!)).toBe('0.1');
+    expect(byId(s, 't.py#learning_rate')).toMatchObject({ kind: 'flag', flag: '--learning-rate', type: 'float', default: '2.5e-4' });
+    expect(byId(s, 't.py#max_seq_length')).toMatchObject({ kind: 'flag', flag: '--max_seq_length', type: 'int', default: '128' });
+    expect(ids(s).some((i) => i.includes('tags') || i.includes('Helper'))).toBe(false);
+  });
+});
+
 describe('configurator globals and their config modules', () => {
   const train = lines(
     'import torch',
     "out_dir = 'out'",
+    "device = 'cuda'",
     'max_iters = 5000  # total iterations',
     'n_layer = 6',
     'learning_rate = 1e-3',
@@ -129,11 +162,16 @@ describe('configurator globals and their config modules', () => {
     "exec(open('configurator.py').read())",
     'tokens = batch * 2',
     'after = 7',
+    'best = 1e9',
+    'if ddp:',
+    "    device = 'cuda:0'",
+    'for step in range(max_iters):',
+    '    best = min(best, step)',
   );
   const files = new Map([
     ['train.py', train],
     ['configurator.py', lines('import sys', 'for arg in sys.argv[1:]:', '    pass')],
-    ['config/train_small.py', lines('import time', "out_dir = 'out-small'", 'max_iters = 200', 'n_layer = 2', "wandb_run_name = 'run' + str(time.time())")],
+    ['config/train_small.py', lines('import time', "out_dir = 'out-small'", 'max_iters = 200', 'n_layer = 2', 'gradient_accumulation_steps = 4 * 8', "wandb_run_name = 'run' + str(time.time())")],
     ['config/other.py', lines('unrelated = 1')],
   ]);
 
@@ -149,7 +187,11 @@ describe('configurator globals and their config modules', () => {
     expect(s.settings.some((x) => x.name === '_private' || x.name === 'config_keys')).toBe(false);
     expect(byId(s, 'train.py#after')).toMatchObject({ kind: 'constant', default: '7' });
     expect(byId(s, 'config/train_small.py#max_iters')).toMatchObject({ kind: 'config-key', format: 'python', default: '200', readBy: ['train.py'], override: '--max_iters=' });
+    expect(byId(s, 'config/train_small.py#gradient_accumulation_steps')).toMatchObject({ kind: 'config-key', default: '4 * 8' });
     expect(s.settings.some((x) => x.id === 'config/train_small.py#wandb_run_name')).toBe(false);
+    // changed by the program later (a block), still a global the command line sets
+    expect(byId(s, 'train.py#device')).toMatchObject({ kind: 'configurator', default: 'cuda' });
+    expect(s.settings.some((x) => x.name === 'best')).toBe(false); // state after the exec line
     // a module of assignments that sets none of the script's globals is not its config
     expect(byId(s, 'config/other.py#unrelated').kind).toBe('constant');
   });
@@ -181,6 +223,7 @@ describe('module constants', () => {
     'x = data[:, 3]',
     'label = "a" + name',
     'grid = np.linspace(0, 1, 100)',
+    'SIZE = 2**10',
     'EPOCHS = 12',
     'def helper():',
     '    inner = 5',
@@ -199,7 +242,8 @@ describe('module constants', () => {
     const s = await listSettings(files);
     expect(s.problems).toEqual([]);
     expect(byId(s, 'sim.py#LR')).toMatchObject({ kind: 'constant', type: 'float', default: '3e-4', help: 'learning rate', scope: 'module' });
-    expect(byId(s, 'sim.py#EPOCHS')).toMatchObject({ default: '12', span: { line: 17 } });
+    expect(byId(s, 'sim.py#EPOCHS')).toMatchObject({ default: '12', span: { line: 18 } });
+    expect(byId(s, 'sim.py#SIZE')).toMatchObject({ type: 'int', default: '2**10' }); // numbers and operators only: one setting
     expect(byId(s, 'sim.py#layers')).toMatchObject({ type: 'list', default: '[64, 64]' });
     expect(byId(s, 'sim.py#a').default).toBe('1');
     expect(byId(s, 'sim.py#b')).toMatchObject({ type: 'float', default: '-2.5' });
@@ -223,11 +267,11 @@ describe('module constants', () => {
     for (const n of ['counter', 'history', 'x', 'label', 'inner', 'estimate', 'i']) expect(names.has(n), n).toBe(false);
     expect(byId(s, 'sim.py#steps')).toMatchObject({ scope: 'main()', default: '100' }); // read by the loop, not changed by it
     expect(byId(s, 'sim.py#warmup')).toMatchObject({ scope: 'main-guard', default: '50' });
-    expect(byId(s, 'sim.py#w@23:17')).toMatchObject({ scope: 'main()', default: '256' });
+    expect(byId(s, 'sim.py#w@24:17')).toMatchObject({ scope: 'main()', default: '256' });
   });
 
   it('spans are UTF-8 byte columns: exact on a line with non-ASCII text before the literal', async () => {
-    const text = lines('α = 0.25; name = "héllo"; β = 2 * 0.5', 'label = "naïve"  # é');
+    const text = lines('α = 0.25; name = "héllo"; β = 2 * α * 0.5', 'label = "naïve"  # é');
     const s = await listSettings(new Map([['u.py', text]]));
     expect(byId(s, 'u.py#α').span).toEqual({ line: 1, col: 5, endLine: 1, endCol: 9 });
     expect(spanText(text, byId(s, 'u.py#name').span!)).toBe('"héllo"');

@@ -12,8 +12,8 @@
  *                  (`python train.py config/x.py`), and a configurator's config modules (config/*.py
  *                  holding only assignments of its globals) by the script that execs the configurator
  *   entry          narrows to what one entry point can be told: its own settings, the module-level
- *                  constants, flags and env variables of the project modules it imports (one level),
- *                  and the config files it (or those modules) read
+ *                  constants (settings classes' fields too), flags and env variables of the project
+ *                  modules it imports (one level), and the config files it (or those modules) read
  *
  * Bounds: a Python file above MAX_PY_CHARS, a config file above MAX_CONFIG_CHARS or with more than
  * MAX_CONFIG_KEYS keys (data, not settings), binary files (a NUL byte) and files that do not parse
@@ -270,7 +270,7 @@ function narrow(all: Setting[], entry: string, files: ReadonlyMap<string, string
       const other = parsed[s.file];
       const mains = other?.ok ? other.mains : [];
       if (s.scope === 'main-guard' || (s.scope && mains.includes(s.scope))) continue;
-      if (s.kind === 'constant' && s.scope !== 'module') continue;
+      if (s.kind === 'constant' && s.scope !== 'module' && !s.scope?.startsWith('class ')) continue;
       settings.push(s);
     } else if (s.kind === 'config-key' && s.readBy?.some((r) => readers.has(r))) {
       settings.push(s.readBy.includes(entry) ? s : { ...s, readBy: [...s.readBy, entry].sort() });
