@@ -37,7 +37,7 @@ const CONFIG_FORMATS: Record<string, 'yaml' | 'json'> = { '.yaml': 'yaml', '.yml
 const MAX_EDITS = 40;
 
 /** Offset in `text` (a JavaScript string index) of 1-based `line`, UTF-8 byte column `col`; null when out of range. */
-function offsetOf(text: string, line: number, col: number): number | null {
+export function offsetOf(text: string, line: number, col: number): number | null {
   let start = 0;
   for (let l = 1; l < line; l++) {
     const nl = text.indexOf('\n', start);

@@ -26,6 +26,10 @@ import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
 import { decideSupervisor } from '../supervisor/builtinSupervisor.js';
 import { ENDPOINT_REQUEST, findServiceApp, requestedDuration } from '../planner/serviceApp.js';
+import { parseAsks } from '../planner/asks/parseAsks.js';
+import type { SettingsSurface } from '../planner/contract.js';
+import { BLOCKING_KINDS, disposeAsks, type AskPlan } from './planner/disposeAsks.js';
+import type { AskDisposition } from '../../domain/jobs/planSchema.js';
 
 export function createBuiltinClient(): ModelClient {
   return {
@@ -170,7 +174,11 @@ function decide(req: ModelRequest): Item[] {
   // The project's README or Makefile says how to run it: when it names exactly one of them, that one.
   const usageOf = (e: EntryPoint) => facts.usage.find((u) => u.script === e.path);
   const usageOrder = (e: EntryPoint) => facts.usage.findIndex((u) => u.script === e.path);
-  const readOf = (p: string) => ((out.get('read_file') ?? []).find((o) => (o as { path?: string }).path === p) as { content?: string } | undefined)?.content;
+  // A file read once is never read again: one that came back binary or unreadable reads as ''.
+  const readOf = (p: string) => {
+    const o = (out.get('read_file') ?? []).find((x) => (x as { path?: string }).path === p) as { content?: string } | undefined;
+    return o ? (o.content ?? '') : undefined;
+  };
   /** Does `reader`'s source name a file `products` (a preparation script's literal outputs) holds? */
   const readsAny = (reader: string, products: string[]) => products.some((f) => (readOf(reader) ?? '').includes(f.split('/').pop()!));
   // (Several named: the one whose name the request uses as a word, e.g. "train …" → lmtool/train.py.)
@@ -419,7 +427,43 @@ function decide(req: ModelRequest): Item[] {
   }
   // What the script writes at literal paths in its run directory (predictions, plots, tables —
   // `np.save('predict%d.npy' % i, y)`): collected too, or the run's results stay on the worker.
-  for (const f of literalWrites(source)) if (!isCollected({ outputs: [...outputs] }, f)) outputs.add(f);
+  const writes = literalWrites(source);
+  for (const f of writes) if (!isCollected({ outputs: [...outputs] }, f)) outputs.add(f);
+  // 4a. Every ask of the request (planner/asks): matched against the entry point's settings,
+  // honoured by a flag, an override, an environment variable, a rewritten literal or an output
+  // collected — or asked about, or refused naming what the project has (disposeAsks.ts).
+  const asks = parseAsks(request);
+  if (asks.some((a) => a.kind === 'setting' || a.kind === 'sweep') && !last('list_settings')) return call('list_settings', { entry: entry.path });
+  const settingsTool = last<SettingsSurface & { error?: string }>('list_settings');
+  const capCad = Number(/Spending cap:\s*([\d.]+)\s*CAD/.exec(task)?.[1] ?? NaN);
+  const askStep = disposeAsks({
+    asks,
+    surface: settingsTool && !settingsTool.error ? settingsTool : null,
+    entry: entry.path,
+    keyValue: entry.cli === 'configurator',
+    args,
+    positionals: positional.length,
+    read: readOf,
+    uploaded,
+    runSource: [source, ...(facts.importsByFile[entry.path]?.local ?? []).map((m) => readOf(`${m.replace(/\./g, '/')}.py`) ?? '')].join('\n'),
+    checkpoint,
+    writes,
+    thresholds: [...request.matchAll(/\b(accuracy|acc|loss|val[_ ]?loss|f1|auc)\s+(?:of\s+)?(?:above|over|greater than|at least|>=?|below|under|less than|at most|<=?)/gi)].map((m) => m[1]!.toLowerCase().replace(/\s/g, '_')),
+    hardware,
+    onlineSummary: cap.summary,
+    capCad: Number.isFinite(capCad) ? capCad : null,
+    targets: [entry.path, ...(configFile ? [configFile] : [])],
+    setupSteps: before.map((b) => b.command),
+    answerTo,
+  });
+  if (askStep.need === 'read') return call('read_file', { path: askStep.path });
+  if (askStep.need === 'ask') return call('ask_user', { question: askStep.question, ...(askStep.choices.length ? { choices: askStep.choices } : {}) });
+  const askPlan: AskPlan = askStep.plan;
+  args.splice(0, args.length, ...askPlan.args);
+  for (const o of askPlan.outputs) if (!isCollected({ outputs: [...outputs] }, o)) outputs.add(o);
+  for (const f of askPlan.required) if (!resultFiles.includes(f)) resultFiles.push(f);
+  const blocked = askPlan.dispositions.filter((d) => d.status === 'refused' && BLOCKING_KINDS.has(d.kind));
+  if (blocked.length) return call('give_up', { reason: refusalWords(entry.path, askPlan.dispositions) });
   // As the README runs it: `python -m pkg.train` keeps the package importable (a file path would not).
   const usage = usageOf(entry);
   const runner = usage?.module ? `python -m ${usage.module}` : `python ${entry.path}`;
@@ -433,6 +477,16 @@ function decide(req: ModelRequest): Item[] {
   for (const p of shapes?.reads ?? []) if (readOf(p) === undefined) return call('read_file', { path: p });
   const sharding = shardable ? shardingOf(entry, args, runner, configSettings, source, resultFiles, cap.classes, hardware.workload, request, shapes && { ...shapes, readOf }) : null;
   if (sharding?.spec) smoke = null;
+  const dispositions: AskDisposition[] = [
+    ...askPlan.dispositions,
+    ...askPlan.sweeps.map((w) => ({ ask: w.ask.text, kind: w.ask.kind, status: 'refused' as const, detail: `a sweep of ${w.setting.name} over ${w.values.join(', ')} needs one run per value, which the builtin planner cannot split yet; run one value per job, or set OPENAI_API_KEY for a planner that can` })),
+    ...askPlan.scale.map((a) =>
+      sharding?.spec
+        ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: `split into ${sharding.spec.shards.length} shards run at once on the compatible workers online` }
+        : { ask: a.text, kind: a.kind, status: 'refused' as const, detail: `runs as one task: ${sharding?.reason ?? `${entry.path} is one program with nothing independent to split (no sample count, sweep or batch of inputs)`}` },
+    ),
+  ];
+  if (dispositions.some((d) => d.status === 'refused' && BLOCKING_KINDS.has(d.kind))) return call('give_up', { reason: refusalWords(entry.path, dispositions) });
 
   // 5. Validation: a second opinion when a checkpoint will be produced.
   if (checkpoint && !last('consult_specialist')) {
@@ -443,6 +497,7 @@ function decide(req: ModelRequest): Item[] {
     const op = /above|over|greater|>$/.test(m[2]!) ? '>' : /at least|>=/.test(m[2]!) ? '>=' : /at most|<=/.test(m[2]!) ? '<=' : '<';
     metrics.push({ name: m[1]!.toLowerCase().replace(/\s/g, '_'), op, value: Number(m[3]) });
   }
+  for (const m of askPlan.metrics) if (!metrics.some((x) => x.name === m.name)) metrics.push(m);
   // The evaluation decides: what it reports is required, and a threshold the user named
   // goes on the evaluation of the final checkpoint when the evaluation reports that metric
   // ("accuracy above 0.9" → eval_accuracy > 0.9), else on the run's own metrics.
@@ -517,6 +572,9 @@ function decide(req: ModelRequest): Item[] {
     if (deps.unavailable.length) return call('give_up', { reason: deps.summary ?? `Unavailable on the workers: ${deps.unavailable.join(', ')}.` });
     install = deps.install;
   }
+  if (askPlan.edits.length && preparation) {
+    return call('give_up', { reason: `${entry.path} needs a migration before it can run here, and the settings you named (${askPlan.edits.map((e) => e.name).join(', ')}) have no flag, so they need a rewrite of the code; one plan cannot do both yet. Change them in the code and upload it again, or bring a worker online that runs the code as it is.` });
+  }
   if (before.length && preparation) {
     return call('give_up', { reason: `${entry.path} needs both a migration (it is hard-wired to CUDA and no NVIDIA worker is online) and a data-preparation step first (${before[0]!.command}); one plan cannot do both yet. Run the preparation yourself and upload its output, or bring an NVIDIA worker online.` });
   }
@@ -559,9 +617,11 @@ function decide(req: ModelRequest): Item[] {
       'Check the acceptance criteria',
     ],
     command,
-    environment: null,
+    environment: askPlan.environment.length ? askPlan.environment : null,
     hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null, minTorch: minTorch && hardware.workload.startsWith('torch') ? minTorch : null },
-    timeoutSec: 3600,
+    timeoutSec: askPlan.timeoutSec ?? 3600,
+    asks: dispositions,
+    ...(askPlan.edits.length ? { settings: askPlan.edits } : {}),
     outputs: [...outputs],
     acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...resultFiles], metrics: runMetrics, evaluate: evaluate ?? null },
     preparation,
@@ -575,6 +635,24 @@ function decide(req: ModelRequest): Item[] {
 }
 
 const checkableMark = (c: ReturnType<typeof checkableOutputs>) => (c ? { checkable: c } : {});
+
+/** Why the job stops before anything runs: each refused ask with its reason, and what was understood. */
+function refusalWords(entry: string, dispositions: AskDisposition[]): string {
+  const refused = dispositions.filter((d) => d.status === 'refused');
+  const honoured = dispositions.filter((d) => d.status === 'honoured');
+  return `Not run: ${refused.map((d) => `"${d.ask}" — ${d.detail}`).join('; ')}.${honoured.length ? ` Understood: ${honoured.map((d) => `"${d.ask}" (${d.detail})`).join('; ')}.` : ''} Ask again with what ${entry} can do, and nothing runs until every part of the request can be honoured.`.slice(0, 2000);
+}
+
+/** A hosted service's asks: how long it serves and where are honoured; settings and outputs are not changed for a service yet. */
+function serviceAsks(request: string, durationSec: number | null): AskDisposition[] {
+  return parseAsks(request).map((a) =>
+    a.kind === 'limit' && a.maxSeconds && durationSec
+      ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: `served for ${durationSec} s` }
+      : a.kind === 'hardware' && a.hardware === 'cpu'
+        ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: 'served from a CPU worker' }
+        : { ask: a.text, kind: a.kind, status: 'refused' as const, detail: `a hosted service runs the app as uploaded: its ${a.kind === 'setup' ? 'setup steps' : a.kind === 'setting' || a.kind === 'sweep' ? 'settings' : a.kind === 'output' ? 'outputs' : 'options'} are not changed by the builtin planner yet` },
+  );
+}
 
 /**
  * The command-line of a nanoGPT-style script (a configurator: config files, then --key=value
@@ -929,6 +1007,7 @@ function planService(request: string, out: Outputs, facts: ProjectFacts): Item[]
     acceptance: { exitCode: 0, requiredFiles: [], metrics: [], evaluate: null },
     preparation: null,
     service: { readiness: { path: app.readinessPath, intervalSec: 1, timeoutSec: 5 }, durationSec, servers: app.servers },
+    asks: serviceAsks(request, durationSec),
     ...(install.length ? { install: { pip: install } } : {}),
   });
 }
