@@ -133,6 +133,10 @@ export interface Ask {
   workers?: number | 'all';
   /** target: a file the request names. */
   target?: string;
+  /** limit: a spending cap in the currency the user named ("under $2" → 2). */
+  maxCost?: number;
+  /** limit: a time cap in seconds ("within 30 minutes" → 1800). */
+  maxSeconds?: number;
 }
 
 /** An ask matched against a surface (asks/matchAsks.ts). */

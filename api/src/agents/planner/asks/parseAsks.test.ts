@@ -1,0 +1,668 @@
+/**
+ * The asks parser on requests as users write them (the requests of the planner's issue among
+ * them): each request with the exact asks it makes, in order. The helpers below build the
+ * expected asks; ids are checked apart (a1, a2, … in order).
+ */
+import { describe, expect, it } from 'vitest';
+import type { Ask, OutputWanted } from '../contract.js';
+import { parseAsks } from './parseAsks.js';
+
+type Expected = Omit<Ask, 'id'>;
+const set = (text: string, phrase: string, value?: string): Expected => ({ kind: 'setting', text, phrase, ...(value !== undefined ? { value } : {}) });
+const sweep = (text: string, phrase?: string, values?: string[]): Expected => ({ kind: 'sweep', text, ...(phrase ? { phrase } : {}), ...(values ? { values } : {}) });
+const out = (text: string, output: OutputWanted, extra: Partial<Ask> = {}): Expected => ({ kind: 'output', text, output, ...extra });
+const hw = (text: string, hardware: string): Expected => ({ kind: 'hardware', text, hardware });
+const scale = (text: string, workers: number | 'all', hardware?: string): Expected => ({ kind: 'scale', text, workers, ...(hardware ? { hardware } : {}) });
+const thr = (text: string, metric: string, op: Ask['op'], threshold: number): Expected => ({ kind: 'threshold', text, metric, op, threshold });
+const limit = (text: string, cap: { maxCost?: number; maxSeconds?: number }): Expected => ({ kind: 'limit', text, ...cap });
+const target = (text: string, file: string): Expected => ({ kind: 'target', text, target: file });
+const setup = (text: string, phrase: string, file?: string): Expected => ({ kind: 'setup', text, phrase, ...(file ? { target: file } : {}) });
+const other = (text: string, extra: Partial<Ask>): Expected => ({ kind: 'other', text, ...extra });
+
+const strip = (asks: Ask[]): Expected[] => asks.map(({ id: _id, ...rest }) => rest);
+
+const TABLE: [string, Expected[]][] = [
+  [
+    'train it for 200 iterations with a tiny model (n_embd 64, 2 layers, 4 heads) and give me the samples',
+    [
+      set('200 iterations', 'iterations', '200'),
+      set('n_embd 64', 'n_embd', '64'),
+      set('2 layers', 'layers', '2'),
+      set('4 heads', 'heads', '4'),
+      out('the samples', 'samples'),
+    ],
+  ],
+  [
+    'give me the report and the figures',
+    [
+      out('the report', 'report'),
+      out('the figures', 'figures'),
+    ],
+  ],
+  [
+    'Run a parameter sweep of dt = 0.1*dx*dx at six values across all available workers.',
+    [
+      sweep('parameter sweep of dt = 0.1*dx*dx at six values', 'dt'),
+      scale('across all available workers', 'all'),
+    ],
+  ],
+  [
+    "Run a parameter sweep across all available workers: each of the first argument values 10, 20, 40, 80, 160, and give me each run's output.",
+    [
+      scale('across all available workers', 'all'),
+      sweep('first argument values 10, 20, 40, 80, 160', 'first argument', ['10', '20', '40', '80', '160']),
+      out("each run's output", 'stdout'),
+    ],
+  ],
+  [
+    'Train for 1 epoch with --emsize 64 --nhid 64 --nlayers 2 and give me the generated text',
+    [
+      set('1 epoch', 'epoch', '1'),
+      set('--emsize 64', '--emsize', '64'),
+      set('--nhid 64', '--nhid', '64'),
+      set('--nlayers 2', '--nlayers', '2'),
+      out('the generated text', 'samples'),
+    ],
+  ],
+  [
+    'run config/train_shakespeare_char.py with block size 32, lr 3e-4 and dropout 0 on CPU',
+    [
+      target('run config/train_shakespeare_char.py', 'config/train_shakespeare_char.py'),
+      set('block size 32', 'block size', '32'),
+      set('lr 3e-4', 'lr', '3e-4'),
+      set('dropout 0', 'dropout', '0'),
+      hw('on CPU', 'cpu'),
+    ],
+  ],
+  [
+    'Initialise the database first, then serve the app.',
+    [
+      setup('Initialise the database first', 'database'),
+    ],
+  ],
+  [
+    'please run main.py --epochs=3 batch_size=16 with 4 heads, seed 42, and use the adam optimizer',
+    [
+      target('run main.py', 'main.py'),
+      set('--epochs=3', '--epochs', '3'),
+      set('batch_size=16', 'batch_size', '16'),
+      set('4 heads', 'heads', '4'),
+      set('seed 42', 'seed', '42'),
+      set('adam optimizer', 'optimizer', 'adam'),
+    ],
+  ],
+  [
+    'sweep dt over 0.1, 0.05 and 0.01',
+    [
+      sweep('sweep dt over 0.1, 0.05 and 0.01', 'dt', ['0.1', '0.05', '0.01']),
+    ],
+  ],
+  [
+    "run it for seeds 1 2 3 and return each run's output",
+    [
+      sweep('seeds 1 2 3', 'seeds', ['1', '2', '3']),
+      out("each run's output", 'stdout'),
+    ],
+  ],
+  [
+    'try learning rates 1e-3, 3e-4, 1e-4 on 4 workers in parallel',
+    [
+      sweep('learning rates 1e-3, 3e-4, 1e-4', 'learning rates', ['1e-3', '3e-4', '1e-4']),
+      scale('on 4 workers', 4),
+      scale('in parallel', 'all'),
+    ],
+  ],
+  [
+    'run the script for n from 1 to 5',
+    [
+      sweep('n from 1 to 5', 'n', ['1', '2', '3', '4', '5']),
+    ],
+  ],
+  [
+    'learning rate of 0.001, a single epoch, 10k iterations',
+    [
+      set('learning rate of 0.001', 'learning rate', '0.001'),
+      set('a single epoch', 'epoch', '1'),
+      set('10k iterations', 'iterations', '10000'),
+    ],
+  ],
+  [
+    'train for 1,000 steps with 1_000 samples and two layers',
+    [
+      set('1,000 steps', 'steps', '1000'),
+      set('1_000 samples', 'samples', '1000'),
+      set('two layers', 'layers', '2'),
+    ],
+  ],
+  [
+    'get the accuracy above 0.9 under $2 within 30 minutes on an NVIDIA GPU',
+    [
+      thr('the accuracy above 0.9', 'accuracy', '>', 0.9),
+      limit('under $2', { maxCost: 2 }),
+      limit('within 30 minutes', { maxSeconds: 1800 }),
+      hw('on an NVIDIA GPU', 'nvidia'),
+    ],
+  ],
+  [
+    'Stop when the loss is below 0.5, run on AMD, and save results.csv',
+    [
+      thr('the loss is below 0.5', 'loss', '<', 0.5),
+      hw('on AMD', 'amd'),
+      out('results.csv', 'file', { file: 'results.csv' }),
+    ],
+  ],
+  [
+    'using the shakespeare_char config, report the final loss',
+    [
+      target('using the shakespeare_char config', 'shakespeare_char'),
+      out('the final loss', 'metrics', { metric: 'loss' }),
+    ],
+  ],
+  [
+    'Train the model for 3 epochs and save the model weights.',
+    [
+      set('3 epochs', 'epochs', '3'),
+      out('the model weights', 'model'),
+    ],
+  ],
+  [
+    'Train a character-level model on the included text for 500 steps with batch size 32 and show me some generated samples',
+    [
+      set('500 steps', 'steps', '500'),
+      set('batch size 32', 'batch size', '32'),
+      out('some generated samples', 'samples'),
+    ],
+  ],
+  [
+    'Fine-tune gpt2 on my data with lr=5e-5 for 3 epochs, save the checkpoint',
+    [
+      set('lr=5e-5', 'lr', '5e-5'),
+      set('3 epochs', 'epochs', '3'),
+      out('the checkpoint', 'model'),
+    ],
+  ],
+  [
+    'Can you run the sklearn example and give me the report and the figures?',
+    [
+      out('the report', 'report'),
+      out('the figures', 'figures'),
+    ],
+  ],
+  [
+    'I want the model trained with a learning rate of 0.01 and a batch size of 128',
+    [
+      out('the model', 'model'),
+      set('learning rate of 0.01', 'learning rate', '0.01'),
+      set('batch size of 128', 'batch size', '128'),
+    ],
+  ],
+  [
+    'Please run train.py with --seeds 1 2 3 on all workers',
+    [
+      target('run train.py', 'train.py'),
+      sweep('--seeds 1 2 3', '--seeds', ['1', '2', '3']),
+      scale('on all workers', 'all'),
+    ],
+  ],
+  [
+    'train on cpu for 10 minutes max',
+    [
+      hw('on cpu', 'cpu'),
+      limit('for 10 minutes', { maxSeconds: 600 }),
+    ],
+  ],
+  [
+    'Train a small model quickly',
+    [
+      other('a small model', {"phrase":"small model"}),
+    ],
+  ],
+  [
+    'compare batch sizes 32 and 64 and plot the loss curves',
+    [
+      sweep('batch sizes 32 and 64', 'batch sizes', ['32', '64']),
+      out('plot the loss curves', 'figures'),
+    ],
+  ],
+  [
+    'Evaluate every 100 steps and log every 10 iterations',
+    [
+      set('Evaluate every 100 steps', 'eval interval', '100'),
+      set('log every 10 iterations', 'log interval', '10'),
+    ],
+  ],
+  [
+    'no dropout, weight decay 0.1, warmup 100 steps, temperature 0.8, top_k 200',
+    [
+      set('no dropout', 'dropout', '0'),
+      set('weight decay 0.1', 'weight decay', '0.1'),
+      set('warmup 100 steps', 'warmup', '100'),
+      set('temperature 0.8', 'temperature', '0.8'),
+      set('top_k 200', 'top_k', '200'),
+    ],
+  ],
+  [
+    'Use 8 dataloader workers and a context length of 256',
+    [
+      set('8 dataloader workers', 'dataloader workers', '8'),
+      set('context length of 256', 'context length', '256'),
+    ],
+  ],
+  [
+    'run with device=cuda compile=False',
+    [
+      set('device=cuda', 'device', 'cuda'),
+      set('compile=False', 'compile', 'False'),
+    ],
+  ],
+  [
+    'turn off compile and use mixed precision',
+    [
+      set('turn off compile', 'compile', 'False'),
+      set('use mixed precision', 'mixed precision', 'True'),
+    ],
+  ],
+  [
+    'python train.py config/train_shakespeare_char.py --device=cpu --compile=False --max_iters=2000 --n_layer=4 --dropout=0.0',
+    [
+      target('python train.py', 'train.py'),
+      target('config/train_shakespeare_char.py', 'config/train_shakespeare_char.py'),
+      set('--device=cpu', '--device', 'cpu'),
+      set('--compile=False', '--compile', 'False'),
+      set('--max_iters=2000', '--max_iters', '2000'),
+      set('--n_layer=4', '--n_layer', '4'),
+      set('--dropout=0.0', '--dropout', '0.0'),
+    ],
+  ],
+  [
+    'Sweep the learning rate over 1e-4, 3e-4 and 1e-3 with 3 seeds each and report accuracy for every run',
+    [
+      sweep('Sweep the learning rate over 1e-4, 3e-4 and 1e-3', 'learning rate', ['1e-4', '3e-4', '1e-3']),
+      sweep('3 seeds', 'seeds'),
+      out('accuracy', 'metrics', { metric: 'accuracy' }),
+    ],
+  ],
+  [
+    'grid search over lr in {0.1, 0.01, 0.001}',
+    [
+      sweep('grid search over lr in {0.1, 0.01, 0.001}', 'lr', ['0.1', '0.01', '0.001']),
+    ],
+  ],
+  [
+    "train until the validation loss is below 1.5, but don't spend more than $5",
+    [
+      thr('until the validation loss is below 1.5', 'validation loss', '<', 1.5),
+      limit('spend more than $5', { maxCost: 5 }),
+    ],
+  ],
+  [
+    'reach 95% accuracy on MNIST using an Apple M2',
+    [
+      thr('reach 95% accuracy', 'accuracy', '>=', 0.95),
+      hw('using an Apple M2', 'apple'),
+    ],
+  ],
+  [
+    'Run 5 random seeds and give me the results',
+    [
+      sweep('5 random seeds', 'seeds'),
+      out('the results', 'data'),
+    ],
+  ],
+  [
+    "I'd like the final checkpoint plus loss.png and metrics.json",
+    [
+      out('the final checkpoint', 'model'),
+      out('loss.png', 'file', { file: 'loss.png' }),
+      out('metrics.json', 'file', { file: 'metrics.json' }),
+    ],
+  ],
+  [
+    'Download the dataset first, then train for 2 epochs',
+    [
+      setup('Download the dataset first', 'dataset'),
+      set('2 epochs', 'epochs', '2'),
+    ],
+  ],
+  [
+    'Before training, run prepare.py',
+    [
+      setup('Before training, run prepare.py', 'prepare.py', 'prepare.py'),
+    ],
+  ],
+  [
+    'set alpha to 0.3 and beta = 0.7',
+    [
+      set('set alpha to 0.3', 'alpha', '0.3'),
+      set('beta = 0.7', 'beta', '0.7'),
+    ],
+  ],
+  [
+    'train with 4 transformer layers, 8 attention heads and a 512-dim embedding',
+    [
+      set('4 transformer layers', 'transformer layers', '4'),
+      set('8 attention heads', 'attention heads', '8'),
+      set('512-dim embedding', 'dim embedding', '512'),
+    ],
+  ],
+  [
+    'use sgd with momentum 0.9',
+    [
+      set('sgd', 'optimizer', 'sgd'),
+      set('momentum 0.9', 'momentum', '0.9'),
+    ],
+  ],
+  [
+    'epochs: 5, lr: 0.1, bs: 64',
+    [
+      set('epochs: 5', 'epochs', '5'),
+      set('lr: 0.1', 'lr', '0.1'),
+      set('bs: 64', 'bs', '64'),
+    ],
+  ],
+  [
+    'Run the simulation with N=100, dt=0.01',
+    [
+      set('N=100', 'N', '100'),
+      set('dt=0.01', 'dt', '0.01'),
+    ],
+  ],
+  [
+    'Generate 5 samples of 200 tokens at temperature 0.7',
+    [
+      set('5 samples', 'samples', '5'),
+      set('200 tokens', 'tokens', '200'),
+      set('temperature 0.7', 'temperature', '0.7'),
+    ],
+  ],
+  [
+    'get an accuracy of at least 90% and keep loss < 0.5',
+    [
+      thr('an accuracy of at least 90%', 'accuracy', '>=', 0.9),
+      thr('loss < 0.5', 'loss', '<', 0.5),
+    ],
+  ],
+  [
+    'send me the trained weights and save the plots',
+    [
+      out('the trained weights', 'model'),
+      out('the plots', 'figures'),
+    ],
+  ],
+  [
+    'I need the output of each run and the final accuracy',
+    [
+      out('the output of each run', 'stdout'),
+      out('the final accuracy', 'metrics', { metric: 'accuracy' }),
+    ],
+  ],
+  [
+    'cpu-only please, in under an hour',
+    [
+      hw('cpu-only', 'cpu'),
+      limit('in under an hour', { maxSeconds: 3600 }),
+    ],
+  ],
+  [
+    'train on data.csv and write predictions to preds.csv',
+    [
+      other('data.csv', {"file":"data.csv"}),
+      out('preds.csv', 'file', { file: 'preds.csv' }),
+    ],
+  ],
+  [
+    'change the learning rate from 1e-3 to 1e-4',
+    [
+      set('learning rate from 1e-3 to 1e-4', 'learning rate', '1e-4'),
+    ],
+  ],
+  [
+    'seeds 0-4',
+    [
+      sweep('seeds 0-4', 'seeds', ['0', '1', '2', '3', '4']),
+    ],
+  ],
+  [
+    'n_layer in [2, 4, 6] on every available machine',
+    [
+      sweep('n_layer in [2, 4, 6]', 'n_layer', ['2', '4', '6']),
+      scale('on every available machine', 'all'),
+    ],
+  ],
+  [
+    'batch_size=16, 32, 64',
+    [
+      sweep('batch_size=16, 32, 64', 'batch_size', ['16', '32', '64']),
+    ],
+  ],
+  [
+    'lr 0.1 and 2 layers',
+    [
+      set('lr 0.1', 'lr', '0.1'),
+      set('2 layers', 'layers', '2'),
+    ],
+  ],
+  [
+    'Initialize the DB, then start the server on port 5000',
+    [
+      setup('Initialize the DB', 'DB'),
+      set('port 5000', 'port', '5000'),
+    ],
+  ],
+  [
+    'run the benchmark with --size 1024 --iterations 10 on an H100',
+    [
+      set('--size 1024', '--size', '1024'),
+      set('--iterations 10', '--iterations', '10'),
+      hw('on an H100', 'nvidia'),
+    ],
+  ],
+  [
+    'dropout of 10% with the train script',
+    [
+      set('dropout of 10%', 'dropout', '0.1'),
+      target('with the train script', 'train'),
+    ],
+  ],
+  [
+    'Run the flask app. The README says to run `flask --app flaskr init-db` before starting it',
+    [
+      set('--app flaskr', '--app', 'flaskr'),
+      setup('init-db', 'init-db'),
+    ],
+  ],
+  [
+    'Run the sweep script with the seeds 1, 2 and 3 and keep the stdout',
+    [
+      target('Run the sweep script', 'sweep'),
+      sweep('seeds 1, 2 and 3', 'seeds', ['1', '2', '3']),
+      out('the stdout', 'stdout'),
+    ],
+  ],
+  [
+    'Please train the GPT for 5k iters on the shakespeare_char dataset, with n_layer=6, n_head=6, n_embd=384 and block_size 256, and give me samples',
+    [
+      set('5k iters', 'iters', '5000'),
+      set('shakespeare_char dataset', 'dataset', 'shakespeare_char'),
+      set('n_layer=6', 'n_layer', '6'),
+      set('n_head=6', 'n_head', '6'),
+      set('n_embd=384', 'n_embd', '384'),
+      set('block_size 256', 'block_size', '256'),
+      out('samples', 'samples'),
+    ],
+  ],
+  [
+    'run sweep.py for lr 0.01 and 0.001 on 2 machines',
+    [
+      target('run sweep.py', 'sweep.py'),
+      sweep('lr 0.01 and 0.001', 'lr', ['0.01', '0.001']),
+      scale('on 2 machines', 2),
+    ],
+  ],
+];
+
+describe('parseAsks: requests as users write them', () => {
+  it('has a table of at least 40 requests', () => {
+    expect(TABLE.length).toBeGreaterThanOrEqual(40);
+  });
+  for (const [request, expected] of TABLE) {
+    it(request, () => {
+      const asks = parseAsks(request);
+      expect(strip(asks)).toEqual(expected);
+      // ids in order; each text is the user's own words, found in the request in order.
+      expect(asks.map((a) => a.id)).toEqual(asks.map((_, k) => `a${k + 1}`));
+      let from = 0;
+      for (const a of asks) {
+        const at = request.indexOf(a.text, from);
+        expect(at, a.text).toBeGreaterThanOrEqual(0);
+        from = at + a.text.length;
+      }
+    });
+  }
+});
+
+describe('parseAsks: numbers as users write them', () => {
+  const value = (request: string) => parseAsks(request).map((a) => a.value ?? a.values);
+  it.each([
+    ['lr 3e-4', '3e-4'],
+    ['lr 1E-3', '1E-3'],
+    ['1_000 iterations', '1000'],
+    ['1,000 iterations', '1000'],
+    ['1,000,000 steps', '1000000'],
+    ['10k iterations', '10000'],
+    ['2.5k steps', '2500'],
+    ['1M steps', '1000000'],
+    ['dropout 0.5', '0.5'],
+    ['dropout .5', '0.5'],
+    ['dropout 10%', '0.1'],
+    ['two layers', '2'],
+    ['twenty-four layers', '24'],
+    ['a single epoch', '1'],
+    ['one epoch', '1'],
+    ['a hundred iterations', '100'],
+    ['three hundred steps', '300'],
+    ['seed -1', '-1'],
+  ])('%s → %s', (request, expected) => {
+    expect(value(request)).toEqual([expected]);
+  });
+
+  it('keeps a list of numbers with commas apart from thousands', () => {
+    expect(value('seeds 1,2,3')).toEqual([['1', '2', '3']]);
+    expect(value('batch sizes 100, 200, 300')).toEqual([['100', '200', '300']]);
+    expect(value('iterations 1,000, 2,000 and 3,000')).toEqual([['1000', '2000', '3000']]);
+  });
+
+  it('expands a range, with a step, and leaves a range too long or not whole without values', () => {
+    expect(value('seeds 1 to 4')).toEqual([['1', '2', '3', '4']]);
+    expect(value('seeds 1..3')).toEqual([['1', '2', '3']]);
+    expect(value('n_layer from 2 to 8 step 2')).toEqual([['2', '4', '6', '8']]);
+    expect(value('seeds between 3 and 1')).toEqual([['3', '2', '1']]);
+    expect(parseAsks('vary hidden units from 32 to 256')).toMatchObject([{ kind: 'sweep', phrase: 'hidden units' }]);
+    expect(parseAsks('vary hidden units from 32 to 256')[0]!.values).toBeUndefined();
+    expect(parseAsks('learning rate from 1e-4 to 1e-2')[0]).toMatchObject({ kind: 'sweep', phrase: 'learning rate' });
+    expect(parseAsks('learning rate from 1e-4 to 1e-2')[0]!.values).toBeUndefined();
+  });
+
+  it('gives the number of a count sweep no values: the planner asks or derives them', () => {
+    const [a] = parseAsks('sweep dt at 6 values');
+    expect(a).toMatchObject({ kind: 'sweep', phrase: 'dt' });
+    expect(a!.values).toBeUndefined();
+    expect(parseAsks('six values of dt')).toMatchObject([{ kind: 'sweep', phrase: 'dt', text: 'six values of dt' }]);
+  });
+
+  it('reads thresholds in percent as fractions and money in cents as dollars', () => {
+    expect(parseAsks('accuracy above 90%')).toMatchObject([{ kind: 'threshold', threshold: 0.9, op: '>' }]);
+    expect(parseAsks('under 50 cents')).toMatchObject([{ kind: 'limit', maxCost: 0.5 }]);
+    expect(parseAsks('within 1h30m')).toMatchObject([{ kind: 'limit', maxSeconds: 5400 }]);
+    expect(parseAsks('in less than half an hour')).toMatchObject([{ kind: 'limit', maxSeconds: 1800 }]);
+  });
+});
+
+describe('parseAsks: words that ask for nothing, and bad input', () => {
+  it.each(['', '   ', '\n\n', 'please', 'give me', 'train it', 'please train it', 'thanks!', 'run the project', 'Train a model.'])(
+    '%j gives no asks',
+    (request) => {
+      expect(parseAsks(request)).toEqual([]);
+    },
+  );
+
+  it('gives no asks for a request of only punctuation', () => {
+    expect(parseAsks('!!!???...;;;,,,---===***///\\\\""\'\'``()[]{}<>')).toEqual([]);
+    expect(parseAsks('-- --- -=- .. ... =')).toEqual([]);
+  });
+
+  it('gives no asks for numbers without units', () => {
+    expect(parseAsks('42')).toEqual([]);
+    expect(parseAsks('1e3 0.5 7 10k 1,000')).toEqual([]);
+    expect(parseAsks('3 4 5 and 6')).toEqual([]);
+  });
+
+  it('survives unicode: other scripts, emoji, combining marks, lone surrogates', () => {
+    expect(parseAsks('hello 😀 world — 训练 3 个 epoch')).toEqual([]);
+    expect(parseAsks('entraîne pendant 3 époques 🚀🚀')).toEqual([]);
+    expect(parseAsks('e\u0301\u0301\u0301 \ud800 \udfff x')).toEqual([]);
+    // The asks around them are still read, with their own words.
+    expect(parseAsks('😀 train for 3 epochs 😀 on CPU 🚀')).toEqual([
+      { id: 'a1', kind: 'setting', text: '3 epochs', phrase: 'epochs', value: '3' },
+      { id: 'a2', kind: 'hardware', text: 'on CPU', hardware: 'cpu' },
+    ]);
+    expect(parseAsks('ＣＰＵ')).toEqual([]);
+  });
+
+  it('is not fooled by numbers glued to words or names with digits', () => {
+    expect(parseAsks('fine-tune gpt2 on the h100')).toEqual([{ id: 'a1', kind: 'hardware', text: 'on the h100', hardware: 'nvidia' }]);
+    expect(parseAsks('resnet50 layer4')).toEqual([]);
+  });
+
+  it('reads a 100 KB request to the end, linearly (a correctness check, not a timing)', () => {
+    const chunk = 'train for 200 iterations with lr 3e-4 and give me the figures. ';
+    const request = chunk.repeat(Math.ceil(100_000 / chunk.length));
+    expect(request.length).toBeGreaterThanOrEqual(100_000);
+    const asks = parseAsks(request);
+    // The first of each kind of output is kept; every setting is read.
+    expect(asks.filter((a) => a.kind === 'setting')).toHaveLength(2 * Math.ceil(100_000 / chunk.length));
+    expect(asks.filter((a) => a.kind === 'output')).toHaveLength(1);
+    expect(asks.at(-1)!.id).toBe(`a${asks.length}`);
+  });
+
+  it('reads 100 KB without spaces, of one long number list, or of one huge word', () => {
+    expect(parseAsks('x'.repeat(100_000))).toEqual([]);
+    expect(parseAsks('=-'.repeat(50_000))).toEqual([]);
+    const list = parseAsks(`seeds ${Array.from({ length: 20_000 }, (_, k) => k).join(', ')}`);
+    // More than 64 values: a sweep whose values the planner must ask for, not a truncated list.
+    expect(list[0]).toMatchObject({ kind: 'sweep', phrase: 'seeds' });
+    expect(list[0]!.values).toBeUndefined();
+    expect(parseAsks('(' .repeat(50_000) + 'lr 0.1' + ')'.repeat(50_000))).toMatchObject([{ kind: 'setting', phrase: 'lr', value: '0.1' }]);
+  });
+
+  it('never throws on any input type a caller might pass by mistake', () => {
+    expect(parseAsks(undefined as unknown as string)).toEqual([]);
+    expect(parseAsks(null as unknown as string)).toEqual([]);
+    expect(parseAsks(42 as unknown as string)).toEqual([]);
+  });
+});
+
+describe('parseAsks: outputs', () => {
+  it('does not take the model a request trains for the model it wants back', () => {
+    expect(parseAsks('train the model for 3 epochs')).toEqual([{ id: 'a1', kind: 'setting', text: '3 epochs', phrase: 'epochs', value: '3' }]);
+    expect(parseAsks('resume from the checkpoint and train 2 epochs').map((a) => a.kind)).toEqual(['setting']);
+    expect(parseAsks('with a tiny model (n_embd 64)').map((a) => a.text)).toEqual(['n_embd 64']);
+  });
+
+  it('keeps the first mention of each output', () => {
+    expect(parseAsks('save the model, and give me the model').map((a) => a.text)).toEqual(['the model']);
+  });
+
+  it('does not take an output directory for stdout', () => {
+    expect(parseAsks('give me the output directory')).toEqual([]);
+  });
+
+  it('names a file the run reads as other, not as an output', () => {
+    expect(parseAsks('train on data.csv')).toEqual([{ id: 'a1', kind: 'other', text: 'data.csv', file: 'data.csv' }]);
+  });
+
+  it('drops a bare "parameter sweep" when the request says what to sweep', () => {
+    expect(parseAsks('a parameter sweep across all available workers').map((a) => a.kind)).toEqual(['sweep', 'scale']);
+    expect(parseAsks('a parameter sweep across all available workers of seeds 1 2 3').map((a) => a.kind)).toEqual(['scale', 'sweep']);
+  });
+});

@@ -1,0 +1,1206 @@
+/**
+ * The request split into asks (contract.ts): each span of the user's words that asks for
+ * something — a setting's value, a sweep, an output, a scale, a threshold, hardware, a cap, a
+ * target, a setup step — with the exact words it came from (`text`), in the request's order.
+ *
+ * How: the request is tokenized (tokenizeRequest.ts); at each token every recognizer below may
+ * propose an ask that starts there; the longest wins (ties: the recognizer listed first), and
+ * the scan goes on after it. Leftmost-longest keeps "2 layers 4 heads" as two asks rather than
+ * "layers 4", and lets "seeds 1 2 3" (a sweep) win over "seeds 1". Every recognizer looks ahead
+ * a bounded number of tokens, so the parse is linear in the request's length.
+ *
+ * Values: `value` is the number as written without separators or suffixes ("1,000" and "1_000"
+ * → "1000", "10k" → "10000", "two" → "2", "90%" → "0.9"; "3e-4" stays "3e-4"); a word value is
+ * as written ("cpu", "AdamW", "False").
+ *
+ * Words that ask for nothing ("please", "give me", "train it") produce nothing.
+ */
+import type { Ask, OutputWanted } from '../contract.js';
+import { lexiconGroups, metricOf, type LexiconGroup } from './lexicon.js';
+import { tokenizeRequest, type Token } from './tokenizeRequest.js';
+
+type Draft = Omit<Ask, 'id' | 'text'>;
+/** A proposed ask over tokens first..last (inclusive). */
+interface Found {
+  first: number;
+  last: number;
+  ask: Draft;
+}
+
+/** Sweeps longer than this keep no values (the planner asks) rather than a truncated list. */
+const MAX_SWEEP_VALUES = 64;
+
+const NUMBER_WORDS: Record<string, number> = {
+  zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
+  eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17,
+  eighteen: 18, nineteen: 19, twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70,
+  eighty: 80, ninety: 90, single: 1, dozen: 12, once: 1, twice: 2,
+};
+
+/** Words that are never a setting's name or a word value. */
+const STOP = new Set([
+  'a', 'an', 'the', 'and', 'or', 'with', 'without', 'for', 'on', 'in', 'at', 'to', 'of', 'by', 'from', 'into', 'over',
+  'across', 'using', 'use', 'then', 'it', 'its', "it's", 'this', 'that', 'these', 'those', 'me', 'my', 'i', 'we', 'you',
+  'your', 'please', 'run', 'train', 'is', 'are', 'be', 'as', 'each', 'every', 'all', 'some', 'also', 'just', 'only',
+  'than', 'per', 'via', 'so', 'but', 'not', 'no', 'yes', 'if', 'when', 'while', 'after', 'before', 'first', 'then',
+  'give', 'get', 'set', 'make', 'let', 'can', 'could', 'would', 'should', 'will', 'do', 'does', 'did', 'have', 'has',
+  'them', 'they', 'there', 'here', 'what', 'which', 'how', 'values', 'value', 'times', 'runs', 'both', 'either',
+  'try', 'until', 'up', 'down', 'out', 'about', 'around', 'like', 'want', 'need', 'go', 'sweep', 'between', 'through',
+  'under', 'above', 'below', 'within', 'thanks', 'thank', 'again', 'too', 'very', 'much', 'more', 'less', 'same',
+]);
+
+/** Units that end a list of numbers: in "seeds 1, 2 and 3 workers" the 3 belongs to the workers. */
+const OTHER_UNITS = new Set([
+  'workers', 'worker', 'machines', 'machine', 'nodes', 'node', 'gpus', 'gpu', 'hosts', 'minutes', 'minute', 'mins',
+  'min', 'hours', 'hour', 'hrs', 'hr', 'seconds', 'second', 'secs', 'sec', 'days', 'values', 'value', 'times', 'runs',
+  'dollars', 'dollar', 'usd', 'bucks', 'cents', 'euros', 'shards', 'copies', 'replicas', 'trials', 'x',
+]);
+
+const OUTPUT_VERBS = new Set([
+  'give', 'return', 'send', 'save', 'saving', 'keep', 'store', 'write', 'export', 'download', 'collect', 'hand', 'get',
+  'want', 'need', 'produce', 'include', 'attach', 'show', 'print', 'upload', 'deliver', 'share', 'dump', 'bring',
+  'provide', 'plot', 'output', 'report', 'display', 'fetch', 'like', 'returns', 'gives', 'saves', 'outputs', 'see',
+  'expect', 'receive', 'grab', 'pull', 'copy', 'generate', 'emit', 'record', 'log',
+]);
+/** Verbs after which a noun is what is acted on, not what is handed back ("train the model"). */
+const ACTION_VERBS = new Set([
+  'train', 'trains', 'run', 'runs', 'use', 'using', 'execute', 'launch', 'start', 'fine-tune', 'finetune', 'evaluate',
+  'test', 'load', 'resume', 'initialise', 'initialize', 'init', 'prepare', 'fit', 'build', 'serve', 'deploy', 'from',
+  'benchmark', 'profile', 'debug', 'fix', 'port', 'migrate', 'compile', 'tune', 'finetuning', 'retrain',
+]);
+/** Words before "dataset" that say which part or whose, not which one. */
+const DATASET_ADJ =
+  /^(included|default|same|full|whole|entire|small|tiny|training|train|test|validation|val|my|your|our|this|that|new|own|provided|bundled|given|sample|toy|local|real|synthetic|original|whole|input|example|demo|custom|bigger|smaller|larger|large|big|other|following|above|existing|downloaded|prepared|raw|processed|clean)$/;
+const INPUT_WORDS = new Set(['from', 'load', 'loading', 'loads', 'resume', 'resuming', 'pretrained', 'pre-trained', 'initial', 'init', 'using', 'on', 'read', 'reading', 'with', 'restore', 'restoring']);
+/** The words a limit can start with (besides a price). */
+const LIMIT_START = new Set(['in', 'no', 'less', 'at', 'up', 'time', 'budget', 'cap', 'limit', 'timeout', 'deadline', 'within', 'under', 'below', 'max', 'maximum', 'for', 'costing', 'cost', 'spend', 'spending', 'before', 'takes', 'take', 'taking', 'more', '$', '€', '£']);
+const EVERY_VERBS = /^(eval|evaluate|validate|log|print|report|save|checkpoint|test)$/;
+const BOUNDARY = new Set(['.', '!', '?', ';', '\n']);
+
+const DETERMINERS = new Set(['the', 'a', 'an', 'my', 'your', 'its', 'all', 'any', 'some', 'our', 'their', 'his', 'her']);
+const OUTPUT_ADJ = new Set(['trained', 'final', 'resulting', 'best', 'saved', 'fine-tuned', 'finetuned', 'learned', 'last', 'generated', 'new']);
+
+const SCRIPT_EXT = /\.(py|sh|bash|ipynb|r|jl|js|mjs|ts|pl|rb|lua)$/i;
+const CONFIG_EXT = /\.(ya?ml|json|toml|cfg|ini|conf)$/i;
+const OUTPUT_EXT =
+  /\.(csv|tsv|json|jsonl|png|jpe?g|svg|pdf|gif|mp4|wav|txt|pt|pth|ckpt|bin|safetensors|onnx|npy|npz|h5|hdf5|pkl|pickle|joblib|log|md|html|parquet|xlsx|tar|zip|gz)$/i;
+
+const HARDWARE: Record<string, string> = {
+  cpu: 'cpu', cpus: 'cpu', 'cpu-only': 'cpu', nvidia: 'nvidia', cuda: 'nvidia', h100: 'nvidia', h200: 'nvidia',
+  a100: 'nvidia', v100: 'nvidia', t4: 'nvidia', l4: 'nvidia', a10: 'nvidia', a10g: 'nvidia', rtx: 'nvidia', geforce: 'nvidia',
+  tesla: 'nvidia', 'nvidia-gpu': 'nvidia', amd: 'amd', rocm: 'amd', radeon: 'amd', mi300: 'amd', mi300x: 'amd', mi250: 'amd',
+  mi250x: 'amd', instinct: 'amd', hip: 'amd', mps: 'apple', apple: 'apple', m1: 'apple', m2: 'apple', m3: 'apple', m4: 'apple',
+  mac: 'apple', macbook: 'apple', gpu: 'gpu', gpus: 'gpu', accelerator: 'gpu',
+};
+const HARDWARE_TAIL = new Set(['gpu', 'gpus', 'card', 'cards', 'machine', 'machines', 'worker', 'workers', 'only', 'silicon', 'box', 'device', 'chip']);
+
+const OPTIMIZERS = new Set(['adam', 'adamw', 'sgd', 'rmsprop', 'adagrad', 'adadelta', 'lamb', 'lion', 'adafactor', 'nadam', 'radam', 'lbfgs', 'l-bfgs', 'adamax', 'sophia', 'muon']);
+
+const ORDINALS: Record<string, number> = {
+  first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, '1st': 1, '2nd': 2, '3rd': 3, '4th': 4, '5th': 5, '6th': 6, last: -1,
+};
+
+const SETUP_VERBS = new Set(['initialise', 'initialize', 'init', 'setup', 'create', 'prepare', 'download', 'migrate', 'populate', 'install', 'fetch', 'preprocess', 'tokenize', 'tokenise', 'build', 'seed', 'bootstrap', 'generate']);
+const SETUP_OBJECTS = new Set([
+  'database', 'db', 'data', 'dataset', 'datasets', 'schema', 'tables', 'table', 'vocab', 'vocabulary', 'tokenizer',
+  'environment', 'env', 'requirements', 'dependencies', 'deps', 'corpus', 'migrations', 'index', 'cache', 'sqlite',
+  'postgres', 'weights', 'embeddings', 'splits', 'shards', 'files',
+]);
+
+const TIME_UNITS: Record<string, number> = {
+  s: 1, sec: 1, secs: 1, second: 1, seconds: 1, m: 60, min: 60, mins: 60, minute: 60, minutes: 60,
+  h: 3600, hr: 3600, hrs: 3600, hour: 3600, hours: 3600, d: 86400, day: 86400, days: 86400,
+};
+
+const THRESHOLD_OPS: { words: string[]; op: '<' | '<=' | '>' | '>=' }[] = [
+  { words: ['greater', 'than', 'or', 'equal', 'to'], op: '>=' },
+  { words: ['less', 'than', 'or', 'equal', 'to'], op: '<=' },
+  { words: ['of', 'at', 'least'], op: '>=' },
+  { words: ['of', 'at', 'most'], op: '<=' },
+  { words: ['no', 'less', 'than'], op: '>=' },
+  { words: ['no', 'more', 'than'], op: '<=' },
+  { words: ['at', 'least'], op: '>=' },
+  { words: ['at', 'most'], op: '<=' },
+  { words: ['greater', 'than'], op: '>' },
+  { words: ['more', 'than'], op: '>' },
+  { words: ['higher', 'than'], op: '>' },
+  { words: ['better', 'than'], op: '>' },
+  { words: ['less', 'than'], op: '<' },
+  { words: ['lower', 'than'], op: '<' },
+  { words: ['smaller', 'than'], op: '<' },
+  { words: ['above'], op: '>' },
+  { words: ['over'], op: '>' },
+  { words: ['exceeds'], op: '>' },
+  { words: ['exceed'], op: '>' },
+  { words: ['exceeding'], op: '>' },
+  { words: ['beyond'], op: '>' },
+  { words: ['below'], op: '<' },
+  { words: ['under'], op: '<' },
+  { words: ['>='], op: '>=' },
+  { words: ['<='], op: '<=' },
+  { words: ['≥'], op: '>=' },
+  { words: ['≤'], op: '<=' },
+  { words: ['>'], op: '>' },
+  { words: ['<'], op: '<' },
+];
+
+class Parser {
+  private readonly ctx: boolean[];
+
+  constructor(
+    private readonly text: string,
+    private readonly t: Token[],
+  ) {
+    this.ctx = this.outputContext();
+  }
+
+  // ---- token helpers ----
+
+  w(i: number): string {
+    const tok = this.t[i];
+    return tok && (tok.type === 'word' || tok.type === 'punct' || tok.type === 'flag') ? tok.lower : '';
+  }
+  isWord(i: number): boolean {
+    return this.t[i]?.type === 'word';
+  }
+  isBoundary(i: number): boolean {
+    const tok = this.t[i];
+    return !tok || (tok.type === 'punct' && BOUNDARY.has(tok.text));
+  }
+  /** The words at i.. equal `words` (lower case)? */
+  seq(i: number, words: readonly string[]): boolean {
+    return words.every((word, k) => this.w(i + k) === word);
+  }
+  /** Tokens i and i+1 are written together ("1-5", "=64"). */
+  glued(i: number): boolean {
+    const a = this.t[i];
+    const b = this.t[i + 1];
+    return !!a && !!b && a.end === b.start;
+  }
+  isIdentifier(i: number): boolean {
+    const tok = this.t[i];
+    return !!tok && tok.type === 'word' && /^[\p{L}_][\p{L}\p{N}_.]*$/u.test(tok.text) && !STOP.has(tok.lower) && !tok.text.endsWith('.');
+  }
+  /** snake_case, camelCase or a name with digits: a setting's name, not an English word. */
+  isCodeName(i: number): boolean {
+    const tok = this.t[i];
+    if (!tok || !this.isIdentifier(i)) return false;
+    return /_/.test(tok.text) || /[a-z][A-Z]/.test(tok.text) || /^[A-Z][A-Z0-9_]{1,}$/.test(tok.text) && tok.text.length > 1 && /[A-Z]/.test(tok.text) && tok.text !== 'I' && /_|\d/.test(tok.text);
+  }
+
+  /** A number at i: digits, or words ("two", "a single", "a hundred", "twenty-five"). */
+  num(i: number): { value: string; n: number; last: number } | null {
+    const tok = this.t[i];
+    if (!tok) return null;
+    if (tok.type === 'num') return { value: tok.value!, n: Number(tok.value), last: i };
+    if (tok.type !== 'word') return null;
+    if (!(tok.lower in NUMBER_WORDS) && tok.lower !== 'a' && tok.lower !== 'an' && !tok.lower.includes('-')) return null;
+    let k = i;
+    let base: number | undefined;
+    if ((tok.lower === 'a' || tok.lower === 'an') && this.isWord(i + 1)) {
+      const next = this.w(i + 1);
+      if (next === 'single') return { value: '1', n: 1, last: i + 1 };
+      if (next === 'hundred' || next === 'thousand' || next === 'dozen') {
+        base = 1;
+        k = i;
+      } else return null;
+    } else {
+      const parts = tok.lower.split('-');
+      if (parts.length > 2 || !parts.every((p) => p in NUMBER_WORDS)) return null;
+      base = parts.reduce((s, p) => s + NUMBER_WORDS[p]!, 0);
+    }
+    const mult = this.w(k + 1);
+    if (mult === 'hundred') return { value: String(base * 100), n: base * 100, last: k + 1 };
+    if (mult === 'thousand') return { value: String(base * 1000), n: base * 1000, last: k + 1 };
+    if (mult === 'dozen' && tok.lower !== 'dozen') return { value: String(base * 12), n: base * 12, last: k + 1 };
+    if (k !== i) return null;
+    return { value: String(base), n: base, last: i };
+  }
+
+  /** The longest lexicon term at i (up to 4 words; "number of" before it is part of it). */
+  private readonly terms = new Map<number, { phrase: string; groups: LexiconGroup[]; last: number } | null>();
+
+  term(i: number): { phrase: string; groups: LexiconGroup[]; last: number } | null {
+    let hit = this.terms.get(i);
+    if (hit === undefined) {
+      hit = this.readTerm(i);
+      this.terms.set(i, hit);
+    }
+    return hit;
+  }
+
+  private readTerm(i: number): { phrase: string; groups: LexiconGroup[]; last: number } | null {
+    let start = i;
+    if (this.w(i) === 'number' && this.w(i + 1) === 'of') start = i + 2;
+    else if (this.w(i) === 'num' || this.w(i) === 'no.') start = i + 1;
+    for (let n = 4; n >= 1; n--) {
+      let ok = true;
+      for (let k = start; k < start + n; k++) if (!this.isWord(k) && this.t[k]?.type !== 'flag') ok = false;
+      if (!ok) continue;
+      const phrase = this.span(start, start + n - 1);
+      const groups = lexiconGroups(phrase);
+      if (groups.length > 0) return { phrase, groups, last: start + n - 1 };
+    }
+    return null;
+  }
+
+  span(first: number, last: number): string {
+    return this.text.slice(this.t[first]!.start, this.t[last]!.end);
+  }
+
+  /** Is the token at i a unit that takes the number before it? */
+  isUnitAt(i: number): boolean {
+    if (this.t[i]?.type === 'punct' && this.t[i]?.text === '%') return true;
+    const w = this.w(i);
+    if (OTHER_UNITS.has(w)) return true;
+    if (this.t[i]?.type === 'punct' && this.t[i]?.text === '-' && this.glued(i - 1)) return !!this.term(i + 1);
+    return !!this.term(i) && !STOP.has(w);
+  }
+
+  /**
+   * Values at i: one number, a list ("0.1, 0.05 and 0.01", "1 2 3", "[1, 2, 4]"), or a range
+   * ("1 to 5", "from 1 to 5", "between 1 and 5", "1..5", "1-5", with "step 2"). A list's last
+   * number followed by a unit is left to the unit ("n_embd 64, 2 layers").
+   */
+  values(
+    i: number,
+    opts: { spaces?: boolean; words?: boolean } = {},
+  ): { values: string[] | null; last: number; range?: [string, string]; fromTo?: boolean } | null {
+    let j = i;
+    let close: string | null = null;
+    const open = this.t[j];
+    if (open?.type === 'punct' && (open.text === '[' || open.text === '{' || open.text === '(')) {
+      close = open.text === '[' ? ']' : open.text === '{' ? '}' : ')';
+      j++;
+    }
+    let fromTo = false;
+    let between = false;
+    if (this.w(j) === 'from' && !close) {
+      fromTo = true;
+      j++;
+    } else if (this.w(j) === 'between' && !close) {
+      between = true;
+      j++;
+    }
+    const first = this.num(j);
+    if (!first) {
+      if (opts.words && !fromTo && !between) return this.wordValues(j, close);
+      return null;
+    }
+    // A range.
+    const sepAt = first.last + 1;
+    const sep = this.w(sepAt);
+    const rangeSep = between
+      ? sep === 'and'
+      : sep === 'to' || sep === 'through' || sep === 'thru' || sep === 'until' || sep === '..' || sep === '–' || sep === '—' ||
+        (sep === '-' && this.glued(first.last) && this.glued(sepAt));
+    if (rangeSep) {
+      const second = this.num(sepAt + 1);
+      if (second) {
+        let last = second.last;
+        let step = 1;
+        if ((this.w(last + 1) === 'step' || this.w(last + 1) === 'by') && this.num(last + 2)) {
+          step = Math.abs(this.num(last + 2)!.n);
+          last = this.num(last + 2)!.last;
+        } else if (this.seq(last + 1, ['in', 'steps', 'of']) && this.num(last + 4)) {
+          step = Math.abs(this.num(last + 4)!.n);
+          last = this.num(last + 4)!.last;
+        }
+        if (close && this.w(last + 1) === close) last++;
+        const a = first.n;
+        const b = second.n;
+        let values: string[] | null = null;
+        if (Number.isInteger(a) && Number.isInteger(b) && Number.isInteger(step) && step > 0) {
+          const count = Math.floor(Math.abs(b - a) / step) + 1;
+          if (count <= MAX_SWEEP_VALUES) {
+            values = [];
+            const dir = b >= a ? 1 : -1;
+            for (let k = 0; k < count; k++) values.push(String(a + dir * k * step));
+          }
+        }
+        return { values, last, range: [first.value, second.value], fromTo };
+      }
+    }
+    if (fromTo || between) return null;
+    // A list.
+    const vals = [first.value];
+    const lasts = [first.last];
+    let last = first.last;
+    for (let guard = 0; guard < MAX_SWEEP_VALUES * 3; guard++) {
+      let k = last + 1;
+      const s = this.w(k);
+      if (s === ',' || s === '/' || s === '|') {
+        k++;
+        if (this.w(k) === 'and' || this.w(k) === 'or') k++;
+      } else if (s === 'and' || s === 'or') k++;
+      else if (!(opts.spaces || close) || this.t[k]?.type !== 'num') break;
+      const next = this.num(k);
+      if (!next || (this.t[k]?.type !== 'num' && !close && vals.length === 0)) break;
+      vals.push(next.value);
+      lasts.push(next.last);
+      last = next.last;
+    }
+    // The last number of a list may belong to the unit after it.
+    while (vals.length > 1 && this.isUnitAt(last + 1)) {
+      vals.pop();
+      lasts.pop();
+      last = lasts[lasts.length - 1]!;
+    }
+    if (close) {
+      if (this.w(last + 1) === close) last++;
+      else if (vals.length === 1) return { values: vals, last: first.last };
+    }
+    return { values: vals.length > MAX_SWEEP_VALUES ? null : vals, last };
+  }
+
+  /** A list of word values ("adam, sgd and rmsprop"): two or more. */
+  private wordValues(i: number, close: string | null): { values: string[]; last: number } | null {
+    const vals: string[] = [];
+    let k = i;
+    let last = i - 1;
+    while (this.isIdentifier(k) && vals.length < MAX_SWEEP_VALUES) {
+      vals.push(this.t[k]!.text);
+      last = k;
+      const s = this.w(k + 1);
+      if (s === ',') k = this.w(k + 2) === 'and' || this.w(k + 2) === 'or' ? k + 3 : k + 2;
+      else if (s === 'and' || s === 'or') k += 2;
+      else break;
+    }
+    if (vals.length < 2) return null;
+    if (close && this.w(last + 1) === close) last++;
+    return { values: vals, last };
+  }
+
+  /** A setting ask or, with several values, a sweep. */
+  settingOrSweep(first: number, phrase: string, v: NonNullable<ReturnType<Parser['values']>>): Found {
+    if (v.range) {
+      // "change the learning rate from 1e-3 to 1e-4" sets it; "n from 1 to 5" sweeps it.
+      if (v.fromTo && this.changeVerbBefore(first)) return { first, last: v.last, ask: { kind: 'setting', phrase, value: v.range[1] } };
+      return { first, last: v.last, ask: { kind: 'sweep', phrase, ...(v.values ? { values: v.values } : {}) } };
+    }
+    if (v.values && v.values.length === 1) return { first, last: v.last, ask: { kind: 'setting', phrase, value: v.values[0]! } };
+    return { first, last: v.last, ask: { kind: 'sweep', phrase, ...(v.values ? { values: v.values } : {}) } };
+  }
+
+  changeVerbBefore(i: number): boolean {
+    for (let k = i - 1; k >= Math.max(0, i - 3); k--) {
+      if (/^(change|changing|increase|increasing|decrease|decreasing|reduce|reducing|lower|lowering|raise|raising|bump|drop|move|switch|set|go|goes)$/.test(this.w(k))) return true;
+      if (this.isBoundary(k)) return false;
+    }
+    return false;
+  }
+
+  /** Output context: after an output verb ("give me", "save", "I want") and before a boundary or an action verb. */
+  private outputContext(): boolean[] {
+    const ctx: boolean[] = new Array(this.t.length).fill(false);
+    let on = false;
+    for (let i = 0; i < this.t.length; i++) {
+      const w = this.w(i);
+      if (this.isBoundary(i)) on = false;
+      else if (ACTION_VERBS.has(w) && !(w === 'from' && on)) on = false;
+      else if (OUTPUT_VERBS.has(w)) {
+        // "the report" is a noun, "report the loss" a verb; "log every 10 steps" is a setting.
+        if (w === 'report' && DETERMINERS.has(this.w(i - 1))) { /* a noun */ }
+        else on = true;
+      }
+      ctx[i] = on;
+    }
+    return ctx;
+  }
+
+  // ---- recognizers: each proposes the ask that starts at token i, or null ----
+
+  /** `--emsize 64`, `--epochs=3`, `--seeds 1 2 3`, `--device cpu`, `--cuda`. */
+  flag(i: number): Found | null {
+    const tok = this.t[i];
+    if (tok?.type !== 'flag') return null;
+    const phrase = tok.text;
+    if (this.w(i + 1) === '=' && this.glued(i)) {
+      const v = this.values(i + 2, { spaces: false });
+      if (v) return this.settingOrSweep(i, phrase, v);
+      const val = this.rawValue(i + 2);
+      if (val) return { first: i, last: val.last, ask: { kind: 'setting', phrase, value: val.value } };
+      return { first: i, last: i, ask: { kind: 'setting', phrase } };
+    }
+    const v = this.values(i + 1, { spaces: true });
+    if (v) return this.settingOrSweep(i, phrase, v);
+    const next = this.t[i + 1];
+    if (next?.type === 'word' && !STOP.has(next.lower) && !this.term(i + 1)) {
+      return { first: i, last: i + 1, ask: { kind: 'setting', phrase, value: next.text } };
+    }
+    const quoted = this.rawValue(i + 1);
+    if (quoted && this.t[i + 1]?.type === 'punct') return { first: i, last: quoted.last, ask: { kind: 'setting', phrase, value: quoted.value } };
+    return { first: i, last: i, ask: { kind: 'setting', phrase } };
+  }
+
+  /** A word value or a quoted one at i: cpu, 'cpu', "gpt2", True. */
+  rawValue(i: number): { value: string; last: number } | null {
+    const tok = this.t[i];
+    if (!tok) return null;
+    if (tok.type === 'punct' && (tok.text === '"' || tok.text === "'" || tok.text === '`')) {
+      for (let k = i + 1; k < Math.min(this.t.length, i + 12); k++) {
+        if (this.t[k]!.text === tok.text) return k > i + 1 ? { value: this.text.slice(this.t[i + 1]!.start, this.t[k - 1]!.end), last: k } : null;
+      }
+      return null;
+    }
+    if (tok.type === 'word' && !STOP.has(tok.lower)) return { value: tok.text, last: i };
+    return null;
+  }
+
+  /** `n_embd=64`, `dt = 0.1*dx*dx`, `device=cpu`, `seeds = 1, 2, 3`, `lr: 3e-4`. */
+  assign(i: number): Found | null {
+    if (!this.isIdentifier(i)) return null;
+    const op = this.w(i + 1);
+    const code = this.isCodeName(i) || !!this.term(i);
+    if (!(op === '=' || (op === ':' && code))) return null;
+    const phrase = this.t[i]!.text;
+    const v = this.values(i + 2, { spaces: false });
+    if (v) {
+      // An expression: "dt = 0.1*dx*dx" — its text is the value.
+      const after = this.w(v.last + 1);
+      if (v.values?.length === 1 && !v.range && /^[*/+^]$/.test(after)) {
+        let last = v.last;
+        while (this.t[last + 1] && this.glued(last) && !this.isBoundary(last + 1) && this.w(last + 1) !== ',') last++;
+        return { first: i, last, ask: { kind: 'setting', phrase, value: this.span(i + 2, last) } };
+      }
+      return this.settingOrSweep(i, phrase, v);
+    }
+    const raw = this.rawValue(i + 2);
+    if (raw) return { first: i, last: raw.last, ask: { kind: 'setting', phrase, value: raw.value } };
+    return null;
+  }
+
+  /** `lr 3e-4`, `block size 32`, `learning rate of 0.001`, `seeds 1 2 3`, `learning rates 1e-3, 3e-4, 1e-4`, `device cpu`. */
+  termValue(i: number): Found | null {
+    const term = this.term(i);
+    if (!term || this.w(term.last) === 'every') return null;
+    let j = term.last + 1;
+    const c = this.w(j);
+    let connector = false;
+    if (c === 'of' || c === '=' || c === ':' || c === 'to' || c === 'is' || c === 'at' || c === 'as' || c === '->' || c === '→' || c === 'equals') {
+      j++;
+      connector = true;
+    } else if (c === 'equal' && this.w(j + 1) === 'to') {
+      j += 2;
+      connector = true;
+    } else if (c === 'in' || c === 'values' || c === 'value' || c === 'over') {
+      // "seeds in 1..5", "seed values 1, 2, 3": only as a sweep.
+      const v = this.values(j + 1, { spaces: true, words: true });
+      if (v && (v.range || (v.values?.length ?? 0) > 1)) return this.settingOrSweep(i, term.phrase, v);
+      return null;
+    }
+    if (this.w(j) === 'of' && c === 'values') j++;
+    const wordy = term.groups.some((g) => g.valueType === 'str' || g.valueType === 'bool');
+    const v = this.values(j, { spaces: true, words: wordy });
+    if (v) {
+      // "warmup 100 steps": the unit after the value is part of the ask.
+      const unit = !v.range && v.values?.length === 1 ? this.term(v.last + 1) : null;
+      if (unit && unit.groups.some((g) => g.id === 'iterations' || g.id === 'epochs' || term.groups.includes(g))) v.last = unit.last;
+      return this.settingOrSweep(i, term.phrase, v);
+    }
+    if (wordy) {
+      const raw = this.rawValue(j);
+      if (raw && (connector || !this.term(j)) && !OUTPUT_VERBS.has(this.w(j)) && !ACTION_VERBS.has(this.w(j))) {
+        return { first: i, last: raw.last, ask: { kind: 'setting', phrase: term.phrase, value: raw.value } };
+      }
+    }
+    return null;
+  }
+
+  /** `grid_size 64`, `max_iters 200`: a code name (snake_case) and a number. */
+  codeNameValue(i: number): Found | null {
+    if (!this.isCodeName(i)) return null;
+    let j = i + 1;
+    if (['of', 'to', 'at', 'is', 'as'].includes(this.w(j))) j++;
+    const v = this.values(j, { spaces: true });
+    return v ? this.settingOrSweep(i, this.t[i]!.text, v) : null;
+  }
+
+  /** `n from 1 to 5`, `n in 1..5`, `alpha in {0.1, 0.2}`: any name with a range or a list. */
+  nameRange(i: number): Found | null {
+    if (!this.isIdentifier(i) || this.term(i) || NUMBER_WORDS[this.w(i)] !== undefined) return null;
+    const c = this.w(i + 1);
+    if (c !== 'from' && c !== 'in' && c !== 'between' && c !== '∈') return null;
+    const v = this.values(c === 'from' || c === 'between' ? i + 1 : i + 2, { spaces: true });
+    if (!v || !(v.range || (v.values?.length ?? 0) > 1)) return null;
+    return this.settingOrSweep(i, this.t[i]!.text, v);
+  }
+
+  /** `set dt to 0.05`, `change alpha to 0.3`: a plain word becomes a name after "set". */
+  setName(i: number): Found | null {
+    if (!/^(set|change|make)$/.test(this.w(i))) return null;
+    let j = i + 1;
+    if (this.w(j) === 'the') j++;
+    if (!this.isIdentifier(j) || this.term(j) || this.isCodeName(j)) return null;
+    if (!['to', '=', 'as', 'at'].includes(this.w(j + 1))) return null;
+    const v = this.values(j + 2, { spaces: false });
+    if (!v) return null;
+    const f = this.settingOrSweep(i, this.t[j]!.text, v);
+    return f;
+  }
+
+  /** `200 iterations`, `2 layers`, `two layers`, `a single epoch`, `64-dim embeddings`, `3 seeds` (a sweep of 3 seeds). */
+  numTerm(i: number): Found | null {
+    const n = this.num(i);
+    if (!n) return null;
+    let j = n.last + 1;
+    if (this.w(j) === '-' && this.glued(n.last)) j++;
+    let countOnly = false;
+    if (/^(random|different|distinct|separate)$/.test(this.w(j))) {
+      countOnly = true;
+      j++;
+    }
+    const term = this.term(j);
+    if (!term) return null;
+    if (term.groups.some((g) => g.id === 'seed') && (countOnly || /s$/i.test(term.phrase))) {
+      return { first: i, last: term.last, ask: { kind: 'sweep', phrase: term.phrase } };
+    }
+    if (countOnly) return null;
+    // "2 layers of 64" is about the layers; the 64 is read on its own.
+    return { first: i, last: term.last, ask: { kind: 'setting', phrase: term.phrase, value: n.value } };
+  }
+
+  /** `every 100 steps` (after "evaluate", "log", "save"): an interval, not the run's length. */
+  every(i: number): Found | null {
+    let e = i;
+    if (this.w(i) !== 'every') {
+      if (!(EVERY_VERBS.test(this.w(i)) && this.w(i + 1) === 'every')) return null;
+      e = i + 1;
+    }
+    const n = this.num(e + 1);
+    if (!n) return null;
+    const term = this.term(n.last + 1);
+    if (!term || !term.groups.some((g) => g.id === 'iterations' || g.id === 'epochs')) return null;
+    let which = 'interval';
+    for (let k = e - 1; k >= Math.max(0, e - 5) && !this.isBoundary(k); k--) {
+      const w = this.w(k);
+      if (/^(eval|evaluate|evaluating|evaluation|validate|validation|val|test)$/.test(w)) which = 'eval interval';
+      else if (/^(log|logging|print|printing|report|reporting)$/.test(w)) which = 'log interval';
+      else if (/^(save|saving|checkpoint|checkpointing|ckpt)$/.test(w)) which = 'save interval';
+      if (which !== 'interval') break;
+    }
+    return { first: i, last: term.last, ask: { kind: 'setting', phrase: which, value: n.value } };
+  }
+
+  /** `first argument values 10, 20, 40`, `the second positional argument = 3`. */
+  positional(i: number): Found | null {
+    if (!(this.w(i) in ORDINALS)) return null;
+    let j = i + 1;
+    if (this.w(j) === 'positional' || this.w(j) === 'command-line' || this.w(j) === 'cli' || this.w(j) === 'script') j++;
+    if (!/^(argument|arg|parameter|param|positional|input|argument's)$/.test(this.w(j))) return null;
+    const phraseLast = j;
+    j++;
+    if (this.w(j) === 'values' || this.w(j) === 'value') j++;
+    if (['of', '=', ':', 'to', 'at', 'as', 'in', 'over', 'across'].includes(this.w(j))) j++;
+    const v = this.values(j, { spaces: true });
+    if (!v) return null;
+    return this.settingOrSweep(i, this.span(i, phraseLast), v);
+  }
+
+  /** `sweep dt over 0.1, 0.05 and 0.01`, `a parameter sweep of dt = 0.1*dx*dx at six values`, `a learning rate sweep`. */
+  sweep(i: number): Found | null {
+    let j = i;
+    let nameFirst = -1;
+    let nameLast = -1;
+    // "<name> sweep": a term or a code name right before the word.
+    const term = this.term(i);
+    if (term && /^(sweep|sweeps|scan|search)$/.test(this.w(term.last + 1))) {
+      nameFirst = i;
+      nameLast = term.last;
+      j = term.last + 1;
+    } else if (this.isCodeName(i) && /^(sweep|sweeps|scan)$/.test(this.w(i + 1))) {
+      nameFirst = i;
+      nameLast = i;
+      j = i + 1;
+    } else if (/^(parameter|hyperparameter|hyper-parameter|param|grid)$/.test(this.w(i)) && /^(sweep|sweeps|search|scan)$/.test(this.w(i + 1))) {
+      j = i + 1;
+    } else if (!/^(sweep|sweeps|sweeping|scan|vary|varying)$/.test(this.w(i))) return null;
+    let last = j;
+    let k = j + 1;
+    if (nameFirst < 0) {
+      if (/^(of|over|across|on|for|through)$/.test(this.w(k))) k++;
+      if (this.w(k) === 'the') k++;
+      if (this.w(k) === 'values' && this.w(k + 1) === 'of') k += 2;
+      const pos = this.positionalName(k);
+      const t = this.term(k);
+      if (pos) {
+        nameFirst = k;
+        nameLast = pos;
+      } else if (t) {
+        nameFirst = k;
+        nameLast = t.last;
+      } else if (this.t[k]?.type === 'flag' || (this.isIdentifier(k) && !/^(all|available|workers|machines|nodes|gpus|values|parameters|hyperparameters|settings|grid)$/.test(this.w(k)) && !this.hardwareWord(k))) {
+        nameFirst = k;
+        nameLast = k;
+      }
+      if (nameFirst >= 0) {
+        last = nameLast;
+        k = nameLast + 1;
+      }
+    }
+    // "dt = 0.1*dx*dx": the expression the name stands in, skipped.
+    if (nameFirst >= 0 && this.w(k) === '=') {
+      let e = k + 1;
+      while (this.t[e] && !this.isBoundary(e) && !/^(at|over|across|with|from|in|for|,|between|through|using|on)$/.test(this.w(e)) && e < k + 20) e++;
+      if (e > k + 1) {
+        last = e - 1;
+        k = e;
+      }
+    }
+    const phrase = nameFirst >= 0 ? this.span(nameFirst, nameLast) : undefined;
+    const ask = (values?: string[] | null): Draft => ({ kind: 'sweep', ...(phrase ? { phrase } : {}), ...(values ? { values } : {}) });
+    let c = k;
+    if (/^(over|across|through|with|in|at|from|between|:|=|on|using|of|for)$/.test(this.w(c))) c++;
+    if (this.w(c) === 'the') c++;
+    if (this.w(c) === 'values' || this.w(c) === 'value') c++;
+    if (this.w(c) === 'of' || this.w(c) === ':') c++;
+    const count = this.countValues(c);
+    if (count) return { first: i, last: count, ask: ask() };
+    const from = this.w(c - 1) === 'from' || this.w(c - 1) === 'between' ? c - 1 : c;
+    const v = this.values(from, { spaces: true, words: true });
+    if (v) return { first: i, last: v.last, ask: ask(v.values) };
+    return { first: i, last, ask: ask() };
+  }
+
+  /** `six values`, `5 different values`: a count of values without the values. Returns its last token. */
+  countValues(i: number): number | null {
+    const n = this.num(i);
+    if (!n) return null;
+    let j = n.last + 1;
+    if (/^(different|distinct|evenly-spaced|equally-spaced|log-spaced|random)$/.test(this.w(j))) j++;
+    return this.w(j) === 'values' || this.w(j) === 'points' || this.w(j) === 'settings' ? j : null;
+  }
+
+  /** `six values of dt`: a count sweep of a name. */
+  countOf(i: number): Found | null {
+    const end = this.countValues(i);
+    if (end === null || this.w(end + 1) !== 'of') return null;
+    let k = end + 2;
+    if (this.w(k) === 'the') k++;
+    const t = this.term(k);
+    const last = t ? t.last : this.isIdentifier(k) ? k : null;
+    if (last === null) return null;
+    return { first: i, last, ask: { kind: 'sweep', phrase: this.span(k, last) } };
+  }
+
+  positionalName(i: number): number | null {
+    if (!(this.w(i) in ORDINALS)) return null;
+    let j = i + 1;
+    if (this.w(j) === 'positional' || this.w(j) === 'command-line' || this.w(j) === 'cli' || this.w(j) === 'script') j++;
+    return /^(argument|arg|parameter|param|positional|input)$/.test(this.w(j)) ? j : null;
+  }
+
+  hardwareWord(i: number): string | null {
+    const w = this.w(i);
+    if (w === 'apple' && this.w(i + 1) === 'silicon') return 'apple';
+    return HARDWARE[w] ?? null;
+  }
+
+  /** `on CPU`, `on an NVIDIA GPU`, `on AMD`, `with CUDA`, `CPU-only`, `without a GPU`. */
+  hardware(i: number): Found | null {
+    const w = this.w(i);
+    if (w === 'no' || w === 'without') {
+      let j = i + 1;
+      if (/^(a|the|any)$/.test(this.w(j))) j++;
+      if (/^(gpu|gpus|cuda|accelerator)$/.test(this.w(j))) return { first: i, last: j, ask: { kind: 'hardware', hardware: 'cpu' } };
+      return null;
+    }
+    let j = i;
+    const lead = /^(on|using|with|via|use|onto)$/.test(w);
+    if (lead) j++;
+    if (/^(the|a|an|my|one|1|some|any|single)$/.test(this.w(j))) j++;
+    const hw = this.hardwareWord(j);
+    if (!hw) return null;
+    let last = j;
+    if (this.w(j) === 'apple' && /^(silicon|m1|m2|m3|m4|mac|macbook)$/.test(this.w(j + 1))) last++;
+    if (HARDWARE_TAIL.has(this.w(last + 1))) last++;
+    if (this.w(last) === 'only' || this.w(j) === 'cpu-only') return { first: i, last, ask: { kind: 'hardware', hardware: hw } };
+    if (!lead) {
+      if (this.w(j + 1) === 'only') return { first: i, last: j + 1, ask: { kind: 'hardware', hardware: hw } };
+      return null;
+    }
+    // "with cuda" yes; "use the gpu" yes; "on cuda:0" is a device string, still NVIDIA.
+    let hardware = hw;
+    if (hw === 'gpu' && last > j) hardware = 'gpu';
+    return { first: i, last, ask: { kind: 'hardware', hardware } };
+  }
+
+  /** `across all available workers`, `on 4 workers`, `on every machine`, `in parallel`, `on 4 GPUs`. */
+  scale(i: number): Found | null {
+    const w = this.w(i);
+    if (w === 'in' && this.w(i + 1) === 'parallel') return { first: i, last: i + 1, ask: { kind: 'scale', workers: 'all' } };
+    if (w === 'parallel' || w === 'concurrently' || w === 'simultaneously') return { first: i, last: i, ask: { kind: 'scale', workers: 'all' } };
+    if (this.seq(i, ['at', 'the', 'same', 'time'])) return { first: i, last: i + 3, ask: { kind: 'scale', workers: 'all' } };
+    if (this.seq(i, ['as', 'many']) && /^(workers|machines|nodes|gpus)$/.test(this.w(i + 2)) && this.w(i + 3) === 'as') {
+      let last = i + 4;
+      while (last < i + 7 && this.t[last] && !this.isBoundary(last) && /^(possible|you|can|are|available|there|we|have|i)$/.test(this.w(last))) last++;
+      return { first: i, last: last - 1, ask: { kind: 'scale', workers: 'all' } };
+    }
+    let j = i;
+    const lead = /^(across|on|over|using|with|to|onto|among|between|use)$/.test(w);
+    if (lead) j++;
+    const n = this.num(j);
+    if (n && /^(workers|worker|machines|machine|nodes|node|gpus|hosts|computers|boxes)$/.test(this.w(n.last + 1))) {
+      const gpu = /^gpus?$/.test(this.w(n.last + 1));
+      return { first: i, last: n.last + 1, ask: { kind: 'scale', workers: Math.max(1, Math.round(n.n)), ...(gpu ? { hardware: 'gpu' } : {}) } };
+    }
+    let all = false;
+    if (/^(all|every|each)$/.test(this.w(j))) {
+      all = true;
+      j++;
+      if (this.w(j) === 'of') j++;
+    }
+    if (this.w(j) === 'the') j++;
+    if (/^(available|idle|free|online|connected|my|our|eligible)$/.test(this.w(j))) {
+      all = true;
+      j++;
+    }
+    if (!all && !(lead && (w === 'across' || w === 'over'))) return null;
+    const unit = this.w(j);
+    if (/^(workers|worker|machines|machine|nodes|node|gpus|gpu|hosts|computers|devices|boxes|network|cluster)$/.test(unit)) {
+      const gpu = /^gpus?$/.test(unit);
+      return { first: i, last: j, ask: { kind: 'scale', workers: 'all', ...(gpu ? { hardware: 'gpu' } : {}) } };
+    }
+    return null;
+  }
+
+  /** `accuracy above 0.9`, `the final loss below 0.5`, `reach 90% accuracy`, `until val loss < 1.5`. */
+  threshold(i: number): Found | null {
+    let j = i;
+    if (/^(the|a|an|my|its)$/.test(this.w(j))) j++;
+    const metric = this.metricAt(j);
+    if (metric) {
+      let k = metric.last + 1;
+      if (/^(is|stays|gets|goes|drops|falls|reaches|remains|of|be|to)$/.test(this.w(k)) && !THRESHOLD_OPS.some((o) => this.seq(k, o.words))) k++;
+      const op = THRESHOLD_OPS.find((o) => this.seq(k, o.words));
+      if (op) {
+        const n = this.num(k + op.words.length);
+        if (n) return { first: i, last: n.last, ask: { kind: 'threshold', metric: metric.name, op: op.op, threshold: n.n } };
+      }
+    }
+    // "reach 90% accuracy", "achieve an accuracy of 0.9", "until the loss is 0.5".
+    if (!/^(reach|reaches|reaching|achieve|achieves|achieving|hit|hits|attain|until|till|target)$/.test(this.w(i)) && !this.seq(i, ['get', 'to'])) return null;
+    j = this.w(i) === 'get' ? i + 2 : i + 1;
+    if (/^(a|an|the)$/.test(this.w(j))) j++;
+    const n = this.num(j);
+    if (n) {
+      let k = n.last + 1;
+      if (this.w(k) === '%' ) k++;
+      const m = this.metricAt(k);
+      if (m) {
+        const dir = metricOf(m.name);
+        return { first: i, last: m.last, ask: { kind: 'threshold', metric: m.name, op: dir?.lowerIsBetter ? '<=' : '>=', threshold: n.n } };
+      }
+      return null;
+    }
+    const m = this.metricAt(j);
+    if (!m) return null;
+    let k = m.last + 1;
+    if (/^(of|=|:|is|at)$/.test(this.w(k))) k++;
+    const op = THRESHOLD_OPS.find((o) => this.seq(k, o.words));
+    if (op) k += op.words.length;
+    const v = this.num(k);
+    if (!v) return null;
+    const dir = metricOf(m.name);
+    return { first: i, last: v.last, ask: { kind: 'threshold', metric: m.name, op: op?.op ?? (dir?.lowerIsBetter ? '<=' : '>='), threshold: v.n } };
+  }
+
+  /** A metric name at i (up to 3 words), "final"/"best" before it dropped from the name. */
+  private readonly metrics = new Map<number, { name: string; last: number } | null>();
+
+  metricAt(i: number): { name: string; last: number } | null {
+    let hit = this.metrics.get(i);
+    if (hit === undefined) {
+      hit = this.readMetric(i);
+      this.metrics.set(i, hit);
+    }
+    return hit;
+  }
+
+  private readMetric(i: number): { name: string; last: number } | null {
+    let j = i;
+    if (/^(final|best|last|lowest|highest|average|mean)$/.test(this.w(j))) j++;
+    for (let n = 3; n >= 1; n--) {
+      let ok = true;
+      for (let k = j; k < j + n; k++) if (!this.isWord(k)) ok = false;
+      if (!ok) continue;
+      const name = this.span(j, j + n - 1);
+      if (metricOf(name)) return { name: name.toLowerCase(), last: j + n - 1 };
+    }
+    return null;
+  }
+
+  /** `under $2`, `within 30 minutes`, `in less than an hour`, `a 5 dollar budget`, `for 10 min`. */
+  limit(i: number): Found | null {
+    if (!LIMIT_START.has(this.w(i)) && this.t[i]?.type !== 'num') return null;
+    let j = i;
+    let lead = false;
+    const leads: string[][] = [
+      ['in', 'less', 'than'], ['in', 'under'], ['no', 'more', 'than'], ['less', 'than'], ['at', 'most'], ['up', 'to'],
+      ['spend', 'more', 'than'], ['more', 'than'], ['time', 'limit', 'of'], ['budget', 'of'], ['cap', 'of'], ['limit', 'of'], ['timeout', 'of'], ['deadline', 'of'],
+      ['within'], ['under'], ['below'], ['max'], ['maximum'], ['for'], ['in'], ['budget'], ['cap'], ['costing'], ['cost'],
+      ['spend'], ['spending'], ['before'], ['timeout'], ['deadline'], ['takes'], ['take'], ['taking'], ['at', 'a', 'cost', 'of'],
+    ];
+    for (const l of leads) {
+      if (this.seq(i, l)) {
+        j = i + l.length;
+        lead = true;
+        break;
+      }
+    }
+    // Money: "$2", "2 dollars", "€5", "50 cents".
+    const sym = this.w(j);
+    if (sym === '$' || sym === '€' || sym === '£') {
+      const n = this.num(j + 1);
+      if (n) return { first: i, last: n.last, ask: { kind: 'limit', maxCost: n.n } };
+    }
+    if (this.w(j) === 'a' || this.w(j) === 'an') {
+      // "an hour", "half an hour"
+      const unit = TIME_UNITS[this.w(j + 1)];
+      if (lead && unit && unit >= 60) return { first: i, last: j + 1, ask: { kind: 'limit', maxSeconds: unit } };
+    }
+    if (this.seq(j, ['half', 'an', 'hour'])) return lead ? { first: i, last: j + 2, ask: { kind: 'limit', maxSeconds: 1800 } } : null;
+    const n = this.num(j);
+    if (n) {
+      const unit = this.w(n.last + 1);
+      if (/^(dollars?|usd|bucks|\$)$/.test(unit)) return { first: i, last: n.last + 1, ask: { kind: 'limit', maxCost: n.n } };
+      if (/^cents?$/.test(unit)) return { first: i, last: n.last + 1, ask: { kind: 'limit', maxCost: n.n / 100 } };
+      if (/^euros?$/.test(unit)) return { first: i, last: n.last + 1, ask: { kind: 'limit', maxCost: n.n } };
+      const secs = TIME_UNITS[unit];
+      if (lead && secs && unit.length > 1) return { first: i, last: n.last + 1, ask: { kind: 'limit', maxSeconds: n.n * secs } };
+      return null;
+    }
+    // "30min", "2h", "90s", "1h30m"
+    const compact = /^(\d+(?:\.\d+)?)(s|sec|secs|m|min|mins|h|hr|hrs)(?:(\d+)(m|min))?$/.exec(this.w(j));
+    if (lead && compact) {
+      const secs = Number(compact[1]) * TIME_UNITS[compact[2]!]! + (compact[3] ? Number(compact[3]) * 60 : 0);
+      return { first: i, last: j, ask: { kind: 'limit', maxSeconds: secs } };
+    }
+    return null;
+  }
+
+  /** `run config/train_shakespeare_char.py`, `with main.py`, `using the shakespeare_char config`, `the generate script`. */
+  target(i: number): Found | null {
+    let j = i;
+    const lead = /^(run|with|using|use|execute|launch|start|via|python|python3|call|invoke|through|bash|sh)$/.test(this.w(i));
+    if (lead) j++;
+    if (this.w(j) === 'the') j++;
+    const tok = this.t[j];
+    if (tok?.type !== 'word') return null;
+    const file = tok.text.replace(/\/$/, '');
+    if (SCRIPT_EXT.test(file) || (CONFIG_EXT.test(file) && !(this.ctx[j] && !lead))) {
+      let last = j;
+      if (/^(script|file|config|configuration|module)$/.test(this.w(j + 1))) last++;
+      return { first: i, last, ask: { kind: 'target', target: file } };
+    }
+    // "the shakespeare_char config", "config train_gpt2"
+    const named = this.isIdentifier(j) || (this.w(j + 1) === 'script' && /^[\p{L}_][\p{L}\p{N}_]*$/u.test(tok.text) && !DETERMINERS.has(tok.lower));
+    if (named && /^(config|configuration|preset|cfg|script)$/.test(this.w(j + 1)) && !/^(default|same|this|that|given|base|whole|right|current|new|existing|following|other|training|model|python|shell|bash|whole|main|entire|my|your)$/.test(tok.lower)) {
+      return { first: i, last: j + 1, ask: { kind: 'target', target: tok.text } };
+    }
+    if (/^(config|configuration|preset)$/.test(tok.lower) && this.t[j + 1]?.type === 'word' && (this.isCodeName(j + 1) || /[/.]/.test(this.t[j + 1]!.text))) {
+      return { first: i, last: j + 1, ask: { kind: 'target', target: this.t[j + 1]!.text } };
+    }
+    return null;
+  }
+
+  /** `initialise the database first`, `run prepare.py first`, `before training, run prepare.py`, `make data first`. */
+  setup(i: number): Found | null {
+    let j = i;
+    let marked = false;
+    if (this.w(j) === 'first' || this.w(j) === 'firstly') {
+      j++;
+      if (this.w(j) === ',') j++;
+      marked = true;
+    } else if (this.w(j) === 'before') {
+      j++;
+      if (!/^(training|running|starting|serving|it|that|anything|launching|the|you)$/.test(this.w(j))) return null;
+      while (j < i + 5 && !this.isBoundary(j) && this.w(j) !== ',' && !/^(run|execute|make)$/.test(this.w(j)) && !SETUP_VERBS.has(this.w(j))) j++;
+      if (this.w(j) === ',') j++;
+      marked = true;
+    }
+    let v = j;
+    const verb = this.w(v);
+    let object: { first: number; last: number; file?: string } | null = null;
+    if (verb === 'set' && this.w(v + 1) === 'up') v++;
+    if (SETUP_VERBS.has(verb) || (verb === 'set' && this.w(j + 1) === 'up')) {
+      let k = v + 1;
+      if (/^(the|a|an|its|my|their|our)$/.test(this.w(k))) k++;
+      let last = k - 1;
+      for (let n = 0; n < 3 && this.isWord(k + n) && !STOP.has(this.w(k + n)); n++) {
+        last = k + n;
+        if (SETUP_OBJECTS.has(this.w(k + n))) {
+          object = { first: k, last };
+          break;
+        }
+      }
+      if (!object && marked && last >= k) object = { first: k, last };
+      if (!object) return null;
+    } else if (/^(run|execute)$/.test(verb)) {
+      const tok = this.t[v + 1];
+      if (tok?.type !== 'word' || !(SCRIPT_EXT.test(tok.text) || /^(init-db|initdb|migrate|setup)$/.test(tok.lower))) return null;
+      object = { first: v + 1, last: v + 1, file: tok.text };
+    } else if (verb === 'make' && this.isIdentifier(v + 1) && !/^(sure|it|a|the)$/.test(this.w(v + 1))) {
+      object = { first: v + 1, last: v + 1, file: `make ${this.t[v + 1]!.text}` };
+    } else if (/^(init-db|initdb)$/.test(verb)) {
+      object = { first: v, last: v };
+    } else return null;
+    let last = object.last;
+    // "first", "beforehand", "before training": the words that make it a step before the run.
+    if (this.w(last + 1) === 'first' || this.w(last + 1) === 'beforehand') {
+      last++;
+      marked = true;
+    } else if (this.w(last + 1) === 'before' && /^(training|running|starting|serving|it|that|anything|launching|the|you)$/.test(this.w(last + 2))) {
+      last += 2;
+      if (this.w(last) === 'the' && this.isWord(last + 1)) last++;
+      marked = true;
+    }
+    if (!marked && !(SETUP_VERBS.has(verb) || verb === 'set') && !/^(init-db|initdb)$/.test(verb)) return null;
+    if (!marked && object.file && !/^(init-db|initdb)$/.test(verb)) return null;
+    const phrase = this.span(object.first, object.last);
+    return { first: i, last, ask: { kind: 'setup', phrase, ...(object.file ? { target: object.file } : {}) } };
+  }
+
+  /** `on the shakespeare_char dataset`, `the MNIST dataset`: which data set to use. */
+  dataset(i: number): Found | null {
+    let j = i;
+    if (/^(on|with|using|use|from)$/.test(this.w(j))) j++;
+    if (this.w(j) === 'the') j++;
+    const tok = this.t[j];
+    if (tok?.type !== 'word' || !this.isIdentifier(j) || !/^(dataset|data|corpus)$/.test(this.w(j + 1))) return null;
+    if (DATASET_ADJ.test(tok.lower) || this.term(j)) return null;
+    return { first: j, last: j + 1, ask: { kind: 'setting', phrase: 'dataset', value: tok.text } };
+  }
+
+  /** `use the adam optimizer`, `with AdamW`, `SGD optimizer`. */
+  optimizer(i: number): Found | null {
+    let j = i;
+    const lead = /^(use|with|using|switch|try)$/.test(this.w(i));
+    if (lead) j++;
+    if (this.w(j) === 'to' && this.w(i) === 'switch') j++;
+    if (/^(the|an|a)$/.test(this.w(j))) j++;
+    const name = this.w(j);
+    if (!OPTIMIZERS.has(name)) return null;
+    const tail = /^(optimizer|optimiser)$/.test(this.w(j + 1));
+    if (!tail && !lead) return null;
+    return { first: j, last: tail ? j + 1 : j, ask: { kind: 'setting', phrase: 'optimizer', value: this.t[j]!.text } };
+  }
+
+  /** `no dropout`, `without torch.compile`, `disable compile`, `with mixed precision`. */
+  toggle(i: number): Found | null {
+    let j = i;
+    let on: boolean;
+    if (/^(no|without|disable|disabling|w\/o|skip)$/.test(this.w(i))) on = false;
+    else if (this.seq(i, ['turn', 'off']) || this.seq(i, ['switch', 'off'])) {
+      on = false;
+      j++;
+    } else if (this.seq(i, ["don't", 'use']) || this.seq(i, ['do', 'not'])) {
+      on = false;
+      j += this.w(i) === 'do' ? (this.w(i + 2) === 'use' ? 2 : 1) : 1;
+    } else if (this.w(i) === "don't") on = false;
+    else if (/^(enable|enabling|with|use|using)$/.test(this.w(i))) on = true;
+    else if (this.seq(i, ['turn', 'on']) || this.seq(i, ['switch', 'on'])) {
+      on = true;
+      j++;
+    } else return null;
+    j++;
+    if (/^(the|any)$/.test(this.w(j))) j++;
+    const term = this.term(j);
+    let phrase: string;
+    let last: number;
+    let groups: LexiconGroup[] = [];
+    if (term) {
+      phrase = term.phrase;
+      last = term.last;
+      groups = term.groups;
+    } else if (this.isCodeName(j) || this.t[j]?.type === 'flag') {
+      phrase = this.t[j]!.text;
+      last = j;
+    } else return null;
+    const bool = groups.length === 0 || groups.some((g) => g.valueType === 'bool' || (g.id === 'precision' && /mixed|amp/i.test(phrase)));
+    if (on && !bool) return null;
+    if (!on && !bool && !groups.some((g) => g.id === 'dropout' || g.id === 'weight decay' || g.id === 'warmup' || g.id === 'gradient clipping' || g.id === 'momentum')) return null;
+    // A following value belongs to the setting ("with dropout 0.1" is a value, read by termValue).
+    if (this.num(last + 1) || this.w(last + 1) === '=') return null;
+    const value = on ? 'True' : bool ? 'False' : '0';
+    return { first: i, last, ask: { kind: 'setting', phrase, value } };
+  }
+
+  /** `a tiny model`, `a quick run`: a wish about size with no numbers (none when the numbers follow in brackets). */
+  vague(i: number): Found | null {
+    let j = i;
+    if (/^(a|an|the)$/.test(this.w(j))) j++;
+    if (!/^(tiny|small|smaller|little|mini|toy|quick|short|shorter|fast|faster|lightweight|minimal|big|bigger|large|larger|huge|smallest|tiniest)$/.test(this.w(j))) return null;
+    let k = j + 1;
+    if (this.w(k) === 'training') k++;
+    if (!/^(model|run|version|network|net|test|experiment|config|configuration|gpt|transformer|training|llm|lm)$/.test(this.w(k))) return null;
+    const next = this.w(k + 1);
+    if (next === '(' || next === ':' || next === '—' || next === '-' || (next === 'with' && (this.num(k + 2) || this.term(k + 2)))) return null;
+    return { first: i, last: k, ask: { kind: 'other', phrase: this.span(j, k) } };
+  }
+
+  /** What to hand back: the model, figures, samples, the report, stdout, logs, metrics, data, a file by name. */
+  output(i: number): Found | null {
+    let j = i;
+    while (j < i + 2 && (DETERMINERS.has(this.w(j)) || this.w(j) === 'of')) j++;
+    const ctx = this.ctx[i] ?? false;
+    const det = j > i;
+    const found = (last: number, output: OutputWanted, extra: Partial<Draft> = {}): Found => ({ first: i, last, ask: { kind: 'output', output, ...extra } });
+    // "each run's output", "the output of each run", "every run's stdout"
+    if (/^(each|every)$/.test(this.w(i)) && /^(run's|shard's|job's|seed's|task's|experiment's|value's)$/.test(this.w(i + 1)) && /^(output|outputs|stdout|log|logs)$/.test(this.w(i + 2))) {
+      return found(i + 2, /^logs?$/.test(this.w(i + 2)) ? 'logs' : 'stdout');
+    }
+    let k = j;
+    while (k < j + 2 && OUTPUT_ADJ.has(this.w(k))) k++;
+    const adj = k > j;
+    const head = this.w(k);
+    const tok = this.t[k];
+    if (tok?.type !== 'word') return null;
+    const prev = this.w(i - 1);
+    // "resume from the checkpoint", "load the pretrained weights": what the run reads, not what it gives back.
+    const readsIt = (): boolean => {
+      for (let b = k - 1; b >= Math.max(0, k - 4) && !this.isBoundary(b); b--) {
+        if (INPUT_WORDS.has(this.w(b))) return true;
+        if (b < i && OUTPUT_VERBS.has(this.w(b))) return false;
+      }
+      return false;
+    };
+    if (tok?.type === 'word' && OUTPUT_EXT.test(tok.text) && !SCRIPT_EXT.test(tok.text)) {
+      if (!ctx && readsIt()) return { first: i, last: k, ask: { kind: 'other', file: tok.text } };
+      if (ctx || /^(to|into|as)$/.test(prev)) return found(k, 'file', { file: tok.text });
+      return { first: i, last: k, ask: { kind: 'other', file: tok.text } };
+    }
+    if (head === 'output' || head === 'outputs' || head === 'stdout') {
+      const next = this.w(k + 1);
+      if (/^(dir|directory|folder|path|root)$/.test(next)) return null;
+      if (head === 'stdout' || (head === 'output' && det)) {
+        if (this.w(k + 1) === 'of' && /^(each|every|all|the)$/.test(this.w(k + 2)) && this.isWord(k + 3)) {
+          let last = k + 3;
+          if (this.w(k + 2) === 'the' && /^(runs|shards)$/.test(this.w(k + 3))) last = k + 3;
+          return found(last, 'stdout');
+        }
+        if (/^(files|file)$/.test(next)) return found(k + 1, 'data');
+        if (ctx || head === 'stdout' || adj) return found(k, 'stdout');
+        return null;
+      }
+      if (head === 'outputs' && (det || ctx)) return found(k, 'data');
+      return null;
+    }
+    if (/^(loss|training|learning|accuracy)$/.test(head) && /^(curves?|plots?|graphs?)$/.test(this.w(k + 1))) return found(k + 1, 'figures');
+    if (/^images?$/.test(head) && ctx) return found(k, 'figures');
+    if ((head === 'plot' && !det && !adj) || head === 'visualize' || head === 'visualise' || head === 'chart') {
+      // "plot the loss curves", "plot accuracy": the object is part of the ask.
+      let last = k;
+      let m = k + 1;
+      if (this.w(m) === 'the') m++;
+      const metric = this.metricAt(m);
+      if (metric) last = metric.last;
+      if (/^(curves?|plots?|history|over|vs)$/.test(this.w(last + 1)) && last > k) last++;
+      return found(last, 'figures');
+    }
+    if (/^(figures?|plots?|charts?|graphs?|visuali[sz]ations?|pngs|diagrams?|heatmaps?|histograms?)$/.test(head)) return found(k, 'figures');
+    if (/^(weights|checkpoints?|ckpts?|state_dict)$/.test(head) && !readsIt()) return found(k, 'model');
+    if (head === 'state' && this.w(k + 1) === 'dict' && !readsIt()) return found(k + 1, 'model');
+    if (/^(model|models|network|net)$/.test(head) && !readsIt()) {
+      if (/^(weights|checkpoints?|file|files|artifacts?)$/.test(this.w(k + 1))) return found(k + 1, 'model');
+      if (ctx && (det || adj) && !/^(card|config|configuration|size|type|architecture)$/.test(this.w(k + 1))) return found(k, 'model');
+      if (adj && /^(trained|final|resulting|saved|fine-tuned|finetuned|learned)$/.test(this.w(j)) && det) return found(k, 'model');
+      return null;
+    }
+    if (/^(samples|completions|generations)$/.test(head) && (ctx || adj || det)) return found(k, 'samples');
+    if (/^(sample)$/.test(head) && /^(text|texts|outputs|output|generations|completions)$/.test(this.w(k + 1))) return found(k + 1, 'samples');
+    if (head === 'text' && (adj || (ctx && det))) return found(k, 'samples');
+    if (head === 'generate' && /^(some|a|few)?$/.test('') && /^(text|samples|some|a)$/.test(this.w(k + 1))) {
+      let last = k + 1;
+      if (/^(some|a)$/.test(this.w(last)) && this.isWord(last + 1)) last++;
+      if (this.w(last) === 'few' && this.isWord(last + 1)) last++;
+      if (/^(text|samples|sample|completions|stories|poems|poetry|shakespeare)$/.test(this.w(last))) return found(last, 'samples');
+      return null;
+    }
+    if (head === 'sample' && this.w(k + 1) === 'from' && i === k) return found(k, 'samples');
+    if ((head === 'report' || head === 'summary' || head === 'writeup' || head === 'write-up') && (det || adj || (ctx && head !== 'report'))) return found(k, 'report');
+    if (/^(logs|log)$/.test(head) && (det || adj || /^(training|run|console)$/.test(this.w(k - 1)))) return found(k, 'logs');
+    if ((head === 'training' || head === 'run' || head === 'console') && /^(logs?)$/.test(this.w(k + 1))) return found(k + 1, 'logs');
+    if (head === 'log' && /^(files?)$/.test(this.w(k + 1))) return found(k + 1, 'logs');
+    if (/^(results|predictions|embeddings|dataset|data|numbers|csv|table|tables)$/.test(head) && ctx && (det || adj)) return found(k, 'data');
+    if (/^(metrics|scores|stats|statistics)$/.test(head) && (ctx || det)) return found(k, 'metrics');
+    const m = this.metricAt(j);
+    if (m && (ctx || /^(final|best|last|test|val|validation)$/.test(this.w(j)))) return found(m.last, 'metrics', { metric: m.name });
+    return null;
+  }
+
+  // ---- the scan ----
+
+  private readonly recognizers: ((i: number) => Found | null)[] = [
+    (i) => this.setup(i),
+    (i) => this.sweep(i),
+    (i) => this.positional(i),
+    (i) => this.countOf(i),
+    (i) => this.flag(i),
+    (i) => this.threshold(i),
+    (i) => this.every(i),
+    (i) => this.scale(i),
+    (i) => this.limit(i),
+    (i) => this.hardware(i),
+    (i) => this.numTerm(i),
+    (i) => this.termValue(i),
+    (i) => this.assign(i),
+    (i) => this.codeNameValue(i),
+    (i) => this.nameRange(i),
+    (i) => this.setName(i),
+    (i) => this.optimizer(i),
+    (i) => this.dataset(i),
+    (i) => this.toggle(i),
+    (i) => this.target(i),
+    (i) => this.output(i),
+    (i) => this.vague(i),
+  ];
+
+  parse(): Found[] {
+    const out: Found[] = [];
+    let i = 0;
+    while (i < this.t.length) {
+      // Punctuation starts no ask but a price ("$2").
+      const tok = this.t[i]!;
+      if (tok.type === 'punct' && tok.text !== '$' && tok.text !== '€' && tok.text !== '£') {
+        i++;
+        continue;
+      }
+      let best: Found | null = null;
+      for (const r of this.recognizers) {
+        const f = r(i);
+        if (f && f.last >= i && f.first >= i && (!best || f.last > best.last)) best = f;
+      }
+      if (best) {
+        out.push(best);
+        i = best.last + 1;
+      } else i++;
+    }
+    return out;
+  }
+}
+
+/**
+ * The request's asks, in the order of the request. Never throws: any text gives a list (empty
+ * when nothing in it asks for anything).
+ */
+export function parseAsks(request: string): Ask[] {
+  if (typeof request !== 'string' || request.trim() === '') return [];
+  const tokens = tokenizeRequest(request);
+  const found = new Parser(request, tokens).parse();
+  const namedSweep = found.some((f) => f.ask.kind === 'sweep' && (f.ask.phrase || f.ask.values));
+  const seenOutputs = new Set<string>();
+  const asks: Ask[] = [];
+  for (const f of found) {
+    // "a parameter sweep" says nothing more when the request names what to sweep elsewhere.
+    if (f.ask.kind === 'sweep' && !f.ask.phrase && !f.ask.values && namedSweep) continue;
+    if (f.ask.kind === 'output') {
+      const key = `${f.ask.output}:${f.ask.file ?? ''}:${f.ask.metric ?? ''}`;
+      if (seenOutputs.has(key)) continue;
+      seenOutputs.add(key);
+    }
+    const text = request.slice(tokens[f.first]!.start, tokens[f.last]!.end);
+    asks.push({ id: `a${asks.length + 1}`, text, ...f.ask } as Ask);
+  }
+  return asks;
+}
