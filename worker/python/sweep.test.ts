@@ -88,6 +88,8 @@ describe('chatgpu.sweep run', () => {
       ['run', '--name', 'dt', '--value', '1', '--'],
       ['run', '--name', 'dt', '--value', '1', '--bogus', 'x', '--', 'true'],
       ['run', '--name', 'dt', '--value', '1\n2', '--', 'true'],
+      ['run', '--name', 'dt', '--value', "__import__('os')", '--set', spec('sim.py', SIM, 2, '0.1'), '--', 'true'],
+      ['run', '--name', 'dt', '--value', '1)', '--set', spec('sim.py', SIM, 2, '0.1'), '--', 'true'],
       ['bogus'],
     ];
     for (const c of cases) {

@@ -24,6 +24,7 @@
 A folder name is NAME=VALUE with characters outside [A-Za-z0-9._=+-] replaced by `_`.
 Bad input is refused with exit 2 and one line on stderr, before anything changes.
 """
+import ast
 import base64
 import csv
 import glob
@@ -86,8 +87,16 @@ def apply_set(spec, value):
     found = original[start:end].decode("utf-8", errors="replace")
     if found != source:
         fail(f"{file} line {line}: expected {source!r}, found {found!r}; nothing changed")
+    changed = original[:start] + value.encode("utf-8") + original[end:]
+    if file.endswith(".py"):
+        # Only a literal may take the literal's place, and the file must still parse.
+        try:
+            ast.literal_eval(value)
+            ast.parse(changed)
+        except (ValueError, SyntaxError) as e:
+            fail(f"{file}: {value!r} cannot replace {source!r} ({type(e).__name__}: {e}); nothing changed")
     with open(file, "wb") as f:
-        f.write(original[:start] + value.encode("utf-8") + original[end:])
+        f.write(changed)
     return file, original
 
 
