@@ -114,6 +114,8 @@ const EnvSchema = z.object({
   CHATGPU_SIGNUP: z.enum(['open', 'closed']).optional(),
   /** `npm start` on a machine whose Python lacks PyTorch: install Debian's python3-torch (auto, as root with apt) or never. */
   CHATGPU_INSTALL_TORCH: z.enum(['auto', 'never']).default('auto'),
+  /** `npm start` on a machine without bubblewrap: install Debian's bubblewrap (auto, as root with apt) or never (the local worker then runs only the local user's jobs, unsandboxed). */
+  CHATGPU_INSTALL_SANDBOX: z.enum(['auto', 'never']).default('auto'),
   NODE_ENV: z.string().default('development'),
   /**
    * Workers started with --simulate-accelerator (tests and demos: they advertise a GPU class while
@@ -185,7 +187,7 @@ export interface Config {
   /** Whether signUp creates accounts (CHATGPU_SIGNUP). */
   signUp: 'open' | 'closed';
   /** The embedded default's local worker (npm start). */
-  localWorker: { installTorch: 'auto' | 'never' };
+  localWorker: { installTorch: 'auto' | 'never'; installSandbox: 'auto' | 'never' };
   production: boolean;
   /** Whether workerHello accepts a worker with a simulated accelerator (always outside production). */
   allowSimulatedAccelerators: boolean;
@@ -270,7 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     sentryApi: e.SENTRY_API_URL && e.SENTRY_AUTH_TOKEN && e.SENTRY_ORG ? { url: e.SENTRY_API_URL.replace(/\/+$/, ''), token: e.SENTRY_AUTH_TOKEN, org: e.SENTRY_ORG, project: e.SENTRY_PROJECT ?? null } : null,
     operators: e.CHATGPU_OPERATORS.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean),
     signUp: e.CHATGPU_SIGNUP ?? (e.DATABASE_URL ? 'open' : 'closed'),
-    localWorker: { installTorch: e.CHATGPU_INSTALL_TORCH },
+    localWorker: { installTorch: e.CHATGPU_INSTALL_TORCH, installSandbox: e.CHATGPU_INSTALL_SANDBOX },
     production: e.NODE_ENV === 'production',
     allowSimulatedAccelerators: e.NODE_ENV !== 'production' || e.CHATGPU_ALLOW_SIMULATED_ACCELERATORS === 'true',
   };

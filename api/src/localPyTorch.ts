@@ -6,8 +6,8 @@
  * sentence says what to install. Either way the worker starts: without PyTorch it still runs
  * plain Python jobs, and the planner explains a PyTorch job before it runs.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { aptInstall } from './aptGet.js';
 import { DEFAULT_PYTHON_CANDIDATES, findPython } from './preparation/findPython.js';
 
 export const TORCH_PACKAGES = ['python3-torch', 'python3-numpy'];
@@ -41,9 +41,7 @@ export async function ensureLocalPyTorch(opts: {
     return { outcome: 'explained', python: null, torch: null, message };
   }
   opts.log(`The local worker has no Python with PyTorch: installing Debian's ${TORCH_PACKAGES.join(' and ')} (once, about 800 MB; CHATGPU_INSTALL_TORCH=never skips this)…`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const update = await runApt(aptGet, ['update', '-q'], env, opts.log);
-  const install = update === 0 ? await runApt(aptGet, ['install', '-y', '-q', '--no-install-recommends', ...TORCH_PACKAGES], env, opts.log) : update;
+  const install = await aptInstall(aptGet, TORCH_PACKAGES, opts.log);
   const after = await find();
   if (install === 0 && after) {
     const message = `Installed PyTorch ${after.modules.torch ?? ''} for ${after.path}.`;
@@ -53,21 +51,4 @@ export async function ensureLocalPyTorch(opts: {
   const message = `Installing PyTorch failed (apt-get exited ${install}), so PyTorch jobs will be explained rather than run: ${manual}.`;
   opts.log(message);
   return { outcome: 'failed', python: null, torch: null, message };
-}
-
-/** Runs apt-get, turning its package lines into one progress line each. */
-function runApt(aptGet: string, args: string[], env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn(aptGet, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let rest = '';
-    const onData = (chunk: Buffer) => {
-      const lines = (rest + chunk.toString()).split('\n');
-      rest = lines.pop() ?? '';
-      for (const line of lines) if (/^(Setting up|Unpacking|E:) /.test(line)) log(`  apt-get: ${line.trim()}`);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('error', () => resolve(127));
-    child.once('close', (code) => resolve(code ?? 1));
-  });
 }

@@ -1,23 +1,42 @@
 /**
  * Starts the local worker (worker/) as a child process for the embedded default, so a
  * newcomer's first job runs with no extra step. Its output is prefixed with [worker].
+ * Its sandbox (bubblewrap) is installed first where it can be (localSandbox.ts); it runs with
+ * `--sandbox own-jobs`: in bubblewrap when that works, otherwise only the local user's own jobs.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { ensureLocalSandbox } from './localSandbox.js';
 import { inRepo } from './paths.js';
 
-export async function startLocalWorker(opts: { serverUrl: string; token: string; dataDir: string }): Promise<() => Promise<void>> {
+/** The local worker's command line (after the node binary): the same for `npm start` and its tests. */
+export function localWorkerArgs(opts: { serverUrl: string; dataDir: string }): string[] {
+  return [inRepo('worker/bin/chatgpu-worker.mjs'), '--server', opts.serverUrl, '--name', 'local', '--data-dir', path.join(opts.dataDir, 'worker'), '--sandbox', 'own-jobs'];
+}
+
+export async function startLocalWorker(opts: {
+  serverUrl: string;
+  token: string;
+  dataDir: string;
+  /** CHATGPU_INSTALL_SANDBOX */
+  installSandbox?: 'auto' | 'never';
+  log?: (line: string) => void;
+  /** the worker's environment (default this process's); tests pass a PATH */
+  env?: NodeJS.ProcessEnv;
+}): Promise<() => Promise<void>> {
   const bin = inRepo('worker/bin/chatgpu-worker.mjs');
   if (!existsSync(bin)) {
     console.warn('The worker is not available in this build; jobs will wait for a worker to connect.');
     return async () => {};
   }
+  const env = opts.env ?? process.env;
+  await ensureLocalSandbox({ install: opts.installSandbox ?? 'auto', isRoot: process.getuid?.() === 0, log: opts.log ?? ((l) => console.log(l)), pathEnv: env.PATH });
   const child = spawn(
     process.execPath,
-    [bin, '--server', opts.serverUrl, '--name', 'local', '--data-dir', path.join(opts.dataDir, 'worker')],
+    localWorkerArgs(opts),
     // The token goes in the environment, not the arguments (which every local user can read).
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CHATGPU_WORKER_TOKEN: opts.token } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, CHATGPU_WORKER_TOKEN: opts.token } },
   );
   const prefix = (chunk: Buffer) =>
     chunk

@@ -98,7 +98,7 @@ export async function main(argv: string[], overrides: Partial<Omit<StartOptions,
     );
     if (flags.worker) {
       await ensureLocalPyTorch({ install: config.localWorker.installTorch, isRoot: process.getuid?.() === 0, log: (l) => console.log(l) });
-      stopWorker = await startLocalWorker({ serverUrl: server.url, token: creds.workerToken, dataDir: config.dataDir });
+      stopWorker = await startLocalWorker({ serverUrl: server.url, token: creds.workerToken, dataDir: config.dataDir, installSandbox: config.localWorker.installSandbox });
     }
   }
 
