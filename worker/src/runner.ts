@@ -173,6 +173,19 @@ export class Run {
     return this.drainState ? { freeAfterMs: this.drainState.freeAfterMs, killed: this.drainState.killed } : null;
   }
 
+  /** Where the attempt is: its program not started yet, running (its process exists), or ended (its results being sent). */
+  get phase(): 'preparing' | 'running' | 'finishing' {
+    const c = this.child;
+    if (!c?.pid) return 'preparing';
+    if (c.exitCode !== null || c.signalCode !== null) return 'finishing';
+    try {
+      process.kill(c.pid, 0);
+      return 'running';
+    } catch {
+      return 'finishing';
+    }
+  }
+
   /** Kills the run's whole process group. */
   stop(reason: StopReason, why?: string): void {
     if (this.stopReason) return;

@@ -60,8 +60,9 @@ export class Session {
     return this.opts.name ?? hostname();
   }
 
+  /** The attempts whose program is running now (its process exists): what `chatgpu-worker status` lists. */
   get running(): string[] {
-    return [...this.runs.keys()];
+    return [...this.runs.values()].filter((r) => r.phase === 'running').map((r) => r.attemptId);
   }
 
   async start(): Promise<void> {

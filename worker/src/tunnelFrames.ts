@@ -1,7 +1,7 @@
 /**
  * The service tunnel's wire format: one binary WebSocket message per frame,
  *   [type: u8][stream: u32 BE][payload]
- * Stream 0 carries the worker's readiness; each proxied request is its own stream. Bodies
+ * Stream 0 carries the worker's readiness and its readiness-check counts; each proxied request is its own stream. Bodies
  * are flow-controlled per stream: a side may have at most WINDOW body bytes that the other
  * has not acknowledged with CREDIT (sent once they were written on downstream), so a slow
  * client or a slow app holds back only its own stream, and memory stays bounded.
@@ -18,6 +18,7 @@ export const FRAME = {
   RESET: 7, // either way: JSON {message}; the stream is over
   CREDIT: 8, // either way: u32 bytes written downstream
   READY: 9, // worker → API, stream 0: JSON {ready, detail}
+  CHECKS: 10, // worker → API, stream 0: JSON {checks, failures} readiness checks since the last CHECKS (an older API ignores it)
 } as const;
 
 /** Unacknowledged body bytes allowed per stream and direction. */

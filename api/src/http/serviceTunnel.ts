@@ -23,7 +23,7 @@ import { DomainError, StaleAttemptError } from '../domain/errors.js';
 import type { Resources } from '../domain/resources.js';
 import { appSetCookies, cookieValues, SERVICE_COOKIE, SERVICE_TICKET_PARAM, withoutServiceCookie } from '../domain/services/serviceCookie.js';
 import { serviceOriginUrl } from '../domain/services/serviceOrigin.js';
-import { openTunnel, recordServiceStats, routeFor, setServiceReady, type ServiceCredential } from '../domain/services/services.js';
+import { openTunnel, recordServiceStats, routeFor, setServiceReady, type ServiceCredential, type ServiceStats } from '../domain/services/services.js';
 import { sendJson } from './blobRoutes.js';
 import { creditFrame, decodeFrame, encodeFrame, FRAME, WINDOW } from './tunnelFrames.js';
 
@@ -94,6 +94,11 @@ class Tunnel {
       }
       this.ready = ready;
       void this.owner.readiness(this, ready);
+      return;
+    }
+    if (f.type === FRAME.CHECKS && f.stream === 0) {
+      const n = safeCounts(f.payload);
+      if (n) this.owner.countChecks(this.serviceId, n.checks, n.failures);
       return;
     }
     const s = this.streams.get(f.stream);
@@ -217,6 +222,17 @@ class Tunnel {
   }
 }
 
+/** A CHECKS frame's counts; null when malformed (whole, non-negative, failures within checks). */
+function safeCounts(b: Buffer): { checks: number; failures: number } | null {
+  try {
+    const { checks, failures } = JSON.parse(b.toString('utf8')) as { checks?: unknown; failures?: unknown };
+    const ok = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0 && (n as number) <= 1e6;
+    return ok(checks) && ok(failures) && failures <= checks ? { checks, failures } : null;
+  } catch {
+    return null;
+  }
+}
+
 function safeMessage(b: Buffer): string {
   try {
     return String((JSON.parse(b.toString('utf8')) as { message?: unknown }).message ?? 'reset').slice(0, 300);
@@ -229,7 +245,7 @@ export class ServiceTunnels {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 + 16 });
   /** This process's tunnels by attempt id. */
   private readonly tunnels = new Map<string, Tunnel>();
-  private readonly stats = new Map<string, { requests: number; errors: number; latencyMsSum: number }>();
+  private readonly stats = new Map<string, ServiceStats>();
   private readonly flushTimer: NodeJS.Timeout;
   private readonly checkTimer: NodeJS.Timeout;
   /** How other API processes reach this one; set once it listens. */
@@ -299,12 +315,24 @@ export class ServiceTunnels {
     }
   }
 
+  private statsOf(serviceId: string): ServiceStats {
+    let s = this.stats.get(serviceId);
+    if (!s) this.stats.set(serviceId, (s = { requests: 0, errors: 0, latencyMsSum: 0, readinessChecks: 0, readinessFailures: 0 }));
+    return s;
+  }
+
   count(serviceId: string, latencyMs: number, error: boolean) {
-    const s = this.stats.get(serviceId) ?? { requests: 0, errors: 0, latencyMsSum: 0 };
+    const s = this.statsOf(serviceId);
     s.requests++;
     if (error) s.errors++;
     s.latencyMsSum += latencyMs;
-    this.stats.set(serviceId, s);
+  }
+
+  /** The worker's readiness checks since its last report (FRAME.CHECKS). */
+  countChecks(serviceId: string, checks: number, failures: number) {
+    const s = this.statsOf(serviceId);
+    s.readinessChecks += checks;
+    s.readinessFailures += failures;
   }
 
   private async flushStats() {

@@ -77,3 +77,21 @@ export function stillRunning(procs: readonly ProcessId[]): ProcessId[] {
     }
   });
 }
+
+/** The live members of process group `pgid` anywhere on the machine (a zombie counts as gone). */
+export function processGroup(pgid: number): ProcessId[] {
+  const out: ProcessId[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) !== pgid || fields[0] === 'Z') continue;
+      out.push({ pid, ppid: Number(fields[1]), start: fields[19]!, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() });
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return out;
+}

@@ -6,12 +6,16 @@
 import { z } from 'zod';
 import type { ServiceRuntime } from './services.js';
 
+/** How long an app may take to pass its first readiness check when its plan does not say. */
+export const DEFAULT_START_TIMEOUT_SEC = 300;
+
 export const ServiceSchema = z
   .object({
     readiness: z.object({
       path: z.string().regex(/^\/[^\s]*$/, 'an absolute request path, e.g. /healthz').max(500).describe('Answers 2xx once the app can serve.'),
       intervalSec: z.number().min(0.2).max(300).nullish().describe('Seconds between checks (default 2).'),
       timeoutSec: z.number().min(0.2).max(300).nullish().describe('Seconds one check may take (default 5).'),
+      startTimeoutSec: z.number().min(1).max(3600).nullish().describe(`Seconds the app may take from its start to its first 2xx; past that the attempt fails (default ${DEFAULT_START_TIMEOUT_SEC}).`),
     }),
     durationSec: z.number().int().min(60).max(30 * 86400).nullish().describe('How long it stays up; null: until stopped (the spending cap applies as for any job).'),
     servers: z.array(z.string().min(1).max(100)).max(10).nullish().describe('Python modules the start command needs on the worker besides the app (e.g. flask, uvicorn); checked like any dependency.'),
@@ -28,6 +32,7 @@ export function serviceRuntime(spec: ServiceSpec): ServiceRuntime {
     readinessPath: spec.readiness.path,
     intervalSec: spec.readiness.intervalSec ?? 2,
     timeoutSec: spec.readiness.timeoutSec ?? 5,
+    startTimeoutSec: spec.readiness.startTimeoutSec ?? DEFAULT_START_TIMEOUT_SEC,
     durationSec: spec.durationSec ?? null,
   };
 }
@@ -36,5 +41,6 @@ export const ServiceRuntimeSchema = z.object({
   readinessPath: z.string().regex(/^\/[^\s]*$/).max(500),
   intervalSec: z.number().min(0.2).max(300),
   timeoutSec: z.number().min(0.2).max(300),
+  startTimeoutSec: z.number().min(1).max(3600).optional(),
   durationSec: z.number().int().min(1).max(30 * 86400).nullable(),
 });

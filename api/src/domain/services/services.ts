@@ -34,6 +34,8 @@ export interface ServiceRuntime {
   readinessPath: string;
   intervalSec: number;
   timeoutSec: number;
+  /** from the start to the first passed check; past it the attempt fails (absent in tasks made before it existed) */
+  startTimeoutSec?: number;
   /** null: until stopped */
   durationSec: number | null;
 }
@@ -129,11 +131,26 @@ export async function setServiceReady(r: Resources, serviceId: string, attemptId
   return res !== null;
 }
 
-/** Adds a batch of proxied requests to a service's counters (one UPDATE per flush). */
-export async function recordServiceStats(r: Pick<Resources, 'prisma'>, serviceId: string, s: { requests: number; errors: number; latencyMsSum: number }) {
+/** What a service's figures grew by since the last flush. */
+export interface ServiceStats {
+  requests: number;
+  errors: number;
+  latencyMsSum: number;
+  readinessChecks: number;
+  readinessFailures: number;
+}
+
+/** Adds a batch of proxied requests and readiness checks to a service's counters (one UPDATE per flush). */
+export async function recordServiceStats(r: Pick<Resources, 'prisma'>, serviceId: string, s: ServiceStats) {
   await r.prisma.service.update({
     where: { id: serviceId },
-    data: { requestCount: { increment: s.requests }, errorCount: { increment: s.errors }, latencyMsSum: { increment: s.latencyMsSum } },
+    data: {
+      requestCount: { increment: s.requests },
+      errorCount: { increment: s.errors },
+      latencyMsSum: { increment: s.latencyMsSum },
+      readinessCheckCount: { increment: s.readinessChecks },
+      readinessFailureCount: { increment: s.readinessFailures },
+    },
   });
 }
 
@@ -174,7 +191,8 @@ export async function openServiceInBrowser(r: Resources, userId: string, jobId: 
 /**
  * The owner stops the service: it stops routing at once (410), its task and live attempt are
  * cancelled (the worker is told through its orders), and the job ends SUCCEEDED — a service
- * that ran until its owner stopped it did what was asked. Usage stops accruing with the attempt.
+ * that ran until its owner stopped it did what was asked — if it ever passed its readiness
+ * check; one that never did ends CANCELLED, saying so. Usage stops accruing with the attempt.
  */
 export async function stopService(r: Resources, userId: string, jobId: string) {
   const s = await ownService(r, userId, jobId);
@@ -182,12 +200,21 @@ export async function stopService(r: Resources, userId: string, jobId: string) {
   const { workers } = await commitTransition(r, jobId, async (tx, now) => {
     await tx.service.update({ where: { id: s.id }, data: { stoppedAt: now, ready: false, tunnelUrl: null } });
     const workers = await cancelOutstandingWork(tx, r, now, jobId, 'The service was stopped by its owner.');
+    if (!(await everReady(tx, jobId))) {
+      const c = await applyTransition(tx, now, jobId, 'cancel', { reason: 'The service was stopped by its owner before it ever answered its readiness check.' });
+      return { eventIds: c.eventIds, workers };
+    }
     const v = await applyTransition(tx, now, jobId, 'startValidation', { reason: 'The service was stopped by its owner.' });
     const done = await applyTransition(tx, now, jobId, 'succeed', { reason: 'The service ran until its owner stopped it.' });
     return { eventIds: [...v.eventIds, ...done.eventIds], workers };
   });
   for (const workerId of workers) await r.events.emit({ type: 'worker.orders', workerId });
   return r.prisma.service.findUniqueOrThrow({ where: { id: s.id } });
+}
+
+/** Whether a job's service ever passed its readiness check (on any attempt), inside the caller's transaction. */
+export async function everReady(tx: Db, jobId: string): Promise<boolean> {
+  return (await tx.service.count({ where: { jobId, readyAt: { not: null } } })) > 0;
 }
 
 /** Marks a job's services stopped (its SERVICE task ended for good), inside the caller's transaction. */

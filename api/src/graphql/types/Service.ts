@@ -35,6 +35,8 @@ export const ServiceRef = builder.prismaObject('Service', {
       description: 'Mean time to the response head through the tunnel, in ms.',
       resolve: (s) => (s.requestCount > 0n ? Math.round((s.latencyMsSum / Number(s.requestCount)) * 10) / 10 : null),
     }),
+    readinessChecks: t.expose('readinessCheckCount', { type: 'BigInt', description: "The worker's readiness checks of the app (counted every few seconds; they are not in the app's log)." }),
+    readinessFailures: t.expose('readinessFailureCount', { type: 'BigInt', description: 'Of those, checks without a 2xx answer in time (before the app was up, or since).' }),
     spec: t.expose('spec', { type: 'JSON', description: 'Readiness check, duration and servers, as planned.' }),
   }),
 });

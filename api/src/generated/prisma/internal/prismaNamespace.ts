@@ -3059,7 +3059,9 @@ export const ServiceScalarFieldEnum = {
   tokenRotatedAt: 'tokenRotatedAt',
   requestCount: 'requestCount',
   errorCount: 'errorCount',
-  latencyMsSum: 'latencyMsSum'
+  latencyMsSum: 'latencyMsSum',
+  readinessCheckCount: 'readinessCheckCount',
+  readinessFailureCount: 'readinessFailureCount'
 } as const
 
 export type ServiceScalarFieldEnum = (typeof ServiceScalarFieldEnum)[keyof typeof ServiceScalarFieldEnum]

@@ -527,7 +527,9 @@ export const ServiceScalarFieldEnum = {
   tokenRotatedAt: 'tokenRotatedAt',
   requestCount: 'requestCount',
   errorCount: 'errorCount',
-  latencyMsSum: 'latencyMsSum'
+  latencyMsSum: 'latencyMsSum',
+  readinessCheckCount: 'readinessCheckCount',
+  readinessFailureCount: 'readinessFailureCount'
 } as const
 
 export type ServiceScalarFieldEnum = (typeof ServiceScalarFieldEnum)[keyof typeof ServiceScalarFieldEnum]

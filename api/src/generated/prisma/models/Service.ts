@@ -30,12 +30,16 @@ export type ServiceAvgAggregateOutputType = {
   requestCount: number | null
   errorCount: number | null
   latencyMsSum: number | null
+  readinessCheckCount: number | null
+  readinessFailureCount: number | null
 }
 
 export type ServiceSumAggregateOutputType = {
   requestCount: bigint | null
   errorCount: bigint | null
   latencyMsSum: number | null
+  readinessCheckCount: bigint | null
+  readinessFailureCount: bigint | null
 }
 
 export type ServiceMinAggregateOutputType = {
@@ -54,6 +58,8 @@ export type ServiceMinAggregateOutputType = {
   requestCount: bigint | null
   errorCount: bigint | null
   latencyMsSum: number | null
+  readinessCheckCount: bigint | null
+  readinessFailureCount: bigint | null
 }
 
 export type ServiceMaxAggregateOutputType = {
@@ -72,6 +78,8 @@ export type ServiceMaxAggregateOutputType = {
   requestCount: bigint | null
   errorCount: bigint | null
   latencyMsSum: number | null
+  readinessCheckCount: bigint | null
+  readinessFailureCount: bigint | null
 }
 
 export type ServiceCountAggregateOutputType = {
@@ -91,6 +99,8 @@ export type ServiceCountAggregateOutputType = {
   requestCount: number
   errorCount: number
   latencyMsSum: number
+  readinessCheckCount: number
+  readinessFailureCount: number
   _all: number
 }
 
@@ -99,12 +109,16 @@ export type ServiceAvgAggregateInputType = {
   requestCount?: true
   errorCount?: true
   latencyMsSum?: true
+  readinessCheckCount?: true
+  readinessFailureCount?: true
 }
 
 export type ServiceSumAggregateInputType = {
   requestCount?: true
   errorCount?: true
   latencyMsSum?: true
+  readinessCheckCount?: true
+  readinessFailureCount?: true
 }
 
 export type ServiceMinAggregateInputType = {
@@ -123,6 +137,8 @@ export type ServiceMinAggregateInputType = {
   requestCount?: true
   errorCount?: true
   latencyMsSum?: true
+  readinessCheckCount?: true
+  readinessFailureCount?: true
 }
 
 export type ServiceMaxAggregateInputType = {
@@ -141,6 +157,8 @@ export type ServiceMaxAggregateInputType = {
   requestCount?: true
   errorCount?: true
   latencyMsSum?: true
+  readinessCheckCount?: true
+  readinessFailureCount?: true
 }
 
 export type ServiceCountAggregateInputType = {
@@ -160,6 +178,8 @@ export type ServiceCountAggregateInputType = {
   requestCount?: true
   errorCount?: true
   latencyMsSum?: true
+  readinessCheckCount?: true
+  readinessFailureCount?: true
   _all?: true
 }
 
@@ -266,6 +286,8 @@ export type ServiceGroupByOutputType = {
   requestCount: bigint
   errorCount: bigint
   latencyMsSum: number
+  readinessCheckCount: bigint
+  readinessFailureCount: bigint
   _count: ServiceCountAggregateOutputType | null
   _avg: ServiceAvgAggregateOutputType | null
   _sum: ServiceSumAggregateOutputType | null
@@ -308,6 +330,8 @@ export type ServiceWhereInput = {
   requestCount?: Prisma.BigIntFilter<"Service"> | bigint | number
   errorCount?: Prisma.BigIntFilter<"Service"> | bigint | number
   latencyMsSum?: Prisma.FloatFilter<"Service"> | number
+  readinessCheckCount?: Prisma.BigIntFilter<"Service"> | bigint | number
+  readinessFailureCount?: Prisma.BigIntFilter<"Service"> | bigint | number
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   task?: Prisma.XOR<Prisma.TaskScalarRelationFilter, Prisma.TaskWhereInput>
   currentAttempt?: Prisma.XOR<Prisma.AttemptNullableScalarRelationFilter, Prisma.AttemptWhereInput> | null
@@ -330,6 +354,8 @@ export type ServiceOrderByWithRelationInput = {
   requestCount?: Prisma.SortOrder
   errorCount?: Prisma.SortOrder
   latencyMsSum?: Prisma.SortOrder
+  readinessCheckCount?: Prisma.SortOrder
+  readinessFailureCount?: Prisma.SortOrder
   job?: Prisma.JobOrderByWithRelationInput
   task?: Prisma.TaskOrderByWithRelationInput
   currentAttempt?: Prisma.AttemptOrderByWithRelationInput
@@ -355,6 +381,8 @@ export type ServiceWhereUniqueInput = Prisma.AtLeast<{
   requestCount?: Prisma.BigIntFilter<"Service"> | bigint | number
   errorCount?: Prisma.BigIntFilter<"Service"> | bigint | number
   latencyMsSum?: Prisma.FloatFilter<"Service"> | number
+  readinessCheckCount?: Prisma.BigIntFilter<"Service"> | bigint | number
+  readinessFailureCount?: Prisma.BigIntFilter<"Service"> | bigint | number
   job?: Prisma.XOR<Prisma.JobScalarRelationFilter, Prisma.JobWhereInput>
   task?: Prisma.XOR<Prisma.TaskScalarRelationFilter, Prisma.TaskWhereInput>
   currentAttempt?: Prisma.XOR<Prisma.AttemptNullableScalarRelationFilter, Prisma.AttemptWhereInput> | null
@@ -377,6 +405,8 @@ export type ServiceOrderByWithAggregationInput = {
   requestCount?: Prisma.SortOrder
   errorCount?: Prisma.SortOrder
   latencyMsSum?: Prisma.SortOrder
+  readinessCheckCount?: Prisma.SortOrder
+  readinessFailureCount?: Prisma.SortOrder
   _count?: Prisma.ServiceCountOrderByAggregateInput
   _avg?: Prisma.ServiceAvgOrderByAggregateInput
   _max?: Prisma.ServiceMaxOrderByAggregateInput
@@ -404,6 +434,8 @@ export type ServiceScalarWhereWithAggregatesInput = {
   requestCount?: Prisma.BigIntWithAggregatesFilter<"Service"> | bigint | number
   errorCount?: Prisma.BigIntWithAggregatesFilter<"Service"> | bigint | number
   latencyMsSum?: Prisma.FloatWithAggregatesFilter<"Service"> | number
+  readinessCheckCount?: Prisma.BigIntWithAggregatesFilter<"Service"> | bigint | number
+  readinessFailureCount?: Prisma.BigIntWithAggregatesFilter<"Service"> | bigint | number
 }
 
 export type ServiceCreateInput = {
@@ -420,6 +452,8 @@ export type ServiceCreateInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
   job: Prisma.JobCreateNestedOneWithoutServicesInput
   task: Prisma.TaskCreateNestedOneWithoutServicesInput
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutServicesInput
@@ -442,6 +476,8 @@ export type ServiceUncheckedCreateInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
 }
 
 export type ServiceUpdateInput = {
@@ -458,6 +494,8 @@ export type ServiceUpdateInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   job?: Prisma.JobUpdateOneRequiredWithoutServicesNestedInput
   task?: Prisma.TaskUpdateOneRequiredWithoutServicesNestedInput
   currentAttempt?: Prisma.AttemptUpdateOneWithoutServicesNestedInput
@@ -480,6 +518,8 @@ export type ServiceUncheckedUpdateInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type ServiceCreateManyInput = {
@@ -499,6 +539,8 @@ export type ServiceCreateManyInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
 }
 
 export type ServiceUpdateManyMutationInput = {
@@ -515,6 +557,8 @@ export type ServiceUpdateManyMutationInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type ServiceUncheckedUpdateManyInput = {
@@ -534,6 +578,8 @@ export type ServiceUncheckedUpdateManyInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type ServiceListRelationFilter = {
@@ -563,12 +609,16 @@ export type ServiceCountOrderByAggregateInput = {
   requestCount?: Prisma.SortOrder
   errorCount?: Prisma.SortOrder
   latencyMsSum?: Prisma.SortOrder
+  readinessCheckCount?: Prisma.SortOrder
+  readinessFailureCount?: Prisma.SortOrder
 }
 
 export type ServiceAvgOrderByAggregateInput = {
   requestCount?: Prisma.SortOrder
   errorCount?: Prisma.SortOrder
   latencyMsSum?: Prisma.SortOrder
+  readinessCheckCount?: Prisma.SortOrder
+  readinessFailureCount?: Prisma.SortOrder
 }
 
 export type ServiceMaxOrderByAggregateInput = {
@@ -587,6 +637,8 @@ export type ServiceMaxOrderByAggregateInput = {
   requestCount?: Prisma.SortOrder
   errorCount?: Prisma.SortOrder
   latencyMsSum?: Prisma.SortOrder
+  readinessCheckCount?: Prisma.SortOrder
+  readinessFailureCount?: Prisma.SortOrder
 }
 
 export type ServiceMinOrderByAggregateInput = {
@@ -605,12 +657,16 @@ export type ServiceMinOrderByAggregateInput = {
   requestCount?: Prisma.SortOrder
   errorCount?: Prisma.SortOrder
   latencyMsSum?: Prisma.SortOrder
+  readinessCheckCount?: Prisma.SortOrder
+  readinessFailureCount?: Prisma.SortOrder
 }
 
 export type ServiceSumOrderByAggregateInput = {
   requestCount?: Prisma.SortOrder
   errorCount?: Prisma.SortOrder
   latencyMsSum?: Prisma.SortOrder
+  readinessCheckCount?: Prisma.SortOrder
+  readinessFailureCount?: Prisma.SortOrder
 }
 
 export type ServiceCreateNestedManyWithoutJobInput = {
@@ -753,6 +809,8 @@ export type ServiceCreateWithoutJobInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
   task: Prisma.TaskCreateNestedOneWithoutServicesInput
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutServicesInput
 }
@@ -773,6 +831,8 @@ export type ServiceUncheckedCreateWithoutJobInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
 }
 
 export type ServiceCreateOrConnectWithoutJobInput = {
@@ -821,6 +881,8 @@ export type ServiceScalarWhereInput = {
   requestCount?: Prisma.BigIntFilter<"Service"> | bigint | number
   errorCount?: Prisma.BigIntFilter<"Service"> | bigint | number
   latencyMsSum?: Prisma.FloatFilter<"Service"> | number
+  readinessCheckCount?: Prisma.BigIntFilter<"Service"> | bigint | number
+  readinessFailureCount?: Prisma.BigIntFilter<"Service"> | bigint | number
 }
 
 export type ServiceCreateWithoutTaskInput = {
@@ -837,6 +899,8 @@ export type ServiceCreateWithoutTaskInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
   job: Prisma.JobCreateNestedOneWithoutServicesInput
   currentAttempt?: Prisma.AttemptCreateNestedOneWithoutServicesInput
 }
@@ -857,6 +921,8 @@ export type ServiceUncheckedCreateWithoutTaskInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
 }
 
 export type ServiceCreateOrConnectWithoutTaskInput = {
@@ -899,6 +965,8 @@ export type ServiceCreateWithoutCurrentAttemptInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
   job: Prisma.JobCreateNestedOneWithoutServicesInput
   task: Prisma.TaskCreateNestedOneWithoutServicesInput
 }
@@ -919,6 +987,8 @@ export type ServiceUncheckedCreateWithoutCurrentAttemptInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
 }
 
 export type ServiceCreateOrConnectWithoutCurrentAttemptInput = {
@@ -963,6 +1033,8 @@ export type ServiceCreateManyJobInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
 }
 
 export type ServiceUpdateWithoutJobInput = {
@@ -979,6 +1051,8 @@ export type ServiceUpdateWithoutJobInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   task?: Prisma.TaskUpdateOneRequiredWithoutServicesNestedInput
   currentAttempt?: Prisma.AttemptUpdateOneWithoutServicesNestedInput
 }
@@ -999,6 +1073,8 @@ export type ServiceUncheckedUpdateWithoutJobInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type ServiceUncheckedUpdateManyWithoutJobInput = {
@@ -1017,6 +1093,8 @@ export type ServiceUncheckedUpdateManyWithoutJobInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type ServiceCreateManyTaskInput = {
@@ -1035,6 +1113,8 @@ export type ServiceCreateManyTaskInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
 }
 
 export type ServiceUpdateWithoutTaskInput = {
@@ -1051,6 +1131,8 @@ export type ServiceUpdateWithoutTaskInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   job?: Prisma.JobUpdateOneRequiredWithoutServicesNestedInput
   currentAttempt?: Prisma.AttemptUpdateOneWithoutServicesNestedInput
 }
@@ -1071,6 +1153,8 @@ export type ServiceUncheckedUpdateWithoutTaskInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type ServiceUncheckedUpdateManyWithoutTaskInput = {
@@ -1089,6 +1173,8 @@ export type ServiceUncheckedUpdateManyWithoutTaskInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type ServiceCreateManyCurrentAttemptInput = {
@@ -1107,6 +1193,8 @@ export type ServiceCreateManyCurrentAttemptInput = {
   requestCount?: bigint | number
   errorCount?: bigint | number
   latencyMsSum?: number
+  readinessCheckCount?: bigint | number
+  readinessFailureCount?: bigint | number
 }
 
 export type ServiceUpdateWithoutCurrentAttemptInput = {
@@ -1123,6 +1211,8 @@ export type ServiceUpdateWithoutCurrentAttemptInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   job?: Prisma.JobUpdateOneRequiredWithoutServicesNestedInput
   task?: Prisma.TaskUpdateOneRequiredWithoutServicesNestedInput
 }
@@ -1143,6 +1233,8 @@ export type ServiceUncheckedUpdateWithoutCurrentAttemptInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type ServiceUncheckedUpdateManyWithoutCurrentAttemptInput = {
@@ -1161,6 +1253,8 @@ export type ServiceUncheckedUpdateManyWithoutCurrentAttemptInput = {
   requestCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   errorCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   latencyMsSum?: Prisma.FloatFieldUpdateOperationsInput | number
+  readinessCheckCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  readinessFailureCount?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 
@@ -1182,6 +1276,8 @@ export type ServiceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   requestCount?: boolean
   errorCount?: boolean
   latencyMsSum?: boolean
+  readinessCheckCount?: boolean
+  readinessFailureCount?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
   currentAttempt?: boolean | Prisma.Service$currentAttemptArgs<ExtArgs>
@@ -1204,6 +1300,8 @@ export type ServiceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   requestCount?: boolean
   errorCount?: boolean
   latencyMsSum?: boolean
+  readinessCheckCount?: boolean
+  readinessFailureCount?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
   currentAttempt?: boolean | Prisma.Service$currentAttemptArgs<ExtArgs>
@@ -1226,6 +1324,8 @@ export type ServiceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   requestCount?: boolean
   errorCount?: boolean
   latencyMsSum?: boolean
+  readinessCheckCount?: boolean
+  readinessFailureCount?: boolean
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
   currentAttempt?: boolean | Prisma.Service$currentAttemptArgs<ExtArgs>
@@ -1248,9 +1348,11 @@ export type ServiceSelectScalar = {
   requestCount?: boolean
   errorCount?: boolean
   latencyMsSum?: boolean
+  readinessCheckCount?: boolean
+  readinessFailureCount?: boolean
 }
 
-export type ServiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "taskId" | "slug" | "accessTokenHash" | "currentAttemptId" | "ready" | "createdAt" | "spec" | "tunnelUrl" | "readyAt" | "stoppedAt" | "tokenRotatedAt" | "requestCount" | "errorCount" | "latencyMsSum", ExtArgs["result"]["service"]>
+export type ServiceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "taskId" | "slug" | "accessTokenHash" | "currentAttemptId" | "ready" | "createdAt" | "spec" | "tunnelUrl" | "readyAt" | "stoppedAt" | "tokenRotatedAt" | "requestCount" | "errorCount" | "latencyMsSum" | "readinessCheckCount" | "readinessFailureCount", ExtArgs["result"]["service"]>
 export type ServiceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   task?: boolean | Prisma.TaskDefaultArgs<ExtArgs>
@@ -1303,6 +1405,11 @@ export type $ServicePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * Sum of the proxied requests' latencies (time to the response head), for the mean.
      */
     latencyMsSum: number
+    /**
+     * The worker's readiness checks of the app (counted here, never written into its log), and of those the failed ones.
+     */
+    readinessCheckCount: bigint
+    readinessFailureCount: bigint
   }, ExtArgs["result"]["service"]>
   composites: {}
 }
@@ -1745,6 +1852,8 @@ export interface ServiceFieldRefs {
   readonly requestCount: Prisma.FieldRef<"Service", 'BigInt'>
   readonly errorCount: Prisma.FieldRef<"Service", 'BigInt'>
   readonly latencyMsSum: Prisma.FieldRef<"Service", 'Float'>
+  readonly readinessCheckCount: Prisma.FieldRef<"Service", 'BigInt'>
+  readonly readinessFailureCount: Prisma.FieldRef<"Service", 'BigInt'>
 }
     
 
