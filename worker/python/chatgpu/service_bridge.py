@@ -120,7 +120,10 @@ if __name__ == "__main__":
     sys.stderr.flush()
     if code < 0:
         # Killed by a signal: end the same way, so the worker sees how the app ended.
-        signal.signal(-code, signal.SIG_DFL)
+        try:
+            signal.signal(-code, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass  # SIGKILL, SIGSTOP: no handler to reset
         os.kill(os.getpid(), -code)
         os._exit(128 - code)
     os._exit(code)
