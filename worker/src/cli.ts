@@ -237,7 +237,7 @@ export async function main(argv: string[]): Promise<number> {
     pause: async () => ({ status: await session.setPaused(true) }),
     resume: async () => ({ status: await session.setPaused(false) }),
     drain: () => session.drain(),
-    status: () => ({ name: session.name, workerId: session.workerId, status: session.status, sandbox: sandboxLabel(sandbox), running: session.running, server: v.server }),
+    status: () => ({ name: session.name, workerId: session.workerId, status: session.shownStatus, ...(session.statusReason ? { reason: session.statusReason } : {}), sandbox: sandboxLabel(sandbox), running: session.running, server: v.server }),
   });
   await new Promise<void>((resolve) => {
     let stopping = false;

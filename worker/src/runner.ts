@@ -24,6 +24,7 @@ import type { CompleteAttemptInput } from './gql/graphql.js';
 import { CHECKPOINT_POLL_MS, CheckpointWatcher, checkpointPath, programProcesses, type SavedCheckpoint } from './checkpoint.js';
 import { AppendLogsDoc, CompleteAttemptDoc, ReleaseDrainedAttemptDoc, ReportMetricsDoc, SaveCheckpointDoc } from './documents.js';
 import type { ClaimTaskMutation } from './gql/graphql.js';
+import { launcherFailure, type Health } from './health.js';
 import { trackRun, untrackRun } from './leftovers.js';
 import { LogStream } from './logStream.js';
 import { figuresEnvironment, requestedOutputs } from './requestedOutputs.js';
@@ -80,6 +81,10 @@ export interface RunnerDeps {
   checkpointPollMs?: number;
   /** unsent log bytes kept on disk before the program's output is paused (logStream.ts; default SPOOL_LIMIT) */
   logSpoolLimit?: number;
+  /** the worker's prerequisites now (health.ts): checked before the run, and after a launch that failed */
+  health?: () => Health;
+  /** the sandbox binary (default 'bwrap' on the launcher's PATH) */
+  bwrap?: string;
 }
 
 /** A drain of this run: when it began, its grace period, and when the program's processes were gone. */
@@ -242,6 +247,12 @@ export class Run {
     // Without a sandbox the attempt's first log line says so, before anything else happens.
     if (this.deps.sandbox === 'none') stream.system(`worker: ${noSandboxNotice(this.deps.caps)}`);
     try {
+      // A worker whose machine broke under it never starts the task: an infrastructure error.
+      const pre = this.deps.health?.();
+      if (pre && !pre.ok) {
+        errorClass = pre.errorClass;
+        throw new Error(`this worker cannot run tasks now: ${pre.reason}`);
+      }
       await rm(dir, { recursive: true, force: true });
       await mkdir(outDir, { recursive: true });
       await mkdir(spoolDir, { recursive: true, mode: 0o700 });
@@ -308,6 +319,7 @@ export class Run {
         pidsLimit: this.deps.pidsLimit === undefined ? DEFAULT_PIDS_LIMIT : this.deps.pidsLimit,
         runAs: taskUser && { ...taskUser, groups: deviceGroups(devices) },
         identityFiles,
+        ...(this.deps.bwrap ? { bwrap: this.deps.bwrap } : {}),
       });
       const ap = cmd.applied;
       stream.system(`worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user}, ${ap.syscalls})`);
@@ -347,7 +359,9 @@ export class Run {
       }
       // The end of stderr tells a task that ran out of memory from one that failed otherwise.
       let stderrTail = '';
+      let stderrHead = ''; // a launcher's own complaint comes first (health.ts launcherFailure)
       child.stderr!.on('data', (d: Buffer) => {
+        if (stderrHead.length < 512) stderrHead = (stderrHead + d.toString('utf8')).slice(0, 512);
         stderrTail = (stderrTail + d.toString('utf8')).slice(-8192);
       });
       const timeoutSec = req.timeoutSec ?? 24 * 3600;
@@ -397,7 +411,9 @@ export class Run {
       } else if (serviceFailure && (timedOut || service!.host.startTimedOut || code === 0)) ({ errorClass, errorMessage } = serviceFailure);
       else if (timedOut) errorClass = 'TIMEOUT';
       else if (code !== 0) {
-        const failure = classifyFailure({ code, signal, memory, oomKilled, stderrTail });
+        // A launcher (sandbox, interpreter) that vanished under the run is the worker's failure.
+        const broken = launcherFailure({ code, stderrHead }, this.deps.health?.() ?? { ok: true });
+        const failure = broken.ok ? classifyFailure({ code, signal, memory, oomKilled, stderrTail }) : { errorClass: broken.errorClass, errorMessage: `the worker could not start the program (exit code ${code}): ${broken.reason}` };
         ({ errorClass, errorMessage } = serviceFailure && failure.errorClass === 'EXIT_NONZERO' ? serviceFailure : failure);
       }
       stream.system(`worker: the command exited with ${signal ? `signal ${signal}` : `code ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)}s${errorClass === 'OOM' ? ` (${errorMessage})` : ''}.`);

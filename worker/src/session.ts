@@ -4,11 +4,15 @@
  * resume) and claims (long-poll for as many tasks as there are free slots). While the
  * API is unreachable both loops back off and retry; running tasks keep running, and
  * their leases are renewed as soon as the API answers again (if they have not expired).
+ * A third loop checks the machine's prerequisites (health.ts): while they fail the worker
+ * claims nothing and is UNHEALTHY with the reason (setWorkerHealth); it claims again once
+ * they pass. A heartbeat whose status disagrees with the check makes it report again.
  */
 import { hostname } from 'node:os';
 import { ApiClient, ApiError, sleep, type Logger } from './client.js';
 import { Completions } from './completions.js';
-import { ClaimTaskDoc, DrainOwnWorkerDoc, HeartbeatDoc, SetPausedDoc, WorkerHelloDoc } from './documents.js';
+import { ClaimTaskDoc, DrainOwnWorkerDoc, HeartbeatDoc, SetPausedDoc, SetWorkerHealthDoc, WorkerHelloDoc } from './documents.js';
+import { checkPrerequisites, HEALTH_CHECK_MS, type Health } from './health.js';
 import { DEFAULT_DRAIN_GRACE_SEC } from './checkpoint.js';
 import type { Capabilities } from './probe/types.js';
 import { Run, type RunnerDeps } from './runner.js';
@@ -33,6 +37,12 @@ export interface SessionOptions {
   envs?: RunnerDeps['envs'];
   /** a drained task's time to checkpoint and exit before it is killed (--drain-grace) */
   drainGraceSec?: number;
+  /** the machine's prerequisites (default health.ts checkPrerequisites for this worker's sandbox, Python and data dir) */
+  health?: () => Health;
+  /** how often they are checked while nothing else asks (default HEALTH_CHECK_MS) */
+  healthCheckMs?: number;
+  /** the sandbox binary (default 'bwrap' on the launcher's PATH) */
+  bwrap?: string;
 }
 
 export class Session {
@@ -50,6 +60,10 @@ export class Session {
   private readonly stopping = new AbortController();
   private claimAbort = new AbortController();
   private loops: Promise<void>[] = [];
+  /** The latest prerequisite check, and the status the API last answered with. */
+  private health: Health = { ok: true };
+  private serverStatus = '';
+  private healthReport: Promise<void> | null = null;
 
   constructor(private readonly opts: SessionOptions) {
     this.client = new ApiClient(opts.server.replace(/\/+$/, ''), opts.token, opts.log);
@@ -65,9 +79,68 @@ export class Session {
     return [...this.runs.values()].filter((r) => r.phase === 'running').map((r) => r.attemptId);
   }
 
+  /** What `chatgpu-worker status` says: UNHEALTHY or QUARANTINED win over the owner's states. */
+  get shownStatus(): string {
+    if (!this.health.ok) return 'UNHEALTHY';
+    return this.serverStatus === 'QUARANTINED' ? 'QUARANTINED' : this.status;
+  }
+
+  /** Why it is UNHEALTHY (its check's reason); null otherwise. */
+  get statusReason(): string | null {
+    return this.health.ok ? null : this.health.reason;
+  }
+
   async start(): Promise<void> {
+    this.checkHealth();
     await this.hello();
-    this.loops = [this.heartbeatLoop(), this.claimLoop(), this.refreshLoop()];
+    if (!this.health.ok) this.reportHealth();
+    this.loops = [this.heartbeatLoop(), this.claimLoop(), this.refreshLoop(), this.healthLoop()];
+  }
+
+  private prerequisites(): Health {
+    if (this.opts.health) return this.opts.health();
+    const { sandbox, caps, dataDir } = this.opts;
+    return checkPrerequisites({ sandbox, python: caps.python, dataDir, accelerators: caps.accelerators, ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}) });
+  }
+
+  /** Checks now; a change is logged, stops or resumes claiming, and is reported to the API. */
+  private checkHealth(): Health {
+    const was = this.health;
+    const now = this.prerequisites();
+    this.health = now;
+    if (was.ok !== now.ok || (!was.ok && !now.ok && was.reason !== now.reason)) {
+      if (!now.ok) {
+        this.opts.log.warn(`UNHEALTHY: ${now.reason}; taking no tasks until this is fixed.`);
+        this.claimAbort.abort();
+      } else this.opts.log.info('healthy again: taking tasks.');
+      if (this.workerId) this.reportHealth();
+    }
+    return now;
+  }
+
+  /** Tells the API (setWorkerHealth); one report at a time, the latest check's. */
+  private reportHealth(): void {
+    if (this.healthReport || this.stopping.signal.aborted) return;
+    const h = this.health;
+    this.healthReport = this.client
+      .request(SetWorkerHealthDoc, { workerId: this.workerId!, healthy: h.ok, reason: h.ok ? null : h.reason }, { signal: this.stopping.signal })
+      .then((r) => {
+        const w = r.setWorkerHealth;
+        if (w.__typename === 'Worker') this.serverStatus = w.status;
+        else this.opts.log.warn(`health report refused: ${'message' in w ? w.message : 'unexpected answer'}`);
+      })
+      .catch((err) => this.opts.log.warn(`health report failed: ${(err as Error).message}`))
+      .finally(() => {
+        this.healthReport = null;
+      });
+  }
+
+  private async healthLoop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      await sleep(this.opts.healthCheckMs ?? HEALTH_CHECK_MS, this.stopping.signal);
+      if (this.stopping.signal.aborted) break;
+      this.checkHealth();
+    }
   }
 
   private async hello(): Promise<void> {
@@ -81,6 +154,7 @@ export class Session {
     this.workerId = h.workerId;
     this.heartbeatSec = h.heartbeatIntervalSec;
     this.status = h.worker.status;
+    this.serverStatus = h.worker.status;
     this.opts.log.info(`connected to ${this.opts.server} as worker "${this.name}" (${this.status.toLowerCase()}), ${this.opts.slots} slot(s), workloads: ${this.opts.caps.workloads.join(', ')}`);
   }
 
@@ -99,6 +173,9 @@ export class Session {
     const r = await this.client.request(HeartbeatDoc, { workerId: this.workerId!, leases, telemetry: { running: leases.length } }, { signal: this.stopping.signal });
     const h = r.heartbeat;
     if (h.__typename !== 'HeartbeatResult') throw new Error('message' in h ? h.message : 'unexpected answer');
+    this.serverStatus = h.status;
+    // The API's status disagrees with the check (a report lost, a restart, a quarantine ended): say it again.
+    if (this.health.ok ? h.status === 'UNHEALTHY' : h.status === 'ONLINE' || h.status === 'OFFLINE') this.reportHealth();
     // The owner paused, resumed or drained this worker from the machine while the heartbeat
     // was in flight — or such a request was itself still in flight when it was sent or answered,
     // so the API may have read the status before committing it: its status orders would undo
@@ -135,7 +212,8 @@ export class Session {
   private async claimLoop(): Promise<void> {
     while (!this.stopping.signal.aborted) {
       const free = this.opts.slots - this.runs.size;
-      const idle = this.status === 'PAUSED' || this.status === 'DRAINING';
+      // A machine that cannot run tasks claims none (it would fail each at once: a black hole).
+      const idle = this.status === 'PAUSED' || this.status === 'DRAINING' || (free > 0 && !this.checkHealth().ok);
       if (idle || free <= 0) {
         await sleep(idle ? 1000 : 200, this.stopping.signal);
         continue;
@@ -160,7 +238,7 @@ export class Session {
           // Each concurrent attempt gets a slot of its own, and with it its own task uid.
           const slot = this.freeSlot();
           this.slots.set(a.attemptId, slot);
-          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), ...(this.opts.span ? { span: this.opts.span } : {}), ...(this.opts.trace ? { trace: this.opts.trace } : {}) });
+          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), health: () => this.checkHealth(), ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}), ...(this.opts.span ? { span: this.opts.span } : {}), ...(this.opts.trace ? { trace: this.opts.trace } : {}) });
           this.runs.set(a.attemptId, run);
           void run.done.finally(() => {
             this.runs.delete(a.attemptId);
