@@ -83,7 +83,7 @@ export const LEXICON: readonly LexiconGroup[] = [
     words: ['hidden units', 'hidden', 'hidden_dim', 'nhid', 'hidden_units', 'n_hidden', 'num_hidden', 'hidden layer size', 'hidden size', 'hidden_size', 'units'],
   },
   { id: 'samples', valueType: 'int', words: ['samples', 'n_samples', 'num_samples', 'sample count', 'nsamples'] },
-  { id: 'device', valueType: 'str', words: ['device', 'cpu', 'cuda', 'gpu', 'use_cuda', 'use_gpu', 'no_cuda', 'accelerator'] },
+  { id: 'device', valueType: 'str', words: ['device', 'cpu', 'cuda', 'gpu', 'use_cuda', 'use_gpu', 'no_cuda', 'no_gpu', 'force_cpu', 'use_cpu', 'mps', 'use_mps', 'no_mps', 'accelerator'] },
   { id: 'warmup', valueType: 'int', words: ['warmup', 'warmup steps', 'warmup_iters', 'warmup_steps', 'warmup iterations', 'lr warmup'] },
   { id: 'temperature', valueType: 'float', words: ['temperature', 'temp', 'sampling temperature'] },
   { id: 'top_k', valueType: 'int', words: ['top_k', 'topk'] },

@@ -499,6 +499,50 @@ const TABLE: [string, Expected[]][] = [
       scale('on 2 machines', 2),
     ],
   ],
+  [
+    "python main.py --device cuda:0 --data ./data/wikitext-2 --model 'LSTM' --cuda --dry-run",
+    [
+      target('python main.py', 'main.py'),
+      set('--device cuda:0', '--device', 'cuda:0'),
+      set('--data ./data/wikitext-2', '--data', './data/wikitext-2'),
+      set("--model 'LSTM'", '--model', 'LSTM'),
+      set('--cuda', '--cuda'),
+      set('--dry-run', '--dry-run'),
+    ],
+  ],
+  [
+    'set DATA_DIR=/tmp/x and wandb_log=yes, then --cuda dropout 0.1',
+    [
+      set('DATA_DIR=/tmp/x', 'DATA_DIR', '/tmp/x'),
+      set('wandb_log=yes', 'wandb_log', 'yes'),
+      set('--cuda', '--cuda'),
+      set('dropout 0.1', 'dropout', '0.1'),
+    ],
+  ],
+  [
+    'Use the adam optimizer, with a learning rate sweep over 1e-3 and 1e-4, and give me the model checkpoint',
+    [
+      set('adam optimizer', 'optimizer', 'adam'),
+      sweep('learning rate sweep over 1e-3 and 1e-4', 'learning rate', ['1e-3', '1e-4']),
+      out('the model checkpoint', 'model'),
+    ],
+  ],
+  [
+    'Can you run this with 3 seeds across the cluster and email me a summary?',
+    [
+      sweep('3 seeds', 'seeds'),
+      scale('across the cluster', 'all'),
+      out('a summary', 'report'),
+    ],
+  ],
+  [
+    'train for 30 epochs, evaluating every 5 epochs, and keep the best model',
+    [
+      set('30 epochs', 'epochs', '30'),
+      set('evaluating every 5 epochs', 'eval interval', '5'),
+      out('the best model', 'model'),
+    ],
+  ],
 ];
 
 describe('parseAsks: requests as users write them', () => {

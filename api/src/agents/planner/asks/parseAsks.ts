@@ -74,7 +74,8 @@ const DATASET_ADJ =
 const INPUT_WORDS = new Set(['from', 'load', 'loading', 'loads', 'resume', 'resuming', 'pretrained', 'pre-trained', 'initial', 'init', 'using', 'on', 'read', 'reading', 'with', 'restore', 'restoring']);
 /** The words a limit can start with (besides a price). */
 const LIMIT_START = new Set(['in', 'no', 'less', 'at', 'up', 'time', 'budget', 'cap', 'limit', 'timeout', 'deadline', 'within', 'under', 'below', 'max', 'maximum', 'for', 'costing', 'cost', 'spend', 'spending', 'before', 'takes', 'take', 'taking', 'more', '$', '€', '£']);
-const EVERY_VERBS = /^(eval|evaluate|validate|log|print|report|save|checkpoint|test)$/;
+const BOOL_WORDS = new Set(['yes', 'no', 'true', 'false', 'on', 'off', 'none']);
+const EVERY_VERBS = /^(eval|evaluate|evaluating|validate|validating|log|logging|print|printing|report|reporting|save|saving|checkpoint|checkpointing|test|testing)$/;
 const BOUNDARY = new Set(['.', '!', '?', ';', '\n']);
 
 const DETERMINERS = new Set(['the', 'a', 'an', 'my', 'your', 'its', 'all', 'any', 'some', 'our', 'their', 'his', 'her']);
@@ -425,11 +426,14 @@ class Parser {
     const v = this.values(i + 1, { spaces: true });
     if (v) return this.settingOrSweep(i, phrase, v);
     const next = this.t[i + 1];
-    if (next?.type === 'word' && !STOP.has(next.lower) && !this.term(i + 1)) {
-      return { first: i, last: i + 1, ask: { kind: 'setting', phrase, value: next.text } };
+    // "--device cuda:0", "--data ./data/wikitext-2", "--model LSTM" — but in "--cuda dropout 0.1" the word is the next ask's.
+    const nt = next?.type === 'word' ? this.term(i + 1) : null;
+    const nextStartsAsk =
+      !!nt && ((this.num(nt.last + 1) !== null && !this.glued(nt.last)) || this.w(nt.last + 1) === '=' || (this.w(nt.last + 1) === ':' && !this.glued(nt.last)));
+    if (next && (next.type === 'word' || next.type === 'punct') && !nextStartsAsk && !(next.type === 'word' && STOP.has(next.lower))) {
+      const raw = this.rawValue(i + 1);
+      if (raw) return { first: i, last: raw.last, ask: { kind: 'setting', phrase, value: raw.value } };
     }
-    const quoted = this.rawValue(i + 1);
-    if (quoted && this.t[i + 1]?.type === 'punct') return { first: i, last: quoted.last, ask: { kind: 'setting', phrase, value: quoted.value } };
     return { first: i, last: i, ask: { kind: 'setting', phrase } };
   }
 
@@ -443,7 +447,12 @@ class Parser {
       }
       return null;
     }
-    if (tok.type === 'word' && !STOP.has(tok.lower)) return { value: tok.text, last: i };
+    // A path or a value written without spaces: "/tmp/x", "cuda:0", "./data/wikitext-2".
+    let last = i;
+    while (this.t[last + 1] && this.glued(last) && !this.isBoundary(last + 1) && !/^[,)\]}"'`]$/.test(this.t[last + 1]!.text)) last++;
+    while (last > i && /^[.:;!?]$/.test(this.t[last]!.text)) last--;
+    if (last > i) return { value: this.span(i, last), last };
+    if (tok.type === 'word' && (!STOP.has(tok.lower) || BOOL_WORDS.has(tok.lower))) return { value: tok.text, last: i };
     return null;
   }
 
