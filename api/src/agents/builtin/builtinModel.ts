@@ -29,6 +29,7 @@ import { ENDPOINT_REQUEST, findServiceApp, requestedDuration } from '../planner/
 import { parseAsks } from '../planner/asks/parseAsks.js';
 import type { SettingsSurface } from '../planner/contract.js';
 import { BLOCKING_KINDS, disposeAsks, type AskPlan } from './planner/disposeAsks.js';
+import { SWEEP_TABLE, sweepRuns } from './planner/sweepRuns.js';
 import type { AskDisposition } from '../../domain/jobs/planSchema.js';
 
 export function createBuiltinClient(): ModelClient {
@@ -467,7 +468,7 @@ function decide(req: ModelRequest): Item[] {
   // As the README runs it: `python -m pkg.train` keeps the package importable (a file path would not).
   const usage = usageOf(entry);
   const runner = usage?.module ? `python -m ${usage.module}` : `python ${entry.path}`;
-  const command = [runner, ...args].join(' ');
+  let command = [runner, ...args].join(' ');
   const bounded = boundedCommand(entry, args, runner);
   let smoke = migrate || versionMigrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(request) ? null : smokeRun(entry, args, runner, configSettings);
   // 4b. Adaptation (issue 14): a Monte-Carlo sample count splits into shards across the
@@ -475,11 +476,35 @@ function decide(req: ModelRequest): Item[] {
   const shardable = !(migrate || versionMigrate || toAmd || checkpoint || before.length);
   const shapes = shardable ? divisibleInputs(entry, args, uploaded, request) : null;
   for (const p of shapes?.reads ?? []) if (readOf(p) === undefined) return call('read_file', { path: p });
-  const sharding = shardable ? shardingOf(entry, args, runner, configSettings, source, resultFiles, cap.classes, hardware.workload, request, shapes && { ...shapes, readOf }) : null;
+  let sharding = shardable ? shardingOf(entry, args, runner, configSettings, source, resultFiles, cap.classes, hardware.workload, request, shapes && { ...shapes, readOf }) : null;
   if (sharding?.spec) smoke = null;
+  // A sweep the user asked for: one run per value (sweepRuns.ts), sharded when it can be.
+  const sweepDispositions: AskDisposition[] = [];
+  for (const [i, w] of askPlan.sweeps.entries()) {
+    if (i > 0) {
+      sweepDispositions.push({ ask: w.ask.text, kind: w.ask.kind, status: 'refused', detail: `one sweep per job: ${askPlan.sweeps[0]!.setting.name} is swept already; submit the sweep of ${w.setting.name} as its own job` });
+      continue;
+    }
+    const workers = cap.classes.filter((c) => c.workloads.includes(hardware.workload)).reduce((n, c) => n + c.count, 0);
+    const sp = sweepRuns({ setting: w.setting, values: w.values, runner, args, boundedArgs: boundedArgs(entry, args), ctx: { positionals: positional.length, read: readOf, entry: entry.path }, workers, shardable: !(migrate || versionMigrate || toAmd || before.length) });
+    if ('need' in sp) return call('read_file', { path: sp.path });
+    if ('refused' in sp) {
+      sweepDispositions.push({ ask: w.ask.text, kind: w.ask.kind, status: 'refused', detail: sp.refused });
+      continue;
+    }
+    command = sp.command;
+    sharding = sp.shards ? { spec: sp.shards, reason: sp.detail } : null;
+    smoke = null;
+    // Each run's files move to its own folder: what is required is the table; no single checkpoint to evaluate.
+    checkpoint = null;
+    resumable = null;
+    resultFiles.splice(0, resultFiles.length, SWEEP_TABLE);
+    askPlan.environment.push(...sp.environment);
+    sweepDispositions.push({ ask: w.ask.text, kind: w.ask.kind, status: 'honoured', detail: sp.detail, setting: w.setting.id });
+  }
   const dispositions: AskDisposition[] = [
     ...askPlan.dispositions,
-    ...askPlan.sweeps.map((w) => ({ ask: w.ask.text, kind: w.ask.kind, status: 'refused' as const, detail: `a sweep of ${w.setting.name} over ${w.values.join(', ')} needs one run per value, which the builtin planner cannot split yet; run one value per job, or set OPENAI_API_KEY for a planner that can` })),
+    ...sweepDispositions,
     ...askPlan.scale.map((a) =>
       sharding?.spec
         ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: `split into ${sharding.spec.shards.length} shards run at once on the compatible workers online` }
@@ -750,6 +775,11 @@ export function literalWrites(source: string): string[] {
  * point does not have are not invented: without any, the bounded workload is the full command.
  */
 function boundedCommand(entry: EntryPoint, args: string[], runner: string): string {
+  return [runner, ...boundedArgs(entry, args)].join(' ');
+}
+
+/** The arguments of the bounded workload (see boundedCommand). */
+function boundedArgs(entry: EntryPoint, args: string[]): string[] {
   let out = args;
   const set = (flag: string, value: string) => (out = withFlag(out, flag, value, entry.cli === 'configurator'));
   for (const f of entry.flags) {
@@ -759,7 +789,7 @@ function boundedCommand(entry: EntryPoint, args: string[], runner: string): stri
     else if (/^(num-|n-)?(samples|trials|paths)$/.test(name)) set(f.flag, '1000');
     else if (name === 'seed') set(f.flag, '0');
   }
-  return [runner, ...out].join(' ');
+  return out;
 }
 
 /**

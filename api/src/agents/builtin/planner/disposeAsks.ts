@@ -215,7 +215,7 @@ export function pythonLiteral(value: string, s: Setting): string {
 }
 
 /** A value as one shell word (the plan's command runs under `sh -c`). */
-function shellWord(v: string): string {
+export function shellWord(v: string): string {
   return /^[\w.\/:=+,@%-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -237,7 +237,7 @@ function setFlag(args: string[], flags: string[], value: string | undefined, key
   return out;
 }
 
-function applySetting(ctx: AskContext, plan: AskPlan, s: Setting, value: string | undefined): { how: string } | { refused: string } | { read: string } {
+export function applySetting(ctx: Pick<AskContext, "positionals" | "read" | "entry">, plan: Pick<AskPlan, "args" | "edits" | "environment">, s: Setting, value: string | undefined): { how: string } | { refused: string } | { read: string } {
   switch (s.kind) {
     case 'flag': {
       const flags = [s.flag ?? `--${s.name}`, ...(s.aliases ?? [])];
