@@ -227,10 +227,11 @@ describe('requestedOutputs', () => {
   });
 });
 
-// The runner's own output folder is never left behind for a successful run.
-it('cleans up: no attempt folder or spool file is left of a successful run', async () => {
-  const r = await runTask({ files: { 'p.py': 'print(1)\n' }, command: 'python p.py', environment: { CHATGPU_STDOUT_FILE: 'o.txt' } });
-  expect(r.out['o.txt']!.toString()).toBe('1\n');
-  expect(existsSync(join(r.dataDir, 'attempts', `t${n}-attempt`))).toBe(false);
-  expect(existsSync(join(r.dataDir, 'spool', `t${n}-attempt.stdout`))).toBe(false);
+describe('clean-up', () => {
+  it('no attempt folder or spool copy of the stdout file is left of a successful run', async () => {
+    const r = await runTask({ files: { 'p.py': 'print(1)\n' }, command: 'python p.py', environment: { CHATGPU_STDOUT_FILE: 'o.txt' } });
+    expect(r.out['o.txt']!.toString()).toBe('1\n');
+    expect(existsSync(join(r.dataDir, 'attempts', `t${n}-attempt`))).toBe(false);
+    expect(existsSync(join(r.dataDir, 'spool', `t${n}-attempt.stdout`))).toBe(false);
+  });
 });
