@@ -3,7 +3,8 @@
 Nothing is imported or run: only `ast.parse` of the text. Read by settings/listSettings.ts,
 which adds ids and files, parses the config files and narrows the surface to one entry point.
 
-Input (stdin): {"files": {"path": "source", ...}, "maxChars": N}
+Input (stdin): {"files": {"path": "source", ...}, "maxChars": N, "budgetSeconds": S} (files read in
+the order given; once S seconds are spent, the rest are answered "not read" — the first is always read)
 Output (stdout): {"path": FILE, ...} where FILE is
     {"ok": true, "settings": [SETTING, ...], "reads": [{"path": "conf/x.yaml", "line": N, "hydra": bool}],
      "imports": [{"module": "a.b"|null, "level": 0, "names": ["c"]}], "configurator": "configurator.py"|null,
@@ -50,9 +51,12 @@ Spans are `ast`'s: 1-based lines, 0-based columns in UTF-8 bytes, end exclusive 
 them to string offsets per line). A negative number's span includes its minus sign.
 """
 import ast
+import gc
 import json
 import os
+import re
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from entrypoints import const, kw, src, strings, type_name  # noqa: E402  (the shared readers of call arguments)
@@ -107,7 +111,10 @@ def clip(text):
 class FileReader:
     def __init__(self, text):
         self.text = text
-        self.lines = text.split("\n")
+        # Lines as ast counts them (\r\n, \r or \n ends one), as UTF-8 bytes: ast's columns are byte offsets.
+        # (ast.get_source_segment splits the whole text on every call: minutes on a long file.)
+        parts = re.split(r"(\r\n|\r|\n)", text)
+        self.lines = [parts[i].encode("utf-8") for i in range(0, len(parts), 2)]
         self.tree = ast.parse(text)
         self.parent = {}
         for node in ast.walk(self.tree):
@@ -118,11 +125,15 @@ class FileReader:
     # --- helpers -------------------------------------------------------------------------------
 
     def segment(self, node):
-        try:
-            s = ast.get_source_segment(self.text, node)
-        except Exception:  # noqa: BLE001
-            s = None
-        return s if s is not None else src(node)
+        """The node's source text, exactly as written."""
+        line, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        if line is None or end is None or end > len(self.lines):
+            return src(node)
+        if line == end:
+            raw = self.lines[line - 1][node.col_offset:node.end_col_offset]
+        else:
+            raw = b"\n".join([self.lines[line - 1][node.col_offset:], *self.lines[line:end - 1], self.lines[end - 1][:node.end_col_offset]])
+        return raw.decode("utf-8", "replace")
 
     def default_text(self, node, value=None, have_value=False):
         """A default as written: strings unquoted, everything else as in the source."""
@@ -141,7 +152,7 @@ class FileReader:
         end = getattr(node, "end_lineno", None)
         if not end or end > len(self.lines):
             return None
-        rest = self.lines[end - 1].encode("utf-8")[node.end_col_offset:].decode("utf-8", "replace")
+        rest = self.lines[end - 1][node.end_col_offset:].decode("utf-8", "replace")
         stripped = rest.strip().lstrip(";").strip()
         if stripped.startswith("#"):
             comment = stripped.lstrip("#").strip()
@@ -675,10 +686,18 @@ class FileReader:
 
 
 def main():
+    # A short-lived process over trees of many small objects: the cyclic collector only costs time here.
+    gc.disable()
+    started = time.monotonic()
     request = json.load(sys.stdin)
-    limit = request.get("maxChars") or 1_000_000
+    limit = request.get("maxChars") or 500_000
+    budget = request.get("budgetSeconds") or 20
     out = {}
     for path, text in request["files"].items():
+        if out and time.monotonic() - started > budget:
+            # the files read so far still come back; the caller's hard limit is a little longer than this budget
+            out[path] = {"ok": False, "error": f"not read: the reader's time budget ({budget} s) was spent on other files"}
+            continue
         if len(text) > limit:
             out[path] = {"ok": False, "error": f"too large to read for settings ({len(text)} characters; the limit is {limit})"}
             continue

@@ -329,6 +329,8 @@ describe('environment variables and config files', () => {
     ['hconf/config.yaml', lines('trainer:', '  max_epochs: 3')],
     ['unread.yaml', 'k: v\n'],
     ['pyproject.toml', lines('[project]', 'name = "x"')],
+    ['setup.py', lines('VERSION = "1.0"')],
+    ['docs/conf.py', lines('release = "1.0"')],
     ['.github/workflows/ci.yml', 'on: push\n'],
   ]);
 
@@ -356,7 +358,7 @@ describe('environment variables and config files', () => {
     expect(byId(s, 'hconf/config.yaml#trainer.max_epochs')).toMatchObject({ readBy: ['app.py'], override: 'trainer.max_epochs=' });
     expect(byId(s, 'unread.yaml#k').readBy).toEqual([]);
     expect(byId(s, 'results.json#acc').readBy).toEqual([]); // written, not read
-    expect(ids(s).some((i) => i.startsWith('pyproject.toml') || i.startsWith('.github'))).toBe(false);
+    expect(ids(s).some((i) => /^(pyproject\.toml|\.github|setup\.py|docs\/)/.test(i))).toBe(false); // tooling, not the program's settings
     const ini = project.get('setup/run.ini')!;
     expect(spanText(ini, byId(s, 'setup/run.ini#train.lr').span!)).toBe('0.01');
   });
@@ -423,7 +425,7 @@ describe('bad input', () => {
     const problem = (f: string) => s.problems.find((p) => p.file === f)?.error;
     expect(problem('blob.py')).toMatch(/binary/);
     expect(problem('weights.json')).toMatch(/binary/);
-    expect(problem('big.py')).toMatch(/too large.*limit is 1000000/);
+    expect(problem('big.py')).toMatch(/too large.*limit is 500000/);
     expect(problem('bad.json')).toMatch(/^JSON that does not parse: .*\(line 3\)$/);
     expect(problem('bad2.json')).toMatch(/^JSON that does not parse: Unexpected token/); // V8 gives no position for this one
     expect(problem('bad.yaml')).toMatch(/^YAML that does not parse: .* at line 2, column 1$/);
@@ -463,6 +465,19 @@ describe('bad input', () => {
     const s = await listSettings(new Map([['train.py', 'LR = 0.1\n'], ['c.yaml', 'lr: 0.1\n']]), { python: '/nonexistent/python3' });
     expect(ids(s)).toEqual(['c.yaml#lr']);
     expect(s.problems).toEqual([{ file: 'train.py', error: expect.stringMatching(/Python sources could not be parsed/) }]);
+  });
+
+  it('past its time budget the reader answers the files it read and names the others', async () => {
+    const files = new Map<string, string>([['entry.py', 'E = 1\n']]);
+    for (let i = 0; i < 20; i++) files.set(`gen${String(i).padStart(2, '0')}.py`, `G${i} = ${i}\n${'y = [1, 2, 3]\n'.repeat(1_000)}`);
+    const s = await listSettings(files, { timeoutMs: 60_000, budgetMs: 1 });
+    expect(byId(s, 'entry.py#E').default).toBe('1'); // the smallest is read first (and the first file always is)
+    const skipped = s.problems.filter((p) => /^not read: the reader's time budget \(0.001 s\) was spent on other files$/.test(p.error));
+    expect(skipped).toHaveLength(20);
+    expect(s.settings.map((x) => x.id)).toEqual(['entry.py#E']);
+    // with an entry point, it is the one read first, whatever its size
+    const narrowed = await listSettings(files, { timeoutMs: 60_000, budgetMs: 1, entry: 'gen19.py' });
+    expect(narrowed.settings.map((x) => x.id)).toEqual(['gen19.py#G19', 'gen19.py#y']);
   });
 
   it('a Python process past its time limit is stopped and reported', async () => {

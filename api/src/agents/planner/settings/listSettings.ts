@@ -17,7 +17,8 @@
  *
  * Bounds: a Python file above MAX_PY_CHARS, a config file above MAX_CONFIG_CHARS or with more than
  * MAX_CONFIG_KEYS keys (data, not settings), binary files (a NUL byte) and files that do not parse
- * are skipped, each with a problem line; the Python process is killed after `timeoutMs`. Without a
+ * are skipped, each with a problem line; the Python reader takes no new file after `budgetMs` (two
+ * thirds of `timeoutMs`; those files get a problem line each) and is killed at `timeoutMs`. Without a
  * Python interpreter the config files are still read and one problem line says the Python sources
  * were not. Duplicate names: the last assignment (or key) wins, as in the program.
  *
@@ -34,8 +35,12 @@ import { inRepo } from '../../../paths.js';
 import type { Setting, SettingsSurface, SettingType, Span } from '../contract.js';
 
 const HELPER = inRepo('api/src/agents/planner/python/settings.py');
-/** Larger Python files are generated code or data, not a script someone tunes (and ast of 5 MB takes seconds). */
-export const MAX_PY_CHARS = 1_000_000;
+/**
+ * Larger Python files are generated code or data, not a script someone tunes; parsing one takes
+ * seconds (500 kB: ~1 s on an idle core, ~10 s on this project's loaded 2-core test machines).
+ * loadSources already passes files above 256 KiB as empty.
+ */
+export const MAX_PY_CHARS = 500_000;
 export const MAX_CONFIG_CHARS = 256 * 1024;
 /** A "config" with more keys than this is a data file (a vocabulary, labels), not settings. */
 export const MAX_CONFIG_KEYS = 500;
@@ -44,6 +49,8 @@ const MAX_DEFAULT = 300;
 const CONFIG_FORMATS: Record<string, NonNullable<Setting['format']>> = { '.json': 'json', '.yaml': 'yaml', '.yml': 'yaml', '.toml': 'toml', '.ini': 'ini', '.cfg': 'ini' };
 /** Configuration of tools, packaging and CI — not settings of the program — unless the program reads them. */
 const TOOLING = /(^|\/)(package(-lock)?\.json|tsconfig[^/]*\.json|pyproject\.toml|setup\.cfg|tox\.ini|pytest\.ini|mypy\.ini|\.?flake8|\.pylintrc|\.pre-commit-[^/]*|environment[^/]*\.ya?ml|conda[^/]*\.ya?ml|mkdocs\.ya?ml|(docker-)?compose[^/]*\.ya?ml|codecov\.ya?ml|\.readthedocs\.ya?ml|\.travis\.ya?ml|\.gitlab-ci\.ya?ml|netlify\.toml|Cargo\.toml|\.coveragerc|\.bumpversion\.cfg|renovate\.json)$/i;
+/** Python files that configure tools, not the program (packaging, docs, tests' fixtures). */
+const PY_TOOLING = /(^|\/)(setup\.py|noxfile\.py|conftest\.py|docs?\/(source\/)?conf\.py)$/;
 const IGNORED_DIRS = /(^|\/)(\.[^/]+|node_modules|__pycache__|venv|env|site-packages)\//;
 
 type PySetting = Omit<Setting, 'id' | 'file'> & { inExpression?: boolean };
@@ -68,8 +75,10 @@ export interface ListSettingsOptions {
   entry?: string | null;
   /** The Python interpreter that reads the sources (default: the API machine's, found once). */
   python?: string;
-  /** The limit on the Python process (default 30 s). */
+  /** The limit on the Python process (default 30 s): it is killed then, and nothing it read comes back. */
   timeoutMs?: number;
+  /** After this long the reader takes no new file (default two thirds of timeoutMs), so what it read comes back. */
+  budgetMs?: number;
 }
 
 export async function listSettings(files: ReadonlyMap<string, string>, opts: ListSettingsOptions = {}): Promise<SettingsSurface> {
@@ -81,7 +90,7 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
   const py: Record<string, string> = {};
   const configs: [string, string][] = [];
   for (const [file, text] of files) {
-    if (IGNORED_DIRS.test(file)) continue;
+    if (IGNORED_DIRS.test(file) || (PY_TOOLING.test(file) && file !== entry)) continue;
     const ext = path.posix.extname(file).toLowerCase();
     if (ext !== '.py' && !CONFIG_FORMATS[ext]) continue;
     if (text.includes('\0')) {
@@ -190,11 +199,16 @@ async function readPython(py: Record<string, string>, opts: ListSettingsOptions,
   };
   const interpreter = opts.python ?? (await (python ??= findPython().then((f) => f?.path ?? null)));
   if (!interpreter) return unread('no Python interpreter on the API machine: the Python sources could not be parsed (only config files were read)');
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  // The entry point first, then the smallest: when the budget runs out, the files that matter most were read.
+  const ordered = Object.fromEntries(Object.entries(py).sort(([a, x], [b, y]) => Number(b === opts.entry) - Number(a === opts.entry) || x.length - y.length));
+  // The reader stops taking new files after its budget, so what it read comes back before the hard limit kills it.
+  const budgetSeconds = (opts.budgetMs ?? (timeoutMs * 2) / 3) / 1000;
   try {
-    const r = await runProcess(interpreter, [HELPER], JSON.stringify({ files: py, maxChars: MAX_PY_CHARS }), opts.timeoutMs ?? 30_000);
+    const r = await runProcess(interpreter, [HELPER], JSON.stringify({ files: ordered, maxChars: MAX_PY_CHARS, budgetSeconds }), timeoutMs);
     if (r.code !== 0) {
       const killed = r.stderr.includes('killed by');
-      return unread(killed ? `reading the Python sources took longer than ${opts.timeoutMs ?? 30_000} ms: stopped` : `the Python reader failed: ${r.stderr.trim().split('\n').pop() ?? ''}`);
+      return unread(killed ? `reading the Python sources took longer than ${timeoutMs} ms: stopped` : `the Python reader failed: ${r.stderr.trim().split('\n').pop() ?? ''}`);
     }
     return JSON.parse(r.stdout) as Record<string, PyFile>;
   } catch (e) {
