@@ -18,6 +18,9 @@ What each form gives:
   click     @click.option → flag; @click.argument → positional (decorator order)
   typer     a command's parameters (typer.run(fn), @app.command()): with a default → flag
             --name-with-dashes, without (or typer.Argument) → positional; Annotated[...] too
+  sys.argv  `n = int(sys.argv[1])` (when no parser declares positionals) → kind positional,
+            position 0, named for its variable, typed by int()/float(), a default from
+            `… if len(sys.argv) > 1 else 100`
   fire      fire.Fire(fn) → fn's parameters (a class: its __init__'s): with a default → flag
             --name, without → positional
   configurator  a script that runs exec(open('configurator.py').read()): its module-level globals
@@ -507,6 +510,39 @@ class FileReader:
             last[s["name"]] = s
         return list(last.values())
 
+    def argv_positionals(self, scope_of):
+        """`n = int(sys.argv[1])`, `N = int(sys.argv[1]) if len(sys.argv) > 1 else 100`: a script's own
+        positional arguments, named for the variable they are assigned to (else `argv[1]`)."""
+        found = {}  # position → the first use assigned to a name, else the first use
+        uses = sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Subscript)), key=lambda n: (n.lineno, n.col_offset))
+        for node in uses:
+            if not (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and (self.segment(node.value) or "") in ("sys.argv", "argv")):
+                continue
+            index = node.slice
+            if not (isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 1):
+                continue
+            typ, default, name = None, None, None
+            p, child = self.parent.get(node), node
+            while p is not None and not isinstance(p, ast.stmt):
+                if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id in ("int", "float", "str", "bool") and typ is None:
+                    typ = p.func.id
+                if isinstance(p, ast.IfExp):
+                    other = p.orelse if child is not p.orelse else p.body
+                    ok, v = literal(other)
+                    if ok:
+                        default = self.default_text(other, v, True)
+                        typ = typ or setting_type(v)
+                p, child = self.parent.get(p), p
+            if isinstance(p, (ast.Assign, ast.AnnAssign)):
+                target = p.targets[0] if isinstance(p, ast.Assign) else p.target
+                name = self.target_names(target)
+            position = index.value - 1
+            if position in found and (found[position]["name"] != f"argv[{index.value}]" or not name):
+                continue
+            found[position] = {"kind": "positional", "name": name or f"argv[{index.value}]", "position": position, "type": typ, "default": default,
+                               "help": None, "scope": scope_of.get(node, "module")}
+        self.settings.extend(found[k] for k in sorted(found))
+
     CONFIG_CLASS_SUFFIXES = ("Config", "Args", "Arguments", "Params", "Hparams", "HParams", "Hyperparameters", "Settings", "Options")
 
     def config_classes(self, classes):
@@ -670,6 +706,8 @@ class FileReader:
             if target is not None:
                 self.signature(target, name + "()", "fire")
         self.config_classes(classes)
+        if not any(x["kind"] == "positional" for x in self.settings):
+            self.argv_positionals(scope_of)
         reads, _ = self.env_and_reads()
         imports = []
         for node in ast.walk(self.tree):

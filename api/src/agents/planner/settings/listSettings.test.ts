@@ -115,6 +115,26 @@ describe('command-line parsers', () => {
   });
 });
 
+describe('sys.argv', () => {
+  it("a script's own arguments are positionals named for their variables, typed and defaulted where the code says", async () => {
+    const text = lines(
+      'import sys',
+      'n = int(sys.argv[1]) if len(sys.argv) > 1 else 100',
+      'def main():',
+      '    out = sys.argv[2]',
+      '    scale = float(sys.argv[3])',
+      '    rest = sys.argv[1:]',
+      'print(sys.argv[1])',
+    );
+    const s = await listSettings(new Map([['run.py', text]]));
+    expect(s.settings.filter((x) => x.kind === 'positional')).toEqual([
+      expect.objectContaining({ id: 'run.py#n', position: 0, type: 'int', default: '100' }),
+      expect.objectContaining({ id: 'run.py#out', position: 1, type: null, default: null, scope: 'main()' }),
+      expect.objectContaining({ id: 'run.py#scale', position: 2, type: 'float' }),
+    ]);
+  });
+});
+
 describe('settings classes', () => {
   it('dataclass fields are constants with spans; read by tyro or HfArgumentParser they are flags', async () => {
     const text = lines(
