@@ -380,6 +380,25 @@ describe('matchSetting: help texts, and what is not about a setting', () => {
   });
 });
 
+describe('matchSetting: qualified words and script arguments', () => {
+  const MNIST = [
+    flag('--batch-size', { type: 'int', default: '64' }),
+    flag('--test-batch-size', { type: 'int', default: '1000' }),
+    flag('--latent-dim', { type: 'int', default: '20' }),
+    flag('--hidden-dim', { type: 'int', default: '400' }),
+  ];
+  it('tells "test batch size" from "batch size" and "latent dim" from an embedding', () => {
+    const [train, test] = parseAsks('batch size 32 and test batch size 500');
+    expect(matchSetting(train!, MNIST)).toMatchObject({ status: 'matched', setting: { flag: '--batch-size' }, value: '32' });
+    expect(matchSetting(test!, MNIST)).toMatchObject({ status: 'matched', setting: { flag: '--test-batch-size' }, value: '500' });
+    expect(matchSetting(ask('latent dim 2'), MNIST)).toMatchObject({ status: 'matched', setting: { flag: '--latent-dim' }, value: '2' });
+  });
+  it('gives numbers after a script to its positionals in order', () => {
+    const asks = parseAsks('python scale.py 40 7').filter((a) => a.kind === 'setting');
+    expect(asks.map((a) => matchedId(matchSetting(a, POS)))).toEqual(['scale.py#n', 'scale.py#steps']);
+  });
+});
+
 describe('coerceValue', () => {
   const int = flag('--n', { type: 'int' });
   const float = flag('--x', { type: 'float' });

@@ -543,6 +543,104 @@ const TABLE: [string, Expected[]][] = [
       out('the best model', 'model'),
     ],
   ],
+  [
+    'Train MNIST for 2 epochs with batch size 64 and test batch size 1000, then save the model',
+    [
+      set('2 epochs', 'epochs', '2'),
+      set('batch size 64', 'batch size', '64'),
+      set('test batch size 1000', 'test batch size', '1000'),
+      out('the model', 'model'),
+    ],
+  ],
+  [
+    'Fine-tune bert-base-uncased on SST-2 for 1 epoch with a max sequence length of 128',
+    [
+      set('1 epoch', 'epoch', '1'),
+      set('max sequence length of 128', 'max sequence length', '128'),
+    ],
+  ],
+  [
+    'Train the VAE with latent dim 2 for 10 epochs and give me the reconstructions and the loss plot',
+    [
+      set('latent dim 2', 'latent dim', '2'),
+      set('10 epochs', 'epochs', '10'),
+      out('the reconstructions', 'data'),
+      out('the loss plot', 'figures'),
+    ],
+  ],
+  [
+    'Can you run the benchmark script 5 times and report the mean and std of the throughput?',
+    [
+      target('run the benchmark script', 'benchmark'),
+      out('the mean', 'metrics', { metric: 'mean' }),
+      out('the throughput', 'metrics', { metric: 'throughput' }),
+    ],
+  ],
+  [
+    'Serve the Flask app and initialize the database before it starts',
+    [
+      setup('initialize the database before it starts', 'database'),
+    ],
+  ],
+  [
+    'Start the FastAPI server on port 8000 with 4 workers',
+    [
+      set('port 8000', 'port', '8000'),
+      scale('with 4 workers', 4),
+    ],
+  ],
+  [
+    'Train a tiny GPT: 2 layers, 2 heads, 64-dim, block size 64, 500 iters. Sample 3 outputs at the end.',
+    [
+      set('2 layers', 'layers', '2'),
+      set('2 heads', 'heads', '2'),
+      set('64-dim', 'dim', '64'),
+      set('block size 64', 'block size', '64'),
+      set('500 iters', 'iters', '500'),
+      set('Sample 3 outputs', 'Sample', '3'),
+    ],
+  ],
+  [
+    "train the model on the GPU for 3 epochs and keep the weights; I don't need plots",
+    [
+      hw('on the GPU', 'gpu'),
+      set('3 epochs', 'epochs', '3'),
+      out('the weights', 'model'),
+    ],
+  ],
+  [
+    'run main.py 10 20 40',
+    [
+      target('run main.py', 'main.py'),
+      set('10', 'first argument', '10'),
+      set('20', 'second argument', '20'),
+      set('40', 'third argument', '40'),
+    ],
+  ],
+  [
+    'Please train this for a maximum of 2 hours',
+    [
+      limit('for a maximum of 2 hours', { maxSeconds: 7200 }),
+    ],
+  ],
+  [
+    'The learning rate should be 0.0003 and the weight decay 0.01',
+    [
+      set('learning rate should be 0.0003', 'learning rate', '0.0003'),
+      set('weight decay 0.01', 'weight decay', '0.01'),
+    ],
+  ],
+  [
+    'Set max_iters to 100 and eval_interval to 20',
+    [
+      set('max_iters to 100', 'max_iters', '100'),
+      set('eval_interval to 20', 'eval_interval', '20'),
+    ],
+  ],
+  [
+    "Hi! Could you please train the model in this repo? I'd like to see how well it does.",
+    [],
+  ],
 ];
 
 describe('parseAsks: requests as users write them', () => {

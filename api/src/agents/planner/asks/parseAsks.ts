@@ -73,7 +73,14 @@ const DATASET_ADJ =
   /^(included|default|same|full|whole|entire|small|tiny|training|train|test|validation|val|my|your|our|this|that|new|own|provided|bundled|given|sample|toy|local|real|synthetic|original|whole|input|example|demo|custom|bigger|smaller|larger|large|big|other|following|above|existing|downloaded|prepared|raw|processed|clean)$/;
 const INPUT_WORDS = new Set(['from', 'load', 'loading', 'loads', 'resume', 'resuming', 'pretrained', 'pre-trained', 'initial', 'init', 'using', 'on', 'read', 'reading', 'with', 'restore', 'restoring']);
 /** The words a limit can start with (besides a price). */
-const LIMIT_START = new Set(['in', 'no', 'less', 'at', 'up', 'time', 'budget', 'cap', 'limit', 'timeout', 'deadline', 'within', 'under', 'below', 'max', 'maximum', 'for', 'costing', 'cost', 'spend', 'spending', 'before', 'takes', 'take', 'taking', 'more', '$', '€', '£']);
+const LIMIT_START = new Set(['a', 'in', 'no', 'less', 'at', 'up', 'time', 'budget', 'cap', 'limit', 'timeout', 'deadline', 'within', 'under', 'below', 'max', 'maximum', 'for', 'costing', 'cost', 'spend', 'spending', 'before', 'takes', 'take', 'taking', 'more', '$', '€', '£']);
+/** Words that make a lexicon word another setting's name: "test batch size", "latent dim", "max sequence length". */
+const QUALIFIERS = new Set([
+  'test', 'eval', 'val', 'valid', 'validation', 'train', 'training', 'latent', 'max', 'min', 'maximum', 'minimum', 'input',
+  'encoder', 'decoder', 'discriminator', 'generator', 'critic', 'actor', 'policy', 'target', 'teacher', 'student', 'inner',
+  'outer', 'local', 'global', 'generation', 'sampling', 'embedding', 'attention', 'projection', 'ffn', 'mlp', 'head', 'image',
+  'patch', 'text', 'vision', 'noise', 'prompt', 'sample', 'inference', 'predict', 'prediction', 'query', 'key',
+]);
 const BOOL_WORDS = new Set(['yes', 'no', 'true', 'false', 'on', 'off', 'none']);
 const EVERY_VERBS = /^(eval|evaluate|evaluating|validate|validating|log|logging|print|printing|report|reporting|save|saving|checkpoint|checkpointing|test|testing)$/;
 const BOUNDARY = new Set(['.', '!', '?', ';', '\n']);
@@ -101,6 +108,7 @@ const ORDINALS: Record<string, number> = {
   first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, '1st': 1, '2nd': 2, '3rd': 3, '4th': 4, '5th': 5, '6th': 6, last: -1,
 };
 
+const POSITION_NAMES = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth'];
 const SETUP_VERBS = new Set(['initialise', 'initialize', 'init', 'setup', 'create', 'prepare', 'download', 'migrate', 'populate', 'install', 'fetch', 'preprocess', 'tokenize', 'tokenise', 'build', 'seed', 'bootstrap', 'generate']);
 const SETUP_OBJECTS = new Set([
   'database', 'db', 'data', 'dataset', 'datasets', 'schema', 'tables', 'table', 'vocab', 'vocabulary', 'tokenizer',
@@ -147,6 +155,8 @@ const THRESHOLD_OPS: { words: string[]; op: '<' | '<=' | '>' | '>=' }[] = [
 
 class Parser {
   private readonly ctx: boolean[];
+  /** After a negated output verb ("I don't need plots"): what follows is not wanted. */
+  private readonly unwanted: boolean[] = [];
 
   constructor(
     private readonly text: string,
@@ -395,16 +405,22 @@ class Parser {
   private outputContext(): boolean[] {
     const ctx: boolean[] = new Array(this.t.length).fill(false);
     let on = false;
+    let neg = false;
     for (let i = 0; i < this.t.length; i++) {
       const w = this.w(i);
+      if (this.isBoundary(i) || w === 'but' || w === 'just') neg = false;
       if (this.isBoundary(i)) on = false;
       else if (ACTION_VERBS.has(w) && !(w === 'from' && on)) on = false;
       else if (OUTPUT_VERBS.has(w)) {
-        // "the report" is a noun, "report the loss" a verb; "log every 10 steps" is a setting.
+        // "the report" is a noun, "report the loss" a verb; "I don't need plots" wants none.
         if (w === 'report' && DETERMINERS.has(this.w(i - 1))) { /* a noun */ }
-        else on = true;
+        else {
+          neg = /^(don't|not|never|no|dont|doesn't|won't)$/.test(this.w(i - 1));
+          on = !neg;
+        }
       }
       ctx[i] = on;
+      this.unwanted[i] = neg;
     }
     return ctx;
   }
@@ -481,15 +497,20 @@ class Parser {
 
   /** `lr 3e-4`, `block size 32`, `learning rate of 0.001`, `seeds 1 2 3`, `learning rates 1e-3, 3e-4, 1e-4`, `device cpu`. */
   termValue(i: number): Found | null {
-    const term = this.term(i);
+    let term = this.term(i);
+    // "test batch size 1000", "latent dim 2": a qualifier names another setting than the bare word.
+    if (!term && QUALIFIERS.has(this.w(i)) && this.term(i + 1)) {
+      const t = this.term(i + 1)!;
+      term = { ...t, phrase: this.span(i, t.last) };
+    }
     if (!term || this.w(term.last) === 'every') return null;
     let j = term.last + 1;
     const c = this.w(j);
     let connector = false;
-    if (c === 'of' || c === '=' || c === ':' || c === 'to' || c === 'is' || c === 'at' || c === 'as' || c === '->' || c === '→' || c === 'equals') {
+    if (c === 'of' || c === '=' || c === ':' || c === 'to' || c === 'is' || c === 'at' || c === 'as' || c === '->' || c === '→' || c === 'equals' || c === 'be') {
       j++;
       connector = true;
-    } else if (c === 'equal' && this.w(j + 1) === 'to') {
+    } else if ((c === 'equal' && this.w(j + 1) === 'to') || (/^(should|must|will|would|shall)$/.test(c) && this.w(j + 1) === 'be')) {
       j += 2;
       connector = true;
     } else if (c === 'in' || c === 'values' || c === 'value' || c === 'over') {
@@ -505,6 +526,7 @@ class Parser {
       // "warmup 100 steps": the unit after the value is part of the ask.
       const unit = !v.range && v.values?.length === 1 ? this.term(v.last + 1) : null;
       if (unit && unit.groups.some((g) => g.id === 'iterations' || g.id === 'epochs' || term.groups.includes(g))) v.last = unit.last;
+      else if (term.groups.some((g) => g.id === 'samples') && /^(outputs|texts|completions|sequences|examples|generations|images)$/.test(this.w(v.last + 1))) v.last++;
       return this.settingOrSweep(i, term.phrase, v);
     }
     if (wordy) {
@@ -604,6 +626,16 @@ class Parser {
     const v = this.values(j, { spaces: true });
     if (!v) return null;
     return this.settingOrSweep(i, this.span(i, phraseLast), v);
+  }
+
+  /** `python main.py 10 20 40`: numbers after a script are its positional arguments, in order. */
+  scriptArgument(i: number): Found | null {
+    if (this.t[i]?.type !== 'num') return null;
+    let k = i - 1;
+    while (k >= 0 && this.t[k]!.type === 'num') k--;
+    const script = this.t[k];
+    if (script?.type !== 'word' || !SCRIPT_EXT.test(script.text) || i - k > POSITION_NAMES.length) return null;
+    return { first: i, last: i, ask: { kind: 'setting', phrase: `${POSITION_NAMES[i - k - 1]} argument`, value: this.t[i]!.value! } };
   }
 
   /** `sweep dt over 0.1, 0.05 and 0.01`, `a parameter sweep of dt = 0.1*dx*dx at six values`, `a learning rate sweep`. */
@@ -846,7 +878,7 @@ class Parser {
     let lead = false;
     const leads: string[][] = [
       ['in', 'less', 'than'], ['in', 'under'], ['no', 'more', 'than'], ['less', 'than'], ['at', 'most'], ['up', 'to'],
-      ['spend', 'more', 'than'], ['more', 'than'], ['time', 'limit', 'of'], ['budget', 'of'], ['cap', 'of'], ['limit', 'of'], ['timeout', 'of'], ['deadline', 'of'],
+      ['spend', 'more', 'than'], ['more', 'than'], ['for', 'a', 'maximum', 'of'], ['for', 'at', 'most'], ['a', 'maximum', 'of'], ['maximum', 'of'], ['max', 'of'], ['time', 'limit', 'of'], ['budget', 'of'], ['cap', 'of'], ['limit', 'of'], ['timeout', 'of'], ['deadline', 'of'],
       ['within'], ['under'], ['below'], ['max'], ['maximum'], ['for'], ['in'], ['budget'], ['cap'], ['costing'], ['cost'],
       ['spend'], ['spending'], ['before'], ['timeout'], ['deadline'], ['takes'], ['take'], ['taking'], ['at', 'a', 'cost', 'of'],
     ];
@@ -961,7 +993,8 @@ class Parser {
       marked = true;
     } else if (this.w(last + 1) === 'before' && /^(training|running|starting|serving|it|that|anything|launching|the|you)$/.test(this.w(last + 2))) {
       last += 2;
-      if (this.w(last) === 'the' && this.isWord(last + 1)) last++;
+      // "before it starts", "before the app serves", "before training begins"
+      for (let n = 0; n < 3 && /^(the|app|server|service|run|training|it|starts|start|runs|serves|launches|begins|is|up|else)$/.test(this.w(last + 1)); n++) last++;
       marked = true;
     }
     if (!marked && !(SETUP_VERBS.has(verb) || verb === 'set') && !/^(init-db|initdb)$/.test(verb)) return null;
@@ -1051,7 +1084,10 @@ class Parser {
   /** What to hand back: the model, figures, samples, the report, stdout, logs, metrics, data, a file by name. */
   output(i: number): Found | null {
     let j = i;
-    while (j < i + 2 && (DETERMINERS.has(this.w(j)) || this.w(j) === 'of')) j++;
+    // "the", "all the", "all of the"
+    while (j < i + 3 && (DETERMINERS.has(this.w(j)) || (this.w(j) === 'of' && j > i))) j++;
+    // "no plots", "without the figures": not wanted.
+    if (/^(no|without|not|skip)$/.test(this.w(i - 1)) || this.unwanted[i]) return null;
     const ctx = this.ctx[i] ?? false;
     const det = j > i;
     const found = (last: number, output: OutputWanted, extra: Partial<Draft> = {}): Found => ({ first: i, last, ask: { kind: 'output', output, ...extra } });
@@ -1135,6 +1171,11 @@ class Parser {
     if (/^(metrics|scores|stats|statistics)$/.test(head) && (ctx || det)) return found(k, 'metrics');
     const m = this.metricAt(j);
     if (m && (ctx || /^(final|best|last|test|val|validation)$/.test(this.w(j)))) return found(m.last, 'metrics', { metric: m.name });
+    if (ctx && (det || adj) && /^(mean|average|std|median|throughput|latency|speed|runtime|time|timings?|tokens\/s|it\/s|samples\/s)$/.test(head)) {
+      return found(k, 'metrics', { metric: tok.text.toLowerCase() });
+    }
+    // Something else handed back by name: "give me the reconstructions".
+    if (ctx && det && tok.type === 'word' && /^[\p{L}][\p{L}-]*s$/u.test(tok.text) && !STOP.has(head) && !this.term(k) && !/(ss|us|is)$/.test(head)) return found(k, 'data');
     return null;
   }
 
@@ -1151,6 +1192,7 @@ class Parser {
     (i) => this.scale(i),
     (i) => this.limit(i),
     (i) => this.hardware(i),
+    (i) => this.scriptArgument(i),
     (i) => this.numTerm(i),
     (i) => this.termValue(i),
     (i) => this.assign(i),
