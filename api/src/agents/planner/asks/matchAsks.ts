@@ -146,12 +146,21 @@ function similarity(a: string, b: string): number {
   return (2 * common) / (x.length - 1 + (y.length - 1));
 }
 
+/** The settings most like the ask's words, one per name (the place a command line changes first). */
 function closest(phrase: string, settings: Setting[]): Setting[] {
-  return settings
-    .map((s, i) => ({ s, i, sim: Math.max(...names(s).map((n) => similarity(phrase, n.name))) + (phraseGroups(phrase).some((g) => settingGroups(s).direct.includes(g)) ? 1 : 0) }))
-    .sort((a, b) => b.sim - a.sim || a.i - b.i)
-    .slice(0, CLOSEST)
-    .map((x) => x.s);
+  const ranked = settings
+    .map((s, i) => ({ s, i, sim: Math.max(...names(s).map((n) => similarity(phrase, n.name))) }))
+    .sort((a, b) => b.sim - a.sim || KIND_RANK[a.s.kind] - KIND_RANK[b.s.kind] || a.i - b.i);
+  const seen = new Set<string>();
+  const out: Setting[] = [];
+  for (const { s } of ranked) {
+    const key = compactName(s.name);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(s);
+    if (out.length === CLOSEST) break;
+  }
+  return out;
 }
 
 const TRUE_WORDS = new Set(['true', 'yes', 'on', '1', 'enable', 'enabled', 'y']);
