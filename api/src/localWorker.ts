@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { Resources } from './domain/resources.js';
 import { ensureLocalSandbox } from './localSandbox.js';
 import { inRepo } from './paths.js';
 
@@ -52,4 +53,13 @@ export async function startLocalWorker(opts: {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
   };
+}
+
+/** Settles once some worker is ONLINE, or after `limitMs` (then planners go on without one). */
+export async function untilWorkerOnline(r: Pick<Resources, 'prisma'>, limitMs: number, stepMs = 250): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (Date.now() < end) {
+    if ((await r.prisma.worker.count({ where: { status: 'ONLINE' } }).catch(() => 0)) > 0) return;
+    await new Promise((res) => setTimeout(res, stepMs));
+  }
 }

@@ -10,7 +10,7 @@ import { loadConfig, type Config } from './config.js';
 import { ensureLocalUser } from './domain/auth/localUser.js';
 import { consoleLogger } from './domain/resources.js';
 import { ListenError, startServer, type RunningServer, type StartOptions } from './server.js';
-import { startLocalWorker } from './localWorker.js';
+import { startLocalWorker, untilWorkerOnline } from './localWorker.js';
 import { ensureLocalPyTorch } from './localPyTorch.js';
 
 export const START_USAGE = `usage: npm start -- [--host ADDRESS] [--port N] [--no-worker]
@@ -97,6 +97,8 @@ export async function main(argv: string[], overrides: Partial<Omit<StartOptions,
         : `Local user: ${creds.email} (password in ${config.dataDir}/local.json).`,
     );
     if (flags.worker) {
+      // Jobs submitted while the local worker starts are planned for it (planner's network_capacity).
+      server.resources.workerStarting = untilWorkerOnline(server.resources, 120_000);
       await ensureLocalPyTorch({ install: config.localWorker.installTorch, isRoot: process.getuid?.() === 0, log: (l) => console.log(l) });
       stopWorker = await startLocalWorker({ serverUrl: server.url, token: creds.workerToken, dataDir: config.dataDir, installSandbox: config.localWorker.installSandbox });
     }

@@ -21,6 +21,12 @@ export interface Resources {
   baseUrl?: string;
   /** Where services answer browsers: `<slug>.<this host>` (serviceOrigin.ts); set once the API listens. */
   serviceBase?: URL;
+  /**
+   * Settles when a worker this process is starting (the embedded default's local worker) is online,
+   * or gives up: a planner that finds no worker online waits for it (bounded) instead of planning
+   * for hardware that is not there.
+   */
+  workerStarting?: Promise<void>;
 }
 
 export const consoleLogger: Logger = {

@@ -89,12 +89,22 @@ export const listSettingsTool = defineTool({
   },
 });
 
+/** How long a planner waits for a worker this process is starting before it plans without one. */
+export const WORKER_STARTING_WAIT_MS = 30_000;
+
 export const networkCapacityTool = defineTool({
   name: 'network_capacity',
   description: 'The classes of workers online now and what they can run (workloads, Python/PyTorch versions, memory, accelerators, how many install Python packages).',
   schema: z.object({}),
   read: async (_a, ctx) => {
-    const cap = await networkCapacity(ctx.r);
+    let cap = await networkCapacity(ctx.r);
+    // Right after `npm start` the local worker is still starting: plan for it, not for nothing.
+    if (cap.classes.length === 0 && ctx.r.workerStarting) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([ctx.r.workerStarting, new Promise<void>((res) => (timer = setTimeout(res, WORKER_STARTING_WAIT_MS)))]);
+      clearTimeout(timer);
+      cap = await networkCapacity(ctx.r);
+    }
     // The module lists are long: check_dependencies resolves imports against them.
     return { output: { ...cap, classes: cap.classes.map(({ modules, ...c }) => ({ ...c, modules: modules === null ? 'not reported' : `${modules.length} importable modules (use check_dependencies)` })) } };
   },
@@ -184,11 +194,12 @@ export const submitPlan = defineTool({
     }
     if (plan.smoke && plan.preparation) return 'A plan with preparation steps needs no smoke run: the preparation runs already test the code on the target hardware. Drop `smoke`.';
     // A service runs the uploaded code as it is, as one long-lived SERVICE task: no preparation
-    // stage, no smoke run (it has no bounded workload: readiness is its check), no pipeline.
+    // stage, no smoke run (it has no bounded workload: readiness is its check). Its setup steps
+    // (`before`: initialising a database, preparing data) run first and hand it what they produce.
     if (plan.service) {
-      const extra = { preparation: plan.preparation, smoke: plan.smoke, before: plan.before?.length };
+      const extra = { preparation: plan.preparation, smoke: plan.smoke };
       const drop = Object.entries(extra).filter(([, v]) => v).map(([k]) => `\`${k}\``);
-      if (drop.length) return `A service plan runs the code as uploaded, as one SERVICE task checked by its readiness path: drop ${drop.join(' and ')}.`;
+      if (drop.length) return `A service plan runs the code as uploaded, as one SERVICE task checked by its readiness path (after its setup steps in \`before\`, if any): drop ${drop.join(' and ')}.`;
     }
     if (plan.before?.length) {
       if (plan.preparation) return 'A plan cannot have both preparation steps and a pipeline (`before`) yet: run the pipeline without preparation, or prepare a single command.';
