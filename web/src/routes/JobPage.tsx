@@ -153,6 +153,7 @@ const JobTasksQuery = graphql(`
           status
           workerName
           simulatedAccelerator
+          sandbox
           leaseExpiresAt
           exitCode
           errorClass

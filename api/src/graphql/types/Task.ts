@@ -43,6 +43,13 @@ builder.prismaObject('Attempt', {
       nullable: true,
       description: "The worker's simulated accelerator when it took this attempt (tests and demos: the numerics ran on the CPU); null on real hardware.",
     }),
+    sandbox: t.string({
+      nullable: true,
+      description:
+        "The isolation of the worker that took this attempt, as it advertises it now: bwrap; none (its owner chose --sandbox none); none-own-jobs (it has no sandbox, so it runs only its owner's own jobs: npm start's local worker without bubblewrap); null when it says nothing.",
+      select: { worker: { select: { capabilities: true } } },
+      resolve: (a) => sandboxOf(a.worker.capabilities),
+    }),
     leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime' }),
     exitCode: t.exposeInt('exitCode', { nullable: true }),
     errorClass: t.exposeString('errorClass', { nullable: true }),
@@ -142,3 +149,11 @@ builder.queryField('networkCapacity', (t) =>
     resolve: async (_p, _a, ctx) => (await networkCapacity(ctx)).classes,
   }),
 );
+
+/** A worker's isolation from its capabilities (worker/src/sandbox.ts resolveSandbox). */
+function sandboxOf(capabilities: unknown): string | null {
+  const c = (capabilities ?? {}) as { sandbox?: unknown; ownJobsOnly?: unknown };
+  if (c.sandbox === 'bwrap') return 'bwrap';
+  if (c.sandbox === 'none') return c.ownJobsOnly === true ? 'none-own-jobs' : 'none';
+  return null;
+}

@@ -1,4 +1,5 @@
 import { formatDuration, formatTime } from '../../lib/format';
+import { NoSandboxBadge, NoSandboxNotice } from '../ui/NoSandboxBadge';
 import { SimulatedBadge } from '../ui/SimulatedBadge';
 import { StatusBadge } from '../ui/StatusBadge';
 
@@ -8,6 +9,8 @@ export interface AttemptData {
   status: string;
   workerName: string;
   simulatedAccelerator?: string | null;
+  /** bwrap | none | none-own-jobs (Attempt.sandbox) */
+  sandbox?: string | null;
   leaseExpiresAt: string;
   exitCode?: number | null;
   errorClass?: string | null;
@@ -38,6 +41,7 @@ export function TasksView({ tasks, selected, onSelect }: { tasks: TaskData[]; se
   if (tasks.length === 0) return <p className="muted">No tasks yet: they appear once the plan is prepared.</p>;
   return (
     <div className="stack" data-testid="tasks">
+      <NoSandboxNotice attempts={tasks.flatMap((t) => t.attempts)} />
       {tasks.map((t) => (
         <div key={t.id}>
           <div className="spread">
@@ -75,7 +79,7 @@ export function TasksView({ tasks, selected, onSelect }: { tasks: TaskData[]; se
                         {a.number > 1 && <span className="muted small"> retry</span>}
                       </td>
                       <td>
-                        {a.workerName} <SimulatedBadge accelerator={a.simulatedAccelerator} />
+                        {a.workerName} <SimulatedBadge accelerator={a.simulatedAccelerator} /> <NoSandboxBadge sandbox={a.sandbox} />
                       </td>
                       <td>
                         <StatusBadge status={a.status} />

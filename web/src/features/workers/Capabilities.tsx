@@ -18,8 +18,19 @@ type Caps = {
   python?: string | null;
   toolchains?: { nvcc?: string | null; hipcc?: string | null };
   sandbox?: string;
+  ownJobsOnly?: boolean;
+  sandboxReason?: string;
   probeErrors?: string[];
 };
+
+/** The worker's isolation in words (worker/src/sandbox.ts resolveSandbox). */
+function sandboxLabel(c: Caps): string {
+  if (c.sandbox === 'bwrap') return 'bubblewrap (each task isolated)';
+  if (c.sandbox !== 'none') return c.sandbox ?? '';
+  return c.ownJobsOnly
+    ? "none: bubblewrap is not installed, so it runs only its owner's own jobs, as plain processes"
+    : "none (--sandbox none, its owner's choice): every task runs as a plain process on that machine";
+}
 
 const mib = (n: number | null | undefined) => (typeof n === 'number' ? formatBytes(n * 1024 * 1024) : '—');
 
@@ -69,7 +80,9 @@ export function Capabilities({ value }: { value: unknown }) {
         {c.sandbox && (
           <>
             <dt>Sandbox</dt>
-            <dd>{c.sandbox}</dd>
+            <dd className={c.sandbox === 'none' ? 'tone-warn' : undefined} data-testid="worker-sandbox" title={c.sandboxReason}>
+              {sandboxLabel(c)}
+            </dd>
           </>
         )}
         {c.probeErrors && c.probeErrors.length > 0 && (
