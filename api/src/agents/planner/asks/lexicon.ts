@@ -47,7 +47,7 @@ export const LEXICON: readonly LexiconGroup[] = [
     words: [
       'embedding', 'embeddings', 'embedding size', 'embedding dim', 'embedding dimension', 'embedding_dim', 'emsize',
       'n_embd', 'n_embed', 'd_model', 'hidden_size', 'embed_dim', 'emb_dim', 'dim', 'model dim', 'model dimension',
-      'model width', 'width', 'dim embedding', 'dimensional embedding', 'n_embedding',
+      'model width', 'width', 'dim embedding', 'dimensional embedding', 'n_embedding', 'emb', 'embd', 'emb_size', 'embed_size',
     ],
   },
   {

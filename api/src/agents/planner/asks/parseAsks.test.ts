@@ -370,7 +370,7 @@ const TABLE: [string, Expected[]][] = [
   [
     'Generate 5 samples of 200 tokens at temperature 0.7',
     [
-      set('5 samples', 'samples', '5'),
+      set('Generate 5 samples', 'samples', '5'),
       set('200 tokens', 'tokens', '200'),
       set('temperature 0.7', 'temperature', '0.7'),
     ],
@@ -597,7 +597,7 @@ const TABLE: [string, Expected[]][] = [
       set('64-dim', 'dim', '64'),
       set('block size 64', 'block size', '64'),
       set('500 iters', 'iters', '500'),
-      set('Sample 3 outputs', 'Sample', '3'),
+      set('Sample 3 outputs', 'samples', '3'),
     ],
   ],
   [
@@ -639,6 +639,53 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     "Hi! Could you please train the model in this repo? I'd like to see how well it does.",
+    [],
+  ],
+  [
+    'Follow step 3 of the README and report top-5 accuracy',
+    [
+      out('accuracy', 'metrics', { metric: 'accuracy' }),
+    ],
+  ],
+  [
+    'I have 2 GPUs but want it on 1',
+    [],
+  ],
+  [
+    'Try it with different seeds and a few learning rates',
+    [
+      sweep('different seeds', 'seeds'),
+      sweep('a few learning rates', 'learning rates'),
+    ],
+  ],
+  [
+    'Please use float16 and batch size 256 per GPU',
+    [
+      set('float16', 'dtype', 'float16'),
+      set('batch size 256', 'batch size', '256'),
+    ],
+  ],
+  [
+    'set n to 10, m to 20',
+    [
+      set('set n to 10', 'n', '10'),
+      set('m to 20', 'm', '20'),
+    ],
+  ],
+  [
+    'Train with layers=2, heads=4 and emb=128',
+    [
+      set('layers=2', 'layers', '2'),
+      set('heads=4', 'heads', '4'),
+      set('emb=128', 'emb', '128'),
+    ],
+  ],
+  [
+    'Train ResNet-50 on CIFAR-10 with python 3.11',
+    [],
+  ],
+  [
+    'Fix the bug in line 42 and run it',
     [],
   ],
 ];

@@ -520,6 +520,8 @@ class Parser {
       return null;
     }
     if (this.w(j) === 'of' && c === 'values') j++;
+    // "step 3 of the README", "after epoch 5": a singular count word with a bare number is a place, not a setting.
+    if (!connector && /^(step|epoch|iteration|iter|update|layer|sample)$/.test(term.phrase.toLowerCase())) return null;
     const wordy = term.groups.some((g) => g.valueType === 'str' || g.valueType === 'bool');
     const v = this.values(j, { spaces: true, words: wordy });
     if (v) {
@@ -712,6 +714,51 @@ class Parser {
     return this.w(j) === 'values' || this.w(j) === 'points' || this.w(j) === 'settings' ? j : null;
   }
 
+  /** `different seeds`, `several learning rates`: a sweep whose values are still to be chosen. */
+  vagueSweep(i: number): Found | null {
+    let j = i;
+    if (this.w(j) === 'a' && /^(few|couple)$/.test(this.w(j + 1))) j += this.w(j + 2) === 'of' ? 3 : 2;
+    else if (/^(different|several|multiple|various|many|some|a-few)$/.test(this.w(j))) j++;
+    else return null;
+    if (/^(random|different)$/.test(this.w(j))) j++;
+    const term = this.term(j);
+    if (!term || !/s$/i.test(term.phrase)) return null;
+    return { first: i, last: term.last, ask: { kind: 'sweep', phrase: term.phrase } };
+  }
+
+  /** `sample 3 outputs`, `generate 5 completions`: how many samples (the number of samples setting). */
+  sampleCount(i: number): Found | null {
+    if (!/^(sample|generate|produce|print|write|show)$/.test(this.w(i))) return null;
+    const n = this.num(i + 1);
+    if (!n || !/^(samples|outputs|completions|texts|sequences|examples|stories|poems|generations|images|lines)$/.test(this.w(n.last + 1))) return null;
+    return { first: i, last: n.last + 1, ask: { kind: 'setting', phrase: 'samples', value: n.value } };
+  }
+
+  /** `use float16`, `bf16 precision`, `in half precision`: the number format. */
+  dtype(i: number): Found | null {
+    let j = i;
+    const lead = /^(use|with|using|in)$/.test(this.w(i));
+    if (lead) j++;
+    const m = /^(fp16|float16|half|bf16|bfloat16|fp32|float32|full|fp64|float64|double|tf32|fp8)$/.exec(this.w(j));
+    if (!m) return null;
+    const tail = this.w(j + 1) === 'precision';
+    if (!tail && !lead) return null;
+    if ((m[1] === 'half' || m[1] === 'full' || m[1] === 'double') && !tail) return null;
+    return { first: j, last: tail ? j + 1 : j, ask: { kind: 'setting', phrase: 'dtype', value: this.t[j]!.text } };
+  }
+
+  /** `set n to 10, m to 20`: the next name of a "set" list. */
+  setMore(i: number): Found | null {
+    if (!this.isIdentifier(i) || this.w(i + 1) !== 'to' || this.w(i - 1) !== ',') return null;
+    for (let k = i - 2; k >= Math.max(0, i - 12) && !this.isBoundary(k); k--) {
+      if (/^(set|change)$/.test(this.w(k))) {
+        const v = this.values(i + 2, { spaces: false });
+        return v ? this.settingOrSweep(i, this.t[i]!.text, v) : null;
+      }
+    }
+    return null;
+  }
+
   /** `six values of dt`: a count sweep of a name. */
   countOf(i: number): Found | null {
     const end = this.countValues(i);
@@ -781,7 +828,8 @@ class Parser {
     const lead = /^(across|on|over|using|with|to|onto|among|between|use)$/.test(w);
     if (lead) j++;
     const n = this.num(j);
-    if (n && /^(workers|worker|machines|machine|nodes|node|gpus|hosts|computers|boxes)$/.test(this.w(n.last + 1))) {
+    // "on 4 workers" asks for four; "I have 2 GPUs" says what there is.
+    if (lead && n && /^(workers|worker|machines|machine|nodes|node|gpus|hosts|computers|boxes)$/.test(this.w(n.last + 1))) {
       const gpu = /^gpus?$/.test(this.w(n.last + 1));
       return { first: i, last: n.last + 1, ask: { kind: 'scale', workers: Math.max(1, Math.round(n.n)), ...(gpu ? { hardware: 'gpu' } : {}) } };
     }
@@ -1186,6 +1234,10 @@ class Parser {
     (i) => this.sweep(i),
     (i) => this.positional(i),
     (i) => this.countOf(i),
+    (i) => this.vagueSweep(i),
+    (i) => this.sampleCount(i),
+    (i) => this.dtype(i),
+    (i) => this.setMore(i),
     (i) => this.flag(i),
     (i) => this.threshold(i),
     (i) => this.every(i),
