@@ -281,6 +281,8 @@ class FileReader:
                     d = None
             ok, dval = literal(d) if d is not None else (False, None)
             typ = self.cli_type(annotation, dval, ok)
+            if isinstance(annotation, ast.Subscript) and type_name(annotation.value) in ("List", "list", "Tuple", "tuple", "Sequence", "Set", "set"):
+                typ = "list"  # `--number 1 --number 2`
             help_text = const(kw(marker, "help")) if marker is not None else None
             is_argument = (marker is not None and type_name(marker.func) == "Argument") or (d is None and marker is None)
             if is_argument:
@@ -419,7 +421,8 @@ class FileReader:
 
     def constants(self, scope, statements, state, kind, stop_line=None):
         """Literal assignments of one scope (last wins), then each numeric literal in other assignments."""
-        found = {}  # name → [setting, ...] (a later assignment replaces them all)
+        found = {}  # name → [setting, ...]: a later literal replaces them; a later expression that does not read the name too
+        numbered = []  # (name, settings) of each expression: every one of its literals is used, whatever comes later
         for stmt in statements:
             if stop_line is not None and stmt.lineno >= stop_line:
                 break
@@ -429,10 +432,13 @@ class FileReader:
                     if isinstance(t, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)) and len(t.elts) == len(stmt.value.elts):
                         pairs.extend(zip(t.elts, stmt.value.elts))
                     elif isinstance(t, (ast.Tuple, ast.List)):
-                        for e in t.elts:
-                            n = self.target_names(e)
+                        names = [self.target_names(e) for e in t.elts]
+                        for n in names:
                             if n:
                                 found.pop(n, None)  # unpacked from something computed: no longer the literal
+                        if all(names) and not any(n.split(".")[0] in state or n.startswith("_") for n in names) and kind != "configurator":
+                            # `X_train, X_test, … = train_test_split(X, y, test_size=0.5)`: its numbers, named for all targets
+                            numbered.append(self.assignment(", ".join(names), stmt.value, stmt, self.trailing_comment(stmt), scope, "constant"))
                     else:
                         pairs.append((t, stmt.value))
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -446,8 +452,20 @@ class FileReader:
                     continue  # private names and state are not settings (a configurator global is one whatever the program does with it)
                 if kind == "configurator" and (name.startswith("_") or "." in name):
                     continue
-                found[name] = self.assignment(name, value, stmt, comment, scope, kind)
+                made = self.assignment(name, value, stmt, comment, scope, kind)
+                if made and made[0].get("inExpression"):
+                    numbered.append(made)
+                reads_itself = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value))
+                if not (made and made[0].get("inExpression")) or not reads_itself:
+                    # a literal replaces the earlier value; so does a computed one that does not read it (`model = None` … `model = Net()`)
+                    found.pop(name, None)
+                    for key in [k for k in found if k.startswith(name + ".")]:
+                        found.pop(key)
+                if made and not made[0].get("inExpression"):
+                    found[name] = made
         for settings in found.values():
+            self.settings.extend(settings)
+        for settings in numbered:
             self.settings.extend(settings)
 
     def assignment(self, name, value, stmt, comment, scope, kind):

@@ -95,6 +95,7 @@ describe('command-line parsers', () => {
       ],
       ['fi.py', lines('import fire', 'def run(steps=100, lr=0.01, name="x"):', '    pass', 'if __name__ == "__main__":', '    fire.Fire(run)')],
       ['fc.py', lines('from fire import Fire', 'class Sim:', '    def __init__(self, n, dt=0.1):', '        pass', 'Fire(Sim)')],
+      ['tl.py', lines('import typer', 'from typing import List', 'def main(number: List[float] = typer.Option([])):', '    pass', 'typer.run(main)')],
     ]);
     const s = await listSettings(files);
     expect(s.problems).toEqual([]);
@@ -112,6 +113,7 @@ describe('command-line parsers', () => {
     expect(byId(s, 'fi.py#name')).toMatchObject({ type: 'str', default: 'x' });
     expect(byId(s, 'fc.py#n')).toMatchObject({ kind: 'positional' });
     expect(byId(s, 'fc.py#dt')).toMatchObject({ kind: 'flag', default: '0.1' });
+    expect(byId(s, 'tl.py#number')).toMatchObject({ kind: 'flag', flag: '--number', type: 'list' });
   });
 });
 
@@ -300,6 +302,23 @@ describe('module constants', () => {
     expect(beta).toEqual(['2', '0.5']);
     expect(spanText(text, byId(s, 'u.py#label').span!)).toBe('"naïve"');
     expect(byId(s, 'u.py#label').help).toBe('é');
+  });
+
+  it('every literal of every expression counts; a literal is replaced by a later literal or a value computed without it', async () => {
+    const text = lines(
+      'km = KMeans(n_init=4)',
+      'km = KMeans(n_init=10, init="random")',
+      'X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5)',
+      'lr = 0.1',
+      'lr = lr * 0.5',
+      'model = None',
+      'model = Net()',
+    );
+    const s = await listSettings(new Map([['e.py', text]]));
+    expect(s.settings.filter((x) => x.name === 'km').map((x) => x.default)).toEqual(['4', '10']);
+    expect(byId(s, 'e.py#X_train, X_test, y_train, y_test@3:68')).toMatchObject({ default: '0.5', help: 'test_size= of train_test_split' });
+    expect(s.settings.filter((x) => x.name === 'lr').map((x) => x.default)).toEqual(['0.1', '0.5']);
+    expect(s.settings.some((x) => x.name === 'model')).toBe(false);
   });
 
   it('a constant named like a flag of its file gets a positional id', async () => {
