@@ -114,24 +114,25 @@ export interface Ask {
   kind: AskKind;
   /** The words of the request this ask came from, as the user wrote them. */
   text: string;
-  /** setting / sweep: the words naming the setting ("iterations", "n_embd", "block size", "learning rate", "--emsize"). */
+  /** setting / sweep: the words naming the setting ("iterations", "n_embd", "block size", "learning rate", "--emsize");
+   *  setup: what the step acts on ("database"); other: the words ("tiny model"). */
   phrase?: string;
-  /** setting: the value as written ("200", "64", "3e-4", "False", "cpu"). */
+  /** setting: the value as written ("200", "64", "3e-4", "False", "cpu"), a number without separators or suffixes ("1,000" and "1_000" → "1000", "10k" → "10000", "two" → "2", "90%" → "0.9"). */
   value?: string;
   /** sweep: the values, in order (a range expanded: "1 to 5" → 1..5; at most 64). */
   values?: string[];
-  /** output: what is wanted, and the file for kind 'file'. */
+  /** output: what is wanted, and the file for kind 'file'; other: a file the request names that the run reads ("train on data.csv"). */
   output?: OutputWanted;
   file?: string;
   /** threshold. */
   metric?: string;
   op?: '<' | '<=' | '>' | '>=';
   threshold?: number;
-  /** hardware: cpu | nvidia | amd | apple | gpu. */
+  /** hardware: cpu | nvidia | amd | apple | gpu (also on a scale ask: "on 4 GPUs"). */
   hardware?: string;
   /** scale: a worker count, or 'all'. */
   workers?: number | 'all';
-  /** target: a file the request names. */
+  /** target: a file the request names (or a config by name: "the shakespeare_char config"); setup: the script or make target it runs. */
   target?: string;
   /** limit: a spending cap in the currency the user named ("under $2" → 2). */
   maxCost?: number;

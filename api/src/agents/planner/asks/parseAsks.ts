@@ -196,7 +196,8 @@ class Parser {
   isCodeName(i: number): boolean {
     const tok = this.t[i];
     if (!tok || !this.isIdentifier(i)) return false;
-    return /_/.test(tok.text) || /[a-z][A-Z]/.test(tok.text) || /^[A-Z][A-Z0-9_]{1,}$/.test(tok.text) && tok.text.length > 1 && /[A-Z]/.test(tok.text) && tok.text !== 'I' && /_|\d/.test(tok.text);
+    // n_embd, batchSize, LR_2 — not "Adam", "MNIST" or "I".
+    return /_/.test(tok.text) || /[a-z][A-Z]/.test(tok.text);
   }
 
   /** A number at i: digits, or words ("two", "a single", "a hundred", "twenty-five"). */
@@ -346,7 +347,7 @@ class Parser {
       } else if (s === 'and' || s === 'or') k++;
       else if (!(opts.spaces || close) || this.t[k]?.type !== 'num') break;
       const next = this.num(k);
-      if (!next || (this.t[k]?.type !== 'num' && !close && vals.length === 0)) break;
+      if (!next) break;
       vals.push(next.value);
       lasts.push(next.last);
       last = next.last;
@@ -807,10 +808,7 @@ class Parser {
       if (this.w(j + 1) === 'only') return { first: i, last: j + 1, ask: { kind: 'hardware', hardware: hw } };
       return null;
     }
-    // "with cuda" yes; "use the gpu" yes; "on cuda:0" is a device string, still NVIDIA.
-    let hardware = hw;
-    if (hw === 'gpu' && last > j) hardware = 'gpu';
-    return { first: i, last, ask: { kind: 'hardware', hardware } };
+    return { first: i, last, ask: { kind: 'hardware', hardware: hw } };
   }
 
   /** `across all available workers`, `on 4 workers`, `on every machine`, `in parallel`, `on 4 GPUs`. */
@@ -1203,7 +1201,7 @@ class Parser {
     if (/^(samples|completions|generations)$/.test(head) && (ctx || adj || det)) return found(k, 'samples');
     if (/^(sample)$/.test(head) && /^(text|texts|outputs|output|generations|completions)$/.test(this.w(k + 1))) return found(k + 1, 'samples');
     if (head === 'text' && (adj || (ctx && det))) return found(k, 'samples');
-    if (head === 'generate' && /^(some|a|few)?$/.test('') && /^(text|samples|some|a)$/.test(this.w(k + 1))) {
+    if (head === 'generate' && /^(text|samples|some|a)$/.test(this.w(k + 1))) {
       let last = k + 1;
       if (/^(some|a)$/.test(this.w(last)) && this.isWord(last + 1)) last++;
       if (this.w(last) === 'few' && this.isWord(last + 1)) last++;
