@@ -97,23 +97,64 @@ describe('chatgpu watch', () => {
     expect((await jobState(id)).questions).toEqual([{ text: expect.stringMatching(/^Which script should run\?/), status: 'ANSWERED', answer: 'train.py' }]);
   });
 
-  it('with no answer on stdin says how to answer with chatgpu answer; `answer --choice` answers it and the watch goes on to the end', async () => {
+  it('with no terminal and no answer on stdin it exits 3 saying how to answer; `answer --choice` answers it and a second watch goes on to the end', async () => {
     const id = await submit(TWO_ENTRY_POINTS);
     const w = startCli(['watch', id, ...srv], { env: withToken() });
     w.endInput();
-    await w.waitFor(new RegExp(`\\(no answer on stdin: answer it in the dashboard at \\S+ or with: chatgpu answer ${id.replace(/[+=/]/g, '\\$&')} --choice N; still waiting\\)`), 60_000);
+    expect(await w.exited, w.output()).toBe(3);
+    const esc = id.replace(/[+=/]/g, '\\$&');
+    expect(w.stderr()).toMatch(
+      new RegExp(`^> \\nchatgpu: The job waits for an answer to “Which script should run\\?[^”]*” and stdin has no more lines: answer it with: chatgpu answer ${esc} --choice N \\(or in the dashboard at \\S+\\), then follow it again with: chatgpu watch ${esc}\\n$`),
+    );
+    expect(w.stdout()).toMatch(/\? Which script should run\?[^\n]*\n {4}1\) main\.py\n {4}2\) train\.py\n/);
+    expect((await jobState(id)).status).toBe('NEEDS_INPUT'); // the job still waits
 
     const a = await cli(['answer', id, '--choice', '1']);
     expect(a.stderr).toBe('');
     expect(a.code).toBe(0);
     expect(a.stdout).toMatch(/^Answered “Which script should run\?[^\n]*”: main\.py\nFollow the job with: chatgpu watch \S+\n$/);
 
-    expect(await w.exited, w.output()).toBe(0);
-    const text = w.stdout();
-    expect(text).toContain('✓ answered elsewhere: main.py');
-    expect(text).toMatch(/command:\s+python main\.py\n/);
-    expect(text).toContain('  | main ran');
-    expect(text).toContain('Job SUCCEEDED');
+    const again = await cli(['watch', id]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/command:\s+python main\.py\n/);
+    expect(again.stdout).toContain('  | main ran');
+    expect(again.stdout).toContain('Job SUCCEEDED');
+  });
+
+  it('`submit --wait` with no terminal and nothing on stdin is the same error exit, not a silent wait', async () => {
+    const dir = path.join(tmp, `project-${++projects}`);
+    await mkdir(dir, { recursive: true });
+    for (const [p, content] of Object.entries(TWO_ENTRY_POINTS)) await writeFile(path.join(dir, p), content);
+    const r = await cli(['submit', dir, '-m', 'run the project', '--wait']);
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/\nchatgpu: The job waits for an answer to “Which script should run\?[^”]*” and stdin has no more lines: answer it with: chatgpu answer \S+ --choice N \(or in the dashboard at \S+\), then follow it again with: chatgpu watch \S+\n$/);
+    const id = /Job (\S+) submitted/.exec(r.stdout)![1]!;
+    expect((await jobState(id)).status).toBe('NEEDS_INPUT');
+    await cli(['cancel', id]);
+  });
+
+  it('an answer on stdin that names none of the choices is refused and the next line is read', async () => {
+    const id = await submit(TWO_ENTRY_POINTS);
+    const r = await cli(['watch', id], { input: '%%% garbage\ntrain\n' });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('  ✗ “%%% garbage” names none of the choices. Answer with one of them, by its number or its words: 1) main.py; 2) train.py. (2 more answers that name none and the job stops.)\n');
+    expect(r.stdout).toContain('  ✓ answered: train.py\n');
+    expect(r.stdout).not.toContain('answer refused'); // said once, at the prompt
+    expect(r.stdout).toContain('Job SUCCEEDED');
+    expect((await jobState(id)).questions).toEqual([{ text: expect.stringMatching(/^Which script should run\?/), status: 'ANSWERED', answer: 'train.py' }]);
+  });
+
+  it('three answers that name none stop the job with the question and the answers: exit 1', async () => {
+    const id = await submit(TWO_ENTRY_POINTS);
+    const r = await cli(['watch', id], { input: 'yes\nzzz\n%%% garbage\ntrain.py\n' });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    const { status, statusReason, questions } = await jobState(id);
+    expect(status).toBe('FAILED');
+    expect(statusReason).toMatch(/^Stopped: 3 answers did not name one of the choices of the question “Which script should run\?[^”]*” \(1\) main\.py; 2\) train\.py\); the answers were “yes”, “zzz”, “%%% garbage”\./);
+    expect(questions).toEqual([{ text: expect.stringMatching(/^Which script should run\?/), status: 'CANCELLED', answer: null }]);
+    expect(r.stdout.match(/ {2}✗ /g)).toHaveLength(3);
+    expect(r.stdout).not.toContain('✓ answered');
+    expect(r.stdout).toContain(`Job FAILED: ${statusReason}`);
   });
 
   it('follows a job that fails in planning to its end: exit 1, the reason, job.json with --out and the summary with --json', async () => {
@@ -193,6 +234,11 @@ describe('chatgpu answer', () => {
     // Nothing above answered it.
     expect((await jobState(id)).openQuestions).toHaveLength(1);
 
+    const garbage = await cli(['answer', id, '%%%', 'garbage']);
+    expect(garbage.code).toBe(1);
+    expect(oneLineError(garbage)).toBe(
+      'chatgpu: “%%% garbage” names none of the choices. Answer with one of them, by its number or its words: 1) main.py; 2) train.py. (2 more answers that name none and the job stops.)\n',
+    );
     const other = await api.signUp();
     const notYours = await cli(['answer', id, 'train.py'], { token: other.token });
     expect(notYours.code).toBe(1);

@@ -63,7 +63,7 @@ export async function answerCommand(argv: string[]): Promise<number> {
 
   const r = await sendAnswer(client, q.id, answer);
   if (r.__typename !== 'Question') throw new CliError(r.message ?? `Unexpected answer: ${r.__typename}.`);
-  out.line(`Answered ${quote(q)}: ${oneLine(answer, 200)}`);
+  out.line(`Answered ${quote(q)}: ${oneLine(r.answer ?? answer, 200)}`);
   if (others.length) out.line(`${others.length} more question${others.length === 1 ? ' is' : 's are'} open: ${others.map(quote).join(', ')} (chatgpu answer ${raw} again).`);
   else out.line(`Follow the job with: chatgpu watch ${raw}`);
   return 0;

@@ -130,13 +130,16 @@ export async function fetchJobState(client: ApiClient, jobId: string): Promise<J
   return (await client.gql<{ job: JobState | null }>(JOB_STATE_QUERY, { id: jobId })).job;
 }
 
-export type AnswerResult = { __typename: string; message?: string };
+export type AnswerResult = { __typename: string; message?: string; answer?: string | null };
 
 /** Sends an answer; the result is the Question, or ConflictError / NotFoundError / ValidationError. */
 export async function sendAnswer(client: ApiClient, questionId: string, answer: string): Promise<AnswerResult> {
   // Safe to send again after an outage: a repeat is refused as already answered (ConflictError).
   return (await client.gql<{ answerQuestion: AnswerResult }>(ANSWER, { input: { questionId, answer } }, { idempotent: true })).answerQuestion;
 }
+
+/** The exit code of `submit --wait` / `watch` that stopped because a question cannot be answered here (no terminal, stdin at its end). */
+export const NEEDS_ANSWER_EXIT = 3;
 
 /** How to answer a question from another terminal. */
 export function answerHint(jobId: string, q: { choices: string[] }): string {
@@ -551,6 +554,12 @@ export class JobFollower {
           this.out.line(`? ${oneLine(p.text ?? 'The planner asks a question.', 300)}`);
         }
         return;
+      case 'question.rejected':
+        // Refused at this prompt: the prompt said so. Refused elsewhere: one line.
+        if (this.opts.events && !(this.opts.prompter && this.questionsSeen.has(p.questionId))) {
+          this.out.line(`  ✗ answer refused (${p.attempt ?? '?'} of ${p.of ?? '?'}): “${oneLine(p.answer ?? '', 120)}” ${p.reason ?? 'names none of the choices'}`);
+        }
+        return;
       case 'question.answered':
         if (typeof p.questionId === 'string') {
           const mine = this.questionsMine.has(p.questionId) || this.questionsDone.has(p.questionId);
@@ -787,7 +796,7 @@ export class JobFollower {
     const prompter = this.opts.prompter!;
     const say = (t: string) => this.out.direct(t);
     for (const l of questionLines(q)) say(l);
-    if (q.choices.length) say(`  (type a number, or your own answer)`);
+    if (q.choices.length) say(`  (type its number, or words of one choice)`);
     for (;;) {
       const ctl = new AbortController();
       this.promptAbort = { id: q.id, ctl };
@@ -799,7 +808,11 @@ export class JobFollower {
         return;
       }
       if (raw === null) {
-        say(`  (no answer on stdin: answer it in the dashboard${this.opts.dashboardUrl ? ` at ${this.opts.dashboardUrl}` : ''} or with: ${answerHint(this.opts.jobId, q)}; still waiting)`);
+        const where = `answer it with: ${answerHint(this.opts.jobId, q)}${this.opts.dashboardUrl ? ` (or in the dashboard at ${this.opts.dashboardUrl})` : ''}`;
+        // No terminal and no more input: no answer can come here, so waiting would be silent
+        // forever. Say how to answer and end; the job keeps waiting for the answer.
+        if (!prompter.interactive) throw new CliError(`The job waits for an answer to “${oneLine(q.text, 200)}” and stdin has no more lines: ${where}, then follow it again with: chatgpu watch ${this.opts.jobId}`, NEEDS_ANSWER_EXIT);
+        say(`  (no answer here: ${where}; still waiting)`);
         return;
       }
       if (!raw) continue;
@@ -810,7 +823,7 @@ export class JobFollower {
       if (r.__typename !== 'Question') this.questionsMine.delete(q.id);
       if (r.__typename === 'Question') {
         this.questionsDone.add(q.id);
-        say(`  ✓ answered: ${oneLine(answer, 200)}`);
+        say(`  ✓ answered: ${oneLine(r.answer ?? answer, 200)}`);
         return;
       }
       if (r.__typename === 'ConflictError' || r.__typename === 'NotFoundError') {
@@ -818,8 +831,16 @@ export class JobFollower {
         say(`  (${r.message ?? 'this question is closed'})`);
         return;
       }
-      if (r.__typename === 'ValidationError' && prompter.interactive) {
-        say(`  ${r.message}`);
+      if (r.__typename === 'ValidationError') {
+        // Refused (an answer that names none of the choices, or an empty one): ask again —
+        // the next line of stdin when there is no terminal. The refusal that stopped the job
+        // closed the question: nothing more to ask.
+        say(`  ✗ ${r.message}`);
+        const still = (await fetchJobState(this.client, this.opts.jobId))?.openQuestions.some((o) => o.id === q.id);
+        if (!still) {
+          this.questionsDone.add(q.id);
+          return;
+        }
         continue;
       }
       unwrap(r, 'Question');

@@ -5,7 +5,8 @@
  * an output folder, download the outputs and job.json.
  *
  * Exit code: 0 when the job SUCCEEDED, 130 when the user stopped following (the job goes
- * on), else 1.
+ * on), 3 when a question cannot be answered here (no terminal and stdin at its end: the
+ * message says how to answer; the job waits), else 1.
  */
 import type { ApiClient } from './apiClient.js';
 import { JobFollower, type Printer } from './follow.js';

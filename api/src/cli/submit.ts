@@ -7,7 +7,9 @@
  * the planner's questions at the prompt (or line by line from stdin), and at the end
  * downloads the outputs into --out (sha256-checked) with a job.json summary — the same
  * as `chatgpu watch` on the job (followToEnd.ts).
- * Exit code: 0 when submitted (without --wait) or SUCCEEDED (with --wait), else 1.
+ * Exit code: 0 when submitted (without --wait) or SUCCEEDED (with --wait), 3 with --wait
+ * when a question waits and stdin (not a terminal) has no more lines (it says how to answer
+ * with `chatgpu answer`; the job waits), else 1.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -26,6 +28,7 @@ const USAGE = `usage: chatgpu submit DIR -m "what you want done" [options]
   --cap CAD            spending cap in CAD
   --hardware KIND      any | cpu | nvidia | amd | apple
   --wait               follow the job live until it ends; answer questions at the prompt
+                       (no terminal: one answer a line of stdin; at its end, exit 3)
   --out DIR            with --wait: download the outputs and job.json into DIR
   --json               machine-readable result on stdout (progress goes to stderr)
 ${globalOptionsUsage(21)}`;

@@ -3,7 +3,7 @@
  * follows it exactly as `submit --wait` does (followToEnd.ts): its history first, then
  * live; open questions are asked at the prompt (or read from stdin, one line each).
  * Exit code: 0 when the job SUCCEEDED, 130 when stopped with Ctrl-C, 2 on a usage error,
- * else 1.
+ * 3 when a question waits and stdin (not a terminal) has no more lines, else 1.
  */
 import { parseArgs } from 'node:util';
 import { CliError, jobIdArg } from './apiClient.js';
@@ -15,7 +15,9 @@ const USAGE = `usage: chatgpu watch JOB [options]
 
 Follows a job you submitted earlier, as submit --wait does: plan, agent steps, logs,
 metrics, then its final status. The planner's questions are asked at the prompt (piped
-stdin: one answer a line; or answer them with chatgpu answer).
+stdin: one answer a line; an answer that names none of the choices is refused and the next
+line is read; when stdin ends with a question open it exits 3 and says how to answer with
+chatgpu answer).
 
   --out DIR       download the outputs and job.json into DIR when the job ends
   --json          machine-readable result on stdout (progress goes to stderr)

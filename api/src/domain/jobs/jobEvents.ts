@@ -7,6 +7,7 @@ export type JobEventKind =
   | 'plan.created'
   | 'question.asked'
   | 'question.answered'
+  | 'question.rejected'
   | 'agent.item'
   | 'agent.run'
   | 'task.created'
