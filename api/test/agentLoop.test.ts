@@ -171,7 +171,7 @@ describe('the openai client through the loop', () => {
     expect(await sideEffects(jobId)).toEqual({ actions: 0, questions: 0, plans: 0, tasks: 0 });
   });
 
-  it('submit_plan refuses a service with preparation steps, a smoke run or a pipeline, before it acts', async () => {
+  it('submit_plan refuses a service with preparation steps or a smoke run, and checks its setup steps as a pipeline\'s, before it acts', async () => {
     const jobId = await newJob();
     const service = { readiness: { path: '/healthz' } };
     const prep = { workload: { command: 'python main.py', timeoutSec: null }, compare: null, reference: { workload: 'python', accelVendor: null }, target: { workload: 'python', accelVendor: null }, steps: [{ name: 'opt', kind: 'optimization', transformation: 'pytorch-device-agnostic', required: false, tolerance: null }], revisionBudget: null, frozenFiles: null, pinRun: null };
@@ -179,7 +179,7 @@ describe('the openai client through the loop', () => {
     const model = createScriptedClient([
       completed(fnCall('submit_plan', { ...PLAN, service, preparation: prep })),
       completed(fnCall('submit_plan', { ...PLAN, service, smoke: { command: 'python main.py --steps 5' } })),
-      completed(fnCall('submit_plan', { ...PLAN, service, before: [step] })),
+      completed(fnCall('submit_plan', { ...PLAN, service, before: [step, step] })),
       completed(message('giving up')),
     ]);
     const res = await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model, input: [USER] });
@@ -188,7 +188,7 @@ describe('the openai client through the loop', () => {
     expect(outs.map((o) => (o.payload as any).output)).toEqual([
       expect.stringMatching(/service plan runs the code as uploaded.*drop `preparation`\./),
       expect.stringMatching(/service plan runs the code as uploaded.*drop `smoke`\./),
-      expect.stringMatching(/service plan runs the code as uploaded.*drop `before`\./),
+      expect.stringMatching(/Pipeline step names must be unique \(prep, prep\)/),
     ]);
     expect(await sideEffects(jobId)).toEqual({ actions: 0, questions: 0, plans: 0, tasks: 0 });
   });
@@ -372,8 +372,26 @@ describe('the openai client through the loop', () => {
 });
 
 describe('limits', () => {
+  // network_capacity: a read whose answer may change between calls, so repeating it is allowed.
   const keepListing = (n: number, perResponse = 1): ScriptStep[] =>
-    Array.from({ length: n }, () => () => completed(...Array.from({ length: perResponse }, () => fnCall('list_files', {}))));
+    Array.from({ length: n }, () => () => completed(...Array.from({ length: perResponse }, () => fnCall('network_capacity', {}))));
+
+  it('the same read of the project twice in one run is refused (a loop), pointing at the first answer; another offset or file is read', async () => {
+    const jobId = await newJob();
+    const model = createScriptedClient([
+      completed(fnCall('read_file', { path: 'main.py' })),
+      completed(fnCall('read_file', { path: 'main.py' })),
+      completed(fnCall('read_file', { path: 'main.py', offset: 5 })),
+      completed(fnCall('list_files', {}), fnCall('list_files', {})),
+      completed(message('done')),
+    ]);
+    const res = await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model, input: [USER] });
+    expect(res.stopReason).toBe('done');
+    const outputs = (await itemsOf(db(), res.runId)).filter((i) => i.type === 'function_call_output');
+    expect(outputs.map((o) => o.status)).toEqual(['DONE', 'REJECTED', 'DONE', 'DONE', 'REJECTED']);
+    expect((outputs[1]!.payload as any).output).toMatch(/Not run again: read_file with these arguments already answered \(call call_\w+/);
+    expect((outputs[4]!.payload as any).output).toMatch(/Not run again: list_files/);
+  });
 
   it('stops at 8 tool calls by default and says so', async () => {
     const jobId = await newJob();

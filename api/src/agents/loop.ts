@@ -32,6 +32,7 @@ import {
   acquireAgentLock,
   AgentLockLostError,
   createRun,
+  earlierSameCall,
   findAction,
   knownCallIds,
   loadRun,
@@ -290,6 +291,10 @@ async function dispatch(
   const args = parsed.value;
   const problem = await tool.check?.(args, ctx);
   if (problem) return reject(problem);
+  if (tool.stable) {
+    const earlier = await earlierSameCall(r, ctx.runId, tool.name, args, call.call_id);
+    if (earlier) return reject(`Not run again: ${tool.name} with these arguments already answered (call ${earlier}) and the project's files have not changed; use that output${tool.name === 'read_file' ? ', or read on from a later offset' : ''}.`);
+  }
 
   let result: ToolResult;
   try {

@@ -36,6 +36,12 @@ export interface ToolDef<A = any> {
   sideEffect?: (args: A, ctx: ToolContext, tx: Tx) => Promise<ToolResult>;
   /** Read-only tools: safe to run again after a crash. */
   read?: (args: A, ctx: ToolContext) => Promise<ToolResult>;
+  /**
+   * A read whose answer depends only on the job's files (list_files, read_file, …): the same call
+   * twice in one run can only be a loop, so the loop refuses the repeat and points at the output
+   * the model already has.
+   */
+  stable?: boolean;
   /** Scope and limit checks beyond the schema; a string is the error returned to the model. */
   check?: (args: A, ctx: ToolContext) => Promise<string | null>;
   /**

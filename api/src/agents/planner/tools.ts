@@ -26,6 +26,7 @@ const READ_LIMIT = 20_000;
 
 export const listFiles = defineTool({
   name: 'list_files',
+  stable: true,
   description: "List the project's files with their sizes.",
   schema: z.object({}),
   read: async (_a, ctx) => {
@@ -36,6 +37,7 @@ export const listFiles = defineTool({
 
 export const readFileTool = defineTool({
   name: 'read_file',
+  stable: true,
   description: `Read a text file of the project (at most ${READ_LIMIT} characters from an offset).`,
   schema: z.object({ path: z.string().min(1).max(1024), offset: z.number().int().min(0).optional() }),
   check: async (a, ctx) => {
@@ -62,6 +64,7 @@ async function projectFacts(r: Parameters<typeof loadSources>[0], jobId: string)
 
 export const findDependencies = defineTool({
   name: 'find_dependencies',
+  stable: true,
   description: 'Find dependency pins (requirements.txt, pyproject, environment.yml), imports, entry points (`__main__` blocks and top-level scripts) with their argparse/click/typer flags, CUDA/HIP sources, data folders.',
   schema: z.object({}),
   read: async (_a, ctx) => {
@@ -74,6 +77,7 @@ const SETTINGS_LIMIT = 400;
 
 export const listSettingsTool = defineTool({
   name: 'list_settings',
+  stable: true,
   description:
     "The settings a user can change, read from the source (never run): argparse/click/typer/fire flags and positionals (name, flag, type, default, help, choices, nargs), nanoGPT-style configurator globals (`--name=value`), module-level constants of literal value — also one number inside an expression such as `dt = 0.1*dx*dx` (kind constant with `expression`; changed only by a set-settings rewrite of its span) — keys of JSON/YAML/TOML/INI config files with the entry points that read them (`readBy`; `override` when the command line can set them), and environment variables the code reads. Give `entry` (a .py path) to get only what that entry point can be told: its own settings, the constants and flags of the project modules it imports, the config files it reads, its env variables. Match each setting the user asks for to one of these by name or help text; when none fits, refuse naming the settings there are. `problems` lists files that could not be read (syntax errors, too large, configs that do not parse).",
   schema: z.object({ entry: z.string().min(1).max(1024).optional().describe('The entry point (a .py file of the project) to narrow to; omit for the whole project.') }),

@@ -95,6 +95,28 @@ export async function userMessages(r: Resources, runId: string): Promise<Set<str
   return new Set(rows.map((i) => (i.payload as { content?: string }).content ?? ''));
 }
 
+/**
+ * The call id of an earlier call in the run of tool `name` with the same arguments (`args`,
+ * parsed; key order ignored) that got a DONE output, or null.
+ */
+export async function earlierSameCall(r: Resources, runId: string, name: string, args: unknown, exceptCallId: string): Promise<string | null> {
+  const canonical = (v: unknown): string => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
+  const want = canonical(args);
+  const calls = await r.prisma.agentItem.findMany({ where: { runId, type: 'function_call', name }, select: { callId: true, payload: true } });
+  const done = new Set((await r.prisma.agentItem.findMany({ where: { runId, type: 'function_call_output', status: 'DONE', callId: { in: calls.map((c) => c.callId).filter((c): c is string => !!c) } }, select: { callId: true } })).map((o) => o.callId));
+  for (const c of calls) {
+    if (c.callId === exceptCallId || !done.has(c.callId)) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse((c.payload as { arguments?: string }).arguments || '{}');
+    } catch {
+      continue;
+    }
+    if (canonical(parsed) === want) return c.callId;
+  }
+  return null;
+}
+
 /** Every saved item in order. */
 export async function runItems(r: Resources, runId: string) {
   return r.prisma.agentItem.findMany({ where: { runId }, orderBy: { seq: 'asc' } });
