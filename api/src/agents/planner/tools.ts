@@ -150,7 +150,7 @@ export const checkTorchApisTool = defineTool({
 export const askUserTool = defineTool({
   name: 'ask_user',
   recoveredControl: 'wait', // see ToolDef.recoveredControl
-  description: 'Ask the user a question when something is unclear; planning waits for the answer. Offer choices when there are a few clear options.',
+  description: 'Ask the user a question when something is unclear; planning waits for the answer. Offer choices when there are a few clear options: an answer must then name one of them (one that names none is refused and the question asked again); leave choices out when any answer in words will do.',
   schema: z.object({ question: z.string().min(1).max(2000), choices: z.array(z.string().min(1).max(300)).max(10).optional() }),
   sideEffect: async (a, ctx, tx) => {
     const { questionId, eventIds } = await askUser(tx, ctx.r.now(), { jobId: ctx.jobId, agentRunId: ctx.runId, callId: ctx.callId, text: a.question, choices: a.choices ?? [] });
