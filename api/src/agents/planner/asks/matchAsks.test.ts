@@ -399,6 +399,30 @@ describe('matchSetting: qualified words and script arguments', () => {
   });
 });
 
+describe('matchSetting: bad surfaces', () => {
+  it('never throws on odd settings: empty or unicode names, empty choices, no help', () => {
+    const odd = [
+      st({ name: '', kind: 'constant', file: 'x.py' }),
+      st({ name: 'δt', kind: 'constant', file: 'x.py', type: 'float' }),
+      st({ name: 'mode', kind: 'flag', file: 'x.py', flag: '--mode', choices: [] }),
+      st({ name: '__', kind: 'env', file: 'x.py', env: '__' }),
+    ];
+    for (const request of ['2 layers', 'δt = 0.1', '--mode fast', 'sweep dt over 1, 2', 'on CPU', 'first argument 3']) {
+      expect(() => matchSetting(ask(request), odd), request).not.toThrow();
+    }
+    expect(matchSetting(ask('δt = 0.1'), odd)).toMatchObject({ status: 'matched', setting: { name: 'δt' }, value: '0.1' });
+    expect(matchSetting(ask('--mode fast'), odd)).toMatchObject({ status: 'matched', value: 'fast' });
+  });
+
+  it('reads a surface of thousands of settings (a correctness check, not a timing)', () => {
+    const many = Array.from({ length: 5000 }, (_, k) => st({ name: `param_${k}`, kind: 'config-key', file: 'big.yaml', type: 'int', default: String(k) }));
+    many.push(flag('--epochs', { type: 'int' }));
+    expect(matchSetting(ask('3 epochs'), many)).toMatchObject({ status: 'matched', setting: { flag: '--epochs' } });
+    const none = matchSetting(ask('2 layers'), many);
+    expect(none.status === 'none' && none.closest).toHaveLength(5);
+  });
+});
+
 describe('coerceValue', () => {
   const int = flag('--n', { type: 'int' });
   const float = flag('--x', { type: 'float' });

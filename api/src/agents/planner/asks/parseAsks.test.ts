@@ -688,6 +688,36 @@ const TABLE: [string, Expected[]][] = [
     'Fix the bug in line 42 and run it',
     [],
   ],
+  [
+    'train it for 200 iterations with a tiny model (n_embd 64, 2 layers …)',
+    [
+      set('200 iterations', 'iterations', '200'),
+      set('n_embd 64', 'n_embd', '64'),
+      set('2 layers', 'layers', '2'),
+    ],
+  ],
+  [
+    'a parameter sweep across all available workers',
+    [
+      sweep('parameter sweep', undefined),
+      scale('across all available workers', 'all'),
+    ],
+  ],
+  [
+    'word_language_model with "1 epoch, --emsize 64 …"',
+    [
+      set('1 epoch', 'epoch', '1'),
+      set('--emsize 64', '--emsize', '64'),
+    ],
+  ],
+  [
+    'Train on Shakespeare with config/train_shakespeare_char.py for 100 iterations and show me a sample',
+    [
+      target('with config/train_shakespeare_char.py', 'config/train_shakespeare_char.py'),
+      set('100 iterations', 'iterations', '100'),
+      out('a sample', 'samples'),
+    ],
+  ],
 ];
 
 describe('parseAsks: requests as users write them', () => {

@@ -1199,6 +1199,7 @@ class Parser {
       return null;
     }
     if (/^(samples|completions|generations)$/.test(head) && (ctx || adj || det)) return found(k, 'samples');
+    if (/^(sample|completion|generation)$/.test(head) && ctx && det && !/^(of|from|size|rate|count)$/.test(this.w(k + 1))) return found(k, 'samples');
     if (/^(sample)$/.test(head) && /^(text|texts|outputs|output|generations|completions)$/.test(this.w(k + 1))) return found(k + 1, 'samples');
     if (head === 'text' && (adj || (ctx && det))) return found(k, 'samples');
     if (head === 'generate' && /^(text|samples|some|a)$/.test(this.w(k + 1))) {
