@@ -6,7 +6,8 @@
  * ready (so does `chatgpu watch`); the first `chatgpu service` prints the URLs and the first
  * token (once), which opens them; later calls show readiness, requests and latency;
  * --new-token voids the old token; --stop ends the service (410) and the job, and the
- * waiting submit exits 0.
+ * waiting submit exits 0. A service that never passed its readiness check is stopped as
+ * CANCELLED, never SUCCEEDED; the readiness checks are counted, not logged.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -93,14 +94,16 @@ describe('chatgpu service', () => {
 
     // Later calls do not show it again; they show readiness and, once flushed, the counts.
     await waitFor(async () => Number((await api.gql(`query($id: ID!) { job(id: $id) { service { requestCount } } }`, { id: jobId }, user.token)).data.job.service.requestCount) >= 1, 15_000, 'request counts');
+    await waitFor(async () => Number((await api.gql(`query($id: ID!) { job(id: $id) { service { readinessChecks } } }`, { id: jobId }, user.token)).data.job.service.readinessChecks) >= 1, 15_000, 'readiness checks counted');
     const again = await cli(['service', jobId]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).not.toContain('cgv_');
     expect(again.stdout).toMatch(/token: +issued \d+[smhd] ago, not shown again/);
     expect(again.stdout).toMatch(/status: +READY since \d+[smhd]/);
     expect(again.stdout).toMatch(/requests: +[1-9]\d* \(0 failed\), mean latency [\d.]+ ms/);
+    expect(again.stdout).toMatch(/checks: +[1-9]\d* readiness checks \(\d+ failed; not in the app's log\)/);
     const json = await cli(['service', jobId, '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ url, apiUrl, status: 'READY', ready: true, requestCount: expect.any(Number), meanLatencyMs: expect.any(Number) });
+    expect(JSON.parse(json.stdout)).toMatchObject({ url, apiUrl, status: 'READY', ready: true, requestCount: expect.any(Number), meanLatencyMs: expect.any(Number), readinessChecks: expect.any(Number), jobStatus: 'RUNNING' });
     expect(JSON.parse(json.stdout).token).toBeUndefined();
 
     // --new-token: a new one, printed once; the old one is refused at once.
@@ -122,6 +125,7 @@ describe('chatgpu service', () => {
     const stopped = await cli(['service', jobId, '--stop']);
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(stopped.stdout).toMatch(/status: +STOPPED/);
+    expect(stopped.stdout).toMatch(/job: +SUCCEEDED: The service ran until its owner stopped it\./);
     expect((await get(`${local}x`, token2!)).status).toBe(410);
     expect((await api.gql(`query($id: ID!) { job(id: $id) { status } }`, { id: jobId }, user.token)).data.job.status).toBe('SUCCEEDED');
     const stoppedAgain = await cli(['service', jobId, '--stop']);
@@ -131,4 +135,26 @@ describe('chatgpu service', () => {
     expect(await waiting.exited, waiting.output().slice(-2000)).toBe(0);
     expect(waiting.stdout()).toContain('Job SUCCEEDED');
   }, 240_000);
+
+  it('--stop of a service that never answered its readiness check: the job is CANCELLED, never SUCCEEDED', async () => {
+    const dir = path.join(tmp, 'never-ready');
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, 'app.py'), APP.replace('b"ok" if self.path == "/healthz"', 'b"warming up" if self.path == "/healthz"').replace('self.send_response(200)', 'self.send_response(503 if self.path == "/healthz" else 200)'));
+    const submitted = await cli(['submit', dir, '-m', 'give me an endpoint for this app']);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const jobId = /Job (\S+) submitted/.exec(submitted.stdout)![1]!;
+    // Running, checked and never ready.
+    await waitFor(async () => {
+      const s = (await api.gql(`query($id: ID!) { job(id: $id) { status service { readinessFailures } } }`, { id: jobId }, user.token)).data.job;
+      return s.status === 'RUNNING' && Number(s.service?.readinessFailures) >= 1 ? s : null;
+    }, 90_000, 'failed readiness checks');
+    const shown = await cli(['service', jobId]);
+    expect(shown.stdout).toMatch(/status: +STARTING/);
+    expect(shown.stdout).toMatch(/checks: +[1-9]\d* readiness checks \([1-9]\d* failed; not in the app's log\)/);
+    const stopped = await cli(['service', jobId, '--stop']);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stdout).toMatch(/status: +STOPPED/);
+    expect(stopped.stdout).toMatch(/job: +CANCELLED: The service was stopped by its owner before it ever answered its readiness check\./);
+    expect((await api.gql(`query($id: ID!) { job(id: $id) { status } }`, { id: jobId }, user.token)).data.job.status).toBe('CANCELLED');
+  }, 180_000);
 });

@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { CliError, jobIdArg } from './apiClient.js';
 import { connect, globalOptionSpecs } from './config.js';
+import { isFinalJobStatus } from '../domain/jobs/jobStatus.js';
 import { age } from './format.js';
 
 const USAGE = `usage: chatgpu service JOB [--new-token] [--stop] [--json] [--server URL] [--token TOKEN]
@@ -20,7 +21,7 @@ const USAGE = `usage: chatgpu service JOB [--new-token] [--stop] [--json] [--ser
   --json       the service as JSON (with "token" when one was issued by this call)
 `;
 
-const SERVICE_FIELDS = 'url apiUrl status ready readyAt stoppedAt tokenRotatedAt requestCount errorCount meanLatencyMs';
+const SERVICE_FIELDS = 'url apiUrl status ready readyAt stoppedAt tokenRotatedAt requestCount errorCount meanLatencyMs readinessChecks readinessFailures';
 const SHOW = /* GraphQL */ `
   query CliService($id: ID!) {
     job(id: $id) { id title status statusReason service { ${SERVICE_FIELDS} } }
@@ -56,6 +57,8 @@ interface Service {
   requestCount: number | string;
   errorCount: number | string;
   meanLatencyMs: number | null;
+  readinessChecks: number | string;
+  readinessFailures: number | string;
 }
 interface Job {
   id: string;
@@ -89,12 +92,15 @@ export async function serviceCommand(argv: string[]): Promise<number> {
   }
   let service = job.service;
   let token: string | null = null;
+  let shown = job;
 
   if (values.stop) {
     // Safe to send again after an outage: a repeat is refused as already stopped.
     const r = (await client.gql<{ stopService: Answer & Partial<Service> }>(STOP, { id }, { idempotent: true })).stopService;
     if (r.__typename === 'Service') service = r as Service;
     else if (!(r.__typename === 'ConflictError' && service.stoppedAt)) throw new CliError(r.message ?? `Unexpected answer: ${r.__typename}.`);
+    // How the job ended with it (SUCCEEDED only for a service that was ever ready).
+    shown = (await client.gql<{ job: Job }>(SHOW, { id })).job ?? job;
   } else if (values['new-token'] || (!service.tokenRotatedAt && !service.stoppedAt)) {
     // The first token only while none was issued (the job page may be issuing it at this moment).
     const r = (await client.gql<{ rotateServiceToken: Answer & { token?: string; service?: Service } }>(ROTATE, { id, firstOnly: !values['new-token'] })).rotateServiceToken;
@@ -104,10 +110,11 @@ export async function serviceCommand(argv: string[]): Promise<number> {
   }
 
   if (values.json) {
-    process.stdout.write(JSON.stringify({ job: job.id, ...service, requestCount: Number(service.requestCount), errorCount: Number(service.errorCount), ...(token ? { token } : {}) }, null, 2) + '\n');
+    const counts = { requestCount: Number(service.requestCount), errorCount: Number(service.errorCount), readinessChecks: Number(service.readinessChecks), readinessFailures: Number(service.readinessFailures) };
+    process.stdout.write(JSON.stringify({ job: job.id, jobStatus: shown.status, ...service, ...counts, ...(token ? { token } : {}) }, null, 2) + '\n');
     return 0;
   }
-  process.stdout.write(render(job, service, token));
+  process.stdout.write(render(shown, service, token));
   return 0;
 }
 
@@ -118,6 +125,7 @@ function render(job: Job, s: Service, token: string | null): string {
     `  API URL:   ${s.apiUrl}  (the same app for programs: bearer token only, no cookies)`,
   ];
   if (s.status === 'STOPPED') lines.push(`  status:    STOPPED${s.stoppedAt ? ` ${age(s.stoppedAt)} ago` : ''} (its URL answers 410)`);
+  if (isFinalJobStatus(job.status as Parameters<typeof isFinalJobStatus>[0])) lines.push(`  job:       ${job.status}${job.statusReason ? `: ${job.statusReason}` : ''}`);
   else if (s.ready) lines.push(`  status:    READY${s.readyAt ? ` since ${age(s.readyAt)}` : ''}`);
   else lines.push('  status:    STARTING (not ready yet, or moving to another worker: requests get 503 with Retry-After)');
   if (token) {
@@ -130,6 +138,7 @@ function render(job: Job, s: Service, token: string | null): string {
   const requests = Number(s.requestCount);
   lines.push(
     `  requests:  ${requests}${requests ? ` (${Number(s.errorCount)} failed), mean latency ${s.meanLatencyMs} ms` : ''}`,
+    `  checks:    ${Number(s.readinessChecks)} readiness checks (${Number(s.readinessFailures)} failed; not in the app's log)`,
   );
   if (s.status !== 'STOPPED') {
     lines.push(`  try:       curl -H "Authorization: Bearer ${token ?? 'TOKEN'}" ${s.url}`);
