@@ -44,6 +44,10 @@ What each form gives:
   classes   a settings class's fields (@dataclass, pydantic, or named *Config/*Args/*Params/…): flags
             when tyro.cli(C) (--field-name) or HfArgumentParser(C) (--field_name) reads it, else
             constants `C.field` with the default's span
+  config functions  get_config() / Class.get_default_config() building a CfgNode / ConfigDict
+            (`C.trainer.max_iters = None`, `C.trainer = Trainer.get_default_config()`): returned as
+            ordered steps in `configFunctions` (listSettings.ts follows the includes across files);
+            `mergesArgs` when the file calls merge_from_args (`--trainer.max_iters=100`)
   env       os.environ.get("X", d) / os.getenv("X", d) / os.environ["X"] / os.environ.setdefault
             anywhere in the file → kind env (type from a wrapping int()/float()/bool() or the default)
   reads     literal paths with a config extension (.json .yaml .yml .toml .ini .cfg) that the code
@@ -64,6 +68,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from entrypoints import const, kw, src, strings, type_name  # noqa: E402  (the shared readers of call arguments)
 
+CONFIG_FUNCTION = re.compile(r"^(get_)?(default_)?(config|cfg|defaults?|default_config|hparams)$")
 CONFIG_EXTS = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg")
 WRITE_CALLS = {"dump", "safe_dump", "write_text", "write_bytes", "to_json", "to_yaml", "save", "savefig", "to_csv", "write"}
 MAX_DEFAULT = 300
@@ -314,7 +319,8 @@ class FileReader:
             call = s.value if isinstance(s, (ast.Expr, ast.Assign)) else None
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
                 called.add(call.func.id)
-        mains = [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and (s.name == "main" or s.name in called)]
+        mains = [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and (s.name == "main" or s.name in called)
+                 and not CONFIG_FUNCTION.match(s.name)]  # a config function's settings are read by config_functions
         out = [("module", [s for s in body if not self.is_main_guard(s)])]
         if guard_body:
             out.append(("main-guard", guard_body))
@@ -561,6 +567,49 @@ class FileReader:
                                "help": None, "scope": scope_of.get(node, "module")}
         self.settings.extend(found[k] for k in sorted(found))
 
+    def config_functions(self):
+        """Configs built in code, yacs / minGPT CfgNode / ml_collections style:
+
+            def get_config():                      class Trainer:
+                C = CN()                               @staticmethod
+                C.system.seed = 3407                   def get_default_config():
+                C.trainer = Trainer.get_default_config()   C = CN(); C.max_iters = None; return C
+                C.trainer.learning_rate = 5e-4
+
+        Each function named get_config / get_default_config / default_config / … (top level or a
+        method of a top-level class) whose body makes a root object: its steps in order — a literal
+        at a dotted path (with its span), or another config function included under a path. The
+        caller (listSettings.ts) follows the includes across files; a later literal wins."""
+        out = []
+        for stmt in self.tree.body:
+            fns = [(stmt.name, stmt, True)] if isinstance(stmt, ast.FunctionDef) else \
+                [(f"{stmt.name}.{m.name}", m, False) for m in stmt.body if isinstance(m, ast.FunctionDef)] if isinstance(stmt, ast.ClassDef) else []
+            for qual, fn, top in fns:
+                if not CONFIG_FUNCTION.match(fn.name):
+                    continue
+                root, steps = None, []
+                for st in fn.body:
+                    if not (isinstance(st, ast.Assign) and len(st.targets) == 1):
+                        continue
+                    t, value = st.targets[0], st.value
+                    if isinstance(t, ast.Name) and isinstance(value, ast.Call) and root is None:
+                        root = t.id  # C = CN()
+                        continue
+                    name = self.target_names(t)
+                    if not (root and name and name.startswith(root + ".")):
+                        continue
+                    path = name[len(root) + 1:]
+                    if isinstance(value, ast.Call) and CONFIG_FUNCTION.match(type_name(value.func) or ""):
+                        steps.append({"include": path, "callee": self.segment(value.func)})
+                        continue
+                    ok, v = literal(value)
+                    if ok and not isinstance(v, (bytes, complex, dict)) and not (isinstance(v, str) and "\n" in v):
+                        steps.append({"path": path, "type": setting_type(v), "default": self.default_text(value, v, True), "span": span(value),
+                                      "help": self.trailing_comment(st), "line": st.lineno})
+                if root and steps:
+                    out.append({"name": qual, "topLevel": top, "steps": steps})
+        return out
+
     CONFIG_CLASS_SUFFIXES = ("Config", "Args", "Arguments", "Params", "Hparams", "HParams", "Hyperparameters", "Settings", "Options")
 
     def config_classes(self, classes):
@@ -737,8 +786,10 @@ class FileReader:
             isinstance(s, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Pass)) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
             for s in self.tree.body)
         from_cli = any(isinstance(n, ast.Attribute) and n.attr == "from_cli" for n in ast.walk(self.tree))
+        merges_args = any(isinstance(n, ast.Attribute) and n.attr == "merge_from_args" for n in ast.walk(self.tree))
         return {"ok": True, "settings": self.settings, "reads": reads, "imports": imports, "configurator": configurator,
-                "configShaped": config_shaped, "mains": [f.name + "()" for f in mains], "mainGuard": any(self.is_main_guard(s) for s in self.tree.body), "fromCli": from_cli}
+                "configShaped": config_shaped, "mains": [f.name + "()" for f in mains], "mainGuard": any(self.is_main_guard(s) for s in self.tree.body), "fromCli": from_cli,
+                "configFunctions": self.config_functions(), "mergesArgs": merges_args}
 
 
 def main():

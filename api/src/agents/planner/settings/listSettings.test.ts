@@ -169,6 +169,60 @@ describe('settings classes', () => {
   });
 });
 
+describe('configs built in code (CfgNode, ConfigDict)', () => {
+  const trainer = lines(
+    'from utils import CfgNode as CN',
+    'class Trainer:',
+    '    @staticmethod',
+    '    def get_default_config():',
+    '        C = CN()',
+    '        C.max_iters = None',
+    '        C.batch_size = 64  # per step',
+    '        C.learning_rate = 3e-4',
+    '        return C',
+  );
+  const files = new Map([
+    ['lib/trainer.py', trainer],
+    [
+      'projects/run.py',
+      lines(
+        'import sys',
+        'from lib.trainer import Trainer',
+        'def get_config():',
+        '    C = CN()',
+        '    C.system = CN()',
+        '    C.system.seed = 3407',
+        '    C.trainer = Trainer.get_default_config()',
+        '    C.trainer.learning_rate = 5e-4',
+        '    return C',
+        'if __name__ == "__main__":',
+        '    config = get_config()',
+        '    config.merge_from_args(sys.argv[1:])',
+      ),
+    ],
+    ['other.py', lines('def get_config():', '    c = ConfigDict()', '    c.lr = 0.1', '    return c')],
+  ]);
+
+  it('the root config follows its includes into other files; a later literal wins; merge_from_args makes them --path=value settings', async () => {
+    const s = await listSettings(files);
+    expect(s.problems).toEqual([]);
+    expect(byId(s, 'projects/run.py#system.seed')).toMatchObject({ kind: 'configurator', flag: '--system.seed', default: '3407', scope: 'get_config()' });
+    const iters = byId(s, 'lib/trainer.py#trainer.max_iters');
+    expect(iters).toMatchObject({ kind: 'configurator', flag: '--trainer.max_iters', default: null, scope: 'Trainer.get_default_config()' });
+    expect(spanText(trainer, iters.span!)).toBe('None');
+    expect(byId(s, 'lib/trainer.py#trainer.batch_size')).toMatchObject({ type: 'int', default: '64', help: 'per step' });
+    expect(byId(s, 'projects/run.py#trainer.learning_rate').default).toBe('5e-4');
+    expect(s.settings.some((x) => x.id === 'lib/trainer.py#trainer.learning_rate')).toBe(false);
+    expect(byId(s, 'other.py#lr')).toMatchObject({ kind: 'constant', default: '0.1' }); // no merge_from_args: a rewrite
+    expect(s.settings.some((x) => x.name.startsWith('C.'))).toBe(false);
+  });
+
+  it("narrowed to the entry point, its config's settings are there wherever they are written", async () => {
+    const s = await listSettings(files, { entry: 'projects/run.py' });
+    expect(ids(s)).toEqual(['lib/trainer.py#trainer.batch_size', 'lib/trainer.py#trainer.max_iters', 'projects/run.py#system.seed', 'projects/run.py#trainer.learning_rate']);
+  });
+});
+
 describe('configurator globals and their config modules', () => {
   const train = lines(
     'import torch',

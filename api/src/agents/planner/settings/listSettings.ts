@@ -11,6 +11,9 @@
  *                  from the file's folder, then the project root), by @hydra.main, by a README command
  *                  (`python train.py config/x.py`), and a configurator's config modules (config/*.py
  *                  holding only assignments of its globals) by the script that execs the configurator
+ *   code configs   get_config() building a CfgNode / ConfigDict, following `C.trainer =
+ *                  Trainer.get_default_config()` into other files (`trainer.max_iters`); with
+ *                  merge_from_args they are `--trainer.max_iters=…` settings
  *   entry          narrows to what one entry point can be told: its own settings, the module-level
  *                  constants (settings classes' fields too), flags and env variables of the project
  *                  modules it imports (one level), and the config files it (or those modules) read
@@ -65,8 +68,17 @@ type PyFile =
       mains: string[];
       mainGuard: boolean;
       fromCli: boolean;
+      configFunctions: ConfigFunction[];
+      mergesArgs: boolean;
     }
   | { ok: false; error: string };
+
+/** A config built in code (python/settings.py#config_functions): literals at dotted paths and included config functions, in order. */
+interface ConfigFunction {
+  name: string;
+  topLevel: boolean;
+  steps: ({ include: string; callee: string } | { path: string; type: SettingType; default: string | null; span: Span; help: string | null })[];
+}
 
 let python: Promise<string | null> | undefined;
 
@@ -182,11 +194,69 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
     }
   }
 
+  const rootOf = configFunctionSettings(parsed, settings);
+
   const unique = new Map<string, Setting>();
   for (const s of settings) unique.set(s.id, s); // last wins (an id is written once per file, in source order)
   const all = [...unique.values()];
   if (entry === null) return { entry, settings: all, problems };
-  return { entry, ...narrow(all, entry, files, parsed, problems) };
+  return { entry, ...narrow(all, entry, files, parsed, problems, rootOf) };
+}
+
+/**
+ * The settings of configs built in code: each top-level config function (get_config) is a root;
+ * its includes (`C.trainer = Trainer.get_default_config()`) are followed into the function of that
+ * name in any file (the same file first), their literals named under the include's path
+ * (`trainer.max_iters`) and living where they are written; a later literal at the same path wins.
+ * With merge_from_args in the root's file they are `--trainer.max_iters=…` settings (kind
+ * configurator); otherwise constants. Returns each such setting's root file (narrowing keeps
+ * them for that entry point only).
+ */
+function configFunctionSettings(parsed: Record<string, PyFile>, settings: Setting[]): Map<string, string> {
+  const byName = new Map<string, { file: string; fn: ConfigFunction }[]>();
+  for (const [file, facts] of Object.entries(parsed)) {
+    if (!facts.ok) continue;
+    for (const fn of facts.configFunctions ?? []) byName.set(fn.name, [...(byName.get(fn.name) ?? []), { file, fn }]);
+  }
+  const rootOf = new Map<string, string>();
+  for (const [rootFile, facts] of Object.entries(parsed)) {
+    if (!facts.ok) continue;
+    for (const root of (facts.configFunctions ?? []).filter((f) => f.topLevel)) {
+      const found = new Map<string, Setting>();
+      const expand = (file: string, fn: ConfigFunction, prefix: string, seen: string[]) => {
+        if (seen.length > 6 || seen.includes(fn.name)) return;
+        for (const step of fn.steps) {
+          if ('include' in step) {
+            const name = step.callee.split('.').slice(-2).join('.');
+            const candidates = byName.get(name) ?? byName.get(step.callee.split('.').pop()!) ?? [];
+            const target = candidates.find((c) => c.file === file) ?? (candidates.length === 1 ? candidates[0] : undefined);
+            if (target) expand(target.file, target.fn, `${prefix}${step.include}.`, [...seen, fn.name]);
+            continue;
+          }
+          const name = `${prefix}${step.path}`;
+          for (const key of [...found.keys()]) if (key.startsWith(`${name}.`)) found.delete(key);
+          found.set(name, {
+            id: `${file}#${name}`,
+            name,
+            kind: facts.mergesArgs ? 'configurator' : 'constant',
+            file,
+            type: step.type,
+            default: step.default,
+            help: step.help,
+            span: step.span,
+            scope: `${fn.name}()`,
+            ...(facts.mergesArgs ? { flag: `--${name}` } : {}),
+          });
+        }
+      };
+      expand(rootFile, root, '', []);
+      for (const s of found.values()) {
+        settings.push(s);
+        rootOf.set(s.id, rootFile);
+      }
+    }
+  }
+  return rootOf;
 }
 
 /** Runs settings.py once over the Python files; without an interpreter, one problem line. */
@@ -272,13 +342,16 @@ function importedModules(files: ReadonlyMap<string, string>, file: string, facts
   return [...out];
 }
 
-function narrow(all: Setting[], entry: string, files: ReadonlyMap<string, string>, parsed: Record<string, PyFile>, problems: SettingsSurface['problems']) {
+function narrow(all: Setting[], entry: string, files: ReadonlyMap<string, string>, parsed: Record<string, PyFile>, problems: SettingsSurface['problems'], rootOf: Map<string, string>) {
   const facts = parsed[entry];
   const modules = facts ? importedModules(files, entry, facts) : [];
   const readers = new Set([entry, ...modules]);
   const settings: Setting[] = [];
   for (const s of all) {
-    if (s.file === entry && s.kind !== 'config-key') settings.push(s);
+    const root = rootOf.get(s.id);
+    if (root !== undefined) {
+      if (root === entry) settings.push(s); // a config built in code: the entry point's own, wherever its literals are
+    } else if (s.file === entry && s.kind !== 'config-key') settings.push(s);
     else if (modules.includes(s.file) && s.kind !== 'config-key') {
       // An imported module runs its module level (and the functions the entry calls), not its own __main__ block or main().
       const other = parsed[s.file];
