@@ -68,6 +68,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from entrypoints import const, kw, src, strings, type_name  # noqa: E402  (the shared readers of call arguments)
 
+# Statements whose bodies are blocks (match and try* only exist in newer Pythons).
+BLOCKS = tuple(getattr(ast, n) for n in ("If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "Match") if hasattr(ast, n))
 CONFIG_FUNCTION = re.compile(r"^(get_)?(default_)?(config|cfg|defaults?|default_config|hparams)$")
 CONFIG_EXTS = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg")
 WRITE_CALLS = {"dump", "safe_dump", "write_text", "write_bytes", "to_json", "to_yaml", "save", "savefig", "to_csv", "write"}
@@ -75,8 +77,16 @@ MAX_DEFAULT = 300
 MAX_DICT_DEPTH = 6
 
 
+BOM = "\ufeff"
+# Columns on line 1 of a file that starts with a byte-order mark: ast reads the text without it, the
+# file (and a rewrite of it) has its 3 bytes. Set per file by FileReader.
+bom_shift = 0
+
+
 def span(node):
-    return {"line": node.lineno, "col": node.col_offset, "endLine": node.end_lineno, "endCol": node.end_col_offset}
+    first = bom_shift if node.lineno == 1 else 0
+    last = bom_shift if node.end_lineno == 1 else 0
+    return {"line": node.lineno, "col": node.col_offset + first, "endLine": node.end_lineno, "endCol": node.end_col_offset + last}
 
 
 def is_number(node):
@@ -118,6 +128,9 @@ def clip(text):
 
 class FileReader:
     def __init__(self, text):
+        global bom_shift
+        bom_shift = 3 if text.startswith(BOM) else 0  # an editor's byte-order mark: ast.parse refuses it in a str
+        text = text[1:] if bom_shift else text
         self.text = text
         # Lines as ast counts them (\r\n, \r or \n ends one), as UTF-8 bytes: ast's columns are byte offsets.
         # (ast.get_source_segment splits the whole text on every call: minutes on a long file.)
@@ -352,8 +365,7 @@ class FileReader:
                     names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
             elif isinstance(node, ast.NamedExpr):
                 names.add(node.target.id)
-            inside = nested or isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)) or \
-                (sys.version_info >= (3, 11) and isinstance(node, getattr(ast, "TryStar", ())))
+            inside = nested or isinstance(node, BLOCKS)
             stack.extend((c, inside) for c in ast.iter_child_nodes(node))
         return names
 

@@ -375,6 +375,15 @@ describe('module constants', () => {
     expect(s.settings.some((x) => x.name === 'model')).toBe(false);
   });
 
+  it('a file that starts with a byte-order mark is read, its first line\'s spans counting the mark', async () => {
+    const text = '\ufeffLR = 0.1\nN = 3\n';
+    const s = await listSettings(new Map([['bom.py', text]]));
+    expect(s.problems).toEqual([]);
+    expect(byId(s, 'bom.py#LR').span).toEqual({ line: 1, col: 8, endLine: 1, endCol: 11 });
+    expect(spanText(text, byId(s, 'bom.py#LR').span!)).toBe('0.1');
+    expect(spanText(text, byId(s, 'bom.py#N').span!)).toBe('3');
+  });
+
   it('a constant named like a flag of its file gets a positional id', async () => {
     const text = lines('import argparse', 'lr = 0.1', 'p = argparse.ArgumentParser()', 'p.add_argument("--lr", type=float, default=lr)');
     const s = await listSettings(new Map([['t.py', text]]));
