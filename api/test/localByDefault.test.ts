@@ -4,7 +4,7 @@
  * one sentence, and --host / CHATGPU_SIGNUP=open open them — each said when it starts.
  */
 import { mkdtemp } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -107,6 +107,22 @@ describe('npm start is local by default', () => {
     expect(made.data?.signUp).toMatchObject({ __typename: 'AuthPayload', token: expect.any(String) });
     expect(await p.stop('SIGTERM')).toBe(0);
   }, 300_000);
+
+  it('`chatgpu start` on a port another program holds: the same sentence and exit code 1', async () => {
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const cwd = await mkdtemp(path.join(tmpdir(), 'chatgpu-cli-start-'));
+      const p = spawnProc(process.execPath, [path.join(repoRoot, 'api/bin/chatgpu.mjs'), 'start', '--no-worker', '--port', String(port)], { cwd, env: cleanEnv });
+      expect(await new Promise<number | null>((r) => p.child.once('exit', (c) => r(c))), p.output()).toBe(1);
+      expect(p.output().trim().split('\n').at(-1)).toBe(
+        `Port ${port} on 127.0.0.1 is already in use (ChatGPU or another program is listening there): stop that program, or start it on another one with --port N (or PORT=N).`,
+      );
+    } finally {
+      await new Promise((r) => holder.close(r));
+    }
+  }, 120_000);
 
   it('a bad --port or an unknown flag is a usage error, not a stack trace', async () => {
     const cwd = await mkdtemp(path.join(tmpdir(), 'chatgpu-flags-'));
