@@ -582,6 +582,23 @@ describe('bad input', () => {
     expect(narrowed.settings.map((x) => x.id)).toEqual(['gen19.py#G19', 'gen19.py#y']);
   });
 
+  it('an interpreter that is not the reader (exits non-zero, or answers something else) is one problem line', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'settings-'));
+    tmp.push(dir);
+    const failing = path.join(dir, 'failing');
+    await writeFile(failing, '#!/bin/sh\necho "SyntaxError: Missing parentheses in call to print" >&2\nexit 1\n');
+    const chatty = path.join(dir, 'chatty');
+    await writeFile(chatty, '#!/bin/sh\ncat >/dev/null\necho hello\n');
+    await chmod(failing, 0o755);
+    await chmod(chatty, 0o755);
+    const files = new Map([['a.py', 'A = 1\n'], ['c.json', '{"k": 1}']]);
+    const a = await listSettings(files, { python: failing });
+    expect(a.problems).toEqual([{ file: 'a.py', error: 'the Python reader failed: SyntaxError: Missing parentheses in call to print' }]);
+    expect(ids(a)).toEqual(['c.json#k']);
+    const b = await listSettings(files, { python: chatty });
+    expect(b.problems).toEqual([{ file: 'a.py', error: "the Python reader's answer was not JSON: hello\n" }]);
+  });
+
   it('a Python process past its time limit is stopped and reported', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'settings-'));
     tmp.push(dir);

@@ -280,7 +280,11 @@ async function readPython(py: Record<string, string>, opts: ListSettingsOptions,
       const killed = r.stderr.includes('killed by');
       return unread(killed ? `reading the Python sources took longer than ${timeoutMs} ms: stopped` : `the Python reader failed: ${r.stderr.trim().split('\n').pop() ?? ''}`);
     }
-    return JSON.parse(r.stdout) as Record<string, PyFile>;
+    try {
+      return JSON.parse(r.stdout) as Record<string, PyFile>;
+    } catch {
+      return unread(`the Python reader's answer was not JSON: ${r.stdout.slice(0, 200)}`);
+    }
   } catch (e) {
     return unread(`no Python interpreter could run (${(e as Error).message}): the Python sources could not be parsed (only config files were read)`);
   }
