@@ -16,7 +16,7 @@ const DEFAULTS = { ...CHAOS_DEFAULTS };
 const USAGE = `usage: node --import tsx bench/chaos.ts [--tasks 1000] [--workers 20] [--seed 1] [--jobs 5]
                  [--lease-sec 4] [--tick-sec 1] [--heartbeat-sec 1] [--offline-sec 4] [--max-attempts 30]
                  [--fault-min-sec 1] [--fault-max-sec 4] [--pg-down-min-sec 1] [--pg-down-max-sec 5]
-                 [--timeout-sec 1800] [--python /usr/bin/python3] [--sandbox auto|bwrap|none]
+                 [--timeout-sec 1800] [--python /usr/bin/python3] [--sandbox auto|bwrap|none] [--break-env 1|0]
 (PostgreSQL: a cluster of the run's own, started and removed by it; --pg is not taken)`;
 
 export async function chaos(argv: string[]): Promise<BenchResult> {
@@ -47,6 +47,11 @@ export async function chaos(argv: string[]): Promise<BenchResult> {
         'faults: connection cut past the lease': r.faults.cut,
         'faults: API process restarts': r.faults.restart,
         'faults: PostgreSQL restarts': r.faults['pg-restart'],
+        'faults: environment broken (Python removed)': r.faults['break-env'],
+        'broken worker at the end': r.broken ? `${r.broken.status}${r.broken.statusReason ? ` (${r.broken.statusReason.slice(0, 120)})` : ''}` : null,
+        'broken worker: attempts after the break': r.broken ? JSON.stringify(r.broken.attemptsAfterBreak) : null,
+        'tasks failed by the broken worker': r.broken?.tasksFailedByIt ?? null,
+        'workers quarantined': r.quarantined.length,
         'lost attempts': r.lostAttempts,
         'lost attempts reported late (STALE)': r.reportedLate,
         'stale reports': r.staleReports,

@@ -12,6 +12,12 @@
  *              TCP proxy on 127.0.0.1, which closes its open connections and refuses new ones
  *              for longer than the lease, then lets it back (the worker's leases expire meanwhile;
  *              its late reports must be refused and recorded)
+ *   break-env — one worker's machine breaks under it while it runs: the worker was started with
+ *              --python pointing at a link to the run's Python in a folder of this run, and the
+ *              folder is removed (its interpreter gone, as when a package is removed or a disk
+ *              fails). Once per run; that worker is never killed, stopped or cut, so its end state
+ *              can be checked: UNHEALTHY or QUARANTINED, and no task FAILED on it (invariant 13:
+ *              what it could not start is an infrastructure error, retried elsewhere)
  *   pg-restart — PostgreSQL itself is stopped (a fast shutdown: open connections get 57P01,
  *              new ones are refused), stays down for a seeded few seconds, and starts again:
  *              both APIs answer 503/UNAVAILABLE meanwhile and reconnect, the workers retry their
@@ -37,7 +43,7 @@
  */
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -68,6 +74,8 @@ export interface ChaosOptions {
   timeoutSec: number;
   python: string;
   sandbox: string;
+  /** 1: the break-env fault is in the schedule (one worker's interpreter removed mid-run); 0: left out. */
+  breakEnv: number;
 }
 
 export const CHAOS_DEFAULTS: ChaosOptions = {
@@ -87,9 +95,22 @@ export const CHAOS_DEFAULTS: ChaosOptions = {
   timeoutSec: 1800,
   python: '/usr/bin/python3',
   sandbox: 'auto',
+  breakEnv: 1,
 };
 
-export type FaultKind = 'kill' | 'stop' | 'restart' | 'cut' | 'pg-restart';
+export type FaultKind = 'kill' | 'stop' | 'restart' | 'cut' | 'pg-restart' | 'break-env';
+
+/** The worker whose environment the break-env fault broke, as the database has it at the end. */
+export interface BrokenWorker {
+  name: string;
+  /** Its status at the end (UNHEALTHY or QUARANTINED expected) and why. */
+  status: string;
+  statusReason: string | null;
+  /** Its attempts by how they ended after the break (FAILED ones by error class). */
+  attemptsAfterBreak: Record<string, number>;
+  /** Tasks FAILED whose last attempt was on it (0 expected). */
+  tasksFailedByIt: number;
+}
 
 export interface ChaosReport {
   tasks: number;
@@ -105,6 +126,10 @@ export interface ChaosReport {
   /** Of those, reported late by their worker (StaleReport rows, attempt STALE). */
   reportedLate: number;
   staleReports: number;
+  /** The worker the break-env fault broke (null when the fault did not happen). */
+  broken: BrokenWorker | null;
+  /** Workers the scheduler's black-hole rule quarantined at some point, by name. */
+  quarantined: string[];
   duplicated: number;
   stuck: number;
   /** Every breach found, in words; empty when all invariants hold. */
@@ -182,6 +207,8 @@ interface Slot {
   /** The TCP proxy between this worker and its API (the cut fault). */
   proxy: CutProxy;
   diedAt?: number;
+  /** Started with the run's removable interpreter (the break-env fault's worker). */
+  fragile?: boolean;
 }
 
 /** Cleanups of runs in progress (a test's afterAll calls stopAllChaos when a run is cut short). */
@@ -270,10 +297,18 @@ export async function runChaos(
     log(`chaos: ${o.tasks} tasks created in ${o.jobs} jobs; starting ${o.workers} workers on 2 API processes`);
 
     let named = 0;
-    const launch = async (api: number) => {
+    // The break-env fault's worker runs tasks with a Python reached through a link in a folder
+    // of this run (the link's path is what it checks and binds), which the fault removes.
+    const fragileDir = path.join(dataDir, 'fragile-python');
+    const fragilePython = path.join(fragileDir, 'bin', 'python3');
+    if (o.breakEnv) {
+      await mkdir(path.dirname(fragilePython), { recursive: true });
+      await symlink(o.python, fragilePython);
+    }
+    const launch = async (api: number, fragile = false) => {
       const proxy = await startCutProxy(ports[api]!);
-      const w = await startWorker(`http://127.0.0.1:${proxy.port}`, token, `chaos-${named++}`, o);
-      const s: Slot = { w, api, stopped: false, dead: false, resumes: [], proxy };
+      const w = await startWorker(`http://127.0.0.1:${proxy.port}`, token, `chaos-${named++}${fragile ? '-fragile' : ''}`, fragile ? { ...o, python: fragilePython } : o);
+      const s: Slot = { w, api, stopped: false, dead: false, resumes: [], proxy, fragile };
       slots.push(s);
       void w.exited.then(() => {
         s.dead = true;
@@ -281,7 +316,7 @@ export async function runChaos(
       });
       return s;
     };
-    for (let k = 0; k < o.workers; k += 4) await Promise.all(Array.from({ length: Math.min(4, o.workers - k) }, (_, j) => launch((k + j) % 2)));
+    for (let k = 0; k < o.workers; k += 4) await Promise.all(Array.from({ length: Math.min(4, o.workers - k) }, (_, j) => launch((k + j) % 2, o.breakEnv > 0 && k + j === 0)));
 
     // Accepted results as they appear; a later poll that differs is a changed result.
     const accepted = new Map<string, string>();
@@ -297,8 +332,9 @@ export async function runChaos(
     };
     const open = () => throughOutage(() => prisma.task.count({ where: { jobId: { in: jobIds }, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } } }));
 
-    const faults: Record<FaultKind, number> = { kill: 0, stop: 0, restart: 0, cut: 0, 'pg-restart': 0 };
-    const kinds: FaultKind[] = postgres ? ['kill', 'stop', 'restart', 'cut', 'pg-restart'] : ['kill', 'stop', 'restart', 'cut'];
+    const faults: Record<FaultKind, number> = { kill: 0, stop: 0, restart: 0, cut: 0, 'pg-restart': 0, 'break-env': 0 };
+    const kinds: FaultKind[] = [...(postgres ? ['kill', 'stop', 'restart', 'cut', 'pg-restart'] as const : ['kill', 'stop', 'restart', 'cut'] as const), ...(o.breakEnv ? ['break-env'] as const : [])];
+    let brokenAt: Date | null = null;
     const firstKinds = kinds.sort(() => rnd() - 0.5);
     const pickKind = (): FaultKind => {
       const next = firstKinds.shift();
@@ -313,7 +349,8 @@ export async function runChaos(
     };
 
     const inject = async (kind: FaultKind) => {
-      const alive = slots.filter((s) => !s.dead);
+      // The broken worker stays as it is, to be checked at the end.
+      const alive = slots.filter((s) => !s.dead && !s.fragile);
       if (kind === 'kill') {
         const s = alive[Math.floor(rnd() * alive.length)];
         if (!s) return;
@@ -362,6 +399,13 @@ export async function runChaos(
         apis[i] = await startApi(databaseUrl, env, { port: ports[i]!, dataDir, onLine });
         log(`  fault restart API ${i} (${hard ? 'SIGKILL' : 'clean stop'}; back after ${round((Date.now() - t0) / 1000)} s) (+${round((t0 - started) / 1000)} s)`);
         faults.restart++;
+      } else if (kind === 'break-env') {
+        const s = slots.find((x) => x.fragile && !x.dead);
+        if (!s) return;
+        brokenAt = new Date();
+        await rm(fragileDir, { recursive: true, force: true });
+        log(`  fault break-env: ${s.w.name}'s Python (${fragilePython}) removed (+${round((Date.now() - started) / 1000)} s)`);
+        faults['break-env']++;
       } else if (kind === 'pg-restart') {
         if (!postgres) return;
         const downSec = between(o.pgDownMinSec, o.pgDownMaxSec);
@@ -405,6 +449,12 @@ export async function runChaos(
     }
     await sleep(Math.max(3, 3 * o.heartbeatSec) * 1000);
     await snapshot();
+    // The broken worker's end state, while it still runs (its status is what it reports now).
+    const fragileSlot = slots.find((s) => s.fragile);
+    const broken = brokenAt && fragileSlot ? await brokenWorkerState(prisma, jobIds, fragileSlot.w.name, brokenAt) : null;
+    if (broken && !['UNHEALTHY', 'QUARANTINED'].includes(broken.status)) violations.push(`worker ${broken.name}: its Python was removed, yet it is ${broken.status} (not UNHEALTHY or QUARANTINED)`);
+    if (broken?.tasksFailedByIt) violations.push(`worker ${broken.name}: ${broken.tasksFailedByIt} tasks FAILED on it after its environment broke`);
+    const quarantined = (await throughOutage(() => prisma.worker.findMany({ where: { quarantinedUntil: { not: null } }, select: { name: true } }))).map((w) => w.name).sort();
     // Workers and APIs stop before the checks: nothing changes under them.
     await Promise.all(slots.filter((s) => !s.dead).map((s) => killWorker(s.w, 'SIGTERM')));
     await Promise.all(apis.map((a) => a?.stop()));
@@ -415,13 +465,15 @@ export async function runChaos(
     const durationSec = round((Date.now() - started) / 1000);
     const f = faults;
     const line =
-      `chaos: ${o.tasks} tasks in ${o.jobs} jobs, ${o.workers} workers, 2 API processes — faults ${f.kill + f.stop + f.restart + f.cut + f['pg-restart']} ` +
-      `(${f.kill} SIGKILL+replace, ${f.stop} SIGSTOP past lease, ${f.cut} connection cut past lease, ${f.restart} API restart, ${f['pg-restart']} PostgreSQL restart) — ${report.succeeded} succeeded, ` +
+      `chaos: ${o.tasks} tasks in ${o.jobs} jobs, ${o.workers} workers, 2 API processes — faults ${f.kill + f.stop + f.restart + f.cut + f['pg-restart'] + f['break-env']} ` +
+      `(${f.kill} SIGKILL+replace, ${f.stop} SIGSTOP past lease, ${f.cut} connection cut past lease, ${f.restart} API restart, ${f['pg-restart']} PostgreSQL restart, ${f['break-env']} environment broken) — ${report.succeeded} succeeded, ` +
       `${report.failedRetriesOut} failed (retries out), ${report.lostAttempts} lost attempts (${report.reportedLate} reported late), ` +
-      `${report.duplicated} duplicated accepted results, ${report.stuck} stuck, ${violations.length} invariant violations — seed ${o.seed}, ${durationSec} s`;
+      `${report.duplicated} duplicated accepted results, ${report.stuck} stuck, ${violations.length} invariant violations` +
+      (broken ? ` — broken worker ${broken.name}: ${broken.status}, attempts after the break ${JSON.stringify(broken.attemptsAfterBreak)}, ${broken.tasksFailedByIt} tasks failed by it` : '') +
+      `${quarantined.length ? ` — quarantined: ${quarantined.join(', ')}` : ''} — seed ${o.seed}, ${durationSec} s`;
     if (violations.length) log(`violations:\n  ${violations.slice(0, 50).join('\n  ')}`);
     if (report.stuck || violations.length) log(`last API output:\n${apiLines.slice(-40).join('\n')}`);
-    return { tasks: o.tasks, jobs: o.jobs, workers: o.workers, seed: o.seed, faults, ...report, violations, durationSec, line };
+    return { tasks: o.tasks, jobs: o.jobs, workers: o.workers, seed: o.seed, faults, ...report, broken, quarantined, violations, durationSec, line };
   } catch (err) {
     log(`last API output:\n${apiLines.slice(-40).join('\n')}`);
     throw err;
@@ -432,6 +484,19 @@ export async function runChaos(
 }
 
 type Prisma = TaskFactory['resources']['prisma'];
+
+/** The broken worker as the database has it: its status, its attempts since the break, the tasks it failed. */
+async function brokenWorkerState(prisma: Prisma, jobIds: string[], name: string, brokenAt: Date): Promise<BrokenWorker> {
+  const w = await throughOutage(() => prisma.worker.findFirstOrThrow({ where: { name }, select: { id: true, status: true, statusReason: true } }));
+  const after = await throughOutage(() => prisma.attempt.findMany({ where: { workerId: w.id, createdAt: { gte: brokenAt }, task: { jobId: { in: jobIds } } }, select: { status: true, errorClass: true } }));
+  const attemptsAfterBreak: Record<string, number> = {};
+  for (const a of after) {
+    const k = a.status === 'FAILED' ? `FAILED ${a.errorClass}` : a.status;
+    attemptsAfterBreak[k] = (attemptsAfterBreak[k] ?? 0) + 1;
+  }
+  const failed = await throughOutage(() => prisma.task.findMany({ where: { jobId: { in: jobIds }, status: 'FAILED' }, select: { currentAttempt: { select: { workerId: true } } } }));
+  return { name, status: w.status, statusReason: w.statusReason, attemptsAfterBreak, tasksFailedByIt: failed.filter((t) => t.currentAttempt?.workerId === w.id).length };
+}
 
 async function verify(
   prisma: Prisma,
