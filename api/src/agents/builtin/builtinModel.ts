@@ -25,7 +25,8 @@ import { splitCsv } from '../../domain/jobs/shardMerge.js';
 import type { WorkerClass } from '../../domain/workers/networkCapacity.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from '../models/types.js';
 import { decideSupervisor } from '../supervisor/builtinSupervisor.js';
-import { ENDPOINT_REQUEST, findServiceApp, requestedDuration } from '../planner/serviceApp.js';
+import { ENDPOINT_REQUEST, requestedDuration } from '../planner/serviceApp.js';
+import { serviceDocs, servicePlanParts, withSetupSteps } from './planner/serviceSetup.js';
 import { parseAsks } from '../planner/asks/parseAsks.js';
 import type { SettingsSurface } from '../planner/contract.js';
 import { BLOCKING_KINDS, disposeAsks, type AskPlan } from './planner/disposeAsks.js';
@@ -511,6 +512,9 @@ function decide(req: ModelRequest): Item[] {
         : { ask: a.text, kind: a.kind, status: 'refused' as const, detail: `runs as one task: ${sharding?.reason ?? `${entry.path} is one program with nothing independent to split (no sample count, sweep or batch of inputs)`}` },
     ),
   ];
+  // In the order the request makes them.
+  const askOrder = (d: AskDisposition) => asks.findIndex((a) => a.text === d.ask);
+  dispositions.sort((a, b) => askOrder(a) - askOrder(b));
   if (dispositions.some((d) => d.status === 'refused' && BLOCKING_KINDS.has(d.kind))) return call('give_up', { reason: refusalWords(entry.path, dispositions) });
 
   // 5. Validation: a second opinion when a checkpoint will be produced.
@@ -1002,21 +1006,25 @@ function numberBefore(request: string, flagName: string): string | undefined {
 }
 
 /**
- * A hosted service: read the Python files, find the app (serviceApp.ts), resolve what its start
- * command imports like any dependency, and submit a plan with `service` (readiness on the app's
- * health path, or /; until stopped unless the request gives a duration).
+ * A hosted service: read the Python files and the README/Makefile, find the app (the README's own
+ * serve command's app spec first, else serviceApp.ts) and the README's setup steps before it
+ * (planner/serviceSetup.ts), resolve what its start command imports like any dependency, and
+ * submit a plan with `service` (readiness on the app's health path, or /; until stopped unless
+ * the request gives a duration) and the setup steps as `before`.
  */
 function planService(request: string, out: Outputs, facts: ProjectFacts): Item[] {
-  const listed = ((out.get('list_files')?.at(-1) as { files?: { path: string }[] } | undefined)?.files ?? []).map((f) => f.path).filter((p) => p.endsWith('.py'));
+  const files = ((out.get('list_files')?.at(-1) as { files?: { path: string }[] } | undefined)?.files ?? []).map((f) => f.path);
   const read = new Map<string, string>();
+  const tried = new Set<string>(); // a binary or unreadable file is asked for once
   for (const o of out.get('read_file') ?? []) {
     const r = o as { path?: string; content?: string };
+    if (r.path) tried.add(r.path);
     if (r.path && typeof r.content === 'string') read.set(r.path, r.content);
   }
-  for (const p of listed.slice(0, 10)) if (!read.has(p)) return call('read_file', { path: p });
-  const found = findServiceApp(read);
+  for (const p of [...files.filter((f) => f.endsWith('.py')).slice(0, 10), ...serviceDocs(files)]) if (!tried.has(p)) return call('read_file', { path: p });
+  const found = servicePlanParts(read, request);
   if ('reason' in found) return call('give_up', { reason: found.reason });
-  const { app } = found;
+  const { app, before } = found;
   const hardware = { workload: facts.usesTorch ? 'torch-cpu' : 'python' };
   let install: string[] = [];
   if ([...importsOf(facts, [app.file]).keys()].some((m) => m !== 'torch' && m !== 'numpy') || app.servers.length) {
@@ -1026,9 +1034,15 @@ function planService(request: string, out: Outputs, facts: ProjectFacts): Item[]
     install = deps.install;
   }
   const durationSec = requestedDuration(request);
+  const setup = before.map((b) => `\`${b.command}\``).join(', then ');
   return call('submit_plan', {
-    summary: `Serve ${app.file} (${app.framework}) as an HTTP endpoint on a ${hardware.workload} worker: \`${app.command}\` listening on $PORT, reachable at its URL with its access token once ${app.readinessPath} answers 2xx, ${durationSec ? `for ${durationSec} s` : 'until you stop it'}.${install.length ? ` A setup phase installs ${install.join(', ')} first.` : ''}`,
-    steps: [`Start \`${app.command}\` in the sandbox (its only network: the port the worker proxies to)`, `Serve it on a host of its own (<slug>.svc.…, and /svc/<slug>/ under the API's address for programs) once GET ${app.readinessPath} answers 2xx`, 'Restart it on a compatible worker, at the same URL, if its worker is lost'],
+    summary: `Serve ${app.file} (${app.framework}) as an HTTP endpoint on a ${hardware.workload} worker: ${setup ? `first ${setup} (the README's setup, its products handed to the service), then ` : ''}\`${app.command}\`${found.specFrom ? ` (the app as ${found.specFrom} starts it)` : ''} listening on $PORT, reachable at its URL with its access token once ${app.readinessPath} answers 2xx, ${durationSec ? `for ${durationSec} s` : 'until you stop it'}.${install.length ? ` A setup phase installs ${install.join(', ')} first.` : ''}`,
+    steps: [
+      ...before.map((b) => `Set up: \`${b.command}\`${b.produces.length ? ` (hands ${b.produces.join(', ')} to the service)` : ''}`),
+      `Start \`${app.command}\` in the sandbox (its only network: the port the worker proxies to)`,
+      `Serve it on a host of its own (<slug>.svc.…, and /svc/<slug>/ under the API's address for programs) once GET ${app.readinessPath} answers 2xx`,
+      'Restart it on a compatible worker, at the same URL, if its worker is lost',
+    ],
     command: app.command,
     environment: null,
     hardware: { workload: hardware.workload, accelVendor: null, minMemoryMiB: null, minAccelMemoryMiB: null },
@@ -1037,7 +1051,8 @@ function planService(request: string, out: Outputs, facts: ProjectFacts): Item[]
     acceptance: { exitCode: 0, requiredFiles: [], metrics: [], evaluate: null },
     preparation: null,
     service: { readiness: { path: app.readinessPath, intervalSec: 1, timeoutSec: 5 }, durationSec, servers: app.servers },
-    asks: serviceAsks(request, durationSec),
+    asks: withSetupSteps(serviceAsks(request, durationSec), request, found),
+    ...(before.length ? { before } : {}),
     ...(install.length ? { install: { pip: install } } : {}),
   });
 }
