@@ -91,6 +91,13 @@ describe('npm start is local by default', () => {
     expect(second.output()).not.toMatch(/EADDRINUSE|\n\s+at /);
     expect(await tryConnect('127.0.0.1', port)).toBe('connected'); // the first one is untouched
     expect(await first.stop('SIGTERM')).toBe(0);
+
+    // A normal restart, longer after the stop than the scheduler's outage gap (10 s): no word of an outage.
+    await new Promise((r) => setTimeout(r, 11_000));
+    const restarted = start(cwd, [], { PORT: String(port) });
+    await restarted.waitFor(/Local user: /, 120_000);
+    expect(restarted.output()).not.toMatch(/outage|no scheduler tick/i);
+    expect(await restarted.stop('SIGTERM')).toBe(0);
   }, 300_000);
 
   it('--host 0.0.0.0 and CHATGPU_SIGNUP=open open both, and say so', async () => {
