@@ -187,6 +187,16 @@ export function lexiconGroups(phrase: string): LexiconGroup[] {
 /** Prefixes that only say "how many" or "for training": `num_train_epochs` is about epochs. */
 const COUNT_PREFIXES = new Set(['num', 'n', 'nb', 'number', 'of', 'max', 'total', 'train', 'training', 'min', 'init', 'initial', 'default']);
 
+/** Words that only say "how many": `n_`, `num_`, "number of". */
+const COUNT_WORDS = new Set(['num', 'n', 'nb', 'number', 'of', 'no']);
+
+/** A name without its count prefixes, compacted: `n_particles`, `num_particles` and "particles" → 'particle'. */
+export function coreName(name: string): string {
+  const words = normalizeName(name).split('_').filter(Boolean);
+  const core = words.filter((w, k) => !(COUNT_WORDS.has(w) && k < words.length - 1));
+  return core.join('');
+}
+
 /**
  * The groups a setting's name belongs to through its words, when the whole name is not in the
  * lexicon: `num_train_epochs` → epochs. Every word left after the count prefixes must belong to

@@ -423,6 +423,17 @@ describe('matchSetting: bad surfaces', () => {
   });
 });
 
+describe('matchSetting: a count by its noun', () => {
+  it('matches "number of particles" and "particles" to n_particles, not max_particles', () => {
+    const sim = [
+      st({ name: 'n_particles', kind: 'constant', file: 'nbody.py', type: 'int', default: '100' }),
+      st({ name: 'max_particles', kind: 'constant', file: 'nbody.py', type: 'int', default: '1000' }),
+    ];
+    expect(matchSetting(ask('set the number of particles to 1000'), sim)).toMatchObject({ status: 'matched', setting: { name: 'n_particles' }, value: '1000' });
+    expect(matchSetting(ask('particles=50'), sim)).toMatchObject({ status: 'matched', setting: { name: 'n_particles' } });
+  });
+});
+
 describe('coerceValue', () => {
   const int = flag('--n', { type: 'int' });
   const float = flag('--x', { type: 'float' });

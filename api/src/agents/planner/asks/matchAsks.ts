@@ -9,6 +9,7 @@
  *    90  (also) a positional by its place: "first argument" ≈ the positional at index 0
  *    80  one lexicon group: "iterations" ≈ `max_iters`, "n_embd" ≈ `--emsize`
  *    70  a lexicon group through the name's words: "epochs" ≈ `num_train_epochs`
+ *    60  the same name without count prefixes: "particles" ≈ `n_particles`
  *    50  the help text has all the ask's words: "warmup" ≈ `--wu` ("linear warmup length")
  *    40  the help text has a word of the ask's lexicon group
  * A setting that says where outputs go (`out_dir`, `--save-path` …) never fits an ask for a number.
@@ -31,7 +32,7 @@
  * it is accepted.
  */
 import type { Ask, Setting, SettingKind, SettingMatch } from '../contract.js';
-import { compactName, isOutputLocation, lexiconGroups, lexiconGroupsByWords, normalizeName, type LexiconGroup } from './lexicon.js';
+import { compactName, coreName, isOutputLocation, lexiconGroups, lexiconGroupsByWords, normalizeName, type LexiconGroup } from './lexicon.js';
 
 export interface MatchOptions {
   /** The entry point the run uses: its own settings win over a same-named setting elsewhere. */
@@ -117,6 +118,9 @@ function score(phrase: string, s: Setting): number {
   const { direct, byWords } = settingGroups(s);
   if (pg.some((g) => direct.includes(g))) return 80;
   if (pg.some((g) => byWords.includes(g))) return 70;
+  // "particles" ≈ `n_particles`, "number of particles" ≈ `num_particles`.
+  const core = coreName(phrase);
+  if (core.length > 1 && names(s).some((n) => coreName(n.name) === core)) return 60;
   if (s.help) {
     const help = new Set(words(s.help));
     const pw = words(phrase).filter((w) => !HELP_STOP.has(w));

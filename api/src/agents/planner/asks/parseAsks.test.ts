@@ -718,6 +718,20 @@ const TABLE: [string, Expected[]][] = [
       out('a sample', 'samples'),
     ],
   ],
+  [
+    'Run the n-body simulation with the number of particles set to 500, no wait, the number of particles should be 1000',
+    [
+      set('number of particles set to 500', 'number of particles', '500'),
+      set('number of particles should be 1000', 'number of particles', '1000'),
+    ],
+  ],
+  [
+    'with the learning rate set to 3e-4 and the number of walkers equal to 64',
+    [
+      set('learning rate set to 3e-4', 'learning rate', '3e-4'),
+      set('number of walkers equal to 64', 'number of walkers', '64'),
+    ],
+  ],
 ];
 
 describe('parseAsks: requests as users write them', () => {

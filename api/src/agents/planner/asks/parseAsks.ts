@@ -511,7 +511,7 @@ class Parser {
     if (c === 'of' || c === '=' || c === ':' || c === 'to' || c === 'is' || c === 'at' || c === 'as' || c === '->' || c === '→' || c === 'equals' || c === 'be') {
       j++;
       connector = true;
-    } else if ((c === 'equal' && this.w(j + 1) === 'to') || (/^(should|must|will|would|shall)$/.test(c) && this.w(j + 1) === 'be')) {
+    } else if (((c === 'equal' || c === 'set') && this.w(j + 1) === 'to') || (/^(should|must|will|would|shall)$/.test(c) && this.w(j + 1) === 'be')) {
       j += 2;
       connector = true;
     } else if (c === 'in' || c === 'values' || c === 'value' || c === 'over') {
@@ -558,6 +558,20 @@ class Parser {
     const v = this.values(c === 'from' || c === 'between' ? i + 1 : i + 2, { spaces: true });
     if (!v || !(v.range || (v.values?.length ?? 0) > 1)) return null;
     return this.settingOrSweep(i, this.t[i]!.text, v);
+  }
+
+  /** `number of particles 1000`, `the number of walkers = 64`: any count by its noun. */
+  numberOf(i: number): Found | null {
+    let j = i;
+    if (this.w(j) === 'the') j++;
+    if (!(this.w(j) === 'number' && this.w(j + 1) === 'of')) return null;
+    const noun = j + 2;
+    if (!this.isIdentifier(noun) || this.term(noun)) return null;
+    let k = noun + 1;
+    if (['of', '=', ':', 'to', 'is', 'at', 'as'].includes(this.w(k))) k++;
+    else if ((/^(should|must|will)$/.test(this.w(k)) && this.w(k + 1) === 'be') || (/^(set|equal)$/.test(this.w(k)) && this.w(k + 1) === 'to')) k += 2;
+    const v = this.values(k, { spaces: true });
+    return v ? this.settingOrSweep(j, this.span(j, noun), v) : null;
   }
 
   /** `set dt to 0.05`, `change alpha to 0.3`: a plain word becomes a name after "set". */
@@ -1250,6 +1264,7 @@ class Parser {
     (i) => this.codeNameValue(i),
     (i) => this.nameRange(i),
     (i) => this.setName(i),
+    (i) => this.numberOf(i),
     (i) => this.optimizer(i),
     (i) => this.dataset(i),
     (i) => this.toggle(i),
