@@ -43,6 +43,12 @@ describe('findServiceApp', () => {
     });
   });
 
+  it('an app made inside a factory: the package when the factory is create_app/make_app (Flask calls it), else the factory called', () => {
+    const factory = (name: string) => `import os\nfrom flask import Flask\n\n\ndef ${name}(test_config=None):\n    \"\"\"Make the app.\"\"\"\n\n    app = Flask(__name__, instance_relative_config=True)\n    return app\n`;
+    expect(findServiceApp(new Map([['flaskr/__init__.py', factory('create_app')]]))).toMatchObject({ app: { command: 'python -m flask --app flaskr run --host 127.0.0.1 --port "$PORT"' } });
+    expect(findServiceApp(new Map([['site/web.py', factory('build')]]))).toMatchObject({ app: { command: 'python -m flask --app "site.web:build()" run --host 127.0.0.1 --port "$PORT"' } });
+  });
+
   it('a script that listens on $PORT itself is run as it is', () => {
     const script = 'import os\nfrom http.server import ThreadingHTTPServer, BaseHTTPRequestHandler\nThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), BaseHTTPRequestHandler).serve_forever()\n';
     expect(findServiceApp(new Map([['serve.py', script]]))).toEqual({ app: { file: 'serve.py', command: 'python serve.py', framework: 'script', servers: [], readinessPath: '/' } });

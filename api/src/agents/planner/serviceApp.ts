@@ -4,7 +4,8 @@
  *   - a script that listens on $PORT itself (http.server, Flask's app.run, uvicorn.run, …):
  *     started as `python FILE`;
  *   - a Flask app object (`app = Flask(__name__)`) that does not read $PORT: started with
- *     Flask's own server, `python -m flask --app MODULE run --host 127.0.0.1 --port $PORT`;
+ *     Flask's own server, `python -m flask --app MODULE:app run --host 127.0.0.1 --port $PORT`
+ *     (`--app MODULE` for an app factory `create_app`, which Flask calls itself);
  *   - a FastAPI app object: `python -m uvicorn MODULE:app --host 127.0.0.1 --port $PORT`.
  * The servers a start command needs (flask, uvicorn) are dependencies like any import.
  */
@@ -34,7 +35,12 @@ export function findServiceApp(sources: Map<string, string>): { app: ServiceApp 
     if (READS_PORT.test(text) && /__main__|serve_forever|\.run\(|uvicorn\.run/.test(text)) {
       found.push({ file, command: `python ${file}`, framework: flask ? 'flask' : fastapi ? 'fastapi' : 'script', servers: [], readinessPath: health });
     } else if (flask) {
-      found.push({ file, command: `python -m flask --app ${module}:${flask[1]} run --host 127.0.0.1 --port "$PORT"`, framework: 'flask', servers: ['flask'], readinessPath: health });
+      // An app made inside a factory (`def create_app(): app = Flask(…)`) has no module-level
+      // object: Flask finds a factory named create_app or make_app itself; another is called.
+      const topLevel = /^(\w+)\s*=\s*Flask\(/m.exec(text);
+      const factory = topLevel ? null : /^def\s+(\w+)\s*\(([^)]*)\)[^\n]*:\n(?:(?:[ \t][^\n]*|)\n)*?[ \t]+\w+\s*=\s*Flask\(/m.exec(text);
+      const spec = factory ? (/^(create_app|make_app)$/.test(factory[1]!) ? module : `"${module}:${factory[1]}()"`) : `${module}:${flask[1]}`;
+      found.push({ file, command: `python -m flask --app ${spec} run --host 127.0.0.1 --port "$PORT"`, framework: 'flask', servers: ['flask'], readinessPath: health });
     } else if (fastapi) {
       found.push({ file, command: `python -m uvicorn ${module}:${fastapi[1]} --host 127.0.0.1 --port "$PORT"`, framework: 'fastapi', servers: ['uvicorn'], readinessPath: health });
     }

@@ -121,7 +121,11 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
     });
     return { planId: row.id, version, taskId: null, preparing: true, eventIds: [planEvent, ...settingsEvents, ...preparing.eventIds] };
   }
-  if (plan.service) return { planId: row.id, version, preparing: false, ...(await acceptServicePlan(tx, now, { jobId, planId: row.id, codeVersionId: original.id, plan, service: plan.service, environment, requirements, criteria }, [planEvent, ...settingsEvents])) };
+  if (plan.service) {
+    // Setup steps (`before`) run first as RUN tasks; the last one's success starts the service (advanceJob.ts).
+    const setup = plan.before?.[0] ? pipelineTask(jobId, original.id, plan.before[0], environment, requirements, []) : null;
+    return { planId: row.id, version, preparing: false, ...(await acceptServicePlan(tx, now, { jobId, planId: row.id, codeVersionId: original.id, plan, service: plan.service, environment, requirements, criteria, setup }, [planEvent, ...settingsEvents])) };
+  }
   if (plan.shards) {
     const n = plan.shards.shards.length;
     const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {

@@ -6,7 +6,8 @@
  *   smoke run passed                → the estimate stored; the main run queued (or fail:
  *                                     it cannot fit its time limit)
  *   pipeline step succeeded         → its products checked; the next step or the main run
- *                                     queued with every artifact so far as inputs
+ *                                     (a service plan: its SERVICE task) queued with every
+ *                                     artifact so far as inputs
  *   RUN failed                      → fail (the reason and the last error output)
  *   RUN succeeded                   → (checkable: its trust check first, trust/replication.ts;
  *                                     the job waits for a sampled replica and goes on with the
@@ -35,6 +36,8 @@ import { applyTransition, commitTransition, InvalidTransitionError, transitionIf
 import type { PipelineStep, SmokeRun } from './planSchema.js';
 import { lockJob } from '../../db/sql/lockJob.js';
 import { afterService } from '../services/afterService.js';
+import { serviceTask } from '../services/acceptServicePlan.js';
+import type { ServiceRuntime } from '../services/services.js';
 import { ADAPT_PREFIX, afterAdaptationCheck, afterMergeTask, afterShard } from './shardRun.js';
 import { lastErrorOutput } from './lastErrorOutput.js';
 import { afterCheckTask, checkedResult, isCheckTask } from '../trust/replication.js';
@@ -181,7 +184,9 @@ async function afterStep(r: Resources, task: FinishedTask) {
   const earlier = ((task.environment as { inputs?: ManifestEntry[] } | null)?.inputs ?? []).filter((i) => !produced.some((o) => o.path === i.path));
   const inputs = [...earlier, ...produced];
   const next = steps[index + 1];
-  const nextName = next ? `${STEP_PREFIX}${next.name}` : plan.smokeRun ? 'smoke' : 'run';
+  // A service plan's setup steps end in its SERVICE task, which takes over the job's Service row (acceptServicePlan.ts).
+  const service = next ? null : await r.prisma.service.findFirst({ where: { jobId }, orderBy: { createdAt: 'desc' } });
+  const nextName = next ? `${STEP_PREFIX}${next.name}` : service ? 'service' : plan.smokeRun ? 'smoke' : 'run';
   const queued = await commitTransition(r, jobId, async (tx, now) => {
     if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: nextName } })) > 0) return { eventIds: [], queued: false };
     const environment = (plan.environment ?? {}) as Record<string, unknown>;
@@ -189,11 +194,14 @@ async function afterStep(r: Resources, task: FinishedTask) {
     const smoke = plan.smokeRun as unknown as SmokeRun | null;
     const spec = next
       ? pipelineTask(jobId, task.codeVersionId, next, environment, requirements, inputs)
-      : smoke
-        ? smokeTask(jobId, task.codeVersionId, smoke, environment, requirements, inputs)
-        : runTask(jobId, task.codeVersionId, plan.command, environment, requirements, inputs);
+      : service
+        ? serviceTask(jobId, task.codeVersionId, plan.command, environment, requirements, (service.spec as unknown as { runtime: ServiceRuntime }).runtime, inputs)
+        : smoke
+          ? smokeTask(jobId, task.codeVersionId, smoke, environment, requirements, inputs)
+          : runTask(jobId, task.codeVersionId, plan.command, environment, requirements, inputs);
     const stepEvent = await recordJobEvent(tx, jobId, 'pipeline.step', { step: stepName, ok: true, produced: produced.map((o) => o.path), next: next?.name ?? nextName });
-    const { eventId } = await insertTask(tx, now, spec);
+    const { task: queuedTask, eventId } = await insertTask(tx, now, spec);
+    if (service) await tx.service.update({ where: { id: service.id }, data: { taskId: queuedTask.id } });
     return { eventIds: [stepEvent, eventId], queued: true };
   });
   if (queued.queued) await r.events.emit({ type: 'tasks.available' });
