@@ -78,6 +78,8 @@ describe('the service panel of the job page', () => {
 
     // Requests and latency (flushed by the API every 2 s, polled by the panel).
     await panel.getByTestId('service-requests').getByText(/^\d+ \(0 failed\) · mean latency [\d.]+ ms$/).waitFor(WAIT);
+    // The readiness checks are figures here, not lines of the app's log.
+    await panel.getByTestId('service-checks').getByText(/^[1-9]\d* \(\d+ failed\)/).waitFor(WAIT);
     await screenshot(page, 'job-service-panel');
 
     // Rotate: a new token shown, the old one refused at once.

@@ -16,7 +16,7 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
 type Documents = {
     "\n  query Me {\n    me {\n      id\n      email\n      displayName\n    }\n  }\n": typeof types.MeDocument,
     "\n  mutation AnswerQuestion($input: AnswerQuestionInput!) {\n    answerQuestion(input: $input) {\n      __typename\n      ... on Question {\n        id\n        status\n        answer\n        answeredAt\n      }\n      ... on ValidationError {\n        message\n        issues {\n          message\n        }\n      }\n      ... on Error {\n        message\n      }\n    }\n  }\n": typeof types.AnswerQuestionDocument,
-    "\n  fragment ServiceFields on Service {\n    id\n    url\n    apiUrl\n    status\n    ready\n    readyAt\n    stoppedAt\n    tokenRotatedAt\n    requestCount\n    errorCount\n    meanLatencyMs\n    spec\n  }\n": typeof types.ServiceFieldsFragmentDoc,
+    "\n  fragment ServiceFields on Service {\n    id\n    url\n    apiUrl\n    status\n    ready\n    readyAt\n    stoppedAt\n    tokenRotatedAt\n    requestCount\n    errorCount\n    meanLatencyMs\n    readinessChecks\n    readinessFailures\n    spec\n  }\n": typeof types.ServiceFieldsFragmentDoc,
     "\n  query JobService($id: ID!) {\n    job(id: $id) {\n      id\n      service {\n        ...ServiceFields\n      }\n    }\n  }\n": typeof types.JobServiceDocument,
     "\n  mutation RotateServiceToken($jobId: ID!, $firstOnly: Boolean) {\n    rotateServiceToken(jobId: $jobId, firstOnly: $firstOnly) {\n      __typename\n      ... on ServiceToken {\n        token\n        service {\n          ...ServiceFields\n        }\n      }\n      ... on Error {\n        message\n      }\n    }\n  }\n": typeof types.RotateServiceTokenDocument,
     "\n  mutation OpenServiceInBrowser($jobId: ID!) {\n    openServiceInBrowser(jobId: $jobId) {\n      __typename\n      ... on ServiceBrowserLink {\n        url\n      }\n      ... on Error {\n        message\n      }\n    }\n  }\n": typeof types.OpenServiceInBrowserDocument,
@@ -54,7 +54,7 @@ type Documents = {
 const documents: Documents = {
     "\n  query Me {\n    me {\n      id\n      email\n      displayName\n    }\n  }\n": types.MeDocument,
     "\n  mutation AnswerQuestion($input: AnswerQuestionInput!) {\n    answerQuestion(input: $input) {\n      __typename\n      ... on Question {\n        id\n        status\n        answer\n        answeredAt\n      }\n      ... on ValidationError {\n        message\n        issues {\n          message\n        }\n      }\n      ... on Error {\n        message\n      }\n    }\n  }\n": types.AnswerQuestionDocument,
-    "\n  fragment ServiceFields on Service {\n    id\n    url\n    apiUrl\n    status\n    ready\n    readyAt\n    stoppedAt\n    tokenRotatedAt\n    requestCount\n    errorCount\n    meanLatencyMs\n    spec\n  }\n": types.ServiceFieldsFragmentDoc,
+    "\n  fragment ServiceFields on Service {\n    id\n    url\n    apiUrl\n    status\n    ready\n    readyAt\n    stoppedAt\n    tokenRotatedAt\n    requestCount\n    errorCount\n    meanLatencyMs\n    readinessChecks\n    readinessFailures\n    spec\n  }\n": types.ServiceFieldsFragmentDoc,
     "\n  query JobService($id: ID!) {\n    job(id: $id) {\n      id\n      service {\n        ...ServiceFields\n      }\n    }\n  }\n": types.JobServiceDocument,
     "\n  mutation RotateServiceToken($jobId: ID!, $firstOnly: Boolean) {\n    rotateServiceToken(jobId: $jobId, firstOnly: $firstOnly) {\n      __typename\n      ... on ServiceToken {\n        token\n        service {\n          ...ServiceFields\n        }\n      }\n      ... on Error {\n        message\n      }\n    }\n  }\n": types.RotateServiceTokenDocument,
     "\n  mutation OpenServiceInBrowser($jobId: ID!) {\n    openServiceInBrowser(jobId: $jobId) {\n      __typename\n      ... on ServiceBrowserLink {\n        url\n      }\n      ... on Error {\n        message\n      }\n    }\n  }\n": types.OpenServiceInBrowserDocument,
@@ -115,7 +115,7 @@ export function graphql(source: "\n  mutation AnswerQuestion($input: AnswerQuest
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment ServiceFields on Service {\n    id\n    url\n    apiUrl\n    status\n    ready\n    readyAt\n    stoppedAt\n    tokenRotatedAt\n    requestCount\n    errorCount\n    meanLatencyMs\n    spec\n  }\n"): (typeof documents)["\n  fragment ServiceFields on Service {\n    id\n    url\n    apiUrl\n    status\n    ready\n    readyAt\n    stoppedAt\n    tokenRotatedAt\n    requestCount\n    errorCount\n    meanLatencyMs\n    spec\n  }\n"];
+export function graphql(source: "\n  fragment ServiceFields on Service {\n    id\n    url\n    apiUrl\n    status\n    ready\n    readyAt\n    stoppedAt\n    tokenRotatedAt\n    requestCount\n    errorCount\n    meanLatencyMs\n    readinessChecks\n    readinessFailures\n    spec\n  }\n"): (typeof documents)["\n  fragment ServiceFields on Service {\n    id\n    url\n    apiUrl\n    status\n    ready\n    readyAt\n    stoppedAt\n    tokenRotatedAt\n    requestCount\n    errorCount\n    meanLatencyMs\n    readinessChecks\n    readinessFailures\n    spec\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

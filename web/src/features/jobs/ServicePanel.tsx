@@ -18,6 +18,8 @@ const ServiceFields = graphql(`
     requestCount
     errorCount
     meanLatencyMs
+    readinessChecks
+    readinessFailures
     spec
   }
 `);
@@ -183,6 +185,11 @@ export function ServicePanel({ jobId, jobStatus }: { jobId: string; jobStatus: s
         <dt>Requests</dt>
         <dd data-testid="service-requests">
           {requests === 0 ? 'none yet' : `${requests} (${Number(s.errorCount)} failed) · mean latency ${s.meanLatencyMs} ms`}
+        </dd>
+        <dt>Readiness checks</dt>
+        <dd data-testid="service-checks">
+          {`${Number(s.readinessChecks)} (${Number(s.readinessFailures)} failed)`}
+          <span className="muted small"> · GET {readinessPath}, counted here rather than written into the app&apos;s log</span>
         </dd>
         <dt>Access token</dt>
         <dd data-testid="service-token">
