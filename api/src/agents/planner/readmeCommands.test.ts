@@ -199,6 +199,14 @@ describe('readmeServiceSetup', () => {
     expect(readmeServiceSetup(make, null)).toEqual({ app: null, steps: [{ name: 'initdb', command: 'make initdb', produces: ['var'], from: 'Makefile (run: initdb)' }] });
   });
 
+  it('`(venv)` prompts without `$`; of several serve commands, the one serving the app its setup step sets up', () => {
+    const readme = ['### Initialize DB', '', '```', '(venv) flask --app flaskr init-db', '```', '', '### Start the server', '', '```', '(venv) flask --app hello run              # run the simplest single-file app', '(venv) flask --app flaskr run             # run the blog app', '```'].join('\n');
+    expect(readmeServiceSetup(flaskr(readme, 'README.md'), null)).toEqual({
+      app: { framework: 'flask', spec: 'flaskr', from: 'README.md line 11' },
+      steps: [{ name: 'init-db', command: 'flask --app flaskr init-db', produces: ['instance/flaskr.sqlite'], from: 'README.md line 4' }],
+    });
+  });
+
   it('uvicorn MODULE:app gives a FastAPI spec; install, test and Flask’s own commands are never steps', () => {
     const files = new Map([['README.md', '    pip install .\n    python -m pytest\n    flask --app api routes\n    make install\n    uvicorn service.main:app --reload\n']]);
     expect(readmeServiceSetup(files, null)).toEqual({ app: { framework: 'fastapi', spec: 'service.main:app', from: 'README.md line 5' }, steps: [] });

@@ -60,7 +60,7 @@ export function readmeCommands(files: ReadonlyMap<string, string>): ReadmeComman
       // Code: a fenced or indented block, or a line with a shell prompt; prose only through its inline code.
       const code = fenced || /^( {4}|\t)/.test(raw) || /^\s*(?:\(\w+\)\s*)?[$%]\s/.test(raw);
       const line = raw
-        .replace(/^[\s>]*(?:[-*]\s+)?`*\s*(?:(?:\$|>|%|\(\w+\)\s*\$)\s+)?/, '')
+        .replace(/^[\s>]*(?:[-*]\s+)?`*\s*(?:\([\w.-]+\)\s*)?(?:[$%>]\s+)?/, '')
         .replace(/`+\s*$/, '')
         .replace(/\s+#.*$/, '')
         .trim();
@@ -162,7 +162,10 @@ export function readmeServiceSetup(files: ReadonlyMap<string, string>, appFile: 
     const module = appFile?.replace(/(\/__init__)?\.py$/, '').replace(/\//g, '.');
     return !!py && !!appFile && (py[2]?.replace(/^\.\//, '') === appFile || (py[1] !== undefined && py[1] === module));
   };
-  const serveAt = commands.findIndex(isServe);
+  // Several serve commands ("the simplest app", then "the blog app"): the one that serves the app its setup commands set up.
+  const setupApps = new Set(commands.map((c) => flaskCommand(c)).filter((f) => f && f.sub !== 'run' && f.app).map((f) => f!.app));
+  const serves = commands.flatMap((c, i) => (isServe(c) ? [i] : []));
+  const serveAt = serves.find((i) => setupApps.has(flaskCommand(commands[i]!)?.app ?? '')) ?? serves[0] ?? -1;
   const serve = serveAt >= 0 ? commands[serveAt]! : null;
   const app = serve ? appSpec(serve) : null;
   const steps: SetupStep[] = [];
