@@ -63,6 +63,7 @@ export function fixedCriteriaProblem(fixed: unknown, plan: PlanInput): string | 
  * inside the caller's transaction (the planner's Action transaction). Then either
  *   - the plan names preparation steps → `startPreparation` (PLANNING → PREPARING); the
  *     preparation stage (domain/preparation/stage.ts) takes it from there, or
+ *   - the plan hosts a service → acceptServicePlan (its setup steps, `before`, first);
  *   - the code runs as it was uploaded → the ORIGINAL version is frozen and one RUN task
  *     queued (`acceptPlan`, PLANNING → RUNNING), saying that no preparation was needed —
  *     or, when the plan has a pipeline (`before`), the task of its first step; each finished
