@@ -15,6 +15,8 @@ and SETTING has the fields of contract.ts's Setting except id and file, plus `sc
 What each form gives:
   argparse  add_argument("--x", ...) → kind flag (dest as name; type, default, help, choices,
             nargs, action, aliases); add_argument("x") → kind positional with its position
+  absl      flags.DEFINE_integer("epochs", 10, "help") (and float, string, boolean, enum with its
+            values, list, multi_*) → flag --epochs
   click     @click.option → flag; @click.argument → positional (decorator order)
   typer     a command's parameters (typer.run(fn), @app.command()): with a default → flag
             --name-with-dashes, without (or typer.Argument) → positional; Annotated[...] too
@@ -235,6 +237,33 @@ class FileReader:
         self.add(kind="positional", name=names[0], position=position, type=typ, default=default_text, help=help_text,
                  choices=choice_list, nargs=nargs, action=action, scope=scope)
         return position + 1
+
+    ABSL_TYPES = {"integer": "int", "float": "float", "string": "str", "boolean": "bool", "bool": "bool", "enum": "str", "list": "list",
+                  "spaceseplist": "list", "multi_string": "list", "multi_integer": "list", "multi_float": "list", "multi_enum": "list"}
+
+    def absl_flag(self, call, scope):
+        """absl / tf.app flags: flags.DEFINE_integer("epochs", 10, "help") → --epochs."""
+        kind = (type_name(call.func) or "")[len("DEFINE_"):]
+        if kind not in self.ABSL_TYPES:
+            return
+        args = list(call.args)
+        name = args[0] if args else kw(call, "name")
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return
+        default = args[1] if len(args) > 1 else kw(call, "default")
+        ok, dval = literal(default) if default is not None else (False, None)
+        choices = None
+        if kind in ("enum", "multi_enum"):
+            values = args[2] if len(args) > 2 else kw(call, "enum_values")
+            choices = [const(e) for e in values.elts] if isinstance(values, (ast.List, ast.Tuple)) else None
+            help_node = args[3] if len(args) > 3 else kw(call, "help")
+        else:
+            help_node = args[2] if len(args) > 2 else kw(call, "help")
+        default_text = self.default_text(default, dval, ok)
+        if ok and isinstance(dval, bool):
+            default_text = str(dval)
+        self.add(kind="flag", name=name.value, flag="--" + name.value, aliases=[], type=self.ABSL_TYPES[kind], default=default_text,
+                 help=const(help_node), choices=choices, scope=scope)
 
     def click_decorators(self, fn, scope):
         position = 0
@@ -762,6 +791,9 @@ class FileReader:
                       key=lambda n: (n.lineno, n.col_offset))
         for node in adds:
             position = self.argparse(node, scope_of.get(node, "module"), position)
+        for node in sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and (type_name(n.func) or "").startswith("DEFINE_")),
+                           key=lambda n: (n.lineno, n.col_offset)):
+            self.absl_flag(node, scope_of.get(node, "module"))
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call) and type_name(node.func) == "run" and (self.segment(node.func) or "").startswith("typer") and node.args and isinstance(node.args[0], ast.Name):
                 typer_commands.append(node.args[0].id)

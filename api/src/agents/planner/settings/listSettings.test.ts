@@ -65,7 +65,7 @@ describe('command-line parsers', () => {
     expect(byId(s, 'train.py#out')).toMatchObject({ kind: 'positional', position: 1, nargs: '?', default: 'model.pt' });
   });
 
-  it('click options and arguments, typer signatures (Annotated too), fire functions and classes', async () => {
+  it('click options and arguments, typer signatures (Annotated too), fire functions and classes, absl flags', async () => {
     const files = new Map([
       [
         'cli.py',
@@ -96,6 +96,18 @@ describe('command-line parsers', () => {
       ['fi.py', lines('import fire', 'def run(steps=100, lr=0.01, name="x"):', '    pass', 'if __name__ == "__main__":', '    fire.Fire(run)')],
       ['fc.py', lines('from fire import Fire', 'class Sim:', '    def __init__(self, n, dt=0.1):', '        pass', 'Fire(Sim)')],
       ['tl.py', lines('import typer', 'from typing import List', 'def main(number: List[float] = typer.Option([])):', '    pass', 'typer.run(main)')],
+      [
+        'ab.py',
+        lines(
+          'from absl import app, flags',
+          'FLAGS = flags.FLAGS',
+          'flags.DEFINE_integer("epochs", 10, "passes over the data")',
+          'flags.DEFINE_float("lr", 1e-3, help="step size")',
+          'flags.DEFINE_boolean("fast", False, "skip evaluation")',
+          'flags.DEFINE_enum("opt", "adam", ["sgd", "adam"], "optimizer")',
+          'flags.DEFINE_list("layers", ["64", "64"], "widths")',
+        ),
+      ],
     ]);
     const s = await listSettings(files);
     expect(s.problems).toEqual([]);
@@ -114,6 +126,11 @@ describe('command-line parsers', () => {
     expect(byId(s, 'fc.py#n')).toMatchObject({ kind: 'positional' });
     expect(byId(s, 'fc.py#dt')).toMatchObject({ kind: 'flag', default: '0.1' });
     expect(byId(s, 'tl.py#number')).toMatchObject({ kind: 'flag', flag: '--number', type: 'list' });
+    expect(byId(s, 'ab.py#epochs')).toMatchObject({ kind: 'flag', flag: '--epochs', type: 'int', default: '10', help: 'passes over the data' });
+    expect(byId(s, 'ab.py#lr')).toMatchObject({ type: 'float', default: '1e-3', help: 'step size' });
+    expect(byId(s, 'ab.py#fast')).toMatchObject({ type: 'bool', default: 'False' });
+    expect(byId(s, 'ab.py#opt')).toMatchObject({ type: 'str', default: 'adam', choices: ['sgd', 'adam'], help: 'optimizer' });
+    expect(byId(s, 'ab.py#layers')).toMatchObject({ type: 'list', default: '["64", "64"]' });
   });
 });
 
