@@ -451,6 +451,8 @@ describe('environment variables and config files', () => {
     ['setup.py', lines('VERSION = "1.0"')],
     ['docs/conf.py', lines('release = "1.0"')],
     ['.github/workflows/ci.yml', 'on: push\n'],
+    ['venv/lib/python3.11/site-packages/pkg/mod.py', 'X = 1\n'],
+    ['env/gridworld.py', 'SIZE = 5\n'],
   ]);
 
   it('JSON, YAML, TOML and INI keys flattened, with spans where the format gives them; readBy from literal paths', async () => {
@@ -477,7 +479,8 @@ describe('environment variables and config files', () => {
     expect(byId(s, 'hconf/config.yaml#trainer.max_epochs')).toMatchObject({ readBy: ['app.py'], override: 'trainer.max_epochs=' });
     expect(byId(s, 'unread.yaml#k').readBy).toEqual([]);
     expect(byId(s, 'results.json#acc').readBy).toEqual([]); // written, not read
-    expect(ids(s).some((i) => /^(pyproject\.toml|\.github|setup\.py|docs\/)/.test(i))).toBe(false); // tooling, not the program's settings
+    expect(ids(s).some((i) => /^(pyproject\.toml|\.github|setup\.py|docs\/|venv\/)/.test(i))).toBe(false); // tooling and installed packages, not the program's settings
+    expect(byId(s, 'env/gridworld.py#SIZE').default).toBe('5'); // a project's own env/ folder is read
     const ini = project.get('setup/run.ini')!;
     expect(spanText(ini, byId(s, 'setup/run.ini#train.lr').span!)).toBe('0.01');
   });

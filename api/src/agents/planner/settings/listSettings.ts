@@ -54,7 +54,7 @@ const CONFIG_FORMATS: Record<string, NonNullable<Setting['format']>> = { '.json'
 const TOOLING = /(^|\/)(package(-lock)?\.json|tsconfig[^/]*\.json|pyproject\.toml|setup\.cfg|tox\.ini|pytest\.ini|mypy\.ini|\.?flake8|\.pylintrc|\.pre-commit-[^/]*|environment[^/]*\.ya?ml|conda[^/]*\.ya?ml|mkdocs\.ya?ml|(docker-)?compose[^/]*\.ya?ml|codecov\.ya?ml|\.readthedocs\.ya?ml|\.travis\.ya?ml|\.gitlab-ci\.ya?ml|netlify\.toml|Cargo\.toml|\.coveragerc|\.bumpversion\.cfg|renovate\.json|dvc\.ya?ml|dvc\.lock|\.dvc\/config)$/i;
 /** Python files that configure tools, not the program (packaging, docs, tests' fixtures). */
 const PY_TOOLING = /(^|\/)(setup\.py|noxfile\.py|conftest\.py|docs?\/(source\/)?conf\.py)$/;
-const IGNORED_DIRS = /(^|\/)(\.[^/]+|node_modules|__pycache__|venv|env|site-packages)\//;
+const IGNORED_DIRS = /(^|\/)(\.[^/]+|node_modules|__pycache__|venv|site-packages)\//; // a folder named env/ is often the project's own (RL environments)
 
 type PySetting = Omit<Setting, 'id' | 'file'> & { inExpression?: boolean };
 type PyFile =
