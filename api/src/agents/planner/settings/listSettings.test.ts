@@ -264,7 +264,7 @@ describe('configurator globals and their config modules', () => {
   const files = new Map([
     ['train.py', train],
     ['configurator.py', lines('import sys', 'for arg in sys.argv[1:]:', '    pass')],
-    ['config/train_small.py', lines('import time', "out_dir = 'out-small'", 'max_iters = 200', 'n_layer = 2', 'gradient_accumulation_steps = 4 * 8', "wandb_run_name = 'run' + str(time.time())")],
+    ['config/train_small.py', lines('import time', "out_dir = 'out-small'", 'max_iters = 200', 'n_layer = 2', 'gradient_accumulation_steps = 4 * 8', 'new_key = 5', "wandb_run_name = 'run' + str(time.time())")],
     ['config/other.py', lines('unrelated = 1')],
   ]);
 
@@ -281,6 +281,8 @@ describe('configurator globals and their config modules', () => {
     expect(byId(s, 'train.py#after')).toMatchObject({ kind: 'constant', default: '7' });
     expect(byId(s, 'config/train_small.py#max_iters')).toMatchObject({ kind: 'config-key', format: 'python', default: '200', readBy: ['train.py'], override: '--max_iters=' });
     expect(byId(s, 'config/train_small.py#gradient_accumulation_steps')).toMatchObject({ kind: 'config-key', default: '4 * 8' });
+    expect(byId(s, 'config/train_small.py#new_key')).toMatchObject({ kind: 'config-key', default: '5' });
+    expect(byId(s, 'config/train_small.py#new_key').override).toBeUndefined(); // not a global of train.py: --new_key=… would be refused
     expect(s.settings.some((x) => x.id === 'config/train_small.py#wandb_run_name')).toBe(false);
     // changed by the program later (a block), still a global the command line sets
     expect(byId(s, 'train.py#device')).toMatchObject({ kind: 'configurator', default: 'cuda' });

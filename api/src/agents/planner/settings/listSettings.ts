@@ -119,6 +119,7 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
   const hydraFiles = new Set<string>();
   const cliFiles = new Set<string>(); // OmegaConf.from_cli: `key=value` overrides
   const configModules = new Map<string, string[]>(); // config/*.py → the scripts that exec the configurator over it
+  const globalsOf = new Map<string, Set<string>>(); // a configurator script → its globals (what `--name=value` may set)
   const note = (config: string, reader: string) => {
     if (!readBy.has(config)) readBy.set(config, new Set());
     readBy.get(config)!.add(reader);
@@ -141,6 +142,7 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
   for (const [script, facts] of Object.entries(parsed)) {
     if (!facts.ok || !facts.configurator) continue;
     const globals = new Set(facts.settings.filter((s) => s.kind === 'configurator').map((s) => s.name));
+    globalsOf.set(script, globals);
     for (const [file, other] of Object.entries(parsed)) {
       if (file === script || !other.ok || !other.configShaped || file === resolvePath(files, script, facts.configurator)) continue;
       if (other.settings.some((s) => s.kind === 'constant' && globals.has(s.name))) {
@@ -158,7 +160,9 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
     for (const s of facts.settings) {
       const { inExpression, ...rest } = s;
       if (readers && s.kind === 'constant' && !inExpression) {
-        settings.push({ ...rest, id: `${file}#${s.name}`, file, kind: 'config-key', format: 'python', override: `--${s.name}=`, readBy: [...readBy.get(file)!].sort() });
+        // the command line can override only the script's own globals (the configurator refuses an unknown key)
+        const overridable = readers.every((r) => globalsOf.get(r)?.has(s.name));
+        settings.push({ ...rest, id: `${file}#${s.name}`, file, kind: 'config-key', format: 'python', ...(overridable ? { override: `--${s.name}=` } : {}), readBy: [...readBy.get(file)!].sort() });
         continue;
       }
       let id = `${file}#${s.name}`;
