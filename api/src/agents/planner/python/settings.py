@@ -8,7 +8,8 @@ the order given; once S seconds are spent, the rest are answered "not read" — 
 Output (stdout): {"path": FILE, ...} where FILE is
     {"ok": true, "settings": [SETTING, ...], "reads": [{"path": "conf/x.yaml", "line": N, "hydra": bool}],
      "imports": [{"module": "a.b"|null, "level": 0, "names": ["c"]}], "configurator": "configurator.py"|null,
-     "configShaped": bool, "mainGuard": bool, "fromCli": bool}
+     "configShaped": bool, "mains": ["main()", ...], "mainGuard": bool, "fromCli": bool,
+     "configFunctions": [CONFIG_FUNCTION, ...], "mergesArgs": bool}
   or {"ok": false, "error": "SyntaxError: invalid syntax (line 3)"}
 and SETTING has the fields of contract.ts's Setting except id and file, plus `scope`.
 
@@ -41,8 +42,11 @@ What each form gives:
             booleans inside expressions, f-strings, multi-line strings, empty containers (`seen = []`),
             names starting with `_`, arithmetic inside a function (`4 * share`: only call arguments
             count there, `randn(256, 3)`, `lr=0.1`), and state —
-            a name that is also augmented (`n += 1`), a loop or `with` target, or declared
-            `global` in a function. The last assignment of a name wins (what the program uses).
+            a name that is also augmented (`n += 1`), a loop or `with` target, assigned again
+            inside a block of the scope (`if ddp: device = …`), or declared `global` in a function
+            (configurator globals excepted: the command line sets them whatever comes later). A
+            later literal replaces an earlier one (what the program uses), as does a computed value
+            that does not read it; every literal of every expression is kept.
   classes   a settings class's fields (@dataclass, pydantic, or named *Config/*Args/*Params/…): flags
             when tyro.cli(C) (--field-name) or HfArgumentParser(C) (--field_name) reads it, else
             constants `C.field` with the default's span
@@ -57,7 +61,8 @@ What each form gives:
             config_path/config_name
 
 Spans are `ast`'s: 1-based lines, 0-based columns in UTF-8 bytes, end exclusive (a rewrite converts
-them to string offsets per line). A negative number's span includes its minus sign.
+them to string offsets per line). A negative number's span includes its minus sign; a file that starts
+with a byte-order mark has its 3 bytes counted on line 1.
 """
 import ast
 import gc
