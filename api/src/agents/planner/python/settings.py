@@ -442,7 +442,9 @@ class FileReader:
             if isinstance(node, ast.keyword):
                 stack.append((node.value, node.arg))
                 continue
-            stack.extend((c, keyword if not isinstance(node, ast.Call) else None) for c in reversed(list(ast.iter_child_nodes(node))))
+            # the keyword names a literal passed as it (`lr=0.1`, `betas=(0.9, 0.95)`), not one inside arithmetic (`n=k + 1`)
+            keep = keyword if isinstance(node, (ast.List, ast.Tuple)) else None
+            stack.extend((c, keep) for c in reversed(list(ast.iter_child_nodes(node))))
         return out
 
     def call_argument(self, node):
