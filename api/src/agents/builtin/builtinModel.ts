@@ -170,7 +170,8 @@ function decide(req: ModelRequest): Item[] {
   // Data-preparation scripts are steps before the run, not the run (see the pipeline below).
   const prepares = eps.filter((e) => PREPARE_RE.test(e.path));
   const named = eps.filter((e) => !PREPARE_RE.test(e.path) && (request.includes(e.path) || request.includes(e.path.split('/').pop()!)));
-  const notEval = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$/i.test(e.path) && !MERGE_SCRIPT_RE.test(e.path));
+  // Not the run: evaluation and test scripts, merge programs, packaging (setup.py).
+  const notEval = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$|(^|\/)setup\.py$/i.test(e.path) && !MERGE_SCRIPT_RE.test(e.path));
   const primary = notEval.some((e) => !PREPARE_RE.test(e.path)) ? notEval.filter((e) => !PREPARE_RE.test(e.path)) : notEval;
   let entry: EntryPoint | undefined = named.length === 1 ? named[0] : primary.length === 1 ? primary[0] : undefined;
   // The project's README or Makefile says how to run it: when it names exactly one of them, that one.
@@ -206,6 +207,12 @@ function decide(req: ModelRequest): Item[] {
   if (!entry && named.length === 0 && /\b(train|fit|fine-?tune)/i.test(request)) {
     const trains = primary.filter((e) => e.savesCheckpoint && e.flags.some((f) => RUN_LENGTH_RE.test(flagName(f))));
     if (trains.length === 1) entry = trains[0];
+  }
+  // Of several scripts, the only one whose name the request uses as a word ("Train chargpt …" → projects/chargpt/chargpt.py).
+  if (!entry && named.length === 0) {
+    const stem = (e: EntryPoint) => e.path.split('/').pop()!.replace(/\.py$/, '').replace(/[^\w]/g, '');
+    const byWord = primary.filter((e) => new RegExp(`\\b${stem(e)}`, 'i').test(request));
+    if (byWord.length === 1) entry = byWord[0];
   }
   if (!entry) {
     const choices = (primary.length ? primary : eps).map((e) => e.path);
@@ -439,6 +446,7 @@ function decide(req: ModelRequest): Item[] {
   const settingsTool = last<SettingsSurface & { error?: string }>('list_settings');
   const capCad = Number(/Spending cap:\s*([\d.]+)\s*CAD/.exec(task)?.[1] ?? NaN);
   const askStep = disposeAsks({
+    request,
     asks,
     surface: settingsTool && !settingsTool.error ? settingsTool : null,
     entry: entry.path,

@@ -39,6 +39,10 @@ export type PyFileFacts =
       imports: string[];
       /** Those of `imports` in the interpreter's standard library (sys.stdlib_module_names). */
       stdlib?: string[];
+      /** Top-level names imported only inside functions or a `try … except ImportError`: optional, not needed to start. */
+      lazyImports?: string[];
+      /** Full dotted names of the absolute imports (`from pkg.sub import x` → pkg.sub, pkg.sub.x). */
+      modules?: string[];
       flags: (ArgFlag & { aliases: string[]; required: boolean })[];
       positionals?: Positional[];
       /** Lines that use CUDA unconditionally (not under an `if` that tests for it). */
@@ -145,13 +149,18 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
     const ast0 = parsed[p];
     const parsedImports = ast0?.ok ? ast0.imports : null;
     const stdlib = new Set(ast0?.ok ? (ast0.stdlib ?? []) : []);
+    const lazy = new Set(ast0?.ok ? (ast0.lazyImports ?? []) : []);
+    const dotted = ast0?.ok ? (ast0.modules ?? null) : null;
     const names = parsedImports ?? [...text.matchAll(/^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import)/gm)].flatMap((m) => (m[1] ? m[1].split(',').map((x) => x.trim()) : [m[2]!]));
     for (const n of names) {
       const top = n.split('.')[0]!;
       // chatgpu is the worker's own helper package, always there.
       if (!top || STDLIB.has(top) || stdlib.has(top) || top === 'chatgpu') continue;
-      if (localModules.has(top)) local.add(top);
-      else thirdParty.add(top);
+      if (localModules.has(top)) {
+        // The project's own modules by their full names when the parser gave them (pkg.model, not all of pkg).
+        const full = dotted?.filter((d) => d === top || d.startsWith(`${top}.`)) ?? [];
+        for (const d of full.length ? full : [top]) local.add(d);
+      } else if (!lazy.has(top)) thirdParty.add(top);
     }
     for (const t of thirdParty) imports.add(t);
     importsByFile[p] = { thirdParty: [...thirdParty].sort(), local: [...local].sort() };

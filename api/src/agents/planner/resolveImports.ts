@@ -63,7 +63,16 @@ export function importsOf(facts: ProjectFacts, files: readonly string[]): Map<st
   const byModule = new Map<string, string[]>();
   const seen = new Set<string>();
   const queue = [...files];
-  const filesOfModule = (m: string) => Object.keys(facts.importsByFile).filter((p) => p === `${m}.py` || p.endsWith(`/${m}.py`) || p.startsWith(`${m}/`) || p.includes(`/${m}/`));
+  const files0 = Object.keys(facts.importsByFile);
+  const filesOfModule = (m: string) => {
+    if (!m.includes('.')) return files0.filter((p) => p === `${m}.py` || p.endsWith(`/${m}.py`) || p.startsWith(`${m}/`) || p.includes(`/${m}/`));
+    // pkg.sub.mod: that module (a file or a package) and the __init__ of each package on the way.
+    const parts = m.split('/').join('.').split('.');
+    const path = parts.join('/');
+    const inits = parts.slice(0, -1).map((_, i) => `${parts.slice(0, i + 1).join('/')}/__init__.py`);
+    const wanted = new Set([`${path}.py`, `${path}/__init__.py`, ...inits]);
+    return files0.filter((p) => wanted.has(p) || [...wanted].some((w) => p.endsWith(`/${w}`)));
+  };
   while (queue.length) {
     const f = queue.shift()!;
     if (seen.has(f)) continue;

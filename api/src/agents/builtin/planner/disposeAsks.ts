@@ -17,6 +17,8 @@ import type { AskDisposition } from '../../../domain/jobs/planSchema.js';
 import { offsetOf, type SettingEdit } from '../../../preparation/setSettings.js';
 
 export interface AskContext {
+  /** The request as the user wrote it (for words around an ask: "… for both models"). */
+  request: string;
   asks: Ask[];
   /** The entry point's surface; null when no ask needs one (list_settings was not called). */
   surface: SettingsSurface | null;
@@ -87,6 +89,28 @@ export function disposeAsks(ctx: AskContext): AskStep {
       case 'sweep': {
         const m = matchSetting(ask, settings, { entry: ctx.entry });
         let setting: Setting | undefined;
+        if (m.status === 'ambiguous' && ask.kind === 'setting' && meansAll(ctx.request, ask)) {
+          // "max_depth to 3 for both tree models": every place the name is set.
+          const hows: string[] = [];
+          let problem: string | null = null;
+          for (const c of m.candidates) {
+            const checked = coerceValue(ask.value, c);
+            if (!checked.ok) {
+              problem = checked.reason;
+              break;
+            }
+            const applied = applySetting(ctx, plan, c, checked.value);
+            if ('read' in applied) return { need: 'read', path: applied.read };
+            if ('refused' in applied) {
+              problem = applied.refused;
+              break;
+            }
+            hows.push(applied.how);
+          }
+          if (problem) refuse(ask, problem);
+          else honour(ask, `all ${m.candidates.length}: ${hows.join('; ')}`);
+          break;
+        }
         if (m.status === 'ambiguous') {
           const choices = m.candidates.map((s) => settingLabel(s));
           const marker = settingQuestionMarker(ask);
@@ -189,9 +213,18 @@ export function disposeAsks(ctx: AskContext): AskStep {
   return { need: 'none', plan };
 }
 
+/** Words right after an ask that say it is meant for every place its setting appears ("for both", "in all of them"). */
+function meansAll(request: string, ask: Ask): boolean {
+  const at = request.indexOf(ask.text);
+  if (at < 0) return false;
+  return /^[^.;]{0,40}?\b(both|all|every|each)\b/i.test(request.slice(at + ask.text.length));
+}
+
 /** "n_layer (constant in model.py)", "--epochs (flag)". */
 export function settingLabel(s: Setting): string {
-  return `${s.flag ?? s.name} (${s.kind}${s.kind === 'flag' || s.kind === 'configurator' ? '' : ` in ${s.file}`})`;
+  if (s.kind === 'flag' || s.kind === 'configurator') return `${s.flag ?? s.name} (${s.kind})`;
+  const where = `${s.file}${s.span ? ` line ${s.span.line}` : ''}`;
+  return `${s.name} (${s.kind} in ${where}${s.expression ? `: ${s.expression.length > 60 ? `${s.expression.slice(0, 60)}…` : s.expression}` : ''})`;
 }
 
 function describeSettings(first: Setting[], all: Setting[], entry: string): string {

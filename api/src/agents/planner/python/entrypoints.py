@@ -314,9 +314,50 @@ def analyze(text):
             seen.add(f["flag"])
             unique.append(f)
     stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    eager, lazy, modules = import_places(tree)
     return {"ok": True, "mainGuard": main_guard, "topLevelRuns": top_runs, "parsesArgs": parses, "cli": cli, "configurator": configurator, "imports": sorted(imports),
             "stdlib": sorted(i for i in imports if i in stdlib), "flags": unique, "positionals": positionals,
+            "lazyImports": sorted(lazy - eager), "modules": sorted(modules),
             "cudaLines": [n for n in hard_wired_cuda(tree) if n not in settings_lines]}
+
+
+def import_places(tree):
+    """Top-level names imported when the module loads (`eager`) and only inside a function or a
+    `try` that catches ImportError (`lazy`: an optional feature, needed only if that code runs),
+    and the full dotted names of absolute imports (`from pkg.sub import x` → pkg.sub, pkg.sub.x)."""
+    eager, lazy, modules = set(), set(), set()
+
+    def catches_import_error(node):
+        for h in node.handlers:
+            names = [h.type] if not isinstance(h.type, ast.Tuple) else list(h.type.elts)
+            if h.type is None or any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError", "Exception") for n in names):
+                return True
+        return False
+
+    def visit(node, deferred):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                (lazy if deferred else eager).add(a.name.split(".")[0])
+                modules.add(a.name)
+            return
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            (lazy if deferred else eager).add(node.module.split(".")[0])
+            modules.add(node.module)
+            modules.update(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            deferred = True
+        if isinstance(node, ast.Try) and catches_import_error(node):
+            for child in node.body:
+                visit(child, True)
+            for child in node.handlers + node.orelse + node.finalbody:
+                visit(child, deferred)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, deferred)
+
+    visit(tree, False)
+    return eager, lazy, modules
 
 
 def main():
