@@ -119,7 +119,9 @@ export interface Ask {
   phrase?: string;
   /** setting: the value as written ("200", "64", "3e-4", "False", "cpu"), a number without separators or suffixes ("1,000" and "1_000" → "1000", "10k" → "10000", "two" → "2", "90%" → "0.9"). */
   value?: string;
-  /** sweep: the values, in order (a range expanded: "1 to 5" → 1..5; at most 64). */
+  /** sweep: the values, in order (a range expanded: "1 to 5" → 1..5; at most 64).
+   *  setting: the items of a list-valued setting, all for one run ("sum the numbers 1.5, 2 and 3" → ['1.5', '2', '3']);
+   *  `value` then holds them joined by spaces ("1.5 2 3"). The words "one run per …" make such a list a sweep. */
   values?: string[];
   /** output: what is wanted, and the file for kind 'file'; other: a file the request names that the run reads ("train on data.csv"). */
   output?: OutputWanted;

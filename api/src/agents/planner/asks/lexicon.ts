@@ -107,6 +107,16 @@ export const LEXICON: readonly LexiconGroup[] = [
   { id: 'port', valueType: 'int', words: ['port', 'http port', 'server port', 'listen port'] },
   { id: 'patience', valueType: 'int', words: ['patience', 'early stopping patience'] },
   { id: 'gamma', valueType: 'float', words: ['gamma', 'lr decay', 'lr_decay', 'decay rate'] },
+  { id: 'count', valueType: 'int', words: ['count', 'times', 'repeat', 'repeats', 'repetitions', 'n_times', 'num_times', 'repeat count'] },
+  {
+    id: 'test size',
+    valueType: 'float',
+    words: ['test size', 'test_size', 'test split', 'test_split', 'test fraction', 'test_frac', 'validation split', 'validation_split', 'val split', 'val_split', 'val_size', 'holdout', 'holdout fraction'],
+  },
+  { id: 'name', valueType: 'str', words: ['name', 'username', 'user name', 'user_name'] },
+  { id: 'trees', valueType: 'int', words: ['trees', 'n_estimators', 'estimators', 'num_trees', 'n_trees', 'ntrees'] },
+  { id: 'host', valueType: 'str', words: ['host', 'hostname', 'bind address', 'listen address', 'host address'] },
+  { id: 'model type', valueType: 'str', words: ['model type', 'model_type', 'model name', 'model_name', 'arch', 'architecture', 'model architecture'] },
 ];
 
 /** Metrics a request names for an output ("the final loss") or a threshold ("accuracy above 0.9"). */

@@ -572,6 +572,8 @@ const TABLE: [string, Expected[]][] = [
     'Can you run the benchmark script 5 times and report the mean and std of the throughput?',
     [
       target('run the benchmark script', 'benchmark'),
+      // How many times: a project with a count or repeat setting takes it; the planner decides.
+      set('5 times', 'times', '5'),
       out('the mean', 'metrics', { metric: 'mean' }),
       out('the throughput', 'metrics', { metric: 'throughput' }),
     ],

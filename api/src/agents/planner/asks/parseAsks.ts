@@ -16,7 +16,7 @@
  * Words that ask for nothing ("please", "give me", "train it") produce nothing.
  */
 import type { Ask, OutputWanted } from '../contract.js';
-import { lexiconGroups, metricOf, type LexiconGroup } from './lexicon.js';
+import { compactName, lexiconGroups, metricOf, type LexiconGroup } from './lexicon.js';
 import { tokenizeRequest, type Token } from './tokenizeRequest.js';
 
 type Draft = Omit<Ask, 'id' | 'text'>;
@@ -54,6 +54,8 @@ const OTHER_UNITS = new Set([
   'workers', 'worker', 'machines', 'machine', 'nodes', 'node', 'gpus', 'gpu', 'hosts', 'minutes', 'minute', 'mins',
   'min', 'hours', 'hour', 'hrs', 'hr', 'seconds', 'second', 'secs', 'sec', 'days', 'values', 'value', 'times', 'runs',
   'dollars', 'dollar', 'usd', 'bucks', 'cents', 'euros', 'shards', 'copies', 'replicas', 'trials', 'x',
+  // "--score 99.5, one run per ID": the count of runs is not one more value.
+  'run', 'job', 'jobs', 'shard', 'process', 'processes',
 ]);
 
 const OUTPUT_VERBS = new Set([
@@ -535,6 +537,11 @@ class Parser {
     if (wordy) {
       const raw = this.rawValue(j);
       if (raw && (connector || !this.term(j)) && !OUTPUT_VERBS.has(this.w(j)) && !ACTION_VERBS.has(this.w(j))) {
+        // "the name Ada Lovelace": a proper name runs over its capitalised words.
+        if (raw.last === j && /^\p{Lu}/u.test(this.t[j]!.text)) {
+          while (raw.last < j + 5 && this.isWord(raw.last + 1) && /^\p{Lu}\p{Ll}/u.test(this.t[raw.last + 1]!.text) && !this.term(raw.last + 1)) raw.last++;
+          raw.value = this.span(j, raw.last);
+        }
         return { first: i, last: raw.last, ask: { kind: 'setting', phrase: term.phrase, value: raw.value } };
       }
     }
@@ -558,6 +565,24 @@ class Parser {
     const v = this.values(c === 'from' || c === 'between' ? i + 1 : i + 2, { spaces: true });
     if (!v || !(v.range || (v.values?.length ?? 0) > 1)) return null;
     return this.settingOrSweep(i, this.t[i]!.text, v);
+  }
+
+  /**
+   * `IDs 1 to 5` (a range: a sweep), `the numbers 1.5, 2 and 3`, `the users alice, bob and carol`
+   * (a list for one run: a setting with `values`, made a sweep by "one run per …" in parseAsks).
+   */
+  nounList(i: number): Found | null {
+    let j = i;
+    if (this.w(j) === 'the') j++;
+    const tok = this.t[j];
+    if (tok?.type !== 'word' || !this.isIdentifier(j) || this.term(j) || !/[^s]s$/i.test(tok.text) || tok.lower in NUMBER_WORDS || OTHER_UNITS.has(tok.lower)) return null;
+    if (/^(plus|minus|thus|has|was|is|as|us|yes|less|unless|always|perhaps|besides|towards|afterwards|sometimes|otherwise|whereas|sometimes)$/.test(tok.lower)) return null;
+    const v = this.values(j + 1, { spaces: false, words: true });
+    // "… plus loss.png and metrics.json": files are outputs or inputs, never a list's items.
+    if (!v?.values || v.values.some((x) => OUTPUT_EXT.test(x) || SCRIPT_EXT.test(x) || CONFIG_EXT.test(x))) return null;
+    if (v.range) return { first: i, last: v.last, ask: { kind: 'sweep', phrase: tok.text, values: v.values } };
+    if (v.values.length < 2) return null;
+    return { first: i, last: v.last, ask: { kind: 'setting', phrase: tok.text, value: v.values.join(' '), values: v.values } };
   }
 
   /** `number of particles 1000`, `the number of walkers = 64`: any count by its noun. */
@@ -827,6 +852,30 @@ class Parser {
 
   /** `across all available workers`, `on 4 workers`, `on every machine`, `in parallel`, `on 4 GPUs`. */
   scale(i: number): Found | null {
+    // "one run per user across all available workers": the whole phrase is the scale.
+    const per = this.perRun(i);
+    if (per !== null) {
+      const s = this.scaleAt(per + 1);
+      return s ? { ...s, first: i } : null;
+    }
+    return this.scaleAt(i);
+  }
+
+  /** `one run per user`, `a separate run for each value`: returns its last token. */
+  perRun(i: number): number | null {
+    let j = i;
+    if (!/^(one|a|1)$/.test(this.w(j))) return null;
+    j++;
+    if (/^(separate|single)$/.test(this.w(j))) j++;
+    if (!/^(run|job|shard)$/.test(this.w(j))) return null;
+    j++;
+    if (this.w(j) === 'per') j++;
+    else if (this.w(j) === 'for' && /^(each|every)$/.test(this.w(j + 1))) j += 2;
+    else return null;
+    return this.isWord(j) ? j : null;
+  }
+
+  private scaleAt(i: number): Found | null {
     const w = this.w(i);
     if (w === 'in' && this.w(i + 1) === 'parallel') return { first: i, last: i + 1, ask: { kind: 'scale', workers: 'all' } };
     if (w === 'parallel' || w === 'concurrently' || w === 'simultaneously') return { first: i, last: i, ask: { kind: 'scale', workers: 'all' } };
@@ -1035,7 +1084,8 @@ class Parser {
           break;
         }
       }
-      if (!object && marked && last >= k) object = { first: k, last };
+      // "generate shorter sine waves first": any object, when the words say it comes first.
+      if (!object && last >= k && (marked || /^(first|beforehand)$/.test(this.w(last + 1)))) object = { first: k, last };
       if (!object) return null;
     } else if (/^(run|execute)$/.test(verb)) {
       const tok = this.t[v + 1];
@@ -1265,6 +1315,7 @@ class Parser {
     (i) => this.nameRange(i),
     (i) => this.setName(i),
     (i) => this.numberOf(i),
+    (i) => this.nounList(i),
     (i) => this.optimizer(i),
     (i) => this.dataset(i),
     (i) => this.toggle(i),
@@ -1297,6 +1348,43 @@ class Parser {
   }
 }
 
+/** The noun of "one run per user", "a separate run for each value" (lower case), or null. */
+function oneRunPer(request: string): string | null {
+  const m = /\b(?:one|a|1)\s+(?:separate\s+|single\s+)?(?:run|job|shard)\s+(?:per|for\s+each|for\s+every)\s+([\p{L}\p{N}_-]+)/iu.exec(request);
+  return m ? m[1]!.toLowerCase() : null;
+}
+
+/**
+ * Asks that say one thing together: a list for one run becomes a sweep when the request asks for
+ * one run per item ("the users alice, bob and carol …, one run per user"), and a bare flag that
+ * names the option a list goes to ("… with --user") becomes that list's name.
+ */
+function joinAsks(found: Found[], per: string | null): Found[] {
+  const lists = found.filter((f) => f.ask.values && (f.ask.kind === 'setting' || f.ask.kind === 'sweep'));
+  if (per && lists.length > 0) {
+    const perKey = compactName(per);
+    const named = lists.filter((f) => f.ask.phrase && compactName(f.ask.phrase).replace(/^-+/, '') === perKey);
+    const listsForOne = lists.filter((f) => f.ask.kind === 'setting');
+    // "one run per value" (or any noun when one list is there to split).
+    const split = named.length > 0 ? named : /^values?$/.test(per) || listsForOne.length === 1 ? listsForOne : [];
+    for (const f of split) {
+      if (f.ask.kind !== 'setting') continue;
+      const { value: _value, ...rest } = f.ask;
+      f.ask = { ...rest, kind: 'sweep' };
+    }
+  }
+  const drop = new Set<Found>();
+  for (const flag of found) {
+    const phrase = flag.ask.phrase ?? '';
+    if (flag.ask.kind !== 'setting' || !phrase.startsWith('-') || (flag.ask.value !== undefined && flag.ask.value !== 'True')) continue;
+    const list = lists.find((f) => f.ask.phrase && !f.ask.phrase.startsWith('-') && compactName(f.ask.phrase) === compactName(phrase));
+    if (!list) continue;
+    list.ask = { ...list.ask, phrase };
+    drop.add(flag);
+  }
+  return drop.size ? found.filter((f) => !drop.has(f)) : found;
+}
+
 /**
  * The request's asks, in the order of the request. Never throws: any text gives a list (empty
  * when nothing in it asks for anything).
@@ -1304,7 +1392,7 @@ class Parser {
 export function parseAsks(request: string): Ask[] {
   if (typeof request !== 'string' || request.trim() === '') return [];
   const tokens = tokenizeRequest(request);
-  const found = new Parser(request, tokens).parse();
+  const found = joinAsks(new Parser(request, tokens).parse(), oneRunPer(request));
   const namedSweep = found.some((f) => f.ask.kind === 'sweep' && (f.ask.phrase || f.ask.values));
   const seenOutputs = new Set<string>();
   const asks: Ask[] = [];
