@@ -62,7 +62,7 @@ const OUTPUT_VERBS = new Set([
   'give', 'return', 'send', 'save', 'saving', 'keep', 'store', 'write', 'export', 'download', 'collect', 'hand', 'get',
   'want', 'need', 'produce', 'include', 'attach', 'show', 'print', 'upload', 'deliver', 'share', 'dump', 'bring',
   'provide', 'plot', 'output', 'report', 'display', 'fetch', 'like', 'returns', 'gives', 'saves', 'outputs', 'see',
-  'expect', 'receive', 'grab', 'pull', 'copy', 'generate', 'emit', 'record', 'log',
+  'expect', 'receive', 'grab', 'pull', 'copy', 'generate', 'emit', 'record', 'log', 'tell',
 ]);
 /** Verbs after which a noun is what is acted on, not what is handed back ("train the model"). */
 const ACTION_VERBS = new Set([
@@ -426,6 +426,12 @@ class Parser {
       this.unwanted[i] = neg;
     }
     return ctx;
+  }
+
+  /** The output verb whose context covers token i ("" when none). */
+  outputVerb(i: number): string {
+    for (let k = i - 1; k >= 0 && !this.isBoundary(k); k--) if (OUTPUT_VERBS.has(this.w(k)) || /^(tell|show)$/.test(this.w(k))) return this.w(k);
+    return '';
   }
 
   // ---- recognizers: each proposes the ask that starts at token i, or null ----
@@ -1257,6 +1263,11 @@ class Parser {
     if (/^(weights|checkpoints?|ckpts?|state_dict)$/.test(head) && !readsIt()) return found(k, 'model');
     if (head === 'state' && this.w(k + 1) === 'dict' && !readsIt()) return found(k + 1, 'model');
     if (/^(model|models|network|net)$/.test(head) && !readsIt()) {
+      // "save the model as lm-small.pt": the model, under that name.
+      const named = this.t[k + 2];
+      if (/^(as|to|into|in)$/.test(this.w(k + 1)) && named?.type === 'word' && OUTPUT_EXT.test(named.text) && !SCRIPT_EXT.test(named.text)) {
+        return found(k + 2, 'model', { file: named.text });
+      }
       if (/^(weights|checkpoints?|file|files|artifacts?)$/.test(this.w(k + 1))) return found(k + 1, 'model');
       if (ctx && (det || adj) && !/^(card|config|configuration|size|type|architecture)$/.test(this.w(k + 1))) return found(k, 'model');
       if (adj && /^(trained|final|resulting|saved|fine-tuned|finetuned|learned)$/.test(this.w(j)) && det) return found(k, 'model');
@@ -1280,8 +1291,19 @@ class Parser {
     if (head === 'log' && /^(files?)$/.test(this.w(k + 1))) return found(k + 1, 'logs');
     if (/^(results|predictions|embeddings|dataset|data|numbers|csv|table|tables)$/.test(head) && ctx && (det || adj)) return found(k, 'data');
     if (/^(metrics|scores|stats|statistics)$/.test(head) && (ctx || det)) return found(k, 'metrics');
+    // "the classification report", "the benchmark table": what the program prints as its report.
+    if (det && /^(report|summary|table)$/.test(this.w(k + 1)) && !STOP.has(head) && (ctx || this.w(k + 1) === 'report')) return found(k + 1, 'report');
     const m = this.metricAt(j);
+    // "the loss log", "the loss history": the run's log, not one number.
+    if (m && /^(log|logs|history)$/.test(this.w(m.last + 1)) && (ctx || det)) return found(m.last + 1, 'logs');
     if (m && (ctx || /^(final|best|last|test|val|validation)$/.test(this.w(j)))) return found(m.last, 'metrics', { metric: m.name });
+    // "its config", "the config": the settings the run used, as it writes them.
+    if (ctx && det && /^(config|configuration|hyperparameters|params|parameters)$/.test(head) && !/^(file|files)$/.test(this.w(k + 1))) return found(k, 'data');
+    // "show me the result", "tell me the answer", "print the learned function": what the program prints.
+    if (ctx && (det || adj) && tok.type === 'word' && !STOP.has(head) && !this.term(k) && !/s$/.test(head) && /^(show|tell|print|display)$/.test(this.outputVerb(i))) {
+      return found(k, 'stdout');
+    }
+    if (ctx && det && /^(result|answer)$/.test(head)) return found(k, 'stdout');
     if (ctx && (det || adj) && /^(mean|average|std|median|throughput|latency|speed|runtime|time|timings?|tokens\/s|it\/s|samples\/s)$/.test(head)) {
       return found(k, 'metrics', { metric: tok.text.toLowerCase() });
     }
