@@ -591,6 +591,47 @@ class Parser {
     return { first: i, last: v.last, ask: { kind: 'setting', phrase: tok.text, value: v.values.join(' '), values: v.values } };
   }
 
+  /**
+   * A short symbol after the words that describe it: in "the time step dt over …", "a mesh step h
+   * of 0.05", "the diffusion constant a over …" the symbol (dt, h, a) is the setting's name and the
+   * words before it say what it is. Returns the symbol's token, or null.
+   */
+  describedSymbol(k: number): number | null {
+    for (let s = k + 1; s <= k + 3; s++) {
+      const d = s - 1;
+      if (!this.isIdentifier(d) || ACTION_VERBS.has(this.w(d)) || OUTPUT_VERBS.has(this.w(d))) return null;
+      if (this.isSymbolAt(s)) return s;
+    }
+    return null;
+  }
+
+  private isSymbolAt(s: number): boolean {
+    const tok = this.t[s];
+    if (tok?.type !== 'word' || !/^[\p{L}][\p{L}\p{N}_]?$/u.test(tok.text)) return false;
+    const next = this.w(s + 1);
+    const connector = /^(over|of|=|:|in|from|between|is|at|to)$/.test(next);
+    // "a" and "I" are words unless a value follows through a connector ("constant a over 0.1").
+    if (STOP.has(tok.lower) && !(tok.text.length === 1 && connector && next !== 'to' && next !== 'at')) return false;
+    return connector ? !!this.num(s + 2) || next === 'from' || next === 'between' : !!this.num(s + 1);
+  }
+
+  /** `a mesh step h of 0.05`, `the time step dt = 0.01`: a described symbol and its value. */
+  symbolValue(i: number): Found | null {
+    const k = /^(a|an|the)$/.test(this.w(i)) ? i + 1 : i;
+    const s = this.describedSymbol(k);
+    if (s === null) return null;
+    let j = s + 1;
+    if (/^(of|=|:|is|at|to)$/.test(this.w(j))) j++;
+    else if (/^(over|in)$/.test(this.w(j))) {
+      const v = this.values(j + 1, { spaces: false });
+      return v && (v.range || (v.values?.length ?? 0) > 1) ? this.settingOrSweep(i, this.t[s]!.text, v) : null;
+    }
+    const v = this.values(j, { spaces: false });
+    if (!v) return null;
+    const f = this.settingOrSweep(i, this.t[s]!.text, v);
+    return { ...f, first: i };
+  }
+
   /** `number of particles 1000`, `the number of walkers = 64`: any count by its noun. */
   numberOf(i: number): Found | null {
     let j = i;
@@ -642,14 +683,23 @@ class Parser {
   /** `every 100 steps` (after "evaluate", "log", "save"): an interval, not the run's length. */
   every(i: number): Found | null {
     let e = i;
+    let noun: string | null = null;
     if (this.w(i) !== 'every') {
-      if (!(EVERY_VERBS.test(this.w(i)) && this.w(i + 1) === 'every')) return null;
-      e = i + 1;
+      // "an image every 100 steps", "a checkpoint every 500 iterations": what is made that often.
+      const d = /^(a|an|one)$/.test(this.w(i)) ? i + 1 : i;
+      const made = /^(images?|plots?|figures?|frames?|snapshots?|pictures?|samples?|checkpoints?|ckpts?)$/.exec(this.w(d));
+      if (made && this.w(d + 1) === 'every') {
+        e = d + 1;
+        const n = made[1]!.replace(/s$/, '');
+        noun = /^(checkpoint|ckpt)$/.test(n) ? 'save interval' : `${n} interval`;
+      } else if (!(EVERY_VERBS.test(this.w(i)) && this.w(i + 1) === 'every')) return null;
+      else e = i + 1;
     }
     const n = this.num(e + 1);
     if (!n) return null;
     const term = this.term(n.last + 1);
     if (!term || !term.groups.some((g) => g.id === 'iterations' || g.id === 'epochs')) return null;
+    if (noun) return { first: i, last: term.last, ask: { kind: 'setting', phrase: noun, value: n.value } };
     let which = 'interval';
     for (let k = e - 1; k >= Math.max(0, e - 5) && !this.isBoundary(k); k--) {
       const w = this.w(k);
@@ -659,6 +709,19 @@ class Parser {
       if (which !== 'interval') break;
     }
     return { first: i, last: term.last, ask: { kind: 'setting', phrase: which, value: n.value } };
+  }
+
+  /** `evaluating every 10 iterations on 5 batches`: how many batches an evaluation averages over. */
+  evalBatches(i: number): Found | null {
+    if (!/^(on|over|using|with|across)$/.test(this.w(i))) return null;
+    const n = this.num(i + 1);
+    if (!n || !/^(batches|batch|iterations|iters|minibatches|mini-batches)$/.test(this.w(n.last + 1))) return null;
+    for (let k = i - 1; k >= Math.max(0, i - 8) && !this.isBoundary(k); k--) {
+      if (/^(eval|evaluate|evaluating|evaluation|evaluations|validate|validating|validation|estimate|estimating)$/.test(this.w(k))) {
+        return { first: i, last: n.last + 1, ask: { kind: 'setting', phrase: 'eval batches', value: n.value } };
+      }
+    }
+    return null;
   }
 
   /** `first argument values 10, 20, 40`, `the second positional argument = 3`. */
@@ -691,6 +754,7 @@ class Parser {
     let j = i;
     let nameFirst = -1;
     let nameLast = -1;
+    let symbol: string | undefined;
     // "<name> sweep": a term or a code name right before the word.
     const term = this.term(i);
     if (term && /^(sweep|sweeps|scan|search)$/.test(this.w(term.last + 1))) {
@@ -712,7 +776,12 @@ class Parser {
       if (this.w(k) === 'values' && this.w(k + 1) === 'of') k += 2;
       const pos = this.positionalName(k);
       const t = this.term(k);
-      if (pos) {
+      const sym = this.describedSymbol(k);
+      if (sym !== null) {
+        nameFirst = k;
+        nameLast = sym;
+        symbol = this.t[sym]!.text;
+      } else if (pos) {
         nameFirst = k;
         nameLast = pos;
       } else if (t) {
@@ -736,7 +805,7 @@ class Parser {
         k = e;
       }
     }
-    const phrase = nameFirst >= 0 ? this.span(nameFirst, nameLast) : undefined;
+    const phrase = symbol ?? (nameFirst >= 0 ? this.span(nameFirst, nameLast) : undefined);
     const ask = (values?: string[] | null): Draft => ({ kind: 'sweep', ...(phrase ? { phrase } : {}), ...(values ? { values } : {}) });
     let c = k;
     if (/^(over|across|through|with|in|at|from|between|:|=|on|using|of|for)$/.test(this.w(c))) c++;
@@ -1326,6 +1395,7 @@ class Parser {
     (i) => this.flag(i),
     (i) => this.threshold(i),
     (i) => this.every(i),
+    (i) => this.evalBatches(i),
     (i) => this.scale(i),
     (i) => this.limit(i),
     (i) => this.hardware(i),
@@ -1338,6 +1408,7 @@ class Parser {
     (i) => this.setName(i),
     (i) => this.numberOf(i),
     (i) => this.nounList(i),
+    (i) => this.symbolValue(i),
     (i) => this.optimizer(i),
     (i) => this.dataset(i),
     (i) => this.toggle(i),
