@@ -57,7 +57,7 @@ export function QuestionForm({ question, onAnswered }: { question: QuestionData;
       <p style={{ whiteSpace: 'pre-wrap' }}>{question.text}</p>
       {question.choices.length > 0 && (
         <fieldset style={{ border: 0, padding: 0, margin: '0 0 10px' }}>
-          <legend className="muted small">Choose one, or write your own answer below</legend>
+          <legend className="muted small">Choose one, or name one below in your own words (an answer that names none of them is refused)</legend>
           {question.choices.map((c) => (
             <label key={c} style={{ fontWeight: 400 }}>
               <input type="radio" name={`q-${question.id}`} value={c} checked={answer === c} onChange={() => setAnswer(c)} /> {c}
