@@ -104,6 +104,9 @@ const HARDWARE: Record<string, string> = {
 };
 const HARDWARE_TAIL = new Set(['gpu', 'gpus', 'card', 'cards', 'machine', 'machines', 'worker', 'workers', 'only', 'silicon', 'box', 'device', 'chip']);
 
+const FRAMEWORKS =
+  /^(flask|fastapi|django|streamlit|gradio|express|node|node\.js|python|javascript|js|typescript|react|vue|uvicorn|gunicorn|jupyter|dash|bokeh|tornado|starlette|sanic|aiohttp|web|http|https|rest|json|html|api|wsgi|asgi)$/;
+
 const OPTIMIZERS = new Set(['adam', 'adamw', 'sgd', 'rmsprop', 'adagrad', 'adadelta', 'lamb', 'lion', 'adafactor', 'nadam', 'radam', 'lbfgs', 'l-bfgs', 'adamax', 'sophia', 'muon']);
 
 const ORDINALS: Record<string, number> = {
@@ -630,6 +633,77 @@ class Parser {
     if (!v) return null;
     const f = this.settingOrSweep(i, this.t[s]!.text, v);
     return { ...f, first: i };
+  }
+
+  /** `on 127.0.0.1`, `host 0.0.0.0`, `at localhost`: the address a service listens on. */
+  host(i: number): Found | null {
+    let j = i;
+    if (/^(on|at|to|bind|host|hostname|listen|listening)$/.test(this.w(j))) j++;
+    if (this.w(j) === 'on' || this.w(j) === 'to') j++;
+    const tok = this.t[j];
+    if (!tok) return null;
+    const m = /^(?:localhost|\d{1,3}(?:\.\d{1,3}){3})(?![\w.]*\w)/i.exec(this.text.slice(tok.start, tok.start + 40));
+    if (!m) return null;
+    const end = tok.start + m[0].length;
+    let last = j;
+    while (this.t[last + 1] && this.t[last + 1]!.end <= end) last++;
+    if (this.t[last]!.end !== end) return null;
+    return { first: i, last, ask: { kind: 'setting', phrase: 'host', value: m[0] } };
+  }
+
+  /** `the gpt-nano model`, `the resnet18 model`, `an LSTM model`: which model (architecture) to build. */
+  modelName(i: number): Found | null {
+    if (!/^(the|a|an)$/.test(this.w(i))) return null;
+    const tok = this.t[i + 1];
+    if (tok?.type !== 'word' || !/^(model|network|net|architecture|variant)$/.test(this.w(i + 2)) || this.ctx[i + 1]) return null;
+    const x = tok.text;
+    const named = /\d/.test(x) || (/-/.test(x) && !/-(level|layer|layers|based|like|sized?|scale|trained|tuned|wise|style|char|character|word|bit|step|shot|dimensional|dim|d)$/i.test(x) && !(x.toLowerCase().split('-')[0]! in NUMBER_WORDS)) || /^[A-Z][A-Z0-9_]+$/.test(x) || this.isCodeName(i + 1);
+    if (!named || this.term(i + 1)) return null;
+    return { first: i, last: i + 2, ask: { kind: 'setting', phrase: 'model type', value: x } };
+  }
+
+  /** `serve the Flaskr blog`: which app to serve, when the request names one. */
+  served(i: number): Found | null {
+    if (!/^(serve|host|launch|start)$/.test(this.w(i))) return null;
+    let j = i + 1;
+    if (/^(the|my|our|this)$/.test(this.w(j))) j++;
+    let last = j - 1;
+    let proper = false;
+    for (let k = j; k < j + 4 && this.isIdentifier(k); k++) {
+      last = k;
+      // A name of its own ("Flaskr"), not the framework's or the language's ("the Flask app", "the JavaScript example app").
+      if (k > i + 1 && /^\p{Lu}/u.test(this.t[k]!.text) && !FRAMEWORKS.test(this.w(k))) proper = true;
+      if (/^(app|application|server|service|site|website|blog|api|dashboard|demo)$/.test(this.w(k))) break;
+    }
+    if (last < j || !proper || !/^(app|application|server|service|site|website|blog|api|dashboard|demo)$/.test(this.w(last))) return null;
+    return { first: i, last, ask: { kind: 'other', phrase: this.span(j, last) } };
+  }
+
+  /** `the address of its jQuery page`, `the URL`: where the service can be reached. */
+  address(i: number): Found | null {
+    let j = i;
+    while (j < i + 2 && DETERMINERS.has(this.w(j))) j++;
+    if (!/^(address|url|urls|link|links|endpoint)$/.test(this.w(j)) || !(this.ctx[j] || j > i)) return null;
+    if (!this.ctx[j]) return null;
+    let last = j;
+    if (this.w(j + 1) === 'of' || this.w(j + 1) === 'for' || this.w(j + 1) === 'to') {
+      let k = j + 2;
+      while (k < j + 6 && (DETERMINERS.has(this.w(k)) || this.isIdentifier(k))) {
+        if (/^(page|endpoint|route|app|site|server|service|api|view|form)$/.test(this.w(k))) last = k;
+        k++;
+      }
+    }
+    return { first: i, last, ask: { kind: 'other', phrase: this.span(j, last) } };
+  }
+
+  /** `on the features in data/features`, `from ./data`: a folder the run reads. */
+  inputPath(i: number): Found | null {
+    if (!/^(on|from|using|with|in)$/.test(this.w(i)) || this.ctx[i]) return null;
+    let j = i + 1;
+    if (DETERMINERS.has(this.w(j)) && this.isIdentifier(j + 1) && /^(in|at|from|under)$/.test(this.w(j + 2))) j += 3;
+    const tok = this.t[j];
+    if (tok?.type !== 'word' || !/\//.test(tok.text) || /^[a-z]+:\/\//i.test(tok.text) || SCRIPT_EXT.test(tok.text) || CONFIG_EXT.test(tok.text) || OUTPUT_EXT.test(tok.text)) return null;
+    return { first: i, last: j, ask: { kind: 'other', file: tok.text.replace(/\/$/, '') } };
   }
 
   /** `number of particles 1000`, `the number of walkers = 64`: any count by its noun. */
@@ -1401,6 +1475,7 @@ class Parser {
     (i) => this.hardware(i),
     (i) => this.scriptArgument(i),
     (i) => this.numTerm(i),
+    (i) => this.host(i),
     (i) => this.termValue(i),
     (i) => this.assign(i),
     (i) => this.codeNameValue(i),
@@ -1409,6 +1484,10 @@ class Parser {
     (i) => this.numberOf(i),
     (i) => this.nounList(i),
     (i) => this.symbolValue(i),
+    (i) => this.modelName(i),
+    (i) => this.served(i),
+    (i) => this.address(i),
+    (i) => this.inputPath(i),
     (i) => this.optimizer(i),
     (i) => this.dataset(i),
     (i) => this.toggle(i),
