@@ -64,10 +64,13 @@ export class Session {
   private health: Health = { ok: true };
   private serverStatus = '';
   private healthReport: Promise<void> | null = null;
+  /** The interpreter the worker started with (see prerequisites). */
+  private readonly startPython: string | null;
 
   constructor(private readonly opts: SessionOptions) {
     this.client = new ApiClient(opts.server.replace(/\/+$/, ''), opts.token, opts.log);
     this.completions = new Completions(this.client);
+    this.startPython = opts.caps.python ?? null;
   }
 
   get name(): string {
@@ -100,7 +103,10 @@ export class Session {
   private prerequisites(): Health {
     if (this.opts.health) return this.opts.health();
     const { sandbox, caps, dataDir } = this.opts;
-    return checkPrerequisites({ sandbox, python: caps.python, dataDir, accelerators: caps.accelerators, ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}) });
+    // A re-probe that finds no Python where there was one (the --python the owner chose, removed)
+    // is a machine that lost it, not one without Python: the one it had is still checked.
+    const python = caps.python ?? this.startPython;
+    return checkPrerequisites({ sandbox, python, dataDir, accelerators: caps.accelerators, ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}) });
   }
 
   /** Checks now; a change is logged, stops or resumes claiming, and is reported to the API. */

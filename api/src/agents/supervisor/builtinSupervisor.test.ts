@@ -8,7 +8,7 @@ const attempt = (number: number, worker: typeof W1, status: string, errorClass: 
 function report(attempts: ReturnType<typeof attempt>[], findings: unknown[] = []) {
   return {
     status: 'RUNNING',
-    tasks: [{ id: 't1', name: 'run', kind: 'RUN', status: 'QUEUED', attemptCount: attempts.length, maxAttempts: 5, minMemoryMiB: 0, attempts }],
+    tasks: [{ id: 't1', name: 'run', kind: 'RUN', status: 'QUEUED', attemptCount: attempts.length, infraFailures: 0, maxAttempts: 5, minMemoryMiB: 0, attempts }],
     findings,
   };
 }

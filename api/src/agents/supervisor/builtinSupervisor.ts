@@ -42,6 +42,7 @@ import type { JobReport } from '../../domain/supervision/jobReport.js';
 import { INFRASTRUCTURE_ERRORS } from '../../domain/leases/errorClasses.js';
 import type { Item } from '../models/types.js';
 import { parseTrigger, type SupervisorTrigger } from './supervisor.js';
+import { countedAttempts } from '../../domain/leases/retryOrFail.js';
 
 type Outputs = Map<string, unknown[]>;
 
@@ -143,7 +144,7 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
       errorClass,
     });
   }
-  const budgetLeft = task.attemptCount < task.maxAttempts;
+  const budgetLeft = countedAttempts(task) < task.maxAttempts;
 
   if (errorClass === 'OOM') {
     const seen = attempt.worker.memoryMiB;
@@ -305,7 +306,7 @@ function keepOffFlapping(report: JobReport, trigger: SupervisorTrigger, out: Out
   const done = new Set((out.get('take_action') ?? []).map((o) => (o as { taskId?: string }).taskId));
   const lostHere = report.tasks.filter((t) => t.attempts.some((a) => a.worker.id === workerId && (a.status === 'LOST' || a.status === 'STALE')));
   const name = lostHere.flatMap((t) => t.attempts).find((a) => a.worker.id === workerId)?.worker.name ?? workerId;
-  const queued = report.tasks.filter((t) => t.status === 'QUEUED' && t.pinnedWorker?.id !== workerId && t.attemptCount < t.maxAttempts);
+  const queued = report.tasks.filter((t) => t.status === 'QUEUED' && t.pinnedWorker?.id !== workerId && countedAttempts(t) < t.maxAttempts);
   if (!out.has('remember')) {
     if (answered(report, 'worker_flapping') && report.findings.some((f) => (f.data as { evidence?: string[] } | null)?.evidence?.includes(`worker:${workerId}`))) return say(`${name} was already found flapping.`);
     return call('remember', {

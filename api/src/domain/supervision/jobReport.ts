@@ -50,6 +50,8 @@ export async function jobReport(r: Pick<Resources, 'prisma'>, jobId: string) {
       minMemoryMiB: t.minMemoryMiB,
       pinnedWorker: t.pinnedWorker,
       attemptCount: t.attemptCount,
+      /** Of attemptCount, those that ended in an infrastructure error: not counted against maxAttempts. */
+      infraFailures: t.infraFailures,
       maxAttempts: t.maxAttempts,
       attempts: t.attempts.map((a) => ({
         id: a.id,

@@ -34,6 +34,7 @@ import { pendingRevision } from '../preparation/stage.js';
 import type { Resources } from '../resources.js';
 import type { Rates } from '../../db/sql/claimTasks.js';
 import { capProblem } from '../../scheduler/explainWait.js';
+import { countedAttempts } from '../leases/retryOrFail.js';
 
 export class SupervisorActionRefused extends ConflictError {}
 
@@ -56,7 +57,7 @@ export async function retryProblem(db: Db, jobId: string, taskId: string, c: Ret
   if (!task || task.jobId !== jobId) return `Task ${taskId} is not a task of this job.`;
   if (task.job.status !== 'RUNNING') return `The job is ${task.job.status}: only a RUNNING job's tasks are retried.`;
   if (task.status !== 'FAILED' && task.status !== 'QUEUED') return `Task ${task.name} is ${task.status}: only a FAILED or QUEUED task can be retried.`;
-  if (task.attemptCount >= task.maxAttempts) return `Task ${task.name} used its ${task.maxAttempts} attempts: the attempt budget is spent.`;
+  if (countedAttempts(task) >= task.maxAttempts) return `Task ${task.name} used its ${task.maxAttempts} attempts: the attempt budget is spent.`;
   if (c.accelVendor !== undefined && c.accelVendor !== (task.accelVendor ?? 'none')) {
     return `The plan runs task ${task.name} on ${task.accelVendor ?? 'none'} hardware; ${c.accelVendor} is outside it (replanning is not an action of this supervisor).`;
   }
