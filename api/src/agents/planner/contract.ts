@@ -123,7 +123,9 @@ export interface Ask {
    *  setting: the items of a list-valued setting, all for one run ("sum the numbers 1.5, 2 and 3" → ['1.5', '2', '3']);
    *  `value` then holds them joined by spaces ("1.5 2 3"). The words "one run per …" make such a list a sweep. */
   values?: string[];
-  /** output: what is wanted, and the file for kind 'file'; other: a file the request names that the run reads ("train on data.csv"). */
+  /** output: what is wanted, and the file for kind 'file' (or the name to save the model under: "save the model as lm.pt");
+   *  other: a file or folder the request names that the run reads ("train on data.csv");
+   *  setting / sweep: the config file the request says the setting lives in ("seed 7 in params.yaml"). */
   output?: OutputWanted;
   file?: string;
   /** threshold. */

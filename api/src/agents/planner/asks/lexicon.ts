@@ -114,7 +114,7 @@ export const LEXICON: readonly LexiconGroup[] = [
     words: ['test size', 'test_size', 'test split', 'test_split', 'test fraction', 'test_frac', 'validation split', 'validation_split', 'val split', 'val_split', 'val_size', 'holdout', 'holdout fraction'],
   },
   { id: 'name', valueType: 'str', words: ['name', 'username', 'user name', 'user_name'] },
-  { id: 'trees', valueType: 'int', words: ['trees', 'n_estimators', 'estimators', 'num_trees', 'n_trees', 'ntrees'] },
+  { id: 'trees', valueType: 'int', words: ['trees', 'n_estimators', 'estimators', 'num_trees', 'n_trees', 'ntrees', 'n_est', 'num_estimators'] },
   { id: 'host', valueType: 'str', words: ['host', 'hostname', 'bind address', 'listen address', 'host address'] },
   { id: 'model type', valueType: 'str', words: ['model type', 'model_type', 'model name', 'model_name', 'arch', 'architecture', 'model architecture'] },
 ];

@@ -50,6 +50,13 @@ const CLOSEST = 5;
 
 const HELP_STOP = new Set(['the', 'a', 'an', 'of', 'to', 'for', 'in', 'on', 'and', 'or', 'with', 'number', 'num', 'use', 'default', 'is', 'be', 'size']);
 
+/** A help text's way of saying the ask's word: "an image every N steps" is the image interval. */
+const HELP_SAME: Record<string, string[]> = {
+  interval: ['every', 'frequency', 'freq', 'period', 'often'],
+  batch: ['iteration', 'iter', 'step'],
+  image: ['figure', 'plot', 'snapshot', 'frame', 'picture', 'png'],
+};
+
 function words(s: string): string[] {
   return normalizeName(s.replace(/[^\p{L}\p{N}]+/gu, ' ')).split('_').filter(Boolean);
 }
@@ -124,7 +131,7 @@ function score(phrase: string, s: Setting): number {
   if (s.help) {
     const help = new Set(words(s.help));
     const pw = words(phrase).filter((w) => !HELP_STOP.has(w));
-    if (pw.length > 0 && pw.every((w) => help.has(w))) return 50;
+    if (pw.length > 0 && pw.every((w) => help.has(w) || (HELP_SAME[w] ?? []).some((x) => help.has(x)))) return 50;
     const helpText = ` ${words(s.help).join(' ')} `;
     for (const g of pg) {
       if (g.words.some((w) => w.length > 2 && helpText.includes(` ${words(w).join(' ')} `))) return 40;
@@ -229,6 +236,11 @@ function checkValues(ask: Ask, s: Setting): SettingMatch {
     }
     return { status: 'matched', setting: s, values: out };
   }
+  // "sum the numbers 1.5, 2 and 3": a list for one run, item by item, into a list-valued setting.
+  if (ask.values && ask.values.length > 1) {
+    if (!isList(s)) return { status: 'bad-value', setting: s, reason: `${s.flag ?? s.name} takes one value; the request gives ${ask.values.length} (${ask.values.join(', ')}): say "one run per value" to sweep them` };
+    return { status: 'matched', setting: s, values: ask.values.map(unquote) };
+  }
   const c = coerceValue(ask.value, s);
   if (!c.ok) return { status: 'bad-value', setting: s, reason: c.reason };
   return c.value === undefined ? { status: 'matched', setting: s } : { status: 'matched', setting: s, value: c.value };
@@ -241,6 +253,11 @@ function breakTie(ask: Ask, phrase: string, tied: Setting[], opts: MatchOptions)
     const f = c.filter(pred);
     if (f.length > 0) c = f;
   };
+  // "seed 7 in params.yaml": the setting of the file the request names.
+  if (ask.file) {
+    const file = ask.file.replace(/^\.\//, '');
+    keep((s) => s.file === file || s.file.endsWith(`/${file}`));
+  }
   if (opts.entry) {
     const entry = opts.entry;
     keep((s) => s.file === entry || (s.readBy ?? []).includes(entry));

@@ -1512,6 +1512,11 @@ class Parser {
         if (f && f.last >= i && f.first >= i && (!best || f.last > best.last)) best = f;
       }
       if (best) {
+        // "training seed 7 in params.yaml": the config file the setting lives in.
+        if ((best.ask.kind === 'setting' || best.ask.kind === 'sweep') && /^(in|from|of)$/.test(this.w(best.last + 1))) {
+          const f = this.t[best.last + 2];
+          if (f?.type === 'word' && CONFIG_EXT.test(f.text)) best = { ...best, last: best.last + 2, ask: { ...best.ask, file: f.text } };
+        }
         out.push(best);
         i = best.last + 1;
       } else i++;
@@ -1531,7 +1536,7 @@ function oneRunPer(request: string): string | null {
  * one run per item ("the users alice, bob and carol …, one run per user"), and a bare flag that
  * names the option a list goes to ("… with --user") becomes that list's name.
  */
-function joinAsks(found: Found[], per: string | null): Found[] {
+function joinAsks(found: Found[], per: string | null, between: (last: number, first: number) => boolean): Found[] {
   const lists = found.filter((f) => f.ask.values && (f.ask.kind === 'setting' || f.ask.kind === 'sweep'));
   if (per && lists.length > 0) {
     const perKey = compactName(per);
@@ -1544,6 +1549,13 @@ function joinAsks(found: Found[], per: string | null): Found[] {
       const { value: _value, ...rest } = f.ask;
       f.ask = { ...rest, kind: 'sweep' };
     }
+  }
+  // "100 trees, min_split 0.02 and training seed 7 in params.yaml": the file is every listed setting's.
+  for (let k = found.length - 1; k > 0; k--) {
+    const file = found[k]!.ask.file;
+    const prev = found[k - 1]!;
+    if (!file || found[k]!.ask.kind !== 'setting' || prev.ask.kind !== 'setting' || prev.ask.file || !between(prev.last, found[k]!.first)) continue;
+    prev.ask = { ...prev.ask, file };
   }
   const drop = new Set<Found>();
   for (const flag of found) {
@@ -1564,7 +1576,9 @@ function joinAsks(found: Found[], per: string | null): Found[] {
 export function parseAsks(request: string): Ask[] {
   if (typeof request !== 'string' || request.trim() === '') return [];
   const tokens = tokenizeRequest(request);
-  const found = joinAsks(new Parser(request, tokens).parse(), oneRunPer(request));
+  // Two asks are one list when only commas and "and" stand between them.
+  const listed = (last: number, first: number): boolean => tokens.slice(last + 1, first).every((t) => t.text === ',' || t.lower === 'and');
+  const found = joinAsks(new Parser(request, tokens).parse(), oneRunPer(request), listed);
   const namedSweep = found.some((f) => f.ask.kind === 'sweep' && (f.ask.phrase || f.ask.values));
   const seenOutputs = new Set<string>();
   const asks: Ask[] = [];
