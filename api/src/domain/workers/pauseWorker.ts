@@ -7,6 +7,8 @@ import type { Resources } from '../resources.js';
  *   (hello) → ONLINE ⇄ PAUSED (owner) ; ONLINE|PAUSED → OFFLINE (silent past
  *   WORKER_OFFLINE_SEC, set by the tick) ; OFFLINE → ONLINE (next hello/heartbeat) ;
  *   ONLINE|PAUSED → DRAINING (owner: give the machine back) ; DRAINING → ONLINE (resume).
+ * The machine's and the scheduler's states: UNHEALTHY (its prerequisite check fails,
+ * workerHealth.ts) and QUARANTINED (the black-hole rule, blackHoles.ts); neither claims work.
  * A draining worker takes no new work and asks each running task to checkpoint (SIGTERM and
  * its drain file); it hands each attempt back as DRAINED with its checkpoint, so the task
  * resumes on another worker (domain/leases/checkpoints.ts, worker/src/checkpoint.ts). It kills
