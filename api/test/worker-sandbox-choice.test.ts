@@ -146,6 +146,12 @@ describe('no leftovers', () => {
     expect(readdirSync(path.join(dataDir, 'spool'))).toEqual([]);
     expect(readdirSync(path.join(dataDir, 'runs'))).toEqual([]);
     expect(existsSync(path.join(dataDir, 'attempts', a2.id))).toBe(false);
+    // A second worker on the same data folder would take the first one's runs for leftovers: it refuses.
+    const third = await run(process.execPath, args, { env }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+    );
+    expect(third).toEqual({ code: 1, stderr: `Another worker is running with data directory ${dataDir}: stop it first, or give this one its own --data-dir.\n` });
     await second.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }, 150_000);

@@ -174,6 +174,11 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   await mkdir(dataDir, { recursive: true });
+  // One worker per data folder: a second would take the first one's runs for leftovers.
+  if (await callControl(dataDir, 'status').then(() => true, () => false)) {
+    console.error(`Another worker is running with data directory ${dataDir}: stop it first, or give this one its own --data-dir.`);
+    return 1;
+  }
 
   const choice = resolveSandbox(v.sandbox as SandboxMode, await detectSandbox());
   if (!choice.ok) {
@@ -181,11 +186,7 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (choice.warning) log.warn(choice.warning);
-  // What a worker killed outright left behind (leftovers.ts) — never while another worker uses this folder.
-  if (await callControl(dataDir, 'status').then(() => true, () => false)) {
-    console.error(`Another worker is running with data directory ${dataDir}: stop it first, or give this one its own --data-dir.`);
-    return 1;
-  }
+  // What a worker killed outright left behind (leftovers.ts).
   const left = cleanLeftovers(dataDir);
   if (left.removed.length) log.info(`cleaned up after ${left.removed.length} attempt(s) an earlier run of this worker left behind${left.killed.length ? ` (ended the processes of ${left.killed.length})` : ''}`);
   // Advertised as decided: the capability and every attempt's sandbox are this one choice.
