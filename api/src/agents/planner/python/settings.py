@@ -36,8 +36,10 @@ What each form gives:
             literal's keys as `name.key`; `cfg.lr = 0.1` / `cfg["lr"] = 0.1` as `cfg.lr`.
             Otherwise each numeric literal inside the assigned expression is one constant named
             for the target, its span the literal's, `expression` the statement's source
-            (`dt = 0.1*dx*dx` → dt = 0.1); a literal that is a call's keyword argument says so in
-            `help` (`lr= of optim.Adam`). Not settings: subscript indices (`x[:, 1]`), the ints 0, 1
+            (`dt = 0.1*dx*dx` → dt = 0.1); a literal passed as a call's keyword argument is named
+            by the keyword, its help naming the call and the target (`clf = svm.SVC(gamma=0.001)`
+            → gamma, "gamma= of svm.SVC in clf"), one passed by position says which argument of
+            which call it is ("argument 1 of KNeighborsClassifier in classifiers"). Not settings: subscript indices (`x[:, 1]`), the ints 0, 1
             and -1 unless passed by keyword (offsets, shapes, `1 - p`), strings and
             booleans inside expressions, f-strings, multi-line strings, empty containers (`seen = []`),
             names starting with `_`, arithmetic inside a function (`4 * share`: only call arguments
@@ -47,6 +49,14 @@ What each form gives:
             (configurator globals excepted: the command line sets them whatever comes later). A
             later literal replaces an earlier one (what the program uses), as does a computed value
             that does not read it; every literal of every expression is kept.
+  help      a constant's (a configurator global's, a settings-class field's, a config function
+            step's) comment lines right above it and its trailing comment; of several names bound
+            together (`N, D_in, H = 64, 1000, 100` under `# N is batch size; D_in is input
+            dimension; H is hidden dimension`) each gets the clause about it
+  loops     the count of a loop of the module, the main guard or a main function: `for t in
+            range(500):` → constant `t` (`iterations` for `_`) at the literal 500, help "number of
+            iterations of the loop at line N", `expression` the loop's head; `while step < 500:` →
+            `step` at 500 (its iterations when the body counts `step += 1`, else its bound)
   classes   a settings class's fields (@dataclass, pydantic, or named *Config/*Args/*Params/…): flags
             when tyro.cli(C) (--field-name) or HfArgumentParser(C) (--field_name) reads it, else
             constants `C.field` with the default's span
@@ -127,6 +137,35 @@ def setting_type(value):
     return None
 
 
+COMMENT_LINES = 4
+CODING = re.compile(r"^#.*coding[:=]")
+
+
+def is_code(text):
+    """A commented-out statement (`x = 1`, `model.cuda()`, `import os`), not prose."""
+    if not re.search(r"[=(]|^(import|from|return|print)\b", text):
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return bool(tree.body) and all(isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.Return))
+                                   or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)) for s in tree.body)
+
+
+def part_about(text, name, names):
+    """Of a comment on several names, the clause about `name`: the comment split at `;`, `,` and
+    sentence ends, the clause that starts with the name (else the one that mentions it, when only one
+    does); None when no clause speaks of it."""
+    clauses = [c.strip(" .;,") for c in re.split(r";|,|\.\s+|\.$", text) if c.strip(" .;,")]
+    word = re.compile(r"(?<![\w.])" + re.escape(name) + r"(?![\w])")
+    starting = [c for c in clauses if re.match(re.escape(name) + r"(?![\w])", c)]
+    if starting:
+        return starting[0]
+    mentioning = [c for c in clauses if word.search(c)]
+    return mentioning[0] if len(mentioning) == 1 else None
+
+
 def clip(text):
     if text is None:
         return None
@@ -186,6 +225,37 @@ class FileReader:
             comment = stripped.lstrip("#").strip()
             return comment or None
         return None
+
+    def comment_above(self, node):
+        """The comment lines right above a statement (no blank line between), nearest COMMENT_LINES of
+        them: `# N is batch size; D_in is input dimension;` above `N, D_in = 64, 1000`. Rules of dashes
+        and commented-out code (`# device = torch.device('cuda')`) are not help."""
+        out = []
+        i = getattr(node, "lineno", 1) - 2
+        while i >= 0 and len(out) < COMMENT_LINES:
+            line = self.lines[i].decode("utf-8", "replace").strip()
+            if not line.startswith("#") or line.startswith("#!") or CODING.match(line):
+                break
+            body = line.lstrip("#").strip()
+            i -= 1
+            if not re.search(r"\w", body):
+                if out:
+                    break  # a rule ends the block that belongs to this statement
+                continue
+            if is_code(body):
+                break
+            out.append(body)
+        return " ".join(reversed(out)) or None
+
+    def comment_help(self, stmt, name=None, names=None):
+        """A statement's help from its comments: the lines right above it, then its trailing comment.
+        For one of several names bound together (`N, D_in, H = 64, 1000, 100`), the part of the
+        comment that speaks of that name (`H is hidden dimension`), when one does."""
+        above, trailing = self.comment_above(stmt), self.trailing_comment(stmt)
+        text = (above + (" " if above[-1] in ".;:!?" else "; ") + trailing if above and trailing else above or trailing) or None
+        if text and name and names and len(names) > 1:
+            return part_about(text, name, names) or text
+        return text
 
     def add(self, **s):
         self.settings.append({k: v for k, v in s.items() if v is not None or k in ("default", "help", "type")})
@@ -454,6 +524,15 @@ class FileReader:
             node, p = p, self.parent.get(p)
         return isinstance(p, ast.keyword) or (isinstance(p, ast.Call) and node in p.args)
 
+    def call_position(self, node):
+        """For a literal passed positionally (itself, or inside a literal list/tuple): its index among the call's arguments."""
+        p = self.parent.get(node)
+        while isinstance(p, (ast.List, ast.Tuple)):
+            node, p = p, self.parent.get(p)
+        if isinstance(p, ast.Call) and node in p.args:
+            return p.args.index(node)
+        return None
+
     def call_name(self, node):
         """For a literal passed to a call: the call's function as written (`optim.Adam`)."""
         p = self.parent.get(node)
@@ -492,16 +571,17 @@ class FileReader:
                                 found.pop(n, None)  # unpacked from something computed: no longer the literal
                         if all(names) and not any(n.split(".")[0] in state or n.startswith("_") for n in names) and kind != "configurator":
                             # `X_train, X_test, … = train_test_split(X, y, test_size=0.5)`: its numbers, named for all targets
-                            numbered.append(self.assignment(", ".join(names), stmt.value, stmt, self.trailing_comment(stmt), scope, "constant"))
+                            numbered.append(self.assignment(", ".join(names), stmt.value, stmt, self.comment_help(stmt), scope, "constant"))
                     else:
                         pairs.append((t, stmt.value))
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
                 pairs.append((stmt.target, stmt.value))
             else:
                 continue
-            comment = self.trailing_comment(stmt)
+            together = [n for n in (self.target_names(t) for t, _ in pairs) if n]
             for target, value in pairs:
                 name = self.target_names(target)
+                comment = self.comment_help(stmt, name, together)
                 if not name or name.startswith("_") or (kind != "configurator" and name.split(".")[0] in state):
                     continue  # private names and state are not settings (a configurator global is one whatever the program does with it)
                 if kind == "configurator" and (name.startswith("_") or "." in name):
@@ -521,6 +601,8 @@ class FileReader:
             self.settings.extend(settings)
         for settings in numbered:
             self.settings.extend(settings)
+        if kind != "configurator":
+            self.loops(scope, statements)
 
     def assignment(self, name, value, stmt, comment, scope, kind):
         ok, v = literal(value)
@@ -558,10 +640,71 @@ class FileReader:
             help_text = comment
             callee = self.call_name(node) if keyword else None
             if keyword and callee:
-                help_text = f"{keyword}= of {callee}" + (f"; {comment}" if comment else "")
-            out.append(dict(base, kind="constant", name=name, type=setting_type(v), default=self.segment(node), span=span(node),
-                            expression=expression, help=help_text, inExpression=True))
+                # named by its keyword (`gamma` of `clf = svm.SVC(gamma=0.001)`); the variable stays in the help
+                help_text = f"{keyword}= of {callee} in {name}" + (f"; {comment}" if comment else "")
+            elif keyword is None and self.call_position(node) is not None:
+                position = self.call_position(node)
+                help_text = f"argument {position + 1} of {self.call_name(node)} in {name}" + (f"; {comment}" if comment else "")
+            out.append(dict(base, kind="constant", name=keyword if keyword and callee else name, type=setting_type(v), default=self.segment(node),
+                            span=span(node), expression=expression, help=help_text, inExpression=True))
         return out
+
+    def loops(self, scope, statements):
+        """The count of a loop of this scope: `for t in range(500):` → the literal 500, named for the
+        loop variable (`iterations` for `_`); `while step < 500:` → 500, named for the variable. Loops
+        inside functions and classes are theirs (their scope is read when it is a main)."""
+        stack = list(statements)
+        found = []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) or self.is_main_guard(node):
+                continue
+            if isinstance(node, ast.stmt):
+                stack.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt))
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                found.extend(self.for_count(node))
+            elif isinstance(node, ast.While):
+                found.extend(self.while_bound(node))
+        for s in sorted(found, key=lambda s: (s["span"]["line"], s["span"]["col"])):
+            self.settings.append(dict(s, scope=scope, kind="constant", inExpression=True))
+
+    def for_count(self, loop):
+        it = loop.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and 1 <= len(it.args) <= 3 and not it.keywords):
+            return []
+        stop = it.args[0] if len(it.args) == 1 else it.args[1]
+        ok, v = literal(stop) if is_number(stop) else (False, None)
+        if not ok or type(v) is not int or v in (0, 1, -1):
+            return []
+        var = loop.target.id if isinstance(loop.target, ast.Name) else None
+        name = var if var and not var.startswith("_") else "iterations"
+        head = f"for {self.segment(loop.target)} in {self.segment(it)}:"
+        if len(it.args) == 1:
+            what = f"number of iterations of the loop at line {loop.lineno}"
+        else:
+            what = f"end of the range of the loop at line {loop.lineno} (its iterations run from {self.segment(it.args[0])})"
+        comment = self.comment_help(loop)
+        return [{"name": name, "type": "int", "default": self.segment(stop), "span": span(stop), "expression": head,
+                 "help": what + (f"; {comment}" if comment else "")}]
+
+    def while_bound(self, loop):
+        t = loop.test
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.NotEq))):
+            return []
+        left, right = t.left, t.comparators[0]
+        var, bound = (left, right) if isinstance(left, ast.Name) and is_number(right) else (right, left) if isinstance(right, ast.Name) and is_number(left) else (None, None)
+        if var is None:
+            return []
+        ok, v = literal(bound)
+        if not ok or v in (0, 1, -1):
+            return []
+        counted = any(isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name) and n.target.id == var.id
+                      and isinstance(n.value, ast.Constant) and n.value.value == 1 for st in loop.body for n in ast.walk(st))
+        head = f"while {self.segment(t)}:"
+        what = (f"number of iterations of the loop at line {loop.lineno}" if counted else f"bound of the loop at line {loop.lineno}") + f" ({head})"
+        comment = self.comment_help(loop)
+        return [{"name": var.id if not var.id.startswith("_") else "iterations", "type": setting_type(v), "default": self.segment(bound),
+                 "span": span(bound), "expression": head, "help": what + (f"; {comment}" if comment else "")}]
 
     def dict_items(self, name, node, stmt, comment, scope, kind, depth):
         out = []
@@ -653,7 +796,7 @@ class FileReader:
                     ok, v = literal(value)
                     if ok and not isinstance(v, (bytes, complex, dict)) and not (isinstance(v, str) and "\n" in v):
                         steps.append({"path": path, "type": setting_type(v), "default": self.default_text(value, v, True), "span": span(value),
-                                      "help": self.trailing_comment(st), "line": st.lineno})
+                                      "help": self.comment_help(st), "line": st.lineno})
                 if root and steps:
                     out.append({"name": qual, "topLevel": top, "steps": steps})
         return out
@@ -694,7 +837,7 @@ class FileReader:
                 if not ok or isinstance(v, (bytes, complex, dict)) or (isinstance(v, str) and "\n" in v):
                     continue
                 typ = self.cli_type(stmt.annotation, v, True) if isinstance(stmt, ast.AnnAssign) else setting_type(v)
-                help_text = self.trailing_comment(stmt)
+                help_text = self.comment_help(stmt)
                 if name in cli:
                     flag = "--" + (target.id.replace("_", "-") if cli[name] == "tyro" else target.id)
                     self.add(kind="flag", name=target.id, flag=flag, aliases=[], type=typ, default=self.default_text(value, v, True), help=help_text,

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Setting, SettingsSurface, Span } from '../contract.js';
+import { matchSetting } from '../asks/matchAsks.js';
+import { parseAsks } from '../asks/parseAsks.js';
 import { listSettings, MAX_CONFIG_KEYS, MAX_PY_CHARS } from './listSettings.js';
 
 const lines = (...l: string[]) => `${l.join('\n')}\n`;
@@ -352,7 +354,7 @@ describe('module constants', () => {
     const s = await listSettings(files);
     const dt = byId(s, 'sim.py#dt@8:5');
     expect(dt).toMatchObject({ name: 'dt', kind: 'constant', type: 'float', default: '0.1', expression: 'dt = 0.1*dx*dx', span: { line: 8, col: 5, endLine: 8, endCol: 8 } });
-    expect(byId(s, 'sim.py#opt@13:22')).toMatchObject({ default: '1e-3', help: 'lr= of make' });
+    expect(byId(s, 'sim.py#lr@13:22')).toMatchObject({ name: 'lr', default: '1e-3', help: 'lr= of make in opt', expression: 'opt = make(params, lr=1e-3)' });
     expect(s.settings.filter((x) => x.name === 'grid').map((x) => x.default)).toEqual(['100']); // 0 and 1 are not settings
   });
 
@@ -389,10 +391,10 @@ describe('module constants', () => {
       'model = Net()',
     );
     const s = await listSettings(new Map([['e.py', text]]));
-    expect(s.settings.filter((x) => x.name === 'km').map((x) => x.default)).toEqual(['4', '10']);
+    expect(s.settings.filter((x) => x.name === 'n_init').map((x) => [x.id, x.default])).toEqual([['e.py#n_init@2:19', '4'], ['e.py#n_init@3:19', '10']]);
     // a number in arithmetic passed by keyword is not named by it; 1 there is structure
     expect(s.settings.filter((x) => x.name === 'net').map((x) => [x.default, x.help])).toEqual([['2', null], ['8', null]]);
-    expect(byId(s, 'e.py#X_train, X_test, y_train, y_test@4:68')).toMatchObject({ default: '0.5', help: 'test_size= of train_test_split' });
+    expect(byId(s, 'e.py#test_size@4:68')).toMatchObject({ default: '0.5', help: 'test_size= of train_test_split in X_train, X_test, y_train, y_test' });
     expect(s.settings.filter((x) => x.name === 'lr').map((x) => x.default)).toEqual(['0.1', '0.5']);
     expect(s.settings.some((x) => x.name === 'model')).toBe(false);
   });
@@ -411,6 +413,192 @@ describe('module constants', () => {
     const s = await listSettings(new Map([['t.py', text]]));
     expect(ids(s)).toEqual(['t.py#lr', 't.py#lr@2:5']);
     expect(byId(s, 't.py#lr').kind).toBe('flag');
+  });
+});
+
+describe('the names and help a user would use', () => {
+  it('a literal passed by keyword is named by its keyword, the call and the variable in its help; every place its own id', async () => {
+    const text = lines(
+      'from sklearn import svm',
+      'clf = svm.SVC(gamma=0.001)  # a support vector classifier',
+      'X_train, X_test, y_train, y_test = train_test_split(data, digits.target, test_size=0.5, shuffle=False)',
+      'kmeans = KMeans(init="k-means++", n_clusters=n_digits, n_init=4, random_state=0)',
+      'kmeans = KMeans(init="random", n_clusters=n_digits, n_init=4, random_state=0)',
+      'kmeans = KMeans(init="k-means++", n_clusters=n_digits, n_init=4)',
+      'classifiers = [',
+      '    KNeighborsClassifier(3),',
+      '    DecisionTreeClassifier(max_depth=5),',
+      '    RandomForestClassifier(max_depth=5, n_estimators=10, max_features=1),',
+      ']',
+      'def main():',
+      '    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)',
+    );
+    const s = await listSettings(new Map([['k.py', text]]));
+    expect(s.problems).toEqual([]);
+    expect(byId(s, 'k.py#gamma@2:20')).toMatchObject({
+      name: 'gamma', kind: 'constant', type: 'float', default: '0.001', expression: 'clf = svm.SVC(gamma=0.001)',
+      help: 'gamma= of svm.SVC in clf; a support vector classifier',
+    });
+    expect(byId(s, 'k.py#test_size@3:83')).toMatchObject({ name: 'test_size', default: '0.5', help: 'test_size= of train_test_split in X_train, X_test, y_train, y_test' });
+    expect(s.settings.some((x) => x.name === 'shuffle')).toBe(false); // a boolean inside an expression is not a setting
+    expect(s.settings.filter((x) => x.name === 'n_init').map((x) => [x.id, x.default])).toEqual([
+      ['k.py#n_init@4:62', '4'],
+      ['k.py#n_init@5:59', '4'],
+      ['k.py#n_init@6:62', '4'],
+    ]);
+    expect(s.settings.filter((x) => x.name === 'random_state')).toHaveLength(2);
+    expect(s.settings.filter((x) => x.name === 'max_depth').map((x) => [x.id, x.help])).toEqual([
+      ['k.py#max_depth@9:37', 'max_depth= of DecisionTreeClassifier in classifiers'],
+      ['k.py#max_depth@10:37', 'max_depth= of RandomForestClassifier in classifiers'],
+    ]);
+    expect(byId(s, 'k.py#n_estimators@10:53').default).toBe('10');
+    // a positional literal keeps the variable's name; its help says which argument of which call it is
+    expect(byId(s, 'k.py#classifiers@8:25')).toMatchObject({ default: '3', help: 'argument 1 of KNeighborsClassifier in classifiers' });
+    expect(byId(s, 'k.py#momentum@13:64')).toMatchObject({ scope: 'main()', default: '0.9', help: 'momentum= of torch.optim.SGD in opt' });
+    expect(s.settings.some((x) => ['clf', 'kmeans', 'X_train, X_test, y_train, y_test'].includes(x.name))).toBe(false);
+    for (const st of s.settings) expect(spanText(text, st.span!)).toBe(st.default);
+  });
+
+  it("a constant's comments are its help: the lines right above it and its trailing comment; of several names bound together, each its clause", async () => {
+    const text = lines(
+      '#!/usr/bin/env python',
+      '# -*- coding: utf-8 -*-',
+      'import torch',
+      'device = torch.device("cpu")',
+      '# device = torch.device("cuda")  # Uncomment this to run on GPU',
+      '',
+      '# N is batch size; D_in is input dimension;',
+      '# H is hidden dimension; D_out is output dimension.',
+      'N, D_in, H, D_out = 64, 1000, 100, 10',
+      '',
+      '# Step size of the mesh.',
+      'h = 0.02  # point in the mesh',
+      'learning_rate = 1e-4  # step size',
+      '# ---------------------------------',
+      '# model',
+      'n_layer = 4',
+      '# (a comment that is separated from the next constant by a blank line)',
+      '',
+      'epochs = 3',
+      '# width, then depth',
+      'width, depth = 64, 2',
+      '# seeds for the two generators',
+      'seed_a, seed_b = 1, 2',
+    );
+    const s = await listSettings(new Map([['c.py', text]]));
+    expect(s.problems).toEqual([]);
+    expect(Object.fromEntries(s.settings.map((x) => [x.name, x.help]))).toEqual({
+      N: 'N is batch size',
+      D_in: 'D_in is input dimension',
+      H: 'H is hidden dimension',
+      D_out: 'D_out is output dimension',
+      h: 'Step size of the mesh. point in the mesh',
+      learning_rate: 'step size',
+      n_layer: 'model',
+      epochs: null,
+      width: 'width',
+      depth: 'then depth',
+      seed_a: 'seeds for the two generators',
+      seed_b: 'seeds for the two generators',
+    });
+  });
+
+  it('comments above the fields of a settings class and the steps of a config function are their help too', async () => {
+    const text = lines(
+      'from dataclasses import dataclass',
+      '@dataclass',
+      'class TrainConfig:',
+      '    # hidden units per layer',
+      '    hidden: int = 128',
+      'def get_config():',
+      '    C = CN()',
+      '    # total optimisation steps',
+      '    C.max_iters = 1000',
+      '    return C',
+    );
+    const s = await listSettings(new Map([['cfg.py', text]]));
+    expect(byId(s, 'cfg.py#TrainConfig.hidden').help).toBe('hidden units per layer');
+    expect(byId(s, 'cfg.py#max_iters').help).toBe('total optimisation steps');
+  });
+
+  it('a loop count is a constant: for … in range(N) named for its variable (`iterations` for _), while v < N; not in other functions', async () => {
+    const text = lines(
+      'import sys',
+      'learning_rate = 1e-4',
+      'for t in range(500):',
+      '    for j in range(20):',
+      '        pass',
+      'for _ in range(1, 301):',
+      '    pass',
+      'for k in range(n):',
+      '    pass',
+      'for one in range(1):',
+      '    pass',
+      'step = 0',
+      'while step < 250:',
+      '    step += 1',
+      'x = 1.0',
+      'while x > 0.001:',
+      '    x = x / 2',
+      'def helper():',
+      '    for i in range(99):',
+      '        pass',
+      'def main():',
+      '    # the training loop',
+      '    for epoch in range(10):',
+      '        pass',
+      'if __name__ == "__main__":',
+      '    for _ in range(3):',
+      '        main()',
+    );
+    const s = await listSettings(new Map([['loop.py', text]]));
+    expect(s.problems).toEqual([]);
+    const loops = s.settings.filter((x) => x.expression?.startsWith('for ') || x.expression?.startsWith('while '));
+    expect(loops.map((x) => [x.id, x.default, x.scope, x.expression, x.help])).toEqual([
+      ['loop.py#t@3:15', '500', 'module', 'for t in range(500):', 'number of iterations of the loop at line 3'],
+      ['loop.py#j@4:19', '20', 'module', 'for j in range(20):', 'number of iterations of the loop at line 4'],
+      ['loop.py#iterations@6:18', '301', 'module', 'for _ in range(1, 301):', 'end of the range of the loop at line 6 (its iterations run from 1)'],
+      ['loop.py#step@13:13', '250', 'module', 'while step < 250:', 'number of iterations of the loop at line 13 (while step < 250:)'],
+      ['loop.py#x@16:10', '0.001', 'module', 'while x > 0.001:', 'bound of the loop at line 16 (while x > 0.001:)'],
+      ['loop.py#iterations@26:19', '3', 'main-guard', 'for _ in range(3):', 'number of iterations of the loop at line 26'],
+      ['loop.py#epoch@23:23', '10', 'main()', 'for epoch in range(10):', 'number of iterations of the loop at line 23; the training loop'],
+    ]);
+    for (const st of loops) expect(spanText(text, st.span!)).toBe(st.default);
+    expect(s.settings.filter((x) => x.kind === 'constant').every((x) => x.type !== null)).toBe(true);
+  });
+});
+
+describe('what the settings let a request name (asks matched against the surface)', () => {
+  const match = async (files: Map<string, string>, entry: string, request: string) => {
+    const s = await listSettings(files, { entry });
+    return parseAsks(request)
+      .filter((a) => a.kind === 'setting' || a.kind === 'sweep')
+      .map((a) => {
+        const m = matchSetting(a, s.settings, { entry });
+        return [a.text, m.status === 'matched' ? m.setting.id : m.status === 'ambiguous' ? m.candidates.map((c) => c.id) : m.status];
+      });
+  };
+
+  it('hidden size through a tuple comment, iterations through a loop, gamma by keyword, several n_init asked', async () => {
+    const nn = lines(
+      'import torch',
+      '# N is batch size; D_in is input dimension;',
+      '# H is hidden dimension; D_out is output dimension.',
+      'N, D_in, H, D_out = 64, 1000, 100, 10',
+      'learning_rate = 1e-4',
+      'for t in range(500):',
+      '    pass',
+    );
+    expect(await match(new Map([['nn.py', nn]]), 'nn.py', 'Train it with hidden size 200 for 1000 iterations at learning rate 5e-5.')).toEqual([
+      ['hidden size 200', 'nn.py#H'],
+      ['1000 iterations', 'nn.py#t@6:15'],
+      ['learning rate 5e-5', 'nn.py#learning_rate'],
+    ]);
+    const sk = lines('clf = svm.SVC(gamma=0.001)', 'a = KMeans(n_init=4)', 'b = KMeans(n_init=4)');
+    expect(await match(new Map([['sk.py', sk]]), 'sk.py', 'Use gamma 0.0005 and n_init 10.')).toEqual([
+      ['gamma 0.0005', 'sk.py#gamma@1:20'],
+      ['n_init 10', ['sk.py#n_init@2:18', 'sk.py#n_init@3:18']],
+    ]);
   });
 });
 
