@@ -104,6 +104,7 @@ const HARDWARE: Record<string, string> = {
 };
 const HARDWARE_TAIL = new Set(['gpu', 'gpus', 'card', 'cards', 'machine', 'machines', 'worker', 'workers', 'only', 'silicon', 'box', 'device', 'chip']);
 
+const FIGURE_WORDS = /^(figures?|plots?|charts?|graphs?|visuali[sz]ations?|pngs|diagrams?|heatmaps?|histograms?)$/;
 const FRAMEWORKS =
   /^(flask|fastapi|django|streamlit|gradio|express|node|node\.js|python|javascript|js|typescript|react|vue|uvicorn|gunicorn|jupyter|dash|bokeh|tornado|starlette|sanic|aiohttp|web|http|https|rest|json|html|api|wsgi|asgi)$/;
 
@@ -1351,8 +1352,12 @@ class Parser {
     const det = j > i;
     const found = (last: number, output: OutputWanted, extra: Partial<Draft> = {}): Found => ({ first: i, last, ask: { kind: 'output', output, ...extra } });
     // "each run's output", "the output of each run", "every run's stdout"
-    if (/^(each|every)$/.test(this.w(i)) && /^(run's|shard's|job's|seed's|task's|experiment's|value's)$/.test(this.w(i + 1)) && /^(output|outputs|stdout|log|logs)$/.test(this.w(i + 2))) {
-      return found(i + 2, /^logs?$/.test(this.w(i + 2)) ? 'logs' : 'stdout');
+    if (/^(each|every)$/.test(this.w(i)) && /^(run's|shard's|job's|seed's|task's|experiment's|value's)$/.test(this.w(i + 1))) {
+      if (/^(output|outputs|stdout|log|logs)$/.test(this.w(i + 2))) return found(i + 2, /^logs?$/.test(this.w(i + 2)) ? 'logs' : 'stdout');
+      // "each run's images", "each run's final loss"
+      if (FIGURE_WORDS.test(this.w(i + 2)) || /^images?$/.test(this.w(i + 2))) return found(i + 2, 'figures');
+      const em = this.metricAt(i + 2);
+      if (em) return found(em.last, 'metrics', { metric: em.name });
     }
     let k = j;
     while (k < j + 2 && OUTPUT_ADJ.has(this.w(k))) k++;
@@ -1402,7 +1407,9 @@ class Parser {
       if (/^(curves?|plots?|history|over|vs)$/.test(this.w(last + 1)) && last > k) last++;
       return found(last, 'figures');
     }
-    if (/^(figures?|plots?|charts?|graphs?|visuali[sz]ations?|pngs|diagrams?|heatmaps?|histograms?)$/.test(head)) return found(k, 'figures');
+    if (FIGURE_WORDS.test(head)) return found(k, 'figures');
+    // "the prediction plot", "the decision-surface figure": a figure named by what it shows.
+    if ((det || ctx) && FIGURE_WORDS.test(this.w(k + 1)) && /^[\p{L}][\p{L}\p{N}_-]*$/u.test(tok.text) && !STOP.has(head) && !this.metricAt(k)) return found(k + 1, 'figures');
     if (/^(weights|checkpoints?|ckpts?|state_dict)$/.test(head) && !readsIt()) return found(k, 'model');
     if (head === 'state' && this.w(k + 1) === 'dict' && !readsIt()) return found(k + 1, 'model');
     if (/^(model|models|network|net)$/.test(head) && !readsIt()) {
