@@ -734,6 +734,229 @@ const TABLE: [string, Expected[]][] = [
       set('number of walkers equal to 64', 'number of walkers', '64'),
     ],
   ],
+  // The corpus of public projects (api/test/fixtures/corpus/corpus.json), each request as its user wrote it.
+  [
+    'Train the word-level language model with main.py for 1 epoch, --emsize 64, --nhid 64, 1 layer and bptt 20, on CPU. Save the model as lm-small.pt and tell me the test perplexity.',
+    [
+      target('with main.py', 'main.py'),
+      set('1 epoch', 'epoch', '1'),
+      set('--emsize 64', '--emsize', '64'),
+      set('--nhid 64', '--nhid', '64'),
+      set('1 layer', 'layer', '1'),
+      set('bptt 20', 'bptt', '20'),
+      hw('on CPU', 'cpu'),
+      out('the model as lm-small.pt', 'model', { file: 'lm-small.pt' }),
+      out('the test perplexity', 'metrics', { metric: 'test perplexity' }),
+    ],
+  ],
+  [
+    'Generate shorter sine waves first: 100 points each (L = 100) and 20 waves (N = 20). Then train for 1 step and give me the prediction plot.',
+    [
+      setup('Generate shorter sine waves first', 'shorter sine waves'),
+      set('L = 100', 'L', '100'),
+      set('N = 20', 'N', '20'),
+      set('1 step', 'step', '1'),
+      out('the prediction plot', 'figures'),
+    ],
+  ],
+  [
+    'Fit a cubic instead of the quartic: set POLY_DEGREE to 3, and show me the learned function next to the actual one.',
+    [
+      set('POLY_DEGREE to 3', 'POLY_DEGREE', '3'),
+      out('the learned function', 'stdout'),
+    ],
+  ],
+  [
+    'Run nanoGPT with config/train_shakespeare_char.py on CPU without torch.compile: 30 iterations, n_layer 2, n_head 2, n_embd 64, block size 64, batch size 12, evaluating every 10 iterations on 5 batches, and keep the checkpoint.',
+    [
+      target('with config/train_shakespeare_char.py', 'config/train_shakespeare_char.py'),
+      hw('on CPU', 'cpu'),
+      set('without torch.compile', 'torch.compile', 'False'),
+      set('30 iterations', 'iterations', '30'),
+      set('n_layer 2', 'n_layer', '2'),
+      set('n_head 2', 'n_head', '2'),
+      set('n_embd 64', 'n_embd', '64'),
+      set('block size 64', 'block size', '64'),
+      set('batch size 12', 'batch size', '12'),
+      set('evaluating every 10 iterations', 'eval interval', '10'),
+      set('on 5 batches', 'eval batches', '5'),
+      out('the checkpoint', 'model'),
+    ],
+  ],
+  [
+    'Train gpt.py for 200 iterations with a tiny model: n_embd 64, 2 layers, 4 heads, block size 32 and batch size 32, evaluating every 100 iterations on 20 batches. Give me the generated sample.',
+    [
+      target('gpt.py', 'gpt.py'),
+      set('200 iterations', 'iterations', '200'),
+      set('n_embd 64', 'n_embd', '64'),
+      set('2 layers', 'layers', '2'),
+      set('4 heads', 'heads', '4'),
+      set('block size 32', 'block size', '32'),
+      set('batch size 32', 'batch size', '32'),
+      set('evaluating every 100 iterations', 'eval interval', '100'),
+      set('on 20 batches', 'eval batches', '20'),
+      out('the generated sample', 'samples'),
+    ],
+  ],
+  [
+    'Train bigram.py with 4 attention heads and dropout 0.1.',
+    [
+      target('bigram.py', 'bigram.py'),
+      set('4 attention heads', 'attention heads', '4'),
+      set('dropout 0.1', 'dropout', '0.1'),
+    ],
+  ],
+  [
+    'Initialise the database the way the README says, then serve the Flaskr blog on port 5001.',
+    [
+      setup('Initialise the database', 'database'),
+      other('serve the Flaskr blog', { phrase: 'Flaskr blog' }),
+      set('port 5001', 'port', '5001'),
+    ],
+  ],
+  [
+    'Serve the JavaScript example app on 127.0.0.1 port 5002 and give me the address of its jQuery page.',
+    [
+      set('on 127.0.0.1', 'host', '127.0.0.1'),
+      set('port 5002', 'port', '5002'),
+      other('the address of its jQuery page', { phrase: 'address of its jQuery page' }),
+    ],
+  ],
+  [
+    'Classify the digits with gamma 0.0005 and a 30% test split, and give me the classification report and all the figures.',
+    [
+      set('gamma 0.0005', 'gamma', '0.0005'),
+      set('30% test split', 'test split', '0.3'),
+      out('the classification report', 'report'),
+      out('all the figures', 'figures'),
+    ],
+  ],
+  [
+    'Train the iris decision trees with max_depth 3 and min_samples_leaf 5, and give me the decision-surface figure.',
+    [
+      set('max_depth 3', 'max_depth', '3'),
+      set('min_samples_leaf 5', 'min_samples_leaf', '5'),
+      out('the decision-surface figure', 'figures'),
+    ],
+  ],
+  [
+    'Run the k-means digits benchmark with n_init 10 and a mesh step h of 0.05, and give me the benchmark table and the figure.',
+    [
+      set('n_init 10', 'n_init', '10'),
+      set('a mesh step h of 0.05', 'h', '0.05'),
+      out('the benchmark table', 'report'),
+      out('the figure', 'figures'),
+    ],
+  ],
+  [
+    'Set max_depth to 3 for both tree models, the decision tree and the random forest, and give me the comparison figure.',
+    [
+      set('max_depth to 3', 'max_depth', '3'),
+      out('the comparison figure', 'figures'),
+    ],
+  ],
+  [
+    'Train the GCN for 50 epochs with 32 hidden units, learning rate 0.02 and dropout 0.3, without CUDA, and report the test accuracy.',
+    [
+      set('50 epochs', 'epochs', '50'),
+      set('32 hidden units', 'hidden units', '32'),
+      set('learning rate 0.02', 'learning rate', '0.02'),
+      set('dropout 0.3', 'dropout', '0.3'),
+      hw('without CUDA', 'cpu'),
+      out('the test accuracy', 'metrics', { metric: 'test accuracy' }),
+    ],
+  ],
+  [
+    "Sweep the diffusion constant a over 0.1, 0.2, 0.3 and 0.4 across all available workers, 300 time steps each with an image every 100 steps, and give me each run's images.",
+    [
+      sweep('Sweep the diffusion constant a over 0.1, 0.2, 0.3 and 0.4', 'a', ['0.1', '0.2', '0.3', '0.4']),
+      scale('across all available workers', 'all'),
+      set('300 time steps', 'time steps', '300'),
+      set('an image every 100 steps', 'image interval', '100'),
+      out("each run's images", 'figures'),
+    ],
+  ],
+  [
+    'Run the hello command for the name Ada Lovelace, 3 times, and give me its output.',
+    [
+      set('name Ada Lovelace', 'name', 'Ada Lovelace'),
+      set('3 times', 'times', '3'),
+      out('its output', 'stdout'),
+    ],
+  ],
+  [
+    "Run it for IDs 1 to 5 with --age 30 and --score 99.5, one run per ID across all available workers, and give me each run's output.",
+    [
+      sweep('IDs 1 to 5', 'IDs', ['1', '2', '3', '4', '5']),
+      set('--age 30', '--age', '30'),
+      set('--score 99.5', '--score', '99.5'),
+      scale('one run per ID across all available workers', 'all'),
+      out("each run's output", 'stdout'),
+    ],
+  ],
+  [
+    'Sum the numbers 1.5, 2 and 3 and show me the result.',
+    [
+      { ...set('the numbers 1.5, 2 and 3', 'numbers', '1.5 2 3'), values: ['1.5', '2', '3'] },
+      out('the result', 'stdout'),
+    ],
+  ],
+  [
+    "Process the users alice, bob and carol with --user, one run per user across all available workers, and give me each run's output.",
+    [
+      sweep('the users alice, bob and carol', '--user', ['alice', 'bob', 'carol']),
+      scale('one run per user across all available workers', 'all'),
+      out("each run's output", 'stdout'),
+    ],
+  ],
+  [
+    'Train chargpt for 100 iterations with the gpt-nano model, block size 64 and batch size 16, and give me the saved model and its config.',
+    [
+      set('100 iterations', 'iterations', '100'),
+      set('the gpt-nano model', 'model type', 'gpt-nano'),
+      set('block size 64', 'block size', '64'),
+      set('batch size 16', 'batch size', '16'),
+      out('the saved model', 'model'),
+      out('its config', 'data'),
+    ],
+  ],
+  [
+    "Sweep the time step dt over 0.005, 0.01 and 0.02 with num_steps 2000, one run per value across all available workers, and give me each run's figure.",
+    [
+      sweep('Sweep the time step dt over 0.005, 0.01 and 0.02', 'dt', ['0.005', '0.01', '0.02']),
+      set('num_steps 2000', 'num_steps', '2000'),
+      scale('one run per value across all available workers', 'all'),
+      out("each run's figure", 'figures'),
+    ],
+  ],
+  [
+    'Train the two-layer network with hidden size 200 for 1000 iterations at learning rate 5e-5, and give me the loss log.',
+    [
+      set('hidden size 200', 'hidden size', '200'),
+      set('1000 iterations', 'iterations', '1000'),
+      set('learning rate 5e-5', 'learning rate', '5e-5'),
+      out('the loss log', 'logs'),
+    ],
+  ],
+  [
+    "Sweep learning_rate over 1e-6, 2e-6 and 5e-7 across all available workers with 200 iterations each, and give me each run's final loss.",
+    [
+      sweep('Sweep learning_rate over 1e-6, 2e-6 and 5e-7', 'learning_rate', ['1e-6', '2e-6', '5e-7']),
+      scale('across all available workers', 'all'),
+      set('200 iterations', 'iterations', '200'),
+      out("each run's final loss", 'metrics', { metric: 'loss' }),
+    ],
+  ],
+  [
+    'Train the random forest with 100 trees, min_split 0.02 and training seed 7 in params.yaml, on the features in data/features, and give me model.pkl.',
+    [
+      { ...set('100 trees', 'trees', '100'), file: 'params.yaml' },
+      { ...set('min_split 0.02', 'min_split', '0.02'), file: 'params.yaml' },
+      { ...set('training seed 7 in params.yaml', 'training seed', '7'), file: 'params.yaml' },
+      other('on the features in data/features', { file: 'data/features' }),
+      out('model.pkl', 'file', { file: 'model.pkl' }),
+    ],
+  ],
 ];
 
 describe('parseAsks: requests as users write them', () => {
@@ -899,5 +1122,136 @@ describe('parseAsks: outputs', () => {
   it('drops a bare "parameter sweep" when the request says what to sweep', () => {
     expect(parseAsks('a parameter sweep across all available workers').map((a) => a.kind)).toEqual(['sweep', 'scale']);
     expect(parseAsks('a parameter sweep across all available workers of seeds 1 2 3').map((a) => a.kind)).toEqual(['scale', 'sweep']);
+  });
+});
+
+describe('parseAsks: lists, sweeps and one run per item', () => {
+  const brief = (request: string) => parseAsks(request).map(({ id: _id, text: _t, ...rest }) => rest);
+
+  it('reads a list for one run as a setting with its items, and "one run per …" as a sweep of them', () => {
+    expect(brief('Sum the numbers 1.5, 2 and 3')).toEqual([{ kind: 'setting', phrase: 'numbers', value: '1.5 2 3', values: ['1.5', '2', '3'] }]);
+    expect(brief('Sum the numbers 1.5, 2 and 3, one run per number')).toEqual([{ kind: 'sweep', phrase: 'numbers', values: ['1.5', '2', '3'] }]);
+    expect(brief('greet the users alice, bob and carol')).toEqual([{ kind: 'setting', phrase: 'users', value: 'alice bob carol', values: ['alice', 'bob', 'carol'] }]);
+    expect(brief('greet the users alice and bob, a separate run for each value')).toEqual([{ kind: 'sweep', phrase: 'users', values: ['alice', 'bob'] }]);
+  });
+
+  it('sweeps a noun over a range, and leaves a lexicon list a sweep as before', () => {
+    expect(brief('Run it for IDs 1 to 3')).toEqual([{ kind: 'sweep', phrase: 'IDs', values: ['1', '2', '3'] }]);
+    expect(brief('seeds 1, 2 and 3')).toEqual([{ kind: 'sweep', phrase: 'seeds', values: ['1', '2', '3'] }]);
+  });
+
+  it('names the list by the bare flag the request gives for it, and keeps an unrelated switch', () => {
+    expect(brief('Process the users alice and bob with --user, one run per user')).toEqual([{ kind: 'sweep', phrase: '--user', values: ['alice', 'bob'] }]);
+    expect(brief('Process the users alice and bob with --verbose')).toEqual([
+      { kind: 'setting', phrase: 'users', value: 'alice bob', values: ['alice', 'bob'] },
+      { kind: 'setting', phrase: '--verbose', value: 'True' },
+    ]);
+  });
+
+  it('does not read the count of runs as one more value of the list before it', () => {
+    expect(brief('with --score 99.5, one run per ID')).toEqual([{ kind: 'setting', phrase: '--score', value: '99.5' }]);
+    expect(brief('with num_steps 2000, one run per value')).toEqual([{ kind: 'setting', phrase: 'num_steps', value: '2000' }]);
+  });
+
+  it('takes no files and no function words for a list', () => {
+    expect(brief("I'd like the final checkpoint plus loss.png and metrics.json").map((a) => a.kind)).toEqual(['output', 'output', 'output']);
+    expect(brief('pass the files a.txt and b.txt').map((a) => a.kind)).toEqual(['other', 'other']);
+  });
+
+  it('joins "one run per X" to the scale that follows it, and adds no ask without one', () => {
+    expect(parseAsks('one run per seed across all available workers').map((a) => [a.kind, a.text])).toEqual([['scale', 'one run per seed across all available workers']]);
+    expect(parseAsks('one run per seed')).toEqual([]);
+  });
+});
+
+describe('parseAsks: names, symbols and places', () => {
+  const brief = (request: string) => parseAsks(request).map(({ id: _id, ...rest }) => rest);
+
+  it('reads a short symbol after the words that describe it as the setting', () => {
+    expect(brief('a mesh step h of 0.05')).toEqual([{ kind: 'setting', text: 'a mesh step h of 0.05', phrase: 'h', value: '0.05' }]);
+    expect(brief('the grid spacing dx = 0.01')).toEqual([{ kind: 'setting', text: 'the grid spacing dx = 0.01', phrase: 'dx', value: '0.01' }]);
+    expect(brief('Sweep the time step dt over 0.1 and 0.2')).toEqual([{ kind: 'sweep', text: 'Sweep the time step dt over 0.1 and 0.2', phrase: 'dt', values: ['0.1', '0.2'] }]);
+    // Words are not symbols: "to" and "a" before a number.
+    expect(brief('set the learning rate to 3e-4')).toEqual([{ kind: 'setting', text: 'learning rate to 3e-4', phrase: 'learning rate', value: '3e-4' }]);
+    expect(brief('with gamma 0.0005 and a 30% test split').map((a) => a.phrase)).toEqual(['gamma', 'test split']);
+  });
+
+  it('reads a proper name as one value, and "N times" as a count', () => {
+    expect(brief('greet the name Ada Lovelace, 3 times')).toEqual([
+      { kind: 'setting', text: 'name Ada Lovelace', phrase: 'name', value: 'Ada Lovelace' },
+      { kind: 'setting', text: '3 times', phrase: 'times', value: '3' },
+    ]);
+  });
+
+  it('reads a model by its own name, never by a word that describes it', () => {
+    expect(brief('with the gpt-nano model')).toEqual([{ kind: 'setting', text: 'the gpt-nano model', phrase: 'model type', value: 'gpt-nano' }]);
+    expect(brief('use the resnet18 model').map((a) => a.value)).toEqual(['resnet18']);
+    for (const r of ['train the word-level language model', 'train a two-layer model', 'train the trained model', 'train the small model']) {
+      expect(brief(r).filter((a) => a.kind === 'setting'), r).toEqual([]);
+    }
+  });
+
+  it('reads a host address after a word that places it or before a port, never a version number', () => {
+    expect(brief('serve it on 0.0.0.0 port 80').map((a) => [a.phrase, a.value])).toEqual([['host', '0.0.0.0'], ['port', '80']]);
+    expect(brief('bind localhost').map((a) => [a.phrase, a.value])).toEqual([['host', 'localhost']]);
+    expect(brief('use version 1.2.3.4')).toEqual([]);
+  });
+
+  it('keeps the config file a setting lives in, for every setting listed with it', () => {
+    expect(brief('with 100 trees and seed 7 in params.yaml').map((a) => [a.phrase, a.value, a.file])).toEqual([['trees', '100', 'params.yaml'], ['seed', '7', 'params.yaml']]);
+    expect(brief('seed 7 in params.yaml, then lr 0.1').map((a) => a.file)).toEqual(['params.yaml', undefined]);
+  });
+
+  it('names the app to serve only when the request gives it a name of its own', () => {
+    expect(brief('serve the Flaskr blog')).toEqual([{ kind: 'other', text: 'serve the Flaskr blog', phrase: 'Flaskr blog' }]);
+    expect(brief('Serve the Flask app')).toEqual([]);
+    expect(brief('serve the app')).toEqual([]);
+  });
+
+  it('reads a folder the run reads as other, and the address wanted back as other', () => {
+    expect(brief('on the features in data/features')).toEqual([{ kind: 'other', text: 'on the features in data/features', file: 'data/features' }]);
+    expect(brief('give me the URL')).toEqual([{ kind: 'other', text: 'the URL', phrase: 'URL' }]);
+    expect(brief('give me the address of its jQuery page')).toEqual([{ kind: 'other', text: 'the address of its jQuery page', phrase: 'address of its jQuery page' }]);
+  });
+});
+
+describe('parseAsks: intervals and evaluation', () => {
+  const brief = (request: string) => parseAsks(request).map((a) => [a.text, a.phrase, a.value]);
+
+  it('names an interval by what is made that often, and the batches an evaluation averages over', () => {
+    expect(brief('an image every 100 steps')).toEqual([['an image every 100 steps', 'image interval', '100']]);
+    expect(brief('save a checkpoint every 500 iters')).toEqual([['a checkpoint every 500 iters', 'save interval', '500']]);
+    expect(brief('evaluating every 10 iterations on 5 batches')).toEqual([
+      ['evaluating every 10 iterations', 'eval interval', '10'],
+      ['on 5 batches', 'eval batches', '5'],
+    ]);
+  });
+
+  it('does not read batches without an evaluation as the eval batches', () => {
+    expect(brief('train on 5 batches')).toEqual([]);
+  });
+});
+
+describe('parseAsks: outputs by what they are', () => {
+  const brief = (request: string) => parseAsks(request).map((a) => [a.text, a.output, a.file ?? a.metric]);
+
+  it('keeps the name a model is saved under with the model', () => {
+    expect(brief('Save the model as lm-small.pt')).toEqual([['the model as lm-small.pt', 'model', 'lm-small.pt']]);
+  });
+
+  it('reads a report, a table, a log, a figure and what a program prints by the noun that ends them', () => {
+    expect(brief('give me the classification report')).toEqual([['the classification report', 'report', undefined]]);
+    expect(brief('give me the benchmark table')).toEqual([['the benchmark table', 'report', undefined]]);
+    expect(brief('give me the loss log')).toEqual([['the loss log', 'logs', undefined]]);
+    expect(brief('give me the decision-surface figure')).toEqual([['the decision-surface figure', 'figures', undefined]]);
+    expect(brief('show me the result')).toEqual([['the result', 'stdout', undefined]]);
+    expect(brief('tell me the test perplexity')).toEqual([['the test perplexity', 'metrics', 'test perplexity']]);
+    expect(brief("each run's final loss")).toEqual([["each run's final loss", 'metrics', 'loss']]);
+    expect(brief("give me each run's images")).toEqual([["each run's images", 'figures', undefined]]);
+  });
+
+  it('does not take a thing the run trains on or a plural for what a program prints', () => {
+    expect(brief('show me the figures')).toEqual([['the figures', 'figures', undefined]]);
+    expect(brief('train the network')).toEqual([]);
   });
 });

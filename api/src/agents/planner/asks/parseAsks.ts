@@ -639,7 +639,8 @@ class Parser {
   /** `on 127.0.0.1`, `host 0.0.0.0`, `at localhost`: the address a service listens on. */
   host(i: number): Found | null {
     let j = i;
-    if (/^(on|at|to|bind|host|hostname|listen|listening)$/.test(this.w(j))) j++;
+    const lead = /^(on|at|to|bind|host|hostname|listen|listening)$/.test(this.w(j));
+    if (lead) j++;
     if (this.w(j) === 'on' || this.w(j) === 'to') j++;
     const tok = this.t[j];
     if (!tok) return null;
@@ -649,6 +650,8 @@ class Parser {
     let last = j;
     while (this.t[last + 1] && this.t[last + 1]!.end <= end) last++;
     if (this.t[last]!.end !== end) return null;
+    // "version 1.2.3.4" is no address: one needs a word that places it or a port after it.
+    if (!lead && !/^(port|:)$/.test(this.w(last + 1))) return null;
     return { first: i, last, ask: { kind: 'setting', phrase: 'host', value: m[0] } };
   }
 
