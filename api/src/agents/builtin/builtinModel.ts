@@ -28,7 +28,7 @@ import { decideSupervisor } from '../supervisor/builtinSupervisor.js';
 import { ENDPOINT_REQUEST, requestedDuration } from '../planner/serviceApp.js';
 import { serviceDocs, servicePlanParts, withSetupSteps } from './planner/serviceSetup.js';
 import { parseAsks } from '../planner/asks/parseAsks.js';
-import type { SettingsSurface } from '../planner/contract.js';
+import type { Ask, SettingsSurface } from '../planner/contract.js';
 import { BLOCKING_KINDS, disposeAsks, type AskPlan } from './planner/disposeAsks.js';
 import { SWEEP_TABLE, sweepRuns } from './planner/sweepRuns.js';
 import type { AskDisposition } from '../../domain/jobs/planSchema.js';
@@ -233,7 +233,10 @@ function decide(req: ModelRequest): Item[] {
   if (entry.cli === 'configurator') {
     const configs = [...uploaded].filter((p) => /(^|\/)configs?\/[^/]+\.py$/.test(p)).sort();
     const stem = (c: string) => c.split('/').pop()!.replace(/\.py$/, '');
-    const namedCfg = configs.filter((c) => request.includes(c) || request.includes(stem(c)) || request.includes(stem(c).replace(/^(train|finetune|eval|sample)_/, '')));
+    // A config named by its path wins; else by its name as a whole word (`shakespeare` is not named by `train_shakespeare_char`).
+    const word = (w: string) => new RegExp(`(^|[^\\w/])${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w])`).test(request);
+    const byPath = configs.filter((c) => request.includes(c));
+    const namedCfg = byPath.length ? byPath : configs.filter((c) => word(stem(c)) || word(stem(c).replace(/^(train|finetune|eval|sample)_/, '')));
     if (namedCfg.length === 1) configFile = namedCfg[0]!;
     else if (configs.length) {
       const defaults = `${entry.path}'s own defaults`;
@@ -457,6 +460,7 @@ function decide(req: ModelRequest): Item[] {
     uploaded,
     runSource: [source, ...(facts.importsByFile[entry.path]?.local ?? []).map((m) => readOf(`${m.replace(/\./g, '/')}.py`) ?? '')].join('\n'),
     checkpoint,
+    saveFlags: entry.flags.filter((f) => /^(save|save-path|out|output|output-path|save-model|checkpoint|ckpt|model-path|model|out-file|output-file)$/.test(flagName(f)) && f.type !== 'bool' && !/^store_(true|false)$/.test(f.action ?? '')).map((f) => ({ flag: f.flag, default: f.default })),
     writes,
     thresholds: [...request.matchAll(/\b(accuracy|acc|loss|val[_ ]?loss|f1|auc)\s+(?:of\s+)?(?:above|over|greater than|at least|>=?|below|under|less than|at most|<=?)/gi)].map((m) => m[1]!.toLowerCase().replace(/\s/g, '_')),
     hardware,
@@ -470,6 +474,10 @@ function decide(req: ModelRequest): Item[] {
   if (askStep.need === 'ask') return call('ask_user', { question: askStep.question, ...(askStep.choices.length ? { choices: askStep.choices } : {}) });
   const askPlan: AskPlan = askStep.plan;
   args.splice(0, args.length, ...askPlan.args);
+  if (askPlan.checkpoint) {
+    checkpoint = askPlan.checkpoint;
+    if (!isCollected({ outputs: [...outputs] }, checkpoint)) outputs.add(checkpoint);
+  }
   for (const o of askPlan.outputs) if (!isCollected({ outputs: [...outputs] }, o)) outputs.add(o);
   for (const f of askPlan.required) if (!resultFiles.includes(f)) resultFiles.push(f);
   const blocked = askPlan.dispositions.filter((d) => d.status === 'refused' && BLOCKING_KINDS.has(d.kind));
@@ -682,13 +690,16 @@ function refusalWords(entry: string, dispositions: AskDisposition[]): string {
 
 /** A hosted service's asks: how long it serves and where are honoured; settings and outputs are not changed for a service yet. */
 function serviceAsks(request: string, durationSec: number | null): AskDisposition[] {
-  return parseAsks(request).map((a) =>
-    a.kind === 'limit' && a.maxSeconds && durationSec
-      ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: `served for ${durationSec} s` }
-      : a.kind === 'hardware' && a.hardware === 'cpu'
-        ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: 'served from a CPU worker' }
-        : { ask: a.text, kind: a.kind, status: 'refused' as const, detail: `a hosted service runs the app as uploaded: its ${a.kind === 'setup' ? 'setup steps' : a.kind === 'setting' || a.kind === 'sweep' ? 'settings' : a.kind === 'output' ? 'outputs' : 'options'} are not changed by the builtin planner yet` },
-  );
+  const honoured = (a: Ask, detail: string): AskDisposition => ({ ask: a.text, kind: a.kind, status: 'honoured', detail });
+  return parseAsks(request).map((a) => {
+    if (a.kind === 'limit' && a.maxSeconds && durationSec) return honoured(a, `served for ${durationSec} s`);
+    if (a.kind === 'hardware' && a.hardware === 'cpu') return honoured(a, 'served from a CPU worker');
+    // Where it listens: a service answers at its own URL (the API's proxy); the worker's port is private.
+    if (a.kind === 'setting' && /^(port|host|address|bind|listen)$/i.test((a.phrase ?? '').replace(/^--/, '')))
+      return honoured(a, `reachable at the service's URL (printed when it is ready); the app listens on the port the worker gives it, which the URL stands for — ${a.value ?? 'that address'} on the worker itself is not reachable from outside`);
+    if (a.kind === 'output' && /\b(url|address|link|page|endpoint)\b/i.test(a.text)) return honoured(a, "the service's URL and its API URL are printed once it is ready (`chatgpu service JOB`, the job page)");
+    return { ask: a.text, kind: a.kind, status: 'refused', detail: `a hosted service runs the app as uploaded: its ${a.kind === 'setup' ? 'setup steps' : a.kind === 'setting' || a.kind === 'sweep' ? 'settings' : a.kind === 'output' ? 'outputs' : 'options'} are not changed by the builtin planner yet` };
+  });
 }
 
 /**

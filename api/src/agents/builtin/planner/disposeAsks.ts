@@ -37,6 +37,8 @@ export interface AskContext {
   runSource: string;
   /** The checkpoint the run keeps, if any; files it writes at literal paths; outputs so far. */
   checkpoint: string | null;
+  /** The entry point's flags that name where it saves a file (`--save model.pt`), with their defaults. */
+  saveFlags: { flag: string; default: string | null }[];
   writes: string[];
   /** Metric names with a threshold already in the criteria (the request's "accuracy above 0.9"). */
   thresholds: string[];
@@ -66,6 +68,8 @@ export interface AskPlan {
   sweeps: { ask: Ask; setting: Setting; values: string[] }[];
   /** Scale asks ("across all available workers"): the caller honours them with shards, or refuses them. */
   scale: Ask[];
+  /** The checkpoint's new path when an ask renamed it ("save the model as lm-small.pt"). */
+  checkpoint: string | null;
 }
 
 export type AskStep = { need: 'read'; path: string } | { need: 'ask'; question: string; choices: string[] } | { need: 'none'; plan: AskPlan };
@@ -77,7 +81,7 @@ export const BLOCKING_KINDS = new Set(['setting', 'sweep', 'output', 'target']);
 export const settingQuestionMarker = (ask: Ask) => `By "${ask.text}"`;
 
 export function disposeAsks(ctx: AskContext): AskStep {
-  const plan: AskPlan = { dispositions: [], args: [...ctx.args], edits: [], environment: [], outputs: [], required: [], metrics: [], timeoutSec: null, sweeps: [], scale: [] };
+  const plan: AskPlan = { dispositions: [], args: [...ctx.args], edits: [], environment: [], outputs: [], required: [], metrics: [], timeoutSec: null, sweeps: [], scale: [], checkpoint: null };
   const settings = ctx.surface?.settings ?? [];
   const honour = (ask: Ask, detail: string, setting?: Setting) => plan.dispositions.push({ ask: ask.text, kind: ask.kind, status: 'honoured', detail, ...(setting ? { setting: setting.id } : {}) });
   const refuse = (ask: Ask, detail: string) => plan.dispositions.push({ ask: ask.text, kind: ask.kind, status: 'refused', detail });
@@ -111,7 +115,9 @@ export function disposeAsks(ctx: AskContext): AskStep {
           else honour(ask, `all ${m.candidates.length}: ${hows.join('; ')}`);
           break;
         }
-        if (m.status === 'ambiguous') {
+        const narrowed = m.status === 'ambiguous' ? namedByOtherWords(ask, m.candidates) : null;
+        if (narrowed) setting = narrowed;
+        else if (m.status === 'ambiguous') {
           const choices = m.candidates.map((s) => settingLabel(s));
           const marker = settingQuestionMarker(ask);
           const answer = ctx.answerTo(marker);
@@ -129,6 +135,7 @@ export function disposeAsks(ctx: AskContext): AskStep {
           refuse(ask, `${m.reason}`);
           break;
         } else setting = m.setting;
+        if (!setting) break;
         if (ask.kind === 'sweep') {
           const values = m.status === 'matched' && m.values?.length ? m.values : (ask.values ?? []);
           if (values.length < 2) {
@@ -144,6 +151,18 @@ export function disposeAsks(ctx: AskContext): AskStep {
             }
             plan.sweeps.push({ ask, setting, values: coerced.map((c) => (c.ok ? (c.value ?? '') : '')) });
           } else plan.sweeps.push({ ask, setting, values });
+          break;
+        }
+        if (ask.values && ask.values.length > 1 && setting.type === 'list') {
+          const checkedAll = ask.values.map((v) => coerceValue(v, { ...setting!, type: null }));
+          const bad = checkedAll.find((c) => !c.ok);
+          if (bad && !bad.ok) {
+            refuse(ask, bad.reason);
+            break;
+          }
+          const listed = applyList(plan, setting, ask.values);
+          if ('refused' in listed) refuse(ask, listed.refused);
+          else honour(ask, listed.how, setting);
           break;
         }
         const value = m.status === 'matched' ? (m.value ?? ask.value) : ask.value;
@@ -211,6 +230,43 @@ export function disposeAsks(ctx: AskContext): AskStep {
     }
   }
   return { need: 'none', plan };
+}
+
+/**
+ * Of several candidates, the only one whose place the ask's other words name ("training seed 7" →
+ * `train.seed`, not `prepare.seed`): a word of the ask (4+ letters) that begins a part of the
+ * candidate's dotted name or file, or that such a part begins. Null when none or several fit.
+ */
+function namedByOtherWords(ask: Ask, candidates: Setting[]): Setting | null {
+  const phrase = new Set((ask.phrase ?? '').toLowerCase().split(/\W+/));
+  const words = ask.text.toLowerCase().split(/[^a-z]+/).filter((w) => w.length >= 4 && !phrase.has(w));
+  if (words.length === 0) return null;
+  const fits = candidates.filter((c) => {
+    const parts = [...c.name.toLowerCase().split(/[._]/).slice(0, -1), ...c.file.toLowerCase().split(/[/._]/)].filter((p) => p.length >= 3);
+    return words.some((w) => parts.some((p) => w.startsWith(p) || p.startsWith(w)));
+  });
+  return fits.length === 1 ? fits[0]! : null;
+}
+
+/** A list for a list-valued option: `--seeds 1 2 3` (nargs) or `--number 1 --number 2` (append, click multiple, typer List). */
+function applyList(plan: Pick<AskPlan, 'args'>, s: Setting, values: string[]): { how: string } | { refused: string } {
+  if (s.kind !== 'flag' || !s.flag) return { refused: `${s.name} takes a list only as a flag; a list for a ${s.kind} is not supported yet` };
+  const flags = [s.flag, ...(s.aliases ?? [])];
+  const kept: string[] = [];
+  for (let i = 0; i < plan.args.length; i++) {
+    if (flags.includes(plan.args[i]!)) {
+      i++;
+      while (s.nargs && !/^\d+$/.test(s.nargs) && i < plan.args.length && !plan.args[i]!.startsWith('-')) i++;
+      i--;
+      continue;
+    }
+    if (flags.some((f) => plan.args[i]!.startsWith(`${f}=`))) continue;
+    kept.push(plan.args[i]!);
+  }
+  const spaced = s.nargs === '+' || s.nargs === '*' || /^\d+$/.test(s.nargs ?? '');
+  const words = values.map((v) => shellWord(v));
+  plan.args = spaced ? [...kept, s.flag, ...words] : [...kept, ...words.flatMap((w) => [s.flag!, w])];
+  return { how: spaced ? `passed \`${s.flag} ${words.join(' ')}\`` : `passed ${words.map((w) => `\`${s.flag} ${w}\``).join(' ')}` };
 }
 
 /** Words right after an ask that say it is meant for every place its setting appears ("for both", "in all of them"). */
@@ -366,6 +422,16 @@ function disposeOutput(ctx: AskContext, plan: AskPlan, ask: Ask): { ok: boolean;
       if (written) {
         if (!plan.outputs.includes(written)) plan.outputs.push(written);
         return { ok: true, detail: `${written} is collected` };
+      }
+      // "Save the model as lm-small.pt": the flag that names where the program saves such a file.
+      const ext = /\.[^./]+$/.exec(f)?.[0]?.toLowerCase();
+      const saver = ctx.saveFlags.find((s) => s.default && ext && s.default.toLowerCase().endsWith(ext)) ?? (ctx.saveFlags.length === 1 && !ctx.saveFlags[0]!.default ? ctx.saveFlags[0] : undefined);
+      if (saver) {
+        const target = f.startsWith('outputs/') ? f : `outputs/${f.split('/').pop()}`;
+        plan.args = setFlag(plan.args, [saver.flag], target, false, false);
+        if (/\.(pt|pth|ckpt|bin|safetensors)$/i.test(target)) plan.checkpoint = target;
+        else plan.required.push(target);
+        return { ok: true, detail: `passed \`${saver.flag} ${target}\`: the program saves it there and it is collected` };
       }
       if (ctx.runSource.includes(f.split('/').pop()!)) return { ok: true, detail: `${f} is collected with what the run writes` };
       if (ctx.uploaded.has(f)) return { ok: false, detail: `${f} is one of the project's inputs, not something the run makes` };
