@@ -458,3 +458,67 @@ describe('coerceValue', () => {
     expect(coerceValue('99999999999999999999', int).ok).toBe(false);
   });
 });
+
+// csc-training/hpc-python heat_main.py (single-dash argparse flags), scikit-learn's k-means example
+// (module constants, a comment read as help), DVC's get-started params.yaml beside another script's
+// seed flag, click's hello (--count, --name) and a typer command with a list argument.
+const HEAT: Setting[] = [
+  st({ name: 'a', flag: '-a', kind: 'flag', file: 'heat_main.py', type: 'float', default: '0.5', help: 'diffusion constant' }),
+  st({ name: 'n', flag: '-n', kind: 'flag', file: 'heat_main.py', type: 'int', default: '200', help: 'number of time steps' }),
+  st({ name: 'i', flag: '-i', kind: 'flag', file: 'heat_main.py', type: 'int', default: '500', help: 'image interval' }),
+  st({ name: 'f', flag: '-f', kind: 'flag', file: 'heat_main.py', type: 'str', default: 'bottle.dat', help: 'input file' }),
+];
+const KMEANS: Setting[] = [
+  st({ name: 'h', kind: 'constant', file: 'plot_kmeans_digits.py', type: 'float', default: '0.02', help: 'Step size of the mesh. Decrease to increase the quality of the VQ.' }),
+  st({ name: 'max_iter', kind: 'constant', file: 'plot_kmeans_digits.py', type: 'int', default: '300', help: null }),
+];
+const DVC: Setting[] = [
+  st({ name: 'seed', flag: '--seed', kind: 'flag', file: 'src/evaluate.py', type: 'int', default: '0' }),
+  st({ name: 'train.seed', kind: 'config-key', file: 'params.yaml', format: 'yaml', type: 'int', default: '20170428' }),
+  st({ name: 'train.n_est', kind: 'config-key', file: 'params.yaml', format: 'yaml', type: 'int', default: '50' }),
+];
+const CLICK_HELLO: Setting[] = [
+  st({ name: 'count', flag: '--count', kind: 'flag', file: 'hello.py', type: 'int', default: '1', help: 'Number of greetings.' }),
+  st({ name: 'name', flag: '--name', kind: 'flag', file: 'hello.py', type: 'str', default: null, help: 'The person to greet.' }),
+];
+
+describe('matchSetting: the corpus forms', () => {
+  it('matches a described symbol by its name, and the rest by help texts', () => {
+    const [sweepA, steps, image] = parseAsks('Sweep the diffusion constant a over 0.1, 0.2 and 0.4, 300 time steps each with an image every 100 steps');
+    expect(matchSetting(sweepA!, HEAT)).toEqual({ status: 'matched', setting: HEAT[0], values: ['0.1', '0.2', '0.4'] });
+    expect(matchSetting(steps!, HEAT)).toEqual({ status: 'matched', setting: HEAT[1], value: '300' });
+    expect(matchSetting(image!, HEAT)).toEqual({ status: 'matched', setting: HEAT[2], value: '100' });
+  });
+
+  it("lets a constant's comment that has every word of the ask win over a lexicon word", () => {
+    const a: Ask = { id: 'a1', kind: 'setting', text: 'the mesh step 0.05', phrase: 'mesh step', value: '0.05' };
+    expect(matchedId(matchSetting(a, KMEANS))).toBe('plot_kmeans_digits.py#h');
+    expect(matchedId(matchSetting(ask('a mesh step h of 0.05'), KMEANS))).toBe('plot_kmeans_digits.py#h');
+    // One word of the phrase in the comment is not enough: "steps" still means the iterations.
+    expect(matchedId(matchSetting(ask('300 steps'), KMEANS))).toBe('plot_kmeans_digits.py#max_iter');
+  });
+
+  it('takes the setting of the config file the request names', () => {
+    const [trees, seed] = parseAsks('with 100 trees and training seed 7 in params.yaml');
+    expect(matchedId(matchSetting(seed!, DVC))).toBe('params.yaml#train.seed');
+    expect(matchedId(matchSetting(trees!, DVC))).toBe('params.yaml#train.n_est');
+    // Without the file, the seed a command line changes wins the tie (the file is what decides here).
+    expect(matchedId(matchSetting(ask('training seed 7'), DVC))).toBe('src/evaluate.py#seed');
+  });
+
+  it('reads "N times" as the count and a proper name as the name', () => {
+    const [name, times] = parseAsks('for the name Ada Lovelace, 3 times');
+    expect(matchSetting(name!, CLICK_HELLO)).toEqual({ status: 'matched', setting: CLICK_HELLO[1], value: 'Ada Lovelace' });
+    expect(matchSetting(times!, CLICK_HELLO)).toEqual({ status: 'matched', setting: CLICK_HELLO[0], value: '3' });
+  });
+
+  it('gives a list for one run to a list-valued setting item by item, and refuses it for a scalar one', () => {
+    const numbers = ask('Sum the numbers 1.5, 2 and 3');
+    const list = st({ name: 'numbers', kind: 'positional', file: 'main.py', type: 'list', position: 0 });
+    expect(matchSetting(numbers, [list])).toEqual({ status: 'matched', setting: list, values: ['1.5', '2', '3'] });
+    const scalar = st({ name: 'numbers', kind: 'positional', file: 'main.py', type: 'float', position: 0 });
+    const m = matchSetting(numbers, [scalar]);
+    expect(m.status).toBe('bad-value');
+    expect(m.status === 'bad-value' && m.reason).toMatch(/takes one value; the request gives 3 .*one run per value/);
+  });
+});

@@ -10,6 +10,8 @@
  *    80  one lexicon group: "iterations" ≈ `max_iters`, "n_embd" ≈ `--emsize`
  *    70  a lexicon group through the name's words: "epochs" ≈ `num_train_epochs`
  *    60  the same name without count prefixes: "particles" ≈ `n_particles`
+ *    85  the help text (or a constant's comment) has every word of a phrase of two or more words that is
+ *        not itself in the lexicon: "mesh step" ≈ `h` ("step size of the mesh"), over `max_iter` by "step"
  *    50  the help text has all the ask's words: "warmup" ≈ `--wu` ("linear warmup length")
  *    40  the help text has a word of the ask's lexicon group
  * A setting that says where outputs go (`out_dir`, `--save-path` …) never fits an ask for a number.
@@ -56,6 +58,13 @@ const HELP_SAME: Record<string, string[]> = {
   batch: ['iteration', 'iter', 'step'],
   image: ['figure', 'plot', 'snapshot', 'frame', 'picture', 'png'],
 };
+
+/** The help text has every content word of the phrase (at least `min` of them), or its help-text synonym. */
+function helpHasAll(phrase: string, helpText: string, min: number): boolean {
+  const help = new Set(words(helpText));
+  const pw = words(phrase).filter((w) => !HELP_STOP.has(w));
+  return pw.length >= min && pw.every((w) => help.has(w) || (HELP_SAME[w] ?? []).some((x) => help.has(x)));
+}
 
 function words(s: string): string[] {
   return normalizeName(s.replace(/[^\p{L}\p{N}]+/gu, ' ')).split('_').filter(Boolean);
@@ -122,6 +131,9 @@ function score(phrase: string, s: Setting): number {
   for (const { name, score: sc } of names(s)) if (compactName(name) === pc) best = Math.max(best, sc);
   if (best > 0) return best;
   const pg = phraseGroups(phrase);
+  // "mesh step" ≈ `h` ("step size of the mesh"): a help text or comment that has every word of a
+  // phrase of several words says more than the lexicon group one of those words is in.
+  if (s.help && lexiconGroups(phrase).length === 0 && helpHasAll(phrase, s.help, 2)) return 85;
   const { direct, byWords } = settingGroups(s);
   if (pg.some((g) => direct.includes(g))) return 80;
   if (pg.some((g) => byWords.includes(g))) return 70;
@@ -129,9 +141,7 @@ function score(phrase: string, s: Setting): number {
   const core = coreName(phrase);
   if (core.length > 1 && names(s).some((n) => coreName(n.name) === core)) return 60;
   if (s.help) {
-    const help = new Set(words(s.help));
-    const pw = words(phrase).filter((w) => !HELP_STOP.has(w));
-    if (pw.length > 0 && pw.every((w) => help.has(w) || (HELP_SAME[w] ?? []).some((x) => help.has(x)))) return 50;
+    if (helpHasAll(phrase, s.help, 1)) return 50;
     const helpText = ` ${words(s.help).join(' ')} `;
     for (const g of pg) {
       if (g.words.some((w) => w.length > 2 && helpText.includes(` ${words(w).join(' ')} `))) return 40;
