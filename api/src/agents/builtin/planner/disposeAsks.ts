@@ -397,6 +397,8 @@ const SHOWS = /\.show\(\s*\)/;
 function disposeOutput(ctx: AskContext, plan: AskPlan, ask: Ask): { ok: boolean; detail: string } {
   switch (ask.output) {
     case 'model':
+      // "the model as lm-small.pt": where it is saved, like a file by name.
+      if (ask.file) return disposeOutput(ctx, plan, { ...ask, output: 'file' });
       if (ctx.checkpoint) return { ok: true, detail: `${ctx.checkpoint} is collected${ctx.checkpoint.startsWith('outputs/') ? '' : ' with outputs/'} and reloaded on a worker to check it` };
       if (MODEL_SAVE.test(ctx.runSource)) return { ok: true, detail: `what ${ctx.entry} saves is collected (${ctx.writes.length ? ctx.writes.join(', ') : 'outputs/'})` };
       return { ok: false, detail: `${ctx.entry} never saves a model (no torch.save, save_pretrained, pickle or joblib dump), so there is none to hand back` };
