@@ -13,6 +13,13 @@
  * → "1000", "10k" → "10000", "two" → "2", "90%" → "0.9"; "3e-4" stays "3e-4"); a word value is
  * as written ("cpu", "AdamW", "False").
  *
+ * Lists: several values for a lexicon word ("seeds 1 2 3", "learning rates 1e-3, 3e-4") or a range
+ * for any noun ("IDs 1 to 5") are a sweep. Other nouns with a list ("the numbers 1.5, 2 and 3", "the
+ * users alice, bob and carol") are one setting with the items in `values` (and `value` the items
+ * joined by spaces), for a list-valued option of one run — unless the request asks for "one run per
+ * …" that noun (or per value), which makes them a sweep. A bare flag named like the list ("with
+ * --user") names it.
+ *
  * Words that ask for nothing ("please", "give me", "train it") produce nothing.
  */
 import type { Ask, OutputWanted } from '../contract.js';
