@@ -1208,9 +1208,11 @@ describe('parseAsks: names, symbols and places', () => {
     expect(brief('serve the app')).toEqual([]);
   });
 
-  it('reads a folder the run reads as other, and the address wanted back as other', () => {
+  it('reads a folder the run reads as other, and the address of one page wanted back as other', () => {
     expect(brief('on the features in data/features')).toEqual([{ kind: 'other', text: 'on the features in data/features', file: 'data/features' }]);
-    expect(brief('give me the URL')).toEqual([{ kind: 'other', text: 'the URL', phrase: 'URL' }]);
+    // The service itself is no ask of its own: every service plan gives its address.
+    expect(brief('give me the URL')).toEqual([]);
+    expect(brief('give me an endpoint')).toEqual([]);
     expect(brief('give me the address of its jQuery page')).toEqual([{ kind: 'other', text: 'the address of its jQuery page', phrase: 'address of its jQuery page' }]);
   });
 });

@@ -690,12 +690,15 @@ class Parser {
     return { first: i, last, ask: { kind: 'other', phrase: this.span(j, last) } };
   }
 
-  /** `the address of its jQuery page`, `the URL`: where the service can be reached. */
+  /**
+   * `the address of its jQuery page`, `the URL of the login page`: where one page of the
+   * service can be reached. A bare "the URL" or "an endpoint" asks for the service itself, which
+   * every service plan gives: no ask.
+   */
   address(i: number): Found | null {
     let j = i;
     while (j < i + 2 && DETERMINERS.has(this.w(j))) j++;
-    if (!/^(address|url|urls|link|links|endpoint)$/.test(this.w(j)) || !(this.ctx[j] || j > i)) return null;
-    if (!this.ctx[j]) return null;
+    if (!/^(address|url|urls|link|links)$/.test(this.w(j)) || !this.ctx[j]) return null;
     let last = j;
     if (this.w(j + 1) === 'of' || this.w(j + 1) === 'for' || this.w(j + 1) === 'to') {
       let k = j + 2;
@@ -704,6 +707,7 @@ class Parser {
         k++;
       }
     }
+    if (last === j) return null;
     return { first: i, last, ask: { kind: 'other', phrase: this.span(j, last) } };
   }
 
