@@ -39,7 +39,8 @@ What each form gives:
             (`dt = 0.1*dx*dx` → dt = 0.1); a literal passed as a call's keyword argument is named
             by the keyword, its help naming the call and the target (`clf = svm.SVC(gamma=0.001)`
             → gamma, "gamma= of svm.SVC in clf"), one passed by position says which argument of
-            which call it is ("argument 1 of KNeighborsClassifier in classifiers"). Not settings: subscript indices (`x[:, 1]`), the ints 0, 1
+            which call it is ("argument 1 of KNeighborsClassifier in classifiers"). Not settings:
+            a power (`dx**2`), 0.0/1.0/-1.0 in arithmetic (`1.0 / (nx - 1)`), subscript indices (`x[:, 1]`), the ints 0, 1
             and -1 unless passed by keyword (offsets, shapes, `1 - p`), strings and
             booleans inside expressions, f-strings, multi-line strings, empty containers (`seen = []`),
             names starting with `_`, arithmetic inside a function (`4 * share`: only call arguments
@@ -49,6 +50,9 @@ What each form gives:
             (configurator globals excepted: the command line sets them whatever comes later). A
             later literal replaces an earlier one (what the program uses), as does a computed value
             that does not read it; every literal of every expression is kept.
+  calls     a module-level (main-guard, main()) call made for its effect: each literal passed to it,
+            named by its keyword, else by the function (`torch.manual_seed(1337)` → manual_seed,
+            `model.fit(X, y, epochs=10)` → epochs); not output, plotting, logging or exit calls
   help      a constant's (a configurator global's, a settings-class field's, a config function
             step's) comment lines right above it and its trailing comment; of several names bound
             together (`N, D_in, H = 64, 1000, 100` under `# N is batch size; D_in is input
@@ -137,6 +141,12 @@ def setting_type(value):
     return None
 
 
+# Calls whose arguments shape output, not the computation (call_statement).
+CALL_NOISE_ROOTS = {"plt", "ax", "axs", "axes", "fig", "figure", "sns", "logging", "logger", "log", "warnings", "parser", "sys", "os", "time", "st", "print"}
+CALL_NOISE = {"print", "exit", "quit", "sleep", "show", "title", "suptitle", "xlabel", "ylabel", "zlabel", "legend", "text", "annotate", "xlim", "ylim",
+              "xticks", "yticks", "subplot", "subplots_adjust", "tight_layout", "grid", "axis", "colorbar", "figure", "imshow", "scatter", "hist", "bar",
+              "barh", "fill_between", "contour", "contourf", "pcolormesh", "errorbar", "step", "format", "append", "extend", "insert", "pop", "update",
+              "join", "sort", "assert_allclose", "assertEqual", "add_argument", "info", "debug", "warning", "error", "echo", "secho"}
 COMMENT_LINES = 4
 CODING = re.compile(r"^#.*coding[:=]")
 
@@ -506,6 +516,9 @@ class FileReader:
             if isinstance(node, ast.Subscript):
                 stack.append((node.value, keyword))  # the index is structure, not a setting
                 continue
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and is_number(node.right):
+                stack.append((node.left, None))  # `dx**2`, `np.pi**2`: the power is the formula's, not a setting
+                continue
             if is_number(node):
                 out.append((node, keyword))
                 continue
@@ -532,6 +545,11 @@ class FileReader:
         if isinstance(p, ast.Call) and node in p.args:
             return p.args.index(node)
         return None
+
+    def argument_words(self, node):
+        """`argument 2 of np.full`, or `an item of argument 1 of np.array` for a literal inside a list passed to it."""
+        item = isinstance(self.parent.get(node), (ast.List, ast.Tuple))
+        return ("an item of " if item else "") + f"argument {self.call_position(node) + 1} of {self.call_name(node)}"
 
     def call_name(self, node):
         """For a literal passed to a call: the call's function as written (`optim.Adam`)."""
@@ -576,6 +594,11 @@ class FileReader:
                         pairs.append((t, stmt.value))
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
                 pairs.append((stmt.target, stmt.value))
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and kind != "configurator":
+                made = self.call_statement(stmt, scope)
+                if made:
+                    numbered.append(made)
+                continue
             else:
                 continue
             together = [n for n in (self.target_names(t) for t, _ in pairs) if n]
@@ -635,6 +658,8 @@ class FileReader:
             ok, v = literal(node)
             if keyword is None and type(v) is int and v in (0, 1, -1):
                 continue  # an index, offset, shape or identity (`x[i - 1]`, `Linear(n, 1)`, `1 - p`), not a setting
+            if keyword is None and type(v) is float and v in (0.0, 1.0, -1.0) and not self.call_argument(node):
+                continue  # an identity in arithmetic (`1.0 / (nx - 1)`, `x / 1.0`); passed to a call it may be a setting (`RBF(1.0)`)
             if scope != "module" and not self.call_argument(node):
                 continue  # in a function, arithmetic (`4 * share`) is the algorithm; arguments (`randn(256, 3)`, `lr=0.1`) are settings
             help_text = comment
@@ -643,10 +668,38 @@ class FileReader:
                 # named by its keyword (`gamma` of `clf = svm.SVC(gamma=0.001)`); the variable stays in the help
                 help_text = f"{keyword}= of {callee} in {name}" + (f"; {comment}" if comment else "")
             elif keyword is None and self.call_position(node) is not None:
-                position = self.call_position(node)
-                help_text = f"argument {position + 1} of {self.call_name(node)} in {name}" + (f"; {comment}" if comment else "")
+                help_text = f"{self.argument_words(node)} in {name}" + (f"; {comment}" if comment else "")
             out.append(dict(base, kind="constant", name=keyword if keyword and callee else name, type=setting_type(v), default=self.segment(node),
                             span=span(node), expression=expression, help=help_text, inExpression=True))
+        return out
+
+    def call_statement(self, stmt, scope):
+        """A call made for its effect (`torch.manual_seed(1337)`, `model.fit(X, y, epochs=10)`): the
+        literals passed to it, each named by its keyword, else by the function (`manual_seed`).
+        Not the arguments of output, plotting and exits: what a figure looks like or a message says
+        is not a setting of the computation."""
+        call = stmt.value
+        callee = self.segment(call.func) or ""
+        root = callee.split(".")[0]
+        last = type_name(call.func) or ""
+        if root in CALL_NOISE_ROOTS or last in CALL_NOISE or last.startswith(("set_", "add_", "plot", "print", "log", "save", "write")):
+            return []
+        comment = self.comment_help(stmt)
+        expression = clip(self.segment(stmt))
+        out = []
+        for node, keyword in self.numbers_in(call):
+            ok, v = literal(node)
+            if not self.call_argument(node) or (keyword is None and type(v) is int and v in (0, 1, -1)):
+                continue
+            own = self.parent.get(node)
+            while isinstance(own, (ast.keyword, ast.List, ast.Tuple)):
+                own = self.parent.get(own)
+            name = keyword or (type_name(own.func) if isinstance(own, ast.Call) else None)
+            if not name or not re.match(r"^[A-Za-z_]\w*$", name):
+                continue
+            help_text = (f"{keyword}= of {self.call_name(node)}" if keyword else self.argument_words(node)) + f" (line {stmt.lineno})"
+            out.append({"scope": scope, "kind": "constant", "name": name, "type": setting_type(v), "default": self.segment(node), "span": span(node),
+                        "expression": expression, "help": help_text + (f"; {comment}" if comment else ""), "inExpression": True})
         return out
 
     def loops(self, scope, statements):

@@ -459,6 +459,47 @@ describe('the names and help a user would use', () => {
     for (const st of s.settings) expect(spanText(text, st.span!)).toBe(st.default);
   });
 
+  it('a call made for its effect gives its literals (by keyword, else by the function); output, plotting and exit calls do not', async () => {
+    const text = lines(
+      'import torch, sys',
+      'import matplotlib.pyplot as plt',
+      'torch.manual_seed(1337)',
+      'model.fit(X, y, epochs=10, batch_size=32)',
+      'train(model, 5, 0.01)',
+      'plt.figure(figsize=(8, 6))',
+      'plt.scatter(x, y, s=20, alpha=0.5)',
+      'ax.set_xlim(0, 10)',
+      'print(3.5)',
+      'sys.exit(2)',
+      'def main():',
+      '    np.random.seed(7)',
+      'main()',
+    );
+    const s = await listSettings(new Map([['fx.py', text]]));
+    expect(s.problems).toEqual([]);
+    expect(s.settings.map((x) => [x.id, x.default, x.help])).toEqual([
+      ['fx.py#manual_seed@3:18', '1337', 'argument 1 of torch.manual_seed (line 3)'],
+      ['fx.py#epochs@4:23', '10', 'epochs= of model.fit (line 4)'],
+      ['fx.py#batch_size@4:38', '32', 'batch_size= of model.fit (line 4)'],
+      ['fx.py#train@5:13', '5', 'argument 2 of train (line 5)'],
+      ['fx.py#train@5:16', '0.01', 'argument 3 of train (line 5)'],
+      ['fx.py#seed@12:19', '7', 'argument 1 of np.random.seed (line 12)'],
+    ]);
+    expect(byId(s, 'fx.py#epochs@4:23')).toMatchObject({ kind: 'constant', scope: 'module', expression: 'model.fit(X, y, epochs=10, batch_size=32)' });
+    for (const st of s.settings) expect(spanText(text, st.span!)).toBe(st.default);
+  });
+
+  it('in arithmetic, a power and 0.0/1.0 are the formula, not settings; an item of a list argument says so', async () => {
+    const text = lines('dx = 1.0 / (nx - 1)', 'r = dt / dx**2', 'k = 0.4 * dx**2', 'w = np.array([1.5, -2.0])', 'g = RBF(1.0)');
+    const s = await listSettings(new Map([['f.py', text]]));
+    expect(s.settings.map((x) => [x.name, x.default, x.help])).toEqual([
+      ['k', '0.4', null],
+      ['w', '1.5', 'an item of argument 1 of np.array in w'],
+      ['w', '-2.0', 'an item of argument 1 of np.array in w'],
+      ['g', '1.0', 'argument 1 of RBF in g'],
+    ]);
+  });
+
   it("a constant's comments are its help: the lines right above it and its trailing comment; of several names bound together, each its clause", async () => {
     const text = lines(
       '#!/usr/bin/env python',
