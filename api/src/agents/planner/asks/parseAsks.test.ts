@@ -1176,6 +1176,14 @@ describe('parseAsks: names, symbols and places', () => {
     expect(brief('with gamma 0.0005 and a 30% test split').map((a) => a.phrase)).toEqual(['gamma', 'test split']);
   });
 
+  it('reads any named quantity "of" a value, but not a count or a group of something', () => {
+    expect(brief('with a diffusion constant of 0.3')).toEqual([{ kind: 'setting', text: 'a diffusion constant of 0.3', phrase: 'diffusion constant', value: '0.3' }]);
+    expect(brief('a mesh step size of 0.05').map((a) => [a.phrase, a.value])).toEqual([['mesh step size', '0.05']]);
+    expect(brief('a total of 5 epochs').map((a) => [a.phrase, a.value])).toEqual([['epochs', '5']]);
+    expect(brief('a couple of 2 runs')).toEqual([]);
+    expect(brief('a budget of 5 dollars').map((a) => a.kind)).toEqual(['limit']);
+  });
+
   it('reads a proper name as one value, and "N times" as a count', () => {
     expect(brief('greet the name Ada Lovelace, 3 times')).toEqual([
       { kind: 'setting', text: 'name Ada Lovelace', phrase: 'name', value: 'Ada Lovelace' },

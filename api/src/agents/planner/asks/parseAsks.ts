@@ -111,6 +111,9 @@ const HARDWARE: Record<string, string> = {
 };
 const HARDWARE_TAIL = new Set(['gpu', 'gpus', 'card', 'cards', 'machine', 'machines', 'worker', 'workers', 'only', 'silicon', 'box', 'device', 'chip']);
 
+/** Words that count or group rather than name a quantity: "a total of 5", "a batch of 32", "a couple of runs". */
+const QUANTIFIERS =
+  /^(total|maximum|minimum|max|min|number|lot|lots|couple|set|group|list|series|sequence|range|sweep|subset|fraction|percentage|bunch|few|handful|multiple|factor|minimum|sample|copy|version|run|runs|part|piece|budget|cap|limit|deadline|timeout|cost|price|time|duration|length)$/;
 const FIGURE_WORDS = /^(figures?|plots?|charts?|graphs?|visuali[sz]ations?|pngs|diagrams?|heatmaps?|histograms?)$/;
 const FRAMEWORKS =
   /^(flask|fastapi|django|streamlit|gradio|express|node|node\.js|python|javascript|js|typescript|react|vue|uvicorn|gunicorn|jupyter|dash|bokeh|tornado|starlette|sanic|aiohttp|web|http|https|rest|json|html|api|wsgi|asgi)$/;
@@ -624,6 +627,24 @@ class Parser {
     // "a" and "I" are words unless a value follows through a connector ("constant a over 0.1").
     if (STOP.has(tok.lower) && !(tok.text.length === 1 && connector && next !== 'to' && next !== 'at')) return false;
     return connector ? !!this.num(s + 2) || next === 'from' || next === 'between' : !!this.num(s + 1);
+  }
+
+  /** `a mesh step size of 0.05`, `the diffusion constant of 0.3`: any named quantity and its value. */
+  phraseOf(i: number): Found | null {
+    if (!/^(a|an|the)$/.test(this.w(i))) return null;
+    let m = i + 1;
+    while (m < i + 4 && this.isIdentifier(m) && this.w(m + 1) !== 'of') m++;
+    if (m === i + 1 && this.w(m + 1) !== 'of') return null;
+    if (!this.isIdentifier(m) || this.w(m + 1) !== 'of') return null;
+    for (let k = i + 1; k <= m; k++) {
+      const w = this.w(k);
+      if (ACTION_VERBS.has(w) || OUTPUT_VERBS.has(w) || QUANTIFIERS.test(w)) return null;
+    }
+    if (this.term(i + 1) || this.metricAt(i + 1)) return null;
+    const v = this.values(m + 2, { spaces: false });
+    // "a total of 5 epochs": the number belongs to its unit.
+    if (!v || this.isUnitAt(v.last + 1)) return null;
+    return this.settingOrSweep(i, this.span(i + 1, m), v);
   }
 
   /** `a mesh step h of 0.05`, `the time step dt = 0.01`: a described symbol and its value. */
@@ -1505,6 +1526,7 @@ class Parser {
     (i) => this.numberOf(i),
     (i) => this.nounList(i),
     (i) => this.symbolValue(i),
+    (i) => this.phraseOf(i),
     (i) => this.modelName(i),
     (i) => this.served(i),
     (i) => this.address(i),
