@@ -13,7 +13,8 @@
  *   1c. black holes (domain/workers/blackHoles.ts): a worker whose failed attempts, within
  *      BLACK_HOLE_WINDOW_MIN, are on tasks of BLACK_HOLE_JOBS jobs that then succeeded on other
  *      workers is QUARANTINED for QUARANTINE_MIN, with the reason; a quarantine whose cool-down
- *      is over ends (ONLINE)
+ *      is over ends (ONLINE); run after the locked transaction by the process that ran it (its
+ *      writes are conditional, so an overlap with the next tick changes nothing)
  *   2. mark workers silent for WORKER_OFFLINE_SEC OFFLINE
  *   3. accrue usage of running attempts; stop jobs whose cost reached their cap (the job
  *      engine's stopAtCap, with their outstanding work cancelled; `job.capped` for the
@@ -117,18 +118,6 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         report.flapping++;
       }
 
-      // 1c. Black holes, and quarantines whose cool-down is over.
-      for (const q of await quarantineBlackHoles(tx, now, scheduler)) {
-        r.log.warn(`worker ${q.name} (${q.workerId}) quarantined: ${q.reason}`);
-        emits.push({ type: 'worker.changed', workerId: q.workerId, ownerId: q.ownerId });
-        report.quarantined++;
-      }
-      for (const w of await releaseQuarantines(tx, now)) {
-        emits.push({ type: 'worker.changed', workerId: w.workerId, ownerId: w.ownerId });
-        report.released++;
-      }
-      if (report.released) emits.push({ type: 'tasks.available' });
-
       // 2. Silent workers. A PAUSED one stays PAUSED: OFFLINE comes back ONLINE on the next
       // heartbeat, which would silently undo the owner's pause (it takes no work either way;
       // lastSeenAt says it is gone).
@@ -190,6 +179,20 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
     },
     { timeout: 30_000, maxWait: 10_000 },
   );
+  // 1c. Black holes, and quarantines whose cool-down is over: by the process that ran the tick, after
+  // its transaction (the expired attempts' row locks are not held meanwhile); each write is conditional.
+  if (report.ran) {
+    for (const q of await quarantineBlackHoles(r.prisma, now, scheduler)) {
+      r.log.warn(`worker ${q.name} (${q.workerId}) quarantined: ${q.reason}`);
+      emits.push({ type: 'worker.changed', workerId: q.workerId, ownerId: q.ownerId });
+      report.quarantined++;
+    }
+    for (const w of await releaseQuarantines(r.prisma, now)) {
+      emits.push({ type: 'worker.changed', workerId: w.workerId, ownerId: w.ownerId });
+      report.released++;
+    }
+    if (report.released) emits.push({ type: 'tasks.available' });
+  }
   for (const e of emits) await r.events.emit(e);
   // 5. Due retries (and anything else claimable) wake the long-pollers.
   if (report.ran) {
