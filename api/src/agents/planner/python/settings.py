@@ -50,6 +50,8 @@ What each form gives:
             (configurator globals excepted: the command line sets them whatever comes later). A
             later literal replaces an earlier one (what the program uses), as does a computed value
             that does not read it; every literal of every expression is kept.
+  in loops  `future = 1000` inside a loop's or a `with`'s body (not under an `if`), the name's only
+            binding in the scope: a constant like one at the top
   calls     a module-level (main-guard, main()) call made for its effect: each literal passed to it,
             named by its keyword, else by the function (`torch.manual_seed(1337)` → manual_seed,
             `model.fit(X, y, epochs=10)` → epochs); not output, plotting, logging or exit calls
@@ -625,6 +627,8 @@ class FileReader:
         for settings in numbered:
             self.settings.extend(settings)
         if kind != "configurator":
+            for stmt in self.literals_in_loops(statements):
+                self.settings.extend(self.assignment(stmt.targets[0].id, stmt.value, stmt, self.comment_help(stmt), scope, kind))
             self.loops(scope, statements)
 
     def assignment(self, name, value, stmt, comment, scope, kind):
@@ -672,6 +676,30 @@ class FileReader:
             out.append(dict(base, kind="constant", name=keyword if keyword and callee else name, type=setting_type(v), default=self.segment(node),
                             span=span(node), expression=expression, help=help_text, inExpression=True))
         return out
+
+    def literals_in_loops(self, statements):
+        """`future = 1000` in a loop's (or a `with`'s) body, the name's only binding in the scope: the
+        same value every time round, so a setting like one at the top. Not under an `if` (a value for
+        one case), not a name bound anywhere else (state)."""
+        bindings, found = {}, []
+        stack = [(s, False, False) for s in statements]
+        while stack:
+            node, inside, conditional = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) or self.is_main_guard(node):
+                continue
+            for n in ([node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)) else
+                      node.targets if isinstance(node, ast.Assign) else [node.optional_vars] if isinstance(node, ast.withitem) and node.optional_vars else []):
+                for name in (x.id for x in ast.walk(n) if isinstance(x, ast.Name)):
+                    bindings[name] = bindings.get(name, 0) + 1
+            if (inside and not conditional and isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and not node.targets[0].id.startswith("_")):
+                ok, v = literal(node.value)
+                if ok and v is not None and not isinstance(v, (bytes, complex, dict, list, tuple, set)) and not (isinstance(v, str) and "\n" in v):
+                    found.append(node)
+            loop = isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith))
+            branch = isinstance(node, BLOCKS) and not loop and not isinstance(node, ast.Try)
+            stack.extend((c, inside or loop, conditional or branch) for c in ast.iter_child_nodes(node))
+        return sorted((n for n in found if bindings.get(n.targets[0].id) == 1), key=lambda n: n.lineno)
 
     def call_statement(self, stmt, scope):
         """A call made for its effect (`torch.manual_seed(1337)`, `model.fit(X, y, epochs=10)`): the

@@ -489,6 +489,23 @@ describe('the names and help a user would use', () => {
     for (const st of s.settings) expect(spanText(text, st.span!)).toBe(st.default);
   });
 
+  it("a literal assigned in a loop's or a with's body, its name's only binding, is a constant; under an if, or bound again, it is not", async () => {
+    const text = lines(
+      'if __name__ == "__main__":',
+      '    for i in range(steps):',
+      '        with torch.no_grad():',
+      '            future = 1000  # steps to predict',
+      '        if i > 2:',
+      '            lr = 0.5',
+      '        best = 0.3',
+      '        best = loss',
+      '        count = 4',
+      '        count += 1',
+    );
+    const s = await listSettings(new Map([['l.py', text]]));
+    expect(s.settings.map((x) => [x.id, x.default, x.scope, x.help])).toEqual([['l.py#future', '1000', 'main-guard', 'steps to predict']]);
+  });
+
   it('in arithmetic, a power and 0.0/1.0 are the formula, not settings; an item of a list argument says so', async () => {
     const text = lines('dx = 1.0 / (nx - 1)', 'r = dt / dx**2', 'k = 0.4 * dx**2', 'w = np.array([1.5, -2.0])', 'g = RBF(1.0)');
     const s = await listSettings(new Map([['f.py', text]]));
