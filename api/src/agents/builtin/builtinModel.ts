@@ -445,20 +445,47 @@ function decide(req: ModelRequest): Item[] {
   // honoured by a flag, an override, an environment variable, a rewritten literal or an output
   // collected — or asked about, or refused naming what the project has (disposeAsks.ts).
   const asks = parseAsks(request);
-  if (asks.some((a) => a.kind === 'setting' || a.kind === 'sweep') && !last('list_settings')) return call('list_settings', { entry: entry.path });
-  const settingsTool = last<SettingsSurface & { error?: string }>('list_settings');
+  // The settings of what will run: the entry point and the scripts of the steps before it, every page.
+  let surface: SettingsSurface | null = null;
+  if (asks.some((a) => a.kind === 'setting' || a.kind === 'sweep')) {
+    const pages = (out.get('list_settings') ?? []) as (SettingsSurface & { next?: number | null; error?: string })[];
+    const settings: SettingsSurface['settings'] = [];
+    const problems: SettingsSurface['problems'] = [];
+    // A failed read is not retried (the loop would refuse the same call): plan with what was read, and say why.
+    const failed = pages.find((p) => p && typeof p === 'object' && typeof p.error === 'string');
+    if (failed) problems.push({ file: entry.path, error: `its settings could not be read: ${failed.error}` });
+    for (const script of failed ? [] : [entry.path, ...(prepareScript ? [prepareScript] : [])]) {
+      const mine = pages.filter((p) => p && typeof p === 'object' && p.entry === script && Array.isArray(p.settings));
+      if (mine.length === 0) return call('list_settings', { entry: script });
+      const lastPage = mine.at(-1)!;
+      if (typeof lastPage.next === 'number') return call('list_settings', { entry: script, offset: lastPage.next });
+      for (const p of mine) settings.push(...p.settings.filter((x) => !settings.some((y) => y.id === x.id)));
+      problems.push(...(lastPage.problems ?? []));
+    }
+    surface = { entry: entry.path, settings, problems };
+  }
   const capCad = Number(/Spending cap:\s*([\d.]+)\s*CAD/.exec(task)?.[1] ?? NaN);
+  // What the entry point's own modules do (they may draw the figures or save the model): read them first.
+  const localFiles = (facts.importsByFile[entry.path]?.local ?? [])
+    .flatMap((m) => {
+      const p = m.replace(/\./g, '/');
+      const dir = folderOf(entry!.path);
+      return [`${p}.py`, `${p}/__init__.py`, ...(dir ? [`${dir}/${p}.py`] : [])];
+    })
+    .filter((p, i, all) => uploaded.has(p) && all.indexOf(p) === i)
+    .slice(0, 6);
+  if (asks.some((a) => a.kind === 'output')) for (const p of localFiles) if (readOf(p) === undefined) return call('read_file', { path: p });
   const askStep = disposeAsks({
     request,
     asks,
-    surface: settingsTool && !settingsTool.error ? settingsTool : null,
+    surface,
     entry: entry.path,
     keyValue: entry.cli === 'configurator',
     args,
     positionals: positional.length,
     read: readOf,
     uploaded,
-    runSource: [source, ...(facts.importsByFile[entry.path]?.local ?? []).map((m) => readOf(`${m.replace(/\./g, '/')}.py`) ?? '')].join('\n'),
+    runSource: [source, ...localFiles.map((p) => readOf(p) ?? '')].join('\n'),
     checkpoint,
     saveFlags: entry.flags.filter((f) => /^(save|save-path|out|output|output-path|save-model|checkpoint|ckpt|model-path|model|out-file|output-file)$/.test(flagName(f)) && f.type !== 'bool' && !/^store_(true|false)$/.test(f.action ?? '')).map((f) => ({ flag: f.flag, default: f.default })),
     writes,
@@ -523,7 +550,9 @@ function decide(req: ModelRequest): Item[] {
     ...askPlan.dispositions,
     ...sweepDispositions,
     ...askPlan.scale.map((a) =>
-      sharding?.spec
+      sharding?.spec || sweepDispositions.some((d) => d.status === 'honoured')
+        ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: sharding?.spec ? `split into ${sharding.spec.shards.length} shards run at once on the compatible workers online` : `the runs go to the one compatible worker online, one after another (${cap.summary})` }
+        : sharding?.spec
         ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: `split into ${sharding.spec.shards.length} shards run at once on the compatible workers online` }
         : { ask: a.text, kind: a.kind, status: 'refused' as const, detail: `runs as one task: ${sharding?.reason ?? `${entry.path} is one program with nothing independent to split (no sample count, sweep or batch of inputs)`}` },
     ),
@@ -697,7 +726,8 @@ function serviceAsks(request: string, durationSec: number | null): AskDispositio
     // Where it listens: a service answers at its own URL (the API's proxy); the worker's port is private.
     if (a.kind === 'setting' && /^(port|host|address|bind|listen)$/i.test((a.phrase ?? '').replace(/^--/, '')))
       return honoured(a, `reachable at the service's URL (printed when it is ready); the app listens on the port the worker gives it, which the URL stands for — ${a.value ?? 'that address'} on the worker itself is not reachable from outside`);
-    if (a.kind === 'output' && /\b(url|address|link|page|endpoint)\b/i.test(a.text)) return honoured(a, "the service's URL and its API URL are printed once it is ready (`chatgpu service JOB`, the job page)");
+    if ((a.kind === 'output' || a.kind === 'other') && /\b(url|address|link|page|endpoint)\b/i.test(a.text)) return honoured(a, "the service's URL and its API URL are printed once it is ready (`chatgpu service JOB`, the job page)");
+    if ((a.kind === 'other' || a.kind === 'target') && /\b(serve|host|run|start|deploy|launch)\b/i.test(a.text)) return honoured(a, 'served as an HTTP endpoint at its own URL');
     return { ask: a.text, kind: a.kind, status: 'refused', detail: `a hosted service runs the app as uploaded: its ${a.kind === 'setup' ? 'setup steps' : a.kind === 'setting' || a.kind === 'sweep' ? 'settings' : a.kind === 'output' ? 'outputs' : 'options'} are not changed by the builtin planner yet` };
   });
 }

@@ -19,6 +19,7 @@ import { apiPython } from '../../domain/preparation/compareTaskOutputs.js';
 import { checkTorchApis } from './torchApis.js';
 import { loadManifest, loadSources, readText } from '../../domain/jobs/projectFiles.js';
 import { listSettings } from './settings/listSettings.js';
+import type { Setting } from './contract.js';
 import { settingsVersion } from '../../domain/preparation/settingsVersion.js';
 import { asksProblem } from './asksCoverage.js';
 
@@ -72,15 +73,32 @@ export const findDependencies = defineTool({
   },
 });
 
-/** Enough for any script's flags and constants; a project past it is asked about one entry at a time. */
-const SETTINGS_LIMIT = 400;
+/**
+ * A page of settings fits the loop's cap on a tool output (16,000 characters) with room to spare:
+ * a large project (nanoGPT: 80 settings with their help texts) is read in a few pages (`offset`).
+ */
+const SETTINGS_PAGE_CHARS = 12_000;
+const HELP_CHARS = 160;
+
+/** A setting as the tool answers it: no empty fields, long help and expressions cut. */
+function compactSetting(s: Setting): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(s)) {
+    if (v === null || v === undefined || (Array.isArray(v) && v.length === 0)) continue;
+    out[k] = typeof v === 'string' && (k === 'help' || k === 'expression') && v.length > HELP_CHARS ? `${v.slice(0, HELP_CHARS)}…` : v;
+  }
+  return out;
+}
 
 export const listSettingsTool = defineTool({
   name: 'list_settings',
   stable: true,
   description:
-    "The settings a user can change, read from the source (never run): argparse/click/typer/fire flags and positionals (name, flag, type, default, help, choices, nargs), nanoGPT-style configurator globals (`--name=value`), module-level constants of literal value — also one number inside an expression such as `dt = 0.1*dx*dx` (kind constant with `expression`; changed only by a set-settings rewrite of its span) — keys of JSON/YAML/TOML/INI config files with the entry points that read them (`readBy`; `override` when the command line can set them), and environment variables the code reads. Give `entry` (a .py path) to get only what that entry point can be told: its own settings, the constants and flags of the project modules it imports, the config files it reads, its env variables. Match each setting the user asks for to one of these by name or help text; when none fits, refuse naming the settings there are. `problems` lists files that could not be read (syntax errors, too large, configs that do not parse).",
-  schema: z.object({ entry: z.string().min(1).max(1024).optional().describe('The entry point (a .py file of the project) to narrow to; omit for the whole project.') }),
+    "The settings a user can change, read from the source (never run): argparse/click/typer/fire flags and positionals (name, flag, type, default, help, choices, nargs), nanoGPT-style configurator globals (`--name=value`), module-level constants of literal value — also one number inside an expression such as `dt = 0.1*dx*dx` (kind constant with `expression`; changed only by a set-settings rewrite of its span) — keys of JSON/YAML/TOML/INI config files with the entry points that read them (`readBy`; `override` when the command line can set them), and environment variables the code reads. Give `entry` (a .py path) to get only what that entry point can be told: its own settings, the constants and flags of the project modules it imports, the config files it reads, its env variables. Match each setting the user asks for to one of these by name or help text; when none fits, refuse naming the settings there are. `problems` lists files that could not be read (syntax errors, too large, configs that do not parse). A long answer comes in pages: call again with `offset` = `next` until `next` is null.",
+  schema: z.object({
+    entry: z.string().min(1).max(1024).optional().describe('The entry point (a .py file of the project) to narrow to; omit for the whole project.'),
+    offset: z.number().int().min(0).optional().describe('The first setting of the page (the previous answer\'s `next`).'),
+  }),
   check: async (a, ctx) => {
     if (!a.entry) return null;
     const { manifest } = await loadManifest(ctx.r, ctx.jobId);
@@ -88,8 +106,18 @@ export const listSettingsTool = defineTool({
   },
   read: async (a, ctx) => {
     const surface = await listSettings(await loadSources(ctx.r, ctx.jobId), { entry: a.entry ?? null });
-    const omitted = Math.max(0, surface.settings.length - SETTINGS_LIMIT);
-    return { output: { ...surface, settings: surface.settings.slice(0, SETTINGS_LIMIT), ...(omitted ? { omitted: `${omitted} more settings; ask with entry for one entry point` } : {}) } };
+    const start = Math.min(a.offset ?? 0, surface.settings.length);
+    const page: Record<string, unknown>[] = [];
+    let size = JSON.stringify(surface.problems).length + 200;
+    for (const s of surface.settings.slice(start)) {
+      const c = compactSetting(s);
+      const n = JSON.stringify(c).length + 1;
+      if (page.length > 0 && size + n > SETTINGS_PAGE_CHARS) break;
+      page.push(c);
+      size += n;
+    }
+    const end = start + page.length;
+    return { output: { entry: surface.entry, total: surface.settings.length, offset: start, next: end < surface.settings.length ? end : null, settings: page, problems: surface.problems } };
   },
 });
 

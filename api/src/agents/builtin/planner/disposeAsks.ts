@@ -129,7 +129,8 @@ export function disposeAsks(ctx: AskContext): AskStep {
             break;
           }
         } else if (m.status === 'none') {
-          refuse(ask, `${ctx.entry} has no setting for "${ask.phrase ?? ask.text}"; ${settingsList(m.closest)}`);
+          const unread = ctx.surface?.problems.length ? ` (not read: ${ctx.surface.problems.map((p) => `${p.file}: ${p.error}`).join('; ').slice(0, 300)})` : '';
+          refuse(ask, `${ctx.entry} has no setting for "${ask.phrase ?? ask.text}"; ${settingsList(m.closest)}${unread}`);
           break;
         } else if (m.status === 'bad-value') {
           refuse(ask, `${m.reason}`);
@@ -225,8 +226,16 @@ export function disposeAsks(ctx: AskContext): AskStep {
       case 'scale':
         plan.scale.push(ask);
         break;
-      default:
+      default: {
+        // "on the features in data/features": a file or folder of the upload the run reads.
+        const f = ask.file?.replace(/^\.\//, '').replace(/\/$/, '');
+        if (f && [...ctx.uploaded].some((u) => u === f || u.startsWith(`${f}/`))) {
+          if (ctx.runSource.includes(f) || ctx.runSource.includes(f.split('/').pop()!)) honour(ask, `${f} is in the upload, where ${ctx.entry} reads it`);
+          else refuse(ask, `${f} is in the upload, but nothing ${ctx.entry} runs names it; say which setting should point at it`);
+          break;
+        }
         refuse(ask, 'not understood as a setting and a value, an output, a sweep, a threshold, hardware or a limit; say it as one of those');
+      }
     }
   }
   return { need: 'none', plan };
@@ -238,8 +247,9 @@ export function disposeAsks(ctx: AskContext): AskStep {
  * candidate's dotted name or file, or that such a part begins. Null when none or several fit.
  */
 function namedByOtherWords(ask: Ask, candidates: Setting[]): Setting | null {
-  const phrase = new Set((ask.phrase ?? '').toLowerCase().split(/\W+/));
-  const words = ask.text.toLowerCase().split(/[^a-z]+/).filter((w) => w.length >= 4 && !phrase.has(w));
+  // The words of the ask other than the setting's own name ("training seed 7" → "training").
+  const own = new Set(candidates.map((c) => c.name.toLowerCase().split(/[._]/).pop()!));
+  const words = ask.text.toLowerCase().split(/[^a-z]+/).filter((w) => w.length >= 4 && !own.has(w) && !own.has(w.replace(/s$/, '')));
   if (words.length === 0) return null;
   const fits = candidates.filter((c) => {
     const parts = [...c.name.toLowerCase().split(/[._]/).slice(0, -1), ...c.file.toLowerCase().split(/[/._]/)].filter((p) => p.length >= 3);
