@@ -40,8 +40,9 @@ What each form gives:
             by the keyword, its help naming the call and the target (`clf = svm.SVC(gamma=0.001)`
             → gamma, "gamma= of svm.SVC in clf"), one passed by position says which argument of
             which call it is ("argument 1 of KNeighborsClassifier in classifiers"). Not settings:
-            a power (`dx**2`), 0.0/1.0/-1.0 in arithmetic (`1.0 / (nx - 1)`), subscript indices (`x[:, 1]`), the ints 0, 1
-            and -1 unless passed by keyword (offsets, shapes, `1 - p`), strings and
+            a power (`dx**2`), 0.0/1.0/-1.0 in arithmetic (`1.0 / (nx - 1)`), an axis
+            (`dim=1`), subscript indices (`x[:, 1]`), the ints 0, 1 and -1 unless passed by
+            keyword (offsets, shapes, `1 - p`), strings and
             booleans inside expressions, f-strings, multi-line strings, empty containers (`seen = []`),
             names starting with `_`, arithmetic inside a function (`4 * share`: only call arguments
             count there, `randn(256, 3)`, `lr=0.1`), and state —
@@ -149,7 +150,9 @@ CALL_NOISE = {"print", "exit", "quit", "sleep", "show", "title", "suptitle", "xl
               "xticks", "yticks", "subplot", "subplots_adjust", "tight_layout", "grid", "axis", "colorbar", "figure", "imshow", "scatter", "hist", "bar",
               "barh", "fill_between", "contour", "contourf", "pcolormesh", "errorbar", "step", "format", "append", "extend", "insert", "pop", "update",
               "join", "sort", "assert_allclose", "assertEqual", "add_argument", "info", "debug", "warning", "error", "echo", "secho"}
-COMMENT_LINES = 4
+# Keywords that say which axis an array operation works along (`torch.sum(x, dim=1)`): the data's shape, not a setting.
+STRUCTURE_KEYWORDS = {"dim", "axis", "dims", "axes", "start_dim", "end_dim", "keepdim", "keepdims", "ndmin"}
+COMMENT_LINES = 3
 CODING = re.compile(r"^#.*coding[:=]")
 
 
@@ -239,12 +242,12 @@ class FileReader:
         return None
 
     def comment_above(self, node):
-        """The comment lines right above a statement (no blank line between), nearest COMMENT_LINES of
+        """The comment lines right above a statement (no blank line between), at most COMMENT_LINES of
         them: `# N is batch size; D_in is input dimension;` above `N, D_in = 64, 1000`. Rules of dashes
         and commented-out code (`# device = torch.device('cuda')`) are not help."""
         out = []
         i = getattr(node, "lineno", 1) - 2
-        while i >= 0 and len(out) < COMMENT_LINES:
+        while i >= 0 and len(out) <= COMMENT_LINES:
             line = self.lines[i].decode("utf-8", "replace").strip()
             if not line.startswith("#") or line.startswith("#!") or CODING.match(line):
                 break
@@ -257,6 +260,8 @@ class FileReader:
             if is_code(body):
                 break
             out.append(body)
+        if len(out) > COMMENT_LINES:
+            return None  # a paragraph narrating the code below, not a label of this statement
         return " ".join(reversed(out)) or None
 
     def comment_help(self, stmt, name=None, names=None):
@@ -525,7 +530,8 @@ class FileReader:
                 out.append((node, keyword))
                 continue
             if isinstance(node, ast.keyword):
-                stack.append((node.value, node.arg))
+                if node.arg not in STRUCTURE_KEYWORDS:
+                    stack.append((node.value, node.arg))
                 continue
             # the keyword names a literal passed as it (`lr=0.1`, `betas=(0.9, 0.95)`), not one inside arithmetic (`n=k + 1`)
             keep = keyword if isinstance(node, (ast.List, ast.Tuple)) else None

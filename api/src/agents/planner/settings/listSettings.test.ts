@@ -506,8 +506,8 @@ describe('the names and help a user would use', () => {
     expect(s.settings.map((x) => [x.id, x.default, x.scope, x.help])).toEqual([['l.py#future', '1000', 'main-guard', 'steps to predict']]);
   });
 
-  it('in arithmetic, a power and 0.0/1.0 are the formula, not settings; an item of a list argument says so', async () => {
-    const text = lines('dx = 1.0 / (nx - 1)', 'r = dt / dx**2', 'k = 0.4 * dx**2', 'w = np.array([1.5, -2.0])', 'g = RBF(1.0)');
+  it('in arithmetic, a power and 0.0/1.0 are the formula, an axis is the shape, not settings; an item of a list argument says so', async () => {
+    const text = lines('dx = 1.0 / (nx - 1)', 'r = dt / dx**2', 'k = 0.4 * dx**2', 'w = np.array([1.5, -2.0])', 'g = RBF(1.0)', 's = torch.sum(x, dim=1)', 'm = np.mean(x, axis=0)');
     const s = await listSettings(new Map([['f.py', text]]));
     expect(s.settings.map((x) => [x.name, x.default, x.help])).toEqual([
       ['k', '0.4', null],
@@ -542,6 +542,11 @@ describe('the names and help a user would use', () => {
       'width, depth = 64, 2',
       '# seeds for the two generators',
       'seed_a, seed_b = 1, 2',
+      '# Use the optim package to define an Optimizer that will update the weights of',
+      '# the model for us. Here we will use Adam; the optim package contains many other',
+      '# optimization algorithms. The first argument to the Adam constructor tells the',
+      '# optimizer which Tensors it should update.',
+      'lr = 1e-4',
     );
     const s = await listSettings(new Map([['c.py', text]]));
     expect(s.problems).toEqual([]);
@@ -558,6 +563,7 @@ describe('the names and help a user would use', () => {
       depth: 'then depth',
       seed_a: 'seeds for the two generators',
       seed_b: 'seeds for the two generators',
+      lr: null, // a paragraph narrating the code below is not a label of the constant
     });
   });
 
