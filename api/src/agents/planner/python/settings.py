@@ -38,7 +38,8 @@ What each form gives:
             for the target, its span the literal's, `expression` the statement's source
             (`dt = 0.1*dx*dx` → dt = 0.1); a literal passed as a call's keyword argument is named
             by the keyword, its help naming the call and the target (`clf = svm.SVC(gamma=0.001)`
-            → gamma, "gamma= of svm.SVC in clf"), one passed by position says which argument of
+            → gamma, "gamma= of svm.SVC in clf"), a dict's value by its string key (`{"damping":
+            0.77}` → damping, also in a function), one passed by position says which argument of
             which call it is ("argument 1 of KNeighborsClassifier in classifiers"). Not settings:
             a power (`dx**2`), 0.0/1.0/-1.0 in arithmetic (`1.0 / (nx - 1)`), an axis
             (`dim=1`), subscript indices (`x[:, 1]`), the ints 0, 1 and -1 unless passed by
@@ -533,10 +534,22 @@ class FileReader:
                 if node.arg not in STRUCTURE_KEYWORDS:
                     stack.append((node.value, node.arg))
                 continue
+            if isinstance(node, ast.Dict):
+                # a string key names its value as a keyword does (`{"damping": 0.77}`); keys are not settings
+                stack.extend((v, k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None)
+                             for k, v in reversed(list(zip(node.keys, node.values))))
+                continue
             # the keyword names a literal passed as it (`lr=0.1`, `betas=(0.9, 0.95)`), not one inside arithmetic (`n=k + 1`)
             keep = keyword if isinstance(node, (ast.List, ast.Tuple)) else None
             stack.extend((c, keep) for c in reversed(list(ast.iter_child_nodes(node))))
         return out
+
+    def in_dict(self, node):
+        """A literal that is a dict's value (itself, or inside a literal list/tuple that is)."""
+        p = self.parent.get(node)
+        while isinstance(p, (ast.List, ast.Tuple)):
+            node, p = p, self.parent.get(p)
+        return isinstance(p, ast.Dict) and node in p.values
 
     def call_argument(self, node):
         """Passed to a call, directly or inside a literal list/tuple (`tensor([1.0, 2.0])`)."""
@@ -670,16 +683,19 @@ class FileReader:
                 continue  # an index, offset, shape or identity (`x[i - 1]`, `Linear(n, 1)`, `1 - p`), not a setting
             if keyword is None and type(v) is float and v in (0.0, 1.0, -1.0) and not self.call_argument(node):
                 continue  # an identity in arithmetic (`1.0 / (nx - 1)`, `x / 1.0`); passed to a call it may be a setting (`RBF(1.0)`)
-            if scope != "module" and not self.call_argument(node):
+            keyed = keyword is not None and self.in_dict(node)
+            if scope != "module" and not self.call_argument(node) and not keyed:
                 continue  # in a function, arithmetic (`4 * share`) is the algorithm; arguments (`randn(256, 3)`, `lr=0.1`) are settings
             help_text = comment
-            callee = self.call_name(node) if keyword else None
+            callee = self.call_name(node) if keyword and not keyed else None
             if keyword and callee:
                 # named by its keyword (`gamma` of `clf = svm.SVC(gamma=0.001)`); the variable stays in the help
                 help_text = f"{keyword}= of {callee} in {name}" + (f"; {comment}" if comment else "")
+            elif keyed:
+                help_text = f'"{keyword}" of a dict in {name}' + (f"; {comment}" if comment else "")
             elif keyword is None and self.call_position(node) is not None:
                 help_text = f"{self.argument_words(node)} in {name}" + (f"; {comment}" if comment else "")
-            out.append(dict(base, kind="constant", name=keyword if keyword and callee else name, type=setting_type(v), default=self.segment(node),
+            out.append(dict(base, kind="constant", name=keyword if keyword and (callee or keyed) else name, type=setting_type(v), default=self.segment(node),
                             span=span(node), expression=expression, help=help_text, inExpression=True))
         return out
 
@@ -723,7 +739,7 @@ class FileReader:
         out = []
         for node, keyword in self.numbers_in(call):
             ok, v = literal(node)
-            if not self.call_argument(node) or (keyword is None and type(v) is int and v in (0, 1, -1)):
+            if not (self.call_argument(node) or (keyword and self.in_dict(node))) or (keyword is None and type(v) is int and v in (0, 1, -1)):
                 continue
             own = self.parent.get(node)
             while isinstance(own, (ast.keyword, ast.List, ast.Tuple)):
@@ -731,7 +747,8 @@ class FileReader:
             name = keyword or (type_name(own.func) if isinstance(own, ast.Call) else None)
             if not name or not re.match(r"^[A-Za-z_]\w*$", name):
                 continue
-            help_text = (f"{keyword}= of {self.call_name(node)}" if keyword else self.argument_words(node)) + f" (line {stmt.lineno})"
+            where = f'"{keyword}" of a dict' if keyword and self.in_dict(node) else f"{keyword}= of {self.call_name(node)}" if keyword else self.argument_words(node)
+            help_text = where + f" (line {stmt.lineno})"
             out.append({"scope": scope, "kind": "constant", "name": name, "type": setting_type(v), "default": self.segment(node), "span": span(node),
                         "expression": expression, "help": help_text + (f"; {comment}" if comment else ""), "inExpression": True})
         return out

@@ -489,6 +489,27 @@ describe('the names and help a user would use', () => {
     for (const st of s.settings) expect(spanText(text, st.span!)).toBe(st.default);
   });
 
+  it("a dict's value inside an expression is named by its string key, in a function too; the keys are not settings", async () => {
+    const text = lines(
+      'datasets = [(noisy_circles, {"damping": 0.77, "preference": -240, 2: "x"}), (blobs, {"eps": 0.18, "sizes": [3, 4]})]',
+      'search = GridSearchCV(model, {"C": [10, 100]}, cv=cv)',
+      'def main():',
+      '    params = {"lr": 0.01, "model": make()}',
+    );
+    const s = await listSettings(new Map([['d.py', text]]));
+    expect(s.settings.map((x) => [x.name, x.default, x.help])).toEqual([
+      ['damping', '0.77', '"damping" of a dict in datasets'],
+      ['preference', '-240', '"preference" of a dict in datasets'],
+      ['eps', '0.18', '"eps" of a dict in datasets'],
+      ['sizes', '3', '"sizes" of a dict in datasets'],
+      ['sizes', '4', '"sizes" of a dict in datasets'],
+      ['C', '10', '"C" of a dict in search'],
+      ['C', '100', '"C" of a dict in search'],
+      ['lr', '0.01', '"lr" of a dict in params'],
+    ]);
+    for (const st of s.settings) expect(spanText(text, st.span!)).toBe(st.default);
+  });
+
   it("a literal assigned in a loop's or a with's body, its name's only binding, is a constant; under an if, or bound again, it is not", async () => {
     const text = lines(
       'if __name__ == "__main__":',
