@@ -38,7 +38,7 @@ What each form gives:
             for the target, its span the literal's, `expression` the statement's source
             (`dt = 0.1*dx*dx` → dt = 0.1); a literal passed as a call's keyword argument is named
             by the keyword, its help naming the call and the target (`clf = svm.SVC(gamma=0.001)`
-            → gamma, "gamma= of svm.SVC in clf"), a dict's value by its string key (`{"damping":
+            → gamma, "gamma= of svm.SVC in clf"; not those of plotting, printing or logging calls), a dict's value by its string key (`{"damping":
             0.77}` → damping, also in a function), one passed by position says which argument of
             which call it is ("argument 1 of KNeighborsClassifier in classifiers"). Not settings:
             a power (`dx**2`), 0.0/1.0/-1.0 in arithmetic (`1.0 / (nx - 1)`), an axis
@@ -145,7 +145,7 @@ def setting_type(value):
     return None
 
 
-# Calls whose arguments shape output, not the computation (call_statement).
+# Calls whose arguments shape output, not the computation (FileReader.cosmetic).
 CALL_NOISE_ROOTS = {"plt", "ax", "axs", "axes", "fig", "figure", "sns", "logging", "logger", "log", "warnings", "parser", "sys", "os", "time", "st", "print"}
 CALL_NOISE = {"print", "exit", "quit", "sleep", "show", "title", "suptitle", "xlabel", "ylabel", "zlabel", "legend", "text", "annotate", "xlim", "ylim",
               "xticks", "yticks", "subplot", "subplots_adjust", "tight_layout", "grid", "axis", "colorbar", "figure", "imshow", "scatter", "hist", "bar",
@@ -684,6 +684,11 @@ class FileReader:
             if keyword is None and type(v) is float and v in (0.0, 1.0, -1.0) and not self.call_argument(node):
                 continue  # an identity in arithmetic (`1.0 / (nx - 1)`, `x / 1.0`); passed to a call it may be a setting (`RBF(1.0)`)
             keyed = keyword is not None and self.in_dict(node)
+            own = self.parent.get(node)
+            while isinstance(own, (ast.keyword, ast.List, ast.Tuple)):
+                own = self.parent.get(own)
+            if isinstance(own, ast.Call) and self.cosmetic(own):
+                continue  # `fig, ax = plt.subplots(1, 2, figsize=(10, 6))`: the figure's look, not a setting
             if scope != "module" and not self.call_argument(node) and not keyed:
                 continue  # in a function, arithmetic (`4 * share`) is the algorithm; arguments (`randn(256, 3)`, `lr=0.1`) are settings
             help_text = comment
@@ -729,10 +734,7 @@ class FileReader:
         Not the arguments of output, plotting and exits: what a figure looks like or a message says
         is not a setting of the computation."""
         call = stmt.value
-        callee = self.segment(call.func) or ""
-        root = callee.split(".")[0]
-        last = type_name(call.func) or ""
-        if root in CALL_NOISE_ROOTS or last in CALL_NOISE or last.startswith(("set_", "add_", "plot", "print", "log", "save", "write")):
+        if self.cosmetic(call):
             return []
         comment = self.comment_help(stmt)
         expression = clip(self.segment(stmt))
@@ -744,6 +746,8 @@ class FileReader:
             own = self.parent.get(node)
             while isinstance(own, (ast.keyword, ast.List, ast.Tuple)):
                 own = self.parent.get(own)
+            if isinstance(own, ast.Call) and self.cosmetic(own):
+                continue
             name = keyword or (type_name(own.func) if isinstance(own, ast.Call) else None)
             if not name or not re.match(r"^[A-Za-z_]\w*$", name):
                 continue
@@ -752,6 +756,13 @@ class FileReader:
             out.append({"scope": scope, "kind": "constant", "name": name, "type": setting_type(v), "default": self.segment(node), "span": span(node),
                         "expression": expression, "help": help_text + (f"; {comment}" if comment else ""), "inExpression": True})
         return out
+
+    def cosmetic(self, call):
+        """A call whose arguments shape output, not the computation: plotting (`plt.subplots(figsize=…)`,
+        `ax.scatter(alpha=0.5)`), printing, logging, exits."""
+        callee = self.segment(call.func) or ""
+        last = type_name(call.func) or ""
+        return callee.split(".")[0] in CALL_NOISE_ROOTS or last in CALL_NOISE or last.startswith(("set_", "add_", "plot", "print", "log", "save", "write"))
 
     def loops(self, scope, statements):
         """The count of a loop of this scope: `for t in range(500):` → the literal 500, named for the

@@ -527,8 +527,19 @@ describe('the names and help a user would use', () => {
     expect(s.settings.map((x) => [x.id, x.default, x.scope, x.help])).toEqual([['l.py#future', '1000', 'main-guard', 'steps to predict']]);
   });
 
-  it('in arithmetic, a power and 0.0/1.0 are the formula, an axis is the shape, not settings; an item of a list argument says so', async () => {
-    const text = lines('dx = 1.0 / (nx - 1)', 'r = dt / dx**2', 'k = 0.4 * dx**2', 'w = np.array([1.5, -2.0])', 'g = RBF(1.0)', 's = torch.sum(x, dim=1)', 'm = np.mean(x, axis=0)');
+  it('in arithmetic, a power and 0.0/1.0 are the formula, an axis is the shape, a plotting argument the look: not settings; an item of a list argument says so', async () => {
+    const text = lines(
+      'dx = 1.0 / (nx - 1)',
+      'r = dt / dx**2',
+      'k = 0.4 * dx**2',
+      'w = np.array([1.5, -2.0])',
+      'g = RBF(1.0)',
+      's = torch.sum(x, dim=1)',
+      'm = np.mean(x, axis=0)',
+      'fig, ax = plt.subplots(1, 2, figsize=(10, 6))',
+      'cax = plt.imshow(y, alpha=0.8)',
+      'line = ax.plot(x, y, lw=0.5)',
+    );
     const s = await listSettings(new Map([['f.py', text]]));
     expect(s.settings.map((x) => [x.name, x.default, x.help])).toEqual([
       ['k', '0.4', null],
