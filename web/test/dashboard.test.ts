@@ -147,6 +147,19 @@ describe('dashboard (seeded)', () => {
     await rig.getByRole('button', { name: 'Resume' }).click();
     await rig.locator('[data-status=ONLINE]').waitFor(WAIT);
     expect((await d.prisma.worker.findFirstOrThrow({ where: { name: 'rig-4090' } })).status).toBe('ONLINE');
+
+    // A worker whose own check fails (UNHEALTHY) or that the scheduler quarantined says why.
+    const laptop = await d.prisma.worker.findFirstOrThrow({ where: { name: 'old-laptop' } });
+    const sick = 'the sandbox binary bwrap is missing or not executable (Debian/Ubuntu: apt-get install bubblewrap)';
+    await d.prisma.worker.update({ where: { id: laptop.id }, data: { status: 'UNHEALTHY', statusReason: sick } });
+    await d.server.pubsub.emit({ type: 'worker.changed', workerId: laptop.id, ownerId: user.userId });
+    const row = page.locator('tr[data-worker="old-laptop"]');
+    await row.locator('[data-status=UNHEALTHY]').waitFor(WAIT);
+    expect(await row.locator('[data-testid=status-reason]').textContent()).toBe(sick);
+    await d.prisma.worker.update({ where: { id: laptop.id }, data: { status: 'QUARANTINED', statusReason: 'Quarantined until 2026-12-07T03:00:00.000Z: 5 of its attempts failed on tasks of 3 jobs' } });
+    await d.server.pubsub.emit({ type: 'worker.changed', workerId: laptop.id, ownerId: user.userId });
+    await row.locator('[data-status=QUARANTINED]').waitFor(WAIT);
+    expect(await row.locator('[data-testid=status-reason]').textContent()).toMatch(/^Quarantined until .*tasks of 3 jobs$/);
     await page.close();
   });
 
