@@ -3,8 +3,10 @@
  * how it is changed — read from the source, never by running it.
  *
  *   Python files   one run of python/settings.py (the interpreter's own `ast`): flags, positionals,
- *                  configurator globals, module constants (a literal inside an expression too), env
- *                  variables, and the config files each file reads
+ *                  configurator globals, module constants (a literal inside an expression too,
+ *                  named by its keyword when passed as one: `gamma` of `svm.SVC(gamma=0.001)`), loop
+ *                  counts (`for t in range(500)`), env variables, and the config files each file
+ *                  reads; a constant's comments are its help
  *   config files   JSON (JSON.parse), YAML (`yaml`), TOML (`smol-toml`), INI/.cfg (configparser's
  *                  syntax, below): keys flattened as `a.b.c`; spans for JSON, YAML and INI values
  *   readBy         a config file is read by the Python files that name it by a literal path (resolved
