@@ -177,10 +177,19 @@ function decide(req: ModelRequest): Item[] {
   // The project's README or Makefile says how to run it: when it names exactly one of them, that one.
   const usageOf = (e: EntryPoint) => facts.usage.find((u) => u.script === e.path);
   const usageOrder = (e: EntryPoint) => facts.usage.findIndex((u) => u.script === e.path);
-  // A file read once is never read again: one that came back binary or unreadable reads as ''.
+  // A file is read page by page, each page once; one that came back binary or unreadable reads as ''.
+  type Page = { path?: string; offset?: number; content?: string; nextOffset?: number };
+  const pagesOf = (p: string) => ((out.get('read_file') ?? []) as Page[]).filter((x) => x && typeof x === 'object' && x.path === p).sort((a, b) => (a.offset ?? 0) - (b.offset ?? 0));
   const readOf = (p: string) => {
-    const o = (out.get('read_file') ?? []).find((x) => (x as { path?: string }).path === p) as { content?: string } | undefined;
-    return o ? (o.content ?? '') : undefined;
+    const pages = pagesOf(p);
+    return pages.length ? pages.map((x) => x.content ?? '').join('') : undefined;
+  };
+  /** The read_file call that the next missing page of `p` needs (up to READ_ALL_CHARS), or null when it is all here. */
+  const readCall = (p: string): { path: string; offset?: number } | null => {
+    const pages = pagesOf(p);
+    if (pages.length === 0) return { path: p };
+    const next = pages.at(-1)!.nextOffset;
+    return typeof next === 'number' && next < READ_ALL_CHARS && !pages.some((x) => x.offset === next) ? { path: p, offset: next } : null;
   };
   /** Does `reader`'s source name a file `products` (a preparation script's literal outputs) holds? */
   const readsAny = (reader: string, products: string[]) => products.some((f) => (readOf(reader) ?? '').includes(f.split('/').pop()!));
@@ -194,7 +203,7 @@ function decide(req: ModelRequest): Item[] {
     // A pipeline the README runs in order: the scripts that only make data for a later one are
     // steps (run first, below); the one left is the run.
     else if (byUsage.length > 1 && byUsage.length <= 5) {
-      for (const e of byUsage) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
+      for (const e of byUsage) if (readCall(e.path)) return call('read_file', readCall(e.path)!);
       // README steps: the scripts whose products one the README runs after them reads.
       const steps = byUsage.filter((e) => byUsage.some((later) => usageOrder(later) > usageOrder(e) && readsAny(later.path, preparedFiles(readOf(e.path) ?? ''))));
       const rest = byUsage.filter((e) => !steps.includes(e));
@@ -222,7 +231,7 @@ function decide(req: ModelRequest): Item[] {
     entry = (primary.length ? primary : eps).find((e) => said.includes(e.path)) ?? (primary.length ? primary : eps).find((e) => said.includes(e.path.split('/').pop()!));
     if (!entry) return call('give_up', { reason: `The answer "${said.trim()}" names none of ${choices.join(', ')}.` });
   }
-  if (readOf(entry.path) === undefined) return call('read_file', { path: entry.path });
+  if (readCall(entry.path)) return call('read_file', readCall(entry.path)!);
   const source = readOf(entry.path) ?? '';
 
   // 2a. A nanoGPT-style configurator takes config files (positional) and --key=value overrides:
@@ -247,8 +256,8 @@ function decide(req: ModelRequest): Item[] {
       configFile = choices.find((c) => c !== defaults && said.includes(c)) ?? configs.find((c) => said.includes(stem(c))) ?? null;
     }
     if (configFile) {
-      const text = readOf(configFile);
-      if (text === undefined) return call('read_file', { path: configFile });
+      if (readCall(configFile)) return call('read_file', readCall(configFile)!);
+      const text = readOf(configFile) ?? '';
       configSettings = Object.fromEntries([...text.matchAll(/^([A-Za-z_]\w*)\s*=\s*(['"]?)([^'"#\n]*?)\2\s*(?:#.*)?$/gm)].map((m) => [m[1]!, m[3]!.trim()]));
     }
   }
@@ -259,14 +268,14 @@ function decide(req: ModelRequest): Item[] {
   const folderOf = (p: string) => p.split('/').slice(0, -1).join('/');
   // Scripts the README runs before the entry point are candidates too (if the entry reads what they write).
   const runBefore = usageOf(entry) ? eps.filter((e) => e !== entry && !prepares.includes(e) && usageOf(e) && usageOrder(e) < usageOrder(entry!)).slice(0, 5) : [];
-  for (const e of runBefore) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
+  for (const e of runBefore) if (readCall(e.path)) return call('read_file', readCall(e.path)!);
   const prepCandidates = [...prepares.filter((e) => e !== entry).filter((e, _i, all) => {
     const dataset = (x: EntryPoint) => folderOf(x.path).split('/').pop()!;
     // Named by the request, or by the chosen configuration's dataset setting.
     const namedPrep = all.filter((x) => request.includes(x.path) || (folderOf(x.path) && (request.includes(dataset(x)) || configSettings.dataset === dataset(x))));
     return namedPrep.length ? namedPrep.includes(e) : true;
   }), ...runBefore];
-  for (const e of prepCandidates.slice(0, 5)) if (readOf(e.path) === undefined) return call('read_file', { path: e.path });
+  for (const e of prepCandidates.slice(0, 5)) if (readCall(e.path)) return call('read_file', readCall(e.path)!);
   const needed = prepCandidates
     .map((e) => ({ e, products: preparedFiles(readOf(e.path) ?? '') }))
     .filter(({ e, products }) => readsAny(entry!.path, products) && !products.every((f) => uploaded.has(folderOf(e.path) ? `${folderOf(e.path)}/${f}` : f)));
@@ -474,7 +483,7 @@ function decide(req: ModelRequest): Item[] {
     })
     .filter((p, i, all) => uploaded.has(p) && all.indexOf(p) === i)
     .slice(0, 6);
-  if (asks.some((a) => a.kind === 'output')) for (const p of localFiles) if (readOf(p) === undefined) return call('read_file', { path: p });
+  if (asks.some((a) => a.kind === 'output')) for (const p of localFiles) if (readCall(p)) return call('read_file', readCall(p)!);
   const askStep = disposeAsks({
     request,
     asks,
@@ -497,7 +506,7 @@ function decide(req: ModelRequest): Item[] {
     setupSteps: before.map((b) => b.command),
     answerTo,
   });
-  if (askStep.need === 'read') return call('read_file', { path: askStep.path });
+  if (askStep.need === 'read') return call('read_file', readCall(askStep.path) ?? { path: askStep.path });
   if (askStep.need === 'ask') return call('ask_user', { question: askStep.question, ...(askStep.choices.length ? { choices: askStep.choices } : {}) });
   const askPlan: AskPlan = askStep.plan;
   args.splice(0, args.length, ...askPlan.args);
@@ -519,7 +528,7 @@ function decide(req: ModelRequest): Item[] {
   // compatible workers online, or the plan says why not; the adaptation check replaces the smoke run.
   const shardable = !(migrate || versionMigrate || toAmd || checkpoint || before.length);
   const shapes = shardable ? divisibleInputs(entry, args, uploaded, request) : null;
-  for (const p of shapes?.reads ?? []) if (readOf(p) === undefined) return call('read_file', { path: p });
+  for (const p of shapes?.reads ?? []) if (readCall(p)) return call('read_file', readCall(p)!);
   let sharding = shardable ? shardingOf(entry, args, runner, configSettings, source, resultFiles, cap.classes, hardware.workload, request, shapes && { ...shapes, readOf }) : null;
   if (sharding?.spec) smoke = null;
   // A sweep the user asked for: one run per value (sweepRuns.ts), sharded when it can be.
@@ -531,7 +540,7 @@ function decide(req: ModelRequest): Item[] {
     }
     const workers = cap.classes.filter((c) => c.workloads.includes(hardware.workload)).reduce((n, c) => n + c.count, 0);
     const sp = sweepRuns({ setting: w.setting, values: w.values, runner, args, boundedArgs: boundedArgs(entry, args), ctx: { positionals: positional.length, read: readOf, entry: entry.path }, workers, shardable: !(migrate || versionMigrate || toAmd || before.length) });
-    if ('need' in sp) return call('read_file', { path: sp.path });
+    if ('need' in sp) return call('read_file', readCall(sp.path) ?? { path: sp.path });
     if ('refused' in sp) {
       sweepDispositions.push({ ask: w.ask.text, kind: w.ask.kind, status: 'refused', detail: sp.refused });
       continue;
@@ -709,6 +718,9 @@ function decide(req: ModelRequest): Item[] {
 }
 
 const checkableMark = (c: ReturnType<typeof checkableOutputs>) => (c ? { checkable: c } : {});
+
+/** How much of one file the builtin planner reads, page by page (a 5 MB script is not read whole). */
+const READ_ALL_CHARS = 200_000;
 
 /** Why the job stops before anything runs: each refused ask with its reason, and what was understood. */
 function refusalWords(entry: string, dispositions: AskDisposition[]): string {

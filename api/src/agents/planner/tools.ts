@@ -24,6 +24,8 @@ import { settingsVersion } from '../../domain/preparation/settingsVersion.js';
 import { asksProblem } from './asksCoverage.js';
 
 const READ_LIMIT = 20_000;
+/** The most a read_file answer may take as JSON: below the loop's cap on a tool output (16,000 characters). */
+const READ_PAGE_JSON = 15_000;
 
 export const listFiles = defineTool({
   name: 'list_files',
@@ -50,7 +52,11 @@ export const readFileTool = defineTool({
     const text = await readText(ctx.r, manifest.find((f) => f.path === a.path)!);
     if (text === null) return { output: { path: a.path, binary: true, note: 'binary or too large to read' } };
     const start = a.offset ?? 0;
-    return { output: { path: a.path, offset: start, content: text.slice(start, start + READ_LIMIT), totalChars: text.length, truncated: start + READ_LIMIT < text.length } };
+    // A page whose JSON fits the loop's cap on a tool output (escapes make source text longer): never cut mid-JSON.
+    let end = Math.min(text.length, start + READ_LIMIT);
+    const page = () => ({ path: a.path, offset: start, content: text.slice(start, end), totalChars: text.length, truncated: end < text.length, ...(end < text.length ? { nextOffset: end } : {}) });
+    while (end > start + 1000 && JSON.stringify(page()).length > READ_PAGE_JSON) end = start + Math.floor((end - start) * 0.8);
+    return { output: page() };
   },
 });
 
@@ -80,11 +86,12 @@ export const findDependencies = defineTool({
 const SETTINGS_PAGE_CHARS = 12_000;
 const HELP_CHARS = 160;
 
-/** A setting as the tool answers it: no empty fields, long help and expressions cut. */
+/** A setting as the tool answers it: no empty optional fields (the contract's own stay, null or not), long help and expressions cut. */
+const REQUIRED_FIELDS = new Set(['id', 'name', 'kind', 'file', 'type', 'default', 'help']);
 function compactSetting(s: Setting): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(s)) {
-    if (v === null || v === undefined || (Array.isArray(v) && v.length === 0)) continue;
+    if (!REQUIRED_FIELDS.has(k) && (v === null || v === undefined || (Array.isArray(v) && v.length === 0))) continue;
     out[k] = typeof v === 'string' && (k === 'help' || k === 'expression') && v.length > HELP_CHARS ? `${v.slice(0, HELP_CHARS)}…` : v;
   }
   return out;

@@ -294,7 +294,7 @@ export function settingLabel(s: Setting): string {
 }
 
 function describeSettings(first: Setting[], all: Setting[], entry: string): string {
-  const shown = [...new Set([...first, ...all])].slice(0, 12).map((s) => `${s.flag ?? s.name}${s.default !== null ? `=${s.default.length > 20 ? `${s.default.slice(0, 20)}…` : s.default}` : ''}`);
+  const shown = [...new Set([...first, ...all])].slice(0, 12).map((s) => `${s.flag ?? s.name}${s.default != null ? `=${s.default.length > 20 ? `${s.default.slice(0, 20)}…` : s.default}` : ''}`);
   if (shown.length === 0) return `it reads no flags, constants, config keys or environment variables that could be changed`;
   return `its settings are: ${shown.join(', ')}${all.length > shown.length ? `, and ${all.length - shown.length} more` : ''} (list them with \`chatgpu submit\` --wait, or ask for one of these by name)`;
 }

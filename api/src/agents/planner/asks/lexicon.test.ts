@@ -123,3 +123,11 @@ describe('metricOf and isOutputLocation', () => {
     },
   );
 });
+
+describe('short plurals', () => {
+  it('"IDs" is the plural of id; three-letter words without a vowel before the s stay (mps, lrs)', () => {
+    expect(normalizeName('IDs')).toBe(normalizeName('id'));
+    expect(normalizeName('mps')).toBe('mps');
+    expect(normalizeName('gas')).toBe('gas');
+  });
+});

@@ -147,7 +147,8 @@ export function isOutputLocation(name: string): boolean {
 const KEEP_S = new Set(['bias', 'alias', 'gas', 'canvas', 'atlas', 'series', 'species', 'axis', 'news', 'its', 'has', 'was', 'this', 'plus', 'minus', 'corpus', 'status', 'focus']);
 
 function singular(word: string): string {
-  if (word.length <= 3 || KEEP_S.has(word) || !word.endsWith('s')) return word;
+  // Three letters: only the plural of a two-letter word with a vowel ("ids" → "id"; not "mps", "gas", "its", "has").
+  if (word.length < 3 || KEEP_S.has(word) || !word.endsWith('s') || (word.length === 3 && !/^(?=[a-z]*[aeiou])[a-z]{2}s$/.test(word))) return word;
   if (word.endsWith('ss') || word.endsWith('us') || word.endsWith('is')) return word;
   if (word.endsWith('ies') && word.length > 4) return `${word.slice(0, -3)}y`;
   return word.slice(0, -1);
