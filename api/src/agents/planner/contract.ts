@@ -61,7 +61,7 @@ export interface Setting {
   position?: number;
   /** kind constant / configurator / config-key in a .py file: the literal's span (what a rewrite replaces). */
   span?: Span;
-  /** kind constant inside an expression: the whole statement's source (`dt = 0.1*dx*dx`), for a person to read. */
+  /** kind constant inside an expression: the statement's source (`dt = 0.1*dx*dx`), for a person to read; of a statement over several lines, the part around the literal (`classifiers = … DecisionTreeClassifier(max_depth=5) …`). */
   expression?: string;
   /** kind env: the variable's name. */
   env?: string;

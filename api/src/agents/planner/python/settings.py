@@ -36,7 +36,8 @@ What each form gives:
             literal's keys as `name.key`; `cfg.lr = 0.1` / `cfg["lr"] = 0.1` as `cfg.lr`.
             Otherwise each numeric literal inside the assigned expression is one constant named
             for the target, its span the literal's, `expression` the statement's source
-            (`dt = 0.1*dx*dx` → dt = 0.1); a literal passed as a call's keyword argument is named
+            (`dt = 0.1*dx*dx` → dt = 0.1; of a statement over several lines, the one-line call or
+            the line around the literal: `classifiers = … SVC(gamma=2, C=1) …`); a literal passed as a call's keyword argument is named
             by the keyword, its help naming the call and the target (`clf = svm.SVC(gamma=0.001)`
             → gamma, "gamma= of svm.SVC in clf"; not those of plotting, printing or logging calls), a dict's value by its string key (`{"damping":
             0.77}` → damping, also in a function), one passed by position says which argument of
@@ -701,7 +702,7 @@ class FileReader:
             elif keyword is None and self.call_position(node) is not None:
                 help_text = f"{self.argument_words(node)} in {name}" + (f"; {comment}" if comment else "")
             out.append(dict(base, kind="constant", name=keyword if keyword and (callee or keyed) else name, type=setting_type(v), default=self.segment(node),
-                            span=span(node), expression=expression, help=help_text, inExpression=True))
+                            span=span(node), expression=self.where_in(stmt, node, name, expression), help=help_text, inExpression=True))
         return out
 
     def literals_in_loops(self, statements):
@@ -754,8 +755,21 @@ class FileReader:
             where = f'"{keyword}" of a dict' if keyword and self.in_dict(node) else f"{keyword}= of {self.call_name(node)}" if keyword else self.argument_words(node)
             help_text = where + f" (line {stmt.lineno})"
             out.append({"scope": scope, "kind": "constant", "name": name, "type": setting_type(v), "default": self.segment(node), "span": span(node),
-                        "expression": expression, "help": help_text + (f"; {comment}" if comment else ""), "inExpression": True})
+                        "expression": self.where_in(stmt, node, None, expression), "help": help_text + (f"; {comment}" if comment else ""), "inExpression": True})
         return out
+
+    def where_in(self, stmt, node, name, whole):
+        """The source a person reads to tell this literal from its neighbours: the statement when it is
+        one line; in a longer one, the innermost one-line call around the literal (`classifiers = …
+        DecisionTreeClassifier(max_depth=5) …`), else the literal's own line."""
+        if stmt.lineno == stmt.end_lineno:
+            return whole
+        p = self.parent.get(node)
+        while p is not None and p is not stmt and not (isinstance(p, ast.Call) and p.lineno == p.end_lineno):
+            p = self.parent.get(p)
+        part = self.segment(p) if isinstance(p, ast.Call) and p is not getattr(stmt, "value", None) else \
+            self.lines[node.lineno - 1].decode("utf-8", "replace").strip().rstrip(",")
+        return clip((f"{name} = … " if name else "… ") + part + " …")
 
     def cosmetic(self, call):
         """A call whose arguments shape output, not the computation: plotting (`plt.subplots(figsize=…)`,

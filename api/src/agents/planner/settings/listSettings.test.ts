@@ -452,6 +452,11 @@ describe('the names and help a user would use', () => {
       ['k.py#max_depth@10:37', 'max_depth= of RandomForestClassifier in classifiers'],
     ]);
     expect(byId(s, 'k.py#n_estimators@10:53').default).toBe('10');
+    // a statement over several lines: the part around each literal tells them apart
+    expect(s.settings.filter((x) => x.name === 'max_depth').map((x) => x.expression)).toEqual([
+      'classifiers = … DecisionTreeClassifier(max_depth=5) …',
+      'classifiers = … RandomForestClassifier(max_depth=5, n_estimators=10, max_features=1) …',
+    ]);
     // a positional literal keeps the variable's name; its help says which argument of which call it is
     expect(byId(s, 'k.py#classifiers@8:25')).toMatchObject({ default: '3', help: 'argument 1 of KNeighborsClassifier in classifiers' });
     expect(byId(s, 'k.py#momentum@13:64')).toMatchObject({ scope: 'main()', default: '0.9', help: 'momentum= of torch.optim.SGD in opt' });
