@@ -63,7 +63,7 @@ What each form gives:
             together (`N, D_in, H = 64, 1000, 100` under `# N is batch size; D_in is input
             dimension; H is hidden dimension`) each gets the clause about it
   loops     the count of a loop of the module, the main guard or a main function: `for t in
-            range(500):` → constant `t` (`iterations` for `_`) at the literal 500, help "number of
+            range(500):` → constant `t` (`loop_count` for `_`) at the literal 500, help "number of
             iterations of the loop at line N", `expression` the loop's head; `while step < 500:` →
             `step` at 500 (its iterations when the body counts `step += 1`, else its bound)
   classes   a settings class's fields (@dataclass, pydantic, or named *Config/*Args/*Params/…): flags
@@ -154,6 +154,10 @@ CALL_NOISE = {"print", "exit", "quit", "sleep", "show", "title", "suptitle", "xl
               "join", "sort", "assert_allclose", "assertEqual", "add_argument", "info", "debug", "warning", "error", "echo", "secho"}
 # Keywords that say which axis an array operation works along (`torch.sum(x, dim=1)`): the data's shape, not a setting.
 STRUCTURE_KEYWORDS = {"dim", "axis", "dims", "axes", "start_dim", "end_dim", "keepdim", "keepdims", "ndmin"}
+# The name of a loop's count when its variable is `_`. Not `iterations`: that name would win an ask for
+# "200 iterations" over the script's own max_iters (an exact name beats a synonym); the loop's help
+# ("number of iterations of the loop at line N") still lets such an ask find it when nothing else fits.
+LOOP_COUNT = "loop_count"
 COMMENT_LINES = 3
 CODING = re.compile(r"^#.*coding[:=]")
 
@@ -780,7 +784,7 @@ class FileReader:
 
     def loops(self, scope, statements):
         """The count of a loop of this scope: `for t in range(500):` → the literal 500, named for the
-        loop variable (`iterations` for `_`); `while step < 500:` → 500, named for the variable. Loops
+        loop variable (`loop_count` for `_`); `while step < 500:` → 500, named for the variable. Loops
         inside functions and classes are theirs (their scope is read when it is a main)."""
         stack = list(statements)
         found = []
@@ -806,7 +810,7 @@ class FileReader:
         if not ok or type(v) is not int or v in (0, 1, -1):
             return []
         var = loop.target.id if isinstance(loop.target, ast.Name) else None
-        name = var if var and not var.startswith("_") else "iterations"
+        name = var if var and not var.startswith("_") else LOOP_COUNT
         head = f"for {self.segment(loop.target)} in {self.segment(it)}:"
         if len(it.args) == 1:
             what = f"number of iterations of the loop at line {loop.lineno}"
@@ -832,7 +836,7 @@ class FileReader:
         head = f"while {self.segment(t)}:"
         what = (f"number of iterations of the loop at line {loop.lineno}" if counted else f"bound of the loop at line {loop.lineno}") + f" ({head})"
         comment = self.comment_help(loop)
-        return [{"name": var.id if not var.id.startswith("_") else "iterations", "type": setting_type(v), "default": self.segment(bound),
+        return [{"name": var.id if not var.id.startswith("_") else LOOP_COUNT, "type": setting_type(v), "default": self.segment(bound),
                  "span": span(bound), "expression": head, "help": what + (f"; {comment}" if comment else "")}]
 
     def dict_items(self, name, node, stmt, comment, scope, kind, depth):

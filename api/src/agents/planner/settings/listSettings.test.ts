@@ -622,7 +622,7 @@ describe('the names and help a user would use', () => {
     expect(byId(s, 'cfg.py#max_iters').help).toBe('total optimisation steps');
   });
 
-  it('a loop count is a constant: for … in range(N) named for its variable (`iterations` for _), while v < N; not in other functions', async () => {
+  it('a loop count is a constant: for … in range(N) named for its variable (`loop_count` for _), while v < N; not in other functions', async () => {
     const text = lines(
       'import sys',
       'learning_rate = 1e-4',
@@ -658,10 +658,10 @@ describe('the names and help a user would use', () => {
     expect(loops.map((x) => [x.id, x.default, x.scope, x.expression, x.help])).toEqual([
       ['loop.py#t@3:15', '500', 'module', 'for t in range(500):', 'number of iterations of the loop at line 3'],
       ['loop.py#j@4:19', '20', 'module', 'for j in range(20):', 'number of iterations of the loop at line 4'],
-      ['loop.py#iterations@6:18', '301', 'module', 'for _ in range(1, 301):', 'end of the range of the loop at line 6 (its iterations run from 1)'],
+      ['loop.py#loop_count@6:18', '301', 'module', 'for _ in range(1, 301):', 'end of the range of the loop at line 6 (its iterations run from 1)'],
       ['loop.py#step@13:13', '250', 'module', 'while step < 250:', 'number of iterations of the loop at line 13 (while step < 250:)'],
       ['loop.py#x@16:10', '0.001', 'module', 'while x > 0.001:', 'bound of the loop at line 16 (while x > 0.001:)'],
-      ['loop.py#iterations@26:19', '3', 'main-guard', 'for _ in range(3):', 'number of iterations of the loop at line 26'],
+      ['loop.py#loop_count@26:19', '3', 'main-guard', 'for _ in range(3):', 'number of iterations of the loop at line 26'],
       ['loop.py#epoch@23:23', '10', 'main()', 'for epoch in range(10):', 'number of iterations of the loop at line 23; the training loop'],
     ]);
     for (const st of loops) expect(spanText(text, st.span!)).toBe(st.default);
@@ -695,6 +695,11 @@ describe('what the settings let a request name (asks matched against the surface
       ['1000 iterations', 'nn.py#t@6:15'],
       ['learning rate 5e-5', 'nn.py#learning_rate'],
     ]);
+    // a loop of `_` is found by its help when nothing else fits, never over the script's own max_iters
+    const warm = lines('max_iters = 5000', 'for _ in range(5):', '    warmup()', 'for it in range(max_iters):', '    step()');
+    expect(await match(new Map([['w.py', warm]]), 'w.py', 'train for 200 iterations')).toEqual([['200 iterations', 'w.py#max_iters']]);
+    const bare = lines('for _ in range(500):', '    step()');
+    expect(await match(new Map([['b.py', bare]]), 'b.py', 'train for 1000 iterations')).toEqual([['1000 iterations', 'b.py#loop_count@1:15']]);
     const sk = lines('clf = svm.SVC(gamma=0.001)', 'a = KMeans(n_init=4)', 'b = KMeans(n_init=4)');
     expect(await match(new Map([['sk.py', sk]]), 'sk.py', 'Use gamma 0.0005 and n_init 10.')).toEqual([
       ['gamma 0.0005', 'sk.py#gamma@1:20'],
