@@ -171,6 +171,23 @@ describe('the black-hole rule: quarantine with a threshold and a cool-down', asy
     await fine.complete(a2!, { exitCode: 0 });
   }
 
+  it('running out of memory (or time) on tasks of three jobs that then succeeded on a bigger machine quarantines nothing', async () => {
+    const small = new ProtocolWorker(api, token, 'small');
+    await small.hello();
+    for (const [k, job] of jobs.entries()) {
+      await clearQueue();
+      const t = await addTask(api, job, { name: `big-${k}`, maxAttempts: 1 });
+      const [a1] = await small.claim();
+      await small.complete(a1!, k === 2 ? { exitCode: null, errorClass: 'TIMEOUT' } : { exitCode: 137, errorClass: 'OOM', errorMessage: 'out of memory' });
+      // Retried with more memory or time (the supervisor's retry_task), on another worker.
+      await prisma.task.update({ where: { id: t.id }, data: { status: 'QUEUED', currentAttemptId: null, maxAttempts: 2 } });
+      const [a2] = await fine.claim();
+      await fine.complete(a2!, { exitCode: 0 });
+    }
+    expect(await runTick(api.server.resources, api.clock.now())).toMatchObject({ quarantined: 0 });
+    expect((await ownersView(small)).status).toBe('ONLINE');
+  });
+
   it('failures on three tasks of ONE job quarantine nothing; two jobs stay below the threshold', async () => {
     for (const n of ['j0-a', 'j0-b', 'j0-c']) await failThenSucceed(jobs[0]!, n);
     expect(await runTick(api.server.resources, api.clock.now())).toMatchObject({ quarantined: 0 });

@@ -17,7 +17,9 @@ export interface BlackHoleRow {
  * `since`, on tasks of at least `minJobs` jobs that then SUCCEEDED on another worker. Failures from
  * before the end of a worker's last quarantine are not counted again. Only workers that could
  * claim (ONLINE, OFFLINE) or that said they cannot (UNHEALTHY); paused, draining and quarantined
- * ones are left as they are. Read-only: the caller quarantines.
+ * ones are left as they are. Read-only: the caller quarantines. Out of memory and past the time
+ * limit are not counted: a task that needed a bigger or faster machine and got one is no evidence
+ * that this one is broken.
  * FAILED attempts are found through the (status, leaseExpiresAt) index's leading column; the
  * successful attempt through the task's currentAttemptId.
  */
@@ -31,7 +33,7 @@ export async function blackHoleWorkers(prisma: Db, since: Date, minJobs: number)
     JOIN "Task" t ON t.id = a."taskId"
     JOIN "Attempt" s ON s.id = t."currentAttemptId"
     JOIN "Worker" w ON w.id = a."workerId"
-    WHERE a.status = 'FAILED' AND a."finishedAt" >= ${since}
+    WHERE a.status = 'FAILED' AND a."finishedAt" >= ${since} AND a."errorClass" NOT IN ('OOM', 'TIMEOUT')
       AND (w."quarantinedUntil" IS NULL OR a."finishedAt" > w."quarantinedUntil")
       AND w.status IN ('ONLINE', 'OFFLINE', 'UNHEALTHY')
       AND t.status = 'SUCCEEDED' AND s.status = 'SUCCEEDED' AND s."workerId" <> a."workerId"
