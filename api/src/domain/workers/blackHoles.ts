@@ -3,7 +3,8 @@
  * driver) fails every task it is offered, at once, and would swallow the queue. The worker checks
  * its own prerequisites and stops claiming (UNHEALTHY, worker/src/health.ts); this rule is the
  * scheduler's own defence for what that check does not see. A worker whose attempts failed,
- * within `windowMin`, on tasks of at least `minJobs` jobs that then succeeded on other workers is
+ * within `windowMin` (out of memory and past the time limit aside: db/sql/blackHoleWorkers.ts), on
+ * tasks of at least `minJobs` jobs that then succeeded on other workers is
  * QUARANTINED for `quarantineMin` (the cool-down): it claims nothing, and its owner sees why on
  * the Workers page (statusReason). Several jobs, not several tasks: one job's bad code fails on
  * every worker and succeeds on none, and one job's flaky tasks are not evidence against a machine.
