@@ -63,6 +63,8 @@ function toolOutputs(history: Item[]): Outputs {
 }
 
 const call = (name: string, args: Record<string, unknown>): Item[] => [{ type: 'function_call', call_id: `call_${randomUUID()}`, name, arguments: JSON.stringify(args) }];
+/** submit_plan with its words within the schema's bounds (a sweep's chained command in a step is long). */
+const submit = (plan: Record<string, unknown> & { steps: string[] }): Item[] => call('submit_plan', { ...plan, steps: plan.steps.map((st) => (st.length > 500 ? `${st.slice(0, 499)}…` : st)) });
 /** The workloads a torch check may target, in the order a plan prefers them (step 3 below). */
 const TORCH_WORKLOADS = ['torch-cuda', 'torch-rocm', 'torch-mps', 'torch-cpu'];
 const say = (text: string): Item[] => [{ type: 'message', role: 'assistant', content: text }];
@@ -432,6 +434,9 @@ function decide(req: ModelRequest): Item[] {
     positional.push(value);
   }
   args.unshift(...positional);
+  // A script that reads sys.argv itself (no parser): the arguments its README or pipeline file runs it with.
+  const usageArgs = entry.flags.length === 0 && !(entry.positionals ?? []).length && !usageOf(entry)?.module ? usageOf(entry)?.command.split(/\s+/).slice(2) : undefined;
+  if (usageArgs?.length && args.length === 0 && /\bsys\.argv\[[1-9]/.test(source)) args.push(...usageArgs.filter((a) => /^[\w./=:-]+$/.test(a)));
   // A path the user gave for the checkpoint is still the checkpoint.
   for (const [name, value] of given) {
     if (typeof value === 'string' && /^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path)$/.test(name) && /\.(pt|pth|ckpt|bin|safetensors)$/i.test(value) && entry.flags.some((f) => flagName(f) === name)) {
@@ -483,7 +488,8 @@ function decide(req: ModelRequest): Item[] {
     })
     .filter((p, i, all) => uploaded.has(p) && all.indexOf(p) === i)
     .slice(0, 6);
-  if (asks.some((a) => a.kind === 'output')) for (const p of localFiles) if (readCall(p)) return call('read_file', readCall(p)!);
+  // Read them too when they may decide where the run must start (a script in a folder) or what it makes.
+  if (asks.some((a) => a.kind === 'output') || folderOf(entry.path)) for (const p of localFiles) if (readCall(p)) return call('read_file', readCall(p)!);
   const askStep = disposeAsks({
     request,
     asks,
@@ -520,7 +526,11 @@ function decide(req: ModelRequest): Item[] {
   if (blocked.length) return call('give_up', { reason: refusalWords(entry.path, askPlan.dispositions) });
   // As the README runs it: `python -m pkg.train` keeps the package importable (a file path would not).
   const usage = usageOf(entry);
-  const runner = usage?.module ? `python -m ${usage.module}` : `python ${entry.path}`;
+  // A script in a folder that reads paths relative to that folder (`load_data(path="../data/cora/")`)
+  // runs from there, with the project's root on the import path when it imports its own package.
+  const home = usage?.module ? null : startsIn(entry.path, [source, ...localFiles.map((p) => readOf(p) ?? '')].join('\n'), uploaded, facts.importsByFile[entry.path]?.local ?? []);
+  if (home) for (let i = 0; i < args.length; i++) args[i] = args[i]!.replace(/^(--[\w-]+=)?(['"]?)outputs(\/|$)/, `$1$2${home.up}outputs$3`);
+  const runner = usage?.module ? `python -m ${usage.module}` : home ? `cd ${home.dir} && ${home.pythonPath ? `PYTHONPATH="${home.up.replace(/\/$/, '')}:$PYTHONPATH" ` : ''}python ${entry.path.split('/').pop()}` : `python ${entry.path}`;
   let command = [runner, ...args].join(' ');
   const bounded = boundedCommand(entry, args, runner);
   let smoke = migrate || versionMigrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(request) ? null : smokeRun(entry, args, runner, configSettings);
@@ -665,7 +675,7 @@ function decide(req: ModelRequest): Item[] {
     (minTorch && hardware.workload.startsWith('torch') ? ` Only workers with torch ≥ ${minTorch} take it (${torchPin!.file} pins torch${torchPin!.spec}; online: ${cap.summary}).` : '') +
     (before.length ? ` First \`${before[0]!.command}\` prepares ${before[0]!.produces.join(', ')}, which the run reads.` : '') +
     (install.length ? ` A setup phase installs ${install.join(', ')} on the worker first.` : '');
-  return call('submit_plan', {
+  return submit({
     summary: (toAmd
       ? `${entry.path} is written for NVIDIA GPUs (${[...facts.cudaSources.slice(0, 3), ...entry.hardwiredCuda.slice(0, 2)].join(', ')}) and you asked for AMD: take a reference run of \`${bounded}\` on an NVIDIA worker, try an optimization there, migrate CUDA C++ to HIP and PyTorch device code to device-agnostic, check the migration on an AMD worker against the NVIDIA reference, then train the frozen result on AMD${checkpoint ? ` and reload and evaluate ${checkpoint}` : ''}.${asked ? ' (Planned with your answers.)' : ''}`
       : migrate
@@ -718,6 +728,30 @@ function decide(req: ModelRequest): Item[] {
 }
 
 const checkableMark = (c: ReturnType<typeof checkableOutputs>) => (c ? { checkable: c } : {});
+
+/**
+ * Where a script in a folder must start: its folder, when it (or a module of the project it imports)
+ * reads a literal `../` path that exists from there (pygcn's `../data/cora/`); `up` is the way back to
+ * the run folder, and `pythonPath` says the root goes on the import path (it imports its own package,
+ * `from pygcn.utils import …`). Null: it runs from the root as `python DIR/FILE`.
+ */
+function startsIn(entryPath: string, text: string, uploaded: ReadonlySet<string>, localImports: readonly string[]): { dir: string; up: string; pythonPath: boolean } | null {
+  const dir = entryPath.split('/').slice(0, -1).join('/');
+  if (!dir) return null;
+  const up = '../'.repeat(dir.split('/').length);
+  const resolves = (ref: string) => {
+    const parts = [...dir.split('/')];
+    for (const seg of ref.split('/')) {
+      if (seg === '..') parts.pop();
+      else if (seg && seg !== '.') parts.push(seg);
+    }
+    const target = parts.join('/');
+    return target !== '' && [...uploaded].some((u) => u === target || u.startsWith(`${target}/`));
+  };
+  if (![...text.matchAll(/['"](\.\.\/[^'"\n]*)['"]/g)].some((m) => resolves(m[1]!))) return null;
+  const top = dir.split('/')[0]!;
+  return { dir, up, pythonPath: localImports.some((m) => m === top || m.startsWith(`${top}.`)) };
+}
 
 /** How much of one file the builtin planner reads, page by page (a 5 MB script is not read whole). */
 const READ_ALL_CHARS = 200_000;

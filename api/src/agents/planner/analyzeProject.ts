@@ -222,16 +222,21 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
 
 /**
  * "python train.py --epochs 3" / "python -m pkg.train" lines in the README's code (a shell
- * prompt, backticks and indentation allowed) and in Makefile recipes, resolved to the project's
+ * prompt, backticks and indentation allowed), in Makefile recipes and in a pipeline file's stage
+ * commands (dvc.yaml `cmd:`), resolved to the project's
  * files: `-m pkg.train` → pkg/train.py (or pkg/train/__main__.py).
  */
 export function usageCommands(files: ReadonlyMap<string, string>): UsageCommand[] {
   const out: UsageCommand[] = [];
   for (const [p, text] of files) {
     const base = p.split('/').pop()!;
-    if (p.includes('/') || !/^(README(\.md|\.rst|\.txt)?|Makefile)$/i.test(base)) continue;
+    if (p.includes('/') || !/^(README(\.md|\.rst|\.txt)?|Makefile|dvc\.ya?ml)$/i.test(base)) continue;
+    const pipeline = /^dvc\.ya?ml$/i.test(base);
     for (const raw of text.split('\n')) {
-      const line = raw.replace(/^[\s>`]*(?:\$\s+)?/, '').replace(/`+\s*$/, '').trim();
+      // A pipeline file's stage command (dvc.yaml: `cmd: python src/train.py data/features model.pkl`).
+      const stage = pipeline ? /^\s*(?:-\s*)?cmd:\s*(.+)$/.exec(raw)?.[1] : undefined;
+      if (pipeline && !stage) continue;
+      const line = (stage ?? raw).replace(/^[\s>`]*(?:\$\s+)?/, '').replace(/`+\s*$/, '').replace(/^(['"])(.*)\1$/, '$2').trim();
       const m = /^python3?\s+(?:-m\s+([\w.]+)|([\w./-]+\.py))(\s.*)?$/.exec(line);
       if (!m) continue;
       const module = m[1] ?? null;

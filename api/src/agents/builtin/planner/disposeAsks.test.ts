@@ -83,8 +83,9 @@ describe('disposeAsks', () => {
     expect(planOf(off).args).toEqual([]);
     const list = { ...ctx('seeds 1 2 3', { surface, entry: 'main.py' }), asks: [{ id: 'a1', kind: 'setting' as const, text: 'seeds 1 2 3', phrase: 'seeds', values: ['1', '2', '3'] }] };
     expect(planOf(list).args).toEqual(['--seeds', '1', '2', '3']);
-    const repeated = { ...list, asks: [{ id: 'a1', kind: 'setting' as const, text: 'numbers 1.5, 2 and 3', phrase: 'number', values: ['1.5', '2', '3'] }] };
-    expect(planOf(repeated).args).toEqual(['--number', '1.5', '--number', '2', '--number', '3']);
+    const repeated = { ...list, asks: [{ id: 'a1', kind: 'setting' as const, text: 'numbers 1.5, 2 and 3', phrase: 'number', values: ['1.5', '2', '3'] }], args: ['--number', '1.5', '-v'] };
+    expect(planOf(repeated).args).toEqual(['-v', '--number', '1.5', '--number', '2', '--number', '3']);
+    expect(planOf({ ...list, args: ['--seeds', '7', '8', '--lr', '1'] }).args).toEqual(['--lr', '1', '--seeds', '1', '2', '3']);
   });
 
   it('a configurator takes --name=value; an environment variable goes in the plan', () => {

@@ -251,8 +251,11 @@ function namedByOtherWords(ask: Ask, candidates: Setting[]): Setting | null {
   const own = new Set(candidates.map((c) => c.name.toLowerCase().split(/[._]/).pop()!));
   const words = ask.text.toLowerCase().split(/[^a-z]+/).filter((w) => w.length >= 4 && !own.has(w) && !own.has(w.replace(/s$/, '')));
   if (words.length === 0) return null;
+  const partsOf = (c: Setting) => [...c.name.toLowerCase().split(/[._]/).slice(0, -1), ...c.file.toLowerCase().split(/[/._]/)].filter((p) => p.length >= 3);
+  // Only what tells them apart: a part every candidate has (the file they share) names none of them.
+  const common = candidates.map(partsOf).reduce((a, b) => a.filter((p) => b.includes(p)));
   const fits = candidates.filter((c) => {
-    const parts = [...c.name.toLowerCase().split(/[._]/).slice(0, -1), ...c.file.toLowerCase().split(/[/._]/)].filter((p) => p.length >= 3);
+    const parts = partsOf(c).filter((p) => !common.includes(p));
     return words.some((w) => parts.some((p) => w.startsWith(p) || p.startsWith(w)));
   });
   return fits.length === 1 ? fits[0]! : null;
@@ -262,18 +265,19 @@ function namedByOtherWords(ask: Ask, candidates: Setting[]): Setting | null {
 function applyList(plan: Pick<AskPlan, 'args'>, s: Setting, values: string[]): { how: string } | { refused: string } {
   if (s.kind !== 'flag' || !s.flag) return { refused: `${s.name} takes a list only as a flag; a list for a ${s.kind} is not supported yet` };
   const flags = [s.flag, ...(s.aliases ?? [])];
+  const spaced = s.nargs === '+' || s.nargs === '*' || /^\d+$/.test(s.nargs ?? '');
+  // What the command already passes for it goes: the flag and its value(s).
   const kept: string[] = [];
   for (let i = 0; i < plan.args.length; i++) {
-    if (flags.includes(plan.args[i]!)) {
-      i++;
-      while (s.nargs && !/^\d+$/.test(s.nargs) && i < plan.args.length && !plan.args[i]!.startsWith('-')) i++;
-      i--;
+    const a = plan.args[i]!;
+    if (flags.some((f) => a.startsWith(`${f}=`))) continue;
+    if (!flags.includes(a)) {
+      kept.push(a);
       continue;
     }
-    if (flags.some((f) => plan.args[i]!.startsWith(`${f}=`))) continue;
-    kept.push(plan.args[i]!);
+    if (spaced) while (i + 1 < plan.args.length && !plan.args[i + 1]!.startsWith('-')) i++;
+    else i++;
   }
-  const spaced = s.nargs === '+' || s.nargs === '*' || /^\d+$/.test(s.nargs ?? '');
   const words = values.map((v) => shellWord(v));
   plan.args = spaced ? [...kept, s.flag, ...words] : [...kept, ...words.flatMap((w) => [s.flag!, w])];
   return { how: spaced ? `passed \`${s.flag} ${words.join(' ')}\`` : `passed ${words.map((w) => `\`${s.flag} ${w}\``).join(' ')}` };
@@ -444,6 +448,12 @@ function disposeOutput(ctx: AskContext, plan: AskPlan, ask: Ask): { ok: boolean;
         if (/\.(pt|pth|ckpt|bin|safetensors)$/i.test(target)) plan.checkpoint = target;
         else plan.required.push(target);
         return { ok: true, detail: `passed \`${saver.flag} ${target}\`: the program saves it there and it is collected` };
+      }
+      // Named on the command line (`python src/train.py data/features model.pkl`): where the program writes it.
+      if (plan.args.includes(f)) {
+        if (!plan.outputs.includes(f)) plan.outputs.push(f);
+        plan.required.push(f);
+        return { ok: true, detail: `the command names it (\`${f}\`); the run writes it there and it is collected` };
       }
       if (ctx.runSource.includes(f.split('/').pop()!)) return { ok: true, detail: `${f} is collected with what the run writes` };
       if (ctx.uploaded.has(f)) return { ok: false, detail: `${f} is one of the project's inputs, not something the run makes` };

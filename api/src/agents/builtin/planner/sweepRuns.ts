@@ -67,6 +67,8 @@ export function sweepRuns(input: SweepInput): SweepPlan {
   } catch (e) {
     return { refused: (e as Error).message };
   }
+  // A plan's command (and each shard's) is at most 2,000 characters.
+  if (command.length > 2000) return { refused: `one run per value of ${s.name} makes a command of ${command.length} characters, more than a plan holds (2,000): sweep fewer values per job` };
   const how = setSpec ? `its literal in ${s.file} line ${s.span!.line} set for each run (and restored)` : `passed as ${s.flag ?? s.name}`;
   const count = Math.min(input.workers, values.length, 64);
   if (!input.shardable || count < 2) {

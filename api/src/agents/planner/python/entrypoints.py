@@ -322,8 +322,9 @@ def analyze(text):
 
 
 def import_places(tree):
-    """Top-level names imported when the module loads (`eager`) and only inside a function or a
-    `try` that catches ImportError (`lazy`: an optional feature, needed only if that code runs),
+    """Top-level names imported when the module loads (`eager`) and only inside a function, under an
+    `if` (not the main guard) or in a `try` that catches ImportError (`lazy`: an optional feature,
+    needed only if that code runs),
     and the full dotted names of absolute imports (`from pkg.sub import x` → pkg.sub, pkg.sub.x)."""
     eager, lazy, modules = set(), set(), set()
 
@@ -346,6 +347,9 @@ def import_places(tree):
             modules.update(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
             return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            deferred = True
+        # Under a condition (`if wandb_log: import wandb`), except the main guard: needed only when it holds.
+        if isinstance(node, ast.If) and not is_main_guard(node):
             deferred = True
         if isinstance(node, ast.Try) and catches_import_error(node):
             for child in node.body:
