@@ -59,7 +59,9 @@ What each form gives:
             named by its keyword, else by the function (`torch.manual_seed(1337)` → manual_seed,
             `model.fit(X, y, epochs=10)` → epochs); not output, plotting, logging or exit calls
   help      a constant's (a configurator global's, a settings-class field's, a config function
-            step's) comment lines right above it and its trailing comment; of several names bound
+            step's) comment lines right above it (not a section title over a group of assignments,
+            `# model` over n_layer, n_head, …, unless it names the constant) and its trailing
+            comment; of several names bound
             together (`N, D_in, H = 64, 1000, 100` under `# N is batch size; D_in is input
             dimension; H is hidden dimension`) each gets the clause about it
   loops     the count of a loop of the module, the main guard or a main function: `for t in
@@ -275,10 +277,23 @@ class FileReader:
         For one of several names bound together (`N, D_in, H = 64, 1000, 100`), the part of the
         comment that speaks of that name (`H is hidden dimension`), when one does."""
         above, trailing = self.comment_above(stmt), self.trailing_comment(stmt)
+        if above and self.heads_group(stmt) and not any(re.search(r"(?<![\w.])" + re.escape(n) + r"(?![\w])", above) for n in (names or [name]) if n):
+            above = None  # `# model` over n_layer, n_head, n_embd: a section's title, not the first one's help
         text = (above + (" " if above[-1] in ".;:!?" else "; ") + trailing if above and trailing else above or trailing) or None
         if text and name and names and len(names) > 1:
             return part_about(text, name, names) or text
         return text
+
+    def heads_group(self, stmt):
+        """An assignment with another assignment on the very next line (a group under one comment)."""
+        container = self.parent.get(stmt)
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(container, field, None)
+            if isinstance(body, list) and stmt in body:
+                i = body.index(stmt)
+                nxt = body[i + 1] if i + 1 < len(body) else None
+                return isinstance(nxt, (ast.Assign, ast.AnnAssign)) and nxt.lineno == stmt.end_lineno + 1
+        return False
 
     def add(self, **s):
         self.settings.append({k: v for k, v in s.items() if v is not None or k in ("default", "help", "type")})
