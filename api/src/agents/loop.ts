@@ -300,9 +300,10 @@ async function dispatch(
   try {
     if (tool.sideEffect) {
       const effect = tool.sideEffect;
+      const prepared = tool.prepare ? await tool.prepare(args, ctx) : undefined;
       // The effect's events are published after commit, before the output is saved:
       // they were recorded first.
-      result = await runAction(r, { jobId: ctx.jobId, holder: ctx.holder, callId: call.call_id, kind: tool.name, args }, (tx) => effect(args, ctx, tx));
+      result = await runAction(r, { jobId: ctx.jobId, holder: ctx.holder, callId: call.call_id, kind: tool.name, args }, (tx) => effect(args, ctx, tx, prepared));
       opts.afterAction?.(tool.name);
     } else {
       result = await tool.read!(args, ctx);

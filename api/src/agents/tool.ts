@@ -33,7 +33,14 @@ export interface ToolDef<A = any> {
    * Side-effecting tools write an Action row (idempotency key = the call id) in the same
    * transaction as their effect, so a crash leaves either both or neither.
    */
-  sideEffect?: (args: A, ctx: ToolContext, tx: Tx) => Promise<ToolResult>;
+  sideEffect?: (args: A, ctx: ToolContext, tx: Tx, prepared: unknown) => Promise<ToolResult>;
+  /**
+   * Work a side effect needs that must not run inside its transaction (reading blobs, running a
+   * Python check, writing content-addressed blobs — on the embedded database, one connection, a
+   * query outside the transaction would wait for it to end). It runs just before, again on a retry:
+   * it must be idempotent. Its result is the side effect's `prepared`.
+   */
+  prepare?: (args: A, ctx: ToolContext) => Promise<unknown>;
   /** Read-only tools: safe to run again after a crash. */
   read?: (args: A, ctx: ToolContext) => Promise<ToolResult>;
   /**

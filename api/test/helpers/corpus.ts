@@ -9,13 +9,14 @@
  * question), refused (it stopped before anything ran, naming what is missing), failed (anything else,
  * or not what the corpus expects).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { repoRoot } from './processes.js';
-import { runCli } from './cli.js';
+import { fileURLToPath } from 'node:url';
 
+// No test-only imports here (processes.ts registers hooks): scripts/corpus.ts runs this outside Vitest.
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const CORPUS_DIR = path.join(repoRoot, 'api/test/fixtures/corpus');
 
 export interface ExpectedAsk {
@@ -117,7 +118,7 @@ export async function runProject(o: { url: string; token: string; root: string; 
   const out = mkdtempSync(path.join(tmpdir(), `corpus-out-${o.entry.name}-`));
   const service = !!o.entry.expect.service;
   const args = ['submit', dir, '-m', o.entry.request, '--server', o.url, '--json', ...(service ? [] : ['--wait', '--out', out])];
-  const r = await runCli(args, { env: { ...o.env, CHATGPU_TOKEN: o.token }, input: '', timeoutMs: o.timeoutMs ?? 600_000 });
+  const r = await runCli(args, { env: { ...o.env, CHATGPU_TOKEN: o.token }, timeoutMs: o.timeoutMs ?? 600_000 });
   const idLine = [...r.stdout.trim().split('\n')].reverse().find((l) => l.startsWith('{'));
   const summary = idLine ? (JSON.parse(idLine) as { id?: string; jobId?: string }) : {};
   const id = summary.id ?? summary.jobId ?? /chatgpu (?:watch|answer) (\S+)/.exec(r.stderr + r.stdout)?.[1];
@@ -139,6 +140,22 @@ export async function runProject(o: { url: string; token: string; root: string; 
     job = (await gql(JOB, { id })).data?.job as JobState;
   }
   return { entry: o.entry, job, cliCode: r.code, cliOut: (r.stdout + r.stderr).slice(-3000), probe, seconds: (Date.now() - started) / 1000 };
+}
+
+/** `chatgpu ARGS` with no terminal (stdin closed), as a user's script would run it. */
+function runCli(args: string[], opts: { env: Record<string, string>; timeoutMs: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'api/bin/chatgpu.mjs'), ...args], { env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
 }
 
 const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9.=/_-]+/g, ' ').trim();

@@ -253,9 +253,10 @@ export const submitPlan = defineTool({
     if (!fits) return `No online worker can run workload ${plan.hardware.workload}${plan.hardware.accelVendor ? ` on ${plan.hardware.accelVendor}` : ''}. Online: ${cap.summary}. Ask the user or choose hardware that exists.`;
     return null;
   },
-  sideEffect: async (plan, ctx, tx) => {
-    // The settings' code is made (its blobs written: content-addressed, so a retry writes nothing new) before the plan is stored with it.
-    const made = plan.settings?.length ? await settingsVersion(ctx.r, ctx.jobId, plan.settings, { write: true }) : null;
+  // The settings' code is made (its blobs written: content-addressed, so a retry writes nothing new) before the transaction that stores the plan with it.
+  prepare: async (plan, ctx) => (plan.settings?.length ? settingsVersion(ctx.r, ctx.jobId, plan.settings, { write: true }) : null),
+  sideEffect: async (plan, ctx, tx, prepared) => {
+    const made = prepared as Awaited<ReturnType<typeof settingsVersion>> | null;
     if (made && !made.ok) throw new Error(made.problem);
     const accepted = await acceptPlan(tx, ctx.r.now(), { jobId: ctx.jobId, author: ctx.model.name, plan, settings: made?.version ?? null });
     const status = accepted.preparing ? 'accepted; preparing the code (reference run first)' : 'accepted; the run is queued';
