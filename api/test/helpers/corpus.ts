@@ -133,7 +133,12 @@ export async function runProject(o: { url: string; token: string; root: string; 
     }
     if (job.service?.status === 'READY' && o.entry.expect.service?.probe) {
       const t = (await gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`, { id })).data?.rotateServiceToken?.token as string;
-      const res = await fetch(`${o.url}/svc/${job.service.slug}${o.entry.expect.service.probe.path}`, { headers: { authorization: `Bearer ${t}` } });
+      const probeSpec = o.entry.expect.service.probe as { method?: string; path: string; form?: Record<string, string> };
+      const res = await fetch(`${o.url}/svc/${job.service.slug}${probeSpec.path}`, {
+        method: probeSpec.method ?? 'GET',
+        headers: { authorization: `Bearer ${t}`, ...(probeSpec.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        ...(probeSpec.form ? { body: new URLSearchParams(probeSpec.form).toString() } : {}),
+      });
       probe = { status: res.status };
       await gql(`mutation($id: ID!) { stopService(jobId: $id) { __typename } }`, { id });
     }
@@ -177,9 +182,12 @@ export function judge(run: ProjectRun): { verdict: Verdict; problems: string[] }
     }
     if (entry.expect.command && !entry.expect.settingsDiff?.length) {
       // The python part of the command (after a `cd DIR &&`, without an environment prefix), any flag order, outputs/ paths as given.
-      const words = (c: string) => c.replace(/(^|\s)(\.\.\/)*outputs\//g, '$1').split(/\s+/).sort().join(' ');
-      const got = (plan.command.split(/\s*&&\s*/).find((p) => /(^|\s)python\b/.test(p)) ?? plan.command).replace(/^(\w+=\S+\s+)+/, '');
-      if (words(got) !== words(entry.expect.command)) problems.push(`command ${JSON.stringify(plan.command)}, expected ${JSON.stringify(entry.expect.command)} (any flag order)`);
+      // Every word of the expected command is in the plan's (any order; outputs/ paths as given; the
+      // worker's device for a named CPU device); the plan may add output locations of its own.
+      const words = (c: string) => new Set(c.replace(/(^|\s|=)(\.\.\/)*outputs\//g, '$1').replace(/(--device[= ])(cpu|"\$CHATGPU_DEVICE")/g, '$1DEVICE').split(/\s+/));
+      const got = words((plan.command.split(/\s*&&\s*/).find((p) => /(^|\s)python\b/.test(p)) ?? plan.command).replace(/^(\w+=\S+\s+)+/, ''));
+      const missing = [...words(entry.expect.command)].filter((w) => !got.has(w));
+      if (missing.length) problems.push(`command ${JSON.stringify(plan.command)} lacks ${missing.join(' ')} of ${JSON.stringify(entry.expect.command)}`);
     }
     for (const f of entry.expect.outputsExclude ?? []) if (job.outputs.some((o) => o.path === f)) problems.push(`${f} is an input, listed as an output`);
     if (entry.expect.service?.probe && run.probe?.status !== entry.expect.service.probe.status) problems.push(`probe ${entry.expect.service.probe.path}: ${run.probe?.status ?? 'not reached'}, expected ${entry.expect.service.probe.status}`);

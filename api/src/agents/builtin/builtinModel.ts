@@ -280,7 +280,13 @@ function decide(req: ModelRequest): Item[] {
   for (const e of prepCandidates.slice(0, 5)) if (readCall(e.path)) return call('read_file', readCall(e.path)!);
   const needed = prepCandidates
     .map((e) => ({ e, products: preparedFiles(readOf(e.path) ?? '') }))
-    .filter(({ e, products }) => readsAny(entry!.path, products) && !products.every((f) => uploaded.has(folderOf(e.path) ? `${folderOf(e.path)}/${f}` : f)));
+    // Not needed when the upload already holds what it makes — beside the script, or from the root (a README or dvc.yaml runs it from there).
+    // (A bare file name the script joins to a folder at run time, `os.path.join(out, "train.pkl")`: anywhere in the upload.)
+    // Only what the run reads of it counts (the script's literal names include its own inputs).
+    .filter(({ e, products }) => {
+      const read = products.filter((f) => readsAny(entry!.path, [f]));
+      return read.length > 0 && !read.every((f) => [folderOf(e.path) ? `${folderOf(e.path)}/${f}` : f, f].some((q) => uploaded.has(q) || [...uploaded].some((u) => u.startsWith(`${q.replace(/\/$/, '')}/`) || (!q.includes('/') && u.endsWith(`/${q}`)))));
+    });
   let before: { name: string; command: string; produces: string[] }[] = [];
   let prepareScript: string | null = null;
   if (needed.length) {
@@ -530,7 +536,9 @@ function decide(req: ModelRequest): Item[] {
   // runs from there, with the project's root on the import path when it imports its own package.
   const home = usage?.module ? null : startsIn(entry.path, [source, ...localFiles.map((p) => readOf(p) ?? '')].join('\n'), uploaded, facts.importsByFile[entry.path]?.local ?? []);
   if (home) for (let i = 0; i < args.length; i++) args[i] = args[i]!.replace(/^(--[\w-]+=)?(['"]?)outputs(\/|$)/, `$1$2${home.up}outputs$3`);
-  const runner = usage?.module ? `python -m ${usage.module}` : home ? `cd ${home.dir} && ${home.pythonPath ? `PYTHONPATH="${home.up.replace(/\/$/, '')}:$PYTHONPATH" ` : ''}python ${entry.path.split('/').pop()}` : `python ${entry.path}`;
+  // From the root, a script in a folder does not see the project's root-level packages (`from mingpt.model import GPT` in projects/chargpt/): put the root on the import path.
+  const rootPackage = !home && folderOf(entry.path) && (facts.importsByFile[entry.path]?.local ?? []).some((m) => { const top = m.split('.')[0]!; return [...uploaded].some((u) => u.startsWith(`${top}/`)) && top !== folderOf(entry!.path).split('/')[0]; });
+  const runner = usage?.module ? `python -m ${usage.module}` : home ? `cd ${home.dir} && ${home.pythonPath ? `PYTHONPATH="${home.up.replace(/\/$/, '')}:$PYTHONPATH" ` : ''}python ${entry.path.split('/').pop()}` : rootPackage ? `PYTHONPATH=".:$PYTHONPATH" python ${entry.path}` : `python ${entry.path}`;
   let command = [runner, ...args].join(' ');
   const bounded = boundedCommand(entry, args, runner);
   let smoke = migrate || versionMigrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(request) ? null : smokeRun(entry, args, runner, configSettings);
