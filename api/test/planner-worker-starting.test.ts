@@ -52,3 +52,28 @@ describe('a job submitted while the local worker starts', () => {
     }
   });
 });
+
+describe('a job planned while no worker was online', () => {
+  it('is planned again when workers come and none of them can run what it was planned for', { timeout: 150_000 }, async () => {
+    const user = await api.signUp();
+    const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w2"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
+    for (const w of workers.splice(0)) await w.stop();
+    await waitFor('no worker online', async () => (await api.server.db.prisma.worker.updateMany({ where: { status: 'ONLINE' }, data: { status: 'OFFLINE' } })) && (await api.server.db.prisma.worker.count({ where: { status: 'ONLINE' } })) === 0, 30_000, 250);
+    api.server.resources.workerStarting = undefined;
+    const job = await createJobAt(api.url, user.token, { 'train.py': CUDA_SCRIPT }, 'run it');
+    // Planned with no worker online: hard-wired to CUDA, so for an NVIDIA worker; it waits.
+    const first = await waitFor('the first plan', async () => (await api.server.db.prisma.job.findUniqueOrThrow({ where: { id: job.jobId }, include: { currentPlan: true } })).currentPlan, 60_000, 250);
+    expect((first.requirements as { workload: string }).workload).toBe('torch-cuda');
+    // A CPU worker comes: the tick hands the job back to the planner, which migrates it for the CPU.
+    workers.push(await startWorker(api.url, wt.data.createWorkerToken.token, 'cpu-arrives'));
+    const second = await waitFor('a second plan', async () => {
+      const j = await api.server.db.prisma.job.findUniqueOrThrow({ where: { id: job.jobId }, include: { currentPlan: true } });
+      return j.currentPlan && j.currentPlan.id !== first.id ? j.currentPlan : null;
+    }, 120_000, 500);
+    expect((second.requirements as { workload: string }).workload).toBe('torch-cpu');
+    expect(second.preparationWorkload).toMatchObject({ steps: [{ transformation: 'pytorch-device-agnostic' }] });
+    const replanned = await api.server.db.prisma.jobEvent.findFirst({ where: { jobId: job.jobId, kind: 'job.status', payload: { path: ['transition'], equals: 'replan' } } });
+    expect(JSON.stringify(replanned?.payload)).toContain('planned while no worker was online');
+    await api.gql(`mutation($id: ID!) { cancelJob(id: $id) { __typename } }`, { id: job.id }, user.token);
+  });
+});

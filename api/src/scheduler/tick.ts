@@ -19,7 +19,8 @@
  *   3. accrue usage of running attempts; stop jobs whose cost reached their cap (the job
  *      engine's stopAtCap, with their outstanding work cancelled; `job.capped` for the
  *      supervisor)
- *   4. say why queued tasks wait (no online worker can run them)
+ *   4. say why queued tasks wait (no online worker can run them); a job planned while no worker
+ *      was online whose queued work none of the workers now online can run is planned again
  *   5. wake long-pollers when retried work became due, and announce `reconcile` so the
  *      agents pick up what a crashed process left behind (the tick never calls agent code)
  * and records when it ran (SchedulerState). `resumeAfterOutage` runs once when an API
@@ -30,6 +31,7 @@
  * renewals and completions still refuse an expired lease by themselves.
  */
 import { expireLeases } from '../db/sql/expireLeases.js';
+import { replanForNewWorkers } from '../domain/jobs/replanForNewWorkers.js';
 import { stalledAttempts } from '../db/sql/stalledAttempts.js';
 import { logAttempt } from '../telemetry/sentry.js';
 import { recordTick, resumeLeasesAfterOutage } from '../db/sql/schedulerState.js';
@@ -173,6 +175,13 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         emits.push({ type: 'job.event', jobId: g.jobId, eventId: await recordJobEvent(tx, g.jobId, 'task.status', { taskId: g.taskId, name: g.name, status: 'FAILED', reason: g.reason }) });
         emits.push({ type: 'task.finished', jobId: g.jobId, taskId: g.taskId, kind: 'PROBE', status: 'FAILED' });
         emits.push({ type: 'job.updated', jobId: g.jobId });
+      }
+      // 4c. Jobs planned while no worker was online whose queued work none of the workers now online can run: planned again.
+      for (const j of await replanForNewWorkers(tx as never, r, now)) {
+        for (const eventId of j.eventIds) emits.push({ type: 'job.event', jobId: j.jobId, eventId });
+        for (const workerId of j.workers) emits.push({ type: 'worker.orders', workerId });
+        emits.push({ type: 'job.updated', jobId: j.jobId });
+        emits.push({ type: 'job.replanned', jobId: j.jobId });
       }
       // The tick's own record: an API starting after a gap knows leases had no one to renew them.
       await recordTick(tx as never, now);

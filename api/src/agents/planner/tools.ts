@@ -254,11 +254,14 @@ export const submitPlan = defineTool({
     return null;
   },
   // The settings' code is made (its blobs written: content-addressed, so a retry writes nothing new) before the transaction that stores the plan with it.
-  prepare: async (plan, ctx) => (plan.settings?.length ? settingsVersion(ctx.r, ctx.jobId, plan.settings, { write: true }) : null),
+  prepare: async (plan, ctx) => ({
+    made: plan.settings?.length ? await settingsVersion(ctx.r, ctx.jobId, plan.settings, { write: true }) : null,
+    withoutWorkers: (await networkCapacity(ctx.r)).classes.length === 0,
+  }),
   sideEffect: async (plan, ctx, tx, prepared) => {
-    const made = prepared as Awaited<ReturnType<typeof settingsVersion>> | null;
+    const { made, withoutWorkers } = prepared as { made: Awaited<ReturnType<typeof settingsVersion>> | null; withoutWorkers: boolean };
     if (made && !made.ok) throw new Error(made.problem);
-    const accepted = await acceptPlan(tx, ctx.r.now(), { jobId: ctx.jobId, author: ctx.model.name, plan, settings: made?.version ?? null });
+    const accepted = await acceptPlan(tx, ctx.r.now(), { jobId: ctx.jobId, author: ctx.model.name, plan, settings: made?.version ?? null, withoutWorkers });
     const status = accepted.preparing ? 'accepted; preparing the code (reference run first)' : 'accepted; the run is queued';
     return { output: { planId: accepted.planId, version: accepted.version, taskId: accepted.taskId, status }, control: 'finish', eventIds: accepted.eventIds };
   },

@@ -20,6 +20,8 @@ export interface AcceptPlanInput {
   plan: PlanInput;
   /** The code the plan's `settings` make (domain/preparation/settingsVersion.ts), frozen instead of the upload. */
   settings?: SettingsVersion | null;
+  /** No worker was online when it was planned: its hardware is a guess, re-planned once workers come (replanForNewWorkers.ts). */
+  withoutWorkers?: boolean;
 }
 
 export interface AcceptedPlan {
@@ -112,6 +114,7 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
     hardware: plan.hardware as P.InputJsonValue,
     outputs: plan.outputs,
     acceptance: criteria as unknown as P.InputJsonValue,
+    ...(input.withoutWorkers ? { withoutWorkers: true } : {}),
   });
   const settingsEvents = settings?.eventIds ?? [];
   if (plan.preparation) {

@@ -1,4 +1,4 @@
-import type { Resources } from '../resources.js';
+import type { Db } from '../../db/client.js';
 import { chosenPython } from './torchVersion.js';
 
 export interface WorkerClass {
@@ -21,7 +21,7 @@ export interface WorkerClass {
 }
 
 /** Online workers grouped by accelerator vendor, with what they can run. */
-export async function networkCapacity(r: Resources): Promise<{ classes: WorkerClass[]; summary: string }> {
+export async function networkCapacity(r: { prisma: Pick<Db, 'worker'> }): Promise<{ classes: WorkerClass[]; summary: string }> {
   const workers = await r.prisma.worker.findMany({ where: { status: 'ONLINE' }, select: { accelVendor: true, workloads: true, memoryMiB: true, accelMemMiB: true, capabilities: true } });
   const classes = new Map<string, WorkerClass>();
   for (const w of workers) {
