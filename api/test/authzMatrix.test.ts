@@ -271,6 +271,8 @@ const FIELDS: Record<string, FieldEntry> = {
   // Before setWorkerPaused (paused: false), which brings the worker back ONLINE.
   'Mutation.drainOwnWorker': { access: 'worker-of-lease', vars: () => ({ workerId: S.workerId }) },
   'Mutation.setWorkerPaused': { access: 'worker-of-lease', vars: () => ({ workerId: S.workerId, paused: false }) },
+  // healthy: true keeps it ONLINE for the fields below.
+  'Mutation.setWorkerHealth': { access: 'worker-of-lease', vars: () => ({ workerId: S.workerId, healthy: true }) },
   // A file not uploaded for the attempt: its worker is told so; any other caller learns nothing.
   'Mutation.saveCheckpoint': {
     access: 'worker-of-lease',

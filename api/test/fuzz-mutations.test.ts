@@ -111,6 +111,7 @@ const CALLER: Record<string, 'anonymous' | 'user' | 'worker'> = {
   claimTask: 'worker',
   heartbeat: 'worker',
   setWorkerPaused: 'worker',
+  setWorkerHealth: 'worker',
   appendLogs: 'worker',
   reportMetrics: 'worker',
   completeAttempt: 'worker',

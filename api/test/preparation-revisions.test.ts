@@ -51,7 +51,7 @@ const MAKEFILE = `run: scale\n\t./scale\n\nscale: kernel.cu\n\tnvcc -O2 -o scale
 
 const PLAN = {
   summary: 'Migrate the CUDA program to HIP for the AMD worker, check it against the NVIDIA reference, then run it.',
-  asks: [],
+  asks: [{ ask: 'on the AMD GPU', kind: 'hardware', status: 'honoured', detail: 'migrated to HIP and run on an AMD worker' }],
   steps: ['Reference on NVIDIA', 'Migrate CUDA → HIP (required)', 'Run on AMD'],
   command: 'make run',
   environment: null,

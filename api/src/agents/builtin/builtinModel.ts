@@ -576,6 +576,12 @@ function decide(req: ModelRequest): Item[] {
   const dispositions: AskDisposition[] = [
     ...askPlan.dispositions,
     ...sweepDispositions,
+    ...askPlan.ownSweep.map((a) => ({
+      ask: a.text,
+      kind: a.kind,
+      status: 'honoured' as const,
+      detail: sharding?.spec ? `the project's own sweep, split into ${sharding.spec.shards.length} shards on the compatible workers online` : `the project's own sweep, run as it is written (${sharding?.reason ?? 'one run'})`,
+    })),
     ...askPlan.scale.map((a) =>
       sharding?.spec || sweepDispositions.some((d) => d.status === 'honoured')
         ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: sharding?.spec ? `split into ${sharding.spec.shards.length} shards run at once on the compatible workers online` : `the runs go to the one compatible worker online, one after another (${cap.summary})` }

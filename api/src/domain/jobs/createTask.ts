@@ -103,7 +103,7 @@ export async function insertTask(db: Db, now: Date, input: CreateTaskInput): Pro
       RETURNING id
     )
     SELECT t.id, t."jobId", t."ownerId", t.kind::text AS kind, t.name, t."codeVersionId", t.command, t.environment, t.requirements, t.workload,
-           t."accelVendor", t."minMemoryMiB", t."minAccelMemMiB", t."pinnedWorkerId", t.priority, t."maxAttempts", t."attemptCount",
+           t."accelVendor", t."minMemoryMiB", t."minAccelMemMiB", t."pinnedWorkerId", t.priority, t."maxAttempts", t."attemptCount", t."infraFailures",
            t.status::text AS status, t."runAfter", t."statusReason", t."currentAttemptId", t.checkpoint, t.result, t."createdAt", t."updatedAt",
            t."finishedAt", e.id::text AS "eventId"
     FROM t, e`;

@@ -155,6 +155,12 @@ describe('disposeAsks', () => {
     expect(planOf(ctx('under $2')).dispositions[0]).toMatchObject({ status: 'refused', detail: expect.stringContaining('--cap 2') });
   });
 
+  it('"run the sweep" with no setting named is the project\'s own sweep, handed to the caller', () => {
+    const p = planOf(ctx('run the sweep'));
+    expect(p.ownSweep.map((a) => a.text)).toEqual(['sweep']);
+    expect(p.dispositions).toEqual([]);
+  });
+
   it('a sweep is handed to the caller with its values; one without values asks for them', () => {
     const p = planOf(ctx('sweep dt over 0.1, 0.05 and 0.025'));
     expect(p.sweeps.map((w) => [w.setting.name, w.values])).toEqual([['dt', ['0.1', '0.05', '0.025']]]);

@@ -70,6 +70,8 @@ export interface AskPlan {
   scale: Ask[];
   /** The checkpoint's new path when an ask renamed it ("save the model as lm-small.pt"). */
   checkpoint: string | null;
+  /** "run the sweep" with no setting named: the project's own sweep, run as written (split into shards when it can be). */
+  ownSweep: Ask[];
 }
 
 export type AskStep = { need: 'read'; path: string } | { need: 'ask'; question: string; choices: string[] } | { need: 'none'; plan: AskPlan };
@@ -81,7 +83,7 @@ export const BLOCKING_KINDS = new Set(['setting', 'sweep', 'output', 'target']);
 export const settingQuestionMarker = (ask: Ask) => `By "${ask.text}"`;
 
 export function disposeAsks(ctx: AskContext): AskStep {
-  const plan: AskPlan = { dispositions: [], args: [...ctx.args], edits: [], environment: [], outputs: [], required: [], metrics: [], timeoutSec: null, sweeps: [], scale: [], checkpoint: null };
+  const plan: AskPlan = { dispositions: [], args: [...ctx.args], edits: [], environment: [], outputs: [], required: [], metrics: [], timeoutSec: null, sweeps: [], scale: [], checkpoint: null, ownSweep: [] };
   const settings = ctx.surface?.settings ?? [];
   const honour = (ask: Ask, detail: string, setting?: Setting) => plan.dispositions.push({ ask: ask.text, kind: ask.kind, status: 'honoured', detail, ...(setting ? { setting: setting.id } : {}) });
   const refuse = (ask: Ask, detail: string) => plan.dispositions.push({ ask: ask.text, kind: ask.kind, status: 'refused', detail });
@@ -91,6 +93,11 @@ export function disposeAsks(ctx: AskContext): AskStep {
     switch (ask.kind) {
       case 'setting':
       case 'sweep': {
+        // "run the sweep": the project's own sweep, as it is written (the caller says how it runs).
+        if (ask.kind === 'sweep' && !ask.phrase && !ask.values?.length) {
+          plan.ownSweep.push(ask);
+          break;
+        }
         const m = matchSetting(ask, settings, { entry: ctx.entry });
         let setting: Setting | undefined;
         if (m.status === 'ambiguous' && ask.kind === 'setting' && meansAll(ctx.request, ask)) {
