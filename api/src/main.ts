@@ -89,6 +89,21 @@ export async function main(argv: string[], overrides: Partial<Omit<StartOptions,
   for (const line of exposureLines(config)) console.log(line);
 
   let stopWorker: (() => Promise<void>) | undefined;
+  let workerSetup: Promise<void> | undefined;
+  // Stopping is handled from here on, also while the local worker is still being set up: the stop
+  // waits for that to end, then ends the worker it started.
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: shutting down…`);
+    await workerSetup?.catch(() => {});
+    await stopWorker?.();
+    await server.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
   if (!config.databaseUrl) {
     const { creds, created } = await ensureLocalUser(server.resources);
     console.log(
@@ -96,23 +111,14 @@ export async function main(argv: string[], overrides: Partial<Omit<StartOptions,
         ? `Created the local user. Log in at ${shownUrl} with ${creds.email} / ${creds.password} (also saved in ${config.dataDir}/local.json).`
         : `Local user: ${creds.email} (password in ${config.dataDir}/local.json).`,
     );
-    if (flags.worker) {
+    if (flags.worker && !stopping) {
       // Jobs submitted while the local worker starts are planned for it (planner's network_capacity).
       server.resources.workerStarting = untilWorkerOnline(server.resources, 120_000);
-      await ensureLocalPyTorch({ install: config.localWorker.installTorch, isRoot: process.getuid?.() === 0, log: (l) => console.log(l) });
-      stopWorker = await startLocalWorker({ serverUrl: server.url, token: creds.workerToken, dataDir: config.dataDir, installSandbox: config.localWorker.installSandbox });
+      workerSetup = (async () => {
+        await ensureLocalPyTorch({ install: config.localWorker.installTorch, isRoot: process.getuid?.() === 0, log: (l) => console.log(l) });
+        if (!stopping) stopWorker = await startLocalWorker({ serverUrl: server.url, token: creds.workerToken, dataDir: config.dataDir, installSandbox: config.localWorker.installSandbox });
+      })();
+      await workerSetup;
     }
   }
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: shutting down…`);
-    await stopWorker?.();
-    await server.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
