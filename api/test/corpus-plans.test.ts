@@ -14,10 +14,11 @@ import { startTestApi } from './helpers/api.js';
 import { corpusAvailable, judge, loadCorpus, materialise, type JobState } from './helpers/corpus.js';
 import { startWorker } from './helpers/worker.js';
 
-const available = corpusAvailable();
 const corpus = loadCorpus();
-const laid = available ? materialise(corpus.map((e) => e.name)) : null;
-if (laid && 'missing' in laid) throw new Error(`the corpus could not be laid out: ${laid.missing}`);
+const laid = corpusAvailable() ? materialise(corpus.map((e) => e.name)) : null;
+// Snapshots present but incomplete on this machine: skipped, saying which.
+if (laid && 'missing' in laid) console.warn(`corpus-plans skipped: the corpus could not be laid out here: ${laid.missing}`);
+const available = !!laid && !('missing' in laid);
 const api = available ? await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() }) : null;
 
 const JOB = `query($id: ID!) { job(id: $id) { id status statusReason
