@@ -29,7 +29,7 @@ import { ENDPOINT_REQUEST, requestedDuration } from '../planner/serviceApp.js';
 import { serviceDocs, servicePlanParts, withSetupSteps } from './planner/serviceSetup.js';
 import { parseAsks } from '../planner/asks/parseAsks.js';
 import type { Ask, SettingsSurface } from '../planner/contract.js';
-import { BLOCKING_KINDS, disposeAsks, type AskPlan } from './planner/disposeAsks.js';
+import { BLOCKING_KINDS, disposeAsks, shellWord, type AskPlan } from './planner/disposeAsks.js';
 import { SWEEP_TABLE, sweepRuns } from './planner/sweepRuns.js';
 import type { AskDisposition } from '../../domain/jobs/planSchema.js';
 
@@ -496,6 +496,8 @@ function decide(req: ModelRequest): Item[] {
     .slice(0, 6);
   // Read them too when they may decide where the run must start (a script in a folder) or what it makes.
   if (asks.some((a) => a.kind === 'output') || folderOf(entry.path)) for (const p of localFiles) if (readCall(p)) return call('read_file', readCall(p)!);
+  // Thresholds the request writes ("accuracy above 0.9"); the asks rule adds the ones it reads otherwise.
+  const metrics = requestThresholds(request);
   const askStep = disposeAsks({
     request,
     asks,
@@ -510,7 +512,7 @@ function decide(req: ModelRequest): Item[] {
     checkpoint,
     saveFlags: entry.flags.filter((f) => /^(save|save-path|out|output|output-path|save-model|checkpoint|ckpt|model-path|model|out-file|output-file)$/.test(flagName(f)) && f.type !== 'bool' && !/^store_(true|false)$/.test(f.action ?? '')).map((f) => ({ flag: f.flag, default: f.default })),
     writes,
-    thresholds: [...request.matchAll(/\b(accuracy|acc|loss|val[_ ]?loss|f1|auc)\s+(?:of\s+)?(?:above|over|greater than|at least|>=?|below|under|less than|at most|<=?)/gi)].map((m) => m[1]!.toLowerCase().replace(/\s/g, '_')),
+    thresholds: metrics.map((m) => m.name),
     hardware,
     onlineSummary: cap.summary,
     capCad: Number.isFinite(capCad) ? capCad : null,
@@ -598,11 +600,6 @@ function decide(req: ModelRequest): Item[] {
   // 5. Validation: a second opinion when a checkpoint will be produced.
   if (checkpoint && !last('consult_specialist')) {
     return call('consult_specialist', { specialist: 'validation', question: `The run of ${entry.path} saves ${checkpoint}. What should the acceptance criteria be?` });
-  }
-  const metrics: { name: string; op: string; value: number }[] = [];
-  for (const m of request.matchAll(/\b(accuracy|acc|loss|val[_ ]?loss|f1|auc)\s+(?:of\s+)?(above|over|greater than|at least|>=?|below|under|less than|at most|<=?)\s*([\d.]+)/gi)) {
-    const op = /above|over|greater|>$/.test(m[2]!) ? '>' : /at least|>=/.test(m[2]!) ? '>=' : /at most|<=/.test(m[2]!) ? '<=' : '<';
-    metrics.push({ name: m[1]!.toLowerCase().replace(/\s/g, '_'), op, value: Number(m[3]) });
   }
   for (const m of askPlan.metrics) if (!metrics.some((x) => x.name === m.name)) metrics.push(m);
   // The evaluation decides: what it reports is required, and a threshold the user named
@@ -765,6 +762,15 @@ function startsIn(entryPath: string, text: string, uploaded: ReadonlySet<string>
   if (![...text.matchAll(/['"](\.\.\/[^'"\n]*)['"]/g)].some((m) => resolves(m[1]!))) return null;
   const top = dir.split('/')[0]!;
   return { dir, up, pythonPath: localImports.some((m) => m === top || m.startsWith(`${top}.`)) };
+}
+
+/** "accuracy above 0.9", "loss below 0.5" → thresholds on those metrics. */
+function requestThresholds(request: string): { name: string; op: string; value: number }[] {
+  return [...request.matchAll(/\b(accuracy|acc|loss|val[_ ]?loss|f1|auc)\s+(?:of\s+)?(above|over|greater than|at least|>=?|below|under|less than|at most|<=?)\s*([\d.]+)/gi)].map((m) => ({
+    name: m[1]!.toLowerCase().replace(/\s/g, '_'),
+    op: /above|over|greater|>$/.test(m[2]!) ? '>' : /at least|>=/.test(m[2]!) ? '>=' : /at most|<=/.test(m[2]!) ? '<=' : '<',
+    value: Number(m[3]),
+  }));
 }
 
 /** How much of one file the builtin planner reads, page by page (a 5 MB script is not read whole). */
@@ -1101,10 +1107,6 @@ export function requestFlags(request: string): Map<string, string | true> {
   return out;
 }
 
-/** A value as one shell word (the plan's command runs under `sh -c`). */
-function shellWord(v: string): string {
-  return /^[\w.\/:=+,@%-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
-}
 
 /** "run it with 50000 samples" → "50000" for --samples (also --batch-size ← "batch size 64"). */
 function numberBefore(request: string, flagName: string): string | undefined {
