@@ -11,7 +11,7 @@ import { runAgentTurn } from '../src/agents/loop.js';
 import { createOpenAIClient } from '../src/agents/models/openaiClient.js';
 import { completed, createScriptedClient, fnCall, message } from '../src/agents/models/scriptedClient.js';
 import type { ModelClient } from '../src/agents/models/types.js';
-import { Pipeline } from '../src/agents/pipeline.js';
+import { Pipeline, type PipelineOptions } from '../src/agents/pipeline.js';
 import { runSupervisor, SUPERVISOR } from '../src/agents/supervisor/supervisor.js';
 import { acceptPlan } from '../src/domain/jobs/acceptPlan.js';
 import { MAX_REPLANS, replanJob } from '../src/domain/supervision/supervisorActions.js';
@@ -55,8 +55,8 @@ afterEach(async () => {
   workers.length = 0;
 });
 
-function supervise(model: ModelClient) {
-  pipeline = new Pipeline(r, model);
+function supervise(model: ModelClient, opts: PipelineOptions = {}) {
+  pipeline = new Pipeline(r, model, opts);
   pipeline.listen(api.server.pubsub);
 }
 
@@ -317,6 +317,32 @@ describe('the run supervisor with the builtin rules', () => {
     await api.gql(ANSWER, { i: { questionId: q.id, answer: 'Stop the job' } }, owner.token);
     const job = await failedJob(jobId);
     expect(job.statusReason).toBe('A dependency could not be installed on inst-a: ERROR: No matching distribution found for tqdmx==9.9 Stopped, as you chose.');
+    expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
+  });
+
+  it('an answer given while the supervisor that asked is still ending its turn: acted on once that turn ends; the failed run does not fail the job first', async () => {
+    const owner = await api.signUp();
+    const one = await installer(owner, 'quick-a', 'http://10.0.0.1/simple');
+    await installer(owner, 'quick-b', 'http://10.0.0.2/simple');
+    const { jobId } = await runningJob(owner);
+    let answered = false;
+    // The user answers between the question's commit and the end of the turn that asked it
+    // (the window a loaded machine opens): the answer finds the run still locked.
+    supervise(createBuiltinClient(), {
+      afterAction: async (tool) => {
+        if (tool !== 'take_action' || answered) return;
+        const q = await db.question.findFirst({ where: { jobId, status: 'OPEN' } });
+        if (!q) return;
+        answered = true;
+        await api.gql(ANSWER, { i: { questionId: q.id, answer: 'Stop the job' } }, owner.token);
+        expect((await jobOf(jobId)).status).toBe('RUNNING');
+      },
+    });
+    const [a1] = await one.claim();
+    await one.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: 'ERROR: No matching distribution found for tqdmx==9.9' });
+    const job = await failedJob(jobId);
+    expect(answered).toBe(true);
+    expect(job.statusReason).toBe('A dependency could not be installed on quick-a: ERROR: No matching distribution found for tqdmx==9.9 Stopped, as you chose.');
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
   });
 

@@ -91,7 +91,7 @@ export interface RunOptions {
   /** Sub-runs run under their parent's lock. */
   lockHolder?: string;
   /** Called after a side effect commits, before its result is saved (crash tests inject a kill here). */
-  afterAction?: (toolName: string) => void;
+  afterAction?: (toolName: string) => void | Promise<void>;
   /**
    * The run looks back at a job that has ended (the supervisor after a stop at the cap or a
    * rejected output): it goes on although the job is final. Its tools' side effects are
@@ -304,7 +304,7 @@ async function dispatch(
       // The effect's events are published after commit, before the output is saved:
       // they were recorded first.
       result = await runAction(r, { jobId: ctx.jobId, holder: ctx.holder, callId: call.call_id, kind: tool.name, args }, (tx) => effect(args, ctx, tx, prepared));
-      opts.afterAction?.(tool.name);
+      await opts.afterAction?.(tool.name);
     } else {
       result = await tool.read!(args, ctx);
     }

@@ -61,7 +61,7 @@ const QUIET_MS = 5000;
 const LOCK_WAIT_MS = 500;
 
 /** Calls `attempt` again while another agent holds the job's lock, LOCK_WAIT_MS apart, for at most two lock leases. */
-async function whileLocked(attempt: () => Promise<'locked' | 'done'>): Promise<'locked' | 'done'> {
+async function whileLocked<T extends string>(attempt: () => Promise<'locked' | T>): Promise<'locked' | T> {
   for (let waited = 0; ; waited += LOCK_WAIT_MS) {
     const res = await attempt();
     if (res !== 'locked' || waited >= 2 * LOCK_LEASE_MS) return res;
@@ -71,7 +71,7 @@ async function whileLocked(attempt: () => Promise<'locked' | 'done'>): Promise<'
 
 export interface PipelineOptions {
   /** Passed to every agent turn (crash tests inject a kill after a side effect). */
-  afterAction?: (toolName: string) => void;
+  afterAction?: (toolName: string) => void | Promise<void>;
 }
 
 export class Pipeline {
@@ -329,6 +329,14 @@ export class Pipeline {
       if (task.status === 'FAILED' && SUPERVISED.has(task.kind)) {
         const res = await this.supervise(task.jobId, { reason: 'task_failed', taskId, attemptId: task.currentAttemptId });
         if (res === 'locked') return;
+        // The supervisor asked the user: the answer's resumeSupervision moves the failed task
+        // on, not this pass (advancing here would fail a job an answer just put back to
+        // RUNNING). An answer that came while the run was still ending its turn found it
+        // locked: it is acted on now.
+        if (res === 'waiting') {
+          if ((await openQuestionCount(this.r, task.jobId)) === 0) await this.resumeSupervision(task.jobId);
+          return;
+        }
       } else if (task.status === 'SUCCEEDED' && (await hasRemedy(this.r, taskId))) {
         // The supervisor tried something for this task: its follow-up says whether it worked
         // (before the job moves on and is final). Its answer does not hold the job back.
@@ -355,10 +363,13 @@ export class Pipeline {
     for (const t of failed) await advanceJobAfterTask(this.r, t.id);
   }
 
-  private async supervise(jobId: string, trigger: SupervisorTrigger): Promise<'locked' | 'done'> {
+  private async supervise(jobId: string, trigger: SupervisorTrigger): Promise<'locked' | 'waiting' | 'done'> {
     if (!REVIEWS_FINAL_JOB.has(trigger.reason) && isFinalJobStatus((await loadJob(this.r, jobId)).status)) return 'done';
     const extra = this.opts.afterAction ? { afterAction: this.opts.afterAction } : {};
-    const once = async () => ((await runSupervisor(this.r, this.model, jobId, trigger, extra)).stopReason === 'locked' ? 'locked' : 'done');
+    const once = async () => {
+      const res = await runSupervisor(this.r, this.model, jobId, trigger, extra);
+      return res.stopReason === 'locked' ? 'locked' : res.status === 'WAITING' ? 'waiting' : 'done';
+    };
     // A trigger the holder knows nothing of waits its turn.
     return WAITS_FOR_LOCK.has(trigger.reason) ? whileLocked(once) : once();
   }
