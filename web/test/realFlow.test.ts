@@ -129,8 +129,8 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     // Lines streamed in before the job was over (evaluation of the checkpoint is still ahead).
     expect(await shownStatus(page)).not.toMatch(TERMINAL);
     await viewport.getByText(/^epoch 2\/2: /).waitFor(WAIT);
-    await page.locator('[data-testid=chart-loss] canvas').first().waitFor(WAIT);
-    await page.locator('[data-testid=chart-loss]').getByText('2 points').waitFor(WAIT);
+    // The run's loss curve: one vertex per logged epoch, drawn while the job runs.
+    await page.locator('[data-testid=chart-loss] path[data-role=run][data-points="2"]').waitFor(WAIT);
     // History pages load (no error from the API's cost limit) and the page is not in an error state.
     expect(await page.getByText(/Could not load/).count()).toBe(0);
     const runningAs = await shownStatus(page);
@@ -174,7 +174,9 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     await page.reload();
     await page.locator('table[aria-label="Attempts of run"]').getByRole('button', { name: 'Logs' }).click();
     await page.locator('[data-testid=log-viewport]').getByText(/^epoch 2\/2: /).waitFor(WAIT);
-    await page.locator('[data-testid=chart-loss]').getByText('2 points').waitFor(WAIT);
+    await page.locator('[data-testid=chart-loss] path[data-role=run][data-points="2"]').waitFor(WAIT);
+    // After the job ended the evaluation's value is in the metrics table beside the curves.
+    await page.locator('[data-testid=eval-metrics] tr[data-metric=eval_accuracy]').waitFor(WAIT);
     expect(await page.getByText(/Could not load/).count()).toBe(0);
     // Cost so far (from the attempts' usage) against the cap set on the form.
     expect(await page.locator('[data-testid=cost]').textContent()).toContain('cap CA$2.00');

@@ -19,8 +19,9 @@ import { FileTree } from '../features/files/FileTree';
 import { SimulatedBadge } from '../features/ui/SimulatedBadge';
 import { StatusBadge } from '../features/ui/StatusBadge';
 import { ErrorState, Loading } from '../features/ui/States';
+import { metricSourcesOf } from '../features/metrics/chartModel';
 
-// The heavy, optional parts load on demand (uPlot alone is ~20 KB gzip).
+// The optional parts load on demand.
 const LogViewer = lazy(() => import('../features/logs/LogViewer'));
 const MetricCharts = lazy(() => import('../features/metrics/MetricCharts'));
 
@@ -311,6 +312,14 @@ export default function JobPage({ id }: { id: string }) {
   useEffect(() => {
     if (sharded) scheduleRef.current({ tasks: true });
   }, [liveCost, sharded]);
+  // Every attempt's metrics (smoke run, run, shards, evaluation), not only the one whose logs are shown.
+  const sourceKey = metricSourcesOf(taskList).map((m) => `${m.attemptId}=${m.label}`).join('|');
+  const metricStoreOf = activity.metricStore;
+  const metricSources = useMemo(
+    () => metricSourcesOf(taskList).map((m) => ({ ...m, store: metricStoreOf(m.attemptId) })),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [sourceKey, metricStoreOf],
+  );
   const logsRef = useRef<HTMLElement>(null);
   const showShardLogs = useCallback((attemptId: string) => {
     setPicked(attemptId);
@@ -398,6 +407,17 @@ export default function JobPage({ id }: { id: string }) {
         </section>
       )}
 
+      <section className="panel" aria-label="Metrics">
+        <h2>Metrics</h2>
+        {metricSources.length > 0 ? (
+          <Suspense fallback={<Loading lines={2} label="Loading charts…" />}>
+            <MetricCharts sources={metricSources} />
+          </Suspense>
+        ) : (
+          <p className="muted">Metrics appear here once a run reports them.</p>
+        )}
+      </section>
+
       <div className="grid2">
         <div>
           <section className="panel">
@@ -425,16 +445,6 @@ export default function JobPage({ id }: { id: string }) {
               </Suspense>
             ) : (
               <p className="muted">Logs appear here once an attempt starts.</p>
-            )}
-          </section>
-          <section className="panel">
-            <h2>Metrics</h2>
-            {attemptId ? (
-              <Suspense fallback={<Loading lines={2} label="Loading charts…" />}>
-                <MetricCharts key={attemptId} store={activity.metricStore(attemptId)} />
-              </Suspense>
-            ) : (
-              <p className="muted">Metrics appear here once an attempt reports them.</p>
             )}
           </section>
           <section className="panel">

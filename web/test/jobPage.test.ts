@@ -1,0 +1,118 @@
+/**
+ * The job page an ML engineer keeps open (issue 36), in a real browser over the real API:
+ * every metric the run logged as curves that stay after the job ends (one chart per family,
+ * the smoke run dashed beside the run, epoch marks not an epoch curve, the evaluation as a
+ * table), growing live while the run runs; and no horizontal overflow at 1366×768 or
+ * 1920×1080. Rows are seeded as the worker protocol stores them and announced with the
+ * domain's own events (helpers/dashboard.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { CPU_CAPS, createJob, screenshot, seedMetrics, seedRunningAttempt, seedWorker, startDashboard, type Dashboard } from './helpers/dashboard.js';
+
+const d = await startDashboard();
+const WAIT = { timeout: 30_000 };
+const user = await d.signUp();
+const worker = await seedWorker(d, user.userId, 'cpu-box', CPU_CAPS);
+
+/** A finished task with one SUCCEEDED attempt that ran `seconds`. */
+async function seedDoneTask(d: Dashboard, job: { uuid: string; codeVersionId: string }, kind: 'RUN' | 'PROBE' | 'EVALUATE', name: string, seconds: number) {
+  const end = new Date();
+  const start = new Date(end.getTime() - seconds * 1000);
+  const task = await d.prisma.task.create({
+    data: { jobId: job.uuid, ownerId: user.userId, kind, name, codeVersionId: job.codeVersionId, command: `python ${name}.py`, status: 'SUCCEEDED', attemptCount: 1, finishedAt: end },
+  });
+  const attempt = await d.prisma.attempt.create({
+    data: { taskId: task.id, number: 1, workerId: worker.id, fencingToken: randomBytes(8).toString('hex'), leaseExpiresAt: end, status: 'SUCCEEDED', startedAt: start, finishedAt: end, exitCode: 0 },
+  });
+  await d.prisma.task.update({ where: { id: task.id }, data: { currentAttemptId: attempt.id } });
+  return attempt;
+}
+
+/** The points of a 2-epoch training: loss, accuracy and the epoch counter at every step. */
+function training(steps: number, seq0 = 0) {
+  const points = [];
+  let seq = seq0;
+  for (let step = 1; step <= steps; step++) {
+    points.push({ seq, name: 'loss', step, value: 1 / step });
+    points.push({ seq, name: 'accuracy', step, value: 1 - 1 / (step + 1) });
+    points.push({ seq, name: 'epoch', step, value: step <= steps / 2 ? 1 : 2 });
+    seq++;
+  }
+  return points;
+}
+
+/** Vertices of an SVG path ("M x,y L x,y …"). */
+const vertices = (d: string | null) => (d ?? '').match(/[ML]/g)?.length ?? 0;
+
+async function noHorizontalOverflow(page: Page) {
+  return page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth }));
+}
+
+describe('the job page', () => {
+  it("draws a finished job's curves: every logged step, the smoke run beside the run, epoch marks, the evaluation as a table; the page fits 1366 and 1920 px", async () => {
+    const job = await createJob(d, user.token, 'Spiral classifier');
+    const smoke = await seedDoneTask(d, job, 'PROBE', 'smoke', 4);
+    const run = await seedDoneTask(d, job, 'RUN', 'run', 40);
+    const evaluate = await seedDoneTask(d, job, 'EVALUATE', 'evaluate', 2);
+    await seedMetrics(d, job.uuid, smoke.id, training(4));
+    await seedMetrics(d, job.uuid, run.id, training(20));
+    await seedMetrics(d, job.uuid, evaluate.id, [{ seq: 0, name: 'eval_accuracy', step: 0, value: 0.975 }]);
+    await d.prisma.job.update({ where: { id: job.uuid }, data: { status: 'SUCCEEDED', startedAt: new Date(Date.now() - 60_000), finishedAt: new Date() } });
+    await d.jobUpdated(job.uuid);
+
+    const page = await d.page(user.token);
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
+    const loss = page.locator('[data-testid=chart-loss]');
+    await loss.locator('path[data-role=run]').waitFor(WAIT);
+    // The run's loss: one vertex per logged step (20), the smoke run's (4) dashed beside it.
+    const runPath = loss.locator('path[data-role=run]');
+    expect(await runPath.getAttribute('data-points')).toBe('20');
+    expect(vertices(await runPath.getAttribute('d'))).toBe(20);
+    const smokePath = loss.locator('path[data-role=smoke]');
+    expect(vertices(await smokePath.getAttribute('d'))).toBe(4);
+    expect(await smokePath.getAttribute('stroke-dasharray')).toBeTruthy();
+    expect(await loss.locator('.legend').textContent()).toMatch(/run latest 0\.05 · 20 points.*smoke run latest 0\.25 · 4 points/);
+    await page.locator('[data-testid=chart-accuracy] path[data-role=run]').waitFor(WAIT);
+    // The epoch counter marks the step axis (epoch 2 begins at step 11); it is no chart of its own.
+    expect(await page.locator('[data-testid=chart-epoch]').count()).toBe(0);
+    expect(await loss.locator('[data-epoch]').count()).toBe(2);
+    expect(await loss.locator('[data-epoch="2"] text').textContent()).toBe('epoch 2');
+    // The evaluation's value, labelled, in a table.
+    const evalRow = page.locator('[data-testid=eval-metrics] tr[data-metric=eval_accuracy]');
+    await evalRow.waitFor(WAIT);
+    expect(await evalRow.textContent()).toBe('eval_accuracy0.975evaluate');
+
+    for (const size of [{ width: 1366, height: 768 }, { width: 1920, height: 1080 }]) {
+      await page.setViewportSize(size);
+      await page.waitForTimeout(100);
+      const { scrollWidth, innerWidth } = await noHorizontalOverflow(page);
+      expect(scrollWidth, `at ${size.width}×${size.height}`).toBeLessThanOrEqual(innerWidth);
+    }
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await screenshot(page, 'job-curves', { fullPage: true });
+    // The curves stay after a reload (history from the stored points, not only live ones).
+    await page.reload();
+    await page.locator('[data-testid=chart-loss] path[data-role=run][data-points="20"]').waitFor(WAIT);
+    await page.close();
+  });
+
+  it('grows the curves live while the run runs', async () => {
+    const job = await createJob(d, user.token, 'Live curves');
+    const { attempt } = await seedRunningAttempt(d, job, user.userId, worker.id, 'run');
+    const page = await d.page(user.token);
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
+    await page.getByText('No metrics reported yet.').waitFor(WAIT);
+    const points = training(10);
+    await seedMetrics(d, job.uuid, attempt.id, points.slice(0, 9));
+    const runPath = page.locator('[data-testid=chart-loss] path[data-role=run]');
+    await page.locator('[data-testid=chart-loss] path[data-role=run][data-points="3"]').waitFor(WAIT);
+    await seedMetrics(d, job.uuid, attempt.id, points.slice(9));
+    await page.locator('[data-testid=chart-loss] path[data-role=run][data-points="10"]').waitFor(WAIT);
+    expect(vertices(await runPath.getAttribute('d'))).toBe(10);
+    await page.close();
+  });
+});
