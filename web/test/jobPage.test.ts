@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { CPU_CAPS, createJob, screenshot, seedMetrics, seedRunningAttempt, seedWorker, startDashboard, type Dashboard } from './helpers/dashboard.js';
+import { CPU_CAPS, createJob, screenshot, seedLogs, seedMetrics, seedRunningAttempt, seedWorker, startDashboard, type Dashboard } from './helpers/dashboard.js';
 
 const d = await startDashboard();
 const WAIT = { timeout: 30_000 };
@@ -113,6 +113,59 @@ describe('the job page', () => {
     await seedMetrics(d, job.uuid, attempt.id, points.slice(9));
     await page.locator('[data-testid=chart-loss] path[data-role=run][data-points="10"]').waitFor(WAIT);
     expect(vertices(await runPath.getAttribute('d'))).toBe(10);
+    await page.close();
+  });
+
+  it('shows logs for people: metric lines hidden until asked for, long lines wrapped, the worker\'s own lines tagged, search kept', async () => {
+    const job = await createJob(d, user.token, 'Readable logs');
+    const { attempt } = await seedRunningAttempt(d, job, user.userId, worker.id, 'run');
+    const sandbox = `worker: sandbox bwrap (user namespace, private /tmp, read-only /usr, no network), ${'attempt directory /var/lib/chatgpu/attempts/abc, '.repeat(4)}END-OF-DETAILS`;
+    await seedLogs(d, job.uuid, attempt.id, 0, [sandbox], 'system');
+    await seedLogs(d, job.uuid, attempt.id, 1, [
+      'epoch 1/2: loss 0.6931 accuracy 0.512',
+      'CHATGPU_METRIC {"step":1,"values":{"loss":0.6931,"accuracy":0.512,"epoch":1}}',
+      'epoch 2/2: loss 0.4100 accuracy 0.801',
+      'CHATGPU_METRIC {"step":2,"values":{"loss":0.41,"accuracy":0.801,"epoch":2}}',
+    ]);
+    const page = await d.page(user.token);
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
+    const count = page.getByTestId('log-count');
+    await count.getByText('5 lines · 2 metric lines hidden').waitFor(WAIT);
+    const viewport = page.getByTestId('log-viewport');
+    expect(await viewport.locator('.line').count()).toBe(3);
+    expect(await viewport.getByText(/CHATGPU_METRIC/).count()).toBe(0);
+
+    // The worker's own line: tagged, styled apart, and wrapped whole (nothing cut at the right edge).
+    const first = viewport.locator('[data-seq="0"]');
+    expect(await first.getAttribute('class')).toContain('system');
+    expect(await first.locator('.src').textContent()).toBe('worker');
+    const box = await first.evaluate((el) => ({ h: el.clientHeight, sw: el.scrollWidth, cw: el.clientWidth, text: el.textContent }));
+    expect(box.h).toBeGreaterThanOrEqual(36);
+    expect(box.sw).toBeLessThanOrEqual(box.cw);
+    expect(box.text).toContain('END-OF-DETAILS');
+    // Wrapped rows do not overlap: the next line starts below the last row of this one.
+    const next = await viewport.locator('[data-seq="1"]').evaluate((el) => el.offsetTop);
+    expect(next).toBeGreaterThanOrEqual(box.h);
+    expect(await viewport.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    const [sys, out] = await Promise.all([first, viewport.locator('[data-seq="1"]')].map((l) => l.evaluate((el) => getComputedStyle(el).color)));
+    expect(sys).not.toBe(out);
+
+    // Wrap off: one row per line, scrolled sideways.
+    await page.getByRole('button', { name: 'Wrap' }).click();
+    expect(await first.evaluate((el) => el.clientHeight)).toBe(18);
+    expect(await viewport.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+    await page.getByRole('button', { name: 'Wrap' }).click();
+
+    // The toggle shows them; search still finds across what is shown.
+    await page.getByRole('button', { name: 'Metric lines' }).click();
+    await viewport.locator('.line.metric').first().waitFor(WAIT);
+    expect(await viewport.locator('.line').count()).toBe(5);
+    await page.getByLabel('Search the log').fill('loss 0.41');
+    await count.getByText('1 matching of 5 lines').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Metric lines' }).click();
+    await page.getByLabel('Search the log').fill('epoch');
+    await count.getByText('2 matching of 5 lines · 2 metric lines hidden').waitFor(WAIT);
     await page.close();
   });
 });
