@@ -118,7 +118,7 @@ export function formatError(log: Logger) {
 export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config } = opts;
   const log = opts.log ?? consoleLogger;
-  initApiTelemetry(config.sentryDsn);
+  await initApiTelemetry(config.sentryDsn);
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, waitSec: config.databaseWaitSec, dataDir: config.dataDir, leaseSec: config.scheduler.leaseSec, ...(opts.now ? { now: opts.now } : {}), log: (m) => log.warn(m) }));
   const pubsub = new PubSub(db);
   await pubsub.start();

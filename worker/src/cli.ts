@@ -217,7 +217,7 @@ export async function main(argv: string[]): Promise<number> {
   if (install && caps.install.enabled) log.info(`setup phase on: environments in ${envs!.root} (up to ${envCacheMb} MB), packages from ${caps.install.index ?? "pip's default index"}`);
   if (install && !caps.install.enabled) log.warn(`setup phase off: ${caps.python ?? 'no Python'} cannot make a virtualenv with pip (Debian/Ubuntu: apt-get install python3-venv python3-pip); tasks that need packages go to other workers`);
   const name = v.name ?? hostname();
-  const telemetry = initTelemetry(process.env.SENTRY_DSN, name);
+  const telemetry = await initTelemetry(process.env.SENTRY_DSN, name);
   const session: Session = new Session({
     server: v.server!,
     token: tok.token,

@@ -7,7 +7,7 @@
  * DOWNLOAD_FAILED, DEPENDENCY, WORKER_ERROR …) is also an error event, as is an exception
  * escaping the execution. Without a DSN nothing is sent and nothing breaks.
  */
-import * as Sentry from '@sentry/node';
+import type * as SentryModule from '@sentry/node';
 import type { Assignment, TraceEvent } from './runner.js';
 
 const ids = (a: Assignment, workerId: string) => ({ job: a.task.jobId, task: a.task.id, worker: workerId, attempt: a.attemptId });
@@ -20,8 +20,10 @@ class AttemptError extends Error {
   }
 }
 
-export function initTelemetry(dsn: string | undefined, workerName: string) {
+/** @sentry/node is loaded only when a DSN is set: importing it costs about a second and a half of every worker's start. */
+export async function initTelemetry(dsn: string | undefined, workerName: string) {
   if (!dsn) return null;
+  const Sentry: typeof SentryModule = await import('@sentry/node');
   Sentry.init({
     dsn,
     tracesSampleRate: 1,

@@ -8,14 +8,17 @@
  * Everything the supervisor needs is also in PostgreSQL, so nothing depends on Sentry being
  * reachable.
  */
-import * as Sentry from '@sentry/node';
+import type * as SentryModule from '@sentry/node';
 
-let enabled = false;
+/** Loaded only when a DSN is set: importing @sentry/node costs about a second and a half of start-up. */
+let Sentry: typeof SentryModule | null = null;
 
-export function initApiTelemetry(dsn: string | undefined): void {
-  if (!dsn || enabled) return;
-  Sentry.init({ dsn, tracesSampleRate: 1, release: 'chatgpu-api@0.1.0' });
-  enabled = true;
+export async function initApiTelemetry(dsn: string | undefined): Promise<void> {
+  if (!dsn || Sentry) return;
+  const loaded = await import('@sentry/node');
+  if (Sentry) return; // another server of this process loaded it meanwhile
+  loaded.init({ dsn, tracesSampleRate: 1, release: 'chatgpu-api@0.1.0' });
+  Sentry = loaded;
 }
 
 /**
@@ -24,17 +27,18 @@ export function initApiTelemetry(dsn: string | undefined): void {
  * one-id `attempts`, and so on), which `reportError` sends as tags.
  */
 export function withSpan<T>(name: string, attributes: Record<string, string>, fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>): Promise<T> {
-  if (!enabled) return fn(null);
+  const S = Sentry;
+  if (!S) return fn(null);
   // A request arriving in a trace its caller chose not to record (a worker's long-poll for
   // work, made outside any span of its own) would silently drop this span with it: such a
   // span starts a trace of its own instead, so every claim and completion is recorded.
-  const parent = Sentry.getActiveSpan();
-  if (parent && (parent.spanContext().traceFlags & 1) === 0) return Sentry.startNewTrace(() => spanOf(name, attributes, fn));
-  return spanOf(name, attributes, fn);
+  const parent = S.getActiveSpan();
+  if (parent && (parent.spanContext().traceFlags & 1) === 0) return S.startNewTrace(() => spanOf(S, name, attributes, fn));
+  return spanOf(S, name, attributes, fn);
 }
 
-function spanOf<T>(name: string, attributes: Record<string, string>, fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>): Promise<T> {
-  return Sentry.startSpan({ name, op: name, attributes }, async (span) => {
+function spanOf<T>(S: typeof SentryModule, name: string, attributes: Record<string, string>, fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>): Promise<T> {
+  return S.startSpan({ name, op: name, attributes }, async (span) => {
     const known = { ...attributes };
     try {
       return await fn({ setAttributes: (a) => void (Object.assign(known, a), span.setAttributes(a)) });
@@ -72,18 +76,18 @@ function idsOf(a: Record<string, string>): Partial<AttemptIds> {
 
 /** An unexpected error to Sentry; the attempt ids it was marked with (or `tags` names) are its tags. */
 export function reportError(err: unknown, context: Record<string, unknown>, tags: Partial<AttemptIds> = {}): void {
-  if (!enabled) return;
+  if (!Sentry) return;
   const ids = { ...errorIds(err), ...tags };
   Sentry.captureException(err, { extra: context, ...(Object.keys(ids).length ? { tags: ids } : {}) });
 }
 
 export async function flushTelemetry(): Promise<void> {
-  if (enabled) await Sentry.flush(2000);
+  if (Sentry) await Sentry.flush(2000);
 }
 
 /** One structured log (Sentry Logs) when Sentry is on; attributes are searchable there. */
 export function logStructured(message: string, attributes: Record<string, string | number | boolean>): void {
-  if (enabled) Sentry.logger.info(message, attributes);
+  if (Sentry) Sentry.logger.info(message, attributes);
 }
 
 /** The four ids every attempt log carries (Sentry attributes, searchable as `job:<id>` …). */
@@ -96,5 +100,5 @@ export interface AttemptIds {
 
 /** One structured log of a step of an attempt, as the API saw it. */
 export function logAttempt(event: string, message: string, ids: AttemptIds, extra: Record<string, string> = {}): void {
-  if (enabled) Sentry.logger[event === 'stale' || event === 'lost' ? 'warn' : 'info'](message, { ...ids, event, ...extra });
+  if (Sentry) Sentry.logger[event === 'stale' || event === 'lost' ? 'warn' : 'info'](message, { ...ids, event, ...extra });
 }
