@@ -5,7 +5,7 @@
  *
  *   npm run bench                          # all of them, default sizes (≈ 15 minutes)
  *   npm run bench -- throughput --tasks 5000 --workers 16
- *   npm run bench -- dispatchLatency | heartbeats | heartbeatsScaleOut | claimScale | fanout | logStream | failover | blobStream [flags]
+ *   npm run bench -- dispatchLatency | heartbeats | heartbeatsScaleOut | claimScale | fanout | logStream | failover | blobStream | overhead | sandboxCost [flags]
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -18,11 +18,13 @@ import { failover } from './failover.js';
 import { fanout } from './fanout.js';
 import { heartbeats } from './heartbeats.js';
 import { logStream } from './logStream.js';
+import { overhead } from './overhead.js';
+import { sandboxCost } from './sandboxCost.js';
 import { throughput } from './throughput.js';
 
 // heartbeatsScaleOut: goal (c)'s second half — 2 API processes on one PostgreSQL, 20,000 workers.
 const heartbeatsScaleOut = (argv: string[]) => heartbeats(['--apis', '2', '--workers', '20000', '--setup', 'sql', ...argv]);
-const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = { throughput, dispatchLatency, heartbeats, heartbeatsScaleOut, claimScale, fanout, logStream, failover, blobStream };
+const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = { throughput, dispatchLatency, heartbeats, heartbeatsScaleOut, claimScale, fanout, logStream, failover, blobStream, overhead, sandboxCost };
 const ALIASES: Record<string, string> = { dispatch: 'dispatchLatency', latency: 'dispatchLatency', heartbeat: 'heartbeats', claim: 'claimScale', blobs: 'blobStream' };
 const RESULTS = path.join(import.meta.dirname, 'results.json');
 
