@@ -8,7 +8,7 @@
  *     postgresql-client
  * Extra arguments go to vitest (e.g. `npm test -- api/test/auth.test.ts`).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -62,21 +62,32 @@ if (missing.length) aptInstall(missing);
 await ensurePostgres();
 
 const node = process.execPath;
-let r = spawnSync(node, [path.join(root, 'scripts/codegen.mjs'), '--check'], { cwd: root, stdio: 'inherit' });
-if (r.status !== 0) process.exit(r.status ?? 1);
-
-// TypeScript strict everywhere: api (with scripts/ and bench/), worker, web.
-for (const project of ['api', 'worker', 'web']) {
-  r = spawnSync(node, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project, '--noEmit'], { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) {
-    console.error(`Type errors in ${project}/ (npm run typecheck).`);
-    process.exit(r.status ?? 1);
-  }
+/** Runs a check with its output kept; resolves to its exit code and what it printed. */
+function check(label, args) {
+  return new Promise((resolve) => {
+    const child = spawn(node, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code) => resolve({ label, code: code ?? 1, out }));
+  });
+}
+// The generated files' check and TypeScript strict everywhere (api with scripts/ and bench/,
+// worker, web), side by side: each is one process, and they are independent.
+const checks = await Promise.all([
+  check('Generated files are out of date (npm run codegen).', [path.join(root, 'scripts/codegen.mjs'), '--check']),
+  ...['api', 'worker', 'web'].map((project) => check(`Type errors in ${project}/ (npm run typecheck).`, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project, '--noEmit'])),
+]);
+for (const c of checks) if (c.out.trim()) process.stdout.write(c.out.endsWith('\n') ? c.out : `${c.out}\n`);
+const failed = checks.find((c) => c.code !== 0);
+if (failed) {
+  console.error(failed.label);
+  process.exit(failed.code);
 }
 
 const report = path.join(root, 'node_modules/.cache/vitest-report.json');
 rmSync(report, { force: true });
-r = spawnSync(
+const r = spawnSync(
   node,
   [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
   { cwd: root, stdio: 'inherit', env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' } },
