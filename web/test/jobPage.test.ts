@@ -168,4 +168,34 @@ describe('the job page', () => {
     await count.getByText('2 matching of 5 lines · 2 metric lines hidden').waitFor(WAIT);
     await page.close();
   });
+
+  it("shows the run's progress and ETA while it runs: step s of S from the smoke run's estimate, elapsed, time left, cost", async () => {
+    const job = await createJob(d, user.token, 'Twenty epochs');
+    const smoke = await seedDoneTask(d, job, 'PROBE', 'smoke', 4);
+    await seedMetrics(d, job.uuid, smoke.id, training(10)); // 2 epochs of 5 steps
+    // The estimate as the job engine stores it (jobs/estimate.ts): 2 of 20 epochs measured.
+    const measured = { runSeconds: 4, peakMemoryMiB: 300, outputBytes: 0, worker: 'cpu-box', unit: 'epoch', bounded: 2, full: 20, secondsPerStep: 0.3 };
+    const estimate = { source: 'smoke run', basis: 'Smoke run on cpu-box: 2 of 20 epochs in 4 s.', durationSec: 40, lowSec: 32, highSec: 50, costCad: 0.004, lowCad: 0.003, highCad: 0.005, measured };
+    await d.prisma.job.update({ where: { id: job.uuid }, data: { estimate: estimate as never } });
+    const { attempt } = await seedRunningAttempt(d, job, user.userId, worker.id, 'run');
+    const page = await d.page(user.token);
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
+    const progress = page.getByTestId('progress');
+    // Before any metric: the estimate against the time elapsed.
+    await progress.getByText(/elapsed/).waitFor(WAIT);
+    expect(await page.getByTestId('eta').textContent()).toMatch(/^about \d+s left \(from the estimate\)$/);
+    // 25 of 100 steps (the smoke run's 10 steps × 20/2); the run's epoch counter says 1 at step 25.
+    await seedMetrics(d, job.uuid, attempt.id, training(50).slice(0, 75));
+    await progress.getByText(/step 25 of 100/).waitFor(WAIT);
+    expect(await progress.textContent()).toMatch(/step 25 of 100 · epoch 1 of 20 · \d+s elapsed/);
+    expect(await page.getByTestId('eta').textContent()).toMatch(/^about \d+s left$/);
+    expect(await progress.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('25');
+    expect(await progress.textContent()).toContain('of about CA$0.0040 expected');
+    // It ends: no progress bar on a finished run.
+    await d.prisma.attempt.update({ where: { id: attempt.id }, data: { status: 'SUCCEEDED', finishedAt: new Date() } });
+    await d.event(job.uuid, 'attempt.status', { attemptId: attempt.id, number: 1, workerName: 'cpu-box', status: 'SUCCEEDED' });
+    await progress.waitFor({ state: 'detached', ...WAIT });
+    await page.close();
+  });
 });

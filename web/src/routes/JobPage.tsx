@@ -10,6 +10,7 @@ import { AsksView } from '../features/jobs/AsksView';
 import { PlanView } from '../features/jobs/PlanView';
 import { PreparationView } from '../features/jobs/PreparationView';
 import { QuestionForm } from '../features/jobs/QuestionForm';
+import { RunProgress } from '../features/jobs/RunProgress';
 import { ServicePanel } from '../features/jobs/ServicePanel';
 import { ShardGroupView, type ShardGroupData } from '../features/jobs/ShardGroup';
 import { defaultAttempt, TasksView, type TaskData } from '../features/jobs/TasksView';
@@ -48,6 +49,9 @@ const JobFields = graphql(`
       peakMemoryMiB
       actualSec
       ratio
+      unit
+      boundedUnits
+      fullUnits
     }
     hardwarePreference
     createdAt
@@ -320,6 +324,13 @@ export default function JobPage({ id }: { id: string }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [sourceKey, metricStoreOf],
   );
+  // The full run while it runs (the last attempt of the RUN task that is live), and the smoke run it is measured against.
+  const liveRun = taskList
+    .filter((t) => t.kind === 'RUN')
+    .flatMap((t) => t.attempts)
+    .filter((a) => a.status === 'RUNNING' || a.status === 'LEASED')
+    .pop();
+  const smokeAttempt = metricSources.filter((m) => m.role === 'smoke').pop();
   const logsRef = useRef<HTMLElement>(null);
   const showShardLogs = useCallback((attemptId: string) => {
     setPicked(attemptId);
@@ -380,6 +391,15 @@ export default function JobPage({ id }: { id: string }) {
       )}
       <section className="panel" aria-label="Status">
         <StageBar status={j.status} events={activity.events} createdAt={j.createdAt} />
+        {liveRun && (
+          <RunProgress
+            startedAt={liveRun.startedAt ?? liveRun.createdAt}
+            runStore={metricSources.find((m) => m.attemptId === liveRun.id)?.store ?? null}
+            smokeStore={smokeAttempt?.store ?? null}
+            estimate={j.estimate ?? null}
+            costCad={j.costCad}
+          />
+        )}
         {j.statusReason && (
           <p style={{ marginBottom: 0 }} data-testid="status-reason">
             {j.statusReason}

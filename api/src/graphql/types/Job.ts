@@ -31,6 +31,10 @@ const JobEstimateRef = builder.objectRef<Estimate>('JobEstimate').implement({
     actualSec: t.float({ nullable: true, description: 'How long the full run really took (null until it ends).', resolve: (e) => e.actualSec ?? null }),
     actualCostCad: t.float({ nullable: true, resolve: (e) => e.actualCostCad ?? null }),
     ratio: t.float({ nullable: true, description: 'actualSec / durationSec.', resolve: (e) => e.ratio ?? null }),
+    unit: t.string({ nullable: true, description: 'The unit the plan scales the workload by (epoch, step, sample…); null without a scale.', resolve: (e) => e.measured?.unit ?? null }),
+    boundedUnits: t.float({ nullable: true, description: 'How many units the smoke run did.', resolve: (e) => e.measured?.bounded ?? null }),
+    fullUnits: t.float({ nullable: true, description: 'How many units the full run does (its progress: epoch 3 of fullUnits).', resolve: (e) => e.measured?.full ?? null }),
+    secondsPerStep: t.float({ nullable: true, description: "Seconds per metric step, from the smoke run's progress metrics; null without them.", resolve: (e) => e.measured?.secondsPerStep ?? null }),
   }),
 });
 
