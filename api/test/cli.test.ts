@@ -337,7 +337,8 @@ describe('chatgpu submit --wait', () => {
     await prisma.metricPoint.create({ data: { attemptId: attempt.id, seq: 0, name: 'loss', step: 1, value: 0.5 } });
     await api.server.pubsub.emit({ type: 'job.metrics', jobId, attemptId: attempt.id, fromSeq: 0, toSeq: 0 });
     await cli.waitFor(/\| \[stderr\] a warning/);
-    await cli.waitFor(/∿ step 1: loss=0\.5/);
+    // One compact progress line per batch of metric points, naming the task (api/src/cli/progress.ts).
+    await cli.waitFor(/∿ train · step 1: loss=0\.5/);
 
     await prisma.attempt.update({ where: { id: attempt.id }, data: { status: 'SUCCEEDED', exitCode: 0, outputs, finishedAt: new Date() } });
     await prisma.task.update({

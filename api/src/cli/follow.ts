@@ -15,6 +15,7 @@ import { describeEstimate } from '../domain/jobs/estimateText.js';
 import type { Client } from 'graphql-ws';
 import { ApiError, type ApiClient, CliError, networkReason, unreachable, unwrap } from './apiClient.js';
 import { compactJson, metricValue, oneLine, shortArgs, shortResult, TERMINAL_STATUSES } from './format.js';
+import { metricLineText, progressLine, totalStepsOf } from './progress.js';
 import type { Prompter } from './prompt.js';
 
 export interface Printer {
@@ -55,6 +56,7 @@ export const JOB_STATE = /* GraphQL */ `
     statusReason
     costCad
     openQuestions { id text choices status }
+    estimate { durationSec unit boundedUnits fullUnits }
   }
 `;
 
@@ -87,7 +89,7 @@ const STORED_EVENTS = /* GraphQL */ `
 
 const TASKS = /* GraphQL */ `
   query CliTasks($id: ID!) {
-    job(id: $id) { id tasks { id name kind status attempts { id number status workerName } } }
+    job(id: $id) { id tasks { id name kind status attempts { id number status workerName startedAt } } }
   }
 `;
 
@@ -97,6 +99,11 @@ const LOG_PAGE = /* GraphQL */ `
   query CliLogPage($id: ID!, $afterSeq: Int, $first: Int) {
     attempt(id: $id) { id logs(afterSeq: $afterSeq, first: $first) { seq stream text } }
   }
+`;
+
+// The smoke run's points, for its last step (a smoke run is bounded: a few thousand points at most).
+const SMOKE_POINTS = /* GraphQL */ `
+  query CliSmokePoints($id: ID!) { attempt(id: $id) { id metricPoints(first: 5000) { step } } }
 `;
 
 const PLAN = /* GraphQL */ `
@@ -158,6 +165,8 @@ export interface JobState {
   statusReason: string | null;
   costCad: number | string;
   openQuestions: Question[];
+  /** The full run's estimate (progress lines count against it). */
+  estimate?: { durationSec: number; unit: string | null; boundedUnits: number | null; fullUnits: number | null } | null;
 }
 
 export interface Question {
@@ -186,6 +195,7 @@ interface AttemptInfo {
   kind?: string;
   number?: number;
   worker?: string;
+  startedAt?: string | null;
 }
 
 type Activity =
@@ -239,7 +249,7 @@ export interface TaskRow {
   name: string;
   kind: string;
   status: string;
-  attempts: { id: string; number: number; status: string; workerName: string }[];
+  attempts: { id: string; number: number; status: string; workerName: string; startedAt?: string | null }[];
 }
 
 export async function fetchTasks(client: ApiClient, jobId: string): Promise<TaskRow[]> {
@@ -251,6 +261,9 @@ export async function fetchTasks(client: ApiClient, jobId: string): Promise<Task
 export function formatLogLine(l: LogLine, prefix = ''): string {
   const text = l.text.replace(/\r?\n$/, '');
   if (l.stream === 'stderr') return `${prefix}[stderr] ${text}`;
+  // A metric line (the charts' source) reads as a compact progress line, not JSON.
+  const metric = metricLineText(text);
+  if (metric) return `${prefix}${metric}`;
   if (l.stream === 'system') return `${prefix}[system] ${text}`;
   return `${prefix}${text}`;
 }
@@ -508,12 +521,49 @@ export class JobFollower {
     if (a.__typename === 'JobEventEnvelope') return this.onEvent(a.event);
     if (a.__typename === 'LogLinesEvent') return this.onLogLines(a.attemptId, a.lines);
     if (a.__typename === 'MetricPointsEvent' && this.opts.events) {
-      const byStep = new Map<string, string[]>();
-      for (const p of a.points) {
-        const k = p.step === null || p.step === undefined ? '' : String(p.step);
-        byStep.set(k, [...(byStep.get(k) ?? []), `${p.name}=${metricValue(p.value)}`]);
-      }
-      for (const [step, parts] of byStep) this.out.line(`  ∿ ${step ? `step ${step}: ` : ''}${oneLine(parts.join(' '), 200)}`);
+      const line = await this.progressOf(a.attemptId, a.points);
+      if (line) this.out.line(`  ${line}`);
+    }
+  }
+
+  /** The smoke run's last step (the full run's total steps scale from it); undefined until looked up. */
+  private smokeStep: number | null | undefined = undefined;
+
+  /**
+   * A batch of metric points as one progress line (progress.ts). The full run's line counts
+   * steps against the smoke run's (scaled by the plan's units) and says how long is left;
+   * the smoke run's last step is remembered as it streams, or read once from its stored
+   * points when this command joined later.
+   */
+  private async progressOf(attemptId: string, points: { name: string; step?: number | null; value: number }[]): Promise<string | null> {
+    const info = await this.attemptInfo(attemptId);
+    const maxStep = points.reduce<number | null>((m, p) => (p.step != null && (m === null || p.step > m) ? p.step : m), null);
+    if (info.kind === 'PROBE' && info.taskName === 'smoke') {
+      if (maxStep !== null) this.smokeStep = Math.max(this.smokeStep ?? 0, maxStep);
+      return progressLine(points, { task: 'smoke run' });
+    }
+    if (info.kind !== 'RUN') return progressLine(points, info.taskName ? { task: info.taskName } : {});
+    const estimate = this.state?.estimate ?? null;
+    if (this.smokeStep === undefined && estimate?.boundedUnits) this.smokeStep = await this.lookUpSmokeStep();
+    const started = info.startedAt ? Date.parse(info.startedAt) : NaN;
+    return progressLine(points, {
+      task: info.taskName,
+      totalSteps: totalStepsOf(this.smokeStep, estimate),
+      totalEpochs: estimate?.unit === 'epoch' ? estimate.fullUnits : null,
+      elapsedSec: Number.isFinite(started) ? Math.max(0, (Date.now() - started) / 1000) : null,
+      estimateSec: estimate?.durationSec ?? null,
+    });
+  }
+
+  private async lookUpSmokeStep(): Promise<number | null> {
+    try {
+      const smoke = (await fetchTasks(this.client, this.opts.jobId)).find((t) => t.kind === 'PROBE' && t.name === 'smoke');
+      const attempt = smoke?.attempts.filter((x) => x.status === 'SUCCEEDED').pop();
+      if (!attempt) return null;
+      const d = await this.client.gql<{ attempt: { metricPoints: { step: number | null }[] } | null }>(SMOKE_POINTS, { id: attempt.id });
+      return (d.attempt?.metricPoints ?? []).reduce<number | null>((m, p) => (p.step != null && (m === null || p.step > m) ? p.step : m), null);
+    } catch {
+      return null;
     }
   }
 
@@ -703,7 +753,7 @@ export class JobFollower {
     if (!info?.taskName) {
       for (const t of await fetchTasks(this.client, this.opts.jobId)) {
         this.taskNames.set(t.id, { name: t.name, kind: t.kind });
-        for (const a of t.attempts) this.attempts.set(a.id, { taskId: t.id, taskName: t.name, kind: t.kind, number: a.number, worker: a.workerName });
+        for (const a of t.attempts) this.attempts.set(a.id, { taskId: t.id, taskName: t.name, kind: t.kind, number: a.number, worker: a.workerName, startedAt: a.startedAt ?? null });
       }
       info = this.attempts.get(attemptId) ?? {};
     }
@@ -722,7 +772,7 @@ export class JobFollower {
     for (const l of fresh) {
       last = l.seq;
       // In the live view metric lines are shown as metric points (∿) already.
-      if (this.opts.logStyle === 'wait' && l.stream === 'stdout' && l.text.startsWith('CHATGPU_METRIC ')) continue;
+      if (this.opts.logStyle === 'wait' && l.stream !== 'stderr' && l.text.startsWith('CHATGPU_METRIC ')) continue;
       this.out.line(formatLogLine(l, this.opts.logStyle === 'wait' ? '  | ' : ''));
     }
     this.lastSeq.set(attemptId, last);
@@ -748,7 +798,7 @@ export class JobFollower {
     for (const t of await fetchTasks(this.client, this.opts.jobId)) {
       this.taskNames.set(t.id, { name: t.name, kind: t.kind });
       for (const a of t.attempts) {
-        this.attempts.set(a.id, { taskId: t.id, taskName: t.name, kind: t.kind, number: a.number, worker: a.workerName });
+        this.attempts.set(a.id, { taskId: t.id, taskName: t.name, kind: t.kind, number: a.number, worker: a.workerName, startedAt: a.startedAt ?? null });
         await this.catchUpAttempt(a.id);
       }
     }
