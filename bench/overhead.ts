@@ -26,11 +26,11 @@
  *   node --import tsx bench/overhead.ts --workloads torch,numpy --pairs 5
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { repoRoot, setUpOwner, startApi } from './lib/api.js';
+import { repoRoot, setUpOwner, startApi, type ApiStats } from './lib/api.js';
 import { commandFor, isMain, parseOptions, runAsScript, startBench, type BenchResult } from './lib/bench.js';
 import { createDatabase } from './lib/db.js';
 import { workloads, type Workload } from './lib/overheadWorkloads.js';
@@ -61,15 +61,23 @@ type Phase = (typeof PHASES)[number];
 interface JobSample {
   jobSec: number;
   runSec: number;
+  /** CPU seconds the platform's own processes used during the job: the API, the worker (its own process, not the task), PostgreSQL. */
+  cpu: { api: number; worker: number; postgres: number };
   phases: Record<Phase, number>;
   tasks: string;
 }
 
-/** Runs argv to its end in `cwd`; seconds from spawn to exit. Throws on a non-zero exit. */
+/**
+ * Runs argv to its end in `cwd`; seconds from spawn to exit. Throws on a non-zero exit. In a session
+ * of its own (setsid), as a program started from its owner's terminal is and as the worker's sandbox
+ * starts a task (bwrap --new-session): with the kernel's autogroup scheduling (Debian's default) each
+ * session shares the CPU as one group, so a direct run left in this benchmark's session would share
+ * one group's time with it and with the API it started, and look slower than the same run in a job.
+ */
 function timed(argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ sec: number; out: string }> {
   const t0 = wallMs();
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
     child.stderr.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
@@ -109,6 +117,15 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
     worker = await startWorker(api.url, owner.workerTokens[0]!, 'overhead', { python: String(o.python), sandbox: String(o.sandbox) });
     const cliEnv = { ...process.env, CHATGPU_URL: api.url, CHATGPU_TOKEN: owner.userToken, CHATGPU_RETRY_SEC: '0' };
     const directEnv = { ...process.env, PYTHONPATH: path.join(repoRoot, 'worker/python'), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
+    const workerPid = worker.child.pid!;
+    const platformCpu = async () => ({ api: apiSeconds(await api.stats()), worker: await processCpuSeconds(workerPid), postgres: await backendsCpu() });
+    /** The CPU of this database's backends (the server is shared with other work on the machine). */
+    const backendCpu = new Map<number, number>();
+    const backendsCpu = async () => {
+      const { rows: b } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+      for (const { pid } of b) backendCpu.set(pid, await processCpuSeconds(pid));
+      return [...backendCpu.values()].filter(Number.isFinite).reduce((a, x) => a + x, 0);
+    };
     let seed = 0;
     for (const w of selected) {
       const row = { w, direct: [] as number[], jobs: [] as JobSample[] };
@@ -129,16 +146,18 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
         const dir = path.join(work, `${w.name}-job-${s}`);
         const out = path.join(work, `${w.name}-out-${s}`);
         await w.write(dir);
+        const cpu0 = await platformCpu();
         const t0 = wallMs();
         const r = await timed([process.execPath, path.join(repoRoot, 'api/bin/chatgpu.mjs'), 'submit', dir, '-m', w.request(s), '--wait', '--out', out, '--json'], repoRoot, cliEnv);
         const t1 = wallMs();
+        const cpu1 = await platformCpu();
         const summary = JSON.parse(r.out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1) ?? '{}') as { id?: string };
         if (!summary.id) throw new Error(`no job id in the CLI's output:\n${r.out.slice(-2000)}`);
-        const sample = await split(client, summary.id, t0, t1);
+        const sample: JobSample = { ...(await split(client, summary.id, t0, t1)), cpu: { api: cpu1.api - cpu0.api, worker: cpu1.worker - cpu0.worker, postgres: cpu1.postgres - cpu0.postgres } };
         await rm(dir, { recursive: true, force: true });
         await rm(out, { recursive: true, force: true });
         row.jobs.push(sample);
-        console.log(`    job    ${round(sample.jobSec, 2)} s (run ${round(sample.runSec, 2)} s; ${PHASES.map((p) => `${p} ${round(sample.phases[p], 2)}`).join(', ')}) [${sample.tasks}]`);
+        console.log(`    job    ${round(sample.jobSec, 2)} s (run ${round(sample.runSec, 2)} s; ${PHASES.map((p) => `${p} ${round(sample.phases[p], 2)}`).join(', ')}) [${sample.tasks}]; platform CPU: API ${round(sample.cpu.api, 2)} s, worker ${round(sample.cpu.worker, 2)} s, PostgreSQL ${round(sample.cpu.postgres, 2)} s`);
       };
       for (let i = 0; i < Number(o.pairs); i++) {
         // Alternating order: direct first in even pairs, the job first in odd ones.
@@ -157,8 +176,8 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const figures: Record<string, number | string | null> = { 'sandbox start, extra ms a start': round(sandboxStart.extraMs, 1) };
   const table = [
-    `| workload | direct (s) | job, submit → outputs on disk (s) | job ÷ direct | run inside the worker (s) | run ÷ direct | ${PHASES.join(' | ')} |`,
-    `|---|---|---|---|---|---|${PHASES.map(() => '---').join('|')}|`,
+    `| workload | direct (s) | job, submit → outputs on disk (s) | job ÷ direct | run inside the worker (s) | run ÷ direct | ${PHASES.join(' | ')} | platform CPU during the job: API / worker / PostgreSQL (s) |`,
+    `|---|---|---|---|---|---|${PHASES.map(() => '---').join('|')}|---|`,
   ];
   for (const r of rows) {
     const d = mean(r.direct);
@@ -167,12 +186,13 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
     // Ratios pair by pair (each pair ran back to back, under the same load), then their mean.
     const jobRatio = mean(r.jobs.map((x, i) => x.jobSec / r.direct[i]!));
     const runRatio = mean(r.jobs.map((x, i) => x.runSec / r.direct[i]!));
-    table.push(`| ${r.w.label} | ${round(d, 2)} | ${round(j, 2)} | ${round(jobRatio, 3)}× | ${round(run, 2)} | ${round(runRatio, 3)}× | ${PHASES.map((p) => round(mean(r.jobs.map((x) => x.phases[p])), 2)).join(' | ')} |`);
+    table.push(`| ${r.w.label} | ${round(d, 2)} | ${round(j, 2)} | ${round(jobRatio, 3)}× | ${round(run, 2)} | ${round(runRatio, 3)}× | ${PHASES.map((p) => round(mean(r.jobs.map((x) => x.phases[p])), 2)).join(' | ')} | ${(['api', 'worker', 'postgres'] as const).map((k) => round(mean(r.jobs.map((x) => x.cpu[k])), 2)).join(' / ')} |`);
     figures[`${r.w.name}: direct (s)`] = round(d, 2);
     figures[`${r.w.name}: job (s)`] = round(j, 2);
     figures[`${r.w.name}: job ÷ direct`] = round(jobRatio, 3);
     figures[`${r.w.name}: run in worker (s)`] = round(run, 2);
     figures[`${r.w.name}: run ÷ direct`] = round(runRatio, 3);
+    figures[`${r.w.name}: platform CPU (s) API/worker/PostgreSQL`] = (['api', 'worker', 'postgres'] as const).map((k) => round(mean(r.jobs.map((x) => x.cpu[k])), 2)).join(' / ');
   }
   console.log(`\n${table.join('\n')}\n`);
   const torch = rows.find((r) => r.w.name === 'torch');
@@ -190,8 +210,17 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
   };
 }
 
+const apiSeconds = (s: ApiStats) => (s.cpu.user + s.cpu.system) / 1e6;
+
+/** CPU seconds (user + system) of one process, not its children; NaN when /proc cannot tell. */
+async function processCpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields.length > 12 ? (Number(fields[11]) + Number(fields[12])) / 100 : NaN;
+}
+
 /** The job's time split (see the file comment) from its tasks, attempts and events. */
-async function split(client: pg.Client, globalId: string, t0: number, t1: number): Promise<JobSample> {
+async function split(client: pg.Client, globalId: string, t0: number, t1: number): Promise<Omit<JobSample, 'cpu'>> {
   const jobId = Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':') || globalId;
   const job = (await client.query<{ createdAt: Date; finishedAt: Date | null; status: string }>(`SELECT "createdAt", "finishedAt", status FROM "Job" WHERE id = $1`, [jobId])).rows[0];
   if (!job) throw new Error(`no job ${jobId}`);

@@ -4,7 +4,8 @@
  * bwrap with its namespaces and binds, the seccomp filter on fd 3, prlimit --data and --nproc,
  * setpriv to an unprivileged uid), alternating plain/sandboxed so that other load hits both.
  *
- *   per task start:       `python -c pass` (and `true`), plain vs sandboxed, the difference of the medians
+ *   per task start:       `true`, `python -c pass` and `python -c "import torch"`, plain vs sandboxed, the
+ *                         difference of the medians
  *   per second of run:    a CPU-bound NumPy loop, a system-call-heavy loop (small writes and stats)
  *                         and a pure-Python loop of ≈ --seconds each; (sandboxed − plain − start) ÷ plain
  *
@@ -114,6 +115,12 @@ export async function sandboxCost(argv: string[]): Promise<BenchResult> {
     console.log(`  start, python -c pass:     plain ${round(start.plainMs, 1)} ms, sandboxed ${round(start.sandboxedMs, 1)} ms: +${round(start.extraMs, 1)} ms`);
     figures['start: true, extra (ms)'] = round(tr.extraMs, 1);
     figures['start: python -c pass, extra (ms)'] = round(start.extraMs, 1);
+    // A heavy import (≈ 1,000 files opened and mapped): whether the sandbox's mounts or filter cost per file.
+    const torch = await pairs(r, [o.python, '-c', 'import torch'], o.trials).catch(() => null);
+    if (torch) {
+      console.log(`  start, import torch:       plain ${round(torch.plainMs, 1)} ms, sandboxed ${round(torch.sandboxedMs, 1)} ms: +${round(torch.extraMs, 1)} ms`);
+      figures['start: python -c "import torch", extra (ms)'] = round(torch.extraMs, 1);
+    }
     for (const [name, make] of Object.entries(PROGRAMS)) {
       // Calibrate: scale the iteration count until a plain run takes about `seconds`.
       let n = 1000;

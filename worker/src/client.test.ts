@@ -129,3 +129,50 @@ describe('ApiClient retries', () => {
     expect(seen.length).toBeLessThan(10);
   });
 });
+
+describe('ApiClient.upload', () => {
+  /** Collects a PUT's body, then answers with `status` (and for the n-th request, what `answer` says). */
+  const receive = (answer: (n: number, body: Buffer, req: IncomingMessage, res: ServerResponse) => void): Plan => (req, res, n) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => answer(n, Buffer.concat(chunks), req, res));
+  };
+  const file = path.join(dir, 'output.bin');
+
+  it('streams the file to /blobs/<sha256> with its length, token and attempt, and answers its sha256', async () => {
+    await (await import('node:fs/promises')).writeFile(file, blob);
+    const got: { url?: string; body?: Buffer; headers?: IncomingMessage['headers'] } = {};
+    plan = receive((_n, body, req, res) => {
+      Object.assign(got, { url: req.url, body, headers: req.headers, method: req.method });
+      res.writeHead(201).end();
+    });
+    seen.length = 0;
+    const r = await new ApiClient(url, 'cgw_test', quiet).upload(file, AbortSignal.timeout(30_000), 'attempt-1');
+    expect(r).toEqual({ sha256: sha, size: blob.length });
+    expect(got.url).toBe(`/blobs/${sha}`);
+    expect(got.body!.equals(blob)).toBe(true);
+    expect(got.headers!['content-length']).toBe(String(blob.length));
+    expect(got.headers!.authorization).toBe('Bearer cgw_test');
+    expect(got.headers!['x-chatgpu-attempt']).toBe('attempt-1');
+  });
+
+  it('retries a 503 and a connection cut mid-body, then succeeds; a refusal (4xx) is an error with its reason, not retried', async () => {
+    plan = (req, res, n) => {
+      if (n === 1) return void (res.writeHead(503, { 'retry-after': '0' }), res.end());
+      if (n === 2) return void req.once('data', () => req.socket.destroy());
+      receive((_m, body, _req, r) => r.writeHead(body.equals(blob) ? 201 : 400).end())(req, res, n);
+    };
+    seen.length = 0;
+    await new ApiClient(url, 'cgw_test', quiet).upload(file, AbortSignal.timeout(30_000));
+    expect(seen.length).toBe(3);
+
+    // Refused before the body was read (the API's size limit): the answer counts, not the broken pipe.
+    plan = (_req, res) => res.writeHead(413, { connection: 'close' }).end('Blob too large');
+    seen.length = 0;
+    const err = await new ApiClient(url, 'cgw_test', quiet).upload(file, AbortSignal.timeout(30_000)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as { code?: string }).code).toBe('UPLOAD_FAILED');
+    expect((err as Error).message).toMatch(/HTTP 413 Blob too large/);
+    expect(seen.length).toBe(1);
+  });
+});

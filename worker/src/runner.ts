@@ -29,6 +29,7 @@ import { trackRun, untrackRun } from './leftovers.js';
 import { LogStream } from './logStream.js';
 import { figuresEnvironment, requestedOutputs } from './requestedOutputs.js';
 import { StdoutFile } from './stdoutFile.js';
+import { threadEnv } from './threadEnv.js';
 import { prepareService, type ServiceRuntime } from './service.js';
 import type { Capabilities } from './probe/types.js';
 import type { EnvCache, PreparedEnv } from './setupEnv.js';
@@ -85,6 +86,8 @@ export interface RunnerDeps {
   health?: () => Health;
   /** the sandbox binary (default 'bwrap' on the launcher's PATH) */
   bwrap?: string;
+  /** how many tasks this worker runs at once: each gets its share of the cores' threads (threadEnv.ts); default 1 */
+  slots?: number;
 }
 
 /** A drain of this run: when it began, its grace period, and when the program's processes were gone. */
@@ -619,6 +622,8 @@ export class Run {
       PYTHONDONTWRITEBYTECODE: '1',
       PYTHONPATH: seen.helpersDir,
       MPLBACKEND: 'Agg',
+      // Several slots: each task's numerical libraries get its share of the cores (threadEnv.ts).
+      ...threadEnv(caps.cpu?.cores ?? 0, this.deps.slots ?? 1, taskEnv),
       ...taskEnv,
       CHATGPU_JOB_ID: a.task.jobId,
       CHATGPU_TASK_ID: a.task.id,

@@ -244,7 +244,7 @@ export class Session {
           // Each concurrent attempt gets a slot of its own, and with it its own task uid.
           const slot = this.freeSlot();
           this.slots.set(a.attemptId, slot);
-          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), health: () => this.checkHealth(), ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}), ...(this.opts.span ? { span: this.opts.span } : {}), ...(this.opts.trace ? { trace: this.opts.trace } : {}) });
+          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), slots: this.opts.slots, health: () => this.checkHealth(), ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}), ...(this.opts.span ? { span: this.opts.span } : {}), ...(this.opts.trace ? { trace: this.opts.trace } : {}) });
           this.runs.set(a.attemptId, run);
           void run.done.finally(() => {
             this.runs.delete(a.attemptId);
