@@ -89,6 +89,7 @@ def check(command, halt_at=None, timeout=None, cwd="."):
         for k in ("CHATGPU_RESUME", "CHATGPU_RESUME_STEP", "CHATGPU_RESUME_HALT_AT", "CHATGPU_RESUME_HALT_FILE", "CHATGPU_RESUME_DIGEST"):
             base.pop(k, None)
         base["CHATGPU_RESUME_EVERY_STEPS"] = "1"
+        base["PYTHONUNBUFFERED"] = "1"  # what a killed process logged is kept (the worker sets it too)
         a_ck, b_ck = os.path.join(scratch, "a-checkpoint"), os.path.join(scratch, "b-checkpoint")
         a_digest, b_digest = os.path.join(scratch, "a-digest.json"), os.path.join(scratch, "b-digest.json")
         halt_file = os.path.join(scratch, "halted")
@@ -179,7 +180,8 @@ def main(argv=None):
         c = report["compared"]
         print(f"chatgpu.resume_check: equal: killed after step {report['killed']['afterStep']} of {report['uninterrupted']['steps']}, resumed at step {report['resumed']['atStep']}; final state ({c['stateEntries']} entries), {c['outputFiles']} output file(s) and {c['lossLines']} logged loss line(s) bitwise equal to the uninterrupted run")
     else:
-        print(f"chatgpu.resume_check: NOT equal: {report.get('problem') or '; '.join(report.get('differences', [])[:5])}")
+        # On stderr: the worker keeps its tail as the failure's reason.
+        print(f"chatgpu.resume_check: NOT equal: {report.get('problem') or '; '.join(report.get('differences', [])[:5])}", file=sys.stderr)
     return code
 
 

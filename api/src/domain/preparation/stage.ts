@@ -59,6 +59,7 @@ import { changedPaths, loadTree, manifestFromTree, manifestSha, putEvidence, uni
 import { insertRecord, type RecordInput } from './records.js';
 import { modelFamilyOf, orderSteps, similarPreparations, verdictOf, type Verdict } from './similar.js';
 import { lockJob } from '../../db/sql/lockJob.js';
+import { candidateRun, describeResumeCheck, isResumeStep, readResumeCheck, unchangedReason, WITHOUT_RESUME } from './resumeCheck.js';
 
 export const DEFAULT_REVISION_BUDGET = 3;
 const BENCH_REPEATS = 9; // 1 warm-up + 8 measured per side: compareTimings' minimum
@@ -315,7 +316,8 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
     }
     const made = await transform(ctx, step, accepted);
     if (!made.changed) {
-      await decide(ctx, step, revision, accepted, null, { outcome: 'SKIPPED', reason: `No change: ${step.transformation} finds nothing to change in the code (it already fits ${envWords(envOf(spec, step))}).` });
+      const why = isResumeStep(step) ? unchangedReason(made.hazards) : `No change: ${step.transformation} finds nothing to change in the code (it already fits ${envWords(envOf(spec, step))}).`;
+      await decide(ctx, step, revision, accepted, null, { outcome: 'SKIPPED', reason: why });
       return null;
     }
     const manifest = await manifestFromTree(r, accepted.manifest, made.tree, ctx.ownerId);
@@ -339,17 +341,24 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   const runName = `candidate:${step.name}:${revision}`;
   let run = await r.prisma.task.findFirst({ where: { jobId, name: runName } });
   if (!run) {
-    run = await createStageTask(ctx, { kind: 'CANDIDATE', name: runName, codeVersionId: cv.id, env: envOf(spec, step), command: spec.workload.command, environment: {} });
+    run = await createStageTask(ctx, { kind: 'CANDIDATE', name: runName, codeVersionId: cv.id, env: envOf(spec, step), environment: {}, ...candidateRun(step, spec.workload.command) });
     return { state: 'waiting', on: runName };
   }
+  // A checkpoint-resume candidate's run is its kill-and-resume check (resumeCheck.ts): its report is evidence either way.
+  const resumeCheck = isResumeStep(step) && (run.status === 'FAILED' || run.status === 'SUCCEEDED') ? await readResumeCheck(r, run) : null;
   if (run.status === 'FAILED') {
     const attempt = await attemptOf(r, run).catch(() => null);
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, reason: `The candidate failed on the worker with the bounded workload: ${run.statusReason ?? 'no reason recorded'}${await errorTail(r, run.currentAttemptId)}` });
+    const failed = isResumeStep(step) && resumeCheck ? `${describeResumeCheck(resumeCheck)}. ${WITHOUT_RESUME}` : `The candidate failed on the worker with the bounded workload: ${run.statusReason ?? 'no reason recorded'}${await errorTail(r, run.currentAttemptId)}${isResumeStep(step) ? ` ${WITHOUT_RESUME}` : ''}`;
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, ...(resumeCheck ? { resumeCheck } : {}), reason: failed });
     return null;
   }
   if (run.status !== 'SUCCEEDED') return { state: 'waiting', on: runName };
   const attempt = await attemptOf(r, run);
   const report = await compareRuns(ctx, refTask, run, step);
+  if (isResumeStep(step) && !resumeCheck?.equal) {
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, comparison: report, ...(resumeCheck ? { resumeCheck } : {}), reason: `${describeResumeCheck(resumeCheck)}. ${WITHOUT_RESUME}` });
+    return null;
+  }
   const nothingCompared = report.summary.files === 0;
   if (nothingCompared) {
     // Neither run wrote anything under the compared paths: there are no numbers to check,
@@ -358,14 +367,15 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
     report.suspicious.push(`nothing to compare: neither run wrote files under ${(spec.compare ?? ['outputs']).join(', ')}; the candidate was checked by its exit code only`);
   }
   if (!report.ok) {
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, comparison: report, reason: `The candidate's outputs differ from the reference beyond the tolerances: ${describeComparison(report)}` });
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, comparison: report, ...(resumeCheck ? { resumeCheck } : {}), reason: `The candidate's outputs differ from the reference beyond the tolerances: ${describeComparison(report)}${isResumeStep(step) ? ` ${WITHOUT_RESUME}` : ''}` });
     return null;
   }
   if (step.kind !== 'optimization') {
     const compared = nothingCompared
       ? 'ran with exit code 0 (neither it nor the reference wrote outputs to compare, so no numbers were checked)'
       : `its outputs match the reference within the tolerances (${report.summary.files} file(s), ${report.summary.tensors} tensor(s) compared)`;
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'ACCEPTED', staticChecks: checks, run, attempt, comparison: report, reason: `The candidate passed its static checks and ${compared} on ${attempt.workerName}.` });
+    const resumed = resumeCheck ? `; ${describeResumeCheck(resumeCheck)}` : '';
+    await decide(ctx, step, revision, accepted, candidate, { outcome: 'ACCEPTED', staticChecks: checks, run, attempt, comparison: report, ...(resumeCheck ? { resumeCheck } : {}), reason: `The candidate passed its static checks and ${compared} on ${attempt.workerName}${resumed}.` });
     return null;
   }
 
@@ -458,6 +468,8 @@ interface Decision {
   attempt?: AttemptInfo | null;
   comparison?: ComparisonReport;
   timings?: { samples: { a: number[]; b: number[] }; statistics: TimingComparison };
+  /** A checkpoint-resume candidate's kill-and-resume report (kept in the record's numerical check). */
+  resumeCheck?: unknown;
 }
 
 /**
@@ -485,7 +497,7 @@ async function decide(ctx: Ctx, step: Step, revision: number, accepted: Version,
     candidate,
     transformation: revision > 0 ? 'agent patch' : step.transformation,
     staticChecks: d.staticChecks ?? null,
-    numericalCheck: d.comparison ?? null,
+    numericalCheck: d.resumeCheck ? { ...(d.comparison ?? {}), resumeCheck: d.resumeCheck } : (d.comparison ?? null),
     timings: d.timings ?? null,
     outcome: d.outcome,
     reason: d.reason,
@@ -602,6 +614,8 @@ interface TaskSpec {
   environment: Record<string, string>;
   pinnedWorkerId?: string | null;
   timeoutFactor?: number;
+  /** Files outside outputs/ the task's result must carry (a check's report). */
+  outputs?: string[];
   /** A record written with the task (the reference's FALLBACK decision is made when it is queued). */
   record?: RecordInput | null;
 }
@@ -618,7 +632,7 @@ async function createStageTask(ctx: Ctx, t: TaskSpec): Promise<Task | null> {
       workload: t.env.workload,
       ...(t.env.accelVendor ? { accelVendor: t.env.accelVendor } : {}),
       timeoutSec: Math.min((spec.workload.timeoutSec ?? 900) * (t.timeoutFactor ?? 1), 7 * 86400),
-      outputs: compareOutside,
+      outputs: [...compareOutside, ...(t.outputs ?? [])],
     };
     const { task, eventId } = await insertTask(tx, now, { jobId, kind: t.kind, name: t.name, codeVersionId: t.codeVersionId, command: t.command, environment: t.environment, requirements, pinnedWorkerId: t.pinnedWorkerId ?? null, priority: 1, maxAttempts: 3 });
     const rec = t.record ? await insertRecord(tx, r, { ...t.record, taskId: task.id }) : null;
@@ -702,6 +716,7 @@ async function evidenceBundle(ctx: Ctx, step: Step, revision: number, accepted: 
       'candidate.json        the candidate run: worker hardware, outputs, metrics, static checks',
       'comparison.json       the numerical comparison of the outputs (per tensor: shape, dtype, max abs/rel error)',
       ...(d.timings ? ['timings.json          timing samples (seconds; alternating runs) and their statistics'] : []),
+      ...(d.resumeCheck ? ['resume-check.json     the kill-and-resume check: the run SIGKILLed half-way and resumed, compared with an uninterrupted run'] : []),
       'hardware.json         the worker that ran the candidate',
     ].join('\n'),
     'diff.patch': unifiedDiff(before, after),
@@ -711,6 +726,7 @@ async function evidenceBundle(ctx: Ctx, step: Step, revision: number, accepted: 
     'hardware.json': JSON.stringify(d.attempt?.hardware ?? null, null, 2),
   };
   if (d.timings) files['timings.json'] = JSON.stringify(d.timings, null, 2);
+  if (d.resumeCheck) files['resume-check.json'] = JSON.stringify(d.resumeCheck, null, 2);
   return putEvidence(r, files, ctx.ownerId);
 }
 

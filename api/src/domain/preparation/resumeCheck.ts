@@ -1,0 +1,70 @@
+/**
+ * What the preparation stage does differently for a `checkpoint-resume` step (preparation/
+ * checkpointResume.ts): its candidate run is the kill-and-resume check (chatgpu.resume_check) of
+ * the bounded workload, three runs' worth of time, whose report is collected beside the outputs
+ * and kept in the record and the evidence; its decisions say what a rejection means for the run
+ * (no resume: a lost machine restarts it from step 0). Everything else is the stage's usual
+ * candidate flow: static checks, the comparison of the uninterrupted run's outputs with the reference.
+ */
+import type { Task } from '../../generated/prisma/client.js';
+import { CHECKPOINT_RESUME, RESUME_CHECK_REPORT, resumeCheckCommand } from '../../preparation/checkpointResume.js';
+import type { Hazard } from '../../preparation/types.js';
+import { readBlobBuffer } from '../blobs/blobStore.js';
+import type { ManifestEntry } from '../blobs/paths.js';
+import type { Resources } from '../resources.js';
+
+/** The check runs the workload once whole and once in two parts (plus the copy and three starts). */
+const CHECK_TIMEOUT_FACTOR = 3;
+
+export const WITHOUT_RESUME = 'The job runs without it: if its machine is lost (a drain or a lost lease), the run restarts from step 0.';
+
+export function isResumeStep(step: { transformation: string }): boolean {
+  return step.transformation === CHECKPOINT_RESUME;
+}
+
+/** The candidate task of a step: the bounded workload, or for checkpoint-resume its kill-and-resume check. */
+export function candidateRun(step: { transformation: string }, command: string): { command: string; timeoutFactor?: number; outputs?: string[] } {
+  if (!isResumeStep(step)) return { command };
+  return { command: resumeCheckCommand(command), timeoutFactor: CHECK_TIMEOUT_FACTOR, outputs: [RESUME_CHECK_REPORT] };
+}
+
+export interface ResumeCheckReport {
+  equal: boolean;
+  problem?: string;
+  differences?: string[];
+  notCompared?: string[];
+  uninterrupted?: { exitCode: number; steps?: number };
+  killed?: { afterStep: number; signal: string | null };
+  resumed?: { atStep: number | null };
+  compared?: { stateEntries: number; outputFiles: number; lossLines: number };
+}
+
+/** The check's report from a candidate task's outputs, or null when it wrote none. */
+export async function readResumeCheck(r: Pick<Resources, 'blobs'>, task: Task): Promise<ResumeCheckReport | null> {
+  const entry = ((task.result as { outputs?: ManifestEntry[] } | null)?.outputs ?? []).find((o) => o.path === RESUME_CHECK_REPORT);
+  if (!entry) return null;
+  try {
+    return JSON.parse((await readBlobBuffer(r.blobs, entry.sha256)).toString('utf8')) as ResumeCheckReport;
+  } catch {
+    return null;
+  }
+}
+
+/** The report in words, for a record's reason. */
+export function describeResumeCheck(report: ResumeCheckReport | null): string {
+  if (!report) return 'the kill-and-resume check wrote no report';
+  if (report.equal && report.compared) {
+    const c = report.compared;
+    const skipped = report.notCompared?.length ? ` (not compared: ${report.notCompared.join('; ')})` : '';
+    return `killed with SIGKILL after step ${report.killed?.afterStep} of ${report.uninterrupted?.steps} and resumed in a fresh process at step ${report.resumed?.atStep}, the run ended bitwise equal to the uninterrupted one: final state (${c.stateEntries} entries: parameters, optimizer/scheduler/scaler state, carried values, RNG), ${c.outputFiles} output file(s) and ${c.lossLines} logged loss line(s)${skipped}`;
+  }
+  return `the kill-and-resume check found the resumed run different: ${report.problem ?? (report.differences ?? []).slice(0, 5).join('; ')}`;
+}
+
+/** Why a program was left unchanged by the rewrite (its error hazards: the refusal's reasons; else its notes). */
+export function unchangedReason(hazards: Hazard[]): string {
+  const refusals = hazards.filter((h) => h.severity === 'error');
+  if (refusals.length) return `Not made resumable: ${refusals.map((h) => `${h.file ? `${h.file}${h.line ? `:${h.line}` : ''}: ` : ''}${h.what.replace(/^not made resumable: /, '')}`).join('; ')}. ${WITHOUT_RESUME}`;
+  const notes = hazards.map((h) => h.what).join('; ');
+  return `No change: ${notes || 'the rewrite finds nothing to change'}.`;
+}
