@@ -152,6 +152,7 @@ class Run:
         halt = os.environ.get("CHATGPU_RESUME_HALT_AT")
         self.halt_at = int(halt) if halt else None
         self.dir = _checkpoint.directory()
+        _checkpoint.should_stop()  # installs the SIGTERM handler now: a drain from here on is saved at the next boundary
         self.done = 0
         self.total = None
         self.resumed = None
