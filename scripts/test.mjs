@@ -4,7 +4,8 @@
  * then check generated files and types, and run every suite.
  *   - PostgreSQL at 127.0.0.1:5432 (started with pg_ctlcluster when installed but down)
  *   - Debian packages: chromium (browser tests), bubblewrap (sandbox), python3-torch and
- *     python3-numpy, python3-matplotlib, python3-sklearn, python3-yaml (workloads and the planner's corpus), python3-flask (hosted services), python3-venv + python3-pip (setup phase), hipcc + libhiprand-dev + librocrand-dev (HIP compile checks), zip,
+ *     python3-numpy, python3-matplotlib, python3-sklearn, python3-yaml (workloads and the planner's corpus), python3-flask (hosted services), python3-venv + python3-pip (setup phase),
+ *     python3-nbclient + python3-nbformat + python3-ipykernel (notebooks: chatgpu.notebook), hipcc + libhiprand-dev + librocrand-dev (HIP compile checks), zip,
  *     postgresql-client
  * Extra arguments go to vitest (e.g. `npm test -- api/test/auth.test.ts`).
  */
@@ -15,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const APT = ['chromium', 'bubblewrap', 'python3-torch', 'python3-numpy', 'python3-click', 'python3-typer', 'python3-flask', 'python3-matplotlib', 'python3-sklearn', 'python3-yaml', 'python3-venv', 'python3-pip', 'hipcc', 'libhiprand-dev', 'librocrand-dev', 'zip', 'postgresql-client'];
+const APT = ['chromium', 'bubblewrap', 'python3-torch', 'python3-numpy', 'python3-click', 'python3-typer', 'python3-flask', 'python3-matplotlib', 'python3-sklearn', 'python3-yaml', 'python3-venv', 'python3-pip', 'python3-nbclient', 'python3-nbformat', 'python3-ipykernel', 'hipcc', 'libhiprand-dev', 'librocrand-dev', 'zip', 'postgresql-client'];
 const isRoot = process.getuid?.() === 0;
 
 function fail(sentence) {

@@ -37,7 +37,7 @@ import sys
 import threading
 import weakref
 
-__all__ = ["ENV", "install", "save_figure"]
+__all__ = ["ENV", "install", "save_figure", "save_png"]
 
 ENV = "CHATGPU_FIGURES"
 
@@ -100,6 +100,26 @@ def save_figure(fig):
             _note("cannot write into %s: %s" % (_state["dir"], e))
             return None
     _saved[fig] = hashlib.sha256(data).digest()
+    return path
+
+
+def save_png(data, folder=None):
+    """Writes PNG bytes (a figure rendered elsewhere: a notebook's embedded output) as the next
+    figure-N.png in `folder` (default $CHATGPU_FIGURES); returns its path, or None."""
+    folder = folder or _state["dir"] or os.environ.get(ENV)
+    if not folder:
+        return None
+    with _lock:
+        if _state["dir"] != os.path.abspath(folder):
+            _state["dir"] = os.path.abspath(folder)
+            _state["next"] = None
+        try:
+            path, f = _next_path()
+            with f:
+                f.write(data)
+        except OSError as e:
+            _note("cannot write into %s: %s" % (_state["dir"], e))
+            return None
     return path
 
 
