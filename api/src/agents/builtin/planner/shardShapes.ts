@@ -1,11 +1,12 @@
 /**
- * More shapes of divisible work for the builtin planner (issue 14; the Monte-Carlo count and
- * the list flag are in shards.ts): a batch of independent inputs (files of a folder, rows of a
+ * More shapes of divisible work for the builtin planner (the Monte-Carlo count and
+ * the list flag are in proposeShards.ts): a batch of independent inputs (files of a folder, rows of a
  * CSV), an evaluation over index ranges (`--start/--end`), a top-level loop over a literal list
  * or range run through the generated driver, the user's own merge script — and the rule that
  * weighs the check's cost against what sharding saves. Pure: each returns a spec or why not.
  */
-import { carriedState, costGain, dumpedKeys, splitSizes, type MergeField, type ShardProposal, type ShardsSpec } from './shards.js';
+import type { MergeField, ShardsSpec } from '../../../domain/jobs/shards.js';
+import { carriedState, costGain, dumpedKeys, splitSizes, type ShardProposal } from './proposeShards.js';
 
 /** "each file takes about 3 seconds" → seconds per unit; "takes about 2 hours" → the whole run's seconds / total. */
 export function unitSeconds(request: string, total: number): number | null {
