@@ -59,7 +59,28 @@ describe('the job page', () => {
     await seedMetrics(d, job.uuid, smoke.id, training(4));
     await seedMetrics(d, job.uuid, run.id, training(20));
     await seedMetrics(d, job.uuid, evaluate.id, [{ seq: 0, name: 'eval_accuracy', step: 0, value: 0.975 }]);
-    await d.prisma.job.update({ where: { id: job.uuid }, data: { status: 'SUCCEEDED', startedAt: new Date(Date.now() - 60_000), finishedAt: new Date() } });
+    // The plan as submit_plan stores it (planSchema.ts), with long commands and nested criteria.
+    const acceptance = {
+      exitCode: 0,
+      requiredFiles: ['outputs/model.pt', 'outputs/metrics.json'],
+      metrics: [{ name: 'loss', op: '<=', value: 0.5 }],
+      evaluate: { checkpoint: 'outputs/model.pt', command: `python evaluate.py --checkpoint outputs/model.pt ${'--an-unusually-long-flag-name=value '.repeat(6)}`, metrics: [{ name: 'eval_accuracy', op: '>=', value: 0.9 }], reports: ['eval_accuracy'] },
+    };
+    const plan = await d.prisma.plan.create({
+      data: {
+        jobId: job.uuid, version: 1, author: 'builtin', summary: 'Train the spiral classifier for 20 epochs on a CPU worker, then reload and evaluate the checkpoint.',
+        asks: [
+          { ask: 'train it for 20 epochs', kind: 'setting', status: 'honoured', detail: 'passed --epochs 20 to train.py' },
+          { ask: 'on an AMD GPU', kind: 'hardware', status: 'refused', detail: 'No AMD worker is in the network; it runs on a CPU worker.' },
+        ] as never,
+        steps: ['Smoke-run 2 of 20 epochs to estimate the full run', 'Train for 20 epochs and save outputs/model.pt', 'Reload the checkpoint and evaluate it on fresh data'],
+        command: `python train.py --epochs 20 --save outputs/model.pt ${'--another-long-option=some/long/path/value '.repeat(6)}`,
+        environment: {}, requirements: { workload: 'torch-cpu', accelVendor: 'none', minMemoryMiB: 4096 }, outputs: ['outputs/model.pt'],
+        acceptanceCriteria: acceptance as never,
+        smokeRun: { command: 'python train.py --epochs 2 --seed 0', scale: { unit: 'epoch', bounded: 2, full: 20 } } as never,
+      },
+    });
+    await d.prisma.job.update({ where: { id: job.uuid }, data: { status: 'SUCCEEDED', currentPlanId: plan.id, acceptanceCriteria: acceptance as never, startedAt: new Date(Date.now() - 62_000), finishedAt: new Date() } });
     await d.jobUpdated(job.uuid);
 
     const page = await d.page(user.token);
@@ -84,6 +105,33 @@ describe('the job page', () => {
     const evalRow = page.locator('[data-testid=eval-metrics] tr[data-metric=eval_accuracy]');
     await evalRow.waitFor(WAIT);
     expect(await evalRow.textContent()).toBe('eval_accuracy0.975evaluate');
+
+    // What was asked and what became of it, at the top of the page (above the charts).
+    const asks = page.locator('[data-testid=asks] tr');
+    expect(await asks.allTextContents()).toEqual([
+      '✓train it for 20 epochsdonepassed --epochs 20 to train.py',
+      '✗on an AMD GPUrefusedNo AMD worker is in the network; it runs on a CPU worker.',
+    ]);
+    const [asksTop, chartsTop] = await Promise.all([page.getByTestId('asks'), page.getByTestId('metrics')].map(async (l) => (await l.boundingBox())!.y));
+    expect(asksTop).toBeLessThan(chartsTop!);
+    // The plan for people: numbered steps, the commands in order, criteria as sentences; durations everywhere.
+    expect(await page.locator('[data-testid=plan-steps] li').allTextContents()).toEqual([
+      'Smoke-run 2 of 20 epochs to estimate the full run',
+      'Train for 20 epochs and save outputs/model.pt',
+      'Reload the checkpoint and evaluate it on fresh data',
+    ]);
+    const commands = await page.locator('[data-testid=plan-commands] > li').allTextContents();
+    expect(commands.map((c) => c.split('python')[0])).toEqual(['Smoke run (2 of 20 epochs, for the estimate)', 'Full run', 'Evaluation of the checkpoint']);
+    expect(await page.locator('[data-testid=criteria] li').allTextContents()).toEqual([
+      'The run exits with code 0.',
+      'These files exist when it ends: outputs/model.pt, outputs/metrics.json.',
+      'Its last reported loss is ≤ 0.5.',
+      'The checkpoint outputs/model.pt is reloaded and evaluated on a worker (the last command above).',
+      "The evaluation's eval_accuracy is ≥ 0.9.",
+      'The evaluation reports eval_accuracy.',
+    ]);
+    expect(await page.locator('h1 + p').textContent()).toMatch(/ · took 1m 2s$/);
+    expect(await page.locator('[data-testid=attempt-duration]').allTextContents()).toEqual(['4s', '40s', '2s']);
 
     for (const size of [{ width: 1366, height: 768 }, { width: 1920, height: 1080 }]) {
       await page.setViewportSize(size);

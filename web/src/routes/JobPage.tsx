@@ -70,6 +70,8 @@ const JobFields = graphql(`
       outputs
       acceptanceCriteria
       preparation
+      pipeline
+      smokeRun
       createdAt
     }
     askOutcomes {
@@ -375,6 +377,7 @@ export default function JobPage({ id }: { id: string }) {
             Submitted {formatTime(j.createdAt)}
             {j.startedAt && ` · started ${formatTime(j.startedAt)}`}
             {j.finishedAt && ` · finished ${formatTime(j.finishedAt)}`}
+            {j.startedAt && j.finishedAt && ` · took ${formatDuration(new Date(j.finishedAt).getTime() - new Date(j.startedAt).getTime())}`}
             {j.hardwarePreference && ` · prefers ${j.hardwarePreference}`}
           </p>
         </div>
@@ -404,6 +407,25 @@ export default function JobPage({ id }: { id: string }) {
           <p style={{ marginBottom: 0 }} data-testid="status-reason">
             {j.statusReason}
           </p>
+        )}
+      </section>
+
+      <section className="panel" aria-label="Request">
+        <h2>Request</h2>
+        <p style={{ whiteSpace: 'pre-wrap', marginTop: 0 }}>{j.request}</p>
+        <AsksView asks={j.askOutcomes} />
+        {answered.length > 0 && (
+          <>
+            <h3>Questions answered</h3>
+            <dl className="kv">
+              {answered.map((q) => (
+                <div key={q.id} style={{ display: 'contents' }}>
+                  <dt>{q.text}</dt>
+                  <dd>{q.answer ?? <span className="muted">{q.status.toLowerCase()}</span>}</dd>
+                </div>
+              ))}
+            </dl>
+          </>
         )}
       </section>
 
@@ -514,24 +536,6 @@ export default function JobPage({ id }: { id: string }) {
           <section className="panel">
             <h2>Plan</h2>
             <PlanView plan={j.currentPlan} />
-          </section>
-          <section className="panel">
-            <h2>Request</h2>
-            <p style={{ whiteSpace: 'pre-wrap', marginTop: 0 }}>{j.request}</p>
-            <AsksView asks={j.askOutcomes} />
-            {answered.length > 0 && (
-              <>
-                <h3>Questions answered</h3>
-                <dl className="kv">
-                  {answered.map((q) => (
-                    <div key={q.id} style={{ display: 'contents' }}>
-                      <dt>{q.text}</dt>
-                      <dd>{q.answer ?? <span className="muted">{q.status.toLowerCase()}</span>}</dd>
-                    </div>
-                  ))}
-                </dl>
-              </>
-            )}
           </section>
           {j.originalCode && (
             <section className="panel">

@@ -71,7 +71,7 @@ export function TasksView({ tasks, selected, onSelect }: { tasks: TaskData[]; se
               </thead>
               <tbody>
                 {t.attempts.map((a) => {
-                  const end = a.finishedAt ? new Date(a.finishedAt).getTime() : Date.now();
+                  const took = attemptDuration(a);
                   return (
                     <tr key={a.id} data-attempt={a.id} aria-selected={a.id === selected}>
                       <td>
@@ -85,7 +85,7 @@ export function TasksView({ tasks, selected, onSelect }: { tasks: TaskData[]; se
                         <StatusBadge status={a.status} />
                       </td>
                       <td>{formatTime(a.startedAt ?? a.createdAt)}</td>
-                      <td>{a.startedAt ? formatDuration(end - new Date(a.startedAt).getTime()) : '—'}</td>
+                      <td data-testid="attempt-duration">{took === null ? '—' : formatDuration(took)}</td>
                       <td>{a.exitCode ?? '—'}</td>
                       <td title={a.errorMessage ?? undefined}>{a.errorClass ?? (a.errorMessage ? a.errorMessage.slice(0, 60) : '—')}</td>
                       <td>
@@ -111,4 +111,15 @@ export function defaultAttempt(tasks: TaskData[]): string | null {
   const live = all.filter((a) => a.status === 'RUNNING' || a.status === 'LEASED');
   const pick = live[live.length - 1] ?? [...all].sort((a, b) => a.createdAt.localeCompare(b.createdAt)).pop();
   return pick?.id ?? null;
+}
+
+/**
+ * How long an attempt ran (so far): from its start, or — when it ended before its first
+ * heartbeat marked it started (a short evaluation, a quick failure) — from its lease; null
+ * only while it waits for its worker.
+ */
+export function attemptDuration(a: { status: string; createdAt: string; startedAt?: string | null; finishedAt?: string | null }, now = Date.now()): number | null {
+  const from = a.startedAt ?? (a.finishedAt ? a.createdAt : null);
+  if (!from) return null;
+  return Math.max(0, (a.finishedAt ? new Date(a.finishedAt).getTime() : now) - new Date(from).getTime());
 }
