@@ -45,6 +45,45 @@ describe('LogStream batches', () => {
   });
 });
 
+describe('LogStream batch windows', () => {
+  it('a steady printer: the first lines go soon, then one batch of lines and one of metrics a window, not one per line', async () => {
+    const logs: { at: number; lines: Line[] }[] = [];
+    const metrics: number[] = [];
+    const sink = {
+      // A send that takes a while: lines printed meanwhile wait for the next window.
+      sendLogs: async (lines: Line[]) => void (logs.push({ at: Date.now(), lines }), await new Promise((r) => setTimeout(r, 30))),
+      sendMetrics: async () => void metrics.push(Date.now()),
+    };
+    const s = new LogStream(sink, { spoolPath: spool(), firstFlushMs: 50, flushMs: 400 });
+    const out = new PassThrough();
+    s.attach(out, 'stdout');
+    const t0 = Date.now();
+    // ≈ 1.2 s of a training loop: a line and a metric line every 20 ms.
+    for (let i = 0; i < 60; i++) {
+      out.write(`step ${i}\nCHATGPU_METRIC {"step":${i},"values":{"loss":${1 / (i + 1)}}}\n`);
+      await tick();
+    }
+    const elapsed = Date.now() - t0;
+    out.end();
+    await s.close();
+    expect(logs[0]!.at - t0, 'the first batch goes after the first window').toBeLessThan(400);
+    // One batch per 400 ms window over the run (timers only fire later on a busy machine), plus close()'s.
+    expect(logs.length).toBeLessThanOrEqual(Math.ceil(elapsed / 400) + 2);
+    expect(metrics.length).toBeLessThanOrEqual(Math.ceil(elapsed / 400) + 2);
+    for (let i = 2; i < logs.length - 1; i++) expect(logs[i]!.at - logs[i - 1]!.at, `batch ${i}`).toBeGreaterThanOrEqual(390);
+    expect(logs.flatMap((b) => b.lines).map((l) => l.seq)).toEqual(Array.from({ length: 120 }, (_, i) => i));
+  });
+
+  it('a full batch (2000 lines) goes at once, without waiting for its window', async () => {
+    const { batches, sink } = recordingSink();
+    const s = new LogStream(sink, { spoolPath: spool(), firstFlushMs: 60_000, flushMs: 60_000 });
+    for (let i = 0; i < 2000; i++) s.system(`line ${i}`);
+    for (let t = 0; t < 100 && batches.length === 0; t++) await tick();
+    expect(batches.map((b) => b.length)).toEqual([2000]);
+    await s.close();
+  });
+});
+
 describe('LogStream spool: the program is not slowed by the API', () => {
   it('while the API takes nothing, the pipes keep flowing into the spool; every line arrives later, in arrival order, stamped when it arrived', async () => {
     const { batches, sink, release } = blockedSink();

@@ -1,7 +1,11 @@
 /**
  * Streams a run's stdout/stderr to the API in order: every line gets the next seq
  * (one sequence across both streams and the worker's own `system` lines, in arrival order),
- * is batched (≤ 2000 lines and 4 MiB, or 250 ms), and sent with its (attemptId, fencingToken).
+ * is batched (≤ 2000 lines and 4 MiB; the run's first lines after 250 ms, then at most one batch
+ * of lines and one of metric points a second unless a full batch waits), and sent with its
+ * (attemptId, fencingToken). One batch a second rather than four: a training loop printing a line
+ * and a metric per step cost the API, PostgreSQL and the worker about a fifth of a core for its
+ * requests on a 2-core machine (bench/overhead.ts, "platform CPU"), all of it taken from the run.
  * Lines that follow the metric convention (worker/src/metricLine.ts) also become metric points.
  *
  * The program is never slowed by the API. Its output is read from the pipes as fast as it
@@ -36,6 +40,10 @@ const MAX_POINTS = 2000;
 const MAX_LINE = 16 * 1024;
 /** How much of the spool one read takes. */
 const READ_SIZE = 1024 * 1024;
+/** The first batch of a run waits this long (its first lines show at once), */
+export const FIRST_FLUSH_MS = 250;
+/** and each later one this long after the previous batch went, unless a full batch waits. */
+export const FLUSH_MS = 1000;
 
 export interface Line {
   seq: number;
@@ -60,6 +68,9 @@ export interface LogStreamOptions {
   /** The spool file (created, and removed by close()). Keep it out of the task's sight. */
   spoolPath: string;
   spoolLimit?: number;
+  /** the batch windows (default FIRST_FLUSH_MS, FLUSH_MS) */
+  firstFlushMs?: number;
+  flushMs?: number;
 }
 
 /** A spool frame: kind (0 stdout, 1 stderr, 2 system line, 3 end of stdout, 4 end of stderr), arrival (ms), length, bytes. */
@@ -72,6 +83,10 @@ export class LogStream {
   private lines: Line[] = [];
   private points: Point[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** When the last batch began (0: none yet). */
+  private lastFlush = 0;
+  /** The pending timer is for a full batch (due at once). */
+  private fullBatchDue = false;
   private sending: Promise<void> | undefined;
   private readonly paused = new Set<Readable>();
   private readonly sources = new Set<Readable>();
@@ -235,22 +250,38 @@ export class LogStream {
   }
 
   private schedule(): void {
-    if (this.timer || this.stopped) return;
-    const due = this.lines.length >= MAX_BATCH ? 0 : 250;
+    if (this.stopped) return;
+    // A full batch waiting goes at once, not at the end of its window.
+    if (this.timer && this.lines.length >= MAX_BATCH && !this.fullBatchDue) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.timer) return;
+    this.fullBatchDue = this.lines.length >= MAX_BATCH;
+    // The window runs from the previous batch's start: a steady printer sends once a window.
+    const window = this.lastFlush === 0 ? (this.opts.firstFlushMs ?? FIRST_FLUSH_MS) : Math.max(0, this.lastFlush + (this.opts.flushMs ?? FLUSH_MS) - Date.now());
+    const due = this.lines.length >= MAX_BATCH ? 0 : window;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.flush();
+      void this.flush(false);
     }, due);
   }
 
-  /** Sends every line read from the spool so far (one batch at a time, in order). */
-  async flush(): Promise<void> {
+  /**
+   * Sends every line read from the spool so far (one batch at a time, in order). A timed flush
+   * (`all` false) sends what had arrived when it began; what arrives while it sends waits for the
+   * next window instead of going in a request of its own at once.
+   */
+  async flush(all = true): Promise<void> {
     while (this.sending) await this.sending;
     if (this.lines.length === 0 && this.points.length === 0) return;
+    this.lastFlush = Date.now();
+    let lineBudget = all ? Infinity : this.lines.length;
+    let pointBudget = all ? Infinity : this.points.length;
     this.sending = (async () => {
-      while (this.lines.length > 0 || this.points.length > 0) {
-        const lines = this.lines.slice(0, batchLength(this.lines));
-        const points = this.points.slice(0, MAX_POINTS);
+      while ((this.lines.length > 0 && lineBudget > 0) || (this.points.length > 0 && pointBudget > 0)) {
+        const lines = lineBudget > 0 ? this.lines.slice(0, Math.min(batchLength(this.lines), lineBudget)) : [];
+        const points = pointBudget > 0 ? this.points.slice(0, Math.min(MAX_POINTS, pointBudget)) : [];
         try {
           if (lines.length) await this.sink.sendLogs(lines);
           if (points.length) await this.sink.sendMetrics(points);
@@ -262,12 +293,15 @@ export class LogStream {
         }
         this.lines.splice(0, lines.length);
         this.points.splice(0, points.length);
+        lineBudget -= lines.length;
+        pointBudget -= points.length;
       }
     })();
     try {
       await this.sending;
     } finally {
       this.sending = undefined;
+      if (this.lines.length > 0 || this.points.length > 0) this.schedule();
     }
   }
 

@@ -3,16 +3,16 @@
  * (the worker's way before) and by ApiClient.upload (node:http, streamed from disk), alternating,
  * each with its sha256 pass. Not in `npm run bench`; the figure is quoted in worker/src/client.ts.
  *
- *   node --import tsx bench/lib/uploadProbe.mts [MiB, default 128] [rounds, default 3]
+ *   node --import tsx bench/uploadProbe.ts [MiB, default 128] [rounds, default 3]
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { setUpOwner, startApi } from './api.ts';
-import { createDatabase } from './db.ts';
-import { ApiClient } from '../../worker/src/client.ts';
+import { setUpOwner, startApi } from './lib/api.js';
+import { createDatabase } from './lib/db.js';
+import { ApiClient } from '../worker/src/client.js';
 
 const mib = Number(process.argv[2] ?? 128);
 const rounds = Number(process.argv[3] ?? 3);
