@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { decideCheckpointResume, DEFAULT_RESUME_THRESHOLD_SEC, RESUMABLE_ASK, RESUME_STEP, withResumeStep } from './checkpointResume.js';
+import { PreparationSchema } from '../../../domain/jobs/planSchema.js';
+
+const TRAIN = 'import torch\nmodel = torch.nn.Linear(2, 1)\nfor epoch in range(3):\n    loss = model(torch.randn(4, 2)).sum()\n    loss.backward()\n';
+const files = { 'train.py': TRAIN, 'README.md': 'notes' };
+const base = { files, estimateSec: null, alreadyResumable: null };
+
+describe('checkpointResume (planner rule)', () => {
+  it('recognises the ways a user asks for it, and not other uses of the words', () => {
+    for (const ask of ['make it resumable', 'Train it; make the run resumable please', 'it must survive a lost machine', 'resume after a crash', 'checkpointing and resuming']) expect(RESUMABLE_ASK.test(ask), ask).toBe(true);
+    for (const ask of ['train for 10 epochs', 'save a checkpoint at the end', 'resume training from pretrained weights']) expect(RESUMABLE_ASK.test(ask), ask).toBe(false);
+  });
+
+  it('proposes the optional step when asked, honouring the ask', () => {
+    const d = decideCheckpointResume({ ...base, request: 'train it for 20 epochs and make it resumable' });
+    expect(d).toMatchObject({ propose: true, step: RESUME_STEP, why: 'asked ("make it resumable")', ask: { ask: 'make it resumable', status: 'honoured' } });
+    expect(d.ask!.detail).toMatch(/checkpoint-resume preparation step on train\.py.*killed half-way and resumed ends bitwise equal.*runs without it and says so/);
+  });
+
+  it('proposes it unasked only for a run estimated longer than the threshold (default 10 min, settable)', () => {
+    expect(DEFAULT_RESUME_THRESHOLD_SEC).toBe(600);
+    expect(decideCheckpointResume({ ...base, request: 'train it', estimateSec: 3600 })).toMatchObject({ propose: true, why: 'the run is estimated at 3600 s, longer than 600 s', ask: null });
+    expect(decideCheckpointResume({ ...base, request: 'train it', estimateSec: 300 })).toMatchObject({ propose: false, why: 'not asked, and the run is estimated at 300 s, within 600 s' });
+    expect(decideCheckpointResume({ ...base, request: 'train it', estimateSec: 300, thresholdSec: 120 }).propose).toBe(true);
+    expect(decideCheckpointResume({ ...base, request: 'train it' })).toMatchObject({ propose: false, why: 'not asked, and no estimate of the run is known yet' });
+  });
+
+  it('an ask it cannot honour is refused with why; a script that resumes itself honours it as it is', () => {
+    const none = decideCheckpointResume({ ...base, files: { 'sim.py': 'import numpy\nprint(1)\n' }, request: 'make it resumable' });
+    expect(none).toMatchObject({ propose: false, ask: { status: 'refused' } });
+    expect(none.ask!.detail).toMatch(/no PyTorch training loop.*restarts from the beginning/);
+    const own = decideCheckpointResume({ ...base, request: 'make it resumable', alreadyResumable: { flag: '--checkpoint-dir' } });
+    expect(own).toMatchObject({ propose: false, ask: { status: 'honoured' } });
+    expect(own.ask!.detail).toMatch(/checkpoints itself into the worker's checkpoint folder \(--checkpoint-dir\)/);
+  });
+
+  it('adds the step after a migration, or makes a preparation of its own on the run\'s hardware; both valid plan parts', () => {
+    const own = withResumeStep(null, { bounded: 'python train.py --epochs 1', hardware: { workload: 'torch-cpu' } });
+    expect(PreparationSchema.parse(own)).toBeTruthy();
+    expect(own).toMatchObject({ reference: { workload: 'torch-cpu' }, target: { workload: 'torch-cpu' }, steps: [RESUME_STEP], workload: { command: 'python train.py --epochs 1' } });
+    const migrate = { ...own, reference: { workload: 'torch-cuda' as const, accelVendor: 'nvidia' as const }, steps: [{ name: 'migrate', kind: 'migration' as const, transformation: 'pytorch-device-agnostic' as const, required: true }] };
+    const both = withResumeStep(migrate, { bounded: 'x', hardware: { workload: 'torch-cpu' } });
+    expect(both.steps.map((s) => s.name)).toEqual(['migrate', 'resume']);
+    expect(withResumeStep(both, { bounded: 'x', hardware: { workload: 'torch-cpu' } })).toBe(both);
+    expect(PreparationSchema.parse(both)).toBeTruthy();
+  });
+});
