@@ -127,7 +127,9 @@ describe('chatgpu.notebook', () => {
     ]);
     const r = run(nb);
     expect(r.code).toBe(1);
-    expect(r.err).toContain('cell 3 (In [2]) failed line 3: bad = values[10]');
+    expect(r.err).toContain('cell 3 (In [2]) failed at line 3: bad = values[10]\n');
+    // the last line of stderr (what the worker's failure reason quotes) says it all
+    expect(r.err.trimEnd().split('\n').pop()).toBe('chatgpu.notebook: cell 3 (In [2]) failed at line 3 (bad = values[10]): IndexError: index 10 is out of bounds for axis 0 with size 3');
     expect(r.err).toContain('IndexError: index 10 is out of bounds');
     expect(r.err).toMatch(/----> 3 bad = values\[10\]/);
     expect(r.out).not.toContain('never');

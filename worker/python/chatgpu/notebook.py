@@ -334,38 +334,39 @@ def main(argv=None):
         on_cell_executed=on_executed,
         on_cell_error=on_error,
     )
-    code = 0
+    failure = None  # the one line said last (the worker's failure reason quotes the end of stderr)
     try:
         client.execute(env=kernel_environment())
     except CellTimeoutError:
-        code = 1
         i = state["cell"]
-        note("cell %d (In [%s]) did not finish within %gs (--timeout-per-cell); stopped" % (i + 1, nb.cells[i].get("execution_count") or " ", args.timeout_per_cell))
+        failure = "cell %d (In [%s]) did not finish within %gs (--timeout-per-cell); stopped" % (i + 1, nb.cells[i].get("execution_count") or " ", args.timeout_per_cell)
     except DeadKernelError:
-        code = 1
         i = state["cell"]
-        note("the kernel died while cell %d ran (out of memory, or the process was killed)" % (i + 1) if i is not None else "the kernel died before any cell ran")
+        failure = "the kernel died while cell %d ran (out of memory, or the process was killed)" % (i + 1) if i is not None else "the kernel died before any cell ran"
     except CellExecutionError as e:
-        code = 1
         i, content = state["error"] if state["error"] else (state["cell"], {})
         cell = nb.cells[i]
         tb = [ANSI.sub("", t) for t in content.get("traceback", [])]
         line = cell_line(content.get("traceback", []))
         src = cell.source.split("\n")
-        at = " line %d: %s" % (line, src[line - 1].strip()) if line and 0 < line <= len(src) else ""
+        code_line = src[line - 1].strip() if line and 0 < line <= len(src) else None
+        at = " at line %d: %s" % (line, code_line) if code_line is not None else ""
         text = "\n".join(tb).rstrip() or str(e)
         last = "%s: %s" % (e.ename, e.evalue)
-        note("cell %d (In [%s]) failed%s\n%s%s" % (i + 1, cell.get("execution_count") or " ", at, text, "" if text.endswith(last) else "\n" + last))
+        note("cell %d (In [%s]) failed%s\n%s" % (i + 1, cell.get("execution_count") or " ", at, text))
+        failure = "cell %d (In [%s]) failed%s: %s" % (i + 1, cell.get("execution_count") or " ", " at line %d (%s)" % (line, code_line) if code_line is not None else "", last)
     except Exception as e:  # the kernel did not start, or nbclient itself failed
-        code = 1
-        note("the notebook could not run: %s: %s" % (type(e).__name__, e))
+        failure = "the notebook could not run: %s: %s" % (type(e).__name__, e)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
     # Stream outputs are already in the log; the executed notebook keeps them as Jupyter does.
     nbformat.write(nb, output)
     note("executed notebook written to %s%s" % (output, "; %d figure(s) in %s" % (len(saved), figures) if saved else ""))
-    return code
+    if failure:
+        note(failure)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
