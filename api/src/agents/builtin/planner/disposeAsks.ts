@@ -7,7 +7,7 @@
  * has). The rule reads no project-specific names: settings come from the surface, words from the
  * lexicon (planner/asks/lexicon.ts).
  *
- * Pure: the caller (builtinModel.ts) gives it the asks, the surface, the files it read and the
+ * Pure: the caller (requestAsks.ts) gives it the asks, the surface, the files it read and the
  * plan so far; it answers with the changes to make, or with a tool call it needs first (a file to
  * read, a question to ask).
  */
@@ -15,6 +15,7 @@ import type { Ask, Setting, SettingsSurface } from '../../planner/contract.js';
 import { coerceValue, matchSetting } from '../../planner/asks/matchAsks.js';
 import type { AskDisposition } from '../../../domain/jobs/planSchema.js';
 import { offsetOf, type SettingEdit } from '../../../preparation/setSettings.js';
+import { setFlag, shellWord } from './flags.js';
 
 export interface AskContext {
   /** The request as the user wrote it (for words around an ask: "… for both models"). */
@@ -82,8 +83,13 @@ export const BLOCKING_KINDS = new Set(['setting', 'sweep', 'output', 'target']);
 /** The question's marker: the planner finds the answer to it among the user's messages. */
 export const settingQuestionMarker = (ask: Ask) => `By "${ask.text}"`;
 
+/** A plan of the asks with nothing decided yet: the command's arguments as given. */
+export function emptyAskPlan(args: string[]): AskPlan {
+  return { dispositions: [], args: [...args], edits: [], environment: [], outputs: [], required: [], metrics: [], timeoutSec: null, sweeps: [], scale: [], checkpoint: null, ownSweep: [] };
+}
+
 export function disposeAsks(ctx: AskContext): AskStep {
-  const plan: AskPlan = { dispositions: [], args: [...ctx.args], edits: [], environment: [], outputs: [], required: [], metrics: [], timeoutSec: null, sweeps: [], scale: [], checkpoint: null, ownSweep: [] };
+  const plan = emptyAskPlan(ctx.args);
   const settings = ctx.surface?.settings ?? [];
   const honour = (ask: Ask, detail: string, setting?: Setting) => plan.dispositions.push({ ask: ask.text, kind: ask.kind, status: 'honoured', detail, ...(setting ? { setting: setting.id } : {}) });
   const refuse = (ask: Ask, detail: string) => plan.dispositions.push({ ask: ask.text, kind: ask.kind, status: 'refused', detail });
@@ -322,29 +328,6 @@ export function pythonLiteral(value: string, s: Setting): string {
   if (s.type === 'list') return value;
   if (s.type === null && /^[-+]?(\d[\d_]*\.?\d*(e[-+]?\d+)?|\.\d+)$/i.test(value)) return value;
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-/** A value as one shell word (the plan's command runs under `sh -c`). */
-export function shellWord(v: string): string {
-  return /^[\w.\/:=+,@%-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
-}
-
-/** `args` with `flag` set to `value` (or a switch set or removed), in the form already there. */
-function setFlag(args: string[], flags: string[], value: string | undefined, keyValue: boolean, isSwitch: boolean): string[] {
-  const out = [...args];
-  const at = out.findIndex((a) => flags.includes(a) || flags.some((f) => a.startsWith(`${f}=`)));
-  if (isSwitch) {
-    if (at >= 0) out.splice(at, 1);
-    if (value !== undefined) out.push(flags[0]!);
-    return out;
-  }
-  const word = shellWord(value ?? '');
-  if (at >= 0) {
-    if (out[at]!.includes('=')) out[at] = `${out[at]!.split('=')[0]}=${word}`;
-    else out[at + 1] = word;
-  } else if (keyValue) out.push(`${flags[0]}=${word}`);
-  else out.push(flags[0]!, word);
-  return out;
 }
 
 export function applySetting(ctx: Pick<AskContext, "positionals" | "read" | "entry">, plan: Pick<AskPlan, "args" | "edits" | "environment">, s: Setting, value: string | undefined): { how: string } | { refused: string } | { read: string } {

@@ -11,7 +11,7 @@
  *   - A setup ask ("initialise the database first") is honoured by those steps, or by the step it
  *     names (`make data`, `init_db.py`) when the project has it; otherwise it is refused, saying
  *     which setup the project's README gives (none) — never silently dropped.
- * Pure: the caller (builtinModel.ts planService) gives the files it read.
+ * Pure: the caller (hostedService.ts) gives the files it read.
  */
 import type { AskDisposition, PipelineStep } from '../../../domain/jobs/planSchema.js';
 import { findServiceApp, type ServiceApp } from '../../planner/serviceApp.js';

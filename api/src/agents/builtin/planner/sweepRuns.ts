@@ -11,7 +11,8 @@
 import type { Setting } from '../../planner/contract.js';
 import type { ShardsSpec } from '../../../domain/jobs/shards.js';
 import { offsetOf } from '../../../preparation/setSettings.js';
-import { applySetting, pythonLiteral, shellWord, type AskContext } from './disposeAsks.js';
+import { applySetting, pythonLiteral, type AskContext } from './disposeAsks.js';
+import { shellWord } from './flags.js';
 
 export const SWEEP_TABLE = 'outputs/sweep.csv';
 
