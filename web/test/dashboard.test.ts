@@ -44,8 +44,18 @@ describe('dashboard (seeded)', () => {
     await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
     const activity = page.locator('[data-testid=agent-activity]');
     await activity.locator('li[data-tool=read_file]').waitFor(WAIT);
+    // Each call is one line of words (what was asked, what came back), oldest first; the JSON is behind a disclosure.
+    expect(await activity.locator('[data-testid=tool-line]').allTextContents()).toEqual([
+      'planner read train.py → 8 characters ',
+      'planner submitted a plan → Error: the command leaves the project folder. rejected',
+      'planner asked you: Which one? → The call was interrupted; check before repeating it. uncertain',
+      'planner asked which workers the network has → waiting for the result… pending',
+    ]);
     // A call with its pretty-printed arguments and, under it, its result.
     const read = activity.locator('li[data-tool=read_file]');
+    expect(await read.locator('pre[data-label=Arguments]').isVisible()).toBe(false);
+    await read.getByText('call as JSON').click();
+    expect(await read.locator('pre[data-label=Arguments]').isVisible()).toBe(true);
     expect(await read.locator('pre[data-label=Arguments]').textContent()).toBe('{\n  "path": "train.py"\n}');
     expect(await read.locator('pre[data-label=Result]').textContent()).toContain('"content": "print(1)"');
     expect(await read.locator('[data-status]').count()).toBe(0);

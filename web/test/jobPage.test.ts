@@ -246,4 +246,35 @@ describe('the job page', () => {
     await progress.waitFor({ state: 'detached', ...WAIT });
     await page.close();
   });
+
+  it('says one thing about validation: the outputs, the timeline and the API use the same words (unverified: why)', async () => {
+    const job = await createJob(d, user.token, 'Checked once');
+    const run = await seedDoneTask(d, job, 'RUN', 'run', 10);
+    const sha = await d.putBlob('weights', user.token);
+    await d.prisma.task.update({ where: { id: run.taskId }, data: { result: { attemptId: run.id, exitCode: 0, outputs: [{ path: 'outputs/model.pt', sha256: sha, size: 7, mode: 0o644 }] } } });
+    // As trust/replication.ts records a sampled result with no worker of another owner to replicate on.
+    const why = "Sampled (100% of cpu-box's checkable results are replicated), but no worker of another owner is online to replicate on: accepted unverified.";
+    await d.prisma.resultCheck.create({ data: { jobId: job.uuid, taskId: run.taskId, attemptId: run.id, workerId: worker.id, reputation: 0.5, share: 1, draw: 0.1, status: 'UNCHECKED', settledAt: new Date(), report: why } });
+    await d.event(job.uuid, 'trust.check', { step: 'sampled', taskId: run.taskId, task: 'run', worker: 'cpu-box', replicated: false, reason: why });
+    await d.prisma.job.update({ where: { id: job.uuid }, data: { status: 'SUCCEEDED', startedAt: new Date(Date.now() - 20_000), finishedAt: new Date() } });
+    await d.event(job.uuid, 'job.status', { status: 'SUCCEEDED' });
+    await d.jobUpdated(job.uuid);
+
+    const api = await d.gql(`query($id: ID!) { job(id: $id) { validation { badge label reason } } }`, { id: job.id }, user.token);
+    expect(api.data.job.validation).toEqual({ badge: 'unverified', label: 'unverified', reason: why });
+    const page = await d.page(user.token);
+    await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
+    const outputs = page.locator('section', { has: page.getByRole('heading', { name: 'Outputs' }) });
+    await outputs.getByTestId('validation-badge').waitFor(WAIT);
+    expect(await outputs.getByTestId('validation-badge').getAttribute('data-badge')).toBe('unverified');
+    expect(await outputs.getByTestId('validation-reason').textContent()).toBe(`: ${why}`);
+    const trust = page.locator('[data-testid=timeline] li[data-kind="trust.check"]');
+    await trust.waitFor(WAIT);
+    expect(await trust.getByTestId('validation-badge').textContent()).toBe('unverified');
+    // The timeline reads oldest first, like the agent activity: submitted before the trust check.
+    const kinds = await page.locator('[data-testid=timeline] li').evaluateAll((els) => els.map((e) => e.getAttribute('data-kind')));
+    expect(kinds[0]).toBe('job.created');
+    expect(kinds.at(-1)).toBe('job.status');
+    await page.close();
+  });
 });

@@ -102,7 +102,11 @@ const JobFields = graphql(`
       sha256
       size
     }
-    outputsValidated
+    validation {
+      badge
+      label
+      reason
+    }
     originalCode {
       id
       fileCount
@@ -531,7 +535,7 @@ export default function JobPage({ id }: { id: string }) {
           </section>
           <section className="panel">
             <h2>Outputs</h2>
-            <Outputs jobId={j.id} outputs={j.outputs} status={j.status} validated={j.outputsValidated} />
+            <Outputs jobId={j.id} outputs={j.outputs} status={j.status} validation={j.validation} />
           </section>
           <section className="panel">
             <h2>Plan</h2>

@@ -3,6 +3,7 @@
  * replicas' cost. A worker's own record (reputation, confirmed, wrong) is on Worker.
  */
 import { replicationCostCad } from '../../domain/trust/replication.js';
+import { validationBadge, type ValidationBadge } from '../../domain/trust/validationBadge.js';
 import { builder } from '../builder.js';
 
 export const ResultCheckStatusEnum = builder.enumType('ResultCheckStatus', {
@@ -28,7 +29,23 @@ builder.prismaObject('ResultCheck', {
   }),
 });
 
+const JobValidationRef = builder.objectRef<ValidationBadge>('JobValidation').implement({
+  description: "Whether the job's results can be trusted, in the words the dashboard's outputs and timeline use (domain/trust/validationBadge.ts).",
+  fields: (t) => ({
+    badge: t.exposeString('badge', { description: 'validated, validated-by-replication, unverified, pending or not-validated.' }),
+    label: t.exposeString('label', { description: 'The badge in words: validated, validated by replication, unverified, checks pending, not validated.' }),
+    reason: t.exposeString('reason', { nullable: true, description: 'Why, in a sentence (unverified: what kept it from being replicated; not validated: the job\'s reason).' }),
+  }),
+});
+
 builder.prismaObjectFields('Job', (t) => ({
+  validation: t.field({
+    type: JobValidationRef,
+    description: "The one answer to 'can I trust these results': validated, validated by replication, unverified (why), checks pending, not validated (why).",
+    select: { id: true, status: true, statusReason: true },
+    resolve: async (job, _a, ctx) =>
+      validationBadge(job, await ctx.prisma.resultCheck.findMany({ where: { jobId: job.id }, select: { status: true, report: true }, orderBy: { createdAt: 'asc' } })),
+  }),
   resultChecks: t.prismaField({
     type: ['ResultCheck'],
     description: 'The trust checks of its checkable results (replicated on another owner\'s worker or not), in order.',

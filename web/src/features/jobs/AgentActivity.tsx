@@ -7,10 +7,13 @@
  * result (the function_call_output with the same callId) right under it; the status of
  * the pair is the result's (DONE, REJECTED, UNCERTAIN), PENDING until it arrives.
  * `agent.run` (started, waiting, completed…) and `finding` events are listed in between.
+ * Oldest first, like the timeline. A tool call reads as one line of words (toolCallWords.ts:
+ * what was asked, what came back); its arguments and result as JSON are behind a disclosure.
  */
 import { formatClock } from '../../lib/format';
 import { StatusBadge } from '../ui/StatusBadge';
 import { describeEvent } from './describeEvent';
+import { callWords, resultWords } from './toolCallWords';
 import type { JobEventItem } from './useJobActivity';
 
 export interface AgentItemPayload {
@@ -44,7 +47,7 @@ export function AgentActivity({ events }: { events: JobEventItem[] }) {
     if (p.type === 'function_call' && p.callId) calls.set(callKey(p), p);
   }
   return (
-    <ol className="timeline agent-activity" aria-label="Agent activity" data-testid="agent-activity">
+    <ol className="timeline agent-activity" aria-label="Agent activity, oldest first" data-testid="agent-activity">
       {items.map((e) => {
         if (e.kind !== 'agent.item') {
           const p = obj(e.payload);
@@ -88,29 +91,35 @@ function Flag({ status }: { status?: string }) {
 function AgentItem({ p, result, callName }: { p: AgentItemPayload; result?: AgentItemPayload; callName?: string }) {
   const who = p.agent ?? 'agent';
   switch (p.type) {
-    case 'function_call':
+    case 'function_call': {
+      const hasArgs = p.arguments !== undefined && p.arguments.trim() !== '' && p.arguments.trim() !== '{}';
       return (
         <div className="stack">
-          <div>
-            <strong>
-              {who} called <code>{p.name ?? 'a tool'}</code>
-            </strong>{' '}
+          <div data-testid="tool-line">
+            <strong>{who}</strong> {callWords(p.name, p.arguments)} <span className="muted">→</span>{' '}
+            {result ? resultWords(result.output) : <span className="muted">waiting for the result…</span>}{' '}
             <Flag status={result ? result.status : (p.status ?? 'PENDING')} />
           </div>
-          {p.arguments !== undefined && p.arguments.trim() !== '' && p.arguments.trim() !== '{}' && <Pretty label="Arguments" value={p.arguments} />}
-          {result ? <Pretty label="Result" value={result.output ?? ''} /> : <span className="muted small">waiting for the result…</span>}
+          <details className="small">
+            <summary className="muted">
+              <code>{p.name ?? 'tool'}</code> call as JSON
+            </summary>
+            {hasArgs && <Pretty label="Arguments" value={p.arguments!} />}
+            {result && <Pretty label="Result" value={result.output ?? ''} />}
+          </details>
         </div>
       );
+    }
     case 'function_call_output':
       return (
         <div className="stack">
-          <div>
-            <strong>
-              {who}: result of <code>{callName ?? 'a tool call'}</code>
-            </strong>{' '}
-            <Flag status={p.status} />
+          <div data-testid="tool-line">
+            <strong>{who}</strong> got the result of <code>{callName ?? 'a tool call'}</code> <span className="muted">→</span> {resultWords(p.output)} <Flag status={p.status} />
           </div>
-          <Pretty label="Result" value={p.output ?? ''} />
+          <details className="small">
+            <summary className="muted">Result as JSON</summary>
+            <Pretty label="Result" value={p.output ?? ''} />
+          </details>
         </div>
       );
     case 'message': {

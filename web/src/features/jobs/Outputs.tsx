@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { downloadBlob, downloadOutputsArchive } from '../../lib/blobs';
 import { formatBytes } from '../../lib/format';
+import { ValidationBadge } from '../ui/ValidationBadge';
 
 export interface OutputFile {
   path: string;
@@ -12,7 +13,7 @@ export interface OutputFile {
  * The job's downloadable results (Job.outputs: files of its succeeded run and evaluation
  * tasks), each downloadable with the session token, and all of them as one archive.
  */
-export function Outputs({ jobId, outputs, status, validated }: { jobId: string; outputs: readonly OutputFile[]; status: string; validated: boolean }) {
+export function Outputs({ jobId, outputs, status, validation }: { jobId: string; outputs: readonly OutputFile[]; status: string; validation: { badge: string; reason?: string | null } }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   if (outputs.length === 0) {
@@ -40,19 +41,7 @@ export function Outputs({ jobId, outputs, status, validated }: { jobId: string; 
       <div className="spread" style={{ marginBottom: 8 }}>
         <span className="muted small">
           {outputs.length} file{outputs.length === 1 ? '' : 's'}, {formatBytes(total)}{' '}
-          {validated ? (
-            <span className="badge tone-ok" data-testid="outputs-validated">
-              validated
-            </span>
-          ) : !['FAILED', 'CANCELLED', 'STOPPED'].includes(status) ? (
-            <span className="badge tone-muted" data-testid="outputs-checks-pending">
-              checks pending
-            </span>
-          ) : (
-            <span className="badge tone-bad" data-testid="outputs-not-validated" title="The job did not pass its checks: these files are kept for inspection, not as results.">
-              not validated
-            </span>
-          )}
+          <ValidationBadge badge={validation.badge} reason={validation.reason} inlineReason />
         </span>
         <button type="button" onClick={() => void run('*', () => downloadOutputsArchive(jobId))} disabled={busy === '*'}>
           {busy === '*' ? 'Preparing…' : 'Download all (.tar.gz)'}

@@ -1,6 +1,7 @@
 import { formatClock, formatTime } from '../../lib/format';
 import { JsonView } from '../ui/JsonView';
 import { toneOf } from '../ui/StatusBadge';
+import { trustCheckBadge, ValidationBadge } from '../ui/ValidationBadge';
 import { describeEvent } from './describeEvent';
 import type { JobEventItem } from './useJobActivity';
 
@@ -49,14 +50,21 @@ export function EventTimeline({ events, loading, error }: { events: JobEventItem
   if (error && events.length === 0) return <p className="error-text">Could not load events: {error}</p>;
   if (events.length === 0) return <p className="muted">Nothing has happened yet.</p>;
   return (
-    <ol className="timeline" aria-label="Timeline" data-testid="timeline">
-      {[...events].reverse().map((e) => (
+    <ol className="timeline" aria-label="Timeline, oldest first" data-testid="timeline">
+      {events.map((e) => (
         <li key={e.id} data-kind={e.kind}>
           <time className="muted small" dateTime={e.createdAt} title={formatTime(e.createdAt)}>
             {formatClock(e.createdAt)}
           </time>
           <details>
-            <summary>{describeEvent(e.kind, e.payload)}</summary>
+            <summary>
+              {e.kind === 'trust.check' && trustCheckBadge(e.payload) && (
+                <>
+                  <ValidationBadge badge={trustCheckBadge(e.payload)!} />{' '}
+                </>
+              )}
+              {describeEvent(e.kind, e.payload)}
+            </summary>
             <div className="small" style={{ marginTop: 4 }}>
               <span className="muted">{e.kind}</span>
               <JsonView value={e.payload} />
