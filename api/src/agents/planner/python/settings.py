@@ -3,6 +3,9 @@
 Nothing is imported or run: only `ast.parse` of the text. Read by settings/listSettings.ts,
 which adds ids and files, parses the config files and narrows the surface to one entry point.
 
+A Jupyter notebook (a path ending .ipynb, its JSON as the source) is read as its settings cell:
+the `parameters`-tagged cell, else the first code cell (read_notebook; `cell` gives its number).
+
 Input (stdin): {"files": {"path": "source", ...}, "maxChars": N, "budgetSeconds": S} (files read in
 the order given; once S seconds are spent, the rest are answered "not read" — the first is always read)
 Output (stdout): {"path": FILE, ...} where FILE is
@@ -1134,6 +1137,60 @@ class FileReader:
                 "configFunctions": self.config_functions(), "mergesArgs": merges_args}
 
 
+MAGIC_LINE = re.compile(r"^\s*(%|!|\?)")
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
+
+
+def notebook_cell(text):
+    """A notebook's settings cell: the one tagged `parameters` (papermill's convention), else the
+    first code cell — what `python -m chatgpu.notebook --set NAME=VALUE` changes. Returns (number
+    among all cells, 1-based; its Python with IPython magics and shell lines blanked, line numbers
+    kept), or None when there is no such cell (or it is a non-Python cell magic such as %%bash)."""
+    nb = json.loads(text)
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise ValueError("not a notebook: no cells")
+    code = [(i, c) for i, c in enumerate(cells) if isinstance(c, dict) and c.get("cell_type") == "code"]
+    tagged = [(i, c) for i, c in code if "parameters" in ((c.get("metadata") or {}).get("tags") or [])]
+    if not (tagged or code):
+        return None
+    i, cell = (tagged or code)[0]
+    source = cell.get("source") or ""
+    lines = ("".join(source) if isinstance(source, list) else str(source)).split("\n")
+    first = lines[0].strip()
+    if first.startswith("%%"):
+        if (first[2:].split() or [""])[0] not in PYTHON_CELL_MAGICS:
+            return None
+        lines[0] = ""
+    return i + 1, "\n".join("" if MAGIC_LINE.match(l) else l for l in lines)
+
+
+def read_notebook(text):
+    """The settings of a notebook's settings cell (notebook_cell): the names its top level assigns
+    a literal to (`lr = 0.1`, `lr: float = 0.1`, `a, b = 1, 2`), the only ones chatgpu.notebook
+    can set; spans are the cell's own, `cell` says which."""
+    found = notebook_cell(text)
+    if found is None:
+        return {"ok": True, "settings": [], "reads": [], "imports": [], "configurator": None, "configShaped": False, "mains": [],
+                "mainGuard": False, "fromCli": False, "configFunctions": [], "mergesArgs": False, "cell": None}
+    number, source = found
+    reader = FileReader(source)
+    out = reader.read()
+    settable = set()
+    for stmt in reader.tree.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            settable.add(stmt.target.id)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            t = stmt.targets[0]
+            if isinstance(t, ast.Name):
+                settable.add(t.id)
+            elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)) and len(t.elts) == len(stmt.value.elts):
+                settable.update(e.id for e in t.elts if isinstance(e, ast.Name))
+    out["settings"] = [x for x in out["settings"] if x["kind"] == "constant" and x.get("scope") == "module" and not x.get("inExpression") and x["name"] in settable]
+    out["cell"] = number
+    return out
+
+
 def main():
     # A short-lived process over trees of many small objects: the cyclic collector only costs time here.
     gc.disable()
@@ -1151,11 +1208,13 @@ def main():
             out[path] = {"ok": False, "error": f"too large to read for settings ({len(text)} characters; the limit is {limit})"}
             continue
         try:
-            out[path] = FileReader(text).read()
+            out[path] = read_notebook(text) if path.endswith(".ipynb") else FileReader(text).read()
         except SyntaxError as e:
             out[path] = {"ok": False, "error": f"SyntaxError: {e.msg} (line {e.lineno})"}
         except RecursionError:
             out[path] = {"ok": False, "error": "nested too deeply to read"}
+        except (ValueError, AttributeError) as e:  # a notebook that is not JSON of nbformat's shape
+            out[path] = {"ok": False, "error": f"not a notebook that can be read: {e}"}
         except Exception as e:  # noqa: BLE001 - one unreadable file must not hide the others
             out[path] = {"ok": False, "error": f"{type(e).__name__}: {e}"}
     json.dump(out, sys.stdout)

@@ -16,6 +16,12 @@
  *   code configs   get_config() building a CfgNode / ConfigDict, following `C.trainer =
  *                  Trainer.get_default_config()` into other files (`trainer.max_iters`); with
  *                  merge_from_args they are `--trainer.max_iters=…` settings
+ *   notebooks      a .ipynb's settings cell (python/settings.py#read_notebook: the `parameters`-tagged
+ *                  cell, else the first code cell): the names its top level assigns a literal to, as
+ *                  kind config-key of the notebook with override `--set NAME=` — the worker's notebook
+ *                  runner (`python -m chatgpu.notebook X.ipynb --set NAME=VALUE`) rewrites that
+ *                  assignment or fills the parameters cell; no span (the runner finds it, not a rewrite
+ *                  of the JSON file)
  *   entry          narrows to what one entry point can be told: its own settings, the module-level
  *                  constants (settings classes' fields too), flags and env variables of the project
  *                  modules it imports (one level), and the config files it (or those modules) read
@@ -72,6 +78,8 @@ type PyFile =
       fromCli: boolean;
       configFunctions: ConfigFunction[];
       mergesArgs: boolean;
+      /** a notebook: the number of the cell its settings come from (1-based, among all cells) */
+      cell?: number | null;
     }
   | { ok: false; error: string };
 
@@ -106,10 +114,13 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
   for (const [file, text] of files) {
     if (IGNORED_DIRS.test(file) || (PY_TOOLING.test(file) && file !== entry)) continue;
     const ext = path.posix.extname(file).toLowerCase();
-    if (ext !== '.py' && !CONFIG_FORMATS[ext]) continue;
+    if (ext !== '.py' && ext !== '.ipynb' && !CONFIG_FORMATS[ext]) continue;
     if (text.includes('\0')) {
       problems.push({ file, error: 'binary (a NUL byte): not read' });
-    } else if (ext === '.py') {
+    } else if (ext === '.ipynb' && !text.trim()) {
+      // loadSources passes a file above its size limit as '' (a notebook saved with large outputs)
+      problems.push({ file, error: 'empty, or too large to read (a notebook saved with its outputs): its settings were not read' });
+    } else if (ext === '.py' || ext === '.ipynb') {
       if (text.length > MAX_PY_CHARS) problems.push({ file, error: `too large to read for settings (${text.length} characters; the limit is ${MAX_PY_CHARS})` });
       else py[file] = text;
     } else configs.push([file, text]);
@@ -157,6 +168,12 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
 
   for (const [file, facts] of Object.entries(parsed)) {
     if (!facts.ok) continue;
+    if (file.endsWith('.ipynb')) {
+      for (const { inExpression: _, span: __, ...s } of facts.settings) {
+        settings.push({ ...s, id: `${file}#${s.name}`, file, kind: 'config-key', format: 'python', override: `--set ${s.name}=`, readBy: [file], help: s.help ?? `set in cell ${facts.cell} of the notebook` });
+      }
+      continue;
+    }
     const flagNames = new Set(facts.settings.filter((s) => s.kind === 'flag' || s.kind === 'positional').map((s) => s.name));
     const readers = configModules.get(file);
     for (const s of facts.settings) {
