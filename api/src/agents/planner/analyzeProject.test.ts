@@ -18,3 +18,37 @@ describe('reportedMetrics', () => {
     expect(facts.entryPoints[0]!.reportsMetrics).toEqual(['eval_accuracy', 'eval_loss']);
   });
 });
+
+describe('notebooks', () => {
+  const nb = (...cells: string[]) => JSON.stringify({ nbformat: 4, nbformat_minor: 4, metadata: {}, cells: [{ cell_type: 'markdown', metadata: {}, source: ['import pandas # prose'] }, ...cells.map((c) => ({ cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source: c.split(/(?<=\n)/) }))] });
+
+  it('a project of only a notebook: the notebook is its entry point, its imports (magics left out) and the runner\'s needs are its dependencies', () => {
+    const facts = analyzeProject(new Map([
+      ['analysis.ipynb', nb('%matplotlib inline\n!pip install foo\nimport numpy as np, torch\nfrom sklearn.linear_model import Ridge\nimport helpers', 'from chatgpu.metrics import log\nlog(step=1, r2=0.5)\ntorch.save(model, "m.pt")', '%%bash\nimport notpython')],
+      ['helpers.py', 'def f():\n    return 1\n'],
+      ['.ipynb_checkpoints/analysis-checkpoint.ipynb', nb('import numpy')],
+    ]));
+    expect(facts.entryPoints).toEqual([{ path: 'analysis.ipynb', kind: 'notebook', cli: null, flags: [], savesCheckpoint: true, hardwiredCuda: [], reportsMetrics: ['r2'] }]);
+    expect(facts.importsByFile['analysis.ipynb']).toEqual({ thirdParty: ['ipykernel', 'nbclient', 'numpy', 'sklearn', 'torch'], local: ['helpers'] });
+    expect(facts.imports).toEqual(['numpy', 'sklearn', 'torch']);
+    expect(facts.usesTorch).toBe(true);
+    expect(facts.pins.map((p) => [p.name, p.line, p.file])).toEqual([['ipykernel', 'ipykernel', 'analysis.ipynb'], ['nbclient', 'nbclient', 'analysis.ipynb']]);
+    expect(facts.notes.join(' ')).toContain('python -m chatgpu.notebook X.ipynb');
+  });
+
+  it('a project with a Python entry point keeps it as its only entry point; a notebook that is not JSON has no imports', () => {
+    const facts = analyzeProject(new Map([
+      ['train.py', 'import torch\nif __name__ == "__main__":\n    print(1)\n'],
+      ['explore.ipynb', nb('import seaborn')],
+      ['requirements.txt', 'nbclient==0.7.2\n'],
+    ]));
+    expect(facts.entryPoints.map((e) => e.path)).toEqual(['train.py']);
+    expect(facts.imports).toEqual(['torch']);
+    expect(facts.importsByFile['explore.ipynb']).toEqual({ thirdParty: ['seaborn'], local: [] });
+    const broken = analyzeProject(new Map([['x.ipynb', '{ not json'], ['requirements.txt', 'nbclient==0.7.2\n']]));
+    expect(broken.entryPoints.map((e) => e.kind)).toEqual(['notebook']);
+    expect(broken.importsByFile['x.ipynb']!.thirdParty).toEqual(['ipykernel', 'nbclient']);
+    // a requirement the project already gives is kept as it is
+    expect(broken.pins.map((p) => p.line)).toEqual(['nbclient==0.7.2', 'ipykernel']);
+  });
+});

@@ -60,8 +60,12 @@ export interface Positional {
 
 export interface EntryPoint {
   path: string;
-  /** How it runs: a `__main__` block, or code at the top level of a script. */
-  kind?: 'main-guard' | 'top-level';
+  /**
+   * How it runs: a `__main__` block, code at the top level of a script, or a Jupyter notebook
+   * (run top to bottom by the worker's runner: `python -m chatgpu.notebook PATH`, settings as
+   * `--set NAME=VALUE`; NOTEBOOK_RUNNER).
+   */
+  kind?: 'main-guard' | 'top-level' | 'notebook';
   /** argparse, click or typer, when the flags were read with the parser. */
   cli?: string | null;
   flags: ArgFlag[];
@@ -105,6 +109,11 @@ export interface ProjectFacts {
 const STDLIB = new Set(
   'abc argparse array ast asyncio base64 bisect builtins bz2 calendar cmath collections concurrent configparser contextlib copy csv ctypes dataclasses datetime decimal difflib enum errno functools gc getopt getpass glob gzip hashlib heapq hmac html http importlib inspect io ipaddress itertools json logging lzma math mimetypes multiprocessing numbers operator os pathlib pickle pkgutil platform pprint queue random re sched secrets select shlex shutil signal socket sqlite3 ssl stat statistics string struct subprocess sys sysconfig tarfile tempfile textwrap threading time timeit tkinter traceback types typing unittest urllib uuid warnings weakref xml zipfile zlib __future__'.split(' '),
 );
+
+/** The command that runs a notebook on a worker (worker/python/chatgpu/notebook.py). */
+export const NOTEBOOK_RUNNER = 'python -m chatgpu.notebook';
+/** What that runner imports on the worker: present there (Debian python3-nbclient, python3-ipykernel) or installed in a setup phase. */
+export const NOTEBOOK_RUNTIME = ['ipykernel', 'nbclient'];
 
 const PIN_RE = /^\s*([A-Za-z0-9_.-]+)\s*(\[[^\]]*\])?\s*((?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+(?:\s*,\s*(?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+)*)?/;
 
@@ -212,12 +221,61 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
       entryPoints.push({ path: p, kind, cli: ast?.ok ? ast.cli : null, flags, ...(ast?.ok && ast.positionals?.length ? { positionals: ast.positionals } : {}), savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda, reportsMetrics: reportedMetrics(text) });
     }
   }
+  // Notebooks are entry points when no Python file is one: a project of scripts that also holds a
+  // notebook (a demo, an exploration) still runs its script, as before.
+  const notebooks = [...files.keys()].filter((p) => p.endsWith('.ipynb') && !/(^|\/)\.ipynb_checkpoints\//.test(p)).sort();
+  for (const p of notebooks) {
+    const code = notebookCode(files.get(p)!);
+    const thirdParty = new Set<string>();
+    const local = new Set<string>();
+    for (const m of code.matchAll(/^\s*(?:import\s+([^\n#;]+)|from\s+([\w.]+)\s+import)/gm)) {
+      for (const n of m[1] ? m[1].split(',').map((x) => x.trim().split(/\s+as\s+/)[0]!) : [m[2]!]) {
+        const top = n.split('.')[0]!;
+        if (!top || STDLIB.has(top) || top === 'chatgpu') continue;
+        if (localModules.has(top)) local.add(top);
+        else thirdParty.add(top);
+      }
+    }
+    const asEntry = entryPoints.length === 0;
+    if (asEntry) {
+      for (const t of thirdParty) imports.add(t);
+      // The runner's own needs, as imports of the notebook: resolved like any (present on the
+      // worker, installed in a setup phase from the requirement below, or explained).
+      for (const t of NOTEBOOK_RUNTIME) thirdParty.add(t);
+    }
+    importsByFile[p] = { thirdParty: [...thirdParty].sort(), local: [...local].sort() };
+    if (!asEntry) continue;
+    for (const name of NOTEBOOK_RUNTIME) if (!pins.some((x) => x.name === name)) pins.push({ name, spec: '', file: p, line: name });
+    entryPoints.push({ path: p, kind: 'notebook', cli: null, flags: [], savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(code), hardwiredCuda: [], reportsMetrics: reportedMetrics(code) });
+  }
+  if (entryPoints.some((e) => e.kind === 'notebook')) notes.push(`Notebooks run top to bottom with the worker's runner (\`${NOTEBOOK_RUNNER} X.ipynb\`, settings as \`--set NAME=VALUE\`), which needs ${NOTEBOOK_RUNTIME.join(' and ')} on the worker.`);
   const usage = usageCommands(files);
   const cudaSources = [...files.keys()].filter((p) => /\.(cu|cuh|hip)$/.test(p)).sort();
   const dataFolders = [...new Set([...files.keys()].filter((p) => /\.(csv|tsv|npy|npz|parquet|jsonl|txt|pt|bin|h5|png|jpg)$/.test(p) && p.includes('/') && !/requirements/.test(p)).map((p) => p.split('/').slice(0, -1).join('/')))].sort();
   const usesTorch = imports.has('torch');
   if (pins.length === 0 && imports.size > 0) notes.push(`No requirements file; imports: ${[...imports].sort().join(', ')}.`);
   return { pins, usage, imports: [...imports].sort(), importsByFile, localModules: [...localModules].sort(), entryPoints, cudaSources, dataFolders, usesTorch, notes };
+}
+
+/**
+ * The Python of a notebook's code cells, in order (IPython magics and shell lines left out); '' for
+ * text that is not a notebook (or was too large to be read).
+ */
+export function notebookCode(text: string): string {
+  let nb: unknown;
+  try {
+    nb = JSON.parse(text);
+  } catch {
+    return '';
+  }
+  const cells = (nb as { cells?: unknown })?.cells;
+  if (!Array.isArray(cells)) return '';
+  return cells
+    .filter((c): c is { cell_type: string; source?: unknown } => !!c && typeof c === 'object' && (c as { cell_type?: unknown }).cell_type === 'code')
+    .map((c) => (Array.isArray(c.source) ? c.source.join('') : typeof c.source === 'string' ? c.source : ''))
+    .filter((src) => !/^\s*%%(?!time|timeit|capture|prun)/.test(src))
+    .map((src) => src.split('\n').filter((l) => !/^\s*(%|!)/.test(l)).join('\n'))
+    .join('\n');
 }
 
 /**
