@@ -213,8 +213,9 @@ class Run:
             self.total = ck.get("total")
             self.resumed = ck
             when = datetime.datetime.fromtimestamp(ck["saved_at"], datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-            lost = max(0.0, time.time() - ck["saved_at"])
-            print(f"chatgpu.resume: resumed at step {ck['done']} of {ck.get('total') if ck.get('total') is not None else '?'} from a checkpoint of {when} (work lost: at most {lost:.0f} s)", flush=True)
+            age = max(0.0, time.time() - ck["saved_at"])
+            total = ck.get("total") if ck.get("total") is not None else "?"
+            print(f"chatgpu.resume: resumed at step {ck['done']} of {total} from a checkpoint of {when} (saved {age:.0f} s ago)", flush=True)
             values = ck.get("values", {})
             return [values.get(k, v) for k, v in defaults.items()]
         return list(defaults.values())
