@@ -18,6 +18,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { callControl, serveControl } from './control.js';
 import { cleanLeftovers } from './leftovers.js';
+import { notebookSupport } from './probe/notebookSupport.js';
 import { probeCapabilities } from './probe/probeCapabilities.js';
 import type { Capabilities } from './probe/types.js';
 import { applySimulatedAccelerator, parseSimulateAccelerator } from './probe/simulateAccelerator.js';
@@ -216,6 +217,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (install && caps.install.enabled) log.info(`setup phase on: environments in ${envs!.root} (up to ${envCacheMb} MB), packages from ${caps.install.index ?? "pip's default index"}`);
   if (install && !caps.install.enabled) log.warn(`setup phase off: ${caps.python ?? 'no Python'} cannot make a virtualenv with pip (Debian/Ubuntu: apt-get install python3-venv python3-pip); tasks that need packages go to other workers`);
+  const notebooks = notebookSupport(caps);
+  if (notebooks) log.warn(notebooks);
   const name = v.name ?? hostname();
   const telemetry = await initTelemetry(process.env.SENTRY_DSN, name);
   const session: Session = new Session({
