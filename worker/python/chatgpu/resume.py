@@ -55,6 +55,7 @@ __all__ = ["Run"]
 FORMAT = 1
 KEEP = 2
 _NAME = re.compile(r"^resume-(\d+)\.pt$")
+_END = object()
 
 
 def _torch():
@@ -239,7 +240,8 @@ class Run:
         it = iter(iterable)
         if self.resumed is not None:
             for _ in range(self.done):
-                next(it)
+                if next(it, _END) is _END:  # fewer iterations than the checkpoint holds (other arguments): none left
+                    break
             self._set_generators({n: o.get("generators", {}) for n, o in self.resumed["objects"].items()})
             _set_rng(self.resumed["rng"])
         return self._iterate(it)
