@@ -277,4 +277,59 @@ describe('the job page', () => {
     expect(kinds.at(-1)).toBe('job.status');
     await page.close();
   });
+
+  it('the jobs list tells two runs of one project apart: request excerpt, duration, headline metric, failure reason, status filter', async () => {
+    const other = await d.signUp();
+    const a = await createJob(d, other.token, 'Spiral classifier');
+    const b = await createJob(d, other.token, 'Spiral classifier');
+    await d.prisma.job.update({ where: { id: a.uuid }, data: { request: 'train it for 20 epochs with a learning rate of 0.001 and give me the model and its accuracy on fresh data, please', status: 'SUCCEEDED', startedAt: new Date(Date.now() - 95_000), finishedAt: new Date(Date.now() - 5_000) } });
+    await d.prisma.job.update({ where: { id: b.uuid }, data: { request: 'train it for 2 epochs', status: 'FAILED', statusReason: 'The run failed: exit code 1 (ModuleNotFoundError: No module named tqdm).', startedAt: new Date(Date.now() - 30_000), finishedAt: new Date() } });
+    // Each task's result as completeAttempt stores it: the last value of each metric.
+    await d.prisma.task.create({ data: { jobId: a.uuid, ownerId: other.userId, kind: 'EVALUATE', name: 'evaluate', codeVersionId: a.codeVersionId, command: 'python evaluate.py', status: 'SUCCEEDED', result: { exitCode: 0, outputs: [], metrics: { eval_accuracy: 0.975 } } } });
+    await d.prisma.task.create({ data: { jobId: a.uuid, ownerId: other.userId, kind: 'RUN', name: 'run', codeVersionId: a.codeVersionId, command: 'python train.py', status: 'SUCCEEDED', result: { exitCode: 0, outputs: [], metrics: { loss: 0.04, epoch: 20 } } } });
+    const page = await d.page(other.token);
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await page.goto(`${d.url}/jobs`);
+    const rows = page.locator('table[aria-label=Jobs] tbody tr');
+    await rows.nth(1).waitFor(WAIT);
+    const failed = rows.nth(0);
+    const succeeded = rows.nth(1);
+    expect(await succeeded.getByTestId('request-excerpt').textContent()).toBe('train it for 20 epochs with a learning rate of 0.001 and give me the model and its…');
+    expect(await succeeded.getByTestId('headline-metric').textContent()).toBe('eval_accuracy 0.975');
+    expect(await succeeded.getByTestId('job-duration').textContent()).toBe('1m 30s');
+    expect(await failed.getByTestId('request-excerpt').textContent()).toBe('train it for 2 epochs');
+    expect(await failed.getByTestId('failure-reason').textContent()).toBe('The run failed: exit code 1 (ModuleNotFoundError: No module named tqdm).');
+    expect(await failed.getByTestId('headline-metric').textContent()).toBe('—');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
+    await page.getByLabel('Status').selectOption('FAILED');
+    await page.getByText('1 job with this status').waitFor(WAIT);
+    expect(await rows.count()).toBe(1);
+    await page.close();
+  });
+
+  it('the submit page shows an example request and why Submit is greyed', async () => {
+    const page = await d.page(user.token);
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await page.goto(`${d.url}/jobs/new`);
+    const submit = page.getByRole('button', { name: 'Submit job' });
+    await submit.waitFor(WAIT);
+    expect(await page.getByLabel(/What should happen/).getAttribute('placeholder')).toMatch(/^e\.g\. Train it for 20 epochs/);
+    expect(await submit.isDisabled()).toBe(true);
+    expect(await page.getByTestId('submit-why').textContent()).toBe('Add your project’s files first (step 1).');
+    await page.locator('[data-testid=dropzone]').evaluate((el) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['print(1)\n'], 'train.py'));
+      el.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    });
+    await page.getByTestId('submit-why').getByText('Give the job a title.').waitFor(WAIT);
+    await page.getByLabel('Title').fill('Tiny');
+    await page.getByTestId('submit-why').getByText('Say what should happen.').waitFor(WAIT);
+    await page.getByLabel(/What should happen/).fill('run it');
+    await page.getByTestId('submit-why').waitFor({ state: 'detached', ...WAIT });
+    expect(await submit.isDisabled()).toBe(false);
+    // The accessible description of the disabled button is the reason.
+    await page.getByLabel('Title').fill('');
+    expect(await submit.getAttribute('aria-describedby')).toBe('submit-why');
+    await page.close();
+  });
 });

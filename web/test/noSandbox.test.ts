@@ -23,6 +23,14 @@ describe('no sandbox, shown', () => {
     expect(await shown('isolated').textContent()).toBe('bubblewrap (each task isolated)');
     expect(await shown('local').textContent()).toBe("none: bubblewrap is not installed, so it runs only its owner's own jobs, as plain processes");
     expect(await shown('risky').textContent()).toBe("none (--sandbox none, its owner's choice): every task runs as a plain process on that machine");
+    // The state as a badge: the warning colour for none.
+    const badge = (name: string) => page.locator(`tr[data-worker="${name}"] [data-testid=sandbox-badge]`);
+    expect(await badge('isolated').textContent()).toBe('sandboxed');
+    expect(await badge('isolated').getAttribute('class')).toContain('tone-ok');
+    for (const name of ['local', 'risky']) {
+      expect(await badge(name).textContent()).toBe('no sandbox');
+      expect(await badge(name).getAttribute('class')).toContain('tone-warn');
+    }
     await page.close();
   });
 

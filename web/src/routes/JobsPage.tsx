@@ -2,12 +2,21 @@ import { useQuery } from '@apollo/client/react';
 import { useEffect, useState } from 'react';
 import { graphql } from '../gql';
 import type { JobStatus } from '../gql/graphql';
-import { formatAge, formatCad } from '../lib/format';
+import { formatAge, formatCad, formatDuration } from '../lib/format';
 import { Link, navigate, useLocation } from '../lib/router';
 import { StatusBadge } from '../features/ui/StatusBadge';
 import { Empty, ErrorState, Loading } from '../features/ui/States';
 
 const PAGE = 20;
+const FAILED = new Set(['FAILED', 'STOPPED', 'CANCELLED']);
+
+/** The start of a text on one line, cut at a word: "train it for 2 epochs and give me…". */
+function excerpt(text: string, max = 90): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  if (one.length <= max) return one;
+  const cut = one.slice(0, max);
+  return `${cut.slice(0, cut.lastIndexOf(' ') > max * 0.6 ? cut.lastIndexOf(' ') : max)}…`;
+}
 const STATUSES: JobStatus[] = ['DRAFT', 'PLANNING', 'NEEDS_INPUT', 'PREPARING', 'RUNNING', 'VALIDATING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'];
 
 const JobsQuery = graphql(`
@@ -25,7 +34,16 @@ const JobsQuery = graphql(`
         node {
           id
           title
+          request
           status
+          statusReason
+          startedAt
+          finishedAt
+          headlineMetric {
+            name
+            value
+            source
+          }
           costCad
           spendingCapCad
           createdAt
@@ -99,9 +117,11 @@ export default function JobsPage() {
           <table aria-label="Jobs">
             <thead>
               <tr>
-                <th>Title</th>
+                <th>Job</th>
                 <th>Status</th>
+                <th>Result</th>
                 <th>Age</th>
+                <th>Duration</th>
                 <th>Cost</th>
                 <th>Cap</th>
               </tr>
@@ -109,15 +129,33 @@ export default function JobsPage() {
             <tbody>
               {conn.edges.map(({ node: j }) => (
                 <tr key={j.id} className="clickable" onClick={() => navigate(`/jobs/${encodeURIComponent(j.id)}`)}>
-                  <td>
+                  <td className="job-cell">
                     <Link to={`/jobs/${encodeURIComponent(j.id)}`} onClick={(e) => e.stopPropagation()}>
                       {j.title}
                     </Link>
+                    <div className="muted small excerpt" data-testid="request-excerpt" title={j.request}>
+                      {excerpt(j.request)}
+                    </div>
                   </td>
                   <td>
                     <StatusBadge status={j.status} />
+                    {FAILED.has(j.status) && j.statusReason && (
+                      <div className="small failure" data-testid="failure-reason" title={j.statusReason}>
+                        {excerpt(j.statusReason, 110)}
+                      </div>
+                    )}
+                  </td>
+                  <td data-testid="headline-metric">
+                    {j.headlineMetric ? (
+                      <span title={`from the ${j.headlineMetric.source}`}>
+                        {j.headlineMetric.name} <strong>{Number(j.headlineMetric.value.toPrecision(4))}</strong>
+                      </span>
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
                   </td>
                   <td title={j.createdAt}>{formatAge(j.createdAt)}</td>
+                  <td data-testid="job-duration">{j.startedAt ? formatDuration((j.finishedAt ? new Date(j.finishedAt).getTime() : Date.now()) - new Date(j.startedAt).getTime()) : <span className="muted">—</span>}</td>
                   <td>{formatCad(j.costCad)}</td>
                   <td>{j.spendingCapCad == null ? <span className="muted">no cap</span> : formatCad(j.spendingCapCad)}</td>
                 </tr>

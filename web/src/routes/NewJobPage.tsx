@@ -42,6 +42,9 @@ type Phase = { kind: 'idle' } | { kind: 'hashing'; done: number; total: number }
 
 const UPLOAD_CONCURRENCY = 4;
 
+const REQUEST_EXAMPLE =
+  'e.g. Train it for 20 epochs with a learning rate of 0.001 and give me the model and its accuracy on the test set. Stop if the loss is still above 0.5.';
+
 export default function NewJobPage() {
   const [selection, setSelection] = useState<Selection | null>(null);
   const [over, setOver] = useState(false);
@@ -126,6 +129,9 @@ export default function NewJobPage() {
     }
   };
 
+  // Why Submit is greyed, said beside it (the first thing missing).
+  const why = !selection ? 'Add your project’s files first (step 1).' : !title.trim() ? 'Give the job a title.' : !request.trim() ? 'Say what should happen.' : null;
+
   return (
     <>
       <h1>New job</h1>
@@ -184,13 +190,13 @@ export default function NewJobPage() {
           <h2>2. Describe the job</h2>
           <div className="field">
             <label htmlFor="title">Title</label>
-            <input id="title" required maxLength={200} value={title} onChange={(e) => setTitle(e.target.value)} style={{ width: '100%' }} />
+            <input id="title" required maxLength={200} value={title} onChange={(e) => setTitle(e.target.value)} style={{ width: '100%' }} placeholder="e.g. Spiral classifier, 20 epochs" />
           </div>
           <div className="field">
             <label htmlFor="request">
               What should happen? <span className="hint">Plain words: what to run, what you want back, how to tell it worked.</span>
             </label>
-            <textarea id="request" required maxLength={20000} value={request} onChange={(e) => setRequest(e.target.value)} />
+            <textarea id="request" required maxLength={20000} value={request} onChange={(e) => setRequest(e.target.value)} placeholder={REQUEST_EXAMPLE} />
           </div>
           <div className="row">
             <div className="field">
@@ -218,9 +224,14 @@ export default function NewJobPage() {
           </p>
         )}
         <div className="row">
-          <button type="submit" className="primary" disabled={busy || !selection}>
+          <button type="submit" className="primary" disabled={busy || why !== null} aria-describedby={why ? 'submit-why' : undefined}>
             Submit job
           </button>
+          {why && !busy && (
+            <span id="submit-why" className="muted small" data-testid="submit-why">
+              {why}
+            </span>
+          )}
           {busy && (
             <button type="button" onClick={() => abort.current?.abort()}>
               Cancel upload

@@ -1,3 +1,4 @@
+import { headlineMetric, type HeadlineMetric } from '../../domain/jobs/headlineMetric.js';
 import { z } from 'zod';
 import { cancelJob } from '../../domain/jobs/cancelJob.js';
 import { createJob } from '../../domain/jobs/createJob.js';
@@ -35,6 +36,15 @@ const JobEstimateRef = builder.objectRef<Estimate>('JobEstimate').implement({
     boundedUnits: t.float({ nullable: true, description: 'How many units the smoke run did.', resolve: (e) => e.measured?.bounded ?? null }),
     fullUnits: t.float({ nullable: true, description: 'How many units the full run does (its progress: epoch 3 of fullUnits).', resolve: (e) => e.measured?.full ?? null }),
     secondsPerStep: t.float({ nullable: true, description: "Seconds per metric step, from the smoke run's progress metrics; null without them.", resolve: (e) => e.measured?.secondsPerStep ?? null }),
+  }),
+});
+
+const HeadlineMetricRef = builder.objectRef<HeadlineMetric>('HeadlineMetric').implement({
+  description: "The one number that tells two runs apart in a list (domain/jobs/headlineMetric.ts): the evaluation's quality metric, else the run's.",
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    value: t.exposeFloat('value'),
+    source: t.exposeString('source', { description: 'evaluation or run.' }),
   }),
 });
 
@@ -112,6 +122,14 @@ export const JobRef = builder.prismaNode('Job', {
     plans: t.relation('plans', { query: { orderBy: { version: 'asc' } } }),
     questions: t.relation('questions', { query: { orderBy: { createdAt: 'asc' } } }),
     tasks: t.relation('tasks', { query: { orderBy: { createdAt: 'asc' } } }),
+    headlineMetric: t.field({
+      type: HeadlineMetricRef,
+      nullable: true,
+      description: "The evaluation's (else the run's) headline metric from their stored results; null until one reported a metric.",
+      // Selected with the job (the jobs list loads it for a page of jobs in one query, not one per job).
+      select: { tasks: { where: { status: 'SUCCEEDED', kind: { in: ['RUN', 'EVALUATE'] } }, select: { kind: true, result: true }, orderBy: { createdAt: 'asc' } } },
+      resolve: (job) => headlineMetric(job.tasks),
+    }),
     preparationRecords: t.relation('preparations', { description: 'What the preparation stage tried and decided, in order.', query: { orderBy: [{ createdAt: 'asc' }, { revision: 'asc' }] } }),
     outputs: t.field({
       type: [FileEntry],

@@ -80,8 +80,13 @@ export function Capabilities({ value }: { value: unknown }) {
         {c.sandbox && (
           <>
             <dt>Sandbox</dt>
-            <dd className={c.sandbox === 'none' ? 'tone-warn' : undefined} data-testid="worker-sandbox" title={c.sandboxReason}>
-              {sandboxLabel(c)}
+            <dd title={c.sandboxReason}>
+              <span className={`badge tone-${c.sandbox === 'none' ? 'warn' : 'ok'}`} data-testid="sandbox-badge" data-sandbox={c.sandbox}>
+                {c.sandbox === 'none' ? 'no sandbox' : 'sandboxed'}
+              </span>{' '}
+              <span className={c.sandbox === 'none' ? 'tone-warn' : undefined} data-testid="worker-sandbox">
+                {sandboxLabel(c)}
+              </span>
             </dd>
           </>
         )}
