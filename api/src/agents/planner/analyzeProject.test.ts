@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { analyzeProject, reportedMetrics } from './analyzeProject.js';
+import { resolveImports } from './resolveImports.js';
 
 describe('reportedMetrics', () => {
   it('names the keywords passed to the metrics helper, not step/ts, in order of first appearance', () => {
@@ -50,5 +51,20 @@ describe('notebooks', () => {
     expect(broken.importsByFile['x.ipynb']!.thirdParty).toEqual(['ipykernel', 'nbclient']);
     // a requirement the project already gives is kept as it is
     expect(broken.pins.map((p) => p.line)).toEqual(['nbclient==0.7.2', 'ipykernel']);
+  });
+});
+
+describe("a notebook's dependencies on the workers (resolveImports)", () => {
+  const cls = (modules: string[] | null, installers: number) => ({ accelVendor: 'none', count: 1, workloads: ['python', 'shell'], pythonVersions: ['3.11.2'], torchVersions: [], numpyVersions: ['1.24.2'], maxMemoryMiB: 16000, maxAccelMemoryMiB: 0, accelerators: [], modules, installers });
+  const facts = analyzeProject(new Map([['a.ipynb', JSON.stringify({ cells: [{ cell_type: 'code', source: 'import numpy as np\nprint(np.pi)' }] })]]));
+
+  it('present where the workers have nbclient and ipykernel (Debian packages); installed in a setup phase where they do not; explained where none installs', () => {
+    expect(resolveImports(facts, ['a.ipynb'], [cls(['ipykernel', 'nbclient', 'numpy'], 0)]).install).toEqual([]);
+    const installed = resolveImports(facts, ['a.ipynb'], [cls(['numpy'], 1)]);
+    expect(installed.install).toEqual(['ipykernel', 'nbclient']);
+    expect(installed.summary).toBe('A setup phase installs ipykernel, nbclient on the worker before the run (the worker\'s own packages stay as they are).');
+    const refused = resolveImports(facts, ['a.ipynb'], [cls(['numpy'], 0)]);
+    expect(refused.unavailable).toEqual(['ipykernel', 'nbclient']);
+    expect(refused.summary).toContain('no online worker installs packages');
   });
 });
