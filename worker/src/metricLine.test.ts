@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseMetricLine } from './metricLine.js';
+import { parseMetricLine, rankOfLine } from './metricLine.js';
 
 describe('parseMetricLine', () => {
   it('reads the documented line', () => {
@@ -80,5 +80,40 @@ describe.skipIf(!existsSync(python))('chatgpu.metrics (Python helper) round trip
     expect(lines[1]).toMatch(/^CHATGPU_METRIC \{"step":10,"values":\{"loss":0\.5,"accuracy":0\.9\},"ts":/);
     expect(parseMetricLine(lines[2]!)).toMatchObject({ step: null, values: { lr: 0.001, ok: 1 } });
     expect(lines[3]).toBe('returned None');
+  });
+});
+
+describe('metric lines under a distributed launcher (torchrun --tee prefixes)', () => {
+  const body = '{"step":3,"values":{"loss":0.25}}';
+  it("takes rank 0's prefixed metric line and leaves other ranks' as log output", () => {
+    expect(parseMetricLine(`[default0]:CHATGPU_METRIC ${body}`)).toMatchObject({ step: 3, values: { loss: 0.25 } });
+    expect(parseMetricLine(`[trainer0]:CHATGPU_METRIC ${body}`)).toMatchObject({ step: 3 });
+    expect(parseMetricLine(`[default1]:CHATGPU_METRIC ${body}`)).toBeNull();
+    expect(parseMetricLine(`[default10]:CHATGPU_METRIC ${body}`)).toBeNull();
+    expect(parseMetricLine(`[default0]:plain log`)).toBeNull();
+    // an ordinary line that happens to start with brackets is not a rank prefix
+    expect(parseMetricLine(`[0]:CHATGPU_METRIC ${body}`)).toBeNull();
+  });
+  it('reads the rank of a line', () => {
+    expect(rankOfLine('[default1]:epoch 2')).toEqual({ rank: 1, text: 'epoch 2' });
+    expect(rankOfLine('epoch 2')).toEqual({ rank: null, text: 'epoch 2' });
+  });
+});
+
+describe.skipIf(!existsSync(python))('chatgpu.metrics reports from rank 0 only', () => {
+  const run = (rank: string | undefined) =>
+    execFileSync(python, ['-S', '-c', 'from chatgpu.metrics import log\nprint("returned", log(step=1, loss=0.5) is not None)'], {
+      env: { PYTHONPATH: pythonDir, PYTHONDONTWRITEBYTECODE: '1', ...(rank === undefined ? {} : { RANK: rank }) },
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n');
+  it('prints the line where RANK is unset, empty or 0, and nothing on another rank', () => {
+    for (const r of [undefined, '', '0']) {
+      const lines = run(r);
+      expect(parseMetricLine(lines[0]!)).toMatchObject({ step: 1, values: { loss: 0.5 } });
+      expect(lines[1]).toBe('returned True');
+    }
+    expect(run('1')).toEqual(['returned False']);
   });
 });

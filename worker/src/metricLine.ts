@@ -9,6 +9,11 @@
  * - Python tasks need not print it by hand: the worker puts a helper on PYTHONPATH,
  *   `from chatgpu.metrics import log; log(step=10, loss=0.5, accuracy=0.9)` (worker/python/chatgpu).
  *
+ * - under a distributed launcher (torchrun's `--tee`, which `python -m chatgpu.torchrun` runs, see
+ *   docs/launchers.md) each rank's line comes with the launcher's prefix, `[default0]:CHATGPU_METRIC {…}`
+ *   (`[<role><local rank>]:`): the run's metrics are rank 0's; another rank's metric line is log output
+ *   (the Python helper prints none there: it reports only where RANK is unset or 0).
+ *
  * Lines that are not metrics are ordinary log output. A metric line that cannot be read is treated as
  * log output too (parseMetricLine returns null) — a task's bad print never breaks its run.
  */
@@ -19,6 +24,15 @@ export interface MetricLine {
 }
 
 export const METRIC_PREFIX = 'CHATGPU_METRIC ';
+
+/** torchrun's `--tee` line prefix: `[<role><local rank>]:` (torch.distributed.elastic's TailLog; role `default` unless --role). */
+const RANK_PREFIX = /^\[([A-Za-z_][\w.-]*?)(\d+)\]:/;
+
+/** The launcher's rank of a line (its `[default1]:` prefix) and the line without it; rank null when it has none. */
+export function rankOfLine(line: string): { rank: number | null; text: string } {
+  const m = RANK_PREFIX.exec(line);
+  return m ? { rank: Number(m[2]), text: line.slice(m[0].length) } : { rank: null, text: line };
+}
 
 /** Longest metric line accepted; a longer one is log output (protects the metric store). */
 const MAX_LINE = 64 * 1024;
@@ -35,7 +49,9 @@ const NON_FINITE = /(?<=[:[,]\s*)-?(?:NaN|Infinity)(?=\s*[,}\]])/g;
  */
 export function parseMetricLine(line: string): MetricLine | null {
   if (line.length > MAX_LINE) return null;
-  const text = line.replace(/\r?\n?$/, '').trimStart();
+  const ranked = rankOfLine(line);
+  if (ranked.rank !== null && ranked.rank !== 0) return null; // metrics are rank 0's
+  const text = ranked.text.replace(/\r?\n?$/, '').trimStart();
   if (!text.startsWith(METRIC_PREFIX.trimEnd())) return null;
   const body = text.slice(METRIC_PREFIX.trimEnd().length);
   if (body.length > 0 && !/^\s/.test(body)) return null; // "CHATGPU_METRICS" is not ours

@@ -15,14 +15,19 @@ Values that are not finite numbers (NaN, inf, None, strings, tensors that are no
 dropped rather than breaking the line; bools count as 1/0; anything with ``.item()`` (a PyTorch or
 NumPy scalar) is converted. The line is flushed at once so the worker sees it while the task runs.
 The parser on the worker side is ``worker/src/metricLine.ts``.
+
+Under a distributed launcher (torchrun, ``python -m chatgpu.torchrun``, ``accelerate launch``) every
+process runs the same training loop; only rank 0 reports (``RANK`` unset, empty or ``0``), so a run's
+metrics are rank 0's, once each, and the other ranks' ``log`` calls print nothing and return None.
 """
 
 import json
 import math
+import os
 import sys
 import time
 
-__all__ = ["log", "format_line", "PREFIX"]
+__all__ = ["log", "format_line", "PREFIX", "reports"]
 
 PREFIX = "CHATGPU_METRIC "
 
@@ -68,12 +73,19 @@ def format_line(step=None, ts=None, **values):
     return PREFIX + json.dumps(record, separators=(",", ":"), allow_nan=False)
 
 
+def reports():
+    """Does this process report metrics? Not a distributed rank other than 0 (RANK, as torchrun sets it)."""
+    return os.environ.get("RANK", "").strip() in ("", "0")
+
+
 def log(step=None, **values):
     """Print one metric line to stdout and flush it. Returns the line (None if nothing to report).
 
     ``log(step=10, loss=0.5, accuracy=0.9)``; ``step`` is optional. A metric literally named ``ts``
     or ``step`` cannot be passed this way; use other names.
     """
+    if not reports():
+        return None
     line = format_line(step=step, **values)
     if line is None:
         return None
