@@ -4,8 +4,9 @@ import { buildTree, type TreeNode } from './collectFiles';
 export function FileTree({ files, label }: { files: { path: string; size: number }[]; label: string }) {
   const tree = buildTree(files);
   return (
-    <div className="tree" role="tree" aria-label={label}>
-      <ul>
+    // The tree role sits on the list itself, so its items are its children (axe: aria-required-children).
+    <div className="tree">
+      <ul role="tree" aria-label={label}>
         {tree.map((n) => (
           <Node key={n.name} node={n} depth={0} />
         ))}
@@ -23,7 +24,7 @@ function Node({ node, depth }: { node: TreeNode; depth: number }) {
     );
   }
   return (
-    <li role="treeitem" aria-expanded aria-selected={false}>
+    <li role="treeitem" aria-expanded={depth < 2} aria-selected={false}>
       <details open={depth < 2}>
         <summary>
           {node.name}/ <span className="muted">{formatBytes(node.size)}</span>
