@@ -5,7 +5,7 @@
  * here, executed on a real IPython kernel.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,9 +35,10 @@ function notebook(cells: Cell[]): string {
   }, null, 1);
 }
 
-function run(nb: string, args: string[] = [], o: { figures?: boolean; name?: string } = {}) {
+function run(nb: string, args: string[] = [], o: { figures?: boolean; name?: string; python?: string } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'notebook-helper-'));
   const name = o.name ?? 'analysis.ipynb';
+  mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
   writeFileSync(path.join(dir, name), nb);
   const figures = o.figures !== false;
   const env: Record<string, string> = {
@@ -50,9 +51,9 @@ function run(nb: string, args: string[] = [], o: { figures?: boolean; name?: str
     CHATGPU_OUTPUT_DIR: path.join(dir, 'outputs'),
     ...(figures ? { CHATGPU_FIGURES: path.join(dir, 'outputs', 'figures') } : {}),
   };
-  const r = spawnSync(PY, ['-m', 'chatgpu.notebook', name, ...args], { cwd: dir, encoding: 'utf8', env, timeout: 120_000 });
+  const r = spawnSync(o.python ?? PY, ['-m', 'chatgpu.notebook', name, ...args], { cwd: dir, encoding: 'utf8', env, timeout: 120_000 });
   const outDir = path.join(dir, 'outputs');
-  const executedPath = path.join(outDir, name.replace(/\.ipynb$/, '.ipynb'));
+  const executedPath = path.join(outDir, path.basename(name));
   const executed = existsSync(executedPath) ? (JSON.parse(readFileSync(executedPath, 'utf8')) as { cells: { cell_type: string; source: string | string[]; execution_count?: number | null; outputs?: { output_type: string; name?: string; text?: string | string[]; data?: Record<string, unknown>; ename?: string }[]; metadata: { tags?: string[] } }[] }) : null;
   const figDir = path.join(outDir, 'figures');
   const saved = existsSync(figDir) ? readdirSync(figDir).sort() : [];
@@ -147,6 +148,19 @@ describe('chatgpu.notebook', () => {
     const plain = run(notebook([code('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])')]), [], { figures: false });
     expect(plain.code, plain.err).toBe(0);
     expect(plain.saved).toEqual(['figure-1.png']);
+  }, 120_000);
+
+  it("the kernel runs on the runner's own interpreter (a setup phase's virtualenv), in the notebook's folder, not on the notebook's kernelspec", () => {
+    const venv = path.join(mkdtempSync(path.join(tmpdir(), 'notebook-venv-')), 'v');
+    const made = spawnSync(PY, ['-m', 'venv', '--system-site-packages', '--without-pip', venv], { encoding: 'utf8' });
+    expect(made.status, made.stderr).toBe(0);
+    const r = run(notebook([code('import sys, os\nprint(sys.executable)\nprint(sys.prefix)\nprint(os.path.basename(os.getcwd()))')]), [], { python: path.join(venv, 'bin', 'python3'), name: 'sub/where.ipynb' });
+    expect(r.code, r.err).toBe(0);
+    const [executable, prefix, cwd] = r.out.trim().split('\n');
+    expect(executable).toBe(path.join(venv, 'bin', 'python3'));
+    expect(prefix).toBe(venv);
+    expect(cwd).toBe('sub');
+    expect(r.executed).not.toBeNull();
   }, 120_000);
 
   it('refuses a --set no code cell assigns, one assigned together with another name, and a malformed one, before anything runs', () => {
