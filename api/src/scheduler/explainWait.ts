@@ -3,6 +3,7 @@ import { DEFAULT_TIMEOUT_SEC, type Rates } from '../db/sql/claimTasks.js';
 import { priceInterval, reservationOf } from '../domain/billing/usage.js';
 import { avoidedWorkers } from '../domain/supervision/supervisorActions.js';
 import { torchAtLeast } from '../domain/workers/torchVersion.js';
+import { devicesNeeded, devicesOf } from '../domain/workers/devices.js';
 
 /**
  * For queued tasks that no ONLINE worker can run, a sentence saying why, set as the
@@ -35,12 +36,14 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates, minRe
         minTorchOf(t.requirements) ? `PyTorch ≥ ${minTorchOf(t.requirements)} (a pin of the project)` : null,
         avoidedWorkers(t.requirements).length ? `a worker other than the ${avoidedWorkers(t.requirements).length} it failed on` : null,
         workers.some((w) => ownJobsOnly(w.capabilities) && w.ownerId !== t.ownerId) ? "a worker with a sandbox (those without one run only their owner's own jobs)" : null,
-        t.accelVendor ? `${t.accelVendor} accelerator` : null,
+        devicesNeeded(t.requirements) > 1
+          ? `${devicesNeeded(t.requirements)} ${t.accelVendor ? `${t.accelVendor} GPUs` : 'CPU cores in one slot'} on one worker (a distributed launch of ${devicesNeeded(t.requirements)} processes; multi-node runs are not supported)`
+          : t.accelVendor ? `${t.accelVendor} accelerator` : null,
         t.minAccelMemMiB ? `≥ ${Math.round(t.minAccelMemMiB / 1024)} GiB accelerator memory` : null,
         t.minMemoryMiB ? `≥ ${Math.round(t.minMemoryMiB / 1024)} GiB RAM` : null,
       ].filter(Boolean).join(', ');
       const have = workers.length
-        ? workers.slice(0, 5).map((w) => `${w.name} (${w.workloads.filter((x) => x !== 'shell').join('/') || 'shell'}${w.accelVendor !== 'none' ? `, ${w.accelVendor} ${Math.round(w.accelMemMiB / 1024)} GiB` : ''}, ${Math.round(w.memoryMiB / 1024)} GiB RAM)`).join('; ')
+        ? workers.slice(0, 5).map((w) => `${w.name} (${w.workloads.filter((x) => x !== 'shell').join('/') || 'shell'}${w.accelVendor !== 'none' ? `, ${devicesOf(w, w.accelVendor) > 1 ? `${devicesOf(w, w.accelVendor)}× ` : ''}${w.accelVendor} ${Math.round(w.accelMemMiB / 1024)} GiB` : ''}, ${Math.round(w.memoryMiB / 1024)} GiB RAM${devicesNeeded(t.requirements) > 1 && !t.accelVendor ? `, ${devicesOf(w, null)} cores a slot` : ''})`).join('; ')
         : 'none';
       reason = `No online worker can run this: it needs ${need}. Online workers: ${have}.`;
     }
@@ -84,7 +87,8 @@ export function ownJobsOnly(capabilities: unknown): boolean {
  * (db/sql/claimTasks.ts) in one predicate: workload, accelerator, memory, pinned worker, a setup
  * phase only on a worker that installs, the workers its retries avoid, trust — checkable work
  * only above the threshold, replicas off the owners that already ran the result — the lowest
- * PyTorch a pin needs, and another owner's task never on a worker without a sandbox (ownJobsOnly).
+ * PyTorch a pin needs, another owner's task never on a worker without a sandbox (ownJobsOnly), and
+ * the devices a distributed launch needs on one worker (domain/workers/devices.ts).
  */
 export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: number): boolean {
   const installs = (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
@@ -101,7 +105,8 @@ export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: nu
     (!trust.checkable || w.reputation >= minReputation) &&
     w.reputation >= trust.minReputation &&
     !trust.avoidOwners.includes(w.ownerId) &&
-    (!minTorchOf(t.requirements) || torchAtLeast(w.capabilities, minTorchOf(t.requirements)!))
+    (!minTorchOf(t.requirements) || torchAtLeast(w.capabilities, minTorchOf(t.requirements)!)) &&
+    (devicesNeeded(t.requirements) <= 1 || devicesNeeded(t.requirements) <= devicesOf(w, t.accelVendor))
   );
 }
 

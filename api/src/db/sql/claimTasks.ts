@@ -54,7 +54,9 @@ export interface ClaimedTask {
  * `minReputation`; a replica or tie-breaker (avoidOwners) never to a worker of an owner whose
  * worker already ran that result; a tie-breaker only to a worker at least as trusted as it asks.
  * Placement: a worker with an accelerator skips accelerator-free work while an idle,
- * recently seen CPU-only worker could take it.
+ * recently seen CPU-only worker could take it. A task that needs several devices on one worker
+ * (requirements.devices: a distributed launch's processes) goes only to a worker with that many
+ * accelerators of its vendor, or, on the CPU, that many cores in one slot (domain/workers/devices.ts).
  */
 export interface Rates {
   cpuCoreHourCad: number;
@@ -95,6 +97,14 @@ function torchFits(t: string, torch: P.Sql) {
       >= (SELECT ARRAY[n[1]::int, n[2]::int] FROM regexp_match(${T}.requirements ->> 'minTorch', '^([0-9]+)[.]([0-9]+)') AS n)))`;
 }
 
+/** Task `t` (SQL alias) needs no more devices than worker row `w` (with its `accels` list) has: domain/workers/devices.ts devicesOf, in SQL. */
+function devicesFit(t: string, w: string) {
+  const [T, W] = [P.raw(t), P.raw(w)];
+  return P.sql`(NOT (${T}.requirements ? 'devices') OR (${T}.requirements ->> 'devices')::int <= 1 OR (${T}.requirements ->> 'devices')::int <= CASE
+    WHEN ${T}."accelVendor" IS NULL THEN GREATEST(1, ${W}."cpuCores" / GREATEST(${W}.slots, 1))
+    ELSE (SELECT count(*) FROM jsonb_array_elements(${W}.accels) a WHERE a ->> 'vendor' = ${T}."accelVendor") END)`;
+}
+
 /** How long the cap check projects task `t` to (SQL alias): its smoke run's estimate, else its time limit. */
 function projectedSec(t: string) {
   const T = P.raw(t);
@@ -110,6 +120,7 @@ export async function claimTasks(prisma: Db, workerId: string, workerTokenId: st
       SELECT id, "ownerId", reputation, workloads, "accelVendor", "accelMemMiB", "memoryMiB", "cpuCores", slots,
              COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs,
              COALESCE((capabilities ->> 'ownJobsOnly')::boolean, false) AS "ownJobsOnly",
+             CASE WHEN jsonb_typeof(capabilities -> 'accelerators') = 'array' THEN capabilities -> 'accelerators' ELSE '[]'::jsonb END AS accels,
              ${torchOf('"Worker"')} AS torch,
              GREATEST(0, LEAST(${max}::int, slots - (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = "Worker".id AND a.status IN ('LEASED', 'RUNNING')))) AS free
       FROM "Worker" WHERE id = ${workerId}::uuid AND "tokenId" = ${workerTokenId}::uuid AND status IN ('ONLINE', 'OFFLINE')
@@ -170,6 +181,7 @@ export async function claimTasks(prisma: Db, workerId: string, workerTokenId: st
             AND w.reputation >= COALESCE((t.requirements ->> 'minReputation')::float8, 0)
             AND NOT COALESCE((t.requirements -> 'avoidOwners') ? (w."ownerId"::text), false)
             AND ${torchFits('t', P.sql`w.torch`)}
+            AND ${devicesFit('t', 'w')}
             AND NOT (
               w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL
               AND EXISTS (

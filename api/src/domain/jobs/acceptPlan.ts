@@ -42,6 +42,7 @@ export function planRequirements(plan: PlanInput): Requirements {
     ...(plan.hardware.minMemoryMiB ? { minMemoryMiB: plan.hardware.minMemoryMiB } : {}),
     ...(plan.hardware.minAccelMemoryMiB ? { minAccelMemoryMiB: plan.hardware.minAccelMemoryMiB } : {}),
     ...(plan.hardware.minTorch ? { minTorch: plan.hardware.minTorch } : {}),
+    ...(plan.hardware.devices && plan.hardware.devices > 1 ? { devices: plan.hardware.devices } : {}),
     ...(plan.timeoutSec ? { timeoutSec: plan.timeoutSec } : {}),
     // outputs/ is always collected; the rest are the plan's extra paths.
     outputs: plan.outputs.filter((o) => !o.startsWith('outputs/') && o !== 'outputs'),

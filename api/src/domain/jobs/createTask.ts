@@ -13,6 +13,8 @@ export const RequirementsSchema = z.object({
   minMemoryMiB: z.number().int().min(0).max(1e8).optional(),
   minAccelMemoryMiB: z.number().int().min(0).max(1e8).optional(),
   cpuCores: z.number().int().min(1).max(1024).optional(),
+  /** Devices one worker must have for it (a distributed launch's processes, domain/workers/devices.ts): accelerators of its vendor, else cores of one slot. */
+  devices: z.number().int().min(1).max(1024).optional(),
   network: z.boolean().optional(),
   timeoutSec: z.number().int().min(1).max(7 * 86400).optional(),
   /**

@@ -142,6 +142,13 @@ export const PlanSchema = z.object({
       .regex(/^\d+\.\d+$/, 'major.minor, e.g. "2.1"')
       .optional()
       .describe("The lowest PyTorch the code needs (a requirements pin that only some online workers meet): only workers whose torch is at least this run it."),
+    devices: z
+      .number()
+      .int()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('Devices the run needs on ONE worker (a distributed launch, e.g. torchrun --nproc_per_node N): GPUs of the accelerator vendor, or CPU cores of one slot. Only workers with that many run it; more than one worker has is multi-node, which is not supported.'),
   }),
   timeoutSec: z.number().int().min(10).max(7 * 86400).optional(),
   outputs: z.array(z.string().min(1).max(500)).max(100).describe('Files or folders (relative to the project) to collect.'),

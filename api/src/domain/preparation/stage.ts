@@ -148,6 +148,7 @@ function planHardware(req: Requirements): PlanInput['hardware'] {
     ...(req.accelVendor ? { accelVendor: req.accelVendor } : {}),
     ...(req.minMemoryMiB ? { minMemoryMiB: req.minMemoryMiB } : {}),
     ...(req.minAccelMemoryMiB ? { minAccelMemoryMiB: req.minAccelMemoryMiB } : {}),
+    ...(req.devices ? { devices: req.devices } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { chosenPython } from './torchVersion.js';
+import { devicesOf, slotCores } from './devices.js';
 
 export interface WorkerClass {
   accelVendor: string;
@@ -18,11 +19,14 @@ export interface WorkerClass {
   modules: string[] | null;
   /** How many of the class install Python packages in a setup phase (capabilities.install). */
   installers: number;
+  /** The most devices of the class one worker has (its accelerators of the vendor; 0 for the CPU class) and the most cores of one slot: a distributed launch's process count (domain/workers/devices.ts). */
+  maxDevices?: number;
+  maxSlotCores?: number;
 }
 
 /** Online workers grouped by accelerator vendor, with what they can run. */
 export async function networkCapacity(r: { prisma: Pick<Db, 'worker'> }): Promise<{ classes: WorkerClass[]; summary: string }> {
-  const workers = await r.prisma.worker.findMany({ where: { status: 'ONLINE' }, select: { accelVendor: true, workloads: true, memoryMiB: true, accelMemMiB: true, capabilities: true } });
+  const workers = await r.prisma.worker.findMany({ where: { status: 'ONLINE' }, select: { accelVendor: true, workloads: true, memoryMiB: true, accelMemMiB: true, capabilities: true, cpuCores: true, slots: true } });
   const classes = new Map<string, WorkerClass>();
   for (const w of workers) {
     const c = classes.get(w.accelVendor) ?? { accelVendor: w.accelVendor, count: 0, workloads: [], pythonVersions: [], torchVersions: [], numpyVersions: [], maxMemoryMiB: 0, maxAccelMemoryMiB: 0, accelerators: [], modules: null, installers: 0 };
@@ -30,6 +34,8 @@ export async function networkCapacity(r: { prisma: Pick<Db, 'worker'> }): Promis
     c.workloads = [...new Set([...c.workloads, ...w.workloads])].sort();
     c.maxMemoryMiB = Math.max(c.maxMemoryMiB, w.memoryMiB);
     c.maxAccelMemoryMiB = Math.max(c.maxAccelMemoryMiB, w.accelMemMiB);
+    c.maxDevices = Math.max(c.maxDevices ?? 0, w.accelVendor === 'none' ? 0 : devicesOf(w, w.accelVendor));
+    c.maxSlotCores = Math.max(c.maxSlotCores ?? 0, slotCores(w));
     const caps = w.capabilities as { accelerators?: { name: string }[]; install?: { enabled?: boolean } };
     const chosen = chosenPython(w.capabilities);
     if (caps.install?.enabled === true) c.installers++;
