@@ -47,15 +47,17 @@ function outputsOf(dir: string): Record<string, string> {
   return out;
 }
 
-const SHAPES: [string, string, RegExp][] = [
-  ['epoch_dataloader.py', 'an epoch loop over a shuffling DataLoader with a StepLR scheduler, in main()', /for epoch in _chatgpu_run\.loop\(range\(args\.epochs\)\):/],
-  ['max_iters.py', 'a max_iters loop with get_batch and periodic eval, at module level', /for it in _chatgpu_run\.loop\(range\(max_iters\)\):/],
-  ['amp_scaler.py', 'AMP-shaped code (autocast, GradScaler disabled on CPU) in a while loop over a step counter', /while step < max_steps:\n {4}_chatgpu_run\.tick\(\)\n/],
-  ['two_optimizers.py', 'two networks with two optimizers, one pass over a DataLoader with its own generator', /for i, \(real,\) in _chatgpu_run\.loop\(enumerate\(loader\)\):/],
+// file, shape, the loop's header after the rewrite, the state objects it names (the runtime keeps those with a state), the carried values.
+const SHAPES: [string, string, RegExp, string[], string[]][] = [
+  ['epoch_dataloader.py', 'an epoch loop over a shuffling DataLoader with a StepLR scheduler, in main()', /for epoch in _chatgpu_run\.loop\(range\(args\.epochs\)\):/, ['args', 'loader', 'loss_fn', 'model', 'opt', 'sched'], ['best', 'history']],
+  // t0 (a clock reading) is not carried: a resumed process takes its own.
+  ['max_iters.py', 'a max_iters loop with get_batch, periodic eval and timings in its log, at module level', /for it in _chatgpu_run\.loop\(range\(max_iters\)\):/, ['model', 'optimizer'], ['best_val']],
+  ['amp_scaler.py', 'AMP-shaped code (autocast, GradScaler disabled on CPU) in a while loop over a step counter', /while step < max_steps:\n {4}_chatgpu_run\.tick\(\)\n/, ['X', 'model', 'optimizer', 'scaler', 'scheduler', 'use_amp'], ['running', 'step']],
+  ['two_optimizers.py', 'two networks with two optimizers, one pass over a DataLoader with its own generator', /for i, \(real,\) in _chatgpu_run\.loop\(enumerate\(loader\)\):/, ['D', 'G', 'bce', 'loader', 'opt_d', 'opt_g'], ['d_losses']],
 ];
 
 describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
-  for (const [file, shape, header] of SHAPES) {
+  for (const [file, shape, header, objects, values] of SHAPES) {
     it(`${shape}: rewritten, resumed bitwise equal after a SIGKILL, and equal to the unchanged program`, async () => {
       const python = (await torchPython()).path;
       const src = program(file);
@@ -64,6 +66,7 @@ describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
       expect(made.changed).toBe(true);
       const out = made.tree[file]!;
       expect(out).toMatch(header);
+      expect(made.loop).toMatchObject({ file, objects, values });
       expect(out).toContain('import chatgpu.resume as _chatgpu_resume\n');
       expect(made.tree['README.md']).toBe('# notes\n');
       // Everything but the inserted lines and the loop's iterable is byte-identical.

@@ -9,7 +9,8 @@
    then started again in a fresh process, which resumes from the checkpoint and runs to the end.
 3. Equal when the two final digests (parameters, optimizer/scheduler/scaler state, loop-carried values,
    RNG states) are identical, the files under outputs/ are byte-identical, and the lines mentioning a
-   loss that B logged (before its checkpoint, then after resuming) are those A logged.
+   loss that B logged (before its checkpoint, then after resuming) are those A logged, durations, rates
+   and clock times in them aside (they differ between any two runs).
 
 Prints what it compared and writes the report as JSON (default .chatgpu/resume-check.json); exit 0 when
 equal, 1 when not, 2 when the check could not be made (the command failed, too few iterations).
@@ -43,8 +44,22 @@ def _tree(root):
     return out
 
 
+# Figures that differ from run to run whatever the numerics: durations, rates, clock times, MFU.
+TIMING = [
+    re.compile(r"\b(time|elapsed|dt|eta|mfu|speed|throughput|took)\b(\s*[:=]?\s*)[-+]?\d[\d.,e+-]*\s*(ms|s|sec|secs|seconds|min|%)?", re.I),
+    re.compile(r"[-+]?\d[\d.,]*\s*(ms|s|sec|secs|seconds|it/s|s/it|samples/s|tokens/s|img/s)\b"),
+    re.compile(r"\b\d\d:\d\d(:\d\d)?(\.\d+)?\b"),
+]
+
+
+def _mask(line):
+    for t in TIMING:
+        line = t.sub("<t>", line)
+    return line
+
+
 def _losses(text):
-    return [l.rstrip() for l in text.splitlines() if LOSS.search(l) and not l.startswith("chatgpu.resume:")]
+    return [_mask(l.rstrip()) for l in text.splitlines() if LOSS.search(l) and not l.startswith("chatgpu.resume:")]
 
 
 def _run(cmd, cwd, env, halt_file=None, timeout=None):

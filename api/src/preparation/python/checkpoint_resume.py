@@ -248,9 +248,63 @@ def analyse(f, scope, loop):
     # A module-level loop sees what the module bound before it; a loop in a function, its own names and the module's.
     visible = dict(before) if scope is None else {**module, **before}
     objects = sorted(n for n in used if visible.get(n) in ("call", "param") and n not in rebound and n not in loop_target)
+    # A name mutated through its methods is a carried value when it holds a plain container
+    # (history = [] or defaultdict(list)); made by another call (a GradScaler's update()), it is an object.
+    containers = container_names(body)
+    mutated = {n for n in mutated if visible.get(n) != "call" or n in containers}
     values = sorted(n for n in (rebound | mutated) if n in visible and visible[n] not in ("import", "def") and n not in loop_target)
     values = [v for v in values if v in before]
+    # Clock readings and what is computed from them (t0, dt, running_mfu) are not the run's state: a
+    # resumed process takes its own, and the check would see them differ between any two runs.
+    timed = timing_names(body)
+    values = [v for v in values if v not in timed]
     return objects, values, None
+
+
+CONTAINERS = {"list", "dict", "set", "defaultdict", "Counter", "deque", "OrderedDict"}
+
+
+def container_names(body):
+    out = set()
+    for n in _walk_scope(body):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
+            fn = n.value.func
+            if (fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else "") in CONTAINERS:
+                out.update(t.id for t in n.targets if isinstance(t, ast.Name))
+    return out
+
+
+CLOCKS = {"time", "perf_counter", "monotonic", "process_time", "perf_counter_ns", "time_ns", "monotonic_ns", "now", "utcnow", "default_timer"}
+
+
+def _reads_clock(expr, timed):
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Call):
+            fn = n.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if name in CLOCKS:
+                return True
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in timed:
+            return True
+    return False
+
+
+def timing_names(body):
+    """Names assigned (anywhere in the scope) from a clock reading or from such names, to a fixed point."""
+    assigns = [n for n in _walk_scope(body) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and getattr(n, "value", None) is not None]
+    timed = set()
+    while True:
+        grown = False
+        for n in assigns:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if _reads_clock(n.value, timed):
+                for t in targets:
+                    for name in bound_names(t):
+                        if name not in timed:
+                            timed.add(name)
+                            grown = True
+        if not grown:
+            return timed
 
 
 def indentation(f, node):

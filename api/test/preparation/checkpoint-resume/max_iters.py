@@ -1,6 +1,7 @@
 """A max_iters loop with get_batch from a token tensor, a cosine learning rate set by hand, gradient clipping and periodic eval (written for the checkpoint-resume tests)."""
 import math
 import os
+import time
 
 import torch
 from torch import nn
@@ -48,6 +49,7 @@ def get_lr(it):
 model = Tiny()
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
 best_val = 1e9
+t0 = time.time()
 for it in range(max_iters):
     for param_group in optimizer.param_groups:
         param_group["lr"] = get_lr(it)
@@ -61,6 +63,8 @@ for it in range(max_iters):
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
-    print(f"iter {it} loss {loss.item():.10f}")
+    t1 = time.time()
+    dt, t0 = t1 - t0, t1
+    print(f"iter {it}: loss {loss.item():.10f}, time {dt * 1000:.2f}ms, {4 / dt:.1f} samples/s")
 os.makedirs("outputs", exist_ok=True)
 torch.save({"model": model.state_dict(), "best_val": best_val}, "outputs/ckpt.pt")
