@@ -53,6 +53,8 @@ const SHAPES: [string, string, RegExp, string[], string[]][] = [
   // t0 (a clock reading) is not carried: a resumed process takes its own.
   ['max_iters.py', 'a max_iters loop with get_batch, periodic eval and timings in its log, at module level', /for it in _chatgpu_run\.loop\(range\(max_iters\)\):/, ['model', 'optimizer'], ['best_val']],
   ['amp_scaler.py', 'AMP-shaped code (autocast, GradScaler disabled on CPU) in a while loop over a step counter', /while step < max_steps:\n {4}_chatgpu_run\.tick\(\)\n/, ['X', 'model', 'optimizer', 'scaler', 'scheduler', 'use_amp'], ['running', 'step']],
+  // X, Y: the batch prefetched for the next step is carried; running_mfu (from timings) is not.
+  ['while_true_accum.py', 'a while True loop that breaks at max_iters, with gradient accumulation and a prefetched batch', /while True:\n {4}_chatgpu_run\.tick\(\)\n/, ['ctx', 'model', 'optimizer', 'scaler', 'tokens'], ['X', 'Y', 'iter_num']],
   ['two_optimizers.py', 'two networks with two optimizers, one pass over a DataLoader with its own generator', /for i, \(real,\) in _chatgpu_run\.loop\(enumerate\(loader\)\):/, ['D', 'G', 'bce', 'loader', 'opt_d', 'opt_g'], ['d_losses']],
 ];
 
