@@ -74,6 +74,26 @@ describe('LogStream batch windows', () => {
     expect(logs.flatMap((b) => b.lines).map((l) => l.seq)).toEqual(Array.from({ length: 120 }, (_, i) => i));
   });
 
+  it('a fast printer (10,000 lines a second): batches of 2000 lines, not a full batch and a few stragglers each time', async () => {
+    // An API that takes 60 ms a batch: lines keep arriving while one is sent.
+    const batches: Line[][] = [];
+    const sink = { sendLogs: async (lines: Line[]) => void (batches.push(lines), await new Promise((r) => setTimeout(r, 60))), sendMetrics: async () => {} };
+    const s = new LogStream(sink, { spoolPath: spool() });
+    const out = new PassThrough();
+    s.attach(out, 'stdout');
+    // 700 lines every 70 ms (a pipe's chunks do not fall on batch boundaries).
+    for (let i = 0; i < 20; i++) {
+      out.write(`${Array.from({ length: 700 }, (_, j) => `line ${i * 700 + j}`).join('\n')}\n`);
+      await new Promise((r) => setTimeout(r, 70));
+    }
+    out.end();
+    await s.close();
+    expect(batches.flat().map((l) => l.seq)).toEqual(Array.from({ length: 14_000 }, (_, i) => i));
+    // 7 full batches; the first window (250 ms) may send one small batch first, close() the rest.
+    expect(batches.filter((b) => b.length === 2000).length).toBeGreaterThanOrEqual(6);
+    expect(batches.length).toBeLessThanOrEqual(9);
+  });
+
   it('a full batch (2000 lines) goes at once, without waiting for its window', async () => {
     const { batches, sink } = recordingSink();
     const s = new LogStream(sink, { spoolPath: spool(), firstFlushMs: 60_000, flushMs: 60_000 });

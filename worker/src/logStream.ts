@@ -276,7 +276,10 @@ export class LogStream {
     while (this.sending) await this.sending;
     if (this.lines.length === 0 && this.points.length === 0) return;
     this.lastFlush = Date.now();
-    let lineBudget = all ? Infinity : this.lines.length;
+    // A timed flush with a full batch waiting sends whole batches only: the rest fills the next one
+    // (a fast printer's lines go 2000 a request, not a full batch and a few stragglers each time).
+    const whole = this.lines.length >= MAX_BATCH ? this.lines.length - (this.lines.length % MAX_BATCH) : this.lines.length;
+    let lineBudget = all ? Infinity : whole;
     let pointBudget = all ? Infinity : this.points.length;
     this.sending = (async () => {
       while ((this.lines.length > 0 && lineBudget > 0) || (this.points.length > 0 && pointBudget > 0)) {
