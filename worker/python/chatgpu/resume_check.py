@@ -32,6 +32,17 @@ SKIP = {"checkpoint", ".chatgpu", "outputs", "__pycache__"}
 LOSS = re.compile(r"loss", re.I)
 
 
+def _copy(src, dst):
+    """Large files (data) are linked, not copied: the runs read them; small ones (code, configs) are copied."""
+    if os.path.getsize(src) > (1 << 20):
+        try:
+            os.link(src, dst)
+            return dst
+        except OSError:
+            pass
+    return shutil.copy2(src, dst)
+
+
 def _tree(root):
     out = {}
     if not os.path.isdir(root):
@@ -96,10 +107,17 @@ def _meta(ckdir):
 
 def check(command, halt_at=None, timeout=None, cwd="."):
     cwd = os.path.abspath(cwd)
-    scratch = tempfile.mkdtemp(prefix="chatgpu-resume-check-")
+    # Scratch inside the task's own folder (.chatgpu/, which the copy leaves out) where it can be: a
+    # worker's private /tmp may be small, and the task's disk is what the run is given.
+    own = os.path.join(cwd, ".chatgpu")
+    try:
+        os.makedirs(own, exist_ok=True)
+        scratch = tempfile.mkdtemp(prefix="resume-check-", dir=own)
+    except OSError:
+        scratch = tempfile.mkdtemp(prefix="chatgpu-resume-check-")
     try:
         b_dir = os.path.join(scratch, "b")
-        shutil.copytree(cwd, b_dir, ignore=lambda d, names: [n for n in names if d == cwd and n in SKIP])
+        shutil.copytree(cwd, b_dir, ignore=lambda d, names: [n for n in names if d == cwd and n in SKIP], copy_function=_copy)
         base = dict(os.environ)
         for k in ("CHATGPU_RESUME", "CHATGPU_RESUME_STEP", "CHATGPU_RESUME_HALT_AT", "CHATGPU_RESUME_HALT_FILE", "CHATGPU_RESUME_DIGEST"):
             base.pop(k, None)
