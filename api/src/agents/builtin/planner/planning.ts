@@ -115,6 +115,8 @@ export interface Planning {
   command: string;
   bounded: string;
   smoke: { command: string; timeoutSec: number; scale: RunScale } | null;
+  /** distributedLaunch: a DDP script under the launcher — its process count (the plan's hardware.devices) and the plan's words on it. */
+  launch: { processes: number; words: string } | null;
   /** sharding and requestedSweep. */
   sharding: { spec: ShardsSpec | null; reason: string } | null;
   sweepDispositions: AskDisposition[];
@@ -200,6 +202,7 @@ export function planningOf(history: Item[]): Planning | Item[] {
     command: '',
     bounded: '',
     smoke: null,
+    launch: null,
     sharding: null,
     sweepDispositions: [],
     dispositions: [],

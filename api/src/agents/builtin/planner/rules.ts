@@ -16,6 +16,7 @@ import { commandArgs } from './commandArgs.js';
 import { runOutputs } from './runOutputs.js';
 import { requestAsks } from './requestAsks.js';
 import { startCommand } from './startCommand.js';
+import { distributedLaunch } from './distributedLaunch.js';
 import { smokeRun } from './smokeRun.js';
 import { sharding } from './sharding.js';
 import { requestedSweep } from './requestedSweep.js';
@@ -37,6 +38,7 @@ export const PLANNER_RULES: readonly PlannerRule[] = [
   runOutputs,
   requestAsks,
   startCommand,
+  distributedLaunch,
   smokeRun,
   sharding,
   requestedSweep,

@@ -28,6 +28,7 @@ export const submitPlan: PlannerRule = (p) => {
               ? `Run ${entry.path} unchanged on ${sharding.spec.shards.length} ${hardware.workload} workers at once. ${sharding.reason}`
               : `Run ${entry.path} as it is on a ${hardware.workload} worker${checkpoint ? `, keep ${checkpoint}, then reload it on a worker and evaluate it` : ''}.${facts.dataFolders.length ? ` Data shipped with the code: ${facts.dataFolders.join(', ')}.` : ''}${asked ? ' (Planned with your answers.)' : ''}`) +
       (sharding && !sharding.spec ? ` ${sharding.reason}` : '') +
+      (p.launch ? ` ${p.launch.words}` : '') +
       pipelineWords,
     steps: [
       ...before.map((b) => `Prepare the data: \`${b.command}\` (hands ${b.produces.join(', ')} to the run)`),
@@ -55,7 +56,7 @@ export const submitPlan: PlannerRule = (p) => {
     ],
     command,
     environment: askPlan.environment.length ? askPlan.environment : null,
-    hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null, minTorch: minTorch && hardware.workload.startsWith('torch') ? minTorch : null },
+    hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null, minTorch: minTorch && hardware.workload.startsWith('torch') ? minTorch : null, ...(p.launch && p.launch.processes > 1 ? { devices: p.launch.processes } : {}) },
     timeoutSec: askPlan.timeoutSec ?? 3600,
     asks: p.dispositions,
     ...(askPlan.edits.length ? { settings: askPlan.edits } : {}),
