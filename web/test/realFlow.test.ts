@@ -115,7 +115,7 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     // The planner works in the open: its tool calls (with arguments and results) appear as it makes them.
     const activity = page.locator('[data-testid=agent-activity]');
     await activity.locator('li[data-tool=list_files]').first().waitFor(LONG);
-    await page.locator('[data-testid=plan] code').getByText('python train.py --epochs 2', { exact: false }).waitFor(LONG);
+    await page.locator('[data-testid=plan-commands] code').getByText('python train.py --epochs 2', { exact: false }).waitFor(LONG);
     const submitPlan = activity.locator('li[data-tool=submit_plan]').first();
     expect(await submitPlan.locator('pre[data-label=Arguments]').textContent()).toContain('"command": "python train.py --epochs 2');
 
@@ -168,7 +168,11 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     const out = mkdtempSync(path.join(tmpdir(), 'outputs-'));
     execFileSync('tar', ['-xzf', (await archive.path())!, '-C', out]);
     expect(readFileSync(path.join(out, 'outputs/model.pt')).equals(blob)).toBe(true);
-    await screenshot(page, 'job-succeeded', { fullPage: false });
+    // The README's "job succeeded": the top of the page (what was asked and done, the curves after the end).
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.setViewportSize({ width: 1360, height: 1200 });
+    await screenshot(page, 'job-succeeded', { docs: true, fullPage: false });
+    await page.setViewportSize({ width: 1360, height: 900 });
 
     // A fresh page load gets the run's log and metric history by attempt id (attempt(id) pages).
     await page.reload();

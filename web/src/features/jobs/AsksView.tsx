@@ -2,6 +2,8 @@
  * Each ask of the request with what became of it (the plan's dispositions and the job's status):
  * done, planned, not done or refused, with how or why in the planner's words.
  */
+import { InlineCode } from '../ui/InlineCode';
+
 export interface AskOutcomeData {
   ask: string;
   kind: string;
@@ -26,7 +28,9 @@ export function AsksView({ asks }: { asks: readonly AskOutcomeData[] }) {
                 <q>{a.ask}</q>
               </td>
               <td>{a.outcome.replace('-', ' ')}</td>
-              <td className="muted">{a.detail}</td>
+              <td className="muted">
+                <InlineCode text={a.detail} />
+              </td>
             </tr>
           ))}
         </tbody>

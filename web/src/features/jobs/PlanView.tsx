@@ -4,6 +4,7 @@
  * Anything in a shape this page does not know is shown by JsonView rather than dropped.
  */
 import { formatTime } from '../../lib/format';
+import { InlineCode } from '../ui/InlineCode';
 import { JsonView } from '../ui/JsonView';
 
 export interface PlanData {
@@ -100,7 +101,9 @@ export function PlanView({ plan }: { plan: PlanData | null | undefined }) {
       {steps ? (
         <ol className="plan-steps" data-testid="plan-steps">
           {steps.map((s, i) => (
-            <li key={i}>{s}</li>
+            <li key={i}>
+              <InlineCode text={s} />
+            </li>
           ))}
         </ol>
       ) : (

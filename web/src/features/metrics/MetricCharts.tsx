@@ -35,7 +35,8 @@ export default function MetricCharts({ sources }: { sources: StoreSource[] }) {
       attemptId: s.attemptId,
       label: s.label,
       role: s.role,
-      series: [...s.store.series.values()].map((x) => ({ name: x.name, xs: x.xs.slice(), ys: x.ys.slice() })),
+      // The store's own arrays (they only grow; `version` says when): no copy of 100,000 points per frame.
+      series: [...s.store.series.values()],
     }));
     return buildCharts(input);
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -116,7 +117,8 @@ function ChartView({ chart }: { chart: Chart }) {
           <g key={`e${m.x}:${m.epoch}`} data-epoch={m.epoch}>
             <line x1={sx(m.x)} x2={sx(m.x)} y1={PAD.t} y2={H - PAD.b} className="epoch" />
             {i % every === 0 && (
-              <text x={sx(m.x) + 3} y={PAD.t + 9} className="tick">
+              // Near the right edge the label goes left of its mark, inside the chart.
+              <text x={sx(m.x) > W - 70 ? sx(m.x) - 3 : sx(m.x) + 3} y={PAD.t + 9} className="tick" textAnchor={sx(m.x) > W - 70 ? 'end' : 'start'}>
                 epoch {formatValue(m.epoch)}
               </text>
             )}
