@@ -18,6 +18,9 @@ const CHECK_TIMEOUT_FACTOR = 3;
 
 export const WITHOUT_RESUME = 'The job runs without it: if its machine is lost (a drain or a lost lease), the run restarts from step 0.';
 
+/** How a kill-and-resume check's command starts (its task is not a timing of the workload). */
+export const RESUME_CHECK_PREFIX = resumeCheckCommand('').split(' -- ')[0]!;
+
 export function isResumeStep(step: { transformation: string }): boolean {
   return step.transformation === CHECKPOINT_RESUME;
 }

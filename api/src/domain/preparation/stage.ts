@@ -59,7 +59,7 @@ import { changedPaths, loadTree, manifestFromTree, manifestSha, putEvidence, uni
 import { insertRecord, type RecordInput } from './records.js';
 import { modelFamilyOf, orderSteps, similarPreparations, verdictOf, type Verdict } from './similar.js';
 import { lockJob } from '../../db/sql/lockJob.js';
-import { candidateRun, describeResumeCheck, isResumeStep, readResumeCheck, unchangedReason, WITHOUT_RESUME } from './resumeCheck.js';
+import { candidateRun, describeResumeCheck, isResumeStep, readResumeCheck, RESUME_CHECK_PREFIX, unchangedReason, WITHOUT_RESUME } from './resumeCheck.js';
 
 export const DEFAULT_REVISION_BUDGET = 3;
 const BENCH_REPEATS = 9; // 1 warm-up + 8 measured per side: compareTimings' minimum
@@ -522,11 +522,17 @@ async function decide(ctx: Ctx, step: Step, revision: number, accepted: Version,
 
 async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
   const { r, jobId, spec, plan } = ctx;
-  const lastRun = await r.prisma.task.findFirst({
-    where: { jobId, kind: 'CANDIDATE', status: 'SUCCEEDED' },
-    orderBy: { finishedAt: 'desc' },
-    include: { currentAttempt: { select: { workerId: true } } },
-  });
+  // A kill-and-resume check ran the workload about twice over (resumeCheck.ts): not a timing of it.
+  // Without another candidate, the reference on the same class is.
+  const lastRun =
+    (await r.prisma.task.findFirst({
+      where: { jobId, kind: 'CANDIDATE', status: 'SUCCEEDED', NOT: { command: { startsWith: RESUME_CHECK_PREFIX } } },
+      orderBy: { finishedAt: 'desc' },
+      include: { currentAttempt: { select: { workerId: true } } },
+    })) ??
+    (sameEnv(spec.reference, spec.target) && spec.steps.some(isResumeStep)
+      ? await r.prisma.task.findFirst({ where: { jobId, kind: 'REFERENCE', status: 'SUCCEEDED' }, include: { currentAttempt: { select: { workerId: true } } } })
+      : null);
   // The last candidate ran the bounded workload on the target class: it is the full run's smoke
   // run (docs/architecture.md §4, "Smoke run"), so its timing gives the estimate.
   const estimate = lastRun ? await measureSmokeRun(r, lastRun, spec.workload.scale, 'preparation run') : null;

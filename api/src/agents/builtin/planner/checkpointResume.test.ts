@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { decideCheckpointResume, DEFAULT_RESUME_THRESHOLD_SEC, RESUMABLE_ASK, RESUME_STEP, withResumeStep } from './checkpointResume.js';
+import { entry, runRules } from '../../../../test/helpers/plannerConversation.js';
+import { checkpointResume, decideCheckpointResume, DEFAULT_RESUME_THRESHOLD_SEC, RESUMABLE_ASK, RESUME_STEP, withResumeStep } from './checkpointResume.js';
 import { PreparationSchema } from '../../../domain/jobs/planSchema.js';
+import { preparationSteps } from './preparationSteps.js';
+import { submitPlan } from './submitPlan.js';
 
 const TRAIN = 'import torch\nmodel = torch.nn.Linear(2, 1)\nfor epoch in range(3):\n    loss = model(torch.randn(4, 2)).sum()\n    loss.backward()\n';
 const files = { 'train.py': TRAIN, 'README.md': 'notes' };
@@ -44,5 +47,47 @@ describe('checkpointResume (planner rule)', () => {
     expect(both.steps.map((s) => s.name)).toEqual(['migrate', 'resume']);
     expect(withResumeStep(both, { bounded: 'x', hardware: { workload: 'torch-cpu' } })).toBe(both);
     expect(PreparationSchema.parse(both)).toBeTruthy();
+  });
+});
+
+describe('checkpointResume, the rule on a draft', () => {
+  const flag = (f: string, def: string) => ({ flag: f, default: def, type: 'int', help: null });
+  const train = entry('train.py', { flags: [flag('--epochs', '10')] });
+  const draft = (request: string, source = TRAIN) => {
+    const { answer, planning } = runRules({ request, facts: { usesTorch: true, entryPoints: [train] }, reads: { 'train.py': source } }, preparationSteps);
+    expect(answer).toBeNull();
+    expect(checkpointResume(planning)).toBeUndefined();
+    return planning;
+  };
+
+  it('asked: the step in a preparation of its own, two epochs bounded, no smoke run beside it, the ask honoured; submit_plan gets the step and the ask', () => {
+    const p = draft('train it and make it resumable');
+    expect(p.preparation).toEqual({
+      workload: { command: 'python train.py --epochs 2', timeoutSec: 900, scale: { unit: 'epoch', bounded: 2, full: 10 } },
+      compare: ['outputs'],
+      reference: { workload: 'torch-cpu' },
+      target: { workload: 'torch-cpu' },
+      steps: [RESUME_STEP],
+      revisionBudget: 0,
+      frozenFiles: [],
+      pinRun: false,
+    });
+    expect(p.smoke).toBeNull();
+    expect(p.dispositions.filter((d) => /resumable/.test(d.ask))).toEqual([expect.objectContaining({ ask: 'make it resumable', kind: 'other', status: 'honoured' })]);
+    const items = submitPlan(p)!;
+    const call = items.find((i) => i.type === 'function_call') as { name: string; arguments: string };
+    expect(call.name).toBe('submit_plan');
+    const args = JSON.parse(call.arguments) as { preparation: unknown; asks: { ask: string }[]; smoke: unknown };
+    expect(PreparationSchema.parse(args.preparation).steps).toEqual([RESUME_STEP]);
+    expect(args.asks.map((a) => a.ask)).toContain('make it resumable');
+    expect(args.smoke).toBeNull();
+  });
+
+  it('not asked and no estimate: nothing added; asked of a program with no training loop: refused with why, the plan goes on', () => {
+    const p = draft('train it');
+    expect(p.preparation).toBeNull();
+    const sim = draft('run it; make it resumable', 'import numpy\nprint(numpy.zeros(3))\n');
+    expect(sim.preparation).toBeNull();
+    expect(sim.dispositions.find((d) => d.ask === 'make it resumable')).toMatchObject({ status: 'refused', detail: expect.stringMatching(/no PyTorch training loop/) });
   });
 });

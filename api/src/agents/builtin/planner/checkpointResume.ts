@@ -9,10 +9,14 @@
  * honour is refused with why. The step is optional: a candidate the kill-and-resume check rejects
  * leaves the job running without it, and the record says a lost machine then restarts it from step 0.
  *
- * Pure: the table's adaptor hands it the request, the files, the entry, the draft's preparation and
- * bounded workload, and applies what it returns.
+ * `decideCheckpointResume` is pure; `checkpointResume`, the rule of the table (after preparationSteps),
+ * applies it to the draft: the step in the preparation, the ask's disposition, and a bounded workload of
+ * two epochs where it had one (the check stops the run between two iterations of its loop).
  */
-import type { PreparationSpec } from '../../../domain/jobs/planSchema.js';
+import type { AskDisposition, PreparationSpec } from '../../../domain/jobs/planSchema.js';
+import { flagName, setFlag } from './flags.js';
+import type { PlannerRule } from './planning.js';
+import { boundedArgs, boundedScale } from './workload.js';
 
 /** Longer than this (seconds, the smoke run's estimate of the full run) and the step is proposed unasked. */
 export const DEFAULT_RESUME_THRESHOLD_SEC = 600;
@@ -87,3 +91,43 @@ export function withResumeStep(preparation: PreparationSpec | null, draft: { bou
     pinRun: false,
   };
 }
+
+/** The rule of the table: see the file's header. Never ends the turn (submitPlan does). */
+export const checkpointResume: PlannerRule = (p) => {
+  const files: Record<string, string> = { [p.entry.path]: p.source };
+  for (const f of p.uploaded) if (f.endsWith('.py') && !(f in files)) files[f] = p.readOf(f) ?? '';
+  const d = decideCheckpointResume({ request: p.request, files, estimateSec: null, alreadyResumable: p.resumable ? { flag: p.resumable.flag ?? `${p.resumable.path}/` } : null });
+  // What one plan cannot combine with it yet (a settings rewrite, a data step, shards): said, not tried.
+  const blocked = d.propose
+    ? p.askPlan.edits.length
+      ? 'the settings you named are rewritten in the code, and one plan cannot yet both rewrite settings and add the checkpoint-resume step'
+      : p.before.length
+        ? `the run needs a data-preparation step first (${p.before[0]!.command}), and one plan cannot yet have both`
+        : p.sharding?.spec
+          ? 'the run is split into shards that each run briefly; a lost shard is run again'
+          : null
+    : null;
+  const ask: AskDisposition | null = d.ask ? { ask: d.ask.ask, kind: 'other', status: blocked ? 'refused' : d.ask.status, detail: blocked ? `not made resumable: ${blocked}; if its machine is lost, the run restarts from the beginning` : d.ask.detail } : null;
+  if (ask) {
+    // The asks rule may have read the same words as an ask of its own: this disposition replaces it.
+    const same = (x: AskDisposition) => x.ask.toLowerCase().includes(ask.ask.toLowerCase()) || ask.ask.toLowerCase().includes(x.ask.toLowerCase());
+    const at = p.dispositions.findIndex(same);
+    p.dispositions = at >= 0 ? [...p.dispositions.slice(0, at), ask, ...p.dispositions.slice(at + 1).filter((x) => !same(x))] : [...p.dispositions, ask];
+  }
+  if (!d.propose || blocked) return undefined;
+  // Two epochs where the bounded workload has one: the check needs two iterations of the loop to stop between.
+  let args = boundedArgs(p.entry, p.args);
+  let scale = boundedScale(p.entry, p.args, p.configSettings) ?? null;
+  const epochs = p.entry.flags.find((f) => /^(num-)?epochs?$/.test(flagName(f)));
+  if (epochs && scale?.unit === 'epoch' && scale.bounded < 2 && scale.full >= 2) {
+    args = setFlag(args, [epochs.flag], '2', p.entry.cli === 'configurator');
+    scale = { ...scale, bounded: 2 };
+  }
+  const bounded = [p.runner, ...args].join(' ');
+  const prepared = withResumeStep(p.preparation as PreparationSpec | null, { bounded, hardware: p.hardware, scale, frozenFiles: p.evaluate && p.evaluate.command.includes('.py') ? [p.evaluate.command.split(' ')[1]!] : [] });
+  p.preparation = { ...prepared, workload: { ...prepared.workload, command: bounded, ...(scale ? { scale } : {}) } };
+  p.bounded = bounded;
+  // The preparation's runs test the plan on its hardware: no smoke run beside them (planSchema).
+  p.smoke = null;
+  return undefined;
+};
