@@ -10,19 +10,22 @@ What it changes, and only when needed:
   ``--redirects``/``--tee`` values: ``Std.from_str`` looks the number up by iterating an IntFlag,
   and Python 3.11 no longer yields the 0 and 3 members, so every launch fails with
   ``'NoneType' object has no attribute 'get'``. The values are read with ``Std(int(v))`` instead.
-- ``--standalone`` in PyTorch before 2.0 puts its rendezvous on the fixed port 29400, so two runs
-  on one machine (a worker with two slots and no network namespace) would meet each other. It is
-  replaced by what newer PyTorch does: a c10d rendezvous on a free port of localhost (``localhost:0``),
-  one node.
+- ``--standalone`` (one node) becomes a static rendezvous on 127.0.0.1 at a free port. PyTorch's own
+  ``--standalone`` does not run in a task's sandbox: before 2.0 it takes the fixed port 29400 (two
+  runs on one machine without a network namespace would meet each other), and every version hands
+  the ranks the machine's host name as MASTER_ADDR, which a sandbox without network cannot resolve
+  (no /etc/hosts, no DNS). Where the host name does not resolve, gloo is told to use the loopback
+  interface (GLOO_SOCKET_IFNAME=lo) instead of guessing.
 
 Everything else is torch.distributed.run itself: ``--tee 3`` prefixes every line a rank prints with
 ``[default<rank>]:`` (stdout and stderr), which the worker reads to keep the ranks' logs apart and to
 take metrics from rank 0 only (worker/src/metricLine.ts).
 """
 
+import os
 import re
+import socket
 import sys
-import uuid
 
 
 def _fix_std():
@@ -52,7 +55,7 @@ def launcher_args(argv):
         if not a.startswith("-"):
             return out + argv[i:]
         if a == "--standalone":
-            out += ["--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", "localhost:0", "--rdzv_id", str(uuid.uuid4())]
+            out += ["--nnodes", "1", "--node_rank", "0", "--rdzv_backend", "static", "--master_addr", "127.0.0.1", "--master_port", str(free_port())]
         else:
             out.append(a)
             # a flag with its value as the next word (--nproc_per_node 2); --flag=value is one word
@@ -64,9 +67,26 @@ def launcher_args(argv):
     return out
 
 
+def free_port():
+    """A port of 127.0.0.1 nothing listens on now (the launcher's store binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _loopback_gloo():
+    """GLOO_SOCKET_IFNAME=lo where the host name does not resolve (a sandbox without network)."""
+    try:
+        socket.gethostbyname(socket.gethostname())
+    except OSError:
+        if sys.platform.startswith("linux"):
+            os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     _fix_std()
+    _loopback_gloo()
     from torch.distributed import run
 
     run.main(launcher_args(argv))
