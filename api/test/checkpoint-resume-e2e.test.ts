@@ -10,10 +10,13 @@
  *     SIGKILLed mid-run; the second attempt, on another worker, resumes at the step of the last
  *     uploaded checkpoint (> 0); the job SUCCEEDS and its outputs are byte-identical to an
  *     uninterrupted run of the same code;
+ *   - the same when the owner drains the first worker: the program saves at the next iteration on
+ *     SIGTERM and exits, the attempt is DRAINED with that checkpoint, and the run resumes there on the
+ *     other worker, ending equal to an uninterrupted run;
  *   - a script whose data position cannot be restored: the step is SKIPPED with the reason, the job
  *     runs the unchanged code and SUCCEEDS, and the record says a lost machine restarts it from step 0.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -109,6 +112,17 @@ function plan(command: string, bounded: string) {
 }
 
 const PY = ['--python', '/usr/bin/python3'];
+
+/** `chatgpu-worker …` (asynchronous: the API answering it runs in this process). */
+async function workerCli(args: string[]) {
+  const child = spawn(process.execPath, [inRepo('worker/bin/chatgpu-worker.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { code, out, err };
+}
 
 async function setUp(planArgs: Parameters<typeof plan>) {
   const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', LEASE_SEC: '6' }, { scheduler: true, model: createScriptedClient([completed(fnCall('submit_plan', plan(...planArgs)))]) });
@@ -219,6 +233,50 @@ describe('checkpoint-resume end to end', () => {
     expect(Object.keys(got).sort()).toEqual(['outputs/metrics.json', 'outputs/model.pt']);
     expect(got).toEqual(uninterrupted);
     await second.stop();
+  });
+
+  it('a drain mid-run: saved at the next epoch on SIGTERM, DRAINED with that checkpoint, resumed on the other worker, equal to an uninterrupted run', { timeout: 400_000 }, async () => {
+    const { api, user, workerToken } = await setUp([`python train.py --epochs ${EPOCHS} --sleep 1.5`, 'python train.py --epochs 4']);
+    const prisma = api.server.db.prisma;
+    const drainee = await startWorker(api.url, workerToken, 'drainee', [...PY, '--drain-grace', '20']);
+    const jobId = await submit(api, user.token, { 'train.py': TRAIN }, 'train it; make it resumable');
+    const run = await waitFor(() => prisma.task.findFirst({ where: { jobId, kind: 'RUN' } }), 240_000, 'the full run', 250);
+    await waitFor(
+      async () => {
+        const t = await prisma.task.findUniqueOrThrow({ where: { id: run.id }, include: { currentAttempt: true } });
+        return t.currentAttempt?.status === 'RUNNING' && ((t.checkpoint as { step?: number } | null)?.step ?? -1) >= 2;
+      },
+      120_000,
+      'a checkpoint of epoch 2',
+      250,
+    );
+    const drain = await workerCli(['drain', '--data-dir', drainee.dataDir]);
+    expect(drain.code, drain.err).toBe(0);
+    const other = await startWorker(api.url, workerToken, 'takes-over', PY);
+    const job = await waitFor(async () => {
+      const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+      return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
+    }, 240_000, 'the job to end', 500);
+    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+    const attempts = await prisma.attempt.findMany({ where: { taskId: run.id }, orderBy: { number: 'asc' }, include: { worker: true } });
+    expect(attempts.map((x) => [x.status, x.worker.name])).toEqual([['DRAINED', 'drainee'], ['SUCCEEDED', 'takes-over']]);
+    const drainedLogs = (await prisma.logChunk.findMany({ where: { attemptId: attempts[0]!.id }, orderBy: { seq: 'asc' } })).map((l) => l.text).join('\n');
+    const saved = (attempts[0]!.checkpoint as { step: number }).step;
+    // It saved the epoch it had reached when the signal came, then stopped there.
+    expect(drainedLogs).toContain(`chatgpu.resume: drained: saved step ${saved}, exiting`);
+    expect(Math.max(...[...drainedLogs.matchAll(/^epoch (\d+)\/12/gm)].map((m) => Number(m[1])))).toBe(saved);
+    const logs = (await prisma.logChunk.findMany({ where: { attemptId: attempts[1]!.id }, orderBy: { seq: 'asc' } })).map((l) => l.text).join('\n');
+    expect(logs).toMatch(new RegExp(`chatgpu\\.resume: resumed at step ${saved} of 12 from a checkpoint of `));
+    expect([...logs.matchAll(/^epoch (\d+)\/12/gm)].map((m) => Number(m[1]))[0]).toBe(saved + 1);
+    console.log(`checkpoint-resume drain: drained after epoch ${saved}, resumed at epoch ${saved} of ${EPOCHS} on the other worker`);
+    const frozen = await prisma.codeVersion.findUniqueOrThrow({ where: { id: run.codeVersionId } });
+    const frozenTree = (await loadTree(api.server.resources, frozen.manifest as unknown as ManifestEntry[])).text;
+    const result = (await prisma.task.findUniqueOrThrow({ where: { id: run.id } })).result as unknown as { outputs: ManifestEntry[] };
+    const got: Record<string, string> = {};
+    for (const o of result.outputs.filter((o) => o.path.startsWith('outputs/'))) got[o.path] = (await readBlobBuffer(api.server.resources.blobs, o.sha256)).toString('base64');
+    expect(got).toEqual(runLocally(frozenTree, `python train.py --epochs ${EPOCHS}`));
+    await drainee.stop();
+    await other.stop();
   });
 
   it('a data position it cannot restore: the step is SKIPPED with why, and the job runs without it and succeeds', { timeout: 300_000 }, async () => {
