@@ -5,7 +5,7 @@
  * its figure among its outputs, the request's setting honoured and the cells' metrics collected; a
  * notebook whose cell raises FAILS, its log naming the cell and the line.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { completed, createScriptedClient, fnCall } from '../src/agents/models/scriptedClient.js';
 import { startTestApi } from './helpers/api.js';
 import { startWorker } from './helpers/worker.js';
@@ -55,7 +55,11 @@ const model = createScriptedClient([
 const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model });
 const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
-await startWorker(api.url, wt.data.createWorkerToken.token, 'notebooks', ['--python', '/usr/bin/python3']);
+const worker = await startWorker(api.url, wt.data.createWorkerToken.token, 'notebooks', ['--python', '/usr/bin/python3']);
+afterAll(async () => {
+  await worker.stop();
+  await api.server.close();
+});
 const prisma = api.server.db.prisma;
 
 const JOB = `query($id: ID!) { job(id: $id) { status statusReason outputs { path sha256 } } }`;
