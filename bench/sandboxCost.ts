@@ -6,8 +6,9 @@
  *
  *   per task start:       `true`, `python -c pass` and `python -c "import torch"`, plain vs sandboxed, the
  *                         difference of the medians
- *   per second of run:    a CPU-bound NumPy loop, a system-call-heavy loop (small writes and stats)
- *                         and a pure-Python loop of ≈ --seconds each; (sandboxed − plain − start) ÷ plain
+ *   per second of run:    a CPU-bound NumPy loop, a system-call-heavy loop (small writes and stats),
+ *                         a pure-Python loop and a small PyTorch training loop of ≈ --seconds each;
+ *                         (sandboxed − plain − start) ÷ plain
  *
  *   node --import tsx bench/sandboxCost.ts [--trials 9] [--seconds 5] [--python /usr/bin/python3]
  */
@@ -40,6 +41,11 @@ const PROGRAMS = {
   numpy: (n: number) => `import numpy as np\nm=np.random.default_rng(0).standard_normal((300,300))\nfor i in range(${n}): m=np.tanh(m@m.T/300.0)\n`,
   syscalls: (n: number) => `import os\nf='f%d'%os.getpid()\nfd=os.open(f,os.O_CREAT|os.O_WRONLY)\nfor i in range(${n}):\n  os.pwrite(fd,b'x',0); os.stat(f)\nos.unlink(f)\n`,
   python: (n: number) => `s=0\nfor i in range(${n}): s+=i*i%7\n`,
+  // The torch-classifier's inner loop (a small MLP, Adam, batches of 64): many small ops, one thread.
+  torch: (n: number) =>
+    `import torch\nfrom torch import nn\ntorch.manual_seed(0)\nm=nn.Sequential(nn.Linear(2,64),nn.ReLU(),nn.Linear(64,64),nn.ReLU(),nn.Linear(64,2))\n` +
+    `opt=torch.optim.Adam(m.parameters(),lr=0.01)\nx=torch.randn(64,2)\ny=(x[:,0]>0).long()\nf=nn.CrossEntropyLoss()\n` +
+    `for i in range(${n}):\n  opt.zero_grad(); l=f(m(x),y); l.backward(); opt.step()\n`,
 };
 
 interface Runner {
@@ -122,6 +128,7 @@ export async function sandboxCost(argv: string[]): Promise<BenchResult> {
       figures['start: python -c "import torch", extra (ms)'] = round(torch.extraMs, 1);
     }
     for (const [name, make] of Object.entries(PROGRAMS)) {
+      if (name === 'torch' && !torch) continue; // no torch for this interpreter
       // Calibrate: scale the iteration count until a plain run takes about `seconds`.
       let n = 1000;
       const file = path.join(r.dir, `prog_${name}.py`);
@@ -137,7 +144,9 @@ export async function sandboxCost(argv: string[]): Promise<BenchResult> {
       }
       await writeFile(file, make(n));
       const x = await pairs(r, [o.python, `prog_${name}.py`], Math.max(3, Math.ceil(o.trials / 3)));
-      const perSec = ((x.extraMs - start.extraMs) / x.plainMs) * 100;
+      // The start's own extra (an import of torch for the torch loop) is taken off.
+      const startExtra = name === 'torch' && torch ? torch.extraMs : start.extraMs;
+      const perSec = ((x.extraMs - startExtra) / x.plainMs) * 100;
       console.log(`  run, ${name.padEnd(9)} ${String(n).padStart(10)} its: plain ${round(x.plainMs / 1000, 2)} s, sandboxed ${round(x.sandboxedMs / 1000, 2)} s: ${perSec >= 0 ? '+' : ''}${round(perSec, 2)} % a second of run (start cost taken off)`);
       figures[`run: ${name}, extra % of run time`] = round(perSec, 2);
     }
@@ -151,7 +160,7 @@ export async function sandboxCost(argv: string[]): Promise<BenchResult> {
     options: o,
     startedAt: startedAt.toISOString(),
     durationSec: round((Date.now() - startedAt.getTime()) / 1000),
-    headline: `+${figures['start: python -c pass, extra (ms)']} ms a task start; run: numpy ${figures['run: numpy, extra % of run time']} %, syscalls ${figures['run: syscalls, extra % of run time']} %, python ${figures['run: python, extra % of run time']} % a second`,
+    headline: `+${figures['start: python -c pass, extra (ms)']} ms a task start; run: numpy ${figures['run: numpy, extra % of run time']} %, syscalls ${figures['run: syscalls, extra % of run time']} %, python ${figures['run: python, extra % of run time']} %, torch ${figures['run: torch, extra % of run time'] ?? '—'} % a second`,
     figures,
   };
 }
