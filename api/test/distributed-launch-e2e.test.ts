@@ -3,7 +3,9 @@
  * by the builtin planner and run by a real sandboxed worker process: the plan runs it under the
  * launcher with one process per core of the worker's slot (2 on a 2-core CI machine), says so, and
  * the job SUCCEEDS with every rank's log lines kept apart (rank prefix) and the metrics rank 0's
- * only — once per step, also when another rank prints a metric line by hand.
+ * only — once per step, also when another rank prints a metric line by hand. Then two more real
+ * workers simulating NVIDIA machines (`--simulate-accelerator`, numerics on the CPU), one with 1 GPU
+ * and one with 2: a job asking for NVIDIA is planned with 2 processes and runs on the 2-GPU worker.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
@@ -15,7 +17,9 @@ const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, {
 const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
 const worker = await startWorker(api.url, wt.data.createWorkerToken.token, 'ddp-box', ['--python', '/usr/bin/python3']);
+const others: Awaited<ReturnType<typeof startWorker>>[] = [];
 afterAll(async () => {
+  for (const o of others) await o.stop();
   await worker.stop();
   await api.server.close();
 });
@@ -92,6 +96,7 @@ describe('a DDP script under the launcher on a CPU worker', () => {
     expect(job.currentPlan.summary).toMatch(new RegExp(`its README launches it with \`torchrun\`.*${procs} processes — one per CPU core of one worker slot, backend gloo`));
     const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
     expect(run.requirements).toMatchObject({ devices: procs });
+    expect(job.currentPlan.summary).not.toMatch(/multi-node/);
     // Every rank's lines, each with its rank prefix.
     for (let r = 0; r < procs; r++) {
       for (let s = 0; s < STEPS; s++) expect(log).toMatch(new RegExp(`stdout: \\[default${r}\\]:rank ${r}/${procs} step ${s} local loss`));
@@ -105,5 +110,24 @@ describe('a DDP script under the launcher on a CPU worker', () => {
     expect(points.some((p) => p.name === 'leaked')).toBe(false);
     expect(log).toContain('[default1]:CHATGPU_METRIC {"step": 0, "values": {"leaked": 1}}');
     expect(loss.at(-1)!.value).toBeLessThan(loss[0]!.value);
+  });
+
+  it('a simulated 2-GPU worker is chosen over a simulated 1-GPU worker for a job planned with 2 GPUs', { timeout: 240_000 }, async () => {
+    const token = wt.data.createWorkerToken.token as string;
+    others.push(await startWorker(api.url, token, 'sim-1gpu', ['--python', '/usr/bin/python3', '--simulate-accelerator', 'nvidia:RTX-4090:cuda-12.4']));
+    others.push(await startWorker(api.url, token, 'sim-2gpu', ['--python', '/usr/bin/python3', '--simulate-accelerator', '2xnvidia:RTX-4090:cuda-12.4']));
+    const { id, jobId } = await submit({ 'train.py': TRAIN.replace(`range(${STEPS})`, 'range(3)') }, 'train the model on an NVIDIA GPU');
+    const job = await waitFor(async () => {
+      const j = (await api.gql(JOB, { id }, user.token)).data.job;
+      return ['SUCCEEDED', 'FAILED', 'NEEDS_INPUT', 'CANCELLED'].includes(j.status) ? j : null;
+    }, 220_000, 'job done');
+    const lines = await prisma.logChunk.findMany({ where: { attempt: { task: { jobId } } }, orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }] });
+    const log = lines.map((l) => `${l.stream}: ${l.text}`).join('\n');
+    expect(job.status, `${job.statusReason}\n${JSON.stringify(job.currentPlan)}\n${log.slice(-3000)}`).toBe('SUCCEEDED');
+    expect(job.currentPlan.command).toBe('python -m chatgpu.torchrun --standalone --nproc_per_node 2 --tee 3 train.py');
+    expect(job.currentPlan.summary).toMatch(/2 processes — one per NVIDIA GPU of one worker, backend NCCL or gloo, as the script chooses/);
+    const attempts = await prisma.attempt.findMany({ where: { task: { jobId } }, include: { worker: { select: { name: true } } } });
+    expect(attempts.map((a) => a.worker.name)).toEqual(attempts.map(() => 'sim-2gpu'));
+    expect(log).toContain('[default1]:rank 1/2 step 2 local loss');
   });
 });

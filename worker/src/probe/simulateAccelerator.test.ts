@@ -39,6 +39,8 @@ describe('parseSimulateAccelerator', () => {
     ['nvidia:RTX-4090:rocm-6.1', /runtime for nvidia must look like cuda-12.4/],
     ['amd:MI300X:rocm-6.1:sm_90', /arch for amd must look like gfx1100/],
     ['amd:MI300X:rocm-6.1:gfx942:extra', /VENDOR:NAME:RUNTIME/],
+    ['1xnvidia:RTX-4090:cuda-12.4', /device count .* must be 2 to 16/],
+    ['17xnvidia:RTX-4090:cuda-12.4', /device count .* must be 2 to 16/],
   ])('refuses %s with a clear error', (spec, re) => {
     const r = parseSimulateAccelerator(spec);
     expect('error' in r && r.error).toMatch(re);
@@ -58,6 +60,14 @@ describe('applySimulatedAccelerator', () => {
     const caps = applySimulatedAccelerator(real, sim('amd:RX-7900-XTX:rocm-6.1:gfx1100'));
     expect(caps.accelerators.map((a) => [a.vendor, a.simulated])).toEqual([['amd', true]]);
     expect(caps.workloads).toEqual(['shell', 'python', 'torch-cpu', 'torch-rocm']);
+  });
+
+  it('a device count (2xnvidia:…): that many simulated GPUs, indexed, so the worker is placed as a multi-GPU machine', () => {
+    const two = sim('2xnvidia:RTX-4090:cuda-12.4');
+    expect(two).toMatchObject({ spec: '2xnvidia:RTX-4090:cuda-12.4', vendor: 'nvidia', name: 'RTX 4090', count: 2 });
+    const caps = applySimulatedAccelerator(CPU_BOX, two);
+    expect(caps.accelerators.map((a) => [a.vendor, a.index, a.simulated])).toEqual([['nvidia', 0, true], ['nvidia', 1, true]]);
+    expect(applySimulatedAccelerator(CPU_BOX, sim('nvidia:RTX-4090:cuda-12.4')).accelerators).toHaveLength(1);
   });
 
   it('without PyTorch nothing of torch is advertised', () => {

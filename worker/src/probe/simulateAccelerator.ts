@@ -3,6 +3,8 @@
  *
  *   nvidia:RTX-4090:cuda-12.4            nvidia:H100:cuda-12.4:sm_90
  *   amd:RX-7900-XTX:rocm-6.1:gfx1100     amd:RX-6900-XT:rocm-5.2:gfx1030
+ *   2xnvidia:RTX-4090:cuda-12.4          (a count before the vendor: that many devices, 2 to 16 —
+ *                                         a multi-GPU worker for distributed launches, docs/launchers.md)
  *
  * The worker then advertises that accelerator class for scheduling (its accelerator list, the GPU
  * workloads) while every task's numerics run on the CPU: tasks get CHATGPU_DEVICE=cpu and
@@ -22,6 +24,8 @@ export interface SimulatedAccelerator {
   /** 'cuda 12.4' | 'rocm 6.1' (the probe's format). */
   runtime: string;
   arch: string | null;
+  /** How many such devices the worker advertises (the `2x` prefix; absent: one). */
+  count?: number;
   /** Said wherever the accelerator appears. */
   note: string;
 }
@@ -33,7 +37,10 @@ export const SIMULATED_NOTE = 'simulated accelerator: advertised for scheduling 
 
 export function parseSimulateAccelerator(spec: string): SimulatedAccelerator | { error: string } {
   const usage = 'use VENDOR:NAME:RUNTIME[:ARCH], e.g. nvidia:RTX-4090:cuda-12.4 or amd:RX-7900-XTX:rocm-6.1:gfx1100';
-  const parts = spec.trim().split(':');
+  const counted = /^(\d+)x(?=[a-z])/i.exec(spec.trim());
+  const count = counted ? Number(counted[1]) : 1;
+  if (counted && (count < 2 || count > 16)) return { error: `--simulate-accelerator ${JSON.stringify(spec)}: a device count (the NxVENDOR prefix) must be 2 to 16` };
+  const parts = spec.trim().slice(counted ? counted[0].length : 0).split(':');
   if (parts.length < 3 || parts.length > 4) return { error: `--simulate-accelerator ${JSON.stringify(spec)}: ${usage}` };
   const [vendorRaw, nameRaw, runtimeRaw, archRaw] = parts as [string, string, string, string | undefined];
   const vendor = vendorRaw.toLowerCase();
@@ -48,6 +55,7 @@ export function parseSimulateAccelerator(spec: string): SimulatedAccelerator | {
     name: nameRaw.replace(/-/g, ' '),
     runtime: `${vendor === 'nvidia' ? 'cuda' : 'rocm'} ${rt[1]}`,
     arch: archRaw ?? null,
+    ...(count > 1 ? { count } : {}),
     note: SIMULATED_NOTE,
   };
 }
@@ -59,16 +67,16 @@ export function parseSimulateAccelerator(spec: string): SimulatedAccelerator | {
  * compiler is installed.
  */
 export function applySimulatedAccelerator(caps: Capabilities, sim: SimulatedAccelerator): Capabilities {
-  const accelerator: Accelerator = {
+  const accelerator = (index: number): Accelerator => ({
     vendor: sim.vendor,
-    index: 0,
+    index,
     name: `${sim.name} (simulated accelerator)`,
     memoryMiB: null,
     driver: null,
     runtime: sim.runtime,
     arch: sim.arch,
     simulated: true,
-  };
+  });
   const torch = caps.workloads.includes('torch-cpu');
   const add: Workload[] =
     sim.vendor === 'nvidia'
@@ -76,7 +84,7 @@ export function applySimulatedAccelerator(caps: Capabilities, sim: SimulatedAcce
       : [...(torch ? (['torch-rocm'] as const) : []), ...(caps.toolchains.hipcc ? (['hip-cxx'] as const) : [])];
   const gpuWorkloads: Workload[] = ['torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx'];
   const workloads = [...caps.workloads.filter((w) => !gpuWorkloads.includes(w)), ...add];
-  return { ...caps, accelerators: [accelerator], workloads, simulatedAccelerator: sim };
+  return { ...caps, accelerators: Array.from({ length: sim.count ?? 1 }, (_, i) => accelerator(i)), workloads, simulatedAccelerator: sim };
 }
 
 /** What a simulated worker adds to each task's environment (the device stays the CPU). */

@@ -65,7 +65,7 @@ export const distributedLaunch: PlannerRule = (p) => {
     : asked && asked < have
       ? ` ${requestAsks ? 'The request' : 'The README'} asks for ${asked} process${asked > 1 ? 'es' : ''}.`
       : '';
-  const backend = onGpu ? (vendor === 'amd' ? 'NCCL (RCCL on ROCm)' : 'NCCL') : vendor === 'apple' ? 'gloo (one process: MPS has one device)' : 'gloo';
+  const backend = onGpu ? `${vendor === 'amd' ? 'RCCL (NCCL on ROCm)' : 'NCCL'} or gloo, as the script chooses` : vendor === 'apple' ? 'gloo (one process: MPS has one device)' : 'gloo';
   p.launch = {
     processes: n,
     words: `It is distributed training (${how}): it runs with PyTorch's launcher, ${n} process${n > 1 ? 'es' : ''} — one per ${device} of one worker${onGpu ? '' : vendor === 'apple' ? '' : ' slot'}, backend ${backend} —${why} Each rank's output is kept apart (prefixed [default<rank>]:) and the metrics are rank 0's.`,
