@@ -102,6 +102,34 @@ describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
     }, 240_000);
   }
 
+  it('wraps an iterable written over several lines, and finds objects bound together (opt, sched = SGD(…), StepLR(…))', async () => {
+    const python = (await torchPython()).path;
+    const src = [
+      'import os, torch',
+      'from torch.utils.data import DataLoader, TensorDataset',
+      'torch.manual_seed(2)',
+      'loader = DataLoader(TensorDataset(torch.randn(48, 3), torch.randn(48, 1)), batch_size=6, shuffle=True)',
+      'model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Dropout(0.2), torch.nn.Linear(4, 1))',
+      'opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)',
+      'sched, unused = torch.optim.lr_scheduler.StepLR(opt, 3), None',
+      'for i, (x, y) in enumerate(',
+      '    loader,  # the whole set, once',
+      '):',
+      '    loss = torch.nn.functional.mse_loss(model(x), y)',
+      '    opt.zero_grad(); loss.backward(); opt.step(); sched.step()',
+      '    print(f"batch {i} loss {loss.item():.10f}")',
+      'os.makedirs("outputs", exist_ok=True)',
+      'torch.save(model.state_dict(), "outputs/model.pt")',
+      '',
+    ].join('\n');
+    const made = await checkpointResume({ 'multi.py': src }, CPU, { python });
+    expect(made.loop).toMatchObject({ objects: ['loader', 'model', 'opt', 'sched'], values: [] });
+    expect(made.tree['multi.py']).toContain('for i, (x, y) in _chatgpu_run.loop(enumerate(\n    loader,  # the whole set, once\n)):\n');
+    const f = await folder(made.tree);
+    const check = f.sh(resumeCheckCommand('python multi.py'));
+    expect(check.code, check.out).toBe(0);
+  }, 120_000);
+
   it('is the transformation the plan names, idempotent on its own output', async () => {
     const python = (await torchPython()).path;
     const made = await transformationByName('checkpoint-resume')({ 'max_iters.py': program('max_iters.py') }, CPU, { python });

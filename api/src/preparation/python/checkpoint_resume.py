@@ -26,7 +26,7 @@ What it writes (edits spliced into the untouched source; everything else byte-id
 Refused, with the reason: no training loop; several; the loop's state in attributes of `self`; a
 function the loop calls rebinding a global (or a nonlocal) that the loop's scope cannot name;
 `next(it)` on an iterator made before the loop, or a loop over such an iterator (the data position
-cannot be restored); a body written on the loop's own line.
+cannot be restored); a while loop's body written on the loop's own line.
 Unchanged: the file already uses chatgpu.resume, or it has its own resume path (it loads an optimizer's state).
 """
 import ast
@@ -137,10 +137,17 @@ def scope_bindings_before(scope, body, loop):
         if getattr(n, "lineno", 10**9) >= loop.lineno:
             continue
         if isinstance(n, ast.Assign):
+            # model, opt = accelerator.prepare(model, opt): names a call made are objects too (the
+            # runtime keeps those with a state); a subscript or attribute target binds no name.
             kind = "call" if isinstance(n.value, ast.Call) else "other"
             for t in n.targets:
+                if isinstance(t, (ast.Tuple, ast.List)) and isinstance(n.value, (ast.Tuple, ast.List)) and len(t.elts) == len(n.value.elts):
+                    for te, ve in zip(t.elts, n.value.elts):  # opt, sched = SGD(...), None
+                        for name in bound_names(te):
+                            out[name] = "call" if isinstance(te, ast.Name) and isinstance(ve, ast.Call) else "other"
+                    continue
                 for name in bound_names(t):
-                    out[name] = kind if isinstance(t, ast.Name) else "other"
+                    out[name] = kind if isinstance(t, (ast.Name, ast.Tuple, ast.List)) else "other"
         elif isinstance(n, (ast.AnnAssign, ast.AugAssign)) and isinstance(n.target, ast.Name):
             out[n.target.id] = "call" if isinstance(getattr(n, "value", None), ast.Call) else out.get(n.target.id, "other")
         elif isinstance(n, (ast.For, ast.With)):
@@ -400,13 +407,15 @@ def rewrite(files):
     kind = "for" if isinstance(loop, ast.For) else "while"
     if kind == "for":
         it = loop.iter
-        if it.lineno != it.end_lineno:
-            return refuse("the loop's iterable spans several lines")
-        text = lines[it.lineno - 1]
-        head, mid, tail = byte_slice(text, it.col_offset, it.end_col_offset)
+        # The iterable, on one line or several (tqdm(loader,\n total=…)): wrapped where it stands.
+        first_line, last_line = lines[it.lineno - 1], lines[it.end_lineno - 1]
+        head = first_line.encode("utf-8")[: it.col_offset].decode("utf-8")
+        tail = last_line.encode("utf-8")[it.end_col_offset :].decode("utf-8")
+        before_text = "".join(lines[it.lineno - 1 : it.end_lineno])
+        mid = before_text[len(head) : len(before_text) - len(tail)]
         new = f"{head}{RUN}.loop({mid}){tail}"
-        edits.append({"file": f.path, "line": it.lineno, "before": text.rstrip("\n"), "after": new.rstrip("\n"), "rule": "checkpoint-resume loop"})
-        lines[it.lineno - 1] = new
+        edits.append({"file": f.path, "line": it.lineno, "before": before_text.rstrip("\n"), "after": new.rstrip("\n"), "rule": "checkpoint-resume loop"})
+        lines[it.lineno - 1 : it.end_lineno] = [new]
     else:
         first = loop.body[0]
         if first.lineno == loop.lineno:
