@@ -301,6 +301,13 @@ describe('the job page', () => {
     expect(await failed.getByTestId('failure-reason').textContent()).toBe('The run failed: exit code 1 (ModuleNotFoundError: No module named tqdm).');
     expect(await failed.getByTestId('headline-metric').textContent()).toBe('—');
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
+    // A running job: how long it has run and, from its estimate, about how long is left.
+    const c = await createJob(d, other.token, 'Spiral classifier');
+    const measured = { runSeconds: 4, peakMemoryMiB: null, outputBytes: 0, worker: 'list-box', unit: 'epoch', bounded: 2, full: 20, secondsPerStep: null };
+    await d.prisma.job.update({ where: { id: c.uuid }, data: { status: 'RUNNING', startedAt: new Date(Date.now() - 60_000), estimate: { source: 'smoke run', basis: '…', durationSec: 600, lowSec: 500, highSec: 700, costCad: 0.01, lowCad: 0.01, highCad: 0.02, measured } as never } });
+    await page.reload();
+    await rows.nth(2).waitFor(WAIT);
+    expect(await rows.nth(0).getByTestId('job-duration').textContent()).toMatch(/^1m \d+sabout [89]m \d+s left$/);
     await page.getByLabel('Status').selectOption('FAILED');
     await page.getByText('1 job with this status').waitFor(WAIT);
     expect(await rows.count()).toBe(1);

@@ -44,6 +44,9 @@ const JobsQuery = graphql(`
             value
             source
           }
+          estimate {
+            durationSec
+          }
           costCad
           spendingCapCad
           createdAt
@@ -155,7 +158,14 @@ export default function JobsPage() {
                     )}
                   </td>
                   <td title={j.createdAt}>{formatAge(j.createdAt)}</td>
-                  <td data-testid="job-duration">{j.startedAt ? formatDuration((j.finishedAt ? new Date(j.finishedAt).getTime() : Date.now()) - new Date(j.startedAt).getTime()) : <span className="muted">—</span>}</td>
+                  <td data-testid="job-duration">
+                    {j.startedAt ? formatDuration((j.finishedAt ? new Date(j.finishedAt).getTime() : Date.now()) - new Date(j.startedAt).getTime()) : <span className="muted">—</span>}
+                    {j.status === 'RUNNING' && j.estimate && j.startedAt && (
+                      <div className="muted small" data-testid="job-eta">
+                        about {formatDuration(Math.max(0, j.estimate.durationSec * 1000 - (Date.now() - new Date(j.startedAt).getTime())))} left
+                      </div>
+                    )}
+                  </td>
                   <td>{formatCad(j.costCad)}</td>
                   <td>{j.spendingCapCad == null ? <span className="muted">no cap</span> : formatCad(j.spendingCapCad)}</td>
                 </tr>
