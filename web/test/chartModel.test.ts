@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildCharts, decimate, epochMarks, familyOf, metricSourcesOf, niceTicks } from '../src/features/metrics/chartModel';
+import { MetricStore } from '../src/features/metrics/MetricStore';
 
 const steps = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
@@ -27,6 +28,7 @@ describe('the Metrics panel model', () => {
       { attemptId: 'e', label: 'evaluate', role: 'eval', series: [{ name: 'eval_accuracy', xs: [0], ys: [0.91] }] },
     ]);
     expect(charts.map((c) => c.family)).toEqual(['loss', 'accuracy']);
+    expect(charts.map((c) => c.xLabel)).toEqual(['step', 'step']);
     const loss = charts[0]!;
     // The run's lines first, then the smoke run's; names are told apart within a family.
     expect(loss.lines.map((l) => [l.label, l.role, l.xs.length])).toEqual([
@@ -39,6 +41,36 @@ describe('the Metrics panel model', () => {
     expect(evals).toEqual([
       { name: 'test_accuracy', value: 0.88, source: 'run', step: 4 },
       { name: 'eval_accuracy', value: 0.91, source: 'evaluate', step: null },
+    ]);
+  });
+
+  it('puts the epoch on the x axis when the program logged per epoch without steps', () => {
+    // log(epoch=e, loss=…) with no step: the store's xs are the lines' seqs (7, 8, 9).
+    const { charts } = buildCharts([
+      {
+        attemptId: 'r',
+        label: 'run',
+        role: 'run',
+        series: [
+          { name: 'loss', xs: [7, 8, 9], ys: [0.9, 0.5, 0.3], stepless: true },
+          { name: 'epoch', xs: [7, 8, 9], ys: [1, 2, 3], stepless: true },
+        ],
+      },
+    ]);
+    expect(charts).toHaveLength(1);
+    expect(charts[0]).toMatchObject({ family: 'loss', xLabel: 'epoch', epochs: [] });
+    expect(charts[0]!.lines[0]!.xs).toEqual([1, 2, 3]);
+    // The store says which series came without steps.
+    const store = new MetricStore(async () => [], 100);
+    store.push([
+      { seq: 0, name: 'loss', step: null, value: 1 },
+      { seq: 0, name: 'epoch', step: null, value: 1 },
+      { seq: 1, name: 'acc', step: 5, value: 0.5 },
+    ]);
+    expect([...store.series.values()].map((x) => [x.name, x.stepless, x.xs])).toEqual([
+      ['loss', true, [0]],
+      ['epoch', true, [0]],
+      ['acc', false, [5]],
     ]);
   });
 

@@ -96,7 +96,7 @@ function ChartView({ chart }: { chart: Chart }) {
       <figcaption>
         <strong>{chart.family}</strong>
       </figcaption>
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${chart.family} by step. ${summary}`} className="chart-svg">
+      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${chart.family} by ${chart.xLabel}. ${summary}`} className="chart-svg">
         {yTicks.map((t) => (
           <g key={`y${t}`}>
             <line x1={PAD.l} x2={W - PAD.r} y1={sy(t)} y2={sy(t)} className="grid" />
@@ -111,7 +111,7 @@ function ChartView({ chart }: { chart: Chart }) {
           </text>
         ))}
         <text x={W - PAD.r} y={H - 4} className="tick" textAnchor="end">
-          step
+          {chart.xLabel}
         </text>
         {chart.epochs.map((m, i) => (
           <g key={`e${m.x}:${m.epoch}`} data-epoch={m.epoch}>

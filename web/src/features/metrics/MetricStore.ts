@@ -18,6 +18,8 @@ export interface Series {
   xs: number[];
   ys: number[];
   lastSeq: number;
+  /** True when the program reported points without a step: xs are then seqs (one per metric line). */
+  stepless: boolean;
 }
 
 export class MetricStore {
@@ -46,11 +48,12 @@ export class MetricStore {
     for (const p of points) {
       let s = this.series.get(p.name);
       if (!s) {
-        s = { name: p.name, xs: [], ys: [], lastSeq: -1 };
+        s = { name: p.name, xs: [], ys: [], lastSeq: -1, stepless: false };
         this.series.set(p.name, s);
       }
       if (p.seq <= s.lastSeq) continue;
       s.lastSeq = p.seq;
+      if (p.step == null) s.stepless = true;
       s.xs.push(p.step ?? p.seq);
       s.ys.push(p.value);
       if (p.seq > this.maxSeq) this.maxSeq = p.seq;

@@ -18,6 +18,8 @@ export interface SeriesData {
   name: string;
   xs: readonly number[];
   ys: readonly number[];
+  /** Reported without steps: xs are the metric lines' seqs. */
+  stepless?: boolean;
 }
 
 export interface MetricSource {
@@ -45,6 +47,8 @@ export interface EpochMark {
 
 export interface Chart {
   family: string;
+  /** What x is: the step, or the epoch when the program reported its metrics by epoch without steps. */
+  xLabel: 'step' | 'epoch';
   lines: ChartLine[];
   /** Epoch boundaries of the first source that reports an epoch counter (run before smoke). */
   epochs: EpochMark[];
@@ -92,10 +96,14 @@ export function buildCharts(sources: readonly MetricSource[]): { charts: Chart[]
   const epochsBy = new Map<MetricSource, EpochMark[]>();
   const ordered = [...sources].sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role]);
   for (const src of ordered) {
-    for (const s of src.series) {
+    // Metrics logged per epoch without a step: the epoch counter of the same line is their x.
+    const epochSeries = src.series.find((s) => isEpoch(s.name));
+    const byEpoch = epochSeries?.stepless ? new Map(epochSeries.xs.map((seq, i) => [seq, epochSeries.ys[i]!])) : null;
+    for (const raw of src.series) {
+      const s = byEpoch && raw.stepless && !isEpoch(raw.name) && raw.xs.every((seq) => byEpoch.has(seq)) ? { ...raw, xs: raw.xs.map((seq) => byEpoch.get(seq)!), byEpoch: true } : { ...raw, byEpoch: false };
       if (s.xs.length === 0) continue;
       if (isEpoch(s.name)) {
-        epochsBy.set(src, epochMarks(s));
+        if (!byEpoch) epochsBy.set(src, epochMarks(s));
         continue;
       }
       if (src.role === 'eval' || EVAL_NAME.test(s.name)) {
@@ -106,7 +114,7 @@ export function buildCharts(sources: readonly MetricSource[]): { charts: Chart[]
       const family = familyOf(s.name);
       let chart = families.get(family);
       if (!chart) {
-        chart = { family, lines: [], epochs: [] };
+        chart = { family, xLabel: s.byEpoch ? 'epoch' : 'step', lines: [], epochs: [] };
         families.set(family, chart);
         namesOf.set(family, new Set());
       }
