@@ -68,3 +68,28 @@ describe('distributedLaunch', () => {
     expect(answer?.args.reason).toMatch(/^train\.py:4 hard-codes the NCCL backend .* a CPU worker .*"nccl" if torch\.cuda\.is_available\(\) else "gloo"/);
   });
 });
+
+describe('distributedLaunch: a script that also runs alone (nanoGPT-style)', () => {
+  const NANO = [
+    'import os, torch',
+    'from torch.distributed import init_process_group, destroy_process_group',
+    "backend = 'nccl'",
+    "ddp = int(os.environ.get('RANK', -1)) != -1",
+    'if ddp:',
+    '    init_process_group(backend=backend)',
+    "    device = f'cuda:{int(os.environ[\"LOCAL_RANK\"])}'",
+    '    torch.cuda.set_device(device)',
+  ].join('\n');
+  const readme = 'python train.py config/train_shakespeare_char.py\n\ntorchrun --standalone --nproc_per_node=8 train.py config/train_gpt2.py\n';
+  it('on the CPU it runs as one process, and the plan says why', () => {
+    const { answer, planning } = runRules({ request: 'train it', facts, classes: [cpu], reads: { 'train.py': NANO, 'README.md': readme } }, distributedLaunch);
+    expect(answer).toBeNull();
+    expect(planning.command).toBe('python train.py --device "$CHATGPU_DEVICE"');
+    expect(planning.launch).toEqual({ processes: 1, words: expect.stringMatching(/runs alone when the launcher's RANK is unset: it runs as one process, on the CPU several processes would share the same cores/) });
+  });
+  it('on a worker with several GPUs it is launched with one process per GPU', () => {
+    const { planning } = runRules({ request: 'train it', facts, classes: [gpus(4)], reads: { 'train.py': NANO, 'README.md': readme } }, distributedLaunch);
+    expect(planning.command).toBe('python -m chatgpu.torchrun --standalone --nproc_per_node 4 --tee 3 train.py --device "$CHATGPU_DEVICE"');
+    expect(planning.launch?.words).toMatch(/4 processes — one per NVIDIA GPU of one worker.* The README asks for 8 processes, but one worker has at most 4 NVIDIA GPUs: multi-node/);
+  });
+});

@@ -7,7 +7,9 @@
  * command becomes `python -m chatgpu.torchrun --standalone --nproc_per_node N --tee 3 SCRIPT ARGS`
  * (torch.distributed.run's flags; the worker's shim makes them work on every torch it has):
  * N = the GPUs one worker of the chosen vendor has, or on the CPU the cores of one slot (gloo);
- * fewer when the README or the request asks for fewer; when they ask for more than one worker has,
+ * fewer when the README or the request asks for fewer (a script that runs alone when RANK is unset,
+ * like nanoGPT's, is launched only on several GPUs: on the CPU or one GPU it runs as one process, and
+ * the plan says why); when they ask for more than one worker has,
  * the plan says so — multi-node runs are not supported — and runs on one worker's devices. `--tee 3`
  * prefixes every rank's lines with `[default<rank>]:` (the ranks' logs kept apart) and the worker
  * takes metrics from rank 0's lines only (worker/src/metricLine.ts). A script that hard-codes the
@@ -38,6 +40,9 @@ export const distributedLaunch: PlannerRule = (p) => {
   const launch = launches.find((m) => m[2]!.includes(base)) ?? launches[0];
   const envRanks = /\binit_process_group\s*\(/.test(source) && /\b(LOCAL_RANK|WORLD_SIZE|RANK)\b/.test(source) && !/\bspawn\s*\(/.test(source);
   if (!launch && !envRanks) return undefined;
+  // A script that runs alone when the launcher's RANK is unset (nanoGPT: `ddp = int(os.environ.get('RANK', -1)) != -1`)
+  // is launched only where several processes pay: on several GPUs. On the CPU they would share one slot's cores.
+  const alone = /os\.environ\.get\(\s*['"](?:LOCAL_)?RANK['"]|['"](?:LOCAL_)?RANK['"]\s+(?:not\s+)?in\s+os\.environ|os\.getenv\(\s*['"](?:LOCAL_)?RANK['"]/.test(source);
 
   const vendor = hardware.accelVendor;
   const onGpu = vendor === 'nvidia' || vendor === 'amd';
@@ -58,6 +63,13 @@ export const distributedLaunch: PlannerRule = (p) => {
   const requestAsks = /\b(\d+)\s*(?:GPUs|processes|ranks|devices)\b/i.exec(request)?.[1];
   const asked = requestAsks ? Number(requestAsks) : readmeAsks ? Number(readmeAsks) : null;
   const n = vendor === 'apple' ? 1 : asked ? Math.max(1, Math.min(asked, have)) : have;
+  if (alone && (!onGpu || n < 2)) {
+    p.launch = {
+      processes: 1,
+      words: `${entry.path} can run distributed (${launch ? `its README launches it with \`${launch[1]!.replace(/\s+/g, ' ')}\`` : 'it calls init_process_group'}), and runs alone when the launcher's RANK is unset: it runs as one process, ${onGpu ? `one worker has one ${vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} GPU` : 'on the CPU several processes would share the same cores'}.`,
+    };
+    return undefined;
+  }
   const device = onGpu ? `${vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} GPU` : vendor === 'apple' ? 'Apple GPU' : 'CPU core';
   const how = launch ? `its README launches it with \`${launch[1]!.replace(/\s+/g, ' ')}\`` : `${entry.path} calls init_process_group and reads its rank from the launcher's environment (LOCAL_RANK/RANK/WORLD_SIZE)`;
   const why = asked && asked > have
