@@ -13,6 +13,9 @@
  *   - the same when the owner drains the first worker: the program saves at the next iteration on
  *     SIGTERM and exits, the attempt is DRAINED with that checkpoint, and the run resumes there on the
  *     other worker, ending equal to an uninterrupted run;
+ *   - a rewrite the check finds unequal (the model lives in a dict the rewrite does not look into, so
+ *     only its optimizer is saved): REJECTED with the differences, and the job runs the unchanged code
+ *     and SUCCEEDS, the record saying a lost machine restarts it from step 0;
  *   - a script whose data position cannot be restored: the step is SKIPPED with the reason, the job
  *     runs the unchanged code and SUCCEEDS, and the record says a lost machine restarts it from step 0.
  */
@@ -63,6 +66,21 @@ for epoch in range(a.epochs):
 os.makedirs("outputs", exist_ok=True)
 torch.save(model.state_dict(), "outputs/model.pt")
 json.dump({"loss": history[-1], "history": history}, open("outputs/metrics.json", "w"))
+`;
+
+// The model only in a dict: the rewrite saves the optimizer it finds, not the parameters, so a resumed run differs.
+const HIDDEN_MODEL = `import os, torch
+from torch import nn
+torch.manual_seed(0)
+nets = {"main": nn.Linear(4, 1)}
+opt = torch.optim.SGD(nets["main"].parameters(), lr=0.1)
+for step in range(6):
+    x = torch.randn(8, 4)
+    loss = nn.functional.mse_loss(nets["main"](x), x.sum(dim=1, keepdim=True))
+    opt.zero_grad(); loss.backward(); opt.step()
+    print(f"step {step} loss {loss.item():.8f}")
+os.makedirs("outputs", exist_ok=True)
+torch.save(nets["main"].state_dict(), "outputs/model.pt")
 `;
 
 // Batches drawn with next() from one iterator made before the loop: its position cannot be restored.
@@ -277,6 +295,32 @@ describe('checkpoint-resume end to end', () => {
     expect(got).toEqual(runLocally(frozenTree, `python train.py --epochs ${EPOCHS}`));
     await drainee.stop();
     await other.stop();
+  });
+
+  it('a rewrite the kill-and-resume check finds unequal: REJECTED with the differences; the job runs without it and succeeds', { timeout: 300_000 }, async () => {
+    const { api, user, workerToken } = await setUp(['python train.py', 'python train.py']);
+    const prisma = api.server.db.prisma;
+    const w = await startWorker(api.url, workerToken, 'checker', PY);
+    const jobId = await submit(api, user.token, { 'train.py': HIDDEN_MODEL }, 'train it; make it resumable');
+    const job = await waitFor(async () => {
+      const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+      return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
+    }, 240_000, 'the job to end', 500);
+    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+    expect(records.map((r) => [r.step, r.outcome])).toEqual([
+      ['reference', 'ACCEPTED'],
+      ['resume', 'REJECTED'],
+    ]);
+    const rejected = records[1]!;
+    expect(rejected.reason).toMatch(/^the kill-and-resume check found the resumed run different: .*(state objects\.opt|outputs\/model\.pt|logged losses)/);
+    expect(rejected.reason).toMatch(/The job runs without it: if its machine is lost \(a drain or a lost lease\), the run restarts from step 0\.$/);
+    expect((rejected.numericalCheck as { resumeCheck: { equal: boolean } }).resumeCheck.equal).toBe(false);
+    const candidate = await prisma.codeVersion.findUniqueOrThrow({ where: { id: rejected.candidateCodeId! } });
+    expect(candidate.status).toBe('REJECTED');
+    const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
+    expect(run.codeVersionId).toBe((await prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } })).id);
+    await w.stop();
   });
 
   it('a data position it cannot restore: the step is SKIPPED with why, and the job runs without it and succeeds', { timeout: 300_000 }, async () => {

@@ -71,7 +71,10 @@ export async function checkpointResume(tree: CodeTree, _ctx: TransformContext, o
   return { ...base, status: out.status, changed: false, tree, edits: [], hazards, loop: null, reason };
 }
 
-/** A value as one word for `sh -c` (the task's command runs under a shell). */
+/**
+ * A value as one word for `sh -c` (the task's command runs under a shell). The planner's rules have
+ * the same helper (agents/builtin/planner/flags.ts); the toolkit does not import from agents/.
+ */
 function shellWord(v: string): string {
   return /^[\w./:=+,@%-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
 }

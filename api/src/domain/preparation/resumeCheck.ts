@@ -42,9 +42,14 @@ export interface ResumeCheckReport {
   compared?: { stateEntries: number; outputFiles: number; lossLines: number };
 }
 
-/** The check's report from a candidate task's outputs, or null when it wrote none. */
-export async function readResumeCheck(r: Pick<Resources, 'blobs'>, task: Task): Promise<ResumeCheckReport | null> {
-  const entry = ((task.result as { outputs?: ManifestEntry[] } | null)?.outputs ?? []).find((o) => o.path === RESUME_CHECK_REPORT);
+/**
+ * The check's report from a candidate task's outputs (a failed task keeps them on its attempt: the
+ * worker uploads what exists whatever the exit code), or null when it wrote none.
+ */
+export async function readResumeCheck(r: Pick<Resources, 'blobs' | 'prisma'>, task: Task): Promise<ResumeCheckReport | null> {
+  const fromResult = (task.result as { outputs?: ManifestEntry[] } | null)?.outputs;
+  const outputs = fromResult ?? (task.currentAttemptId ? ((await r.prisma.attempt.findUnique({ where: { id: task.currentAttemptId }, select: { outputs: true } }))?.outputs as ManifestEntry[] | null) : null) ?? [];
+  const entry = outputs.find((o) => o.path === RESUME_CHECK_REPORT);
   if (!entry) return null;
   try {
     return JSON.parse((await readBlobBuffer(r.blobs, entry.sha256)).toString('utf8')) as ResumeCheckReport;
