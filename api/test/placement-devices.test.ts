@@ -95,3 +95,32 @@ describe('placement by device count', async () => {
     expect(PlanSchema.safeParse({ ...plan, hardware: { ...plan.hardware, devices: 0 } }).success).toBe(false);
   });
 });
+
+describe('devices held by live attempts', async () => {
+  const api = await startTestApi();
+  const owner = await api.signUp();
+  const token = await createWorkerToken(api, owner.token);
+  const job = await createJobWithFile(api, owner.token);
+  const box = new ProtocolWorker(api, token, 'two-gpu-two-slots');
+  await box.hello({ slots: 2, capabilities: gpus(2) });
+
+  it('a 2-GPU task waits while a 1-GPU attempt holds one of the two GPUs, and no GPU task joins it while it runs', async () => {
+    const one = await addTask(api, job, { name: 'one gpu', requirements: { workload: 'torch-cuda', accelVendor: 'nvidia' } });
+    const [a] = await box.claim({ max: 1 });
+    expect(a!.task.id).toBe(one.id);
+    const two = await addTask(api, job, { name: 'two gpus', requirements: { workload: 'torch-cuda', accelVendor: 'nvidia', devices: 2 } });
+    expect(await box.claim({ max: 1 })).toEqual([]); // one GPU free, a slot free
+    await box.complete(a!, { exitCode: 0 });
+    const [b] = await box.claim({ max: 1 });
+    expect(b!.task.id).toBe(two.id);
+    const another = await addTask(api, job, { name: 'another gpu task', requirements: { workload: 'torch-cuda', accelVendor: 'nvidia' } });
+    const cpuWork = await addTask(api, job, { name: 'cpu work', requirements: { workload: 'torch-cpu' } });
+    const got = await box.claim({ max: 1 });
+    expect(got.map((x) => x.task.id)).toEqual([cpuWork.id]); // the free slot takes CPU work, not a GPU task
+    await box.complete(got[0]!, { exitCode: 0 });
+    await box.complete(b!, { exitCode: 0 });
+    const [c] = await box.claim({ max: 1 });
+    expect(c!.task.id).toBe(another.id);
+    await box.complete(c!, { exitCode: 0 });
+  });
+});

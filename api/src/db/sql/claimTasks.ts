@@ -56,7 +56,8 @@ export interface ClaimedTask {
  * Placement: a worker with an accelerator skips accelerator-free work while an idle,
  * recently seen CPU-only worker could take it. A task that needs several devices on one worker
  * (requirements.devices: a distributed launch's processes) goes only to a worker with that many
- * accelerators of its vendor, or, on the CPU, that many cores in one slot (domain/workers/devices.ts).
+ * accelerators of its vendor free (not held by its live GPU attempts), or, on the CPU, that many
+ * cores in one slot; while it runs, no other GPU task joins it there (devicesFit below).
  */
 export interface Rates {
   cpuCoreHourCad: number;
@@ -97,12 +98,20 @@ function torchFits(t: string, torch: P.Sql) {
       >= (SELECT ARRAY[n[1]::int, n[2]::int] FROM regexp_match(${T}.requirements ->> 'minTorch', '^([0-9]+)[.]([0-9]+)') AS n)))`;
 }
 
-/** Task `t` (SQL alias) needs no more devices than worker row `w` (with its `accels` list) has: domain/workers/devices.ts devicesOf, in SQL. */
+/**
+ * Task `t` (SQL alias) fits the devices of worker row `w` (the claim's \`w\`: its \`accels\` list, its
+ * \`accelBusy\` GPUs held by live attempts, \`multiLive\` a live attempt holding several): a task of N > 1
+ * devices needs N free — accelerators of its vendor less those live GPU attempts hold (one each, N for
+ * a multi-device one) — or on the CPU N cores in one slot (domain/workers/devices.ts devicesOf, in SQL);
+ * and no GPU task joins a live multi-device attempt on its worker. (Two picks of one batch claim are
+ * not counted against each other.)
+ */
 function devicesFit(t: string, w: string) {
   const [T, W] = [P.raw(t), P.raw(w)];
-  return P.sql`(NOT (${T}.requirements ? 'devices') OR (${T}.requirements ->> 'devices')::int <= 1 OR (${T}.requirements ->> 'devices')::int <= CASE
+  return P.sql`((NOT (${T}.requirements ? 'devices') OR (${T}.requirements ->> 'devices')::int <= 1 OR (${T}.requirements ->> 'devices')::int <= CASE
     WHEN ${T}."accelVendor" IS NULL THEN GREATEST(1, ${W}."cpuCores" / GREATEST(${W}.slots, 1))
-    ELSE (SELECT count(*) FROM jsonb_array_elements(${W}.accels) a WHERE a ->> 'vendor' = ${T}."accelVendor") END)`;
+    ELSE (SELECT count(*) FROM jsonb_array_elements(${W}.accels) a WHERE a ->> 'vendor' = ${T}."accelVendor") - ${W}."accelBusy" END)
+    AND (${T}."accelVendor" IS NULL OR NOT ${W}."multiLive"))`;
 }
 
 /** How long the cap check projects task `t` to (SQL alias): its smoke run's estimate, else its time limit. */
@@ -121,6 +130,10 @@ export async function claimTasks(prisma: Db, workerId: string, workerTokenId: st
              COALESCE((capabilities -> 'install' ->> 'enabled')::boolean, false) AS installs,
              COALESCE((capabilities ->> 'ownJobsOnly')::boolean, false) AS "ownJobsOnly",
              CASE WHEN jsonb_typeof(capabilities -> 'accelerators') = 'array' THEN capabilities -> 'accelerators' ELSE '[]'::jsonb END AS accels,
+             (SELECT COALESCE(sum(GREATEST(1, COALESCE((lt.requirements ->> 'devices')::int, 1))), 0) FROM "Attempt" la JOIN "Task" lt ON lt.id = la."taskId"
+               WHERE la."workerId" = "Worker".id AND la.status IN ('LEASED', 'RUNNING') AND lt."accelVendor" IS NOT NULL) AS "accelBusy",
+             EXISTS (SELECT 1 FROM "Attempt" la JOIN "Task" lt ON lt.id = la."taskId"
+               WHERE la."workerId" = "Worker".id AND la.status IN ('LEASED', 'RUNNING') AND lt."accelVendor" IS NOT NULL AND COALESCE((lt.requirements ->> 'devices')::int, 1) > 1) AS "multiLive",
              ${torchOf('"Worker"')} AS torch,
              GREATEST(0, LEAST(${max}::int, slots - (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = "Worker".id AND a.status IN ('LEASED', 'RUNNING')))) AS free
       FROM "Worker" WHERE id = ${workerId}::uuid AND "tokenId" = ${workerTokenId}::uuid AND status IN ('ONLINE', 'OFFLINE')
