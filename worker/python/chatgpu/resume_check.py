@@ -75,8 +75,7 @@ def _losses(text):
 
 def _run(cmd, cwd, env, halt_file=None, timeout=None):
     """Runs cmd in its own process group; with halt_file, SIGKILLs the group once the file appears."""
-    out_path = tempfile.mktemp(prefix="resume-check-out-")
-    with open(out_path, "w+b") as out:
+    with tempfile.TemporaryFile() as out:
         p = subprocess.Popen(cmd, shell=True, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         halted = False
         start = time.monotonic()
@@ -93,7 +92,6 @@ def _run(cmd, cwd, env, halt_file=None, timeout=None):
             time.sleep(0.02)
         out.seek(0)
         text = out.read().decode("utf8", "replace")
-    os.remove(out_path)
     return {"code": p.returncode, "halted": halted, "output": text}
 
 

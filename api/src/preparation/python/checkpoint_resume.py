@@ -437,8 +437,6 @@ def rewrite(files):
     lines.insert(at, imp)
     edits.append({"file": f.path, "line": at + 1, "before": "", "after": imp.rstrip("\n"), "rule": "checkpoint-resume import"})
     new_src = "".join(lines)
-    if not f.src.endswith("\n") and new_src.endswith("\n") and not f.lines[-1].endswith("\n"):
-        pass
     ast.parse(new_src)  # the rewrite must parse
     edits.sort(key=lambda e: e["line"])
     return {
