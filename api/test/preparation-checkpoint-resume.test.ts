@@ -14,6 +14,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkpointResume, RESUME_CHECK_REPORT, resumeCheckCommand } from '../src/preparation/checkpointResume.js';
 import { transformationByName } from '../src/preparation/transformations.js';
+import { checkCase, writeCase } from '../src/preparation/regressionCase.js';
 import { inRepo } from '../src/paths.js';
 import { torchPython } from './preparation/toolchain.js';
 
@@ -186,6 +187,28 @@ describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
     expect(report.differences.join('\n')).toMatch(/outputs\/model\.pt: differs/);
     expect(check.out).toMatch(/chatgpu\.resume_check: NOT equal/);
   }, 120_000);
+
+  it('a regression case of the step is re-checked by killing and resuming: the rewrite passes; a forgetful one is REJECTED', async () => {
+    const python = (await torchPython()).path;
+    const src = program('epoch_dataloader.py');
+    const orig = await folder({ 'train.py': src });
+    expect(orig.sh('python train.py --epochs 4').code).toBe(0);
+    const reference = Object.fromEntries(Object.entries(outputsOf(orig.dir)).map(([p, b64]) => [`outputs/${p}`, Buffer.from(b64, 'base64')]));
+    const dir = mkdtempSync(path.join(tmpdir(), 'ckpt-case-'));
+    const spec = { recordId: 'r', jobId: 'j', step: 'resume', revision: 0, transformation: 'checkpoint-resume', target: 'cpu' as const, tolerance: null, command: 'python train.py --epochs 4', recorded: { outcome: 'ACCEPTED', reason: 'r' }, expect: 'ACCEPTED' as const };
+    await writeCase(dir, { spec, original: { 'train.py': Buffer.from(src) }, candidateDiff: '', reference });
+    const ok = await checkCase(dir, { python });
+    expect(ok.outcome, ok.reason).toBe('ACCEPTED');
+    const forgetful = await checkCase(dir, {
+      python,
+      transform: async (tree, ctx, o) => {
+        const made = await checkpointResume(tree, ctx, o);
+        return { ...made, tree: { ...made.tree, 'train.py': made.tree['train.py']!.replace(/,? ?opt=opt/, '') } };
+      },
+    });
+    expect(forgetful.outcome).toBe('REJECTED');
+    expect(forgetful.reason).toMatch(/^the bounded workload exited 1: .*state objects\.model\.state_dict\.\d\.(weight|bias): uninterrupted/s);
+  }, 180_000);
 
   it('cannot check a run too short to interrupt, and says so (exit 2)', async () => {
     const python = (await torchPython()).path;

@@ -21,6 +21,7 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CHECKPOINT_RESUME, resumeCheckCommand } from './checkpointResume.js';
 import { compareOutputs, type ComparisonCriteria, type ComparisonReport } from './compareOutputs.js';
 import { runStaticChecks, type StaticCheckResult } from './runStaticChecks.js';
 import { transformationByName, type Transformation } from './transformations.js';
@@ -86,7 +87,9 @@ export async function checkCase(dir: string, opts: { python: string; transform?:
       await writeFile(path.join(work, p), content);
     }
     await mkdir(path.join(work, 'outputs'), { recursive: true });
-    const code = await runCommand(spec.command, work, opts.python, opts.timeoutMs ?? 600_000);
+    // A checkpoint-resume candidate is checked as the stage checks it: killed half-way and resumed (checkpointResume.ts).
+    const command = spec.transformation === CHECKPOINT_RESUME ? resumeCheckCommand(spec.command) : spec.command;
+    const code = await runCommand(command, work, opts.python, opts.timeoutMs ?? 600_000);
     if (code.exit !== 0) return { outcome: 'REJECTED', reason: `the bounded workload exited ${code.exit}: ${code.stderr.slice(-500)}`, staticChecks, comparison: null, notChecked };
     const comparison = await compareOutputs({ reference: referenceDir, candidate: work, python: opts.python, ...(criteriaOf(spec) ? { criteria: criteriaOf(spec)! } : {}) });
     // Compare only what the reference has: the candidate's own sources are not outputs.
