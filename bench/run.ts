@@ -3,7 +3,7 @@
  * with the command that reproduces each figure, and merges the results into
  * bench/results.json (one entry per benchmark, the latest run).
  *
- *   npm run bench                          # all of them, default sizes (≈ 15 minutes)
+ *   npm run bench                          # all of them, default sizes (≈ 15 minutes, ≈ 40 with overhead on a busy 2-core machine)
  *   npm run bench -- throughput --tasks 5000 --workers 16
  *   npm run bench -- dispatchLatency | heartbeats | heartbeatsScaleOut | claimScale | fanout | logStream | failover | blobStream | overhead | sandboxCost [flags]
  */
