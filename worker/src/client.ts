@@ -75,6 +75,7 @@ function putFile(url: string, file: string, headers: Record<string, string>, sig
     req.on('error', (err) => (answer ? answered() : fail(err)));
     const src = createReadStream(file, { highWaterMark: 1024 * 1024 });
     src.on('error', (err) => (req.destroy(), reject(err)));
+    req.on('close', () => src.destroy()); // an aborted or refused request: the file is not read on
     src.pipe(req);
   });
 }
