@@ -92,7 +92,8 @@ describe('chatgpu watch', () => {
     expect(text).toMatch(/Job SUCCEEDED/);
     expect(await readFile(path.join(out, 'outputs/done.txt'), 'utf8')).toBe('trained');
     const summary = JSON.parse(await readFile(path.join(out, 'job.json'), 'utf8'));
-    expect(summary).toMatchObject({ id, status: 'SUCCEEDED', plan: { command: 'python train.py' }, validated: true });
+    expect(summary).toMatchObject({ id, status: 'SUCCEEDED', plan: { command: 'python train.py' }, validated: true, trust: { badge: 'unverified', reason: expect.stringMatching(/\S/) } }); // one worker: the sampled replica had nowhere to run
+    expect(r.stdout + r.stderr).toMatch(/Saved 1 output file \([^)]*\) and job\.json in /); // no preparation: no evidence bundle named
     expect(summary.outputs.map((o: { path: string }) => o.path)).toContain('outputs/done.txt');
     expect((await jobState(id)).questions).toEqual([{ text: expect.stringMatching(/^Which script should run\?/), status: 'ANSWERED', answer: 'train.py' }]);
   });
@@ -169,7 +170,7 @@ describe('chatgpu watch', () => {
     expect(r.stderr).toContain(`Job FAILED: ${statusReason}`);
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({ id, status: 'FAILED', statusReason, validated: false, outDir: out });
-    expect(JSON.parse(await readFile(path.join(out, 'job.json'), 'utf8'))).toMatchObject({ id, status: 'FAILED', statusReason });
+    expect(JSON.parse(await readFile(path.join(out, 'job.json'), 'utf8'))).toMatchObject({ id, status: 'FAILED', statusReason, trust: { badge: 'not-validated', reason: statusReason } });
   });
 
   it('refuses what it cannot follow: one line and a non-zero exit', async () => {

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { startTestApi } from './helpers/api.js';
+import { runCli } from './helpers/cli.js';
 import { repoRoot } from './helpers/processes.js';
 import { startWorker } from './helpers/worker.js';
 
@@ -117,5 +118,16 @@ describe('code hard-wired to CUDA, only CPU workers online', () => {
     const evaluation = job.events.find((e: any) => e.kind === 'validation' && e.payload.step === 'evaluate');
     expect(evaluation.payload.metrics.eval_accuracy).toBeGreaterThan(0.5);
     expect(job.outputs.map((o: any) => o.path)).toContain('outputs/model.pt');
+
+    // The CLI's download of the finished job: the outputs, the evidence bundle (said in its
+    // last line), job.json with the same trust words as the dashboard.
+    const out = mkdtempSync(path.join(tmpdir(), 'prep-results-'));
+    const home = mkdtempSync(path.join(tmpdir(), 'prep-home-'));
+    const r = await runCli(['watch', id, '--out', out, '--server', api.url], { env: { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), CHATGPU_DATA_DIR: path.join(home, 'data'), CHATGPU_TOKEN: user.token } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/↓ evidence\/migrate\.tar\.gz \(evidence for migrate: accepted\)/);
+    expect(r.stdout + r.stderr).toMatch(/Saved \d+ output files? \([^)]*\), 1 evidence bundle \(evidence\/\), and job\.json in /);
+    expect(statSync(path.join(out, 'evidence/migrate.tar.gz')).size).toBeGreaterThan(0);
+    expect(JSON.parse(readFileSync(path.join(out, 'job.json'), 'utf8')).trust).toMatchObject({ badge: expect.stringMatching(/^validated|^unverified$/) });
   });
 });

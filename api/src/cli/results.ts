@@ -29,6 +29,7 @@ const RESULT = /* GraphQL */ `
       askOutcomes { ask kind status detail outcome line }
       outputs { path sha256 size mode }
       outputsValidated
+      validation { badge label reason }
       preparationRecords { id step kind revision required transformation outcome reason hardware numericalCheck timings staticChecks evidenceSha createdAt }
       tasks {
         id
@@ -85,6 +86,7 @@ interface JobResult {
   currentPlan: Record<string, unknown> | null;
   outputs: OutputFile[];
   outputsValidated: boolean;
+  validation: { badge: string; label: string; reason: string | null };
   preparationRecords: { id: string; step: string; revision: number; outcome: string; reason: string; evidenceSha: string | null; [k: string]: unknown }[];
   askOutcomes: { ask: string; kind: string; status: string; detail: string; outcome: string; line: string }[];
   tasks: TaskResult[];
@@ -144,6 +146,8 @@ export async function downloadResults(
     outputs: job.outputs,
     // Only a SUCCEEDED job's outputs passed its checks; the others are kept but not validated.
     validated: job.outputsValidated,
+    // The same words as the dashboard's outputs and timeline (validated, by replication, unverified: why).
+    trust: job.validation,
     preparation: job.preparationRecords,
     tasks: job.tasks.map((t) => ({ name: t.name, kind: t.kind, status: t.status, statusReason: t.statusReason, command: t.command, result: t.result, attempts: t.attempts })),
   };
@@ -161,8 +165,10 @@ export async function downloadResults(
     total += size;
     opts.out.line(`  ↓ ${rel} (${bytes(size)})`);
   }
+  let evidence = 0;
   for (const rec of job.preparationRecords) {
     if (!rec.evidenceSha) continue;
+    evidence++;
     const rel = `evidence/${safeOutputPath(rec.step)}${rec.revision ? `-r${rec.revision}` : ''}.tar.gz`;
     await mkdir(path.join(outDir, 'evidence'), { recursive: true });
     await client.downloadBlob(rec.evidenceSha, path.join(outDir, rel));
@@ -175,7 +181,7 @@ export async function downloadResults(
   const jsonName = names.has('job.json') ? 'chatgpu-job.json' : 'job.json';
   await writeFile(path.join(outDir, jsonName), JSON.stringify(summary, null, 2) + '\n');
   opts.out.line(
-    `Saved ${job.outputs.length} output file${job.outputs.length === 1 ? '' : 's'} (${bytes(total)}) and ${jsonName} in ${opts.outDir}.`,
+    `Saved ${job.outputs.length} output file${job.outputs.length === 1 ? '' : 's'} (${bytes(total)})${evidence ? `, ${evidence} evidence bundle${evidence === 1 ? '' : 's'} (evidence/),` : ''} and ${jsonName} in ${opts.outDir}.`,
   );
   return { ...summary, outDir };
 }
