@@ -166,8 +166,8 @@ describe('ApiClient.upload', () => {
     await new ApiClient(url, 'cgw_test', quiet).upload(file, AbortSignal.timeout(30_000));
     expect(seen.length).toBe(3);
 
-    // Refused before the body was read (the API's size limit): the answer counts, not the broken pipe.
-    plan = (_req, res) => res.writeHead(413, { connection: 'close' }).end('Blob too large');
+    // A refusal is an answer, not a transport failure: it ends the upload with its reason.
+    plan = receive((_n, _body, _req, res) => res.writeHead(413).end('Blob too large'));
     seen.length = 0;
     const err = await new ApiClient(url, 'cgw_test', quiet).upload(file, AbortSignal.timeout(30_000)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
