@@ -15,7 +15,7 @@ import { ClaimTaskDoc, DrainOwnWorkerDoc, HeartbeatDoc, SetPausedDoc, SetWorkerH
 import { checkPrerequisites, HEALTH_CHECK_MS, type Health } from './health.js';
 import { DEFAULT_DRAIN_GRACE_SEC } from './checkpoint.js';
 import type { Capabilities } from './probe/types.js';
-import { Run, type RunnerDeps } from './runner.js';
+import { Run, type Assignment, type RunnerDeps, type TraceEvent } from './runner.js';
 import { taskUserForSlot, type MemoryLimitPlan } from './sandbox.js';
 
 export const WORKER_VERSION = '0.1.0';
@@ -172,6 +172,16 @@ export class Session {
     }
   }
 
+  /**
+   * A run's step, to telemetry; a program that has just started is reported at once (a
+   * heartbeat: its attempt is RUNNING with its start time from now on, not from the next
+   * heartbeat, up to heartbeatSec later).
+   */
+  private traced(a: Assignment, e: TraceEvent): void {
+    this.opts.trace?.(a, e);
+    if (e.event === 'start') void this.heartbeat().catch((err) => this.opts.log.warn(`heartbeat failed: ${(err as Error).message}`));
+  }
+
   async heartbeat(): Promise<void> {
     const leases = [...this.runs.values()].map((r) => ({ attemptId: r.attemptId, fencingToken: r.assignment.fencingToken }));
     const ownerSeq = this.ownerChanges;
@@ -244,7 +254,7 @@ export class Session {
           // Each concurrent attempt gets a slot of its own, and with it its own task uid.
           const slot = this.freeSlot();
           this.slots.set(a.attemptId, slot);
-          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), slots: this.opts.slots, health: () => this.checkHealth(), ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}), ...(this.opts.span ? { span: this.opts.span } : {}), ...(this.opts.trace ? { trace: this.opts.trace } : {}) });
+          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), slots: this.opts.slots, health: () => this.checkHealth(), ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}), ...(this.opts.span ? { span: this.opts.span } : {}), trace: (x, e) => this.traced(x, e) });
           this.runs.set(a.attemptId, run);
           void run.done.finally(() => {
             this.runs.delete(a.attemptId);
