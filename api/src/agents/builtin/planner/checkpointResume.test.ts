@@ -83,6 +83,16 @@ describe('checkpointResume, the rule on a draft', () => {
     expect(args.smoke).toBeNull();
   });
 
+  it('in the table: the whole planner answers "make it resumable" with a plan that has the step', () => {
+    const { answer } = runRules({ request: 'train it and make it resumable', facts: { usesTorch: true, entryPoints: [train] }, reads: { 'train.py': TRAIN } });
+    expect(answer?.name).toBe('submit_plan');
+    const plan = answer!.args as { preparation: { steps: unknown[]; workload: { command: string } }; asks: { ask: string; status: string }[] };
+    expect(plan.preparation.steps).toEqual([RESUME_STEP]);
+    expect(plan.preparation.workload.command).toBe('python train.py --epochs 2');
+    expect(plan.asks).toContainEqual(expect.objectContaining({ ask: 'make it resumable', status: 'honoured' }));
+    expect(runRules({ request: 'train it', facts: { usesTorch: true, entryPoints: [train] }, reads: { 'train.py': TRAIN } }).answer?.args.preparation).toBeNull();
+  });
+
   it('not asked and no estimate: nothing added; asked of a program with no training loop: refused with why, the plan goes on', () => {
     const p = draft('train it');
     expect(p.preparation).toBeNull();

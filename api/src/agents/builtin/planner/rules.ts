@@ -24,6 +24,7 @@ import { settleAsks } from './settleAsks.js';
 import { evaluation } from './evaluation.js';
 import { dependencies } from './dependencies.js';
 import { preparationSteps } from './preparationSteps.js';
+import { checkpointResume } from './checkpointResume.js';
 import { submitPlan } from './submitPlan.js';
 
 export const PLANNER_RULES: readonly PlannerRule[] = [
@@ -46,5 +47,6 @@ export const PLANNER_RULES: readonly PlannerRule[] = [
   evaluation,
   dependencies,
   preparationSteps,
+  checkpointResume,
   submitPlan,
 ];
