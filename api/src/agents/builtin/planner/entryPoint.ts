@@ -17,7 +17,7 @@ export const entryPoint: PlannerRule = (p) => {
   const { facts, request, readCall, readOf, readsAny } = p;
   const eps = facts.entryPoints;
   if (eps.length === 0) {
-    return call('give_up', { reason: 'No entry point: no Python file has an `if __name__ == "__main__":` block or runs code at its top level, so there is nothing to run. Add one, or say which file to run.' });
+    return call('give_up', { reason: 'No entry point: no Python file has an `if __name__ == "__main__":` block or runs code at its top level, and there is no notebook, so there is nothing to run. Add one, or say which file to run.' });
   }
   const named = eps.filter((e) => !PREPARE_RE.test(e.path) && (request.includes(e.path) || request.includes(e.path.split('/').pop()!)));
   // Not the run: evaluation and test scripts, merge programs, packaging (setup.py).

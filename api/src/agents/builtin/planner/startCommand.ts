@@ -4,12 +4,20 @@
  * (`load_data(path="../data/cora/")`) runs from there (its outputs/ arguments pointed back at the
  * run folder), with the project's root on the import path when it imports its own package. From the
  * root, a script in a folder that imports a root-level package gets the root on its import path.
+ * A notebook runs as `python -m chatgpu.notebook PATH` (its settings are `--set NAME=VALUE` arguments).
  */
+import { NOTEBOOK_RUNNER } from '../../planner/analyzeProject.js';
 import { folderOf, type PlannerRule } from './planning.js';
 import { usageOf } from './scriptRoles.js';
 
 export const startCommand: PlannerRule = (p) => {
   const { entry, facts, uploaded, args, readOf } = p;
+  // A notebook runs with the worker's notebook runner, from the root (it runs the cells in the notebook's folder).
+  if (entry.kind === 'notebook') {
+    p.runner = `${NOTEBOOK_RUNNER} ${entry.path}`;
+    p.command = [p.runner, ...args].join(' ');
+    return undefined;
+  }
   const usage = usageOf(facts, entry);
   const home = usage?.module ? null : startsIn(entry.path, [p.source, ...p.localFiles.map((x) => readOf(x) ?? '')].join('\n'), uploaded, facts.importsByFile[entry.path]?.local ?? []);
   if (home) for (let i = 0; i < args.length; i++) args[i] = args[i]!.replace(/^(--[\w-]+=)?(['"]?)outputs(\/|$)/, `$1$2${home.up}outputs$3`);
