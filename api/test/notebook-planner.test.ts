@@ -37,6 +37,15 @@ describe('the builtin planner on a notebook', () => {
     expect(planning.entry).toMatchObject({ path: 'descent.ipynb', kind: 'notebook' });
   });
 
+  it('of two notebooks, the one whose name the request uses as a word', async () => {
+    const both = await recorded('run the descent notebook', { 'descent.ipynb': NB, 'explore.ipynb': NB });
+    expect(both.facts.entryPoints.map((e) => e.path)).toEqual(['descent.ipynb', 'explore.ipynb']);
+    const { answer, planning } = runRules(both, entryPoint);
+    expect(answer).toBeNull();
+    expect(planning.entry.path).toBe('descent.ipynb');
+    expect(runRules(await recorded('run the notebook', { 'descent.ipynb': NB, 'explore.ipynb': NB }), entryPoint).answer).toMatchObject({ name: 'ask_user', args: { choices: ['descent.ipynb', 'explore.ipynb'] } });
+  });
+
   it('"run the notebook with lr 0.01": the notebook runner with --set lr=0.01, the ask honoured', async () => {
     const { answer } = runRules(await recorded('run the notebook with lr 0.01', { 'descent.ipynb': NB }));
     expect(answer?.name, JSON.stringify(answer)).toBe('submit_plan');

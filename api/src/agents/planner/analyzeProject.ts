@@ -224,6 +224,7 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
   // Notebooks are entry points when no Python file is one: a project of scripts that also holds a
   // notebook (a demo, an exploration) still runs its script, as before.
   const notebooks = [...files.keys()].filter((p) => p.endsWith('.ipynb') && !/(^|\/)\.ipynb_checkpoints\//.test(p)).sort();
+  const notebooksRun = entryPoints.length === 0;
   for (const p of notebooks) {
     const code = notebookCode(files.get(p)!);
     const thirdParty = new Set<string>();
@@ -236,7 +237,7 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
         else thirdParty.add(top);
       }
     }
-    const asEntry = entryPoints.length === 0;
+    const asEntry = notebooksRun;
     if (asEntry) {
       for (const t of thirdParty) imports.add(t);
       // The runner's own needs, as imports of the notebook: resolved like any (present on the

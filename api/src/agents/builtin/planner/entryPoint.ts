@@ -50,7 +50,7 @@ export const entryPoint: PlannerRule = (p) => {
   }
   // Of several scripts, the only one whose name the request uses as a word ("Train chargpt …" → projects/chargpt/chargpt.py).
   if (!entry && named.length === 0) {
-    const stem = (e: EntryPoint) => e.path.split('/').pop()!.replace(/\.py$/, '').replace(/[^\w]/g, '');
+    const stem = (e: EntryPoint) => e.path.split('/').pop()!.replace(/\.(py|ipynb)$/, '').replace(/[^\w]/g, '');
     const byWord = primary.filter((e) => new RegExp(`\\b${stem(e)}`, 'i').test(request));
     if (byWord.length === 1) entry = byWord[0];
   }
