@@ -1,8 +1,8 @@
 /**
  * The checkpoint-resume step end to end: the real API and scheduler, real PostgreSQL, real
  * `chatgpu-worker` processes running real PyTorch on this machine's CPU. A scripted planner submits
- * a plan whose preparation has the optional `checkpoint-resume` step (the builtin planner's rule,
- * agents/builtin/planner/checkpointResume.ts, proposes the same step).
+ * a plan whose preparation has the optional `checkpoint-resume` step; the builtin planner's rule
+ * (agents/builtin/planner/checkpointResume.ts) proposes the same step when asked (the last test).
  *
  *   - a training script with no resume path: the reference runs the unchanged code; the candidate
  *     (the rewrite) is checked by killing its bounded run half-way and resuming it; ACCEPTED with the
@@ -24,6 +24,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFi
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { completed, createScriptedClient, fnCall } from '../src/agents/models/scriptedClient.js';
 import { readBlobBuffer } from '../src/domain/blobs/blobStore.js';
 import { loadTree } from '../src/domain/preparation/codeTrees.js';
@@ -320,6 +321,31 @@ describe('checkpoint-resume end to end', () => {
     expect(candidate.status).toBe('REJECTED');
     const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
     expect(run.codeVersionId).toBe((await prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } })).id);
+    await w.stop();
+  });
+
+  it('the builtin planner, asked to make it resumable, plans the step; the job succeeds with it accepted', { timeout: 300_000 }, async () => {
+    const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
+    const prisma = api.server.db.prisma;
+    const user = await api.signUp();
+    const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
+    const w = await startWorker(api.url, wt.data.createWorkerToken.token, 'builtin', PY);
+    const jobId = await submit(api, user.token, { 'train.py': TRAIN }, 'train it for 6 epochs and make it resumable');
+    const job = await waitFor(async () => {
+      const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+      return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
+    }, 240_000, 'the job to end', 500);
+    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+    const plan = await prisma.plan.findUniqueOrThrow({ where: { id: job.currentPlanId! } });
+    expect(plan.command).toMatch(/^python train\.py --epochs 6\b/);
+    expect(plan.preparationWorkload).toMatchObject({ workload: { command: expect.stringMatching(/^python train\.py --epochs 2\b/) }, steps: [{ name: 'resume', transformation: 'checkpoint-resume', required: false }] });
+    expect(plan.asks).toContainEqual(expect.objectContaining({ ask: 'make it resumable', status: 'honoured' }));
+    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+    expect(records.map((r) => [r.step, r.outcome])).toEqual([
+      ['reference', 'ACCEPTED'],
+      ['resume', 'ACCEPTED'],
+    ]);
+    expect(records[1]!.reason).toMatch(/killed with SIGKILL after step 1 of 2 and resumed in a fresh process at step 1, the run ended bitwise equal/);
     await w.stop();
   });
 
