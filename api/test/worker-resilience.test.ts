@@ -89,8 +89,10 @@ describe('worker resilience (real processes)', () => {
     }, 60_000, 'timeout');
     expect(done.status).toBe('FAILED');
     expect(done.statusReason).toMatch(/time limit/);
-    const a = await server.db.prisma.attempt.findFirstOrThrow({ where: { taskId: task.id } });
-    expect(a.errorClass).toBe('TIMEOUT');
+    // Every attempt, so that a failure shows what happened to each (once, under a full suite's
+    // load, the first attempt had been LOST with LEASE_EXPIRED and a second one timed out).
+    const attempts = await server.db.prisma.attempt.findMany({ where: { taskId: task.id }, orderBy: { number: 'asc' } });
+    expect(attempts.map((x) => [x.status, x.errorClass]), JSON.stringify(attempts.map((x) => ({ n: x.number, status: x.status, errorClass: x.errorClass, message: x.errorMessage, created: x.createdAt, started: x.startedAt, finished: x.finishedAt, leaseUntil: x.leaseExpiresAt })))).toEqual([['FAILED', 'TIMEOUT']]);
     // The whole group is gone: the python run and the sleep it left in the background.
     const left = await waitFor(async () => (stillRunning(tree).length === 0 ? [] : null), 10_000, 'the run’s processes to exit').catch(() => stillRunning(tree));
     expect(left.map((p) => p.cmdline)).toEqual([]);
