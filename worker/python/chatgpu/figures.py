@@ -91,26 +91,16 @@ def save_figure(fig):
     except Exception as e:
         _note("could not save a figure: %s: %s" % (type(e).__name__, e))
         return None
-    with _lock:
-        try:
-            path, f = _next_path()
-            with f:
-                f.write(data)
-        except OSError as e:
-            _note("cannot write into %s: %s" % (_state["dir"], e))
-            return None
-    _saved[fig] = hashlib.sha256(data).digest()
+    path = _write_next(data)
+    if path:
+        _saved[fig] = hashlib.sha256(data).digest()
     return path
 
 
-def save_png(data, folder=None):
-    """Writes PNG bytes (a figure rendered elsewhere: a notebook's embedded output) as the next
-    figure-N.png in `folder` (default $CHATGPU_FIGURES); returns its path, or None."""
-    folder = folder or _state["dir"] or os.environ.get(ENV)
-    if not folder:
-        return None
+def _write_next(data, folder=None):
+    """Writes bytes as the next figure-N.png (in `folder` when given, which becomes the folder); the path, or None."""
     with _lock:
-        if _state["dir"] != os.path.abspath(folder):
+        if folder and _state["dir"] != os.path.abspath(folder):
             _state["dir"] = os.path.abspath(folder)
             _state["next"] = None
         try:
@@ -121,6 +111,13 @@ def save_png(data, folder=None):
             _note("cannot write into %s: %s" % (_state["dir"], e))
             return None
     return path
+
+
+def save_png(data, folder=None):
+    """Writes PNG bytes (a figure rendered elsewhere: a notebook's embedded output) as the next
+    figure-N.png in `folder` (default $CHATGPU_FIGURES); returns its path, or None."""
+    folder = folder or _state["dir"] or os.environ.get(ENV)
+    return _write_next(data, folder) if folder else None
 
 
 def _changed(fig):
