@@ -16,7 +16,28 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const APT = ['chromium', 'bubblewrap', 'python3-torch', 'python3-numpy', 'python3-click', 'python3-typer', 'python3-flask', 'python3-matplotlib', 'python3-sklearn', 'python3-yaml', 'python3-venv', 'python3-pip', 'python3-nbclient', 'python3-nbformat', 'python3-ipykernel', 'hipcc', 'libhiprand-dev', 'librocrand-dev', 'zip', 'postgresql-client'];
+const APT = [
+  'chromium',
+  'bubblewrap',
+  'python3-torch',
+  'python3-numpy',
+  'python3-click',
+  'python3-typer',
+  'python3-flask',
+  'python3-matplotlib',
+  'python3-sklearn',
+  'python3-yaml',
+  'python3-venv',
+  'python3-pip',
+  'python3-nbclient',
+  'python3-nbformat',
+  'python3-ipykernel',
+  'hipcc',
+  'libhiprand-dev',
+  'librocrand-dev',
+  'zip',
+  'postgresql-client',
+];
 const isRoot = process.getuid?.() === 0;
 
 function fail(sentence) {
@@ -73,11 +94,24 @@ function check(label, args) {
     child.on('close', (code) => resolve({ label, code: code ?? 1, out }));
   });
 }
-// The generated files' check and TypeScript strict everywhere (api with scripts/ and bench/,
+// The generated files' check, the formatter's check (Prettier, print width 140) and TypeScript strict everywhere (api with scripts/ and bench/,
 // worker, web), side by side: each is one process, and they are independent.
 const checks = await Promise.all([
   check('Generated files are out of date (npm run codegen).', [path.join(root, 'scripts/codegen.mjs'), '--check']),
-  ...['api', 'worker', 'web'].map((project) => check(`Type errors in ${project}/ (npm run typecheck).`, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project, '--noEmit'])),
+  check('Code is not formatted (npm run format).', [
+    path.join(root, 'node_modules/prettier/bin/prettier.cjs'),
+    '--check',
+    '--log-level=warn',
+    '**/*.{ts,tsx,js,mjs,cjs,css}',
+  ]),
+  ...['api', 'worker', 'web'].map((project) =>
+    check(`Type errors in ${project}/ (npm run typecheck).`, [
+      path.join(root, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      project,
+      '--noEmit',
+    ]),
+  ),
 ]);
 for (const c of checks) if (c.out.trim()) process.stdout.write(c.out.endsWith('\n') ? c.out : `${c.out}\n`);
 const failed = checks.find((c) => c.code !== 0);
@@ -90,7 +124,14 @@ const report = path.join(root, 'node_modules/.cache/vitest-report.json');
 rmSync(report, { force: true });
 const r = spawnSync(
   node,
-  [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
+  [
+    path.join(root, 'node_modules/vitest/vitest.mjs'),
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${report}`,
+    ...process.argv.slice(2),
+  ],
   { cwd: root, stdio: 'inherit', env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' } },
 );
 if (existsSync(report)) {
