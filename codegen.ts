@@ -9,13 +9,35 @@ const config: CodegenConfig = {
     'web/src/gql/': {
       documents: ['web/src/**/*.{ts,tsx}', '!web/src/gql/**'],
       preset: 'client',
-      config: { importExtension: '.js', useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', JSON: 'unknown', BigInt: 'number', Decimal: 'number', LogLines: "Array<{ seq: number; stream: 'stdout' | 'stderr' | 'system'; text: string; ts?: string | null }>" } },
+      config: {
+        importExtension: '.js',
+        useTypeImports: true,
+        enumsAsTypes: true,
+        scalars: {
+          DateTime: 'string',
+          JSON: 'unknown',
+          BigInt: 'number',
+          Decimal: 'number',
+          LogLines: "Array<{ seq: number; stream: 'stdout' | 'stderr' | 'system'; text: string; ts?: string | null }>",
+        },
+      },
       presetConfig: { fragmentMasking: false },
     },
     'worker/src/gql/': {
       documents: ['worker/src/**/*.ts', '!worker/src/gql/**'],
       preset: 'client',
-      config: { importExtension: '.js', useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', JSON: 'unknown', BigInt: 'number', Decimal: 'number', LogLines: "Array<{ seq: number; stream: 'stdout' | 'stderr' | 'system'; text: string; ts?: string | null }>" } },
+      config: {
+        importExtension: '.js',
+        useTypeImports: true,
+        enumsAsTypes: true,
+        scalars: {
+          DateTime: 'string',
+          JSON: 'unknown',
+          BigInt: 'number',
+          Decimal: 'number',
+          LogLines: "Array<{ seq: number; stream: 'stdout' | 'stderr' | 'system'; text: string; ts?: string | null }>",
+        },
+      },
       presetConfig: { fragmentMasking: false },
     },
   },

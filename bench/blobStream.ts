@@ -57,7 +57,10 @@ async function measured<T>(pid: number, fn: () => Promise<T>): Promise<{ value: 
 }
 
 async function startS3(dir: string, bucket: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'bench/lib/s3ServerProcess.ts'), dir, bucket], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'bench/lib/s3ServerProcess.ts'), dir, bucket], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {

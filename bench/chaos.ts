@@ -31,7 +31,8 @@ export async function chaos(argv: string[]): Promise<BenchResult> {
     const command = commandFor('chaos', o, DEFAULTS);
     console.log(r.line);
     console.log(`command: ${command}`);
-    if (r.duplicated || r.stuck || r.violations.length) throw new Error(`chaos found ${r.violations.length} invariant violations (seed ${o.seed}); replay: ${command}`);
+    if (r.duplicated || r.stuck || r.violations.length)
+      throw new Error(`chaos found ${r.violations.length} invariant violations (seed ${o.seed}); replay: ${command}`);
     return {
       name: 'chaos',
       command,
@@ -48,7 +49,9 @@ export async function chaos(argv: string[]): Promise<BenchResult> {
         'faults: API process restarts': r.faults.restart,
         'faults: PostgreSQL restarts': r.faults['pg-restart'],
         'faults: environment broken (Python removed)': r.faults['break-env'],
-        'broken worker at the end': r.broken ? `${r.broken.status}${r.broken.statusReason ? ` (${r.broken.statusReason.slice(0, 120)})` : ''}` : null,
+        'broken worker at the end': r.broken
+          ? `${r.broken.status}${r.broken.statusReason ? ` (${r.broken.statusReason.slice(0, 120)})` : ''}`
+          : null,
         'broken worker: attempts after the break': r.broken ? JSON.stringify(r.broken.attemptsAfterBreak) : null,
         'tasks failed by the broken worker': r.broken?.tasksFailedByIt ?? null,
         'workers quarantined': r.quarantined.length,

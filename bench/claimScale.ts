@@ -27,8 +27,15 @@ const USAGE = `usage: node --import tsx bench/claimScale.ts [--sizes 10000,10000
 
 export async function claimScale(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
-  const sizes = String(o.sizes).split(',').map(Number).filter((n) => n > 0).sort((a, b) => a - b);
-  const { machine, startedAt } = await startBench(`claim latency vs queue size (${sizes.join(', ')} queued; ${o.jobs} jobs of ${o.users} users)`, o.pg);
+  const sizes = String(o.sizes)
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0)
+    .sort((a, b) => a - b);
+  const { machine, startedAt } = await startBench(
+    `claim latency vs queue size (${sizes.join(', ')} queued; ${o.jobs} jobs of ${o.users} users)`,
+    o.pg,
+  );
   const db = await createDatabase(o.pg, 'claimscale');
   const api = await startApi(db.url, {});
   const client = new pg.Client({ connectionString: db.url });
@@ -36,15 +43,24 @@ export async function claimScale(argv: string[]): Promise<BenchResult> {
   try {
     console.log(`${o.users} users with ${o.jobs} jobs …`);
     const perUser = Math.max(1, Math.round(o.jobs / o.users));
-    const owners: Owner[] = await mapLimit(Array.from({ length: o.users }), 8, (_, i) => setUpOwner(api, i === 0 ? 1 : 0, { jobs: perUser, concurrency: 1 }));
+    const owners: Owner[] = await mapLimit(Array.from({ length: o.users }), 8, (_, i) =>
+      setUpOwner(api, i === 0 ? 1 : 0, { jobs: perUser, concurrency: 1 }),
+    );
     const jobs = owners.flatMap((w) => w.jobs);
-    const jobOwner = await client.query<{ id: string; userId: string }>(`SELECT id, "ownerId" AS "userId" FROM "Job" WHERE id = ANY($1::uuid[])`, [jobs.map((j) => j.jobId)]);
+    const jobOwner = await client.query<{ id: string; userId: string }>(
+      `SELECT id, "ownerId" AS "userId" FROM "Job" WHERE id = ANY($1::uuid[])`,
+      [jobs.map((j) => j.jobId)],
+    );
     const ownerOf = new Map(jobOwner.rows.map((r) => [r.id, r.userId]));
     // The template: a task exactly as the domain writes it.
     const f = await taskFactory(db.url, owners[0]!, 2);
     const template = await f.create();
     await f.close();
-    const columns = (await client.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = 'Task' ORDER BY ordinal_position`)).rows.map((r) => r.column_name);
+    const columns = (
+      await client.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_name = 'Task' ORDER BY ordinal_position`,
+      )
+    ).rows.map((r) => r.column_name);
     const over: Record<string, string> = {
       id: 'gen_random_uuid()',
       jobId: `($2::uuid[])[1 + (g % $5)]`,
@@ -56,7 +72,14 @@ export async function claimScale(argv: string[]): Promise<BenchResult> {
     const fill = `INSERT INTO "Task" (${columns.map((c) => `"${c}"`).join(', ')})
       SELECT ${columns.map((c) => over[c] ?? `t."${c}"`).join(', ')}
       FROM generate_series(1, $6::int) g, "Task" t WHERE t.id = $1::uuid`;
-    const args = (n: number) => [template.id, jobs.map((j) => j.jobId), jobs.map((j) => ownerOf.get(j.jobId)!), jobs.map((j) => j.codeVersionId), jobs.length, n];
+    const args = (n: number) => [
+      template.id,
+      jobs.map((j) => j.jobId),
+      jobs.map((j) => ownerOf.get(j.jobId)!),
+      jobs.map((j) => j.codeVersionId),
+      jobs.length,
+      n,
+    ];
 
     const worker = new SimWorker(api.url, owners[0]!.workerTokens[0]!, 'claimer');
     await worker.hello(o.slots);
@@ -85,7 +108,9 @@ export async function claimScale(argv: string[]): Promise<BenchResult> {
       figures[`p50Ms_${size}`] = round(s.p50, 2);
       figures[`p99Ms_${size}`] = round(s.p99, 2);
       figures[`tasksPerClaim_${size}`] = round(got / o.claims, 2);
-      rows.push(`${size.toLocaleString('en')} queued: claim p50 ${round(s.p50, 1)} ms, p99 ${round(s.p99, 1)} ms, ${round(got / o.claims, 2)} tasks per claim (filled in ${round(filledSec, 1)} s)`);
+      rows.push(
+        `${size.toLocaleString('en')} queued: claim p50 ${round(s.p50, 1)} ms, p99 ${round(s.p99, 1)} ms, ${round(got / o.claims, 2)} tasks per claim (filled in ${round(filledSec, 1)} s)`,
+      );
       console.log(rows.at(-1));
     }
     const first = figures[`p50Ms_${sizes[0]}`]!;
@@ -113,13 +138,26 @@ async function explainClaim(client: pg.Client, workerId: string, max: number): P
   let captured: { text: string; values: unknown[] } | null = null;
   const capture = { $queryRawUnsafe: (text: string, ...values: unknown[]) => ((captured = { text, values }), Promise.resolve([])) };
   const config = loadConfig({});
-  const tokenId = (await client.query<{ tokenId: string }>(`SELECT "tokenId" FROM "Worker" WHERE id = $1::uuid`, [workerId])).rows[0]!.tokenId;
-  await claimTasks(capture as never, workerId, tokenId, max, new Date(), config.scheduler.leaseSec, config.rates, config.trust.minReputation);
+  const tokenId = (await client.query<{ tokenId: string }>(`SELECT "tokenId" FROM "Worker" WHERE id = $1::uuid`, [workerId])).rows[0]!
+    .tokenId;
+  await claimTasks(
+    capture as never,
+    workerId,
+    tokenId,
+    max,
+    new Date(),
+    config.scheduler.leaseSec,
+    config.rates,
+    config.trust.minReputation,
+  );
   const q = captured as unknown as { text: string; values: unknown[] };
   await client.query('BEGIN');
   try {
     await client.query('SET LOCAL jit = off'); // as the API's connections (db/client.ts)
-    const r = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${q.text}`, q.values.map((v) => (v instanceof Date ? v.toISOString() : v)));
+    const r = await client.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN (ANALYZE, BUFFERS) ${q.text}`,
+      q.values.map((v) => (v instanceof Date ? v.toISOString() : v)),
+    );
     return r.rows.map((x) => x['QUERY PLAN']).join('\n');
   } finally {
     await client.query('ROLLBACK');

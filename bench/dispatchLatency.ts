@@ -28,7 +28,9 @@ const TIMEOUT_MS = 30_000;
 
 function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   let t: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, rej) => (t = setTimeout(() => rej(new Error(`timed out: ${what}`)), TIMEOUT_MS)))]).finally(() => clearTimeout(t));
+  return Promise.race([p, new Promise<T>((_, rej) => (t = setTimeout(() => rej(new Error(`timed out: ${what}`)), TIMEOUT_MS)))]).finally(
+    () => clearTimeout(t),
+  );
 }
 
 /** Per sample: the whole dispatch, and of it the insert (its call returned: committed, NOTIFY sent). */
@@ -94,7 +96,7 @@ async function runChatGpu(o: Opts): Promise<Samples> {
       const task = await factory.create();
       const inserted = wallMs();
       await until(() => received.has(task.id), `task ${i} received`);
-      if (i >= o.warmup) samples.total.push(received.get(task.id)! - t0), samples.insert.push(inserted - t0);
+      if (i >= o.warmup) (samples.total.push(received.get(task.id)! - t0), samples.insert.push(inserted - t0));
     }
     return samples;
   } finally {
@@ -128,7 +130,7 @@ async function runGraphile(o: Opts): Promise<Samples> {
         })(),
         `job ${i} started`,
       );
-      if (i >= o.warmup) samples.total.push(started.get(i)! - t0), samples.insert.push(inserted - t0);
+      if (i >= o.warmup) (samples.total.push(started.get(i)! - t0), samples.insert.push(inserted - t0));
     }
     return samples;
   } finally {
@@ -159,7 +161,9 @@ export async function dispatchLatency(argv: string[]): Promise<BenchResult> {
     options: o,
     startedAt: startedAt.toISOString(),
     durationSec: round((Date.now() - startedAt.getTime()) / 1000),
-    headline: `ChatGPU p50 ${round(c.p50, 1)} ms / p99 ${round(c.p99, 1)} ms` + (g ? `; graphile-worker p50 ${round(g.p50, 1)} ms / p99 ${round(g.p99, 1)} ms; ratio (p50) ${round(c.p50 / g.p50, 2)}×` : ''),
+    headline:
+      `ChatGPU p50 ${round(c.p50, 1)} ms / p99 ${round(c.p99, 1)} ms` +
+      (g ? `; graphile-worker p50 ${round(g.p50, 1)} ms / p99 ${round(g.p99, 1)} ms; ratio (p50) ${round(c.p50 / g.p50, 2)}×` : ''),
     figures: {
       'ChatGPU p50 (ms)': round(c.p50, 2),
       'ChatGPU p99 (ms)': round(c.p99, 2),

@@ -24,7 +24,10 @@ const USAGE = `usage: node --import tsx bench/failover.ts [--rounds 5] [--lease-
 
 export async function failover(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
-  const { machine, startedAt } = await startBench(`failover (SIGKILL → task running on another worker; lease ${o.leaseSec} s, tick ${o.tickSec} s)`, o.pg);
+  const { machine, startedAt } = await startBench(
+    `failover (SIGKILL → task running on another worker; lease ${o.leaseSec} s, tick ${o.tickSec} s)`,
+    o.pg,
+  );
   const db = await createDatabase(o.pg, 'failover');
   const api = await startApi(db.url, {
     LEASE_SEC: String(o.leaseSec),
@@ -52,8 +55,15 @@ export async function failover(argv: string[]): Promise<BenchResult> {
 
     let victim = await startWorker(api.url, token, 'fo-0', o);
     procs.push(victim);
-    const task = await factory.create({ name: 'sleeper', command: 'sleep 30', requirements: { workload: 'shell' }, maxAttempts: o.rounds + 2 });
-    let current = await waitFor('the first attempt RUNNING', () => prisma.attempt.findFirst({ where: { taskId: task.id, status: 'RUNNING' } }));
+    const task = await factory.create({
+      name: 'sleeper',
+      command: 'sleep 30',
+      requirements: { workload: 'shell' },
+      maxAttempts: o.rounds + 2,
+    });
+    let current = await waitFor('the first attempt RUNNING', () =>
+      prisma.attempt.findFirst({ where: { taskId: task.id, status: 'RUNNING' } }),
+    );
 
     const rounds: { lost: number; claimed: number; running: number }[] = [];
     for (let i = 1; i <= o.rounds; i++) {
@@ -64,14 +74,18 @@ export async function failover(argv: string[]): Promise<BenchResult> {
       const killedAt = Date.now();
       await kill(victim);
       const lost = await waitFor(`round ${i}: attempt LOST`, () => prisma.attempt.findFirst({ where: { id: current.id, status: 'LOST' } }));
-      const moved = await waitFor(`round ${i}: RUNNING on ${next.name}`, () => prisma.attempt.findFirst({ where: { taskId: task.id, workerId: nextRow.id, status: 'RUNNING' } }));
+      const moved = await waitFor(`round ${i}: RUNNING on ${next.name}`, () =>
+        prisma.attempt.findFirst({ where: { taskId: task.id, workerId: nextRow.id, status: 'RUNNING' } }),
+      );
       const r = {
         lost: (lost.finishedAt!.getTime() - killedAt) / 1000,
         claimed: (moved.createdAt.getTime() - killedAt) / 1000,
         running: (moved.startedAt!.getTime() - killedAt) / 1000,
       };
       rounds.push(r);
-      console.log(`  round ${i}: LOST after ${round(r.lost, 2)} s, claimed by ${next.name} after ${round(r.claimed, 2)} s, RUNNING after ${round(r.running, 2)} s`);
+      console.log(
+        `  round ${i}: LOST after ${round(r.lost, 2)} s, claimed by ${next.name} after ${round(r.claimed, 2)} s, RUNNING after ${round(r.running, 2)} s`,
+      );
       victim = next;
       current = moved;
     }
@@ -94,7 +108,9 @@ export async function failover(argv: string[]): Promise<BenchResult> {
         'SIGKILL → RUNNING elsewhere median (s)': med('running'),
         'SIGKILL → RUNNING elsewhere max (s)': max('running'),
         'expected SIGKILL → LOST (lease − heartbeat … lease + tick, s)': `${o.leaseSec - o.heartbeatSec} … ${o.leaseSec + o.tickSec}`,
-        'per round RUNNING (s)': col('running').map((x) => round(x, 2)).join(', '),
+        'per round RUNNING (s)': col('running')
+          .map((x) => round(x, 2))
+          .join(', '),
         'API scheduler ticks skipped (overran)': api.tickOverruns(),
       },
     };

@@ -26,7 +26,10 @@ const SUBSCRIPTION = `subscription($jobId: ID!) { jobEvents(jobId: $jobId) { __t
 
 export async function fanout(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
-  const { machine, startedAt } = await startBench(`subscription fan-out (${o.dashboards} dashboards on ${o.processes} API processes, ${o.events} events)`, o.pg);
+  const { machine, startedAt } = await startBench(
+    `subscription fan-out (${o.dashboards} dashboards on ${o.processes} API processes, ${o.events} events)`,
+    o.pg,
+  );
   const db = await createDatabase(o.pg, 'fanout');
   const first = await startApi(db.url, {});
   const apis: BenchApi[] = [first];
@@ -60,16 +63,20 @@ export async function fanout(argv: string[]): Promise<BenchResult> {
             subscribed++;
             ready();
           });
-          client.subscribe({ query: SUBSCRIPTION, variables: { jobId: gid } }, {
-            next: (v) => {
-              const payload = (v.data as { jobEvents?: { event?: { payload?: { name?: string } } } } | undefined)?.jobEvents?.event?.payload;
-              const name = payload?.name;
-              if (name?.startsWith('warm-')) warmSeen.set(i, true);
-              if (name?.startsWith('fanout-')) (arrivals.get(name) ?? arrivals.set(name, []).get(name)!).push(performance.now());
+          client.subscribe(
+            { query: SUBSCRIPTION, variables: { jobId: gid } },
+            {
+              next: (v) => {
+                const payload = (v.data as { jobEvents?: { event?: { payload?: { name?: string } } } } | undefined)?.jobEvents?.event
+                  ?.payload;
+                const name = payload?.name;
+                if (name?.startsWith('warm-')) warmSeen.set(i, true);
+                if (name?.startsWith('fanout-')) (arrivals.get(name) ?? arrivals.set(name, []).get(name)!).push(performance.now());
+              },
+              error: (e) => fail(e instanceof Error ? e : new Error(JSON.stringify(e))),
+              complete: () => undefined,
             },
-            error: (e) => fail(e instanceof Error ? e : new Error(JSON.stringify(e))),
-            complete: () => undefined,
-          });
+          );
         });
       }),
     );

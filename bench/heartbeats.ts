@@ -22,7 +22,17 @@ import { postgresCpuSeconds } from './lib/machine.js';
 import { SimWorker } from './lib/simWorker.js';
 import { mapLimit, round, sleep, summarize } from './lib/stats.js';
 
-const DEFAULTS = { apis: 1, workers: 10_000, tokens: 100, intervalSec: 10, warmupSec: 10, durationSec: 30, helloConcurrency: 32, maxInFlight: 256, setup: 'hello' };
+const DEFAULTS = {
+  apis: 1,
+  workers: 10_000,
+  tokens: 100,
+  intervalSec: 10,
+  warmupSec: 10,
+  durationSec: 30,
+  helloConcurrency: 32,
+  maxInFlight: 256,
+  setup: 'hello',
+};
 const USAGE = `usage: node --import tsx bench/heartbeats.ts [--apis 1] [--workers 10000] [--tokens 100] [--interval-sec 10] [--warmup-sec 10] [--duration-sec 30]
                  [--hello-concurrency 32] [--max-in-flight 256] [--setup hello|sql] [--pg postgres://postgres@127.0.0.1:5432/postgres]
   --warmup-sec: the same schedule runs this long first, unmeasured (a freshly started API compiles its hot code and opens its pool).
@@ -31,14 +41,20 @@ const USAGE = `usage: node --import tsx bench/heartbeats.ts [--apis 1] [--worker
 
 export async function heartbeats(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
-  const { machine, startedAt } = await startBench(`heartbeat capacity (${o.workers} workers, one heartbeat per ${o.intervalSec} s each)`, o.pg);
+  const { machine, startedAt } = await startBench(
+    `heartbeat capacity (${o.workers} workers, one heartbeat per ${o.intervalSec} s each)`,
+    o.pg,
+  );
   const db = await createDatabase(o.pg, 'heartbeats');
   const apis: BenchApi[] = [];
   try {
     for (let i = 0; i < Math.max(1, o.apis); i++) apis.push(await startApi(db.url, { HEARTBEAT_SEC: String(o.intervalSec) }));
     const api = apis[0]!;
     const owner = await setUpOwner(api, o.tokens);
-    const workers = Array.from({ length: o.workers }, (_, i) => new SimWorker(apis[i % apis.length]!.url, owner.workerTokens[i % o.tokens]!, `hb-${i}`));
+    const workers = Array.from(
+      { length: o.workers },
+      (_, i) => new SimWorker(apis[i % apis.length]!.url, owner.workerTokens[i % o.tokens]!, `hb-${i}`),
+    );
 
     let helloRate: number | null = null;
     if (o.setup === 'sql') {
@@ -51,7 +67,18 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
           const rows = await f.resources.prisma.worker.createManyAndReturn({
             data: workers.slice(from, from + 1000).map((w, k) => {
               const t = byName.get(`bench-${(from + k) % o.tokens}`)!;
-              return { ownerId: t.userId, tokenId: t.id, name: w.name, status: 'ONLINE' as const, capabilities: SIM_CAPS, workloads: SIM_CAPS.workloads, memoryMiB: SIM_CAPS.memoryMiB, cpuCores: SIM_CAPS.cpu.cores, slots: 1, version: 'bench' };
+              return {
+                ownerId: t.userId,
+                tokenId: t.id,
+                name: w.name,
+                status: 'ONLINE' as const,
+                capabilities: SIM_CAPS,
+                workloads: SIM_CAPS.workloads,
+                memoryMiB: SIM_CAPS.memoryMiB,
+                cpuCores: SIM_CAPS.cpu.cores,
+                slots: 1,
+                version: 'bench',
+              };
             }),
             select: { id: true, name: true },
           });
@@ -80,7 +107,9 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
 
     const rate = o.workers / o.intervalSec;
     const total = Math.round(rate * (o.warmupSec + o.durationSec));
-    console.log(`heartbeats: ${round(rate)}/s scheduled for ${o.warmupSec} s of warm-up, then ${o.durationSec} s measured (${Math.round(rate * o.durationSec)}) …`);
+    console.log(
+      `heartbeats: ${round(rate)}/s scheduled for ${o.warmupSec} s of warm-up, then ${o.durationSec} s measured (${Math.round(rate * o.durationSec)}) …`,
+    );
     const latency: number[] = [];
     const byWindow: number[][] = []; // latencies by 5 s of the phase (when a slow stretch happened)
     const lag: number[] = [];
@@ -95,7 +124,8 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
     // The measured phase: heartbeats sent from here on, and the CPU from here on.
     const measuredFrom = start + o.warmupSec * 1000;
     let measured!: Promise<[ApiStats[], number | null, NodeJS.CpuUsage]>;
-    const startMeasuring = () => (measured = Promise.all([Promise.all(apis.map((a) => a.stats())), postgresCpuSeconds(), process.cpuUsage()]));
+    const startMeasuring = () =>
+      (measured = Promise.all([Promise.all(apis.map((a) => a.stats())), postgresCpuSeconds(), process.cpuUsage()]));
     if (o.warmupSec > 0) setTimeout(startMeasuring, o.warmupSec * 1000);
     else startMeasuring();
     let stopped = false;
@@ -108,24 +138,26 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
       if (t >= measuredFrom) measuredSent++;
       inFlight++;
       maxInFlightSeen = Math.max(maxInFlightSeen, inFlight);
-      w.heartbeat([]).then(
-        () => {
-          if (t < measuredFrom) return;
-          const now = performance.now();
-          latency.push(now - t);
-          lag.push(now - due(n));
-          (byWindow[Math.floor((t - measuredFrom) / 5000)] ??= []).push(now - t);
-        },
-        (err) => {
-          if (t < measuredFrom) return;
-          errors++;
-          firstError ||= (err as Error).message;
-        },
-      ).finally(() => {
-        inFlight--;
-        if (++finished === total) done();
-        pump();
-      });
+      w.heartbeat([])
+        .then(
+          () => {
+            if (t < measuredFrom) return;
+            const now = performance.now();
+            latency.push(now - t);
+            lag.push(now - due(n));
+            (byWindow[Math.floor((t - measuredFrom) / 5000)] ??= []).push(now - t);
+          },
+          (err) => {
+            if (t < measuredFrom) return;
+            errors++;
+            firstError ||= (err as Error).message;
+          },
+        )
+        .finally(() => {
+          inFlight--;
+          if (++finished === total) done();
+          pump();
+        });
     };
     const pump = () => {
       if (stopped) return;
@@ -160,7 +192,9 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
       durationSec: round((Date.now() - startedAt.getTime()) / 1000),
       headline:
         `${round(achieved)}/s of ${round(rate)}/s scheduled, latency p50 ${round(l.p50, 1)} ms / p99 ${round(l.p99, 1)} ms, ${errors} errors, ` +
-        (apis.length > 1 ? `${apis.length} API processes ${perApi((i) => round((cpuOf[i]! / elapsed) * 100))}% of a core` : `API ${round((apiCpu / elapsed) * 100)}% of a core`),
+        (apis.length > 1
+          ? `${apis.length} API processes ${perApi((i) => round((cpuOf[i]! / elapsed) * 100))}% of a core`
+          : `API ${round((apiCpu / elapsed) * 100)}% of a core`),
       figures: {
         'API processes': apis.length,
         workers: o.workers,
@@ -174,10 +208,22 @@ export async function heartbeats(argv: string[]): Promise<BenchResult> {
         'lag behind schedule p99 (ms)': round(g.p99, 2),
         'latency p99 by 5 s window (ms)': byWindow.map((w) => round(summarize(w).p99)).join(' '),
         'max in flight': maxInFlightSeen,
-        'API CPU (% of one core)': apis.length > 1 ? `${round((apiCpu / elapsed) * 100)} (${perApi((i) => round((cpuOf[i]! / elapsed) * 100))})` : round((apiCpu / elapsed) * 100),
+        'API CPU (% of one core)':
+          apis.length > 1
+            ? `${round((apiCpu / elapsed) * 100)} (${perApi((i) => round((cpuOf[i]! / elapsed) * 100))})`
+            : round((apiCpu / elapsed) * 100),
         'API CPU per heartbeat (ms)': round((apiCpu * 1000) / Math.max(latency.length, 1), 3),
-        'of which in the kernel (ms)': round((sum((s) => s.cpu.system, api1) - sum((s) => s.cpu.system, api0)) / 1000 / Math.max(latency.length, 1), 3),
-        'API event-loop utilization': perApi((i) => round((api1[i]!.elu.active - api0[i]!.elu.active) / ((api1[i]!.elu.active + api1[i]!.elu.idle - api0[i]!.elu.active - api0[i]!.elu.idle) || 1), 2)),
+        'of which in the kernel (ms)': round(
+          (sum((s) => s.cpu.system, api1) - sum((s) => s.cpu.system, api0)) / 1000 / Math.max(latency.length, 1),
+          3,
+        ),
+        'API event-loop utilization': perApi((i) =>
+          round(
+            (api1[i]!.elu.active - api0[i]!.elu.active) /
+              (api1[i]!.elu.active + api1[i]!.elu.idle - api0[i]!.elu.active - api0[i]!.elu.idle || 1),
+            2,
+          ),
+        ),
         'API RSS (MiB)': apis.length > 1 ? perApi((i) => round(api1[i]!.rssMiB)) : round(api1[0]!.rssMiB),
         'API errors logged': sum((s) => s.errors, api1),
         'API scheduler ticks skipped (overran)': apis.reduce((n, a) => n + a.tickOverruns(), 0),

@@ -45,13 +45,19 @@ open("outputs/elapsed.txt", "w").write("%.4f %d" % (elapsed, n))
 
 export async function logStream(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
-  const { machine, startedAt } = await startBench(`log streaming (${o.mbPerSec} MB/s of ${o.lineBytes}-byte lines for ${o.seconds} s through a real worker)`, o.pg);
+  const { machine, startedAt } = await startBench(
+    `log streaming (${o.mbPerSec} MB/s of ${o.lineBytes}-byte lines for ${o.seconds} s through a real worker)`,
+    o.pg,
+  );
   const lines = Math.floor((o.mbPerSec * 1_000_000) / o.lineBytes) * o.seconds;
   const megabytes = (lines * o.lineBytes) / 1e6;
   // The baseline: the same program, no worker, stdout to /dev/null.
   const dir = await mkdtemp(path.join(tmpdir(), 'bench-logstream-'));
   await writeFile(path.join(dir, 'spew.py'), PROGRAM);
-  execFileSync(o.python, ['spew.py', String(o.mbPerSec), String(o.seconds), String(o.lineBytes)], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(o.python, ['spew.py', String(o.mbPerSec), String(o.seconds), String(o.lineBytes)], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const [direct] = (await readFile(path.join(dir, 'outputs/elapsed.txt'), 'utf8')).split(' ').map(Number);
   console.log(`directly: ${round(direct!, 2)} s for ${lines.toLocaleString('en')} lines (${round(megabytes, 1)} MB)`);
 
@@ -67,24 +73,37 @@ export async function logStream(argv: string[]): Promise<BenchResult> {
     const size = async () => Number((await prisma.$queryRaw<{ n: bigint }[]>`SELECT pg_total_relation_size('"LogChunk"') AS n`)[0]!.n);
     const [bytes0, api0] = [await size(), await api.stats()];
     const w0 = Date.now();
-    const task = await factory.create({ name: 'spew', command: `python main.py ${o.mbPerSec} ${o.seconds} ${o.lineBytes}`, requirements: { workload: 'python', timeoutSec: 3600 } });
+    const task = await factory.create({
+      name: 'spew',
+      command: `python main.py ${o.mbPerSec} ${o.seconds} ${o.lineBytes}`,
+      requirements: { workload: 'python', timeoutSec: 3600 },
+    });
     let attempt = null;
     for (;;) {
-      attempt = await prisma.attempt.findFirst({ where: { taskId: task.id, status: { in: ['SUCCEEDED', 'FAILED', 'LOST', 'CANCELLED'] } } });
+      attempt = await prisma.attempt.findFirst({
+        where: { taskId: task.id, status: { in: ['SUCCEEDED', 'FAILED', 'LOST', 'CANCELLED'] } },
+      });
       if (attempt) break;
       if (Date.now() - w0 > (o.seconds * 20 + 120) * 1000) throw new Error(`the task did not finish:\n${worker.output().slice(-2000)}`);
       await sleep(250);
     }
     const wallSec = (Date.now() - w0) / 1000;
     const [bytes1, api1] = [await size(), await api.stats()];
-    if (attempt.status !== 'SUCCEEDED') throw new Error(`the task ended ${attempt.status}: ${attempt.errorMessage ?? ''}\n${worker.output().slice(-2000)}`);
-    const stats = (await prisma.$queryRaw<{ n: bigint; top: number | null; stdout: bigint }[]>`
-      SELECT count(*) AS n, max(seq) AS top, count(*) FILTER (WHERE stream = 'stdout') AS stdout FROM "LogChunk" WHERE "attemptId" = ${attempt.id}::uuid`)[0]!;
+    if (attempt.status !== 'SUCCEEDED')
+      throw new Error(`the task ended ${attempt.status}: ${attempt.errorMessage ?? ''}\n${worker.output().slice(-2000)}`);
+    const stats = (
+      await prisma.$queryRaw<{ n: bigint; top: number | null; stdout: bigint }[]>`
+      SELECT count(*) AS n, max(seq) AS top, count(*) FILTER (WHERE stream = 'stdout') AS stdout FROM "LogChunk" WHERE "attemptId" = ${attempt.id}::uuid`
+    )[0]!;
     const stored = Number(stats.stdout);
     const gaps = stats.top === null ? lines : stats.top + 1 - Number(stats.n);
-    const result = (await prisma.task.findUniqueOrThrow({ where: { id: task.id }, select: { result: true } })).result as { outputs?: { path: string; sha256: string }[] } | null;
+    const result = (await prisma.task.findUniqueOrThrow({ where: { id: task.id }, select: { result: true } })).result as {
+      outputs?: { path: string; sha256: string }[];
+    } | null;
     const elapsedFile = result?.outputs?.find((x) => x.path === 'outputs/elapsed.txt');
-    const got = elapsedFile ? await fetch(`${api.url}/blobs/${elapsedFile.sha256}`, { headers: { authorization: `Bearer ${owner.userToken}` } }) : null;
+    const got = elapsedFile
+      ? await fetch(`${api.url}/blobs/${elapsedFile.sha256}`, { headers: { authorization: `Bearer ${owner.userToken}` } })
+      : null;
     const elapsed = got?.ok ? Number((await got.text()).split(' ')[0]) : NaN;
     const apiCpu = cpuSeconds(api0, api1);
     const figures = {

@@ -50,7 +50,15 @@ const DEFAULTS = {
   sandbox: 'auto',
   quick: 0,
 };
-const QUICK = { pairs: 1, workloads: 'torch,numpy,lines,output,sweep', epochs: 150, numpyIters: 60, lineSeconds: 5, outputMib: 128, sweepIters: 5 };
+const QUICK = {
+  pairs: 1,
+  workloads: 'torch,numpy,lines,output,sweep',
+  epochs: 150,
+  numpyIters: 60,
+  lineSeconds: 5,
+  outputMib: 128,
+  sweepIters: 5,
+};
 const USAGE = `usage: node --import tsx bench/overhead.ts [--quick] [--pairs 3] [--workloads torch,numpy,lines,output,sweep]
                  [--epochs 1000] [--numpy-iters 300] [--line-seconds 20] [--output-mib 512] [--sweep-iters 30]
                  [--python /usr/bin/python3] [--sandbox auto|bwrap|none] [--pg postgres://postgres@127.0.0.1:5432/postgres]`;
@@ -92,18 +100,40 @@ function timed(argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ s
 
 export async function overhead(argv: string[]): Promise<BenchResult> {
   // `--quick` alone (no value) means --quick 1.
-  const args = argv.flatMap((a, i) => (a === '--quick' && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('--')) ? ['--quick', '1'] : [a]));
+  const args = argv.flatMap((a, i) =>
+    a === '--quick' && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('--')) ? ['--quick', '1'] : [a],
+  );
   const given = parseOptions(args, DEFAULTS, USAGE);
-  const o = given.quick ? { ...given, ...Object.fromEntries(Object.entries(QUICK).filter(([k]) => !args.includes(`--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`))) } : given;
-  const { machine, startedAt } = await startBench(`overhead (the same program directly and through ChatGPU, alternating, ${o.pairs} pair(s) each)`, o.pg);
-  const chosen = String(o.workloads).split(',').map((s) => s.trim());
-  const all = workloads({ epochs: Number(o.epochs), numpyIters: Number(o.numpyIters), lineSeconds: Number(o.lineSeconds), outputMiB: Number(o.outputMib), sweepIters: Number(o.sweepIters) });
+  const o = given.quick
+    ? {
+        ...given,
+        ...Object.fromEntries(
+          Object.entries(QUICK).filter(([k]) => !args.includes(`--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`)),
+        ),
+      }
+    : given;
+  const { machine, startedAt } = await startBench(
+    `overhead (the same program directly and through ChatGPU, alternating, ${o.pairs} pair(s) each)`,
+    o.pg,
+  );
+  const chosen = String(o.workloads)
+    .split(',')
+    .map((s) => s.trim());
+  const all = workloads({
+    epochs: Number(o.epochs),
+    numpyIters: Number(o.numpyIters),
+    lineSeconds: Number(o.lineSeconds),
+    outputMiB: Number(o.outputMib),
+    sweepIters: Number(o.sweepIters),
+  });
   const unknown = chosen.filter((c) => !all.some((w) => w.name === c));
   if (unknown.length) throw new Error(`unknown workload(s) ${unknown.join(', ')}; one of ${all.map((w) => w.name).join(', ')}`);
   const selected = all.filter((w) => chosen.includes(w.name));
 
   const sandboxStart = await sandboxStartCost({ python: String(o.python), trials: 5 });
-  console.log(`  sandbox start (bwrap + seccomp + prlimit + setpriv, python -c pass): +${round(sandboxStart.extraMs, 1)} ms a start (plain ${round(sandboxStart.plainMs, 1)} ms, sandboxed ${round(sandboxStart.sandboxedMs, 1)} ms)`);
+  console.log(
+    `  sandbox start (bwrap + seccomp + prlimit + setpriv, python -c pass): +${round(sandboxStart.extraMs, 1)} ms a start (plain ${round(sandboxStart.plainMs, 1)} ms, sandboxed ${round(sandboxStart.sandboxedMs, 1)} ms)`,
+  );
 
   const db = await createDatabase(o.pg, 'overhead');
   const api = await startApi(db.url, { BENCH_MODEL: 'builtin' });
@@ -116,13 +146,24 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
     const owner = await setUpOwner(api, 1);
     worker = await startWorker(api.url, owner.workerTokens[0]!, 'overhead', { python: String(o.python), sandbox: String(o.sandbox) });
     const cliEnv = { ...process.env, CHATGPU_URL: api.url, CHATGPU_TOKEN: owner.userToken, CHATGPU_RETRY_SEC: '0' };
-    const directEnv = { ...process.env, PYTHONPATH: path.join(repoRoot, 'worker/python'), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
+    const directEnv = {
+      ...process.env,
+      PYTHONPATH: path.join(repoRoot, 'worker/python'),
+      PYTHONUNBUFFERED: '1',
+      PYTHONDONTWRITEBYTECODE: '1',
+    };
     const workerPid = worker.child.pid!;
-    const platformCpu = async () => ({ api: apiSeconds(await api.stats()), worker: await processCpuSeconds(workerPid), postgres: await backendsCpu() });
+    const platformCpu = async () => ({
+      api: apiSeconds(await api.stats()),
+      worker: await processCpuSeconds(workerPid),
+      postgres: await backendsCpu(),
+    });
     /** The CPU of this database's backends (the server is shared with other work on the machine). */
     const backendCpu = new Map<number, number>();
     const backendsCpu = async () => {
-      const { rows: b } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+      const { rows: b } = await client.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      );
       for (const { pid } of b) backendCpu.set(pid, await processCpuSeconds(pid));
       return [...backendCpu.values()].filter(Number.isFinite).reduce((a, x) => a + x, 0);
     };
@@ -136,7 +177,14 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
         const dir = path.join(work, `${w.name}-direct-${s}`);
         await w.write(dir);
         let sec = 0;
-        for (const cmd of w.direct(s)) sec += (await timed(cmd.map((a) => (a === 'python' ? String(o.python) : a)), dir, directEnv)).sec;
+        for (const cmd of w.direct(s))
+          sec += (
+            await timed(
+              cmd.map((a) => (a === 'python' ? String(o.python) : a)),
+              dir,
+              directEnv,
+            )
+          ).sec;
         await rm(dir, { recursive: true, force: true });
         row.direct.push(sec);
         console.log(`    direct ${round(sec, 2)} s`);
@@ -148,16 +196,42 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
         await w.write(dir);
         const cpu0 = await platformCpu();
         const t0 = wallMs();
-        const r = await timed([process.execPath, path.join(repoRoot, 'api/bin/chatgpu.mjs'), 'submit', dir, '-m', w.request(s), '--wait', '--out', out, '--json'], repoRoot, cliEnv);
+        const r = await timed(
+          [
+            process.execPath,
+            path.join(repoRoot, 'api/bin/chatgpu.mjs'),
+            'submit',
+            dir,
+            '-m',
+            w.request(s),
+            '--wait',
+            '--out',
+            out,
+            '--json',
+          ],
+          repoRoot,
+          cliEnv,
+        );
         const t1 = wallMs();
         const cpu1 = await platformCpu();
-        const summary = JSON.parse(r.out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1) ?? '{}') as { id?: string };
+        const summary = JSON.parse(
+          r.out
+            .trim()
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .at(-1) ?? '{}',
+        ) as { id?: string };
         if (!summary.id) throw new Error(`no job id in the CLI's output:\n${r.out.slice(-2000)}`);
-        const sample: JobSample = { ...(await split(client, summary.id, t0, t1)), cpu: { api: cpu1.api - cpu0.api, worker: cpu1.worker - cpu0.worker, postgres: cpu1.postgres - cpu0.postgres } };
+        const sample: JobSample = {
+          ...(await split(client, summary.id, t0, t1)),
+          cpu: { api: cpu1.api - cpu0.api, worker: cpu1.worker - cpu0.worker, postgres: cpu1.postgres - cpu0.postgres },
+        };
         await rm(dir, { recursive: true, force: true });
         await rm(out, { recursive: true, force: true });
         row.jobs.push(sample);
-        console.log(`    job    ${round(sample.jobSec, 2)} s (run ${round(sample.runSec, 2)} s; ${PHASES.map((p) => `${p} ${round(sample.phases[p], 2)}`).join(', ')}) [${sample.tasks}]; platform CPU: API ${round(sample.cpu.api, 2)} s, worker ${round(sample.cpu.worker, 2)} s, PostgreSQL ${round(sample.cpu.postgres, 2)} s`);
+        console.log(
+          `    job    ${round(sample.jobSec, 2)} s (run ${round(sample.runSec, 2)} s; ${PHASES.map((p) => `${p} ${round(sample.phases[p], 2)}`).join(', ')}) [${sample.tasks}]; platform CPU: API ${round(sample.cpu.api, 2)} s, worker ${round(sample.cpu.worker, 2)} s, PostgreSQL ${round(sample.cpu.postgres, 2)} s`,
+        );
       };
       for (let i = 0; i < Number(o.pairs); i++) {
         // Alternating order: direct first in even pairs, the job first in odd ones.
@@ -190,7 +264,9 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
     const runRatio = mean(runRatios);
     // The median pair too: one pair hit by a burst of other work moves the mean of three a lot.
     const pairs = (xs: number[]) => `${round(quantile(xs, 0.5), 3)}× (pairs ${xs.map((x) => round(x, 2)).join(', ')})`;
-    table.push(`| ${r.w.label} | ${round(d, 2)} | ${round(j, 2)} | ${round(jobRatio, 3)}×; ${pairs(jobRatios)} | ${round(run, 2)} | ${round(runRatio, 3)}×; ${pairs(runRatios)} | ${PHASES.map((p) => round(mean(r.jobs.map((x) => x.phases[p])), 2)).join(' | ')} | ${(['api', 'worker', 'postgres'] as const).map((k) => round(mean(r.jobs.map((x) => x.cpu[k])), 2)).join(' / ')} |`);
+    table.push(
+      `| ${r.w.label} | ${round(d, 2)} | ${round(j, 2)} | ${round(jobRatio, 3)}×; ${pairs(jobRatios)} | ${round(run, 2)} | ${round(runRatio, 3)}×; ${pairs(runRatios)} | ${PHASES.map((p) => round(mean(r.jobs.map((x) => x.phases[p])), 2)).join(' | ')} | ${(['api', 'worker', 'postgres'] as const).map((k) => round(mean(r.jobs.map((x) => x.cpu[k])), 2)).join(' / ')} |`,
+    );
     figures[`${r.w.name}: direct (s)`] = round(d, 2);
     figures[`${r.w.name}: job (s)`] = round(j, 2);
     figures[`${r.w.name}: job ÷ direct`] = round(jobRatio, 3);
@@ -198,7 +274,9 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
     figures[`${r.w.name}: run ÷ direct`] = round(runRatio, 3);
     figures[`${r.w.name}: job ÷ direct, median pair`] = round(quantile(jobRatios, 0.5), 3);
     figures[`${r.w.name}: run ÷ direct, median pair`] = round(quantile(runRatios, 0.5), 3);
-    figures[`${r.w.name}: platform CPU (s) API/worker/PostgreSQL`] = (['api', 'worker', 'postgres'] as const).map((k) => round(mean(r.jobs.map((x) => x.cpu[k])), 2)).join(' / ');
+    figures[`${r.w.name}: platform CPU (s) API/worker/PostgreSQL`] = (['api', 'worker', 'postgres'] as const)
+      .map((k) => round(mean(r.jobs.map((x) => x.cpu[k])), 2))
+      .join(' / ');
   }
   console.log(`\n${table.join('\n')}\n`);
   const torch = rows.find((r) => r.w.name === 'torch');
@@ -228,10 +306,22 @@ async function processCpuSeconds(pid: number): Promise<number> {
 /** The job's time split (see the file comment) from its tasks, attempts and events. */
 async function split(client: pg.Client, globalId: string, t0: number, t1: number): Promise<Omit<JobSample, 'cpu'>> {
   const jobId = Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':') || globalId;
-  const job = (await client.query<{ createdAt: Date; finishedAt: Date | null; status: string }>(`SELECT "createdAt", "finishedAt", status FROM "Job" WHERE id = $1`, [jobId])).rows[0];
+  const job = (
+    await client.query<{ createdAt: Date; finishedAt: Date | null; status: string }>(
+      `SELECT "createdAt", "finishedAt", status FROM "Job" WHERE id = $1`,
+      [jobId],
+    )
+  ).rows[0];
   if (!job) throw new Error(`no job ${jobId}`);
   if (job.status !== 'SUCCEEDED') throw new Error(`job ${jobId} ended ${job.status}`);
-  const { rows: tasks } = await client.query<{ kind: string; name: string; tcreated: Date; acreated: Date; afinished: Date; usage: { runSeconds?: number; runStartedAt?: number } | null }>(
+  const { rows: tasks } = await client.query<{
+    kind: string;
+    name: string;
+    tcreated: Date;
+    acreated: Date;
+    afinished: Date;
+    usage: { runSeconds?: number; runStartedAt?: number } | null;
+  }>(
     `SELECT t.kind, t.name, t."createdAt" AS tcreated, a."createdAt" AS acreated, a."finishedAt" AS afinished, a.usage
        FROM "Task" t JOIN "Attempt" a ON a.id = t."currentAttemptId" WHERE t."jobId" = $1 ORDER BY t."createdAt"`,
     [jobId],

@@ -24,8 +24,26 @@ import { throughput } from './throughput.js';
 
 // heartbeatsScaleOut: goal (c)'s second half — 2 API processes on one PostgreSQL, 20,000 workers.
 const heartbeatsScaleOut = (argv: string[]) => heartbeats(['--apis', '2', '--workers', '20000', '--setup', 'sql', ...argv]);
-const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = { throughput, dispatchLatency, heartbeats, heartbeatsScaleOut, claimScale, fanout, logStream, failover, blobStream, overhead, sandboxCost };
-const ALIASES: Record<string, string> = { dispatch: 'dispatchLatency', latency: 'dispatchLatency', heartbeat: 'heartbeats', claim: 'claimScale', blobs: 'blobStream' };
+const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = {
+  throughput,
+  dispatchLatency,
+  heartbeats,
+  heartbeatsScaleOut,
+  claimScale,
+  fanout,
+  logStream,
+  failover,
+  blobStream,
+  overhead,
+  sandboxCost,
+};
+const ALIASES: Record<string, string> = {
+  dispatch: 'dispatchLatency',
+  latency: 'dispatchLatency',
+  heartbeat: 'heartbeats',
+  claim: 'claimScale',
+  blobs: 'blobStream',
+};
 const RESULTS = path.join(import.meta.dirname, 'results.json');
 
 async function main(argv: string[]): Promise<number> {

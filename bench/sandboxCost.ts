@@ -38,8 +38,10 @@ const HELPERS = path.join(repoRoot, 'worker/python');
 
 /** Programs of roughly `sec` seconds each on this machine (calibrated by their iteration count). */
 const PROGRAMS = {
-  numpy: (n: number) => `import numpy as np\nm=np.random.default_rng(0).standard_normal((300,300))\nfor i in range(${n}): m=np.tanh(m@m.T/300.0)\n`,
-  syscalls: (n: number) => `import os\nf='f%d'%os.getpid()\nfd=os.open(f,os.O_CREAT|os.O_WRONLY)\nfor i in range(${n}):\n  os.pwrite(fd,b'x',0); os.stat(f)\nos.unlink(f)\n`,
+  numpy: (n: number) =>
+    `import numpy as np\nm=np.random.default_rng(0).standard_normal((300,300))\nfor i in range(${n}): m=np.tanh(m@m.T/300.0)\n`,
+  syscalls: (n: number) =>
+    `import os\nf='f%d'%os.getpid()\nfd=os.open(f,os.O_CREAT|os.O_WRONLY)\nfor i in range(${n}):\n  os.pwrite(fd,b'x',0); os.stat(f)\nos.unlink(f)\n`,
   python: (n: number) => `s=0\nfor i in range(${n}): s+=i*i%7\n`,
   // The torch-classifier's inner loop (a small MLP, Adam, batches of 64): many small ops, one thread.
   torch: (n: number) =>
@@ -64,13 +66,29 @@ async function runner(python: string, memoryMiB: number): Promise<Runner> {
   const { chmod } = await import('node:fs/promises');
   await chmod(dir, 0o777); // the task's uid writes here (the runner chowns the attempt dir instead)
   const memory = prepareMemoryLimit({ limitMiB: memoryMiB, strategy: 'auto', support: await detectMemoryLimit(), name: 'sandbox-cost' });
-  const env = (sandbox: 'bwrap' | 'none') => ({ PATH: '/usr/bin:/bin', HOME: sandboxPaths(sandbox, dir, HELPERS).workDir, LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1' });
+  const env = (sandbox: 'bwrap' | 'none') => ({
+    PATH: '/usr/bin:/bin',
+    HOME: sandboxPaths(sandbox, dir, HELPERS).workDir,
+    LANG: 'C.UTF-8',
+    PYTHONDONTWRITEBYTECODE: '1',
+  });
   const binds = interpreterBinds(python).binds;
   return {
     dir,
     plain: (argv) => buildSandboxedCommand({ sandbox: 'none', command: argv, workDir: dir, env: env('none'), memory: null }),
     sandboxed: (argv) =>
-      buildSandboxedCommand({ sandbox: 'bwrap', command: argv, workDir: dir, env: env('bwrap'), helpersDir: HELPERS, readOnly: binds, memory, pidsLimit: DEFAULT_PIDS_LIMIT, runAs: user, identityFiles }),
+      buildSandboxedCommand({
+        sandbox: 'bwrap',
+        command: argv,
+        workDir: dir,
+        env: env('bwrap'),
+        helpersDir: HELPERS,
+        readOnly: binds,
+        memory,
+        pidsLimit: DEFAULT_PIDS_LIMIT,
+        runAs: user,
+        identityFiles,
+      }),
     close: () => rm(dir, { recursive: true, force: true }),
   };
 }
@@ -82,7 +100,9 @@ function timeIt(cmd: SandboxedCommand): Promise<number> {
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(wallMs() - t0) : reject(new Error(`${cmd.file} exited ${code}: ${err.slice(-1000)}`))));
+    child.once('close', (code) =>
+      code === 0 ? resolve(wallMs() - t0) : reject(new Error(`${cmd.file} exited ${code}: ${err.slice(-1000)}`)),
+    );
   });
 }
 
@@ -100,7 +120,11 @@ async function pairs(r: Runner, argv: string[], trials: number): Promise<{ plain
 }
 
 /** The extra time a task start costs in the sandbox (`python -c pass`), for bench/overhead.ts. */
-export async function sandboxStartCost(o: { python: string; trials: number; memoryMiB?: number }): Promise<{ plainMs: number; sandboxedMs: number; extraMs: number }> {
+export async function sandboxStartCost(o: {
+  python: string;
+  trials: number;
+  memoryMiB?: number;
+}): Promise<{ plainMs: number; sandboxedMs: number; extraMs: number }> {
   const r = await runner(o.python, o.memoryMiB ?? DEFAULTS.memoryMib);
   try {
     return await pairs(r, [o.python, '-c', 'pass'], o.trials);
@@ -111,20 +135,26 @@ export async function sandboxStartCost(o: { python: string; trials: number; memo
 
 export async function sandboxCost(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
-  const { machine, startedAt } = await startBench('sandboxCost (the same program plain and in the worker\'s sandbox, alternating)', o.pg);
+  const { machine, startedAt } = await startBench("sandboxCost (the same program plain and in the worker's sandbox, alternating)", o.pg);
   const r = await runner(o.python, o.memoryMib);
   const figures: Record<string, number | string | null> = {};
   try {
     const tr = await pairs(r, ['true'], o.trials);
     const start = await pairs(r, [o.python, '-c', 'pass'], o.trials);
-    console.log(`  start, true:               plain ${round(tr.plainMs, 1)} ms, sandboxed ${round(tr.sandboxedMs, 1)} ms: +${round(tr.extraMs, 1)} ms`);
-    console.log(`  start, python -c pass:     plain ${round(start.plainMs, 1)} ms, sandboxed ${round(start.sandboxedMs, 1)} ms: +${round(start.extraMs, 1)} ms`);
+    console.log(
+      `  start, true:               plain ${round(tr.plainMs, 1)} ms, sandboxed ${round(tr.sandboxedMs, 1)} ms: +${round(tr.extraMs, 1)} ms`,
+    );
+    console.log(
+      `  start, python -c pass:     plain ${round(start.plainMs, 1)} ms, sandboxed ${round(start.sandboxedMs, 1)} ms: +${round(start.extraMs, 1)} ms`,
+    );
     figures['start: true, extra (ms)'] = round(tr.extraMs, 1);
     figures['start: python -c pass, extra (ms)'] = round(start.extraMs, 1);
     // A heavy import (≈ 1,000 files opened and mapped): whether the sandbox's mounts or filter cost per file.
     const torch = await pairs(r, [o.python, '-c', 'import torch'], o.trials).catch(() => null);
     if (torch) {
-      console.log(`  start, import torch:       plain ${round(torch.plainMs, 1)} ms, sandboxed ${round(torch.sandboxedMs, 1)} ms: +${round(torch.extraMs, 1)} ms`);
+      console.log(
+        `  start, import torch:       plain ${round(torch.plainMs, 1)} ms, sandboxed ${round(torch.sandboxedMs, 1)} ms: +${round(torch.extraMs, 1)} ms`,
+      );
       figures['start: python -c "import torch", extra (ms)'] = round(torch.extraMs, 1);
     }
     for (const [name, make] of Object.entries(PROGRAMS)) {
@@ -147,7 +177,9 @@ export async function sandboxCost(argv: string[]): Promise<BenchResult> {
       // The start's own extra (an import of torch for the torch loop) is taken off.
       const startExtra = name === 'torch' && torch ? torch.extraMs : start.extraMs;
       const perSec = ((x.extraMs - startExtra) / x.plainMs) * 100;
-      console.log(`  run, ${name.padEnd(9)} ${String(n).padStart(10)} its: plain ${round(x.plainMs / 1000, 2)} s, sandboxed ${round(x.sandboxedMs / 1000, 2)} s: ${perSec >= 0 ? '+' : ''}${round(perSec, 2)} % a second of run (start cost taken off)`);
+      console.log(
+        `  run, ${name.padEnd(9)} ${String(n).padStart(10)} its: plain ${round(x.plainMs / 1000, 2)} s, sandboxed ${round(x.sandboxedMs / 1000, 2)} s: ${perSec >= 0 ? '+' : ''}${round(perSec, 2)} % a second of run (start cost taken off)`,
+      );
       figures[`run: ${name}, extra % of run time`] = round(perSec, 2);
     }
   } finally {

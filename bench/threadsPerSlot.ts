@@ -19,11 +19,15 @@ const program = `import numpy as np\nm=np.random.default_rng(0).standard_normal(
 function runAll(env: NodeJS.ProcessEnv): Promise<number> {
   const t0 = wallMs();
   return Promise.all(
-    Array.from({ length: slots }, () => new Promise<void>((resolve, reject) => {
-      const c = spawn('/usr/bin/python3', ['-c', program], { env, stdio: 'ignore' });
-      c.once('error', reject);
-      c.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
-    })),
+    Array.from(
+      { length: slots },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const c = spawn('/usr/bin/python3', ['-c', program], { env, stdio: 'ignore' });
+          c.once('error', reject);
+          c.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
+        }),
+    ),
   ).then(() => (wallMs() - t0) / 1000);
 }
 
@@ -37,4 +41,6 @@ for (let r = 0; r < rounds; r++) {
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(`${slots} NumPy loops at once on ${cores} cores (load average ${round(os.loadavg()[0]!, 1)}):`);
 console.log(`  libraries' default threads: ${times.default.map((x) => round(x, 2)).join(', ')} s (mean ${round(mean(times.default), 2)})`);
-console.log(`  threadEnv (${shared.OMP_NUM_THREADS ?? 'default'} each):        ${times.threadEnv.map((x) => round(x, 2)).join(', ')} s (mean ${round(mean(times.threadEnv), 2)})`);
+console.log(
+  `  threadEnv (${shared.OMP_NUM_THREADS ?? 'default'} each):        ${times.threadEnv.map((x) => round(x, 2)).join(', ')} s (mean ${round(mean(times.threadEnv), 2)})`,
+);

@@ -23,7 +23,18 @@ import { postgresCpuSeconds } from './lib/machine.js';
 import { SimWorker, type Lease } from './lib/simWorker.js';
 import { mapLimit, round, sleep } from './lib/stats.js';
 
-const DEFAULTS = { workers: 8, slots: 4, tasks: 2000, jobs: 1, warmup: 100, producers: 4, add: 'one', gwPool: 10, graphile: 1, timeoutSec: 300 };
+const DEFAULTS = {
+  workers: 8,
+  slots: 4,
+  tasks: 2000,
+  jobs: 1,
+  warmup: 100,
+  producers: 4,
+  add: 'one',
+  gwPool: 10,
+  graphile: 1,
+  timeoutSec: 300,
+};
 const USAGE = `usage: node --import tsx bench/throughput.ts [--workers N] [--slots S] [--tasks M] [--jobs J] [--warmup W] [--producers P]
                  [--add one|each] [--gw-pool 10] [--graphile 1|0] [--timeout-sec 300] [--pg postgres://postgres@127.0.0.1:5432/postgres]
   --add one (default): all M tasks added in one call before the clock's end — ChatGPU createTasks (one transaction, one
@@ -117,7 +128,12 @@ async function runChatGpu(o: Opts): Promise<Measured> {
     const deadline = Date.now() + o.timeoutSec * 1000;
     const create = async (n: number) => {
       if (o.add === 'one') await factory!.createMany(n);
-      else await mapLimit(Array.from({ length: n }, (_, i) => i), o.producers, () => factory!.create());
+      else
+        await mapLimit(
+          Array.from({ length: n }, (_, i) => i),
+          o.producers,
+          () => factory!.create(),
+        );
     };
     await create(o.warmup);
     await waitUntil('warm-up', () => completed >= o.warmup, deadline);
@@ -168,8 +184,15 @@ async function runGraphile(o: Opts): Promise<Measured> {
     const add = async (n: number) => {
       if (o.add === 'one') {
         // graphile-worker's perfTest: every job in one statement.
-        await gw.utils.withPgClient((c) => c.query(`SELECT graphile_worker.add_job('noop', json_build_object('i', i)) FROM generate_series(1, $1::int) i`, [n]));
-      } else await mapLimit(Array.from({ length: n }, (_, i) => i), o.producers, (i) => gw.utils.addJob('noop', { i }));
+        await gw.utils.withPgClient((c) =>
+          c.query(`SELECT graphile_worker.add_job('noop', json_build_object('i', i)) FROM generate_series(1, $1::int) i`, [n]),
+        );
+      } else
+        await mapLimit(
+          Array.from({ length: n }, (_, i) => i),
+          o.producers,
+          (i) => gw.utils.addJob('noop', { i }),
+        );
     };
     await add(o.warmup);
     await waitUntil('warm-up', async () => (await gw.pending()) === 0, deadline, 20);
@@ -200,12 +223,16 @@ export async function throughput(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
   const { machine, startedAt } = await startBench('throughput (create → claim → complete)', o.pg);
   const adding = o.add === 'one' ? 'added in one call' : `${o.producers} producers`;
-  console.log(`ChatGPU: ${o.workers} simulated workers × ${o.slots} slots over GraphQL HTTP, ${o.tasks} tasks in ${o.jobs} job(s) (+${o.warmup} warm-up), ${adding} …`);
+  console.log(
+    `ChatGPU: ${o.workers} simulated workers × ${o.slots} slots over GraphQL HTTP, ${o.tasks} tasks in ${o.jobs} job(s) (+${o.warmup} warm-up), ${adding} …`,
+  );
   const c = await runChatGpu(o);
   console.log(`  ${round(c.perSec)} tasks/s (${round(c.seconds, 2)} s)`);
   let g: Measured | null = null;
   if (o.graphile) {
-    console.log(`graphile-worker: concurrency ${o.workers * o.slots}, pool ${o.gwPool}, ${o.tasks} jobs (+${o.warmup} warm-up), ${adding} …`);
+    console.log(
+      `graphile-worker: concurrency ${o.workers * o.slots}, pool ${o.gwPool}, ${o.tasks} jobs (+${o.warmup} warm-up), ${adding} …`,
+    );
     g = await runGraphile(o);
     console.log(`  ${round(g.perSec)} jobs/s (${round(g.seconds, 2)} s)`);
   }

@@ -50,10 +50,17 @@ const THRESHOLD = DEFAULT_TRUST_POLICY.minReputation;
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 async function owner(url: string, label: string) {
-  const s = await gql(url, `mutation($i: SignUpInput!) { signUp(input: $i) { __typename ... on AuthPayload { token } } }`, { i: { email: `trust-${label}-${Date.now()}@example.com`, password: 'benchmark password 1' } });
+  const s = await gql(url, `mutation($i: SignUpInput!) { signUp(input: $i) { __typename ... on AuthPayload { token } } }`, {
+    i: { email: `trust-${label}-${Date.now()}@example.com`, password: 'benchmark password 1' },
+  });
   const token = s.data?.signUp?.token as string | undefined;
   if (!token) throw new Error(`signUp failed: ${JSON.stringify(s)}`);
-  const w = await gql(url, `mutation { createWorkerToken(input: {name: "w"}) { __typename ... on CreatedWorkerToken { token } } }`, {}, token);
+  const w = await gql(
+    url,
+    `mutation { createWorkerToken(input: {name: "w"}) { __typename ... on CreatedWorkerToken { token } } }`,
+    {},
+    token,
+  );
   return { token, workerToken: w.data.createWorkerToken.token as string };
 }
 
@@ -61,7 +68,10 @@ export async function trust(argv: string[]): Promise<BenchResult> {
   const o = parseOptions(argv, DEFAULTS, USAGE);
   if (o.lieRate > 1) throw new Error(`--lie-rate is a share of runs, 0 to 1\n${USAGE}`);
   if (o.honest < 3) throw new Error(`--honest must be at least 3: a mismatch needs a third owner's worker as tie-breaker\n${USAGE}`);
-  const { machine, startedAt } = await startBench(`trust (${o.jobs} checkable jobs, ${o.honest} honest owners, ${o.liars} lying owner(s) at lie rate ${o.lieRate})`, o.pg);
+  const { machine, startedAt } = await startBench(
+    `trust (${o.jobs} checkable jobs, ${o.honest} honest owners, ${o.liars} lying owner(s) at lie rate ${o.lieRate})`,
+    o.pg,
+  );
   // The right answers: each program run directly here (its bytes are what an honest worker returns).
   const dir = mkdtempSync(path.join(tmpdir(), 'trust-bench-'));
   const expected = new Map<number, string>();
@@ -78,15 +88,28 @@ export async function trust(argv: string[]): Promise<BenchResult> {
   try {
     const user = await owner(api.url, 'user');
     const liarNames: string[] = [];
-    for (let i = 0; i < o.honest; i++) procs.push(await startWorker(api.url, (await owner(api.url, `h${i}`)).workerToken, `honest-${i + 1}`, o));
+    for (let i = 0; i < o.honest; i++)
+      procs.push(await startWorker(api.url, (await owner(api.url, `h${i}`)).workerToken, `honest-${i + 1}`, o));
     for (let i = 0; i < o.liars; i++) {
       const name = `liar-${i + 1}`;
       liarNames.push(name);
-      procs.push(await startWorker(api.url, (await owner(api.url, `l${i}`)).workerToken, name, { ...o, root: lyingWorkerCheckout(o.lieRate) }));
+      procs.push(
+        await startWorker(api.url, (await owner(api.url, `l${i}`)).workerToken, name, { ...o, root: lyingWorkerCheckout(o.lieRate) }),
+      );
     }
-    console.log(`  ${procs.length} workers online (${o.honest} honest, ${o.liars} lying), submitting ${o.jobs} jobs, ${o.concurrency} at a time`);
+    console.log(
+      `  ${procs.length} workers online (${o.honest} honest, ${o.liars} lying), submitting ${o.jobs} jobs, ${o.concurrency} at a time`,
+    );
 
-    const jobs: { k: number; id: string; jobId: string; status?: string; delivered?: string | null; submittedAt: number; finishedAt?: number }[] = [];
+    const jobs: {
+      k: number;
+      id: string;
+      jobId: string;
+      status?: string;
+      delivered?: string | null;
+      submittedAt: number;
+      finishedAt?: number;
+    }[] = [];
     const wallStart = Date.now();
     let next = 1;
     await Promise.all(
@@ -94,20 +117,35 @@ export async function trust(argv: string[]): Promise<BenchResult> {
         while (next <= o.jobs) {
           const k = next++;
           const content = program(k);
-          const put = await fetch(`${api.url}/blobs/${sha256(content)}`, { method: 'PUT', headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' }, body: content });
+          const put = await fetch(`${api.url}/blobs/${sha256(content)}`, {
+            method: 'PUT',
+            headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
+            body: content,
+          });
           if (put.status !== 201 && put.status !== 200) throw new Error(`blob upload failed: HTTP ${put.status}`);
-          const r = await gql(api.url, `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } ... on Error { message } } }`, { i: { title: `trust ${k}`, request: `compute the sums for k=${k}`, files: [{ path: 'sums.py', sha256: sha256(content) }] } }, user.token);
+          const r = await gql(
+            api.url,
+            `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } ... on Error { message } } }`,
+            { i: { title: `trust ${k}`, request: `compute the sums for k=${k}`, files: [{ path: 'sums.py', sha256: sha256(content) }] } },
+            user.token,
+          );
           if (r.data?.createJob?.__typename !== 'Job') throw new Error(`createJob failed: ${JSON.stringify(r)}`);
           const id = r.data.createJob.id as string;
           const job: (typeof jobs)[number] = { k, id, jobId: Buffer.from(id, 'base64').toString().split(':')[1]!, submittedAt: Date.now() };
           jobs.push(job);
           const deadline = Date.now() + 300_000;
           for (;;) {
-            const q = await gql(api.url, `query($id: ID!) { job(id: $id) { status statusReason outputs { path sha256 } } }`, { id }, user.token);
+            const q = await gql(
+              api.url,
+              `query($id: ID!) { job(id: $id) { status statusReason outputs { path sha256 } } }`,
+              { id },
+              user.token,
+            );
             const j = q.data?.job;
             if (['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j?.status)) {
               job.status = j.status;
-              job.delivered = (j.outputs as { path: string; sha256: string }[]).find((f) => f.path === 'outputs/result.json')?.sha256 ?? null;
+              job.delivered =
+                (j.outputs as { path: string; sha256: string }[]).find((f) => f.path === 'outputs/result.json')?.sha256 ?? null;
               job.finishedAt = Date.now();
               if (j.status !== 'SUCCEEDED') console.log(`  job k=${k}: ${j.status}: ${j.statusReason}`);
               break;
@@ -128,12 +166,23 @@ export async function trust(argv: string[]): Promise<BenchResult> {
                w.name AS worker, t."jobId", t.result AS result
         FROM "ResultCheck" c JOIN "Worker" w ON w.id = c."workerId" JOIN "Task" t ON t.id = c."taskId"
         ORDER BY c."createdAt"`)
-    ).rows as { status: string; share: number; replicated: boolean; wrongWorkerIds: string[]; createdAt: Date; worker: string; jobId: string; result: { outputs?: { path: string; sha256: string }[] } }[];
-    const workers = (await client.query(`SELECT id, name, reputation, "validatedCount", "mismatchCount" FROM "Worker" ORDER BY name`)).rows as { id: string; name: string; reputation: number; validatedCount: number; mismatchCount: number }[];
+    ).rows as {
+      status: string;
+      share: number;
+      replicated: boolean;
+      wrongWorkerIds: string[];
+      createdAt: Date;
+      worker: string;
+      jobId: string;
+      result: { outputs?: { path: string; sha256: string }[] };
+    }[];
+    const workers = (await client.query(`SELECT id, name, reputation, "validatedCount", "mismatchCount" FROM "Worker" ORDER BY name`))
+      .rows as { id: string; name: string; reputation: number; validatedCount: number; mismatchCount: number }[];
     const nameOf = new Map(workers.map((w) => [w.id, w.name]));
     const kOf = new Map(jobs.map((j) => [j.jobId, j.k]));
     const isLiar = (name: string) => liarNames.includes(name);
-    const returned = (c: { result: { outputs?: { path: string; sha256: string }[] } | null }) => c.result?.outputs?.find((f) => f.path === 'outputs/result.json')?.sha256 ?? null;
+    const returned = (c: { result: { outputs?: { path: string; sha256: string }[] } | null }) =>
+      c.result?.outputs?.find((f) => f.path === 'outputs/result.json')?.sha256 ?? null;
     // Every result a worker returned for a checkable run: the original, its replica, its tie-breaker.
     const runs = (
       await client.query(`
@@ -149,7 +198,10 @@ export async function trust(argv: string[]): Promise<BenchResult> {
     });
     // A wrong original accepted without a replica (not sampled, or no independent worker).
     const escaped = checks.filter((c) => !c.replicated && returned(c) !== expected.get(kOf.get(c.jobId)!));
-    const accused = checks.filter((c) => c.status === 'RESOLVED').flatMap((c) => c.wrongWorkerIds.map((id) => nameOf.get(id)!)).filter((n) => !isLiar(n));
+    const accused = checks
+      .filter((c) => c.status === 'RESOLVED')
+      .flatMap((c) => c.wrongWorkerIds.map((id) => nameOf.get(id)!))
+      .filter((n) => !isLiar(n));
     const delivered = jobs.filter((j) => j.status === 'SUCCEEDED');
     const deliveredWrong = delivered.filter((j) => j.delivered !== expected.get(j.k));
     const share = (cs: typeof checks) => (cs.length ? round(cs.filter((c) => c.replicated).length / cs.length, 3) : null);
@@ -165,13 +217,17 @@ export async function trust(argv: string[]): Promise<BenchResult> {
         [THRESHOLD],
       )
     ).rows[0].n as number;
-    const cost = (await client.query(`SELECT sum("costCad")::float AS cost, sum("lostCostCad")::float AS lost FROM "Job"`)).rows[0] as { cost: number; lost: number };
+    const cost = (await client.query(`SELECT sum("costCad")::float AS cost, sum("lostCostCad")::float AS lost FROM "Job"`)).rows[0] as {
+      cost: number;
+      lost: number;
+    };
     const replicationCost = (
       await client.query(`SELECT COALESCE(sum(u."costCad"), 0)::float AS c FROM "UsageEntry" u JOIN "Attempt" a ON a.id = u."attemptId" JOIN "Task" t ON t.id = a."taskId"
                           WHERE u.billable AND t.kind = 'PROBE' AND (t.name LIKE 'replica:%' OR t.name LIKE 'tiebreak:%')`)
     ).rows[0].c as number;
     const tiebreaks = checks.filter((c) => ['RESOLVED', 'UNRESOLVED'].includes(c.status) || c.status === 'TIEBREAK').length;
-    for (const w of workers) console.log(`  ${w.name.padEnd(10)} reputation ${round(w.reputation, 3)} (${w.validatedCount} confirmed, ${w.mismatchCount} wrong)`);
+    for (const w of workers)
+      console.log(`  ${w.name.padEnd(10)} reputation ${round(w.reputation, 3)} (${w.validatedCount} confirmed, ${w.mismatchCount} wrong)`);
 
     const pct = (x: number | null) => (x === null ? '—' : `${round(x * 100, 1)} %`);
     return {
@@ -187,18 +243,21 @@ export async function trust(argv: string[]): Promise<BenchResult> {
         'checkable results checked': checks.length,
         'share replicated (all)': pct(share(checks)),
         'share replicated (first third / last third)': `${pct(share(checks.slice(0, third)))} / ${pct(share(checks.slice(-third)))}`,
-        'share replicated (honest / liars\' results)': `${pct(share(checks.filter((c) => !isLiar(c.worker))))} / ${pct(share(checks.filter((c) => isLiar(c.worker))))}`,
+        "share replicated (honest / liars' results)": `${pct(share(checks.filter((c) => !isLiar(c.worker))))} / ${pct(share(checks.filter((c) => isLiar(c.worker))))}`,
         'tie-breakers run': tiebreaks,
         'wrong results returned (originals, replicas, tie-breakers)': `${wrong.length} (${wrong.filter((a) => a.task === 'run').length} originals)`,
         'mismatches caught (the wrong worker outvoted)': caught.length,
         'wrong originals escaped (not replicated)': escaped.length,
         'honest workers wrongly accused': accused.length,
         'wrong outputs delivered to users': deliveredWrong.length,
-        'liars\' final reputation': workers.filter((w) => isLiar(w.name)).map((w) => round(w.reputation, 3)).join(', '),
+        "liars' final reputation": workers
+          .filter((w) => isLiar(w.name))
+          .map((w) => round(w.reputation, 3))
+          .join(', '),
         'checkable attempts leased under the threshold': excludedAfter,
-        'users\' cost (CAD)': round(cost.cost, 6),
+        "users' cost (CAD)": round(cost.cost, 6),
         'of which replication (CAD)': `${round(replicationCost, 6)} (${pct(cost.cost ? replicationCost / cost.cost : null)})`,
-        'contributors\' loss, not charged (CAD)': round(cost.lost, 6),
+        "contributors' loss, not charged (CAD)": round(cost.lost, 6),
         'wall time (s)': round(wallSec, 1),
         'jobs per minute': round((delivered.length / wallSec) * 60, 2),
       },

@@ -26,7 +26,11 @@ try {
     await pipeline(createReadStream(file), hash);
     const res = await fetch(`${api.url}/blobs/${hash.digest('hex')}`, {
       method: 'PUT',
-      headers: { authorization: `Bearer ${owner.userToken}`, 'content-type': 'application/octet-stream', 'content-length': String(mib << 20) },
+      headers: {
+        authorization: `Bearer ${owner.userToken}`,
+        'content-type': 'application/octet-stream',
+        'content-length': String(mib << 20),
+      },
       body: Readable.toWeb(createReadStream(file)) as never,
       duplex: 'half',
     } as RequestInit);
@@ -44,7 +48,10 @@ try {
       await rm(f);
     }
   }
-  for (const [name, t] of Object.entries(times)) console.log(`${mib} MiB by ${name}: ${t.map((x) => x.toFixed(2)).join(', ')} s (mean ${(t.reduce((a, b) => a + b, 0) / t.length).toFixed(2)} s)`);
+  for (const [name, t] of Object.entries(times))
+    console.log(
+      `${mib} MiB by ${name}: ${t.map((x) => x.toFixed(2)).join(', ')} s (mean ${(t.reduce((a, b) => a + b, 0) / t.length).toFixed(2)} s)`,
+    );
 } finally {
   await api.stop();
   await db.drop();

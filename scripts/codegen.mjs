@@ -18,7 +18,12 @@ const sdlArg = process.argv.indexOf('--sdl');
 const sdlFile = sdlArg > 0 ? path.resolve(process.argv[sdlArg + 1]) : path.join(root, 'schema.graphql');
 // --only-sdl: skip the Prisma and codegen steps (fast check of the SDL alone).
 const onlySdl = process.argv.includes('--only-sdl');
-const env = { ...process.env, PATH: `${path.join(root, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH}`, PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, PRISMA_HIDE_UPDATE_MESSAGE: '1' };
+const env = {
+  ...process.env,
+  PATH: `${path.join(root, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH}`,
+  PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
+  PRISMA_HIDE_UPDATE_MESSAGE: '1',
+};
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'], ...opts });
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 
@@ -75,7 +80,8 @@ try {
     /* skipped */
   } else if (check) {
     const shadow = path.join(work, 'repo');
-    for (const d of ['web/src', 'worker/src']) if (existsSync(path.join(root, d))) cpSync(path.join(root, d), path.join(shadow, d), { recursive: true });
+    for (const d of ['web/src', 'worker/src'])
+      if (existsSync(path.join(root, d))) cpSync(path.join(root, d), path.join(shadow, d), { recursive: true });
     for (const d of ['web/src/gql', 'worker/src/gql']) rmSync(path.join(shadow, d), { recursive: true, force: true });
     writeFileSync(path.join(shadow, 'schema.graphql'), sdl);
     cpSync(path.join(root, 'codegen.ts'), path.join(shadow, 'codegen.ts'));

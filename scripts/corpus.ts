@@ -19,7 +19,9 @@ const root = path.resolve(import.meta.dirname, '..');
 const names = process.argv.slice(2);
 const corpus = loadCorpus().filter((e) => names.length === 0 || names.includes(e.name));
 if (!corpusAvailable()) {
-  console.error('npm run corpus needs the upstream snapshots the corpus is laid out from (CORPUS_MIRROR_DIR, default /work/.mirror); none here.');
+  console.error(
+    'npm run corpus needs the upstream snapshots the corpus is laid out from (CORPUS_MIRROR_DIR, default /work/.mirror); none here.',
+  );
   process.exit(2);
 }
 const laid = materialise(corpus.map((e) => e.name));
@@ -51,7 +53,11 @@ for (;;) {
   try {
     token ||= (JSON.parse(readFileSync(path.join(dataDir, 'local.json'), 'utf8')) as { apiToken: string }).apiToken;
     if (!token) continue;
-    const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query: '{ workers(first: 5) { edges { node { status } } } }' }) });
+    const res = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: '{ workers(first: 5) { edges { node { status } } } }' }),
+    });
     const body = (await res.json()) as { data?: { workers?: { edges: { node: { status: string } }[] } } };
     if (body.data?.workers?.edges.some((e) => e.node.status === 'ONLINE')) break;
   } catch {
@@ -68,7 +74,9 @@ for (const entry of corpus) {
   const { verdict, problems } = judge(run);
   const expected = entry.expect.outcome === 'run' ? 'honoured' : entry.expect.outcome;
   rows.push({ name: entry.name, expected, verdict, ok: problems.length === 0, seconds: run.seconds, problems });
-  console.log(`${problems.length === 0 ? 'ok  ' : 'DIFF'} ${entry.name.padEnd(32)} ${verdict.padEnd(9)} (expected ${expected}) ${run.seconds.toFixed(0)} s${problems.length ? `\n       ${problems.join('\n       ')}` : ''}`);
+  console.log(
+    `${problems.length === 0 ? 'ok  ' : 'DIFF'} ${entry.name.padEnd(32)} ${verdict.padEnd(9)} (expected ${expected}) ${run.seconds.toFixed(0)} s${problems.length ? `\n       ${problems.join('\n       ')}` : ''}`,
+  );
 }
 stop();
 
@@ -86,7 +94,10 @@ const md = [
   '',
   '| project | expected | verdict | time | what differs |',
   '|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.name} | ${r.expected} | ${r.verdict} | ${r.seconds.toFixed(0)} s | ${r.problems.join('; ').replace(/\|/g, '\\|') || '—'} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.name} | ${r.expected} | ${r.verdict} | ${r.seconds.toFixed(0)} s | ${r.problems.join('; ').replace(/\|/g, '\\|') || '—'} |`,
+  ),
   '',
 ].join('\n');
 if (names.length === 0) writeFileSync(path.join(root, 'docs/corpus-results.md'), md);

@@ -53,26 +53,55 @@ async function files(dir: string, under = ''): Promise<Record<string, Buffer>> {
 
 async function main(): Promise<number> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-gpu-check-'));
-  const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', CHATGPU_DATA_DIR: dataDir, CHATGPU_SIGNUP: 'open', TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '2', NODE_ENV: 'development' });
+  const config = loadConfig({
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    CHATGPU_DATA_DIR: dataDir,
+    CHATGPU_SIGNUP: 'open',
+    TICK_INTERVAL_SEC: '1',
+    HEARTBEAT_SEC: '2',
+    NODE_ENV: 'development',
+  });
   const server = await startServer({ config, log: silentLogger, webDir: null, scheduler: true, model: null });
   const prisma = server.db.prisma;
   const gql = async (query: string, variables: Record<string, unknown>, token?: string) => {
-    const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify({ query, variables }) });
+    const res = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ query, variables }),
+    });
     return (await res.json()) as { data?: any; errors?: unknown[] };
   };
   let worker: ReturnType<typeof spawn> | null = null;
   try {
     say(`API at ${server.url} (${server.db.kind}), data in ${dataDir}`);
-    const su = await gql(`mutation($i: SignUpInput!) { signUp(input: $i) { ... on AuthPayload { token } } }`, { i: { email: 'gpu-check@example.com', password: 'correct horse battery' } });
+    const su = await gql(`mutation($i: SignUpInput!) { signUp(input: $i) { ... on AuthPayload { token } } }`, {
+      i: { email: 'gpu-check@example.com', password: 'correct horse battery' },
+    });
     const token: string = su.data.signUp.token;
     const wt = await gql(`mutation { createWorkerToken(input: {name: "gpu"}) { ... on CreatedWorkerToken { token } } }`, {}, token);
 
     // A real worker: it probes the machine (nvidia-smi, the Python with CUDA-enabled torch, nvcc).
     let out = '';
-    worker = spawn(process.execPath, [path.join(root, 'worker/bin/chatgpu-worker.mjs'), '--server', server.url, '--name', 'gpu-check', '--data-dir', path.join(dataDir, 'worker'), ...(process.env.GPU_CHECK_PYTHON ? ['--python', process.env.GPU_CHECK_PYTHON] : []), ...(simulate ? ['--simulate-accelerator', simulate] : [])], {
-      env: { ...process.env, CHATGPU_WORKER_TOKEN: wt.data.createWorkerToken.token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    worker = spawn(
+      process.execPath,
+      [
+        path.join(root, 'worker/bin/chatgpu-worker.mjs'),
+        '--server',
+        server.url,
+        '--name',
+        'gpu-check',
+        '--data-dir',
+        path.join(dataDir, 'worker'),
+        ...(process.env.GPU_CHECK_PYTHON ? ['--python', process.env.GPU_CHECK_PYTHON] : []),
+        ...(simulate ? ['--simulate-accelerator', simulate] : []),
+      ],
+      {
+        env: { ...process.env, CHATGPU_WORKER_TOKEN: wt.data.createWorkerToken.token },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     worker.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     worker.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     for (let i = 0; !/connected to .* as worker/.test(out); i++) {
@@ -80,25 +109,59 @@ async function main(): Promise<number> {
       await new Promise((r) => setTimeout(r, 500));
     }
     const w = await prisma.worker.findFirstOrThrow({ where: { name: 'gpu-check' } });
-    const caps = w.capabilities as { accelerators?: unknown[]; pythons?: { path: string; torch?: unknown }[]; python?: string; toolchains?: unknown };
+    const caps = w.capabilities as {
+      accelerators?: unknown[];
+      pythons?: { path: string; torch?: unknown }[];
+      python?: string;
+      toolchains?: unknown;
+    };
     say(`worker probe: accelerators ${JSON.stringify(caps.accelerators)}`);
-    say(`worker probe: workloads ${w.workloads.join(', ')}; toolchains ${JSON.stringify(caps.toolchains)}; python ${caps.python} torch ${JSON.stringify(caps.pythons?.find((p) => p.path === caps.python)?.torch ?? null)}`);
-    if (!w.workloads.includes('torch-cuda')) throw new Error('the worker does not offer torch-cuda: no NVIDIA GPU seen, or no Python whose torch reaches CUDA (set GPU_CHECK_PYTHON)');
+    say(
+      `worker probe: workloads ${w.workloads.join(', ')}; toolchains ${JSON.stringify(caps.toolchains)}; python ${caps.python} torch ${JSON.stringify(caps.pythons?.find((p) => p.path === caps.python)?.torch ?? null)}`,
+    );
+    if (!w.workloads.includes('torch-cuda'))
+      throw new Error(
+        'the worker does not offer torch-cuda: no NVIDIA GPU seen, or no Python whose torch reaches CUDA (set GPU_CHECK_PYTHON)',
+      );
 
     // The example as a job, over GraphQL; the two tasks queued on it directly (no planner).
     const manifest = [];
     for (const [p, content] of Object.entries(await files(example))) {
       const sha = createHash('sha256').update(content).digest('hex');
-      const res = await fetch(`${server.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${token}` }, body: new Uint8Array(content) });
+      const res = await fetch(`${server.url}/blobs/${sha}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}` },
+        body: new Uint8Array(content),
+      });
       if (res.status >= 300) throw new Error(`upload ${p}: HTTP ${res.status}`);
       manifest.push({ path: p, sha256: sha });
     }
-    const job = await gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`, { i: { title: 'gpu-check', request: 'gpu check', files: manifest } }, token);
+    const job = await gql(
+      `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`,
+      { i: { title: 'gpu-check', request: 'gpu check', files: manifest } },
+      token,
+    );
     const jobId = Buffer.from(job.data.createJob.id, 'base64').toString().split(':')[1]!;
     const cv = await prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } });
     const req = { workload: 'torch-cuda' as const, accelVendor: 'nvidia' as const, timeoutSec: 1800, outputs: [] as string[] };
-    const ref = await createTask(server.resources, { jobId, kind: 'REFERENCE', name: 'reference', codeVersionId: cv.id, command: BOUNDED, requirements: req, maxAttempts: 1 });
-    const run = await createTask(server.resources, { jobId, kind: 'RUN', name: 'run', codeVersionId: cv.id, command: FULL, requirements: req, maxAttempts: 1 });
+    const ref = await createTask(server.resources, {
+      jobId,
+      kind: 'REFERENCE',
+      name: 'reference',
+      codeVersionId: cv.id,
+      command: BOUNDED,
+      requirements: req,
+      maxAttempts: 1,
+    });
+    const run = await createTask(server.resources, {
+      jobId,
+      kind: 'RUN',
+      name: 'run',
+      codeVersionId: cv.id,
+      command: FULL,
+      requirements: req,
+      maxAttempts: 1,
+    });
     for (let i = 0; ; i++) {
       const t = await prisma.task.findMany({ where: { id: { in: [ref.id, run.id] } } });
       if (t.every((x) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(x.status))) break;
@@ -116,7 +179,16 @@ async function main(): Promise<number> {
       const wall = a.startedAt && a.finishedAt ? (a.finishedAt.getTime() - a.startedAt.getTime()) / 1000 : null;
       const ranOn = pick(/fused bias\+gelu ran on:/).at(-1) ?? '';
       const evalLine = pick(/evaluation accuracy/).at(-1) ?? null;
-      figures[t.name] = { status: t.status, exitCode: a.exitCode, wallSeconds: wall, usage: a.usage, kernel: pick(/^kernel: /), ranOn, epochs: pick(/^epoch /), evaluation: evalLine };
+      figures[t.name] = {
+        status: t.status,
+        exitCode: a.exitCode,
+        wallSeconds: wall,
+        usage: a.usage,
+        kernel: pick(/^kernel: /),
+        ranOn,
+        epochs: pick(/^epoch /),
+        evaluation: evalLine,
+      };
       say(`${t.kind} ${t.name}: ${t.status} in ${wall ?? '?'} s — ${ranOn}`);
       for (const l of [...pick(/^kernel: /), ...pick(/^epoch /), ...(evalLine ? [evalLine] : [])]) say(`  ${l}`);
       if (t.status !== 'SUCCEEDED') {
@@ -130,7 +202,9 @@ async function main(): Promise<number> {
     // What the simulated workers stand for: the same bounded workload here on the CPU (the CPU
     // build of the same kernel source), compared with the GPU reference tensor by tensor.
     const refTask = await prisma.task.findUniqueOrThrow({ where: { id: ref.id } });
-    const refOut = ((refTask.result as { outputs?: { path: string; sha256: string }[] } | null)?.outputs ?? []).find((o) => o.path === 'outputs/model.pt');
+    const refOut = ((refTask.result as { outputs?: { path: string; sha256: string }[] } | null)?.outputs ?? []).find(
+      (o) => o.path === 'outputs/model.pt',
+    );
     const py = await findPython({ modules: ['torch', 'numpy'] });
     if (refOut && py) {
       const cmp = await mkdtemp(path.join(tmpdir(), 'gpu-check-cmp-'));
@@ -138,13 +212,26 @@ async function main(): Promise<number> {
       await pipeline(await server.resources.blobs.read(refOut.sha256), createWriteStream(path.join(cmp, 'gpu/outputs/model.pt')));
       await cp(example, path.join(cmp, 'src'), { recursive: true });
       const started = Date.now();
-      const cpu = spawnSync(py.path, ['train.py', '--epochs', '1', '--samples', '1000', '--seed', '0', '--save', path.join(cmp, 'cpu/outputs/model.pt')], { cwd: path.join(cmp, 'src'), env: { ...process.env, CUDA_VISIBLE_DEVICES: '' }, encoding: 'utf8' });
+      const cpu = spawnSync(
+        py.path,
+        ['train.py', '--epochs', '1', '--samples', '1000', '--seed', '0', '--save', path.join(cmp, 'cpu/outputs/model.pt')],
+        { cwd: path.join(cmp, 'src'), env: { ...process.env, CUDA_VISIBLE_DEVICES: '' }, encoding: 'utf8' },
+      );
       const cpuSec = (Date.now() - started) / 1000;
       if (cpu.status === 0) {
         const report = await compareOutputs({ reference: path.join(cmp, 'gpu'), candidate: path.join(cmp, 'cpu'), python: py.path });
         const worst = report.files.flatMap((f) => f.tensors ?? []).reduce((m, t) => Math.max(m, Number(t.max_abs_error ?? 0)), 0);
-        figures.cpuBuildVsGpu = { ok: report.ok, tensors: report.summary.tensors, failed: report.summary.tensors_failed, maxAbsError: worst, cpuSeconds: cpuSec, ranOn: /fused bias\+gelu ran on: .*/.exec(cpu.stdout)?.[0] ?? null };
-        say(`CPU build of the kernel vs the GPU reference (assert_close defaults): ${report.ok ? 'equal' : 'DIFFERENT'} — ${report.summary.tensors} tensors, max abs error ${worst}; CPU run ${cpuSec.toFixed(1)} s`);
+        figures.cpuBuildVsGpu = {
+          ok: report.ok,
+          tensors: report.summary.tensors,
+          failed: report.summary.tensors_failed,
+          maxAbsError: worst,
+          cpuSeconds: cpuSec,
+          ranOn: /fused bias\+gelu ran on: .*/.exec(cpu.stdout)?.[0] ?? null,
+        };
+        say(
+          `CPU build of the kernel vs the GPU reference (assert_close defaults): ${report.ok ? 'equal' : 'DIFFERENT'} — ${report.summary.tensors} tensors, max abs error ${worst}; CPU run ${cpuSec.toFixed(1)} s`,
+        );
       } else say(`the CPU run failed:\n${cpu.stderr.slice(-2000)}`);
       await rm(cmp, { recursive: true, force: true });
     }

@@ -18,9 +18,7 @@ if (!name || !/^[a-z0-9_]+$/.test(name)) {
 }
 const schemaPath = path.resolve('prisma/schema.prisma');
 const latest = (await readMigrations()).at(-1);
-const from = latest
-  ? { path: schemaPath, content: await readFile(path.join(migrationsDir, latest.name, 'schema.prisma'), 'utf8') }
-  : null;
+const from = latest ? { path: schemaPath, content: await readFile(path.join(migrationsDir, latest.name, 'schema.prisma'), 'utf8') } : null;
 const sql = await diffSql(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', from, {
   path: schemaPath,
   content: await readFile(schemaPath, 'utf8'),

@@ -48,9 +48,23 @@ const EnvSchema = z.object({
   S3_PART_MB: z.coerce.number().int().min(5).max(5120).default(8),
   S3_QUEUE_SIZE: int(4),
   /** > 0: downloads of blobs at least BLOB_PRESIGN_MIN_BYTES redirect to a presigned URL valid this long (s3 only). */
-  S3_PRESIGN_SEC: z.coerce.number().int().min(0).max(7 * 24 * 3600).default(0),
-  BLOB_PRESIGN_MIN_BYTES: z.coerce.number().int().nonnegative().default(64 * 1024 ** 2),
-  BLOB_PG_CHUNK_KB: z.coerce.number().int().min(16).max(64 * 1024).default(1024),
+  S3_PRESIGN_SEC: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3600)
+    .default(0),
+  BLOB_PRESIGN_MIN_BYTES: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(64 * 1024 ** 2),
+  BLOB_PG_CHUNK_KB: z.coerce
+    .number()
+    .int()
+    .min(16)
+    .max(64 * 1024)
+    .default(1024),
   ARCHIVE_MAX_ENTRIES: int(10_000),
   ARCHIVE_MAX_BYTES: int(2 * 1024 ** 3),
   ARCHIVE_MAX_RATIO: int(200),
@@ -196,7 +210,9 @@ export interface Config {
 function blobsConfig(e: z.infer<typeof EnvSchema>): BlobsConfig {
   if (e.BLOB_STORE === 's3' && !e.S3_BUCKET) throw new Error('Invalid configuration: S3_BUCKET: required when BLOB_STORE=s3');
   if (Boolean(e.S3_ACCESS_KEY_ID) !== Boolean(e.S3_SECRET_ACCESS_KEY)) {
-    throw new Error('Invalid configuration: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together (or neither: the AWS default credential chain)');
+    throw new Error(
+      'Invalid configuration: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together (or neither: the AWS default credential chain)',
+    );
   }
   return {
     maxBytes: e.BLOB_MAX_BYTES,
@@ -236,7 +252,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     dataDir: path.resolve(cwd, e.CHATGPU_DATA_DIR ?? '.chatgpu'),
     publicUrl: e.CHATGPU_PUBLIC_URL,
     internalUrl: e.CHATGPU_INTERNAL_URL,
-    services: { publicUrl: e.SERVICE_PUBLIC_URL, maxRequestBytes: e.SVC_MAX_REQUEST_BYTES, requestTimeoutSec: e.SVC_REQUEST_TIMEOUT_SEC, maxStreams: e.SVC_MAX_STREAMS },
+    services: {
+      publicUrl: e.SERVICE_PUBLIC_URL,
+      maxRequestBytes: e.SVC_MAX_REQUEST_BYTES,
+      requestTimeoutSec: e.SVC_REQUEST_TIMEOUT_SEC,
+      maxStreams: e.SVC_MAX_STREAMS,
+    },
     blobs: blobsConfig(e),
     archive: { maxEntries: e.ARCHIVE_MAX_ENTRIES, maxBytes: e.ARCHIVE_MAX_BYTES, maxRatio: e.ARCHIVE_MAX_RATIO },
     graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST },
@@ -259,7 +280,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       ramGbHourCad: e.RATE_RAM_GB_HOUR_CAD,
       gpuHourCad: e.RATE_GPU_HOUR_CAD,
     },
-    trust: { ...DEFAULT_TRUST_POLICY, minReputation: e.TRUST_MIN_REPUTATION, newWorkerChecks: e.TRUST_NEW_WORKER_CHECKS, minShare: e.TRUST_MIN_SHARE, replicaWaitSec: e.TRUST_REPLICA_WAIT_SEC },
+    trust: {
+      ...DEFAULT_TRUST_POLICY,
+      minReputation: e.TRUST_MIN_REPUTATION,
+      newWorkerChecks: e.TRUST_NEW_WORKER_CHECKS,
+      minShare: e.TRUST_MIN_SHARE,
+      replicaWaitSec: e.TRUST_REPLICA_WAIT_SEC,
+    },
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, model: e.OPENAI_MODEL },
     agents: {
       maxModelCalls: e.AGENT_MAX_MODEL_CALLS,
@@ -269,8 +296,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       outputCadPerMTok: e.AGENT_OUTPUT_CAD_PER_MTOK,
     },
     sentryDsn: e.SENTRY_DSN || undefined,
-    sentryApi: e.SENTRY_API_URL && e.SENTRY_AUTH_TOKEN && e.SENTRY_ORG ? { url: e.SENTRY_API_URL.replace(/\/+$/, ''), token: e.SENTRY_AUTH_TOKEN, org: e.SENTRY_ORG, project: e.SENTRY_PROJECT ?? null } : null,
-    operators: e.CHATGPU_OPERATORS.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean),
+    sentryApi:
+      e.SENTRY_API_URL && e.SENTRY_AUTH_TOKEN && e.SENTRY_ORG
+        ? { url: e.SENTRY_API_URL.replace(/\/+$/, ''), token: e.SENTRY_AUTH_TOKEN, org: e.SENTRY_ORG, project: e.SENTRY_PROJECT ?? null }
+        : null,
+    operators: e.CHATGPU_OPERATORS.split(',')
+      .map((x) => x.trim().toLowerCase())
+      .filter(Boolean),
     signUp: e.CHATGPU_SIGNUP ?? (e.DATABASE_URL ? 'open' : 'closed'),
     localWorker: { installTorch: e.CHATGPU_INSTALL_TORCH, installSandbox: e.CHATGPU_INSTALL_SANDBOX },
     production: e.NODE_ENV === 'production',

@@ -21,17 +21,30 @@ const bare = script('bare-python', 'exec /usr/bin/python3 -S "$@"');
 describe('ensureLocalPyTorch', () => {
   it('finds a Python that has PyTorch and says nothing', async () => {
     const lines: string[] = [];
-    const r = await ensureLocalPyTorch({ install: 'auto', isRoot: true, candidates: [bare, '/usr/bin/python3'], log: (l) => lines.push(l), aptGet: '/nonexistent' });
+    const r = await ensureLocalPyTorch({
+      install: 'auto',
+      isRoot: true,
+      candidates: [bare, '/usr/bin/python3'],
+      log: (l) => lines.push(l),
+      aptGet: '/nonexistent',
+    });
     expect(r).toMatchObject({ outcome: 'present', python: '/usr/bin/python3', torch: expect.stringMatching(/^\d+\.\d+/), message: null });
     expect(lines).toEqual([]);
   });
 
   it('not root (or no apt, or CHATGPU_INSTALL_TORCH=never): one sentence saying what to install', async () => {
-    for (const opts of [{ install: 'auto' as const, isRoot: false }, { install: 'never' as const, isRoot: true }]) {
+    for (const opts of [
+      { install: 'auto' as const, isRoot: false },
+      { install: 'never' as const, isRoot: true },
+    ]) {
       const lines: string[] = [];
       const r = await ensureLocalPyTorch({ ...opts, candidates: [bare], aptGet: '/usr/bin/true', log: (l) => lines.push(l) });
       expect(r.outcome).toBe('explained');
-      expect(lines).toEqual([expect.stringMatching(/^The local worker has no Python with PyTorch, so PyTorch jobs will be explained rather than run: install it \(Debian\/Ubuntu: `sudo apt-get install python3-torch python3-numpy`\)/)]);
+      expect(lines).toEqual([
+        expect.stringMatching(
+          /^The local worker has no Python with PyTorch, so PyTorch jobs will be explained rather than run: install it \(Debian\/Ubuntu: `sudo apt-get install python3-torch python3-numpy`\)/,
+        ),
+      ]);
     }
   });
 
@@ -43,9 +56,18 @@ describe('ensureLocalPyTorch', () => {
       `echo "$@" >> ${calls}\nif [ "$1" = install ]; then echo "Unpacking python3-torch (1.13.1)"; echo "Setting up python3-torch (1.13.1)"; ln -sf /usr/bin/python3 ${appears}; fi`,
     );
     const lines: string[] = [];
-    const r = await ensureLocalPyTorch({ install: 'auto', isRoot: true, candidates: [bare, appears], aptGet: apt, log: (l) => lines.push(l) });
+    const r = await ensureLocalPyTorch({
+      install: 'auto',
+      isRoot: true,
+      candidates: [bare, appears],
+      aptGet: apt,
+      log: (l) => lines.push(l),
+    });
     expect(r).toMatchObject({ outcome: 'installed', python: appears });
-    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['update -q', 'install -y -q --no-install-recommends python3-torch python3-numpy']);
+    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual([
+      'update -q',
+      'install -y -q --no-install-recommends python3-torch python3-numpy',
+    ]);
     expect(lines[0]).toMatch(/installing Debian's python3-torch and python3-numpy \(once/);
     expect(lines).toContain('  apt-get: Setting up python3-torch (1.13.1)');
     expect(lines.at(-1)).toMatch(/^Installed PyTorch \d/);

@@ -40,7 +40,9 @@ export async function ensureLocalPyTorch(opts: {
     opts.log(message);
     return { outcome: 'explained', python: null, torch: null, message };
   }
-  opts.log(`The local worker has no Python with PyTorch: installing Debian's ${TORCH_PACKAGES.join(' and ')} (once, about 800 MB; CHATGPU_INSTALL_TORCH=never skips this)…`);
+  opts.log(
+    `The local worker has no Python with PyTorch: installing Debian's ${TORCH_PACKAGES.join(' and ')} (once, about 800 MB; CHATGPU_INSTALL_TORCH=never skips this)…`,
+  );
   const install = await aptInstall(aptGet, TORCH_PACKAGES, opts.log);
   const after = await find();
   if (install === 0 && after) {

@@ -40,13 +40,23 @@ describe('ensureLocalSandbox', () => {
 
   it.runIf(bwrapInstalled)('finds bwrap and says nothing', async () => {
     const lines: string[] = [];
-    const r = await ensureLocalSandbox({ install: 'auto', isRoot: true, aptGet: '/nonexistent', log: (l) => lines.push(l), pathEnv: '/usr/bin:/bin' });
+    const r = await ensureLocalSandbox({
+      install: 'auto',
+      isRoot: true,
+      aptGet: '/nonexistent',
+      log: (l) => lines.push(l),
+      pathEnv: '/usr/bin:/bin',
+    });
     expect(r).toMatchObject({ outcome: 'present', version: expect.stringMatching(/^bubblewrap \d/), message: null });
     expect(lines).toEqual([]);
   });
 
   it('not root, CHATGPU_INSTALL_SANDBOX=never or no apt: one sentence saying what to install and what runs meanwhile', async () => {
-    for (const opts of [{ install: 'auto' as const, isRoot: false, aptGet: '/usr/bin/true' }, { install: 'never' as const, isRoot: true, aptGet: '/usr/bin/true' }, { install: 'auto' as const, isRoot: true, aptGet: '/nonexistent/apt-get' }]) {
+    for (const opts of [
+      { install: 'auto' as const, isRoot: false, aptGet: '/usr/bin/true' },
+      { install: 'never' as const, isRoot: true, aptGet: '/usr/bin/true' },
+      { install: 'auto' as const, isRoot: true, aptGet: '/nonexistent/apt-get' },
+    ]) {
       const lines: string[] = [];
       const r = await ensureLocalSandbox({ ...opts, pathEnv: freshPath(), log: (l) => lines.push(l) });
       expect(r.outcome).toBe('explained');
@@ -81,7 +91,9 @@ describe('ensureLocalSandbox', () => {
     const r = await ensureLocalSandbox({ install: 'auto', isRoot: true, aptGet: apt, pathEnv: freshPath(), log: (l) => lines.push(l) });
     expect(r.outcome).toBe('failed');
     expect(lines).toContain('  apt-get: E: Unable to locate package bubblewrap');
-    expect(r.message).toMatch(/^Installing bubblewrap failed \(apt-get exited 100\), so the local worker runs only your own jobs, as plain processes/);
+    expect(r.message).toMatch(
+      /^Installing bubblewrap failed \(apt-get exited 100\), so the local worker runs only your own jobs, as plain processes/,
+    );
   });
 
   it('an install that leaves no working bwrap is a failure too', async () => {

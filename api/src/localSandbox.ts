@@ -15,7 +15,13 @@ export const SANDBOX_PACKAGES = ['bubblewrap'];
 export type SandboxPlan = 'present' | 'install' | 'explain';
 
 /** The decision alone: install only as root, with apt, on Linux, when allowed and missing. */
-export function sandboxPlan(o: { found: boolean; install: 'auto' | 'never'; isRoot: boolean; hasApt: boolean; platform: NodeJS.Platform }): SandboxPlan {
+export function sandboxPlan(o: {
+  found: boolean;
+  install: 'auto' | 'never';
+  isRoot: boolean;
+  hasApt: boolean;
+  platform: NodeJS.Platform;
+}): SandboxPlan {
   if (o.found) return 'present';
   return o.platform === 'linux' && o.install === 'auto' && o.isRoot && o.hasApt ? 'install' : 'explain';
 }
@@ -33,7 +39,9 @@ export interface SandboxCheck {
 export function bwrapVersion(bwrap: string, pathEnv?: string): Promise<string | null> {
   return new Promise((resolve) => {
     const env = pathEnv === undefined ? process.env : { ...process.env, PATH: pathEnv };
-    execFile(bwrap, ['--version'], { timeout: 10_000, env }, (err, stdout) => resolve(err ? null : String(stdout).trim().split('\n')[0] || null));
+    execFile(bwrap, ['--version'], { timeout: 10_000, env }, (err, stdout) =>
+      resolve(err ? null : String(stdout).trim().split('\n')[0] || null),
+    );
   });
 }
 
@@ -55,7 +63,8 @@ export async function ensureLocalSandbox(opts: {
   const found = await bwrapVersion(bwrap, opts.pathEnv);
   const plan = sandboxPlan({ found: found !== null, install: opts.install, isRoot: opts.isRoot, hasApt: existsSync(aptGet), platform });
   if (plan === 'present') return { outcome: 'present', version: found, message: null };
-  const without = (who: string) => `so ${who} runs only your own jobs, as plain processes with your user's access, and takes no other user's`;
+  const without = (who: string) =>
+    `so ${who} runs only your own jobs, as plain processes with your user's access, and takes no other user's`;
   if (plan === 'explain') {
     const what =
       platform === 'linux'
@@ -65,7 +74,9 @@ export async function ensureLocalSandbox(opts: {
     opts.log(message);
     return { outcome: 'explained', version: null, message };
   }
-  opts.log(`The local worker's sandbox is missing: installing Debian's ${SANDBOX_PACKAGES.join(' ')} (once, under 1 MB; CHATGPU_INSTALL_SANDBOX=never skips this)…`);
+  opts.log(
+    `The local worker's sandbox is missing: installing Debian's ${SANDBOX_PACKAGES.join(' ')} (once, under 1 MB; CHATGPU_INSTALL_SANDBOX=never skips this)…`,
+  );
   const code = await aptInstall(aptGet, SANDBOX_PACKAGES, opts.log);
   const after = await bwrapVersion(bwrap, opts.pathEnv);
   if (code === 0 && after) {

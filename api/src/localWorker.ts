@@ -13,7 +13,17 @@ import { inRepo } from './paths.js';
 
 /** The local worker's command line (after the node binary): the same for `npm start` and its tests. */
 export function localWorkerArgs(opts: { serverUrl: string; dataDir: string }): string[] {
-  return [inRepo('worker/bin/chatgpu-worker.mjs'), '--server', opts.serverUrl, '--name', 'local', '--data-dir', path.join(opts.dataDir, 'worker'), '--sandbox', 'own-jobs'];
+  return [
+    inRepo('worker/bin/chatgpu-worker.mjs'),
+    '--server',
+    opts.serverUrl,
+    '--name',
+    'local',
+    '--data-dir',
+    path.join(opts.dataDir, 'worker'),
+    '--sandbox',
+    'own-jobs',
+  ];
 }
 
 export async function startLocalWorker(opts: {
@@ -32,7 +42,12 @@ export async function startLocalWorker(opts: {
     return async () => {};
   }
   const env = opts.env ?? process.env;
-  await ensureLocalSandbox({ install: opts.installSandbox ?? 'auto', isRoot: process.getuid?.() === 0, log: opts.log ?? ((l) => console.log(l)), pathEnv: env.PATH });
+  await ensureLocalSandbox({
+    install: opts.installSandbox ?? 'auto',
+    isRoot: process.getuid?.() === 0,
+    log: opts.log ?? ((l) => console.log(l)),
+    pathEnv: env.PATH,
+  });
   const child = spawn(
     process.execPath,
     localWorkerArgs(opts),

@@ -26,7 +26,12 @@ Every other setting comes from the environment (README: Configuration).
 export function startFlags(argv: string[]): { overrides: Record<string, string>; worker: boolean; help: boolean } {
   const { values } = parseArgs({
     args: argv,
-    options: { host: { type: 'string' }, port: { type: 'string' }, 'no-worker': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'no-worker': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
     strict: true,
   });
   return {
@@ -115,8 +120,18 @@ export async function main(argv: string[], overrides: Partial<Omit<StartOptions,
       // Jobs submitted while the local worker starts are planned for it (planner's network_capacity).
       server.resources.workerStarting = untilWorkerOnline(server.resources, 120_000);
       workerSetup = (async () => {
-        await ensureLocalPyTorch({ install: config.localWorker.installTorch, isRoot: process.getuid?.() === 0, log: (l) => console.log(l) });
-        if (!stopping) stopWorker = await startLocalWorker({ serverUrl: server.url, token: creds.workerToken, dataDir: config.dataDir, installSandbox: config.localWorker.installSandbox });
+        await ensureLocalPyTorch({
+          install: config.localWorker.installTorch,
+          isRoot: process.getuid?.() === 0,
+          log: (l) => console.log(l),
+        });
+        if (!stopping)
+          stopWorker = await startLocalWorker({
+            serverUrl: server.url,
+            token: creds.workerToken,
+            dataDir: config.dataDir,
+            installSandbox: config.localWorker.installSandbox,
+          });
       })();
       await workerSetup;
     }

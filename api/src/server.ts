@@ -119,7 +119,16 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config } = opts;
   const log = opts.log ?? consoleLogger;
   await initApiTelemetry(config.sentryDsn);
-  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, waitSec: config.databaseWaitSec, dataDir: config.dataDir, leaseSec: config.scheduler.leaseSec, ...(opts.now ? { now: opts.now } : {}), log: (m) => log.warn(m) }));
+  const db =
+    opts.db ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      waitSec: config.databaseWaitSec,
+      dataDir: config.dataDir,
+      leaseSec: config.scheduler.leaseSec,
+      ...(opts.now ? { now: opts.now } : {}),
+      log: (m) => log.warn(m),
+    }));
   const pubsub = new PubSub(db);
   await pubsub.start();
   const resources: Resources = {
@@ -180,14 +189,16 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     // Hosted services for programs: their bearer token, checked before anything reaches a worker.
     const svc = HTTP_ROUTES.service.pattern.exec(url.pathname);
     if (svc) return services.handleRequest(req, res, svc[1]!, `/${svc[2] ?? ''}${url.search}`, 'api');
-    if (HTTP_ROUTES.serviceTunnel.pattern.test(url.pathname)) return sendJson(res, 426, { error: { code: 'UPGRADE_REQUIRED', message: 'The service tunnel is a WebSocket.' } });
+    if (HTTP_ROUTES.serviceTunnel.pattern.test(url.pathname))
+      return sendJson(res, 426, { error: { code: 'UPGRADE_REQUIRED', message: 'The service tunnel is a WebSocket.' } });
     // Authenticated only on the API's routes: the dashboard's files need no database.
     const principal = () => authenticate(resources, req.headers.authorization);
     const outputs = HTTP_ROUTES.outputsArchive.pattern.exec(url.pathname);
     if (outputs && req.method === 'GET') return handleOutputsArchive(resources, await principal(), res, decodeURIComponent(outputs[1]!));
     const blob = HTTP_ROUTES.blob.pattern.exec(url.pathname);
     if (blob) return handleBlob(resources, await principal(), req, res, blob[1]!, url.searchParams);
-    if (HTTP_ROUTES.graphql.pattern.test(url.pathname)) return graphqlHttp(req, res, url, withClientGone(makeContext(await principal()), res));
+    if (HTTP_ROUTES.graphql.pattern.test(url.pathname))
+      return graphqlHttp(req, res, url, withClientGone(makeContext(await principal()), res));
     if (webDir && (req.method === 'GET' || req.method === 'HEAD') && (await serveStatic(webDir, url.pathname, res))) return;
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'No such route.' } });
   };
@@ -224,7 +235,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     let body: unknown = undefined;
     if (req.method === 'POST') {
       const raw = await readBody(req, 32 * 1024 * 1024);
-      if (raw === null) return sendJson(res, 413, { errors: [{ message: 'Request body too large.', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+      if (raw === null)
+        return sendJson(res, 413, { errors: [{ message: 'Request body too large.', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
       try {
         body = raw.length ? JSON.parse(raw.toString('utf8')) : {};
       } catch {
@@ -265,7 +277,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
         const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
         if (pathname === '/graphql') return sendJson(res, 503, { errors: [unavailableError()] });
         if (pathname === '/healthz') return sendJson(res, 503, { ok: false, database: db.kind, error: 'The database is unavailable.' });
-        return sendJson(res, 503, { error: { code: 'UNAVAILABLE', message: unavailableError().message, retryAfter: UNAVAILABLE_RETRY_AFTER_SEC } });
+        return sendJson(res, 503, {
+          error: { code: 'UNAVAILABLE', message: unavailableError().message, retryAfter: UNAVAILABLE_RETRY_AFTER_SEC },
+        });
       }
       if (clientHungUp(req, err)) {
         // The client closed its connection mid-request (a worker killed or cut off mid-upload):
@@ -410,11 +424,18 @@ export function listenError(err: unknown, where: { port: number; host: string })
   const code = (err as { code?: unknown } | null)?.code;
   const change = `start it on another one with --port N (or PORT=N)`;
   if (code === 'EADDRINUSE') {
-    return new ListenError(`Port ${where.port} on ${where.host} is already in use (ChatGPU or another program is listening there): stop that program, or ${change}.`, code);
+    return new ListenError(
+      `Port ${where.port} on ${where.host} is already in use (ChatGPU or another program is listening there): stop that program, or ${change}.`,
+      code,
+    );
   }
-  if (code === 'EACCES') return new ListenError(`This user may not listen on port ${where.port} (ports below 1024 need root): ${change}.`, code);
+  if (code === 'EACCES')
+    return new ListenError(`This user may not listen on port ${where.port} (ports below 1024 need root): ${change}.`, code);
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new ListenError(`${where.host} is not an address of this machine, so the API cannot listen on it: give one of its addresses with --host ADDRESS (or HOST=ADDRESS), or leave it out for 127.0.0.1.`, code);
+    return new ListenError(
+      `${where.host} is not an address of this machine, so the API cannot listen on it: give one of its addresses with --host ADDRESS (or HOST=ADDRESS), or leave it out for 127.0.0.1.`,
+      code,
+    );
   }
   return err;
 }

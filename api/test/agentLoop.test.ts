@@ -89,15 +89,30 @@ describe('the openai client through the loop', () => {
       expect(b.tools.map((t: any) => t.name)).toEqual(PLANNER.tools.map((t) => t.name));
       expect(b.tools.every((t: any) => t.strict === true)).toBe(true);
     }
-    const asSent = (rs: ReturnType<typeof wireReasoning>) => ({ type: 'reasoning', id: rs.id, summary: rs.summary, encrypted_content: rs.encrypted_content });
-    const callSent = (fc: ReturnType<typeof wireFunctionCall>) => ({ type: 'function_call', call_id: fc.call_id, name: fc.name, arguments: fc.arguments, id: fc.id });
+    const asSent = (rs: ReturnType<typeof wireReasoning>) => ({
+      type: 'reasoning',
+      id: rs.id,
+      summary: rs.summary,
+      encrypted_content: rs.encrypted_content,
+    });
+    const callSent = (fc: ReturnType<typeof wireFunctionCall>) => ({
+      type: 'function_call',
+      call_id: fc.call_id,
+      name: fc.name,
+      arguments: fc.arguments,
+      id: fc.id,
+    });
     expect(bodies[0].input).toEqual([{ type: 'message', role: 'user', content: USER.type === 'message' ? USER.content : '' }]);
     expect(bodies[1].input).toHaveLength(4);
     expect(bodies[1].input[1]).toEqual(asSent(rs1));
     expect(bodies[1].input[1].encrypted_content).toBe(rs1.encrypted_content);
     expect(bodies[1].input[2]).toEqual(callSent(fc1));
     expect(bodies[1].input[3]).toMatchObject({ type: 'function_call_output', call_id: fc1.call_id });
-    expect(JSON.parse(bodies[1].input[3].output).files.map((f: any) => f.path).sort()).toEqual(['main.py', 'requirements.txt']);
+    expect(
+      JSON.parse(bodies[1].input[3].output)
+        .files.map((f: any) => f.path)
+        .sort(),
+    ).toEqual(['main.py', 'requirements.txt']);
     expect(bodies[2].input).toHaveLength(7);
     expect(bodies[2].input.slice(0, 4)).toEqual(bodies[1].input); // the history is carried verbatim
     expect(bodies[2].input[4]).toEqual(asSent(rs2));
@@ -128,7 +143,9 @@ describe('the openai client through the loop', () => {
     expect(job.status).toBe('RUNNING');
     expect(job.acceptanceCriteria).toEqual({ exitCode: 0, requiredFiles: ['outputs/result.txt'], metrics: [] });
     expect(job.currentPlan).toMatchObject({ command: 'python main.py', author: 'openai:gpt-test', version: 1 });
-    expect(job.tasks.map((t) => [t.kind, t.status, t.command, t.codeVersionId])).toEqual([['RUN', 'QUEUED', 'python main.py', job.frozenCodeId]]);
+    expect(job.tasks.map((t) => [t.kind, t.status, t.command, t.codeVersionId])).toEqual([
+      ['RUN', 'QUEUED', 'python main.py', job.frozenCodeId],
+    ]);
     const output = JSON.parse((items[9]!.payload as any).output);
     expect(output).toMatchObject({ planId: job.currentPlanId, taskId: job.tasks[0]!.id });
     const run = await db().agentRun.findUniqueOrThrow({ where: { id: res.runId } });
@@ -137,14 +154,20 @@ describe('the openai client through the loop', () => {
     // Every item is a job event; the run's start and stop too.
     const itemEvents = await eventsOf(db(), jobId, 'agent.item');
     expect(itemEvents.map((e) => (e.payload as any).seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    expect((itemEvents[8]!.payload as any)).toMatchObject({ type: 'function_call', name: 'submit_plan', callId: fc3.call_id });
+    expect(itemEvents[8]!.payload as any).toMatchObject({ type: 'function_call', name: 'submit_plan', callId: fc3.call_id });
     const runEvents = (await eventsOf(db(), jobId, 'agent.run')).map((e) => e.payload as any);
-    expect(runEvents.map((p) => [p.status, p.stopReason])).toEqual([['RUNNING', null], ['COMPLETED', 'finished']]);
+    expect(runEvents.map((p) => [p.status, p.stopReason])).toEqual([
+      ['RUNNING', null],
+      ['COMPLETED', 'finished'],
+    ]);
     const kinds = (await eventsOf(db(), jobId)).map((e) => e.kind);
     for (const k of ['plan.created', 'task.created', 'job.status']) expect(kinds).toContain(k);
 
     // The criteria are fixed: a second submit_plan is refused before it acts.
-    const again = createScriptedClient([completed(fnCall('submit_plan', { ...PLAN, acceptance: { ...PLAN.acceptance, requiredFiles: [] } })), completed(message('ok'))]);
+    const again = createScriptedClient([
+      completed(fnCall('submit_plan', { ...PLAN, acceptance: { ...PLAN.acceptance, requiredFiles: [] } })),
+      completed(message('ok')),
+    ]);
     const res2 = await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model: again, input: [USER] });
     expect(res2.stopReason).toBe('done');
     const out2 = (await itemsOf(db(), res2.runId)).find((i) => i.type === 'function_call_output')!;
@@ -157,7 +180,16 @@ describe('the openai client through the loop', () => {
   it('submit_plan refuses a pipeline with duplicate step names, or with preparation steps, before it acts', async () => {
     const jobId = await newJob();
     const step = { name: 'prep', command: 'python prep.py', produces: ['data'], timeoutSec: null };
-    const prep = { workload: { command: 'python main.py', timeoutSec: null }, compare: null, reference: { workload: 'python', accelVendor: null }, target: { workload: 'python', accelVendor: null }, steps: [{ name: 'opt', kind: 'optimization', transformation: 'pytorch-device-agnostic', required: false, tolerance: null }], revisionBudget: null, frozenFiles: null, pinRun: null };
+    const prep = {
+      workload: { command: 'python main.py', timeoutSec: null },
+      compare: null,
+      reference: { workload: 'python', accelVendor: null },
+      target: { workload: 'python', accelVendor: null },
+      steps: [{ name: 'opt', kind: 'optimization', transformation: 'pytorch-device-agnostic', required: false, tolerance: null }],
+      revisionBudget: null,
+      frozenFiles: null,
+      pinRun: null,
+    };
     const model = createScriptedClient([
       completed(fnCall('submit_plan', { ...PLAN, before: [step, step] })),
       completed(fnCall('submit_plan', { ...PLAN, before: [step], preparation: prep })),
@@ -171,10 +203,19 @@ describe('the openai client through the loop', () => {
     expect(await sideEffects(jobId)).toEqual({ actions: 0, questions: 0, plans: 0, tasks: 0 });
   });
 
-  it('submit_plan refuses a service with preparation steps or a smoke run, and checks its setup steps as a pipeline\'s, before it acts', async () => {
+  it("submit_plan refuses a service with preparation steps or a smoke run, and checks its setup steps as a pipeline's, before it acts", async () => {
     const jobId = await newJob();
     const service = { readiness: { path: '/healthz' } };
-    const prep = { workload: { command: 'python main.py', timeoutSec: null }, compare: null, reference: { workload: 'python', accelVendor: null }, target: { workload: 'python', accelVendor: null }, steps: [{ name: 'opt', kind: 'optimization', transformation: 'pytorch-device-agnostic', required: false, tolerance: null }], revisionBudget: null, frozenFiles: null, pinRun: null };
+    const prep = {
+      workload: { command: 'python main.py', timeoutSec: null },
+      compare: null,
+      reference: { workload: 'python', accelVendor: null },
+      target: { workload: 'python', accelVendor: null },
+      steps: [{ name: 'opt', kind: 'optimization', transformation: 'pytorch-device-agnostic', required: false, tolerance: null }],
+      revisionBudget: null,
+      frozenFiles: null,
+      pinRun: null,
+    };
     const step = { name: 'prep', command: 'python prep.py', produces: ['data'], timeoutSec: null };
     const model = createScriptedClient([
       completed(fnCall('submit_plan', { ...PLAN, service, preparation: prep })),
@@ -214,7 +255,12 @@ describe('the openai client through the loop', () => {
     expect((items[3]!.payload as any).text).toMatch(/incomplete \(max_output_tokens\); nothing in it was acted on/);
     expect(await sideEffects(jobId)).toEqual(NONE);
     expect((await db().job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('PLANNING');
-    expect((await eventsOf(db(), jobId, 'agent.item')).map((e) => (e.payload as any).status)).toEqual(['DONE', 'REJECTED', 'REJECTED', 'DONE']);
+    expect((await eventsOf(db(), jobId, 'agent.item')).map((e) => (e.payload as any).status)).toEqual([
+      'DONE',
+      'REJECTED',
+      'REJECTED',
+      'DONE',
+    ]);
 
     // The next turn of the run sends neither the cut reasoning nor the undispatched call.
     const next = createScriptedClient([completed(message('Let me start over.'))]);
@@ -242,11 +288,20 @@ describe('the openai client through the loop', () => {
     const job = await db().job.findUniqueOrThrow({ where: { id: jobId } });
     expect(Number(job.agentCostCad)).toBeCloseTo(2 * perCall, 9);
     expect(Number(job.costCad)).toBeCloseTo(2 * perCall, 9); // no task ran: the whole cost is the agents'
-    const q = await api.gql(`query($id: ID!) { job(id: $id) { costCad agentCostCad } }`, { id: Buffer.from(`Job:${jobId}`).toString('base64') }, users.get(api)!.token);
+    const q = await api.gql(
+      `query($id: ID!) { job(id: $id) { costCad agentCostCad } }`,
+      { id: Buffer.from(`Job:${jobId}`).toString('base64') },
+      users.get(api)!.token,
+    );
     expect(q.errors).toBeUndefined();
     expect(q.data.job.agentCostCad).toBeCloseTo(2 * perCall, 9);
     // The scripted model (and the builtin rules) bill nothing.
-    await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model: createScriptedClient([completed(message('ok'))]), runId: run.id });
+    await runAgentTurn(api.server.resources, {
+      jobId,
+      agent: PLANNER,
+      model: createScriptedClient([completed(message('ok'))]),
+      runId: run.id,
+    });
     expect(await db().agentUsage.count({ where: { jobId } })).toBe(2);
   });
 
@@ -262,7 +317,8 @@ describe('the openai client through the loop', () => {
 
     const bodies = fake.bodies.slice(before);
     expect(bodies).toHaveLength(4);
-    const outputOf = (b: any, callId: string) => b.input.find((i: any) => i.type === 'function_call_output' && i.call_id === callId)?.output as string;
+    const outputOf = (b: any, callId: string) =>
+      b.input.find((i: any) => i.type === 'function_call_output' && i.call_id === callId)?.output as string;
     expect(outputOf(bodies[1], 'call_badjson')).toMatch(/arguments are not valid JSON/);
     expect(outputOf(bodies[2], 'call_invalid')).toMatch(/invalid arguments/);
     expect(outputOf(bodies[2], 'call_invalid')).toMatch(/question/);
@@ -270,12 +326,17 @@ describe('the openai client through the loop', () => {
       JSON.stringify({ error: `Unknown tool "delete_everything". Available tools: ${PLANNER.tools.map((t) => t.name).join(', ')}.` }),
     );
     // The call itself is sent back (every output follows its call).
-    expect(bodies[3].input.find((i: any) => i.type === 'function_call' && i.call_id === 'call_unknown')).toMatchObject({ name: 'delete_everything' });
+    expect(bodies[3].input.find((i: any) => i.type === 'function_call' && i.call_id === 'call_unknown')).toMatchObject({
+      name: 'delete_everything',
+    });
 
     const items = await itemsOf(db(), res.runId);
     const byCall = (id: string) => items.filter((i) => i.callId === id).map((i) => [i.type, i.status]);
     for (const id of ['call_badjson', 'call_invalid', 'call_unknown']) {
-      expect(byCall(id)).toEqual([['function_call', 'REJECTED'], ['function_call_output', 'REJECTED']]);
+      expect(byCall(id)).toEqual([
+        ['function_call', 'REJECTED'],
+        ['function_call_output', 'REJECTED'],
+      ]);
     }
     expect(await sideEffects(jobId)).toEqual(NONE);
     expect((await db().job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('PLANNING');
@@ -283,7 +344,9 @@ describe('the openai client through the loop', () => {
 
   it('rejected calls count against the tool-call limit (AGENT_MAX_TOOL_CALLS=3)', async () => {
     const jobId = await newJob(apiL);
-    const model = createScriptedClient(Array.from({ length: 6 }, (_, i) => completed(fnCall(i % 2 ? 'no_such_tool' : 'ask_user', '{not json'))));
+    const model = createScriptedClient(
+      Array.from({ length: 6 }, (_, i) => completed(fnCall(i % 2 ? 'no_such_tool' : 'ask_user', '{not json'))),
+    );
     const res = await runAgentTurn(apiL.server.resources, { jobId, agent: PLANNER, model, input: [USER] });
     expect(res).toMatchObject({ stopReason: 'limit_tool_calls', status: 'RUNNING' });
     expect(model.calls).toHaveLength(3);
@@ -302,7 +365,10 @@ describe('the openai client through the loop', () => {
     expect(await sideEffects(jobId)).toEqual({ actions: 1, questions: 1, plans: 0, tasks: 0 });
     const q = await db().question.findFirstOrThrow({ where: { jobId } });
     expect(q).toMatchObject({ callId: 'call_dup', agentRunId: res.runId, text: args.question, choices: args.choices, status: 'OPEN' });
-    expect(await db().action.findFirstOrThrow({ where: { idempotencyKey: 'call_dup' } })).toMatchObject({ kind: 'ask_user', status: 'DONE' });
+    expect(await db().action.findFirstOrThrow({ where: { idempotencyKey: 'call_dup' } })).toMatchObject({
+      kind: 'ask_user',
+      status: 'DONE',
+    });
     expect((await db().job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('NEEDS_INPUT');
     const items = await itemsOf(db(), res.runId);
     expect(items.map((i) => [i.type, i.status])).toEqual([
@@ -318,7 +384,10 @@ describe('the openai client through the loop', () => {
     // The same id again in a later response (after the answer) is rejected too: still one Question.
     await db().question.update({ where: { id: q.id }, data: { status: 'ANSWERED', answer: 'main.py', answeredAt: new Date() } });
     // A response made only of duplicates is no answer: the loop asks the model again.
-    const later = createScriptedClient([completed(fnCall('ask_user', args, 'call_dup')), completed(message('Planning continues with main.py.'))]);
+    const later = createScriptedClient([
+      completed(fnCall('ask_user', args, 'call_dup')),
+      completed(message('Planning continues with main.py.')),
+    ]);
     const res2 = await runAgentTurn(api.server.resources, {
       jobId,
       agent: PLANNER,
@@ -353,7 +422,10 @@ describe('the openai client through the loop', () => {
     expect(items.map((i) => i.type)).toEqual(['message', 'note']);
     expect((items[1]!.payload as any).text).toMatch(/The model call failed: .*timed out/);
     expect(await sideEffects(jobId, apiT)).toEqual(NONE);
-    expect(await db(apiT).agentRun.findUniqueOrThrow({ where: { id: res.runId } })).toMatchObject({ status: 'RUNNING', stopReason: 'model_timeout' });
+    expect(await db(apiT).agentRun.findUniqueOrThrow({ where: { id: res.runId } })).toMatchObject({
+      status: 'RUNNING',
+      stopReason: 'model_timeout',
+    });
   });
 
   it('an exception from the model stops the turn with model_error; a scripted delay past the limit is model_timeout', async () => {
@@ -402,7 +474,10 @@ describe('limits', () => {
     const items = await itemsOf(db(), res.runId);
     expect(items.filter((i) => i.type === 'function_call_output' && i.status === 'DONE')).toHaveLength(8);
     expect(items.filter((i) => i.status === 'PENDING')).toHaveLength(0);
-    expect(await db().agentRun.findUniqueOrThrow({ where: { id: res.runId } })).toMatchObject({ status: 'RUNNING', stopReason: 'limit_tool_calls' });
+    expect(await db().agentRun.findUniqueOrThrow({ where: { id: res.runId } })).toMatchObject({
+      status: 'RUNNING',
+      stopReason: 'limit_tool_calls',
+    });
     const last = (await eventsOf(db(), jobId, 'agent.run')).at(-1)!.payload as any;
     expect(last).toMatchObject({ status: 'RUNNING', stopReason: 'limit_tool_calls' });
   });
@@ -472,7 +547,17 @@ describe('recovery of PENDING calls (no crash needed: the rows are written by ha
   async function pendingRun(jobId: string, call: Extract<Item, { type: 'function_call' }>) {
     const run = await db().agentRun.create({ data: { jobId, agent: PLANNER.name, model: 'scripted' } });
     await db().agentItem.create({ data: { runId: run.id, seq: 0, type: 'message', payload: USER as any, status: 'DONE' } });
-    await db().agentItem.create({ data: { runId: run.id, seq: 1, type: 'function_call', callId: call.call_id, name: call.name, payload: call as any, status: 'PENDING' } });
+    await db().agentItem.create({
+      data: {
+        runId: run.id,
+        seq: 1,
+        type: 'function_call',
+        callId: call.call_id,
+        name: call.name,
+        payload: call as any,
+        status: 'PENDING',
+      },
+    });
     return run.id;
   }
 
@@ -481,10 +566,22 @@ describe('recovery of PENDING calls (no crash needed: the rows are written by ha
     const call = fnCall('ask_user', { question: 'Which script should run?', choices: ['main.py', 'train.py'] }, 'call_h_done');
     const runId = await pendingRun(jobId, call);
     // What the effect committed before "the crash": the question, the job's status and the Action.
-    const q = await db().question.create({ data: { jobId, agentRunId: runId, callId: call.call_id, text: 'Which script should run?', choices: ['main.py', 'train.py'] } });
+    const q = await db().question.create({
+      data: { jobId, agentRunId: runId, callId: call.call_id, text: 'Which script should run?', choices: ['main.py', 'train.py'] },
+    });
     await db().job.update({ where: { id: jobId }, data: { status: 'NEEDS_INPUT' } });
     const outcome = { questionId: q.id, status: 'asked; planning continues when the user answers' };
-    await db().action.create({ data: { jobId, idempotencyKey: call.call_id, kind: 'ask_user', input: JSON.parse(call.arguments), status: 'DONE', outcome, finishedAt: new Date() } });
+    await db().action.create({
+      data: {
+        jobId,
+        idempotencyKey: call.call_id,
+        kind: 'ask_user',
+        input: JSON.parse(call.arguments),
+        status: 'DONE',
+        outcome,
+        finishedAt: new Date(),
+      },
+    });
 
     const model = createScriptedClient([]);
     const res = await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model, runId });
@@ -516,7 +613,9 @@ describe('recovery of PENDING calls (no crash needed: the rows are written by ha
     const jobId = await newJob();
     const call = fnCall('ask_user', { question: 'Which one?', choices: null }, 'call_h_started');
     const runId = await pendingRun(jobId, call);
-    await db().action.create({ data: { jobId, idempotencyKey: call.call_id, kind: 'ask_user', input: JSON.parse(call.arguments), status: 'STARTED' } });
+    await db().action.create({
+      data: { jobId, idempotencyKey: call.call_id, kind: 'ask_user', input: JSON.parse(call.arguments), status: 'STARTED' },
+    });
 
     const model = createScriptedClient([completed(message('I will look at the job first.'))]);
     const res = await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model, runId });
@@ -528,7 +627,10 @@ describe('recovery of PENDING calls (no crash needed: the rows are written by ha
     ]);
     const sent = model.calls[0]!.input.find((i) => i.type === 'function_call_output');
     expect(sent).toMatchObject({ call_id: call.call_id });
-    expect(JSON.parse((sent as any).output)).toMatchObject({ uncertain: true, message: expect.stringMatching(/may or may not have happened.*Observe the current state/) });
+    expect(JSON.parse((sent as any).output)).toMatchObject({
+      uncertain: true,
+      message: expect.stringMatching(/may or may not have happened.*Observe the current state/),
+    });
     expect(await sideEffects(jobId)).toEqual({ actions: 1, questions: 0, plans: 0, tasks: 0 });
     expect(await db().action.findFirstOrThrow({ where: { idempotencyKey: call.call_id } })).toMatchObject({ status: 'STARTED' });
   });
@@ -564,7 +666,9 @@ describe('recovery of PENDING calls (no crash needed: the rows are written by ha
 
   it('calls after one that paused the run are answered "not run" instead of being left PENDING', async () => {
     const jobId = await newJob();
-    const model = createScriptedClient([completed(fnCall('ask_user', { question: 'Which?', choices: null }, 'call_p1'), fnCall('list_files', {}, 'call_p2'))]);
+    const model = createScriptedClient([
+      completed(fnCall('ask_user', { question: 'Which?', choices: null }, 'call_p1'), fnCall('list_files', {}, 'call_p2')),
+    ]);
     const res = await runAgentTurn(api.server.resources, { jobId, agent: PLANNER, model, input: [USER] });
     expect(res.stopReason).toBe('waiting_for_user');
     const items = await itemsOf(db(), res.runId);

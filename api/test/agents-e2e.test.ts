@@ -24,7 +24,11 @@ const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { 
 async function submit(files: Record<string, string>, request: string) {
   const manifest = [];
   for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`, { i: { title: 'job', request, files: manifest } }, user.token);
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`,
+    { i: { title: 'job', request, files: manifest } },
+    user.token,
+  );
   return r.data.createJob.id as string;
 }
 
@@ -39,7 +43,8 @@ async function until(id: string, pred: (job: any) => boolean, timeoutMs = 90_000
   for (;;) {
     const job = (await api.gql(JOB, { id }, user.token)).data.job;
     if (pred(job)) return job;
-    if (Date.now() > end) throw new Error(`timed out; job: ${JSON.stringify({ status: job.status, reason: job.statusReason, tasks: job.tasks })}`);
+    if (Date.now() > end)
+      throw new Error(`timed out; job: ${JSON.stringify({ status: job.status, reason: job.statusReason, tasks: job.tasks })}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -53,14 +58,22 @@ describe('the main job, builtin planner', () => {
     expect(job.currentPlan.command).toBe('python train.py --epochs 2 --device "$CHATGPU_DEVICE" --save outputs/model.pt');
     expect(job.currentPlan.acceptanceCriteria.evaluate.command).toBe('python evaluate.py --checkpoint outputs/model.pt');
     expect(job.currentPlan.acceptanceCriteria.evaluate.reports).toEqual(['eval_accuracy']);
-    expect(job.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED'], ['EVALUATE', 'SUCCEEDED']]);
+    expect(job.tasks.map((t: any) => [t.kind, t.status])).toEqual([
+      ['RUN', 'SUCCEEDED'],
+      ['EVALUATE', 'SUCCEEDED'],
+    ]);
     const accepted = job.events.find((e: any) => e.kind === 'job.status' && e.payload.transition === 'acceptPlan');
     expect(accepted?.payload.reason).toMatch(/^No preparation needed: the code fits a torch-cpu worker as it is/);
     expect(job.outputs.map((o: any) => o.path)).toContain('outputs/model.pt');
     const kinds = new Set(job.events.map((e: any) => e.kind));
-    for (const k of ['job.created', 'agent.run', 'agent.item', 'plan.created', 'task.created', 'attempt.status', 'validation']) expect(kinds).toContain(k);
-    const calls = job.events.filter((e: any) => e.kind === 'agent.item' && e.payload.type === 'function_call').map((e: any) => e.payload.name);
-    expect(calls).toEqual(expect.arrayContaining(['list_files', 'find_dependencies', 'network_capacity', 'read_file', 'consult_specialist', 'submit_plan']));
+    for (const k of ['job.created', 'agent.run', 'agent.item', 'plan.created', 'task.created', 'attempt.status', 'validation'])
+      expect(kinds).toContain(k);
+    const calls = job.events
+      .filter((e: any) => e.kind === 'agent.item' && e.payload.type === 'function_call')
+      .map((e: any) => e.payload.name);
+    expect(calls).toEqual(
+      expect.arrayContaining(['list_files', 'find_dependencies', 'network_capacity', 'read_file', 'consult_specialist', 'submit_plan']),
+    );
     const evaluation = job.events.find((e: any) => e.kind === 'validation' && e.payload.step === 'evaluate');
     expect(evaluation.payload.metrics.eval_accuracy).toBeGreaterThan(0.5);
     const model = await api.getBlob(job.outputs.find((o: any) => o.path === 'outputs/model.pt').sha256, user.token);
@@ -69,38 +82,59 @@ describe('the main job, builtin planner', () => {
     expect(job.statusReason).toMatch(/reloaded and evaluated/);
 
     // All outputs as one archive, for the owner only.
-    const res = await fetch(`${api.url}/jobs/${encodeURIComponent(id)}/outputs.tar.gz`, { headers: { authorization: `Bearer ${user.token}` } });
+    const res = await fetch(`${api.url}/jobs/${encodeURIComponent(id)}/outputs.tar.gz`, {
+      headers: { authorization: `Bearer ${user.token}` },
+    });
     expect(res.status).toBe(200);
     const dir = mkdtempSync(path.join(tmpdir(), 'outs-'));
     writeFileSync(path.join(dir, 'o.tgz'), Buffer.from(await res.arrayBuffer()));
     execFileSync('tar', ['-xzf', 'o.tgz'], { cwd: dir });
     expect(readFileSync(path.join(dir, 'outputs/model.pt')).equals(model.bytes)).toBe(true);
     const stranger = await api.signUp();
-    expect((await fetch(`${api.url}/jobs/${encodeURIComponent(id)}/outputs.tar.gz`, { headers: { authorization: `Bearer ${stranger.token}` } })).status).toBe(404);
+    expect(
+      (await fetch(`${api.url}/jobs/${encodeURIComponent(id)}/outputs.tar.gz`, { headers: { authorization: `Bearer ${stranger.token}` } }))
+        .status,
+    ).toBe(404);
 
     // The network as the dashboard sees it, and one attempt's logs by id.
     const net = await api.gql(`{ networkCapacity { accelVendor count workloads torchVersions } }`, {}, user.token);
-    expect(net.data.networkCapacity).toEqual([expect.objectContaining({ accelVendor: 'none', count: 1, workloads: expect.arrayContaining(['torch-cpu']) })]);
+    expect(net.data.networkCapacity).toEqual([
+      expect.objectContaining({ accelVendor: 'none', count: 1, workloads: expect.arrayContaining(['torch-cpu']) }),
+    ]);
     const jobId = Buffer.from(id, 'base64').toString().split(':')[1]!;
     const attempt = await api.server.db.prisma.attempt.findFirstOrThrow({ where: { task: { jobId, kind: 'RUN' } } });
-    const logs = await api.gql(`query($id: ID!) { attempt(id: $id) { status logs(first: 5000) { text } } }`, { id: attempt.id }, user.token);
+    const logs = await api.gql(
+      `query($id: ID!) { attempt(id: $id) { status logs(first: 5000) { text } } }`,
+      { id: attempt.id },
+      user.token,
+    );
     expect(logs.data.attempt.logs.some((l: any) => /^epoch 2\/2: loss [\d.]+ accuracy [\d.]+$/.test(l.text))).toBe(true);
     expect((await api.gql(`query($id: ID!) { attempt(id: $id) { status } }`, { id: attempt.id }, stranger.token)).data.attempt).toBeNull();
   });
 
-  it('fails a job whose evaluation misses the threshold the user named; its outputs stay downloadable, marked not validated', { timeout: 120_000 }, async () => {
-    const id = await submit(dirFiles(path.join(repoRoot, 'examples/torch-classifier')), 'train it for 1 epoch and give me the model; I need accuracy above 0.999');
-    const job = await until(id, (j) => ['SUCCEEDED', 'FAILED'].includes(j.status), 110_000);
-    expect(job.status, job.statusReason).toBe('FAILED');
-    // The threshold is on the evaluation of the final checkpoint (what evaluate.py reports), not on training.
-    expect(job.currentPlan.acceptanceCriteria.evaluate.metrics).toEqual([{ name: 'eval_accuracy', op: '>', value: 0.999 }]);
-    expect(job.currentPlan.acceptanceCriteria.metrics).toEqual([]);
-    expect(job.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED'], ['EVALUATE', 'SUCCEEDED']]);
-    expect(job.statusReason).toMatch(/evaluation missed the criteria: eval_accuracy was 0\.\d+, the criterion is > 0\.999/);
-    const more = (await api.gql(`query($id: ID!) { job(id: $id) { outputsValidated outputs { path } } }`, { id }, user.token)).data.job;
-    expect(more.outputsValidated).toBe(false);
-    expect(more.outputs.map((o: any) => o.path)).toContain('outputs/model.pt');
-  });
+  it(
+    'fails a job whose evaluation misses the threshold the user named; its outputs stay downloadable, marked not validated',
+    { timeout: 120_000 },
+    async () => {
+      const id = await submit(
+        dirFiles(path.join(repoRoot, 'examples/torch-classifier')),
+        'train it for 1 epoch and give me the model; I need accuracy above 0.999',
+      );
+      const job = await until(id, (j) => ['SUCCEEDED', 'FAILED'].includes(j.status), 110_000);
+      expect(job.status, job.statusReason).toBe('FAILED');
+      // The threshold is on the evaluation of the final checkpoint (what evaluate.py reports), not on training.
+      expect(job.currentPlan.acceptanceCriteria.evaluate.metrics).toEqual([{ name: 'eval_accuracy', op: '>', value: 0.999 }]);
+      expect(job.currentPlan.acceptanceCriteria.metrics).toEqual([]);
+      expect(job.tasks.map((t: any) => [t.kind, t.status])).toEqual([
+        ['RUN', 'SUCCEEDED'],
+        ['EVALUATE', 'SUCCEEDED'],
+      ]);
+      expect(job.statusReason).toMatch(/evaluation missed the criteria: eval_accuracy was 0\.\d+, the criterion is > 0\.999/);
+      const more = (await api.gql(`query($id: ID!) { job(id: $id) { outputsValidated outputs { path } } }`, { id }, user.token)).data.job;
+      expect(more.outputsValidated).toBe(false);
+      expect(more.outputs.map((o: any) => o.path)).toContain('outputs/model.pt');
+    },
+  );
 
   it('runs the dependency-free simulation example: its results file is required, not mistaken for a checkpoint', async () => {
     const id = await submit(dirFiles(path.join(repoRoot, 'examples/simulation')), 'run the simulation with 50000 samples');
@@ -110,7 +144,9 @@ describe('the main job, builtin planner', () => {
     expect(job.currentPlan.requirements.workload).toBe('python');
     expect(job.currentPlan.acceptanceCriteria.requiredFiles).toEqual(['outputs/results.json']);
     expect(job.currentPlan.acceptanceCriteria.evaluate ?? null).toBeNull();
-    const results = JSON.parse((await api.getBlob(job.outputs.find((o: any) => o.path === 'outputs/results.json').sha256, user.token)).bytes.toString());
+    const results = JSON.parse(
+      (await api.getBlob(job.outputs.find((o: any) => o.path === 'outputs/results.json').sha256, user.token)).bytes.toString(),
+    );
     expect(results.samples).toBe(50000);
     expect(Math.abs(results.pi - Math.PI)).toBeLessThan(0.05);
   });
@@ -127,8 +163,14 @@ describe('the main job, builtin planner', () => {
     const q = waiting.openQuestions[0];
     expect(q.text).toMatch(/Which script should run/);
     expect(q.choices).toEqual(['main.py', 'train.py']);
-    const runsBefore = await api.server.db.prisma.agentRun.count({ where: { agent: 'planner', job: { id: Buffer.from(id, 'base64').toString().split(':')[1]! } } });
-    const ans = await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename ... on Question { status answer } } }`, { i: { questionId: q.id, answer: 'train.py' } }, user.token);
+    const runsBefore = await api.server.db.prisma.agentRun.count({
+      where: { agent: 'planner', job: { id: Buffer.from(id, 'base64').toString().split(':')[1]! } },
+    });
+    const ans = await api.gql(
+      `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename ... on Question { status answer } } }`,
+      { i: { questionId: q.id, answer: 'train.py' } },
+      user.token,
+    );
     expect(ans.data.answerQuestion).toMatchObject({ __typename: 'Question', status: 'ANSWERED' });
     const done = await until(id, (j) => ['SUCCEEDED', 'FAILED'].includes(j.status));
     expect(done.status, done.statusReason).toBe('SUCCEEDED');
@@ -142,74 +184,138 @@ describe('the main job, builtin planner', () => {
   });
 
   it('names an unsatisfiable pin and the workers’ versions, asks, and stops with that sentence when told to', async () => {
-    const id = await submit({ 'requirements.txt': 'torch==2.3.0\nnumpy\n', 'train.py': 'import torch\nif __name__ == "__main__":\n    print(torch.__version__)\n' }, 'train it');
+    const id = await submit(
+      {
+        'requirements.txt': 'torch==2.3.0\nnumpy\n',
+        'train.py': 'import torch\nif __name__ == "__main__":\n    print(torch.__version__)\n',
+      },
+      'train it',
+    );
     const waiting = await until(id, (j) => j.status === 'NEEDS_INPUT');
     const q = waiting.openQuestions[0];
     expect(q.text).toMatch(/requirements\.txt pins torch==2\.3\.0, but the online workers have torch 1\.13/);
-    await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: q.id, answer: 'Stop the job' } }, user.token);
+    await api.gql(
+      `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`,
+      { i: { questionId: q.id, answer: 'Stop the job' } },
+      user.token,
+    );
     const done = await until(id, (j) => j.status === 'FAILED');
     expect(done.statusReason).toMatch(/pins torch==2\.3\.0, but the online workers have torch 1\.13.*Stopped at your request/);
     expect(done.tasks).toEqual([]);
   });
 
   it('runs with the workers’ versions when told to, after naming an unsatisfiable pin', async () => {
-    const id = await submit({ 'requirements.txt': 'torch>=2.1\n', 'train.py': 'import torch\nif __name__ == "__main__":\n    print("torch", torch.__version__)\n' }, 'train it');
+    const id = await submit(
+      {
+        'requirements.txt': 'torch>=2.1\n',
+        'train.py': 'import torch\nif __name__ == "__main__":\n    print("torch", torch.__version__)\n',
+      },
+      'train it',
+    );
     const waiting = await until(id, (j) => j.status === 'NEEDS_INPUT');
     const q = waiting.openQuestions[0];
     expect(q.choices).toEqual(["Run with the workers' versions", 'Stop the job']);
-    await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: q.id, answer: q.choices[0] } }, user.token);
+    await api.gql(
+      `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`,
+      { i: { questionId: q.id, answer: q.choices[0] } },
+      user.token,
+    );
     const done = await until(id, (j) => ['SUCCEEDED', 'FAILED'].includes(j.status));
     expect(done.status, done.statusReason).toBe('SUCCEEDED');
     expect(done.tasks.map((t: any) => [t.kind, t.status])).toEqual([['RUN', 'SUCCEEDED']]);
   });
 
-  it('a torch pin newer than the workers’ with calls the workers’ torch lacks: offers the migration (not “run anyway”), and the migrated code runs, checked by the preparation stage', { timeout: 150_000 }, async () => {
-    const train = [
-      'import json',
-      'import torch',
-      'import torch.nn.functional as F',
-      'torch.manual_seed(0)',
-      'model = torch.compile(torch.nn.Linear(8, 8))',
-      'q = model(torch.randn(1, 2, 4, 8))',
-      'y = F.scaled_dot_product_attention(q, q, q, is_causal=True)',
-      'json.dump({"sum": round(float(y.sum()), 5)}, open("outputs/result.json", "w"))',
-      '',
-    ].join('\n');
-    const id = await submit({ 'requirements.txt': 'torch>=2.1\n', 'train.py': train }, 'train it');
-    const waiting = await until(id, (j) => j.status === 'NEEDS_INPUT');
-    const q = waiting.openQuestions[0];
-    expect(q.text).toMatch(/requirements\.txt pins torch>=2\.1, but the online workers have torch 1\.13.*2 PyTorch call\(s\) newer than the workers' torch 1\.13[\d.a-z]*, each rewritten by the pytorch-version-compat migration: train\.py:5 torch\.compile \(≥ 2\.0\); train\.py:7 torch\.nn\.functional\.scaled_dot_product_attention \(≥ 2\.0\)/);
-    // Running the unchanged code would crash at the first call: not offered.
-    expect(q.choices).toEqual([expect.stringMatching(/^Migrate those calls to torch 1\.13[\d.a-z]* \(checked by a bounded run first\)$/), 'Stop the job']);
-    await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: q.id, answer: q.choices[0] } }, user.token);
-    const done = await until(id, (j) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.status), 140_000);
-    expect(done.status, done.statusReason).toBe('SUCCEEDED');
-    expect(done.tasks.map((t: any) => [t.kind, t.status])).toEqual([['REFERENCE', 'SUCCEEDED'], ['CANDIDATE', 'SUCCEEDED'], ['RUN', 'SUCCEEDED']]);
-    const jobId = Buffer.from(id, 'base64').toString().split(':')[1]!;
-    const records = await api.server.db.prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' }, select: { step: true, outcome: true, transformation: true, reason: true } });
-    expect(records.map((x) => [x.step, x.outcome, x.transformation])).toEqual([['reference', 'FALLBACK', 'pytorch-version-compat'], ['migrate', 'ACCEPTED', 'pytorch-version-compat']]);
-    expect(records[0]!.reason).toMatch(/^The unchanged code calls PyTorch newer than the online workers' \(train\.py:5 torch\.compile needs PyTorch ≥ 2\.0; train\.py:7 torch\.nn\.functional\.scaled_dot_product_attention needs PyTorch ≥ 2\.0\)/);
-    // The run ran the rewrite: the frozen code calls the helpers, and the result is there.
-    const run = await api.server.db.prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' }, select: { codeVersion: { select: { status: true, origin: true } } } });
-    expect(run.codeVersion).toEqual({ status: 'ACCEPTED', origin: 'pytorch-version-compat' });
-    expect(done.outputs.map((o: any) => o.path)).toContain('outputs/result.json');
-  });
+  it(
+    'a torch pin newer than the workers’ with calls the workers’ torch lacks: offers the migration (not “run anyway”), and the migrated code runs, checked by the preparation stage',
+    { timeout: 150_000 },
+    async () => {
+      const train = [
+        'import json',
+        'import torch',
+        'import torch.nn.functional as F',
+        'torch.manual_seed(0)',
+        'model = torch.compile(torch.nn.Linear(8, 8))',
+        'q = model(torch.randn(1, 2, 4, 8))',
+        'y = F.scaled_dot_product_attention(q, q, q, is_causal=True)',
+        'json.dump({"sum": round(float(y.sum()), 5)}, open("outputs/result.json", "w"))',
+        '',
+      ].join('\n');
+      const id = await submit({ 'requirements.txt': 'torch>=2.1\n', 'train.py': train }, 'train it');
+      const waiting = await until(id, (j) => j.status === 'NEEDS_INPUT');
+      const q = waiting.openQuestions[0];
+      expect(q.text).toMatch(
+        /requirements\.txt pins torch>=2\.1, but the online workers have torch 1\.13.*2 PyTorch call\(s\) newer than the workers' torch 1\.13[\d.a-z]*, each rewritten by the pytorch-version-compat migration: train\.py:5 torch\.compile \(≥ 2\.0\); train\.py:7 torch\.nn\.functional\.scaled_dot_product_attention \(≥ 2\.0\)/,
+      );
+      // Running the unchanged code would crash at the first call: not offered.
+      expect(q.choices).toEqual([
+        expect.stringMatching(/^Migrate those calls to torch 1\.13[\d.a-z]* \(checked by a bounded run first\)$/),
+        'Stop the job',
+      ]);
+      await api.gql(
+        `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`,
+        { i: { questionId: q.id, answer: q.choices[0] } },
+        user.token,
+      );
+      const done = await until(id, (j) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.status), 140_000);
+      expect(done.status, done.statusReason).toBe('SUCCEEDED');
+      expect(done.tasks.map((t: any) => [t.kind, t.status])).toEqual([
+        ['REFERENCE', 'SUCCEEDED'],
+        ['CANDIDATE', 'SUCCEEDED'],
+        ['RUN', 'SUCCEEDED'],
+      ]);
+      const jobId = Buffer.from(id, 'base64').toString().split(':')[1]!;
+      const records = await api.server.db.prisma.preparationRecord.findMany({
+        where: { jobId },
+        orderBy: { createdAt: 'asc' },
+        select: { step: true, outcome: true, transformation: true, reason: true },
+      });
+      expect(records.map((x) => [x.step, x.outcome, x.transformation])).toEqual([
+        ['reference', 'FALLBACK', 'pytorch-version-compat'],
+        ['migrate', 'ACCEPTED', 'pytorch-version-compat'],
+      ]);
+      expect(records[0]!.reason).toMatch(
+        /^The unchanged code calls PyTorch newer than the online workers' \(train\.py:5 torch\.compile needs PyTorch ≥ 2\.0; train\.py:7 torch\.nn\.functional\.scaled_dot_product_attention needs PyTorch ≥ 2\.0\)/,
+      );
+      // The run ran the rewrite: the frozen code calls the helpers, and the result is there.
+      const run = await api.server.db.prisma.task.findFirstOrThrow({
+        where: { jobId, kind: 'RUN' },
+        select: { codeVersion: { select: { status: true, origin: true } } },
+      });
+      expect(run.codeVersion).toEqual({ status: 'ACCEPTED', origin: 'pytorch-version-compat' });
+      expect(done.outputs.map((o: any) => o.path)).toContain('outputs/result.json');
+    },
+  );
 
   it('a torch pin newer than the workers’ with a call no rewrite replaces: stopped before anything runs, naming the call and the torch it needs; nothing asked', async () => {
-    const id = await submit({ 'requirements.txt': 'torch>=2.2\n', 'train.py': 'import torch\nprogram = torch.export.export(torch.nn.Linear(2, 2), (torch.randn(1, 2),))\nprint(program)\n' }, 'train it');
+    const id = await submit(
+      {
+        'requirements.txt': 'torch>=2.2\n',
+        'train.py': 'import torch\nprogram = torch.export.export(torch.nn.Linear(2, 2), (torch.randn(1, 2),))\nprint(program)\n',
+      },
+      'train it',
+    );
     const done = await until(id, (j) => ['FAILED', 'NEEDS_INPUT', 'SUCCEEDED'].includes(j.status));
     expect(done.status).toBe('FAILED');
-    expect(done.statusReason).toMatch(/requirements\.txt pins torch>=2\.2, but the online workers have torch 1\.13[\d.a-z]*\. 1 PyTorch call\(s\) newer than the workers' torch 1\.13[\d.a-z]* have no rewrite: train\.py:2 torch\.export\.export \(≥ 2\.1\)\. A worker with torch ≥ 2\.1 is needed\.$/);
+    expect(done.statusReason).toMatch(
+      /requirements\.txt pins torch>=2\.2, but the online workers have torch 1\.13[\d.a-z]*\. 1 PyTorch call\(s\) newer than the workers' torch 1\.13[\d.a-z]* have no rewrite: train\.py:2 torch\.export\.export \(≥ 2\.1\)\. A worker with torch ≥ 2\.1 is needed\.$/,
+    );
     expect(done.tasks).toEqual([]);
     expect(done.openQuestions).toEqual([]);
   });
 
   it('migrates code hard-wired to CUDA instead of failing at run time when no NVIDIA worker is online', { timeout: 150_000 }, async () => {
-    const id = await submit({ 'train.py': 'import torch\nif __name__ == "__main__":\n    x = torch.zeros(3).cuda()\n    print(float(x.sum()))\n' }, 'train');
+    const id = await submit(
+      { 'train.py': 'import torch\nif __name__ == "__main__":\n    x = torch.zeros(3).cuda()\n    print(float(x.sum()))\n' },
+      'train',
+    );
     const done = await until(id, (j) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.status), 140_000);
     expect(done.status, done.statusReason).toBe('SUCCEEDED');
     const planned = done.events.find((e: any) => e.kind === 'job.status' && e.payload.transition === 'startPreparation');
     expect(planned?.payload.reason).toMatch(/reference run, then migrate \(pytorch-device-agnostic, required\)/);
-    expect(done.tasks.map((t: any) => [t.kind, t.status])).toEqual([['REFERENCE', 'SUCCEEDED'], ['CANDIDATE', 'SUCCEEDED'], ['RUN', 'SUCCEEDED']]);
+    expect(done.tasks.map((t: any) => [t.kind, t.status])).toEqual([
+      ['REFERENCE', 'SUCCEEDED'],
+      ['CANDIDATE', 'SUCCEEDED'],
+      ['RUN', 'SUCCEEDED'],
+    ]);
   });
 });

@@ -22,7 +22,8 @@ const TWO_ENTRY_POINTS = {
 
 const ANSWER = `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) {
   __typename ... on Question { status answer } ... on ValidationError { message issues { path message } } ... on Error { message } } }`;
-const answer = async (questionId: string, text: string) => (await api.gql(ANSWER, { i: { questionId, answer: text } }, user.token)).data.answerQuestion;
+const answer = async (questionId: string, text: string) =>
+  (await api.gql(ANSWER, { i: { questionId, answer: text } }, user.token)).data.answerQuestion;
 
 async function asked() {
   const { jobId } = await createJobAt(api.url, user.token, TWO_ENTRY_POINTS);
@@ -41,7 +42,8 @@ describe('answers that name none of the choices', () => {
     const refused = await answer(q.id, '%%% garbage');
     expect(refused).toEqual({
       __typename: 'ValidationError',
-      message: '“%%% garbage” names none of the choices. Answer with one of them, by its number or its words: 1) main.py; 2) train.py. (2 more answers that name none and the job stops.)',
+      message:
+        '“%%% garbage” names none of the choices. Answer with one of them, by its number or its words: 1) main.py; 2) train.py. (2 more answers that name none and the job stops.)',
       issues: [{ path: ['input', 'answer'], message: expect.stringContaining('names none of the choices') }],
     });
     expect(await prisma.question.findUniqueOrThrow({ where: { id: q.id } })).toMatchObject({ status: 'OPEN', answer: null });
@@ -52,7 +54,9 @@ describe('answers that name none of the choices', () => {
 
     const several = await answer(q.id, 'main.py or train.py');
     expect(several.__typename).toBe('ValidationError');
-    expect(several.message).toMatch(/^“main\.py or train\.py” names more than one of the choices \(main\.py; train\.py\)\. .*\(1 more answer that names none and the job stops\.\)$/);
+    expect(several.message).toMatch(
+      /^“main\.py or train\.py” names more than one of the choices \(main\.py; train\.py\)\. .*\(1 more answer that names none and the job stops\.\)$/,
+    );
 
     // The choice's number: stored as the choice's text, which is what the planner reads.
     expect(await answer(q.id, '2')).toEqual({ __typename: 'Question', status: 'ANSWERED', answer: 'train.py' });
@@ -95,6 +99,8 @@ describe('answers that name none of the choices', () => {
     expect(results.map((r) => r.__typename)).toEqual(['ValidationError', 'ValidationError', 'ValidationError']);
     expect(results.filter((r) => r.message.includes('Stopped:'))).toHaveLength(1);
     expect((await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('FAILED');
-    expect((await eventsOf(prisma, jobId, 'job.status')).filter((e) => (e.payload as { status: string }).status === 'FAILED')).toHaveLength(1);
+    expect((await eventsOf(prisma, jobId, 'job.status')).filter((e) => (e.payload as { status: string }).status === 'FAILED')).toHaveLength(
+      1,
+    );
   });
 });

@@ -16,7 +16,8 @@ const run = promisify(execFile);
 const dir = await mkdtemp(path.join(tmpdir(), 'chatgpu-bundle-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const start = () => run(process.execPath, [path.join(dir, 'scripts/start.mjs')], { cwd: dir, env: { ...process.env, CHATGPU_SKIP_WEB_BUILD: '1' } });
+const start = () =>
+  run(process.execPath, [path.join(dir, 'scripts/start.mjs')], { cwd: dir, env: { ...process.env, CHATGPU_SKIP_WEB_BUILD: '1' } });
 const bundle = path.join(dir, 'api/dist/api.mjs');
 /** Marks a source as edited `sec` seconds from now (mtimes, not sleeps). */
 const edit = async (file: string, text: string, sec: number) => {

@@ -102,19 +102,28 @@ describe('worker tokens: rotation and revocation take effect on the very next ca
     const u = await api.signUp();
     const created = (await api.gql(WT, { n: 'rotating' }, u.token)).data.createWorkerToken;
     expect(await helloWith(created.token)).toBe('WorkerHelloResult');
-    const ws = createClient({ url: api.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${u.token}` }, retryAttempts: 0, lazy: false });
+    const ws = createClient({
+      url: api.url.replace(/^http/, 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${u.token}` },
+      retryAttempts: 0,
+      lazy: false,
+    });
     const job = await createJobWithFile(api, u.token);
     // jobUpdated sends the job's current state first: data = accepted, errors = refused.
     const subscribeOnce = () =>
       new Promise<string>((resolve) => {
-        const stop = ws.subscribe({ query: 'subscription($id: ID!) { jobUpdated(id: $id) { id } }', variables: { id: job.gid } }, {
-          next: (v) => {
-            stop();
-            resolve(v.errors ? JSON.stringify(v.errors) : v.data ? 'accepted' : 'empty');
+        const stop = ws.subscribe(
+          { query: 'subscription($id: ID!) { jobUpdated(id: $id) { id } }', variables: { id: job.gid } },
+          {
+            next: (v) => {
+              stop();
+              resolve(v.errors ? JSON.stringify(v.errors) : v.data ? 'accepted' : 'empty');
+            },
+            error: (e) => resolve(JSON.stringify(e)),
+            complete: () => resolve('complete'),
           },
-          error: (e) => resolve(JSON.stringify(e)),
-          complete: () => resolve('complete'),
-        });
+        );
       });
     try {
       expect(await subscribeOnce()).toBe('accepted');
@@ -128,7 +137,9 @@ describe('worker tokens: rotation and revocation take effect on the very next ca
       expect(JSON.stringify(row)).not.toContain(r.token);
       // The very next call with the old secret is refused; the new one works.
       expect(await helloWith(created.token)).toBe('UNAUTHENTICATED');
-      expect((await fetch(`${api.url}/blobs/${'0'.repeat(64)}`, { headers: { authorization: `Bearer ${created.token}` } })).status).toBe(401);
+      expect((await fetch(`${api.url}/blobs/${'0'.repeat(64)}`, { headers: { authorization: `Bearer ${created.token}` } })).status).toBe(
+        401,
+      );
       expect(await helloWith(r.token)).toBe('WorkerHelloResult');
       // A session revoked while its socket is open: the next subscription on it is refused.
       const sessions = await api.server.db.prisma.apiToken.findMany({ where: { userId: u.userId } });
@@ -143,11 +154,19 @@ describe('worker tokens: rotation and revocation take effect on the very next ca
     const u = await api.signUp();
     const created = (await api.gql(WT, { n: 'revoked' }, u.token)).data.createWorkerToken;
     expect(await helloWith(created.token)).toBe('WorkerHelloResult');
-    expect((await api.gql(REVOKE, { id: created.workerToken.id }, u.token)).data.revokeWorkerToken.__typename).toBe('MutationRevokeWorkerTokenSuccess');
+    expect((await api.gql(REVOKE, { id: created.workerToken.id }, u.token)).data.revokeWorkerToken.__typename).toBe(
+      'MutationRevokeWorkerTokenSuccess',
+    );
     expect(await helloWith(created.token)).toBe('UNAUTHENTICATED');
     expect((await api.gql(`{ me { workerTokens { id } } }`, {}, u.token)).data.me.workerTokens).toEqual([]);
-    expect((await api.gql(REVOKE, { id: created.workerToken.id }, u.token)).data.revokeWorkerToken).toMatchObject({ __typename: 'NotFoundError', entity: 'WorkerToken' });
-    expect((await api.gql(ROTATE, { id: created.workerToken.id }, u.token)).data.rotateWorkerToken).toMatchObject({ __typename: 'NotFoundError', entity: 'WorkerToken' });
+    expect((await api.gql(REVOKE, { id: created.workerToken.id }, u.token)).data.revokeWorkerToken).toMatchObject({
+      __typename: 'NotFoundError',
+      entity: 'WorkerToken',
+    });
+    expect((await api.gql(ROTATE, { id: created.workerToken.id }, u.token)).data.rotateWorkerToken).toMatchObject({
+      __typename: 'NotFoundError',
+      entity: 'WorkerToken',
+    });
   });
 
   it('only the owner: another user, a malformed id, a worker token and an anonymous caller get typed errors; nothing changes', async () => {
@@ -157,12 +176,22 @@ describe('worker tokens: rotation and revocation take effect on the very next ca
     const before = await api.server.db.prisma.workerToken.findUniqueOrThrow({ where: { id: created.workerToken.id } });
     for (const q of [ROTATE, REVOKE]) {
       const field = q === ROTATE ? 'rotateWorkerToken' : 'revokeWorkerToken';
-      expect((await api.gql(q, { id: created.workerToken.id }, other.token)).data[field], `${field} by another user`).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND' });
-      expect((await api.gql(q, { id: 'not-a-uuid' }, owner.token)).data[field], `${field} malformed id`).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND' });
+      expect((await api.gql(q, { id: created.workerToken.id }, other.token)).data[field], `${field} by another user`).toMatchObject({
+        __typename: 'NotFoundError',
+        code: 'NOT_FOUND',
+      });
+      expect((await api.gql(q, { id: 'not-a-uuid' }, owner.token)).data[field], `${field} malformed id`).toMatchObject({
+        __typename: 'NotFoundError',
+        code: 'NOT_FOUND',
+      });
       const byWorker = await api.gql(q, { id: created.workerToken.id }, created.token);
-      expect(byWorker.errors?.[0]?.extensions?.code ?? byWorker.data?.[field]?.code, `${field} by a worker token`).toMatch(/FORBIDDEN|UNAUTHENTICATED/);
+      expect(byWorker.errors?.[0]?.extensions?.code ?? byWorker.data?.[field]?.code, `${field} by a worker token`).toMatch(
+        /FORBIDDEN|UNAUTHENTICATED/,
+      );
       const anonymous = await api.gql(q, { id: created.workerToken.id });
-      expect(anonymous.errors?.[0]?.extensions?.code ?? anonymous.data?.[field]?.code, `${field} anonymous`).toMatch(/FORBIDDEN|UNAUTHENTICATED/);
+      expect(anonymous.errors?.[0]?.extensions?.code ?? anonymous.data?.[field]?.code, `${field} anonymous`).toMatch(
+        /FORBIDDEN|UNAUTHENTICATED/,
+      );
     }
     expect(await api.server.db.prisma.workerToken.findUniqueOrThrow({ where: { id: created.workerToken.id } })).toEqual(before);
     expect(await helloWith(created.token)).toBe('WorkerHelloResult');

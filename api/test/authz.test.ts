@@ -19,10 +19,17 @@ const jobRes = await api.gql(
 );
 const jobId: string = jobRes.data.createJob.id;
 const w = await api.server.db.prisma.worker.create({
-  data: { ownerId: owner.userId, tokenId: (await api.server.db.prisma.workerToken.findFirstOrThrow()).id, name: 'box', workloads: ['shell'] },
+  data: {
+    ownerId: owner.userId,
+    tokenId: (await api.server.db.prisma.workerToken.findFirstOrThrow()).id,
+    name: 'box',
+    workloads: ['shell'],
+  },
 });
 const workerGid = Buffer.from(`Worker:${w.id}`).toString('base64');
-const q = await api.server.db.prisma.question.create({ data: { jobId: (await api.server.db.prisma.job.findFirstOrThrow()).id, text: 'Which?', choices: ['a', 'b'] } });
+const q = await api.server.db.prisma.question.create({
+  data: { jobId: (await api.server.db.prisma.job.findFirstOrThrow()).id, text: 'Which?', choices: ['a', 'b'] },
+});
 
 type Who = 'anonymous' | 'other user' | 'worker token';
 const callers: [Who, string | undefined][] = [
@@ -43,10 +50,18 @@ const reads: [string, string, Record<string, unknown>, (d: any) => void][] = [
 
 const writes: [string, string, Record<string, unknown>][] = [
   ['cancelJob', `mutation($id: ID!) { cancelJob(id: $id) { __typename } }`, { id: jobId }],
-  ['answerQuestion', `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: q.id, answer: 'a' } }],
+  [
+    'answerQuestion',
+    `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`,
+    { i: { questionId: q.id, answer: 'a' } },
+  ],
   ['pauseWorker', `mutation($id: ID!) { pauseWorker(id: $id) { __typename } }`, { id: workerGid }],
   ['resumeWorker', `mutation($id: ID!) { resumeWorker(id: $id) { __typename } }`, { id: workerGid }],
-  ['createJob', `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename } }`, { i: { title: 't', request: 'r', files: [{ path: 'a', sha256: put.sha256 }] } }],
+  [
+    'createJob',
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename } }`,
+    { i: { title: 't', request: 'r', files: [{ path: 'a', sha256: put.sha256 }] } },
+  ],
   ['createApiToken', `mutation { createApiToken(input: {name: "x"}) { __typename } }`, {}],
   ['createWorkerToken', `mutation { createWorkerToken(input: {name: "x"}) { __typename } }`, {}],
 ];
@@ -59,7 +74,8 @@ describe('authorization matrix', () => {
         expectNoLeak(r.data);
         expect(JSON.stringify(r)).not.toContain('secret job');
         for (const e of r.errors ?? []) expect(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND']).toContain(e.extensions.code);
-        if (who !== 'other user' && name !== 'me' && !name.startsWith('node')) expect(r.errors?.[0]?.extensions.code).toBe(who === 'anonymous' ? 'UNAUTHENTICATED' : 'FORBIDDEN');
+        if (who !== 'other user' && name !== 'me' && !name.startsWith('node'))
+          expect(r.errors?.[0]?.extensions.code).toBe(who === 'anonymous' ? 'UNAUTHENTICATED' : 'FORBIDDEN');
       });
     }
     for (const [name, query, vars] of writes) {
@@ -71,7 +87,8 @@ describe('authorization matrix', () => {
         else if (who === 'other user' && ['createApiToken', 'createWorkerToken'].includes(name)) expect(typename).toMatch(/^Created/);
         else if (who === 'other user') expect(typename).toBe('NotFoundError');
         else expect(r.errors?.[0]?.extensions.code).toBe(who === 'anonymous' ? 'UNAUTHENTICATED' : 'FORBIDDEN');
-        if (!(who === 'other user' && name.startsWith('create') && name !== 'createJob')) expect(JSON.stringify(await state())).toBe(before);
+        if (!(who === 'other user' && name.startsWith('create') && name !== 'createJob'))
+          expect(JSON.stringify(await state())).toBe(before);
       });
     }
     it(`subscriptions as ${who}: jobEvents, jobUpdated and workersChanged reveal nothing`, async () => {
@@ -90,7 +107,7 @@ describe('authorization matrix', () => {
         expect(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND']).toContain(s.errors[0]?.extensions?.code);
       }
       if (who === 'other user') expect(subs[2]!.results).toEqual([]);
-      else await subs[2]!.first, expect(subs[2]!.errors[0]?.extensions?.code).toBe(who === 'anonymous' ? 'UNAUTHENTICATED' : 'FORBIDDEN');
+      else (await subs[2]!.first, expect(subs[2]!.errors[0]?.extensions?.code).toBe(who === 'anonymous' ? 'UNAUTHENTICATED' : 'FORBIDDEN'));
       for (const s of subs) await s.close();
     });
     it(`blob routes as ${who}`, async () => {
@@ -102,7 +119,9 @@ describe('authorization matrix', () => {
 
   it('the owner sees everything of their own', async () => {
     expect((await api.gql(`query($id: ID!) { job(id: $id) { title } }`, { id: jobId }, owner.token)).data.job.title).toBe('secret job');
-    expect((await api.gql(`query($id: ID!) { node(id: $id) { ... on Job { title } } }`, { id: jobId }, owner.token)).data.node.title).toBe('secret job');
+    expect((await api.gql(`query($id: ID!) { node(id: $id) { ... on Job { title } } }`, { id: jobId }, owner.token)).data.node.title).toBe(
+      'secret job',
+    );
     expect((await api.gql(`{ workers { totalCount } }`, {}, owner.token)).data.workers.totalCount).toBe(1);
     expect((await api.getBlob(put.sha256, owner.token)).status).toBe(200);
     expect(sha256('owner file')).toBe(put.sha256);

@@ -69,7 +69,10 @@ const WORKERS: readonly P[] = ['otherWorker', 'ownerWorker'];
 
 /** Everything of the owner's carries this (case-insensitive: emails are lower-cased). */
 const MARK = 'ownersecret';
-const hasOwnerData = (x: unknown) => JSON.stringify(x ?? null).toLowerCase().includes(MARK);
+const hasOwnerData = (x: unknown) =>
+  JSON.stringify(x ?? null)
+    .toLowerCase()
+    .includes(MARK);
 
 // ---------------------------------------------------------------- setup: one API, the owner's world
 
@@ -95,7 +98,11 @@ const operator = await api.signUp(OPERATOR);
 const spare = await api.signUp(); // logIn's credentials (anyone who knows them may log in)
 
 async function apiToken(token: string, name: string): Promise<{ token: string; id: string }> {
-  const r = await api.gql(`mutation($n: String!) { createApiToken(input: {name: $n}) { ... on CreatedApiToken { token apiToken { id } } } }`, { n: name }, token);
+  const r = await api.gql(
+    `mutation($n: String!) { createApiToken(input: {name: $n}) { ... on CreatedApiToken { token apiToken { id } } } }`,
+    { n: name },
+    token,
+  );
   return { token: must(r.data?.createApiToken?.token, 'api token'), id: r.data.createApiToken.apiToken.id };
 }
 async function workerTokenWithId(token: string, name: string): Promise<{ token: string; id: string }> {
@@ -105,8 +112,13 @@ async function workerTokenWithId(token: string, name: string): Promise<{ token: 
 
 // A revoked API token and an expired session of the owner's.
 const revokedApi = await apiToken(owner.token, 'to revoke');
-must((await api.gql(`mutation($id: ID!) { revokeApiToken(id: $id) { __typename } }`, { id: revokedApi.id }, owner.token)).data?.revokeApiToken, 'revoke');
-const login = await api.gql(`mutation($i: LogInInput!) { logIn(input: $i) { ... on AuthPayload { token } } }`, { i: { email: owner.email, password: 'correct horse battery' } });
+must(
+  (await api.gql(`mutation($id: ID!) { revokeApiToken(id: $id) { __typename } }`, { id: revokedApi.id }, owner.token)).data?.revokeApiToken,
+  'revoke',
+);
+const login = await api.gql(`mutation($i: LogInInput!) { logIn(input: $i) { ... on AuthPayload { token } } }`, {
+  i: { email: owner.email, password: 'correct horse battery' },
+});
 const expiredSession: string = must(login.data?.logIn?.token, 'session');
 await prisma.apiToken.update({ where: { tokenHash: hashToken(expiredSession) }, data: { expiresAt: new Date(Date.now() - 60_000) } });
 
@@ -116,7 +128,11 @@ const ownerWorker = new ProtocolWorker(api, ownerWT.token, `${MARK}-box`);
 must((await ownerWorker.hello({ slots: 4 })).workerId, 'owner worker');
 const revokedWT = await workerTokenWithId(owner.token, 'to revoke');
 must((await new ProtocolWorker(api, revokedWT.token, 'revoked-box').hello()).workerId, 'revoked worker');
-must((await api.gql(`mutation($id: ID!) { revokeWorkerToken(id: $id) { __typename } }`, { id: revokedWT.id }, owner.token)).data?.revokeWorkerToken, 'revoke wt');
+must(
+  (await api.gql(`mutation($id: ID!) { revokeWorkerToken(id: $id) { __typename } }`, { id: revokedWT.id }, owner.token)).data
+    ?.revokeWorkerToken,
+  'revoke wt',
+);
 // Targets of rotateWorkerToken / revokeWorkerToken / revokeApiToken (the owner's control uses them up).
 const rotateTarget = await workerTokenWithId(owner.token, 'rotate target');
 const revokeTarget = await workerTokenWithId(owner.token, 'revoke target');
@@ -147,8 +163,16 @@ const evidence = await putBuffer(api.server.resources.blobs, Buffer.from(`${MARK
 await registerBlob(api.server.resources, evidence.sha256, evidence.size, owner.userId);
 await prisma.preparationRecord.create({
   data: {
-    jobId: job.jobId, step: 'reference', kind: 'reference', hardware: { worker: `${MARK}-box` }, originalCodeId: job.codeVersionId,
-    originalManifestSha: '0'.repeat(64), transformation: 'none', outcome: 'ACCEPTED', reason: `${MARK} reason`, evidenceSha: evidence.sha256,
+    jobId: job.jobId,
+    step: 'reference',
+    kind: 'reference',
+    hardware: { worker: `${MARK}-box` },
+    originalCodeId: job.codeVersionId,
+    originalManifestSha: '0'.repeat(64),
+    transformation: 'none',
+    outcome: 'ACCEPTED',
+    reason: `${MARK} reason`,
+    evidenceSha: evidence.sha256,
   },
 });
 
@@ -157,14 +181,27 @@ await prisma.preparationRecord.create({
 const serviceJob = await createJobWithFile(api, owner.token, { title: `${MARK} service job` });
 await prisma.job.update({ where: { id: serviceJob.jobId }, data: { status: 'RUNNING' } });
 const serviceTask = await addTask(api, serviceJob, { kind: 'SERVICE', name: 'service' });
-const serviceAttempt = must((await ownerWorker.claim({ max: 1 })).find((a) => a.task.id === serviceTask.id), 'service attempt');
+const serviceAttempt = must(
+  (await ownerWorker.claim({ max: 1 })).find((a) => a.task.id === serviceTask.id),
+  'service attempt',
+);
 const serviceToken = `cgv_${randomBytes(16).toString('hex')}`;
 const service = await prisma.service.create({
-  data: { jobId: serviceJob.jobId, taskId: serviceTask.id, slug: randomBytes(8).toString('hex'), accessTokenHash: hashToken(serviceToken), spec: { note: `${MARK} spec` } },
+  data: {
+    jobId: serviceJob.jobId,
+    taskId: serviceTask.id,
+    slug: randomBytes(8).toString('hex'),
+    accessTokenHash: hashToken(serviceToken),
+    spec: { note: `${MARK} spec` },
+  },
 });
 
 // The owner's browser cookie of the service (openServiceInBrowser's ticket, exchanged by the API).
-const link = await api.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url } } }`, { id: serviceJob.gid }, owner.token);
+const link = await api.gql(
+  `mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url } } }`,
+  { id: serviceJob.gid },
+  owner.token,
+);
 const serviceLink = new URL(must(link.data?.openServiceInBrowser?.url as string | undefined, 'browser link'));
 const opened = await hostFetch(serviceLink.toString());
 const serviceCookie = must(/^(chatgpu_svc=[^;]+)/.exec(String(opened.headers['set-cookie'] ?? ''))?.[1], 'service cookie');
@@ -211,7 +248,16 @@ const TOKENS: Record<P, string | undefined> = {
  */
 type Access = 'public' | 'user' | 'owner-of-arg' | 'worker' | 'worker-of-lease';
 /** A top-level error code, `null`, a typed error result, or data (with or without the owner's). */
-type Outcome = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'null' | 'NotFoundError' | 'data' | 'data+owner' | 'ValidationError' | 'StaleAttemptError';
+type Outcome =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'null'
+  | 'NotFoundError'
+  | 'data'
+  | 'data+owner'
+  | 'ValidationError'
+  | 'StaleAttemptError';
 interface FieldEntry {
   access: Access;
   vars?: (p: P) => Record<string, unknown>;
@@ -240,8 +286,16 @@ const FIELDS: Record<string, FieldEntry> = {
   'Subscription.jobEvents': { access: 'owner-of-arg', vars: () => ({ jobId: S.jobGid, after: S.createdEventId }) },
   'Subscription.workersChanged': { access: 'user' },
   // Mutations, in the order they run (the owner's controls use up their targets).
-  'Mutation.signUp': { access: 'public', ownerData: false, vars: (p) => ({ input: { email: `${p.toLowerCase()}-${tag}@example.com`, password: 'correct horse battery' } }) },
-  'Mutation.logIn': { access: 'public', ownerData: false, vars: () => ({ input: { email: spare.email, password: 'correct horse battery' } }) },
+  'Mutation.signUp': {
+    access: 'public',
+    ownerData: false,
+    vars: (p) => ({ input: { email: `${p.toLowerCase()}-${tag}@example.com`, password: 'correct horse battery' } }),
+  },
+  'Mutation.logIn': {
+    access: 'public',
+    ownerData: false,
+    vars: () => ({ input: { email: spare.email, password: 'correct horse battery' } }),
+  },
   'Mutation.createApiToken': { access: 'user', ownerData: false, vars: () => tokenName },
   'Mutation.createWorkerToken': { access: 'user', ownerData: false, vars: () => tokenName },
   // The files named must be the caller's: the owner's blob is not another user's to use.
@@ -264,7 +318,9 @@ const FIELDS: Record<string, FieldEntry> = {
   'Mutation.revokeWorkerToken': { access: 'owner-of-arg', ownerData: false, vars: () => ({ id: revokeTarget.id }) },
   'Mutation.workerHello': {
     access: 'worker',
-    vars: (p) => ({ input: { name: p === 'ownerWorker' ? ownerWorker.name : otherWorker.name, version: '0.1.0', slots: 4, capabilities: {} } }),
+    vars: (p) => ({
+      input: { name: p === 'ownerWorker' ? ownerWorker.name : otherWorker.name, version: '0.1.0', slots: 4, capabilities: {} },
+    }),
   },
   'Mutation.claimTask': { access: 'worker-of-lease', ownerData: false, vars: () => ({ workerId: S.workerId, waitMs: 0, max: 1 }) },
   'Mutation.heartbeat': { access: 'worker-of-lease', ownerData: false, vars: () => ({ workerId: S.workerId, leases: [S.live] }) },
@@ -280,14 +336,31 @@ const FIELDS: Record<string, FieldEntry> = {
     expect: { ownerWorker: 'ValidationError' },
   },
   // A wrong fencing token (the lease must live on for the fields below): its worker gets StaleAttemptError.
-  'Mutation.releaseDrainedAttempt': { access: 'worker-of-lease', vars: () => ({ attemptId: S.live.attemptId, fencingToken: 'not-the-token' }), expect: { ownerWorker: 'StaleAttemptError' } },
-  'Mutation.appendLogs': { access: 'worker-of-lease', ownerData: false, vars: () => ({ ...S.live, lines: [{ seq: 1, stream: 'stdout', text: 'matrix' }] }) },
-  'Mutation.reportMetrics': { access: 'worker-of-lease', ownerData: false, vars: () => ({ ...S.live, points: [{ seq: 1, name: 'matrix', value: 1 }] }) },
+  'Mutation.releaseDrainedAttempt': {
+    access: 'worker-of-lease',
+    vars: () => ({ attemptId: S.live.attemptId, fencingToken: 'not-the-token' }),
+    expect: { ownerWorker: 'StaleAttemptError' },
+  },
+  'Mutation.appendLogs': {
+    access: 'worker-of-lease',
+    ownerData: false,
+    vars: () => ({ ...S.live, lines: [{ seq: 1, stream: 'stdout', text: 'matrix' }] }),
+  },
+  'Mutation.reportMetrics': {
+    access: 'worker-of-lease',
+    ownerData: false,
+    vars: () => ({ ...S.live, points: [{ seq: 1, name: 'matrix', value: 1 }] }),
+  },
   // Last: it ends the lease the fields above need.
   'Mutation.completeAttempt': { access: 'worker-of-lease', vars: () => ({ ...S.live, result: { exitCode: 0 } }) },
   // After it: the owner's worker gets a refusal of the (now completed) attempt as data; another
   // worker the same per-attempt NOT_FOUND, never the attempt (completeBatch.test.ts covers acceptance).
-  'Mutation.completeAttempts': { access: 'worker-of-lease', ownerData: false, vars: () => ({ completions: [{ ...S.live, result: { exitCode: 0 } }] }), expect: { otherWorker: 'data' } },
+  'Mutation.completeAttempts': {
+    access: 'worker-of-lease',
+    ownerData: false,
+    vars: () => ({ completions: [{ ...S.live, result: { exitCode: 0 } }] }),
+    expect: { otherWorker: 'data' },
+  },
 };
 
 /** What a principal gets from a field, derived from its access (docs above). */
@@ -307,7 +380,8 @@ function expected(name: string, p: P): Outcome {
 }
 
 /** Whose call is the positive control of a field. */
-const isControl = (name: string, p: P) => (['worker', 'worker-of-lease'].includes(FIELDS[name]!.access) ? p === 'ownerWorker' : p === 'owner');
+const isControl = (name: string, p: P) =>
+  ['worker', 'worker-of-lease'].includes(FIELDS[name]!.access) ? p === 'ownerWorker' : p === 'owner';
 
 // ---------------------------------------------------------------- generic documents from the schema
 
@@ -315,9 +389,16 @@ const isControl = (name: string, p: P) => (['worker', 'worker-of-lease'].include
 function selection(type: GraphQLOutputType, depth: number): string {
   const named = getNamedType(type);
   if (isLeafType(named)) return '';
-  if (isUnionType(named)) return `{ __typename ${named.getTypes().map((t) => `... on ${t.name} ${fieldsOf(t, depth)}`).join(' ')} }`;
+  if (isUnionType(named))
+    return `{ __typename ${named
+      .getTypes()
+      .map((t) => `... on ${t.name} ${fieldsOf(t, depth)}`)
+      .join(' ')} }`;
   if (isInterfaceType(named)) {
-    return `{ __typename ${schema.getPossibleTypes(named).map((t) => `... on ${t.name} ${fieldsOf(t, depth)}`).join(' ')} }`;
+    return `{ __typename ${schema
+      .getPossibleTypes(named)
+      .map((t) => `... on ${t.name} ${fieldsOf(t, depth)}`)
+      .join(' ')} }`;
   }
   return fieldsOf(named as GraphQLObjectType, depth);
 }
@@ -361,24 +442,54 @@ async function ownerState() {
   const ownerId = owner.userId;
   return JSON.stringify({
     jobs: await prisma.job.findMany({ where: { ownerId }, orderBy: { id: 'asc' }, select: { id: true, status: true, title: true } }),
-    questions: await prisma.question.findMany({ where: { job: { ownerId } }, orderBy: { id: 'asc' }, select: { id: true, status: true, answer: true } }),
+    questions: await prisma.question.findMany({
+      where: { job: { ownerId } },
+      orderBy: { id: 'asc' },
+      select: { id: true, status: true, answer: true },
+    }),
     workers: await prisma.worker.findMany({ where: { ownerId }, orderBy: { id: 'asc' }, select: { id: true, status: true, name: true } }),
     tasks: await prisma.task.findMany({ where: { ownerId }, orderBy: { id: 'asc' }, select: { id: true, status: true } }),
-    attempts: await prisma.attempt.findMany({ where: { task: { ownerId } }, orderBy: { id: 'asc' }, select: { id: true, status: true, leaseExpiresAt: true, fencingToken: true } }),
+    attempts: await prisma.attempt.findMany({
+      where: { task: { ownerId } },
+      orderBy: { id: 'asc' },
+      select: { id: true, status: true, leaseExpiresAt: true, fencingToken: true },
+    }),
     logs: await prisma.logChunk.count({ where: { attempt: { task: { ownerId } } } }),
     metrics: await prisma.metricPoint.count({ where: { attempt: { task: { ownerId } } } }),
-    apiTokens: await prisma.apiToken.findMany({ where: { userId: ownerId }, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true, expiresAt: true } }),
-    workerTokens: await prisma.workerToken.findMany({ where: { userId: ownerId }, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true, tokenHash: true } }),
+    apiTokens: await prisma.apiToken.findMany({
+      where: { userId: ownerId },
+      orderBy: { id: 'asc' },
+      select: { id: true, revokedAt: true, expiresAt: true },
+    }),
+    workerTokens: await prisma.workerToken.findMany({
+      where: { userId: ownerId },
+      orderBy: { id: 'asc' },
+      select: { id: true, revokedAt: true, tokenHash: true },
+    }),
   });
 }
 
 // ---------------------------------------------------------------- the HTTP route expectations
 
 /** An HTTP status per principal: `unauth` for the four that authenticate as nobody. */
-function statuses(s: { unauth: number; otherUser: number; operator?: number; otherWorker: number; ownerWorker: number; owner: number }): Record<P, number> {
+function statuses(s: {
+  unauth: number;
+  otherUser: number;
+  operator?: number;
+  otherWorker: number;
+  ownerWorker: number;
+  owner: number;
+}): Record<P, number> {
   return {
-    anonymous: s.unauth, revokedApiToken: s.unauth, expiredSession: s.unauth, revokedWorkerToken: s.unauth,
-    otherUser: s.otherUser, operator: s.operator ?? s.otherUser, otherWorker: s.otherWorker, ownerWorker: s.ownerWorker, owner: s.owner,
+    anonymous: s.unauth,
+    revokedApiToken: s.unauth,
+    expiredSession: s.unauth,
+    revokedWorkerToken: s.unauth,
+    otherUser: s.otherUser,
+    operator: s.operator ?? s.otherUser,
+    otherWorker: s.otherWorker,
+    ownerWorker: s.ownerWorker,
+    owner: s.owner,
   };
 }
 interface RouteCase {
@@ -391,30 +502,69 @@ interface RouteCase {
 }
 /** Keyed `${method} ${route}` for every method of every route in HTTP_ROUTES. */
 const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
-  'GET healthz': { cases: [{ what: 'health', request: () => ({ method: 'GET', path: '/healthz' }), status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }), ownerData: false }] },
+  'GET healthz': {
+    cases: [
+      {
+        what: 'health',
+        request: () => ({ method: 'GET', path: '/healthz' }),
+        status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }),
+        ownerData: false,
+      },
+    ],
+  },
   'GET graphql': {
-    cases: [{
-      what: 'a query over GET',
-      request: () => ({ method: 'GET', path: `/graphql?query=${encodeURIComponent('{ jobs { edges { node { title } } } }')}`, headers: { 'apollo-require-preflight': 'true' } }),
-      // Field errors are 200 with `errors` (the field matrix checks their codes).
-      status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }),
-    }],
+    cases: [
+      {
+        what: 'a query over GET',
+        request: () => ({
+          method: 'GET',
+          path: `/graphql?query=${encodeURIComponent('{ jobs { edges { node { title } } } }')}`,
+          headers: { 'apollo-require-preflight': 'true' },
+        }),
+        // Field errors are 200 with `errors` (the field matrix checks their codes).
+        status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }),
+      },
+    ],
   },
   'POST graphql': { coveredBy: 'the Query and Mutation fields below (POST /graphql)' },
   'WS graphql': { coveredBy: 'the Subscription fields below (graphql-ws on /graphql)' },
   'GET blob': {
     cases: [
-      { what: "the job's code file", request: () => ({ method: 'GET', path: `/blobs/${S.fileSha}` }), status: statuses({ unauth: 401, otherUser: 404, otherWorker: 404, ownerWorker: 200, owner: 200 }) },
-      { what: 'an evidence bundle', request: () => ({ method: 'GET', path: `/blobs/${evidence.sha256}` }), status: statuses({ unauth: 401, otherUser: 404, otherWorker: 404, ownerWorker: 404, owner: 200 }) },
-      { what: "an attempt's output", request: () => ({ method: 'GET', path: `/blobs/${output.sha256}` }), status: statuses({ unauth: 401, otherUser: 404, otherWorker: 404, ownerWorker: 404, owner: 200 }) },
+      {
+        what: "the job's code file",
+        request: () => ({ method: 'GET', path: `/blobs/${S.fileSha}` }),
+        status: statuses({ unauth: 401, otherUser: 404, otherWorker: 404, ownerWorker: 200, owner: 200 }),
+      },
+      {
+        what: 'an evidence bundle',
+        request: () => ({ method: 'GET', path: `/blobs/${evidence.sha256}` }),
+        status: statuses({ unauth: 401, otherUser: 404, otherWorker: 404, ownerWorker: 404, owner: 200 }),
+      },
+      {
+        what: "an attempt's output",
+        request: () => ({ method: 'GET', path: `/blobs/${output.sha256}` }),
+        status: statuses({ unauth: 401, otherUser: 404, otherWorker: 404, ownerWorker: 404, owner: 200 }),
+      },
     ],
   },
   'HEAD blob': {
-    cases: [{ what: "the job's code file", request: () => ({ method: 'HEAD', path: `/blobs/${S.fileSha}` }), status: statuses({ unauth: 401, otherUser: 404, otherWorker: 404, ownerWorker: 200, owner: 200 }), ownerData: false }],
+    cases: [
+      {
+        what: "the job's code file",
+        request: () => ({ method: 'HEAD', path: `/blobs/${S.fileSha}` }),
+        status: statuses({ unauth: 401, otherUser: 404, otherWorker: 404, ownerWorker: 200, owner: 200 }),
+        ownerData: false,
+      },
+    ],
   },
   'PUT blob': {
     cases: [
-      { what: 'an upload', request: (p) => upload(`matrix upload by ${p}`), status: statuses({ unauth: 401, otherUser: 201, otherWorker: 201, ownerWorker: 201, owner: 201 }), ownerData: false },
+      {
+        what: 'an upload',
+        request: (p) => upload(`matrix upload by ${p}`),
+        status: statuses({ unauth: 401, otherUser: 201, otherWorker: 201, ownerWorker: 201, owner: 201 }),
+        ownerData: false,
+      },
       {
         what: "an output of the owner's live attempt (X-ChatGPU-Attempt)",
         request: (p) => upload(`matrix output by ${p}`, { 'x-chatgpu-attempt': S.live.attemptId }),
@@ -425,41 +575,115 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
   },
   // A worker token is told to send a user token (401), where GraphQL says FORBIDDEN.
   'GET outputsArchive': {
-    cases: [{ what: "the owner's job outputs", request: () => ({ method: 'GET', path: `/jobs/${S.jobGid}/outputs.tar.gz` }), status: statuses({ unauth: 401, otherUser: 404, otherWorker: 401, ownerWorker: 401, owner: 200 }), ownerData: false }],
+    cases: [
+      {
+        what: "the owner's job outputs",
+        request: () => ({ method: 'GET', path: `/jobs/${S.jobGid}/outputs.tar.gz` }),
+        status: statuses({ unauth: 401, otherUser: 404, otherWorker: 401, ownerWorker: 401, owner: 200 }),
+        ownerData: false,
+      },
+    ],
   },
   // A service answers only its own token (cgv_…): none → 401, any other → 403, before any worker.
   // On the API's origin the browser cookie is no credential (401: it is only ever sent to the service's own host).
   'GET service': {
     cases: [
-      { what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'GET'), get status() { return serviceStatuses(); }, ownerData: false },
-      { what: "the owner's service, the owner with its browser cookie", request: (p) => serviceRequest(p, 'GET', 'cookie'), get status() { return { ...serviceStatuses(), owner: 401 }; }, ownerData: false },
+      {
+        what: "the owner's service, the owner with its token",
+        request: (p) => serviceRequest(p, 'GET'),
+        get status() {
+          return serviceStatuses();
+        },
+        ownerData: false,
+      },
+      {
+        what: "the owner's service, the owner with its browser cookie",
+        request: (p) => serviceRequest(p, 'GET', 'cookie'),
+        get status() {
+          return { ...serviceStatuses(), owner: 401 };
+        },
+        ownerData: false,
+      },
     ],
   },
   'POST service': {
-    cases: [{ what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'POST'), get status() { return serviceStatuses(); }, ownerData: false }],
+    cases: [
+      {
+        what: "the owner's service, the owner with its token",
+        request: (p) => serviceRequest(p, 'POST'),
+        get status() {
+          return serviceStatuses();
+        },
+        ownerData: false,
+      },
+    ],
   },
   // On its own host: the token or the cookie; the cookie sent by another site's page (fetch metadata) → 403.
   'GET serviceHost': {
     cases: [
-      { what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'GET', 'token', serviceHost), get status() { return serviceStatuses(); }, ownerData: false },
-      { what: "the owner's service, the owner with its browser cookie", request: (p) => serviceRequest(p, 'GET', 'cookie', serviceHost), get status() { return serviceStatuses(); }, ownerData: false },
+      {
+        what: "the owner's service, the owner with its token",
+        request: (p) => serviceRequest(p, 'GET', 'token', serviceHost),
+        get status() {
+          return serviceStatuses();
+        },
+        ownerData: false,
+      },
+      {
+        what: "the owner's service, the owner with its browser cookie",
+        request: (p) => serviceRequest(p, 'GET', 'cookie', serviceHost),
+        get status() {
+          return serviceStatuses();
+        },
+        ownerData: false,
+      },
       {
         what: "the owner's service, its cookie sent by another site's page",
         request: (p) => serviceRequest(p, 'GET', 'cross-site cookie', serviceHost),
-        get status() { return { ...serviceStatuses(), owner: 403 }; },
+        get status() {
+          return { ...serviceStatuses(), owner: 403 };
+        },
         ownerData: false,
       },
-      { what: "the dashboard's paths on a service host are the service's", request: (p) => ({ ...serviceRequest(p, 'GET', 'token', serviceHost), path: '/graphql' }), get status() { return serviceStatuses(); }, ownerData: false },
+      {
+        what: "the dashboard's paths on a service host are the service's",
+        request: (p) => ({ ...serviceRequest(p, 'GET', 'token', serviceHost), path: '/graphql' }),
+        get status() {
+          return serviceStatuses();
+        },
+        ownerData: false,
+      },
     ],
   },
   'POST serviceHost': {
     cases: [
-      { what: "the owner's service, the owner with its token", request: (p) => serviceRequest(p, 'POST', 'token', serviceHost), get status() { return serviceStatuses(); }, ownerData: false },
-      { what: "the owner's service, its cookie in another site's form post", request: (p) => serviceRequest(p, 'POST', 'cross-site cookie', serviceHost), get status() { return { ...serviceStatuses(), owner: 403 }; }, ownerData: false },
+      {
+        what: "the owner's service, the owner with its token",
+        request: (p) => serviceRequest(p, 'POST', 'token', serviceHost),
+        get status() {
+          return serviceStatuses();
+        },
+        ownerData: false,
+      },
+      {
+        what: "the owner's service, its cookie in another site's form post",
+        request: (p) => serviceRequest(p, 'POST', 'cross-site cookie', serviceHost),
+        get status() {
+          return { ...serviceStatuses(), owner: 403 };
+        },
+        ownerData: false,
+      },
     ],
   },
   'GET serviceTunnel': {
-    cases: [{ what: 'without the WebSocket upgrade', request: () => ({ method: 'GET', path: '/svc-tunnel' }), status: statuses({ unauth: 426, otherUser: 426, otherWorker: 426, ownerWorker: 426, owner: 426 }), ownerData: false }],
+    cases: [
+      {
+        what: 'without the WebSocket upgrade',
+        request: () => ({ method: 'GET', path: '/svc-tunnel' }),
+        status: statuses({ unauth: 426, otherUser: 426, otherWorker: 426, ownerWorker: 426, owner: 426 }),
+        ownerData: false,
+      },
+    ],
   },
   // Only the worker token holding the SERVICE attempt, with its fencing token, opens the tunnel
   // (101); users and unknown tokens 401, another worker's token 404, a wrong fencing token 409.
@@ -487,10 +711,24 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
   },
   // Public by design: static files of the built dashboard; no data.
   'GET dashboard': {
-    cases: [{ what: 'a client-side route', request: () => ({ method: 'GET', path: '/jobs/anything' }), status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }), ownerData: false }],
+    cases: [
+      {
+        what: 'a client-side route',
+        request: () => ({ method: 'GET', path: '/jobs/anything' }),
+        status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }),
+        ownerData: false,
+      },
+    ],
   },
   'HEAD dashboard': {
-    cases: [{ what: 'index.html', request: () => ({ method: 'HEAD', path: '/' }), status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }), ownerData: false }],
+    cases: [
+      {
+        what: 'index.html',
+        request: () => ({ method: 'HEAD', path: '/' }),
+        status: statuses({ unauth: 200, otherUser: 200, otherWorker: 200, ownerWorker: 200, owner: 200 }),
+        ownerData: false,
+      },
+    ],
   },
 };
 
@@ -498,14 +736,30 @@ const ROUTES: Record<string, { cases: RouteCase[] } | { coveredBy: string }> = {
  * The owner calls with the service's token or cookie (the control: 503, nothing serves it);
  * everyone else with their own. With `host`: on the service's own host, at its root.
  */
-function serviceRequest(p: P, method: string, cred: 'token' | 'cookie' | 'cross-site cookie' = 'token', host?: string): ReturnType<RouteCase['request']> {
+function serviceRequest(
+  p: P,
+  method: string,
+  cred: 'token' | 'cookie' | 'cross-site cookie' = 'token',
+  host?: string,
+): ReturnType<RouteCase['request']> {
   const headers: Record<string, string> =
     p !== 'owner'
       ? {}
       : cred === 'token'
         ? { authorization: `Bearer ${serviceToken}` }
-        : { authorization: '', cookie: serviceCookie, 'sec-fetch-site': cred === 'cookie' ? 'same-origin' : 'cross-site', 'sec-fetch-mode': cred === 'cookie' ? 'cors' : method === 'POST' ? 'navigate' : 'no-cors' };
-  return { method, path: host ? '/x' : `/svc/${service.slug}/x`, ...(host ? { host } : {}), headers, ...(method === 'POST' ? { body: Buffer.from('{}') } : {}) };
+        : {
+            authorization: '',
+            cookie: serviceCookie,
+            'sec-fetch-site': cred === 'cookie' ? 'same-origin' : 'cross-site',
+            'sec-fetch-mode': cred === 'cookie' ? 'cors' : method === 'POST' ? 'navigate' : 'no-cors',
+          };
+  return {
+    method,
+    path: host ? '/x' : `/svc/${service.slug}/x`,
+    ...(host ? { host } : {}),
+    headers,
+    ...(method === 'POST' ? { body: Buffer.from('{}') } : {}),
+  };
 }
 function serviceStatuses(): Record<P, number> {
   return { ...statuses({ unauth: 403, otherUser: 403, otherWorker: 403, ownerWorker: 403, owner: 503 }), anonymous: 401 };
@@ -518,7 +772,12 @@ function tunnelUpgrade(attemptId: string, fencingToken: string): ReturnType<Rout
 
 function upload(content: string, headers: Record<string, string> = {}) {
   const body = Buffer.from(`${content} ${randomBytes(4).toString('hex')}`);
-  return { method: 'PUT', path: `/blobs/${createHash('sha256').update(body).digest('hex')}`, headers: { 'content-type': 'application/octet-stream', ...headers }, body };
+  return {
+    method: 'PUT',
+    path: `/blobs/${createHash('sha256').update(body).digest('hex')}`,
+    headers: { 'content-type': 'application/octet-stream', ...headers },
+    body,
+  };
 }
 
 async function http(p: P, req: ReturnType<RouteCase['request']>): Promise<{ status: number; body: Buffer }> {
@@ -545,8 +804,12 @@ function upgrade(token: string | undefined, req: ReturnType<RouteCase['request']
   return new Promise((resolve, reject) => {
     const out = httpRequest(`${api.url}${req.path}`, {
       headers: {
-        connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64'),
-        ...(token ? { authorization: `Bearer ${token}` } : {}), ...req.headers,
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': randomBytes(16).toString('base64'),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...req.headers,
       },
     });
     out.on('upgrade', (res, socket) => {
@@ -598,7 +861,8 @@ function check(cells: (Cell & { body?: unknown })[], controlOf: (p: P) => boolea
   for (const c of cells) {
     if (c.got !== c.expected) wrong.push({ principal: c.principal, expected: c.expected, got: c.got });
     // Nothing of the owner's reaches another principal, not even in an error's message.
-    else if (!controlOf(c.principal) && c.expected !== 'data+owner' && hasOwnerData(c.body)) wrong.push({ principal: c.principal, expected: c.expected, got: 'owner data in the answer', leak: true });
+    else if (!controlOf(c.principal) && c.expected !== 'data+owner' && hasOwnerData(c.body))
+      wrong.push({ principal: c.principal, expected: c.expected, got: 'owner data in the answer', leak: true });
   }
   return wrong;
 }
@@ -607,26 +871,45 @@ describe('authorization matrix: coverage', () => {
   it('every Query, Mutation and Subscription field of schema.graphql has an entry, and every entry a field', () => {
     const fields = Object.entries(rootTypes).flatMap(([root, t]) => Object.keys(t.getFields()).map((f) => `${root}.${f}`));
     const missing = fields.filter((f) => !(f in FIELDS)).sort();
-    const stale = Object.keys(FIELDS).filter((f) => !fields.includes(f)).sort();
-    expect({ missing, stale }, 'add each missing field to FIELDS in api/test/authzMatrix.test.ts (who may call it); drop stale ones').toEqual({ missing: [], stale: [] });
+    const stale = Object.keys(FIELDS)
+      .filter((f) => !fields.includes(f))
+      .sort();
+    expect(
+      { missing, stale },
+      'add each missing field to FIELDS in api/test/authzMatrix.test.ts (who may call it); drop stale ones',
+    ).toEqual({ missing: [], stale: [] });
   });
 
   it('every method of every route in HTTP_ROUTES has an entry, and every entry a route', () => {
     const routes = Object.entries(HTTP_ROUTES).flatMap(([name, r]) => r.methods.map((m) => `${m} ${name}`));
     const missing = routes.filter((r) => !(r in ROUTES)).sort();
-    const stale = Object.keys(ROUTES).filter((r) => !routes.includes(r)).sort();
-    expect({ missing, stale }, 'add each missing route to ROUTES in api/test/authzMatrix.test.ts; drop stale ones').toEqual({ missing: [], stale: [] });
+    const stale = Object.keys(ROUTES)
+      .filter((r) => !routes.includes(r))
+      .sort();
+    expect({ missing, stale }, 'add each missing route to ROUTES in api/test/authzMatrix.test.ts; drop stale ones').toEqual({
+      missing: [],
+      stale: [],
+    });
   });
 
   it('the router names no path outside HTTP_ROUTES (server.ts and api/src/http/*)', async () => {
-    const files = ['api/src/server.ts', ...(await readdir(path.join(ROOT, 'api/src/http'))).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && f !== 'routes.ts').map((f) => `api/src/http/${f}`)];
-    const patterns = Object.entries(HTTP_ROUTES).filter(([n]) => n !== 'dashboard').map(([, r]) => r.pattern);
+    const files = [
+      'api/src/server.ts',
+      ...(await readdir(path.join(ROOT, 'api/src/http')))
+        .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && f !== 'routes.ts')
+        .map((f) => `api/src/http/${f}`),
+    ];
+    const patterns = Object.entries(HTTP_ROUTES)
+      .filter(([n]) => n !== 'dashboard')
+      .map(([, r]) => r.pattern);
     const strays: string[] = [];
     for (const f of files) {
       const code = (await readFile(path.join(ROOT, f), 'utf8')).replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
       // A quoted absolute path ('/x…') must be a route's path; a regex literal on a path must be a route's pattern.
-      for (const m of code.matchAll(/['"`](\/[A-Za-z][^'"`\s?]*)['"`]/g)) if (!patterns.some((re) => re.test(m[1]!))) strays.push(`${f}: '${m[1]}'`);
-      for (const m of code.matchAll(/\/\^\\\/[^\n]*?\$\//g)) if (!patterns.some((re) => `/${re.source}/` === m[0])) strays.push(`${f}: ${m[0]}`);
+      for (const m of code.matchAll(/['"`](\/[A-Za-z][^'"`\s?]*)['"`]/g))
+        if (!patterns.some((re) => re.test(m[1]!))) strays.push(`${f}: '${m[1]}'`);
+      for (const m of code.matchAll(/\/\^\\\/[^\n]*?\$\//g))
+        if (!patterns.some((re) => `/${re.source}/` === m[0])) strays.push(`${f}: ${m[0]}`);
     }
     expect(strays, 'route these through HTTP_ROUTES (api/src/http/routes.ts)').toEqual([]);
   });
@@ -679,12 +962,19 @@ describe('authorization matrix: GraphQL fields', () => {
 
   it('Subscription.workersChanged (user) as each principal: the owner sees their worker change, others only their own', async () => {
     const doc = documentFor('Subscription.workersChanged', {});
-    const subs = Object.fromEntries(PRINCIPALS.map((p) => [p, subscribe(api.url, TOKENS[p], doc)])) as Record<P, ReturnType<typeof subscribe>>;
+    const subs = Object.fromEntries(PRINCIPALS.map((p) => [p, subscribe(api.url, TOKENS[p], doc)])) as Record<
+      P,
+      ReturnType<typeof subscribe>
+    >;
     try {
       // Refused ones end with their error at once.
       for (const p of [...UNAUTH, ...WORKERS]) {
         await subs[p].first;
-        expect({ p, code: subs[p].errors[0]?.extensions?.code, results: subs[p].results }).toEqual({ p, code: expected('Subscription.workersChanged', p), results: [] });
+        expect({ p, code: subs[p].errors[0]?.extensions?.code, results: subs[p].results }).toEqual({
+          p,
+          code: expected('Subscription.workersChanged', p),
+          results: [],
+        });
       }
       // Each user's own worker, changed until their subscription is live and has seen it.
       const own: [P, string, string][] = [

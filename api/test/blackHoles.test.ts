@@ -16,11 +16,21 @@ import { runTick } from '../src/scheduler/tick.js';
 import { startTestApi } from './helpers/api.js';
 import { addTask, createJobWithFile, createWorkerToken, ProtocolWorker, workerGid } from './helpers/protocolClient.js';
 
-const api = await startTestApi({ RETRY_BASE_SEC: '0', INFRA_RETRIES: '2', BLACK_HOLE_JOBS: '3', BLACK_HOLE_WINDOW_MIN: '60', QUARANTINE_MIN: '30' });
+const api = await startTestApi({
+  RETRY_BASE_SEC: '0',
+  INFRA_RETRIES: '2',
+  BLACK_HOLE_JOBS: '3',
+  BLACK_HOLE_WINDOW_MIN: '60',
+  QUARANTINE_MIN: '30',
+});
 const prisma = api.server.db.prisma;
 const owner = await api.signUp();
 const token = await createWorkerToken(api, owner.token);
-const launcher127 = { exitCode: 127, errorClass: 'SANDBOX_ERROR', errorMessage: 'the worker could not start the program (exit code 127): the sandbox binary bwrap is missing' };
+const launcher127 = {
+  exitCode: 127,
+  errorClass: 'SANDBOX_ERROR',
+  errorMessage: 'the worker could not start the program (exit code 127): the sandbox binary bwrap is missing',
+};
 
 async function setHealth(w: ProtocolWorker, healthy: boolean, reason: string | null) {
   const r = await w.gql(
@@ -32,7 +42,11 @@ async function setHealth(w: ProtocolWorker, healthy: boolean, reason: string | n
 
 /** The owner's view (Workers page / GraphQL). */
 async function ownersView(w: ProtocolWorker) {
-  const r = await api.gql(`query($id: ID!) { worker(id: $id) { status statusReason quarantinedUntil } }`, { id: workerGid(w.workerId) }, owner.token);
+  const r = await api.gql(
+    `query($id: ID!) { worker(id: $id) { status statusReason quarantinedUntil } }`,
+    { id: workerGid(w.workerId) },
+    owner.token,
+  );
   return r.data.worker as { status: string; statusReason: string | null; quarantinedUntil: string | null };
 }
 
@@ -57,11 +71,17 @@ describe('infrastructure failures: retried elsewhere, not counted against the at
     expect((await broken.complete(a1!, launcher127)).status).toBe('FAILED');
     const queued = await prisma.task.findUniqueOrThrow({ where: { id: task.id } });
     expect(queued).toMatchObject({ status: 'QUEUED', attemptCount: 1, infraFailures: 1, maxAttempts: 1 });
-    expect(queued.statusReason).toMatch(/failed on broken \(SANDBOX_ERROR: .*exit code 127.*\); retrying in 0s \(the worker failed, not the code: not counted/);
+    expect(queued.statusReason).toMatch(
+      /failed on broken \(SANDBOX_ERROR: .*exit code 127.*\); retrying in 0s \(the worker failed, not the code: not counted/,
+    );
     const [a2] = await good.claim();
     expect(a2).toMatchObject({ number: 2, task: { id: task.id } });
     expect((await good.complete(a2!, { exitCode: 0 })).status).toBe('SUCCEEDED');
-    expect(await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({ status: 'SUCCEEDED', attemptCount: 2, infraFailures: 1 });
+    expect(await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({
+      status: 'SUCCEEDED',
+      attemptCount: 2,
+      infraFailures: 1,
+    });
   });
 
   it("the program's own exit 127 (a command that does not exist) is the user's failure: FAILED, not retried", async () => {
@@ -69,7 +89,11 @@ describe('infrastructure failures: retried elsewhere, not counted against the at
     const task = await addTask(api, job, { name: 'typo', maxAttempts: 3, command: 'pyhton main.py' });
     const [a] = await good.claim();
     await good.complete(a!, { exitCode: 127, errorClass: 'EXIT_NONZERO', errorMessage: 'exit code 127' });
-    expect(await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({ status: 'FAILED', infraFailures: 0, statusReason: 'The command exited with code 127.' });
+    expect(await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({
+      status: 'FAILED',
+      infraFailures: 0,
+      statusReason: 'The command exited with code 127.',
+    });
   });
 
   it('gives up after INFRA_RETRIES infrastructure failures (a task no worker can start ends)', async () => {
@@ -77,11 +101,19 @@ describe('infrastructure failures: retried elsewhere, not counted against the at
     const task = await addTask(api, job, { name: 'unstartable', maxAttempts: 1 });
     for (let i = 0; i < 2; i++) {
       const [a] = await broken.claim();
-      await broken.complete(a!, { exitCode: null, errorClass: 'WORKER_ERROR', errorMessage: 'this worker cannot run tasks now: the interpreter /x/python3 is missing' });
+      await broken.complete(a!, {
+        exitCode: null,
+        errorClass: 'WORKER_ERROR',
+        errorMessage: 'this worker cannot run tasks now: the interpreter /x/python3 is missing',
+      });
       expect(await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({ status: 'QUEUED', infraFailures: i + 1 });
     }
     const [a] = await broken.claim();
-    await broken.complete(a!, { exitCode: null, errorClass: 'WORKER_ERROR', errorMessage: 'this worker cannot run tasks now: the interpreter /x/python3 is missing' });
+    await broken.complete(a!, {
+      exitCode: null,
+      errorClass: 'WORKER_ERROR',
+      errorMessage: 'this worker cannot run tasks now: the interpreter /x/python3 is missing',
+    });
     const t = await prisma.task.findUniqueOrThrow({ where: { id: task.id } });
     expect(t).toMatchObject({ status: 'FAILED', attemptCount: 3, infraFailures: 3 });
     expect(t.statusReason).toMatch(/^WORKER_ERROR: this worker cannot run tasks now: .*; giving up after 3 infrastructure failures/);
@@ -111,13 +143,29 @@ describe('infrastructure failures: retried elsewhere, not counted against the at
   it('the rule itself: only infrastructure classes are free, and they are bounded', () => {
     const now = new Date('2026-01-01T00:00:00Z');
     const cfg = { retryBaseSec: 2, infraRetries: 3 };
-    expect(retryOrFail({ attemptCount: 1, maxAttempts: 1, infraFailures: 0 }, { kind: 'failed', errorClass: 'SANDBOX_ERROR' }, now, cfg)).toMatchObject({ retry: true, infrastructure: true, nextCounted: 1, waitSec: 2 });
-    expect(retryOrFail({ attemptCount: 1, maxAttempts: 3, infraFailures: 0 }, { kind: 'failed', errorClass: 'EXIT_NONZERO' }, now, cfg)).toEqual({ retry: false, infrastructure: false, exhausted: null });
-    expect(retryOrFail({ attemptCount: 4, maxAttempts: 1, infraFailures: 3 }, { kind: 'failed', errorClass: 'WORKER_ERROR' }, now, cfg)).toMatchObject({ retry: false, infrastructure: true });
+    expect(
+      retryOrFail({ attemptCount: 1, maxAttempts: 1, infraFailures: 0 }, { kind: 'failed', errorClass: 'SANDBOX_ERROR' }, now, cfg),
+    ).toMatchObject({ retry: true, infrastructure: true, nextCounted: 1, waitSec: 2 });
+    expect(
+      retryOrFail({ attemptCount: 1, maxAttempts: 3, infraFailures: 0 }, { kind: 'failed', errorClass: 'EXIT_NONZERO' }, now, cfg),
+    ).toEqual({ retry: false, infrastructure: false, exhausted: null });
+    expect(
+      retryOrFail({ attemptCount: 4, maxAttempts: 1, infraFailures: 3 }, { kind: 'failed', errorClass: 'WORKER_ERROR' }, now, cfg),
+    ).toMatchObject({ retry: false, infrastructure: true });
     // Lost: attempts 1 and 2 were infrastructure failures, 3 and 4 count: 2 of 2 used.
-    expect(retryOrFail({ attemptCount: 4, maxAttempts: 2, infraFailures: 2 }, { kind: 'lost' }, now, cfg)).toMatchObject({ retry: false, exhausted: 'giving up after 2 attempts' });
-    expect(retryOrFail({ attemptCount: 3, maxAttempts: 2, infraFailures: 2 }, { kind: 'lost' }, now, cfg)).toMatchObject({ retry: true, nextCounted: 2 });
-    expect(retryOrFail({ attemptCount: 2, maxAttempts: 2, infraFailures: 1 }, { kind: 'lost' }, now, cfg)).toMatchObject({ retry: true, nextCounted: 2, runAfter: new Date(now.getTime() + 4000) });
+    expect(retryOrFail({ attemptCount: 4, maxAttempts: 2, infraFailures: 2 }, { kind: 'lost' }, now, cfg)).toMatchObject({
+      retry: false,
+      exhausted: 'giving up after 2 attempts',
+    });
+    expect(retryOrFail({ attemptCount: 3, maxAttempts: 2, infraFailures: 2 }, { kind: 'lost' }, now, cfg)).toMatchObject({
+      retry: true,
+      nextCounted: 2,
+    });
+    expect(retryOrFail({ attemptCount: 2, maxAttempts: 2, infraFailures: 1 }, { kind: 'lost' }, now, cfg)).toMatchObject({
+      retry: true,
+      nextCounted: 2,
+      runAfter: new Date(now.getTime() + 4000),
+    });
   });
 });
 
@@ -159,7 +207,11 @@ describe('the black-hole rule: quarantine with a threshold and a cool-down', asy
   const fine = new ProtocolWorker(api, token, 'fine');
   await hole.hello();
   await fine.hello();
-  const jobs = [await createJobWithFile(api, owner.token), await createJobWithFile(api, owner.token), await createJobWithFile(api, owner.token)];
+  const jobs = [
+    await createJobWithFile(api, owner.token),
+    await createJobWithFile(api, owner.token),
+    await createJobWithFile(api, owner.token),
+  ];
 
   /** A task of `job` fails on the hole (an infrastructure error) and then succeeds on the fine worker. */
   async function failThenSucceed(job: { jobId: string; codeVersionId: string }, name: string) {
@@ -178,7 +230,10 @@ describe('the black-hole rule: quarantine with a threshold and a cool-down', asy
       await clearQueue();
       const t = await addTask(api, job, { name: `big-${k}`, maxAttempts: 1 });
       const [a1] = await small.claim();
-      await small.complete(a1!, k === 2 ? { exitCode: null, errorClass: 'TIMEOUT' } : { exitCode: 137, errorClass: 'OOM', errorMessage: 'out of memory' });
+      await small.complete(
+        a1!,
+        k === 2 ? { exitCode: null, errorClass: 'TIMEOUT' } : { exitCode: 137, errorClass: 'OOM', errorMessage: 'out of memory' },
+      );
       // Retried with more memory or time (the supervisor's retry_task), on another worker.
       await prisma.task.update({ where: { id: t.id }, data: { status: 'QUEUED', currentAttemptId: null, maxAttempts: 2 } });
       const [a2] = await fine.claim();
@@ -203,7 +258,9 @@ describe('the black-hole rule: quarantine with a threshold and a cool-down', asy
     const view = await ownersView(hole);
     expect(view.status).toBe('QUARANTINED');
     expect(new Date(view.quarantinedUntil!).getTime()).toBe(t0.getTime() + 30 * 60_000);
-    expect(view.statusReason).toMatch(/^Quarantined until .*: 5 of its attempts failed on tasks of 3 jobs within 60 min that then succeeded on other workers \(last: SANDBOX_ERROR: .*exit code 127/);
+    expect(view.statusReason).toMatch(
+      /^Quarantined until .*: 5 of its attempts failed on tasks of 3 jobs within 60 min that then succeeded on other workers \(last: SANDBOX_ERROR: .*exit code 127/,
+    );
     expect((await ownersView(fine)).status).toBe('ONLINE');
     // Quarantined: a queued task is not given to it, and being seen does not end the quarantine.
     await clearQueue();

@@ -65,12 +65,20 @@ for (const [kind, store] of stores) {
     const bigSha = sha(big);
 
     it('stores a large blob in parts, verified, and reads it back whole and by ranges', async () => {
-      const put = await store.put(Readable.from([big.subarray(0, 3 * MiB), big.subarray(3 * MiB)]), { expected: bigSha, maxBytes: 64 * MiB });
+      const put = await store.put(Readable.from([big.subarray(0, 3 * MiB), big.subarray(3 * MiB)]), {
+        expected: bigSha,
+        maxBytes: 64 * MiB,
+      });
       expect(put).toEqual({ sha256: bigSha, size: big.length, created: true });
       expect(await store.stat(bigSha)).toEqual({ size: big.length });
       expect((await readBlobBuffer(store, bigSha)).equals(big)).toBe(true);
       // Ranges across part and chunk boundaries, a one-byte range, the last byte.
-      for (const [start, end] of [[5 * MiB - 10, 5 * MiB + 70_000], [0, 0], [big.length - 1, big.length - 1], [65_536 * 3 + 7, 12 * MiB]] as const) {
+      for (const [start, end] of [
+        [5 * MiB - 10, 5 * MiB + 70_000],
+        [0, 0],
+        [big.length - 1, big.length - 1],
+        [65_536 * 3 + 7, 12 * MiB],
+      ] as const) {
         const chunks: Buffer[] = [];
         for await (const c of await store.read(bigSha, { start, end })) chunks.push(c as Buffer);
         expect(Buffer.concat(chunks).equals(big.subarray(start, end + 1))).toBe(true);
@@ -92,7 +100,9 @@ for (const [kind, store] of stores) {
       const put = await store.put(Readable.from([unknown]), { maxBytes: 64 * MiB });
       expect(put).toMatchObject({ sha256: sha(unknown), size: unknown.length, created: true });
       expect((await readBlobBuffer(store, put.sha256)).equals(unknown)).toBe(true);
-      expect(await withBlobFile(store, put.sha256, async (f) => sha(await import('node:fs/promises').then((m) => m.readFile(f))))).toBe(put.sha256);
+      expect(await withBlobFile(store, put.sha256, async (f) => sha(await import('node:fs/promises').then((m) => m.readFile(f))))).toBe(
+        put.sha256,
+      );
       expect(await leftovers(kind)).toEqual([]);
       await store.remove(put.sha256);
       expect(await store.stat(put.sha256)).toBeNull();
@@ -110,7 +120,9 @@ for (const [kind, store] of stores) {
 
     it('refuses a body over the limit at the first byte over, leaving nothing', async () => {
       const body = randomBytes(12 * MiB);
-      await expect(store.put(Readable.from([body.subarray(0, 6 * MiB), body.subarray(6 * MiB)]), { expected: sha(body), maxBytes: 10 * MiB })).rejects.toThrow(PayloadTooLargeError);
+      await expect(
+        store.put(Readable.from([body.subarray(0, 6 * MiB), body.subarray(6 * MiB)]), { expected: sha(body), maxBytes: 10 * MiB }),
+      ).rejects.toThrow(PayloadTooLargeError);
       expect(await store.stat(sha(body))).toBeNull();
       expect(await leftovers(kind)).toEqual([]);
     });
@@ -132,7 +144,9 @@ for (const [kind, store] of stores) {
         const gone = new Readable({ read() {} });
         gone.destroy(new Error('connection reset'));
         const expected = claims[i % 3];
-        await expect(store.put(gone, { maxBytes: 64 * MiB, ...(expected ? { expected } : {}) }), `try ${i}`).rejects.toThrow(/connection reset/);
+        await expect(store.put(gone, { maxBytes: 64 * MiB, ...(expected ? { expected } : {}) }), `try ${i}`).rejects.toThrow(
+          /connection reset/,
+        );
         expect(await leftovers(kind), `try ${i}`).toEqual([]);
       }
       await store.remove(sha(kept));
@@ -149,7 +163,9 @@ for (const [kind, store] of stores) {
         await rm(path.join(dataDir, 'blobs', 'tmp', 'in-progress'));
       } else if (kind === 'postgres') {
         const uploadId = '00000000-0000-4000-8000-000000000001';
-        await db.prisma.blobChunk.create({ data: { uploadId, seq: 0, data: new Uint8Array(10), createdAt: new Date(Date.now() - 3 * 86_400_000) } });
+        await db.prisma.blobChunk.create({
+          data: { uploadId, seq: 0, data: new Uint8Array(10), createdAt: new Date(Date.now() - 3 * 86_400_000) },
+        });
         await db.prisma.blobChunk.create({ data: { uploadId: '00000000-0000-4000-8000-000000000002', seq: 0, data: new Uint8Array(10) } });
         expect(await store.sweep(86_400_000)).toBe(1);
         expect(await leftovers(kind)).toEqual(['1 orphan chunks']);
@@ -175,7 +191,10 @@ describe('presigned downloads (S3_PRESIGN_SEC)', async () => {
   it('redirects an authorized download of a large blob to a short-lived URL of the store, small ones stream as before', async () => {
     const big = randomBytes(2 * MiB);
     expect((await api.putBlob(big, user.token)).status).toBe(201);
-    const res = await fetch(`${api.url}/blobs/${sha(big)}?download=model.pt`, { headers: { authorization: `Bearer ${user.token}` }, redirect: 'manual' });
+    const res = await fetch(`${api.url}/blobs/${sha(big)}?download=model.pt`, {
+      headers: { authorization: `Bearer ${user.token}` },
+      redirect: 'manual',
+    });
     expect(res.status).toBe(307);
     const location = res.headers.get('location')!;
     expect(location.startsWith(s3.url)).toBe(true);
@@ -190,7 +209,9 @@ describe('presigned downloads (S3_PRESIGN_SEC)', async () => {
     expect((await api.getBlob(sha(big), user.token)).bytes.equals(big)).toBe(true);
     const small = Buffer.from('small stays on the API');
     await api.putBlob(small, user.token);
-    expect((await fetch(`${api.url}/blobs/${sha(small)}`, { headers: { authorization: `Bearer ${user.token}` }, redirect: 'manual' })).status).toBe(200);
+    expect(
+      (await fetch(`${api.url}/blobs/${sha(small)}`, { headers: { authorization: `Bearer ${user.token}` }, redirect: 'manual' })).status,
+    ).toBe(200);
   });
 
   it('decides authorization before any URL is handed out: another user gets 404, no redirect', async () => {
@@ -241,7 +262,10 @@ describe('fs: an API restarted mid-upload', () => {
     const url = `http://127.0.0.1:${port}`;
     const body = randomBytes(6 * MiB);
     const first = await start();
-    const req = request(`${url}/blobs/${sha(body)}`, { method: 'PUT', headers: { authorization: `Bearer ${user.token}`, 'content-length': String(body.length) } });
+    const req = request(`${url}/blobs/${sha(body)}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${user.token}`, 'content-length': String(body.length) },
+    });
     const cut = new Promise<void>((resolve) => req.on('error', () => resolve()));
     req.write(body.subarray(0, 4 * MiB));
     const tmp = path.join(dir, 'blobs', 'tmp');
@@ -253,7 +277,11 @@ describe('fs: an API restarted mid-upload', () => {
     expect((await get(user.token)).status).toBe(404);
     // The partial file is there but named by no blob path: invisible, and swept once a day old.
     expect((await readdir(tmp)).length).toBe(1);
-    const put = await fetch(`${url}/blobs/${sha(body)}`, { method: 'PUT', headers: { authorization: `Bearer ${user.token}` }, body: new Uint8Array(body) });
+    const put = await fetch(`${url}/blobs/${sha(body)}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${user.token}` },
+      body: new Uint8Array(body),
+    });
     expect(put.status).toBe(201);
     expect(Buffer.from(await (await get(user.token)).arrayBuffer()).equals(body)).toBe(true);
     await again.stop();

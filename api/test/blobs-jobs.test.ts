@@ -27,7 +27,9 @@ async function snapshot() {
   const p = api.server.db.prisma;
   const walk = (d: string): string[] => {
     try {
-      return readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
+      return readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)],
+      );
     } catch {
       return [];
     }
@@ -37,7 +39,9 @@ async function snapshot() {
     versions: await p.codeVersion.count(),
     blobs: await p.blob.count(),
     access: await p.blobAccess.count(),
-    files: walk(path.join(api.dataDir, 'blobs')).filter((f) => !f.includes(`${path.sep}tmp${path.sep}`)).sort(),
+    files: walk(path.join(api.dataDir, 'blobs'))
+      .filter((f) => !f.includes(`${path.sep}tmp${path.sep}`))
+      .sort(),
   };
 }
 
@@ -67,7 +71,11 @@ describe('blobs', () => {
     const big = Buffer.alloc(1024 * 1024 + 1, 7);
     const over = await api.putBlob(big, alice.token);
     expect(over.status).toBe(413);
-    const res = await fetch(`${api.url}/blobs/not-a-hash`, { method: 'PUT', headers: { authorization: `Bearer ${alice.token}` }, body: 'x' });
+    const res = await fetch(`${api.url}/blobs/not-a-hash`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${alice.token}` },
+      body: 'x',
+    });
     expect(res.status).toBe(400);
     expect(await snapshot()).toEqual(before);
     expect(readdirSync(path.join(api.dataDir, 'blobs', 'tmp'))).toEqual([]);
@@ -96,17 +104,21 @@ describe('createJob', () => {
   it('creates a job from a file manifest, normalizing paths, and lists jobs with pagination', async () => {
     const a = await upload('print("hi")\n');
     const b = await upload('numpy==1.26\n');
-    const r = await api.gql(CREATE, {
-      i: {
-        title: 'First',
-        request: 'run it',
-        spendingCapCad: 5,
-        files: [
-          { path: './src//train.py', sha256: a, mode: 0o755 },
-          { path: 'requirements.txt', sha256: b },
-        ],
+    const r = await api.gql(
+      CREATE,
+      {
+        i: {
+          title: 'First',
+          request: 'run it',
+          spendingCapCad: 5,
+          files: [
+            { path: './src//train.py', sha256: a, mode: 0o755 },
+            { path: 'requirements.txt', sha256: b },
+          ],
+        },
       },
-    }, alice.token);
+      alice.token,
+    );
     expect(r.data.createJob.__typename).toBe('Job');
     expect(r.data.createJob.status).toBe('DRAFT');
     expect(r.data.createJob.originalCode.files).toEqual([
@@ -116,10 +128,18 @@ describe('createJob', () => {
     for (let i = 0; i < 4; i++) {
       await api.gql(CREATE, { i: { title: `J${i}`, request: 'x', files: [{ path: 'a.py', sha256: a }] } }, alice.token);
     }
-    const page1 = await api.gql(`{ jobs(first: 2) { totalCount edges { cursor node { title } } pageInfo { hasNextPage endCursor } } }`, {}, alice.token);
+    const page1 = await api.gql(
+      `{ jobs(first: 2) { totalCount edges { cursor node { title } } pageInfo { hasNextPage endCursor } } }`,
+      {},
+      alice.token,
+    );
     expect(page1.data.jobs.totalCount).toBe(5);
     expect(page1.data.jobs.edges.map((e: any) => e.node.title)).toEqual(['J3', 'J2']);
-    const page2 = await api.gql(`query($a: String) { jobs(first: 10, after: $a) { edges { node { title } } pageInfo { hasNextPage } } }`, { a: page1.data.jobs.pageInfo.endCursor }, alice.token);
+    const page2 = await api.gql(
+      `query($a: String) { jobs(first: 10, after: $a) { edges { node { title } } pageInfo { hasNextPage } } }`,
+      { a: page1.data.jobs.pageInfo.endCursor },
+      alice.token,
+    );
     expect(page2.data.jobs.edges.map((e: any) => e.node.title)).toEqual(['J1', 'J0', 'First']);
     expect(page2.data.jobs.pageInfo.hasNextPage).toBe(false);
     const filtered = await api.gql(`{ jobs(status: [SUCCEEDED]) { totalCount } }`, {}, alice.token);
@@ -150,50 +170,96 @@ describe('createJob', () => {
   const bad: [string, () => Promise<unknown>, RegExp][] = [
     ['a traversal path', async () => ({ files: [{ path: '../etc/passwd', sha256: await upload('x1') }] }), /\.\." is not allowed/],
     ['an absolute path', async () => ({ files: [{ path: '/etc/passwd', sha256: await upload('x2') }] }), /absolute/],
-    ['a duplicate path', async () => ({ files: [{ path: 'a', sha256: await upload('x3') }, { path: './a', sha256: await upload('x4') }] }), /Duplicate/],
-    ['a file that is also a directory', async () => ({ files: [{ path: 'a', sha256: await upload('x5') }, { path: 'a/b', sha256: await upload('x6') }] }), /both a file and a directory/],
-    ['files and an archive together', async () => ({ files: [{ path: 'a', sha256: await upload('x7') }], archive: { sha256: await upload('x8') } }), /exactly one/],
+    [
+      'a duplicate path',
+      async () => ({
+        files: [
+          { path: 'a', sha256: await upload('x3') },
+          { path: './a', sha256: await upload('x4') },
+        ],
+      }),
+      /Duplicate/,
+    ],
+    [
+      'a file that is also a directory',
+      async () => ({
+        files: [
+          { path: 'a', sha256: await upload('x5') },
+          { path: 'a/b', sha256: await upload('x6') },
+        ],
+      }),
+      /both a file and a directory/,
+    ],
+    [
+      'files and an archive together',
+      async () => ({ files: [{ path: 'a', sha256: await upload('x7') }], archive: { sha256: await upload('x8') } }),
+      /exactly one/,
+    ],
     ['neither files nor archive', async () => ({}), /exactly one/],
-    ['an archive that is not an archive', async () => ({ archive: { sha256: await upload('plain text') } }), /neither a .zip nor a .tar.gz/],
-    ['a symlink out of the tree', async () => {
-      const dir = makeTree({ 'p/a.py': 'x' });
-      symlinkSync('/etc/passwd', path.join(dir, 'p/evil'));
-      return { archive: { sha256: await upload(execFileSync('tar', ['-czf', '-', '-C', dir, 'p'])) } };
-    }, /points outside the project/],
-    ['a relative symlink escaping the tree', async () => {
-      const dir = makeTree({ 'p/a.py': 'x' });
-      symlinkSync('../../secret', path.join(dir, 'p/evil'));
-      return { archive: { sha256: await upload(execFileSync('tar', ['-czf', '-', '-C', dir, 'p'])) } };
-    }, /points outside the project/],
-    ['an archive bomb', async () => {
-      // 5 MB of zeros compress to ~5 KB: a ratio far above the limit of 50.
-      const dir = makeTree({ 'p/zeros.bin': '\0'.repeat(5 * 1024 * 1024) });
-      return { archive: { sha256: await upload(execFileSync('tar', ['-czf', '-', '-C', dir, 'p'])) } };
-    }, /archive bomb|unpacks to more/],
-    ['a zip with a traversal entry', async () => {
-      const dir = makeTree({ 'sub/x.txt': 'x' });
-      const zip = execFileSync('sh', ['-c', `cd ${dir}/sub && zip -q - ../sub/x.txt`]);
-      return { archive: { sha256: await upload(zip) } };
-    }, /\.\." is not allowed|invalid relative path/],
-    ['a tar with an absolute entry', async () => {
-      const header = Buffer.alloc(512);
-      header.write('/abs/evil.txt', 0);
-      header.write('0000644\0', 100);
-      header.write('0000000\0', 108);
-      header.write('0000000\0', 116);
-      header.write('00000000001\0', 124);
-      header.write('00000000000\0', 136);
-      header.write('        ', 148);
-      header.write('0', 156);
-      header.write('ustar\0', 257);
-      header.write('00', 263);
-      let sum = 0;
-      for (const b of header) sum += b;
-      header.write(sum.toString(8).padStart(6, '0') + '\0 ', 148);
-      const body = Buffer.alloc(512);
-      body.write('x');
-      return { archive: { sha256: await upload(gzipSync(Buffer.concat([header, body, Buffer.alloc(1024)]))) } };
-    }, /absolute/],
+    [
+      'an archive that is not an archive',
+      async () => ({ archive: { sha256: await upload('plain text') } }),
+      /neither a .zip nor a .tar.gz/,
+    ],
+    [
+      'a symlink out of the tree',
+      async () => {
+        const dir = makeTree({ 'p/a.py': 'x' });
+        symlinkSync('/etc/passwd', path.join(dir, 'p/evil'));
+        return { archive: { sha256: await upload(execFileSync('tar', ['-czf', '-', '-C', dir, 'p'])) } };
+      },
+      /points outside the project/,
+    ],
+    [
+      'a relative symlink escaping the tree',
+      async () => {
+        const dir = makeTree({ 'p/a.py': 'x' });
+        symlinkSync('../../secret', path.join(dir, 'p/evil'));
+        return { archive: { sha256: await upload(execFileSync('tar', ['-czf', '-', '-C', dir, 'p'])) } };
+      },
+      /points outside the project/,
+    ],
+    [
+      'an archive bomb',
+      async () => {
+        // 5 MB of zeros compress to ~5 KB: a ratio far above the limit of 50.
+        const dir = makeTree({ 'p/zeros.bin': '\0'.repeat(5 * 1024 * 1024) });
+        return { archive: { sha256: await upload(execFileSync('tar', ['-czf', '-', '-C', dir, 'p'])) } };
+      },
+      /archive bomb|unpacks to more/,
+    ],
+    [
+      'a zip with a traversal entry',
+      async () => {
+        const dir = makeTree({ 'sub/x.txt': 'x' });
+        const zip = execFileSync('sh', ['-c', `cd ${dir}/sub && zip -q - ../sub/x.txt`]);
+        return { archive: { sha256: await upload(zip) } };
+      },
+      /\.\." is not allowed|invalid relative path/,
+    ],
+    [
+      'a tar with an absolute entry',
+      async () => {
+        const header = Buffer.alloc(512);
+        header.write('/abs/evil.txt', 0);
+        header.write('0000644\0', 100);
+        header.write('0000000\0', 108);
+        header.write('0000000\0', 116);
+        header.write('00000000001\0', 124);
+        header.write('00000000000\0', 136);
+        header.write('        ', 148);
+        header.write('0', 156);
+        header.write('ustar\0', 257);
+        header.write('00', 263);
+        let sum = 0;
+        for (const b of header) sum += b;
+        header.write(sum.toString(8).padStart(6, '0') + '\0 ', 148);
+        const body = Buffer.alloc(512);
+        body.write('x');
+        return { archive: { sha256: await upload(gzipSync(Buffer.concat([header, body, Buffer.alloc(1024)]))) } };
+      },
+      /absolute/,
+    ],
   ];
 
   for (const [name, input, message] of bad) {
@@ -213,9 +279,12 @@ describe('createJob', () => {
     const r = await api.gql(CREATE, { i: { title: 't', request: 'r', files: [{ path: 'a', sha256: secret }] } }, alice.token);
     expect(r.data.createJob.__typename).toBe('NotFoundError');
     expect(await snapshot()).toEqual(before);
-    const badInput = await api.gql(CREATE, { i: { title: '', request: 'r', spendingCapCad: -1, files: [{ path: 'a', sha256: 'XYZ' }] } }, alice.token);
+    const badInput = await api.gql(
+      CREATE,
+      { i: { title: '', request: 'r', spendingCapCad: -1, files: [{ path: 'a', sha256: 'XYZ' }] } },
+      alice.token,
+    );
     expect(badInput.data.createJob.__typename).toBe('ValidationError');
     expect(badInput.data.createJob.issues.length).toBeGreaterThanOrEqual(2);
   });
 });
-

@@ -17,9 +17,14 @@ const pg = await startThrowawayPostgres();
 
 afterAll(stopAllChaos);
 
-describe('chaos: workers vanish, freeze and lose their connection, an API and PostgreSQL restart, a worker\'s machine breaks', () => {
+describe("chaos: workers vanish, freeze and lose their connection, an API and PostgreSQL restart, a worker's machine breaks", () => {
   it(`every task succeeds once, results and logs intact, costs exact, nothing stuck (seed ${seed})`, async () => {
-    const r = await runChaos(pg.url, { ...CHAOS_DEFAULTS, tasks: 40, workers: 4, jobs: 3, seed, faultMinSec: 0.5, faultMaxSec: 2.5, timeoutSec: 240 }, () => {}, pg);
+    const r = await runChaos(
+      pg.url,
+      { ...CHAOS_DEFAULTS, tasks: 40, workers: 4, jobs: 3, seed, faultMinSec: 0.5, faultMaxSec: 2.5, timeoutSec: 240 },
+      () => {},
+      pg,
+    );
     console.log(r.line);
     expect(r.violations).toEqual([]);
     expect(r.duplicated).toBe(0);
@@ -35,8 +40,10 @@ describe('chaos: workers vanish, freeze and lose their connection, an API and Po
     expect(r.broken).not.toBeNull();
     expect(r.broken!.tasksFailedByIt).toBe(0);
     expect(['UNHEALTHY', 'QUARANTINED']).toContain(r.broken!.status);
-    if (r.broken!.status === 'UNHEALTHY') expect(r.broken!.statusReason).toMatch(/^the interpreter .*fragile-python\/bin\/python3 is missing/);
+    if (r.broken!.status === 'UNHEALTHY')
+      expect(r.broken!.statusReason).toMatch(/^the interpreter .*fragile-python\/bin\/python3 is missing/);
     // What it took after the break ended as infrastructure errors, never as the user's failure.
-    for (const k of Object.keys(r.broken!.attemptsAfterBreak)) expect(k).toMatch(/^(FAILED (WORKER_ERROR|SANDBOX_ERROR)|SUCCEEDED|LOST|STALE)$/);
+    for (const k of Object.keys(r.broken!.attemptsAfterBreak))
+      expect(k).toMatch(/^(FAILED (WORKER_ERROR|SANDBOX_ERROR)|SUCCEEDED|LOST|STALE)$/);
   }, 300_000);
 });

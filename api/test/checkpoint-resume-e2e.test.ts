@@ -108,7 +108,14 @@ const EPOCHS = 12;
 function plan(command: string, bounded: string) {
   return {
     summary: 'Train the classifier on a CPU worker, made resumable so a lost machine costs at most the last epoch.',
-    asks: [{ ask: 'make it resumable', kind: 'other', status: 'honoured', detail: 'the checkpoint-resume preparation step, kept only when a killed and resumed run equals an uninterrupted one' }],
+    asks: [
+      {
+        ask: 'make it resumable',
+        kind: 'other',
+        status: 'honoured',
+        detail: 'the checkpoint-resume preparation step, kept only when a killed and resumed run equals an uninterrupted one',
+      },
+    ],
     steps: ['Reference run of the unchanged code', 'Checkpoint-resume rewrite, checked by kill-and-resume', 'Full run'],
     command,
     // Every epoch is checkpointed in the test (the default is every 300 s).
@@ -144,7 +151,10 @@ async function workerCli(args: string[]) {
 }
 
 async function setUp(planArgs: Parameters<typeof plan>) {
-  const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', LEASE_SEC: '6' }, { scheduler: true, model: createScriptedClient([completed(fnCall('submit_plan', plan(...planArgs)))]) });
+  const api = await startTestApi(
+    { TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', LEASE_SEC: '6' },
+    { scheduler: true, model: createScriptedClient([completed(fnCall('submit_plan', plan(...planArgs)))]) },
+  );
   const user = await api.signUp();
   const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
   return { api, user, workerToken: wt.data.createWorkerToken.token as string };
@@ -153,7 +163,11 @@ async function setUp(planArgs: Parameters<typeof plan>) {
 async function submit(api: Awaited<ReturnType<typeof setUp>>['api'], token: string, files: Record<string, string>, request: string) {
   const manifest = [];
   for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`, { i: { title: 'resumable', request, files: manifest } }, token);
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`,
+    { i: { title: 'resumable', request, files: manifest } },
+    token,
+  );
   return Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!;
 }
 
@@ -164,212 +178,322 @@ function runLocally(tree: Record<string, string>, command: string): Record<strin
   mkdirSync(bin);
   symlinkSync('/usr/bin/python3', path.join(bin, 'python'));
   for (const [p, text] of Object.entries(tree)) writeFileSync(path.join(dir, p), text);
-  const r = spawnSync('sh', ['-c', command], { cwd: dir, encoding: 'utf8', env: { PATH: `${bin}:/usr/bin:/bin`, PYTHONPATH: inRepo('worker/python'), HOME: dir, CHATGPU_CHECKPOINT_DIR: path.join(dir, 'checkpoint') }, timeout: 120_000 });
+  const r = spawnSync('sh', ['-c', command], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: {
+      PATH: `${bin}:/usr/bin:/bin`,
+      PYTHONPATH: inRepo('worker/python'),
+      HOME: dir,
+      CHATGPU_CHECKPOINT_DIR: path.join(dir, 'checkpoint'),
+    },
+    timeout: 120_000,
+  });
   if (r.status !== 0) throw new Error(`${command} failed: ${r.stderr}`);
   const out: Record<string, string> = {};
-  for (const f of readdirSync(path.join(dir, 'outputs'))) out[`outputs/${f}`] = readFileSync(path.join(dir, 'outputs', f)).toString('base64');
+  for (const f of readdirSync(path.join(dir, 'outputs')))
+    out[`outputs/${f}`] = readFileSync(path.join(dir, 'outputs', f)).toString('base64');
   return out;
 }
 
 describe('checkpoint-resume end to end', () => {
-  it('accepted by the kill-and-resume check; the full run survives a SIGKILLed worker, resumes at step > 0 and ends equal to an uninterrupted run', { timeout: 400_000 }, async () => {
-    const { api, user, workerToken } = await setUp([`python train.py --epochs ${EPOCHS} --sleep 1.5`, 'python train.py --epochs 4']);
-    const prisma = api.server.db.prisma;
-    const first = await startWorker(api.url, workerToken, 'vanishes', PY);
-    const jobId = await submit(api, user.token, { 'train.py': TRAIN }, 'train it; make it resumable');
+  it(
+    'accepted by the kill-and-resume check; the full run survives a SIGKILLed worker, resumes at step > 0 and ends equal to an uninterrupted run',
+    { timeout: 400_000 },
+    async () => {
+      const { api, user, workerToken } = await setUp([`python train.py --epochs ${EPOCHS} --sleep 1.5`, 'python train.py --epochs 4']);
+      const prisma = api.server.db.prisma;
+      const first = await startWorker(api.url, workerToken, 'vanishes', PY);
+      const jobId = await submit(api, user.token, { 'train.py': TRAIN }, 'train it; make it resumable');
 
-    // The step is decided before the full run starts.
-    const run = await waitFor(
-      async () => {
-        if ((await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status === 'FAILED') throw new Error('the job failed');
-        return prisma.task.findFirst({ where: { jobId, kind: 'RUN' } });
-      },
-      240_000,
-      'the full run',
-      250,
-    ).catch(async (err: Error) => {
-      const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-      const tasks = await prisma.task.findMany({ where: { jobId }, include: { attempts: true } });
-      const logs = await prisma.logChunk.findMany({ where: { attemptId: { in: tasks.flatMap((t) => t.attempts.map((x) => x.id)) } }, orderBy: { seq: 'asc' } });
-      const records = await prisma.preparationRecord.findMany({ where: { jobId } });
-      throw new Error(`${err.message}: job ${job.status} ${job.statusReason}; tasks ${JSON.stringify(tasks.map((t) => [t.name, t.status, t.statusReason]))}; records ${JSON.stringify(records.map((r) => [r.step, r.outcome, r.reason]))}; logs ${logs.map((l) => l.text).join('\n').slice(-3000)}`);
-    });
-    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    expect(records.map((r) => [r.step, r.outcome, r.transformation])).toEqual([
-      ['reference', 'ACCEPTED', 'none'],
-      ['resume', 'ACCEPTED', 'checkpoint-resume'],
-    ]);
-    const accepted = records[1]!;
-    expect(accepted.kind).toBe('adaptation');
-    expect(accepted.reason).toMatch(/its outputs match the reference within the tolerances/);
-    expect(accepted.reason).toMatch(/killed with SIGKILL after step 2 of 4 and resumed in a fresh process at step 2, the run ended bitwise equal to the uninterrupted one/);
-    const check = (accepted.numericalCheck as { resumeCheck: { equal: boolean; killed: { afterStep: number }; resumed: { atStep: number } } }).resumeCheck;
-    expect(check).toMatchObject({ equal: true, killed: { afterStep: 2 }, resumed: { atStep: 2 } });
-    expect(accepted.evidenceSha).toMatch(/^[0-9a-f]{64}$/);
-    const candidateTask = await prisma.task.findFirstOrThrow({ where: { jobId, name: 'candidate:resume:0' } });
-    expect(candidateTask.command).toBe("python -m chatgpu.resume_check --report .chatgpu-resume-check.json -- 'python train.py --epochs 4'");
-    const frozen = await prisma.codeVersion.findUniqueOrThrow({ where: { id: run.codeVersionId } });
-    expect(frozen.origin).toBe('checkpoint-resume');
-    const frozenTree = (await loadTree(api.server.resources, frozen.manifest as unknown as ManifestEntry[])).text;
-    expect(frozenTree['train.py']).toContain('for epoch in _chatgpu_run.loop(range(a.epochs)):');
+      // The step is decided before the full run starts.
+      const run = await waitFor(
+        async () => {
+          if ((await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status === 'FAILED') throw new Error('the job failed');
+          return prisma.task.findFirst({ where: { jobId, kind: 'RUN' } });
+        },
+        240_000,
+        'the full run',
+        250,
+      ).catch(async (err: Error) => {
+        const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+        const tasks = await prisma.task.findMany({ where: { jobId }, include: { attempts: true } });
+        const logs = await prisma.logChunk.findMany({
+          where: { attemptId: { in: tasks.flatMap((t) => t.attempts.map((x) => x.id)) } },
+          orderBy: { seq: 'asc' },
+        });
+        const records = await prisma.preparationRecord.findMany({ where: { jobId } });
+        throw new Error(
+          `${err.message}: job ${job.status} ${job.statusReason}; tasks ${JSON.stringify(tasks.map((t) => [t.name, t.status, t.statusReason]))}; records ${JSON.stringify(records.map((r) => [r.step, r.outcome, r.reason]))}; logs ${logs
+            .map((l) => l.text)
+            .join('\n')
+            .slice(-3000)}`,
+        );
+      });
+      const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+      expect(records.map((r) => [r.step, r.outcome, r.transformation])).toEqual([
+        ['reference', 'ACCEPTED', 'none'],
+        ['resume', 'ACCEPTED', 'checkpoint-resume'],
+      ]);
+      const accepted = records[1]!;
+      expect(accepted.kind).toBe('adaptation');
+      expect(accepted.reason).toMatch(/its outputs match the reference within the tolerances/);
+      expect(accepted.reason).toMatch(
+        /killed with SIGKILL after step 2 of 4 and resumed in a fresh process at step 2, the run ended bitwise equal to the uninterrupted one/,
+      );
+      const check = (
+        accepted.numericalCheck as { resumeCheck: { equal: boolean; killed: { afterStep: number }; resumed: { atStep: number } } }
+      ).resumeCheck;
+      expect(check).toMatchObject({ equal: true, killed: { afterStep: 2 }, resumed: { atStep: 2 } });
+      expect(accepted.evidenceSha).toMatch(/^[0-9a-f]{64}$/);
+      const candidateTask = await prisma.task.findFirstOrThrow({ where: { jobId, name: 'candidate:resume:0' } });
+      expect(candidateTask.command).toBe(
+        "python -m chatgpu.resume_check --report .chatgpu-resume-check.json -- 'python train.py --epochs 4'",
+      );
+      const frozen = await prisma.codeVersion.findUniqueOrThrow({ where: { id: run.codeVersionId } });
+      expect(frozen.origin).toBe('checkpoint-resume');
+      const frozenTree = (await loadTree(api.server.resources, frozen.manifest as unknown as ManifestEntry[])).text;
+      expect(frozenTree['train.py']).toContain('for epoch in _chatgpu_run.loop(range(a.epochs)):');
 
-    // The full run checkpoints every epoch; its worker vanishes after a few.
-    const cp = await waitFor(
-      async () => {
-        const t = await prisma.task.findUniqueOrThrow({ where: { id: run.id }, include: { currentAttempt: { include: { worker: true } } } });
-        const step = (t.checkpoint as { step?: number } | null)?.step ?? -1;
-        return t.currentAttempt?.worker.name === 'vanishes' && t.currentAttempt.status === 'RUNNING' && step >= 3 ? { step, attemptId: t.currentAttempt.id } : null;
-      },
-      120_000,
-      'a checkpoint of epoch 3 from the first worker',
-      250,
-    );
-    await first.stop('SIGKILL');
-    const second = await startWorker(api.url, workerToken, 'replacement', PY);
-    const job = await waitFor(async () => {
-      const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-      return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
-    }, 240_000, 'the job to end', 500);
-    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
-    const attempts = await prisma.attempt.findMany({ where: { taskId: run.id }, orderBy: { number: 'asc' }, include: { worker: true } });
-    expect(attempts.map((x) => [x.status, x.worker.name])).toEqual([['LOST', 'vanishes'], ['SUCCEEDED', 'replacement']]);
-    const logs = (await prisma.logChunk.findMany({ where: { attemptId: attempts[1]!.id }, orderBy: { seq: 'asc' } })).map((l) => l.text).join('\n');
-    const saved = (attempts[0]!.checkpoint as { step: number }).step;
-    expect(saved).toBeGreaterThanOrEqual(cp.step);
-    expect(logs).toContain(`worker: restored the checkpoint of attempt 1 (step ${saved}) into checkpoint/`);
-    const resumedAt = Number(/chatgpu\.resume: resumed at step (\d+) of 12 from a checkpoint of /.exec(logs)?.[1]);
-    expect(resumedAt).toBe(saved);
-    expect(resumedAt).toBeGreaterThan(0);
-    // The resumed attempt ran only the epochs left.
-    expect([...logs.matchAll(/^epoch (\d+)\/12/gm)].map((m) => Number(m[1]))).toEqual(Array.from({ length: EPOCHS - saved }, (_, i) => saved + i + 1));
-    console.log(`checkpoint-resume e2e: the first worker was SIGKILLed after its checkpoint of epoch ${cp.step}; the second attempt resumed at epoch ${resumedAt} of ${EPOCHS}`);
+      // The full run checkpoints every epoch; its worker vanishes after a few.
+      const cp = await waitFor(
+        async () => {
+          const t = await prisma.task.findUniqueOrThrow({
+            where: { id: run.id },
+            include: { currentAttempt: { include: { worker: true } } },
+          });
+          const step = (t.checkpoint as { step?: number } | null)?.step ?? -1;
+          return t.currentAttempt?.worker.name === 'vanishes' && t.currentAttempt.status === 'RUNNING' && step >= 3
+            ? { step, attemptId: t.currentAttempt.id }
+            : null;
+        },
+        120_000,
+        'a checkpoint of epoch 3 from the first worker',
+        250,
+      );
+      await first.stop('SIGKILL');
+      const second = await startWorker(api.url, workerToken, 'replacement', PY);
+      const job = await waitFor(
+        async () => {
+          const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+          return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
+        },
+        240_000,
+        'the job to end',
+        500,
+      );
+      expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+      const attempts = await prisma.attempt.findMany({ where: { taskId: run.id }, orderBy: { number: 'asc' }, include: { worker: true } });
+      expect(attempts.map((x) => [x.status, x.worker.name])).toEqual([
+        ['LOST', 'vanishes'],
+        ['SUCCEEDED', 'replacement'],
+      ]);
+      const logs = (await prisma.logChunk.findMany({ where: { attemptId: attempts[1]!.id }, orderBy: { seq: 'asc' } }))
+        .map((l) => l.text)
+        .join('\n');
+      const saved = (attempts[0]!.checkpoint as { step: number }).step;
+      expect(saved).toBeGreaterThanOrEqual(cp.step);
+      expect(logs).toContain(`worker: restored the checkpoint of attempt 1 (step ${saved}) into checkpoint/`);
+      const resumedAt = Number(/chatgpu\.resume: resumed at step (\d+) of 12 from a checkpoint of /.exec(logs)?.[1]);
+      expect(resumedAt).toBe(saved);
+      expect(resumedAt).toBeGreaterThan(0);
+      // The resumed attempt ran only the epochs left.
+      expect([...logs.matchAll(/^epoch (\d+)\/12/gm)].map((m) => Number(m[1]))).toEqual(
+        Array.from({ length: EPOCHS - saved }, (_, i) => saved + i + 1),
+      );
+      console.log(
+        `checkpoint-resume e2e: the first worker was SIGKILLed after its checkpoint of epoch ${cp.step}; the second attempt resumed at epoch ${resumedAt} of ${EPOCHS}`,
+      );
 
-    // The final outputs equal an uninterrupted run of the same code, byte for byte.
-    const result = (await prisma.task.findUniqueOrThrow({ where: { id: run.id } })).result as unknown as { outputs: ManifestEntry[] };
-    const got: Record<string, string> = {};
-    for (const o of result.outputs.filter((o) => o.path.startsWith('outputs/'))) got[o.path] = (await readBlobBuffer(api.server.resources.blobs, o.sha256)).toString('base64');
-    const uninterrupted = runLocally(frozenTree, `python train.py --epochs ${EPOCHS}`);
-    expect(Object.keys(got).sort()).toEqual(['outputs/metrics.json', 'outputs/model.pt']);
-    expect(got).toEqual(uninterrupted);
-    await second.stop();
-  });
+      // The final outputs equal an uninterrupted run of the same code, byte for byte.
+      const result = (await prisma.task.findUniqueOrThrow({ where: { id: run.id } })).result as unknown as { outputs: ManifestEntry[] };
+      const got: Record<string, string> = {};
+      for (const o of result.outputs.filter((o) => o.path.startsWith('outputs/')))
+        got[o.path] = (await readBlobBuffer(api.server.resources.blobs, o.sha256)).toString('base64');
+      const uninterrupted = runLocally(frozenTree, `python train.py --epochs ${EPOCHS}`);
+      expect(Object.keys(got).sort()).toEqual(['outputs/metrics.json', 'outputs/model.pt']);
+      expect(got).toEqual(uninterrupted);
+      await second.stop();
+    },
+  );
 
-  it('a drain mid-run: saved at the next epoch on SIGTERM, DRAINED with that checkpoint, resumed on the other worker, equal to an uninterrupted run', { timeout: 400_000 }, async () => {
-    const { api, user, workerToken } = await setUp([`python train.py --epochs ${EPOCHS} --sleep 1.5`, 'python train.py --epochs 4']);
-    const prisma = api.server.db.prisma;
-    const drainee = await startWorker(api.url, workerToken, 'drainee', [...PY, '--drain-grace', '20']);
-    const jobId = await submit(api, user.token, { 'train.py': TRAIN }, 'train it; make it resumable');
-    const run = await waitFor(() => prisma.task.findFirst({ where: { jobId, kind: 'RUN' } }), 240_000, 'the full run', 250);
-    await waitFor(
-      async () => {
-        const t = await prisma.task.findUniqueOrThrow({ where: { id: run.id }, include: { currentAttempt: true } });
-        return t.currentAttempt?.status === 'RUNNING' && ((t.checkpoint as { step?: number } | null)?.step ?? -1) >= 2;
-      },
-      120_000,
-      'a checkpoint of epoch 2',
-      250,
-    );
-    const drain = await workerCli(['drain', '--data-dir', drainee.dataDir]);
-    expect(drain.code, drain.err).toBe(0);
-    const other = await startWorker(api.url, workerToken, 'takes-over', PY);
-    const job = await waitFor(async () => {
-      const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-      return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
-    }, 240_000, 'the job to end', 500);
-    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
-    const attempts = await prisma.attempt.findMany({ where: { taskId: run.id }, orderBy: { number: 'asc' }, include: { worker: true } });
-    expect(attempts.map((x) => [x.status, x.worker.name])).toEqual([['DRAINED', 'drainee'], ['SUCCEEDED', 'takes-over']]);
-    const drainedLogs = (await prisma.logChunk.findMany({ where: { attemptId: attempts[0]!.id }, orderBy: { seq: 'asc' } })).map((l) => l.text).join('\n');
-    const saved = (attempts[0]!.checkpoint as { step: number }).step;
-    // It saved the epoch it had reached when the signal came, then stopped there.
-    expect(drainedLogs).toContain(`chatgpu.resume: drained: saved step ${saved}, exiting`);
-    expect(Math.max(...[...drainedLogs.matchAll(/^epoch (\d+)\/12/gm)].map((m) => Number(m[1])))).toBe(saved);
-    const logs = (await prisma.logChunk.findMany({ where: { attemptId: attempts[1]!.id }, orderBy: { seq: 'asc' } })).map((l) => l.text).join('\n');
-    expect(logs).toMatch(new RegExp(`chatgpu\\.resume: resumed at step ${saved} of 12 from a checkpoint of `));
-    expect([...logs.matchAll(/^epoch (\d+)\/12/gm)].map((m) => Number(m[1]))[0]).toBe(saved + 1);
-    console.log(`checkpoint-resume drain: drained after epoch ${saved}, resumed at epoch ${saved} of ${EPOCHS} on the other worker`);
-    const frozen = await prisma.codeVersion.findUniqueOrThrow({ where: { id: run.codeVersionId } });
-    const frozenTree = (await loadTree(api.server.resources, frozen.manifest as unknown as ManifestEntry[])).text;
-    const result = (await prisma.task.findUniqueOrThrow({ where: { id: run.id } })).result as unknown as { outputs: ManifestEntry[] };
-    const got: Record<string, string> = {};
-    for (const o of result.outputs.filter((o) => o.path.startsWith('outputs/'))) got[o.path] = (await readBlobBuffer(api.server.resources.blobs, o.sha256)).toString('base64');
-    expect(got).toEqual(runLocally(frozenTree, `python train.py --epochs ${EPOCHS}`));
-    await drainee.stop();
-    await other.stop();
-  });
+  it(
+    'a drain mid-run: saved at the next epoch on SIGTERM, DRAINED with that checkpoint, resumed on the other worker, equal to an uninterrupted run',
+    { timeout: 400_000 },
+    async () => {
+      const { api, user, workerToken } = await setUp([`python train.py --epochs ${EPOCHS} --sleep 1.5`, 'python train.py --epochs 4']);
+      const prisma = api.server.db.prisma;
+      const drainee = await startWorker(api.url, workerToken, 'drainee', [...PY, '--drain-grace', '20']);
+      const jobId = await submit(api, user.token, { 'train.py': TRAIN }, 'train it; make it resumable');
+      const run = await waitFor(() => prisma.task.findFirst({ where: { jobId, kind: 'RUN' } }), 240_000, 'the full run', 250);
+      await waitFor(
+        async () => {
+          const t = await prisma.task.findUniqueOrThrow({ where: { id: run.id }, include: { currentAttempt: true } });
+          return t.currentAttempt?.status === 'RUNNING' && ((t.checkpoint as { step?: number } | null)?.step ?? -1) >= 2;
+        },
+        120_000,
+        'a checkpoint of epoch 2',
+        250,
+      );
+      const drain = await workerCli(['drain', '--data-dir', drainee.dataDir]);
+      expect(drain.code, drain.err).toBe(0);
+      const other = await startWorker(api.url, workerToken, 'takes-over', PY);
+      const job = await waitFor(
+        async () => {
+          const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+          return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
+        },
+        240_000,
+        'the job to end',
+        500,
+      );
+      expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+      const attempts = await prisma.attempt.findMany({ where: { taskId: run.id }, orderBy: { number: 'asc' }, include: { worker: true } });
+      expect(attempts.map((x) => [x.status, x.worker.name])).toEqual([
+        ['DRAINED', 'drainee'],
+        ['SUCCEEDED', 'takes-over'],
+      ]);
+      const drainedLogs = (await prisma.logChunk.findMany({ where: { attemptId: attempts[0]!.id }, orderBy: { seq: 'asc' } }))
+        .map((l) => l.text)
+        .join('\n');
+      const saved = (attempts[0]!.checkpoint as { step: number }).step;
+      // It saved the epoch it had reached when the signal came, then stopped there.
+      expect(drainedLogs).toContain(`chatgpu.resume: drained: saved step ${saved}, exiting`);
+      expect(Math.max(...[...drainedLogs.matchAll(/^epoch (\d+)\/12/gm)].map((m) => Number(m[1])))).toBe(saved);
+      const logs = (await prisma.logChunk.findMany({ where: { attemptId: attempts[1]!.id }, orderBy: { seq: 'asc' } }))
+        .map((l) => l.text)
+        .join('\n');
+      expect(logs).toMatch(new RegExp(`chatgpu\\.resume: resumed at step ${saved} of 12 from a checkpoint of `));
+      expect([...logs.matchAll(/^epoch (\d+)\/12/gm)].map((m) => Number(m[1]))[0]).toBe(saved + 1);
+      console.log(`checkpoint-resume drain: drained after epoch ${saved}, resumed at epoch ${saved} of ${EPOCHS} on the other worker`);
+      const frozen = await prisma.codeVersion.findUniqueOrThrow({ where: { id: run.codeVersionId } });
+      const frozenTree = (await loadTree(api.server.resources, frozen.manifest as unknown as ManifestEntry[])).text;
+      const result = (await prisma.task.findUniqueOrThrow({ where: { id: run.id } })).result as unknown as { outputs: ManifestEntry[] };
+      const got: Record<string, string> = {};
+      for (const o of result.outputs.filter((o) => o.path.startsWith('outputs/')))
+        got[o.path] = (await readBlobBuffer(api.server.resources.blobs, o.sha256)).toString('base64');
+      expect(got).toEqual(runLocally(frozenTree, `python train.py --epochs ${EPOCHS}`));
+      await drainee.stop();
+      await other.stop();
+    },
+  );
 
-  it('a rewrite the kill-and-resume check finds unequal: REJECTED with the differences; the job runs without it and succeeds', { timeout: 300_000 }, async () => {
-    const { api, user, workerToken } = await setUp(['python train.py', 'python train.py']);
-    const prisma = api.server.db.prisma;
-    const w = await startWorker(api.url, workerToken, 'checker', PY);
-    const jobId = await submit(api, user.token, { 'train.py': HIDDEN_MODEL }, 'train it; make it resumable');
-    const job = await waitFor(async () => {
-      const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-      return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
-    }, 240_000, 'the job to end', 500);
-    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
-    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    expect(records.map((r) => [r.step, r.outcome])).toEqual([
-      ['reference', 'ACCEPTED'],
-      ['resume', 'REJECTED'],
-    ]);
-    const rejected = records[1]!;
-    expect(rejected.reason).toMatch(/^the kill-and-resume check found the resumed run different: .*(state objects\.opt|outputs\/model\.pt|logged losses)/);
-    expect(rejected.reason).toMatch(/The job runs without it: if its machine is lost \(a drain or a lost lease\), the run restarts from step 0\.$/);
-    expect((rejected.numericalCheck as { resumeCheck: { equal: boolean } }).resumeCheck.equal).toBe(false);
-    const candidate = await prisma.codeVersion.findUniqueOrThrow({ where: { id: rejected.candidateCodeId! } });
-    expect(candidate.status).toBe('REJECTED');
-    const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
-    expect(run.codeVersionId).toBe((await prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } })).id);
-    await w.stop();
-  });
+  it(
+    'a rewrite the kill-and-resume check finds unequal: REJECTED with the differences; the job runs without it and succeeds',
+    { timeout: 300_000 },
+    async () => {
+      const { api, user, workerToken } = await setUp(['python train.py', 'python train.py']);
+      const prisma = api.server.db.prisma;
+      const w = await startWorker(api.url, workerToken, 'checker', PY);
+      const jobId = await submit(api, user.token, { 'train.py': HIDDEN_MODEL }, 'train it; make it resumable');
+      const job = await waitFor(
+        async () => {
+          const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+          return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
+        },
+        240_000,
+        'the job to end',
+        500,
+      );
+      expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+      const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+      expect(records.map((r) => [r.step, r.outcome])).toEqual([
+        ['reference', 'ACCEPTED'],
+        ['resume', 'REJECTED'],
+      ]);
+      const rejected = records[1]!;
+      expect(rejected.reason).toMatch(
+        /^the kill-and-resume check found the resumed run different: .*(state objects\.opt|outputs\/model\.pt|logged losses)/,
+      );
+      expect(rejected.reason).toMatch(
+        /The job runs without it: if its machine is lost \(a drain or a lost lease\), the run restarts from step 0\.$/,
+      );
+      expect((rejected.numericalCheck as { resumeCheck: { equal: boolean } }).resumeCheck.equal).toBe(false);
+      const candidate = await prisma.codeVersion.findUniqueOrThrow({ where: { id: rejected.candidateCodeId! } });
+      expect(candidate.status).toBe('REJECTED');
+      const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
+      expect(run.codeVersionId).toBe((await prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } })).id);
+      await w.stop();
+    },
+  );
 
-  it('the builtin planner, asked to make it resumable, plans the step; the job succeeds with it accepted', { timeout: 300_000 }, async () => {
-    const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
-    const prisma = api.server.db.prisma;
-    const user = await api.signUp();
-    const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
-    const w = await startWorker(api.url, wt.data.createWorkerToken.token, 'builtin', PY);
-    const jobId = await submit(api, user.token, { 'train.py': TRAIN }, 'train it for 6 epochs and make it resumable');
-    const job = await waitFor(async () => {
-      const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-      return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
-    }, 240_000, 'the job to end', 500);
-    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
-    const plan = await prisma.plan.findUniqueOrThrow({ where: { id: job.currentPlanId! } });
-    expect(plan.command).toMatch(/^python train\.py --epochs 6\b/);
-    expect(plan.preparationWorkload).toMatchObject({ workload: { command: expect.stringMatching(/^python train\.py --epochs 2\b/) }, steps: [{ name: 'resume', transformation: 'checkpoint-resume', required: false }] });
-    expect(plan.asks).toContainEqual(expect.objectContaining({ ask: 'make it resumable', status: 'honoured' }));
-    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    expect(records.map((r) => [r.step, r.outcome])).toEqual([
-      ['reference', 'ACCEPTED'],
-      ['resume', 'ACCEPTED'],
-    ]);
-    expect(records[1]!.reason).toMatch(/killed with SIGKILL after step 1 of 2 and resumed in a fresh process at step 1, the run ended bitwise equal/);
-    await w.stop();
-  });
+  it(
+    'the builtin planner, asked to make it resumable, plans the step; the job succeeds with it accepted',
+    { timeout: 300_000 },
+    async () => {
+      const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
+      const prisma = api.server.db.prisma;
+      const user = await api.signUp();
+      const wt = await api.gql(
+        `mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`,
+        {},
+        user.token,
+      );
+      const w = await startWorker(api.url, wt.data.createWorkerToken.token, 'builtin', PY);
+      const jobId = await submit(api, user.token, { 'train.py': TRAIN }, 'train it for 6 epochs and make it resumable');
+      const job = await waitFor(
+        async () => {
+          const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+          return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
+        },
+        240_000,
+        'the job to end',
+        500,
+      );
+      expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+      const plan = await prisma.plan.findUniqueOrThrow({ where: { id: job.currentPlanId! } });
+      expect(plan.command).toMatch(/^python train\.py --epochs 6\b/);
+      expect(plan.preparationWorkload).toMatchObject({
+        workload: { command: expect.stringMatching(/^python train\.py --epochs 2\b/) },
+        steps: [{ name: 'resume', transformation: 'checkpoint-resume', required: false }],
+      });
+      expect(plan.asks).toContainEqual(expect.objectContaining({ ask: 'make it resumable', status: 'honoured' }));
+      const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+      expect(records.map((r) => [r.step, r.outcome])).toEqual([
+        ['reference', 'ACCEPTED'],
+        ['resume', 'ACCEPTED'],
+      ]);
+      expect(records[1]!.reason).toMatch(
+        /killed with SIGKILL after step 1 of 2 and resumed in a fresh process at step 1, the run ended bitwise equal/,
+      );
+      await w.stop();
+    },
+  );
 
-  it('a data position it cannot restore: the step is SKIPPED with why, and the job runs without it and succeeds', { timeout: 300_000 }, async () => {
-    const { api, user, workerToken } = await setUp(['python train.py', 'python train.py']);
-    const prisma = api.server.db.prisma;
-    const w = await startWorker(api.url, workerToken, 'only', PY);
-    const jobId = await submit(api, user.token, { 'train.py': UNRESTORABLE }, 'train it; make it resumable');
-    const job = await waitFor(async () => {
-      const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-      return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
-    }, 240_000, 'the job to end', 500);
-    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
-    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    expect(records.map((r) => [r.step, r.outcome])).toEqual([
-      ['reference', 'ACCEPTED'],
-      ['resume', 'SKIPPED'],
-    ]);
-    expect(records[1]!.reason).toMatch(/^Not made resumable: train\.py:10: the data position cannot be restored: next\(batches\) draws from an iterator made before the loop/);
-    expect(records[1]!.reason).toMatch(/The job runs without it: if its machine is lost \(a drain or a lost lease\), the run restarts from step 0\.$/);
-    // The run used the unchanged code.
-    const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
-    const original = await prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } });
-    expect(run.codeVersionId).toBe(original.id);
-    await w.stop();
-  });
+  it(
+    'a data position it cannot restore: the step is SKIPPED with why, and the job runs without it and succeeds',
+    { timeout: 300_000 },
+    async () => {
+      const { api, user, workerToken } = await setUp(['python train.py', 'python train.py']);
+      const prisma = api.server.db.prisma;
+      const w = await startWorker(api.url, workerToken, 'only', PY);
+      const jobId = await submit(api, user.token, { 'train.py': UNRESTORABLE }, 'train it; make it resumable');
+      const job = await waitFor(
+        async () => {
+          const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+          return ['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'].includes(j.status) ? j : null;
+        },
+        240_000,
+        'the job to end',
+        500,
+      );
+      expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+      const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+      expect(records.map((r) => [r.step, r.outcome])).toEqual([
+        ['reference', 'ACCEPTED'],
+        ['resume', 'SKIPPED'],
+      ]);
+      expect(records[1]!.reason).toMatch(
+        /^Not made resumable: train\.py:10: the data position cannot be restored: next\(batches\) draws from an iterator made before the loop/,
+      );
+      expect(records[1]!.reason).toMatch(
+        /The job runs without it: if its machine is lost \(a drain or a lost lease\), the run restarts from step 0\.$/,
+      );
+      // The run used the unchanged code.
+      const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
+      const original = await prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } });
+      expect(run.codeVersionId).toBe(original.id);
+      await w.stop();
+    },
+  );
 });

@@ -46,10 +46,19 @@ await startWorker(api.url, wt.data.createWorkerToken.token, 'service-box', ['--p
 
 const tmp = await mkdtemp(path.join(tmpdir(), 'chatgpu-service-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));
-const env = (token = user.token) => ({ HOME: path.join(tmp, 'home'), XDG_CONFIG_HOME: path.join(tmp, 'home/.config'), CHATGPU_DATA_DIR: path.join(tmp, 'no-data'), CHATGPU_TOKEN: token });
+const env = (token = user.token) => ({
+  HOME: path.join(tmp, 'home'),
+  XDG_CONFIG_HOME: path.join(tmp, 'home/.config'),
+  CHATGPU_DATA_DIR: path.join(tmp, 'no-data'),
+  CHATGPU_TOKEN: token,
+});
 const cli = (args: string[], token?: string) => runCli([...args, '--server', api.url], { env: env(token) });
 
-const get = (url: string, token: string | null) => fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} }).then(async (r) => ({ status: r.status, text: await r.text() }));
+const get = (url: string, token: string | null) =>
+  fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} }).then(async (r) => ({
+    status: r.status,
+    text: await r.text(),
+  }));
 
 describe('chatgpu service', () => {
   it('prints the URL and the first token once, then readiness, requests and latency; --new-token and --stop', async () => {
@@ -59,7 +68,8 @@ describe('chatgpu service', () => {
     const waiting = startCli(['submit', dir, '-m', 'give me an endpoint for this app', '--wait', '--server', api.url], { env: env() });
     const jobId = (await waiting.waitFor(/Job (\S+) submitted: /))[1]!;
     // Once the readiness check passed, --wait says where the service answers and how to get its token.
-    const SERVICE_READY = /◉ service ready: (\S+)\n +for programs: (\S+) \(send "Authorization: Bearer TOKEN"\)\n +token: `chatgpu service (\S+)` issues it and prints it once/;
+    const SERVICE_READY =
+      /◉ service ready: (\S+)\n +for programs: (\S+) \(send "Authorization: Bearer TOKEN"\)\n +token: `chatgpu service (\S+)` issues it and prints it once/;
     const announced = await waiting.waitFor(SERVICE_READY, 90_000);
     expect(announced[1]).toMatch(/^http:\/\/[0-9a-f]{16}\.svc\.localhost:\d+\/$/);
     expect(announced[2]).toBe(`${api.server.resources.baseUrl}/svc/${new URL(announced[1]!).hostname.split('.')[0]}/`);
@@ -83,18 +93,41 @@ describe('chatgpu service', () => {
     const local = `${api.url}${new URL(apiUrl!).pathname}`;
 
     // That token opens the URL once the worker's readiness check passed; none → 401.
-    const answered = await waitFor(async () => {
-      const r = await get(`${local}hi`, token!);
-      return r.status === 200 ? r : null;
-    }, 60_000, 'the service to answer');
+    const answered = await waitFor(
+      async () => {
+        const r = await get(`${local}hi`, token!);
+        return r.status === 200 ? r : null;
+      },
+      60_000,
+      'the service to answer',
+    );
     expect(answered.text).toBe('hello at /hi');
     expect((await get(`${local}hi`, null)).status).toBe(401);
     // The service's own host (what `curl` and browsers reach) answers the same token at the app's root.
-    expect(await hostFetch(`${url}hi`, { headers: { authorization: `Bearer ${token}` } })).toMatchObject({ status: 200, text: 'hello at /hi' });
+    expect(await hostFetch(`${url}hi`, { headers: { authorization: `Bearer ${token}` } })).toMatchObject({
+      status: 200,
+      text: 'hello at /hi',
+    });
 
     // Later calls do not show it again; they show readiness and, once flushed, the counts.
-    await waitFor(async () => Number((await api.gql(`query($id: ID!) { job(id: $id) { service { requestCount } } }`, { id: jobId }, user.token)).data.job.service.requestCount) >= 1, 15_000, 'request counts');
-    await waitFor(async () => Number((await api.gql(`query($id: ID!) { job(id: $id) { service { readinessChecks } } }`, { id: jobId }, user.token)).data.job.service.readinessChecks) >= 1, 15_000, 'readiness checks counted');
+    await waitFor(
+      async () =>
+        Number(
+          (await api.gql(`query($id: ID!) { job(id: $id) { service { requestCount } } }`, { id: jobId }, user.token)).data.job.service
+            .requestCount,
+        ) >= 1,
+      15_000,
+      'request counts',
+    );
+    await waitFor(
+      async () =>
+        Number(
+          (await api.gql(`query($id: ID!) { job(id: $id) { service { readinessChecks } } }`, { id: jobId }, user.token)).data.job.service
+            .readinessChecks,
+        ) >= 1,
+      15_000,
+      'readiness checks counted',
+    );
     const again = await cli(['service', jobId]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).not.toContain('cgv_');
@@ -103,7 +136,16 @@ describe('chatgpu service', () => {
     expect(again.stdout).toMatch(/requests: +[1-9]\d* \(0 failed\), mean latency [\d.]+ ms/);
     expect(again.stdout).toMatch(/checks: +[1-9]\d* readiness checks \(\d+ failed; not in the app's log\)/);
     const json = await cli(['service', jobId, '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ url, apiUrl, status: 'READY', ready: true, requestCount: expect.any(Number), meanLatencyMs: expect.any(Number), readinessChecks: expect.any(Number), jobStatus: 'RUNNING' });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      url,
+      apiUrl,
+      status: 'READY',
+      ready: true,
+      requestCount: expect.any(Number),
+      meanLatencyMs: expect.any(Number),
+      readinessChecks: expect.any(Number),
+      jobStatus: 'RUNNING',
+    });
     expect(JSON.parse(json.stdout).token).toBeUndefined();
 
     // --new-token: a new one, printed once; the old one is refused at once.
@@ -139,15 +181,26 @@ describe('chatgpu service', () => {
   it('--stop of a service that never answered its readiness check: the job is CANCELLED, never SUCCEEDED', async () => {
     const dir = path.join(tmp, 'never-ready');
     await mkdir(dir, { recursive: true });
-    await writeFile(path.join(dir, 'app.py'), APP.replace('b"ok" if self.path == "/healthz"', 'b"warming up" if self.path == "/healthz"').replace('self.send_response(200)', 'self.send_response(503 if self.path == "/healthz" else 200)'));
+    await writeFile(
+      path.join(dir, 'app.py'),
+      APP.replace('b"ok" if self.path == "/healthz"', 'b"warming up" if self.path == "/healthz"').replace(
+        'self.send_response(200)',
+        'self.send_response(503 if self.path == "/healthz" else 200)',
+      ),
+    );
     const submitted = await cli(['submit', dir, '-m', 'give me an endpoint for this app']);
     expect(submitted.code, submitted.stderr).toBe(0);
     const jobId = /Job (\S+) submitted/.exec(submitted.stdout)![1]!;
     // Running, checked and never ready.
-    await waitFor(async () => {
-      const s = (await api.gql(`query($id: ID!) { job(id: $id) { status service { readinessFailures } } }`, { id: jobId }, user.token)).data.job;
-      return s.status === 'RUNNING' && Number(s.service?.readinessFailures) >= 1 ? s : null;
-    }, 90_000, 'failed readiness checks');
+    await waitFor(
+      async () => {
+        const s = (await api.gql(`query($id: ID!) { job(id: $id) { status service { readinessFailures } } }`, { id: jobId }, user.token))
+          .data.job;
+        return s.status === 'RUNNING' && Number(s.service?.readinessFailures) >= 1 ? s : null;
+      },
+      90_000,
+      'failed readiness checks',
+    );
     const shown = await cli(['service', jobId]);
     expect(shown.stdout).toMatch(/status: +STARTING/);
     expect(shown.stdout).toMatch(/checks: +[1-9]\d* readiness checks \([1-9]\d* failed; not in the app's log\)/);

@@ -32,11 +32,13 @@ const withToken = (token = user.token) => ({
   CHATGPU_TOKEN: token,
 });
 const srv = ['--server', api.url];
-const cli = (args: string[], opts: { input?: string; token?: string } = {}) => runCli([...args, ...srv], { env: withToken(opts.token), input: opts.input });
+const cli = (args: string[], opts: { input?: string; token?: string } = {}) =>
+  runCli([...args, ...srv], { env: withToken(opts.token), input: opts.input });
 
 const TWO_ENTRY_POINTS = {
   'main.py': 'if __name__ == "__main__":\n    print("main ran")\n',
-  'train.py': 'import os\nif __name__ == "__main__":\n    os.makedirs("outputs", exist_ok=True)\n    open("outputs/done.txt", "w").write("trained")\n    print("trained")\n',
+  'train.py':
+    'import os\nif __name__ == "__main__":\n    os.makedirs("outputs", exist_ok=True)\n    open("outputs/done.txt", "w").write("trained")\n    print("trained")\n',
 };
 
 let projects = 0;
@@ -53,16 +55,29 @@ async function submit(files: Record<string, string>, request = 'run the project'
 }
 
 async function jobState(id: string) {
-  const r = await api.gql(`query($id: ID!) { job(id: $id) { status statusReason openQuestions { id text choices } questions { text status answer } } }`, { id }, user.token);
-  return r.data.job as { status: string; statusReason: string | null; openQuestions: { id: string; text: string; choices: string[] }[]; questions: { text: string; status: string; answer: string | null }[] };
+  const r = await api.gql(
+    `query($id: ID!) { job(id: $id) { status statusReason openQuestions { id text choices } questions { text status answer } } }`,
+    { id },
+    user.token,
+  );
+  return r.data.job as {
+    status: string;
+    statusReason: string | null;
+    openQuestions: { id: string; text: string; choices: string[] }[];
+    questions: { text: string; status: string; answer: string | null }[];
+  };
 }
 
 async function waitingForAnswer(id: string) {
-  return waitFor(async () => {
-    const j = await jobState(id);
-    if (['FAILED', 'CANCELLED', 'SUCCEEDED'].includes(j.status)) throw new Error(`the job ended ${j.status}: ${j.statusReason}`);
-    return j.status === 'NEEDS_INPUT' && j.openQuestions.length ? j : null;
-  }, 60_000, `job ${id} to ask its question`);
+  return waitFor(
+    async () => {
+      const j = await jobState(id);
+      if (['FAILED', 'CANCELLED', 'SUCCEEDED'].includes(j.status)) throw new Error(`the job ended ${j.status}: ${j.statusReason}`);
+      return j.status === 'NEEDS_INPUT' && j.openQuestions.length ? j : null;
+    },
+    60_000,
+    `job ${id} to ask its question`,
+  );
 }
 
 /** One line on stderr, nothing on stdout. */
@@ -92,10 +107,18 @@ describe('chatgpu watch', () => {
     expect(text).toMatch(/Job SUCCEEDED/);
     expect(await readFile(path.join(out, 'outputs/done.txt'), 'utf8')).toBe('trained');
     const summary = JSON.parse(await readFile(path.join(out, 'job.json'), 'utf8'));
-    expect(summary).toMatchObject({ id, status: 'SUCCEEDED', plan: { command: 'python train.py' }, validated: true, trust: { badge: 'unverified', reason: expect.stringMatching(/\S/) } }); // one worker: the sampled replica had nowhere to run
+    expect(summary).toMatchObject({
+      id,
+      status: 'SUCCEEDED',
+      plan: { command: 'python train.py' },
+      validated: true,
+      trust: { badge: 'unverified', reason: expect.stringMatching(/\S/) },
+    }); // one worker: the sampled replica had nowhere to run
     expect(r.stdout + r.stderr).toMatch(/Saved 1 output file \([^)]*\) and job\.json in /); // no preparation: no evidence bundle named
     expect(summary.outputs.map((o: { path: string }) => o.path)).toContain('outputs/done.txt');
-    expect((await jobState(id)).questions).toEqual([{ text: expect.stringMatching(/^Which script should run\?/), status: 'ANSWERED', answer: 'train.py' }]);
+    expect((await jobState(id)).questions).toEqual([
+      { text: expect.stringMatching(/^Which script should run\?/), status: 'ANSWERED', answer: 'train.py' },
+    ]);
   });
 
   it('with no terminal and no answer on stdin it exits 3 saying how to answer; `answer --choice` answers it and a second watch goes on to the end', async () => {
@@ -105,7 +128,9 @@ describe('chatgpu watch', () => {
     expect(await w.exited, w.output()).toBe(3);
     const esc = id.replace(/[+=/]/g, '\\$&');
     expect(w.stderr()).toMatch(
-      new RegExp(`^> \\nchatgpu: The job waits for an answer to “Which script should run\\?[^”]*” and stdin has no more lines: answer it with: chatgpu answer ${esc} --choice N \\(or in the dashboard at \\S+\\), then follow it again with: chatgpu watch ${esc}\\n$`),
+      new RegExp(
+        `^> \\nchatgpu: The job waits for an answer to “Which script should run\\?[^”]*” and stdin has no more lines: answer it with: chatgpu answer ${esc} --choice N \\(or in the dashboard at \\S+\\), then follow it again with: chatgpu watch ${esc}\\n$`,
+      ),
     );
     expect(w.stdout()).toMatch(/\? Which script should run\?[^\n]*\n {4}1\) main\.py\n {4}2\) train\.py\n/);
     expect((await jobState(id)).status).toBe('NEEDS_INPUT'); // the job still waits
@@ -128,7 +153,9 @@ describe('chatgpu watch', () => {
     for (const [p, content] of Object.entries(TWO_ENTRY_POINTS)) await writeFile(path.join(dir, p), content);
     const r = await cli(['submit', dir, '-m', 'run the project', '--wait']);
     expect(r.code, r.stdout + r.stderr).toBe(3);
-    expect(r.stderr).toMatch(/\nchatgpu: The job waits for an answer to “Which script should run\?[^”]*” and stdin has no more lines: answer it with: chatgpu answer \S+ --choice N \(or in the dashboard at \S+\), then follow it again with: chatgpu watch \S+\n$/);
+    expect(r.stderr).toMatch(
+      /\nchatgpu: The job waits for an answer to “Which script should run\?[^”]*” and stdin has no more lines: answer it with: chatgpu answer \S+ --choice N \(or in the dashboard at \S+\), then follow it again with: chatgpu watch \S+\n$/,
+    );
     const id = /Job (\S+) submitted/.exec(r.stdout)![1]!;
     expect((await jobState(id)).status).toBe('NEEDS_INPUT');
     await cli(['cancel', id]);
@@ -138,11 +165,15 @@ describe('chatgpu watch', () => {
     const id = await submit(TWO_ENTRY_POINTS);
     const r = await cli(['watch', id], { input: '%%% garbage\ntrain\n' });
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toContain('  ✗ “%%% garbage” names none of the choices. Answer with one of them, by its number or its words: 1) main.py; 2) train.py. (2 more answers that name none and the job stops.)\n');
+    expect(r.stdout).toContain(
+      '  ✗ “%%% garbage” names none of the choices. Answer with one of them, by its number or its words: 1) main.py; 2) train.py. (2 more answers that name none and the job stops.)\n',
+    );
     expect(r.stdout).toContain('  ✓ answered: train.py\n');
     expect(r.stdout).not.toContain('answer refused'); // said once, at the prompt
     expect(r.stdout).toContain('Job SUCCEEDED');
-    expect((await jobState(id)).questions).toEqual([{ text: expect.stringMatching(/^Which script should run\?/), status: 'ANSWERED', answer: 'train.py' }]);
+    expect((await jobState(id)).questions).toEqual([
+      { text: expect.stringMatching(/^Which script should run\?/), status: 'ANSWERED', answer: 'train.py' },
+    ]);
   });
 
   it('three answers that name none stop the job with the question and the answers: exit 1', async () => {
@@ -151,7 +182,9 @@ describe('chatgpu watch', () => {
     expect(r.code, r.stdout + r.stderr).toBe(1);
     const { status, statusReason, questions } = await jobState(id);
     expect(status).toBe('FAILED');
-    expect(statusReason).toMatch(/^Stopped: 3 answers did not name one of the choices of the question “Which script should run\?[^”]*” \(1\) main\.py; 2\) train\.py\); the answers were “yes”, “zzz”, “%%% garbage”\./);
+    expect(statusReason).toMatch(
+      /^Stopped: 3 answers did not name one of the choices of the question “Which script should run\?[^”]*” \(1\) main\.py; 2\) train\.py\); the answers were “yes”, “zzz”, “%%% garbage”\./,
+    );
     expect(questions).toEqual([{ text: expect.stringMatching(/^Which script should run\?/), status: 'CANCELLED', answer: null }]);
     expect(r.stdout.match(/ {2}✗ /g)).toHaveLength(3);
     expect(r.stdout).not.toContain('✓ answered');
@@ -170,7 +203,12 @@ describe('chatgpu watch', () => {
     expect(r.stderr).toContain(`Job FAILED: ${statusReason}`);
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({ id, status: 'FAILED', statusReason, validated: false, outDir: out });
-    expect(JSON.parse(await readFile(path.join(out, 'job.json'), 'utf8'))).toMatchObject({ id, status: 'FAILED', statusReason, trust: { badge: 'not-validated', reason: statusReason } });
+    expect(JSON.parse(await readFile(path.join(out, 'job.json'), 'utf8'))).toMatchObject({
+      id,
+      status: 'FAILED',
+      statusReason,
+      trust: { badge: 'not-validated', reason: statusReason },
+    });
   });
 
   it('refuses what it cannot follow: one line and a non-zero exit', async () => {
@@ -253,13 +291,19 @@ describe('chatgpu answer', () => {
 
     const again = await cli(['answer', id, 'main.py']);
     expect(again.code).toBe(1);
-    expect(oneLineError(again)).toMatch(new RegExp(`^chatgpu: Job ${id.replace(/[+=/]/g, '\\$&')} has no open question \\(it is [A-Z_]+\\)\\.\\n$`));
+    expect(oneLineError(again)).toMatch(
+      new RegExp(`^chatgpu: Job ${id.replace(/[+=/]/g, '\\$&')} has no open question \\(it is [A-Z_]+\\)\\.\\n$`),
+    );
 
     // The answer took effect: the planner goes on and the job runs the chosen script.
-    const done = await waitFor(async () => {
-      const j = await jobState(id);
-      return ['SUCCEEDED', 'FAILED'].includes(j.status) ? j : null;
-    }, 60_000, 'the job to end');
+    const done = await waitFor(
+      async () => {
+        const j = await jobState(id);
+        return ['SUCCEEDED', 'FAILED'].includes(j.status) ? j : null;
+      },
+      60_000,
+      'the job to end',
+    );
     expect(done.status, done.statusReason ?? '').toBe('SUCCEEDED');
   });
 
@@ -271,7 +315,9 @@ describe('chatgpu answer', () => {
     await api.server.db.prisma.question.updateMany({ where: { jobId, status: 'OPEN' }, data: { choices: [] } });
     const pick = await cli(['answer', id, '--choice', '1']);
     expect(pick.code).toBe(1);
-    expect(oneLineError(pick)).toMatch(/^chatgpu: “Which script should run\?[^”]*” has no choices to pick from: answer it in words, chatgpu answer \S+ "your answer"\.\n$/);
+    expect(oneLineError(pick)).toMatch(
+      /^chatgpu: “Which script should run\?[^”]*” has no choices to pick from: answer it in words, chatgpu answer \S+ "your answer"\.\n$/,
+    );
     const words = await cli(['answer', id, 'the', 'training', 'one']);
     expect(words.code, words.stderr).toBe(0);
     expect(words.stdout).toMatch(/: the training one\n/);

@@ -41,7 +41,11 @@ async function writeTree(root: string, files: Record<string, string | Buffer>) {
 }
 
 async function jobFiles(gid: string, token = user.token) {
-  const r = await api.gql(`query($id: ID!) { job(id: $id) { title request status spendingCapCad hardwarePreference originalCode { files { path sha256 size mode } } } }`, { id: gid }, token);
+  const r = await api.gql(
+    `query($id: ID!) { job(id: $id) { title request status spendingCapCad hardwarePreference originalCode { files { path sha256 size mode } } } }`,
+    { id: gid },
+    token,
+  );
   return r.data.job;
 }
 
@@ -57,7 +61,6 @@ async function emitEvent(jobId: string, kind: Parameters<typeof recordJobEvent>[
   await api.server.pubsub.emit({ type: 'job.event', jobId, eventId });
   return eventId;
 }
-
 
 const project = path.join(tmp, 'project');
 const projectFiles: Record<string, string | Buffer> = {
@@ -82,7 +85,10 @@ describe('chatgpu submit, jobs, cancel', () => {
   let gid = '';
 
   it('submit uploads the folder (skipping ignored files) and creates the job', async () => {
-    const r = await runCli(['submit', project, '-m', 'train it for 2 epochs', '--title', 'CLI job', '--cap', '2.5', '--hardware', 'cpu', ...srv], { env: withToken() });
+    const r = await runCli(
+      ['submit', project, '-m', 'train it for 2 epochs', '--title', 'CLI job', '--cap', '2.5', '--hardware', 'cpu', ...srv],
+      { env: withToken() },
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const m = r.stdout.match(/Job (\S+) submitted: (\S+)/);
@@ -92,11 +98,18 @@ describe('chatgpu submit, jobs, cancel', () => {
     expect(r.stdout).toMatch(/Uploaded 5 files/);
 
     const job = await jobFiles(gid);
-    expect(job).toMatchObject({ title: 'CLI job', request: 'train it for 2 epochs', status: 'DRAFT', spendingCapCad: 2.5, hardwarePreference: 'cpu' });
+    expect(job).toMatchObject({
+      title: 'CLI job',
+      request: 'train it for 2 epochs',
+      status: 'DRAFT',
+      spendingCapCad: 2.5,
+      hardwarePreference: 'cpu',
+    });
     const files = job.originalCode.files as { path: string; sha256: string; size: number; mode: number }[];
     expect(files.map((f) => f.path).sort()).toEqual(['.gitignore', 'data/points.csv', 'lib/util.py', 'train.py', 'weights.bin']);
     for (const f of files) {
-      const expected = typeof projectFiles[f.path] === 'string' ? Buffer.from(projectFiles[f.path] as string) : (projectFiles[f.path] as Buffer);
+      const expected =
+        typeof projectFiles[f.path] === 'string' ? Buffer.from(projectFiles[f.path] as string) : (projectFiles[f.path] as Buffer);
       expect(f.sha256).toBe(sha256(expected));
       expect(f.size).toBe(expected.length);
       const blob = await api.getBlob(f.sha256, user.token);
@@ -162,7 +175,9 @@ describe('finding the server and the token', () => {
   it('unreachable server: one sentence and a non-zero exit code', async () => {
     const port = await freePort();
     // CHATGPU_RETRY_SEC=0: fail at once (outages.test.ts covers waiting the outage out).
-    const r = await runCli(['submit', project, '-m', 'x', '--server', `http://127.0.0.1:${port}`], { env: { ...withToken(), CHATGPU_RETRY_SEC: '0' } });
+    const r = await runCli(['submit', project, '-m', 'x', '--server', `http://127.0.0.1:${port}`], {
+      env: { ...withToken(), CHATGPU_RETRY_SEC: '0' },
+    });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toBe(
       `chatgpu: Cannot reach the ChatGPU server at http://127.0.0.1:${port} (connection refused): start it with \`npm start\`, or point --server or CHATGPU_URL at a running one.\n`,
@@ -225,11 +240,24 @@ describe('chatgpu logs', () => {
     const cv = await prisma.codeVersion.findFirstOrThrow({ where: { jobId } });
     const worker = await seedWorker('logs-box');
     const task = await prisma.task.create({
-      data: { jobId, ownerId: user.userId, kind: 'RUN', name: 'run', codeVersionId: cv.id, command: 'python run.py', status: 'RUNNING', attemptCount: 2 },
+      data: {
+        jobId,
+        ownerId: user.userId,
+        kind: 'RUN',
+        name: 'run',
+        codeVersionId: cv.id,
+        command: 'python run.py',
+        status: 'RUNNING',
+        attemptCount: 2,
+      },
     });
     const lease = new Date(Date.now() + 60_000);
-    const a1 = await prisma.attempt.create({ data: { taskId: task.id, number: 1, workerId: worker.id, fencingToken: 'f1', leaseExpiresAt: lease, status: 'FAILED', exitCode: 1 } });
-    const a2 = await prisma.attempt.create({ data: { taskId: task.id, number: 2, workerId: worker.id, fencingToken: 'f2', leaseExpiresAt: lease, status: 'RUNNING' } });
+    const a1 = await prisma.attempt.create({
+      data: { taskId: task.id, number: 1, workerId: worker.id, fencingToken: 'f1', leaseExpiresAt: lease, status: 'FAILED', exitCode: 1 },
+    });
+    const a2 = await prisma.attempt.create({
+      data: { taskId: task.id, number: 2, workerId: worker.id, fencingToken: 'f2', leaseExpiresAt: lease, status: 'RUNNING' },
+    });
     await prisma.logChunk.createMany({
       data: [
         { attemptId: a1.id, seq: 0, stream: 'stdout', text: 'first try' },
@@ -280,9 +308,29 @@ describe('chatgpu submit --wait', () => {
     const q = await prisma.question.create({ data: { jobId, text: 'Which entry point should I run?', choices: ['train.py', 'main.py'] } });
     await emitEvent(jobId, 'agent.run', { agent: 'planner', status: 'RUNNING', stopReason: null });
     await emitEvent(jobId, 'agent.item', { agent: 'planner', type: 'message', role: 'user', text: 'Job title: …' });
-    await emitEvent(jobId, 'agent.item', { agent: 'planner', type: 'function_call', status: 'PENDING', callId: 'c1', name: 'list_files', arguments: '{"path":"."}' });
-    await emitEvent(jobId, 'agent.item', { agent: 'planner', type: 'function_call_output', status: 'DONE', callId: 'c1', output: '["main.py","train.py"]' });
-    await emitEvent(jobId, 'agent.item', { agent: 'planner', type: 'function_call', status: 'PENDING', callId: 'c2', name: 'ask_user', arguments: '{"question":"Which entry point should I run?","choices":["train.py","main.py"]}' });
+    await emitEvent(jobId, 'agent.item', {
+      agent: 'planner',
+      type: 'function_call',
+      status: 'PENDING',
+      callId: 'c1',
+      name: 'list_files',
+      arguments: '{"path":"."}',
+    });
+    await emitEvent(jobId, 'agent.item', {
+      agent: 'planner',
+      type: 'function_call_output',
+      status: 'DONE',
+      callId: 'c1',
+      output: '["main.py","train.py"]',
+    });
+    await emitEvent(jobId, 'agent.item', {
+      agent: 'planner',
+      type: 'function_call',
+      status: 'PENDING',
+      callId: 'c2',
+      name: 'ask_user',
+      arguments: '{"question":"Which entry point should I run?","choices":["train.py","main.py"]}',
+    });
     await emitEvent(jobId, 'job.status', { status: 'NEEDS_INPUT', reason: 'Waiting for your answer.' });
     await emitEvent(jobId, 'question.asked', { questionId: q.id, text: q.text, choices: q.choices });
     await api.server.pubsub.emit({ type: 'job.updated', jobId });
@@ -290,10 +338,14 @@ describe('chatgpu submit --wait', () => {
     await cli.waitFor(/\? Which entry point should I run\?\n\s+1\) train\.py\n\s+2\) main\.py/);
     cli.write('2\n');
     cli.endInput();
-    const answered = await waitFor(async () => {
-      const row = await prisma.question.findUniqueOrThrow({ where: { id: q.id } });
-      return row.status === 'ANSWERED' ? row : null;
-    }, 20_000, 'the answer');
+    const answered = await waitFor(
+      async () => {
+        const row = await prisma.question.findUniqueOrThrow({ where: { id: q.id } });
+        return row.status === 'ANSWERED' ? row : null;
+      },
+      20_000,
+      'the answer',
+    );
     expect(answered.answer).toBe('main.py');
     await cli.waitFor(/✓ answered: main\.py/);
 
@@ -313,7 +365,10 @@ describe('chatgpu submit --wait', () => {
         acceptanceCriteria: [{ description: 'exit code 0' }, { description: 'model.pt exists' }],
       },
     });
-    await prisma.job.update({ where: { id: jobId }, data: { status: 'RUNNING', currentPlanId: plan.id, acceptanceCriteria: plan.acceptanceCriteria as any } });
+    await prisma.job.update({
+      where: { id: jobId },
+      data: { status: 'RUNNING', currentPlanId: plan.id, acceptanceCriteria: plan.acceptanceCriteria as any },
+    });
     await emitEvent(jobId, 'plan.created', { planId: plan.id, version: 1 });
     await emitEvent(jobId, 'job.status', { status: 'RUNNING' });
     await cli.waitFor(/◇ Plan v1 by builtin: Run main\.py on a CPU worker\.\n\s+command:\s+python main\.py/);
@@ -325,14 +380,35 @@ describe('chatgpu submit --wait', () => {
     const cv = await prisma.codeVersion.findFirstOrThrow({ where: { jobId } });
     const worker = await seedWorker('wait-box');
     const task = await prisma.task.create({
-      data: { jobId, ownerId: user.userId, kind: 'RUN', name: 'train', codeVersionId: cv.id, command: 'python main.py', status: 'RUNNING', attemptCount: 1 },
+      data: {
+        jobId,
+        ownerId: user.userId,
+        kind: 'RUN',
+        name: 'train',
+        codeVersionId: cv.id,
+        command: 'python main.py',
+        status: 'RUNNING',
+        attemptCount: 1,
+      },
     });
     await emitEvent(jobId, 'task.created', { taskId: task.id, name: 'train', kind: 'RUN' });
     const attempt = await prisma.attempt.create({
-      data: { taskId: task.id, number: 1, workerId: worker.id, fencingToken: 'f', leaseExpiresAt: new Date(Date.now() + 60_000), status: 'RUNNING' },
+      data: {
+        taskId: task.id,
+        number: 1,
+        workerId: worker.id,
+        fencingToken: 'f',
+        leaseExpiresAt: new Date(Date.now() + 60_000),
+        status: 'RUNNING',
+      },
     });
     await emitEvent(jobId, 'attempt.status', { taskId: task.id, attemptId: attempt.id, number: 1, status: 'RUNNING', worker: 'wait-box' });
-    await prisma.logChunk.createMany({ data: [{ attemptId: attempt.id, seq: 0, stream: 'stdout', text: 'epoch 1 loss 0.5' }, { attemptId: attempt.id, seq: 1, stream: 'stderr', text: 'a warning' }] });
+    await prisma.logChunk.createMany({
+      data: [
+        { attemptId: attempt.id, seq: 0, stream: 'stdout', text: 'epoch 1 loss 0.5' },
+        { attemptId: attempt.id, seq: 1, stream: 'stderr', text: 'a warning' },
+      ],
+    });
     await api.server.pubsub.emit({ type: 'job.logs', jobId, attemptId: attempt.id, fromSeq: 0, toSeq: 1 });
     await prisma.metricPoint.create({ data: { attemptId: attempt.id, seq: 0, name: 'loss', step: 1, value: 0.5 } });
     await api.server.pubsub.emit({ type: 'job.metrics', jobId, attemptId: attempt.id, fromSeq: 0, toSeq: 0 });
@@ -343,10 +419,17 @@ describe('chatgpu submit --wait', () => {
     await prisma.attempt.update({ where: { id: attempt.id }, data: { status: 'SUCCEEDED', exitCode: 0, outputs, finishedAt: new Date() } });
     await prisma.task.update({
       where: { id: task.id },
-      data: { status: 'SUCCEEDED', finishedAt: new Date(), result: { attemptId: attempt.id, exitCode: 0, outputs, metrics: { loss: 0.25 } } },
+      data: {
+        status: 'SUCCEEDED',
+        finishedAt: new Date(),
+        result: { attemptId: attempt.id, exitCode: 0, outputs, metrics: { loss: 0.25 } },
+      },
     });
     await emitEvent(jobId, 'validation', { passed: true, checks: [{ name: 'model.pt exists', passed: true }] });
-    await prisma.job.update({ where: { id: jobId }, data: { status: 'SUCCEEDED', statusReason: 'The model was trained and every check passed.', finishedAt: new Date() } });
+    await prisma.job.update({
+      where: { id: jobId },
+      data: { status: 'SUCCEEDED', statusReason: 'The model was trained and every check passed.', finishedAt: new Date() },
+    });
     await emitEvent(jobId, 'job.status', { status: 'SUCCEEDED', reason: 'The model was trained and every check passed.' });
     await api.server.pubsub.emit({ type: 'job.updated', jobId });
 
@@ -401,7 +484,16 @@ describe('chatgpu submit --wait with the real builtin planner', () => {
     await live.gql(`mutation { createWorkerToken(input: {name: "cpu"}) { __typename } }`, {}, me.token);
     const wt = await live.server.db.prisma.workerToken.findFirstOrThrow({ where: { userId: me.userId } });
     await live.server.db.prisma.worker.create({
-      data: { ownerId: me.userId, tokenId: wt.id, name: 'cpu-box', status: 'ONLINE', workloads: ['python'], cpuCores: 4, memoryMiB: 8192, capabilities: { pythons: [{ path: '/usr/bin/python3', version: '3.11.2' }], python: '/usr/bin/python3' } },
+      data: {
+        ownerId: me.userId,
+        tokenId: wt.id,
+        name: 'cpu-box',
+        status: 'ONLINE',
+        workloads: ['python'],
+        cpuCores: 4,
+        memoryMiB: 8192,
+        capabilities: { pythons: [{ path: '/usr/bin/python3', version: '3.11.2' }], python: '/usr/bin/python3' },
+      },
     });
     const proj = path.join(tmp, 'two-entry-points');
     await writeTree(proj, {

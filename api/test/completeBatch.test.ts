@@ -20,7 +20,9 @@ const COMPLETE_MANY = `mutation($c: [CompletionInput!]!) { completeAttempts(comp
 
 type Lease = { attemptId: string; fencingToken: string };
 const completeMany = (w: ProtocolWorker, items: (Lease & { result?: Record<string, unknown> })[]) =>
-  w.gql(COMPLETE_MANY, { c: items.map((i) => ({ attemptId: i.attemptId, fencingToken: i.fencingToken, result: i.result ?? { exitCode: 0 } })) });
+  w.gql(COMPLETE_MANY, {
+    c: items.map((i) => ({ attemptId: i.attemptId, fencingToken: i.fencingToken, result: i.result ?? { exitCode: 0 } })),
+  });
 
 describe('a batch of completions', async () => {
   const api = await startTestApi();
@@ -45,9 +47,17 @@ describe('a batch of completions', async () => {
     const costBefore = (await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).costCad;
 
     const heard: DomainEvent[] = [];
-    const off = api.server.pubsub.on(() => true, (e) => heard.push(e));
-    const finishedHeard = [0, 2, 3].map((i) => api.server.pubsub.waitFor((e) => e.type === 'task.finished' && e.taskId === tasks[i]!.id, 10_000));
-    const r = await completeMany(w, got.map((a, i) => ({ ...a, result: { exitCode: i === 3 ? 2 : 0, metrics: { i } } })));
+    const off = api.server.pubsub.on(
+      () => true,
+      (e) => heard.push(e),
+    );
+    const finishedHeard = [0, 2, 3].map((i) =>
+      api.server.pubsub.waitFor((e) => e.type === 'task.finished' && e.taskId === tasks[i]!.id, 10_000),
+    );
+    const r = await completeMany(
+      w,
+      got.map((a, i) => ({ ...a, result: { exitCode: i === 3 ? 2 : 0, metrics: { i } } })),
+    );
     // Subscribers (every API process, through LISTEN) hear one task.finished per accepted task.
     expect(await Promise.all(finishedHeard)).toEqual([true, true, true]);
     off();
@@ -74,7 +84,9 @@ describe('a batch of completions', async () => {
     // The stale one: LOST → STALE, recorded; its task is still queued for its next attempt, without a result.
     expect((await prisma.attempt.findUniqueOrThrow({ where: { id: stale.attemptId } })).status).toBe('STALE');
     const reports = await prisma.staleReport.findMany({ where: { attemptId: stale.attemptId } });
-    expect(reports.map((x) => [x.kind, (x.detail as { reason: string }).reason])).toEqual([['complete', 'its lease expired and the task was handed on']]);
+    expect(reports.map((x) => [x.kind, (x.detail as { reason: string }).reason])).toEqual([
+      ['complete', 'its lease expired and the task was handed on'],
+    ]);
     const requeued = await prisma.task.findUniqueOrThrow({ where: { id: tasks[1]!.id } });
     expect(requeued.status).toBe('QUEUED');
     expect(requeued.result).toBeNull();
@@ -111,7 +123,11 @@ describe('a batch of completions', async () => {
   });
 
   it('a wrong fencing token, an unknown attempt and an undeclared output are refused each in its own result; the valid member is accepted', async () => {
-    const tasks = [await addTask(api, job, { name: 'ok' }), await addTask(api, job, { name: 'wrong token' }), await addTask(api, job, { name: 'bad output' })];
+    const tasks = [
+      await addTask(api, job, { name: 'ok' }),
+      await addTask(api, job, { name: 'wrong token' }),
+      await addTask(api, job, { name: 'bad output' }),
+    ];
     const got = await w.claim({ max: 3 });
     expect(got.map((a) => a.task.id).sort()).toEqual(tasks.map((t) => t.id).sort());
     const by = (id: string) => got.find((a) => a.task.id === id)!;

@@ -19,7 +19,9 @@ interface Service {
   depends_on?: Record<string, { condition: string }>;
   command?: string[];
 }
-const compose = parseYaml(readFileSync(path.join(repoRoot, 'docker/compose.multihost.yaml'), 'utf8'), { merge: true }) as { services: Record<string, Service> };
+const compose = parseYaml(readFileSync(path.join(repoRoot, 'docker/compose.multihost.yaml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
 /** The directives (comments left out). */
 const nginx = readFileSync(path.join(repoRoot, 'docker/nginx.multihost.conf'), 'utf8').replace(/#.*$/gm, '');
 const s = compose.services;
@@ -46,7 +48,11 @@ describe('compose.multihost.yaml (static)', () => {
     expect(ea).toEqual(eb);
     expect([ua, ub]).toEqual(['http://api-a:4000', 'http://api-b:4000']);
     for (const n of apis) expect(s[n]!.volumes ?? [], n).toEqual([]);
-    for (const n of apis) expect(s[n]!.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, 'minio-bucket': { condition: 'service_completed_successfully' } });
+    for (const n of apis)
+      expect(s[n]!.depends_on).toEqual({
+        postgres: { condition: 'service_healthy' },
+        'minio-bucket': { condition: 'service_completed_successfully' },
+      });
     expect(s.lb!.depends_on).toEqual({ 'api-a': { condition: 'service_healthy' }, 'api-b': { condition: 'service_healthy' } });
     expect(s.worker!.command).toEqual(expect.arrayContaining(['--server', 'http://lb:4000']));
   });
@@ -54,7 +60,12 @@ describe('compose.multihost.yaml (static)', () => {
   it('configures the S3 backend the way the API reads it (MinIO: endpoint, bucket, path-style, keys)', () => {
     const config = loadConfig({ ...withDefaults(s['api-a']!.environment!), DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x' });
     expect(config.blobs.store).toBe('s3');
-    expect(config.blobs.s3).toMatchObject({ endpoint: 'http://minio:9000', bucket: 'chatgpu', forcePathStyle: true, credentials: { accessKeyId: 'chatgpu', secretAccessKey: 'chatgpu-minio' } });
+    expect(config.blobs.s3).toMatchObject({
+      endpoint: 'http://minio:9000',
+      bucket: 'chatgpu',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'chatgpu', secretAccessKey: 'chatgpu-minio' },
+    });
     expect(withDefaults(s['minio-bucket']!.environment!)).toEqual({ MINIO_ROOT_USER: 'chatgpu', MINIO_ROOT_PASSWORD: 'chatgpu-minio' });
     expect(s['minio-bucket']!.command!.join(' ')).toContain('store/chatgpu');
   });

@@ -19,13 +19,23 @@ import { corpusAvailable, judge, loadCorpus, materialise, runProject } from './h
 import { startWorker } from './helpers/worker.js';
 
 /** argparse flags and a save path; constants; keyword literals and figures; a sweep; a service with its setup step; a refusal; a click option. */
-const SUITE = ['word-language-model', 'poly-regression', 'sklearn-digits-classification', 'jcj-two-layer-numpy', 'flaskr', 'ng-bigram', 'click-hello'];
+const SUITE = [
+  'word-language-model',
+  'poly-regression',
+  'sklearn-digits-classification',
+  'jcj-two-layer-numpy',
+  'flaskr',
+  'ng-bigram',
+  'click-hello',
+];
 
 const laid = corpusAvailable() ? materialise(SUITE) : null;
 // Snapshots present but incomplete on this machine: skipped, saying which.
 if (laid && 'missing' in laid) console.warn(`corpus-e2e skipped: the corpus could not be laid out here: ${laid.missing}`);
 const available = !!laid && !('missing' in laid);
-const api = available ? await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() }) : null;
+const api = available
+  ? await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() })
+  : null;
 
 describe.skipIf(!available)('the corpus of public projects, end to end (needs the upstream snapshots)', () => {
   let token = '';

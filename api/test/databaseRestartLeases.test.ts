@@ -19,7 +19,10 @@ import { startThrowawayPostgres } from './helpers/throwawayPostgres.js';
 import { waitFor } from './helpers/waitFor.js';
 
 const pg = await startThrowawayPostgres();
-const api = await startTestApi({ LEASE_SEC: '3', HEARTBEAT_SEC: '1', TICK_INTERVAL_SEC: '1', RETRY_BASE_SEC: '0' }, { databaseUrl: pg.url, scheduler: true });
+const api = await startTestApi(
+  { LEASE_SEC: '3', HEARTBEAT_SEC: '1', TICK_INTERVAL_SEC: '1', RETRY_BASE_SEC: '0' },
+  { databaseUrl: pg.url, scheduler: true },
+);
 const user = await api.signUp();
 const token = await createWorkerToken(api, user.token);
 const prisma = () => api.server.db.prisma;
@@ -27,11 +30,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A worker call, repeated while the API answers 503 (the database is still starting). */
 async function whenUp<T extends { errors?: unknown[] | undefined }>(fn: () => Promise<T>): Promise<T> {
-  return waitFor(async () => {
-    const r = await fn();
-    const codes = (r.errors ?? []).map((e) => (e as { extensions?: { code?: string } }).extensions?.code);
-    return codes.includes('UNAVAILABLE') ? null : r;
-  }, 60_000, 'the API to answer again');
+  return waitFor(
+    async () => {
+      const r = await fn();
+      const codes = (r.errors ?? []).map((e) => (e as { extensions?: { code?: string } }).extensions?.code);
+      return codes.includes('UNAVAILABLE') ? null : r;
+    },
+    60_000,
+    'the API to answer again',
+  );
 }
 
 /** Stops PostgreSQL for `ms` (longer than the 3 s lease) and starts it again; started again on failure. */
@@ -74,10 +81,14 @@ describe('PostgreSQL restarted for longer than a lease', () => {
     expect((await prisma().task.findUniqueOrThrow({ where: { id: a!.task.id } })).status).toBe('SUCCEEDED');
 
     // The other worker never comes back: its resumed lease runs out and the tick loses it.
-    const lost = await waitFor(async () => {
-      const x = await prisma().attempt.findUniqueOrThrow({ where: { id: v!.attemptId } });
-      return x.status === 'LOST' ? x : null;
-    }, 30_000, 'the vanished worker\'s attempt LOST');
+    const lost = await waitFor(
+      async () => {
+        const x = await prisma().attempt.findUniqueOrThrow({ where: { id: v!.attemptId } });
+        return x.status === 'LOST' ? x : null;
+      },
+      30_000,
+      "the vanished worker's attempt LOST",
+    );
     expect(lost.status).toBe('LOST');
     const retried = await prisma().task.findUniqueOrThrow({ where: { id: v!.task.id } });
     expect(retried.status).toBe('QUEUED'); // retried (3 attempts by default)

@@ -76,7 +76,15 @@ function dockerignore(): RegExp[] {
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#') && !l.startsWith('!'))
-    .map((p) => new RegExp(`^${p.replace(/[.+^${}()|[\]]/g, '\\$&').replace(/\*\*\//g, '(.*/)?').replace(/\*/g, '[^/]*')}(/.*)?$`));
+    .map(
+      (p) =>
+        new RegExp(
+          `^${p
+            .replace(/[.+^${}()|[\]]/g, '\\$&')
+            .replace(/\*\*\//g, '(.*/)?')
+            .replace(/\*/g, '[^/]*')}(/.*)?$`,
+        ),
+    );
 }
 
 /** JSON (exec) form: a JSON array of strings. */
@@ -139,14 +147,16 @@ function lintDockerfile(text: string, context = ROOT): string[] {
       if (/\bsudo\b/.test(x.args)) problems.push(`D6 line ${x.line}: sudo`);
     }
     if (x.op === 'CMD' || x.op === 'ENTRYPOINT' || x.op === 'HEALTHCHECK') {
-      const cmd = x.op === 'HEALTHCHECK' ? /CMD\s+(.*)$/.exec(x.args)?.[1] ?? '' : x.args;
+      const cmd = x.op === 'HEALTHCHECK' ? (/CMD\s+(.*)$/.exec(x.args)?.[1] ?? '') : x.args;
       const argv = execForm(cmd);
       if (!argv) {
         problems.push(`D6 line ${x.line}: ${x.op} is not in exec (JSON) form`);
         continue;
       }
       // D7: a script path the program runs (relative to WORKDIR /app = the repository root).
-      for (const a of argv) if (/^[\w./-]+\.(mjs|js|ts)$/.test(a) && !existsSync(path.join(context, a))) problems.push(`D7 line ${x.line}: ${a} does not exist`);
+      for (const a of argv)
+        if (/^[\w./-]+\.(mjs|js|ts)$/.test(a) && !existsSync(path.join(context, a)))
+          problems.push(`D7 line ${x.line}: ${a} does not exist`);
     }
   }
   return problems;
@@ -156,22 +166,30 @@ function lintDockerfile(text: string, context = ROOT): string[] {
 
 const dockerfiles = readdirSync(DOCKER).filter((f) => /Dockerfile$/.test(f));
 const compose = parseYaml(readFileSync(path.join(DOCKER, 'compose.yaml'), 'utf8')) as {
-  services: Record<string, {
-    image?: string;
-    build?: { context: string; dockerfile: string };
-    healthcheck?: { test?: unknown };
-    depends_on?: Record<string, { condition?: string }> | string[];
-    ports?: string[];
-    environment?: Record<string, string>;
-    volumes?: string[];
-  }>;
+  services: Record<
+    string,
+    {
+      image?: string;
+      build?: { context: string; dockerfile: string };
+      healthcheck?: { test?: unknown };
+      depends_on?: Record<string, { condition?: string }> | string[];
+      ports?: string[];
+      environment?: Record<string, string>;
+      volumes?: string[];
+    }
+  >;
   volumes?: Record<string, unknown>;
 };
 
 describe('Dockerfiles (hadolint-style rules, static)', () => {
   it('there is an API image and CPU, CUDA and ROCm worker images', () => {
-    expect(dockerfiles.sort()).toEqual(expect.arrayContaining(['Dockerfile', 'worker.Dockerfile', 'worker-cuda.Dockerfile', 'worker-rocm.Dockerfile']));
-    const bases = (f: string) => parseDockerfile(readFileSync(path.join(DOCKER, f), 'utf8')).filter((x) => x.op === 'FROM').map((x) => x.args.split(/\s+/)[0]);
+    expect(dockerfiles.sort()).toEqual(
+      expect.arrayContaining(['Dockerfile', 'worker.Dockerfile', 'worker-cuda.Dockerfile', 'worker-rocm.Dockerfile']),
+    );
+    const bases = (f: string) =>
+      parseDockerfile(readFileSync(path.join(DOCKER, f), 'utf8'))
+        .filter((x) => x.op === 'FROM')
+        .map((x) => x.args.split(/\s+/)[0]);
     expect(bases('worker-cuda.Dockerfile').some((b) => b!.startsWith('nvidia/cuda:'))).toBe(true);
     expect(bases('worker-rocm.Dockerfile').some((b) => b!.startsWith('rocm/'))).toBe(true);
   });
@@ -226,7 +244,11 @@ describe('compose.yaml (static)', () => {
   });
 
   it('C2: every service has a healthcheck', () => {
-    expect(Object.entries(s).filter(([, svc]) => !svc.healthcheck?.test).map(([n]) => n)).toEqual([]);
+    expect(
+      Object.entries(s)
+        .filter(([, svc]) => !svc.healthcheck?.test)
+        .map(([n]) => n),
+    ).toEqual([]);
   });
 
   it('C3: api starts when postgres is healthy, the worker when the api is', () => {
@@ -244,7 +266,9 @@ describe('compose.yaml (static)', () => {
     // No literal secret: the password is a variable (a default for a laptop is allowed).
     expect(s.postgres!.environment?.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD/);
     expect(s.api!.environment?.DATABASE_URL).toContain('${POSTGRES_PASSWORD');
-    const named = Object.values(s).flatMap((svc) => (svc.volumes ?? []).map((v) => v.split(':')[0]!)).filter((v) => !v.startsWith('.') && !v.startsWith('/'));
+    const named = Object.values(s)
+      .flatMap((svc) => (svc.volumes ?? []).map((v) => v.split(':')[0]!))
+      .filter((v) => !v.startsWith('.') && !v.startsWith('/'));
     expect(named.filter((v) => !(v in (compose.volumes ?? {})))).toEqual([]);
   });
 });

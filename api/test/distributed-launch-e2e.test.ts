@@ -74,54 +74,96 @@ const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { 
 async function submit(files: Record<string, string>, request: string) {
   const manifest = [];
   for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`, { i: { title: 'ddp', request, files: manifest } }, user.token);
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`,
+    { i: { title: 'ddp', request, files: manifest } },
+    user.token,
+  );
   return { id: r.data.createJob.id as string, jobId: Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]! };
 }
 
 describe('a DDP script under the launcher on a CPU worker', () => {
-  it('runs one gloo process per core of the slot, SUCCEEDS with both ranks’ logs kept apart and rank 0’s metrics', { timeout: 240_000 }, async () => {
-    const w = await prisma.worker.findFirstOrThrow({ where: { name: 'ddp-box' } });
-    const n = Math.max(1, Math.floor(w.cpuCores / Math.max(1, w.slots)));
-    expect(n, 'the CI machine has 2 cores').toBeGreaterThanOrEqual(2);
-    const { id, jobId } = await submit({ 'train.py': TRAIN, 'README.md': '# Tiny DDP\n\n    torchrun --nproc_per_node=2 train.py\n' }, 'train the model');
-    const job = await waitFor(async () => {
-      const j = (await api.gql(JOB, { id }, user.token)).data.job;
-      return ['SUCCEEDED', 'FAILED', 'NEEDS_INPUT', 'CANCELLED'].includes(j.status) ? j : null;
-    }, 220_000, 'job done');
-    const lines = await prisma.logChunk.findMany({ where: { attempt: { task: { jobId } } }, orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }] });
-    const log = lines.map((l) => `${l.stream}: ${l.text}`).join('\n');
-    expect(job.status, `${job.statusReason}\n${JSON.stringify(job.currentPlan)}\n${log.slice(-3000)}`).toBe('SUCCEEDED');
-    const procs = Math.min(2, n); // the README asks for 2
-    expect(job.currentPlan.command).toBe(`python -m chatgpu.torchrun --standalone --nproc_per_node ${procs} --tee 3 train.py`);
-    expect(job.currentPlan.summary).toMatch(new RegExp(`its README launches it with \`torchrun\`.*${procs} processes — one per CPU core of one worker slot, backend gloo`));
-    const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
-    expect(run.requirements).toMatchObject({ devices: procs });
-    expect(job.currentPlan.summary).not.toMatch(/multi-node/);
-    // Every rank's lines, each with its rank prefix.
-    for (let r = 0; r < procs; r++) {
-      for (let s = 0; s < STEPS; s++) expect(log).toMatch(new RegExp(`stdout: \\[default${r}\\]:rank ${r}/${procs} step ${s} local loss`));
-      expect(log).toContain(`[default${r}]:rank ${r} weights equal on all ranks: True`);
-    }
-    // Rank 0's metrics only: one loss point per step, all from rank 0; rank 1's hand-printed line stays a log line.
-    const points = await prisma.metricPoint.findMany({ where: { attempt: { task: { jobId, kind: 'RUN' } } }, orderBy: [{ seq: 'asc' }] });
-    const loss = points.filter((p) => p.name === 'loss');
-    expect(loss.map((p) => p.step)).toEqual([...Array(STEPS).keys()]);
-    expect(points.filter((p) => p.name === 'rank').map((p) => p.value)).toEqual(Array(STEPS).fill(0));
-    expect(points.some((p) => p.name === 'leaked')).toBe(false);
-    expect(log).toContain('[default1]:CHATGPU_METRIC {"step": 0, "values": {"leaked": 1}}');
-    expect(loss.at(-1)!.value).toBeLessThan(loss[0]!.value);
-  });
+  it(
+    'runs one gloo process per core of the slot, SUCCEEDS with both ranks’ logs kept apart and rank 0’s metrics',
+    { timeout: 240_000 },
+    async () => {
+      const w = await prisma.worker.findFirstOrThrow({ where: { name: 'ddp-box' } });
+      const n = Math.max(1, Math.floor(w.cpuCores / Math.max(1, w.slots)));
+      expect(n, 'the CI machine has 2 cores').toBeGreaterThanOrEqual(2);
+      const { id, jobId } = await submit(
+        { 'train.py': TRAIN, 'README.md': '# Tiny DDP\n\n    torchrun --nproc_per_node=2 train.py\n' },
+        'train the model',
+      );
+      const job = await waitFor(
+        async () => {
+          const j = (await api.gql(JOB, { id }, user.token)).data.job;
+          return ['SUCCEEDED', 'FAILED', 'NEEDS_INPUT', 'CANCELLED'].includes(j.status) ? j : null;
+        },
+        220_000,
+        'job done',
+      );
+      const lines = await prisma.logChunk.findMany({
+        where: { attempt: { task: { jobId } } },
+        orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }],
+      });
+      const log = lines.map((l) => `${l.stream}: ${l.text}`).join('\n');
+      expect(job.status, `${job.statusReason}\n${JSON.stringify(job.currentPlan)}\n${log.slice(-3000)}`).toBe('SUCCEEDED');
+      const procs = Math.min(2, n); // the README asks for 2
+      expect(job.currentPlan.command).toBe(`python -m chatgpu.torchrun --standalone --nproc_per_node ${procs} --tee 3 train.py`);
+      expect(job.currentPlan.summary).toMatch(
+        new RegExp(`its README launches it with \`torchrun\`.*${procs} processes — one per CPU core of one worker slot, backend gloo`),
+      );
+      const run = await prisma.task.findFirstOrThrow({ where: { jobId, kind: 'RUN' } });
+      expect(run.requirements).toMatchObject({ devices: procs });
+      expect(job.currentPlan.summary).not.toMatch(/multi-node/);
+      // Every rank's lines, each with its rank prefix.
+      for (let r = 0; r < procs; r++) {
+        for (let s = 0; s < STEPS; s++)
+          expect(log).toMatch(new RegExp(`stdout: \\[default${r}\\]:rank ${r}/${procs} step ${s} local loss`));
+        expect(log).toContain(`[default${r}]:rank ${r} weights equal on all ranks: True`);
+      }
+      // Rank 0's metrics only: one loss point per step, all from rank 0; rank 1's hand-printed line stays a log line.
+      const points = await prisma.metricPoint.findMany({ where: { attempt: { task: { jobId, kind: 'RUN' } } }, orderBy: [{ seq: 'asc' }] });
+      const loss = points.filter((p) => p.name === 'loss');
+      expect(loss.map((p) => p.step)).toEqual([...Array(STEPS).keys()]);
+      expect(points.filter((p) => p.name === 'rank').map((p) => p.value)).toEqual(Array(STEPS).fill(0));
+      expect(points.some((p) => p.name === 'leaked')).toBe(false);
+      expect(log).toContain('[default1]:CHATGPU_METRIC {"step": 0, "values": {"leaked": 1}}');
+      expect(loss.at(-1)!.value).toBeLessThan(loss[0]!.value);
+    },
+  );
 
   it('a simulated 2-GPU worker is chosen over a simulated 1-GPU worker for a job planned with 2 GPUs', { timeout: 240_000 }, async () => {
     const token = wt.data.createWorkerToken.token as string;
-    others.push(await startWorker(api.url, token, 'sim-1gpu', ['--python', '/usr/bin/python3', '--simulate-accelerator', 'nvidia:RTX-4090:cuda-12.4']));
-    others.push(await startWorker(api.url, token, 'sim-2gpu', ['--python', '/usr/bin/python3', '--simulate-accelerator', '2xnvidia:RTX-4090:cuda-12.4']));
+    others.push(
+      await startWorker(api.url, token, 'sim-1gpu', [
+        '--python',
+        '/usr/bin/python3',
+        '--simulate-accelerator',
+        'nvidia:RTX-4090:cuda-12.4',
+      ]),
+    );
+    others.push(
+      await startWorker(api.url, token, 'sim-2gpu', [
+        '--python',
+        '/usr/bin/python3',
+        '--simulate-accelerator',
+        '2xnvidia:RTX-4090:cuda-12.4',
+      ]),
+    );
     const { id, jobId } = await submit({ 'train.py': TRAIN.replace(`range(${STEPS})`, 'range(3)') }, 'train the model on an NVIDIA GPU');
-    const job = await waitFor(async () => {
-      const j = (await api.gql(JOB, { id }, user.token)).data.job;
-      return ['SUCCEEDED', 'FAILED', 'NEEDS_INPUT', 'CANCELLED'].includes(j.status) ? j : null;
-    }, 220_000, 'job done');
-    const lines = await prisma.logChunk.findMany({ where: { attempt: { task: { jobId } } }, orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }] });
+    const job = await waitFor(
+      async () => {
+        const j = (await api.gql(JOB, { id }, user.token)).data.job;
+        return ['SUCCEEDED', 'FAILED', 'NEEDS_INPUT', 'CANCELLED'].includes(j.status) ? j : null;
+      },
+      220_000,
+      'job done',
+    );
+    const lines = await prisma.logChunk.findMany({
+      where: { attempt: { task: { jobId } } },
+      orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }],
+    });
     const log = lines.map((l) => `${l.stream}: ${l.text}`).join('\n');
     expect(job.status, `${job.statusReason}\n${JSON.stringify(job.currentPlan)}\n${log.slice(-3000)}`).toBe('SUCCEEDED');
     expect(job.currentPlan.command).toBe('python -m chatgpu.torchrun --standalone --nproc_per_node 2 --tee 3 train.py');

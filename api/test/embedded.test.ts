@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { freePort, repoRoot, spawnProc } from './helpers/processes.js';
 
 const cleanEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !['DATABASE_URL', 'CHATGPU_DATA_DIR', 'PORT', 'TEST_DATABASE_URL'].includes(k) && !k.startsWith('VITEST')),
+  Object.entries(process.env).filter(
+    ([k]) => !['DATABASE_URL', 'CHATGPU_DATA_DIR', 'PORT', 'TEST_DATABASE_URL'].includes(k) && !k.startsWith('VITEST'),
+  ),
 );
 
 describe('embedded default', () => {
@@ -41,14 +43,28 @@ describe('embedded default', () => {
           body: JSON.stringify({ query, variables }),
         })
       ).json()) as any;
-    const hello = await asWorker(`mutation { workerHello(input: {name: "embedded", version: "1", slots: 1, capabilities: {}}) { ... on WorkerHelloResult { workerId } } }`);
+    const hello = await asWorker(
+      `mutation { workerHello(input: {name: "embedded", version: "1", slots: 1, capabilities: {}}) { ... on WorkerHelloResult { workerId } } }`,
+    );
     const workerId = hello.data.workerHello.workerId;
     expect(workerId).toMatch(/^[0-9a-f-]{36}$/);
-    const beat = await asWorker(`mutation($w: ID!) { heartbeat(workerId: $w, leases: []) { ... on HeartbeatResult { status renewed orders { kind } } } }`, { w: workerId });
+    const beat = await asWorker(
+      `mutation($w: ID!) { heartbeat(workerId: $w, leases: []) { ... on HeartbeatResult { status renewed orders { kind } } } }`,
+      { w: workerId },
+    );
     expect(beat.data.heartbeat).toEqual({ status: 'ONLINE', renewed: [], orders: [{ kind: 'RESUME' }] });
     const stranger = { attemptId: '00000000-0000-4000-8000-000000000001', fencingToken: 'x' };
-    const refused = await asWorker(`mutation($w: ID!, $l: [LeaseInput!]!) { heartbeat(workerId: $w, leases: $l) { ... on HeartbeatResult { renewed orders { kind attemptId reason } } } }`, { w: workerId, l: [stranger] });
-    expect(refused.data.heartbeat).toEqual({ renewed: [], orders: [{ kind: 'CANCEL', attemptId: stranger.attemptId, reason: 'unknown attempt' }, { kind: 'RESUME', attemptId: null, reason: null }] });
+    const refused = await asWorker(
+      `mutation($w: ID!, $l: [LeaseInput!]!) { heartbeat(workerId: $w, leases: $l) { ... on HeartbeatResult { renewed orders { kind attemptId reason } } } }`,
+      { w: workerId, l: [stranger] },
+    );
+    expect(refused.data.heartbeat).toEqual({
+      renewed: [],
+      orders: [
+        { kind: 'CANCEL', attemptId: stranger.attemptId, reason: 'unknown attempt' },
+        { kind: 'RESUME', attemptId: null, reason: null },
+      ],
+    });
     const claimed = await asWorker(`mutation($w: ID!) { claimTask(workerId: $w, waitMs: 0, max: 1) { __typename } }`, { w: workerId });
     expect(claimed.errors).toBeUndefined();
     expect(await first.stop('SIGTERM')).toBe(0);

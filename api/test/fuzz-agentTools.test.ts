@@ -60,7 +60,9 @@ const theirWorker = await insertOnlineWorker(prisma, other.userId);
 // Out of scope: another user's job with a task.
 const theirJob = await createJobWithFile(api, other.token);
 const theirTask = await addTask(api, theirJob);
-const snap = await snapshotter(api.databaseUrl, [path.join(api.dataDir, 'blobs')], { ignoreColumns: ['updatedAt', 'agentLockHolder', 'agentLockUntil'] });
+const snap = await snapshotter(api.databaseUrl, [path.join(api.dataDir, 'blobs')], {
+  ignoreColumns: ['updatedAt', 'agentLockHolder', 'agentLockUntil'],
+});
 
 const FILES = { 'main.py': 'import numpy\nprint(1)\n', 'README.md': 'run main.py\n' };
 
@@ -78,21 +80,43 @@ async function jobFor(agent: AgentDef) {
 
 // ---------------------------------------------------------------- arguments from the JSON Schema
 
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; enum?: unknown[]; anyOf?: Schema[]; minimum?: number; maximum?: number };
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  minimum?: number;
+  maximum?: number;
+};
 
 /** Values of a field by name: real ids of this job and out-of-scope ones. */
 function realFor(name: string, own: { taskId: string | null }): unknown[] {
   if (/taskId$/i.test(name)) return [own.taskId, theirTask.id, randomUUID()].filter(Boolean);
   if (/workerId$/i.test(name)) return [myWorker.id, theirWorker.id, randomUUID()];
   if (/attemptId$/i.test(name)) return [randomUUID()];
-  if (name === 'path' || name === 'files') return ['main.py', 'train.py', '../../etc/passwd', '/etc/passwd', 'README.md', 'nope.py', 'weights.bin', '__proto__', 'constructor', 'toString'];
-  if (name === 'diff') return [FIX_PATCH, FIX_PATCH.replaceAll('\n', '\r\n'), createTwoFilesPatch('a/eval.py', 'b/eval.py', 'import sys\n', 'import os\n')];
+  if (name === 'path' || name === 'files')
+    return [
+      'main.py',
+      'train.py',
+      '../../etc/passwd',
+      '/etc/passwd',
+      'README.md',
+      'nope.py',
+      'weights.bin',
+      '__proto__',
+      'constructor',
+      'toString',
+    ];
+  if (name === 'diff')
+    return [FIX_PATCH, FIX_PATCH.replaceAll('\n', '\r\n'), createTwoFilesPatch('a/eval.py', 'b/eval.py', 'import sys\n', 'import os\n')];
   return [];
 }
 
 function fromSchema(s: Schema, name: string, own: { taskId: string | null }, depth = 0): fc.Arbitrary<unknown> {
   if (s.anyOf) return fc.oneof(...s.anyOf.map((x) => fromSchema(x, name, own, depth)));
-  if (s.enum) return fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...s.enum) }, { weight: 1, arbitrary: hostileString({ maxLength: 10 }) });
+  if (s.enum)
+    return fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...s.enum) }, { weight: 1, arbitrary: hostileString({ maxLength: 10 }) });
   const types = Array.isArray(s.type) ? s.type : [s.type ?? 'string'];
   const real = realFor(name, own);
   const arbs = types.map((t): fc.Arbitrary<unknown> => {
@@ -116,7 +140,9 @@ function fromSchema(s: Schema, name: string, own: { taskId: string | null }, dep
         return name === 'path' ? fc.oneof(hostilePath(), hostileString()) : hostileString();
     }
   });
-  return real.length ? fc.oneof({ weight: 2, arbitrary: fc.oneof(...arbs) }, { weight: 1, arbitrary: fc.constantFrom(...real) }) : fc.oneof(...arbs);
+  return real.length
+    ? fc.oneof({ weight: 2, arbitrary: fc.oneof(...arbs) }, { weight: 1, arbitrary: fc.constantFrom(...real) })
+    : fc.oneof(...arbs);
 }
 
 /** The `arguments` string a model might send for this tool. */
@@ -125,12 +151,28 @@ function argumentsArb(schema: Schema, own: { taskId: string | null }): fc.Arbitr
   return fc.oneof(
     { weight: 6, arbitrary: valid.map((v) => JSON.stringify(v)) },
     // Extra fields (the strict schema forbids them), some shaped like prototype pollution.
-    { weight: 1, arbitrary: fc.tuple(valid, fc.constantFrom('extra', '__proto__', 'constructor'), hostileJson()).map(([v, k, x]) => JSON.stringify(v).replace(/^\{/, `{${JSON.stringify(k)}:${JSON.stringify(x) ?? 'null'}${Object.keys(v).length ? ',' : ''}`)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(valid, fc.constantFrom('extra', '__proto__', 'constructor'), hostileJson())
+        .map(([v, k, x]) =>
+          JSON.stringify(v).replace(/^\{/, `{${JSON.stringify(k)}:${JSON.stringify(x) ?? 'null'}${Object.keys(v).length ? ',' : ''}`),
+        ),
+    },
     // The wrong JSON altogether.
     { weight: 1, arbitrary: hostileJson().map((v) => JSON.stringify(v) ?? 'null') },
     // Not JSON: cut, doubled, prose, empty.
-    { weight: 1, arbitrary: fc.tuple(valid, fc.double({ min: 0, max: 1, noNaN: true })).map(([v, f]) => { const t = JSON.stringify(v); return t.slice(0, Math.floor(t.length * f)); }) },
-    { weight: 1, arbitrary: fc.constantFrom('', '{', '}{', 'null', '[]', '{"a":1}{"b":2}', 'Sure! Here are the arguments:', '{"question": "x\u0000"}') },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(valid, fc.double({ min: 0, max: 1, noNaN: true })).map(([v, f]) => {
+        const t = JSON.stringify(v);
+        return t.slice(0, Math.floor(t.length * f));
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('', '{', '}{', 'null', '[]', '{"a":1}{"b":2}', 'Sure! Here are the arguments:', '{"question": "x\u0000"}'),
+    },
   );
 }
 
@@ -171,7 +213,10 @@ async function callTool(agent: AgentDef, tool: string, args: string, job: { jobI
     const changed = snap.diff(before, await snap.take(), ['AgentRun', 'AgentItem', 'JobEvent']);
     const events = await prisma.jobEvent.findMany({ where: { id: { gt: lastEvent } }, select: { kind: true } });
     for (const e of events) if (!e.kind.startsWith('agent.')) changed.push(`job event ${e.kind}`);
-    if (changed.length) problems.push(`${out?.status === 'REJECTED' ? 'refused' : endedFinal ? 'ended (job final)' : 'read-only'} (${output.slice(0, 200)}) but wrote: ${changed.join('; ')}`);
+    if (changed.length)
+      problems.push(
+        `${out?.status === 'REJECTED' ? 'refused' : endedFinal ? 'ended (job final)' : 'read-only'} (${output.slice(0, 200)}) but wrote: ${changed.join('; ')}`,
+      );
   }
   return { problems, status: out?.status ?? null, output: parsed((out?.payload as { output?: string } | null)?.output) };
 }
@@ -192,19 +237,23 @@ function fail(tool: string, args: string, problems: string[]): void {
 describe('fuzz: agent tools', () => {
   for (const agent of [PLANNER, SUPERVISOR]) {
     for (const tool of agent.tools) {
-      it(`${agent.name}.${tool.name}: run or refused with a typed error; a refusal writes nothing`, async () => {
-        const schema = toolSpec(tool).parameters as Schema;
-        const own = { taskId: randomUUID() as string | null };
-        await fc.assert(
-          fc.asyncProperty(argumentsArb(schema, own), async (args) => {
-            const job = await jobFor(agent);
-            own.taskId = job.taskId;
-            const text = args.replaceAll(/"__OWN_TASK__"/g, JSON.stringify(job.taskId));
-            fail(tool.name, text, (await callTool(agent, tool.name, text, job)).problems);
-          }),
-          fuzzParams(3),
-        );
-      }, fuzzTimeout());
+      it(
+        `${agent.name}.${tool.name}: run or refused with a typed error; a refusal writes nothing`,
+        async () => {
+          const schema = toolSpec(tool).parameters as Schema;
+          const own = { taskId: randomUUID() as string | null };
+          await fc.assert(
+            fc.asyncProperty(argumentsArb(schema, own), async (args) => {
+              const job = await jobFor(agent);
+              own.taskId = job.taskId;
+              const text = args.replaceAll(/"__OWN_TASK__"/g, JSON.stringify(job.taskId));
+              fail(tool.name, text, (await callTool(agent, tool.name, text, job)).problems);
+            }),
+            fuzzParams(3),
+          );
+        },
+        fuzzTimeout(),
+      );
     }
   }
   it('planner.check_dependencies with files named like prototype members (a regression example: "own.thirdParty is not iterable")', async () => {
@@ -229,10 +278,20 @@ const PREP_FILES: Record<string, string> = {
 };
 const PROTECTED = ['config/empty.txt', 'config/frozen.json', 'eval.py'];
 /** The rejected candidate: the migration of train.py, with a syntax error the static checks report. */
-const REJECTED_TREE: Record<string, string> = { 'train.py': 'import torch\n\ndevice = "cpu"\nx = torch.ones(3).to(device\nprint(x.sum())\n' };
-const CANDIDATE_TEXT: Record<string, string> = { ...Object.fromEntries(Object.entries(PREP_FILES).filter(([p]) => p !== 'weights.bin')), ...REJECTED_TREE };
+const REJECTED_TREE: Record<string, string> = {
+  'train.py': 'import torch\n\ndevice = "cpu"\nx = torch.ones(3).to(device\nprint(x.sum())\n',
+};
+const CANDIDATE_TEXT: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(PREP_FILES).filter(([p]) => p !== 'weights.bin')),
+  ...REJECTED_TREE,
+};
 /** The patch a good model would send. */
-const FIX_PATCH = createTwoFilesPatch('a/train.py', 'b/train.py', REJECTED_TREE['train.py']!, REJECTED_TREE['train.py']!.replace('.to(device\n', '.to(device)\n'));
+const FIX_PATCH = createTwoFilesPatch(
+  'a/train.py',
+  'b/train.py',
+  REJECTED_TREE['train.py']!,
+  REJECTED_TREE['train.py']!.replace('.to(device\n', '.to(device)\n'),
+);
 const PREP_PLAN = PlanSchema.parse({
   summary: 'Make the CUDA script device-agnostic for the CPU worker, check it against the reference, then run it.',
   asks: [],
@@ -240,7 +299,11 @@ const PREP_PLAN = PlanSchema.parse({
   command: 'python train.py',
   hardware: { workload: 'python' },
   outputs: ['outputs'],
-  acceptance: { requiredFiles: [], metrics: [], evaluate: { checkpoint: 'outputs/model.pt', command: 'python eval.py --checkpoint outputs/model.pt' } },
+  acceptance: {
+    requiredFiles: [],
+    metrics: [],
+    evaluate: { checkpoint: 'outputs/model.pt', command: 'python eval.py --checkpoint outputs/model.pt' },
+  },
   preparation: {
     workload: { command: 'python train.py', timeoutSec: 60 },
     reference: { workload: 'python' },
@@ -255,7 +318,14 @@ if (STATIC_CHECKS.ok) throw new Error('the rejected candidate was meant not to c
 
 const preparerUser = await api.signUp();
 /** A job that stays on its reference: the reference is meant for an NVIDIA worker, and none is online (no fallback: the step is not the PyTorch migration). */
-const IDLE_PLAN = PlanSchema.parse({ ...PREP_PLAN, preparation: { ...PREP_PLAN.preparation, reference: { workload: 'cuda-cxx', accelVendor: 'nvidia' }, steps: [{ ...PREP_PLAN.preparation!.steps[0]!, transformation: 'cuda-to-hip' }] } });
+const IDLE_PLAN = PlanSchema.parse({
+  ...PREP_PLAN,
+  preparation: {
+    ...PREP_PLAN.preparation,
+    reference: { workload: 'cuda-cxx', accelVendor: 'nvidia' },
+    steps: [{ ...PREP_PLAN.preparation!.steps[0]!, transformation: 'cuda-to-hip' }],
+  },
+});
 const double = new ProtocolWorker(api, await createWorkerToken(api, preparerUser.token, 'prep-double'), 'prep-double');
 await double.hello({ capabilities: CPU_CAPS });
 
@@ -264,7 +334,9 @@ async function preparingJob(stage: 'reference-queued' | 'reference-done' | 'pend
   const { jobId } = await createJobAt(api.url, preparerUser.token, PREP_FILES);
   await transition(r, jobId, 'startPlanning', { reason: null });
   const plan = stage === 'reference-queued' ? IDLE_PLAN : PREP_PLAN;
-  await commitTransition(r, jobId, async (tx, now) => ({ eventIds: (await acceptPlan(tx, now, { jobId, author: 'scripted', plan })).eventIds }));
+  await commitTransition(r, jobId, async (tx, now) => ({
+    eventIds: (await acceptPlan(tx, now, { jobId, author: 'scripted', plan })).eventIds,
+  }));
   expect(await advancePreparation(r, jobId)).toEqual({ state: 'waiting', on: 'the reference run' });
   if (stage === 'reference-queued') return jobId;
   const [a] = await double.claim();
@@ -274,7 +346,17 @@ async function preparingJob(stage: 'reference-queued' | 'reference-done' | 'pend
   const original = await prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' } });
   const manifest = await manifestFromTree(r, original.manifest as unknown as ManifestEntry[], REJECTED_TREE, preparerUser.userId);
   const cv = await prisma.codeVersion.create({
-    data: { jobId, step: 'migrate', revision: 0, parentId: original.id, status: 'CANDIDATE', origin: 'pytorch-device-agnostic', manifest: manifest as never, fileCount: manifest.length, totalBytes: BigInt(manifest.reduce((n, e) => n + e.size, 0)) },
+    data: {
+      jobId,
+      step: 'migrate',
+      revision: 0,
+      parentId: original.id,
+      status: 'CANDIDATE',
+      origin: 'pytorch-device-agnostic',
+      manifest: manifest as never,
+      fileCount: manifest.length,
+      totalBytes: BigInt(manifest.reduce((n, e) => n + e.size, 0)),
+    },
   });
   await prisma.codeVersion.update({ where: { id: cv.id }, data: { staticChecks: STATIC_CHECKS as never } });
   if (stage === 'reference-done') return jobId;
@@ -304,13 +386,19 @@ const notPending = {
 };
 
 /** What an accepted patch must have made: one canonical CANDIDATE inside the project, protected files untouched, the change it reported. */
-async function checkAccepted(jobId: string, before: NonNullable<Awaited<ReturnType<typeof pendingRevision>>>, versionsBefore: number, output: unknown): Promise<string[]> {
+async function checkAccepted(
+  jobId: string,
+  before: NonNullable<Awaited<ReturnType<typeof pendingRevision>>>,
+  versionsBefore: number,
+  output: unknown,
+): Promise<string[]> {
   const problems: string[] = [];
   const versions = await prisma.codeVersion.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
   if (versions.length !== versionsBefore + 1) problems.push(`${versions.length - versionsBefore} code versions made, not 1`);
   const cv = versions.find((v) => v.step === before.step.name && v.revision === before.revision);
   if (!cv) return [...problems, `no code version for ${before.step.name} revision ${before.revision}`];
-  if (cv.status !== 'CANDIDATE' || cv.origin !== 'agent patch' || cv.parentId !== before.candidate.id) problems.push(`made ${cv.status} ${cv.origin} from ${cv.parentId}`);
+  if (cv.status !== 'CANDIDATE' || cv.origin !== 'agent patch' || cv.parentId !== before.candidate.id)
+    problems.push(`made ${cv.status} ${cv.origin} from ${cv.parentId}`);
   const manifest = cv.manifest as unknown as ManifestEntry[];
   for (const e of manifest) {
     let canonical: string | null = null;
@@ -319,7 +407,8 @@ async function checkAccepted(jobId: string, before: NonNullable<Awaited<ReturnTy
     } catch {
       /* reported below */
     }
-    if (canonical !== e.path) problems.push(`the candidate has a path outside the project or not canonical: ${JSON.stringify(e.path.slice(0, 200))}`);
+    if (canonical !== e.path)
+      problems.push(`the candidate has a path outside the project or not canonical: ${JSON.stringify(e.path.slice(0, 200))}`);
   }
   try {
     checkTree(manifest);
@@ -329,11 +418,17 @@ async function checkAccepted(jobId: string, before: NonNullable<Awaited<ReturnTy
   const parent = new Map(before.candidate.manifest.map((e) => [e.path, e]));
   const now = new Map(manifest.map((e) => [e.path, e]));
   // Protected files, and the binary file no text patch can change, are byte-identical (same blob, size and mode).
-  for (const p of [...PROTECTED, 'weights.bin']) if (JSON.stringify(parent.get(p)) !== JSON.stringify(now.get(p))) problems.push(`${p} changed: ${JSON.stringify(parent.get(p))} → ${JSON.stringify(now.get(p))}`);
-  if (cv.fileCount !== manifest.length || cv.totalBytes !== BigInt(manifest.reduce((n, e) => n + e.size, 0))) problems.push('fileCount/totalBytes do not match the manifest');
+  for (const p of [...PROTECTED, 'weights.bin'])
+    if (JSON.stringify(parent.get(p)) !== JSON.stringify(now.get(p)))
+      problems.push(`${p} changed: ${JSON.stringify(parent.get(p))} → ${JSON.stringify(now.get(p))}`);
+  if (cv.fileCount !== manifest.length || cv.totalBytes !== BigInt(manifest.reduce((n, e) => n + e.size, 0)))
+    problems.push('fileCount/totalBytes do not match the manifest');
   const reported = (output as { changed?: string[] }).changed ?? [];
   const real = changedPaths(before.candidate.manifest, manifest);
-  if (JSON.stringify([...reported].sort()) !== JSON.stringify(real)) problems.push(`reported changed ${JSON.stringify(reported).slice(0, 300)} but the candidate differs in ${JSON.stringify(real).slice(0, 300)}`);
+  if (JSON.stringify([...reported].sort()) !== JSON.stringify(real))
+    problems.push(
+      `reported changed ${JSON.stringify(reported).slice(0, 300)} but the candidate differs in ${JSON.stringify(real).slice(0, 300)}`,
+    );
   if (!real.length) problems.push('accepted a patch that changes nothing');
   return problems;
 }
@@ -344,7 +439,8 @@ async function callPreparer(tool: string, args: string): Promise<Called> {
   const before = (await pendingRevision(r, jobId))!;
   const versionsBefore = await prisma.codeVersion.count({ where: { jobId } });
   const res = await callTool(PREPARER, tool, args, { jobId });
-  if (res.status === 'DONE' && tool === 'propose_patch') res.problems.push(...(await checkAccepted(jobId, before, versionsBefore, res.output)));
+  if (res.status === 'DONE' && tool === 'propose_patch')
+    res.problems.push(...(await checkAccepted(jobId, before, versionsBefore, res.output)));
   if (res.status === 'DONE' && tool === 'give_up') {
     const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
     if (job.status !== 'FAILED') res.problems.push(`give_up left the job ${job.status}`);
@@ -352,8 +448,10 @@ async function callPreparer(tool: string, args: string): Promise<Called> {
   if (res.status === 'DONE' && tool === 'read_candidate_file') {
     // What it reads is the rejected candidate's text, never anything outside it.
     const o = res.output as { path?: string; content?: string; files?: { path: string }[]; error?: string };
-    if (o.content !== undefined && CANDIDATE_TEXT[o.path!]?.slice(0, 20_000) !== o.content) res.problems.push(`read ${JSON.stringify(o.path)} as ${JSON.stringify(o.content.slice(0, 100))}`);
-    if (o.files && JSON.stringify(o.files.map((f) => f.path)) !== JSON.stringify(before.candidate.manifest.map((e) => e.path))) res.problems.push(`listed ${JSON.stringify(o.files)}`);
+    if (o.content !== undefined && CANDIDATE_TEXT[o.path!]?.slice(0, 20_000) !== o.content)
+      res.problems.push(`read ${JSON.stringify(o.path)} as ${JSON.stringify(o.content.slice(0, 100))}`);
+    if (o.files && JSON.stringify(o.files.map((f) => f.path)) !== JSON.stringify(before.candidate.manifest.map((e) => e.path)))
+      res.problems.push(`listed ${JSON.stringify(o.files)}`);
   }
   return res;
 }
@@ -361,11 +459,44 @@ async function callPreparer(tool: string, args: string): Promise<Called> {
 
 /** Paths a diff may name: the candidate's, the protected ones (also spelled ./x and x//y), and ones outside it. */
 const DIFF_PATHS = [
-  'train.py', 'README.md', 'new.py', 'src/new_module.py', 'weights.bin', 'missing.py',
-  'eval.py', 'config/frozen.json', 'config/empty.txt', './eval.py', 'config//frozen.json', 'config/./empty.txt', 'x/../eval.py',
-  '../outside.py', '../../etc/passwd', '/etc/passwd', '/tmp/abs.py', 'a/../../x.py', 'src/../../x.py', '..', '.', '',
-  'x\u0000y.py', 'dir\\evil.py', '..\\..\\evil.py', 'C:\\evil.py', 'C:/evil.py', `${'p'.repeat(1100)}.py`, `${'d/'.repeat(70)}f.py`,
-  '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'train.py/inner.py', 'config', '\u202eyp.lave', ' eval.py', 'e\u0301.py',
+  'train.py',
+  'README.md',
+  'new.py',
+  'src/new_module.py',
+  'weights.bin',
+  'missing.py',
+  'eval.py',
+  'config/frozen.json',
+  'config/empty.txt',
+  './eval.py',
+  'config//frozen.json',
+  'config/./empty.txt',
+  'x/../eval.py',
+  '../outside.py',
+  '../../etc/passwd',
+  '/etc/passwd',
+  '/tmp/abs.py',
+  'a/../../x.py',
+  'src/../../x.py',
+  '..',
+  '.',
+  '',
+  'x\u0000y.py',
+  'dir\\evil.py',
+  '..\\..\\evil.py',
+  'C:\\evil.py',
+  'C:/evil.py',
+  `${'p'.repeat(1100)}.py`,
+  `${'d/'.repeat(70)}f.py`,
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'train.py/inner.py',
+  'config',
+  '\u202eyp.lave',
+  ' eval.py',
+  'e\u0301.py',
 ];
 
 type Op = 'modify' | 'stale' | 'create' | 'delete' | 'delete-partial' | 'headers-only' | 'huge' | 'binary' | 'git-binary';
@@ -398,7 +529,18 @@ function section(path: string, op: Op, n: number, prefix: boolean): string {
 
 const sectionArb = fc.record({
   path: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...DIFF_PATHS) }, { weight: 1, arbitrary: hostilePath() }),
-  op: fc.constantFrom<Op>('modify', 'modify', 'stale', 'create', 'delete', 'delete-partial', 'headers-only', 'huge', 'binary', 'git-binary'),
+  op: fc.constantFrom<Op>(
+    'modify',
+    'modify',
+    'stale',
+    'create',
+    'delete',
+    'delete-partial',
+    'headers-only',
+    'huge',
+    'binary',
+    'git-binary',
+  ),
   n: fc.integer({ min: 0, max: 40 }),
   prefix: fc.boolean(),
 });
@@ -425,87 +567,254 @@ const diffArb = fc
  * have (besides the property). Before the fixes each of these got through or crashed.
  */
 const create = (path: string, body = 'x = 1\n') => `--- /dev/null\n+++ b/${path}\n@@ -0,0 +1 @@\n+${body}`;
-const REGRESSIONS: { name: string; tool: string; args: unknown; on?: 'referenceDone' | 'planning' | 'referenceQueued'; expect: 'DONE' | 'REJECTED'; says: RegExp }[] = [
+const REGRESSIONS: {
+  name: string;
+  tool: string;
+  args: unknown;
+  on?: 'referenceDone' | 'planning' | 'referenceQueued';
+  expect: 'DONE' | 'REJECTED';
+  says: RegExp;
+}[] = [
   // Paths the upload rules refuse were written into the candidate as they were.
-  { name: 'a path 71 folders deep', tool: 'propose_patch', args: { diff: create(`${'d/'.repeat(70)}f.py`), summary: 's' }, expect: 'REJECTED', says: /deeper than 64 levels/ },
-  { name: 'a name over 1,024 characters', tool: 'propose_patch', args: { diff: create(`${'p'.repeat(1100)}.py`), summary: 's' }, expect: 'REJECTED', says: /longer than 1024/ },
-  { name: 'a NUL byte in a name', tool: 'propose_patch', args: { diff: create('x\u0000y.py'), summary: 's' }, expect: 'REJECTED', says: /NUL character/ },
-  { name: 'a backslash in a name', tool: 'propose_patch', args: { diff: create('dir\\evil.py'), summary: 's' }, expect: 'REJECTED', says: /backslashes/ },
+  {
+    name: 'a path 71 folders deep',
+    tool: 'propose_patch',
+    args: { diff: create(`${'d/'.repeat(70)}f.py`), summary: 's' },
+    expect: 'REJECTED',
+    says: /deeper than 64 levels/,
+  },
+  {
+    name: 'a name over 1,024 characters',
+    tool: 'propose_patch',
+    args: { diff: create(`${'p'.repeat(1100)}.py`), summary: 's' },
+    expect: 'REJECTED',
+    says: /longer than 1024/,
+  },
+  {
+    name: 'a NUL byte in a name',
+    tool: 'propose_patch',
+    args: { diff: create('x\u0000y.py'), summary: 's' },
+    expect: 'REJECTED',
+    says: /NUL character/,
+  },
+  {
+    name: 'a backslash in a name',
+    tool: 'propose_patch',
+    args: { diff: create('dir\\evil.py'), summary: 's' },
+    expect: 'REJECTED',
+    says: /backslashes/,
+  },
   // The evaluation script and a frozen file, spelled so that the exact-name check missed them (a second entry the worker writes over the real one).
-  { name: 'creating ./eval.py', tool: 'propose_patch', args: { diff: create('./eval.py'), summary: 's' }, expect: 'REJECTED', says: /creates eval\.py, which the candidate already has/ },
-  { name: 'creating config//frozen.json', tool: 'propose_patch', args: { diff: create('config//frozen.json', '{}'), summary: 's' }, expect: 'REJECTED', says: /creates config\/frozen\.json, which the candidate already has/ },
-  { name: 'changing ./eval.py', tool: 'propose_patch', args: { diff: createTwoFilesPatch('a/./eval.py', 'b/./eval.py', PREP_FILES['eval.py']!, 'print("accuracy", 1.0)\n'), summary: 's' }, expect: 'REJECTED', says: /touches eval\.py/ },
+  {
+    name: 'creating ./eval.py',
+    tool: 'propose_patch',
+    args: { diff: create('./eval.py'), summary: 's' },
+    expect: 'REJECTED',
+    says: /creates eval\.py, which the candidate already has/,
+  },
+  {
+    name: 'creating config//frozen.json',
+    tool: 'propose_patch',
+    args: { diff: create('config//frozen.json', '{}'), summary: 's' },
+    expect: 'REJECTED',
+    says: /creates config\/frozen\.json, which the candidate already has/,
+  },
+  {
+    name: 'changing ./eval.py',
+    tool: 'propose_patch',
+    args: { diff: createTwoFilesPatch('a/./eval.py', 'b/./eval.py', PREP_FILES['eval.py']!, 'print("accuracy", 1.0)\n'), summary: 's' },
+    expect: 'REJECTED',
+    says: /touches eval\.py/,
+  },
   // A file inside a file: a tree no worker can write.
-  { name: 'train.py/inner.py', tool: 'propose_patch', args: { diff: create('train.py/inner.py'), summary: 's' }, expect: 'REJECTED', says: /both a file and a directory/ },
+  {
+    name: 'train.py/inner.py',
+    tool: 'propose_patch',
+    args: { diff: create('train.py/inner.py'), summary: 's' },
+    expect: 'REJECTED',
+    says: /both a file and a directory/,
+  },
   // A "new" file over an existing one (the binary one was replaced by text; a text one got the lines prepended).
-  { name: 'creating weights.bin', tool: 'propose_patch', args: { diff: create('weights.bin'), summary: 's' }, expect: 'REJECTED', says: /binary or large file/ },
-  { name: 'creating train.py', tool: 'propose_patch', args: { diff: create('train.py'), summary: 's' }, expect: 'REJECTED', says: /already has/ },
+  {
+    name: 'creating weights.bin',
+    tool: 'propose_patch',
+    args: { diff: create('weights.bin'), summary: 's' },
+    expect: 'REJECTED',
+    says: /binary or large file/,
+  },
+  {
+    name: 'creating train.py',
+    tool: 'propose_patch',
+    args: { diff: create('train.py'), summary: 's' },
+    expect: 'REJECTED',
+    says: /already has/,
+  },
   // Deletions were reported but never made (the file stayed in the candidate); now they are made, and a protected file (even an empty one) is refused.
-  { name: 'deleting README.md', tool: 'propose_patch', args: { diff: createTwoFilesPatch('a/README.md', '/dev/null', PREP_FILES['README.md']!, ''), summary: 's' }, expect: 'DONE', says: /"changed":\["README\.md"\]/ },
-  { name: 'deleting the empty frozen file', tool: 'propose_patch', args: { diff: '--- a/config/empty.txt\n+++ /dev/null\n', summary: 's' }, expect: 'REJECTED', says: /touches config\/empty\.txt/ },
-  { name: 'deleting half of train.py', tool: 'propose_patch', args: { diff: createTwoFilesPatch('a/train.py', '/dev/null', REJECTED_TREE['train.py']!, 'import torch\n'), summary: 's' }, expect: 'REJECTED', says: /do not remove the whole file/ },
+  {
+    name: 'deleting README.md',
+    tool: 'propose_patch',
+    args: { diff: createTwoFilesPatch('a/README.md', '/dev/null', PREP_FILES['README.md']!, ''), summary: 's' },
+    expect: 'DONE',
+    says: /"changed":\["README\.md"\]/,
+  },
+  {
+    name: 'deleting the empty frozen file',
+    tool: 'propose_patch',
+    args: { diff: '--- a/config/empty.txt\n+++ /dev/null\n', summary: 's' },
+    expect: 'REJECTED',
+    says: /touches config\/empty\.txt/,
+  },
+  {
+    name: 'deleting half of train.py',
+    tool: 'propose_patch',
+    args: { diff: createTwoFilesPatch('a/train.py', '/dev/null', REJECTED_TREE['train.py']!, 'import torch\n'), summary: 's' },
+    expect: 'REJECTED',
+    says: /do not remove the whole file/,
+  },
   // Names of Object.prototype members: a crash ("The tool failed"), or a file silently lost.
-  { name: 'changing constructor', tool: 'propose_patch', args: { diff: '--- a/constructor\n+++ b/constructor\n@@ -1 +1 @@\n-a\n+b\n', summary: 's' }, expect: 'REJECTED', says: /does not apply to constructor/ },
-  { name: 'creating __proto__', tool: 'propose_patch', args: { diff: create('__proto__'), summary: 's' }, expect: 'DONE', says: /"changed":\["__proto__"\]/ },
-  { name: 'reading constructor', tool: 'read_candidate_file', args: { path: 'constructor' }, expect: 'DONE', says: /No text file constructor/ },
+  {
+    name: 'changing constructor',
+    tool: 'propose_patch',
+    args: { diff: '--- a/constructor\n+++ b/constructor\n@@ -1 +1 @@\n-a\n+b\n', summary: 's' },
+    expect: 'REJECTED',
+    says: /does not apply to constructor/,
+  },
+  {
+    name: 'creating __proto__',
+    tool: 'propose_patch',
+    args: { diff: create('__proto__'), summary: 's' },
+    expect: 'DONE',
+    says: /"changed":\["__proto__"\]/,
+  },
+  {
+    name: 'reading constructor',
+    tool: 'read_candidate_file',
+    args: { path: 'constructor' },
+    expect: 'DONE',
+    says: /No text file constructor/,
+  },
   // With no revision pending: give_up failed a job the stage was still running, or crashed on one not preparing.
-  { name: 'give_up while planning', tool: 'give_up', args: { reason: 'r' }, on: 'planning', expect: 'REJECTED', says: /No revision is pending/ },
-  { name: 'give_up on the reference', tool: 'give_up', args: { reason: 'r' }, on: 'referenceQueued', expect: 'REJECTED', says: /No revision is pending/ },
+  {
+    name: 'give_up while planning',
+    tool: 'give_up',
+    args: { reason: 'r' },
+    on: 'planning',
+    expect: 'REJECTED',
+    says: /No revision is pending/,
+  },
+  {
+    name: 'give_up on the reference',
+    tool: 'give_up',
+    args: { reason: 'r' },
+    on: 'referenceQueued',
+    expect: 'REJECTED',
+    says: /No revision is pending/,
+  },
   // Strings PostgreSQL cannot store (jsonb: the Action's arguments; text: the job's reason): a crash after the check had passed.
   { name: 'give_up with a NUL', tool: 'give_up', args: { reason: 'cannot\u0000fix' }, expect: 'REJECTED', says: /NUL/ },
   { name: 'give_up with a lone surrogate', tool: 'give_up', args: { reason: 'cannot \ud800 fix' }, expect: 'DONE', says: /FAILED/ },
-  { name: 'a patch that writes a NUL', tool: 'propose_patch', args: { diff: createTwoFilesPatch('a/train.py', 'b/train.py', REJECTED_TREE['train.py']!, `${REJECTED_TREE['train.py']!}# \u0000\n`), summary: 's' }, expect: 'REJECTED', says: /NUL/ },
+  {
+    name: 'a patch that writes a NUL',
+    tool: 'propose_patch',
+    args: {
+      diff: createTwoFilesPatch('a/train.py', 'b/train.py', REJECTED_TREE['train.py']!, `${REJECTED_TREE['train.py']!}# \u0000\n`),
+      summary: 's',
+    },
+    expect: 'REJECTED',
+    says: /NUL/,
+  },
   // Reading made the stage's next move (recorded the reference, decided the candidate): a read that wrote.
-  { name: 'reading before the stage decided', tool: 'read_candidate_file', args: {}, on: 'referenceDone', expect: 'DONE', says: /No revision is pending/ },
+  {
+    name: 'reading before the stage decided',
+    tool: 'read_candidate_file',
+    args: {},
+    on: 'referenceDone',
+    expect: 'DONE',
+    says: /No revision is pending/,
+  },
 ];
 
 describe('fuzz: preparer tools', () => {
   for (const tool of PREPARER.tools) {
-    it(`preparer.${tool.name} (revision pending): run or refused with a typed error; a refusal writes nothing; an accepted patch stays inside the project`, async () => {
-      const schema = toolSpec(tool).parameters as Schema;
-      await fc.assert(
-        fc.asyncProperty(argumentsArb(schema, { taskId: null }), async (args) => fail(tool.name, args, (await callPreparer(tool.name, args)).problems)),
-        fuzzParams(4),
-      );
-    }, fuzzTimeout());
+    it(
+      `preparer.${tool.name} (revision pending): run or refused with a typed error; a refusal writes nothing; an accepted patch stays inside the project`,
+      async () => {
+        const schema = toolSpec(tool).parameters as Schema;
+        await fc.assert(
+          fc.asyncProperty(argumentsArb(schema, { taskId: null }), async (args) =>
+            fail(tool.name, args, (await callPreparer(tool.name, args)).problems),
+          ),
+          fuzzParams(4),
+        );
+      },
+      fuzzTimeout(),
+    );
   }
 
-  it('preparer.propose_patch: hostile unified diffs are refused with a reason, or make one candidate inside the project with its protected files intact', async () => {
-    await fc.assert(
-      fc.asyncProperty(diffArb, fc.constantFrom('fix the syntax error', 'x'), async (diff, summary) => {
-        const args = JSON.stringify({ diff, summary });
-        fail('propose_patch', args, (await callPreparer('propose_patch', args)).problems);
-      }),
-      fuzzParams(30),
-    );
-  }, fuzzTimeout(120_000));
+  it(
+    'preparer.propose_patch: hostile unified diffs are refused with a reason, or make one candidate inside the project with its protected files intact',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(diffArb, fc.constantFrom('fix the syntax error', 'x'), async (diff, summary) => {
+          const args = JSON.stringify({ diff, summary });
+          fail('propose_patch', args, (await callPreparer('propose_patch', args)).problems);
+        }),
+        fuzzParams(30),
+      );
+    },
+    fuzzTimeout(120_000),
+  );
 
-  it('the regression examples', async () => {
-    for (const ex of REGRESSIONS) {
-      const args = JSON.stringify(ex.args);
-      const res = ex.on ? await callTool(PREPARER, ex.tool, args, { jobId: ex.on === 'referenceDone' ? await preparingJob('reference-done') : notPending[ex.on] }) : await callPreparer(ex.tool, args);
-      if (res.status !== ex.expect || !ex.says.test(JSON.stringify(res.output))) res.problems.push(`expected ${ex.expect} saying ${ex.says}, got ${res.status}: ${JSON.stringify(res.output).slice(0, 300)}`);
-      fail(`${ex.tool} [${ex.name}]`, args, res.problems);
-    }
-  }, fuzzTimeout());
+  it(
+    'the regression examples',
+    async () => {
+      for (const ex of REGRESSIONS) {
+        const args = JSON.stringify(ex.args);
+        const res = ex.on
+          ? await callTool(PREPARER, ex.tool, args, {
+              jobId: ex.on === 'referenceDone' ? await preparingJob('reference-done') : notPending[ex.on],
+            })
+          : await callPreparer(ex.tool, args);
+        if (res.status !== ex.expect || !ex.says.test(JSON.stringify(res.output)))
+          res.problems.push(`expected ${ex.expect} saying ${ex.says}, got ${res.status}: ${JSON.stringify(res.output).slice(0, 300)}`);
+        fail(`${ex.tool} [${ex.name}]`, args, res.problems);
+      }
+    },
+    fuzzTimeout(),
+  );
 
-  it('the preparer\'s tools with no revision pending: refused or an error, nothing written', async () => {
-    const toolArb = fc.constantFrom(...PREPARER.tools).chain((tool) =>
-      fc.tuple(fc.constant(tool.name), fc.oneof(argumentsArb(toolSpec(tool).parameters as Schema, { taskId: null }), diffArb.map((diff) => JSON.stringify({ diff, summary: 's' })))),
-    );
-    await fc.assert(
-      fc.asyncProperty(toolArb, fc.constantFrom(...(Object.keys(notPending) as (keyof typeof notPending)[])), async ([tool, args], which) => {
-        const jobId = notPending[which];
-        const status = (await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status;
-        const res = await callTool(PREPARER, tool, args, { jobId });
-        if (res.status === 'DONE' && tool !== 'similar_preparations' && !/No revision is pending/.test(JSON.stringify(res.output))) res.problems.push(`ran with no revision pending (${which}): ${JSON.stringify(res.output).slice(0, 300)}`);
-        const after = (await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status;
-        if (after !== status) res.problems.push(`the job went ${status} → ${after}`);
-        fail(`${tool} on ${which}`, args, res.problems);
-      }),
-      fuzzParams(20),
-    );
-  }, fuzzTimeout());
+  it(
+    "the preparer's tools with no revision pending: refused or an error, nothing written",
+    async () => {
+      const toolArb = fc.constantFrom(...PREPARER.tools).chain((tool) =>
+        fc.tuple(
+          fc.constant(tool.name),
+          fc.oneof(
+            argumentsArb(toolSpec(tool).parameters as Schema, { taskId: null }),
+            diffArb.map((diff) => JSON.stringify({ diff, summary: 's' })),
+          ),
+        ),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          toolArb,
+          fc.constantFrom(...(Object.keys(notPending) as (keyof typeof notPending)[])),
+          async ([tool, args], which) => {
+            const jobId = notPending[which];
+            const status = (await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status;
+            const res = await callTool(PREPARER, tool, args, { jobId });
+            if (res.status === 'DONE' && tool !== 'similar_preparations' && !/No revision is pending/.test(JSON.stringify(res.output)))
+              res.problems.push(`ran with no revision pending (${which}): ${JSON.stringify(res.output).slice(0, 300)}`);
+            const after = (await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status;
+            if (after !== status) res.problems.push(`the job went ${status} → ${after}`);
+            fail(`${tool} on ${which}`, args, res.problems);
+          },
+        ),
+        fuzzParams(20),
+      );
+    },
+    fuzzTimeout(),
+  );
 
   it('covers every tool of the planner, the supervisor and the preparer', () => {
     expect(PLANNER.tools.length + SUPERVISOR.tools.length).toBeGreaterThan(10);

@@ -28,10 +28,39 @@ const LIMITS: ArchiveLimits = { maxEntries: 30, maxBytes: 1_000_000, maxRatio: 2
 
 // ---------------------------------------------------------------- archives
 
-const NAMES = ['a', 'b.py', 'src', 'src/main.py', 'src/lib/x.py', 'data/ñandú.csv', '数据/模型.pt', 'a/b', './a', 'src//main.py', 'src/./lib/x.py', 'sp ace.txt', '🚀/r.md'];
+const NAMES = [
+  'a',
+  'b.py',
+  'src',
+  'src/main.py',
+  'src/lib/x.py',
+  'data/ñandú.csv',
+  '数据/模型.pt',
+  'a/b',
+  './a',
+  'src//main.py',
+  'src/./lib/x.py',
+  'sp ace.txt',
+  '🚀/r.md',
+];
 const entryPath = fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...NAMES) }, { weight: 2, arbitrary: hostilePath() });
 const linkTarget = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('a', 'b.py', 'main.py', 'lib/x.py', '../a', '../../etc/passwd', '/etc/passwd', 'src/main.py', './b.py', '', 'missing') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom(
+      'a',
+      'b.py',
+      'main.py',
+      'lib/x.py',
+      '../a',
+      '../../etc/passwd',
+      '/etc/passwd',
+      'src/main.py',
+      './b.py',
+      '',
+      'missing',
+    ),
+  },
   { weight: 1, arbitrary: hostilePath() },
 );
 /** A file's bytes, as hex, or `zeros:<n>` (a bomb's payload): printable in a counterexample. */
@@ -42,11 +71,26 @@ const fileData = fc.oneof(
 const bytesOf = (d: string) => (d.startsWith('zeros:') ? Buffer.alloc(Number(d.slice(6))) : Buffer.from(d, 'hex'));
 type EntrySpec = Exclude<ArchiveEntry, { kind: 'file' }> | { kind: 'file'; path: string; data: string; mode: number };
 const entry: fc.Arbitrary<EntrySpec> = fc.oneof(
-  { weight: 10, arbitrary: fc.record({ kind: fc.constant('file' as const), path: entryPath, data: fileData, mode: fc.constantFrom(0o644, 0o755, 0o4777, 0) }) },
+  {
+    weight: 10,
+    arbitrary: fc.record({
+      kind: fc.constant('file' as const),
+      path: entryPath,
+      data: fileData,
+      mode: fc.constantFrom(0o644, 0o755, 0o4777, 0),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('dir' as const), path: entryPath }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('symlink' as const), path: entryPath, target: linkTarget }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('hardlink' as const), path: entryPath, target: linkTarget }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('special' as const), path: entryPath, type: fc.constantFrom('fifo' as const, 'chardev' as const, 'blockdev' as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('special' as const),
+      path: entryPath,
+      type: fc.constantFrom('fifo' as const, 'chardev' as const, 'blockdev' as const),
+    }),
+  },
 );
 type Damage = { kind: 'none' } | { kind: 'truncate'; at: number } | { kind: 'flip'; at: number; bits: number };
 const archiveCase = fc.record({
@@ -57,7 +101,12 @@ const archiveCase = fc.record({
   damage: fc.oneof(
     { weight: 6, arbitrary: fc.constant<Damage>({ kind: 'none' }) },
     { weight: 1, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }).map<Damage>((at) => ({ kind: 'truncate', at })) },
-    { weight: 1, arbitrary: fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 1, max: 255 })).map<Damage>(([at, bits]) => ({ kind: 'flip', at, bits })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 1, max: 255 }))
+        .map<Damage>(([at, bits]) => ({ kind: 'flip', at, bits })),
+    },
   ),
 });
 type Case = typeof archiveCase extends fc.Arbitrary<infer T> ? T : never;
@@ -83,7 +132,11 @@ function escapes(p: string): boolean {
   return p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.split('/').includes('..') || p.includes('\\') || /[\u0000-\u001f\u007f]/.test(p);
 }
 /** The path's segments without empty and `.` ones (how the unpacker must name it). */
-const canonical = (p: string) => p.split('/').filter((s) => s !== '' && s !== '.').join('/');
+const canonical = (p: string) =>
+  p
+    .split('/')
+    .filter((s) => s !== '' && s !== '.')
+    .join('/');
 
 /** Checks one unpacking; returns what is wrong (empty when right). */
 async function check(blobs: BlobStore, listBlobs: () => Promise<string[]>, c: Case): Promise<string[]> {
@@ -99,7 +152,8 @@ async function check(blobs: BlobStore, listBlobs: () => Promise<string[]>, c: Ca
     const after = await listBlobs();
     const added = after.filter((b) => !before.includes(b));
     const removed = before.filter((b) => !after.includes(b));
-    if (added.length || removed.length) problems.push(`refused (${(err as Error).message}) but the blob store changed: +${added.join(',')} -${removed.join(',')}`);
+    if (added.length || removed.length)
+      problems.push(`refused (${(err as Error).message}) but the blob store changed: +${added.join(',')} -${removed.join(',')}`);
     return problems;
   }
   // No entry that must be refused was accepted.
@@ -110,7 +164,8 @@ async function check(blobs: BlobStore, listBlobs: () => Promise<string[]>, c: Ca
   }
   // The manifest: sorted, unique, normalized, within the limits, each blob stored with its content.
   const paths = manifest.map((m) => m.path);
-  if (JSON.stringify(paths) !== JSON.stringify([...new Set(paths)].sort())) problems.push(`manifest not sorted/unique: ${paths.join(', ')}`);
+  if (JSON.stringify(paths) !== JSON.stringify([...new Set(paths)].sort()))
+    problems.push(`manifest not sorted/unique: ${paths.join(', ')}`);
   if (manifest.length > LIMITS.maxEntries) problems.push(`more than ${LIMITS.maxEntries} entries`);
   if (manifest.reduce((s, m) => s + m.size, 0) > LIMITS.maxBytes * LIMITS.maxEntries) problems.push('unpacked more than the limit');
   for (const m of manifest) {
@@ -155,44 +210,83 @@ const none = { kind: 'none' } as const;
 const REGRESSIONS: { why: string; case: Case }[] = [
   {
     why: 'a tar.gz refused (a device entry) while a big file was still being stored left its blob and temporary file behind',
-    case: { format: 'tgz', store: false, lieAboutSize: false, damage: none, entries: [
-      { kind: 'file', path: 'src/main.py', data: 'zeros:907406', mode: 0o644 },
-      { kind: 'special', path: 'dev', type: 'blockdev' },
-      { kind: 'file', path: 'b.py', data: '46', mode: 0o644 },
-    ] },
+    case: {
+      format: 'tgz',
+      store: false,
+      lieAboutSize: false,
+      damage: none,
+      entries: [
+        { kind: 'file', path: 'src/main.py', data: 'zeros:907406', mode: 0o644 },
+        { kind: 'special', path: 'dev', type: 'blockdev' },
+        { kind: 'file', path: 'b.py', data: '46', mode: 0o644 },
+      ],
+    },
   },
   {
     why: 'a tar.gz refused for a later entry (a path 80 levels deep) kept the blob of a file the parser had already handed out',
-    case: { format: 'tgz', store: false, lieAboutSize: false, damage: none, entries: [
-      { kind: 'file', path: 'b.py', data: '46', mode: 0o644 },
-      { kind: 'symlink', path: Array.from({ length: 80 }, () => 'd').join('/'), target: 'b.py' },
-      { kind: 'file', path: 'c.py', data: '47', mode: 0o644 },
-    ] },
+    case: {
+      format: 'tgz',
+      store: false,
+      lieAboutSize: false,
+      damage: none,
+      entries: [
+        { kind: 'file', path: 'b.py', data: '46', mode: 0o644 },
+        { kind: 'symlink', path: Array.from({ length: 80 }, () => 'd').join('/'), target: 'b.py' },
+        { kind: 'file', path: 'c.py', data: '47', mode: 0o644 },
+      ],
+    },
   },
   {
     why: 'a zip entry that under-declares its size, refused as a bomb, raised an uncaught exception (it would end the API process)',
-    case: { format: 'zip', store: false, lieAboutSize: true, damage: none, entries: [
-      { kind: 'file', path: 'a', data: 'zeros:2000000', mode: 0o644 },
-      { kind: 'special', path: 'p', type: 'fifo' },
-    ] },
+    case: {
+      format: 'zip',
+      store: false,
+      lieAboutSize: true,
+      damage: none,
+      entries: [
+        { kind: 'file', path: 'a', data: 'zeros:2000000', mode: 0o644 },
+        { kind: 'special', path: 'p', type: 'fifo' },
+      ],
+    },
   },
   {
     why: "a zip's FIFO entry had its stream opened and dropped, whose late error was uncaught",
-    case: { format: 'zip', store: true, lieAboutSize: true, damage: none, entries: [{ kind: 'special', path: 'p', type: 'fifo' }, { kind: 'file', path: 'a', data: '0102', mode: 0o644 }] },
+    case: {
+      format: 'zip',
+      store: true,
+      lieAboutSize: true,
+      damage: none,
+      entries: [
+        { kind: 'special', path: 'p', type: 'fifo' },
+        { kind: 'file', path: 'a', data: '0102', mode: 0o644 },
+      ],
+    },
   },
   {
     why: 'two entries naming one path (src//main.py, src/main.py): the first one’s blob stayed stored, in no manifest; now refused like duplicate files',
-    case: { format: 'tgz', store: false, lieAboutSize: false, damage: none, entries: [
-      { kind: 'file', path: 'src//main.py', data: 'b6', mode: 0o644 },
-      { kind: 'file', path: 'src/main.py', data: 'a598553a9acd8d62', mode: 0 },
-    ] },
+    case: {
+      format: 'tgz',
+      store: false,
+      lieAboutSize: false,
+      damage: none,
+      entries: [
+        { kind: 'file', path: 'src//main.py', data: 'b6', mode: 0o644 },
+        { kind: 'file', path: 'src/main.py', data: 'a598553a9acd8d62', mode: 0 },
+      ],
+    },
   },
   {
     why: 'a symbolic link with a 3 MB target (read whole into memory); now refused past 4,096 bytes',
-    case: { format: 'zip', store: false, lieAboutSize: false, damage: none, entries: [
-      { kind: 'file', path: 'a', data: '01', mode: 0o644 },
-      { kind: 'symlink', path: 'l', target: 'x'.repeat(3_000_000) },
-    ] },
+    case: {
+      format: 'zip',
+      store: false,
+      lieAboutSize: false,
+      damage: none,
+      entries: [
+        { kind: 'file', path: 'a', data: '01', mode: 0o644 },
+        { kind: 'symlink', path: 'l', target: 'x'.repeat(3_000_000) },
+      ],
+    },
   },
 ];
 
@@ -214,15 +308,19 @@ describe('fuzz: the archive unpacker', async () => {
     });
   }
 
-  it('a ValidationError and nothing stored, or the right manifest and only its blobs', async () => {
-    await fc.assert(
-      fc.asyncProperty(archiveCase, async (c) => {
-        const problems = await check(blobs, listBlobs, c);
-        if (problems.length) throw new Error(`${show(c)}:\n  ${problems.join('\n  ')}`);
-      }),
-      fuzzParams(150),
-    );
-  }, fuzzTimeout());
+  it(
+    'a ValidationError and nothing stored, or the right manifest and only its blobs',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(archiveCase, async (c) => {
+          const problems = await check(blobs, listBlobs, c);
+          if (problems.length) throw new Error(`${show(c)}:\n  ${problems.join('\n  ')}`);
+        }),
+        fuzzParams(150),
+      );
+    },
+    fuzzTimeout(),
+  );
 });
 
 describe('fuzz: createJob from an archive, through the API', async () => {
@@ -231,25 +329,31 @@ describe('fuzz: createJob from an archive, through the API', async () => {
   const snap = await snapshotter(api.databaseUrl, [path.join(api.dataDir, 'blobs')]);
   const CREATE = `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } ... on Error { code message } } }`;
 
-  it('a job with the archive’s files, or a typed error that wrote nothing but the upload', async () => {
-    await fc.assert(
-      fc.asyncProperty(archiveCase, async (c) => {
-        const archive = build(c);
-        const put = await api.putBlob(archive, user.token);
-        if (put.status !== 201) throw new Error(`upload: HTTP ${put.status}`);
-        const before = await snap.take();
-        const r = await api.gql(CREATE, { i: { title: 'fuzz', request: 'run it', archive: { sha256: put.sha256 } } }, user.token);
-        const result = r.data?.createJob;
-        const problems: string[] = [];
-        if (r.status >= 500 || r.errors?.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR')) problems.push(`HTTP ${r.status}: ${JSON.stringify(r.errors)}`);
-        else if (result?.__typename !== 'Job') {
-          if (!['VALIDATION_ERROR', 'NOT_FOUND'].includes(result?.code ?? r.errors?.[0]?.extensions?.code)) problems.push(`untyped refusal: ${JSON.stringify(r)}`);
-          const changed = snap.diff(before, await snap.take());
-          if (changed.length) problems.push(`refused (${result?.message}) but wrote: ${changed.join('; ')}`);
-        }
-        if (problems.length) throw new Error(`${show(c)}:\n  ${problems.join('\n  ')}`);
-      }),
-      fuzzParams(25),
-    );
-  }, fuzzTimeout());
+  it(
+    'a job with the archive’s files, or a typed error that wrote nothing but the upload',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(archiveCase, async (c) => {
+          const archive = build(c);
+          const put = await api.putBlob(archive, user.token);
+          if (put.status !== 201) throw new Error(`upload: HTTP ${put.status}`);
+          const before = await snap.take();
+          const r = await api.gql(CREATE, { i: { title: 'fuzz', request: 'run it', archive: { sha256: put.sha256 } } }, user.token);
+          const result = r.data?.createJob;
+          const problems: string[] = [];
+          if (r.status >= 500 || r.errors?.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR'))
+            problems.push(`HTTP ${r.status}: ${JSON.stringify(r.errors)}`);
+          else if (result?.__typename !== 'Job') {
+            if (!['VALIDATION_ERROR', 'NOT_FOUND'].includes(result?.code ?? r.errors?.[0]?.extensions?.code))
+              problems.push(`untyped refusal: ${JSON.stringify(r)}`);
+            const changed = snap.diff(before, await snap.take());
+            if (changed.length) problems.push(`refused (${result?.message}) but wrote: ${changed.join('; ')}`);
+          }
+          if (problems.length) throw new Error(`${show(c)}:\n  ${problems.join('\n  ')}`);
+        }),
+        fuzzParams(25),
+      );
+    },
+    fuzzTimeout(),
+  );
 });

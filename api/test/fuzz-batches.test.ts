@@ -43,11 +43,19 @@ const logBatch = fc.oneof(
     weight: 12,
     arbitrary: fc.record({
       start: fc.integer({ min: -4, max: 2 }),
-      steps: fc.array(fc.oneof({ weight: 12, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2, -1, 5) }), { maxLength: 6 }),
-      stream: fc.oneof({ weight: 12, arbitrary: fc.constantFrom('stdout', 'stderr', 'system') }, { weight: 1, arbitrary: fc.constantFrom('STDOUT', '', 'err') }),
+      steps: fc.array(fc.oneof({ weight: 12, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2, -1, 5) }), {
+        maxLength: 6,
+      }),
+      stream: fc.oneof(
+        { weight: 12, arbitrary: fc.constantFrom('stdout', 'stderr', 'system') },
+        { weight: 1, arbitrary: fc.constantFrom('STDOUT', '', 'err') },
+      ),
       text: fc.oneof(
         { weight: 10, arbitrary: fc.string({ maxLength: 20 }) },
-        { weight: 1, arbitrary: fc.constantFrom('nul\u0000inside', 'é'.repeat(MAX_LOG_LINE_BYTES / 2 + 1), 'x'.repeat(MAX_LOG_LINE_BYTES)) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom('nul\u0000inside', 'é'.repeat(MAX_LOG_LINE_BYTES / 2 + 1), 'x'.repeat(MAX_LOG_LINE_BYTES)),
+        },
       ),
     }),
   },
@@ -87,7 +95,10 @@ const metricBatch = fc.record({
   points: fc.array(
     fc.record({
       dseq: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(0, 1) }, { weight: 1, arbitrary: fc.constantFrom(-1, -3, 7) }),
-      name: fc.oneof({ weight: 10, arbitrary: fc.constantFrom('loss', 'acc', 'lr/group.0', 'val:loss') }, { weight: 1, arbitrary: fc.constantFrom('', 'a b', 'x'.repeat(101), 'naïve') }),
+      name: fc.oneof(
+        { weight: 10, arbitrary: fc.constantFrom('loss', 'acc', 'lr/group.0', 'val:loss') },
+        { weight: 1, arbitrary: fc.constantFrom('', 'a b', 'x'.repeat(101), 'naïve') },
+      ),
       value: fc.oneof(
         { weight: 9, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
         // Found by this suite: the 17th digit was rounded, the largest double refused.
@@ -122,7 +133,10 @@ function metricModel(points: Point[]): { error: string } | null {
 const LOG_REGRESSIONS: { why: string; batches: LogBatch[] }[] = [
   {
     why: 'a batch with a gap inside it (seq 0 then 2) was accepted, leaving seq 1 missing for good',
-    batches: [{ start: 0, steps: [2], stream: 'stdout', text: 'a' }, { start: 0, steps: [1], stream: 'stdout', text: 'b' }],
+    batches: [
+      { start: 0, steps: [2], stream: 'stdout', text: 'a' },
+      { start: 0, steps: [1], stream: 'stdout', text: 'b' },
+    ],
   },
 ];
 
@@ -138,17 +152,24 @@ async function runLogs(batches: LogBatch[]): Promise<string[]> {
     const got = await worker.appendLogs(a, lines);
     const label = `batch ${k} (seqs ${lines.length > 8 ? `${lines[0]?.seq}…${lines.at(-1)?.seq}` : lines.map((l) => l.seq).join(',')}; next ${next})`;
     if ('error' in want) {
-      if (got.__typename !== 'ValidationError') problems.push(`${label}: expected a ValidationError (${want.error}), got ${JSON.stringify(got).slice(0, 200)}`);
+      if (got.__typename !== 'ValidationError')
+        problems.push(`${label}: expected a ValidationError (${want.error}), got ${JSON.stringify(got).slice(0, 200)}`);
       const changed = snap.diff(before, await snap.take());
       if (changed.length) problems.push(`${label}: refused but wrote ${changed.join('; ')}`);
     } else {
-      if (got.__typename !== 'AppendResult' || got.accepted !== want.accepted) problems.push(`${label}: expected ${want.accepted} accepted, got ${JSON.stringify(got).slice(0, 200)}`);
+      if (got.__typename !== 'AppendResult' || got.accepted !== want.accepted)
+        problems.push(`${label}: expected ${want.accepted} accepted, got ${JSON.stringify(got).slice(0, 200)}`);
       for (const l of lines) if (l.seq >= next) stored.push({ ...l, text: l.text.replaceAll('\u0000', '') });
     }
   }
-  const rows = await prisma.logChunk.findMany({ where: { attemptId: a.attemptId }, orderBy: { seq: 'asc' }, select: { seq: true, stream: true, text: true } });
+  const rows = await prisma.logChunk.findMany({
+    where: { attemptId: a.attemptId },
+    orderBy: { seq: 'asc' },
+    select: { seq: true, stream: true, text: true },
+  });
   if (rows.some((r, i) => r.seq !== i)) problems.push(`stored seqs not 0..n-1: ${rows.map((r) => r.seq).join(',')}`);
-  if (JSON.stringify(rows) !== JSON.stringify(stored)) problems.push(`stored log differs from the model (${rows.length} rows, model ${stored.length})`);
+  if (JSON.stringify(rows) !== JSON.stringify(stored))
+    problems.push(`stored log differs from the model (${rows.length} rows, model ${stored.length})`);
   await worker.complete(a); // frees the worker's slot
   return problems;
 }
@@ -160,64 +181,83 @@ describe('fuzz: log batches', () => {
     });
   }
 
-  it('each batch answered as the model says; the stored log is complete, in order, first text kept', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(logBatch, { minLength: 1, maxLength: 6 }), async (batches) => {
-        const problems = await runLogs(batches);
-        if (problems.length) throw new Error(problems.join('\n'));
-      }),
-      fuzzParams(20),
-    );
-  }, fuzzTimeout());
+  it(
+    'each batch answered as the model says; the stored log is complete, in order, first text kept',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(logBatch, { minLength: 1, maxLength: 6 }), async (batches) => {
+          const problems = await runLogs(batches);
+          if (problems.length) throw new Error(problems.join('\n'));
+        }),
+        fuzzParams(20),
+      );
+    },
+    fuzzTimeout(),
+  );
 });
 
 describe('fuzz: metric batches', () => {
-  it('each batch refused or stored as the model says; the first point of each (seq, name) is kept', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(metricBatch, { minLength: 1, maxLength: 5 }), fc.boolean(), async (batches, oversize) => {
-        const a = await lease();
-        const problems: string[] = [];
-        const stored = new Map<string, Point>();
-        let base = 0;
-        const all = batches.map((b) => {
-          const pts = pointsOf(b, base);
-          base = Math.max(base, ...pts.map((p) => p.seq));
-          return pts;
-        });
-        // One oversize batch (more points than allowed) among them, sometimes.
-        if (oversize) all.splice(1, 0, Array.from({ length: MAX_METRIC_POINTS + 1 }, (_, i) => ({ seq: i, name: 'loss', value: i })));
-        for (const [k, points] of all.entries()) {
-          const want = metricModel(points);
-          const before = await snap.take();
-          const got = await worker.reportMetrics(a, points);
-          if (want) {
-            if (got.__typename !== 'ValidationError') problems.push(`batch ${k}: expected a ValidationError (${want.error}), got ${JSON.stringify(got).slice(0, 200)}`);
-            const changed = snap.diff(before, await snap.take());
-            if (changed.length) problems.push(`batch ${k}: refused but wrote ${changed.join('; ')}`);
-            continue;
-          }
-          let fresh = 0;
-          for (const p of points) {
-            const key = `${p.seq}|${p.name}`;
-            if (!stored.has(key)) {
-              stored.set(key, p);
-              fresh++;
+  it(
+    'each batch refused or stored as the model says; the first point of each (seq, name) is kept',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(metricBatch, { minLength: 1, maxLength: 5 }), fc.boolean(), async (batches, oversize) => {
+          const a = await lease();
+          const problems: string[] = [];
+          const stored = new Map<string, Point>();
+          let base = 0;
+          const all = batches.map((b) => {
+            const pts = pointsOf(b, base);
+            base = Math.max(base, ...pts.map((p) => p.seq));
+            return pts;
+          });
+          // One oversize batch (more points than allowed) among them, sometimes.
+          if (oversize)
+            all.splice(
+              1,
+              0,
+              Array.from({ length: MAX_METRIC_POINTS + 1 }, (_, i) => ({ seq: i, name: 'loss', value: i })),
+            );
+          for (const [k, points] of all.entries()) {
+            const want = metricModel(points);
+            const before = await snap.take();
+            const got = await worker.reportMetrics(a, points);
+            if (want) {
+              if (got.__typename !== 'ValidationError')
+                problems.push(`batch ${k}: expected a ValidationError (${want.error}), got ${JSON.stringify(got).slice(0, 200)}`);
+              const changed = snap.diff(before, await snap.take());
+              if (changed.length) problems.push(`batch ${k}: refused but wrote ${changed.join('; ')}`);
+              continue;
             }
+            let fresh = 0;
+            for (const p of points) {
+              const key = `${p.seq}|${p.name}`;
+              if (!stored.has(key)) {
+                stored.set(key, p);
+                fresh++;
+              }
+            }
+            if (got.__typename !== 'AppendResult' || got.accepted !== fresh)
+              problems.push(`batch ${k}: expected ${fresh} accepted, got ${JSON.stringify(got).slice(0, 200)}`);
           }
-          if (got.__typename !== 'AppendResult' || got.accepted !== fresh) problems.push(`batch ${k}: expected ${fresh} accepted, got ${JSON.stringify(got).slice(0, 200)}`);
-        }
-        const rows = await prisma.metricPoint.findMany({ where: { attemptId: a.attemptId }, select: { seq: true, name: true, value: true } });
-        // Values exactly (every finite double round-trips; Prisma's createMany used to round the
-        // 17th significant digit — 1.5550195398945026e+109 came back …503e+109 — and refuse
-        // Number.MAX_VALUE: db/sql/insertMetricPoints.ts). -0 is stored as 0.
-        const v = (x: number) => String(x === 0 ? 0 : x);
-        const model = [...stored.values()].map((p) => `${p.seq}|${p.name}|${v(p.value)}`).sort();
-        const got = rows.map((r) => `${r.seq}|${r.name}|${v(r.value)}`).sort();
-        if (JSON.stringify(got) !== JSON.stringify(model)) problems.push(`stored points differ from the model:\n  stored ${got.join(' ')}\n  model  ${model.join(' ')}`);
-        await worker.complete(a);
-        if (problems.length) throw new Error(problems.join('\n'));
-      }),
-      fuzzParams(15),
-    );
-  }, fuzzTimeout());
+          const rows = await prisma.metricPoint.findMany({
+            where: { attemptId: a.attemptId },
+            select: { seq: true, name: true, value: true },
+          });
+          // Values exactly (every finite double round-trips; Prisma's createMany used to round the
+          // 17th significant digit — 1.5550195398945026e+109 came back …503e+109 — and refuse
+          // Number.MAX_VALUE: db/sql/insertMetricPoints.ts). -0 is stored as 0.
+          const v = (x: number) => String(x === 0 ? 0 : x);
+          const model = [...stored.values()].map((p) => `${p.seq}|${p.name}|${v(p.value)}`).sort();
+          const got = rows.map((r) => `${r.seq}|${r.name}|${v(r.value)}`).sort();
+          if (JSON.stringify(got) !== JSON.stringify(model))
+            problems.push(`stored points differ from the model:\n  stored ${got.join(' ')}\n  model  ${model.join(' ')}`);
+          await worker.complete(a);
+          if (problems.length) throw new Error(problems.join('\n'));
+        }),
+        fuzzParams(15),
+      );
+    },
+    fuzzTimeout(),
+  );
 });

@@ -56,20 +56,37 @@ if (leases.length !== 8) throw new Error(`setup: claimed ${leases.length}`);
 const output = await api.putBlob(`an output ${randomUUID()}`, workerToken, undefined, leases[0]!.attemptId);
 const question = await prisma.question.create({ data: { jobId: job.jobId, text: 'which one?', choices: ['a', 'b'] } });
 // Tokens the fuzzer may revoke or rotate (never the ones it calls with).
-const sacrificialApi = await Promise.all([1, 2].map(async (i) => {
-  const r = await api.gql(`mutation($n: String!) { createApiToken(input: {name: $n}) { ... on CreatedApiToken { apiToken { id } } } }`, { n: `s${i}` }, owner.token);
-  return r.data.createApiToken.apiToken.id as string;
-}));
-const sacrificialWorker = await Promise.all([1, 2].map(async (i) => {
-  const t = await createWorkerToken(api, owner.token, `s${i}`);
-  return (await prisma.workerToken.findUniqueOrThrow({ where: { tokenHash: hashToken(t) } })).id;
-}));
+const sacrificialApi = await Promise.all(
+  [1, 2].map(async (i) => {
+    const r = await api.gql(
+      `mutation($n: String!) { createApiToken(input: {name: $n}) { ... on CreatedApiToken { apiToken { id } } } }`,
+      { n: `s${i}` },
+      owner.token,
+    );
+    return r.data.createApiToken.apiToken.id as string;
+  }),
+);
+const sacrificialWorker = await Promise.all(
+  [1, 2].map(async (i) => {
+    const t = await createWorkerToken(api, owner.token, `s${i}`);
+    return (await prisma.workerToken.findUniqueOrThrow({ where: { tokenHash: hashToken(t) } })).id;
+  }),
+);
 const other = await api.signUp();
 const otherJob = await createJobWithFile(api, other.token, { title: 'not yours' });
 
 /** Ids and values of the world by argument or field name: real ones half of the time. */
 const REAL: Record<string, unknown[]> = {
-  id: [job.gid, spareJob.gid, otherJob.gid, workerGid(worker.workerId), ...sacrificialApi, ...sacrificialWorker, gid('Job', randomUUID()), gid('Worker', 'x')],
+  id: [
+    job.gid,
+    spareJob.gid,
+    otherJob.gid,
+    workerGid(worker.workerId),
+    ...sacrificialApi,
+    ...sacrificialWorker,
+    gid('Job', randomUUID()),
+    gid('Worker', 'x'),
+  ],
   attemptId: [...leases.map((l) => l.attemptId), randomUUID()],
   fencingToken: leases.map((l) => l.fencingToken),
   workerId: [worker.workerId, randomUUID()],
@@ -145,10 +162,20 @@ function scalarArb(type: string, name: string, mode: Mode): fc.Arbitrary<unknown
         // claimTask's waitMs long-polls up to its value: keep the fuzz run short (bounds still hit).
         if (name === 'waitMs') return fc.oneof(fc.constantFrom(0, -1, 30_001, 2 ** 31 - 1), fc.integer({ max: -1 }));
         return mode === 'typed'
-          ? fc.oneof(fc.integer({ min: -5, max: 70 }), fc.constantFrom(2 ** 31 - 1, -(2 ** 31), 30_000, 10_001, 65, 1_000_001), fc.integer())
+          ? fc.oneof(
+              fc.integer({ min: -5, max: 70 }),
+              fc.constantFrom(2 ** 31 - 1, -(2 ** 31), 30_000, 10_001, 65, 1_000_001),
+              fc.integer(),
+            )
           : hostileInt();
       case 'Float':
-        return mode === 'typed' ? fc.oneof(fc.integer({ min: -5, max: 100 }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e308, -0, 5e-324, 1_000_000.01)) : hostileInt();
+        return mode === 'typed'
+          ? fc.oneof(
+              fc.integer({ min: -5, max: 100 }),
+              fc.double({ noNaN: true, noDefaultInfinity: true }),
+              fc.constantFrom(1e308, -0, 5e-324, 1_000_000.01),
+            )
+          : hostileInt();
       case 'Boolean':
         return fc.boolean();
       case 'JSON':
@@ -160,14 +187,21 @@ function scalarArb(type: string, name: string, mode: Mode): fc.Arbitrary<unknown
             seq: mode === 'typed' ? fc.integer({ min: -2, max: 8 }) : hostileInt(),
             stream: fc.oneof(fc.constantFrom('stdout', 'stderr', 'system'), hostileString({ maxLength: 10 })),
             text: hostileString(),
-            ts: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), hostileString({ maxLength: 30 })),
+            ts: fc.oneof(
+              fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+              hostileString({ maxLength: 30 }),
+            ),
           },
           { requiredKeys: ['seq', 'stream', 'text'] },
         );
         return mode === 'typed' ? fc.array(line, { maxLength: 6 }) : fc.oneof(fc.array(line, { maxLength: 6 }), hostileJson());
       }
       case 'DateTime':
-        return fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom('+275760-09-13T00:00:00.000Z', '-271821-04-20T00:00:00.000Z', '0000-01-01T00:00:00Z', '1970-01-01'), hostileString({ maxLength: 30 }));
+        return fc.oneof(
+          fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+          fc.constantFrom('+275760-09-13T00:00:00.000Z', '-271821-04-20T00:00:00.000Z', '0000-01-01T00:00:00Z', '1970-01-01'),
+          hostileString({ maxLength: 30 }),
+        );
       case 'String':
       case 'ID':
       default:
@@ -197,7 +231,10 @@ function inputArb(type: GraphQLInputType, name: string, mode: Mode): fc.Arbitrar
       const a = inputArb(f.type, f.name, mode);
       rec[f.name] = isNonNullType(f.type) ? a : fc.oneof(a, fc.constant(null), fc.constant(OMIT));
     }
-    const extra = mode === 'typed' ? fc.constant(null) : fc.option(fc.tuple(fc.constantFrom('extra', '__proto__', 'constructor', 'x y'), hostileJson()), { freq: 3 });
+    const extra =
+      mode === 'typed'
+        ? fc.constant(null)
+        : fc.option(fc.tuple(fc.constantFrom('extra', '__proto__', 'constructor', 'x y'), hostileJson()), { freq: 3 });
     return fc.tuple(fc.record(rec), extra).map(([r, x]) => {
       const o: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(r)) if (v !== OMIT) o[k] = v;
@@ -216,7 +253,8 @@ function argsArb(field: string): fc.Arbitrary<Record<string, unknown>> {
   const f = mutations[field]!;
   const forMode = (mode: Mode) => {
     const rec: Record<string, fc.Arbitrary<unknown>> = {};
-    for (const a of f.args) rec[a.name] = isNonNullType(a.type) ? inputArb(a.type, a.name, mode) : fc.oneof(inputArb(a.type, a.name, mode), fc.constant(OMIT));
+    for (const a of f.args)
+      rec[a.name] = isNonNullType(a.type) ? inputArb(a.type, a.name, mode) : fc.oneof(inputArb(a.type, a.name, mode), fc.constant(OMIT));
     return fc.record(rec).map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== OMIT)));
   };
   return fc.oneof({ weight: 4, arbitrary: forMode('typed') }, { weight: 1, arbitrary: forMode('untyped') });
@@ -238,8 +276,19 @@ const snap = await snapshotter(api.databaseUrl, [path.join(api.dataDir, 'blobs')
 
 /** Codes a refused call may carry (top-level errors and typed results alike). */
 const TYPED = new Set([
-  'BAD_USER_INPUT', 'GRAPHQL_VALIDATION_FAILED', 'BAD_REQUEST', 'VALIDATION_ERROR', 'NOT_FOUND', 'FORBIDDEN', 'UNAUTHENTICATED',
-  'CONFLICT', 'PAYLOAD_TOO_LARGE', 'QUERY_TOO_COSTLY', 'QUERY_TOO_DEEP', 'STALE_ATTEMPT', 'AUTHENTICATION_FAILED',
+  'BAD_USER_INPUT',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'VALIDATION_ERROR',
+  'NOT_FOUND',
+  'FORBIDDEN',
+  'UNAUTHENTICATED',
+  'CONFLICT',
+  'PAYLOAD_TOO_LARGE',
+  'QUERY_TOO_COSTLY',
+  'QUERY_TOO_DEEP',
+  'STALE_ATTEMPT',
+  'AUTHENTICATION_FAILED',
 ]);
 /** Tables a typed refusal writes on purpose: a stale report is recorded (invariant 1). */
 const ALLOWED_ON_REFUSAL: Record<string, string[]> = { StaleAttemptError: ['StaleReport'] };
@@ -251,7 +300,10 @@ async function callOnce(field: string, variables: Record<string, unknown>): Prom
   const before = await snap.take();
   const res = await fetch(`${api.url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(tokenOf[CALLER[field]!] ? { authorization: `Bearer ${tokenOf[CALLER[field]!]}` } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      ...(tokenOf[CALLER[field]!] ? { authorization: `Bearer ${tokenOf[CALLER[field]!]}` } : {}),
+    },
     body: JSON.stringify({ query: documentFor(field), variables }),
   });
   const text = await res.text();
@@ -268,20 +320,28 @@ async function callOnce(field: string, variables: Record<string, unknown>): Prom
     if (!TYPED.has(code)) problems.push(`error ${code}: ${e.message.slice(0, 200)}`);
   }
   const result = body.data?.[field];
-  const refusedAs = body.errors?.length ? 'top-level error' : typeof result?.__typename === 'string' && result.__typename.endsWith('Error') ? result.__typename : null;
+  const refusedAs = body.errors?.length
+    ? 'top-level error'
+    : typeof result?.__typename === 'string' && result.__typename.endsWith('Error')
+      ? result.__typename
+      : null;
   if (refusedAs && result?.code && !TYPED.has(result.code)) problems.push(`result ${result.__typename} with code ${result.code}`);
   if (!refusedAs && !result) problems.push(`no result and no error: ${text.slice(0, 200)}`);
   const outcome = body.errors?.length ? (body.errors[0]!.extensions?.code ?? '?') : (result?.code ?? result?.__typename ?? '?');
   (outcomes[field] ??= {})[outcome] = (outcomes[field]![outcome] ?? 0) + 1;
   if (refusedAs) {
     const changed = snap.diff(before, await snap.take(), ALLOWED_ON_REFUSAL[refusedAs] ?? []);
-    if (changed.length) problems.push(`refused (${refusedAs}: ${(result?.message ?? body.errors?.[0]?.message ?? '').slice(0, 150)}) but wrote: ${changed.join('; ')}`);
+    if (changed.length)
+      problems.push(
+        `refused (${refusedAs}: ${(result?.message ?? body.errors?.[0]?.message ?? '').slice(0, 150)}) but wrote: ${changed.join('; ')}`,
+      );
   }
   return problems;
 }
 
 /** A compact view of the variables for failure messages (huge strings cut). */
-const show = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'string' && x.length > 80 ? `${x.slice(0, 40)}…(${x.length})` : x)).slice(0, 1_500);
+const show = (v: unknown) =>
+  JSON.stringify(v, (_k, x) => (typeof x === 'string' && x.length > 80 ? `${x.slice(0, 40)}…(${x.length})` : x)).slice(0, 1_500);
 
 /**
  * Inputs the fuzzer found that failed before their fix (each must now be a typed refusal
@@ -299,29 +359,90 @@ const REGRESSIONS: { field: string; why: string; variables: () => Record<string,
     why: 'a Float for an Int argument (refused by the cost check before execution: was HTTP 500 with BAD_USER_INPUT)',
     variables: () => ({ max: -6.6e115, waitMs: -30, workerId: worker.workerId }),
   },
-  { field: 'heartbeat', why: 'a NUL character in telemetry JSON', variables: () => ({ workerId: worker.workerId, leases: [], telemetry: { load: NUL } }) },
-  { field: 'createJob', why: 'a NUL character in a title', variables: () => ({ input: { title: NUL, request: 'run it', files: [{ path: 'main.py', sha256: job.fileSha }] } }) },
-  { field: 'createJob', why: 'a NUL character in a request', variables: () => ({ input: { title: 't', request: NUL, files: [{ path: 'main.py', sha256: job.fileSha }] } }) },
-  { field: 'signUp', why: 'a NUL character in a display name', variables: () => ({ input: { email: `nul-${randomBytes(3).toString('hex')}@example.com`, password: 'correct horse battery', displayName: NUL } }) },
-  { field: 'signUp', why: 'a NUL character in an email', variables: () => ({ input: { email: `n${NUL}@example.com`, password: 'correct horse battery' } }) },
-  { field: 'logIn', why: 'a NUL character in an email', variables: () => ({ input: { email: `n${NUL}@example.com`, password: 'correct horse battery' } }) },
+  {
+    field: 'heartbeat',
+    why: 'a NUL character in telemetry JSON',
+    variables: () => ({ workerId: worker.workerId, leases: [], telemetry: { load: NUL } }),
+  },
+  {
+    field: 'createJob',
+    why: 'a NUL character in a title',
+    variables: () => ({ input: { title: NUL, request: 'run it', files: [{ path: 'main.py', sha256: job.fileSha }] } }),
+  },
+  {
+    field: 'createJob',
+    why: 'a NUL character in a request',
+    variables: () => ({ input: { title: 't', request: NUL, files: [{ path: 'main.py', sha256: job.fileSha }] } }),
+  },
+  {
+    field: 'signUp',
+    why: 'a NUL character in a display name',
+    variables: () => ({
+      input: { email: `nul-${randomBytes(3).toString('hex')}@example.com`, password: 'correct horse battery', displayName: NUL },
+    }),
+  },
+  {
+    field: 'signUp',
+    why: 'a NUL character in an email',
+    variables: () => ({ input: { email: `n${NUL}@example.com`, password: 'correct horse battery' } }),
+  },
+  {
+    field: 'logIn',
+    why: 'a NUL character in an email',
+    variables: () => ({ input: { email: `n${NUL}@example.com`, password: 'correct horse battery' } }),
+  },
   { field: 'createApiToken', why: 'a NUL character in a token name', variables: () => ({ input: { name: NUL } }) },
   { field: 'answerQuestion', why: 'a NUL character in an answer', variables: () => ({ input: { questionId: question.id, answer: NUL } }) },
-  { field: 'appendLogs', why: 'a NUL character in a log line', variables: () => ({ attemptId: leases[7]!.attemptId, fencingToken: leases[7]!.fencingToken, lines: [{ seq: 0, stream: 'stdout', text: NUL }] }) },
-  { field: 'appendLogs', why: 'a NUL character in a stream name', variables: () => ({ attemptId: leases[7]!.attemptId, fencingToken: leases[7]!.fencingToken, lines: [{ seq: 0, stream: NUL, text: 'x' }] }) },
-  { field: 'reportMetrics', why: 'a NUL character in a metric name', variables: () => ({ attemptId: leases[7]!.attemptId, fencingToken: leases[7]!.fencingToken, points: [{ seq: 0, name: NUL, value: 1 }] }) },
-  { field: 'workerHello', why: 'a NUL character in a version', variables: () => ({ input: { capabilities: {}, name: 'fuzz-box', slots: 4, version: NUL } }) },
+  {
+    field: 'appendLogs',
+    why: 'a NUL character in a log line',
+    variables: () => ({
+      attemptId: leases[7]!.attemptId,
+      fencingToken: leases[7]!.fencingToken,
+      lines: [{ seq: 0, stream: 'stdout', text: NUL }],
+    }),
+  },
+  {
+    field: 'appendLogs',
+    why: 'a NUL character in a stream name',
+    variables: () => ({
+      attemptId: leases[7]!.attemptId,
+      fencingToken: leases[7]!.fencingToken,
+      lines: [{ seq: 0, stream: NUL, text: 'x' }],
+    }),
+  },
+  {
+    field: 'reportMetrics',
+    why: 'a NUL character in a metric name',
+    variables: () => ({
+      attemptId: leases[7]!.attemptId,
+      fencingToken: leases[7]!.fencingToken,
+      points: [{ seq: 0, name: NUL, value: 1 }],
+    }),
+  },
+  {
+    field: 'workerHello',
+    why: 'a NUL character in a version',
+    variables: () => ({ input: { capabilities: {}, name: 'fuzz-box', slots: 4, version: NUL } }),
+  },
   {
     field: 'completeAttempt',
     why: 'a NUL character in an error message',
-    variables: () => ({ attemptId: leases[6]!.attemptId, fencingToken: leases[6]!.fencingToken, result: { exitCode: 1, errorClass: 'USER_CODE', errorMessage: NUL } }),
+    variables: () => ({
+      attemptId: leases[6]!.attemptId,
+      fencingToken: leases[6]!.fencingToken,
+      result: { exitCode: 1, errorClass: 'USER_CODE', errorMessage: NUL },
+    }),
   },
 ];
 
 describe('fuzz: every mutation', () => {
   it('every Mutation field has a caller here', () => {
     const names = Object.keys(mutations).sort();
-    expect(names.filter((n) => !(n in CALLER)), 'add each to CALLER (who calls it)').toEqual([]);
+    expect(
+      names.filter((n) => !(n in CALLER)),
+      'add each to CALLER (who calls it)',
+    ).toEqual([]);
   });
 
   for (const r of REGRESSIONS) {
@@ -331,15 +452,19 @@ describe('fuzz: every mutation', () => {
   }
 
   for (const field of Object.keys(CALLER).filter((f) => f in mutations)) {
-    it(`${field}: typed error or result, and a refusal writes nothing`, async () => {
-      await fc.assert(
-        fc.asyncProperty(argsArb(field), async (variables) => {
-          const problems = await callOnce(field, variables);
-          if (problems.length) throw new Error(`${field}(${show(variables)}):\n  ${problems.join('\n  ')}`);
-        }),
-        fuzzParams(10),
-      );
-    }, fuzzTimeout());
+    it(
+      `${field}: typed error or result, and a refusal writes nothing`,
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(argsArb(field), async (variables) => {
+            const problems = await callOnce(field, variables);
+            if (problems.length) throw new Error(`${field}(${show(variables)}):\n  ${problems.join('\n  ')}`);
+          }),
+          fuzzParams(10),
+        );
+      },
+      fuzzTimeout(),
+    );
   }
 });
 

@@ -19,9 +19,7 @@ export default async function setup(project: TestProject): Promise<void> {
   try {
     await admin.connect();
   } catch (err) {
-    throw new Error(
-      `Tests need PostgreSQL at ${ADMIN_URL} (run \`npm test\`, which starts it): ${(err as Error).message}`,
-    );
+    throw new Error(`Tests need PostgreSQL at ${ADMIN_URL} (run \`npm test\`, which starts it): ${(err as Error).message}`);
   }
   try {
     // Serialize template creation between concurrent test runs.
@@ -41,9 +39,7 @@ export default async function setup(project: TestProject): Promise<void> {
       await admin.query(`ALTER DATABASE ${template}_build RENAME TO ${template}`);
     }
     // Drop databases left behind by crashed runs (older than an hour).
-    const stale = await admin.query(
-      `SELECT datname FROM pg_database WHERE datname LIKE 't\\_%' AND datname ~ '^t_[0-9]+_'`,
-    );
+    const stale = await admin.query(`SELECT datname FROM pg_database WHERE datname LIKE 't\\_%' AND datname ~ '^t_[0-9]+_'`);
     for (const row of stale.rows as { datname: string }[]) {
       const ts = Number(row.datname.split('_')[1]);
       if (Date.now() - ts > 3600_000) await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`);

@@ -59,7 +59,7 @@ describe('hotQuery', () => {
     expect(Date.parse(lease!.leaseExpiresAt)).toBeLessThanOrEqual(Date.now() + leaseMs + 1000);
   });
 
-  it('a bad statement is the driver\'s error, and the named statement still works after it', async () => {
+  it("a bad statement is the driver's error, and the named statement still works after it", async () => {
     await expect(hotQuery(prisma, 'hotQueryTest', 'SELECT $1::uuid AS id', ['not-a-uuid'])).rejects.toThrow(/uuid/);
     expect(await hotQuery(prisma, 'hotQueryTest', 'SELECT $1::uuid AS id', [w.workerId])).toEqual([{ id: w.workerId }]);
   });
@@ -73,15 +73,35 @@ describe('hotTransaction', () => {
     const rename = (to: string) => (q: Parameters<Parameters<typeof hotTransaction>[1]>[0]) =>
       q('hotTxRename', 'UPDATE "Worker" SET name = $2 WHERE id = $1::uuid', [w.workerId, to]);
     await expect(
-      hotTransaction(prisma, async (q) => {
-        await rename('rolled-back')(q);
-        await q('hotTxBad', 'SELECT $1::uuid', ['not-a-uuid']);
-      }, opts),
+      hotTransaction(
+        prisma,
+        async (q) => {
+          await rename('rolled-back')(q);
+          await q('hotTxBad', 'SELECT $1::uuid', ['not-a-uuid']);
+        },
+        opts,
+      ),
     ).rejects.toThrow(/uuid/);
     expect(await name()).toBe('hot');
-    await expect(hotTransaction(prisma, async (q) => { await rename('renamed')(q); throw new Error('changed my mind'); }, opts)).rejects.toThrow('changed my mind');
+    await expect(
+      hotTransaction(
+        prisma,
+        async (q) => {
+          await rename('renamed')(q);
+          throw new Error('changed my mind');
+        },
+        opts,
+      ),
+    ).rejects.toThrow('changed my mind');
     expect(await name()).toBe('hot');
-    await hotTransaction(prisma, async (q) => { await rename('renamed')(q); await rename('hot')(q); }, opts);
+    await hotTransaction(
+      prisma,
+      async (q) => {
+        await rename('renamed')(q);
+        await rename('hot')(q);
+      },
+      opts,
+    );
     expect(await name()).toBe('hot');
     await hotTransaction(prisma, rename('committed'), opts);
     expect(await name()).toBe('committed');
@@ -92,9 +112,13 @@ describe('hotTransaction', () => {
     const pool = new pg.Pool({ connectionString: api.databaseUrl, max: 1 });
     try {
       const held = await pool.connect();
-      await expect(pgTransaction(pool, (q) => q('one', 'SELECT 1', []), { timeoutMs: 1000, maxWaitMs: 200 })).rejects.toSatisfy((e: Error) => /no pooled connection free within 200 ms/.test(e.message) && databaseUnavailable(e) !== null);
+      await expect(pgTransaction(pool, (q) => q('one', 'SELECT 1', []), { timeoutMs: 1000, maxWaitMs: 200 })).rejects.toSatisfy(
+        (e: Error) => /no pooled connection free within 200 ms/.test(e.message) && databaseUnavailable(e) !== null,
+      );
       held.release();
-      expect(await pgTransaction(pool, (q) => q<{ n: number }>('two', 'SELECT 2 AS n', []), { timeoutMs: 1000, maxWaitMs: 2000 })).toEqual([{ n: 2 }]);
+      expect(await pgTransaction(pool, (q) => q<{ n: number }>('two', 'SELECT 2 AS n', []), { timeoutMs: 1000, maxWaitMs: 2000 })).toEqual([
+        { n: 2 },
+      ]);
     } finally {
       await pool.end();
     }
@@ -103,8 +127,12 @@ describe('hotTransaction', () => {
   it('a statement past timeoutMs is cancelled and the transaction rolled back', async () => {
     const pool = new pg.Pool({ connectionString: api.databaseUrl, max: 1 });
     try {
-      await expect(pgTransaction(pool, (q) => q('slow', 'SELECT pg_sleep(5)', []), { timeoutMs: 200, maxWaitMs: 1000 })).rejects.toThrow(/statement timeout/);
-      expect(await pgTransaction(pool, (q) => q<{ n: number }>('after', 'SELECT 3 AS n', []), { timeoutMs: 1000, maxWaitMs: 1000 })).toEqual([{ n: 3 }]);
+      await expect(pgTransaction(pool, (q) => q('slow', 'SELECT pg_sleep(5)', []), { timeoutMs: 200, maxWaitMs: 1000 })).rejects.toThrow(
+        /statement timeout/,
+      );
+      expect(
+        await pgTransaction(pool, (q) => q<{ n: number }>('after', 'SELECT 3 AS n', []), { timeoutMs: 1000, maxWaitMs: 1000 }),
+      ).toEqual([{ n: 3 }]);
     } finally {
       await pool.end();
     }
@@ -116,21 +144,27 @@ describe('hotTransaction', () => {
     await killer.connect();
     try {
       await expect(
-        pgTransaction(pool, async (q) => {
-          const [row] = await q<{ pid: number }>('pid', 'SELECT pg_backend_pid() AS pid', []);
-          await killer.query('SELECT pg_terminate_backend($1)', [row!.pid]);
-          await new Promise((r) => setTimeout(r, 300)); // the socket closes while no statement runs
-          return q('afterKill', 'SELECT 1', []);
-        }, { timeoutMs: 2000, maxWaitMs: 2000 }),
+        pgTransaction(
+          pool,
+          async (q) => {
+            const [row] = await q<{ pid: number }>('pid', 'SELECT pg_backend_pid() AS pid', []);
+            await killer.query('SELECT pg_terminate_backend($1)', [row!.pid]);
+            await new Promise((r) => setTimeout(r, 300)); // the socket closes while no statement runs
+            return q('afterKill', 'SELECT 1', []);
+          },
+          { timeoutMs: 2000, maxWaitMs: 2000 },
+        ),
       ).rejects.toThrow();
-      expect(await pgTransaction(pool, (q) => q<{ n: number }>('fresh', 'SELECT 4 AS n', []), { timeoutMs: 2000, maxWaitMs: 2000 })).toEqual([{ n: 4 }]);
+      expect(
+        await pgTransaction(pool, (q) => q<{ n: number }>('fresh', 'SELECT 4 AS n', []), { timeoutMs: 2000, maxWaitMs: 2000 }),
+      ).toEqual([{ n: 4 }]);
     } finally {
       await killer.end();
       await pool.end();
     }
   });
 
-  it('a completion in another time zone bills from the attempt\'s own start (its times read as UTC instants)', async () => {
+  it("a completion in another time zone bills from the attempt's own start (its times read as UTC instants)", async () => {
     process.env.TZ = 'Pacific/Auckland'; // +13:00 in December: a timestamp read as local time would be 13 h off
     const job = await createJobWithFile(api, owner.token);
     await addTask(api, job, { name: 'tz-complete' });
@@ -147,7 +181,7 @@ describe('hotTransaction', () => {
   });
 });
 
-describe('the API\'s sessions are in UTC whatever the server\'s zone', () => {
+describe("the API's sessions are in UTC whatever the server's zone", () => {
   it('a database set to Asia/Tokyo: a timestamptz stored into a timestamp column keeps its UTC instant', async () => {
     const url = await createTestDatabase();
     const admin = new pg.Client({ connectionString: adminUrl() });
@@ -159,7 +193,14 @@ describe('the API\'s sessions are in UTC whatever the server\'s zone', () => {
     }
     const tokyo = await startTestApi({}, { databaseUrl: url }); // stopped after the file (helpers/api.ts)
     const db = tokyo.server.db.prisma;
-    expect(await hotQuery(db, 'tz', `SELECT current_setting('TimeZone') AS tz, ('2026-01-01T00:00:00Z'::timestamptz)::timestamp::text AS stored`, [])).toEqual([{ tz: 'UTC', stored: '2026-01-01 00:00:00' }]);
+    expect(
+      await hotQuery(
+        db,
+        'tz',
+        `SELECT current_setting('TimeZone') AS tz, ('2026-01-01T00:00:00Z'::timestamptz)::timestamp::text AS stored`,
+        [],
+      ),
+    ).toEqual([{ tz: 'UTC', stored: '2026-01-01 00:00:00' }]);
     // Through Prisma (the same pool) too: a job event's createdAt defaults to CURRENT_TIMESTAMP.
     const before = Date.now();
     const u = await tokyo.signUp();
@@ -168,4 +209,3 @@ describe('the API\'s sessions are in UTC whatever the server\'s zone', () => {
     expect(Math.abs(e.createdAt.getTime() - before)).toBeLessThan(60_000);
   });
 });
-

@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 import type { JobStatus } from '../src/generated/prisma/enums.js';
 import { openDatabase } from '../src/db/client.js';
 import { completed, createScriptedClient, fnCall } from '../src/agents/models/scriptedClient.js';
-import { applyTransition, commitTransition, InvalidTransitionError, transition, TRANSITIONS, type TransitionName } from '../src/domain/jobs/jobLifecycle.js';
+import {
+  applyTransition,
+  commitTransition,
+  InvalidTransitionError,
+  transition,
+  TRANSITIONS,
+  type TransitionName,
+} from '../src/domain/jobs/jobLifecycle.js';
 import { FINAL_JOB_STATUSES, JOB_STATUSES } from '../src/domain/jobs/jobStatus.js';
 import type { Resources } from '../src/domain/resources.js';
 import { createJobAt, eventsOf, insertOnlineWorker, waitFor } from './helpers/agents.js';
@@ -26,11 +33,16 @@ async function jobIn(status: JobStatus): Promise<string> {
   return jobId;
 }
 
-const statusEvents = async (jobId: string) => (await eventsOf(prisma, jobId, 'job.status')).map((e) => e.payload as { status: string; from: string; transition: string; reason?: string });
+const statusEvents = async (jobId: string) =>
+  (await eventsOf(prisma, jobId, 'job.status')).map(
+    (e) => e.payload as { status: string; from: string; transition: string; reason?: string },
+  );
 
 describe('the transition table', () => {
   const names = Object.keys(TRANSITIONS) as TransitionName[];
-  const cases = JOB_STATUSES.flatMap((status) => names.map((name) => ({ status, name, allowed: (TRANSITIONS[name].from as readonly JobStatus[]).includes(status) })));
+  const cases = JOB_STATUSES.flatMap((status) =>
+    names.map((name) => ({ status, name, allowed: (TRANSITIONS[name].from as readonly JobStatus[]).includes(status) })),
+  );
 
   it.each(cases)('$name from $status: allowed=$allowed', async ({ status, name, allowed }) => {
     const jobId = await jobIn(status);
@@ -42,13 +54,19 @@ describe('the transition table', () => {
       expect(after.status).toBe(TRANSITIONS[name].to);
       expect(after.statusReason).toBe(`because ${name}`);
       if (FINAL_JOB_STATUSES.includes(after.status)) expect(after.finishedAt).not.toBeNull();
-      expect(await statusEvents(jobId)).toEqual([{ status: TRANSITIONS[name].to, from: status, transition: name, reason: `because ${name}` }]);
+      expect(await statusEvents(jobId)).toEqual([
+        { status: TRANSITIONS[name].to, from: status, transition: name, reason: `because ${name}` },
+      ]);
     } else {
       const err = await transition(r, jobId, name, { reason: 'must not land' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InvalidTransitionError);
       expect(err).toMatchObject({ code: 'CONFLICT', current: status, transition: name });
       const after = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-      expect({ status: after.status, reason: after.statusReason, updatedAt: after.updatedAt }).toEqual({ status: before.status, reason: before.statusReason, updatedAt: before.updatedAt });
+      expect({ status: after.status, reason: after.statusReason, updatedAt: after.updatedAt }).toEqual({
+        status: before.status,
+        reason: before.statusReason,
+        updatedAt: before.updatedAt,
+      });
       expect(await statusEvents(jobId)).toEqual([]);
     }
   });
@@ -59,12 +77,16 @@ describe('the transition table', () => {
 
   it('onlyFrom narrows a transition: fail only a job that is still PLANNING', async () => {
     const jobId = await jobIn('RUNNING');
-    await expect(transition(r, jobId, 'fail', { reason: 'planner gave up', onlyFrom: ['PLANNING'] })).rejects.toBeInstanceOf(InvalidTransitionError);
+    await expect(transition(r, jobId, 'fail', { reason: 'planner gave up', onlyFrom: ['PLANNING'] })).rejects.toBeInstanceOf(
+      InvalidTransitionError,
+    );
     expect((await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('RUNNING');
   });
 
   it('a transition of a job that does not exist is refused', async () => {
-    await expect(transition(r, '00000000-0000-4000-8000-000000000000', 'cancel', { reason: null })).rejects.toMatchObject({ current: null });
+    await expect(transition(r, '00000000-0000-4000-8000-000000000000', 'cancel', { reason: null })).rejects.toMatchObject({
+      current: null,
+    });
   });
 });
 
@@ -83,12 +105,16 @@ describe('atomicity', () => {
 
   it('concurrent writers on separate connections: exactly one of cancel, fail, askUser and startPreparation wins', async () => {
     // Four API processes' worth of connections, each racing one transition on the same job.
-    const dbs = await Promise.all([0, 1, 2, 3].map(() => openDatabase({ databaseUrl: api.databaseUrl, dataDir: api.dataDir, migrate: false, poolSize: 2 })));
+    const dbs = await Promise.all(
+      [0, 1, 2, 3].map(() => openDatabase({ databaseUrl: api.databaseUrl, dataDir: api.dataDir, migrate: false, poolSize: 2 })),
+    );
     try {
       for (let round = 0; round < 5; round++) {
         const jobId = await jobIn('PLANNING');
         const contenders: TransitionName[] = ['cancel', 'fail', 'askUser', 'startPreparation'];
-        const results = await Promise.allSettled(contenders.map((name, i) => transition({ ...r, prisma: dbs[i]!.prisma } as Resources, jobId, name, { reason: name })));
+        const results = await Promise.allSettled(
+          contenders.map((name, i) => transition({ ...r, prisma: dbs[i]!.prisma } as Resources, jobId, name, { reason: name })),
+        );
         const won = results.flatMap((res, i) => (res.status === 'fulfilled' ? [contenders[i]!] : []));
         const lost = results.filter((res) => res.status === 'rejected').map((res) => (res as PromiseRejectedResult).reason);
         const job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
@@ -125,7 +151,11 @@ describe('a cancel while the planner is mid-turn', () => {
     // The planner is inside its model call (the gate holds the response back).
     await waitFor('the planner to call the model', async () => gate.entered);
     expect((await db.job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('PLANNING');
-    const cancel = await withPlanner.gql(`mutation($id: ID!) { cancelJob(id: $id) { __typename ... on Job { status } } }`, { id: gid }, u.token);
+    const cancel = await withPlanner.gql(
+      `mutation($id: ID!) { cancelJob(id: $id) { __typename ... on Job { status } } }`,
+      { id: gid },
+      u.token,
+    );
     expect(cancel.data.cancelJob).toEqual({ __typename: 'Job', status: 'CANCELLED' });
 
     // The model answers with a plan only now.
@@ -138,7 +168,11 @@ describe('a cancel while the planner is mid-turn', () => {
     expect(run).toMatchObject({ status: 'COMPLETED', stopReason: 'job_final' });
     const job = await db.job.findUniqueOrThrow({ where: { id: jobId } });
     expect(job).toMatchObject({ status: 'CANCELLED', currentPlanId: null, acceptanceCriteria: null, frozenCodeId: null });
-    expect({ plans: await db.plan.count({ where: { jobId } }), tasks: await db.task.count({ where: { jobId } }), actions: await db.action.count({ where: { jobId } }) }).toEqual({ plans: 0, tasks: 0, actions: 0 });
+    expect({
+      plans: await db.plan.count({ where: { jobId } }),
+      tasks: await db.task.count({ where: { jobId } }),
+      actions: await db.action.count({ where: { jobId } }),
+    }).toEqual({ plans: 0, tasks: 0, actions: 0 });
     const out = await db.agentItem.findFirstOrThrow({ where: { runId: run.id, type: 'function_call_output' }, orderBy: { seq: 'desc' } });
     expect(out.status).toBe('REJECTED');
     expect((out.payload as { output: string }).output).toMatch(/already cancelled/);
@@ -185,7 +219,9 @@ describe('one writer of Job.status', () => {
     const { readdir, readFile } = await import('node:fs/promises');
     const path = await import('node:path');
     const src = path.resolve(import.meta.dirname, '../src');
-    const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts') && !f.startsWith('generated') && !f.endsWith('.test.ts'));
+    const files = (await readdir(src, { recursive: true })).filter(
+      (f) => f.endsWith('.ts') && !f.startsWith('generated') && !f.endsWith('.test.ts'),
+    );
     const offenders: string[] = [];
     for (const f of files) {
       if (f === path.join('domain', 'jobs', 'jobLifecycle.ts')) continue;

@@ -14,7 +14,9 @@ describe('query limits and malformed input', () => {
     expect(r.data).toBeUndefined();
     const frag = `fragment F on Job { tasks { attempts { logs { text } } } } { jobs { edges { node { ...F } } } }`;
     expect((await api.gql(frag, {}, u.token)).errors?.[0]?.extensions.code).toBe('QUERY_TOO_DEEP');
-    const s = subscribe(api.url, u.token, `subscription($id: ID!) { jobUpdated(id: $id) { tasks { attempts { logs { text } } } } }`, { id: 'x' });
+    const s = subscribe(api.url, u.token, `subscription($id: ID!) { jobUpdated(id: $id) { tasks { attempts { logs { text } } } } }`, {
+      id: 'x',
+    });
     await s.first;
     expect(s.errors[0]?.extensions?.code ?? s.errors[0]?.message).toMatch(/QUERY_TOO_DEEP|too deep/);
     await s.close();
@@ -28,7 +30,7 @@ describe('query limits and malformed input', () => {
     expect(ok.errors).toBeUndefined();
   });
 
-  it('keeps a document\'s cost from one request to the next only when no variable changes it', async () => {
+  it("keeps a document's cost from one request to the next only when no variable changes it", async () => {
     // The same text twice: the second is answered from the kept cost, and refused alike.
     const costly = `{ jobs(first: 100) { edges { node { title status } } } }`;
     for (let i = 0; i < 2; i++) expect((await api.gql(costly, {}, u.token)).errors?.[0]?.extensions.code).toBe('QUERY_TOO_COSTLY');
@@ -51,13 +53,23 @@ describe('query limits and malformed input', () => {
   });
 
   it('treats malformed ids as not found, never as an internal error', async () => {
-    for (const id of ['', 'garbage', '!!!', Buffer.from('Job:not-a-uuid').toString('base64'), Buffer.from('Worker:00000000-0000-0000-0000-000000000001').toString('base64')]) {
+    for (const id of [
+      '',
+      'garbage',
+      '!!!',
+      Buffer.from('Job:not-a-uuid').toString('base64'),
+      Buffer.from('Worker:00000000-0000-0000-0000-000000000001').toString('base64'),
+    ]) {
       const r = await api.gql(`query($id: ID!) { job(id: $id) { id } node(id: $id) { id } }`, { id }, u.token);
       expect(r.errors).toBeUndefined();
       expect(r.data).toEqual({ job: null, node: null });
       const c = await api.gql(`mutation($id: ID!) { cancelJob(id: $id) { __typename ... on NotFoundError { message } } }`, { id }, u.token);
       expect(c.data.cancelJob.__typename).toBe('NotFoundError');
-      const a = await api.gql(`mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`, { i: { questionId: id, answer: 'x' } }, u.token);
+      const a = await api.gql(
+        `mutation($i: AnswerQuestionInput!) { answerQuestion(input: $i) { __typename } }`,
+        { i: { questionId: id, answer: 'x' } },
+        u.token,
+      );
       expect(a.data.answerQuestion.__typename).toBe('NotFoundError');
     }
   });

@@ -13,7 +13,8 @@ import { freePort, repoRoot, spawnProc, type Proc } from './helpers/processes.js
 
 const cleanEnv = Object.fromEntries(
   Object.entries(process.env).filter(
-    ([k]) => !['DATABASE_URL', 'CHATGPU_DATA_DIR', 'PORT', 'HOST', 'CHATGPU_SIGNUP', 'TEST_DATABASE_URL'].includes(k) && !k.startsWith('VITEST'),
+    ([k]) =>
+      !['DATABASE_URL', 'CHATGPU_DATA_DIR', 'PORT', 'HOST', 'CHATGPU_SIGNUP', 'TEST_DATABASE_URL'].includes(k) && !k.startsWith('VITEST'),
   ),
 );
 
@@ -51,7 +52,10 @@ async function signUp(port: number, email: string) {
       variables: { i: { email, password: 'correct horse battery' } },
     }),
   });
-  return (await res.json()) as { data?: { signUp: { __typename: string; token?: string } | null } | null; errors?: { message: string; extensions?: { code?: string } }[] };
+  return (await res.json()) as {
+    data?: { signUp: { __typename: string; token?: string } | null } | null;
+    errors?: { message: string; extensions?: { code?: string } }[];
+  };
 }
 
 const start = (cwd: string, args: string[], env: Record<string, string>): Proc =>
@@ -63,7 +67,9 @@ describe('npm start is local by default', () => {
     const port = await freePort();
     const first = start(cwd, [], { PORT: String(port) });
     await first.waitFor(/Created the local user/, 120_000);
-    expect(first.output()).toContain('Listening on 127.0.0.1 only: other machines cannot connect (to let workers or browsers elsewhere in, start with --host 0.0.0.0 or HOST=0.0.0.0).');
+    expect(first.output()).toContain(
+      'Listening on 127.0.0.1 only: other machines cannot connect (to let workers or browsers elsewhere in, start with --host 0.0.0.0 or HOST=0.0.0.0).',
+    );
     expect(first.output()).toContain('Sign-up is closed: only existing accounts can log in (CHATGPU_SIGNUP=open opens it).');
 
     expect(await tryConnect('127.0.0.1', port)).toBe('connected');
@@ -121,7 +127,10 @@ describe('npm start is local by default', () => {
     const port = (holder.address() as AddressInfo).port;
     try {
       const cwd = await mkdtemp(path.join(tmpdir(), 'chatgpu-cli-start-'));
-      const p = spawnProc(process.execPath, [path.join(repoRoot, 'api/bin/chatgpu.mjs'), 'start', '--no-worker', '--port', String(port)], { cwd, env: cleanEnv });
+      const p = spawnProc(process.execPath, [path.join(repoRoot, 'api/bin/chatgpu.mjs'), 'start', '--no-worker', '--port', String(port)], {
+        cwd,
+        env: cleanEnv,
+      });
       expect(await new Promise<number | null>((r) => p.child.once('exit', (c) => r(c))), p.output()).toBe(1);
       expect(p.output().trim().split('\n').at(-1)).toBe(
         `Port ${port} on 127.0.0.1 is already in use (ChatGPU or another program is listening there): stop that program, or start it on another one with --port N (or PORT=N).`,

@@ -122,7 +122,11 @@ describe('lost work is not charged to the user', async () => {
     // A 60 s time limit projects to ≈ 0.0004 CAD at lease grant, within the cap; each
     // attempt then runs for ≈ 10 min (≈ 0.0038), past it.
     const job = await createJobWithFile(api, owner.token, { spendingCapCad: 0.002 });
-    const task = await addTask(api, job, { name: 'capped, lost once', maxAttempts: 3, requirements: { workload: 'python', timeoutSec: 60 } });
+    const task = await addTask(api, job, {
+      name: 'capped, lost once',
+      maxAttempts: 3,
+      requirements: { workload: 'python', timeoutSec: 60 },
+    });
     const first = await start(task.id);
     const report = await tick(at(first.leaseExpiresAt, 1000));
     expect(report).toMatchObject({ lost: 1, retried: 1, stopped: 0 });
@@ -202,7 +206,7 @@ describe('lost work is not charged to the user', async () => {
     expectConsistent(lost);
   });
 
-  it('a task retried after an infrastructure failure of the worker: that attempt is the contributor\'s loss, the retry is charged', async () => {
+  it("a task retried after an infrastructure failure of the worker: that attempt is the contributor's loss, the retry is charged", async () => {
     const job = await createJobWithFile(api, owner.token);
     const task = await addTask(api, job, { name: 'bad machine', maxAttempts: 3 });
     const first = await start(task.id);
@@ -230,7 +234,9 @@ describe('lost work is not charged to the user', async () => {
     const once = await addTask(api, job, { name: 'one attempt', maxAttempts: 1 });
     const only = await start(once.id);
     moveClockTo(at(api.clock.now(), 3 * MIN));
-    expect(await only.w.complete(only.a, { exitCode: null, errorClass: 'UPLOAD_FAILED', errorMessage: 'HTTP 503' })).toMatchObject({ status: 'FAILED' });
+    expect(await only.w.complete(only.a, { exitCode: null, errorClass: 'UPLOAD_FAILED', errorMessage: 'HTTP 503' })).toMatchObject({
+      status: 'FAILED',
+    });
     expect(await prisma.task.findUniqueOrThrow({ where: { id: once.id } })).toMatchObject({ status: 'QUEUED', infraFailures: 1 });
     await prisma.task.update({ where: { id: once.id }, data: { status: 'CANCELLED' } }); // out of the way of the next claims
     const last = await ledger(job.jobId);
@@ -264,21 +270,29 @@ describe('lost work is not charged to the user', async () => {
 
   it('the migration moves usage recorded before it the way the code does now (same error classes, same figures)', async () => {
     const sql = await readFile(new URL('../../prisma/migrations/20261203170000_usage_lost_cost/migration.sql', import.meta.url), 'utf8');
-    const listed = [...sql.matchAll(/"errorClass" IN \(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((s) => s.trim().replace(/'/g, '')));
+    const listed = [...sql.matchAll(/"errorClass" IN \(([^)]*)\)/g)].flatMap((m) =>
+      m[1]!.split(',').map((s) => s.trim().replace(/'/g, '')),
+    );
     expect(listed.sort()).toEqual([...INFRASTRUCTURE_ERRORS].sort());
 
     // Every job of the tests above, as it would have been before the migration (all usage
     // charged), then the migration's data step: the same entries and figures as the code made.
     const snapshot = async () => ({
-      entries: (await prisma.usageEntry.findMany({ orderBy: { id: 'asc' }, select: { id: true, billable: true } })),
-      jobs: (await prisma.job.findMany({ orderBy: { id: 'asc' }, select: { id: true, costCad: true, lostCostCad: true } })).map((j) => [j.id, j.costCad.toString(), j.lostCostCad.toString()]),
+      entries: await prisma.usageEntry.findMany({ orderBy: { id: 'asc' }, select: { id: true, billable: true } }),
+      jobs: (await prisma.job.findMany({ orderBy: { id: 'asc' }, select: { id: true, costCad: true, lostCostCad: true } })).map((j) => [
+        j.id,
+        j.costCad.toString(),
+        j.lostCostCad.toString(),
+      ]),
     });
     const now = await snapshot();
     expect(now.entries.some((e) => !e.billable)).toBe(true);
     const dataStep = sql.slice(sql.indexOf('WITH moved AS'));
     await prisma.$transaction(async (tx) => {
       await tx.usageEntry.updateMany({ data: { billable: true } });
-      await tx.$executeRawUnsafe(`UPDATE "Job" j SET "lostCostCad" = 0, "costCad" = COALESCE((SELECT sum("costCad") FROM "UsageEntry" u WHERE u."jobId" = j.id), 0)`);
+      await tx.$executeRawUnsafe(
+        `UPDATE "Job" j SET "lostCostCad" = 0, "costCad" = COALESCE((SELECT sum("costCad") FROM "UsageEntry" u WHERE u."jobId" = j.id), 0)`,
+      );
       await tx.$executeRawUnsafe(dataStep);
     });
     expect(await snapshot()).toEqual(now);

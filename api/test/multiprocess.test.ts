@@ -35,14 +35,22 @@ describe('two API processes on one database', () => {
       u.token,
     );
     const jobId = created.data.createJob.id;
-    const s = subscribe(a.url, u.token, `subscription($id: ID!) { jobEvents(jobId: $id) { __typename ... on JobEventEnvelope { event { kind payload } } } }`, { id: jobId });
+    const s = subscribe(
+      a.url,
+      u.token,
+      `subscription($id: ID!) { jobEvents(jobId: $id) { __typename ... on JobEventEnvelope { event { kind payload } } } }`,
+      { id: jobId },
+    );
     const upd = subscribe(a.url, u.token, `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, { id: jobId });
     await upd.first; // the current state arrives first: the subscription is live
     const cancelled = await gqlB(`mutation($id: ID!) { cancelJob(id: $id) { ... on Job { status } } }`, { id: jobId }, u.token);
     expect(cancelled.data.cancelJob.status).toBe('CANCELLED');
     // B's planner may move the job to PLANNING first (job.created reaches it asynchronously).
     await s.until((r) => r.some((x) => x.jobEvents.event?.kind === 'job.status' && x.jobEvents.event.payload.status === 'CANCELLED'));
-    expect(s.results.filter((x) => x.jobEvents.event?.kind === 'job.status').at(-1).jobEvents.event.payload).toMatchObject({ status: 'CANCELLED', transition: 'cancel' });
+    expect(s.results.filter((x) => x.jobEvents.event?.kind === 'job.status').at(-1).jobEvents.event.payload).toMatchObject({
+      status: 'CANCELLED',
+      transition: 'cancel',
+    });
     await upd.until((r) => r.some((x) => x.jobUpdated.status === 'CANCELLED'));
     await s.close();
     await upd.close();
@@ -58,7 +66,12 @@ describe('two API processes on one database', () => {
     );
     const job = created.data.createJob;
     await gqlB(`mutation($id: ID!) { cancelJob(id: $id) { __typename } }`, { id: job.id }, u.token);
-    const s = subscribe(a.url, u.token, `subscription($id: ID!, $after: String) { jobEvents(jobId: $id, after: $after) { ... on JobEventEnvelope { event { kind } } } }`, { id: job.id, after: job.events[0].id });
+    const s = subscribe(
+      a.url,
+      u.token,
+      `subscription($id: ID!, $after: String) { jobEvents(jobId: $id, after: $after) { ... on JobEventEnvelope { event { kind } } } }`,
+      { id: job.id, after: job.events[0].id },
+    );
     await s.until((r) => r.some((x) => x.jobEvents.event.kind === 'job.status'));
     const kinds = s.results.map((x) => x.jobEvents.event.kind);
     expect(kinds).not.toContain('job.created'); // at or before `after`: not replayed

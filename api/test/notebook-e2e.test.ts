@@ -67,30 +67,47 @@ const JOB = `query($id: ID!) { job(id: $id) { status statusReason outputs { path
 async function submit(files: Record<string, string>, request: string) {
   const manifest = [];
   for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`, { i: { title: 'notebook', request, files: manifest } }, user.token);
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`,
+    { i: { title: 'notebook', request, files: manifest } },
+    user.token,
+  );
   return { id: r.data.createJob.id as string, jobId: Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]! };
 }
 
 async function finished(id: string) {
-  return waitFor(async () => {
-    const j = (await api.gql(JOB, { id }, user.token)).data.job;
-    return ['SUCCEEDED', 'FAILED'].includes(j.status) ? j : null;
-  }, 150_000, 'job done');
+  return waitFor(
+    async () => {
+      const j = (await api.gql(JOB, { id }, user.token)).data.job;
+      return ['SUCCEEDED', 'FAILED'].includes(j.status) ? j : null;
+    },
+    150_000,
+    'job done',
+  );
 }
 
 async function logs(jobId: string) {
   const attempts = await prisma.attempt.findMany({ where: { task: { jobId } }, select: { id: true, metrics: true } });
-  const lines = await prisma.logChunk.findMany({ where: { attemptId: { in: attempts.map((a) => a.id) } }, orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }] });
+  const lines = await prisma.logChunk.findMany({
+    where: { attemptId: { in: attempts.map((a) => a.id) } },
+    orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }],
+  });
   return { text: lines.map((l) => `${l.stream}: ${l.text}`).join('\n'), attempts };
 }
 
 describe('a notebook as a job', () => {
-  it('SUCCEEDS: the executed notebook (setting honoured, figure embedded) and the figure file are outputs; the cells\' metrics are collected', async () => {
+  it("SUCCEEDS: the executed notebook (setting honoured, figure embedded) and the figure file are outputs; the cells' metrics are collected", async () => {
     const { id, jobId } = await submit({ 'fit.ipynb': FIT }, 'run the notebook fit.ipynb with lr 0.3');
     const job = await finished(id);
     const log = await logs(jobId);
-    const answers = async () => JSON.stringify((await prisma.agentItem.findMany({ where: { run: { jobId } }, orderBy: { seq: 'asc' } })).map((i) => i.payload)).slice(0, 3000);
-    expect(job.status, `${job.statusReason}\n${log.text.slice(-3000)}\n${job.status === 'SUCCEEDED' ? '' : await answers()}`).toBe('SUCCEEDED');
+    const answers = async () =>
+      JSON.stringify((await prisma.agentItem.findMany({ where: { run: { jobId } }, orderBy: { seq: 'asc' } })).map((i) => i.payload)).slice(
+        0,
+        3000,
+      );
+    expect(job.status, `${job.statusReason}\n${log.text.slice(-3000)}\n${job.status === 'SUCCEEDED' ? '' : await answers()}`).toBe(
+      'SUCCEEDED',
+    );
     expect(job.outputs.map((o: { path: string }) => o.path)).toEqual(['outputs/figures/figure-1.png', 'outputs/fit.ipynb']);
     expect(log.text).toContain('stdout: lr=0.3 w=');
     expect(log.text).toContain('lr = 0.3 in cell 2 line 4 (was 0.1)');
@@ -102,7 +119,10 @@ describe('a notebook as a job', () => {
     expect([cells[0].source].flat().join('')).toContain('lr = 0.3\n');
     const embedded = cells[2].outputs.find((o: { data?: Record<string, unknown> }) => o.data?.['image/png']);
     expect(Buffer.from([embedded.data['image/png']].flat().join(''), 'base64').equals(figure.bytes)).toBe(true);
-    const points = await prisma.metricPoint.findMany({ where: { attemptId: { in: log.attempts.map((a) => a.id) }, name: 'loss' }, orderBy: { seq: 'asc' } });
+    const points = await prisma.metricPoint.findMany({
+      where: { attemptId: { in: log.attempts.map((a) => a.id) }, name: 'loss' },
+      orderBy: { seq: 'asc' },
+    });
     expect(points.map((p) => p.step)).toEqual([0, 1, 2, 3, 4]);
     expect(points[4]!.value).toBeLessThan(points[0]!.value);
   }, 200_000);
@@ -113,7 +133,9 @@ describe('a notebook as a job', () => {
     const log = await logs(jobId);
     expect(job.status).toBe('FAILED');
     expect(log.text).toContain('cell 3 (In [2]) failed at line 2: item = values[7]');
-    expect(job.statusReason).toContain('chatgpu.notebook: cell 3 (In [2]) failed at line 2 (item = values[7]): IndexError: index 7 is out of bounds for axis 0 with size 3');
+    expect(job.statusReason).toContain(
+      'chatgpu.notebook: cell 3 (In [2]) failed at line 2 (item = values[7]): IndexError: index 7 is out of bounds for axis 0 with size 3',
+    );
     expect(log.text).toContain('IndexError: index 7 is out of bounds for axis 0 with size 3');
     expect(log.text).not.toContain('stdout: unreachable'); // the traceback shows the line, the cell never printed it
   }, 200_000);

@@ -26,9 +26,36 @@ const NOTEBOOK = JSON.stringify({
   metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
   cells: [
     { cell_type: 'markdown', metadata: {}, source: ['# Gradient descent on a line\n', 'Change `lr` to see it converge faster.'] },
-    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: ['import numpy as np\n', 'import matplotlib.pyplot as plt\n', 'lr = 0.1  # learning rate\n', 'steps = 30'] },
-    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: ['x = np.linspace(0, 1, 50)\n', 'y = 2 * x\n', 'w = 0.0\n', 'losses = []\n', 'for _ in range(steps):\n', '    w -= lr * 2 * ((w * x - y) * x).mean()\n', '    losses.append(((w * x - y) ** 2).mean())\n', 'print(f"lr={lr} final loss {losses[-1]:.6f}")'] },
-    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: ['plt.plot(losses)\n', 'plt.yscale("log")\n', 'plt.title("loss")'] },
+    {
+      cell_type: 'code',
+      execution_count: null,
+      metadata: {},
+      outputs: [],
+      source: ['import numpy as np\n', 'import matplotlib.pyplot as plt\n', 'lr = 0.1  # learning rate\n', 'steps = 30'],
+    },
+    {
+      cell_type: 'code',
+      execution_count: null,
+      metadata: {},
+      outputs: [],
+      source: [
+        'x = np.linspace(0, 1, 50)\n',
+        'y = 2 * x\n',
+        'w = 0.0\n',
+        'losses = []\n',
+        'for _ in range(steps):\n',
+        '    w -= lr * 2 * ((w * x - y) * x).mean()\n',
+        '    losses.append(((w * x - y) ** 2).mean())\n',
+        'print(f"lr={lr} final loss {losses[-1]:.6f}")',
+      ],
+    },
+    {
+      cell_type: 'code',
+      execution_count: null,
+      metadata: {},
+      outputs: [],
+      source: ['plt.plot(losses)\n', 'plt.yscale("log")\n', 'plt.title("loss")'],
+    },
   ],
 });
 
@@ -37,25 +64,42 @@ const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { 
 async function submit(files: Record<string, string>, request: string) {
   const manifest = [];
   for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`, { i: { title: 'notebook', request, files: manifest } }, user.token);
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`,
+    { i: { title: 'notebook', request, files: manifest } },
+    user.token,
+  );
   return { id: r.data.createJob.id as string, jobId: Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]! };
 }
 
 describe('the builtin planner and a notebook', () => {
-  it('"run the notebook with lr 0.01": the notebook runner with --set lr=0.01, SUCCEEDED with the executed notebook and its figure', { timeout: 200_000 }, async () => {
-    const { id, jobId } = await submit({ 'descent.ipynb': NOTEBOOK }, 'run the notebook with lr 0.01');
-    const job = await waitFor(async () => {
-      const j = (await api.gql(JOB, { id }, user.token)).data.job;
-      return ['SUCCEEDED', 'FAILED', 'NEEDS_INPUT', 'CANCELLED'].includes(j.status) ? j : null;
-    }, 180_000, 'job done');
-    const lines = await prisma.logChunk.findMany({ where: { attempt: { task: { jobId } } }, orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }] });
-    const log = lines.map((l) => `${l.stream}: ${l.text}`).join('\n');
-    expect(job.status, `${job.statusReason}\n${JSON.stringify(job.currentPlan)}\n${log.slice(-2000)}`).toBe('SUCCEEDED');
-    expect(job.currentPlan.command).toMatch(/^python -m chatgpu\.notebook descent\.ipynb --set lr=0\.01\b/);
-    expect(job.currentPlan.asks).toEqual(expect.arrayContaining([expect.objectContaining({ ask: 'lr 0.01', kind: 'setting', status: 'honoured' })]));
-    expect(log).toContain('stdout: lr=0.01 final loss');
-    expect(log).toContain('lr = 0.01 in cell 2 line 3 (was 0.1)');
-    const paths = job.outputs.map((o: { path: string }) => o.path);
-    expect(paths).toEqual(expect.arrayContaining(['outputs/descent.ipynb', 'outputs/figures/figure-1.png']));
-  });
+  it(
+    '"run the notebook with lr 0.01": the notebook runner with --set lr=0.01, SUCCEEDED with the executed notebook and its figure',
+    { timeout: 200_000 },
+    async () => {
+      const { id, jobId } = await submit({ 'descent.ipynb': NOTEBOOK }, 'run the notebook with lr 0.01');
+      const job = await waitFor(
+        async () => {
+          const j = (await api.gql(JOB, { id }, user.token)).data.job;
+          return ['SUCCEEDED', 'FAILED', 'NEEDS_INPUT', 'CANCELLED'].includes(j.status) ? j : null;
+        },
+        180_000,
+        'job done',
+      );
+      const lines = await prisma.logChunk.findMany({
+        where: { attempt: { task: { jobId } } },
+        orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }],
+      });
+      const log = lines.map((l) => `${l.stream}: ${l.text}`).join('\n');
+      expect(job.status, `${job.statusReason}\n${JSON.stringify(job.currentPlan)}\n${log.slice(-2000)}`).toBe('SUCCEEDED');
+      expect(job.currentPlan.command).toMatch(/^python -m chatgpu\.notebook descent\.ipynb --set lr=0\.01\b/);
+      expect(job.currentPlan.asks).toEqual(
+        expect.arrayContaining([expect.objectContaining({ ask: 'lr 0.01', kind: 'setting', status: 'honoured' })]),
+      );
+      expect(log).toContain('stdout: lr=0.01 final loss');
+      expect(log).toContain('lr = 0.01 in cell 2 line 3 (was 0.1)');
+      const paths = job.outputs.map((o: { path: string }) => o.path);
+      expect(paths).toEqual(expect.arrayContaining(['outputs/descent.ipynb', 'outputs/figures/figure-1.png']));
+    },
+  );
 });

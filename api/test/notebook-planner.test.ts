@@ -16,8 +16,20 @@ const NB = JSON.stringify({
   metadata: {},
   cells: [
     { cell_type: 'markdown', metadata: {}, source: ['# Descent'] },
-    { cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source: ['import numpy as np\n', 'import matplotlib.pyplot as plt\n', 'lr = 0.1  # learning rate\n', 'steps = 30'] },
-    { cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source: ['w = 0.0\n', 'for _ in range(steps):\n', '    w -= lr * (w - 2)\n', 'print(w)\n', 'plt.plot([w])'] },
+    {
+      cell_type: 'code',
+      metadata: {},
+      outputs: [],
+      execution_count: null,
+      source: ['import numpy as np\n', 'import matplotlib.pyplot as plt\n', 'lr = 0.1  # learning rate\n', 'steps = 30'],
+    },
+    {
+      cell_type: 'code',
+      metadata: {},
+      outputs: [],
+      execution_count: null,
+      source: ['w = 0.0\n', 'for _ in range(steps):\n', '    w -= lr * (w - 2)\n', 'print(w)\n', 'plt.plot([w])'],
+    },
   ],
 });
 const NO_IMPORTS_MISSING = { imports: [], install: [], unavailable: [], summary: null };
@@ -27,7 +39,15 @@ async function recorded(request: string, files: Record<string, string>) {
   const facts = analyzeProject(map);
   const entry = facts.entryPoints[0]?.path ?? null;
   const surface = await listSettings(map, { entry });
-  return { request, facts, reads: files, tools: [['list_settings', { ...surface, next: null }], ['check_dependencies', NO_IMPORTS_MISSING]] as [string, unknown][] };
+  return {
+    request,
+    facts,
+    reads: files,
+    tools: [
+      ['list_settings', { ...surface, next: null }],
+      ['check_dependencies', NO_IMPORTS_MISSING],
+    ] as [string, unknown][],
+  };
 }
 
 describe('the builtin planner on a notebook', () => {
@@ -43,7 +63,10 @@ describe('the builtin planner on a notebook', () => {
     const { answer, planning } = runRules(both, entryPoint);
     expect(answer).toBeNull();
     expect(planning.entry.path).toBe('descent.ipynb');
-    expect(runRules(await recorded('run the notebook', { 'descent.ipynb': NB, 'explore.ipynb': NB }), entryPoint).answer).toMatchObject({ name: 'ask_user', args: { choices: ['descent.ipynb', 'explore.ipynb'] } });
+    expect(runRules(await recorded('run the notebook', { 'descent.ipynb': NB, 'explore.ipynb': NB }), entryPoint).answer).toMatchObject({
+      name: 'ask_user',
+      args: { choices: ['descent.ipynb', 'explore.ipynb'] },
+    });
   });
 
   it('"run the notebook with lr 0.01": the notebook runner with --set lr=0.01, the ask honoured', async () => {
@@ -51,10 +74,12 @@ describe('the builtin planner on a notebook', () => {
     expect(answer?.name, JSON.stringify(answer)).toBe('submit_plan');
     const plan = answer!.args as { command: string; asks: { ask: string; status: string; detail: string }[] };
     expect(plan.command).toBe('python -m chatgpu.notebook descent.ipynb --set lr=0.01');
-    expect(plan.asks).toEqual([expect.objectContaining({ ask: 'lr 0.01', status: 'honoured', detail: 'overridden on the command line: `--set lr=0.01`' })]);
+    expect(plan.asks).toEqual([
+      expect.objectContaining({ ask: 'lr 0.01', status: 'honoured', detail: 'overridden on the command line: `--set lr=0.01`' }),
+    ]);
   });
 
-  it('a setting the notebook\'s settings cell does not have is refused, naming what it has', async () => {
+  it("a setting the notebook's settings cell does not have is refused, naming what it has", async () => {
     const { answer } = runRules(await recorded('run the notebook with momentum 0.9', { 'descent.ipynb': NB }));
     expect(answer?.name).toBe('give_up');
     expect(String(answer!.args.reason)).toMatch(/momentum/);

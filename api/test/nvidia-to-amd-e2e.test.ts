@@ -51,12 +51,25 @@ function modelWithOneRevision(): ModelClient & { revisions: number } {
     revisions: 0,
     async respond(req: Parameters<ModelClient['respond']>[0]) {
       if (!req.instructions.startsWith('You are the preparer') || m.revisions > 0) return builtin.respond(req);
-      const read = [...req.input].reverse().find((i): i is Extract<Item, { type: 'function_call_output' }> => i.type === 'function_call_output');
+      const read = [...req.input]
+        .reverse()
+        .find((i): i is Extract<Item, { type: 'function_call_output' }> => i.type === 'function_call_output');
       if (!read) return { status: 'completed' as const, output: [fnCall('read_candidate_file', { path: 'csrc/gelu.cuh' })] };
       const before = (JSON.parse(read.output) as { content: string }).content;
-      const after = before.replace('#pragma once\n', '#pragma once\n// Revision 1: tanhf is the same on both platforms; keep the formula.\n');
+      const after = before.replace(
+        '#pragma once\n',
+        '#pragma once\n// Revision 1: tanhf is the same on both platforms; keep the formula.\n',
+      );
       m.revisions++;
-      return { status: 'completed' as const, output: [fnCall('propose_patch', { diff: createTwoFilesPatch('a/csrc/gelu.cuh', 'b/csrc/gelu.cuh', before, after), summary: 'Keep the GELU formula identical on both platforms' })] };
+      return {
+        status: 'completed' as const,
+        output: [
+          fnCall('propose_patch', {
+            diff: createTwoFilesPatch('a/csrc/gelu.cuh', 'b/csrc/gelu.cuh', before, after),
+            summary: 'Keep the GELU formula identical on both platforms',
+          }),
+        ],
+      };
     },
   };
   return m;
@@ -94,7 +107,11 @@ function projectFiles(dir: string, under = ''): Record<string, string> {
 async function submit(files: Record<string, string>, request: string) {
   const manifest = [];
   for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } ... on Error { message } } }`, { i: { title: 'fused-gelu-mlp on AMD', request, files: manifest } }, user.token);
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } ... on Error { message } } }`,
+    { i: { title: 'fused-gelu-mlp on AMD', request, files: manifest } },
+    user.token,
+  );
   if (!r.data?.createJob?.id) throw new Error(JSON.stringify(r));
   return r.data.createJob.id as string;
 }
@@ -104,7 +121,8 @@ async function until(id: string, pred: (job: any) => boolean, timeoutMs = 720_00
   for (;;) {
     const job = (await api.gql(JOB, { id }, user.token)).data.job;
     if (pred(job)) return job;
-    if (Date.now() > end) throw new Error(`timed out; job: ${JSON.stringify({ status: job.status, reason: job.statusReason, tasks: job.tasks })}`);
+    if (Date.now() > end)
+      throw new Error(`timed out; job: ${JSON.stringify({ status: job.status, reason: job.statusReason, tasks: job.tasks })}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -122,52 +140,58 @@ describe('NVIDIA → AMD with one simulated NVIDIA and one simulated AMD worker'
     expect(workers[0]!.workloads).not.toContain('torch-cuda');
     expect(workers[1]!.workloads).toEqual(expect.arrayContaining(['torch-cuda', 'cuda-cxx']));
     const caps = workers[1]!.capabilities as { accelerators: { name: string; simulated: boolean }[] };
-    expect(caps.accelerators).toEqual([expect.objectContaining({ name: 'RTX 4090 (simulated accelerator)', simulated: true, runtime: 'cuda 12.4', arch: 'sm_89' })]);
+    expect(caps.accelerators).toEqual([
+      expect.objectContaining({ name: 'RTX 4090 (simulated accelerator)', simulated: true, runtime: 'cuda 12.4', arch: 'sm_89' }),
+    ]);
     expect(nvidiaWorker.output()).toMatch(/SIMULATED ACCELERATOR nvidia:RTX-4090/);
   });
 
-  it('a numerical difference planted in the code as built for AMD: step 4 fails → a revision → FAILED with the explanation', { timeout: 780_000 }, async () => {
-    const files = projectFiles(EXAMPLE);
-    // As ports often carry: a branch only the AMD build takes (hipcc, and the CPU build of the
-    // migrated source, define __HIP_PLATFORM_AMD__), here 1 % off.
-    files['csrc/gelu.cuh'] = files['csrc/gelu.cuh']!.replace(
-      '  return 0.5f * v * (1.0f + tanhf(k0 * (v + k1 * v * v * v)));\n}',
-      '#if defined(__HIP_PLATFORM_AMD__)\n  return 0.505f * v * (1.0f + tanhf(k0 * (v + k1 * v * v * v)));\n#else\n  return 0.5f * v * (1.0f + tanhf(k0 * (v + k1 * v * v * v)));\n#endif\n}',
-    );
-    expect(files['csrc/gelu.cuh']).toContain('0.505f');
-    const id = await submit(files, 'run this on an AMD GPU: train it for 2 epochs and give me the model');
-    const job = await until(id, (j) => FINAL.includes(j.status));
-    expect(job.status).toBe('FAILED');
-    const jobId = rawId(id);
+  it(
+    'a numerical difference planted in the code as built for AMD: step 4 fails → a revision → FAILED with the explanation',
+    { timeout: 780_000 },
+    async () => {
+      const files = projectFiles(EXAMPLE);
+      // As ports often carry: a branch only the AMD build takes (hipcc, and the CPU build of the
+      // migrated source, define __HIP_PLATFORM_AMD__), here 1 % off.
+      files['csrc/gelu.cuh'] = files['csrc/gelu.cuh']!.replace(
+        '  return 0.5f * v * (1.0f + tanhf(k0 * (v + k1 * v * v * v)));\n}',
+        '#if defined(__HIP_PLATFORM_AMD__)\n  return 0.505f * v * (1.0f + tanhf(k0 * (v + k1 * v * v * v)));\n#else\n  return 0.5f * v * (1.0f + tanhf(k0 * (v + k1 * v * v * v)));\n#endif\n}',
+      );
+      expect(files['csrc/gelu.cuh']).toContain('0.505f');
+      const id = await submit(files, 'run this on an AMD GPU: train it for 2 epochs and give me the model');
+      const job = await until(id, (j) => FINAL.includes(j.status));
+      expect(job.status).toBe('FAILED');
+      const jobId = rawId(id);
 
-    const mig = job.preparationRecords.filter((r: any) => r.step === 'migrate');
-    expect(mig.map((r: any) => [r.revision, r.outcome, r.transformation])).toEqual([
-      [0, 'REJECTED', 'cuda-to-hip'],
-      [1, 'REJECTED', 'agent patch'],
-    ]);
-    for (const r of mig) {
-      expect(r).toMatchObject({ workload: 'torch-rocm', simulatedAccelerator: AMD });
-      expect(r.reason).toMatch(/outputs differ from the reference beyond the tolerances: outputs\/model\.pt/);
-    }
-    expect(model.revisions).toBe(1);
-    // The compilers were happy: it is the numbers that differ.
-    const rows = await prisma.preparationRecord.findMany({ where: { jobId, step: 'migrate' } });
-    expect(rows.every((r) => (r.staticChecks as { ok: boolean }).ok)).toBe(true);
-    expect(rows.every((r) => (r.numericalCheck as { ok: boolean }).ok === false)).toBe(true);
-    // The run supervisor looked before each revision: the finding and its revision request, then
-    // the follow-up that the first revision did not pass, and the second request.
-    const findings = await prisma.finding.findMany({ where: { jobId, source: 'supervisor' }, orderBy: { createdAt: 'asc' } });
-    expect(findings.map((f) => f.text)).toEqual([
-      expect.stringMatching(/^The candidate of migrate failed its checks: /),
-      expect.stringMatching(/^Follow-up: not resolved — revision 1 of migrate failed its checks too: /),
-    ]);
-    const requests = await prisma.jobEvent.findMany({ where: { jobId, kind: 'revision.requested' }, orderBy: { id: 'asc' } });
-    expect(requests.map((e) => (e.payload as { revision: number }).revision)).toEqual([1, 2]);
-    // The explanation: the stop, what failed and where.
-    expect(job.statusReason).toMatch(/cannot revise this candidate/);
-    expect(job.statusReason).toMatch(/differ from the reference beyond the tolerances/);
-    // Nothing ran on the full workload.
-    expect(job.tasks.map((t: any) => t.kind)).not.toContain('RUN');
-    expect(job.frozenCode).toBeNull();
-  });
+      const mig = job.preparationRecords.filter((r: any) => r.step === 'migrate');
+      expect(mig.map((r: any) => [r.revision, r.outcome, r.transformation])).toEqual([
+        [0, 'REJECTED', 'cuda-to-hip'],
+        [1, 'REJECTED', 'agent patch'],
+      ]);
+      for (const r of mig) {
+        expect(r).toMatchObject({ workload: 'torch-rocm', simulatedAccelerator: AMD });
+        expect(r.reason).toMatch(/outputs differ from the reference beyond the tolerances: outputs\/model\.pt/);
+      }
+      expect(model.revisions).toBe(1);
+      // The compilers were happy: it is the numbers that differ.
+      const rows = await prisma.preparationRecord.findMany({ where: { jobId, step: 'migrate' } });
+      expect(rows.every((r) => (r.staticChecks as { ok: boolean }).ok)).toBe(true);
+      expect(rows.every((r) => (r.numericalCheck as { ok: boolean }).ok === false)).toBe(true);
+      // The run supervisor looked before each revision: the finding and its revision request, then
+      // the follow-up that the first revision did not pass, and the second request.
+      const findings = await prisma.finding.findMany({ where: { jobId, source: 'supervisor' }, orderBy: { createdAt: 'asc' } });
+      expect(findings.map((f) => f.text)).toEqual([
+        expect.stringMatching(/^The candidate of migrate failed its checks: /),
+        expect.stringMatching(/^Follow-up: not resolved — revision 1 of migrate failed its checks too: /),
+      ]);
+      const requests = await prisma.jobEvent.findMany({ where: { jobId, kind: 'revision.requested' }, orderBy: { id: 'asc' } });
+      expect(requests.map((e) => (e.payload as { revision: number }).revision)).toEqual([1, 2]);
+      // The explanation: the stop, what failed and where.
+      expect(job.statusReason).toMatch(/cannot revise this candidate/);
+      expect(job.statusReason).toMatch(/differ from the reference beyond the tolerances/);
+      // Nothing ran on the full workload.
+      expect(job.tasks.map((t: any) => t.kind)).not.toContain('RUN');
+      expect(job.frozenCode).toBeNull();
+    },
+  );
 });

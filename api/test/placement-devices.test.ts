@@ -14,7 +14,10 @@ import { planRequirements } from '../src/domain/jobs/acceptPlan.js';
 import { PlanSchema } from '../src/domain/jobs/planSchema.js';
 
 const at = (d: Date, plusMs: number) => new Date(d.getTime() + plusMs);
-const gpus = (n: number) => ({ ...NVIDIA_CAPS, accelerators: Array.from({ length: n }, (_, i) => ({ ...NVIDIA_CAPS.accelerators[0]!, index: i })) });
+const gpus = (n: number) => ({
+  ...NVIDIA_CAPS,
+  accelerators: Array.from({ length: n }, (_, i) => ({ ...NVIDIA_CAPS.accelerators[0]!, index: i })),
+});
 
 describe('placement by device count', async () => {
   const api = await startTestApi();
@@ -27,7 +30,11 @@ describe('placement by device count', async () => {
 
   it('a job asking for 2 GPUs: the 1-GPU worker gets nothing and the wait names the count; the 2-GPU worker is chosen', async () => {
     await one.hello({ slots: 1, capabilities: gpus(1) });
-    const task = await addTask(api, job, { name: 'ddp', command: 'python -m chatgpu.torchrun --standalone --nproc_per_node 2 --tee 3 train.py', requirements: { workload: 'torch-cuda', accelVendor: 'nvidia', devices: 2 } });
+    const task = await addTask(api, job, {
+      name: 'ddp',
+      command: 'python -m chatgpu.torchrun --standalone --nproc_per_node 2 --tee 3 train.py',
+      requirements: { workload: 'torch-cuda', accelVendor: 'nvidia', devices: 2 },
+    });
     // A one-GPU task is still the one-GPU worker's (devices absent or 1 changes nothing).
     const single = await addTask(api, job, { name: 'single', requirements: { workload: 'torch-cuda', accelVendor: 'nvidia', devices: 1 } });
     const got = await one.claim({ max: 1 });
@@ -37,7 +44,9 @@ describe('placement by device count', async () => {
 
     await runTick(api.server.resources, at(api.clock.now(), 2000));
     const reason = (await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).statusReason;
-    expect(reason).toMatch(/^No online worker can run this: it needs torch-cuda, 2 nvidia GPUs on one worker \(a distributed launch of 2 processes; multi-node runs are not supported\)/);
+    expect(reason).toMatch(
+      /^No online worker can run this: it needs torch-cuda, 2 nvidia GPUs on one worker \(a distributed launch of 2 processes; multi-node runs are not supported\)/,
+    );
     expect(reason).toMatch(/one-gpu \(python\/torch-cpu\/torch-cuda\/cuda-cxx, nvidia 24 GiB/);
 
     await two.hello({ slots: 1, capabilities: gpus(2) });
@@ -48,7 +57,10 @@ describe('placement by device count', async () => {
   });
 
   it('with both online, the 2-GPU worker takes the 2-GPU job even when the 1-GPU worker claims first', async () => {
-    const task = await addTask(api, job, { name: 'ddp again', requirements: { workload: 'torch-cuda', accelVendor: 'nvidia', devices: 2 } });
+    const task = await addTask(api, job, {
+      name: 'ddp again',
+      requirements: { workload: 'torch-cuda', accelVendor: 'nvidia', devices: 2 },
+    });
     const workers = await onlineWorkers(prisma);
     const row = await prisma.task.findUniqueOrThrow({ where: { id: task.id } });
     expect(workers.filter((w) => canRunOn(row, w, 0)).map((w) => w.name)).toEqual(['two-gpu']);
@@ -68,7 +80,9 @@ describe('placement by device count', async () => {
     const task = await addTask(api, job, { name: 'gloo ddp', requirements: { workload: 'torch-cpu', devices: 4 } });
     expect(await halves.claim({ max: 2 })).toEqual([]);
     await runTick(api.server.resources, at(api.clock.now(), 2000));
-    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).statusReason).toMatch(/4 CPU cores in one slot on one worker .*cpu-halves \(.*, 2 cores a slot\)/);
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).statusReason).toMatch(
+      /4 CPU cores in one slot on one worker .*cpu-halves \(.*, 2 cores a slot\)/,
+    );
     const whole = new ProtocolWorker(api, token, 'cpu-whole');
     await whole.hello({ slots: 1, capabilities: CPU_CAPS });
     const [a] = await whole.claim({ max: 1 });
@@ -79,8 +93,12 @@ describe('placement by device count', async () => {
   });
 
   it('a bad device count is refused with a typed error, and the plan carries its count to the tasks', async () => {
-    await expect(addTask(api, job, { name: 'zero', requirements: { workload: 'torch-cpu', devices: 0 } })).rejects.toMatchObject({ name: 'ValidationError' });
-    await expect(addTask(api, job, { name: 'half', requirements: { workload: 'torch-cpu', devices: 1.5 } })).rejects.toMatchObject({ name: 'ValidationError' });
+    await expect(addTask(api, job, { name: 'zero', requirements: { workload: 'torch-cpu', devices: 0 } })).rejects.toMatchObject({
+      name: 'ValidationError',
+    });
+    await expect(addTask(api, job, { name: 'half', requirements: { workload: 'torch-cpu', devices: 1.5 } })).rejects.toMatchObject({
+      name: 'ValidationError',
+    });
     const plan = PlanSchema.parse({
       summary: 's',
       steps: [],

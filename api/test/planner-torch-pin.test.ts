@@ -48,7 +48,11 @@ chmodSync(newer, 0o755);
 const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' }, { scheduler: true, model: createBuiltinClient() });
 const user = await api.signUp();
 async function worker(name: string, python: string) {
-  const wt = await api.gql(`mutation($n: String!) { createWorkerToken(input: {name: $n}) { ... on CreatedWorkerToken { token } } }`, { n: name }, user.token);
+  const wt = await api.gql(
+    `mutation($n: String!) { createWorkerToken(input: {name: $n}) { ... on CreatedWorkerToken { token } } }`,
+    { n: name },
+    user.token,
+  );
   await startWorker(api.url, wt.data.createWorkerToken.token, name, ['--python', python]);
 }
 await worker('old', '/usr/bin/python3');
@@ -63,29 +67,48 @@ async function waitForWorkers(n: number) {
 }
 
 describe('a torch pin only some workers meet', () => {
-  it('plans the run for the workers that meet it (no question) and it runs on one of them, not on the idle older one', { timeout: 120_000 }, async () => {
-    await waitForWorkers(2);
-    const caps = await api.server.db.prisma.worker.findMany({ select: { name: true, capabilities: true } });
-    expect(caps.map((w) => [w.name, chosenPython(w.capabilities)?.torch?.version]).sort()).toEqual([
-      ['new', '2.4.0'],
-      ['old', expect.stringMatching(/^1\.13/)],
-    ]);
-    const files = { 'requirements.txt': 'torch>=2.1\n', 'train.py': 'import torch\nif __name__ == "__main__":\n    open("outputs/done.txt", "w").write("ok")\n    print("trained")\n' };
-    const manifest = [];
-    for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-    const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`, { i: { title: 'pinned', request: 'train it', files: manifest } }, user.token);
-    const id = r.data.createJob.id as string;
-    const end = Date.now() + 100_000;
-    let job: any;
-    for (;;) {
-      job = (await api.gql(`query($id: ID!) { job(id: $id) { status statusReason openQuestions { text } currentPlan { summary requirements } tasks { kind status attempts { workerName } } } }`, { id }, user.token)).data.job;
-      if (['SUCCEEDED', 'FAILED', 'NEEDS_INPUT'].includes(job.status)) break;
-      if (Date.now() > end) throw new Error(`timed out: ${JSON.stringify(job)}`);
-      await new Promise((res) => setTimeout(res, 250));
-    }
-    expect(job.status, `${job.statusReason} ${JSON.stringify(job.openQuestions)}`).toBe('SUCCEEDED');
-    expect(job.currentPlan.requirements).toMatchObject({ workload: 'torch-cpu', minTorch: '2.1' });
-    expect(job.currentPlan.summary).toMatch(/Only workers with torch ≥ 2\.1 take it \(requirements\.txt pins torch>=2\.1; online: /);
-    expect(job.tasks.map((t: any) => [t.kind, t.status, t.attempts.map((a: any) => a.workerName)])).toEqual([['RUN', 'SUCCEEDED', ['new']]]);
-  });
+  it(
+    'plans the run for the workers that meet it (no question) and it runs on one of them, not on the idle older one',
+    { timeout: 120_000 },
+    async () => {
+      await waitForWorkers(2);
+      const caps = await api.server.db.prisma.worker.findMany({ select: { name: true, capabilities: true } });
+      expect(caps.map((w) => [w.name, chosenPython(w.capabilities)?.torch?.version]).sort()).toEqual([
+        ['new', '2.4.0'],
+        ['old', expect.stringMatching(/^1\.13/)],
+      ]);
+      const files = {
+        'requirements.txt': 'torch>=2.1\n',
+        'train.py': 'import torch\nif __name__ == "__main__":\n    open("outputs/done.txt", "w").write("ok")\n    print("trained")\n',
+      };
+      const manifest = [];
+      for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
+      const r = await api.gql(
+        `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`,
+        { i: { title: 'pinned', request: 'train it', files: manifest } },
+        user.token,
+      );
+      const id = r.data.createJob.id as string;
+      const end = Date.now() + 100_000;
+      let job: any;
+      for (;;) {
+        job = (
+          await api.gql(
+            `query($id: ID!) { job(id: $id) { status statusReason openQuestions { text } currentPlan { summary requirements } tasks { kind status attempts { workerName } } } }`,
+            { id },
+            user.token,
+          )
+        ).data.job;
+        if (['SUCCEEDED', 'FAILED', 'NEEDS_INPUT'].includes(job.status)) break;
+        if (Date.now() > end) throw new Error(`timed out: ${JSON.stringify(job)}`);
+        await new Promise((res) => setTimeout(res, 250));
+      }
+      expect(job.status, `${job.statusReason} ${JSON.stringify(job.openQuestions)}`).toBe('SUCCEEDED');
+      expect(job.currentPlan.requirements).toMatchObject({ workload: 'torch-cpu', minTorch: '2.1' });
+      expect(job.currentPlan.summary).toMatch(/Only workers with torch ≥ 2\.1 take it \(requirements\.txt pins torch>=2\.1; online: /);
+      expect(job.tasks.map((t: any) => [t.kind, t.status, t.attempts.map((a: any) => a.workerName)])).toEqual([
+        ['RUN', 'SUCCEEDED', ['new']],
+      ]);
+    },
+  );
 });

@@ -50,13 +50,43 @@ function outputsOf(dir: string): Record<string, string> {
 
 // file, shape, the loop's header after the rewrite, the state objects it names (the runtime keeps those with a state), the carried values.
 const SHAPES: [string, string, RegExp, string[], string[]][] = [
-  ['epoch_dataloader.py', 'an epoch loop over a shuffling DataLoader with a StepLR scheduler, in main()', /for epoch in _chatgpu_run\.loop\(range\(args\.epochs\)\):/, ['args', 'loader', 'loss_fn', 'model', 'opt', 'sched'], ['best', 'history']],
+  [
+    'epoch_dataloader.py',
+    'an epoch loop over a shuffling DataLoader with a StepLR scheduler, in main()',
+    /for epoch in _chatgpu_run\.loop\(range\(args\.epochs\)\):/,
+    ['args', 'loader', 'loss_fn', 'model', 'opt', 'sched'],
+    ['best', 'history'],
+  ],
   // t0 (a clock reading) is not carried: a resumed process takes its own.
-  ['max_iters.py', 'a max_iters loop with get_batch, periodic eval and timings in its log, at module level', /for it in _chatgpu_run\.loop\(range\(max_iters\)\):/, ['model', 'optimizer'], ['best_val']],
-  ['amp_scaler.py', 'AMP-shaped code (autocast, GradScaler disabled on CPU) in a while loop over a step counter', /while step < max_steps:\n {4}_chatgpu_run\.tick\(\)\n/, ['X', 'model', 'optimizer', 'scaler', 'scheduler', 'use_amp'], ['running', 'step']],
+  [
+    'max_iters.py',
+    'a max_iters loop with get_batch, periodic eval and timings in its log, at module level',
+    /for it in _chatgpu_run\.loop\(range\(max_iters\)\):/,
+    ['model', 'optimizer'],
+    ['best_val'],
+  ],
+  [
+    'amp_scaler.py',
+    'AMP-shaped code (autocast, GradScaler disabled on CPU) in a while loop over a step counter',
+    /while step < max_steps:\n {4}_chatgpu_run\.tick\(\)\n/,
+    ['X', 'model', 'optimizer', 'scaler', 'scheduler', 'use_amp'],
+    ['running', 'step'],
+  ],
   // X, Y: the batch prefetched for the next step is carried; running_mfu (from timings) is not.
-  ['while_true_accum.py', 'a while True loop that breaks at max_iters, with gradient accumulation and a prefetched batch', /while True:\n {4}_chatgpu_run\.tick\(\)\n/, ['ctx', 'model', 'optimizer', 'scaler', 'tokens'], ['X', 'Y', 'iter_num']],
-  ['two_optimizers.py', 'two networks with two optimizers, one pass over a DataLoader with its own generator', /for i, \(real,\) in _chatgpu_run\.loop\(enumerate\(loader\)\):/, ['D', 'G', 'bce', 'loader', 'opt_d', 'opt_g'], ['d_losses']],
+  [
+    'while_true_accum.py',
+    'a while True loop that breaks at max_iters, with gradient accumulation and a prefetched batch',
+    /while True:\n {4}_chatgpu_run\.tick\(\)\n/,
+    ['ctx', 'model', 'optimizer', 'scaler', 'tokens'],
+    ['X', 'Y', 'iter_num'],
+  ],
+  [
+    'two_optimizers.py',
+    'two networks with two optimizers, one pass over a DataLoader with its own generator',
+    /for i, \(real,\) in _chatgpu_run\.loop\(enumerate\(loader\)\):/,
+    ['D', 'G', 'bce', 'loader', 'opt_d', 'opt_g'],
+    ['d_losses'],
+  ],
 ];
 
 describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
@@ -75,17 +105,30 @@ describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
       // Everything but the inserted lines and the loop's iterable is byte-identical.
       const undone = out
         .split('\n')
-        .filter((l) => !/^\s*(import chatgpu\.resume as _chatgpu_resume$|_chatgpu_run = _chatgpu_resume\.Run\(|\[[\w, ]*\] = _chatgpu_run\.restore\(|_chatgpu_run\.(restore|tick)\(\)$)/.test(l))
+        .filter(
+          (l) =>
+            !/^\s*(import chatgpu\.resume as _chatgpu_resume$|_chatgpu_run = _chatgpu_resume\.Run\(|\[[\w, ]*\] = _chatgpu_run\.restore\(|_chatgpu_run\.(restore|tick)\(\)$)/.test(
+              l,
+            ),
+        )
         .join('\n')
         .replace(/_chatgpu_run\.loop\((.*)\):\n/, '$1:\n');
       expect(undone).toBe(src);
-      expect(made.edits.map((e) => e.rule).sort()).toEqual(expect.arrayContaining(['checkpoint-resume import', 'checkpoint-resume restore']));
+      expect(made.edits.map((e) => e.rule).sort()).toEqual(
+        expect.arrayContaining(['checkpoint-resume import', 'checkpoint-resume restore']),
+      );
 
       // The check, as the stage's candidate task runs it.
       const cand = await folder({ [file]: out });
       const check = cand.sh(resumeCheckCommand(`python ${file}`));
       expect(check.code, check.out).toBe(0);
-      const report = JSON.parse(readFileSync(path.join(cand.dir, RESUME_CHECK_REPORT), 'utf8')) as { equal: boolean; killed: { afterStep: number; signal: string }; resumed: { atStep: number }; uninterrupted: { steps: number }; compared: { stateEntries: number; lossLines: number } };
+      const report = JSON.parse(readFileSync(path.join(cand.dir, RESUME_CHECK_REPORT), 'utf8')) as {
+        equal: boolean;
+        killed: { afterStep: number; signal: string };
+        resumed: { atStep: number };
+        uninterrupted: { steps: number };
+        compared: { stateEntries: number; lossLines: number };
+      };
       expect(report.equal).toBe(true);
       expect(report.killed.signal).toBe('SIGKILL');
       expect(report.resumed.atStep).toBe(report.killed.afterStep);
@@ -157,7 +200,11 @@ describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
       expect(made.tree).toEqual(tree);
       expect(made.reason).toMatch(why);
       expect(made.hazards).toHaveLength(1);
-      expect(made.hazards[0]).toMatchObject({ severity: 'error', rule: 'checkpoint-resume', file: file === 'refuse_no_loop.py' ? '' : file }); // no loop: the project as a whole
+      expect(made.hazards[0]).toMatchObject({
+        severity: 'error',
+        rule: 'checkpoint-resume',
+        file: file === 'refuse_no_loop.py' ? '' : file,
+      }); // no loop: the project as a whole
       expect(made.hazards[0]!.why).toMatch(/restarts from step 0/);
     });
   }
@@ -167,16 +214,22 @@ describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
     const two = await checkpointResume({ 'a.py': program('max_iters.py'), 'b.py': program('amp_scaler.py') }, CPU, { python });
     expect(two.status).toBe('refused');
     expect(two.reason).toMatch(/2 training loops \(a\.py:\d+, b\.py:\d+\)/);
-    const own = program('max_iters.py').replace('best_val = 1e9\n', "best_val = 1e9\nif os.path.exists('ck.pt'):\n    optimizer.load_state_dict(torch.load('ck.pt')['opt'])\n");
+    const own = program('max_iters.py').replace(
+      'best_val = 1e9\n',
+      "best_val = 1e9\nif os.path.exists('ck.pt'):\n    optimizer.load_state_dict(torch.load('ck.pt')['opt'])\n",
+    );
     const kept = await checkpointResume({ 'train.py': own }, CPU, { python });
     expect(kept.status).toBe('unchanged');
     expect(kept.reason).toMatch(/loads an optimizer's saved state: the program has its own resume path/);
   });
 
-  it('a resume that forgets state (the optimizer\'s momentum) is caught: the check fails and says where', async () => {
+  it("a resume that forgets state (the optimizer's momentum) is caught: the check fails and says where", async () => {
     const python = (await torchPython()).path;
     const made = await checkpointResume({ 'train.py': program('epoch_dataloader.py') }, CPU, { python });
-    const broken = made.tree['train.py']!.replace(/objects=dict\(([^)]*)\)/, (_m, names: string) => `objects=dict(${names.replace(/,? ?opt=opt/, '')})`);
+    const broken = made.tree['train.py']!.replace(
+      /objects=dict\(([^)]*)\)/,
+      (_m, names: string) => `objects=dict(${names.replace(/,? ?opt=opt/, '')})`,
+    );
     expect(broken).not.toContain('opt=opt');
     const f = await folder({ 'train.py': broken });
     const check = f.sh(resumeCheckCommand('python train.py'));
@@ -193,9 +246,22 @@ describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
     const src = program('epoch_dataloader.py');
     const orig = await folder({ 'train.py': src });
     expect(orig.sh('python train.py --epochs 4').code).toBe(0);
-    const reference = Object.fromEntries(Object.entries(outputsOf(orig.dir)).map(([p, b64]) => [`outputs/${p}`, Buffer.from(b64, 'base64')]));
+    const reference = Object.fromEntries(
+      Object.entries(outputsOf(orig.dir)).map(([p, b64]) => [`outputs/${p}`, Buffer.from(b64, 'base64')]),
+    );
     const dir = mkdtempSync(path.join(tmpdir(), 'ckpt-case-'));
-    const spec = { recordId: 'r', jobId: 'j', step: 'resume', revision: 0, transformation: 'checkpoint-resume', target: 'cpu' as const, tolerance: null, command: 'python train.py --epochs 4', recorded: { outcome: 'ACCEPTED', reason: 'r' }, expect: 'ACCEPTED' as const };
+    const spec = {
+      recordId: 'r',
+      jobId: 'j',
+      step: 'resume',
+      revision: 0,
+      transformation: 'checkpoint-resume',
+      target: 'cpu' as const,
+      tolerance: null,
+      command: 'python train.py --epochs 4',
+      recorded: { outcome: 'ACCEPTED', reason: 'r' },
+      expect: 'ACCEPTED' as const,
+    };
     await writeCase(dir, { spec, original: { 'train.py': Buffer.from(src) }, candidateDiff: '', reference });
     const ok = await checkCase(dir, { python });
     expect(ok.outcome, ok.reason).toBe('ACCEPTED');
@@ -207,7 +273,9 @@ describe('checkpoint-resume: the rewrite and the kill-and-resume check', () => {
       },
     });
     expect(forgetful.outcome).toBe('REJECTED');
-    expect(forgetful.reason).toMatch(/^the bounded workload exited 1: .*state objects\.model\.state_dict\.\d\.(weight|bias): uninterrupted/s);
+    expect(forgetful.reason).toMatch(
+      /^the bounded workload exited 1: .*state objects\.model\.state_dict\.\d\.(weight|bias): uninterrupted/s,
+    );
   }, 180_000);
 
   it('cannot check a run too short to interrupt, and says so (exit 2)', async () => {

@@ -28,7 +28,16 @@ const port = await freePort(); // the same port across restarts: the worker reco
 
 function startApi(): Promise<{ proc: Proc; url: string }> {
   const proc = spawnProc(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
-    env: { ...parentEnv, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), CHATGPU_DATA_DIR: dataDir, TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', CHATGPU_SKIP_WEB_BUILD: '1' },
+    env: {
+      ...parentEnv,
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      CHATGPU_DATA_DIR: dataDir,
+      TICK_INTERVAL_SEC: '1',
+      HEARTBEAT_SEC: '1',
+      CHATGPU_SKIP_WEB_BUILD: '1',
+    },
   });
   return proc.waitFor(/ChatGPU API and dashboard/, 60_000).then(() => ({ proc, url: `http://127.0.0.1:${port}` }));
 }
@@ -49,20 +58,37 @@ describe('the API killed during PREPARING', () => {
       body: JSON.stringify({ query: `mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }` }),
     }).then((r) => r.json() as Promise<any>);
     await startWorker(api.url, wt.data.createWorkerToken.token, 'cpu-crash');
-    const { jobId } = await createJobAt(api.url, user.token, await files(path.join(repoRoot, 'examples/cuda-classifier')), 'train it for 2 epochs and give me the model');
+    const { jobId } = await createJobAt(
+      api.url,
+      user.token,
+      await files(path.join(repoRoot, 'examples/cuda-classifier')),
+      'train it for 2 epochs and give me the model',
+    );
 
     // Kill it in the middle of the stage: once the reference task exists.
-    await waitFor('the job to be PREPARING with its reference queued', async () => (await prisma.task.count({ where: { jobId, kind: 'REFERENCE' } })) > 0 && (await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status === 'PREPARING', 90_000, 50);
+    await waitFor(
+      'the job to be PREPARING with its reference queued',
+      async () =>
+        (await prisma.task.count({ where: { jobId, kind: 'REFERENCE' } })) > 0 &&
+        (await prisma.job.findUniqueOrThrow({ where: { id: jobId } })).status === 'PREPARING',
+      90_000,
+      50,
+    );
     api.proc.child.kill('SIGKILL');
     await new Promise((r) => api.proc.child.once('exit', r));
     const atCrash = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
     expect(atCrash.status).toBe('PREPARING');
 
     api = await startApi();
-    const job = await waitFor('the job to finish', async () => {
-      const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-      return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.status) ? j : null;
-    }, 180_000, 300);
+    const job = await waitFor(
+      'the job to finish',
+      async () => {
+        const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+        return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.status) ? j : null;
+      },
+      180_000,
+      300,
+    );
     expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
 
     const tasks = await prisma.task.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
@@ -72,7 +98,9 @@ describe('the API killed during PREPARING', () => {
       ['reference', 'FALLBACK'],
       ['migrate', 'ACCEPTED'],
     ]);
-    const statuses = (await prisma.jobEvent.findMany({ where: { jobId, kind: 'job.status' }, orderBy: { id: 'asc' } })).map((e) => (e.payload as { transition: string }).transition);
+    const statuses = (await prisma.jobEvent.findMany({ where: { jobId, kind: 'job.status' }, orderBy: { id: 'asc' } })).map(
+      (e) => (e.payload as { transition: string }).transition,
+    );
     expect(statuses).toEqual(['startPlanning', 'startPreparation', 'acceptCandidate', 'freeze', 'startRun', 'startValidation', 'succeed']);
     api.proc.child.kill('SIGTERM');
   });
@@ -83,8 +111,18 @@ describe('a cancel during preparation', () => {
     const api = await startApi();
     const user = await signUpAt(api.url);
     // No worker at all: the reference waits in the queue, the job stays PREPARING.
-    const { id, jobId } = await createJobAt(api.url, user.token, await files(path.join(repoRoot, 'examples/cuda-classifier')), 'train it for 2 epochs');
-    await waitFor('PREPARING with the reference queued', async () => (await prisma.task.count({ where: { jobId, kind: 'REFERENCE' } })) > 0, 60_000, 50);
+    const { id, jobId } = await createJobAt(
+      api.url,
+      user.token,
+      await files(path.join(repoRoot, 'examples/cuda-classifier')),
+      'train it for 2 epochs',
+    );
+    await waitFor(
+      'PREPARING with the reference queued',
+      async () => (await prisma.task.count({ where: { jobId, kind: 'REFERENCE' } })) > 0,
+      60_000,
+      50,
+    );
     const cancelled = await fetch(`${api.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` },

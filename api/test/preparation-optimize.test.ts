@@ -82,7 +82,11 @@ await startWorker(api.url, wt.data.createWorkerToken.token, 'cpu-opt');
 describe('optional optimizations that do not pay', () => {
   it('a slower one and one that changes numerics are REJECTED; the job runs the original', { timeout: 300_000 }, async () => {
     const put = await api.putBlob(TRAIN, user.token);
-    const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`, { i: { title: 'opt', request: 'train it', files: [{ path: 'train.py', sha256: put.sha256 }] } }, user.token);
+    const r = await api.gql(
+      `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`,
+      { i: { title: 'opt', request: 'train it', files: [{ path: 'train.py', sha256: put.sha256 }] } },
+      user.token,
+    );
     const jobId = Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!;
     const end = Date.now() + 280_000;
     let job;

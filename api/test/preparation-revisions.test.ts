@@ -78,13 +78,18 @@ const AMD_CAPS = {
   arch: 'x64',
   cpu: { model: 'Simulated CPU (test double)', cores: 16 },
   memoryMiB: 65536,
-  accelerators: [{ vendor: 'amd', name: 'Simulated AMD Instinct MI210 (test double)', memoryMiB: 65536, runtime: 'rocm 5.2', arch: 'gfx90a' }],
+  accelerators: [
+    { vendor: 'amd', name: 'Simulated AMD Instinct MI210 (test double)', memoryMiB: 65536, runtime: 'rocm 5.2', arch: 'gfx90a' },
+  ],
   workloads: ['python', 'shell', 'hip-cxx'],
 };
 const SIM_NVIDIA = { ...NVIDIA_CAPS, accelerators: [{ ...NVIDIA_CAPS.accelerators[0]!, name: 'Simulated NVIDIA RTX 4090 (test double)' }] };
 
 const python = (await findPython())!.path;
-const migrated = (await migrateTree({ 'kernel.cu': KERNEL, Makefile: MAKEFILE }, { target: 'rocm' }, { python })).tree as Record<string, string>;
+const migrated = (await migrateTree({ 'kernel.cu': KERNEL, Makefile: MAKEFILE }, { target: 'rocm' }, { python })).tree as Record<
+  string,
+  string
+>;
 
 /** A unified diff of one file, as a model would write it. */
 const patch = (file: string, before: string, after: string) => createTwoFilesPatch(`a/${file}`, `b/${file}`, before, after);
@@ -117,8 +122,13 @@ async function setUp(model: ModelClient): Promise<{ api: TestApi; user: { token:
 
 async function submit(api: TestApi, token: string): Promise<string> {
   const files = [];
-  for (const [p, content] of Object.entries({ 'kernel.cu': KERNEL, Makefile: MAKEFILE })) files.push({ path: p, sha256: (await api.putBlob(content, token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`, { i: { title: 'hip', request: 'run it on the AMD GPU', files } }, token);
+  for (const [p, content] of Object.entries({ 'kernel.cu': KERNEL, Makefile: MAKEFILE }))
+    files.push({ path: p, sha256: (await api.putBlob(content, token)).sha256 });
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`,
+    { i: { title: 'hip', request: 'run it on the AMD GPU', files } },
+    token,
+  );
   return Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!;
 }
 
@@ -133,121 +143,173 @@ async function finalJob(api: TestApi, jobId: string, timeoutMs = 120_000) {
 }
 
 describe('a required migration that does not compile', () => {
-  it('compiler feedback drives the revisions; after the budget the job FAILS with what was tried; the criteria never change', { timeout: 150_000 }, async () => {
-    const rev1 = migrated['kernel.cu']!.replace('#include <cudnn.h>', '#include <miopen/miopen.h>');
-    const rev2 = rev1.replace('#include <miopen/miopen.h>\n', '');
-    const seenFeedback: string[] = [];
-    const preparer = (after: string, before: string): ScriptStep => (req) => {
-      seenFeedback.push(req.input.filter((i) => i.type === 'message').map((i) => (i as { content: string }).content).at(-1) ?? '');
-      return completed(fnCall('propose_patch', { diff: patch('kernel.cu', before, after), summary: 'try another header' }));
-    };
-    // Before each revision the run supervisor looks (candidate_rejected) and sends its evidence with the request.
-    const supervisor = (revision: number) => completed(fnCall('take_action', { kind: 'request_revision', step: 'hip', text: `Hint ${revision}: a header hipcc cannot find; drop what needs it.` }));
-    const model = createScriptedClient([completed(fnCall('submit_plan', PLAN)), supervisor(1), preparer(rev1, migrated['kernel.cu']!), supervisor(2), preparer(rev2, rev1)]);
-    const { api, user, stop } = await setUp(model);
-    afterAll(stop);
-    const prisma = api.server.db.prisma;
-    const jobId = await submit(api, user.token);
+  it(
+    'compiler feedback drives the revisions; after the budget the job FAILS with what was tried; the criteria never change',
+    { timeout: 150_000 },
+    async () => {
+      const rev1 = migrated['kernel.cu']!.replace('#include <cudnn.h>', '#include <miopen/miopen.h>');
+      const rev2 = rev1.replace('#include <miopen/miopen.h>\n', '');
+      const seenFeedback: string[] = [];
+      const preparer =
+        (after: string, before: string): ScriptStep =>
+        (req) => {
+          seenFeedback.push(
+            req.input
+              .filter((i) => i.type === 'message')
+              .map((i) => (i as { content: string }).content)
+              .at(-1) ?? '',
+          );
+          return completed(fnCall('propose_patch', { diff: patch('kernel.cu', before, after), summary: 'try another header' }));
+        };
+      // Before each revision the run supervisor looks (candidate_rejected) and sends its evidence with the request.
+      const supervisor = (revision: number) =>
+        completed(
+          fnCall('take_action', {
+            kind: 'request_revision',
+            step: 'hip',
+            text: `Hint ${revision}: a header hipcc cannot find; drop what needs it.`,
+          }),
+        );
+      const model = createScriptedClient([
+        completed(fnCall('submit_plan', PLAN)),
+        supervisor(1),
+        preparer(rev1, migrated['kernel.cu']!),
+        supervisor(2),
+        preparer(rev2, rev1),
+      ]);
+      const { api, user, stop } = await setUp(model);
+      afterAll(stop);
+      const prisma = api.server.db.prisma;
+      const jobId = await submit(api, user.token);
 
-    const planned = await (async () => {
-      for (;;) {
-        const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-        if (j.acceptanceCriteria) return j;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    })();
-    const criteriaBefore = JSON.stringify(planned.acceptanceCriteria);
-    const job = await finalJob(api, jobId);
+      const planned = await (async () => {
+        for (;;) {
+          const j = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+          if (j.acceptanceCriteria) return j;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      const criteriaBefore = JSON.stringify(planned.acceptanceCriteria);
+      const job = await finalJob(api, jobId);
 
-    expect(job.status).toBe('FAILED');
-    expect(job.statusReason).toMatch(/The required step hip \(cuda-to-hip\) could not pass after 2 revisions \(budget 2\)/);
-    expect(job.statusReason).toMatch(/'cudnn\.h' file not found/);
-    expect(job.statusReason).toMatch(/revision 1 \(agent patch\).*'miopen\/miopen\.h' file not found/);
-    expect(job.statusReason).toMatch(/The acceptance criteria were not changed/);
-    expect(JSON.stringify(job.acceptanceCriteria)).toBe(criteriaBefore);
-    const plan = await prisma.plan.findUniqueOrThrow({ where: { id: job.currentPlanId! } });
-    expect(JSON.stringify(plan.acceptanceCriteria)).toBe(criteriaBefore);
+      expect(job.status).toBe('FAILED');
+      expect(job.statusReason).toMatch(/The required step hip \(cuda-to-hip\) could not pass after 2 revisions \(budget 2\)/);
+      expect(job.statusReason).toMatch(/'cudnn\.h' file not found/);
+      expect(job.statusReason).toMatch(/revision 1 \(agent patch\).*'miopen\/miopen\.h' file not found/);
+      expect(job.statusReason).toMatch(/The acceptance criteria were not changed/);
+      expect(JSON.stringify(job.acceptanceCriteria)).toBe(criteriaBefore);
+      const plan = await prisma.plan.findUniqueOrThrow({ where: { id: job.currentPlanId! } });
+      expect(JSON.stringify(plan.acceptanceCriteria)).toBe(criteriaBefore);
 
-    // Each revision saw the compiler's feedback on the previous candidate (file and line).
-    expect(seenFeedback[0]).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found \[hipcc\]/);
-    expect(seenFeedback[1]).toMatch(/kernel\.cu:3:\d+: error: 'miopen\/miopen\.h' file not found \[hipcc\]/);
-    // … and the supervisor's evidence, requested through take_action request_revision (one per revision).
-    expect(seenFeedback[0]).toMatch(/The run supervisor: Hint 1: a header hipcc cannot find; drop what needs it\.$/);
-    expect(seenFeedback[1]).toMatch(/The run supervisor: Hint 2: /);
-    const requests = await prisma.jobEvent.findMany({ where: { jobId, kind: 'revision.requested' }, orderBy: { id: 'asc' } });
-    expect(requests.map((e) => [(e.payload as any).step, (e.payload as any).revision, (e.payload as any).by])).toEqual([
-      ['hip', 1, 'supervisor'],
-      ['hip', 2, 'supervisor'],
-    ]);
-    const actions = await prisma.action.findMany({ where: { jobId, kind: 'take_action' }, orderBy: { createdAt: 'asc' } });
-    expect(actions.map((a) => [(a.input as any).kind, a.status])).toEqual([
-      ['request_revision', 'DONE'],
-      ['request_revision', 'DONE'],
-    ]);
+      // Each revision saw the compiler's feedback on the previous candidate (file and line).
+      expect(seenFeedback[0]).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found \[hipcc\]/);
+      expect(seenFeedback[1]).toMatch(/kernel\.cu:3:\d+: error: 'miopen\/miopen\.h' file not found \[hipcc\]/);
+      // … and the supervisor's evidence, requested through take_action request_revision (one per revision).
+      expect(seenFeedback[0]).toMatch(/The run supervisor: Hint 1: a header hipcc cannot find; drop what needs it\.$/);
+      expect(seenFeedback[1]).toMatch(/The run supervisor: Hint 2: /);
+      const requests = await prisma.jobEvent.findMany({ where: { jobId, kind: 'revision.requested' }, orderBy: { id: 'asc' } });
+      expect(requests.map((e) => [(e.payload as any).step, (e.payload as any).revision, (e.payload as any).by])).toEqual([
+        ['hip', 1, 'supervisor'],
+        ['hip', 2, 'supervisor'],
+      ]);
+      const actions = await prisma.action.findMany({ where: { jobId, kind: 'take_action' }, orderBy: { createdAt: 'asc' } });
+      expect(actions.map((a) => [(a.input as any).kind, a.status])).toEqual([
+        ['request_revision', 'DONE'],
+        ['request_revision', 'DONE'],
+      ]);
 
-    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: [{ revision: 'asc' }, { createdAt: 'asc' }] });
-    expect(records.map((x) => [x.step, x.revision, x.outcome, x.transformation])).toEqual([
-      ['reference', 0, 'ACCEPTED', 'none'],
-      ['hip', 0, 'REJECTED', 'cuda-to-hip'],
-      ['hip', 1, 'REJECTED', 'agent patch'],
-      ['hip', 2, 'REJECTED', 'agent patch'],
-    ]);
-    expect(records.filter((x) => x.step === 'hip').every((x) => (x.staticChecks as { ok: boolean }).ok === false)).toBe(true);
-    // No candidate ever reached a worker; the reference ran once on the (simulated) NVIDIA machine.
-    const tasks = await prisma.task.findMany({ where: { jobId } });
-    expect(tasks.map((t) => [t.kind, t.status])).toEqual([['REFERENCE', 'SUCCEEDED']]);
-  });
+      const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: [{ revision: 'asc' }, { createdAt: 'asc' }] });
+      expect(records.map((x) => [x.step, x.revision, x.outcome, x.transformation])).toEqual([
+        ['reference', 0, 'ACCEPTED', 'none'],
+        ['hip', 0, 'REJECTED', 'cuda-to-hip'],
+        ['hip', 1, 'REJECTED', 'agent patch'],
+        ['hip', 2, 'REJECTED', 'agent patch'],
+      ]);
+      expect(records.filter((x) => x.step === 'hip').every((x) => (x.staticChecks as { ok: boolean }).ok === false)).toBe(true);
+      // No candidate ever reached a worker; the reference ran once on the (simulated) NVIDIA machine.
+      const tasks = await prisma.task.findMany({ where: { jobId } });
+      expect(tasks.map((t) => [t.kind, t.status])).toEqual([['REFERENCE', 'SUCCEEDED']]);
+    },
+  );
 });
 
 describe('a revision proposed by the real openai client', () => {
-  it('the fake Responses server receives the compiler feedback, its patch compiles, runs on the AMD double and is accepted', { timeout: 150_000 }, async () => {
-    const fake = await startFakeOpenAI();
-    afterAll(() => fake.close());
-    const fixed = migrated['kernel.cu']!.replace('#include <cudnn.h>\n', '').replace('  cudnnHandle_t h;\n  cudnnCreate(&h);\n', '');
-    let feedback = '';
-    // The plan; the run supervisor's request for the revision (candidate_rejected); the preparer's patch.
-    fake.enqueue({ output: [wireFunctionCall('submit_plan', PLAN)] }, { output: [wireFunctionCall('take_action', { kind: 'request_revision', step: 'hip', text: 'cuDNN is included but never used.' })] }, (body: any) => {
-      feedback = JSON.stringify(body.input);
-      return { output: [wireFunctionCall('propose_patch', { diff: patch('kernel.cu', migrated['kernel.cu']!, fixed), summary: 'cuDNN is not used for anything: drop it' })] };
-    });
-    // Once the revision is accepted, the supervisor records that it worked (candidate_accepted) —
-    // slowly here: the full run ends the job first, and the follow-up is still recorded.
-    fake.enqueue(
-      { delayMs: 4000, then: { output: [wireFunctionCall('remember', { observation: 'Follow-up: resolved — revision 1 of hip compiled and passed.', evidence: ['preparation:hip:1'], trigger: 'candidate_accepted' })] } },
-      { output: [wireMessage('Recorded.')] },
-    );
-    const model = createOpenAIClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'gpt-test', timeoutMs: 20_000, maxRetries: 0 });
-    PLAN.preparation.revisionBudget = 1;
-    const { api, user, stop } = await setUp(model);
-    afterAll(stop);
-    const prisma = api.server.db.prisma;
-    const jobId = await submit(api, user.token);
-    const job = await finalJob(api, jobId);
-    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
-    expect(feedback).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found/);
-    expect(feedback).toContain('The run supervisor: cuDNN is included but never used.');
-    expect(await prisma.finding.count({ where: { jobId, source: 'supervisor' } })).toBe(0); // still on its way
-    const followUp = await waitFor('the follow-up finding', async () => {
-      const found = await prisma.finding.findMany({ where: { jobId, source: 'supervisor' } });
-      return found.length ? found : null;
-    });
-    expect(followUp.map((f) => [f.text, (f.data as { trigger?: string }).trigger])).toEqual([['Follow-up: resolved — revision 1 of hip compiled and passed.', 'candidate_accepted']]);
-    expect(fake.unexpected).toBe(0); // no request found the queue empty (the last answer is left when the job ended first)
+  it(
+    'the fake Responses server receives the compiler feedback, its patch compiles, runs on the AMD double and is accepted',
+    { timeout: 150_000 },
+    async () => {
+      const fake = await startFakeOpenAI();
+      afterAll(() => fake.close());
+      const fixed = migrated['kernel.cu']!.replace('#include <cudnn.h>\n', '').replace('  cudnnHandle_t h;\n  cudnnCreate(&h);\n', '');
+      let feedback = '';
+      // The plan; the run supervisor's request for the revision (candidate_rejected); the preparer's patch.
+      fake.enqueue(
+        { output: [wireFunctionCall('submit_plan', PLAN)] },
+        { output: [wireFunctionCall('take_action', { kind: 'request_revision', step: 'hip', text: 'cuDNN is included but never used.' })] },
+        (body: any) => {
+          feedback = JSON.stringify(body.input);
+          return {
+            output: [
+              wireFunctionCall('propose_patch', {
+                diff: patch('kernel.cu', migrated['kernel.cu']!, fixed),
+                summary: 'cuDNN is not used for anything: drop it',
+              }),
+            ],
+          };
+        },
+      );
+      // Once the revision is accepted, the supervisor records that it worked (candidate_accepted) —
+      // slowly here: the full run ends the job first, and the follow-up is still recorded.
+      fake.enqueue(
+        {
+          delayMs: 4000,
+          then: {
+            output: [
+              wireFunctionCall('remember', {
+                observation: 'Follow-up: resolved — revision 1 of hip compiled and passed.',
+                evidence: ['preparation:hip:1'],
+                trigger: 'candidate_accepted',
+              }),
+            ],
+          },
+        },
+        { output: [wireMessage('Recorded.')] },
+      );
+      const model = createOpenAIClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'gpt-test', timeoutMs: 20_000, maxRetries: 0 });
+      PLAN.preparation.revisionBudget = 1;
+      const { api, user, stop } = await setUp(model);
+      afterAll(stop);
+      const prisma = api.server.db.prisma;
+      const jobId = await submit(api, user.token);
+      const job = await finalJob(api, jobId);
+      expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+      expect(feedback).toMatch(/kernel\.cu:3:\d+: error: 'cudnn\.h' file not found/);
+      expect(feedback).toContain('The run supervisor: cuDNN is included but never used.');
+      expect(await prisma.finding.count({ where: { jobId, source: 'supervisor' } })).toBe(0); // still on its way
+      const followUp = await waitFor('the follow-up finding', async () => {
+        const found = await prisma.finding.findMany({ where: { jobId, source: 'supervisor' } });
+        return found.length ? found : null;
+      });
+      expect(followUp.map((f) => [f.text, (f.data as { trigger?: string }).trigger])).toEqual([
+        ['Follow-up: resolved — revision 1 of hip compiled and passed.', 'candidate_accepted'],
+      ]);
+      expect(fake.unexpected).toBe(0); // no request found the queue empty (the last answer is left when the job ended first)
 
-    const records = await prisma.preparationRecord.findMany({ where: { jobId, step: 'hip' }, orderBy: { revision: 'asc' } });
-    expect(records.map((x) => [x.revision, x.outcome, x.transformation])).toEqual([
-      [0, 'REJECTED', 'cuda-to-hip'],
-      [1, 'ACCEPTED', 'agent patch'],
-    ]);
-    const accepted = await prisma.codeVersion.findUniqueOrThrow({ where: { id: records[1]!.candidateCodeId! } });
-    expect(accepted).toMatchObject({ origin: 'agent patch', status: 'ACCEPTED', step: 'hip', revision: 1 });
-    expect(job.frozenCodeId).toBe(accepted.id);
-    const tasks = await prisma.task.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    expect(tasks.map((t) => [t.kind, t.workload, t.status])).toEqual([
-      ['REFERENCE', 'cuda-cxx', 'SUCCEEDED'],
-      ['CANDIDATE', 'hip-cxx', 'SUCCEEDED'],
-      ['RUN', 'hip-cxx', 'SUCCEEDED'],
-    ]);
-    expect(tasks[2]!.codeVersionId).toBe(accepted.id);
-  });
+      const records = await prisma.preparationRecord.findMany({ where: { jobId, step: 'hip' }, orderBy: { revision: 'asc' } });
+      expect(records.map((x) => [x.revision, x.outcome, x.transformation])).toEqual([
+        [0, 'REJECTED', 'cuda-to-hip'],
+        [1, 'ACCEPTED', 'agent patch'],
+      ]);
+      const accepted = await prisma.codeVersion.findUniqueOrThrow({ where: { id: records[1]!.candidateCodeId! } });
+      expect(accepted).toMatchObject({ origin: 'agent patch', status: 'ACCEPTED', step: 'hip', revision: 1 });
+      expect(job.frozenCodeId).toBe(accepted.id);
+      const tasks = await prisma.task.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+      expect(tasks.map((t) => [t.kind, t.workload, t.status])).toEqual([
+        ['REFERENCE', 'cuda-cxx', 'SUCCEEDED'],
+        ['CANDIDATE', 'hip-cxx', 'SUCCEEDED'],
+        ['RUN', 'hip-cxx', 'SUCCEEDED'],
+      ]);
+      expect(tasks[2]!.codeVersionId).toBe(accepted.id);
+    },
+  );
 });

@@ -36,7 +36,14 @@ os.makedirs("outputs", exist_ok=True)
 torch.save(model.state_dict(), "outputs/model.pt")
 `;
 
-const step = (name: string, transformation: string) => ({ name, kind: 'optimization', transformation, required: false, tolerance: null, on: null });
+const step = (name: string, transformation: string) => ({
+  name,
+  kind: 'optimization',
+  transformation,
+  required: false,
+  tolerance: null,
+  on: null,
+});
 const PLAN = {
   summary: 'Train on a CPU worker; try three optional optimizations first.',
   asks: [],
@@ -72,57 +79,107 @@ await startWorker(api.url, wt.data.createWorkerToken.token, 'cpu-similar');
 async function seed(ownerId: string, transformation: string, outcome: 'ACCEPTED' | 'REJECTED', reason: string) {
   const job = await prisma.job.create({ data: { ownerId, title: 'past', request: 'past', status: 'SUCCEEDED' } });
   const record = await prisma.preparationRecord.create({
-    data: { jobId: job.id, step: 'opt', kind: 'optimization', hardware: {}, workload: 'torch-cpu', accelerator: 'none', modelFamily: 'mlp', originalCodeId: randomUUID(), originalManifestSha: 'x', transformation, outcome, reason },
+    data: {
+      jobId: job.id,
+      step: 'opt',
+      kind: 'optimization',
+      hardware: {},
+      workload: 'torch-cpu',
+      accelerator: 'none',
+      modelFamily: 'mlp',
+      originalCodeId: randomUUID(),
+      originalManifestSha: 'x',
+      transformation,
+      outcome,
+      reason,
+    },
   });
   return record.id;
 }
 
 describe('similar cases steer the next proposal', () => {
-  it('a candidate rejected in most similar cases is SKIPPED with the evidence; one accepted in them is tried first', { timeout: 200_000 }, async () => {
-    const mine = await seed(user.userId, 'autocast-bf16', 'REJECTED', 'outputs differ from the reference beyond the tolerances: outputs/model.pt (bf16 on a CPU without bf16 units)');
-    for (let i = 0; i < 3; i++) await seed(other.userId, 'autocast-bf16', 'REJECTED', 'someone else’s private reason');
-    for (let i = 0; i < 3; i++) await seed(other.userId, 'matmul-precision-high', 'ACCEPTED', 'faster');
-    // A transformer's history is not a similar case for an MLP.
-    const transformerJob = await prisma.job.create({ data: { ownerId: other.userId, title: 'past', request: 'past', status: 'SUCCEEDED' } });
-    for (const outcome of ['ACCEPTED', 'ACCEPTED', 'ACCEPTED', 'ACCEPTED'] as const) {
-      await prisma.preparationRecord.create({ data: { jobId: transformerJob.id, step: `opt-${randomUUID().slice(0, 8)}`, kind: 'optimization', hardware: {}, workload: 'torch-cpu', accelerator: 'none', modelFamily: 'transformer', originalCodeId: randomUUID(), originalManifestSha: 'x', transformation: 'autocast-bf16', outcome, reason: 'ok' } });
-    }
+  it(
+    'a candidate rejected in most similar cases is SKIPPED with the evidence; one accepted in them is tried first',
+    { timeout: 200_000 },
+    async () => {
+      const mine = await seed(
+        user.userId,
+        'autocast-bf16',
+        'REJECTED',
+        'outputs differ from the reference beyond the tolerances: outputs/model.pt (bf16 on a CPU without bf16 units)',
+      );
+      for (let i = 0; i < 3; i++) await seed(other.userId, 'autocast-bf16', 'REJECTED', 'someone else’s private reason');
+      for (let i = 0; i < 3; i++) await seed(other.userId, 'matmul-precision-high', 'ACCEPTED', 'faster');
+      // A transformer's history is not a similar case for an MLP.
+      const transformerJob = await prisma.job.create({
+        data: { ownerId: other.userId, title: 'past', request: 'past', status: 'SUCCEEDED' },
+      });
+      for (const outcome of ['ACCEPTED', 'ACCEPTED', 'ACCEPTED', 'ACCEPTED'] as const) {
+        await prisma.preparationRecord.create({
+          data: {
+            jobId: transformerJob.id,
+            step: `opt-${randomUUID().slice(0, 8)}`,
+            kind: 'optimization',
+            hardware: {},
+            workload: 'torch-cpu',
+            accelerator: 'none',
+            modelFamily: 'transformer',
+            originalCodeId: randomUUID(),
+            originalManifestSha: 'x',
+            transformation: 'autocast-bf16',
+            outcome,
+            reason: 'ok',
+          },
+        });
+      }
 
-    const put = await api.putBlob(TRAIN, user.token);
-    const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`, { i: { title: 'opt', request: 'train it', files: [{ path: 'train.py', sha256: put.sha256 }] } }, user.token);
-    const jobId = Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!;
-    let job;
-    for (const end = Date.now() + 180_000; ; await new Promise((res) => setTimeout(res, 500))) {
-      job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
-      if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(job.status) || Date.now() > end) break;
-    }
-    expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
+      const put = await api.putBlob(TRAIN, user.token);
+      const r = await api.gql(
+        `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`,
+        { i: { title: 'opt', request: 'train it', files: [{ path: 'train.py', sha256: put.sha256 }] } },
+        user.token,
+      );
+      const jobId = Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!;
+      let job;
+      for (const end = Date.now() + 180_000; ; await new Promise((res) => setTimeout(res, 500))) {
+        job = await prisma.job.findUniqueOrThrow({ where: { id: jobId } });
+        if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(job.status) || Date.now() > end) break;
+      }
+      expect(job.status, job.statusReason ?? '').toBe('SUCCEEDED');
 
-    const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    // matmul (accepted 3 of 3 in similar cases) before channels-last (no history), bf16 last.
-    expect(records.map((x) => [x.step, x.outcome])).toEqual([
-      ['reference', 'ACCEPTED'],
-      ['opt-matmul', 'SKIPPED'],
-      ['opt-channels', 'SKIPPED'],
-      ['opt-bf16', 'SKIPPED'],
-    ]);
-    expect(records.every((x) => x.modelFamily === 'mlp')).toBe(true);
-    const bf16 = records[3]!;
-    expect(bf16.reason).toBe(
-      `${SIMILAR_REASON_PREFIX} autocast-bf16 on a mlp program on CPU-only workers was rejected in 4 of 4 similar cases across the network. Your records: ${mine.slice(0, 8)} (outputs differ from the reference beyond the tolerances: outputs/model.pt (bf16 on a CPU without bf16 units)).`,
-    );
-    expect(bf16.reason).not.toContain('someone else');
-    // No candidate ran for it: the evidence saved the run.
-    const tasks = await prisma.task.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    expect(tasks.map((t) => t.kind)).toEqual(['REFERENCE', 'RUN']);
+      const records = await prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+      // matmul (accepted 3 of 3 in similar cases) before channels-last (no history), bf16 last.
+      expect(records.map((x) => [x.step, x.outcome])).toEqual([
+        ['reference', 'ACCEPTED'],
+        ['opt-matmul', 'SKIPPED'],
+        ['opt-channels', 'SKIPPED'],
+        ['opt-bf16', 'SKIPPED'],
+      ]);
+      expect(records.every((x) => x.modelFamily === 'mlp')).toBe(true);
+      const bf16 = records[3]!;
+      expect(bf16.reason).toBe(
+        `${SIMILAR_REASON_PREFIX} autocast-bf16 on a mlp program on CPU-only workers was rejected in 4 of 4 similar cases across the network. Your records: ${mine.slice(0, 8)} (outputs differ from the reference beyond the tolerances: outputs/model.pt (bf16 on a CPU without bf16 units)).`,
+      );
+      expect(bf16.reason).not.toContain('someone else');
+      // No candidate ran for it: the evidence saved the run.
+      const tasks = await prisma.task.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+      expect(tasks.map((t) => t.kind)).toEqual(['REFERENCE', 'RUN']);
 
-    // The agents' tool: the owner's own records in full, the network's as counts only.
-    const out = (await similarPreparationsTool.read!({ transformation: 'autocast-bf16', accelerator: 'none' }, { r: api.server.resources, jobId } as never)).output as any;
-    expect(out.key).toEqual({ transformation: 'autocast-bf16', modelFamily: 'mlp', accelerator: 'none' });
-    expect(out.network).toEqual({ accepted: 0, rejected: 4 });
-    expect(out.yourRecords.map((x: any) => x.recordId)).toEqual([mine]);
-    expect(out.hazards).toEqual(['outputs differ from the reference beyond the tolerances: outputs/model.pt (bf16 on a CPU without bf16 units)']);
-    expect(out.verdict).toMatch(/^skip: Skipped on the evidence of similar cases/);
-    expect(JSON.stringify(out)).not.toContain('someone else');
-  });
+      // The agents' tool: the owner's own records in full, the network's as counts only.
+      const out = (
+        await similarPreparationsTool.read!({ transformation: 'autocast-bf16', accelerator: 'none' }, {
+          r: api.server.resources,
+          jobId,
+        } as never)
+      ).output as any;
+      expect(out.key).toEqual({ transformation: 'autocast-bf16', modelFamily: 'mlp', accelerator: 'none' });
+      expect(out.network).toEqual({ accepted: 0, rejected: 4 });
+      expect(out.yourRecords.map((x: any) => x.recordId)).toEqual([mine]);
+      expect(out.hazards).toEqual([
+        'outputs differ from the reference beyond the tolerances: outputs/model.pt (bf16 on a CPU without bf16 units)',
+      ]);
+      expect(out.verdict).toMatch(/^skip: Skipped on the evidence of similar cases/);
+      expect(JSON.stringify(out)).not.toContain('someone else');
+    },
+  );
 });

@@ -11,7 +11,14 @@ import { sha256, startTestApi } from './helpers/api.js';
 import { subscribe } from './helpers/ws.js';
 import { claim } from '../src/domain/leases/claim.js';
 import { dispatcherFor } from '../src/domain/leases/dispatcher.js';
-import { addTask, CPU_CAPS, createJobWithFile, createWorkerToken, ProtocolWorker as TestWorker, workerGid } from './helpers/protocolClient.js';
+import {
+  addTask,
+  CPU_CAPS,
+  createJobWithFile,
+  createWorkerToken,
+  ProtocolWorker as TestWorker,
+  workerGid,
+} from './helpers/protocolClient.js';
 import { waitFor } from './helpers/waitFor.js';
 
 /**
@@ -55,7 +62,11 @@ describe('workerHello, pause and resume', async () => {
     expect(h.worker).toMatchObject({ name: 'desk box', status: 'ONLINE', slots: 2, workloads: CPU_CAPS.workloads });
     expect(h.worker.capabilities.cpu).toEqual(CPU_CAPS.cpu);
 
-    const listed = await api.gql(`{ workers { totalCount edges { node { id name status slots workloads capabilities } } } }`, {}, owner.token);
+    const listed = await api.gql(
+      `{ workers { totalCount edges { node { id name status slots workloads capabilities } } } }`,
+      {},
+      owner.token,
+    );
     expect(listed.data.workers.totalCount).toBe(1);
     const node = listed.data.workers.edges[0].node;
     expect(node).toMatchObject({ name: 'desk box', status: 'ONLINE', slots: 2 });
@@ -110,7 +121,7 @@ describe('workerHello, pause and resume', async () => {
     expect(hb2.renewed).toEqual([got[0]!.attemptId]);
   });
 
-  it("another user cannot pause or see this worker", async () => {
+  it('another user cannot pause or see this worker', async () => {
     const other = await api.signUp();
     const r = await api.gql(PAUSE, { id: workerGid(w.workerId) }, other.token);
     expect(r.data.pauseWorker.__typename).toBe('NotFoundError');
@@ -143,7 +154,11 @@ describe('one attempt from claim to accepted result', async () => {
     { id: job.gid, after: '0' },
   );
   await sub.first; // replayed job.created: the live subscription is registered
-  const task = await addTask(api, job, { name: 'train', environment: { EPOCHS: '2' }, requirements: { workload: 'python', outputs: ['out/*'] } });
+  const task = await addTask(api, job, {
+    name: 'train',
+    environment: { EPOCHS: '2' },
+    requirements: { workload: 'python', outputs: ['out/*'] },
+  });
   let a!: Awaited<ReturnType<TestWorker['claim']>>[number];
 
   it('claim → an assignment with attempt id, fencing token, lease expiry and the task spec with its files', async () => {
@@ -157,9 +172,18 @@ describe('one attempt from claim to accepted result', async () => {
     const lease = new Date(a.leaseExpiresAt).getTime();
     expect(lease).toBeGreaterThanOrEqual(before + api.config.scheduler.leaseSec * 1000 - 1000);
     expect(lease).toBeLessThanOrEqual(Date.now() + api.config.scheduler.leaseSec * 1000 + 1000);
-    expect(a.task).toMatchObject({ id: task.id, jobId: job.jobId, kind: 'RUN', name: 'train', command: 'python main.py', environment: { EPOCHS: '2' } });
+    expect(a.task).toMatchObject({
+      id: task.id,
+      jobId: job.jobId,
+      kind: 'RUN',
+      name: 'train',
+      command: 'python main.py',
+      environment: { EPOCHS: '2' },
+    });
     expect(a.task.requirements).toMatchObject({ workload: 'python', outputs: ['out/*'] });
-    expect(a.task.files).toEqual([{ path: 'main.py', sha256: job.fileSha, size: Buffer.byteLength(job.content), mode: expect.any(Number) }]);
+    expect(a.task.files).toEqual([
+      { path: 'main.py', sha256: job.fileSha, size: Buffer.byteLength(job.content), mode: expect.any(Number) },
+    ]);
     const t = await api.server.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
     expect(t).toMatchObject({ status: 'LEASED', currentAttemptId: a.attemptId, attemptCount: 1 });
     // Its only slot is taken: no more work for it.
@@ -203,12 +227,17 @@ describe('one attempt from claim to accepted result', async () => {
       [3, 'stdout', 'line 3'],
       [4, 'stderr', 'line 4'],
     ]);
-    const texts = () => sub.results.filter((r) => r.jobEvents.__typename === 'LogLinesEvent').flatMap((r) => r.jobEvents.lines.map((l: any) => l.text));
+    const texts = () =>
+      sub.results.filter((r) => r.jobEvents.__typename === 'LogLinesEvent').flatMap((r) => r.jobEvents.lines.map((l: any) => l.text));
     await sub.until(() => texts().length >= 5);
     expect(texts()).toEqual(['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
     expect(sub.errors).toEqual([]);
     // The owner reads the same lines through the API.
-    const q = await api.gql(`query($id: ID!) { job(id: $id) { tasks { name attempts { logs { seq text } } } } }`, { id: job.gid }, owner.token);
+    const q = await api.gql(
+      `query($id: ID!) { job(id: $id) { tasks { name attempts { logs { seq text } } } } }`,
+      { id: job.gid },
+      owner.token,
+    );
     const train = q.data.job.tasks.find((t: any) => t.name === 'train');
     expect(train.attempts[0].logs.map((l: any) => l.seq)).toEqual([0, 1, 2, 3, 4]);
   });
@@ -221,7 +250,10 @@ describe('one attempt from claim to accepted result', async () => {
     ];
     expect(await w.reportMetrics(a, points)).toMatchObject({ __typename: 'AppendResult', accepted: 3, lastSeq: 1 });
     expect(await w.reportMetrics(a, points)).toMatchObject({ accepted: 0 });
-    const rows = await api.server.db.prisma.metricPoint.findMany({ where: { attemptId: a.attemptId }, orderBy: [{ seq: 'asc' }, { name: 'asc' }] });
+    const rows = await api.server.db.prisma.metricPoint.findMany({
+      where: { attemptId: a.attemptId },
+      orderBy: [{ seq: 'asc' }, { name: 'asc' }],
+    });
     expect(rows.map((r) => [r.seq, r.name, r.step, r.value])).toEqual([
       [0, 'acc', 1, 0.25],
       [0, 'loss', 1, 1.5],
@@ -251,7 +283,12 @@ describe('one attempt from claim to accepted result', async () => {
     const t = await api.server.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
     expect(t.status).toBe('SUCCEEDED');
     expect(t.finishedAt).not.toBeNull();
-    expect(t.result).toMatchObject({ attemptId: a.attemptId, exitCode: 0, metrics: { loss: 0.75 }, outputs: [{ path: 'out/model.bin', sha256: up.sha256, size: 5000 }] });
+    expect(t.result).toMatchObject({
+      attemptId: a.attemptId,
+      exitCode: 0,
+      metrics: { loss: 0.75 },
+      outputs: [{ path: 'out/model.bin', sha256: up.sha256, size: 5000 }],
+    });
 
     const dl = await api.getBlob(up.sha256, owner.token);
     expect(dl.status).toBe(200);
@@ -270,7 +307,10 @@ describe('one attempt from claim to accepted result', async () => {
     expect(q.data.job.tasks.find((x: any) => x.name === 'train')).toMatchObject({ status: 'SUCCEEDED' });
 
     await sub.until((rs) => rs.some((r) => r.jobEvents.event?.kind === 'task.status' && r.jobEvents.event.payload.status === 'SUCCEEDED'));
-    const kinds = sub.results.map((r) => r.jobEvents.event).filter(Boolean).map((e: any) => `${e.kind}:${e.payload.status ?? ''}`);
+    const kinds = sub.results
+      .map((r) => r.jobEvents.event)
+      .filter(Boolean)
+      .map((e: any) => `${e.kind}:${e.payload.status ?? ''}`);
     expect(kinds).toEqual(expect.arrayContaining(['attempt.status:LEASED', 'attempt.status:SUCCEEDED', 'task.status:SUCCEEDED']));
     await sub.close();
   });
@@ -361,10 +401,14 @@ describe('long-poll claims', async () => {
     expect(wake.ends).not.toContain('timeout');
   });
 
-  it("a NOTIFY that fails after the claim committed does not fail the claim: the worker gets its lease, the failure is logged", async () => {
+  it('a NOTIFY that fails after the claim committed does not fail the claim: the worker gets its lease, the failure is logged', async () => {
     const t = await addTask(api, job, { name: 'notify-fails' });
     const warned: string[] = [];
-    const failing = { ...resources, events: { emit: () => Promise.reject(new Error('connection lost')), emitMany: () => Promise.reject(new Error('connection lost')) }, log: { ...resources.log, warn: (m: string) => void warned.push(m) } };
+    const failing = {
+      ...resources,
+      events: { emit: () => Promise.reject(new Error('connection lost')), emitMany: () => Promise.reject(new Error('connection lost')) },
+      log: { ...resources.log, warn: (m: string) => void warned.push(m) },
+    };
     const got = await claim(failing, recordingWake(pubsub), tokenId, w.workerId, { waitMs: 0, max: 1 });
     expect(got.map((x) => x.taskId)).toEqual([t.id]);
     expect((await resources.prisma.attempt.findUniqueOrThrow({ where: { id: got[0]!.id } })).status).toBe('LEASED');
@@ -380,7 +424,10 @@ describe('long-poll claims', async () => {
       method: 'POST',
       signal: hangUp.signal,
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query: `mutation($w: ID!) { claimTask(workerId: $w, waitMs: 20000, max: 1) { __typename } }`, variables: { w: w.workerId } }),
+      body: JSON.stringify({
+        query: `mutation($w: ID!) { claimTask(workerId: $w, waitMs: 20000, max: 1) { __typename } }`,
+        variables: { w: w.workerId },
+      }),
     }).then(
       () => 'answered',
       () => 'hung up',
@@ -415,14 +462,24 @@ describe('bad input from a worker: typed errors, nothing corrupted', async () =>
   const task = await addTask(api, job);
   const [a] = await w.claim({ waitMs: 0, max: 1 });
   await w.heartbeat([a!]);
-  expect((await w.appendLogs(a!, [0, 1, 2].map((seq) => ({ seq, text: `ok ${seq}` })))).accepted).toBe(3);
+  expect(
+    (
+      await w.appendLogs(
+        a!,
+        [0, 1, 2].map((seq) => ({ seq, text: `ok ${seq}` })),
+      )
+    ).accepted,
+  ).toBe(3);
   const prisma = api.server.db.prisma;
 
   async function snapshot() {
     const attempt = await prisma.attempt.findUniqueOrThrow({ where: { id: a!.attemptId } });
     return {
       attempt: { status: attempt.status, fencingToken: attempt.fencingToken, outputs: attempt.outputs, exitCode: attempt.exitCode },
-      task: await prisma.task.findUniqueOrThrow({ where: { id: task.id }, select: { status: true, result: true, currentAttemptId: true, attemptCount: true } }),
+      task: await prisma.task.findUniqueOrThrow({
+        where: { id: task.id },
+        select: { status: true, result: true, currentAttemptId: true, attemptCount: true },
+      }),
       logs: (await prisma.logChunk.findMany({ where: { attemptId: a!.attemptId }, orderBy: { seq: 'asc' } })).map((l) => [l.seq, l.text]),
       metrics: await prisma.metricPoint.count({ where: { attemptId: a!.attemptId } }),
     };
@@ -430,7 +487,7 @@ describe('bad input from a worker: typed errors, nothing corrupted', async () =>
   const initial = await snapshot();
 
   it('unknown attempt id → NotFoundError (well-formed or not); heartbeat answers CANCEL', async () => {
-    for (const id of [randomUUID(), 'not-a-uuid', "'; DROP TABLE \"Attempt\"; --"]) {
+    for (const id of [randomUUID(), 'not-a-uuid', '\'; DROP TABLE "Attempt"; --']) {
       const fake = { attemptId: id, fencingToken: a!.fencingToken };
       expect((await w.appendLogs(fake, [{ seq: 0, text: 'x' }])).__typename).toBe('NotFoundError');
       expect((await w.reportMetrics(fake, [{ seq: 0, name: 'x', value: 1 }])).__typename).toBe('NotFoundError');
@@ -477,15 +534,24 @@ describe('bad input from a worker: typed errors, nothing corrupted', async () =>
 
   it('non-monotonic, duplicate, negative seqs and unknown streams → ValidationError, nothing stored', async () => {
     for (const lines of [
-      [{ seq: 4, text: 'b' }, { seq: 3, text: 'a' }],
-      [{ seq: 3, text: 'a' }, { seq: 3, text: 'a again' }],
+      [
+        { seq: 4, text: 'b' },
+        { seq: 3, text: 'a' },
+      ],
+      [
+        { seq: 3, text: 'a' },
+        { seq: 3, text: 'a again' },
+      ],
       [{ seq: -1, text: 'neg' }],
       [{ seq: 3, text: 'a', stream: 'stdin' }],
     ]) {
       const r = await w.appendLogs(a!, lines);
       expect(r.__typename, JSON.stringify(lines)).toBe('ValidationError');
     }
-    const m = await w.reportMetrics(a!, [{ seq: 2, name: 'loss', value: 1 }, { seq: 1, name: 'loss', value: 2 }]);
+    const m = await w.reportMetrics(a!, [
+      { seq: 2, name: 'loss', value: 1 },
+      { seq: 1, name: 'loss', value: 2 },
+    ]);
     expect(m.__typename).toBe('ValidationError');
     expect((await w.reportMetrics(a!, [{ seq: 0, name: 'bad name!', value: 1 }])).__typename).toBe('ValidationError');
     expect(await snapshot()).toEqual(initial);
@@ -500,25 +566,34 @@ describe('bad input from a worker: typed errors, nothing corrupted', async () =>
       [{ seq: 3, stream: 'stdout', text: 'a', extra: 1 }, /unknown field "extra"/],
       ['just text', /LogLines\[0\] must be an object/],
     ] as const) {
-      const r = await w.gql(`mutation($a: ID!, $f: String!, $l: LogLines!) { appendLogs(attemptId: $a, fencingToken: $f, lines: $l) { __typename } }`, {
-        a: a!.attemptId,
-        f: a!.fencingToken,
-        l: [l],
-      });
+      const r = await w.gql(
+        `mutation($a: ID!, $f: String!, $l: LogLines!) { appendLogs(attemptId: $a, fencingToken: $f, lines: $l) { __typename } }`,
+        {
+          a: a!.attemptId,
+          f: a!.fencingToken,
+          l: [l],
+        },
+      );
       expect(r.errors?.[0]?.extensions?.code, JSON.stringify(l)).toBe('BAD_USER_INPUT');
       expect(r.errors?.[0]?.message).toMatch(where);
     }
-    const notList = await w.gql(`mutation($a: ID!, $f: String!) { appendLogs(attemptId: $a, fencingToken: $f, lines: {seq: 3, text: "a"}) { __typename } }`, { a: a!.attemptId, f: a!.fencingToken });
+    const notList = await w.gql(
+      `mutation($a: ID!, $f: String!) { appendLogs(attemptId: $a, fencingToken: $f, lines: {seq: 3, text: "a"}) { __typename } }`,
+      { a: a!.attemptId, f: a!.fencingToken },
+    );
     expect(notList.errors?.[0]?.message).toMatch(/LogLines must be a list/);
     expect(await snapshot()).toEqual(initial);
   });
 
   it('a line with NUL characters or a lone surrogate is stored cleaned; its time is the one the worker gave', async () => {
-    const r = await w.gql(`mutation($a: ID!, $f: String!, $l: LogLines!) { appendLogs(attemptId: $a, fencingToken: $f, lines: $l) { __typename ... on AppendResult { accepted } } }`, {
-      a: a!.attemptId,
-      f: a!.fencingToken,
-      l: [{ seq: 3, stream: 'stderr', text: 'nul\u0000here \ud800 alone', ts: '2026-01-02T03:04:05.678Z' }],
-    });
+    const r = await w.gql(
+      `mutation($a: ID!, $f: String!, $l: LogLines!) { appendLogs(attemptId: $a, fencingToken: $f, lines: $l) { __typename ... on AppendResult { accepted } } }`,
+      {
+        a: a!.attemptId,
+        f: a!.fencingToken,
+        l: [{ seq: 3, stream: 'stderr', text: 'nul\u0000here \ud800 alone', ts: '2026-01-02T03:04:05.678Z' }],
+      },
+    );
     expect(r.data?.appendLogs).toEqual({ __typename: 'AppendResult', accepted: 1 });
     const row = await prisma.logChunk.findUniqueOrThrow({ where: { attemptId_seq: { attemptId: a!.attemptId, seq: 3 } } });
     expect(row).toMatchObject({ stream: 'stderr', text: 'nulhere \ufffd alone' });
@@ -569,9 +644,21 @@ describe('bad input from a worker: typed errors, nothing corrupted', async () =>
       ['workerHello', `mutation { workerHello(input: {name: "x", version: "1", slots: 1, capabilities: {}}) { __typename } }`, {}],
       ['claimTask', `mutation($w: ID!) { claimTask(workerId: $w, waitMs: 0, max: 1) { __typename } }`, { w: w.workerId }],
       ['heartbeat', `mutation($w: ID!) { heartbeat(workerId: $w, leases: []) { __typename } }`, { w: w.workerId }],
-      ['appendLogs', `mutation($a: ID!, $f: String!) { appendLogs(attemptId: $a, fencingToken: $f, lines: [{seq: 4, stream: "stdout", text: "u"}]) { __typename } }`, { a: a!.attemptId, f: a!.fencingToken }],
-      ['reportMetrics', `mutation($a: ID!, $f: String!) { reportMetrics(attemptId: $a, fencingToken: $f, points: [{seq: 9, name: "u", value: 1}]) { __typename } }`, { a: a!.attemptId, f: a!.fencingToken }],
-      ['completeAttempt', `mutation($a: ID!, $f: String!) { completeAttempt(attemptId: $a, fencingToken: $f, result: {exitCode: 0}) { __typename } }`, { a: a!.attemptId, f: a!.fencingToken }],
+      [
+        'appendLogs',
+        `mutation($a: ID!, $f: String!) { appendLogs(attemptId: $a, fencingToken: $f, lines: [{seq: 4, stream: "stdout", text: "u"}]) { __typename } }`,
+        { a: a!.attemptId, f: a!.fencingToken },
+      ],
+      [
+        'reportMetrics',
+        `mutation($a: ID!, $f: String!) { reportMetrics(attemptId: $a, fencingToken: $f, points: [{seq: 9, name: "u", value: 1}]) { __typename } }`,
+        { a: a!.attemptId, f: a!.fencingToken },
+      ],
+      [
+        'completeAttempt',
+        `mutation($a: ID!, $f: String!) { completeAttempt(attemptId: $a, fencingToken: $f, result: {exitCode: 0}) { __typename } }`,
+        { a: a!.attemptId, f: a!.fencingToken },
+      ],
       ['setWorkerPaused', `mutation($w: ID!) { setWorkerPaused(workerId: $w, paused: true) { __typename } }`, { w: w.workerId }],
     ];
     const before = await snapshot();
@@ -615,9 +702,22 @@ describe('createTask: the task and its event in one statement', async () => {
   const prisma = api.server.db.prisma;
 
   it('returns the row as the database holds it, owned by the job owner, with its task.created event', async () => {
-    const task = await addTask(api, job, { name: 'shaped', environment: { A: '1' }, requirements: { workload: 'python', minMemoryMiB: 512, timeoutSec: 60 }, priority: 2 });
+    const task = await addTask(api, job, {
+      name: 'shaped',
+      environment: { A: '1' },
+      requirements: { workload: 'python', minMemoryMiB: 512, timeoutSec: 60 },
+      priority: 2,
+    });
     expect(task).toEqual(await prisma.task.findUniqueOrThrow({ where: { id: task.id } }));
-    expect(task).toMatchObject({ jobId: job.jobId, ownerId: owner.userId, kind: 'RUN', status: 'QUEUED', minMemoryMiB: 512, priority: 2, environment: { A: '1' } });
+    expect(task).toMatchObject({
+      jobId: job.jobId,
+      ownerId: owner.userId,
+      kind: 'RUN',
+      status: 'QUEUED',
+      minMemoryMiB: 512,
+      priority: 2,
+      environment: { A: '1' },
+    });
     expect(task.createdAt).toBeInstanceOf(Date);
     const events = await prisma.jobEvent.findMany({ where: { jobId: job.jobId, kind: 'task.created' } });
     expect(events.map((e) => e.payload)).toContainEqual({ taskId: task.id, name: 'shaped', kind: 'RUN', workload: 'python' });

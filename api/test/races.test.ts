@@ -35,11 +35,15 @@ async function lockHolder(api: TestApi) {
       for (let i = 0; i < 1000; i++) {
         // Activity statistics are snapshotted per transaction: drop the snapshot each time.
         await c.query('SELECT pg_stat_clear_snapshot()');
-        const r = await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+        const r = await c.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+        );
         if (r.rows[0].n >= n) return;
         await sleep(10);
       }
-      const act = await c.query(`SELECT wait_event_type, wait_event, state, left(query, 120) AS q FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      const act = await c.query(
+        `SELECT wait_event_type, wait_event, state, left(query, 120) AS q FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
       throw new Error(`fewer than ${n} sessions waiting on a lock: ${JSON.stringify(act.rows)}`);
     },
     async commit() {
@@ -172,8 +176,14 @@ describe('an expired lease is expired even when no tick runs', async () => {
 
   it('logs and metrics are refused as STALE and recorded; nothing is stored', async () => {
     const { a } = await expiredAttempt('late reports');
-    expect(await w.appendLogs(a, [{ seq: 0, text: 'too late' }])).toMatchObject({ __typename: 'StaleAttemptError', reason: 'its lease expired' });
-    expect(await w.reportMetrics(a, [{ seq: 0, name: 'loss', value: 1 }])).toMatchObject({ __typename: 'StaleAttemptError', reason: 'its lease expired' });
+    expect(await w.appendLogs(a, [{ seq: 0, text: 'too late' }])).toMatchObject({
+      __typename: 'StaleAttemptError',
+      reason: 'its lease expired',
+    });
+    expect(await w.reportMetrics(a, [{ seq: 0, name: 'loss', value: 1 }])).toMatchObject({
+      __typename: 'StaleAttemptError',
+      reason: 'its lease expired',
+    });
     expect(await prisma.logChunk.count({ where: { attemptId: a.attemptId } })).toBe(0);
     expect(await prisma.metricPoint.count({ where: { attemptId: a.attemptId } })).toBe(0);
     expect((await reports(a.attemptId)).map((r) => r.kind).sort()).toEqual(['logs', 'metrics']);
@@ -309,7 +319,10 @@ describe('a cancelled attempt gets its final usage entry', async () => {
     expect(end).toBe(attempt.finishedAt!.getTime());
     const cost = Number((await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).costCad);
     expect(cost).toBeGreaterThan(0);
-    expect(cost).toBeCloseTo(e.reduce((s, x) => s + Number(x.costCad), 0), 6);
+    expect(cost).toBeCloseTo(
+      e.reduce((s, x) => s + Number(x.costCad), 0),
+      6,
+    );
     // The worker's next heartbeat is told to stop; a later tick bills nothing more.
     const hb = await w.heartbeat([a]);
     expect(hb.orders).toContainEqual(expect.objectContaining({ kind: 'CANCEL', attemptId: a.attemptId }));
@@ -357,14 +370,17 @@ describe('retry backoff: one exponential rule for lost leases and infrastructure
     expect(a!.task.id).toBe(taskId);
     return a!;
   }
-  const waitAfter = async (taskId: string, from: Date) => ((await prisma.task.findUniqueOrThrow({ where: { id: taskId } })).runAfter.getTime() - from.getTime()) / 1000;
+  const waitAfter = async (taskId: string, from: Date) =>
+    ((await prisma.task.findUniqueOrThrow({ where: { id: taskId } })).runAfter.getTime() - from.getTime()) / 1000;
 
   it('an infrastructure error on the second attempt waits 2×base, like a second lost lease', async () => {
     // Infrastructure errors: attempt 1 then attempt 2.
     const infra = await addTask(api, job, { name: 'infra', maxAttempts: 4 });
     const i1 = await claimWhenDue(infra.id);
     let now = api.clock.now();
-    expect(await w.complete(i1, { exitCode: null, errorClass: 'WORKER_ERROR', errorMessage: 'disk full' })).toMatchObject({ status: 'FAILED' });
+    expect(await w.complete(i1, { exitCode: null, errorClass: 'WORKER_ERROR', errorMessage: 'disk full' })).toMatchObject({
+      status: 'FAILED',
+    });
     expect(await waitAfter(infra.id, now)).toBeCloseTo(retryBackoffSec(base, 1), 0);
     const i2 = await claimWhenDue(infra.id);
     expect(i2.number).toBe(2);
@@ -402,7 +418,11 @@ describe('a cancel and a completion of the same job at once', async () => {
     const completion = await lockHolder(api);
     await completion.query(`SELECT id FROM "Task" WHERE id = $1 FOR UPDATE`, [task.id]);
     // The cancel's order: the job row (the engine's transition), then the job's tasks.
-    const cancelling = api.gql(`mutation($id: ID!) { cancelJob(id: $id) { __typename ... on Job { status } ... on Error { code message } } }`, { id: job.gid }, owner.token);
+    const cancelling = api.gql(
+      `mutation($id: ID!) { cancelJob(id: $id) { __typename ... on Job { status } ... on Error { code message } } }`,
+      { id: job.gid },
+      owner.token,
+    );
     await completion.waiters(1); // the cancel now waits on the task row
     // With the job row locked FOR UPDATE this insert waits on the cancel, which waits on it:
     // PostgreSQL aborts one of them (deadlock detected). FOR NO KEY UPDATE lets it through.

@@ -63,19 +63,35 @@ const JOB = `query($id: ID!) { job(id: $id) { status statusReason outputs { path
 async function submit(files: Record<string, string>, request: string) {
   const manifest = [];
   for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id originalCode { id } } } }`, { i: { title: 'plots', request, files: manifest } }, user.token);
-  return { id: r.data.createJob.id as string, jobId: Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!, codeVersionId: r.data.createJob.originalCode.id as string };
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id originalCode { id } } } }`,
+    { i: { title: 'plots', request, files: manifest } },
+    user.token,
+  );
+  return {
+    id: r.data.createJob.id as string,
+    jobId: Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!,
+    codeVersionId: r.data.createJob.originalCode.id as string,
+  };
 }
 
 describe('outputs the user asked for', () => {
-  it('a program that only calls plt.show(): its figures and its output are among the job\'s outputs; its inputs are not', async () => {
+  it("a program that only calls plt.show(): its figures and its output are among the job's outputs; its inputs are not", async () => {
     const { id, jobId } = await submit({ 'plot.py': PLOT, 'data.csv': DATA }, REQUEST);
-    const job = await waitFor(async () => {
-      const j = (await api.gql(JOB, { id }, user.token)).data.job;
-      return ['SUCCEEDED', 'FAILED'].includes(j.status) ? j : null;
-    }, 120_000, 'job done');
+    const job = await waitFor(
+      async () => {
+        const j = (await api.gql(JOB, { id }, user.token)).data.job;
+        return ['SUCCEEDED', 'FAILED'].includes(j.status) ? j : null;
+      },
+      120_000,
+      'job done',
+    );
     // What the planner's tools answered, when the plan was refused.
-    const answers = async () => JSON.stringify((await prisma.agentItem.findMany({ where: { run: { jobId } }, orderBy: { seq: 'asc' } })).map((i) => i.payload)).slice(0, 3000);
+    const answers = async () =>
+      JSON.stringify((await prisma.agentItem.findMany({ where: { run: { jobId } }, orderBy: { seq: 'asc' } })).map((i) => i.payload)).slice(
+        0,
+        3000,
+      );
     expect(job.status, `${job.statusReason} ${job.status === 'SUCCEEDED' ? '' : await answers()}`).toBe('SUCCEEDED');
     expect(job.outputs.map((o: { path: string }) => o.path)).toEqual([
       'outputs/figures/figure-1.png',
@@ -91,9 +107,16 @@ describe('outputs the user asked for', () => {
     expect((await api.getBlob(stdout.sha256, user.token)).bytes.toString()).toBe('3 rows, mean 5.00\n');
   }, 150_000);
 
-  it('jobOutputs leaves out a file of the task\'s code that a result lists unchanged (a worker that did not filter it)', async () => {
+  it("jobOutputs leaves out a file of the task's code that a result lists unchanged (a worker that did not filter it)", async () => {
     const job = await submit({ 'main.py': 'print(1)\n', 'data.csv': DATA }, 'run main.py');
-    const task = await createTask(api.server.resources, { jobId: job.jobId, kind: 'RUN', name: 'old-worker', codeVersionId: job.codeVersionId, command: 'python main.py', requirements: { workload: 'torch-cuda', accelVendor: 'nvidia' } });
+    const task = await createTask(api.server.resources, {
+      jobId: job.jobId,
+      kind: 'RUN',
+      name: 'old-worker',
+      codeVersionId: job.codeVersionId,
+      command: 'python main.py',
+      requirements: { workload: 'torch-cuda', accelVendor: 'nvidia' },
+    });
     // Test setup: the result a worker without the rule would have reported.
     const outputs = [
       { path: 'data.csv', sha256: sha(DATA), size: DATA.length, mode: 0o644 },

@@ -38,8 +38,14 @@ const url = `http://127.0.0.1:${port}`;
 const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-restarts-'));
 afterAll(() => rm(dataDir, { recursive: true, force: true }));
 const config = loadConfig({
-  PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: pg.url, CHATGPU_DATA_DIR: dataDir,
-  TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', LEASE_SEC: '20', RETRY_BASE_SEC: '0',
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  DATABASE_URL: pg.url,
+  CHATGPU_DATA_DIR: dataDir,
+  TICK_INTERVAL_SEC: '1',
+  HEARTBEAT_SEC: '1',
+  LEASE_SEC: '20',
+  RETRY_BASE_SEC: '0',
 });
 
 let server: RunningServer | null = null;
@@ -81,14 +87,19 @@ const codeVersionOf = async (jobId: string) => (await prisma().codeVersion.findF
 /** Calls `fn` until the API answers it (through restarts and outages), returning its answer. */
 async function whenUp<T>(what: string, fn: () => Promise<T>): Promise<T> {
   let last: unknown;
-  return waitFor(async () => {
-    try {
-      return { v: await fn() };
-    } catch (err) {
-      last = err;
-      return null;
-    }
-  }, 60_000, what, 250).then(
+  return waitFor(
+    async () => {
+      try {
+        return { v: await fn() };
+      } catch (err) {
+        last = err;
+        return null;
+      }
+    },
+    60_000,
+    what,
+    250,
+  ).then(
     (x) => x.v,
     (err) => {
       throw new Error(`${(err as Error).message}; last: ${(last as Error)?.message}`);
@@ -128,9 +139,18 @@ async function tcpProxy(target: number) {
 describe('mid-subscription restarts', () => {
   it('chatgpu watch follows a job through an API restart, a database outage and a dropped connection, printing every line and event once', async () => {
     const job = await createJobAt(url, user.token, { 'main.py': 'print(1)\n' }, 'watch me');
-    const task = await createTask(server!.resources, { jobId: job.jobId, codeVersionId: await codeVersionOf(job.jobId), kind: 'RUN', name: 'watched', command: 'python main.py', requirements: { workload: 'python' } });
+    const task = await createTask(server!.resources, {
+      jobId: job.jobId,
+      codeVersionId: await codeVersionOf(job.jobId),
+      kind: 'RUN',
+      name: 'watched',
+      command: 'python main.py',
+      requirements: { workload: 'python' },
+    });
     // A protocol-level worker writes the log lines, so the test decides when each is written.
-    const apiLike = { gql: async (q: string, v?: Record<string, unknown>, t?: string) => ({ ...(await gql(q, v ?? {}, t ?? '')), status: 200 }) } as unknown as TestApi;
+    const apiLike = {
+      gql: async (q: string, v?: Record<string, unknown>, t?: string) => ({ ...(await gql(q, v ?? {}, t ?? '')), status: 200 }),
+    } as unknown as TestApi;
     const worker = new ProtocolWorker(apiLike, workerToken, 'watch-writer');
     await worker.hello({ slots: 1 });
     const [lease] = await worker.claim({ max: 1 });
@@ -140,7 +160,10 @@ describe('mid-subscription restarts', () => {
     afterAll(() => clearInterval(beat));
     const write = (from: number, to: number) =>
       whenUp(`lines ${from}..${to - 1} accepted`, async () => {
-        const r = await worker.appendLogs(lease!, Array.from({ length: to - from }, (_, i) => ({ seq: from + i, text: `restart-line-${from + i}` })));
+        const r = await worker.appendLogs(
+          lease!,
+          Array.from({ length: to - from }, (_, i) => ({ seq: from + i, text: `restart-line-${from + i}` })),
+        );
         if (r.__typename !== 'AppendResult') throw new Error(JSON.stringify(r));
         return r;
       });
@@ -194,13 +217,35 @@ describe('PostgreSQL restarted under load', () => {
   it('the API and a real worker reconnect by themselves; every task completes once; new work is claimed; subscriptions go on', async () => {
     const worker = await startWorker(url, workerToken, 'restart-box', ['--python', '/usr/bin/python3', '--slots', '2']);
     afterAll(() => worker.stop('SIGKILL'));
-    const job = await createJobAt(url, user.token, { 'main.py': 'import time\nprint("start", flush=True)\ntime.sleep(2)\nprint("done")\n' }, 'load');
+    const job = await createJobAt(
+      url,
+      user.token,
+      { 'main.py': 'import time\nprint("start", flush=True)\ntime.sleep(2)\nprint("done")\n' },
+      'load',
+    );
     const cv = await codeVersionOf(job.jobId);
-    const add = (name: string) => createTask(server!.resources, { jobId: job.jobId, codeVersionId: cv, kind: 'RUN', name, command: 'python main.py', requirements: { workload: 'python' } });
+    const add = (name: string) =>
+      createTask(server!.resources, {
+        jobId: job.jobId,
+        codeVersionId: cv,
+        kind: 'RUN',
+        name,
+        command: 'python main.py',
+        requirements: { workload: 'python' },
+      });
     const before = await Promise.all(Array.from({ length: 4 }, (_, i) => add(`before-${i}`)));
-    const events = subscribe(url, user.token, `subscription($id: ID!) { jobEvents(jobId: $id) { __typename ... on JobEventEnvelope { event { id kind } } } }`, { id: job.id });
+    const events = subscribe(
+      url,
+      user.token,
+      `subscription($id: ID!) { jobEvents(jobId: $id) { __typename ... on JobEventEnvelope { event { id kind } } } }`,
+      { id: job.id },
+    );
     afterAll(() => events.close());
-    await waitFor(async () => (await prisma().attempt.count({ where: { task: { jobId: job.jobId }, status: 'RUNNING' } })) > 0, 60_000, 'an attempt running');
+    await waitFor(
+      async () => (await prisma().attempt.count({ where: { task: { jobId: job.jobId }, status: 'RUNNING' } })) > 0,
+      60_000,
+      'an attempt running',
+    );
 
     const restartAt = new Date();
     await restartDb(4_000);
@@ -209,7 +254,11 @@ describe('PostgreSQL restarted under load', () => {
     // Work queued after the restart is claimed (the claim's wake-ups listen again).
     const after = await whenUp('a task added after the restart', () => add(`after-${randomUUID().slice(0, 4)}`));
     const all = [...before.map((t) => t.id), after.id];
-    await waitFor(async () => (await prisma().task.count({ where: { id: { in: all }, status: 'SUCCEEDED' } })) === all.length, 120_000, 'every task SUCCEEDED');
+    await waitFor(
+      async () => (await prisma().task.count({ where: { id: { in: all }, status: 'SUCCEEDED' } })) === all.length,
+      120_000,
+      'every task SUCCEEDED',
+    );
 
     for (const id of all) {
       const accepted = await prisma().attempt.findMany({ where: { taskId: id, status: 'SUCCEEDED' } });
@@ -227,6 +276,9 @@ describe('PostgreSQL restarted under load', () => {
     await waitFor(async () => events.results.length > seenBefore, 30_000, 'events after the restart');
     // Only UNAVAILABLE while the database was away (an event it could not load then); the
     // subscription itself went on.
-    expect(events.errors.filter((e) => e?.extensions?.code !== 'UNAVAILABLE'), JSON.stringify(events.errors)).toEqual([]);
+    expect(
+      events.errors.filter((e) => e?.extensions?.code !== 'UNAVAILABLE'),
+      JSON.stringify(events.errors),
+    ).toEqual([]);
   }, 240_000);
 });

@@ -29,10 +29,25 @@ afterAll(() => rmSync(ownerHome, { recursive: true, force: true }));
 async function runTask(files: Record<string, string>, command: string, requirements: Parameters<typeof createTask>[1]['requirements']) {
   const manifest = [];
   for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`, { i: { title: 't', request: 'r', files: manifest } }, user.token);
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`,
+    { i: { title: 't', request: 'r', files: manifest } },
+    user.token,
+  );
   const jobId = Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!;
-  const task = await createTask(api.server.resources, { jobId, kind: 'RUN', name: 'hostile', codeVersionId: r.data.createJob.originalCode.id, command, requirements });
-  await waitFor(async () => ['SUCCEEDED', 'FAILED'].includes((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status), 60_000, 'task done');
+  const task = await createTask(api.server.resources, {
+    jobId,
+    kind: 'RUN',
+    name: 'hostile',
+    codeVersionId: r.data.createJob.originalCode.id,
+    command,
+    requirements,
+  });
+  await waitFor(
+    async () => ['SUCCEEDED', 'FAILED'].includes((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status),
+    60_000,
+    'task done',
+  );
   const attempt = await prisma.attempt.findFirstOrThrow({ where: { taskId: task.id }, orderBy: { number: 'desc' } });
   const logs = (await prisma.logChunk.findMany({ where: { attemptId: attempt.id }, orderBy: { seq: 'asc' } })).map((l) => l.text);
   return { attempt, logs };
@@ -48,7 +63,14 @@ async function hostileRun(dataDir: string) {
   const other = path.join(dataDir, 'attempts', 'other-attempt', 'outputs');
   mkdirSync(other, { recursive: true });
   writeFileSync(path.join(other, 'model.bin'), 'OTHER-ATTEMPT-SECRET\n');
-  const targets = [path.join(ownerHome, '.ssh', 'id_ed25519'), path.join(other, 'model.bin'), path.join(dataDir, 'cache'), dataDir, '/root', '/home'];
+  const targets = [
+    path.join(ownerHome, '.ssh', 'id_ed25519'),
+    path.join(other, 'model.bin'),
+    path.join(dataDir, 'cache'),
+    dataDir,
+    '/root',
+    '/home',
+  ];
   const script = `
 import os
 def attempt(what, fn):
@@ -87,7 +109,10 @@ os.symlink(${JSON.stringify(path.join(other, 'model.bin'))}, 'outputs/other.bin'
 os.symlink(${JSON.stringify(other)}, 'linked')
 open('outputs/ok.txt', 'w').write('mine')
 `;
-  const { attempt, logs } = await runTask({ 'hostile.py': script }, 'python hostile.py', { workload: 'python', outputs: ['linked/model.bin', 'linked'] });
+  const { attempt, logs } = await runTask({ 'hostile.py': script }, 'python hostile.py', {
+    workload: 'python',
+    outputs: ['linked/model.bin', 'linked'],
+  });
   expect(logs.filter((l) => l.startsWith('ESCAPED'))).toEqual([]);
   expect(logs.filter((l) => l.startsWith('REFUSED'))).toHaveLength(targets.length + 2);
   expect(logs).toContain('REFUSED unshare(CLONE_NEWUSER): PermissionError');
@@ -103,7 +128,9 @@ open('outputs/ok.txt', 'w').write('mine')
   const worker = await prisma.worker.findUniqueOrThrow({ where: { id: attempt.workerId } });
   expect(worker.capabilities).toMatchObject({ sandbox: 'bwrap' });
   expect(worker.capabilities).not.toHaveProperty('ownJobsOnly');
-  expect(logs[0]).toMatch(/ \(attempt 1; sandbox bwrap, network isolated, prlimit --data \d+ MiB \(per process\), processes .*, user .*, seccomp: \d+ system calls refused \((x86_64|aarch64)\)\)$/);
+  expect(logs[0]).toMatch(
+    / \(attempt 1; sandbox bwrap, network isolated, prlimit --data \d+ MiB \(per process\), processes .*, user .*, seccomp: \d+ system calls refused \((x86_64|aarch64)\)\)$/,
+  );
   return { attempt, logs };
 }
 
@@ -116,17 +143,29 @@ describe('hostile tasks through a real worker (bwrap)', () => {
     const { logs } = await hostileRun(w.dataDir);
     expect(logs[0]).toMatch(/prlimit --data 400 MiB \(per process\)/);
 
-    const hog = await runTask({ 'hog.py': 'blocks = [bytearray(64 * 1024 * 1024) for _ in range(32)]\nprint("allocated 2 GiB")\n' }, 'python hog.py', { workload: 'python' });
+    const hog = await runTask(
+      { 'hog.py': 'blocks = [bytearray(64 * 1024 * 1024) for _ in range(32)]\nprint("allocated 2 GiB")\n' },
+      'python hog.py',
+      { workload: 'python' },
+    );
     expect(hog.logs).not.toContain('allocated 2 GiB');
     expect(hog.attempt).toMatchObject({ status: 'FAILED', errorClass: 'OOM' });
-    expect(hog.attempt.errorMessage).toMatch(/^out of memory: exit code 1 after an allocation failed \(memory limit: prlimit --data 400 MiB/);
+    expect(hog.attempt.errorMessage).toMatch(
+      /^out of memory: exit code 1 after an allocation failed \(memory limit: prlimit --data 400 MiB/,
+    );
     await w.stop();
   }, 150_000);
 
   it('the local worker as `npm start` starts it (startLocalWorker: its sandbox check, then --sandbox own-jobs): the same', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'npm-start-'));
     const lines: string[] = [];
-    const stop = await startLocalWorker({ serverUrl: api.url, token: workerToken, dataDir, log: (l) => lines.push(l), env: { ...process.env, HOME: ownerHome } });
+    const stop = await startLocalWorker({
+      serverUrl: api.url,
+      token: workerToken,
+      dataDir,
+      log: (l) => lines.push(l),
+      env: { ...process.env, HOME: ownerHome },
+    });
     try {
       // bubblewrap is installed on these machines (npm test installs it): nothing to say.
       expect(lines).toEqual([]);

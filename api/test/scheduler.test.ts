@@ -7,7 +7,16 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startTestApi } from './helpers/api.js';
-import { addTask, CPU_CAPS, createJobWithFile, createWorkerToken, NVIDIA_CAPS, ProtocolWorker, workerGid, type Assignment } from './helpers/protocolClient.js';
+import {
+  addTask,
+  CPU_CAPS,
+  createJobWithFile,
+  createWorkerToken,
+  NVIDIA_CAPS,
+  ProtocolWorker,
+  workerGid,
+  type Assignment,
+} from './helpers/protocolClient.js';
 import { MIN_INTERVAL_MS } from '../src/domain/billing/usage.js';
 import { resumeAfterOutage, runTick, TICK_LOCK } from '../src/scheduler/tick.js';
 
@@ -94,7 +103,10 @@ describe('lease expiry, retry and fencing', async () => {
     expect(final.finishedAt).toEqual(accepted.finishedAt);
     expect((await prisma.attempt.findUniqueOrThrow({ where: { id: a2!.attemptId } })).status).toBe('SUCCEEDED');
     const attempts = await prisma.attempt.findMany({ where: { taskId: task.id }, orderBy: { number: 'asc' } });
-    expect(attempts.map((a) => [a.number, a.status])).toEqual([[1, 'STALE'], [2, 'SUCCEEDED']]);
+    expect(attempts.map((a) => [a.number, a.status])).toEqual([
+      [1, 'STALE'],
+      [2, 'SUCCEEDED'],
+    ]);
   });
 
   it('maxAttempts exhausted by lost leases → task FAILED with the reason', async () => {
@@ -135,7 +147,9 @@ describe('lease expiry, retry and fencing', async () => {
     await blocker.connect();
     const waiting = async (n: number) => {
       for (let i = 0; i < 300; i++) {
-        const r = await blocker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        const r = await blocker.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
         if (r.rows[0].n >= n) return;
         await sleep(10);
       }
@@ -292,7 +306,10 @@ describe('eligibility, placement and fairness', async () => {
   await cpu.hello({ slots: 1, capabilities: CPU_CAPS });
 
   it('a task needing torch-cuda on nvidia waits, and says why (statusReason and a task.status event)', async () => {
-    const task = await addTask(api, job, { name: 'cuda', requirements: { workload: 'torch-cuda', accelVendor: 'nvidia', minAccelMemoryMiB: 16384 } });
+    const task = await addTask(api, job, {
+      name: 'cuda',
+      requirements: { workload: 'torch-cuda', accelVendor: 'nvidia', minAccelMemoryMiB: 16384 },
+    });
     expect(await cpu.claim({ max: 1 })).toEqual([]);
     await runTick(api.server.resources, at(api.clock.now(), 2000));
     const t = await prisma.task.findUniqueOrThrow({ where: { id: task.id } });
@@ -301,14 +318,22 @@ describe('eligibility, placement and fairness', async () => {
     expect(t.statusReason).toMatch(/torch-cuda/);
     expect(t.statusReason).toMatch(/nvidia/);
     expect(t.statusReason).toMatch(/16 GiB/);
-    const q = await api.gql(`query($id: ID!) { job(id: $id) { tasks { name status statusReason } events { kind payload } } }`, { id: job.gid }, owner.token);
+    const q = await api.gql(
+      `query($id: ID!) { job(id: $id) { tasks { name status statusReason } events { kind payload } } }`,
+      { id: job.gid },
+      owner.token,
+    );
     expect(q.data.job.tasks.find((x: any) => x.name === 'cuda').statusReason).toBe(t.statusReason);
     const events = q.data.job.events.filter((e: any) => e.kind === 'task.status' && e.payload.taskId === task.id);
     expect(events).toHaveLength(1);
     expect(events[0].payload.reason).toBe(t.statusReason);
     // Idempotent: a second tick says nothing new.
     await runTick(api.server.resources, at(api.clock.now(), 4000));
-    expect((await prisma.jobEvent.findMany({ where: { jobId: job.jobId, kind: 'task.status' } })).filter((e) => (e.payload as any).taskId === task.id)).toHaveLength(1);
+    expect(
+      (await prisma.jobEvent.findMany({ where: { jobId: job.jobId, kind: 'task.status' } })).filter(
+        (e) => (e.payload as any).taskId === task.id,
+      ),
+    ).toHaveLength(1);
 
     // A GPU worker that meets the needs arrives and gets it.
     await gpu.hello({ slots: 1, capabilities: NVIDIA_CAPS });
@@ -341,7 +366,9 @@ describe('eligibility, placement and fairness', async () => {
     await prisma.worker.update({ where: { id: other.workerId }, data: { status: 'OFFLINE' } });
     const waiting = await addTask(api, job, { name: 'pinned to offline', pinnedWorkerId: other.workerId });
     await runTick(api.server.resources, at(api.clock.now(), 2000));
-    expect((await prisma.task.findUniqueOrThrow({ where: { id: waiting.id } })).statusReason).toMatch(/pinned worker other cpu \(offline\)/);
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: waiting.id } })).statusReason).toMatch(
+      /pinned worker other cpu \(offline\)/,
+    );
     await prisma.task.update({ where: { id: waiting.id }, data: { status: 'CANCELLED' } });
   });
 
@@ -370,7 +397,9 @@ describe('eligibility, placement and fairness', async () => {
     const task = await addTask(api, job, { name: 'needs tqdm', requirements: setup });
     expect(await cpu.claim({ max: 1 })).toEqual([]);
     await runTick(api.server.resources, at(api.clock.now(), 2000));
-    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).statusReason).toMatch(/^No online worker can run this: it needs python, a worker that installs Python packages\./);
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).statusReason).toMatch(
+      /^No online worker can run this: it needs python, a worker that installs Python packages\./,
+    );
     const installer = new ProtocolWorker(api, token, 'installer');
     await installer.hello({ slots: 1, capabilities: { ...CPU_CAPS, install: { enabled: true, index: null } } });
     const [a] = await installer.claim({ max: 1 });
@@ -387,11 +416,15 @@ describe('eligibility, placement and fairness', async () => {
     const before = await prisma.worker.findMany({ where: { status: 'ONLINE' }, select: { id: true, status: true } });
     await prisma.worker.updateMany({ where: { status: 'ONLINE' }, data: { status: 'PAUSED' } });
     const local = new ProtocolWorker(api, token, 'local-no-sandbox');
-    expect(await local.hello({ slots: 1, capabilities: { ...CPU_CAPS, sandbox: 'none', ownJobsOnly: true } })).toMatchObject({ __typename: 'WorkerHelloResult' });
+    expect(await local.hello({ slots: 1, capabilities: { ...CPU_CAPS, sandbox: 'none', ownJobsOnly: true } })).toMatchObject({
+      __typename: 'WorkerHelloResult',
+    });
     const theirs = await addTask(api, otherJob, { name: 'theirs' });
     expect(await local.claim({ max: 1 })).toEqual([]);
     await runTick(api.server.resources, at(api.clock.now(), 2000));
-    expect((await prisma.task.findUniqueOrThrow({ where: { id: theirs.id } })).statusReason).toMatch(/^No online worker can run this: it needs python, a worker with a sandbox \(those without one run only their owner's own jobs\)/);
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: theirs.id } })).statusReason).toMatch(
+      /^No online worker can run this: it needs python, a worker with a sandbox \(those without one run only their owner's own jobs\)/,
+    );
     const mine = await addTask(api, job, { name: 'mine' });
     const [a] = await local.claim({ max: 1 });
     expect(a!.task.id).toBe(mine.id);
@@ -424,7 +457,9 @@ describe('eligibility, placement and fairness', async () => {
     expect(await cpu.claim({ max: 1 })).toEqual([]); // no torch at all
     await prisma.worker.update({ where: { id: gpu.workerId }, data: { status: 'OFFLINE' } });
     await runTick(api.server.resources, at(api.clock.now(), 2000));
-    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).statusReason).toMatch(/^No online worker can run this: it needs torch-cpu, PyTorch ≥ 2\.1 \(a pin of the project\)\./);
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).statusReason).toMatch(
+      /^No online worker can run this: it needs torch-cpu, PyTorch ≥ 2\.1 \(a pin of the project\)\./,
+    );
     // A GPU worker with torch 2.4 takes it although 'old torch' is an idle CPU worker (it cannot).
     await gpu.hello({ slots: 1, capabilities: torchCaps(NVIDIA_CAPS, '2.4.0+cu121') });
     const [a] = await gpu.claim({ max: 1 });
@@ -493,7 +528,7 @@ describe('spending caps', async () => {
     return { job: Number(job.costCad), entries: entries.reduce((s, e) => s + Number(e.costCad), 0) };
   }
 
-  it('at lease grant: a task whose projected cost (with the job\'s cost so far and its in-flight work) passes the cap is not leased, and the job says why', async () => {
+  it("at lease grant: a task whose projected cost (with the job's cost so far and its in-flight work) passes the cap is not leased, and the job says why", async () => {
     // 4 slots of 1 core, 1 GiB: a task reserves 1 core + 256 MiB = 0.02 + 0.00075 CAD an hour at the default rates.
     const job = await createJobWithFile(api, owner.token, { spendingCapCad: 0.01 });
     const w = new ProtocolWorker(api, token, 'capped box');
@@ -513,7 +548,9 @@ describe('spending caps', async () => {
     const got = await w.claim({ max: 4 });
     expect(got.map((a) => a.task.id).sort()).toEqual([t1.id, t2.id].sort());
     await runTick(api.server.resources, at(api.clock.now(), 2000));
-    expect((await prisma.task.findUniqueOrThrow({ where: { id: t3.id } })).statusReason).toMatch(/^Waiting: leasing it would pass the job's spending cap of 0\.0100 CAD — cost so far 0\.0000, in-flight work up to 0\.00\d+, this task up to 0\.0035/);
+    expect((await prisma.task.findUniqueOrThrow({ where: { id: t3.id } })).statusReason).toMatch(
+      /^Waiting: leasing it would pass the job's spending cap of 0\.0100 CAD — cost so far 0\.0000, in-flight work up to 0\.00\d+, this task up to 0\.0035/,
+    );
     // The in-flight work finishes (its usage is what it really cost): the third fits now.
     for (const a of got) await w.complete(a, { exitCode: 0 });
     const [a3] = await w.claim({ max: 1 });
@@ -531,7 +568,8 @@ describe('spending caps', async () => {
     await w.hello({ slots: 1, capabilities: small });
     // 40 tasks of an hour each (0.0208 CAD > the 0.01 cap), older than the other job's task: a
     // claim reads at most 32 tasks per owner (db/sql/claimTasks.ts heads).
-    for (let i = 0; i < 40; i++) await addTask(api, capped, { name: `an hour ${i}`, requirements: { workload: 'python', timeoutSec: 3600 } });
+    for (let i = 0; i < 40; i++)
+      await addTask(api, capped, { name: `an hour ${i}`, requirements: { workload: 'python', timeoutSec: 3600 } });
     const other = await createJobWithFile(api, owner.token);
     const behind = await addTask(api, other, { name: 'behind them', requirements: { workload: 'python', timeoutSec: 60 } });
     const [a] = await w.claim({ max: 1 });
@@ -576,7 +614,9 @@ describe('spending caps', async () => {
     // 1 core + 1 GiB ≈ 0.023 CAD/h: the cap of 0.0001 CAD is about 16 s of running; usage is
     // billed at least once a minute, so the cap stops the job at the first minute's bill.
     expect(stoppedAfter, `cost so far ${JSON.stringify(c)}`).toBeGreaterThan(0);
-    expect(stoppedAfter * api.config.scheduler.tickIntervalSec * 1000).toBeLessThanOrEqual(MIN_INTERVAL_MS + api.config.scheduler.tickIntervalSec * 1000);
+    expect(stoppedAfter * api.config.scheduler.tickIntervalSec * 1000).toBeLessThanOrEqual(
+      MIN_INTERVAL_MS + api.config.scheduler.tickIntervalSec * 1000,
+    );
     expect(c.job).toBeCloseTo(c.entries, 4);
     expect((await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).status).toBe('STOPPED');
   });
@@ -603,7 +643,9 @@ describe('an outage: no API process ran the tick', async () => {
     const restart = at(t0, leaseMs + 60_000);
     const res = await resumeAfterOutage(api.server.resources, restart);
     expect(res).toEqual({ resumed: 1, outageMs: leaseMs + 60_000 });
-    expect((await prisma.attempt.findUniqueOrThrow({ where: { id: a!.attemptId } })).leaseExpiresAt.getTime()).toBe(restart.getTime() + leaseMs);
+    expect((await prisma.attempt.findUniqueOrThrow({ where: { id: a!.attemptId } })).leaseExpiresAt.getTime()).toBe(
+      restart.getTime() + leaseMs,
+    );
     expect(await runTick(api.server.resources, at(restart, 1000))).toMatchObject({ ran: true, lost: 0 });
     moveClockTo(at(restart, 5000)); // the worker reconnects with backoff
     expect((await w.heartbeat([a!])).renewed).toEqual([a!.attemptId]);

@@ -20,7 +20,10 @@ import { startSentryCollector } from './helpers/sentryCollector.js';
 import { startWorker } from './helpers/worker.js';
 
 const collector = await startSentryCollector();
-const api = await startTestApi({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', SENTRY_DSN: collector.dsn, ...collector.apiEnv }, { scheduler: true });
+const api = await startTestApi(
+  { TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', SENTRY_DSN: collector.dsn, ...collector.apiEnv },
+  { scheduler: true },
+);
 const prisma = api.server.db.prisma;
 const user = await api.signUp();
 const wt = await api.gql(`mutation { createWorkerToken(input: {name: "s"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
@@ -31,17 +34,36 @@ const wt = await api.gql(`mutation { createWorkerToken(input: {name: "s"}) { ...
  * attempt itself (DOWNLOAD_FAILED).
  */
 async function tracedRun(name: string, code: string, opts: { missingFile?: boolean } = {}) {
-  const w = await startWorker(api.url, wt.data.createWorkerToken.token, name, ['--python', '/usr/bin/python3'], { SENTRY_DSN: collector.dsn });
+  const w = await startWorker(api.url, wt.data.createWorkerToken.token, name, ['--python', '/usr/bin/python3'], {
+    SENTRY_DSN: collector.dsn,
+  });
   const blob = await api.putBlob(code, user.token);
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`, { i: { title: name, request: 'r', files: [{ path: 'a.py', sha256: blob.sha256 }] } }, user.token);
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`,
+    { i: { title: name, request: 'r', files: [{ path: 'a.py', sha256: blob.sha256 }] } },
+    user.token,
+  );
   const jobId = Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]!;
   if (opts.missingFile) {
     const cv = await prisma.codeVersion.findUniqueOrThrow({ where: { id: r.data.createJob.originalCode.id } });
     const manifest = (cv.manifest as { sha256: string }[]).map((f) => ({ ...f, sha256: randomBytes(32).toString('hex') }));
     await prisma.codeVersion.update({ where: { id: cv.id }, data: { manifest } });
   }
-  const task = await createTask(api.server.resources, { jobId, kind: 'RUN', name, codeVersionId: r.data.createJob.originalCode.id, command: 'python a.py', requirements: { workload: 'python' }, maxAttempts: 1 });
-  for (let i = 0; i < 300 && !['SUCCEEDED', 'FAILED'].includes((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status); i++) await new Promise((res) => setTimeout(res, 100));
+  const task = await createTask(api.server.resources, {
+    jobId,
+    kind: 'RUN',
+    name,
+    codeVersionId: r.data.createJob.originalCode.id,
+    command: 'python a.py',
+    requirements: { workload: 'python' },
+    maxAttempts: 1,
+  });
+  for (
+    let i = 0;
+    i < 300 && !['SUCCEEDED', 'FAILED'].includes((await prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status);
+    i++
+  )
+    await new Promise((res) => setTimeout(res, 100));
   const attempt = await prisma.attempt.findFirstOrThrow({ where: { taskId: task.id } });
   await w.stop('SIGTERM'); // flushes the worker's client
   await flushTelemetry(); // and the API's
@@ -54,7 +76,15 @@ async function arrived(done: () => boolean) {
     await flushTelemetry();
     if (!done()) await new Promise((res) => setTimeout(res, 500));
   }
-  expect(done(), JSON.stringify(collector.items.filter((i) => i.header.type === 'client_report').map((i) => i.payload.discarded_events).slice(-6))).toBe(true);
+  expect(
+    done(),
+    JSON.stringify(
+      collector.items
+        .filter((i) => i.header.type === 'client_report')
+        .map((i) => i.payload.discarded_events)
+        .slice(-6),
+    ),
+  ).toBe(true);
 }
 
 const searchOnce = async ({ jobId, task }: { jobId: string; task: { id: string } }, args: Record<string, unknown>) => {
@@ -67,7 +97,9 @@ const searchOnce = async ({ jobId, task }: { jobId: string; task: { id: string }
 describe('Sentry telemetry', () => {
   it('the worker sends a task.execute transaction with the four ids as tags', async () => {
     const { jobId, task, attempt } = await tracedRun('traced', 'print("traced")\n');
-    const tx = collector.items.find((i) => i.header.type === 'transaction' && i.payload?.transaction === 'task.execute' && i.payload.tags?.job === jobId);
+    const tx = collector.items.find(
+      (i) => i.header.type === 'transaction' && i.payload?.transaction === 'task.execute' && i.payload.tags?.job === jobId,
+    );
     expect(tx, `items: ${collector.items.map((i) => i.header.type).join(',')}`).toBeTruthy();
     expect(tx!.payload.tags).toMatchObject({ job: jobId, task: task.id, worker: attempt.workerId, attempt: attempt.id });
     expect(tx!.payload.contexts.trace.op).toBe('task.execute');
@@ -78,9 +110,15 @@ describe('Sentry telemetry', () => {
     const mine = collector.logs().filter((l) => l.attributes.attempt?.value === attempt.id);
     const steps = mine.map((l) => l.attributes.event?.value);
     // The API's claim and completion, the worker's download, start, exit, upload and completion.
-    for (const s of ['claim', 'download', 'start', 'exit', 'upload', 'complete']) expect(steps, JSON.stringify(mine.map((l) => l.body))).toContain(s);
+    for (const s of ['claim', 'download', 'start', 'exit', 'upload', 'complete'])
+      expect(steps, JSON.stringify(mine.map((l) => l.body))).toContain(s);
     expect(steps.filter((s) => s === 'complete')).toHaveLength(2); // one from each side
-    for (const l of mine) expect({ job: l.attributes.job?.value, task: l.attributes.task?.value, worker: l.attributes.worker?.value }).toEqual({ job: jobId, task: task.id, worker: attempt.workerId });
+    for (const l of mine)
+      expect({ job: l.attributes.job?.value, task: l.attributes.task?.value, worker: l.attributes.worker?.value }).toEqual({
+        job: jobId,
+        task: task.id,
+        worker: attempt.workerId,
+      });
     const exit = mine.find((l) => l.attributes.event?.value === 'exit')!;
     expect(exit.body).toMatch(/exited with code 3/);
     expect(exit.level).toBe('warn');
@@ -90,7 +128,13 @@ describe('Sentry telemetry', () => {
     const completeSpan = spans.find((sp) => sp.name === 'attempt.completeBatch' && sp.attributes.attempts === attempt.id);
     expect(completeSpan?.attributes).toMatchObject({ count: '1', jobs: jobId, tasks: task.id, workers: attempt.workerId, refused: '0' });
     // And its span for the claim that leased the attempt: the worker, the attempt and its job.
-    const claimSpan = spans.find((sp) => sp.name === 'attempt.claim' && String(sp.attributes.attempts ?? '').split(',').includes(attempt.id));
+    const claimSpan = spans.find(
+      (sp) =>
+        sp.name === 'attempt.claim' &&
+        String(sp.attributes.attempts ?? '')
+          .split(',')
+          .includes(attempt.id),
+    );
     expect(claimSpan, JSON.stringify(spans.filter((sp) => sp.name === 'attempt.claim'))).toBeTruthy();
     expect(claimSpan!.attributes.worker).toBe(attempt.workerId);
     expect(String(claimSpan!.attributes.jobs).split(',')).toContain(jobId);
@@ -105,10 +149,19 @@ describe('Sentry telemetry', () => {
     const up = await searchOnce(run, { query: 'exited with', attemptId: attempt.id });
     await flushTelemetry();
     // The supervisor's turn ran in a span of its own.
-    expect(collector.spans().some((sp) => sp.name === 'agent.supervisor' && sp.attributes.job === jobId && sp.attributes.agent === 'supervisor')).toBe(true);
+    expect(
+      collector.spans().some((sp) => sp.name === 'agent.supervisor' && sp.attributes.job === jobId && sp.attributes.agent === 'supervisor'),
+    ).toBe(true);
     expect(up.source).toBe('Sentry and stored logs and job events (PostgreSQL)');
     expect(up.sentry.status).toBe('answered');
-    expect(up.sentry.matches).toEqual([expect.objectContaining({ attemptId: attempt.id, workerId: attempt.workerId, event: 'exit', message: expect.stringMatching(/exited with code 2/) })]);
+    expect(up.sentry.matches).toEqual([
+      expect.objectContaining({
+        attemptId: attempt.id,
+        workerId: attempt.workerId,
+        event: 'exit',
+        message: expect.stringMatching(/exited with code 2/),
+      }),
+    ]);
     // The requests the real API made: the job's logs and its error events, this attempt, the text, with the token.
     const calls = collector.apiCalls.slice(-2);
     expect(calls.map((c) => c.searchParams.get('dataset')).sort()).toEqual(['errors', 'ourlogs']);
@@ -129,7 +182,9 @@ describe('Sentry telemetry', () => {
       expect(down.matches.map((m: { text: string }) => m.text)).toEqual(['needle in the run']);
       // Job events match too: the attempt's FAILED status change, by its id.
       const events = await searchOnce(run, { query: 'FAILED', attemptId: attempt.id });
-      expect(events.events.some((e: { kind: string; payload: string }) => e.kind === 'attempt.status' && e.payload.includes(attempt.id))).toBe(true);
+      expect(
+        events.events.some((e: { kind: string; payload: string }) => e.kind === 'attempt.status' && e.payload.includes(attempt.id)),
+      ).toBe(true);
       // One of the two queries failing is enough: the logs answer, the error events do not.
       collector.setDown('errors');
       const half = await searchOnce(run, { query: 'exited with' });
@@ -147,16 +202,36 @@ describe('Sentry telemetry', () => {
     // The error event the worker sent, from the envelope: the four ids (and the step and class) as tags.
     const sent = collector.errors().filter((e) => e.tags?.attempt === attempt.id);
     expect(sent, JSON.stringify(collector.errors().map((e) => e.tags))).toHaveLength(1);
-    expect(sent[0]!.tags).toMatchObject({ job: jobId, task: task.id, worker: attempt.workerId, attempt: attempt.id, event: 'error', error_class: 'DOWNLOAD_FAILED' });
+    expect(sent[0]!.tags).toMatchObject({
+      job: jobId,
+      task: task.id,
+      worker: attempt.workerId,
+      attempt: attempt.id,
+      event: 'error',
+      error_class: 'DOWNLOAD_FAILED',
+    });
     expect(sent[0]!.level).toBe('error');
-    expect(sent[0]!.exception?.values?.at(-1)).toMatchObject({ type: 'DOWNLOAD_FAILED', value: expect.stringMatching(/download of [0-9a-f]{64} failed: HTTP 404/) });
+    expect(sent[0]!.exception?.values?.at(-1)).toMatchObject({
+      type: 'DOWNLOAD_FAILED',
+      value: expect.stringMatching(/download of [0-9a-f]{64} failed: HTTP 404/),
+    });
 
     const found = await searchOnce(run, { query: 'failed: HTTP 404', attemptId: attempt.id });
     expect(found.source).toBe('Sentry and stored logs and job events (PostgreSQL)');
     expect(found.sentry.status).toBe('answered');
     const errorLines = found.sentry.matches.filter((m: { kind: string }) => m.kind === 'error');
     expect(errorLines).toEqual([
-      expect.objectContaining({ kind: 'error', event: 'exception', severity: 'error', attemptId: attempt.id, taskId: task.id, workerId: attempt.workerId, errorClass: 'DOWNLOAD_FAILED', eventId: sent[0]!.event_id, message: expect.stringMatching(/^DOWNLOAD_FAILED: download of .* failed: HTTP 404$/) }),
+      expect.objectContaining({
+        kind: 'error',
+        event: 'exception',
+        severity: 'error',
+        attemptId: attempt.id,
+        taskId: task.id,
+        workerId: attempt.workerId,
+        errorClass: 'DOWNLOAD_FAILED',
+        eventId: sent[0]!.event_id,
+        message: expect.stringMatching(/^DOWNLOAD_FAILED: download of .* failed: HTTP 404$/),
+      }),
     ]);
     // The worker's structured log of the same step answers beside it, both in time order.
     expect(found.sentry.matches.some((m: { kind: string; event: string }) => m.kind === 'log' && m.event === 'error')).toBe(true);
@@ -164,10 +239,16 @@ describe('Sentry telemetry', () => {
     expect(times).toEqual([...times].sort((a, b) => a - b));
     const errorsCall = collector.apiCalls.slice(-2).find((c) => c.searchParams.get('dataset') === 'errors')!;
     expect(errorsCall.searchParams.get('query')).toBe(`job:"${jobId}" attempt:"${attempt.id}" message:"*failed: HTTP 404*"`);
-    expect(errorsCall.searchParams.getAll('field')).toEqual(expect.arrayContaining(['timestamp', 'title', 'message', 'level', 'job', 'task', 'worker', 'attempt']));
+    expect(errorsCall.searchParams.getAll('field')).toEqual(
+      expect.arrayContaining(['timestamp', 'title', 'message', 'level', 'job', 'task', 'worker', 'attempt']),
+    );
 
     // Bounded like the logs: a window before the run has none of it; a limit of 1, one line.
-    const before = await searchOnce(run, { query: 'failed: HTTP 404', attemptId: attempt.id, until: new Date(attempt.createdAt.getTime() - 60_000).toISOString() });
+    const before = await searchOnce(run, {
+      query: 'failed: HTTP 404',
+      attemptId: attempt.id,
+      until: new Date(attempt.createdAt.getTime() - 60_000).toISOString(),
+    });
     expect(before.sentry).toEqual({ status: 'answered', matches: [] });
     const one = await searchOnce(run, { query: 'failed: HTTP 404', attemptId: attempt.id, limit: 1 });
     expect(one.sentry.matches).toHaveLength(1);
@@ -201,6 +282,16 @@ describe('Sentry telemetry', () => {
 
     const found = await searchOnce(run, { query: message, attemptId: attempt.id });
     expect(found.sentry.status).toBe('answered');
-    expect(found.sentry.matches).toEqual([expect.objectContaining({ kind: 'error', event: 'exception', severity: 'error', attemptId: attempt.id, taskId: task.id, workerId: attempt.workerId, message: `Error: ${message}` })]);
+    expect(found.sentry.matches).toEqual([
+      expect.objectContaining({
+        kind: 'error',
+        event: 'exception',
+        severity: 'error',
+        attemptId: attempt.id,
+        taskId: task.id,
+        workerId: attempt.workerId,
+        message: `Error: ${message}`,
+      }),
+    ]);
   });
 });

@@ -53,7 +53,13 @@ describe('a client that hangs up mid-upload', () => {
     const { port } = new URL(other.url);
     // Half of the body, then the connection drops (a worker killed or cut off mid-upload).
     await new Promise<void>((resolve) => {
-      const req = request({ host: '127.0.0.1', port, method: 'PUT', path: `/blobs/${sha}`, headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream', 'content-length': content.length } });
+      const req = request({
+        host: '127.0.0.1',
+        port,
+        method: 'PUT',
+        path: `/blobs/${sha}`,
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream', 'content-length': content.length },
+      });
       req.on('error', () => resolve());
       req.on('close', () => resolve());
       req.write(content.subarray(0, content.length / 2), () => setTimeout(() => req.destroy(), 200));

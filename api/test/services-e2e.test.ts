@@ -70,7 +70,14 @@ if __name__ == "__main__":
     ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
 `;
 
-const FAST = { TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', LEASE_SEC: '4', WORKER_OFFLINE_SEC: '4', RETRY_BASE_SEC: '0', SVC_MAX_REQUEST_BYTES: String(1024 * 1024) };
+const FAST = {
+  TICK_INTERVAL_SEC: '1',
+  HEARTBEAT_SEC: '1',
+  LEASE_SEC: '4',
+  WORKER_OFFLINE_SEC: '4',
+  RETRY_BASE_SEC: '0',
+  SVC_MAX_REQUEST_BYTES: String(1024 * 1024),
+};
 const api = await startTestApi(FAST, { scheduler: true, model: createBuiltinClient() });
 // A second API process on the same database and data folder: it holds no tunnel of its own.
 const api2 = await startTestApi(FAST, { databaseUrl: api.databaseUrl, dataDir: api.dataDir, scheduler: false });
@@ -96,7 +103,10 @@ async function chunkedPost(url: string, headers: Record<string, string>, body: A
 }
 
 async function svc(base: string, slug: string, token: string | null, path = '', init: RequestInit = {}) {
-  const res = await fetch(`${base}/svc/${slug}/${path}`, { ...init, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as Record<string, string> | undefined) } });
+  const res = await fetch(`${base}/svc/${slug}/${path}`, {
+    ...init,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as Record<string, string> | undefined) },
+  });
   return { status: res.status, retryAfter: res.headers.get('retry-after'), text: await res.text() };
 }
 
@@ -111,13 +121,17 @@ describe('hosted services (real API, worker, Python app)', () => {
     );
     const jobGid: string = created.data.createJob.id;
     const jobQuery = `query($id: ID!) { job(id: $id) { status statusReason tasks { kind status } service { slug url apiUrl status ready requestCount errorCount meanLatencyMs spec } } }`;
-    const job = await waitFor(async () => {
-      const j = (await api.gql(jobQuery, { id: jobGid }, user.token)).data.job;
-      if (j.status === 'FAILED') throw new Error(`job failed: ${j.statusReason}`);
-      // Both rows are made in one transaction, but one GraphQL answer reads them in separate
-      // queries: wait until it shows both.
-      return j.service && j.tasks.length ? j : null;
-    }, 60_000, 'the service');
+    const job = await waitFor(
+      async () => {
+        const j = (await api.gql(jobQuery, { id: jobGid }, user.token)).data.job;
+        if (j.status === 'FAILED') throw new Error(`job failed: ${j.statusReason}`);
+        // Both rows are made in one transaction, but one GraphQL answer reads them in separate
+        // queries: wait until it shows both.
+        return j.service && j.tasks.length ? j : null;
+      },
+      60_000,
+      'the service',
+    );
     expect(job.tasks).toEqual([{ kind: 'SERVICE', status: expect.any(String) }]);
     expect(job.service.spec).toMatchObject({ readiness: { path: '/healthz' }, durationSec: null });
     const slug: string = job.service.slug;
@@ -144,28 +158,44 @@ describe('hosted services (real API, worker, Python app)', () => {
     expect((await svc(api.url, slug, 'cgv_not-the-token')).status).toBe(403);
     expect((await svc(api.url, 'ffffffffffffffff', token)).status).toBe(403);
 
-    const first = await waitFor(async () => {
-      const r = await svc(api.url, slug, token, 'hello?x=1');
-      return r.status === 200 ? r : null;
-    }, 60_000, 'the service to answer');
+    const first = await waitFor(
+      async () => {
+        const r = await svc(api.url, slug, token, 'hello?x=1');
+        return r.status === 200 ? r : null;
+      },
+      60_000,
+      'the service to answer',
+    );
     const attempt1 = /hello from (\S+) at \/hello\?x=1/.exec(first.text)?.[1];
     expect(attempt1).toBeTruthy();
     // Still 401 without the token once it is ready: nothing reaches the worker.
     expect((await svc(api.url, slug, null, 'hello')).status).toBe(401);
     // On its own host the bearer token opens it too, at the app's root, through either API.
-    expect((await hostFetch(`${hostOf(api)}/on-host`, { headers: { authorization: `Bearer ${token}` } })).text).toBe(`hello from ${attempt1} at /on-host`);
-    expect((await hostFetch(`${hostOf(api2)}/on-host`, { headers: { authorization: `Bearer ${token}` } })).text).toBe(`hello from ${attempt1} at /on-host`);
+    expect((await hostFetch(`${hostOf(api)}/on-host`, { headers: { authorization: `Bearer ${token}` } })).text).toBe(
+      `hello from ${attempt1} at /on-host`,
+    );
+    expect((await hostFetch(`${hostOf(api2)}/on-host`, { headers: { authorization: `Bearer ${token}` } })).text).toBe(
+      `hello from ${attempt1} at /on-host`,
+    );
     expect((await hostFetch(`${hostOf(api)}/on-host`)).status).toBe(401);
     // Under the API's address (programs): sandboxed answers, no cookies either way, and a browser's navigation is sent to the service's host.
     const viaApi = await fetch(`${api.url}/svc/${slug}/cookies`, { headers: { authorization: `Bearer ${token}`, cookie: 'dashboard=1' } });
     expect(viaApi.headers.get('content-security-policy')).toBe('sandbox');
     expect(await viaApi.text()).toBe('cookies: ');
-    const navigated = await hostFetch(`${api.url}/svc/${slug}/page?x=1`, { headers: { 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'none' } });
+    const navigated = await hostFetch(`${api.url}/svc/${slug}/page?x=1`, {
+      headers: { 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'none' },
+    });
     expect([navigated.status, navigated.headers.location]).toEqual([308, `${hostOf(api)}/page?x=1`]);
     // In the owner's browser: the dashboard's link carries a one-minute ticket for the service's
     // own host, which exchanges it for an HttpOnly cookie of that host only and a redirect without
     // the ticket; the cookie opens the service (through either API), and the app sees only its own cookies.
-    const link = (await api.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url expiresAt } } }`, { id: jobGid }, user.token)).data.openServiceInBrowser;
+    const link = (
+      await api.gql(
+        `mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url expiresAt } } }`,
+        { id: jobGid },
+        user.token,
+      )
+    ).data.openServiceInBrowser;
     expect(link.url).toMatch(new RegExp(`^${hostOf(api)}/\\?chatgpu_ticket=`));
     const ticket = new URL(link.url).searchParams.get('chatgpu_ticket')!;
     const opened = await hostFetch(`${hostOf(api)}/cookies?chatgpu_ticket=${encodeURIComponent(ticket)}&keep=1`);
@@ -174,18 +204,25 @@ describe('hosted services (real API, worker, Python app)', () => {
     const setCookie = String(opened.headers['set-cookie'] ?? '');
     expect(setCookie).toMatch(/^chatgpu_svc=[^;]+; Path=\/; Max-Age=43\d{3}; HttpOnly; SameSite=Lax$/); // no Domain: this host only
     const browserCookie = setCookie.split(';')[0]!;
-    const withCookie = (base: string, cookie: string, headers: Record<string, string> = {}) => hostFetch(`${base}/cookies`, { headers: { cookie, ...headers } }).then((r) => ({ status: r.status, text: r.text }));
+    const withCookie = (base: string, cookie: string, headers: Record<string, string> = {}) =>
+      hostFetch(`${base}/cookies`, { headers: { cookie, ...headers } }).then((r) => ({ status: r.status, text: r.text }));
     expect(await withCookie(hostOf(api), `theirs=1; ${browserCookie}`)).toEqual({ status: 200, text: 'cookies: theirs=1' });
     expect(await withCookie(hostOf(api2), browserCookie)).toEqual({ status: 200, text: 'cookies: ' });
     // A cookie of the same name set for the parent domain (by another service's page) does not shadow it.
     expect(await withCookie(hostOf(api), `chatgpu_svc=forged; ${browserCookie}`)).toEqual({ status: 200, text: 'cookies: ' });
-    expect((await withCookie(hostOf(api), `chatgpu_svc=${browserCookie.split('=')[1]!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))}`)).status).toBe(403);
+    expect(
+      (await withCookie(hostOf(api), `chatgpu_svc=${browserCookie.split('=')[1]!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))}`)).status,
+    ).toBe(403);
     expect((await hostFetch(`${hostOf(api)}/?chatgpu_ticket=${encodeURIComponent(browserCookie.split('=')[1]!)}`)).status).toBe(403);
     // Sent by another site's page (another service's host is same-site): refused before the app; its own pages and navigations pass.
     expect((await withCookie(hostOf(api), browserCookie, { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' })).status).toBe(403);
-    expect((await withCookie(hostOf(api2), browserCookie, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' })).status).toBe(403);
+    expect((await withCookie(hostOf(api2), browserCookie, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' })).status).toBe(
+      403,
+    );
     expect((await withCookie(hostOf(api), browserCookie, { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' })).status).toBe(200);
-    expect((await withCookie(hostOf(api), browserCookie, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' })).status).toBe(200);
+    expect((await withCookie(hostOf(api), browserCookie, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' })).status).toBe(
+      200,
+    );
     // The cookie and the ticket are no credential under the API's address.
     expect((await fetch(`${api.url}/svc/${slug}/cookies`, { headers: { cookie: browserCookie } })).status).toBe(401);
     expect((await fetch(`${api.url}/svc/${slug}/?chatgpu_ticket=${encodeURIComponent(ticket)}`, { redirect: 'manual' })).status).toBe(401);
@@ -214,9 +251,14 @@ describe('hosted services (real API, worker, Python app)', () => {
     for (const a of [api, api2]) {
       const apiPath = await chunkedPost(`${a.url}/svc/${slug}/upload`, bearer, chunks(40));
       expect([apiPath.status, apiPath.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
-      expect(await chunkedPost(`${a.url}/svc/${slug}/upload`, bearer, chunks(4))).toMatchObject({ status: 200, text: `got ${4 * 64 * 1024} bytes` });
+      expect(await chunkedPost(`${a.url}/svc/${slug}/upload`, bearer, chunks(4))).toMatchObject({
+        status: 200,
+        text: `got ${4 * 64 * 1024} bytes`,
+      });
     }
-    expect((await hostFetch(`${hostOf(api2)}/upload`, { method: 'POST', headers: bearer, body: chunks(4) })).text).toBe(`got ${4 * 64 * 1024} bytes`);
+    expect((await hostFetch(`${hostOf(api2)}/upload`, { method: 'POST', headers: bearer, body: chunks(4) })).text).toBe(
+      `got ${4 * 64 * 1024} bytes`,
+    );
 
     // A large streamed response to a client that stops reading: other requests and the worker's
     // other task go on meanwhile.
@@ -233,9 +275,20 @@ describe('hosted services (real API, worker, Python app)', () => {
     });
     slow.pause();
     const otherJob = await createJobWithFile(api, user.token, { content: 'print(42)\n' });
-    const other = await createTask(api.server.resources, { jobId: otherJob.jobId, kind: 'RUN', name: 'beside', codeVersionId: otherJob.codeVersionId, command: 'python main.py', requirements: { workload: 'python' } });
+    const other = await createTask(api.server.resources, {
+      jobId: otherJob.jobId,
+      kind: 'RUN',
+      name: 'beside',
+      codeVersionId: otherJob.codeVersionId,
+      command: 'python main.py',
+      requirements: { workload: 'python' },
+    });
     for (let i = 0; i < 5; i++) expect((await svc(api.url, slug, token, `while-slow-${i}`)).status).toBe(200);
-    await waitFor(async () => (await prisma.task.findUniqueOrThrow({ where: { id: other.id } })).status === 'SUCCEEDED', 60_000, 'the other task on the same worker');
+    await waitFor(
+      async () => (await prisma.task.findUniqueOrThrow({ where: { id: other.id } })).status === 'SUCCEEDED',
+      60_000,
+      'the other task on the same worker',
+    );
     const stalledAt = received;
     expect(stalledAt).toBeLessThan(BIG); // the client really was behind
     slow.resume();
@@ -243,10 +296,14 @@ describe('hosted services (real API, worker, Python app)', () => {
     expect(received).toBe(BIG);
 
     // Request counts and latency reach the job page (flushed every 2 s).
-    const counted = await waitFor(async () => {
-      const j = (await api.gql(jobQuery, { id: jobGid }, user.token)).data.job;
-      return j.service.requestCount >= 9 ? j.service : null;
-    }, 10_000, 'request counts');
+    const counted = await waitFor(
+      async () => {
+        const j = (await api.gql(jobQuery, { id: jobGid }, user.token)).data.job;
+        return j.service.requestCount >= 9 ? j.service : null;
+      },
+      10_000,
+      'request counts',
+    );
     expect(counted.meanLatencyMs).toBeGreaterThan(0);
     expect(counted).toMatchObject({ status: 'READY', ready: true });
 
@@ -259,16 +316,23 @@ describe('hosted services (real API, worker, Python app)', () => {
       await new Promise((r) => setTimeout(r, 1000));
       return startWorker(api.url, workerToken, 'svc-two', PY);
     })();
-    const back = await waitFor(async () => {
-      const r = await svc(api.url, slug, token, 'again');
-      seen.add(r.status);
-      last = `${r.status} ${r.text}`;
-      if (r.status === 503) expect(Number(r.retryAfter)).toBeGreaterThan(0);
-      return r.status === 200 ? r : null;
-    }, 90_000, 'the service on its replacement', 100).catch(async (err) => {
+    const back = await waitFor(
+      async () => {
+        const r = await svc(api.url, slug, token, 'again');
+        seen.add(r.status);
+        last = `${r.status} ${r.text}`;
+        if (r.status === 503) expect(Number(r.retryAfter)).toBeGreaterThan(0);
+        return r.status === 200 ? r : null;
+      },
+      90_000,
+      'the service on its replacement',
+      100,
+    ).catch(async (err) => {
       const w2 = await startSecond;
       const state = await prisma.task.findMany({ where: { kind: 'SERVICE' }, include: { attempts: true, services: true } });
-      throw new Error(`${(err as Error).message}: seen ${[...seen]}, last ${last}; ${JSON.stringify(state, (_k, v) => (typeof v === 'bigint' ? Number(v) : v))}\n${w2.output().slice(-3000)}`);
+      throw new Error(
+        `${(err as Error).message}: seen ${[...seen]}, last ${last}; ${JSON.stringify(state, (_k, v) => (typeof v === 'bigint' ? Number(v) : v))}\n${w2.output().slice(-3000)}`,
+      );
     });
     const outageMs = Date.now() - killedAt;
     await startSecond;
@@ -277,11 +341,17 @@ describe('hosted services (real API, worker, Python app)', () => {
     expect(attempt2).not.toBe(attempt1);
     expect(seen.has(503)).toBe(true);
     expect([...seen].filter((s) => s !== 503 && s !== 200)).toEqual([]);
-    console.log(`[services-e2e] outage after SIGKILL of the serving worker: ${(outageMs / 1000).toFixed(1)} s (lease ${FAST.LEASE_SEC} s, tick ${FAST.TICK_INTERVAL_SEC} s; replacement started 1 s after the kill)`);
+    console.log(
+      `[services-e2e] outage after SIGKILL of the serving worker: ${(outageMs / 1000).toFixed(1)} s (lease ${FAST.LEASE_SEC} s, tick ${FAST.TICK_INTERVAL_SEC} s; replacement started 1 s after the kill)`,
+    );
     expect((await svc(api2.url, slug, token, 'again-two')).text).toBe(`hello from ${attempt2} at /again-two`);
 
     // Rotation: the old token stops at once; the new one works.
-    const rotated2 = await api.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id) { ... on ServiceToken { token } } }`, { id: jobGid }, user.token);
+    const rotated2 = await api.gql(
+      `mutation($id: ID!) { rotateServiceToken(jobId: $id) { ... on ServiceToken { token } } }`,
+      { id: jobGid },
+      user.token,
+    );
     expect((await svc(api.url, slug, token, 'old')).status).toBe(403);
     expect((await withCookie(hostOf(api), browserCookie)).status).toBe(403); // the browser's cookie ends with its token
     const token2: string = rotated2.data.rotateServiceToken.token;
@@ -289,17 +359,33 @@ describe('hosted services (real API, worker, Python app)', () => {
 
     // Another user cannot rotate or stop it.
     const stranger = await api.signUp();
-    expect((await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { __typename } }`, { id: jobGid }, stranger.token)).data.stopService.__typename).toBe('NotFoundError');
-    expect((await api.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id) { __typename } }`, { id: jobGid }, stranger.token)).data.rotateServiceToken.__typename).toBe('NotFoundError');
-    expect((await api.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { __typename } }`, { id: jobGid }, stranger.token)).data.openServiceInBrowser.__typename).toBe('NotFoundError');
+    expect(
+      (await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { __typename } }`, { id: jobGid }, stranger.token)).data.stopService
+        .__typename,
+    ).toBe('NotFoundError');
+    expect(
+      (await api.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id) { __typename } }`, { id: jobGid }, stranger.token)).data
+        .rotateServiceToken.__typename,
+    ).toBe('NotFoundError');
+    expect(
+      (await api.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { __typename } }`, { id: jobGid }, stranger.token)).data
+        .openServiceInBrowser.__typename,
+    ).toBe('NotFoundError');
 
     // stopService: 410 at once, the job SUCCEEDED, usage recorded for the attempts that served.
-    const stopped = await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { ... on Service { status } } }`, { id: jobGid }, user.token);
+    const stopped = await api.gql(
+      `mutation($id: ID!) { stopService(jobId: $id) { ... on Service { status } } }`,
+      { id: jobGid },
+      user.token,
+    );
     expect(stopped.data.stopService.status).toBe('STOPPED');
     expect((await svc(api.url, slug, token2)).status).toBe(410);
     const end = (await api.gql(`query($id: ID!) { job(id: $id) { status costCad } }`, { id: jobGid }, user.token)).data.job;
     expect(end.status).toBe('SUCCEEDED');
-    expect((await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { __typename } }`, { id: jobGid }, user.token)).data.stopService.__typename).toBe('ConflictError');
+    expect(
+      (await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { __typename } }`, { id: jobGid }, user.token)).data.stopService
+        .__typename,
+    ).toBe('ConflictError');
     const serviceJob = await prisma.service.findUniqueOrThrow({ where: { slug } });
     expect(await prisma.usageEntry.count({ where: { jobId: serviceJob.jobId } })).toBeGreaterThan(0);
   }, 300_000);

@@ -70,11 +70,16 @@ async function serviceJob(app: string, title: string, startTimeoutSec?: number) 
     user.token,
   );
   const gid: string = created.data.createJob.id;
-  const task = await waitFor(async () => {
-    const j = (await api.gql(`query($id: ID!) { job(id: $id) { status statusReason service { slug } } }`, { id: gid }, user.token)).data.job;
-    if (FINAL.includes(j.status)) throw new Error(`job ${j.status}: ${j.statusReason}`);
-    return j.service ? prisma.task.findFirst({ where: { job: { title }, kind: 'SERVICE' } }) : null;
-  }, 60_000, 'the service task');
+  const task = await waitFor(
+    async () => {
+      const j = (await api.gql(`query($id: ID!) { job(id: $id) { status statusReason service { slug } } }`, { id: gid }, user.token)).data
+        .job;
+      if (FINAL.includes(j.status)) throw new Error(`job ${j.status}: ${j.statusReason}`);
+      return j.service ? prisma.task.findFirst({ where: { job: { title }, kind: 'SERVICE' } }) : null;
+    },
+    60_000,
+    'the service task',
+  );
   if (startTimeoutSec) {
     // What a plan saying readiness.startTimeoutSec gives the worker (serviceSpec.ts#serviceRuntime).
     const req = task.requirements as { service: Record<string, unknown> };
@@ -85,24 +90,39 @@ async function serviceJob(app: string, title: string, startTimeoutSec?: number) 
 
 const jobQuery = `query($id: ID!) { job(id: $id) { status statusReason service { status ready readinessChecks readinessFailures } } }`;
 const finalJob = (gid: string) =>
-  waitFor(async () => {
-    const j = (await api.gql(jobQuery, { id: gid }, user.token)).data.job;
-    return FINAL.includes(j.status) ? j : null;
-  }, 60_000, 'the job to end');
-const endedAttempt = (taskId: string) => waitFor(() => prisma.attempt.findFirst({ where: { taskId, status: { notIn: ['LEASED', 'RUNNING'] } } }), 60_000, 'the attempt to end');
+  waitFor(
+    async () => {
+      const j = (await api.gql(jobQuery, { id: gid }, user.token)).data.job;
+      return FINAL.includes(j.status) ? j : null;
+    },
+    60_000,
+    'the job to end',
+  );
+const endedAttempt = (taskId: string) =>
+  waitFor(() => prisma.attempt.findFirst({ where: { taskId, status: { notIn: ['LEASED', 'RUNNING'] } } }), 60_000, 'the attempt to end');
 
 /** `chatgpu-worker status` of a running worker, as its owner runs it. */
 async function workerStatus(w: TestWorker): Promise<{ running: string[] }> {
-  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'), 'status', '--data-dir', w.dataDir]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'),
+    'status',
+    '--data-dir',
+    w.dataDir,
+  ]);
   return JSON.parse(stdout) as { running: string[] };
 }
 
 /** The processes of the worker's service run (the bridge's tree), once `ready` says they are all up. */
 function serviceProcesses(w: TestWorker, ready: (procs: ReturnType<typeof descendants>) => boolean) {
-  return waitFor(async () => {
-    const procs = subtreeOf(w.child.pid!, descendants(w.child.pid!), /chatgpu\.service_bridge/);
-    return procs.length && ready(procs) ? procs : null;
-  }, 60_000, 'the service processes', 20);
+  return waitFor(
+    async () => {
+      const procs = subtreeOf(w.child.pid!, descendants(w.child.pid!), /chatgpu\.service_bridge/);
+      return procs.length && ready(procs) ? procs : null;
+    },
+    60_000,
+    'the service processes',
+    20,
+  );
 }
 
 describe('services end honestly', () => {
@@ -110,7 +130,15 @@ describe('services end honestly', () => {
     it(`an app that exits at once (sandbox ${sandbox}): the attempt FAILS with its lines, nothing of it remains, the slot takes the next task, the job FAILS`, async () => {
       const job = await serviceJob(EXITS, `exits-${sandbox}`, 30);
       const other = await createJobWithFile(api, user.token, { content: 'print("next in line")\n' });
-      const next = await createTask(api.server.resources, { jobId: other.jobId, kind: 'RUN', name: 'next', codeVersionId: other.codeVersionId, command: 'python main.py', requirements: { workload: 'python' }, priority: -1 });
+      const next = await createTask(api.server.resources, {
+        jobId: other.jobId,
+        kind: 'RUN',
+        name: 'next',
+        codeVersionId: other.codeVersionId,
+        command: 'python main.py',
+        requirements: { workload: 'python' },
+        priority: -1,
+      });
       const w = await startWorker(api.url, workerToken, `exits-${sandbox}`, [...PY, '--slots', '1', '--sandbox', sandbox]);
       try {
         // The whole tree of the run while the app lives: the bridge, the app and the child it leaves behind.
@@ -120,17 +148,23 @@ describe('services end honestly', () => {
         const attempt = await endedAttempt(job.taskId);
         expect(attempt.status).toBe('FAILED');
         expect(attempt.errorClass).toBe('SERVICE_FAILED');
-        expect(attempt.errorMessage).toMatch(/^the app exited with code 1 before it passed its readiness check \(GET \/\); its last lines:\nloading weights\.bin\nboom: cannot load weights\.bin$/);
+        expect(attempt.errorMessage).toMatch(
+          /^the app exited with code 1 before it passed its readiness check \(GET \/\); its last lines:\nloading weights\.bin\nboom: cannot load weights\.bin$/,
+        );
         expect(attempt.finishedAt!.getTime() - attempt.startedAt!.getTime()).toBeLessThan(30_000); // within the start timeout
         expect(stillRunning(procs)).toEqual([]);
         expect(processGroup(group)).toEqual([]);
         expect((await workerStatus(w)).running).not.toContain(attempt.id);
 
         // The only slot is free at once: the next queued task runs there.
-        const nextDone = await waitFor(async () => {
-          const t = await prisma.task.findUniqueOrThrow({ where: { id: next.id }, include: { currentAttempt: true } });
-          return t.status === 'SUCCEEDED' ? t : null;
-        }, 60_000, 'the next task on the freed slot');
+        const nextDone = await waitFor(
+          async () => {
+            const t = await prisma.task.findUniqueOrThrow({ where: { id: next.id }, include: { currentAttempt: true } });
+            return t.status === 'SUCCEEDED' ? t : null;
+          },
+          60_000,
+          'the next task on the freed slot',
+        );
         expect(nextDone.currentAttempt!.workerId).toBe(attempt.workerId);
 
         const end = await finalJob(job.gid);
@@ -138,7 +172,11 @@ describe('services end honestly', () => {
         expect(end.statusReason).toContain('boom: cannot load weights.bin');
         expect(end.service.status).toBe('STOPPED');
         expect(await prisma.attempt.count({ where: { taskId: job.taskId } })).toBe(1); // the app's own failure: not retried
-        expect(await prisma.jobEvent.count({ where: { jobId: job.jobId, kind: 'job.status', payload: { path: ['status'], equals: 'SUCCEEDED' } } })).toBe(0);
+        expect(
+          await prisma.jobEvent.count({
+            where: { jobId: job.jobId, kind: 'job.status', payload: { path: ['status'], equals: 'SUCCEEDED' } },
+          }),
+        ).toBe(0);
       } finally {
         await w.stop();
       }
@@ -154,7 +192,9 @@ describe('services end honestly', () => {
       expect(attempt.status).toBe('FAILED');
       // The last check: the app's 503, or (on a machine so loaded that Python did not bind the
       // port within the 4 s) that nothing listened yet; either way its lines come with it.
-      expect(attempt.errorMessage).toMatch(/^the app did not pass its readiness check \(GET \/healthz\) within its start timeout of 4s \(last check: (HTTP 503|no answer \(the app is not listening yet\))\); its last lines:\nwarming up, forever$/);
+      expect(attempt.errorMessage).toMatch(
+        /^the app did not pass its readiness check \(GET \/healthz\) within its start timeout of 4s \(last check: (HTTP 503|no answer \(the app is not listening yet\))\); its last lines:\nwarming up, forever$/,
+      );
       // How long the app ran, by the worker's clock (the API learns of the start a little later).
       const ran = (attempt.usage as { runSeconds: number }).runSeconds;
       expect(ran).toBeGreaterThanOrEqual(4);
@@ -174,8 +214,16 @@ describe('services end honestly', () => {
     try {
       const procs = await serviceProcesses(w, (ps) => ps.some((p) => /app\.py/.test(p.cmdline)));
       // A few failed checks have been made and counted.
-      await waitFor(async () => ((await api.gql(jobQuery, { id: job.gid }, user.token)).data.job.service.readinessFailures >= 2 ? true : null), 30_000, 'failed checks counted');
-      const stopped = await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { __typename ... on Service { status } } }`, { id: job.gid }, user.token);
+      await waitFor(
+        async () => ((await api.gql(jobQuery, { id: job.gid }, user.token)).data.job.service.readinessFailures >= 2 ? true : null),
+        30_000,
+        'failed checks counted',
+      );
+      const stopped = await api.gql(
+        `mutation($id: ID!) { stopService(jobId: $id) { __typename ... on Service { status } } }`,
+        { id: job.gid },
+        user.token,
+      );
       expect(stopped.data.stopService).toEqual({ __typename: 'Service', status: 'STOPPED' });
       const end = await finalJob(job.gid);
       expect(end.status).toBe('CANCELLED');
@@ -191,25 +239,50 @@ describe('services end honestly', () => {
     const job = await serviceJob(SERVES(false), 'quiet-checks');
     const w = await startWorker(api.url, workerToken, 'quiet-checks', [...PY, '--sandbox', 'bwrap']);
     try {
-      const ready = await waitFor(async () => {
-        const s = (await api.gql(jobQuery, { id: job.gid }, user.token)).data.job.service;
-        return s.ready ? s : null;
-      }, 60_000, 'the service to be ready');
+      const ready = await waitFor(
+        async () => {
+          const s = (await api.gql(jobQuery, { id: job.gid }, user.token)).data.job.service;
+          return s.ready ? s : null;
+        },
+        60_000,
+        'the service to be ready',
+      );
       expect(ready.status).toBe('READY');
-      const token: string = (await api.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`, { id: job.gid }, user.token)).data.rotateServiceToken.token;
+      const token: string = (
+        await api.gql(
+          `mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`,
+          { id: job.gid },
+          user.token,
+        )
+      ).data.rotateServiceToken.token;
       const slug = (await prisma.service.findFirstOrThrow({ where: { jobId: job.jobId } })).slug;
       const res = await fetch(`${api.url}/svc/${slug}/hello`, { headers: { authorization: `Bearer ${token}` } });
       expect(await res.text()).toBe('hello at /hello');
       const attempt = await prisma.attempt.findFirstOrThrow({ where: { taskId: job.taskId } });
       // The user's request is in the app's log; the checks (once a second) are not, but are counted.
-      const logs = await waitFor(async () => {
-        const text = (await prisma.logChunk.findMany({ where: { attemptId: attempt.id, stream: { in: ['stdout', 'stderr'] } }, orderBy: { seq: 'asc' } })).map((c) => c.text).join('\n');
-        return text.includes('"GET /hello HTTP/1.1" 200') ? text : null;
-      }, 20_000, "the user's request in the log");
-      const counted = await waitFor(async () => {
-        const s = (await api.gql(jobQuery, { id: job.gid }, user.token)).data.job.service;
-        return s.readinessChecks >= 3 ? s : null;
-      }, 30_000, 'readiness checks counted');
+      const logs = await waitFor(
+        async () => {
+          const text = (
+            await prisma.logChunk.findMany({
+              where: { attemptId: attempt.id, stream: { in: ['stdout', 'stderr'] } },
+              orderBy: { seq: 'asc' },
+            })
+          )
+            .map((c) => c.text)
+            .join('\n');
+          return text.includes('"GET /hello HTTP/1.1" 200') ? text : null;
+        },
+        20_000,
+        "the user's request in the log",
+      );
+      const counted = await waitFor(
+        async () => {
+          const s = (await api.gql(jobQuery, { id: job.gid }, user.token)).data.job.service;
+          return s.readinessChecks >= 3 ? s : null;
+        },
+        30_000,
+        'readiness checks counted',
+      );
       expect(counted.readinessFailures).toBeLessThan(counted.readinessChecks);
       expect(logs).toContain('serving');
       expect(logs).not.toContain('/healthz');

@@ -49,7 +49,16 @@ const FAST = { TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', SVC_MAX_REQUEST_BYTES
 async function apiProcess(name: string) {
   const port = await freePort();
   const p = spawnProc(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
-    env: { ...process.env, ...FAST, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', CHATGPU_DATA_DIR: dataDir, CHATGPU_SKIP_WEB_BUILD: '1', CHATGPU_PUBLIC_URL: `http://127.0.0.1:${port}` },
+    env: {
+      ...process.env,
+      ...FAST,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      CHATGPU_DATA_DIR: dataDir,
+      CHATGPU_SKIP_WEB_BUILD: '1',
+      CHATGPU_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    },
   });
   await p.waitFor(/ChatGPU API and dashboard/, 90_000).catch((err) => {
     throw new Error(`API ${name}: ${(err as Error).message}`);
@@ -67,11 +76,18 @@ async function gql(base: string, query: string, variables: Record<string, unknow
   return (await res.json()) as any;
 }
 const svc = (base: string, slug: string, token: string | null, p = '', init: RequestInit = {}) =>
-  fetch(`${base}/svc/${slug}/${p}`, { ...init, headers: token ? { authorization: `Bearer ${token}` } : {} }).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), text: await r.text() }));
+  fetch(`${base}/svc/${slug}/${p}`, { ...init, headers: token ? { authorization: `Bearer ${token}` } : {} }).then(async (r) => ({
+    status: r.status,
+    retryAfter: r.headers.get('retry-after'),
+    text: await r.text(),
+  }));
 
 describe('a hosted service through two API processes', () => {
   it('the same URL and token work through either process; refusals are the same on both', async () => {
-    const signUp = await gql(A.url, `mutation { signUp(input: {email: "mp-svc@example.com", password: "correct horse battery"}) { ... on AuthPayload { token } } }`);
+    const signUp = await gql(
+      A.url,
+      `mutation { signUp(input: {email: "mp-svc@example.com", password: "correct horse battery"}) { ... on AuthPayload { token } } }`,
+    );
     const user: string = signUp.data.signUp.token;
     const wt = await gql(A.url, `mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user);
     // The worker talks to B only: B holds the tunnel.
@@ -79,27 +95,61 @@ describe('a hosted service through two API processes', () => {
 
     const body = Buffer.from(APP);
     const sha = createHash('sha256').update(body).digest('hex');
-    expect((await fetch(`${A.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${user}` }, body: new Uint8Array(body) })).status).toBe(201);
-    const created = await gql(A.url, `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`, { i: { title: 'mp', request: 'give me an endpoint', files: [{ path: 'app.py', sha256: sha }] } }, user);
+    expect(
+      (await fetch(`${A.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${user}` }, body: new Uint8Array(body) }))
+        .status,
+    ).toBe(201);
+    const created = await gql(
+      A.url,
+      `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`,
+      { i: { title: 'mp', request: 'give me an endpoint', files: [{ path: 'app.py', sha256: sha }] } },
+      user,
+    );
     const jobId: string = created.data.createJob.id;
-    const service = await waitFor(async () => (await gql(A.url, `query($id: ID!) { job(id: $id) { status statusReason service { slug url } } }`, { id: jobId }, user)).data.job.service, 60_000, 'the service');
+    const service = await waitFor(
+      async () =>
+        (await gql(A.url, `query($id: ID!) { job(id: $id) { status statusReason service { slug url } } }`, { id: jobId }, user)).data.job
+          .service,
+      60_000,
+      'the service',
+    );
     const slug: string = service.slug;
-    const token: string = (await gql(A.url, `mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`, { id: jobId }, user)).data.rotateServiceToken.token;
+    const token: string = (
+      await gql(
+        A.url,
+        `mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`,
+        { id: jobId },
+        user,
+      )
+    ).data.rotateServiceToken.token;
 
-    const viaB = await waitFor(async () => {
-      const r = await svc(B.url, slug, token, 'direct');
-      return r.status === 200 ? r : null;
-    }, 60_000, 'the service through B');
+    const viaB = await waitFor(
+      async () => {
+        const r = await svc(B.url, slug, token, 'direct');
+        return r.status === 200 ? r : null;
+      },
+      60_000,
+      'the service through B',
+    );
     const appPid = /^pid (\d+) at \/direct$/.exec(viaB.text)?.[1];
     expect(appPid).toBeTruthy();
     // A holds no tunnel: it forwards to B, and the same app answers.
     expect(await svc(A.url, slug, token, 'forwarded?q=1')).toMatchObject({ status: 200, text: `pid ${appPid} at /forwarded?q=1` });
-    expect(await svc(A.url, slug, token, 'post', { method: 'POST', body: Buffer.alloc(1000, 1) })).toMatchObject({ status: 200, text: 'got 1000 bytes' });
+    expect(await svc(A.url, slug, token, 'post', { method: 'POST', body: Buffer.alloc(1000, 1) })).toMatchObject({
+      status: 200,
+      text: 'got 1000 bytes',
+    });
     // On the service's own host (what browsers open: the URL A prints), forwarded the same way with its Host kept.
     expect(service.url).toBe(`http://${slug}.svc.localhost:${new URL(A.url).port}/`);
     const bearer = { authorization: `Bearer ${token}` };
-    expect(await hostFetch(`${service.url}on-host?x=1`, { headers: bearer })).toMatchObject({ status: 200, text: `pid ${appPid} at /on-host?x=1` });
-    expect(await hostFetch(`http://${slug}.svc.localhost:${new URL(B.url).port}/on-host`, { headers: bearer })).toMatchObject({ status: 200, text: `pid ${appPid} at /on-host` });
+    expect(await hostFetch(`${service.url}on-host?x=1`, { headers: bearer })).toMatchObject({
+      status: 200,
+      text: `pid ${appPid} at /on-host?x=1`,
+    });
+    expect(await hostFetch(`http://${slug}.svc.localhost:${new URL(B.url).port}/on-host`, { headers: bearer })).toMatchObject({
+      status: 200,
+      text: `pid ${appPid} at /on-host`,
+    });
     expect((await hostFetch(`${service.url}on-host`)).status).toBe(401);
 
     // Refusals before any worker, the same through both: no token 401, another token 403, oversize 413.
@@ -110,7 +160,9 @@ describe('a hosted service through two API processes', () => {
     }
 
     // Rotated through A: refused through B at once (the token is checked in PostgreSQL by each).
-    const token2: string = (await gql(A.url, `mutation($id: ID!) { rotateServiceToken(jobId: $id) { ... on ServiceToken { token } } }`, { id: jobId }, user)).data.rotateServiceToken.token;
+    const token2: string = (
+      await gql(A.url, `mutation($id: ID!) { rotateServiceToken(jobId: $id) { ... on ServiceToken { token } } }`, { id: jobId }, user)
+    ).data.rotateServiceToken.token;
     expect((await svc(B.url, slug, token, 'old')).status).toBe(403);
     expect((await svc(B.url, slug, token2, 'new')).status).toBe(200);
     expect((await svc(A.url, slug, token2, 'new')).status).toBe(200);
@@ -126,10 +178,15 @@ describe('a hosted service through two API processes', () => {
       ms.sort((x, y) => x - y);
       return `median ${ms[20]!.toFixed(1)} ms, p90 ${ms[36]!.toFixed(1)} ms`;
     };
-    console.log(`[services-multiprocess] 40 GETs direct to B (tunnel holder): ${await time(B.url)}; through A (forwarded to B): ${await time(A.url)}`);
+    console.log(
+      `[services-multiprocess] 40 GETs direct to B (tunnel holder): ${await time(B.url)}; through A (forwarded to B): ${await time(A.url)}`,
+    );
 
     // Stopped through B: 410 through both.
-    expect((await gql(B.url, `mutation($id: ID!) { stopService(jobId: $id) { ... on Service { status } } }`, { id: jobId }, user)).data.stopService.status).toBe('STOPPED');
+    expect(
+      (await gql(B.url, `mutation($id: ID!) { stopService(jobId: $id) { ... on Service { status } } }`, { id: jobId }, user)).data
+        .stopService.status,
+    ).toBe('STOPPED');
     for (const base of [A.url, B.url]) expect((await svc(base, slug, token2)).status).toBe(410);
   }, 240_000);
 });

@@ -142,7 +142,11 @@ async function submit(title: string, files: Record<string, string>) {
     user.token,
   );
   const gid: string = created.data.createJob.id;
-  const job = await waitFor(() => prisma.job.findFirst({ where: { title, currentPlanId: { not: null } }, include: { currentPlan: true } }), 120_000, 'the plan');
+  const job = await waitFor(
+    () => prisma.job.findFirst({ where: { title, currentPlanId: { not: null } }, include: { currentPlan: true } }),
+    120_000,
+    'the plan',
+  );
   return { gid, jobId: job.id, plan: job.currentPlan! };
 }
 
@@ -153,7 +157,13 @@ const svc = async (slug: string, token: string, path = '') => {
 
 describe('a service with a setup step from its README', () => {
   it('flaskr: `flask --app flaskr init-db` runs first, its database reaches the service, whose route reads it; stopping it ends the job', async () => {
-    const project = { 'README.rst': README, 'flaskr/__init__.py': INIT, 'flaskr/db.py': DB, 'flaskr/blog.py': BLOG, 'flaskr/schema.sql': SCHEMA };
+    const project = {
+      'README.rst': README,
+      'flaskr/__init__.py': INIT,
+      'flaskr/db.py': DB,
+      'flaskr/blog.py': BLOG,
+      'flaskr/schema.sql': SCHEMA,
+    };
     const w = await startWorker(api.url, workerToken, 'svc-setup-one', ['--python', '/usr/bin/python3']);
     try {
       const { gid, jobId, plan } = await submit('flaskr', project);
@@ -161,17 +171,34 @@ describe('a service with a setup step from its README', () => {
       expect(plan.pipeline).toEqual([{ name: 'init-db', command: 'flask --app flaskr init-db', produces: ['instance/flaskr.sqlite'] }]);
       expect(plan.command).toBe('python -m flask --app flaskr run --host 127.0.0.1 --port "$PORT"');
       expect(plan.asks).toEqual([
-        { ask: 'initialise the database first', kind: 'setup', status: 'honoured', detail: expect.stringMatching(/^runs first as a setup step .*`flask --app flaskr init-db` \(README\.rst line 20; hands instance\/flaskr\.sqlite to the service\)/) },
+        {
+          ask: 'initialise the database first',
+          kind: 'setup',
+          status: 'honoured',
+          detail: expect.stringMatching(
+            /^runs first as a setup step .*`flask --app flaskr init-db` \(README\.rst line 20; hands instance\/flaskr\.sqlite to the service\)/,
+          ),
+        },
       ]);
 
-      const token: string = (await api.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`, { id: gid }, user.token)).data.rotateServiceToken.token;
+      const token: string = (
+        await api.gql(
+          `mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`,
+          { id: gid },
+          user.token,
+        )
+      ).data.rotateServiceToken.token;
       const slug: string = (await api.gql(jobQuery, { id: gid }, user.token)).data.job.service.slug;
-      const served = await waitFor(async () => {
-        const j = (await api.gql(jobQuery, { id: gid }, user.token)).data.job;
-        if (FINAL.includes(j.status)) throw new Error(`job ${j.status}: ${j.statusReason}\n${w.output().slice(-3000)}`);
-        const r = await svc(slug, token);
-        return r.status === 200 ? r : null;
-      }, 120_000, 'the service to answer');
+      const served = await waitFor(
+        async () => {
+          const j = (await api.gql(jobQuery, { id: gid }, user.token)).data.job;
+          if (FINAL.includes(j.status)) throw new Error(`job ${j.status}: ${j.statusReason}\n${w.output().slice(-3000)}`);
+          const r = await svc(slug, token);
+          return r.status === 200 ? r : null;
+        },
+        120_000,
+        'the service to answer',
+      );
       // The route reads the table that init-db made in the step's task.
       expect(JSON.parse(served.text)).toEqual({ posts: [{ id: 1, title: 'made by init-db' }] });
 
@@ -185,15 +212,27 @@ describe('a service with a setup step from its README', () => {
       expect((tasks[1]!.environment as { inputs?: { path: string }[] }).inputs?.map((i) => i.path)).toEqual(['instance/flaskr.sqlite']);
       expect((await prisma.service.findFirstOrThrow({ where: { jobId } })).taskId).toBe(tasks[1]!.id);
 
-      const stopped = await api.gql(`mutation($id: ID!) { stopService(jobId: $id) { ... on Service { status } } }`, { id: gid }, user.token);
+      const stopped = await api.gql(
+        `mutation($id: ID!) { stopService(jobId: $id) { ... on Service { status } } }`,
+        { id: gid },
+        user.token,
+      );
       expect(stopped.data.stopService.status).toBe('STOPPED');
       expect((await svc(slug, token)).status).toBe(410);
-      const end = await waitFor(async () => {
-        const j = (await api.gql(jobQuery, { id: gid }, user.token)).data.job;
-        return FINAL.includes(j.status) ? j : null;
-      }, 30_000, 'the job to end');
+      const end = await waitFor(
+        async () => {
+          const j = (await api.gql(jobQuery, { id: gid }, user.token)).data.job;
+          return FINAL.includes(j.status) ? j : null;
+        },
+        30_000,
+        'the job to end',
+      );
       expect(end.status).toBe('SUCCEEDED');
-      await waitFor(async () => (await prisma.task.findUniqueOrThrow({ where: { id: tasks[1]!.id } })).status !== 'RUNNING' || null, 30_000, 'the service task to end');
+      await waitFor(
+        async () => (await prisma.task.findUniqueOrThrow({ where: { id: tasks[1]!.id } })).status !== 'RUNNING' || null,
+        30_000,
+        'the service task to end',
+      );
     } finally {
       await w.stop();
     }
@@ -206,10 +245,14 @@ describe('a service with a setup step from its README', () => {
     try {
       const { gid, jobId, plan } = await submit('flaskr-broken', project);
       expect(plan.pipeline).toEqual([{ name: 'init-db', command: 'flask --app flaskr init-db', produces: ['instance/flaskr.sqlite'] }]);
-      const end = await waitFor(async () => {
-        const j = (await api.gql(jobQuery, { id: gid }, user.token)).data.job;
-        return FINAL.includes(j.status) ? j : null;
-      }, 180_000, 'the job to end');
+      const end = await waitFor(
+        async () => {
+          const j = (await api.gql(jobQuery, { id: gid }, user.token)).data.job;
+          return FINAL.includes(j.status) ? j : null;
+        },
+        180_000,
+        'the job to end',
+      );
       expect(end.status).toBe('FAILED');
       expect(end.statusReason).toMatch(/^The pipeline step "init-db" failed: [\s\S]*schema\.sql/);
       expect(await prisma.task.count({ where: { jobId, kind: 'SERVICE' } })).toBe(0);

@@ -41,10 +41,11 @@ async function accepted() {
   return { jobId: job.jobId, stepTaskId: a.taskId! };
 }
 
-const status = async (jobId: string) => prisma.job.findUniqueOrThrow({ where: { id: jobId }, select: { status: true, statusReason: true } });
+const status = async (jobId: string) =>
+  prisma.job.findUniqueOrThrow({ where: { id: jobId }, select: { status: true, statusReason: true } });
 
 describe('a service plan with setup steps', () => {
-  it('the step runs first, holding the service (503); its products become the SERVICE task\'s inputs and the service moves to it', async () => {
+  it("the step runs first, holding the service (503); its products become the SERVICE task's inputs and the service moves to it", async () => {
     const { jobId, stepTaskId } = await accepted();
     const step = await prisma.task.findUniqueOrThrow({ where: { id: stepTaskId } });
     expect(step).toMatchObject({ kind: 'RUN', name: 'step:init-db', command: 'flask --app flaskr init-db' });
@@ -59,14 +60,18 @@ describe('a service plan with setup steps', () => {
     expect(a?.task.id).toBe(stepTaskId);
     expect((await w.heartbeat([a!])).renewed).toEqual([a!.attemptId]);
     const db = await api.putBlob('SQLite format 3\0 (a database)', w.token, undefined, a!.attemptId);
-    expect(await w.complete(a!, { exitCode: 0, outputs: [{ path: 'instance/flaskr.sqlite', sha256: db.sha256 }] })).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await w.complete(a!, { exitCode: 0, outputs: [{ path: 'instance/flaskr.sqlite', sha256: db.sha256 }] })).toMatchObject({
+      status: 'SUCCEEDED',
+    });
     await advanceJobAfterTask(r, stepTaskId);
     await advanceJobAfterTask(r, stepTaskId); // a second caller queues nothing more
 
     const tasks = await prisma.task.findMany({ where: { jobId, kind: 'SERVICE' } });
     expect(tasks).toHaveLength(1);
     expect(tasks[0]).toMatchObject({ name: 'service', command: plan.command, codeVersionId: step.codeVersionId, maxAttempts: 20 });
-    expect((tasks[0]!.environment as { inputs: { path: string; sha256: string }[] }).inputs).toEqual([expect.objectContaining({ path: 'instance/flaskr.sqlite', sha256: db.sha256 })]);
+    expect((tasks[0]!.environment as { inputs: { path: string; sha256: string }[] }).inputs).toEqual([
+      expect.objectContaining({ path: 'instance/flaskr.sqlite', sha256: db.sha256 }),
+    ]);
     expect((tasks[0]!.requirements as { service: { readinessPath: string } }).service.readinessPath).toBe('/');
     expect((await prisma.service.findFirstOrThrow({ where: { jobId } })).taskId).toBe(tasks[0]!.id);
     expect((await status(jobId)).status).toBe('RUNNING');
@@ -80,7 +85,10 @@ describe('a service plan with setup steps', () => {
     expect((await w.heartbeat([a!])).renewed).toEqual([a!.attemptId]);
     expect(await w.complete(a!, { exitCode: 0, outputs: [] })).toMatchObject({ status: 'SUCCEEDED' });
     await advanceJobAfterTask(r, stepTaskId);
-    expect(await status(jobId)).toEqual({ status: 'FAILED', statusReason: 'The pipeline step "init-db" finished but did not produce instance/flaskr.sqlite.' });
+    expect(await status(jobId)).toEqual({
+      status: 'FAILED',
+      statusReason: 'The pipeline step "init-db" finished but did not produce instance/flaskr.sqlite.',
+    });
     expect(await prisma.task.count({ where: { jobId, kind: 'SERVICE' } })).toBe(0);
   });
 

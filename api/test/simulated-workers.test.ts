@@ -17,9 +17,17 @@ const SIMULATED_CAPS = {
   arch: 'x64',
   cpu: { model: 'Test CPU', cores: 2 },
   memoryMiB: 8192,
-  accelerators: [{ vendor: 'nvidia', name: 'RTX 4090 (simulated accelerator)', memoryMiB: null, runtime: 'cuda 12.4', arch: 'sm_89', simulated: true }],
+  accelerators: [
+    { vendor: 'nvidia', name: 'RTX 4090 (simulated accelerator)', memoryMiB: null, runtime: 'cuda 12.4', arch: 'sm_89', simulated: true },
+  ],
   workloads: ['python', 'torch-cpu', 'torch-cuda', 'shell'],
-  simulatedAccelerator: { spec: 'nvidia:RTX-4090:cuda-12.4:sm_89', vendor: 'nvidia', name: 'RTX 4090', runtime: 'cuda 12.4', arch: 'sm_89' },
+  simulatedAccelerator: {
+    spec: 'nvidia:RTX-4090:cuda-12.4:sm_89',
+    vendor: 'nvidia',
+    name: 'RTX 4090',
+    runtime: 'cuda 12.4',
+    arch: 'sm_89',
+  },
 };
 
 const HELLO = `mutation($i: WorkerHelloInput!) { workerHello(input: $i) { __typename
@@ -41,7 +49,10 @@ const prodAllowing = await startTestApi({ NODE_ENV: 'production', CHATGPU_ALLOW_
 describe('a worker with a simulated accelerator says hello', () => {
   it('outside production: accepted, and the worker is labelled', async () => {
     const { r } = await hello(dev, 'sim', SIMULATED_CAPS);
-    expect(r.data.workerHello).toMatchObject({ __typename: 'WorkerHelloResult', worker: { simulatedAccelerator: 'nvidia:RTX-4090:cuda-12.4:sm_89' } });
+    expect(r.data.workerHello).toMatchObject({
+      __typename: 'WorkerHelloResult',
+      worker: { simulatedAccelerator: 'nvidia:RTX-4090:cuda-12.4:sm_89' },
+    });
     const row = await dev.server.db.prisma.worker.findFirstOrThrow({ where: { name: 'sim' } });
     expect(row).toMatchObject({ accelVendor: 'nvidia', simulatedAccelerator: 'nvidia:RTX-4090:cuda-12.4:sm_89' });
   });
@@ -53,39 +64,81 @@ describe('a worker with a simulated accelerator says hello', () => {
   });
 
   it('a real machine is not labelled', async () => {
-    const { r } = await hello(dev, 'real', { ...SIMULATED_CAPS, accelerators: [{ vendor: 'nvidia', name: 'RTX 4090', memoryMiB: 24564, runtime: 'cuda 12.4' }], simulatedAccelerator: null });
+    const { r } = await hello(dev, 'real', {
+      ...SIMULATED_CAPS,
+      accelerators: [{ vendor: 'nvidia', name: 'RTX 4090', memoryMiB: 24564, runtime: 'cuda 12.4' }],
+      simulatedAccelerator: null,
+    });
     expect(r.data.workerHello).toMatchObject({ __typename: 'WorkerHelloResult', worker: { simulatedAccelerator: null } });
   });
 
   it('a production API refuses it with a typed error, and stores nothing', async () => {
     const { r } = await hello(prod, 'sim', SIMULATED_CAPS);
-    expect(r.data.workerHello).toMatchObject({ __typename: 'SimulatedAcceleratorRefusedError', code: 'SIMULATED_ACCELERATOR_REFUSED', accelerator: 'nvidia:RTX-4090:cuda-12.4:sm_89' });
+    expect(r.data.workerHello).toMatchObject({
+      __typename: 'SimulatedAcceleratorRefusedError',
+      code: 'SIMULATED_ACCELERATOR_REFUSED',
+      accelerator: 'nvidia:RTX-4090:cuda-12.4:sm_89',
+    });
     expect(r.data.workerHello.message).toMatch(/production mode .* CHATGPU_ALLOW_SIMULATED_ACCELERATORS=true/);
     expect(await prod.server.db.prisma.worker.count()).toBe(0);
     // A real machine is welcome there.
-    const real = await hello(prod, 'real', { ...SIMULATED_CAPS, accelerators: [{ vendor: 'nvidia', name: 'RTX 4090', memoryMiB: 24564, runtime: 'cuda 12.4' }], simulatedAccelerator: null });
+    const real = await hello(prod, 'real', {
+      ...SIMULATED_CAPS,
+      accelerators: [{ vendor: 'nvidia', name: 'RTX 4090', memoryMiB: 24564, runtime: 'cuda 12.4' }],
+      simulatedAccelerator: null,
+    });
     expect(real.r.data.workerHello.__typename).toBe('WorkerHelloResult');
   });
 
   it('a production API whose operator allows them takes it, labelled', async () => {
     const { r } = await hello(prodAllowing, 'sim', SIMULATED_CAPS);
-    expect(r.data.workerHello).toMatchObject({ __typename: 'WorkerHelloResult', worker: { simulatedAccelerator: 'nvidia:RTX-4090:cuda-12.4:sm_89' } });
+    expect(r.data.workerHello).toMatchObject({
+      __typename: 'WorkerHelloResult',
+      worker: { simulatedAccelerator: 'nvidia:RTX-4090:cuda-12.4:sm_89' },
+    });
   });
 
-  it('a real worker process with --simulate-accelerator is refused by the production API and exits saying why', { timeout: 90_000 }, async () => {
-    const user = await prod.signUp();
-    const token = await createWorkerToken(prod, user.token);
-    const p = spawnProc(process.execPath, [path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', prod.url, '--name', 'sim-proc', '--data-dir', path.join(prod.dataDir, 'w'), '--sandbox', 'none', '--simulate-accelerator', 'amd:RX-7900-XTX:rocm-6.1:gfx1100'], {
-      env: { ...process.env, CHATGPU_WORKER_TOKEN: token },
-    });
-    await p.waitFor(/SIMULATED ACCELERATOR amd:RX-7900-XTX:rocm-6.1:gfx1100/, 60_000);
-    await p.waitFor(/the API refused this worker: This API runs in production mode and refuses workers with a simulated accelerator \(amd:RX-7900-XTX:rocm-6.1:gfx1100\)/, 60_000);
-    expect(await p.stop()).not.toBe(0);
-    expect(await prod.server.db.prisma.worker.count({ where: { name: 'sim-proc' } })).toBe(0);
-  });
+  it(
+    'a real worker process with --simulate-accelerator is refused by the production API and exits saying why',
+    { timeout: 90_000 },
+    async () => {
+      const user = await prod.signUp();
+      const token = await createWorkerToken(prod, user.token);
+      const p = spawnProc(
+        process.execPath,
+        [
+          path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'),
+          '--server',
+          prod.url,
+          '--name',
+          'sim-proc',
+          '--data-dir',
+          path.join(prod.dataDir, 'w'),
+          '--sandbox',
+          'none',
+          '--simulate-accelerator',
+          'amd:RX-7900-XTX:rocm-6.1:gfx1100',
+        ],
+        {
+          env: { ...process.env, CHATGPU_WORKER_TOKEN: token },
+        },
+      );
+      await p.waitFor(/SIMULATED ACCELERATOR amd:RX-7900-XTX:rocm-6.1:gfx1100/, 60_000);
+      await p.waitFor(
+        /the API refused this worker: This API runs in production mode and refuses workers with a simulated accelerator \(amd:RX-7900-XTX:rocm-6.1:gfx1100\)/,
+        60_000,
+      );
+      expect(await p.stop()).not.toBe(0);
+      expect(await prod.server.db.prisma.worker.count({ where: { name: 'sim-proc' } })).toBe(0);
+    },
+  );
 
   it('a malformed --simulate-accelerator stops the worker before it connects', { timeout: 60_000 }, async () => {
-    const p = spawnProc(process.execPath, [path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', dev.url, '--simulate-accelerator', 'intel:Arc:oneapi-1'], { env: { ...process.env, CHATGPU_WORKER_TOKEN: 'cgw_x' } });
+    const p = spawnProc(
+      process.execPath,
+      [path.join(repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', dev.url, '--simulate-accelerator', 'intel:Arc:oneapi-1'],
+      { env: { ...process.env, CHATGPU_WORKER_TOKEN: 'cgw_x' } },
+    );
     await p.waitFor(/--simulate-accelerator: vendor must be nvidia or amd/, 30_000);
     const code = p.child.exitCode ?? (await new Promise((r) => p.child.once('exit', r)));
     expect(code).toBe(2);

@@ -23,7 +23,12 @@ const wt = await api.gql(`mutation { createWorkerToken(input: {name: "w"}) { ...
 await startWorker(api.url, wt.data.createWorkerToken.token, 'smoker', ['--python', '/usr/bin/python3', '--memory-limit', '400']);
 
 const home = await mkdtemp(path.join(tmpdir(), 'cli-home-'));
-const cliEnv = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), CHATGPU_DATA_DIR: path.join(home, 'no-data'), CHATGPU_TOKEN: user.token };
+const cliEnv = {
+  HOME: home,
+  XDG_CONFIG_HOME: path.join(home, '.config'),
+  CHATGPU_DATA_DIR: path.join(home, 'no-data'),
+  CHATGPU_TOKEN: user.token,
+};
 
 const JOB = `query($id: ID!) { job(id: $id) { status statusReason costCad currentPlan { command smokeRun }
   estimate { basis durationSec lowSec highSec costCad highCad peakMemoryMiB outputBytes actualSec ratio }
@@ -60,44 +65,65 @@ async function submitWait(files: Record<string, string>, request: string, extra:
 }
 
 describe('the smoke run', () => {
-  it('runs the bounded workload first; its estimate of the full run is within 2× of the real duration, shown by the CLI and kept on the job', { timeout: 150_000 }, async () => {
-    const job = await submitWait({ 'train.py': train() }, 'train it for 12 epochs');
-    expect(job.status, job.out).toBe('SUCCEEDED');
-    expect(job.currentPlan.command).toBe('python train.py --epochs 12 --save outputs/model.json');
-    expect(job.currentPlan.smokeRun).toEqual({ command: 'python train.py --epochs 2 --save outputs/model.json', timeoutSec: 1800, scale: { unit: 'epoch', bounded: 2, full: 12 } });
-    // The smoke run came first, then the full run — never both at once.
-    expect(job.rows.map((t: any) => [t.kind, t.name, t.status])).toEqual([['PROBE', 'smoke', 'SUCCEEDED'], ['RUN', 'run', 'SUCCEEDED']]);
-    expect(job.rows[1].createdAt.getTime()).toBeGreaterThanOrEqual(job.rows[0].finishedAt.getTime());
-    const e = job.estimate;
-    expect(e.basis).toMatch(/^Smoke run on smoker: 2 of 12 epochs in [\d.]+ s, peak memory \d+ MiB \(sampled\); [\d.]+ s per step from its progress metrics, start-up [\d.]+ s, ×6\.$/);
-    // The model: start-up ≈ 1 s, 0.4 s per epoch → 12 epochs ≈ 6 s (+ the interpreter's start).
-    expect(e.lowSec).toBeLessThan(e.durationSec);
-    expect(e.durationSec).toBeLessThan(e.highSec);
-    expect(e.peakMemoryMiB).toBeGreaterThan(1);
-    expect(e.outputBytes).toBeGreaterThan(0);
-    // The stated factor on these machines: the real duration within 2× of the estimate.
-    expect(e.actualSec).toBeGreaterThan(0);
-    expect(e.ratio).toBeGreaterThan(0.5);
-    expect(e.ratio).toBeLessThan(2);
-    console.log(`smoke-run estimate: ${e.durationSec} s (${e.lowSec}–${e.highSec}); actual ${e.actualSec} s; ratio ${e.ratio}`);
-    // The full run is projected to the estimate's high end at lease grant (not its time limit).
-    expect((job.rows[1].requirements as any).estimateSec).toBe(Math.ceil(e.highSec));
-    expect(job.out).toMatch(/⏱ smoke run passed; estimate of the full run: about \d+(\.\d)? s \(/);
-    expect(job.out).toMatch(/Estimate was about [\d.]+ s \([^)]+\), CA\$[\d.]+ \([^)]+\); the full run took [\d.]+ s \([\d.]+× the estimate\)\./);
-  });
+  it(
+    'runs the bounded workload first; its estimate of the full run is within 2× of the real duration, shown by the CLI and kept on the job',
+    { timeout: 150_000 },
+    async () => {
+      const job = await submitWait({ 'train.py': train() }, 'train it for 12 epochs');
+      expect(job.status, job.out).toBe('SUCCEEDED');
+      expect(job.currentPlan.command).toBe('python train.py --epochs 12 --save outputs/model.json');
+      expect(job.currentPlan.smokeRun).toEqual({
+        command: 'python train.py --epochs 2 --save outputs/model.json',
+        timeoutSec: 1800,
+        scale: { unit: 'epoch', bounded: 2, full: 12 },
+      });
+      // The smoke run came first, then the full run — never both at once.
+      expect(job.rows.map((t: any) => [t.kind, t.name, t.status])).toEqual([
+        ['PROBE', 'smoke', 'SUCCEEDED'],
+        ['RUN', 'run', 'SUCCEEDED'],
+      ]);
+      expect(job.rows[1].createdAt.getTime()).toBeGreaterThanOrEqual(job.rows[0].finishedAt.getTime());
+      const e = job.estimate;
+      expect(e.basis).toMatch(
+        /^Smoke run on smoker: 2 of 12 epochs in [\d.]+ s, peak memory \d+ MiB \(sampled\); [\d.]+ s per step from its progress metrics, start-up [\d.]+ s, ×6\.$/,
+      );
+      // The model: start-up ≈ 1 s, 0.4 s per epoch → 12 epochs ≈ 6 s (+ the interpreter's start).
+      expect(e.lowSec).toBeLessThan(e.durationSec);
+      expect(e.durationSec).toBeLessThan(e.highSec);
+      expect(e.peakMemoryMiB).toBeGreaterThan(1);
+      expect(e.outputBytes).toBeGreaterThan(0);
+      // The stated factor on these machines: the real duration within 2× of the estimate.
+      expect(e.actualSec).toBeGreaterThan(0);
+      expect(e.ratio).toBeGreaterThan(0.5);
+      expect(e.ratio).toBeLessThan(2);
+      console.log(`smoke-run estimate: ${e.durationSec} s (${e.lowSec}–${e.highSec}); actual ${e.actualSec} s; ratio ${e.ratio}`);
+      // The full run is projected to the estimate's high end at lease grant (not its time limit).
+      expect((job.rows[1].requirements as any).estimateSec).toBe(Math.ceil(e.highSec));
+      expect(job.out).toMatch(/⏱ smoke run passed; estimate of the full run: about \d+(\.\d)? s \(/);
+      expect(job.out).toMatch(
+        /Estimate was about [\d.]+ s \([^)]+\), CA\$[\d.]+ \([^)]+\); the full run took [\d.]+ s \([\d.]+× the estimate\)\./,
+      );
+    },
+  );
 
-  it('a module the code imports only at run time stops the job at the smoke run: the full run is never leased', { timeout: 120_000 }, async () => {
-    const body = 'import importlib, os\nbackend = importlib.import_module(os.environ.get("BACKEND", "fastbackend_not_installed"))\n';
-    const job = await submitWait({ 'train.py': train(body) }, 'train it for 12 epochs');
-    expect(job.exitCode).toBe(1);
-    expect(job.status).toBe('FAILED');
-    expect(job.statusReason).toMatch(/^The smoke run \(`python train\.py --epochs 2 --save outputs\/model\.json`\) failed .*on smoker, so the full run was not started: .*ModuleNotFoundError: No module named 'fastbackend_not_installed'/s);
-    expect(job.rows.map((t: any) => t.kind)).toEqual(['PROBE']);
-    expect(job.estimate).toBeNull();
-  });
+  it(
+    'a module the code imports only at run time stops the job at the smoke run: the full run is never leased',
+    { timeout: 120_000 },
+    async () => {
+      const body = 'import importlib, os\nbackend = importlib.import_module(os.environ.get("BACKEND", "fastbackend_not_installed"))\n';
+      const job = await submitWait({ 'train.py': train(body) }, 'train it for 12 epochs');
+      expect(job.exitCode).toBe(1);
+      expect(job.status).toBe('FAILED');
+      expect(job.statusReason).toMatch(
+        /^The smoke run \(`python train\.py --epochs 2 --save outputs\/model\.json`\) failed .*on smoker, so the full run was not started: .*ModuleNotFoundError: No module named 'fastbackend_not_installed'/s,
+      );
+      expect(job.rows.map((t: any) => t.kind)).toEqual(['PROBE']);
+      expect(job.estimate).toBeNull();
+    },
+  );
 
   it('an out-of-memory stops the job at the smoke run, named as such', { timeout: 120_000 }, async () => {
-    const body = 'buffers = [bytearray(64 << 20) for _ in range(16)]  # 1 GiB, past the worker\'s memory limit\n';
+    const body = "buffers = [bytearray(64 << 20) for _ in range(16)]  # 1 GiB, past the worker's memory limit\n";
     const job = await submitWait({ 'train.py': train(body) }, 'train it for 12 epochs');
     expect(job.status).toBe('FAILED');
     expect(job.statusReason).toMatch(/^The smoke run \(`[^`]+`\) failed \(OOM\) on smoker, so the full run was not started/);
@@ -105,22 +131,27 @@ describe('the smoke run', () => {
     expect(job.tasks[0].attempts[0].errorClass).toBe('OOM');
   });
 
-  it('the spending cap at lease grant uses the estimate: a full run that would not fit to its time limit is leased on its estimate', { timeout: 150_000 }, async () => {
-    // A cap that holds the smoke run to its time limit (30 min) but not the full run to its
-    // own (1 h): without the estimate the full run would wait for ever.
-    const worker = await api.server.db.prisma.worker.findFirstOrThrow({ where: { name: 'smoker' } });
-    const price = (sec: number) => priceInterval(api.config.rates, reservationOf({ requirements: {}, accelVendor: null }, worker), sec / 3600).costCad;
-    const cap = price(1800) * 1.2;
-    expect(price(3600)).toBeGreaterThan(cap);
-    // This script reports no metrics: its progress is read from the lines it prints ("epoch 2 done").
-    const job = await submitWait({ 'train.py': train('', false) }, 'train it for 12 epochs', ['--cap', cap.toFixed(6)]);
-    expect(job.status, job.out).toBe('SUCCEEDED');
-    expect(job.rows.map((t: any) => t.kind)).toEqual(['PROBE', 'RUN']);
-    expect(job.estimate.basis).toMatch(/; [\d.]+ s per epoch from its log lines, start-up [\d.]+ s, ×6\.$/);
-    expect(job.estimate.ratio).toBeGreaterThan(0.5);
-    expect(job.estimate.ratio).toBeLessThan(2);
-    expect(Number(job.costCad)).toBeLessThanOrEqual(cap);
-  });
+  it(
+    'the spending cap at lease grant uses the estimate: a full run that would not fit to its time limit is leased on its estimate',
+    { timeout: 150_000 },
+    async () => {
+      // A cap that holds the smoke run to its time limit (30 min) but not the full run to its
+      // own (1 h): without the estimate the full run would wait for ever.
+      const worker = await api.server.db.prisma.worker.findFirstOrThrow({ where: { name: 'smoker' } });
+      const price = (sec: number) =>
+        priceInterval(api.config.rates, reservationOf({ requirements: {}, accelVendor: null }, worker), sec / 3600).costCad;
+      const cap = price(1800) * 1.2;
+      expect(price(3600)).toBeGreaterThan(cap);
+      // This script reports no metrics: its progress is read from the lines it prints ("epoch 2 done").
+      const job = await submitWait({ 'train.py': train('', false) }, 'train it for 12 epochs', ['--cap', cap.toFixed(6)]);
+      expect(job.status, job.out).toBe('SUCCEEDED');
+      expect(job.rows.map((t: any) => t.kind)).toEqual(['PROBE', 'RUN']);
+      expect(job.estimate.basis).toMatch(/; [\d.]+ s per epoch from its log lines, start-up [\d.]+ s, ×6\.$/);
+      expect(job.estimate.ratio).toBeGreaterThan(0.5);
+      expect(job.estimate.ratio).toBeLessThan(2);
+      expect(Number(job.costCad)).toBeLessThanOrEqual(cap);
+    },
+  );
 
   it('is skipped when the user asks for none, and when the job is itself tiny', { timeout: 120_000 }, async () => {
     const asked = await submitWait({ 'train.py': train() }, 'train it for 12 epochs, no smoke run');

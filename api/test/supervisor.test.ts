@@ -77,10 +77,14 @@ async function runningJob(owner: { token: string }, plan = PLAN) {
 
 const jobOf = (jobId: string) => db.job.findUniqueOrThrow({ where: { id: jobId } });
 const failedJob = (jobId: string, timeoutMs?: number) =>
-  waitFor('the job fails', async () => {
-    const j = await jobOf(jobId);
-    return j.status === 'FAILED' ? j : null;
-  }, timeoutMs);
+  waitFor(
+    'the job fails',
+    async () => {
+      const j = await jobOf(jobId);
+      return j.status === 'FAILED' ? j : null;
+    },
+    timeoutMs,
+  );
 const taskOf = (taskId: string) => db.task.findUniqueOrThrow({ where: { id: taskId } });
 const supervisorRuns = (jobId: string) => db.agentRun.findMany({ where: { jobId, agent: 'supervisor' }, orderBy: { createdAt: 'asc' } });
 
@@ -163,7 +167,9 @@ describe('the run supervisor with the builtin rules', () => {
     });
     // Kept off the failing worker, not pinned: any other eligible worker may take it.
     expect(moved.pinnedWorkerId).toBeNull();
-    expect(moved.statusReason).toMatch(/failed 2 times on flaky.*Retried on another worker \(steady or any other that can run it\), not on flaky/s);
+    expect(moved.statusReason).toMatch(
+      /failed 2 times on flaky.*Retried on another worker \(steady or any other that can run it\), not on flaky/s,
+    );
     expect(await flaky.claim()).toEqual([]);
     const [a3] = await steady.claim();
     expect(a3).toMatchObject({ number: 3, task: { id: taskId } });
@@ -232,7 +238,7 @@ describe('the run supervisor with the builtin rules', () => {
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
   });
 
-  it('DEPENDENCY with no message from the worker: the installer\'s line is found in the stored logs', async () => {
+  it("DEPENDENCY with no message from the worker: the installer's line is found in the stored logs", async () => {
     const owner = await api.signUp();
     const w = await worker(owner, 'installer2', 8192);
     const { jobId } = await runningJob(owner);
@@ -244,7 +250,9 @@ describe('the run supervisor with the builtin rules', () => {
     ]);
     await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY' });
     const job = await failedJob(jobId);
-    expect(job.statusReason).toBe('A dependency could not be installed on installer2: ERROR: No matching distribution found for tqdmx==9.9');
+    expect(job.statusReason).toBe(
+      'A dependency could not be installed on installer2: ERROR: No matching distribution found for tqdmx==9.9',
+    );
   });
 
   /** A worker that installs packages in per-job environments, from `index`. */
@@ -302,7 +310,9 @@ describe('the run supervisor with the builtin rules', () => {
       ['remember', null, 'DONE'],
     ]);
     const findings = await db.finding.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    expect(findings.at(-1)!.text).toBe('Follow-up: resolved — after retry_elsewhere_if_user_agrees, attempt 2 of run succeeded on with-index.');
+    expect(findings.at(-1)!.text).toBe(
+      'Follow-up: resolved — after retry_elsewhere_if_user_agrees, attempt 2 of run succeeded on with-index.',
+    );
   });
 
   it('DEPENDENCY, the user answers "Stop the job": the job stops with the installer\'s message; never retried', async () => {
@@ -312,11 +322,17 @@ describe('the run supervisor with the builtin rules', () => {
     const { jobId } = await runningJob(owner);
     supervise(createBuiltinClient());
     const [a1] = await one.claim();
-    await one.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: 'ERROR: No matching distribution found for tqdmx==9.9' });
+    await one.complete(a1!, {
+      exitCode: 1,
+      errorClass: 'DEPENDENCY',
+      errorMessage: 'ERROR: No matching distribution found for tqdmx==9.9',
+    });
     const q = await openQuestion(jobId);
     await api.gql(ANSWER, { i: { questionId: q.id, answer: 'Stop the job' } }, owner.token);
     const job = await failedJob(jobId);
-    expect(job.statusReason).toBe('A dependency could not be installed on inst-a: ERROR: No matching distribution found for tqdmx==9.9 Stopped, as you chose.');
+    expect(job.statusReason).toBe(
+      'A dependency could not be installed on inst-a: ERROR: No matching distribution found for tqdmx==9.9 Stopped, as you chose.',
+    );
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
   });
 
@@ -339,10 +355,16 @@ describe('the run supervisor with the builtin rules', () => {
       },
     });
     const [a1] = await one.claim();
-    await one.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: 'ERROR: No matching distribution found for tqdmx==9.9' });
+    await one.complete(a1!, {
+      exitCode: 1,
+      errorClass: 'DEPENDENCY',
+      errorMessage: 'ERROR: No matching distribution found for tqdmx==9.9',
+    });
     const job = await failedJob(jobId);
     expect(answered).toBe(true);
-    expect(job.statusReason).toBe('A dependency could not be installed on quick-a: ERROR: No matching distribution found for tqdmx==9.9 Stopped, as you chose.');
+    expect(job.statusReason).toBe(
+      'A dependency could not be installed on quick-a: ERROR: No matching distribution found for tqdmx==9.9 Stopped, as you chose.',
+    );
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
   });
 
@@ -376,53 +398,80 @@ describe('the run supervisor with the builtin rules', () => {
     expect(await db.action.count({ where: { jobId, kind: 'take_action' } })).toBe(2); // ask_user, reassign
   });
 
-  it('a module missing at run time that no requirement provides: the supervisor replans with it, the planner says what to add and the job stops; not retried, nobody asked', { timeout: 120_000 }, async () => {
-    const owner = await api.signUp();
-    const w = await installer(owner, 'runtime', 'https://pypi.org/simple');
-    await installer(owner, 'runtime-2', 'https://pypi.org/simple');
-    const { jobId } = await runningJob(owner);
-    supervise(createBuiltinClient());
-    const [a1] = await w.claim();
-    // The worker's classification of `ModuleNotFoundError: No module named 'tqdm'` (runner.ts classifyFailure).
-    await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: "missing module: tqdm (ModuleNotFoundError: No module named 'tqdm'; exit code 1)" });
-    const job = await failedJob(jobId, 90_000); // a supervisor run, then a planner run
-    expect(job.statusReason).toMatch(/lacks tqdm \(imported by \(a run: ModuleNotFoundError\)\)\. No requirements file lists tqdm: add it to requirements\.txt so a worker can install it\.$/);
-    const actions = await db.action.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    expect(actions.filter((a) => a.kind === 'take_action').map((a) => (a.input as { kind: string }).kind)).toEqual(['replan']);
-    const finding = await db.finding.findFirstOrThrow({ where: { jobId, source: 'supervisor' } });
-    expect(finding).toMatchObject({ text: 'Attempt 1 of run stopped on a missing module: tqdm (runtime).', data: expect.objectContaining({ remedy: 'replan', errorClass: 'DEPENDENCY' }) });
-    expect(await db.question.count({ where: { jobId } })).toBe(0);
-    expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
-    expect(await db.plan.count({ where: { jobId } })).toBe(1);
-  });
+  it(
+    'a module missing at run time that no requirement provides: the supervisor replans with it, the planner says what to add and the job stops; not retried, nobody asked',
+    { timeout: 120_000 },
+    async () => {
+      const owner = await api.signUp();
+      const w = await installer(owner, 'runtime', 'https://pypi.org/simple');
+      await installer(owner, 'runtime-2', 'https://pypi.org/simple');
+      const { jobId } = await runningJob(owner);
+      supervise(createBuiltinClient());
+      const [a1] = await w.claim();
+      // The worker's classification of `ModuleNotFoundError: No module named 'tqdm'` (runner.ts classifyFailure).
+      await w.complete(a1!, {
+        exitCode: 1,
+        errorClass: 'DEPENDENCY',
+        errorMessage: "missing module: tqdm (ModuleNotFoundError: No module named 'tqdm'; exit code 1)",
+      });
+      const job = await failedJob(jobId, 90_000); // a supervisor run, then a planner run
+      expect(job.statusReason).toMatch(
+        /lacks tqdm \(imported by \(a run: ModuleNotFoundError\)\)\. No requirements file lists tqdm: add it to requirements\.txt so a worker can install it\.$/,
+      );
+      const actions = await db.action.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
+      expect(actions.filter((a) => a.kind === 'take_action').map((a) => (a.input as { kind: string }).kind)).toEqual(['replan']);
+      const finding = await db.finding.findFirstOrThrow({ where: { jobId, source: 'supervisor' } });
+      expect(finding).toMatchObject({
+        text: 'Attempt 1 of run stopped on a missing module: tqdm (runtime).',
+        data: expect.objectContaining({ remedy: 'replan', errorClass: 'DEPENDENCY' }),
+      });
+      expect(await db.question.count({ where: { jobId } })).toBe(0);
+      expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(1);
+      expect(await db.plan.count({ where: { jobId } })).toBe(1);
+    },
+  );
 
-  it('the supervisor that replanned still holds the job when the planner starts (its turn goes on): the planner waits for the lock, then plans', { timeout: 60_000 }, async () => {
-    const owner = await api.signUp();
-    const w = await installer(owner, 'slow-holder', 'https://pypi.org/simple');
-    await installer(owner, 'slow-holder-2', 'https://pypi.org/simple');
-    const { jobId } = await runningJob(owner);
-    const builtin = createBuiltinClient();
-    // The supervisor's turn after its replan call takes 1.5 s more: the job.replanned event
-    // reaches the pipeline while the supervisor still holds the job's agent lock.
-    const slowAfterReplan: ModelClient = {
-      name: builtin.name,
-      async respond(req) {
-        const last = req.input.at(-1);
-        if (last?.type === 'function_call_output' && req.input.some((i) => i.type === 'function_call' && i.call_id === last.call_id && i.name === 'take_action' && i.arguments.includes('"replan"'))) {
-          await new Promise((done) => setTimeout(done, 1500));
-        }
-        return builtin.respond(req);
-      },
-    };
-    supervise(slowAfterReplan);
-    const [a1] = await w.claim();
-    await w.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: "missing module: tqdm (ModuleNotFoundError: No module named 'tqdm'; exit code 1)" });
-    // No tick, no reconcile: only the event's own reaction can start the planner.
-    const job = await failedJob(jobId, 20_000);
-    expect(job.statusReason).toMatch(/No requirements file lists tqdm: add it to requirements\.txt so a worker can install it\.$/);
-    const runs = await db.agentRun.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' }, select: { agent: true } });
-    expect(runs.map((x) => x.agent)).toEqual(['supervisor', 'planner']);
-  });
+  it(
+    'the supervisor that replanned still holds the job when the planner starts (its turn goes on): the planner waits for the lock, then plans',
+    { timeout: 60_000 },
+    async () => {
+      const owner = await api.signUp();
+      const w = await installer(owner, 'slow-holder', 'https://pypi.org/simple');
+      await installer(owner, 'slow-holder-2', 'https://pypi.org/simple');
+      const { jobId } = await runningJob(owner);
+      const builtin = createBuiltinClient();
+      // The supervisor's turn after its replan call takes 1.5 s more: the job.replanned event
+      // reaches the pipeline while the supervisor still holds the job's agent lock.
+      const slowAfterReplan: ModelClient = {
+        name: builtin.name,
+        async respond(req) {
+          const last = req.input.at(-1);
+          if (
+            last?.type === 'function_call_output' &&
+            req.input.some(
+              (i) =>
+                i.type === 'function_call' && i.call_id === last.call_id && i.name === 'take_action' && i.arguments.includes('"replan"'),
+            )
+          ) {
+            await new Promise((done) => setTimeout(done, 1500));
+          }
+          return builtin.respond(req);
+        },
+      };
+      supervise(slowAfterReplan);
+      const [a1] = await w.claim();
+      await w.complete(a1!, {
+        exitCode: 1,
+        errorClass: 'DEPENDENCY',
+        errorMessage: "missing module: tqdm (ModuleNotFoundError: No module named 'tqdm'; exit code 1)",
+      });
+      // No tick, no reconcile: only the event's own reaction can start the planner.
+      const job = await failedJob(jobId, 20_000);
+      expect(job.statusReason).toMatch(/No requirements file lists tqdm: add it to requirements\.txt so a worker can install it\.$/);
+      const runs = await db.agentRun.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' }, select: { agent: true } });
+      expect(runs.map((x) => x.agent)).toEqual(['supervisor', 'planner']);
+    },
+  );
 
   it('a run alive but silent for STALL_MIN minutes: the tick reports it once, the supervisor saves a finding with its last line; the run goes on', async () => {
     const owner = await api.signUp();
@@ -450,7 +499,9 @@ describe('the run supervisor with the builtin rules', () => {
     expect(event.payload).toMatchObject({ attemptId: a!.attemptId, attempt: 1, minutes: api.config.scheduler.stallMin, silentMin: 40 });
     expect(await db.jobEvent.count({ where: { jobId: busyJob.jobId, kind: 'attempt.stalled' } })).toBe(0);
     const finding = await waitFor('the finding', () => db.finding.findFirst({ where: { jobId: silentJob.jobId } }));
-    expect(finding.text).toMatch(/^Attempt 1 of run on quiet has written no log line or metric for a while, though its worker keeps renewing the lease\. Its last line \(.*\): loading 40 GB of shards…$/);
+    expect(finding.text).toMatch(
+      /^Attempt 1 of run on quiet has written no log line or metric for a while, though its worker keeps renewing the lease\. Its last line \(.*\): loading 40 GB of shards…$/,
+    );
     // Reported once; nothing stopped or retried.
     expect((await runTick(r, now)).stalled).toBe(0);
     expect((await db.attempt.findUniqueOrThrow({ where: { id: a!.attemptId } })).status).toBe('RUNNING');
@@ -497,14 +548,21 @@ describe('the run supervisor with the builtin rules', () => {
     const job = await failedJob(jobId);
     expect(job.statusReason).toMatch(/failed again with OOM on big2 after the supervisor's retry_more_memory/);
     const findings = await db.finding.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-    expect(findings.map((f) => f.text)).toEqual([expect.stringMatching(/ran out of memory on small2/), expect.stringMatching(/^Follow-up: not resolved/)]);
+    expect(findings.map((f) => f.text)).toEqual([
+      expect.stringMatching(/ran out of memory on small2/),
+      expect.stringMatching(/^Follow-up: not resolved/),
+    ]);
     expect(await db.attempt.count({ where: { task: { jobId } } })).toBe(2);
   });
 });
 
 describe('triggers across jobs and after the job ended', () => {
   const supervisorFinding = (jobId: string, trigger: string) =>
-    waitFor(`the ${trigger} finding`, async () => (await db.finding.findMany({ where: { jobId } })).find((f) => (f.data as { trigger?: string }).trigger === trigger) ?? null);
+    waitFor(
+      `the ${trigger} finding`,
+      async () =>
+        (await db.finding.findMany({ where: { jobId } })).find((f) => (f.data as { trigger?: string }).trigger === trigger) ?? null,
+    );
 
   it('a flapping worker (3 attempts lost within the window, across jobs): each affected job gets a finding and its queued task is kept off that worker; another worker runs them', async () => {
     const owner = await api.signUp();
@@ -517,7 +575,10 @@ describe('triggers across jobs and after the job ended', () => {
     supervise(createBuiltinClient());
 
     // Earlier tests' running work is withdrawn (its leases run out too, and must not be retried here).
-    await db.task.updateMany({ where: { status: { in: ['LEASED', 'RUNNING', 'QUEUED'] }, id: { notIn: jobs.map((j) => j.taskId) } }, data: { status: 'CANCELLED' } });
+    await db.task.updateMany({
+      where: { status: { in: ['LEASED', 'RUNNING', 'QUEUED'] }, id: { notIn: jobs.map((j) => j.taskId) } },
+      data: { status: 'CANCELLED' },
+    });
     // The three leases run out at once (the worker vanished); a steady worker is online.
     api.clock.advance((api.config.scheduler.leaseSec + 1) * 1000);
     const steady = new ProtocolWorker(api, await createWorkerToken(api, owner.token, 'steady'), 'steady');
@@ -530,9 +591,16 @@ describe('triggers across jobs and after the job ended', () => {
 
     for (const j of jobs) {
       const event = await db.jobEvent.findFirstOrThrow({ where: { jobId: j.jobId, kind: 'worker.flapping' } });
-      expect(event.payload).toMatchObject({ workerId: flappy.workerId, worker: 'flappy', lost: 3, windowMin: api.config.scheduler.flapWindowMin });
+      expect(event.payload).toMatchObject({
+        workerId: flappy.workerId,
+        worker: 'flappy',
+        lost: 3,
+        windowMin: api.config.scheduler.flapWindowMin,
+      });
       const finding = await supervisorFinding(j.jobId, 'worker_flapping');
-      expect(finding.text).toBe(`Worker flappy lost 3 attempts within ${api.config.scheduler.flapWindowMin} min (its lease ran out each time), 1 of them this job's: it keeps vanishing.`);
+      expect(finding.text).toBe(
+        `Worker flappy lost 3 attempts within ${api.config.scheduler.flapWindowMin} min (its lease ran out each time), 1 of them this job's: it keeps vanishing.`,
+      );
       expect((finding.data as { evidence: string[] }).evidence).toContain(`worker:${flappy.workerId}`);
       const task = await waitFor('the task kept off flappy', async () => {
         const t = await taskOf(j.taskId);
@@ -560,7 +628,10 @@ describe('triggers across jobs and after the job ended', () => {
     const [a] = await w.claim();
     await w.heartbeat([a!]);
     // The cap is lowered after the lease (the claim refuses a lease projected past the cap).
-    await db.job.update({ where: { id: jobId }, data: { spendingCapCad: '0.0005', estimate: { durationSec: 7200, lowCad: 0.004, highCad: 0.006, costCad: 0.005 } } });
+    await db.job.update({
+      where: { id: jobId },
+      data: { spendingCapCad: '0.0005', estimate: { durationSec: 7200, lowCad: 0.004, highCad: 0.006, costCad: 0.005 } },
+    });
     supervise(createBuiltinClient());
     // Half an hour of running accrues past the cap.
     const now = api.clock.now();
@@ -570,18 +641,23 @@ describe('triggers across jobs and after the job ended', () => {
 
     const finding = await supervisorFinding(jobId, 'stopped_at_cap');
     const job = await jobOf(jobId);
-    expect(finding.text).toBe(`Stopped at its spending cap of 0.0005 CAD with ${Number(job.costCad).toFixed(4)} CAD billed: run ${Number(job.costCad).toFixed(4)} CAD over 1 attempt (cancelled). The smoke run estimated the full run at 0.0040 CAD–0.0060 CAD.`);
+    expect(finding.text).toBe(
+      `Stopped at its spending cap of 0.0005 CAD with ${Number(job.costCad).toFixed(4)} CAD billed: run ${Number(job.costCad).toFixed(4)} CAD over 1 attempt (cancelled). The smoke run estimated the full run at 0.0040 CAD–0.0060 CAD.`,
+    );
     expect(finding.data).toMatchObject({
       evidence: [`attempt:${a!.attemptId}`],
       hypothesis: 'The cap is below what the run was estimated to cost (0.0040 CAD–0.0060 CAD, plus 0.0000 CAD for the other steps).',
-      followUp: 'To finish, submit again with a cap of at least 0.0060 CAD (the estimate\'s high end plus the other steps).',
+      followUp: "To finish, submit again with a cap of at least 0.0060 CAD (the estimate's high end plus the other steps).",
     });
     await pipeline!.idle();
     // The run looked back and ended; nothing was retried or changed, and it said it once even
     // when the event comes again (several API processes hear it).
     expect((await supervisorRuns(jobId)).map((x) => [x.status, x.stopReason])).toEqual([['COMPLETED', 'done']]);
     await api.server.pubsub.emit({ type: 'job.capped', jobId });
-    await waitFor('the second run', async () => (await supervisorRuns(jobId)).length === 2 && (await supervisorRuns(jobId))[1]!.status === 'COMPLETED');
+    await waitFor(
+      'the second run',
+      async () => (await supervisorRuns(jobId)).length === 2 && (await supervisorRuns(jobId))[1]!.status === 'COMPLETED',
+    );
     expect(await db.finding.count({ where: { jobId } })).toBe(1);
     expect((await jobOf(jobId)).status).toBe('STOPPED');
     expect((await taskOf(taskId)).status).toBe('CANCELLED');
@@ -601,7 +677,14 @@ describe('triggers across jobs and after the job ended', () => {
     expect(await runTick(r, now)).toMatchObject({ ran: true, stopped: 1 });
     // The process that started the look-back died after its first message (what runSupervisor writes first).
     const run = await db.agentRun.create({ data: { jobId, agent: 'supervisor', model: 'builtin', status: 'RUNNING' } });
-    await db.agentItem.create({ data: { runId: run.id, seq: 0, type: 'message', payload: { type: 'message', role: 'user', content: 'Trigger: {"reason":"stopped_at_cap"}' } } });
+    await db.agentItem.create({
+      data: {
+        runId: run.id,
+        seq: 0,
+        type: 'message',
+        payload: { type: 'message', role: 'user', content: 'Trigger: {"reason":"stopped_at_cap"}' },
+      },
+    });
     await db.$executeRaw`UPDATE "AgentRun" SET "updatedAt" = now() - interval '1 minute' WHERE id = ${run.id}::uuid`;
     supervise(createBuiltinClient());
     await pipeline!.reconcile();
@@ -615,7 +698,10 @@ describe('triggers across jobs and after the job ended', () => {
   it('an output that misses the fixed criteria: the job fails, the supervisor names the missed criterion with the log lines that explain it', async () => {
     const owner = await api.signUp();
     const w = await worker(owner, 'diverges', 8192);
-    const plan = PlanSchema.parse({ ...PLAN, acceptance: { exitCode: 0, requiredFiles: [], metrics: [{ name: 'accuracy', op: '>=', value: 0.9 }] } });
+    const plan = PlanSchema.parse({
+      ...PLAN,
+      acceptance: { exitCode: 0, requiredFiles: [], metrics: [{ name: 'accuracy', op: '>=', value: 0.9 }] },
+    });
     const { jobId } = await runningJob(owner, plan);
     supervise(createBuiltinClient());
     const [a] = await w.claim();
@@ -630,10 +716,14 @@ describe('triggers across jobs and after the job ended', () => {
     expect(job.statusReason).toMatch(/did not meet its acceptance criteria/);
 
     const finding = await supervisorFinding(jobId, 'output_rejected');
-    expect(finding.text).toMatch(/^The output of run \(attempt 1 on diverges\) missed the acceptance criteria: .*accuracy.*0\.9.*\. Its final metrics: accuracy=0\.1\.$/);
+    expect(finding.text).toMatch(
+      /^The output of run \(attempt 1 on diverges\) missed the acceptance criteria: .*accuracy.*0\.9.*\. Its final metrics: accuracy=0\.1\.$/,
+    );
     const data = finding.data as { hypothesis: string; evidence: string[]; followUp: string };
     expect(data.hypothesis).toBe('The run\'s log points at the cause: "RuntimeWarning: loss is nan at step 120"');
-    expect(data.evidence).toEqual(expect.arrayContaining([`attempt:${a!.attemptId}`, `log:${a!.attemptId}:1`, expect.stringMatching(/^event:\d+$/)]));
+    expect(data.evidence).toEqual(
+      expect.arrayContaining([`attempt:${a!.attemptId}`, `log:${a!.attemptId}:1`, expect.stringMatching(/^event:\d+$/)]),
+    );
     expect(data.followUp).toMatch(/^The criteria stay as they are/);
     await pipeline!.idle();
     expect((await jobOf(jobId)).status).toBe('FAILED');
@@ -672,7 +762,9 @@ describe('scope, limits and the lock', () => {
     ]);
     const res = await runSupervisor(r, model, mine.jobId, { reason: 'task_failed', taskId: mine.taskId });
     expect(res).toMatchObject({ stopReason: 'done', status: 'COMPLETED' });
-    const outputs = (await db.agentItem.findMany({ where: { runId: res.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })).map((i) => [i.status, JSON.parse((i.payload as { output: string }).output).error]);
+    const outputs = (
+      await db.agentItem.findMany({ where: { runId: res.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })
+    ).map((i) => [i.status, JSON.parse((i.payload as { output: string }).output).error]);
     expect(outputs).toEqual([
       ['REJECTED', `Task ${other.taskId} is not a task of this job.`],
       ['REJECTED', expect.stringMatching(/runs task run on none hardware; nvidia is outside it/)],
@@ -711,24 +803,52 @@ describe('scope, limits and the lock', () => {
     // A retry past the spending cap (the claim would not lease it), and a reassignment that breaks pinning.
     const third = await failedTask(owner, 'scope-c');
     await db.job.update({ where: { id: third.jobId }, data: { spendingCapCad: '0.000001' } });
-    const res3 = await runSupervisor(r, createScriptedClient([completed(fnCall('take_action', { kind: 'retry', taskId: third.taskId })), completed(message('ok'))]), third.jobId, { reason: 'task_failed', taskId: third.taskId });
+    const res3 = await runSupervisor(
+      r,
+      createScriptedClient([completed(fnCall('take_action', { kind: 'retry', taskId: third.taskId })), completed(message('ok'))]),
+      third.jobId,
+      { reason: 'task_failed', taskId: third.taskId },
+    );
     const out3 = await db.agentItem.findMany({ where: { runId: res3.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } });
-    expect(JSON.parse((out3[0]!.payload as { output: string }).output).error).toMatch(/^A retry of task run would not be leased: leasing it would pass the job's spending cap of 0\.0000 CAD/);
+    expect(JSON.parse((out3[0]!.payload as { output: string }).output).error).toMatch(
+      /^A retry of task run would not be leased: leasing it would pass the job's spending cap of 0\.0000 CAD/,
+    );
     await db.job.update({ where: { id: third.jobId }, data: { spendingCapCad: null } });
     const pinnedTo = workers.at(-1)!.workerId; // scope-c's worker
     await db.task.update({ where: { id: third.taskId }, data: { pinnedWorkerId: pinnedTo } });
     const elsewhere = workers.find((w) => w.workerId !== pinnedTo)!.workerId;
-    const res4 = await runSupervisor(r, createScriptedClient([completed(fnCall('take_action', { kind: 'reassign', taskId: third.taskId, onWorkerId: elsewhere })), completed(message('ok'))]), third.jobId, { reason: 'task_failed', taskId: third.taskId });
+    const res4 = await runSupervisor(
+      r,
+      createScriptedClient([
+        completed(fnCall('take_action', { kind: 'reassign', taskId: third.taskId, onWorkerId: elsewhere })),
+        completed(message('ok')),
+      ]),
+      third.jobId,
+      { reason: 'task_failed', taskId: third.taskId },
+    );
     const out4 = await db.agentItem.findMany({ where: { runId: res4.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } });
-    expect(JSON.parse((out4[0]!.payload as { output: string }).output).error).toBe('Task run is pinned to another worker; its placement is not changed.');
+    expect(JSON.parse((out4[0]!.payload as { output: string }).output).error).toBe(
+      'Task run is pinned to another worker; its placement is not changed.',
+    );
     expect((await taskOf(third.taskId)).status).toBe('FAILED');
   });
 
   it('replan: refused without evidence, with fields it does not take, and past MAX_REPLANS; a new plan keeps the fixed criteria; a replan whose planner never started (a crash) is picked up by the reconcile', async () => {
     const owner = await api.signUp();
     const { jobId, taskId } = await failedTask(owner, 'replan-scope');
-    const errorsOf = async (runId: string) => (await db.agentItem.findMany({ where: { runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })).map((o) => JSON.parse((o.payload as { output: string }).output).error);
-    const res = await runSupervisor(r, createScriptedClient([completed(fnCall('take_action', { kind: 'replan' }), fnCall('take_action', { kind: 'replan', text: 'x', taskId })), completed(message('ok'))]), jobId, { reason: 'task_failed', taskId });
+    const errorsOf = async (runId: string) =>
+      (await db.agentItem.findMany({ where: { runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })).map(
+        (o) => JSON.parse((o.payload as { output: string }).output).error,
+      );
+    const res = await runSupervisor(
+      r,
+      createScriptedClient([
+        completed(fnCall('take_action', { kind: 'replan' }), fnCall('take_action', { kind: 'replan', text: 'x', taskId })),
+        completed(message('ok')),
+      ]),
+      jobId,
+      { reason: 'task_failed', taskId },
+    );
     expect(await errorsOf(res.runId)).toEqual(['replan needs text.', 'replan does not take taskId.']);
     expect((await jobOf(jobId)).status).toBe('RUNNING');
 
@@ -738,7 +858,9 @@ describe('scope, limits and the lock', () => {
       await commitTransition(r, jobId, (tx, now) => replanJob(tx, r, now, jobId, `evidence ${i}`));
       expect((await jobOf(jobId)).status).toBe('PLANNING');
       const other = { ...PLAN, acceptance: { ...PLAN.acceptance, requiredFiles: ['outputs/other.txt'] } };
-      await expect(commitTransition(r, jobId, (tx, now) => acceptPlan(tx, now, { jobId, author: 'scripted', plan: other }))).rejects.toThrow(/^The acceptance criteria were fixed when the first plan was accepted and stay as they are/);
+      await expect(
+        commitTransition(r, jobId, (tx, now) => acceptPlan(tx, now, { jobId, author: 'scripted', plan: other })),
+      ).rejects.toThrow(/^The acceptance criteria were fixed when the first plan was accepted and stay as they are/);
       await commitTransition(r, jobId, (tx, now) => acceptPlan(tx, now, { jobId, author: 'scripted', plan: PLAN }));
       expect((await jobOf(jobId)).status).toBe('RUNNING');
     }
@@ -746,22 +868,38 @@ describe('scope, limits and the lock', () => {
     // The old plans' tasks never move the job again: superseded (CANCELLED); one queued run of the last plan.
     const tasks = await db.task.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
     expect(tasks.map((t) => t.status)).toEqual(['CANCELLED', 'CANCELLED', 'QUEUED']);
-    const res2 = await runSupervisor(r, createScriptedClient([completed(fnCall('take_action', { kind: 'replan', text: 'again' })), completed(message('ok'))]), jobId, { reason: 'task_failed', taskId: tasks[2]!.id });
-    expect(await errorsOf(res2.runId)).toEqual([`The job was replanned ${MAX_REPLANS} times already (at most ${MAX_REPLANS}): stop with an explanation instead.`]);
+    const res2 = await runSupervisor(
+      r,
+      createScriptedClient([completed(fnCall('take_action', { kind: 'replan', text: 'again' })), completed(message('ok'))]),
+      jobId,
+      { reason: 'task_failed', taskId: tasks[2]!.id },
+    );
+    expect(await errorsOf(res2.runId)).toEqual([
+      `The job was replanned ${MAX_REPLANS} times already (at most ${MAX_REPLANS}): stop with an explanation instead.`,
+    ]);
     expect((await jobOf(jobId)).status).toBe('RUNNING');
 
     // The replan committed but the process died before the planner started (no job.replanned
     // event): the reconcile starts the new planner run, with the evidence in its brief.
     const crashed = await runningJob(owner);
-    await commitTransition(r, crashed.jobId, (tx, now) => replanJob(tx, r, now, crashed.jobId, 'missing module: crashpkg (ModuleNotFoundError)'));
+    await commitTransition(r, crashed.jobId, (tx, now) =>
+      replanJob(tx, r, now, crashed.jobId, 'missing module: crashpkg (ModuleNotFoundError)'),
+    );
     pipeline = new Pipeline(r, createBuiltinClient()); // not listening: only the reconcile
-    const run = await waitFor('the reconcile starts the planner', async () => {
-      await pipeline!.reconcile();
-      await pipeline!.idle();
-      return db.agentRun.findFirst({ where: { jobId: crashed.jobId, agent: 'planner' } });
-    }, 30_000, 1000);
+    const run = await waitFor(
+      'the reconcile starts the planner',
+      async () => {
+        await pipeline!.reconcile();
+        await pipeline!.idle();
+        return db.agentRun.findFirst({ where: { jobId: crashed.jobId, agent: 'planner' } });
+      },
+      30_000,
+      1000,
+    );
     const brief = await db.agentItem.findFirstOrThrow({ where: { runId: run.id, type: 'message' }, orderBy: { seq: 'asc' } });
-    expect(JSON.stringify(brief.payload)).toContain('Replan 1: the run supervisor handed the job back after the run failed. Evidence: missing module: crashpkg (ModuleNotFoundError)');
+    expect(JSON.stringify(brief.payload)).toContain(
+      'Replan 1: the run supervisor handed the job back after the run failed. Evidence: missing module: crashpkg (ModuleNotFoundError)',
+    );
   });
 
   it('a supervisor run while the job is final does nothing', async () => {
@@ -781,24 +919,35 @@ describe('scope, limits and the lock', () => {
     const job = await failedTask(owner, 'ended-first');
     await transition(r, job.jobId, 'cancel', { reason: 'the owner cancelled' });
     const model = createScriptedClient([
-      completed(fnCall('remember', { observation: 'Follow-up: resolved — revision 1 of hip passed its checks and was accepted.', evidence: ['preparation:hip:1'], trigger: 'candidate_accepted' })),
+      completed(
+        fnCall('remember', {
+          observation: 'Follow-up: resolved — revision 1 of hip passed its checks and was accepted.',
+          evidence: ['preparation:hip:1'],
+          trigger: 'candidate_accepted',
+        }),
+      ),
       completed(message('ok')),
     ]);
     const res = await runSupervisor(r, model, job.jobId, { reason: 'candidate_accepted', step: 'hip', revision: 1 });
     expect(res.stopReason).not.toBe('job_final');
     const findings = await db.finding.findMany({ where: { jobId: job.jobId, source: 'supervisor' } });
-    expect(findings.map((f) => [f.text, (f.data as { trigger?: string }).trigger])).toEqual([['Follow-up: resolved — revision 1 of hip passed its checks and was accepted.', 'candidate_accepted']]);
+    expect(findings.map((f) => [f.text, (f.data as { trigger?: string }).trigger])).toEqual([
+      ['Follow-up: resolved — revision 1 of hip passed its checks and was accepted.', 'candidate_accepted'],
+    ]);
     expect((await jobOf(job.jobId)).status).toBe('CANCELLED');
   });
 
-  it("a side effect verifies the agent lock in its transaction: a run whose lock was taken over acts on nothing", async () => {
+  it('a side effect verifies the agent lock in its transaction: a run whose lock was taken over acts on nothing', async () => {
     const owner = await api.signUp();
     const job = await failedTask(owner, 'lock');
     // The model answers after the lease was taken over by another holder (e.g. a stalled
     // process whose lease expired): its call must not commit.
     const model = createScriptedClient([
       async () => {
-        await db.job.update({ where: { id: job.jobId }, data: { agentLockHolder: 'someone-else', agentLockUntil: new Date(api.clock.now().getTime() + 60_000) } });
+        await db.job.update({
+          where: { id: job.jobId },
+          data: { agentLockHolder: 'someone-else', agentLockUntil: new Date(api.clock.now().getTime() + 60_000) },
+        });
         return completed(fnCall('take_action', { kind: 'note', text: 'should not be written' }));
       },
     ]);
@@ -834,8 +983,16 @@ describe('scope, limits and the lock', () => {
       completed(message('ok')),
     ]);
     const res = await runSupervisor(r, model, job.jobId, { reason: 'task_failed', taskId: job.taskId });
-    const outs = (await db.agentItem.findMany({ where: { runId: res.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })).map((i) => JSON.parse((i.payload as { output: string }).output));
-    expect(outs[0]).toMatchObject({ source: 'stored logs and job events (PostgreSQL); Sentry is not configured', sentry: { status: 'not configured' }, matches: [{ attemptId: a!.attemptId, attempt: 1, seq: 1, stream: 'stderr', text: 'ERROR: No matching distribution found for tqdmx==9.9' }] });
+    const outs = (await db.agentItem.findMany({ where: { runId: res.runId, type: 'function_call_output' }, orderBy: { seq: 'asc' } })).map(
+      (i) => JSON.parse((i.payload as { output: string }).output),
+    );
+    expect(outs[0]).toMatchObject({
+      source: 'stored logs and job events (PostgreSQL); Sentry is not configured',
+      sentry: { status: 'not configured' },
+      matches: [
+        { attemptId: a!.attemptId, attempt: 1, seq: 1, stream: 'stderr', text: 'ERROR: No matching distribution found for tqdmx==9.9' },
+      ],
+    });
     expect(outs[0].matches).toHaveLength(1);
     expect(outs[1].matches.map((m: { text: string }) => m.text)).toEqual(['epoch 1 loss 0.5']);
     expect(outs[2].error).toBe(`Attempt ${otherAttempt.id} is not an attempt of this job.`);
@@ -845,7 +1002,8 @@ describe('scope, limits and the lock', () => {
   it('two triggers at once for one job: one supervisor run acts, the other finds the job locked', async () => {
     const owner = await api.signUp();
     const job = await failedTask(owner, 'twice');
-    const slow = (text: string) => createScriptedClient([{ delayMs: 500, then: completed(fnCall('take_action', { kind: 'note', text })) }, completed(message('ok'))]);
+    const slow = (text: string) =>
+      createScriptedClient([{ delayMs: 500, then: completed(fnCall('take_action', { kind: 'note', text })) }, completed(message('ok'))]);
     const [one, two] = await Promise.all([
       runSupervisor(r, slow('first'), job.jobId, { reason: 'task_failed', taskId: job.taskId }),
       runSupervisor(r, slow('second'), job.jobId, { reason: 'task_failed', taskId: job.taskId }),
@@ -860,7 +1018,10 @@ describe('scope, limits and the lock', () => {
     const x = await failedTask(owner, 'key-x');
     const y = await failedTask(owner, 'key-y');
     for (const job of [x, y]) {
-      const model = createScriptedClient([completed(fnCall('take_action', { kind: 'note', text: 'looked' }, 'call_same')), completed(message('ok'))]);
+      const model = createScriptedClient([
+        completed(fnCall('take_action', { kind: 'note', text: 'looked' }, 'call_same')),
+        completed(message('ok')),
+      ]);
       await runSupervisor(r, model, job.jobId, { reason: 'task_failed', taskId: job.taskId });
     }
     const actions = await db.action.findMany({ where: { idempotencyKey: 'call_same' } });
@@ -877,16 +1038,21 @@ describe('the real openai client against the fake Responses server', () => {
     const [a] = await w.claim();
     await w.complete(a!, { exitCode: 2, errorMessage: 'usage: main.py [-h]' });
     const nulls = { taskId: null, minMemoryMiB: null, onWorkerId: null, avoidWorkerIds: null, accelVendor: null, choices: null };
-    fake.enqueue(
-      { output: [wireFunctionCall('get_job', {})] },
-      (body: any) => {
-        // The model saw get_job's answer: the failed attempt and its worker.
-        const out = body.input.find((i: any) => i.type === 'function_call_output');
-        const report = JSON.parse(out.output);
-        expect(report.tasks[0].attempts[0]).toMatchObject({ status: 'FAILED', errorClass: 'EXIT_NONZERO', worker: { name: 'openai-w' } });
-        return { output: [wireFunctionCall('take_action', { kind: 'stop_with_explanation', text: 'main.py exits with code 2 (a usage error): the command needs its arguments.', ...nulls })] };
-      },
-    );
+    fake.enqueue({ output: [wireFunctionCall('get_job', {})] }, (body: any) => {
+      // The model saw get_job's answer: the failed attempt and its worker.
+      const out = body.input.find((i: any) => i.type === 'function_call_output');
+      const report = JSON.parse(out.output);
+      expect(report.tasks[0].attempts[0]).toMatchObject({ status: 'FAILED', errorClass: 'EXIT_NONZERO', worker: { name: 'openai-w' } });
+      return {
+        output: [
+          wireFunctionCall('take_action', {
+            kind: 'stop_with_explanation',
+            text: 'main.py exits with code 2 (a usage error): the command needs its arguments.',
+            ...nulls,
+          }),
+        ],
+      };
+    });
     const model = createOpenAIClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'gpt-test', timeoutMs: 20_000, maxRetries: 0 });
     const res = await runSupervisor(r, model, job.jobId, { reason: 'task_failed', taskId: job.taskId });
     expect(res).toMatchObject({ stopReason: 'finished', status: 'COMPLETED' });

@@ -40,7 +40,10 @@ describe('the trust check on the job engine', async () => {
   await third.hello({ capabilities: small });
   // The third owner's worker is well confirmed already (5 results, none wrong): a tie-breaker must be
   // at least as trusted as the more trusted disputant (reputation.ts tieBreakerReputation).
-  await prisma.worker.update({ where: { id: third.workerId }, data: { validatedCount: 5, reputation: reputationOf({ validatedCount: 5, mismatchCount: 0 }) } });
+  await prisma.worker.update({
+    where: { id: third.workerId },
+    data: { validatedCount: 5, reputation: reputationOf({ validatedCount: 5, mismatchCount: 0 }) },
+  });
 
   const plan: PlanInput = {
     summary: 'Compute it.',
@@ -60,7 +63,9 @@ describe('the trust check on the job engine', async () => {
     api.clock.advance(runMs);
     const up = await api.putBlob(`{"value": ${value.toFixed(1)}}`, w.token, undefined, a.attemptId);
     expect(up.status).toBe(201);
-    expect(await w.complete(a, { exitCode: 0, outputs: [{ path: 'outputs/result.json', sha256: up.sha256 }] })).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await w.complete(a, { exitCode: 0, outputs: [{ path: 'outputs/result.json', sha256: up.sha256 }] })).toMatchObject({
+      status: 'SUCCEEDED',
+    });
   }
 
   it('the replica waits while it would pass the cap, saying so; raised, it runs and its cost is in costCad and shown apart', async () => {
@@ -87,7 +92,9 @@ describe('the trust check on the job engine', async () => {
     api.clock.advance(2 * SEC); // the tick explains tasks that have waited a moment
     await runTick(r, api.clock.now());
     const waiting = await prisma.task.findUniqueOrThrow({ where: { id: replica.id } });
-    expect(waiting.statusReason).toMatch(/^Waiting: leasing it would pass the job's spending cap of 0\.0006 CAD — cost so far 0\.000[23]\d*, in-flight work up to 0\.0000, this task up to 0\.0004/);
+    expect(waiting.statusReason).toMatch(
+      /^Waiting: leasing it would pass the job's spending cap of 0\.0006 CAD — cost so far 0\.000[23]\d*, in-flight work up to 0\.0000, this task up to 0\.0004/,
+    );
     expect(await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).toMatchObject({ status: 'RUNNING' });
 
     // A higher cap (set in the database: the API has no mutation for it): the replica is leased on
@@ -105,14 +112,20 @@ describe('the trust check on the job engine', async () => {
     const of = (attemptId: string) => usage.filter((u) => u.attemptId === attemptId).reduce((s, u) => s + Number(u.costCad), 0);
     expect(usage.every((u) => u.billable)).toBe(true);
     expect(of(rep!.attemptId)).toBeGreaterThan(0.00015); // ≈ 30 s
-    const q = await api.gql(`query($id: ID!) { job(id: $id) { costCad replicationCostCad resultChecks { status replicated report } } }`, { id: job.gid }, user.token);
+    const q = await api.gql(
+      `query($id: ID!) { job(id: $id) { costCad replicationCostCad resultChecks { status replicated report } } }`,
+      { id: job.gid },
+      user.token,
+    );
     expect(q.errors).toBeUndefined();
     expect(q.data.job.replicationCostCad).toBeCloseTo(of(rep!.attemptId), 6);
     expect(Number(q.data.job.costCad)).toBeCloseTo(of(run!.attemptId) + of(rep!.attemptId), 6);
-    expect(q.data.job.resultChecks).toEqual([{ status: 'MATCHED', replicated: true, report: "Replicated on theirs: matched mine's result (1 file(s) within tolerance)." }]);
+    expect(q.data.job.resultChecks).toEqual([
+      { status: 'MATCHED', replicated: true, report: "Replicated on theirs: matched mine's result (1 file(s) within tolerance)." },
+    ]);
   });
 
-  it('the replica\'s usage stops the job at its cap like any other work', async () => {
+  it("the replica's usage stops the job at its cap like any other work", async () => {
     const job = await createJobWithFile(api, user.token, { spendingCapCad: 0.0009 });
     await transition(r, job.jobId, 'startPlanning', { reason: 'test' });
     await commitTransition(r, job.jobId, (tx, now) => acceptPlan(tx, now, { jobId: job.jobId, author: 'scripted', plan }));
@@ -133,7 +146,10 @@ describe('the trust check on the job engine', async () => {
     const j = await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } });
     expect(j.status).toBe('STOPPED');
     expect(Number(j.costCad)).toBeGreaterThanOrEqual(0.0009);
-    const replicaBilled = (await prisma.usageEntry.findMany({ where: { attemptId: rep!.attemptId, billable: true } })).reduce((s, u) => s + Number(u.costCad), 0);
+    const replicaBilled = (await prisma.usageEntry.findMany({ where: { attemptId: rep!.attemptId, billable: true } })).reduce(
+      (s, u) => s + Number(u.costCad),
+      0,
+    );
     expect(replicaBilled).toBeGreaterThan(Number(j.costCad) / 2);
   });
 
@@ -146,11 +162,21 @@ describe('the trust check on the job engine', async () => {
     expect(run?.task.name).toBe('run');
     await finish(mine, run!, 10 * SEC, value);
     await advanceJobAfterTask(r, run!.task.id);
-    return { job, run: run!, check: () => prisma.resultCheck.findUniqueOrThrow({ where: { taskId: run!.task.id } }), status: async () => (await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).status };
+    return {
+      job,
+      run: run!,
+      check: () => prisma.resultCheck.findUniqueOrThrow({ where: { taskId: run!.task.id } }),
+      status: async () => (await prisma.job.findUniqueOrThrow({ where: { id: job.jobId } })).status,
+    };
   }
-  const steps = async (jobId: string) => (await prisma.jobEvent.findMany({ where: { jobId, kind: 'trust.check' }, orderBy: { id: 'asc' } })).map((e) => (e.payload as { step: string }).step);
-  const counts = async (w: ProtocolWorker) => prisma.worker.findUniqueOrThrow({ where: { id: w.workerId }, select: { validatedCount: true, mismatchCount: true } });
-  const setPaused = (w: ProtocolWorker, paused: boolean) => prisma.worker.update({ where: { id: w.workerId }, data: { status: paused ? 'PAUSED' : 'ONLINE' } });
+  const steps = async (jobId: string) =>
+    (await prisma.jobEvent.findMany({ where: { jobId, kind: 'trust.check' }, orderBy: { id: 'asc' } })).map(
+      (e) => (e.payload as { step: string }).step,
+    );
+  const counts = async (w: ProtocolWorker) =>
+    prisma.worker.findUniqueOrThrow({ where: { id: w.workerId }, select: { validatedCount: true, mismatchCount: true } });
+  const setPaused = (w: ProtocolWorker, paused: boolean) =>
+    prisma.worker.update({ where: { id: w.workerId }, data: { status: paused ? 'PAUSED' : 'ONLINE' } });
 
   it('no worker of another owner online: the sampled result is accepted unverified, and the check says why', async () => {
     await setPaused(theirs, true);
@@ -158,7 +184,9 @@ describe('the trust check on the job engine', async () => {
     try {
       const j = await runChecked();
       expect(await j.check()).toMatchObject({ status: 'UNCHECKED', replicaTaskId: null, share: 1 });
-      expect((await j.check()).report).toMatch(/^Sampled \(100% of mine's checkable results are replicated .*\), but no worker of another owner is online to replicate on: accepted unverified\.$/);
+      expect((await j.check()).report).toMatch(
+        /^Sampled \(100% of mine's checkable results are replicated .*\), but no worker of another owner is online to replicate on: accepted unverified\.$/,
+      );
       expect(await j.status()).toBe('SUCCEEDED');
       expect(await steps(j.job.jobId)).toEqual(['sampled']);
     } finally {
@@ -167,14 +195,20 @@ describe('the trust check on the job engine', async () => {
     }
   });
 
-  it('the other owners\' workers online are all too small for the run: no replica is made; accepted unverified at once', async () => {
+  it("the other owners' workers online are all too small for the run: no replica is made; accepted unverified at once", async () => {
     // The run needs 2 GiB: mine has 4 GiB, theirs and third 1 GiB. A replica none of them can take
     // would leave the job waiting for a worker that may never come.
     await prisma.worker.update({ where: { id: mine.workerId }, data: { memoryMiB: 4096 } });
     try {
       const job = await createJobWithFile(api, user.token);
       await transition(r, job.jobId, 'startPlanning', { reason: 'test' });
-      await commitTransition(r, job.jobId, (tx, now) => acceptPlan(tx, now, { jobId: job.jobId, author: 'scripted', plan: { ...plan, hardware: { workload: 'python', minMemoryMiB: 2048 } } }));
+      await commitTransition(r, job.jobId, (tx, now) =>
+        acceptPlan(tx, now, {
+          jobId: job.jobId,
+          author: 'scripted',
+          plan: { ...plan, hardware: { workload: 'python', minMemoryMiB: 2048 } },
+        }),
+      );
       const [run] = await mine.claim();
       await finish(mine, run!, 10 * SEC);
       await advanceJobAfterTask(r, run!.task.id);
@@ -187,7 +221,7 @@ describe('the trust check on the job engine', async () => {
     }
   });
 
-  it('the other owners\' workers go away while the replica waits: the tick gives it up after TRUST_REPLICA_WAIT_SEC and the original is accepted unverified', async () => {
+  it("the other owners' workers go away while the replica waits: the tick gives it up after TRUST_REPLICA_WAIT_SEC and the original is accepted unverified", async () => {
     const j = await runChecked();
     const c0 = await j.check();
     expect(c0.status).toBe('REPLICATING');
@@ -198,7 +232,12 @@ describe('the trust check on the job engine', async () => {
       // Before the wait is over the replica waits (the tick says why).
       api.clock.advance((waitSec - 10) * SEC);
       await runTick(r, api.clock.now());
-      expect(await prisma.task.findUniqueOrThrow({ where: { id: c0.replicaTaskId! } })).toMatchObject({ status: 'QUEUED', statusReason: expect.stringMatching(/^No online worker can run this: it needs python, a worker of an owner other than the 1 whose worker already ran this result/) });
+      expect(await prisma.task.findUniqueOrThrow({ where: { id: c0.replicaTaskId! } })).toMatchObject({
+        status: 'QUEUED',
+        statusReason: expect.stringMatching(
+          /^No online worker can run this: it needs python, a worker of an owner other than the 1 whose worker already ran this result/,
+        ),
+      });
       api.clock.advance(20 * SEC);
       await runTick(r, api.clock.now());
       const given = await prisma.task.findUniqueOrThrow({ where: { id: c0.replicaTaskId! } });
@@ -216,7 +255,7 @@ describe('the trust check on the job engine', async () => {
     }
   });
 
-  it('a replica that fails for good: the original is accepted unverified; nobody\'s reputation moves', async () => {
+  it("a replica that fails for good: the original is accepted unverified; nobody's reputation moves", async () => {
     const before = await counts(mine);
     const j = await runChecked();
     expect((await j.check()).status).toBe('REPLICATING');
@@ -235,7 +274,7 @@ describe('the trust check on the job engine', async () => {
     expect(await steps(j.job.jobId)).toEqual(['sampled', 'unchecked']);
   });
 
-  it('the replica is the wrong one: the tie-breaker sides with the original; the replica\'s worker loses reputation and its usage is the contributor\'s loss', async () => {
+  it("the replica is the wrong one: the tie-breaker sides with the original; the replica's worker loses reputation and its usage is the contributor's loss", async () => {
     const [m0, t0, x0] = [await counts(mine), await counts(theirs), await counts(third)];
     const j = await runChecked(42);
     const [rep] = await theirs.claim();
@@ -254,7 +293,9 @@ describe('the trust check on the job engine', async () => {
     await advanceJobAfterTask(r, a!.task.id);
     const c = await j.check();
     expect(c).toMatchObject({ status: 'RESOLVED', wrongWorkerIds: [theirs.workerId] });
-    expect(c.report).toMatch(/^Tie-breaker on third: agrees with mine; theirs's result was wrong \(outputs\/result\.json: value 43 \(theirs\) vs 42 \(third\)\) and it loses reputation\. The job goes on with the original result\.$/);
+    expect(c.report).toMatch(
+      /^Tie-breaker on third: agrees with mine; theirs's result was wrong \(outputs\/result\.json: value 43 \(theirs\) vs 42 \(third\)\) and it loses reputation\. The job goes on with the original result\.$/,
+    );
     expect(await j.status()).toBe('SUCCEEDED');
     expect(await steps(j.job.jobId)).toEqual(['sampled', 'mismatch', 'resolved']);
     expect(await counts(mine)).toEqual({ ...m0, validatedCount: m0.validatedCount + 1 });
@@ -263,7 +304,10 @@ describe('the trust check on the job engine', async () => {
     const usage = await prisma.usageEntry.findMany({ where: { jobId: j.job.jobId } });
     expect(usage.filter((u) => u.attemptId === rep!.attemptId).every((u) => !u.billable)).toBe(true);
     const job = await prisma.job.findUniqueOrThrow({ where: { id: j.job.jobId } });
-    expect(Number(job.lostCostCad)).toBeCloseTo(usage.filter((u) => u.attemptId === rep!.attemptId).reduce((s, u) => s + Number(u.costCad), 0), 9);
+    expect(Number(job.lostCostCad)).toBeCloseTo(
+      usage.filter((u) => u.attemptId === rep!.attemptId).reduce((s, u) => s + Number(u.costCad), 0),
+      9,
+    );
     expect(Number(job.lostCostCad)).toBeGreaterThan(0);
     // The outputs are the original's.
     const q = await api.gql(`query($id: ID!) { job(id: $id) { outputs { path sha256 } } }`, { id: j.job.gid }, user.token);
@@ -293,7 +337,9 @@ describe('the trust check on the job engine', async () => {
     expect(c.status).toBe('UNRESOLVED');
     expect(await j.status()).toBe('FAILED');
     const job = await prisma.job.findUniqueOrThrow({ where: { id: j.job.jobId } });
-    expect(job.statusReason).toMatch(/^Three workers disagree: mine, theirs and the tie-breaker third returned three different results \(.+\): the output is not reproducible within the plan's tolerances\.$/);
+    expect(job.statusReason).toMatch(
+      /^Three workers disagree: mine, theirs and the tie-breaker third returned three different results \(.+\): the output is not reproducible within the plan's tolerances\.$/,
+    );
     expect(await steps(j.job.jobId)).toEqual(['sampled', 'mismatch', 'unresolved']);
     expect([await counts(mine), await counts(theirs), await counts(third)]).toEqual([m0, t0, x0]);
   });
@@ -306,6 +352,8 @@ describe('the trust check on the job engine', async () => {
     await advanceJobAfterTask(r, a!.task.id);
     expect((await j.check()).status).toBe('UNRESOLVED');
     expect(await j.status()).toBe('FAILED');
-    expect((await prisma.job.findUniqueOrThrow({ where: { id: j.job.jobId } })).statusReason).toMatch(/^mine and theirs returned different results and the tie-breaker could not run \(.+\): neither result can be trusted\.$/);
+    expect((await prisma.job.findUniqueOrThrow({ where: { id: j.job.jobId } })).statusReason).toMatch(
+      /^mine and theirs returned different results and the tie-breaker could not run \(.+\): neither result can be trusted\.$/,
+    );
   });
 });

@@ -41,15 +41,19 @@ async function holdingProxy(hold: { holdAnswer?: string; holdRequest?: string } 
         // A connection of its own per request (no kept-alive socket the API may have closed
         // meanwhile), and an API that hangs up (its shutdown at the end of the file, while the
         // worker's long poll is open) is a 502 to the worker, not an uncaught error here.
-        const up = request(`${api.url}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(api.url).host }, agent: false }, (upRes) => {
-          const out: Buffer[] = [];
-          upRes.on('data', (c) => out.push(c));
-          upRes.on('end', () => {
-            const send = () => res.writeHead(upRes.statusCode ?? 502, upRes.headers).end(Buffer.concat(out));
-            if (hold.holdAnswer && body.includes(hold.holdAnswer)) keep(send);
-            else send();
-          });
-        });
+        const up = request(
+          `${api.url}${req.url}`,
+          { method: req.method, headers: { ...req.headers, host: new URL(api.url).host }, agent: false },
+          (upRes) => {
+            const out: Buffer[] = [];
+            upRes.on('data', (c) => out.push(c));
+            upRes.on('end', () => {
+              const send = () => res.writeHead(upRes.statusCode ?? 502, upRes.headers).end(Buffer.concat(out));
+              if (hold.holdAnswer && body.includes(hold.holdAnswer)) keep(send);
+              else send();
+            });
+          },
+        );
         up.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
         up.end(body);
       };
@@ -78,7 +82,17 @@ describe("a heartbeat answered before the owner's own request does not undo it",
   async function session(name: string, proxyUrl: string) {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-session-'));
     dirs.push(dataDir);
-    const s = new Session({ server: proxyUrl, token: await createWorkerToken(api, owner.token, name), name, slots: 1, dataDir, caps: CPU_CAPS as never, sandbox: 'none', memoryLimit: () => null, log: { info: () => {}, warn: () => {} } });
+    const s = new Session({
+      server: proxyUrl,
+      token: await createWorkerToken(api, owner.token, name),
+      name,
+      slots: 1,
+      dataDir,
+      caps: CPU_CAPS as never,
+      sandbox: 'none',
+      memoryLimit: () => null,
+      log: { info: () => {}, warn: () => {} },
+    });
     await s.start();
     afterAll(() => s.stop());
     return s;

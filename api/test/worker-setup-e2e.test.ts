@@ -24,7 +24,11 @@ const index = await tempPipIndex();
 async function newJob(files: Record<string, string>) {
   const manifest = [];
   for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-  const r = await api.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`, { i: { title: 't', request: 'r', files: manifest } }, user.token);
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`,
+    { i: { title: 't', request: 'r', files: manifest } },
+    user.token,
+  );
   const gid: string = r.data.createJob.id;
   return { jobId: Buffer.from(gid, 'base64').toString().split(':')[1]!, codeVersionId: r.data.createJob.originalCode.id as string };
 }
@@ -35,10 +39,14 @@ function envHashOf(dataDir: string, h8: string): string {
 }
 
 async function finished(taskId: string) {
-  return waitFor(async () => {
-    const t = await prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-    return ['SUCCEEDED', 'FAILED'].includes(t.status) ? t : null;
-  }, 90_000, 'task finished');
+  return waitFor(
+    async () => {
+      const t = await prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+      return ['SUCCEEDED', 'FAILED'].includes(t.status) ? t : null;
+    },
+    90_000,
+    'task finished',
+  );
 }
 
 async function attemptLogs(taskId: string) {
@@ -51,7 +59,10 @@ describe('setup phase (real API, real worker, local package index)', () => {
   it('installs a missing package before the run, reuses the environment for the next task, fails DEPENDENCY on an upgrade of torch/numpy', async () => {
     const w = await startWorker(api.url, workerToken, 'installer', [...PY, '--pip-index-url', index.url, '--env-cache-mb', '512']);
     const row = await waitFor(() => prisma.worker.findFirst({ where: { name: 'installer', status: 'ONLINE' } }), 10_000, 'worker online');
-    const caps = row.capabilities as { install: { enabled: boolean; index: string | null }; pythons: { path: string; modules: string[] }[] };
+    const caps = row.capabilities as {
+      install: { enabled: boolean; index: string | null };
+      pythons: { path: string; modules: string[] }[];
+    };
     expect(caps.install).toEqual({ enabled: true, index: index.url });
     expect(caps.pythons[0]!.modules).toEqual(expect.arrayContaining(['numpy', 'torch']));
     expect(caps.pythons[0]!.modules).not.toContain('chatgpu_testpkg');
@@ -70,7 +81,14 @@ describe('setup phase (real API, real worker, local package index)', () => {
       ].join('\n'),
     });
     const setup = { workload: 'python' as const, setup: { pip: ['chatgpu-testpkg==0.1'] } };
-    const first = await createTask(api.server.resources, { jobId: job.jobId, kind: 'RUN', name: 'first', codeVersionId: job.codeVersionId, command: 'python train.py', requirements: setup });
+    const first = await createTask(api.server.resources, {
+      jobId: job.jobId,
+      kind: 'RUN',
+      name: 'first',
+      codeVersionId: job.codeVersionId,
+      command: 'python train.py',
+      requirements: setup,
+    });
     expect((await finished(first.id)).status).toBe('SUCCEEDED');
     const one = await attemptLogs(first.id);
     console.log(one.text);
@@ -88,18 +106,32 @@ describe('setup phase (real API, real worker, local package index)', () => {
     expect(stdout).toContain('NETWORK ConnectionRefusedError');
 
     const fetched = index.requests.length;
-    const second = await createTask(api.server.resources, { jobId: job.jobId, kind: 'RUN', name: 'second', codeVersionId: job.codeVersionId, command: 'python train.py', requirements: setup });
+    const second = await createTask(api.server.resources, {
+      jobId: job.jobId,
+      kind: 'RUN',
+      name: 'second',
+      codeVersionId: job.codeVersionId,
+      command: 'python train.py',
+      requirements: setup,
+    });
     expect((await finished(second.id)).status).toBe('SUCCEEDED');
     const two = await attemptLogs(second.id);
     console.log(two.text);
-    expect(two.logs.some((l) => new RegExp(`^worker: reusing environment ${h8} \\(created [^)]+\\) in \\d+\\.\\ds$`).test(l.text))).toBe(true);
+    expect(two.logs.some((l) => new RegExp(`^worker: reusing environment ${h8} \\(created [^)]+\\) in \\d+\\.\\ds$`).test(l.text))).toBe(
+      true,
+    );
     expect(two.logs.some((l) => l.text.startsWith('setup: '))).toBe(false);
     expect(index.requests.length).toBe(fetched);
     expect(two.logs.filter((l) => l.stream === 'stdout').map((l) => l.text)).toContain('VALUE from the local index');
 
     const upgrade = await createTask(api.server.resources, {
-      jobId: job.jobId, kind: 'RUN', name: 'upgrade', codeVersionId: job.codeVersionId, command: 'python train.py',
-      requirements: { workload: 'python', setup: { pip: ['numpy>=99'] } }, maxAttempts: 1,
+      jobId: job.jobId,
+      kind: 'RUN',
+      name: 'upgrade',
+      codeVersionId: job.codeVersionId,
+      command: 'python train.py',
+      requirements: { workload: 'python', setup: { pip: ['numpy>=99'] } },
+      maxAttempts: 1,
     });
     expect((await finished(upgrade.id)).status).toBe('FAILED');
     const bad = await attemptLogs(upgrade.id);
@@ -114,8 +146,22 @@ describe('setup phase (real API, real worker, local package index)', () => {
     const row = await waitFor(() => prisma.worker.findFirst({ where: { name: 'plain', status: 'ONLINE' } }), 10_000, 'worker online');
     expect((row.capabilities as { install: unknown }).install).toEqual({ enabled: false, index: null });
     const job = await newJob({ 'a.py': 'print("plain")\n' });
-    const needs = await createTask(api.server.resources, { jobId: job.jobId, kind: 'RUN', name: 'needs', codeVersionId: job.codeVersionId, command: 'python a.py', requirements: { workload: 'python', setup: { pip: ['chatgpu-testpkg==0.1'] } } });
-    const plain = await createTask(api.server.resources, { jobId: job.jobId, kind: 'RUN', name: 'plain', codeVersionId: job.codeVersionId, command: 'python a.py', requirements: { workload: 'python' } });
+    const needs = await createTask(api.server.resources, {
+      jobId: job.jobId,
+      kind: 'RUN',
+      name: 'needs',
+      codeVersionId: job.codeVersionId,
+      command: 'python a.py',
+      requirements: { workload: 'python', setup: { pip: ['chatgpu-testpkg==0.1'] } },
+    });
+    const plain = await createTask(api.server.resources, {
+      jobId: job.jobId,
+      kind: 'RUN',
+      name: 'plain',
+      codeVersionId: job.codeVersionId,
+      command: 'python a.py',
+      requirements: { workload: 'python' },
+    });
     expect((await finished(plain.id)).status).toBe('SUCCEEDED');
     expect((await prisma.task.findUniqueOrThrow({ where: { id: needs.id } })).status).toBe('QUEUED');
     expect(await prisma.attempt.count({ where: { taskId: needs.id } })).toBe(0);

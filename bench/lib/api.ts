@@ -63,7 +63,13 @@ export async function startApi(databaseUrl: string, env: Record<string, string> 
   await ensureApiBundle(); // once here, not in every API process at once
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, path.join(benchDir, 'lib/apiProcess.mjs')], {
     cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...(opts.port ? { BENCH_API_PORT: String(opts.port) } : {}), ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      CHATGPU_DATA_DIR: dataDir,
+      ...(opts.port ? { BENCH_API_PORT: String(opts.port) } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   // Forward the API's output, but count node-cron's overlap warnings instead of printing them.
@@ -138,7 +144,13 @@ export interface GqlResult<T> {
 const agent = new http.Agent({ keepAlive: true });
 
 /** One GraphQL request over HTTP (kept-alive connections). Throws on transport or HTTP failure. */
-export function gql<T = any>(url: string, query: string, variables: Record<string, unknown>, token?: string, signal?: AbortSignal): Promise<GqlResult<T>> {
+export function gql<T = any>(
+  url: string,
+  query: string,
+  variables: Record<string, unknown>,
+  token?: string,
+  signal?: AbortSignal,
+): Promise<GqlResult<T>> {
   const body = JSON.stringify({ query, variables });
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -146,7 +158,11 @@ export function gql<T = any>(url: string, query: string, variables: Record<strin
       {
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
         ...(signal ? { signal } : {}),
       },
       (res) => {
@@ -177,12 +193,20 @@ export interface Owner {
 }
 
 /** A user with `workerTokens` worker tokens and `jobs` jobs (one uploaded file each), all over the public API. */
-export async function setUpOwner(api: BenchApi, workerTokens: number, opts: { jobs?: number; concurrency?: number; mainPy?: string } = {}): Promise<Owner> {
+export async function setUpOwner(
+  api: BenchApi,
+  workerTokens: number,
+  opts: { jobs?: number; concurrency?: number; mainPy?: string } = {},
+): Promise<Owner> {
   const concurrency = opts.concurrency ?? 8;
   const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
-  const s = await gql(api.url, `mutation($i: SignUpInput!) { signUp(input: $i) { __typename ... on AuthPayload { token } ... on Error { message } } }`, {
-    i: { email, password: 'benchmark password 1' },
-  });
+  const s = await gql(
+    api.url,
+    `mutation($i: SignUpInput!) { signUp(input: $i) { __typename ... on AuthPayload { token } ... on Error { message } } }`,
+    {
+      i: { email, password: 'benchmark password 1' },
+    },
+  );
   const userToken: string | undefined = s.data?.signUp?.token;
   if (!userToken) throw new Error(`signUp failed: ${JSON.stringify(s)}`);
   const tokens: string[] = [];
@@ -191,7 +215,12 @@ export async function setUpOwner(api: BenchApi, workerTokens: number, opts: { jo
     Array.from({ length: Math.min(concurrency, workerTokens) }, async () => {
       while (next < workerTokens) {
         const i = next++;
-        const r = await gql(api.url, `mutation($n: String!) { createWorkerToken(input: {name: $n}) { __typename ... on CreatedWorkerToken { token } } }`, { n: `bench-${i}` }, userToken);
+        const r = await gql(
+          api.url,
+          `mutation($n: String!) { createWorkerToken(input: {name: $n}) { __typename ... on CreatedWorkerToken { token } } }`,
+          { n: `bench-${i}` },
+          userToken,
+        );
         const t: string | undefined = r.data?.createWorkerToken?.token;
         if (!t) throw new Error(`createWorkerToken failed: ${JSON.stringify(r)}`);
         tokens[i] = t;
@@ -200,16 +229,29 @@ export async function setUpOwner(api: BenchApi, workerTokens: number, opts: { jo
   );
   const content = Buffer.from(opts.mainPy ?? 'print("benchmark")\n');
   const sha = createHash('sha256').update(content).digest('hex');
-  const put = await fetch(`${api.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/octet-stream' }, body: new Uint8Array(content) });
+  const put = await fetch(`${api.url}/blobs/${sha}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/octet-stream' },
+    body: new Uint8Array(content),
+  });
   if (put.status !== 201 && put.status !== 200) throw new Error(`blob upload failed: HTTP ${put.status} ${await put.text()}`);
   const jobs: Owner['jobs'] = [];
   for (let k = 0; k < Math.max(1, opts.jobs ?? 1); k++) {
-    const j = await gql(api.url, `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id originalCode { id } } ... on Error { message } } }`, {
-      i: { title: `benchmark ${k}`, request: 'benchmark tasks', files: [{ path: 'main.py', sha256: sha }] },
-    }, userToken);
+    const j = await gql(
+      api.url,
+      `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id originalCode { id } } ... on Error { message } } }`,
+      {
+        i: { title: `benchmark ${k}`, request: 'benchmark tasks', files: [{ path: 'main.py', sha256: sha }] },
+      },
+      userToken,
+    );
     const job = j.data?.createJob;
     if (job?.__typename !== 'Job') throw new Error(`createJob failed: ${JSON.stringify(j)}`);
-    const jobId = Buffer.from(job.id as string, 'base64').toString('utf8').split(':').slice(1).join(':');
+    const jobId = Buffer.from(job.id as string, 'base64')
+      .toString('utf8')
+      .split(':')
+      .slice(1)
+      .join(':');
     jobs.push({ jobId, codeVersionId: job.originalCode.id as string });
   }
   return { userToken, workerTokens: tokens, jobs };
@@ -251,7 +293,11 @@ export async function taskFactory(databaseUrl: string, owner: Owner, poolSize = 
     resources,
     db,
     create: (over = {}) => createTask(resources, input(over)),
-    createMany: (count) => createTasks(resources, Array.from({ length: count }, () => input())),
+    createMany: (count) =>
+      createTasks(
+        resources,
+        Array.from({ length: count }, () => input()),
+      ),
     async close() {
       await db.close();
       await rm(dataDir, { recursive: true, force: true });

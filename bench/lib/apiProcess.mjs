@@ -41,7 +41,13 @@ send({ type: 'ready', url: server.url });
 
 process.on('message', (m) => {
   if (m.type === 'cpu') {
-    send({ type: 'cpu', cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), rssMiB: process.memoryUsage().rss / 1024 ** 2, errors: errors.count });
+    send({
+      type: 'cpu',
+      cpu: process.cpuUsage(),
+      elu: performance.eventLoopUtilization(),
+      rssMiB: process.memoryUsage().rss / 1024 ** 2,
+      errors: errors.count,
+    });
   } else if (m.type === 'stop') {
     void server.close().finally(() => process.exit(0));
   }

@@ -32,7 +32,10 @@ export function parseOptions<T extends Options>(argv: string[], defaults: T, usa
   for (const k of Object.keys(all)) spec[kebab(k)] = { type: 'string' };
   let values: Record<string, string | undefined>;
   try {
-    values = parseArgs({ args: argv, options: { ...spec, help: { type: 'boolean' } } as never, strict: true }).values as Record<string, string | undefined>;
+    values = parseArgs({ args: argv, options: { ...spec, help: { type: 'boolean' } } as never, strict: true }).values as Record<
+      string,
+      string | undefined
+    >;
   } catch (err) {
     throw new Error(`${(err as Error).message}\n${usage}`);
   }

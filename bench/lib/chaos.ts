@@ -193,7 +193,10 @@ async function startCutProxy(targetPort: number): Promise<CutProxy> {
   };
 }
 
-const stable = (v: unknown) => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
+const stable = (v: unknown) =>
+  JSON.stringify(v, (_k, x) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x,
+  );
 
 interface Slot {
   w: WorkerProc;
@@ -307,7 +310,12 @@ export async function runChaos(
     }
     const launch = async (api: number, fragile = false) => {
       const proxy = await startCutProxy(ports[api]!);
-      const w = await startWorker(`http://127.0.0.1:${proxy.port}`, token, `chaos-${named++}${fragile ? '-fragile' : ''}`, fragile ? { ...o, python: fragilePython } : o);
+      const w = await startWorker(
+        `http://127.0.0.1:${proxy.port}`,
+        token,
+        `chaos-${named++}${fragile ? '-fragile' : ''}`,
+        fragile ? { ...o, python: fragilePython } : o,
+      );
       const s: Slot = { w, api, stopped: false, dead: false, resumes: [], proxy, fragile };
       slots.push(s);
       void w.exited.then(() => {
@@ -316,13 +324,16 @@ export async function runChaos(
       });
       return s;
     };
-    for (let k = 0; k < o.workers; k += 4) await Promise.all(Array.from({ length: Math.min(4, o.workers - k) }, (_, j) => launch((k + j) % 2, o.breakEnv > 0 && k + j === 0)));
+    for (let k = 0; k < o.workers; k += 4)
+      await Promise.all(Array.from({ length: Math.min(4, o.workers - k) }, (_, j) => launch((k + j) % 2, o.breakEnv > 0 && k + j === 0)));
 
     // Accepted results as they appear; a later poll that differs is a changed result.
     const accepted = new Map<string, string>();
     const violations: string[] = [];
     const snapshot = async () => {
-      const rows = await throughOutage(() => prisma.task.findMany({ where: { jobId: { in: jobIds }, status: 'SUCCEEDED' }, select: { id: true, result: true } }));
+      const rows = await throughOutage(() =>
+        prisma.task.findMany({ where: { jobId: { in: jobIds }, status: 'SUCCEEDED' }, select: { id: true, result: true } }),
+      );
       for (const r of rows) {
         const v = stable(r.result);
         const before = accepted.get(r.id);
@@ -330,10 +341,14 @@ export async function runChaos(
         else if (before !== v) violations.push(`task ${r.id}: accepted result changed from ${before} to ${v}`);
       }
     };
-    const open = () => throughOutage(() => prisma.task.count({ where: { jobId: { in: jobIds }, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } } }));
+    const open = () =>
+      throughOutage(() => prisma.task.count({ where: { jobId: { in: jobIds }, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } } }));
 
     const faults: Record<FaultKind, number> = { kill: 0, stop: 0, restart: 0, cut: 0, 'pg-restart': 0, 'break-env': 0 };
-    const kinds: FaultKind[] = [...(postgres ? ['kill', 'stop', 'restart', 'cut', 'pg-restart'] as const : ['kill', 'stop', 'restart', 'cut'] as const), ...(o.breakEnv ? ['break-env'] as const : [])];
+    const kinds: FaultKind[] = [
+      ...(postgres ? (['kill', 'stop', 'restart', 'cut', 'pg-restart'] as const) : (['kill', 'stop', 'restart', 'cut'] as const)),
+      ...(o.breakEnv ? (['break-env'] as const) : []),
+    ];
     let brokenAt: Date | null = null;
     const firstKinds = kinds.sort(() => rnd() - 0.5);
     const pickKind = (): FaultKind => {
@@ -344,7 +359,12 @@ export async function runChaos(
       return x < 0.3 ? 'kill' : x < 0.55 ? 'stop' : x < 0.75 ? 'cut' : x < 0.9 ? 'restart' : 'pg-restart';
     };
     const busyWorkerNames = async () => {
-      const live = await throughOutage(() => prisma.attempt.findMany({ where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId: { in: jobIds } } }, select: { worker: { select: { name: true } } } }));
+      const live = await throughOutage(() =>
+        prisma.attempt.findMany({
+          where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId: { in: jobIds } } },
+          select: { worker: { select: { name: true } } },
+        }),
+      );
       return new Set(live.map((a) => a.worker.name));
     };
 
@@ -397,7 +417,9 @@ export async function runChaos(
         else await apis[i]!.stop();
         apis[i] = null;
         apis[i] = await startApi(databaseUrl, env, { port: ports[i]!, dataDir, onLine });
-        log(`  fault restart API ${i} (${hard ? 'SIGKILL' : 'clean stop'}; back after ${round((Date.now() - t0) / 1000)} s) (+${round((t0 - started) / 1000)} s)`);
+        log(
+          `  fault restart API ${i} (${hard ? 'SIGKILL' : 'clean stop'}; back after ${round((Date.now() - t0) / 1000)} s) (+${round((t0 - started) / 1000)} s)`,
+        );
         faults.restart++;
       } else if (kind === 'break-env') {
         const s = slots.find((x) => x.fragile && !x.dead);
@@ -415,7 +437,9 @@ export async function runChaos(
         await sleep(downSec * 1000);
         await postgres.start();
         pgDown = false;
-        log(`  fault restart PostgreSQL (down ${round(downSec)} s; back after ${round((Date.now() - t0) / 1000)} s) (+${round((t0 - started) / 1000)} s)`);
+        log(
+          `  fault restart PostgreSQL (down ${round(downSec)} s; back after ${round((Date.now() - t0) / 1000)} s) (+${round((t0 - started) / 1000)} s)`,
+        );
         faults['pg-restart']++;
       }
     };
@@ -452,9 +476,15 @@ export async function runChaos(
     // The broken worker's end state, while it still runs (its status is what it reports now).
     const fragileSlot = slots.find((s) => s.fragile);
     const broken = brokenAt && fragileSlot ? await brokenWorkerState(prisma, jobIds, fragileSlot.w.name, brokenAt) : null;
-    if (broken && !['UNHEALTHY', 'QUARANTINED'].includes(broken.status)) violations.push(`worker ${broken.name}: its Python was removed, yet it is ${broken.status} (not UNHEALTHY or QUARANTINED)`);
-    if (broken?.tasksFailedByIt) violations.push(`worker ${broken.name}: ${broken.tasksFailedByIt} tasks FAILED on it after its environment broke`);
-    const quarantined = (await throughOutage(() => prisma.worker.findMany({ where: { quarantinedUntil: { not: null } }, select: { name: true } }))).map((w) => w.name).sort();
+    if (broken && !['UNHEALTHY', 'QUARANTINED'].includes(broken.status))
+      violations.push(`worker ${broken.name}: its Python was removed, yet it is ${broken.status} (not UNHEALTHY or QUARANTINED)`);
+    if (broken?.tasksFailedByIt)
+      violations.push(`worker ${broken.name}: ${broken.tasksFailedByIt} tasks FAILED on it after its environment broke`);
+    const quarantined = (
+      await throughOutage(() => prisma.worker.findMany({ where: { quarantinedUntil: { not: null } }, select: { name: true } }))
+    )
+      .map((w) => w.name)
+      .sort();
     // Workers and APIs stop before the checks: nothing changes under them.
     await Promise.all(slots.filter((s) => !s.dead).map((s) => killWorker(s.w, 'SIGTERM')));
     await Promise.all(apis.map((a) => a?.stop()));
@@ -469,11 +499,25 @@ export async function runChaos(
       `(${f.kill} SIGKILL+replace, ${f.stop} SIGSTOP past lease, ${f.cut} connection cut past lease, ${f.restart} API restart, ${f['pg-restart']} PostgreSQL restart, ${f['break-env']} environment broken) — ${report.succeeded} succeeded, ` +
       `${report.failedRetriesOut} failed (retries out), ${report.lostAttempts} lost attempts (${report.reportedLate} reported late), ` +
       `${report.duplicated} duplicated accepted results, ${report.stuck} stuck, ${violations.length} invariant violations` +
-      (broken ? ` — broken worker ${broken.name}: ${broken.status}, attempts after the break ${JSON.stringify(broken.attemptsAfterBreak)}, ${broken.tasksFailedByIt} tasks failed by it` : '') +
+      (broken
+        ? ` — broken worker ${broken.name}: ${broken.status}, attempts after the break ${JSON.stringify(broken.attemptsAfterBreak)}, ${broken.tasksFailedByIt} tasks failed by it`
+        : '') +
       `${quarantined.length ? ` — quarantined: ${quarantined.join(', ')}` : ''} — seed ${o.seed}, ${durationSec} s`;
     if (violations.length) log(`violations:\n  ${violations.slice(0, 50).join('\n  ')}`);
     if (report.stuck || violations.length) log(`last API output:\n${apiLines.slice(-40).join('\n')}`);
-    return { tasks: o.tasks, jobs: o.jobs, workers: o.workers, seed: o.seed, faults, ...report, broken, quarantined, violations, durationSec, line };
+    return {
+      tasks: o.tasks,
+      jobs: o.jobs,
+      workers: o.workers,
+      seed: o.seed,
+      faults,
+      ...report,
+      broken,
+      quarantined,
+      violations,
+      durationSec,
+      line,
+    };
   } catch (err) {
     log(`last API output:\n${apiLines.slice(-40).join('\n')}`);
     throw err;
@@ -487,15 +531,33 @@ type Prisma = TaskFactory['resources']['prisma'];
 
 /** The broken worker as the database has it: its status, its attempts since the break, the tasks it failed. */
 async function brokenWorkerState(prisma: Prisma, jobIds: string[], name: string, brokenAt: Date): Promise<BrokenWorker> {
-  const w = await throughOutage(() => prisma.worker.findFirstOrThrow({ where: { name }, select: { id: true, status: true, statusReason: true } }));
-  const after = await throughOutage(() => prisma.attempt.findMany({ where: { workerId: w.id, createdAt: { gte: brokenAt }, task: { jobId: { in: jobIds } } }, select: { status: true, errorClass: true } }));
+  const w = await throughOutage(() =>
+    prisma.worker.findFirstOrThrow({ where: { name }, select: { id: true, status: true, statusReason: true } }),
+  );
+  const after = await throughOutage(() =>
+    prisma.attempt.findMany({
+      where: { workerId: w.id, createdAt: { gte: brokenAt }, task: { jobId: { in: jobIds } } },
+      select: { status: true, errorClass: true },
+    }),
+  );
   const attemptsAfterBreak: Record<string, number> = {};
   for (const a of after) {
     const k = a.status === 'FAILED' ? `FAILED ${a.errorClass}` : a.status;
     attemptsAfterBreak[k] = (attemptsAfterBreak[k] ?? 0) + 1;
   }
-  const failed = await throughOutage(() => prisma.task.findMany({ where: { jobId: { in: jobIds }, status: 'FAILED' }, select: { currentAttempt: { select: { workerId: true } } } }));
-  return { name, status: w.status, statusReason: w.statusReason, attemptsAfterBreak, tasksFailedByIt: failed.filter((t) => t.currentAttempt?.workerId === w.id).length };
+  const failed = await throughOutage(() =>
+    prisma.task.findMany({
+      where: { jobId: { in: jobIds }, status: 'FAILED' },
+      select: { currentAttempt: { select: { workerId: true } } },
+    }),
+  );
+  return {
+    name,
+    status: w.status,
+    statusReason: w.statusReason,
+    attemptsAfterBreak,
+    tasksFailedByIt: failed.filter((t) => t.currentAttempt?.workerId === w.id).length,
+  };
 }
 
 async function verify(
@@ -506,10 +568,23 @@ async function verify(
   slots: Slot[],
   violations: string[],
 ) {
-  const tasks = await prisma.task.findMany({ where: { jobId: { in: jobIds } }, select: { id: true, status: true, statusReason: true, result: true, currentAttemptId: true, attemptCount: true, maxAttempts: true } });
+  const tasks = await prisma.task.findMany({
+    where: { jobId: { in: jobIds } },
+    select: { id: true, status: true, statusReason: true, result: true, currentAttemptId: true, attemptCount: true, maxAttempts: true },
+  });
   const attempts = await prisma.attempt.findMany({
     where: { task: { jobId: { in: jobIds } } },
-    select: { id: true, taskId: true, status: true, outputs: true, startedAt: true, finishedAt: true, createdAt: true, worker: { select: { name: true, lastSeenAt: true } }, _count: { select: { staleReports: true } } },
+    select: {
+      id: true,
+      taskId: true,
+      status: true,
+      outputs: true,
+      startedAt: true,
+      finishedAt: true,
+      createdAt: true,
+      worker: { select: { name: true, lastSeenAt: true } },
+      _count: { select: { staleReports: true } },
+    },
   });
   const byTask = new Map<string, typeof attempts>();
   for (const a of attempts) byTask.set(a.taskId, [...(byTask.get(a.taskId) ?? []), a]);
@@ -548,10 +623,12 @@ async function verify(
     const result = t.result as { attemptId?: string; outputs?: unknown } | null;
     if (t.currentAttemptId !== a.id) violations.push(`task ${t.id}: current attempt ${t.currentAttemptId} is not the accepted ${a.id}`);
     if (result?.attemptId !== a.id) violations.push(`task ${t.id}: result names attempt ${result?.attemptId}, the accepted one is ${a.id}`);
-    if (stable(result?.outputs ?? []) !== stable(a.outputs ?? [])) violations.push(`task ${t.id}: result outputs ${stable(result?.outputs)} differ from the attempt's ${stable(a.outputs)}`);
+    if (stable(result?.outputs ?? []) !== stable(a.outputs ?? []))
+      violations.push(`task ${t.id}: result outputs ${stable(result?.outputs)} differ from the attempt's ${stable(a.outputs)}`);
     const outs = (result?.outputs ?? []) as { path: string; sha256: string }[];
     const want = expectedOutput(spec.get(t.id)!.i);
-    if (!outs.some((x) => x.path.endsWith('result.txt') && x.sha256 === want)) violations.push(`task ${t.id}: no result.txt with the task's own bytes in ${stable(outs)}`);
+    if (!outs.some((x) => x.path.endsWith('result.txt') && x.sha256 === want))
+      violations.push(`task ${t.id}: no result.txt with the task's own bytes in ${stable(outs)}`);
     const snap = accepted.get(t.id);
     if (snap !== undefined && snap !== stable(t.result)) violations.push(`task ${t.id}: accepted result changed since it was first seen`);
   }
@@ -564,7 +641,8 @@ async function verify(
   }
   // Reported late ⇒ STALE: a LOST attempt with a StaleReport is one the late report and the
   // tick raced on (fixed: recordStale locks the attempt; the tick marks reported ones STALE).
-  for (const a of attempts.filter((x) => x.status === 'LOST' && x._count.staleReports > 0)) violations.push(`attempt ${a.id}: LOST although its worker reported on it late`);
+  for (const a of attempts.filter((x) => x.status === 'LOST' && x._count.staleReports > 0))
+    violations.push(`attempt ${a.id}: LOST although its worker reported on it late`);
   // A LOST attempt of a worker frozen while it was lost, that knew the attempt (its first
   // heartbeat made it RUNNING) and that the API heard from again after it resumed, must have
   // been reported late (its heartbeat names it). Evidence from the database, not from timing.
@@ -572,19 +650,27 @@ async function verify(
     const s = slots.find((x) => x.w.name === a.worker.name);
     const r = s?.resumes.find((x) => a.finishedAt && x.stoppedAt <= a.finishedAt.getTime() && a.finishedAt.getTime() <= x.resumedAt);
     const heardAfter = r && a.worker.lastSeenAt && a.worker.lastSeenAt.getTime() > r.resumedAt + 1000;
-    if (s && r && heardAfter) violations.push(`attempt ${a.id}: lost while ${s.w.name} was stopped, not reported late although the API heard from it after it resumed`);
+    if (s && r && heardAfter)
+      violations.push(
+        `attempt ${a.id}: lost while ${s.w.name} was stopped, not reported late although the API heard from it after it resumed`,
+      );
   }
   const lostAttempts = attempts.filter((a) => a.status === 'LOST' || a.status === 'STALE').length;
   const reportedLate = attempts.filter((a) => a.status === 'STALE').length;
   const staleReports = await prisma.staleReport.count({ where: { attempt: { task: { jobId: { in: jobIds } } } } });
 
   // Logs of accepted attempts: seq 0..n-1 (the key forbids repeats), each printed line once.
-  const chunks = await prisma.logChunk.findMany({ where: { attemptId: { in: acceptedAttempts.map((x) => x.attemptId) } }, select: { attemptId: true, seq: true, stream: true, text: true }, orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }] });
+  const chunks = await prisma.logChunk.findMany({
+    where: { attemptId: { in: acceptedAttempts.map((x) => x.attemptId) } },
+    select: { attemptId: true, seq: true, stream: true, text: true },
+    orderBy: [{ attemptId: 'asc' }, { seq: 'asc' }],
+  });
   const perAttempt = new Map<string, typeof chunks>();
   for (const c of chunks) perAttempt.set(c.attemptId, [...(perAttempt.get(c.attemptId) ?? []), c]);
   for (const { attemptId, taskId } of acceptedAttempts) {
     const cs = perAttempt.get(attemptId) ?? [];
-    if (cs.some((c, k) => c.seq !== k)) violations.push(`attempt ${attemptId}: log seq ${cs.map((c) => c.seq).join(',')} is not 0..${cs.length - 1}`);
+    if (cs.some((c, k) => c.seq !== k))
+      violations.push(`attempt ${attemptId}: log seq ${cs.map((c) => c.seq).join(',')} is not 0..${cs.length - 1}`);
     const printed = cs.filter((c) => c.stream === 'stdout').map((c) => c.text); // one row per line, without its newline
     const { i, lines } = spec.get(taskId)!;
     for (let k = 0; k < lines; k++) {

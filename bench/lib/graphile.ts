@@ -19,7 +19,10 @@ export interface GraphileRunner {
   stop(): Promise<void>;
 }
 
-export async function startGraphile(databaseUrl: string, opts: { concurrency: number; pool: number; mode: 'throughput' | 'latency' }): Promise<GraphileRunner> {
+export async function startGraphile(
+  databaseUrl: string,
+  opts: { concurrency: number; pool: number; mode: 'throughput' | 'latency' },
+): Promise<GraphileRunner> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'bench/lib/graphileProcess.ts')], {
     cwd: repoRoot,
     env: { ...process.env, GW_URL: databaseUrl, GW_CONCURRENCY: String(opts.concurrency), GW_POOL: String(opts.pool), GW_MODE: opts.mode },

@@ -35,7 +35,14 @@ const runner = await run({
 send({ type: 'ready' });
 
 process.on('message', (m: { type: string }) => {
-  if (m.type === 'cpu') send({ type: 'cpu', cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), rssMiB: process.memoryUsage().rss / 1024 ** 2, errors });
+  if (m.type === 'cpu')
+    send({
+      type: 'cpu',
+      cpu: process.cpuUsage(),
+      elu: performance.eventLoopUtilization(),
+      rssMiB: process.memoryUsage().rss / 1024 ** 2,
+      errors,
+    });
   else if (m.type === 'stop') void runner.stop().finally(() => process.exit(0));
 });
 process.on('disconnect', () => void runner.stop().finally(() => process.exit(0)));

@@ -51,7 +51,10 @@ if random.random() < ${rate}:
 export function lyingWorkerCheckout(rate = 1): string {
   if (!(rate >= 0 && rate <= 1)) throw new Error(`rate must be within [0, 1], not ${rate}`);
   const checkout = mkdtempSync(path.join(realpathSync(tmpdir()), 'chatgpu-liar-'));
-  cpSync(path.join(repoRoot, 'worker'), path.join(checkout, 'worker'), { recursive: true, filter: (src) => !src.includes(`${path.sep}node_modules`) });
+  cpSync(path.join(repoRoot, 'worker'), path.join(checkout, 'worker'), {
+    recursive: true,
+    filter: (src) => !src.includes(`${path.sep}node_modules`),
+  });
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(checkout, 'node_modules'));
   writeFileSync(path.join(checkout, 'worker', 'python', 'sitecustomize.py'), perturb(rate));
   return checkout;

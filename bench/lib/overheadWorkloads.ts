@@ -129,8 +129,10 @@ export function workloads(s: WorkloadSizes): Workload[] {
       name: 'sweep',
       label: `10-value sweep of the NumPy loop (${s.sweepIters} iterations each)`,
       write: py('main.py', NUMPY_PY),
-      request: (seed) => `run main.py for ${s.sweepIters} iterations for seeds ${Array.from({ length: 10 }, (_, i) => seed * 10 + i).join(' ')}`,
-      direct: (seed) => Array.from({ length: 10 }, (_, i) => ['python', 'main.py', '--iters', String(s.sweepIters), '--seed', String(seed * 10 + i)]),
+      request: (seed) =>
+        `run main.py for ${s.sweepIters} iterations for seeds ${Array.from({ length: 10 }, (_, i) => seed * 10 + i).join(' ')}`,
+      direct: (seed) =>
+        Array.from({ length: 10 }, (_, i) => ['python', 'main.py', '--iters', String(s.sweepIters), '--seed', String(seed * 10 + i)]),
     },
   ];
 }

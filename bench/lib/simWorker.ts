@@ -58,11 +58,24 @@ export class SimWorker {
     const r = await gql(this.url, CLAIM, { workerId: this.workerId, waitMs, max }, this.token, signal);
     const c = r.data?.claimTask;
     if (c?.__typename !== 'MutationClaimTaskSuccess') throw new Error(`claimTask failed: ${JSON.stringify(r).slice(0, 500)}`);
-    return (c.data as { attemptId: string; fencingToken: string; task: { id: string } }[]).map((a) => ({ attemptId: a.attemptId, fencingToken: a.fencingToken, taskId: a.task.id }));
+    return (c.data as { attemptId: string; fencingToken: string; task: { id: string } }[]).map((a) => ({
+      attemptId: a.attemptId,
+      fencingToken: a.fencingToken,
+      taskId: a.task.id,
+    }));
   }
 
   async heartbeat(leases: Lease[]): Promise<void> {
-    const r = await gql(this.url, HEARTBEAT, { workerId: this.workerId, leases: leases.map((l) => ({ attemptId: l.attemptId, fencingToken: l.fencingToken })), telemetry: { running: leases.length } }, this.token);
+    const r = await gql(
+      this.url,
+      HEARTBEAT,
+      {
+        workerId: this.workerId,
+        leases: leases.map((l) => ({ attemptId: l.attemptId, fencingToken: l.fencingToken })),
+        telemetry: { running: leases.length },
+      },
+      this.token,
+    );
     if (r.data?.heartbeat?.__typename !== 'HeartbeatResult') throw new Error(`heartbeat failed: ${JSON.stringify(r).slice(0, 500)}`);
   }
 
@@ -79,10 +92,18 @@ export class SimWorker {
     this.inFlight = true;
     const batch = this.queue.splice(0, 64);
     try {
-      const r = await gql(this.url, COMPLETE_MANY, { completions: batch.map(({ l }) => ({ attemptId: l.attemptId, fencingToken: l.fencingToken, result: { exitCode: 0 } })) }, this.token);
+      const r = await gql(
+        this.url,
+        COMPLETE_MANY,
+        { completions: batch.map(({ l }) => ({ attemptId: l.attemptId, fencingToken: l.fencingToken, result: { exitCode: 0 } })) },
+        this.token,
+      );
       const c = r.data?.completeAttempts;
-      if (c?.__typename !== 'MutationCompleteAttemptsSuccess') throw new Error(`completeAttempts failed: ${JSON.stringify(r).slice(0, 500)}`);
-      const by = new Map((c.data as { attemptId: string; accepted: boolean; status: string | null; error: unknown }[]).map((d) => [d.attemptId, d]));
+      if (c?.__typename !== 'MutationCompleteAttemptsSuccess')
+        throw new Error(`completeAttempts failed: ${JSON.stringify(r).slice(0, 500)}`);
+      const by = new Map(
+        (c.data as { attemptId: string; accepted: boolean; status: string | null; error: unknown }[]).map((d) => [d.attemptId, d]),
+      );
       for (const { l, done } of batch) {
         const d = by.get(l.attemptId);
         done(d?.accepted && d.status === 'SUCCEEDED' ? undefined : new Error(`completion refused: ${JSON.stringify(d).slice(0, 300)}`));
@@ -98,6 +119,7 @@ export class SimWorker {
   async completeOne(l: Lease): Promise<void> {
     const r = await gql(this.url, COMPLETE, { attemptId: l.attemptId, fencingToken: l.fencingToken, result: { exitCode: 0 } }, this.token);
     const a = r.data?.completeAttempt;
-    if (a?.__typename !== 'Attempt' || a.status !== 'SUCCEEDED') throw new Error(`completeAttempt failed: ${JSON.stringify(r).slice(0, 500)}`);
+    if (a?.__typename !== 'Attempt' || a.status !== 'SUCCEEDED')
+      throw new Error(`completeAttempt failed: ${JSON.stringify(r).slice(0, 500)}`);
   }
 }

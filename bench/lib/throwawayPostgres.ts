@@ -92,5 +92,7 @@ async function postgresBin(): Promise<string> {
   for (const m of majors) if (existsSync(path.join(base, m, 'bin', 'pg_ctl'))) return path.join(base, m, 'bin');
   const { stdout } = await run('sh', ['-c', 'command -v pg_ctl']).catch(() => ({ stdout: '' }));
   if (stdout.trim()) return path.dirname(stdout.trim());
-  throw new Error(`A throwaway PostgreSQL cluster needs PostgreSQL's server binaries (initdb, pg_ctl); none found for user ${userInfo().username}.`);
+  throw new Error(
+    `A throwaway PostgreSQL cluster needs PostgreSQL's server binaries (initdb, pg_ctl); none found for user ${userInfo().username}.`,
+  );
 }

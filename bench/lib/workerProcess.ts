@@ -20,11 +20,28 @@ export interface WorkerProc {
 }
 
 /** Starts a worker and waits until it has said hello (60 s at most); `root`: the checkout whose worker/ runs (default this one). */
-export async function startWorker(url: string, token: string, name: string, o: { python: string; sandbox: string; root?: string }): Promise<WorkerProc> {
+export async function startWorker(
+  url: string,
+  token: string,
+  name: string,
+  o: { python: string; sandbox: string; root?: string },
+): Promise<WorkerProc> {
   const dataDir = await mkdtemp(path.join(tmpdir(), `bench-worker-${name}-`));
   const child = spawn(
     process.execPath,
-    [path.join(o.root ?? repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', url, '--name', name, '--data-dir', dataDir, '--python', o.python, '--sandbox', o.sandbox],
+    [
+      path.join(o.root ?? repoRoot, 'worker/bin/chatgpu-worker.mjs'),
+      '--server',
+      url,
+      '--name',
+      name,
+      '--data-dir',
+      dataDir,
+      '--python',
+      o.python,
+      '--sandbox',
+      o.sandbox,
+    ],
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, CHATGPU_WORKER_TOKEN: token } },
   );
   let out = '';

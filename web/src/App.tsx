@@ -27,11 +27,7 @@ const MeQuery = graphql(`
 export function App() {
   const token = useToken();
   const session = useMemo(() => sessionFor(token), [token]);
-  return (
-    <ApolloProvider client={session.client}>
-      {token ? <SignedIn /> : <SignedOut />}
-    </ApolloProvider>
-  );
+  return <ApolloProvider client={session.client}>{token ? <SignedIn /> : <SignedOut />}</ApolloProvider>;
 }
 
 function SignedOut() {

@@ -16,7 +16,9 @@ describe('bundle budget', () => {
   it('the initial JavaScript is at most 150 KB gzip', () => {
     const dir = buildDashboard();
     const html = readFileSync(path.join(dir, 'index.html'), 'utf8');
-    const initial = [...html.matchAll(/<script[^>]+src="([^"]+\.js)"|<link[^>]+rel="modulepreload"[^>]+href="([^"]+\.js)"/g)].map((m) => (m[1] ?? m[2])!.replace(/^\//, ''));
+    const initial = [...html.matchAll(/<script[^>]+src="([^"]+\.js)"|<link[^>]+rel="modulepreload"[^>]+href="([^"]+\.js)"/g)].map((m) =>
+      (m[1] ?? m[2])!.replace(/^\//, ''),
+    );
     expect(initial.length).toBeGreaterThan(0);
     const gz = (f: string) => gzipSync(readFileSync(path.join(dir, f))).length;
     const sizes = initial.map((f) => [f, gz(f)] as const);
@@ -24,7 +26,9 @@ describe('bundle budget', () => {
     const lazy = readdirSync(path.join(dir, 'assets'))
       .filter((f) => f.endsWith('.js') && !initial.includes(`assets/${f}`))
       .map((f) => `${f} ${(gz(`assets/${f}`) / 1000).toFixed(1)} KB`);
-    console.log(`initial JS ${(total / 1000).toFixed(1)} KB gzip (${sizes.map(([f, n]) => `${f} ${(n / 1000).toFixed(1)} KB`).join(', ')}); on demand: ${lazy.join(', ')}`);
+    console.log(
+      `initial JS ${(total / 1000).toFixed(1)} KB gzip (${sizes.map(([f, n]) => `${f} ${(n / 1000).toFixed(1)} KB`).join(', ')}); on demand: ${lazy.join(', ')}`,
+    );
     expect(total).toBeLessThanOrEqual(BUDGET);
   });
 });

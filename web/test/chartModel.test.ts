@@ -36,7 +36,10 @@ describe('the Metrics panel model', () => {
       ['run · val_loss', 'run', 2],
       ['smoke run · loss', 'smoke', 2],
     ]);
-    expect(loss.epochs).toEqual([{ x: 1, epoch: 1 }, { x: 3, epoch: 2 }]);
+    expect(loss.epochs).toEqual([
+      { x: 1, epoch: 1 },
+      { x: 3, epoch: 2 },
+    ]);
     expect(charts.some((c) => c.family === 'epoch')).toBe(false);
     expect(evals).toEqual([
       { name: 'test_accuracy', value: 0.88, source: 'run', step: 4 },
@@ -75,8 +78,18 @@ describe('the Metrics panel model', () => {
   });
 
   it('names families without their split prefix', () => {
-    expect(['loss', 'train_loss', 'val/loss', 'Validation-Loss', 'lr', 'eval_accuracy'].map(familyOf)).toEqual(['loss', 'loss', 'loss', 'loss', 'lr', 'accuracy']);
-    expect(epochMarks({ name: 'epoch', xs: [10, 20, 30], ys: [1, 2, 2] })).toEqual([{ x: 10, epoch: 1 }, { x: 20, epoch: 2 }]);
+    expect(['loss', 'train_loss', 'val/loss', 'Validation-Loss', 'lr', 'eval_accuracy'].map(familyOf)).toEqual([
+      'loss',
+      'loss',
+      'loss',
+      'loss',
+      'lr',
+      'accuracy',
+    ]);
+    expect(epochMarks({ name: 'epoch', xs: [10, 20, 30], ys: [1, 2, 2] })).toEqual([
+      { x: 10, epoch: 1 },
+      { x: 20, epoch: 2 },
+    ]);
   });
 
   it('takes the smoke run, runs, shards and the evaluation that started, labels retries, and leaves preparation out', () => {

@@ -10,7 +10,16 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { estimateFromSmokeRun, withActual } from '../../api/src/domain/jobs/estimate.js';
-import { createJob, CPU_CAPS, NVIDIA_CAPS, screenshot, seedLogs, seedRunningAttempt, seedWorker, startDashboard } from './helpers/dashboard.js';
+import {
+  createJob,
+  CPU_CAPS,
+  NVIDIA_CAPS,
+  screenshot,
+  seedLogs,
+  seedRunningAttempt,
+  seedWorker,
+  startDashboard,
+} from './helpers/dashboard.js';
 
 const d = await startDashboard();
 const WAIT = { timeout: 15_000 };
@@ -33,9 +42,19 @@ describe('dashboard (seeded)', () => {
     await item(1, { type: 'function_call', status: 'PENDING', name: 'read_file', callId: 'c1', arguments: '{"path":"train.py"}' });
     await item(2, { type: 'function_call_output', status: 'DONE', callId: 'c1', output: '{"content":"print(1)","truncated":false}' });
     await item(3, { type: 'function_call', status: 'PENDING', name: 'submit_plan', callId: 'c2', arguments: '{"command":"rm -rf /"}' });
-    await item(4, { type: 'function_call_output', status: 'REJECTED', callId: 'c2', output: 'Error: the command leaves the project folder.' });
+    await item(4, {
+      type: 'function_call_output',
+      status: 'REJECTED',
+      callId: 'c2',
+      output: 'Error: the command leaves the project folder.',
+    });
     await item(5, { type: 'function_call', status: 'PENDING', name: 'ask_user', callId: 'c3', arguments: '{"question":"Which one?"}' });
-    await item(6, { type: 'function_call_output', status: 'UNCERTAIN', callId: 'c3', output: 'The call was interrupted; check before repeating it.' });
+    await item(6, {
+      type: 'function_call_output',
+      status: 'UNCERTAIN',
+      callId: 'c3',
+      output: 'The call was interrupted; check before repeating it.',
+    });
     await item(7, { type: 'function_call', status: 'PENDING', name: 'network_capacity', callId: 'c4', arguments: '{}' });
     await item(8, { type: 'message', status: 'DONE', role: 'assistant', text: 'I will run train.py.' });
     await item(9, { type: 'note', status: 'DONE', text: 'Resumed after a restart.' });
@@ -92,8 +111,21 @@ describe('dashboard (seeded)', () => {
     const t0 = Date.now();
     await d.prisma.job.createMany({
       data: [
-        { ownerId: user.userId, title: 'Baseline', request: 'Run it', status: 'SUCCEEDED', createdAt: new Date(t0), finishedAt: new Date(t0 + 500) },
-        ...Array.from({ length: 20 }, (_, i) => ({ ownerId: user.userId, title: `Sweep ${String(i).padStart(2, '0')}`, request: 'Run it', status: 'PLANNING' as const, createdAt: new Date(t0 + (i + 1) * 1000) })),
+        {
+          ownerId: user.userId,
+          title: 'Baseline',
+          request: 'Run it',
+          status: 'SUCCEEDED',
+          createdAt: new Date(t0),
+          finishedAt: new Date(t0 + 500),
+        },
+        ...Array.from({ length: 20 }, (_, i) => ({
+          ownerId: user.userId,
+          title: `Sweep ${String(i).padStart(2, '0')}`,
+          request: 'Run it',
+          status: 'PLANNING' as const,
+          createdAt: new Date(t0 + (i + 1) * 1000),
+        })),
       ],
     });
     const page = await d.page(user.token);
@@ -138,7 +170,9 @@ describe('dashboard (seeded)', () => {
     expect(await rig.textContent()).toContain('NVIDIA GeForce RTX 4090 · 24 GiB · cuda 12.4');
     expect(await rig.textContent()).toContain('PyTorch 2.3.0 (CUDA 12.1, CPU)');
     expect(await rig.locator('[data-testid=reputation]').textContent()).toBe('trust 0.50 · 0 confirmed · 0 wrong');
-    expect(await page.locator('tr[data-worker="old-laptop"] [data-testid=reputation]').textContent()).toBe('trust 0.60 · 8 confirmed · 1 wrong');
+    expect(await page.locator('tr[data-worker="old-laptop"] [data-testid=reputation]').textContent()).toBe(
+      'trust 0.60 · 8 confirmed · 1 wrong',
+    );
 
     // A change made elsewhere arrives through workersChanged, and the network counts follow.
     const cpu = await d.prisma.worker.findFirstOrThrow({ where: { name: 'office-cpu' } });
@@ -166,7 +200,13 @@ describe('dashboard (seeded)', () => {
     const row = page.locator('tr[data-worker="old-laptop"]');
     await row.locator('[data-status=UNHEALTHY]').waitFor(WAIT);
     expect(await row.locator('[data-testid=status-reason]').textContent()).toBe(sick);
-    await d.prisma.worker.update({ where: { id: laptop.id }, data: { status: 'QUARANTINED', statusReason: 'Quarantined until 2026-12-07T03:00:00.000Z: 5 of its attempts failed on tasks of 3 jobs' } });
+    await d.prisma.worker.update({
+      where: { id: laptop.id },
+      data: {
+        status: 'QUARANTINED',
+        statusReason: 'Quarantined until 2026-12-07T03:00:00.000Z: 5 of its attempts failed on tasks of 3 jobs',
+      },
+    });
     await d.server.pubsub.emit({ type: 'worker.changed', workerId: laptop.id, ownerId: user.userId });
     await row.locator('[data-status=QUARANTINED]').waitFor(WAIT);
     expect(await row.locator('[data-testid=status-reason]').textContent()).toMatch(/^Quarantined until .*tasks of 3 jobs$/);
@@ -207,13 +247,17 @@ describe('dashboard (seeded)', () => {
     const job = await createJob(d, user.token, 'Estimated run');
     const worker = await seedWorker(d, user.userId, 'smoke-cpu', CPU_CAPS, 'ONLINE');
     // The estimate exactly as the job engine computes and stores it (jobs/estimate.ts).
-    const base = estimateFromSmokeRun(d.server.resources, {
-      usage: { runSeconds: 12, runStartedAt: Date.parse('2026-12-03T10:00:00Z'), peakMemoryMiB: 412 },
-      outputs: [{ size: 2048 }],
-      points: [1, 2].map((step) => ({ name: 'loss', step, ts: new Date(Date.parse('2026-12-03T10:00:02Z') + step * 5000) })),
-      worker,
-      task: { requirements: {}, accelVendor: null },
-    }, { unit: 'epoch', bounded: 2, full: 20 })!;
+    const base = estimateFromSmokeRun(
+      d.server.resources,
+      {
+        usage: { runSeconds: 12, runStartedAt: Date.parse('2026-12-03T10:00:00Z'), peakMemoryMiB: 412 },
+        outputs: [{ size: 2048 }],
+        points: [1, 2].map((step) => ({ name: 'loss', step, ts: new Date(Date.parse('2026-12-03T10:00:02Z') + step * 5000) })),
+        worker,
+        task: { requirements: {}, accelVendor: null },
+      },
+      { unit: 'epoch', bounded: 2, full: 20 },
+    )!;
     await d.prisma.job.update({ where: { id: job.uuid }, data: { estimate: withActual(base, 118, 0.0021) as never } });
     await d.jobUpdated(job.uuid);
     const page = await d.page(user.token);
@@ -221,7 +265,9 @@ describe('dashboard (seeded)', () => {
     const shown = page.locator('[data-testid=estimate]');
     await shown.waitFor(WAIT);
     expect(await shown.textContent()).toMatch(/Estimate of the full run: about 1m 42s \(1m 22s–2m 7s\), CA\$/);
-    expect(await shown.textContent()).toContain('Smoke run on smoke-cpu: 2 of 20 epochs in 12 s, peak memory 412 MiB (sampled); 5.0 s per step from its progress metrics, start-up 2.0 s, ×10.');
+    expect(await shown.textContent()).toContain(
+      'Smoke run on smoke-cpu: 2 of 20 epochs in 12 s, peak memory 412 MiB (sampled); 5.0 s per step from its progress metrics, start-up 2.0 s, ×10.',
+    );
     expect(await page.locator('[data-testid=estimate-actual]').textContent()).toMatch(/^It took 1m 58s \([\d.]+× the estimate\)\.$/);
     await page.close();
   });
@@ -231,31 +277,62 @@ describe('dashboard (seeded)', () => {
     const worker = await seedWorker(d, user.userId, 'check-cpu', CPU_CAPS, 'ONLINE');
     const code = await d.prisma.codeVersion.findFirstOrThrow({ where: { jobId: job.uuid } });
     // A replica of the run (domain/trust) that ran and was billed, as the engine records it.
-    const task = await d.prisma.task.create({ data: { jobId: job.uuid, ownerId: user.userId, kind: 'PROBE', name: 'replica:run', codeVersionId: code.id, command: 'python train.py', status: 'SUCCEEDED' } });
-    const attempt = await d.prisma.attempt.create({ data: { taskId: task.id, number: 1, workerId: worker.id, fencingToken: 'f', leaseExpiresAt: new Date(), status: 'SUCCEEDED' } });
-    await d.prisma.usageEntry.create({ data: { jobId: job.uuid, attemptId: attempt.id, periodStart: new Date(Date.now() - 60_000), periodEnd: new Date(), cpuCoreHours: 0.1, ramGbHours: 0.1, accelHours: 0, costCad: 0.0123 } });
+    const task = await d.prisma.task.create({
+      data: {
+        jobId: job.uuid,
+        ownerId: user.userId,
+        kind: 'PROBE',
+        name: 'replica:run',
+        codeVersionId: code.id,
+        command: 'python train.py',
+        status: 'SUCCEEDED',
+      },
+    });
+    const attempt = await d.prisma.attempt.create({
+      data: { taskId: task.id, number: 1, workerId: worker.id, fencingToken: 'f', leaseExpiresAt: new Date(), status: 'SUCCEEDED' },
+    });
+    await d.prisma.usageEntry.create({
+      data: {
+        jobId: job.uuid,
+        attemptId: attempt.id,
+        periodStart: new Date(Date.now() - 60_000),
+        periodEnd: new Date(),
+        cpuCoreHours: 0.1,
+        ramGbHours: 0.1,
+        accelHours: 0,
+        costCad: 0.0123,
+      },
+    });
     await d.prisma.job.update({ where: { id: job.uuid }, data: { costCad: 0.0123 } });
     await d.jobUpdated(job.uuid);
     const page = await d.page(user.token);
     await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
     const shown = page.locator('[data-testid=replication-cost]');
     await shown.waitFor(WAIT);
-    expect(await shown.textContent()).toBe("CA$0.0123 of it re-ran sampled results on other owners' workers to check them (in the cost and the cap).");
+    expect(await shown.textContent()).toBe(
+      "CA$0.0123 of it re-ran sampled results on other owners' workers to check them (in the cost and the cap).",
+    );
     await page.close();
   });
 
   it("shows what the agents' model calls cost, within the cost", async () => {
     const job = await createJob(d, user.token, 'Planned by a model');
     // As domain/billing/agentUsage.ts records a billed model call.
-    const run = await d.prisma.agentRun.create({ data: { jobId: job.uuid, agent: 'planner', model: 'openai:gpt-5-mini', status: 'COMPLETED' } });
-    await d.prisma.agentUsage.create({ data: { jobId: job.uuid, runId: run.id, model: run.model, inputTokens: 20_000, outputTokens: 1_500, costCad: 0.0112 } });
+    const run = await d.prisma.agentRun.create({
+      data: { jobId: job.uuid, agent: 'planner', model: 'openai:gpt-5-mini', status: 'COMPLETED' },
+    });
+    await d.prisma.agentUsage.create({
+      data: { jobId: job.uuid, runId: run.id, model: run.model, inputTokens: 20_000, outputTokens: 1_500, costCad: 0.0112 },
+    });
     await d.prisma.job.update({ where: { id: job.uuid }, data: { costCad: 0.0112, agentCostCad: 0.0112 } });
     await d.jobUpdated(job.uuid);
     const page = await d.page(user.token);
     await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
     const shown = page.locator('[data-testid=agent-cost]');
     await shown.waitFor(WAIT);
-    expect(await shown.textContent()).toBe("CA$0.0112 of it paid for the agents' model calls (planning and supervision; in the cost and the cap).");
+    expect(await shown.textContent()).toBe(
+      "CA$0.0112 of it paid for the agents' model calls (planning and supervision; in the cost and the cap).",
+    );
     await page.close();
   });
 });

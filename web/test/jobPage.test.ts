@@ -9,7 +9,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { CPU_CAPS, createJob, screenshot, seedLogs, seedMetrics, seedRunningAttempt, seedWorker, startDashboard, type Dashboard } from './helpers/dashboard.js';
+import {
+  CPU_CAPS,
+  createJob,
+  screenshot,
+  seedLogs,
+  seedMetrics,
+  seedRunningAttempt,
+  seedWorker,
+  startDashboard,
+  type Dashboard,
+} from './helpers/dashboard.js';
 
 const d = await startDashboard();
 const WAIT = { timeout: 30_000 };
@@ -17,14 +27,40 @@ const user = await d.signUp();
 const worker = await seedWorker(d, user.userId, 'cpu-box', CPU_CAPS);
 
 /** A finished task with one SUCCEEDED attempt that ran `seconds`. */
-async function seedDoneTask(d: Dashboard, job: { uuid: string; codeVersionId: string }, kind: 'RUN' | 'PROBE' | 'EVALUATE', name: string, seconds: number) {
+async function seedDoneTask(
+  d: Dashboard,
+  job: { uuid: string; codeVersionId: string },
+  kind: 'RUN' | 'PROBE' | 'EVALUATE',
+  name: string,
+  seconds: number,
+) {
   const end = new Date();
   const start = new Date(end.getTime() - seconds * 1000);
   const task = await d.prisma.task.create({
-    data: { jobId: job.uuid, ownerId: user.userId, kind, name, codeVersionId: job.codeVersionId, command: `python ${name}.py`, status: 'SUCCEEDED', attemptCount: 1, finishedAt: end },
+    data: {
+      jobId: job.uuid,
+      ownerId: user.userId,
+      kind,
+      name,
+      codeVersionId: job.codeVersionId,
+      command: `python ${name}.py`,
+      status: 'SUCCEEDED',
+      attemptCount: 1,
+      finishedAt: end,
+    },
   });
   const attempt = await d.prisma.attempt.create({
-    data: { taskId: task.id, number: 1, workerId: worker.id, fencingToken: randomBytes(8).toString('hex'), leaseExpiresAt: end, status: 'SUCCEEDED', startedAt: start, finishedAt: end, exitCode: 0 },
+    data: {
+      taskId: task.id,
+      number: 1,
+      workerId: worker.id,
+      fencingToken: randomBytes(8).toString('hex'),
+      leaseExpiresAt: end,
+      status: 'SUCCEEDED',
+      startedAt: start,
+      finishedAt: end,
+      exitCode: 0,
+    },
   });
   await d.prisma.task.update({ where: { id: task.id }, data: { currentAttemptId: attempt.id } });
   return attempt;
@@ -64,23 +100,51 @@ describe('the job page', () => {
       exitCode: 0,
       requiredFiles: ['outputs/model.pt', 'outputs/metrics.json'],
       metrics: [{ name: 'loss', op: '<=', value: 0.5 }],
-      evaluate: { checkpoint: 'outputs/model.pt', command: `python evaluate.py --checkpoint outputs/model.pt ${'--an-unusually-long-flag-name=value '.repeat(6)}`, metrics: [{ name: 'eval_accuracy', op: '>=', value: 0.9 }], reports: ['eval_accuracy'] },
+      evaluate: {
+        checkpoint: 'outputs/model.pt',
+        command: `python evaluate.py --checkpoint outputs/model.pt ${'--an-unusually-long-flag-name=value '.repeat(6)}`,
+        metrics: [{ name: 'eval_accuracy', op: '>=', value: 0.9 }],
+        reports: ['eval_accuracy'],
+      },
     };
     const plan = await d.prisma.plan.create({
       data: {
-        jobId: job.uuid, version: 1, author: 'builtin', summary: 'Train the spiral classifier for 20 epochs on a CPU worker, then reload and evaluate the checkpoint.',
+        jobId: job.uuid,
+        version: 1,
+        author: 'builtin',
+        summary: 'Train the spiral classifier for 20 epochs on a CPU worker, then reload and evaluate the checkpoint.',
         asks: [
           { ask: 'train it for 20 epochs', kind: 'setting', status: 'honoured', detail: 'passed --epochs 20 to train.py' },
-          { ask: 'on an AMD GPU', kind: 'hardware', status: 'refused', detail: 'No AMD worker is in the network; it runs on a CPU worker.' },
+          {
+            ask: 'on an AMD GPU',
+            kind: 'hardware',
+            status: 'refused',
+            detail: 'No AMD worker is in the network; it runs on a CPU worker.',
+          },
         ] as never,
-        steps: ['Smoke-run 2 of 20 epochs to estimate the full run', 'Train for 20 epochs and save outputs/model.pt', 'Reload the checkpoint and evaluate it on fresh data'],
+        steps: [
+          'Smoke-run 2 of 20 epochs to estimate the full run',
+          'Train for 20 epochs and save outputs/model.pt',
+          'Reload the checkpoint and evaluate it on fresh data',
+        ],
         command: `python train.py --epochs 20 --save outputs/model.pt ${'--another-long-option=some/long/path/value '.repeat(6)}`,
-        environment: {}, requirements: { workload: 'torch-cpu', accelVendor: 'none', minMemoryMiB: 4096 }, outputs: ['outputs/model.pt'],
+        environment: {},
+        requirements: { workload: 'torch-cpu', accelVendor: 'none', minMemoryMiB: 4096 },
+        outputs: ['outputs/model.pt'],
         acceptanceCriteria: acceptance as never,
         smokeRun: { command: 'python train.py --epochs 2 --seed 0', scale: { unit: 'epoch', bounded: 2, full: 20 } } as never,
       },
     });
-    await d.prisma.job.update({ where: { id: job.uuid }, data: { status: 'SUCCEEDED', currentPlanId: plan.id, acceptanceCriteria: acceptance as never, startedAt: new Date(Date.now() - 62_000), finishedAt: new Date() } });
+    await d.prisma.job.update({
+      where: { id: job.uuid },
+      data: {
+        status: 'SUCCEEDED',
+        currentPlanId: plan.id,
+        acceptanceCriteria: acceptance as never,
+        startedAt: new Date(Date.now() - 62_000),
+        finishedAt: new Date(),
+      },
+    });
     await d.jobUpdated(job.uuid);
 
     const page = await d.page(user.token);
@@ -112,7 +176,9 @@ describe('the job page', () => {
       '✓train it for 20 epochsdonepassed --epochs 20 to train.py',
       '✗on an AMD GPUrefusedNo AMD worker is in the network; it runs on a CPU worker.',
     ]);
-    const [asksTop, chartsTop] = await Promise.all([page.getByTestId('asks'), page.getByTestId('metrics')].map(async (l) => (await l.boundingBox())!.y));
+    const [asksTop, chartsTop] = await Promise.all(
+      [page.getByTestId('asks'), page.getByTestId('metrics')].map(async (l) => (await l.boundingBox())!.y),
+    );
     expect(asksTop).toBeLessThan(chartsTop!);
     // The plan for people: numbered steps, the commands in order, criteria as sentences; durations everywhere.
     expect(await page.locator('[data-testid=plan-steps] li').allTextContents()).toEqual([
@@ -121,7 +187,11 @@ describe('the job page', () => {
       'Reload the checkpoint and evaluate it on fresh data',
     ]);
     const commands = await page.locator('[data-testid=plan-commands] > li').allTextContents();
-    expect(commands.map((c) => c.split('python')[0])).toEqual(['Smoke run (2 of 20 epochs, for the estimate)', 'Full run', 'Evaluation of the checkpoint']);
+    expect(commands.map((c) => c.split('python')[0])).toEqual([
+      'Smoke run (2 of 20 epochs, for the estimate)',
+      'Full run',
+      'Evaluation of the checkpoint',
+    ]);
     expect(await page.locator('[data-testid=criteria] li').allTextContents()).toEqual([
       'The run exits with code 0.',
       'These files exist when it ends: outputs/model.pt, outputs/metrics.json.',
@@ -133,7 +203,10 @@ describe('the job page', () => {
     expect(await page.locator('h1 + p').textContent()).toMatch(/ · took 1m 2s$/);
     expect(await page.locator('[data-testid=attempt-duration]').allTextContents()).toEqual(['4s', '40s', '2s']);
 
-    for (const size of [{ width: 1366, height: 768 }, { width: 1920, height: 1080 }]) {
+    for (const size of [
+      { width: 1366, height: 768 },
+      { width: 1920, height: 1080 },
+    ]) {
       await page.setViewportSize(size);
       await page.waitForTimeout(100);
       const { scrollWidth, innerWidth } = await noHorizontalOverflow(page);
@@ -164,7 +237,7 @@ describe('the job page', () => {
     await page.close();
   });
 
-  it('shows logs for people: metric lines hidden until asked for, long lines wrapped, the worker\'s own lines tagged, search kept', async () => {
+  it("shows logs for people: metric lines hidden until asked for, long lines wrapped, the worker's own lines tagged, search kept", async () => {
     const job = await createJob(d, user.token, 'Readable logs');
     const { attempt } = await seedRunningAttempt(d, job, user.userId, worker.id, 'run');
     const sandbox = `worker: sandbox bwrap (user namespace, private /tmp, read-only /usr, no network), ${'attempt directory /var/lib/chatgpu/attempts/abc, '.repeat(4)}END-OF-DETAILS`;
@@ -196,7 +269,9 @@ describe('the job page', () => {
     const next = await viewport.locator('[data-seq="1"]').evaluate((el) => el.offsetTop);
     expect(next).toBeGreaterThanOrEqual(box.h);
     expect(await viewport.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
-    const [sys, out] = await Promise.all([first, viewport.locator('[data-seq="1"]')].map((l) => l.evaluate((el) => getComputedStyle(el).color)));
+    const [sys, out] = await Promise.all(
+      [first, viewport.locator('[data-seq="1"]')].map((l) => l.evaluate((el) => getComputedStyle(el).color)),
+    );
     expect(sys).not.toBe(out);
 
     // Wrap off: one row per line, scrolled sideways.
@@ -222,8 +297,27 @@ describe('the job page', () => {
     const smoke = await seedDoneTask(d, job, 'PROBE', 'smoke', 4);
     await seedMetrics(d, job.uuid, smoke.id, training(10)); // 2 epochs of 5 steps
     // The estimate as the job engine stores it (jobs/estimate.ts): 2 of 20 epochs measured.
-    const measured = { runSeconds: 4, peakMemoryMiB: 300, outputBytes: 0, worker: 'cpu-box', unit: 'epoch', bounded: 2, full: 20, secondsPerStep: 0.3 };
-    const estimate = { source: 'smoke run', basis: 'Smoke run on cpu-box: 2 of 20 epochs in 4 s.', durationSec: 40, lowSec: 32, highSec: 50, costCad: 0.004, lowCad: 0.003, highCad: 0.005, measured };
+    const measured = {
+      runSeconds: 4,
+      peakMemoryMiB: 300,
+      outputBytes: 0,
+      worker: 'cpu-box',
+      unit: 'epoch',
+      bounded: 2,
+      full: 20,
+      secondsPerStep: 0.3,
+    };
+    const estimate = {
+      source: 'smoke run',
+      basis: 'Smoke run on cpu-box: 2 of 20 epochs in 4 s.',
+      durationSec: 40,
+      lowSec: 32,
+      highSec: 50,
+      costCad: 0.004,
+      lowCad: 0.003,
+      highCad: 0.005,
+      measured,
+    };
     await d.prisma.job.update({ where: { id: job.uuid }, data: { estimate: estimate as never } });
     const { attempt } = await seedRunningAttempt(d, job, user.userId, worker.id, 'run');
     const page = await d.page(user.token);
@@ -251,12 +345,39 @@ describe('the job page', () => {
     const job = await createJob(d, user.token, 'Checked once');
     const run = await seedDoneTask(d, job, 'RUN', 'run', 10);
     const sha = await d.putBlob('weights', user.token);
-    await d.prisma.task.update({ where: { id: run.taskId }, data: { result: { attemptId: run.id, exitCode: 0, outputs: [{ path: 'outputs/model.pt', sha256: sha, size: 7, mode: 0o644 }] } } });
+    await d.prisma.task.update({
+      where: { id: run.taskId },
+      data: { result: { attemptId: run.id, exitCode: 0, outputs: [{ path: 'outputs/model.pt', sha256: sha, size: 7, mode: 0o644 }] } },
+    });
     // As trust/replication.ts records a sampled result with no worker of another owner to replicate on.
-    const why = "Sampled (100% of cpu-box's checkable results are replicated), but no worker of another owner is online to replicate on: accepted unverified.";
-    await d.prisma.resultCheck.create({ data: { jobId: job.uuid, taskId: run.taskId, attemptId: run.id, workerId: worker.id, reputation: 0.5, share: 1, draw: 0.1, status: 'UNCHECKED', settledAt: new Date(), report: why } });
-    await d.event(job.uuid, 'trust.check', { step: 'sampled', taskId: run.taskId, task: 'run', worker: 'cpu-box', replicated: false, reason: why });
-    await d.prisma.job.update({ where: { id: job.uuid }, data: { status: 'SUCCEEDED', startedAt: new Date(Date.now() - 20_000), finishedAt: new Date() } });
+    const why =
+      "Sampled (100% of cpu-box's checkable results are replicated), but no worker of another owner is online to replicate on: accepted unverified.";
+    await d.prisma.resultCheck.create({
+      data: {
+        jobId: job.uuid,
+        taskId: run.taskId,
+        attemptId: run.id,
+        workerId: worker.id,
+        reputation: 0.5,
+        share: 1,
+        draw: 0.1,
+        status: 'UNCHECKED',
+        settledAt: new Date(),
+        report: why,
+      },
+    });
+    await d.event(job.uuid, 'trust.check', {
+      step: 'sampled',
+      taskId: run.taskId,
+      task: 'run',
+      worker: 'cpu-box',
+      replicated: false,
+      reason: why,
+    });
+    await d.prisma.job.update({
+      where: { id: job.uuid },
+      data: { status: 'SUCCEEDED', startedAt: new Date(Date.now() - 20_000), finishedAt: new Date() },
+    });
     await d.event(job.uuid, 'job.status', { status: 'SUCCEEDED' });
     await d.jobUpdated(job.uuid);
 
@@ -282,11 +403,50 @@ describe('the job page', () => {
     const other = await d.signUp();
     const a = await createJob(d, other.token, 'Spiral classifier');
     const b = await createJob(d, other.token, 'Spiral classifier');
-    await d.prisma.job.update({ where: { id: a.uuid }, data: { request: 'train it for 20 epochs with a learning rate of 0.001 and give me the model and its accuracy on fresh data, please', status: 'SUCCEEDED', startedAt: new Date(Date.now() - 95_000), finishedAt: new Date(Date.now() - 5_000) } });
-    await d.prisma.job.update({ where: { id: b.uuid }, data: { request: 'train it for 2 epochs', status: 'FAILED', statusReason: 'The run failed: exit code 1 (ModuleNotFoundError: No module named tqdm).', startedAt: new Date(Date.now() - 30_000), finishedAt: new Date() } });
+    await d.prisma.job.update({
+      where: { id: a.uuid },
+      data: {
+        request: 'train it for 20 epochs with a learning rate of 0.001 and give me the model and its accuracy on fresh data, please',
+        status: 'SUCCEEDED',
+        startedAt: new Date(Date.now() - 95_000),
+        finishedAt: new Date(Date.now() - 5_000),
+      },
+    });
+    await d.prisma.job.update({
+      where: { id: b.uuid },
+      data: {
+        request: 'train it for 2 epochs',
+        status: 'FAILED',
+        statusReason: 'The run failed: exit code 1 (ModuleNotFoundError: No module named tqdm).',
+        startedAt: new Date(Date.now() - 30_000),
+        finishedAt: new Date(),
+      },
+    });
     // Each task's result as completeAttempt stores it: the last value of each metric.
-    await d.prisma.task.create({ data: { jobId: a.uuid, ownerId: other.userId, kind: 'EVALUATE', name: 'evaluate', codeVersionId: a.codeVersionId, command: 'python evaluate.py', status: 'SUCCEEDED', result: { exitCode: 0, outputs: [], metrics: { eval_accuracy: 0.975 } } } });
-    await d.prisma.task.create({ data: { jobId: a.uuid, ownerId: other.userId, kind: 'RUN', name: 'run', codeVersionId: a.codeVersionId, command: 'python train.py', status: 'SUCCEEDED', result: { exitCode: 0, outputs: [], metrics: { loss: 0.04, epoch: 20 } } } });
+    await d.prisma.task.create({
+      data: {
+        jobId: a.uuid,
+        ownerId: other.userId,
+        kind: 'EVALUATE',
+        name: 'evaluate',
+        codeVersionId: a.codeVersionId,
+        command: 'python evaluate.py',
+        status: 'SUCCEEDED',
+        result: { exitCode: 0, outputs: [], metrics: { eval_accuracy: 0.975 } },
+      },
+    });
+    await d.prisma.task.create({
+      data: {
+        jobId: a.uuid,
+        ownerId: other.userId,
+        kind: 'RUN',
+        name: 'run',
+        codeVersionId: a.codeVersionId,
+        command: 'python train.py',
+        status: 'SUCCEEDED',
+        result: { exitCode: 0, outputs: [], metrics: { loss: 0.04, epoch: 20 } },
+      },
+    });
     const page = await d.page(other.token);
     await page.setViewportSize({ width: 1366, height: 768 });
     await page.goto(`${d.url}/jobs`);
@@ -294,17 +454,47 @@ describe('the job page', () => {
     await rows.nth(1).waitFor(WAIT);
     const failed = rows.nth(0);
     const succeeded = rows.nth(1);
-    expect(await succeeded.getByTestId('request-excerpt').textContent()).toBe('train it for 20 epochs with a learning rate of 0.001 and give me the model and its…');
+    expect(await succeeded.getByTestId('request-excerpt').textContent()).toBe(
+      'train it for 20 epochs with a learning rate of 0.001 and give me the model and its…',
+    );
     expect(await succeeded.getByTestId('headline-metric').textContent()).toBe('eval_accuracy 0.975');
     expect(await succeeded.getByTestId('job-duration').textContent()).toBe('1m 30s');
     expect(await failed.getByTestId('request-excerpt').textContent()).toBe('train it for 2 epochs');
-    expect(await failed.getByTestId('failure-reason').textContent()).toBe('The run failed: exit code 1 (ModuleNotFoundError: No module named tqdm).');
+    expect(await failed.getByTestId('failure-reason').textContent()).toBe(
+      'The run failed: exit code 1 (ModuleNotFoundError: No module named tqdm).',
+    );
     expect(await failed.getByTestId('headline-metric').textContent()).toBe('—');
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
     // A running job: how long it has run and, from its estimate, about how long is left.
     const c = await createJob(d, other.token, 'Spiral classifier');
-    const measured = { runSeconds: 4, peakMemoryMiB: null, outputBytes: 0, worker: 'list-box', unit: 'epoch', bounded: 2, full: 20, secondsPerStep: null };
-    await d.prisma.job.update({ where: { id: c.uuid }, data: { status: 'RUNNING', startedAt: new Date(Date.now() - 60_000), estimate: { source: 'smoke run', basis: '…', durationSec: 600, lowSec: 500, highSec: 700, costCad: 0.01, lowCad: 0.01, highCad: 0.02, measured } as never } });
+    const measured = {
+      runSeconds: 4,
+      peakMemoryMiB: null,
+      outputBytes: 0,
+      worker: 'list-box',
+      unit: 'epoch',
+      bounded: 2,
+      full: 20,
+      secondsPerStep: null,
+    };
+    await d.prisma.job.update({
+      where: { id: c.uuid },
+      data: {
+        status: 'RUNNING',
+        startedAt: new Date(Date.now() - 60_000),
+        estimate: {
+          source: 'smoke run',
+          basis: '…',
+          durationSec: 600,
+          lowSec: 500,
+          highSec: 700,
+          costCad: 0.01,
+          lowCad: 0.01,
+          highCad: 0.02,
+          measured,
+        } as never,
+      },
+    });
     await page.reload();
     await rows.nth(2).waitFor(WAIT);
     expect(await rows.nth(0).getByTestId('job-duration').textContent()).toMatch(/^1m \d+sabout [89]m \d+s left$/);

@@ -14,15 +14,24 @@ const user = await d.signUp();
 describe('no sandbox, shown', () => {
   it("the Workers page names each worker's isolation", async () => {
     await seedWorker(d, user.userId, 'isolated', CPU_CAPS);
-    await seedWorker(d, user.userId, 'local', { ...CPU_CAPS, sandbox: 'none', ownJobsOnly: true, sandboxReason: 'No sandbox (bwrap is not installed): …' });
+    await seedWorker(d, user.userId, 'local', {
+      ...CPU_CAPS,
+      sandbox: 'none',
+      ownJobsOnly: true,
+      sandboxReason: 'No sandbox (bwrap is not installed): …',
+    });
     await seedWorker(d, user.userId, 'risky', { ...CPU_CAPS, sandbox: 'none', sandboxReason: 'WARNING: --sandbox none: …' });
     const page = await d.page(user.token);
     await page.goto(`${d.url}/workers`);
     const shown = (name: string) => page.locator(`tr[data-worker="${name}"] [data-testid=worker-sandbox]`);
     await shown('local').waitFor(WAIT);
     expect(await shown('isolated').textContent()).toBe('bubblewrap (each task isolated)');
-    expect(await shown('local').textContent()).toBe("none: bubblewrap is not installed, so it runs only its owner's own jobs, as plain processes");
-    expect(await shown('risky').textContent()).toBe("none (--sandbox none, its owner's choice): every task runs as a plain process on that machine");
+    expect(await shown('local').textContent()).toBe(
+      "none: bubblewrap is not installed, so it runs only its owner's own jobs, as plain processes",
+    );
+    expect(await shown('risky').textContent()).toBe(
+      "none (--sandbox none, its owner's choice): every task runs as a plain process on that machine",
+    );
     // The state as a badge: the warning colour for none.
     const badge = (name: string) => page.locator(`tr[data-worker="${name}"] [data-testid=sandbox-badge]`);
     expect(await badge('isolated').textContent()).toBe('sandboxed');
@@ -42,7 +51,9 @@ describe('no sandbox, shown', () => {
     await page.goto(`${d.url}/jobs/${encodeURIComponent(job.id)}`);
     const notice = page.getByTestId('no-sandbox-notice');
     await notice.waitFor(WAIT);
-    expect(await notice.textContent()).toMatch(/^Ran without a sandbox on local: bubblewrap is not installed there, so that worker runs only your own jobs/);
+    expect(await notice.textContent()).toMatch(
+      /^Ran without a sandbox on local: bubblewrap is not installed there, so that worker runs only your own jobs/,
+    );
     expect(await page.locator('[data-testid=tasks] [data-testid=no-sandbox]').count()).toBe(1);
 
     // A job on an isolated worker shows neither.

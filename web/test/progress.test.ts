@@ -10,10 +10,25 @@ describe('run progress and ETA', () => {
   });
 
   it('falls back to the epoch counter, then to the estimate against the time elapsed', () => {
-    expect(runProgress({ elapsedSec: 10, step: null, epoch: 5, smokeStep: null, estimate })).toMatchObject({ basis: 'epochs', fraction: 0.25, remainingSec: 30 });
-    expect(runProgress({ elapsedSec: 40, step: null, epoch: null, smokeStep: 10, estimate })).toMatchObject({ basis: 'time', fraction: 0.4, remainingSec: 60 });
+    expect(runProgress({ elapsedSec: 10, step: null, epoch: 5, smokeStep: null, estimate })).toMatchObject({
+      basis: 'epochs',
+      fraction: 0.25,
+      remainingSec: 30,
+    });
+    expect(runProgress({ elapsedSec: 40, step: null, epoch: null, smokeStep: 10, estimate })).toMatchObject({
+      basis: 'time',
+      fraction: 0.4,
+      remainingSec: 60,
+    });
     // Past the estimate: not done until it ends, and nothing negative left.
-    expect(runProgress({ elapsedSec: 400, step: null, epoch: null, smokeStep: null, estimate })).toMatchObject({ fraction: 0.99, remainingSec: 0 });
-    expect(runProgress({ elapsedSec: 5, step: 3, epoch: null, smokeStep: null, estimate: null })).toMatchObject({ fraction: null, remainingSec: null, basis: null });
+    expect(runProgress({ elapsedSec: 400, step: null, epoch: null, smokeStep: null, estimate })).toMatchObject({
+      fraction: 0.99,
+      remainingSec: 0,
+    });
+    expect(runProgress({ elapsedSec: 5, step: 3, epoch: null, smokeStep: null, estimate: null })).toMatchObject({
+      fraction: null,
+      remainingSec: null,
+      basis: null,
+    });
   });
 });

@@ -30,7 +30,9 @@ async function dropFiles(page: Page, files: Record<string, string>) {
   await page.evaluate((list) => {
     const dt = new DataTransfer();
     for (const [name, content] of Object.entries(list)) dt.items.add(new File([content], name));
-    document.querySelector('[data-testid=dropzone]')!.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    document
+      .querySelector('[data-testid=dropzone]')!
+      .dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, files);
 }
 
@@ -38,7 +40,10 @@ async function dropFiles(page: Page, files: Record<string, string>) {
 const shownStatus = (page: Page) => page.locator('h1 [data-status]').first().getAttribute('data-status');
 
 async function dbJob(globalId: string) {
-  return d.prisma.job.findUniqueOrThrow({ where: { id: rawId(globalId) }, include: { tasks: { include: { attempts: true }, orderBy: { createdAt: 'asc' } } } });
+  return d.prisma.job.findUniqueOrThrow({
+    where: { id: rawId(globalId) },
+    include: { tasks: { include: { attempts: true }, orderBy: { createdAt: 'asc' } } },
+  });
 }
 
 let page = await d.page(null);
@@ -123,7 +128,10 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     // evaluation attempt that follows does not replace them).
     const runTable = page.locator('table[aria-label="Attempts of run"]');
     await runTable.waitFor(LONG);
-    await runTable.getByRole('button', { name: /Logs|Showing logs/ }).first().click();
+    await runTable
+      .getByRole('button', { name: /Logs|Showing logs/ })
+      .first()
+      .click();
     const viewport = page.locator('[data-testid=log-viewport]');
     await viewport.getByText(/^epoch 1\/2: loss [\d.]+ accuracy [\d.]+$/).waitFor(LONG);
     // Lines streamed in before the job was over (evaluation of the checkpoint is still ahead).
@@ -147,13 +155,18 @@ describe('the dashboard with a real worker and the builtin planner', () => {
 
   it('sees it succeed and downloads the model, alone and in the outputs archive, byte for byte', async () => {
     await page.locator('h1 [data-status=SUCCEEDED]').waitFor(LONG);
-    await page.getByTestId('status-reason').getByText(/reloaded and evaluated/).waitFor(WAIT);
+    await page
+      .getByTestId('status-reason')
+      .getByText(/reloaded and evaluated/)
+      .waitFor(WAIT);
     const timeline = page.locator('[data-testid=timeline]');
     await timeline.getByText(/Validation of the evaluate passed/).waitFor(WAIT);
     const api = await d.gql(`query($id: ID!) { job(id: $id) { outputs { path sha256 size } } }`, { id: trainJob }, token);
     const model = api.data.job.outputs.find((o: { path: string }) => o.path === 'outputs/model.pt');
     expect(model).toBeTruthy();
-    const blob = Buffer.from(await (await fetch(`${d.apiUrl}/blobs/${model.sha256}`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer());
+    const blob = Buffer.from(
+      await (await fetch(`${d.apiUrl}/blobs/${model.sha256}`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer(),
+    );
 
     const dl = page.getByRole('button', { name: 'Download outputs/model.pt' });
     const [download] = await Promise.all([page.waitForEvent('download', WAIT), dl.click()]);
@@ -163,7 +176,10 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(model.sha256);
     expect(bytes.equals(blob)).toBe(true);
 
-    const [archive] = await Promise.all([page.waitForEvent('download', WAIT), page.getByRole('button', { name: 'Download all (.tar.gz)' }).click()]);
+    const [archive] = await Promise.all([
+      page.waitForEvent('download', WAIT),
+      page.getByRole('button', { name: 'Download all (.tar.gz)' }).click(),
+    ]);
     expect(archive.suggestedFilename()).toMatch(/^job-[0-9a-f]{8}-outputs\.tar\.gz$/);
     const out = mkdtempSync(path.join(tmpdir(), 'outputs-'));
     execFileSync('tar', ['-xzf', (await archive.path())!, '-C', out]);
@@ -177,7 +193,10 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     // A fresh page load gets the run's log and metric history by attempt id (attempt(id) pages).
     await page.reload();
     await page.locator('table[aria-label="Attempts of run"]').getByRole('button', { name: 'Logs' }).click();
-    await page.locator('[data-testid=log-viewport]').getByText(/^epoch 2\/2: /).waitFor(WAIT);
+    await page
+      .locator('[data-testid=log-viewport]')
+      .getByText(/^epoch 2\/2: /)
+      .waitFor(WAIT);
     await page.locator('[data-testid=chart-loss] path[data-role=run][data-points="2"]').waitFor(WAIT);
     // After the job ended the evaluation's value is in the metrics table beside the curves.
     await page.locator('[data-testid=eval-metrics] tr[data-metric=eval_accuracy]').waitFor(WAIT);
@@ -190,7 +209,8 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'New job' }).click();
     await dropFiles(page, {
       'main.py': 'if __name__ == "__main__":\n    print("main")\n',
-      'train.py': 'import os\nif __name__ == "__main__":\n    os.makedirs("outputs", exist_ok=True)\n    open("outputs/done.txt", "w").write("trained")\n    print("trained")\n',
+      'train.py':
+        'import os\nif __name__ == "__main__":\n    os.makedirs("outputs", exist_ok=True)\n    open("outputs/done.txt", "w").write("trained")\n    print("trained")\n',
     });
     await page.getByText(/^2 files, /).waitFor(WAIT);
     await page.getByLabel('Title').fill('Two entry points');
@@ -230,7 +250,14 @@ describe('the dashboard with a real worker and the builtin planner', () => {
   it('prepares code hard-wired to CUDA for the CPU worker: the Preparation section shows the fallback reference, the accepted migration with its diff and comparison', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'New job' }).click();
     const dir = path.join(ROOT, 'examples/cuda-classifier');
-    await dropFiles(page, Object.fromEntries(readdirSync(dir).filter((f) => f.endsWith('.py')).map((f) => [f, readFileSync(path.join(dir, f), 'utf8')])));
+    await dropFiles(
+      page,
+      Object.fromEntries(
+        readdirSync(dir)
+          .filter((f) => f.endsWith('.py'))
+          .map((f) => [f, readFileSync(path.join(dir, f), 'utf8')]),
+      ),
+    );
     await page.getByText(/^3 files, /).waitFor(WAIT);
     await page.getByLabel('Title').fill('CUDA-only classifier');
     await page.getByLabel(/What should happen/).fill('train it for 2 epochs and give me the model');
@@ -250,7 +277,10 @@ describe('the dashboard with a real worker and the builtin planner', () => {
     expect(await migrate.locator('[data-testid=diff] .diff-del').first().textContent()).toMatch(/^-/);
     await migrate.getByText(/Comparison with the reference: within tolerance/).click();
     await migrate.locator('[data-testid=comparison] tbody tr').first().waitFor(WAIT);
-    const [evidence] = await Promise.all([page.waitForEvent('download', WAIT), migrate.getByRole('button', { name: 'Download evidence (.tar.gz)' }).click()]);
+    const [evidence] = await Promise.all([
+      page.waitForEvent('download', WAIT),
+      migrate.getByRole('button', { name: 'Download evidence (.tar.gz)' }).click(),
+    ]);
     expect(evidence.suggestedFilename()).toBe('evidence-migrate.tar.gz');
     expect(execFileSync('tar', ['-tzf', (await evidence.path())!], { encoding: 'utf8' })).toContain('evidence/diff.patch');
     await page.locator('[aria-label=Stages] li', { hasText: 'Preparation' }).waitFor(WAIT);

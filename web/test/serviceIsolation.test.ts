@@ -95,13 +95,28 @@ const WAIT = { timeout: 60_000 };
 /** A service submitted with "give me an endpoint", ready, with its first token. */
 async function readyService(dash: Dashboard, title: string) {
   const sha = await dash.putBlob(APP, user.token);
-  const created = await dash.gql(`mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`, { i: { title, request: 'Give me an endpoint for this app', files: [{ path: 'app.py', sha256: sha }] } }, user.token);
+  const created = await dash.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id } } }`,
+    { i: { title, request: 'Give me an endpoint for this app', files: [{ path: 'app.py', sha256: sha }] } },
+    user.token,
+  );
   const jobId: string = created.data.createJob.id;
-  const service: { slug: string; url: string } = await waitFor(async () => {
-    const s = (await dash.gql(`query($id: ID!) { job(id: $id) { service { slug url ready } } }`, { id: jobId }, user.token)).data.job.service;
-    return s?.ready ? s : null;
-  }, 90_000, `${title} ready`);
-  const token: string = (await dash.gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`, { id: jobId }, user.token)).data.rotateServiceToken.token;
+  const service: { slug: string; url: string } = await waitFor(
+    async () => {
+      const s = (await dash.gql(`query($id: ID!) { job(id: $id) { service { slug url ready } } }`, { id: jobId }, user.token)).data.job
+        .service;
+      return s?.ready ? s : null;
+    },
+    90_000,
+    `${title} ready`,
+  );
+  const token: string = (
+    await dash.gql(
+      `mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`,
+      { id: jobId },
+      user.token,
+    )
+  ).data.rotateServiceToken.token;
   return { jobId, ...service, token };
 }
 
@@ -121,14 +136,24 @@ describe("a hosted app's page cannot reach the dashboard or another service", ()
     const [tab] = await Promise.all([page.waitForEvent('popup'), panel.getByRole('button', { name: 'Open in browser' }).click()]);
     await tab.getByText('app page /').waitFor(WAIT);
     expect(new URL(tab.url()).origin).toBe(new URL(hostile.url).origin);
-    const link = (await d.gql(`mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url } } }`, { id: other.jobId }, user.token)).data.openServiceInBrowser.url as string;
+    const link = (
+      await d.gql(
+        `mutation($id: ID!) { openServiceInBrowser(jobId: $id) { ... on ServiceBrowserLink { url } } }`,
+        { id: other.jobId },
+        user.token,
+      )
+    ).data.openServiceInBrowser.url as string;
     const otherTab = await page.context().newPage();
     await otherTab.goto(link);
     await otherTab.getByText('app page /').waitFor(WAIT);
     // Each cookie belongs to its own host only (no Domain), HttpOnly, SameSite=Lax.
     const cookies = await page.context().cookies();
     for (const s of [hostile, other]) {
-      expect(cookies.find((c) => c.name === 'chatgpu_svc' && c.domain === `${s.slug}.svc.localhost`)).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+      expect(cookies.find((c) => c.name === 'chatgpu_svc' && c.domain === `${s.slug}.svc.localhost`)).toMatchObject({
+        httpOnly: true,
+        sameSite: 'Lax',
+        path: '/',
+      });
     }
 
     // The attack, from the hostile app's own page.
@@ -143,7 +168,9 @@ describe("a hosted app's page cannot reach the dashboard or another service", ()
     expect(out.frame).toBe('blocked: SecurityError'); // the dashboard framed: cross-origin
     expect(out.other).toMatch(/^blocked: TypeError/); // the other service's own CORS would allow it: the API refused it (403)
     expect(out.otherNoCors).toBe('sent (opaque)');
-    const secretHits = JSON.parse((await hostFetch(`${other.url}hits`, { headers: { authorization: `Bearer ${other.token}` } })).text) as string[];
+    const secretHits = JSON.parse(
+      (await hostFetch(`${other.url}hits`, { headers: { authorization: `Bearer ${other.token}` } })).text,
+    ) as string[];
     expect(secretHits).toEqual([]); // neither request reached the other app
     for (const v of Object.values(out)) expect(v ?? '').not.toContain(user.token);
     // Its own API works: same origin, its own cookie (a Domain cookie for every service was dropped), never the service's credential.

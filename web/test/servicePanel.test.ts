@@ -33,7 +33,8 @@ if __name__ == "__main__":
 const { d, user } = await startDashboardWithWorker('service-box', ['--python', '/usr/bin/python3']);
 const WAIT = { timeout: 60_000 };
 
-const get = (url: string, token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({ status: r.status, text: await r.text() }));
+const get = (url: string, token: string) =>
+  fetch(url, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({ status: r.status, text: await r.text() }));
 
 describe('the service panel of the job page', () => {
   it('shows the URL and readiness of a running service; issues, uses and rotates its token; opens it in the browser; stops it', async () => {
@@ -55,7 +56,10 @@ describe('the service panel of the job page', () => {
     const slug = new URL(url!).hostname.split('.')[0]!;
     expect(await panel.getByLabel('Service API URL').textContent()).toBe(`${d.server.resources.baseUrl}/svc/${slug}/`);
     // Ready once the worker's readiness check passed (it may already be by the time the panel shows).
-    await panel.getByTestId('service-readiness').getByText(/^Ready since .*requests reach the app\.$/).waitFor(WAIT);
+    await panel
+      .getByTestId('service-readiness')
+      .getByText(/^Ready since .*requests reach the app\.$/)
+      .waitFor(WAIT);
     expect(await panel.locator('[data-status]').first().getAttribute('data-status')).toBe('READY');
     expect(await panel.getByTestId('service-token').textContent()).toContain('None issued yet.');
 
@@ -64,7 +68,10 @@ describe('the service panel of the job page', () => {
     const token = (await panel.getByLabel('Service token').textContent(WAIT))!;
     expect(token).toMatch(/^cgv_/);
     const direct = `${d.apiUrl}/svc/${slug}/`;
-    expect(await hostFetch(`${url}from-test`, { headers: { authorization: `Bearer ${token}` } })).toMatchObject({ status: 200, text: '<h1>hello from the app at /from-test</h1>' });
+    expect(await hostFetch(`${url}from-test`, { headers: { authorization: `Bearer ${token}` } })).toMatchObject({
+      status: 200,
+      text: '<h1>hello from the app at /from-test</h1>',
+    });
     expect(await get(`${direct}from-test`, token)).toEqual({ status: 200, text: '<h1>hello from the app at /from-test</h1>' });
 
     // Open in browser: a new tab on the service's host shows the app, authenticated by that host's cookie.
@@ -73,13 +80,24 @@ describe('the service panel of the job page', () => {
     expect(new URL(tab.url()).origin).toBe(new URL(url!).origin);
     expect(new URL(tab.url()).search).toBe(''); // the ticket is gone from the address
     const cookies = await tab.context().cookies();
-    expect(cookies.find((c) => c.name === 'chatgpu_svc')).toMatchObject({ httpOnly: true, domain: new URL(url!).hostname, path: '/', sameSite: 'Lax' });
+    expect(cookies.find((c) => c.name === 'chatgpu_svc')).toMatchObject({
+      httpOnly: true,
+      domain: new URL(url!).hostname,
+      path: '/',
+      sameSite: 'Lax',
+    });
     await tab.close();
 
     // Requests and latency (flushed by the API every 2 s, polled by the panel).
-    await panel.getByTestId('service-requests').getByText(/^\d+ \(0 failed\) · mean latency [\d.]+ ms$/).waitFor(WAIT);
+    await panel
+      .getByTestId('service-requests')
+      .getByText(/^\d+ \(0 failed\) · mean latency [\d.]+ ms$/)
+      .waitFor(WAIT);
     // The readiness checks are figures here, not lines of the app's log.
-    await panel.getByTestId('service-checks').getByText(/^[1-9]\d* \(\d+ failed\)/).waitFor(WAIT);
+    await panel
+      .getByTestId('service-checks')
+      .getByText(/^[1-9]\d* \(\d+ failed\)/)
+      .waitFor(WAIT);
     await screenshot(page, 'job-service-panel');
 
     // Rotate: a new token shown, the old one refused at once.
@@ -91,7 +109,10 @@ describe('the service panel of the job page', () => {
 
     // Stop: the panel says stopped, the URL answers 410, the job ends.
     await panel.getByRole('button', { name: 'Stop service' }).click();
-    await panel.getByTestId('service-readiness').getByText(/^Stopped .*answers 410\.$/).waitFor(WAIT);
+    await panel
+      .getByTestId('service-readiness')
+      .getByText(/^Stopped .*answers 410\.$/)
+      .waitFor(WAIT);
     expect((await get(`${direct}x`, token2)).status).toBe(410);
     expect(await panel.getByRole('button', { name: 'Stop service' }).count()).toBe(0);
     expect(await page.getByRole('alert').count()).toBe(0);

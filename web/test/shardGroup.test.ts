@@ -23,12 +23,16 @@ const PI = EXAMPLE.replace(/^( +)share = hits \/ args\.samples$/m, '$1if args.sa
 if (PI === EXAMPLE) throw new Error('pi.py changed: the planted pause has no place to go');
 
 // A short lease: the killed worker's shard is found lost within seconds.
-const d = await startDashboard({ TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', LEASE_SEC: '5' }, { scheduler: true, model: createBuiltinClient() });
+const d = await startDashboard(
+  { TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1', LEASE_SEC: '5' },
+  { scheduler: true, model: createBuiltinClient() },
+);
 const WAIT = { timeout: 120_000 };
 const user = await d.signUp();
 const wt = await d.gql(`mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`, {}, user.token);
 const workers = new Map<string, Awaited<ReturnType<typeof startWorker>>>();
-for (const name of ['shard-a', 'shard-b', 'shard-c']) workers.set(name, await startWorker(d.apiUrl, wt.data.createWorkerToken.token, name, ['--python', '/usr/bin/python3']));
+for (const name of ['shard-a', 'shard-b', 'shard-c'])
+  workers.set(name, await startWorker(d.apiUrl, wt.data.createWorkerToken.token, name, ['--python', '/usr/bin/python3']));
 
 const GROUP = `query($id: ID!) { job(id: $id) { status statusReason costCad shardGroup { phase total done retried costCad checkCostCad lostCostCad merged
   check { outcome reason } shards { index status seed size attemptCount costCad task { attempts { id number status workerName errorClass } } } } } }`;
@@ -54,7 +58,10 @@ describe('the shard group of the job page', () => {
     const running = await (async () => {
       const end = Date.now() + 120_000;
       for (;;) {
-        const a = await d.prisma.attempt.findFirst({ where: { status: 'RUNNING', task: { jobId: rawId(jobId), kind: 'SHARD' } }, include: { worker: true, task: true } });
+        const a = await d.prisma.attempt.findFirst({
+          where: { status: 'RUNNING', task: { jobId: rawId(jobId), kind: 'SHARD' } },
+          include: { worker: true, task: true },
+        });
         if (a) return a;
         if (Date.now() > end) throw new Error('no shard was caught running');
         await new Promise((r) => setTimeout(r, 100));
@@ -63,7 +70,10 @@ describe('the shard group of the job page', () => {
     await workers.get(running.worker.name)!.stop('SIGKILL');
 
     // Live to the end: 3/3, merged, without reloading the page.
-    await group.getByTestId('shard-progress').getByText(/^3\/3 shards done/).waitFor(WAIT);
+    await group
+      .getByTestId('shard-progress')
+      .getByText(/^3\/3 shards done/)
+      .waitFor(WAIT);
     await page.locator('[data-testid=shard-group][data-phase=MERGED]').waitFor(WAIT);
     await page.locator('h1').locator('[data-status=SUCCEEDED], [data-status=FAILED], [data-status=CANCELLED]').waitFor(WAIT);
     const job = (await d.gql(GROUP, { id: jobId }, user.token)).data.job;
@@ -81,7 +91,9 @@ describe('the shard group of the job page', () => {
 
     // Each shard: its slice, seed and every attempt as stored; the killed one lost, then retried elsewhere.
     const killed = g.shards.filter((s: any) => s.task.attempts.some((a: any) => a.status === 'LOST'));
-    expect(killed.map((s: any) => s.index)).toContain(g.shards.find((s: any) => s.task.attempts.some((a: any) => a.id === running.id)).index);
+    expect(killed.map((s: any) => s.index)).toContain(
+      g.shards.find((s: any) => s.task.attempts.some((a: any) => a.id === running.id)).index,
+    );
     expect(g.retried).toBe(killed.length);
     expect(await group.getByTestId('shard-progress').textContent()).toBe(`3/3 shards done · ${g.retried} retried`);
     for (const s of g.shards) {
@@ -115,19 +127,35 @@ describe('the shard group of the job page', () => {
     const first = g.shards[0].task.attempts.find((a: any) => a.status === 'SUCCEEDED');
     await group.locator(`li[data-attempt="${first.id}"]`).getByRole('button', { name: 'Logs' }).click();
     await page.getByTestId('log-attempt').getByText(`shard-1 · attempt #${first.number} on ${first.workerName}`).waitFor(WAIT);
-    await page.locator('[data-testid=log-viewport]').getByText(/^\{"estimate": [\d.]+, "stderr": [\d.e-]+, "samples": 10000, "hits": \d+\}$/).waitFor(WAIT);
+    await page
+      .locator('[data-testid=log-viewport]')
+      .getByText(/^\{"estimate": [\d.]+, "stderr": [\d.e-]+, "samples": 10000, "hits": \d+\}$/)
+      .waitFor(WAIT);
     expect(await group.locator(`li[data-attempt="${first.id}"] button`).getAttribute('aria-pressed')).toBe('true');
 
     // The merged result, and the cost of all the shards: every attempt's billable usage, the check apart.
     expect((g.merged as any).samples).toBe(30000);
     expect(await group.getByTestId('shard-merged').textContent()).toContain('30000');
     const usage = async (where: object, billable: boolean) =>
-      Number((await d.prisma.usageEntry.aggregate({ where: { billable, attempt: { task: { jobId: rawId(jobId), ...where } } }, _sum: { costCad: true } }))._sum.costCad ?? 0);
+      Number(
+        (
+          await d.prisma.usageEntry.aggregate({
+            where: { billable, attempt: { task: { jobId: rawId(jobId), ...where } } },
+            _sum: { costCad: true },
+          })
+        )._sum.costCad ?? 0,
+      );
     expect(g.costCad).toBeCloseTo(await usage({ kind: 'SHARD' }, true), 6);
     expect(g.checkCostCad).toBeCloseTo(await usage({ name: { startsWith: 'adapt:' } }, true), 6);
-    expect(g.lostCostCad).toBeCloseTo((await usage({ kind: 'SHARD' }, false)) + (await usage({ name: { startsWith: 'adapt:' } }, false)), 6);
+    expect(g.lostCostCad).toBeCloseTo(
+      (await usage({ kind: 'SHARD' }, false)) + (await usage({ name: { startsWith: 'adapt:' } }, false)),
+      6,
+    );
     expect(g.costCad).toBeGreaterThan(0);
-    expect(g.costCad).toBeCloseTo(g.shards.reduce((a: number, s: any) => a + s.costCad, 0), 6);
+    expect(g.costCad).toBeCloseTo(
+      g.shards.reduce((a: number, s: any) => a + s.costCad, 0),
+      6,
+    );
     const costLine = await group.getByTestId('shard-cost').textContent();
     expect(costLine).toContain(`Cost of all 3 shards: ${formatCad(g.costCad)} · the check ${formatCad(g.checkCostCad)}`);
     if (g.lostCostCad > 0) expect(costLine).toContain(`${formatCad(g.lostCostCad)} of lost work not charged`);

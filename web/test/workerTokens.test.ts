@@ -46,9 +46,14 @@ describe('worker tokens on the Workers page', () => {
     const rotated = page.locator('[data-testid=rotated-command]');
     const second = tokenOf(await rotated.locator('code').textContent(WAIT));
     expect(second).not.toBe(first);
-    expect(await page.getByTestId('rotated-notice').textContent()).toMatch(/New secret for spare-box\..*old one stopped working just now.*must be restarted with this command/);
+    expect(await page.getByTestId('rotated-notice').textContent()).toMatch(
+      /New secret for spare-box\..*old one stopped working just now.*must be restarted with this command/,
+    );
     // The row shows the new secret's prefix (the mutation's answer updates it).
-    await row.locator('code').getByText(`${second.slice(0, 10)}…`).waitFor(WAIT);
+    await row
+      .locator('code')
+      .getByText(`${second.slice(0, 10)}…`)
+      .waitFor(WAIT);
     await screenshot(page, 'worker-tokens');
     expect(await helloWith(first, 'spare-box')).toBe('UNAUTHENTICATED');
     expect(await helloWith(second, 'spare-box')).toBe('WorkerHelloResult');
@@ -86,7 +91,10 @@ describe('worker tokens on the Workers page', () => {
     expect(revoked.data.revokeWorkerToken.__typename).toBe('MutationRevokeWorkerTokenSuccess');
 
     await row.getByRole('button', { name: 'Rotate' }).click();
-    await page.getByRole('alert').filter({ hasText: /^WorkerToken not found/ }).waitFor(WAIT);
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^WorkerToken not found/ })
+      .waitFor(WAIT);
     await row.waitFor({ state: 'detached', ...WAIT });
     expect(await page.locator('[data-testid=rotated-command]').count()).toBe(0);
     await page.close();

@@ -16,7 +16,10 @@ const STARTUP = path.join(HELPERS, 'chatgpu', '_startup');
 const PY = '/usr/bin/python3';
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-function run(script: string, o: { figures?: string | null; pythonPath?: string[]; files?: Record<string, string>; command?: string[] } = {}) {
+function run(
+  script: string,
+  o: { figures?: string | null; pythonPath?: string[]; files?: Record<string, string>; command?: string[] } = {},
+) {
   const dir = mkdtempSync(path.join(tmpdir(), 'figures-helper-'));
   writeFileSync(path.join(dir, 'prog.py'), script);
   for (const [p, text] of Object.entries(o.files ?? {})) {
@@ -63,11 +66,15 @@ print("done")
   });
 
   it('one show saves every open figure by number; from matplotlib import pyplot, and pylab, are the same show', () => {
-    const many = run('from matplotlib import pyplot\nfor i in range(3):\n    pyplot.figure(); pyplot.plot([i, i + 1])\npyplot.show()\nprint(len(pyplot.get_fignums()))\n');
+    const many = run(
+      'from matplotlib import pyplot\nfor i in range(3):\n    pyplot.figure(); pyplot.plot([i, i + 1])\npyplot.show()\nprint(len(pyplot.get_fignums()))\n',
+    );
     expect(many.code, many.err).toBe(0);
     expect(many.out).toBe('0\n');
     expect(many.saved).toEqual(['figure-1.png', 'figure-2.png', 'figure-3.png']);
-    const pylab = run('import pylab\npylab.plot([1, 2])\npylab.show()\nfrom matplotlib.pyplot import show\nimport matplotlib.pyplot as plt\nprint(pylab.show is plt.show, show is plt.show)\n');
+    const pylab = run(
+      'import pylab\npylab.plot([1, 2])\npylab.show()\nfrom matplotlib.pyplot import show\nimport matplotlib.pyplot as plt\nprint(pylab.show is plt.show, show is plt.show)\n',
+    );
     expect(pylab.code, pylab.err).toBe(0);
     expect(pylab.out).toBe('True True\n');
     expect(pylab.saved).toEqual(['figure-1.png']);
@@ -110,13 +117,17 @@ b.gca().set_title("changed after show")
   });
 
   it('a backend set before pyplot is imported: a file backend stays and still gives PNGs; an interactive one becomes Agg', () => {
-    const svg = run('import matplotlib\nmatplotlib.use("svg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nprint(matplotlib.get_backend())\n');
+    const svg = run(
+      'import matplotlib\nmatplotlib.use("svg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nprint(matplotlib.get_backend())\n',
+    );
     expect(svg.code, svg.err).toBe(0);
     expect(svg.out).toBe('svg\n');
     expect(svg.saved).toEqual(['figure-1.png']);
     expect(isPng(svg.png('figure-1.png'))).toBe(true);
     // TkAgg without a display stops matplotlib with an ImportError (headless); with figures asked for, Agg is used
-    const tk = run('import matplotlib\nmatplotlib.use("TkAgg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nprint(matplotlib.get_backend())\n');
+    const tk = run(
+      'import matplotlib\nmatplotlib.use("TkAgg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nprint(matplotlib.get_backend())\n',
+    );
     expect(tk.code, tk.err).toBe(0);
     expect(tk.out).toBe('agg\n');
     expect(tk.err).toMatch(/^chatgpu\.figures: backend TkAgg replaced by Agg/);
@@ -144,8 +155,9 @@ except ModuleNotFoundError as e:
     expect(r.saved).toBeNull();
   });
 
-  it('without the variable: no hook, show is matplotlib\'s own, no folder (also with the start-up folder on the path)', () => {
-    const script = 'import matplotlib.pyplot as plt, sys\nplt.plot([1, 2]); plt.show()\nprint(hasattr(plt.show, "_chatgpu_figures"), "chatgpu.figures" in sys.modules)\n';
+  it("without the variable: no hook, show is matplotlib's own, no folder (also with the start-up folder on the path)", () => {
+    const script =
+      'import matplotlib.pyplot as plt, sys\nplt.plot([1, 2]); plt.show()\nprint(hasattr(plt.show, "_chatgpu_figures"), "chatgpu.figures" in sys.modules)\n';
     for (const pythonPath of [[HELPERS], [STARTUP, HELPERS]]) {
       const r = run(script, { figures: null, pythonPath });
       expect(r.code, r.err).toBe(0);
@@ -163,7 +175,10 @@ plt.show()
 plt.plot([1, 2]); plt.show()
 print("after")
 `,
-      { files: { 'site2/sitecustomize.py': 'import os\nos.environ["HIDDEN_SITECUSTOMIZE"] = "ran"\nprint("hidden sitecustomize ran")\n' }, pythonPath: [STARTUP, HELPERS, 'site2'] },
+      {
+        files: { 'site2/sitecustomize.py': 'import os\nos.environ["HIDDEN_SITECUSTOMIZE"] = "ran"\nprint("hidden sitecustomize ran")\n' },
+        pythonPath: [STARTUP, HELPERS, 'site2'],
+      },
     );
     expect(r.code, r.err).toBe(0);
     expect(r.out).toBe('hidden sitecustomize ran\nafter\n');

@@ -23,16 +23,23 @@ const md = (source: string): Cell => ({ cell_type: 'markdown', source });
 /** An nbformat 4.4 notebook, as Jupyter writes one (sources as lists of lines). */
 function notebook(cells: Cell[]): string {
   const lines = (s: string) => s.split(/(?<=\n)/);
-  return JSON.stringify({
-    nbformat: 4,
-    nbformat_minor: 4,
-    metadata: { kernelspec: { name: 'some-other-kernel', display_name: 'Not this one', language: 'python' }, language_info: { name: 'python' } },
-    cells: cells.map((c) =>
-      c.cell_type === 'code'
-        ? { cell_type: 'code', execution_count: null, metadata: c.tags ? { tags: c.tags } : {}, outputs: [], source: lines(c.source) }
-        : { cell_type: 'markdown', metadata: {}, source: lines(c.source) },
-    ),
-  }, null, 1);
+  return JSON.stringify(
+    {
+      nbformat: 4,
+      nbformat_minor: 4,
+      metadata: {
+        kernelspec: { name: 'some-other-kernel', display_name: 'Not this one', language: 'python' },
+        language_info: { name: 'python' },
+      },
+      cells: cells.map((c) =>
+        c.cell_type === 'code'
+          ? { cell_type: 'code', execution_count: null, metadata: c.tags ? { tags: c.tags } : {}, outputs: [], source: lines(c.source) }
+          : { cell_type: 'markdown', metadata: {}, source: lines(c.source) },
+      ),
+    },
+    null,
+    1,
+  );
 }
 
 function run(nb: string, args: string[] = [], o: { figures?: boolean; name?: string; python?: string } = {}) {
@@ -54,10 +61,29 @@ function run(nb: string, args: string[] = [], o: { figures?: boolean; name?: str
   const r = spawnSync(o.python ?? PY, ['-m', 'chatgpu.notebook', name, ...args], { cwd: dir, encoding: 'utf8', env, timeout: 120_000 });
   const outDir = path.join(dir, 'outputs');
   const executedPath = path.join(outDir, path.basename(name));
-  const executed = existsSync(executedPath) ? (JSON.parse(readFileSync(executedPath, 'utf8')) as { cells: { cell_type: string; source: string | string[]; execution_count?: number | null; outputs?: { output_type: string; name?: string; text?: string | string[]; data?: Record<string, unknown>; ename?: string }[]; metadata: { tags?: string[] } }[] }) : null;
+  const executed = existsSync(executedPath)
+    ? (JSON.parse(readFileSync(executedPath, 'utf8')) as {
+        cells: {
+          cell_type: string;
+          source: string | string[];
+          execution_count?: number | null;
+          outputs?: { output_type: string; name?: string; text?: string | string[]; data?: Record<string, unknown>; ename?: string }[];
+          metadata: { tags?: string[] };
+        }[];
+      })
+    : null;
   const figDir = path.join(outDir, 'figures');
   const saved = existsSync(figDir) ? readdirSync(figDir).sort() : [];
-  return { dir, code: r.status, out: r.stdout, err: r.stderr, executed, saved, figure: (f: string) => readFileSync(path.join(figDir, f)), original: () => readFileSync(path.join(dir, name), 'utf8') };
+  return {
+    dir,
+    code: r.status,
+    out: r.stdout,
+    err: r.stderr,
+    executed,
+    saved,
+    figure: (f: string) => readFileSync(path.join(figDir, f)),
+    original: () => readFileSync(path.join(dir, name), 'utf8'),
+  };
 }
 
 const text = (s: string | string[] | undefined) => (Array.isArray(s) ? s.join('') : (s ?? ''));
@@ -66,8 +92,12 @@ const isPng = (b: Buffer) => b.subarray(0, 8).equals(PNG) && b.length > 1000;
 const ANALYSIS = notebook([
   md('# A small analysis\nNumPy and matplotlib, as people write them.'),
   code('%matplotlib inline\nimport numpy as np\nimport matplotlib.pyplot as plt\nlr = 0.1\nsteps = 4\nlabel = "baseline"'),
-  code('from chatgpu.metrics import log\nrng = np.random.default_rng(0)\nw = 5.0\nfor step in range(steps):\n    w -= lr * 2 * w\n    log(step=step, loss=w * w)\nprint(f"lr={lr} label={label} final w={w:.4f}")'),
-  code('x = np.linspace(0, 1, 50)\nplt.plot(x, x ** 2)\nplt.title("square")\nplt.show()\nfig, ax = plt.subplots()\nax.hist(rng.normal(size=200))'),
+  code(
+    'from chatgpu.metrics import log\nrng = np.random.default_rng(0)\nw = 5.0\nfor step in range(steps):\n    w -= lr * 2 * w\n    log(step=step, loss=w * w)\nprint(f"lr={lr} label={label} final w={w:.4f}")',
+  ),
+  code(
+    'x = np.linspace(0, 1, 50)\nplt.plot(x, x ** 2)\nplt.title("square")\nplt.show()\nfig, ax = plt.subplots()\nax.hist(rng.normal(size=200))',
+  ),
   code('print("done")'),
 ]);
 
@@ -81,7 +111,12 @@ describe('chatgpu.notebook', () => {
     // the executed notebook: every code cell ran in order, its outputs kept, the two figures embedded
     const cells = r.executed!.cells.filter((c) => c.cell_type === 'code');
     expect(cells.map((c) => c.execution_count)).toEqual([1, 2, 3, 4]);
-    expect(cells[1]!.outputs!.filter((o) => o.output_type === 'stream').map((o) => text(o.text)).join('')).toContain('final w=2.0480');
+    expect(
+      cells[1]!
+        .outputs!.filter((o) => o.output_type === 'stream')
+        .map((o) => text(o.text))
+        .join(''),
+    ).toContain('final w=2.0480');
     const images = cells[2]!.outputs!.filter((o) => o.data?.['image/png']);
     expect(images).toHaveLength(2);
     // the same figures as files, numbered in order (the figures hook does not save them twice)
@@ -98,9 +133,11 @@ describe('chatgpu.notebook', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain('lr=0.01 label=tuned run final w=4.6118');
     expect(r.err).toContain('lr = 0.01 in cell 2 line 4 (was 0.1)');
-    expect(r.err).toContain("label = 'tuned run' in cell 2 line 6 (was \"baseline\")");
+    expect(r.err).toContain('label = \'tuned run\' in cell 2 line 6 (was "baseline")');
     const first = text(r.executed!.cells[1]!.source);
-    expect(first).toBe('%matplotlib inline\nimport numpy as np\nimport matplotlib.pyplot as plt\nlr = 0.01\nsteps = 4\nlabel = \'tuned run\'');
+    expect(first).toBe(
+      "%matplotlib inline\nimport numpy as np\nimport matplotlib.pyplot as plt\nlr = 0.01\nsteps = 4\nlabel = 'tuned run'",
+    );
   }, 120_000);
 
   it('a parameters-tagged cell: the values go into an injected cell right after it (papermill), typed after the parameters', () => {
@@ -130,7 +167,9 @@ describe('chatgpu.notebook', () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain('cell 3 (In [2]) failed at line 3: bad = values[10]\n');
     // the last line of stderr (what the worker's failure reason quotes) says it all
-    expect(r.err.trimEnd().split('\n').pop()).toBe('chatgpu.notebook: cell 3 (In [2]) failed at line 3 (bad = values[10]): IndexError: index 10 is out of bounds for axis 0 with size 3');
+    expect(r.err.trimEnd().split('\n').pop()).toBe(
+      'chatgpu.notebook: cell 3 (In [2]) failed at line 3 (bad = values[10]): IndexError: index 10 is out of bounds for axis 0 with size 3',
+    );
     expect(r.err).toContain('IndexError: index 10 is out of bounds');
     expect(r.err).toMatch(/----> 3 bad = values\[10\]/);
     expect(r.out).not.toContain('never');
@@ -154,7 +193,10 @@ describe('chatgpu.notebook', () => {
     const venv = path.join(mkdtempSync(path.join(tmpdir(), 'notebook-venv-')), 'v');
     const made = spawnSync(PY, ['-m', 'venv', '--system-site-packages', '--without-pip', venv], { encoding: 'utf8' });
     expect(made.status, made.stderr).toBe(0);
-    const r = run(notebook([code('import sys, os\nprint(sys.executable)\nprint(sys.prefix)\nprint(os.path.basename(os.getcwd()))')]), [], { python: path.join(venv, 'bin', 'python3'), name: 'sub/where.ipynb' });
+    const r = run(notebook([code('import sys, os\nprint(sys.executable)\nprint(sys.prefix)\nprint(os.path.basename(os.getcwd()))')]), [], {
+      python: path.join(venv, 'bin', 'python3'),
+      name: 'sub/where.ipynb',
+    });
     expect(r.code, r.err).toBe(0);
     const [executable, prefix, cwd] = r.out.trim().split('\n');
     expect(executable).toBe(path.join(venv, 'bin', 'python3'));
@@ -167,7 +209,9 @@ describe('chatgpu.notebook', () => {
     const nb = notebook([code('lr = 0.1\na = b = 2'), code('print("ran")')]);
     const unknown = run(nb, ['--set', 'momentum=0.9']);
     expect(unknown.code).toBe(2);
-    expect(unknown.err).toContain('--set momentum: no code cell of the notebook assigns momentum at its top level; the first code cell sets lr');
+    expect(unknown.err).toContain(
+      '--set momentum: no code cell of the notebook assigns momentum at its top level; the first code cell sets lr',
+    );
     expect(unknown.out).toBe('');
     expect(unknown.executed).toBeNull();
     const chained = run(nb, ['--set', 'a=3']);
@@ -178,7 +222,11 @@ describe('chatgpu.notebook', () => {
     expect(malformed.err).toContain("--set 'lr': expected NAME=VALUE");
     const missing = run(nb, ['--set', 'lr=1'], { name: 'x.ipynb' });
     expect(missing.code).toBe(0);
-    const notebookless = spawnSync(PY, ['-m', 'chatgpu.notebook', 'nothing.ipynb'], { cwd: missing.dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin', PYTHONPATH: HELPERS } });
+    const notebookless = spawnSync(PY, ['-m', 'chatgpu.notebook', 'nothing.ipynb'], {
+      cwd: missing.dir,
+      encoding: 'utf8',
+      env: { PATH: '/usr/bin:/bin', PYTHONPATH: HELPERS },
+    });
     expect(notebookless.status).toBe(2);
     expect(notebookless.stderr).toContain('no notebook at nothing.ipynb');
   }, 120_000);

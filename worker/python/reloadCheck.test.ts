@@ -17,7 +17,12 @@ let project: string;
 function py(args: string[]) {
   const r = spawnSync(PYTHON, args, { cwd: project, encoding: 'utf8', env: { PATH: '/usr/bin:/bin', PYTHONPATH: HELPERS } });
   const metricLine = r.stdout.split('\n').find((l) => l.startsWith('CHATGPU_METRIC '));
-  return { code: r.status, out: r.stdout, err: r.stderr, metrics: metricLine ? (JSON.parse(metricLine.slice(15)).values as Record<string, number>) : null };
+  return {
+    code: r.status,
+    out: r.stdout,
+    err: r.stderr,
+    metrics: metricLine ? (JSON.parse(metricLine.slice(15)).values as Record<string, number>) : null,
+  };
 }
 
 beforeAll(() => {
@@ -45,7 +50,10 @@ beforeAll(() => {
     ].join('\n'),
   );
   // A top-level script: importing it would train (and here, write a marker). Never imported.
-  writeFileSync(path.join(project, 'train.py'), 'import torch\nfrom model import Net\nopen("IMPORTED", "w").write("x")\nclass Other(torch.nn.Module):\n    pass\n');
+  writeFileSync(
+    path.join(project, 'train.py'),
+    'import torch\nfrom model import Net\nopen("IMPORTED", "w").write("x")\nclass Other(torch.nn.Module):\n    pass\n',
+  );
   const made = spawnSync(
     PYTHON,
     [
@@ -112,11 +120,10 @@ describe('chatgpu.reload_check', () => {
   });
 
   it('fails a model whose forward pass gives non-finite outputs', () => {
-    const r = spawnSync(
-      PYTHON,
-      ['-c', 'import torch\nfrom model import Exploding\ntorch.save(Exploding(), "whole.pt")'],
-      { cwd: project, encoding: 'utf8' },
-    );
+    const r = spawnSync(PYTHON, ['-c', 'import torch\nfrom model import Exploding\ntorch.save(Exploding(), "whole.pt")'], {
+      cwd: project,
+      encoding: 'utf8',
+    });
     expect(r.status, r.stderr).toBe(0);
     const whole = py(['-m', 'chatgpu.reload_check', 'whole.pt']);
     expect(whole.code).toBe(1);

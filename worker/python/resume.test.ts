@@ -38,7 +38,13 @@ function project() {
   const dir = mkdtempSync(path.join(tmpdir(), 'resume-helper-'));
   writeFileSync(path.join(dir, 'train.py'), SCRIPT);
   const ck = path.join(dir, 'ck');
-  const env = (extra: Record<string, string> = {}) => ({ PATH: '/usr/bin:/bin', PYTHONPATH: HELPERS, PYTHONDONTWRITEBYTECODE: '1', CHATGPU_CHECKPOINT_DIR: ck, ...extra });
+  const env = (extra: Record<string, string> = {}) => ({
+    PATH: '/usr/bin:/bin',
+    PYTHONPATH: HELPERS,
+    PYTHONDONTWRITEBYTECODE: '1',
+    CHATGPU_CHECKPOINT_DIR: ck,
+    ...extra,
+  });
   const run = (extra: Record<string, string> = {}) => {
     const r = spawnSync(PYTHON, ['train.py'], { cwd: dir, encoding: 'utf8', env: env(extra), timeout: 60_000 });
     return { code: r.status, out: r.stdout, err: r.stderr };
@@ -55,7 +61,9 @@ describe('chatgpu.resume', () => {
     expect(JSON.parse(readFileSync(path.join(p.ck, 'chatgpu-checkpoint.json'), 'utf8'))).toEqual({ step: 5, of: 5 });
     const again = p.run();
     expect(again.code, again.err).toBe(0);
-    expect(again.out).toMatch(/^chatgpu\.resume: resumed at step 5 of 5 from a checkpoint of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(saved \d+ s ago\)\n/);
+    expect(again.out).toMatch(
+      /^chatgpu\.resume: resumed at step 5 of 5 from a checkpoint of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(saved \d+ s ago\)\n/,
+    );
     expect(again.out).not.toMatch(/epoch \d/); // every iteration was done
     expect(again.out.split('\n').find((l) => l.startsWith('losses'))).toBe(first.out.split('\n').find((l) => l.startsWith('losses')));
   });

@@ -19,7 +19,11 @@ function project(files: Record<string, string>) {
     writeFileSync(path.join(dir, p), text);
   }
   const run = (args: string[]) => {
-    const r = spawnSync('python3', ['-m', 'chatgpu.shard', ...args], { cwd: dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin', PYTHONPATH: HELPERS, PYTHONDONTWRITEBYTECODE: '1' } });
+    const r = spawnSync('python3', ['-m', 'chatgpu.shard', ...args], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { PATH: '/usr/bin:/bin', PYTHONPATH: HELPERS, PYTHONDONTWRITEBYTECODE: '1' },
+    });
     return { code: r.status, out: r.stdout, err: r.stderr };
   };
   return { dir, run };
@@ -44,7 +48,8 @@ describe('chatgpu.shard', () => {
     expect(readFileSync(path.join(q.dir, 'r.csv'), 'utf8')).toBe('id,text\n1,"two\nlines"\n');
   });
   it('loop: runs the file with its top-level loop over the slice only; the file is not changed', () => {
-    const script = 'import json, sys\ndef f(c):\n    return c * 10\nout = []\nfor c in [1, 2, 3, 4]:\n    out.append(f(c))\nprint(json.dumps({"out": out, "argv": sys.argv[1:]}))\n';
+    const script =
+      'import json, sys\ndef f(c):\n    return c * 10\nout = []\nfor c in [1, 2, 3, 4]:\n    out.append(f(c))\nprint(json.dumps({"out": out, "argv": sys.argv[1:]}))\n';
     const p = project({ 's.py': script });
     const r = p.run(['loop', 's.py', '5', '1', '3', '--flag', 'x']);
     expect(r.code, r.err).toBe(0);
@@ -59,7 +64,10 @@ describe('chatgpu.shard', () => {
       [['files', 'nope', '0', '1'], 'chatgpu.shard: nope is not a folder\n'],
       [['rows', 'r.csv', '0', 'two'], "chatgpu.shard: START and END must be integers, not '0' and 'two'\n"],
       [['loop', 's.py', '1', '0', '1'], 'chatgpu.shard: s.py has no top-level for loop on line 1\n'],
-      [['split', 'x'], 'chatgpu.shard: usage: python -m chatgpu.shard files DIR START END | rows CSV START END | loop FILE LINE START END [ARGS...]\n'],
+      [
+        ['split', 'x'],
+        'chatgpu.shard: usage: python -m chatgpu.shard files DIR START END | rows CSV START END | loop FILE LINE START END [ARGS...]\n',
+      ],
     ];
     for (const [args, err] of cases) expect(p.run(args)).toMatchObject({ code: 2, err });
     expect(readdirSync(path.join(p.dir, 'data'))).toEqual(['a.txt']); // a refusal deletes nothing

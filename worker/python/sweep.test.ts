@@ -47,7 +47,19 @@ const SIM = [
 describe('chatgpu.sweep run', () => {
   it('a literal rewritten for one run: outputs and stdout kept under NAME=VALUE, printed metrics collected, the file restored byte for byte', () => {
     const p = project({ 'sim.py': SIM, 'outputs/keep.txt': 'uploaded' });
-    const r = p.run(['run', '--name', 'dt', '--value', '0.05', '--set', spec('sim.py', SIM, 2, '0.1'), '--', '/usr/bin/python3', 'sim.py', '4']);
+    const r = p.run([
+      'run',
+      '--name',
+      'dt',
+      '--value',
+      '0.05',
+      '--set',
+      spec('sim.py', SIM, 2, '0.1'),
+      '--',
+      '/usr/bin/python3',
+      'sim.py',
+      '4',
+    ]);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain('final: error=0.8000 steps=4');
     expect(p.read('sim.py')).toBe(SIM);
@@ -55,7 +67,12 @@ describe('chatgpu.sweep run', () => {
     expect(existsSync(path.join(p.dir, 'outputs/result.json'))).toBe(false);
     expect(p.read('outputs/keep.txt')).toBe('uploaded');
     expect(p.read('outputs/sweep/dt=0.05/stdout.txt')).toContain('final: error=0.8000 steps=4');
-    expect(JSON.parse(p.read('outputs/sweep/dt=0.05/metrics.json'))).toEqual({ name: 'dt', value: '0.05', exitCode: 0, metrics: { error: 0.8, steps: 4, energy: 2 } });
+    expect(JSON.parse(p.read('outputs/sweep/dt=0.05/metrics.json'))).toEqual({
+      name: 'dt',
+      value: '0.05',
+      exitCode: 0,
+      metrics: { error: 0.8, steps: 4, energy: 2 },
+    });
   });
 
   it('a failing command: its exit code, the file still restored, its metrics.json written', () => {
@@ -70,7 +87,24 @@ describe('chatgpu.sweep run', () => {
   it('stopped with SIGTERM: the signal goes to the program and the file is restored', async () => {
     const src = 'import time\nwait = 1\nprint("ready", flush=True)\ntime.sleep(60)\n';
     const p = project({ 'w.py': src });
-    const child = spawn('/usr/bin/python3', ['-m', 'chatgpu.sweep', 'run', '--name', 'wait', '--value', '2', '--set', spec('w.py', src, 2, '1'), '--', '/usr/bin/python3', 'w.py'], { cwd: p.dir, env: ENV });
+    const child = spawn(
+      '/usr/bin/python3',
+      [
+        '-m',
+        'chatgpu.sweep',
+        'run',
+        '--name',
+        'wait',
+        '--value',
+        '2',
+        '--set',
+        spec('w.py', src, 2, '1'),
+        '--',
+        '/usr/bin/python3',
+        'w.py',
+      ],
+      { cwd: p.dir, env: ENV },
+    );
     await new Promise<void>((resolve) => child.stdout.on('data', (b: Buffer) => b.toString().includes('ready') && resolve()));
     expect(p.read('w.py')).toContain('wait = 2');
     child.kill('SIGTERM');
@@ -105,15 +139,22 @@ describe('chatgpu.sweep run', () => {
 describe('chatgpu.sweep table', () => {
   it('one row per value in numeric order, byte-equal whether the runs were in one folder or in shard folders', () => {
     const p = project({ 'sim.py': SIM });
-    for (const v of ['0.2', '0.05', '0.1']) expect(p.run(['run', '--name', 'dt', '--value', v, '--set', spec('sim.py', SIM, 2, '0.1'), '--', '/usr/bin/python3', 'sim.py']).code).toBe(0);
+    for (const v of ['0.2', '0.05', '0.1'])
+      expect(
+        p.run(['run', '--name', 'dt', '--value', v, '--set', spec('sim.py', SIM, 2, '0.1'), '--', '/usr/bin/python3', 'sim.py']).code,
+      ).toBe(0);
     expect(p.run(['table', '.', 'outputs/sweep.csv']).code).toBe(0);
     const one = p.read('outputs/sweep.csv');
     expect(one).toBe('dt,energy,error,steps,exit_code\n0.05,2.0,0.6,3,0\n0.1,4.0,1.2,3,0\n0.2,8.0,2.4,3,0\n');
     // The same runs as two shards' outputs (shards/shard-i/outputs/…).
     const q = project({ 'sim.py': SIM });
-    for (const [i, vals] of [[0, ['0.05', '0.2']], [1, ['0.1']]] as const) {
+    for (const [i, vals] of [
+      [0, ['0.05', '0.2']],
+      [1, ['0.1']],
+    ] as const) {
       const shard = project({ 'sim.py': SIM });
-      for (const v of vals) shard.run(['run', '--name', 'dt', '--value', v, '--set', spec('sim.py', SIM, 2, '0.1'), '--', '/usr/bin/python3', 'sim.py']);
+      for (const v of vals)
+        shard.run(['run', '--name', 'dt', '--value', v, '--set', spec('sim.py', SIM, 2, '0.1'), '--', '/usr/bin/python3', 'sim.py']);
       mkdirSync(path.join(q.dir, `shard-${i}`), { recursive: true });
       spawnSync('cp', ['-r', path.join(shard.dir, 'outputs'), path.join(q.dir, `shard-${i}`)], { env: ENV });
     }
@@ -127,7 +168,10 @@ describe('chatgpu.sweep table', () => {
     expect(p.run(['table', '.', 'out.csv']).code).toBe(2);
     for (const d of ['shard-0', 'shard-1']) {
       mkdirSync(path.join(p.dir, d, 'outputs/sweep/n=1'), { recursive: true });
-      writeFileSync(path.join(p.dir, d, 'outputs/sweep/n=1/metrics.json'), JSON.stringify({ name: 'n', value: '1', exitCode: 0, metrics: {} }));
+      writeFileSync(
+        path.join(p.dir, d, 'outputs/sweep/n=1/metrics.json'),
+        JSON.stringify({ name: 'n', value: '1', exitCode: 0, metrics: {} }),
+      );
     }
     const r = p.run(['table', '.', 'out.csv']);
     expect(r.code).toBe(2);

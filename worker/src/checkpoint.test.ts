@@ -14,7 +14,11 @@ function save(dir: string, epoch: number) {
  * A watcher over `dir/checkpoint` whose upload reads the state file of the folder it is given and
  * meanwhile runs `during` (the program saving again while a slow upload is under way).
  */
-function watcher(dir: string, during: { fn: (() => void) | null; each?: boolean }, copy: (from: string, to: string) => void = (from, to) => cpSync(from, to, { recursive: true })) {
+function watcher(
+  dir: string,
+  during: { fn: (() => void) | null; each?: boolean },
+  copy: (from: string, to: string) => void = (from, to) => cpSync(from, to, { recursive: true }),
+) {
   const saved: { step: number | null; epoch: number }[] = [];
   const snap = path.join(dir, '..', `${path.basename(dir)}-snapshot`);
   const w = new CheckpointWatcher({
@@ -54,7 +58,10 @@ describe('CheckpointWatcher', () => {
     expect(saved).toEqual([{ step: 4, epoch: 4 }]);
     await w.poll(); // changed since: not stable yet
     await w.poll(); // stayed at epoch 6: sent, files and step agreeing
-    expect(saved).toEqual([{ step: 4, epoch: 4 }, { step: 6, epoch: 6 }]);
+    expect(saved).toEqual([
+      { step: 4, epoch: 4 },
+      { step: 6, epoch: 6 },
+    ]);
     expect(w.latest?.step).toBe(6);
     await w.stop();
   });

@@ -30,7 +30,10 @@ export const CHECKPOINT_META = 'chatgpu-checkpoint.json';
 export function checkpointPath(req: { checkpoint?: { path?: unknown } | null } | null | undefined): string {
   const p = req?.checkpoint?.path;
   if (typeof p !== 'string') return DEFAULT_CHECKPOINT_PATH;
-  const clean = path.posix.normalize(p).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  const clean = path.posix
+    .normalize(p)
+    .replace(/^(\.\/)+/, '')
+    .replace(/\/+$/, '');
   return !clean || clean === '.' || clean.startsWith('..') || path.posix.isAbsolute(clean) ? DEFAULT_CHECKPOINT_PATH : clean;
 }
 

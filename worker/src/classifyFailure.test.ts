@@ -11,12 +11,16 @@ describe('classifyFailure', () => {
     expect(r.status).toBe(1);
     expect(classifyFailure({ code: r.status, signal: null, memory: null, oomKilled: false, stderrTail: r.stderr })).toEqual({
       errorClass: 'DEPENDENCY',
-      errorMessage: "missing module: tqdm_not_installed_anywhere (ModuleNotFoundError: No module named 'tqdm_not_installed_anywhere'; exit code 1)",
+      errorMessage:
+        "missing module: tqdm_not_installed_anywhere (ModuleNotFoundError: No module named 'tqdm_not_installed_anywhere'; exit code 1)",
     });
   });
 
   it("the program's own error stays EXIT_NONZERO", () => {
     const r = run('raise ValueError("bad input")\n');
-    expect(classifyFailure({ code: r.status, signal: null, memory: null, oomKilled: false, stderrTail: r.stderr })).toEqual({ errorClass: 'EXIT_NONZERO', errorMessage: 'exit code 1' });
+    expect(classifyFailure({ code: r.status, signal: null, memory: null, oomKilled: false, stderrTail: r.stderr })).toEqual({
+      errorClass: 'EXIT_NONZERO',
+      errorMessage: 'exit code 1',
+    });
   });
 });

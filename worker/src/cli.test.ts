@@ -39,7 +39,9 @@ describe('resolveToken', async () => {
   });
 
   it('nothing, an empty file or a missing file → an error saying what to do', async () => {
-    expect((await resolve({}, { CHATGPU_WORKER_TOKEN: '  ' })).r).toEqual({ error: expect.stringMatching(/No worker token: pass --token-file PATH or set CHATGPU_WORKER_TOKEN/) });
+    expect((await resolve({}, { CHATGPU_WORKER_TOKEN: '  ' })).r).toEqual({
+      error: expect.stringMatching(/No worker token: pass --token-file PATH or set CHATGPU_WORKER_TOKEN/),
+    });
     expect((await resolve({ 'token-file': await file('empty', '\n') })).r).toEqual({ error: expect.stringMatching(/is empty/) });
     expect((await resolve({ 'token-file': path.join(dir, 'nope') })).r).toEqual({ error: expect.stringMatching(/no such file/) });
   });

@@ -65,11 +65,14 @@ export async function resolveToken(
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      return { error: `--token-file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}` };
+      return {
+        error: `--token-file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      };
     }
     const token = text.split(/\r?\n/)[0]!.trim();
     if (!token) return { error: `--token-file ${file} is empty (it should hold the worker token, cgw_…).` };
-    if (process.platform !== 'win32' && ((await stat(file)).mode & 0o077) !== 0) warn(`warning: ${file} can be read by other users; chmod 600 it.`);
+    if (process.platform !== 'win32' && ((await stat(file)).mode & 0o077) !== 0)
+      warn(`warning: ${file} can be read by other users; chmod 600 it.`);
     return { token };
   }
   if (v.token?.trim()) {
@@ -176,7 +179,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   await mkdir(dataDir, { recursive: true });
   // One worker per data folder: a second would take the first one's runs for leftovers.
-  if (await callControl(dataDir, 'status').then(() => true, () => false)) {
+  if (
+    await callControl(dataDir, 'status').then(
+      () => true,
+      () => false,
+    )
+  ) {
     console.error(`Another worker is running with data directory ${dataDir}: stop it first, or give this one its own --data-dir.`);
     return 1;
   }
@@ -189,9 +197,16 @@ export async function main(argv: string[]): Promise<number> {
   if (choice.warning) log.warn(choice.warning);
   // What a worker killed outright left behind (leftovers.ts).
   const left = cleanLeftovers(dataDir);
-  if (left.removed.length) log.info(`cleaned up after ${left.removed.length} attempt(s) an earlier run of this worker left behind${left.killed.length ? ` (ended the processes of ${left.killed.length})` : ''}`);
+  if (left.removed.length)
+    log.info(
+      `cleaned up after ${left.removed.length} attempt(s) an earlier run of this worker left behind${left.killed.length ? ` (ended the processes of ${left.killed.length})` : ''}`,
+    );
   // Advertised as decided: the capability and every attempt's sandbox are this one choice.
-  const sandbox = { sandbox: choice.sandbox, ...(choice.ownJobsOnly ? { ownJobsOnly: true } : {}), ...(choice.sandbox === 'none' && choice.warning ? { sandboxReason: choice.warning } : {}) };
+  const sandbox = {
+    sandbox: choice.sandbox,
+    ...(choice.ownJobsOnly ? { ownJobsOnly: true } : {}),
+    ...(choice.sandbox === 'none' && choice.warning ? { sandboxReason: choice.warning } : {}),
+  };
   const probeMachine = () => probeCapabilities({ dataDir, sandbox, install, pipIndexUrl, ...(v.python ? { python: v.python } : {}) });
   // The per-task memory limit goes with the capabilities (set below, once it is known).
   let taskMemoryLimitMiB: number | null = null;
@@ -199,15 +214,22 @@ export async function main(argv: string[]): Promise<number> {
   const probe = async () => withLimit(simulated ? applySimulatedAccelerator(await probeMachine(), simulated) : await probeMachine());
   let caps = await probe();
   if (simulated) {
-    log.warn(`SIMULATED ACCELERATOR ${simulated.spec}: this worker advertises ${simulated.vendor === 'nvidia' ? 'an NVIDIA' : 'an AMD'} ${simulated.name} (${simulated.runtime}) for scheduling, but runs every task's numerics on the CPU (CHATGPU_DEVICE=cpu). For tests and demos only; a production API refuses it unless allowed.`);
-    if (!caps.workloads.some((w) => ['torch-cuda', 'torch-rocm', 'cuda-cxx', 'hip-cxx'].includes(w))) log.warn('simulated accelerator: this machine has neither PyTorch nor the matching compiler, so no GPU workload is advertised');
+    log.warn(
+      `SIMULATED ACCELERATOR ${simulated.spec}: this worker advertises ${simulated.vendor === 'nvidia' ? 'an NVIDIA' : 'an AMD'} ${simulated.name} (${simulated.runtime}) for scheduling, but runs every task's numerics on the CPU (CHATGPU_DEVICE=cpu). For tests and demos only; a production API refuses it unless allowed.`,
+    );
+    if (!caps.workloads.some((w) => ['torch-cuda', 'torch-rocm', 'cuda-cxx', 'hip-cxx'].includes(w)))
+      log.warn('simulated accelerator: this machine has neither PyTorch nor the matching compiler, so no GPU workload is advertised');
   }
   for (const e of caps.probeErrors) if (!/not found/.test(e)) log.warn(`probe: ${e}`);
   const memSupport = await detectMemoryLimit();
   // The owner's machine keeps a share of its memory: by default each slot's task may use at most
   // 80 % of the RAM divided among the slots (--memory-limit MiB to choose, none to lift it).
   const memLimit = memArg === 'none' ? null : (memGiven ?? defaultMemoryLimitMiB(caps.memoryMiB, slots));
-  log.info(memLimit ? `memory limit per task: ${memLimit} MiB${memGiven ? '' : ' (80 % of RAM / slots; --memory-limit to change)'}` : 'no memory limit per task (--memory-limit none)');
+  log.info(
+    memLimit
+      ? `memory limit per task: ${memLimit} MiB${memGiven ? '' : ' (80 % of RAM / slots; --memory-limit to change)'}`
+      : 'no memory limit per task (--memory-limit none)',
+  );
   taskMemoryLimitMiB = memLimit;
   caps = withLimit(caps);
   let envs: EnvCache | null = null;
@@ -215,8 +237,14 @@ export async function main(argv: string[]): Promise<number> {
     envs = new EnvCache({ dataDir, maxBytes: envCacheMb * 2 ** 20, indexUrl: pipIndexUrl, log });
     await envs.evict().catch((err) => log.warn(`environment cache: ${(err as Error).message}`));
   }
-  if (install && caps.install.enabled) log.info(`setup phase on: environments in ${envs!.root} (up to ${envCacheMb} MB), packages from ${caps.install.index ?? "pip's default index"}`);
-  if (install && !caps.install.enabled) log.warn(`setup phase off: ${caps.python ?? 'no Python'} cannot make a virtualenv with pip (Debian/Ubuntu: apt-get install python3-venv python3-pip); tasks that need packages go to other workers`);
+  if (install && caps.install.enabled)
+    log.info(
+      `setup phase on: environments in ${envs!.root} (up to ${envCacheMb} MB), packages from ${caps.install.index ?? "pip's default index"}`,
+    );
+  if (install && !caps.install.enabled)
+    log.warn(
+      `setup phase off: ${caps.python ?? 'no Python'} cannot make a virtualenv with pip (Debian/Ubuntu: apt-get install python3-venv python3-pip); tasks that need packages go to other workers`,
+    );
   const notebooks = notebookSupport(caps);
   if (notebooks) log.warn(notebooks);
   const name = v.name ?? hostname();
@@ -229,19 +257,30 @@ export async function main(argv: string[]): Promise<number> {
     dataDir,
     caps,
     sandbox: choice.sandbox,
-    memoryLimit: (attemptId) => (memLimit ? prepareMemoryLimit({ limitMiB: memLimit, strategy: 'auto', support: memSupport, name: attemptId }) : null),
+    memoryLimit: (attemptId) =>
+      memLimit ? prepareMemoryLimit({ limitMiB: memLimit, strategy: 'auto', support: memSupport, name: attemptId }) : null,
     log,
     refreshCaps: probe,
     envs,
     drainGraceSec,
-    ...(telemetry ? { span: (a, fn) => telemetry.span(a, session.workerId ?? '', fn), trace: (a, e) => telemetry.trace(a, session.workerId ?? '', e) } : {}),
+    ...(telemetry
+      ? { span: (a, fn) => telemetry.span(a, session.workerId ?? '', fn), trace: (a, e) => telemetry.trace(a, session.workerId ?? '', e) }
+      : {}),
   });
   await session.start();
   const control = serveControl(dataDir, {
     pause: async () => ({ status: await session.setPaused(true) }),
     resume: async () => ({ status: await session.setPaused(false) }),
     drain: () => session.drain(),
-    status: () => ({ name: session.name, workerId: session.workerId, status: session.shownStatus, ...(session.statusReason ? { reason: session.statusReason } : {}), sandbox: sandboxLabel(sandbox), running: session.running, server: v.server }),
+    status: () => ({
+      name: session.name,
+      workerId: session.workerId,
+      status: session.shownStatus,
+      ...(session.statusReason ? { reason: session.statusReason } : {}),
+      sandbox: sandboxLabel(sandbox),
+      running: session.running,
+      server: v.server,
+    }),
   });
   await new Promise<void>((resolve) => {
     let stopping = false;

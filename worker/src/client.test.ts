@@ -50,7 +50,8 @@ function serve(req: IncomingMessage, res: ServerResponse, cutAfter?: number) {
   const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
   const start = m ? Number(m[1]) : 0;
   const body = blob.subarray(start);
-  if (m) send(res, 206, { 'content-length': body.length, 'content-range': `bytes ${start}-${blob.length - 1}/${blob.length}` }, body, cutAfter);
+  if (m)
+    send(res, 206, { 'content-length': body.length, 'content-range': `bytes ${start}-${blob.length - 1}/${blob.length}` }, body, cutAfter);
   else send(res, 200, { 'content-length': blob.length }, body, cutAfter);
 }
 
@@ -121,7 +122,9 @@ describe('ApiClient retries', () => {
       res.end();
     };
     seen.length = 0;
-    const err = await new ApiClient(url, 'cgw_test', quiet).request(doc, {}, { signal: AbortSignal.timeout(1_000) }).catch((e: unknown) => e);
+    const err = await new ApiClient(url, 'cgw_test', quiet)
+      .request(doc, {}, { signal: AbortSignal.timeout(1_000) })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransportError);
     expect((err as TransportError).retryAfterMs).toBeNull();
     // 100, 200, 400 ms … within one second: a handful of tries, not a busy loop.
@@ -132,11 +135,13 @@ describe('ApiClient retries', () => {
 
 describe('ApiClient.upload', () => {
   /** Collects a PUT's body, then answers with `status` (and for the n-th request, what `answer` says). */
-  const receive = (answer: (n: number, body: Buffer, req: IncomingMessage, res: ServerResponse) => void): Plan => (req, res, n) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => answer(n, Buffer.concat(chunks), req, res));
-  };
+  const receive =
+    (answer: (n: number, body: Buffer, req: IncomingMessage, res: ServerResponse) => void): Plan =>
+    (req, res, n) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => answer(n, Buffer.concat(chunks), req, res));
+    };
   const file = path.join(dir, 'output.bin');
 
   it('streams the file to /blobs/<sha256> with its length, token and attempt, and answers its sha256', async () => {

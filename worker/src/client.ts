@@ -58,7 +58,12 @@ function statusTransportError(status: number, retryAfter: string | null): Transp
  * Answers the status, Retry-After and (for an error) the body's start; a connection that breaks
  * before any answer is a TransportError (retried).
  */
-function putFile(url: string, file: string, headers: Record<string, string>, signal?: AbortSignal): Promise<{ status: number; retryAfter: string | null; body: string }> {
+function putFile(
+  url: string,
+  file: string,
+  headers: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<{ status: number; retryAfter: string | null; body: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const fail = (err: Error) => reject(new TransportError(err.message));
@@ -139,7 +144,11 @@ export class ApiClient {
     }
   }
 
-  async request<R, V>(doc: TypedDocumentNode<R, V>, variables: V, opts: { signal?: AbortSignal; retry?: boolean; timeoutMs?: number } = {}): Promise<R> {
+  async request<R, V>(
+    doc: TypedDocumentNode<R, V>,
+    variables: V,
+    opts: { signal?: AbortSignal; retry?: boolean; timeoutMs?: number } = {},
+  ): Promise<R> {
     let query = this.printed.get(doc as object);
     if (!query) this.printed.set(doc as object, (query = print(doc)));
     return this.withRetry(async () => {
@@ -186,44 +195,50 @@ export class ApiClient {
     let hash = createHash('sha256');
     let broken = false;
     try {
-      await this.withRetry(async () => {
-        if (broken) {
-          // What reached the disk before the break (a write in flight may not have): rehash it.
-          broken = false;
-          have = await stat(tmp).then((s) => s.size, () => 0);
-          hash = createHash('sha256');
-          if (have > 0) for await (const c of createReadStream(tmp, { end: have - 1 })) hash.update(c as Buffer);
-        }
-        let res: Response;
-        try {
-          res = await fetch(`${this.server}/blobs/${sha256}`, {
-            headers: { authorization: `Bearer ${this.token}`, ...(have > 0 ? { range: `bytes=${have}-` } : {}) },
-            ...(signal ? { signal } : {}),
-          });
-        } catch (err) {
-          throw new TransportError((err as Error).message);
-        }
-        const transport = httpTransportError(res);
-        if (transport) throw transport;
-        if (!res.ok || !res.body) throw new ApiError(`download of ${sha256} failed: HTTP ${res.status}`, 'DOWNLOAD_FAILED');
-        if (have > 0 && res.status !== 206) {
-          have = 0;
-          hash = createHash('sha256');
-        }
-        const tap = new Transform({ transform: (c: Buffer, _e, cb) => (hash.update(c), cb(null, c)) });
-        try {
-          await pipeline(Readable.fromWeb(res.body as never), tap, createWriteStream(tmp, { flags: have > 0 ? 'a' : 'w' }));
-        } catch (err) {
-          broken = true;
-          throw new TransportError((err as Error).message);
-        }
-        if (hash.digest('hex') !== sha256) {
-          await rm(tmp, { force: true });
-          have = 0;
-          hash = createHash('sha256');
-          throw new TransportError(`blob ${sha256} arrived corrupted`);
-        }
-      }, signal ? { signal } : {});
+      await this.withRetry(
+        async () => {
+          if (broken) {
+            // What reached the disk before the break (a write in flight may not have): rehash it.
+            broken = false;
+            have = await stat(tmp).then(
+              (s) => s.size,
+              () => 0,
+            );
+            hash = createHash('sha256');
+            if (have > 0) for await (const c of createReadStream(tmp, { end: have - 1 })) hash.update(c as Buffer);
+          }
+          let res: Response;
+          try {
+            res = await fetch(`${this.server}/blobs/${sha256}`, {
+              headers: { authorization: `Bearer ${this.token}`, ...(have > 0 ? { range: `bytes=${have}-` } : {}) },
+              ...(signal ? { signal } : {}),
+            });
+          } catch (err) {
+            throw new TransportError((err as Error).message);
+          }
+          const transport = httpTransportError(res);
+          if (transport) throw transport;
+          if (!res.ok || !res.body) throw new ApiError(`download of ${sha256} failed: HTTP ${res.status}`, 'DOWNLOAD_FAILED');
+          if (have > 0 && res.status !== 206) {
+            have = 0;
+            hash = createHash('sha256');
+          }
+          const tap = new Transform({ transform: (c: Buffer, _e, cb) => (hash.update(c), cb(null, c)) });
+          try {
+            await pipeline(Readable.fromWeb(res.body as never), tap, createWriteStream(tmp, { flags: have > 0 ? 'a' : 'w' }));
+          } catch (err) {
+            broken = true;
+            throw new TransportError((err as Error).message);
+          }
+          if (hash.digest('hex') !== sha256) {
+            await rm(tmp, { force: true });
+            have = 0;
+            hash = createHash('sha256');
+            throw new TransportError(`blob ${sha256} arrived corrupted`);
+          }
+        },
+        signal ? { signal } : {},
+      );
       await rename(tmp, dest);
     } finally {
       await rm(tmp, { force: true });
@@ -239,17 +254,26 @@ export class ApiClient {
     await pipeline(createReadStream(file), hash);
     const sha256 = hash.digest('hex');
     const size = (await stat(file)).size;
-    await this.withRetry(async () => {
-      const res = await putFile(`${this.server}/blobs/${sha256}`, file, {
-        authorization: `Bearer ${this.token}`,
-        'content-type': 'application/octet-stream',
-        'content-length': String(size),
-        ...(attemptId ? { 'x-chatgpu-attempt': attemptId } : {}),
-      }, signal);
-      const transport = statusTransportError(res.status, res.retryAfter);
-      if (transport) throw transport;
-      if (res.status >= 300) throw new ApiError(`upload of ${path.basename(file)} failed: HTTP ${res.status} ${res.body}`, 'UPLOAD_FAILED');
-    }, signal ? { signal } : {});
+    await this.withRetry(
+      async () => {
+        const res = await putFile(
+          `${this.server}/blobs/${sha256}`,
+          file,
+          {
+            authorization: `Bearer ${this.token}`,
+            'content-type': 'application/octet-stream',
+            'content-length': String(size),
+            ...(attemptId ? { 'x-chatgpu-attempt': attemptId } : {}),
+          },
+          signal,
+        );
+        const transport = statusTransportError(res.status, res.retryAfter);
+        if (transport) throw transport;
+        if (res.status >= 300)
+          throw new ApiError(`upload of ${path.basename(file)} failed: HTTP ${res.status} ${res.body}`, 'UPLOAD_FAILED');
+      },
+      signal ? { signal } : {},
+    );
     return { sha256, size };
   }
 }

@@ -14,8 +14,22 @@ export const CompleteAttemptsDoc = graphql(`
   mutation CompleteAttempts($completions: [CompletionInput!]!) {
     completeAttempts(completions: $completions) {
       __typename
-      ... on MutationCompleteAttemptsSuccess { data { attemptId accepted status error { code message reason } } }
-      ... on Error { message code }
+      ... on MutationCompleteAttemptsSuccess {
+        data {
+          attemptId
+          accepted
+          status
+          error {
+            code
+            message
+            reason
+          }
+        }
+      }
+      ... on Error {
+        message
+        code
+      }
     }
   }
 `);
@@ -56,9 +70,12 @@ export class Completions {
     this.inFlight = true;
     const batch = this.queue.splice(0, MAX_BATCH);
     try {
-      const r = await this.client.request(CompleteAttemptsDoc, { completions: batch.map((p) => ({ attemptId: p.attemptId, fencingToken: p.fencingToken, result: p.result })) });
+      const r = await this.client.request(CompleteAttemptsDoc, {
+        completions: batch.map((p) => ({ attemptId: p.attemptId, fencingToken: p.fencingToken, result: p.result })),
+      });
       const c = r.completeAttempts;
-      if (c.__typename !== 'MutationCompleteAttemptsSuccess') throw new Error(`completions refused: ${'message' in c ? c.message : 'unexpected answer'}`);
+      if (c.__typename !== 'MutationCompleteAttemptsSuccess')
+        throw new Error(`completions refused: ${'message' in c ? c.message : 'unexpected answer'}`);
       const byId = new Map(c.data.map((d) => [d.attemptId, d]));
       for (const p of batch) {
         const d = byId.get(p.attemptId);

@@ -13,12 +13,22 @@ export function controlSocketPath(dataDir: string): string {
 
 export type ControlCommand = 'pause' | 'resume' | 'drain' | 'status';
 
-export function serveControl(dataDir: string, handlers: { pause(): Promise<unknown>; resume(): Promise<unknown>; drain(): Promise<unknown>; status(): unknown }): Server {
+export function serveControl(
+  dataDir: string,
+  handlers: { pause(): Promise<unknown>; resume(): Promise<unknown>; drain(): Promise<unknown>; status(): unknown },
+): Server {
   const socket = controlSocketPath(dataDir);
   if (existsSync(socket)) rmSync(socket);
   const server = createServer(async (req, res) => {
     try {
-      const body = req.url === '/pause' ? await handlers.pause() : req.url === '/resume' ? await handlers.resume() : req.url === '/drain' ? await handlers.drain() : handlers.status();
+      const body =
+        req.url === '/pause'
+          ? await handlers.pause()
+          : req.url === '/resume'
+            ? await handlers.resume()
+            : req.url === '/drain'
+              ? await handlers.drain()
+              : handlers.status();
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     } catch (err) {
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message }));

@@ -49,17 +49,29 @@ describe('checkPrerequisites', () => {
   it('no space for the run folder, or no data folder at all, is a WORKER_ERROR', () => {
     const full = checkPrerequisites({ sandbox: 'none', python: null, dataDir, minFreeMiB: Number.MAX_SAFE_INTEGER });
     expect(full).toMatchObject({ ok: false, errorClass: 'WORKER_ERROR' });
-    expect(!full.ok && full.reason).toMatch(new RegExp(`^no space for the run folder: \\d+ MiB free in ${dataDir}, at least ${Number.MAX_SAFE_INTEGER} MiB needed$`));
+    expect(!full.ok && full.reason).toMatch(
+      new RegExp(`^no space for the run folder: \\d+ MiB free in ${dataDir}, at least ${Number.MAX_SAFE_INTEGER} MiB needed$`),
+    );
     const gone = checkPrerequisites({ sandbox: 'none', python: null, dataDir: path.join(dir, 'no-such-dir'), minFreeMiB: 1 });
-    expect(gone).toEqual({ ok: false, errorClass: 'WORKER_ERROR', reason: `the data folder ${path.join(dir, 'no-such-dir')} cannot be written (ENOENT)` });
+    expect(gone).toEqual({
+      ok: false,
+      errorClass: 'WORKER_ERROR',
+      reason: `the data folder ${path.join(dir, 'no-such-dir')} cannot be written (ENOENT)`,
+    });
   });
 
   it('a real accelerator whose device nodes vanished is a WORKER_ERROR; a simulated one needs none', () => {
     const devDir = path.join(dir, 'dev');
     mkdirSync(devDir);
     const gpu = { vendor: 'nvidia' as const, index: 0, name: 'H100', memoryMiB: 81920, driver: '550', runtime: 'cuda 12.4', arch: 'sm_90' };
-    expect(checkPrerequisites({ sandbox: 'none', python: null, dataDir, minFreeMiB: 1, accelerators: [gpu], devDir })).toMatchObject({ ok: false, errorClass: 'WORKER_ERROR', reason: expect.stringMatching(/^the GPU device nodes are gone \(H100 advertised/) });
-    expect(checkPrerequisites({ sandbox: 'none', python: null, dataDir, minFreeMiB: 1, accelerators: [{ ...gpu, simulated: true }], devDir }).ok).toBe(true);
+    expect(checkPrerequisites({ sandbox: 'none', python: null, dataDir, minFreeMiB: 1, accelerators: [gpu], devDir })).toMatchObject({
+      ok: false,
+      errorClass: 'WORKER_ERROR',
+      reason: expect.stringMatching(/^the GPU device nodes are gone \(H100 advertised/),
+    });
+    expect(
+      checkPrerequisites({ sandbox: 'none', python: null, dataDir, minFreeMiB: 1, accelerators: [{ ...gpu, simulated: true }], devDir }).ok,
+    ).toBe(true);
     writeFileSync(path.join(devDir, 'nvidia0'), '');
     expect(checkPrerequisites({ sandbox: 'none', python: null, dataDir, minFreeMiB: 1, accelerators: [gpu], devDir }).ok).toBe(true);
   });
@@ -74,9 +86,13 @@ describe('checkPrerequisites', () => {
 describe('launcherFailure', () => {
   const broken = { ok: false as const, errorClass: 'SANDBOX_ERROR' as const, reason: 'the sandbox binary bwrap is missing' };
   it("exit 126/127, or a launcher's own first words, with a failing check: the worker's failure", () => {
-    expect(launcherFailure({ code: 127, stderrHead: 'prlimit: failed to execute bwrap: No such file or directory\n' }, broken)).toEqual(broken);
+    expect(launcherFailure({ code: 127, stderrHead: 'prlimit: failed to execute bwrap: No such file or directory\n' }, broken)).toEqual(
+      broken,
+    );
     expect(launcherFailure({ code: 126, stderrHead: '' }, broken)).toEqual(broken);
-    expect(launcherFailure({ code: 1, stderrHead: "bwrap: Can't find source path /tmp/py: No such file or directory\n" }, broken)).toEqual(broken);
+    expect(launcherFailure({ code: 1, stderrHead: "bwrap: Can't find source path /tmp/py: No such file or directory\n" }, broken)).toEqual(
+      broken,
+    );
   });
   it("the program's own failure otherwise: a passing check, or a failure that is not the launcher's", () => {
     expect(launcherFailure({ code: 127, stderrHead: 'sh: 1: pyhton: not found\n' }, { ok: true })).toEqual({ ok: true });

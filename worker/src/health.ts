@@ -51,7 +51,10 @@ function executable(file: string): boolean {
 }
 
 /** The file `name` runs as: itself when it names a path, else the first executable on PATH. */
-export function resolveExecutable(name: string, pathDirs: string[] = [...LAUNCHER_PATH, ...(process.env.PATH ?? '').split(delimiter)]): string | null {
+export function resolveExecutable(
+  name: string,
+  pathDirs: string[] = [...LAUNCHER_PATH, ...(process.env.PATH ?? '').split(delimiter)],
+): string | null {
   if (name.includes('/')) return executable(name) ? name : null;
   for (const d of pathDirs) if (d && isAbsolute(d) && executable(join(d, name))) return join(d, name);
   return null;
@@ -61,24 +64,45 @@ export function checkPrerequisites(p: Prerequisites): Health {
   if (p.sandbox === 'bwrap') {
     const bwrap = p.bwrap ?? 'bwrap';
     if (!resolveExecutable(bwrap)) {
-      return { ok: false, errorClass: 'SANDBOX_ERROR', reason: `the sandbox binary ${bwrap} is missing or not executable (Debian/Ubuntu: apt-get install bubblewrap)` };
+      return {
+        ok: false,
+        errorClass: 'SANDBOX_ERROR',
+        reason: `the sandbox binary ${bwrap} is missing or not executable (Debian/Ubuntu: apt-get install bubblewrap)`,
+      };
     }
   }
   if (p.python && !executable(p.python)) {
-    return { ok: false, errorClass: 'WORKER_ERROR', reason: `the interpreter ${p.python} is missing or not executable (reinstall it, or restart the worker with --python PATH)` };
+    return {
+      ok: false,
+      errorClass: 'WORKER_ERROR',
+      reason: `the interpreter ${p.python} is missing or not executable (reinstall it, or restart the worker with --python PATH)`,
+    };
   }
   const min = p.minFreeMiB ?? MIN_FREE_DISK_MIB;
   try {
     accessSync(p.dataDir, constants.W_OK);
     const s = statfsSync(p.dataDir);
     const freeMiB = Math.floor((Number(s.bavail) * Number(s.bsize)) / 2 ** 20);
-    if (freeMiB < min) return { ok: false, errorClass: 'WORKER_ERROR', reason: `no space for the run folder: ${freeMiB} MiB free in ${p.dataDir}, at least ${min} MiB needed` };
+    if (freeMiB < min)
+      return {
+        ok: false,
+        errorClass: 'WORKER_ERROR',
+        reason: `no space for the run folder: ${freeMiB} MiB free in ${p.dataDir}, at least ${min} MiB needed`,
+      };
   } catch (err) {
-    return { ok: false, errorClass: 'WORKER_ERROR', reason: `the data folder ${p.dataDir} cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
+    return {
+      ok: false,
+      errorClass: 'WORKER_ERROR',
+      reason: `the data folder ${p.dataDir} cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    };
   }
   const real = (p.accelerators ?? []).filter((a) => !a.simulated && (a.vendor === 'nvidia' || a.vendor === 'amd'));
   if (real.length && process.platform === 'linux' && gpuDeviceNodes(p.devDir).length === 0) {
-    return { ok: false, errorClass: 'WORKER_ERROR', reason: `the GPU device nodes are gone (${real.map((a) => a.name).join(', ')} advertised; none under ${p.devDir ?? '/dev'}): the driver crashed or was unloaded` };
+    return {
+      ok: false,
+      errorClass: 'WORKER_ERROR',
+      reason: `the GPU device nodes are gone (${real.map((a) => a.name).join(', ')} advertised; none under ${p.devDir ?? '/dev'}): the driver crashed or was unloaded`,
+    };
   }
   return { ok: true };
 }

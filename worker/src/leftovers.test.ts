@@ -36,7 +36,9 @@ const until = async (ok: () => boolean, ms = 5000) => {
 function program(script: string) {
   const child = spawn('sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
   started.push(child.pid!);
-  const firstLine = new Promise<number>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim().split('\n')[0]))));
+  const firstLine = new Promise<number>((resolve) =>
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim().split('\n')[0]))),
+  );
   return { child, background: firstLine };
 }
 
@@ -81,7 +83,10 @@ describe('leftovers', () => {
     const other = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
     started.push(other.pid!);
     mkdirSync(path.join(dataDir, 'runs'));
-    writeFileSync(path.join(dataDir, 'runs', 'old.json'), JSON.stringify({ attemptId: 'old', pid: other.pid, start: String(Number(processStartTime(other.pid!)) - 1) }));
+    writeFileSync(
+      path.join(dataDir, 'runs', 'old.json'),
+      JSON.stringify({ attemptId: 'old', pid: other.pid, start: String(Number(processStartTime(other.pid!)) - 1) }),
+    );
     writeFileSync(path.join(dataDir, 'runs', 'torn.json'), '{"attemptId": "to');
     expect(cleanLeftovers(dataDir)).toEqual({ killed: [], removed: ['old'] });
     expect(alive(other.pid!)).toBe(true);

@@ -19,13 +19,17 @@ function blockedSink() {
   const batches: Line[][] = [];
   let release!: () => void;
   const open = new Promise<void>((r) => (release = r));
-  return { batches, release, sink: { sendLogs: async (lines: Line[]) => void (await open, batches.push(lines)), sendMetrics: async () => {} } };
+  return {
+    batches,
+    release,
+    sink: { sendLogs: async (lines: Line[]) => void (await open, batches.push(lines)), sendMetrics: async () => {} },
+  };
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 20));
 
 describe('LogStream batches', () => {
-  it('a backlog goes in batches of at most 2000 lines (the API\'s limit), in order, every seq once', async () => {
+  it("a backlog goes in batches of at most 2000 lines (the API's limit), in order, every seq once", async () => {
     const { batches, sink } = recordingSink();
     const s = new LogStream(sink, { spoolPath: spool() });
     for (let i = 0; i < 4500; i++) s.system(`line ${i}`);
@@ -34,7 +38,7 @@ describe('LogStream batches', () => {
     expect(batches.flat().map((l) => l.seq)).toEqual(Array.from({ length: 4500 }, (_, i) => i));
   });
 
-  it('long lines: a batch stays within 4 MiB of text (far below the API\'s 32 MiB request limit)', async () => {
+  it("long lines: a batch stays within 4 MiB of text (far below the API's 32 MiB request limit)", async () => {
     const { batches, sink } = recordingSink();
     const s = new LogStream(sink, { spoolPath: spool() });
     const long = 'x'.repeat(16 * 1024);
@@ -77,7 +81,10 @@ describe('LogStream batch windows', () => {
   it('a fast printer (10,000 lines a second): batches of 2000 lines, not a full batch and a few stragglers each time', async () => {
     // An API that takes 60 ms a batch: lines keep arriving while one is sent.
     const batches: Line[][] = [];
-    const sink = { sendLogs: async (lines: Line[]) => void (batches.push(lines), await new Promise((r) => setTimeout(r, 60))), sendMetrics: async () => {} };
+    const sink = {
+      sendLogs: async (lines: Line[]) => void (batches.push(lines), await new Promise((r) => setTimeout(r, 60))),
+      sendMetrics: async () => {},
+    };
     const s = new LogStream(sink, { spoolPath: spool() });
     const out = new PassThrough();
     s.attach(out, 'stdout');

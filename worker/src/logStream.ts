@@ -259,7 +259,10 @@ export class LogStream {
     if (this.timer) return;
     this.fullBatchDue = this.lines.length >= MAX_BATCH;
     // The window runs from the previous batch's start: a steady printer sends once a window.
-    const window = this.lastFlush === 0 ? (this.opts.firstFlushMs ?? FIRST_FLUSH_MS) : Math.max(0, this.lastFlush + (this.opts.flushMs ?? FLUSH_MS) - Date.now());
+    const window =
+      this.lastFlush === 0
+        ? (this.opts.firstFlushMs ?? FIRST_FLUSH_MS)
+        : Math.max(0, this.lastFlush + (this.opts.flushMs ?? FLUSH_MS) - Date.now());
     const due = this.lines.length >= MAX_BATCH ? 0 : window;
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -333,6 +336,7 @@ export class LogStream {
 function batchLength(lines: Line[]): number {
   let n = 0;
   let chars = 0;
-  while (n < lines.length && n < MAX_BATCH && (n === 0 || chars + lines[n]!.text.length <= MAX_BATCH_CHARS)) chars += lines[n++]!.text.length;
+  while (n < lines.length && n < MAX_BATCH && (n === 0 || chars + lines[n]!.text.length <= MAX_BATCH_CHARS))
+    chars += lines[n++]!.text.length;
   return n;
 }

@@ -27,9 +27,20 @@ beforeAll(() => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const caps: Capabilities = {
-  os: 'linux', arch: 'x64', hostname: 'h', cpu: { model: 'cpu', cores: 1 }, memoryMiB: 1024, diskFreeMiB: 1024, accelerators: [],
-  pythons: [], python: PY, toolchains: { nvcc: null, hipcc: null }, workloads: ['shell', 'python'], sandbox: 'bwrap',
-  install: { enabled: false, index: null }, probeErrors: [],
+  os: 'linux',
+  arch: 'x64',
+  hostname: 'h',
+  cpu: { model: 'cpu', cores: 1 },
+  memoryMiB: 1024,
+  diskFreeMiB: 1024,
+  accelerators: [],
+  pythons: [],
+  python: PY,
+  toolchains: { nvcc: null, hipcc: null },
+  workloads: ['shell', 'python'],
+  sandbox: 'bwrap',
+  install: { enabled: false, index: null },
+  probeErrors: [],
 } as unknown as Capabilities;
 
 let n = 0;
@@ -37,7 +48,13 @@ let n = 0;
  * Runs `command` as a task whose code is `files`, with `environment` and `outputs` as a plan gives
  * them; returns the outputs listed in its completion with the bytes uploaded for each, and its logs.
  */
-async function runTask(o: { files: Record<string, string>; command: string; environment?: Record<string, string>; outputs?: string[]; outputLimits?: { maxFileBytes?: number } }) {
+async function runTask(o: {
+  files: Record<string, string>;
+  command: string;
+  environment?: Record<string, string>;
+  outputs?: string[];
+  outputLimits?: { maxFileBytes?: number };
+}) {
   const name = `t${++n}`;
   const blobs = new Map<string, Buffer>();
   const files = Object.entries(o.files).map(([path, text]) => {
@@ -71,11 +88,31 @@ async function runTask(o: { files: Record<string, string>; command: string; envi
     },
   } as unknown as ApiClient;
   const assignment = {
-    attemptId: `${name}-attempt`, fencingToken: '1', number: 1,
-    task: { id: 't', jobId: 'j', name, command: o.command, files, inputs: [], requirements: { workload: 'python', outputs: o.outputs ?? [] }, environment: o.environment ?? {} },
+    attemptId: `${name}-attempt`,
+    fencingToken: '1',
+    number: 1,
+    task: {
+      id: 't',
+      jobId: 'j',
+      name,
+      command: o.command,
+      files,
+      inputs: [],
+      requirements: { workload: 'python', outputs: o.outputs ?? [] },
+      environment: o.environment ?? {},
+    },
   } as unknown as Assignment;
   const dataDir = join(root, name);
-  const run = new Run(assignment, { client, dataDir, caps, sandbox: 'bwrap', memoryLimit: () => null, log, envs: null, ...(o.outputLimits ? { outputLimits: o.outputLimits } : {}) });
+  const run = new Run(assignment, {
+    client,
+    dataDir,
+    caps,
+    sandbox: 'bwrap',
+    memoryLimit: () => null,
+    log,
+    envs: null,
+    ...(o.outputLimits ? { outputLimits: o.outputLimits } : {}),
+  });
   await run.done;
   const out = Object.fromEntries((result?.outputs ?? []).map((f) => [f.path, uploaded.get(f.sha256)!]));
   const system = logs.filter((l) => l.stream === 'system').map((l) => l.text);
@@ -93,15 +130,24 @@ print("plotted")
 
 describe('figures of a program that only shows them (CHATGPU_FIGURES)', () => {
   it('two plt.show() and one figure left open: three PNGs among the outputs, in the sandbox', async () => {
-    const r = await runTask({ files: { 'plot.py': SHOWS }, command: 'python plot.py', environment: { CHATGPU_FIGURES: 'outputs/figures' } });
+    const r = await runTask({
+      files: { 'plot.py': SHOWS },
+      command: 'python plot.py',
+      environment: { CHATGPU_FIGURES: 'outputs/figures' },
+    });
     expect(r.result, r.logs.map((l) => l.text).join('\n')).toMatchObject({ errorClass: null, exitCode: 0 });
-    expect(Object.keys(r.out).sort()).toEqual(['outputs/figures/figure-1.png', 'outputs/figures/figure-2.png', 'outputs/figures/figure-3.png']);
+    expect(Object.keys(r.out).sort()).toEqual([
+      'outputs/figures/figure-1.png',
+      'outputs/figures/figure-2.png',
+      'outputs/figures/figure-3.png',
+    ]);
     for (const b of Object.values(r.out)) expect(b.subarray(0, 8).equals(PNG)).toBe(true);
     expect(r.stdout).toEqual(['plotted']);
   });
 
   it('fig.show() and a backend the program sets before importing pyplot; a folder outside outputs/ is collected too', async () => {
-    const script = 'import matplotlib\nmatplotlib.use("TkAgg")\nimport matplotlib.pyplot as plt\nfig, ax = plt.subplots(); ax.plot([1, 2]); fig.show()\nprint(matplotlib.get_backend())\n';
+    const script =
+      'import matplotlib\nmatplotlib.use("TkAgg")\nimport matplotlib.pyplot as plt\nfig, ax = plt.subplots(); ax.plot([1, 2]); fig.show()\nprint(matplotlib.get_backend())\n';
     const r = await runTask({ files: { 'plot.py': script }, command: 'python plot.py', environment: { CHATGPU_FIGURES: 'plots' } });
     expect(r.result, r.logs.map((l) => l.text).join('\n')).toMatchObject({ errorClass: null, exitCode: 0 });
     expect(Object.keys(r.out)).toEqual(['plots/figure-1.png']);
@@ -135,17 +181,19 @@ describe('figures of a program that only shows them (CHATGPU_FIGURES)', () => {
       environment: { CHATGPU_FIGURES: '../elsewhere', CHATGPU_STDOUT_FILE: '/etc/passwd' },
     });
     expect(r.result).toMatchObject({ errorClass: null, exitCode: 0 });
-    expect(r.system).toEqual(expect.arrayContaining([
-      'worker: CHATGPU_FIGURES=../elsewhere ignored: it must be a path inside the run folder (e.g. outputs/…)',
-      'worker: CHATGPU_STDOUT_FILE=/etc/passwd ignored: it must be a path inside the run folder (e.g. outputs/…)',
-    ]));
+    expect(r.system).toEqual(
+      expect.arrayContaining([
+        'worker: CHATGPU_FIGURES=../elsewhere ignored: it must be a path inside the run folder (e.g. outputs/…)',
+        'worker: CHATGPU_STDOUT_FILE=/etc/passwd ignored: it must be a path inside the run folder (e.g. outputs/…)',
+      ]),
+    );
     expect(r.stdout).toEqual(['plotted', 'False']);
     expect(r.out).toEqual({});
   });
 });
 
 describe("the program's stdout as a file (CHATGPU_STDOUT_FILE)", () => {
-  it('holds exactly what the program printed (not stderr, not the worker\'s lines, not metric lines), and the logs still stream', async () => {
+  it("holds exactly what the program printed (not stderr, not the worker's lines, not metric lines), and the logs still stream", async () => {
     const script = [
       'import sys, time',
       'from chatgpu.metrics import log',
@@ -158,17 +206,29 @@ describe("the program's stdout as a file (CHATGPU_STDOUT_FILE)", () => {
       'print("   CHATGPU_METRICS is not a metric line")',
       'sys.stdout.write("no newline at the end")',
     ].join('\n');
-    const printed = 'epoch 1  loss=0.50\nrésumé ✓\ttabs\npart one, part two\r\n   CHATGPU_METRICS is not a metric line\nno newline at the end';
-    const r = await runTask({ files: { 'train.py': script }, command: 'python train.py', environment: { CHATGPU_STDOUT_FILE: 'outputs/stdout.txt' } });
+    const printed =
+      'epoch 1  loss=0.50\nrésumé ✓\ttabs\npart one, part two\r\n   CHATGPU_METRICS is not a metric line\nno newline at the end';
+    const r = await runTask({
+      files: { 'train.py': script },
+      command: 'python train.py',
+      environment: { CHATGPU_STDOUT_FILE: 'outputs/stdout.txt' },
+    });
     expect(r.result, r.logs.map((l) => l.text).join('\n')).toMatchObject({ errorClass: null, exitCode: 0 });
     expect(Object.keys(r.out)).toEqual(['outputs/stdout.txt']);
     expect(r.out['outputs/stdout.txt']!.toString('utf8')).toBe(printed);
-    expect(r.stdout).toEqual(expect.arrayContaining(['epoch 1  loss=0.50', 'part one, part two', expect.stringMatching(/^CHATGPU_METRIC /)]));
+    expect(r.stdout).toEqual(
+      expect.arrayContaining(['epoch 1  loss=0.50', 'part one, part two', expect.stringMatching(/^CHATGPU_METRIC /)]),
+    );
   });
 
   it('a samples file is the same mechanism under another name; a file the program wrote there is replaced; a failed run keeps its output', async () => {
-    const script = 'import os\nos.makedirs("outputs", exist_ok=True)\nopen("outputs/samples.txt", "w").write("the program\'s own")\nprint("sample 1: hello")\nprint("sample 2: world")\nraise SystemExit(4)\n';
-    const r = await runTask({ files: { 'sample.py': script }, command: 'python sample.py', environment: { CHATGPU_STDOUT_FILE: 'outputs/samples.txt' } });
+    const script =
+      'import os\nos.makedirs("outputs", exist_ok=True)\nopen("outputs/samples.txt", "w").write("the program\'s own")\nprint("sample 1: hello")\nprint("sample 2: world")\nraise SystemExit(4)\n';
+    const r = await runTask({
+      files: { 'sample.py': script },
+      command: 'python sample.py',
+      environment: { CHATGPU_STDOUT_FILE: 'outputs/samples.txt' },
+    });
     expect(r.result).toMatchObject({ errorClass: 'EXIT_NONZERO', exitCode: 4 });
     expect(r.out['outputs/samples.txt']!.toString()).toBe('sample 1: hello\nsample 2: world\n');
     expect(r.system).toContain("worker: output outputs/samples.txt: the program's own file at this path is replaced by the worker's");
@@ -219,11 +279,17 @@ describe('an input is not an output', () => {
 
 describe('requestedOutputs', () => {
   it('reads the two variables as paths inside the run folder', () => {
-    expect(requestedOutputs({ CHATGPU_FIGURES: './outputs//figures/', CHATGPU_STDOUT_FILE: 'outputs/stdout.txt', OTHER: 'x' })).toEqual({ figures: 'outputs/figures', stdoutFile: 'outputs/stdout.txt', problems: [] });
+    expect(requestedOutputs({ CHATGPU_FIGURES: './outputs//figures/', CHATGPU_STDOUT_FILE: 'outputs/stdout.txt', OTHER: 'x' })).toEqual({
+      figures: 'outputs/figures',
+      stdoutFile: 'outputs/stdout.txt',
+      problems: [],
+    });
     expect(requestedOutputs({})).toEqual({ figures: null, stdoutFile: null, problems: [] });
     expect(requestedOutputs(null)).toEqual({ figures: null, stdoutFile: null, problems: [] });
     for (const bad of ['/abs', '..', '../x', 'a/../../x', '.', '.chatgpu/bin', '.chatgpu']) expect(runPath(bad)).toBeNull();
-    expect(requestedOutputs({ CHATGPU_STDOUT_FILE: 42 }).problems).toEqual(['CHATGPU_STDOUT_FILE=42 ignored: it must be a path inside the run folder (e.g. outputs/…)']);
+    expect(requestedOutputs({ CHATGPU_STDOUT_FILE: 42 }).problems).toEqual([
+      'CHATGPU_STDOUT_FILE=42 ignored: it must be a path inside the run folder (e.g. outputs/…)',
+    ]);
   });
 });
 

@@ -33,7 +33,10 @@ export interface RequestedOutputs {
 
 /** A path inside the run folder, normalized ("./outputs//x/" → "outputs/x"), or null. */
 export function runPath(value: string): string | null {
-  const clean = path.posix.normalize(value.trim()).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  const clean = path.posix
+    .normalize(value.trim())
+    .replace(/^(\.\/)+/, '')
+    .replace(/\/+$/, '');
   if (!clean || clean === '.' || clean === '..' || clean.startsWith('../') || path.posix.isAbsolute(clean)) return null;
   if (clean === '.chatgpu' || clean.startsWith('.chatgpu/')) return null;
   return clean;
@@ -61,7 +64,12 @@ export function requestedOutputs(environment: unknown): RequestedOutputs {
  * the paths inside the sandbox (sandboxPaths). Without figures the variable is removed (a refused
  * value must not reach the hook) and nothing else changes.
  */
-export function figuresEnvironment(env: Record<string, string>, figures: string | null, workDir: string, helpersDir: string): Record<string, string> {
+export function figuresEnvironment(
+  env: Record<string, string>,
+  figures: string | null,
+  workDir: string,
+  helpersDir: string,
+): Record<string, string> {
   if (!figures) {
     delete env[FIGURES_ENV];
     return env;

@@ -199,7 +199,8 @@ export class Run {
     if (this.stopReason) return;
     this.stopReason = reason;
     if (reason !== 'shutdown') this.deps.log.warn(`stopping attempt ${this.attemptId}: ${why ?? reason}`);
-    if (reason !== 'shutdown') this.trace({ event: reason === 'cancel' ? 'cancel' : 'stale', message: `stopping the attempt: ${why ?? reason}`, level: 'warn' });
+    if (reason !== 'shutdown')
+      this.trace({ event: reason === 'cancel' ? 'cancel' : 'stale', message: `stopping the attempt: ${why ?? reason}`, level: 'warn' });
     this.abort.abort();
     const pid = this.child?.pid;
     if (pid && this.child?.exitCode === null) {
@@ -225,17 +226,31 @@ export class Run {
     const outDir = path.join(dir, 'outputs');
     const spoolDir = path.join(this.deps.dataDir, 'spool');
     const snapshotDir = path.join(spoolDir, `${a.attemptId}.checkpoint`);
-    const stream = new LogStream({
-      sendLogs: async (lines) => {
-        const r = await client.request(AppendLogsDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, lines }, { signal: this.abort.signal });
-        if (r.appendLogs.__typename === 'StaleAttemptError') this.stop('lease-lost', `the API refused its logs as stale (${r.appendLogs.reason})`);
-        else if (r.appendLogs.__typename !== 'AppendResult') throw new Error(`logs refused: ${'message' in r.appendLogs ? r.appendLogs.message : ''}`);
+    const stream = new LogStream(
+      {
+        sendLogs: async (lines) => {
+          const r = await client.request(
+            AppendLogsDoc,
+            { attemptId: a.attemptId, fencingToken: a.fencingToken, lines },
+            { signal: this.abort.signal },
+          );
+          if (r.appendLogs.__typename === 'StaleAttemptError')
+            this.stop('lease-lost', `the API refused its logs as stale (${r.appendLogs.reason})`);
+          else if (r.appendLogs.__typename !== 'AppendResult')
+            throw new Error(`logs refused: ${'message' in r.appendLogs ? r.appendLogs.message : ''}`);
+        },
+        sendMetrics: async (points) => {
+          const r = await client.request(
+            ReportMetricsDoc,
+            { attemptId: a.attemptId, fencingToken: a.fencingToken, points },
+            { signal: this.abort.signal },
+          );
+          if (r.reportMetrics.__typename === 'StaleAttemptError')
+            this.stop('lease-lost', `the API refused its metrics as stale (${r.reportMetrics.reason})`);
+        },
       },
-      sendMetrics: async (points) => {
-        const r = await client.request(ReportMetricsDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, points }, { signal: this.abort.signal });
-        if (r.reportMetrics.__typename === 'StaleAttemptError') this.stop('lease-lost', `the API refused its metrics as stale (${r.reportMetrics.reason})`);
-      },
-    }, { spoolPath: path.join(spoolDir, `${a.attemptId}.log`), spoolLimit: this.deps.logSpoolLimit });
+      { spoolPath: path.join(spoolDir, `${a.attemptId}.log`), spoolLimit: this.deps.logSpoolLimit },
+    );
     const started = Date.now();
     let exitCode: number | null = null;
     let errorClass: string | null = null;
@@ -260,7 +275,15 @@ export class Run {
       await mkdir(outDir, { recursive: true });
       await mkdir(spoolDir, { recursive: true, mode: 0o700 });
       this.runDir = dir;
-      const req = (a.task.requirements ?? {}) as { network?: boolean; timeoutSec?: number; outputs?: string[]; workload?: string; setup?: { pip?: unknown }; service?: ServiceRuntime; checkpoint?: { path?: unknown } };
+      const req = (a.task.requirements ?? {}) as {
+        network?: boolean;
+        timeoutSec?: number;
+        outputs?: string[];
+        workload?: string;
+        setup?: { pip?: unknown };
+        service?: ServiceRuntime;
+        checkpoint?: { path?: unknown };
+      };
       const cpRel = checkpointPath(req);
       await mkdir(path.join(dir, cpRel), { recursive: true });
       try {
@@ -270,9 +293,15 @@ export class Run {
         errorClass = 'DOWNLOAD_FAILED';
         throw err;
       }
-      this.trace({ event: 'download', message: `downloaded ${a.task.files.length + a.task.inputs.length} file(s)${a.task.checkpoint ? ' and a checkpoint' : ''}` });
+      this.trace({
+        event: 'download',
+        message: `downloaded ${a.task.files.length + a.task.inputs.length} file(s)${a.task.checkpoint ? ' and a checkpoint' : ''}`,
+      });
       const resume = a.task.checkpoint ?? null;
-      if (resume) stream.system(`worker: restored the checkpoint of attempt ${resume.attemptNumber}${resume.step !== null && resume.step !== undefined ? ` (step ${resume.step})` : ''} into ${cpRel}/; the program resumes from it (CHATGPU_RESUME=1).`);
+      if (resume)
+        stream.system(
+          `worker: restored the checkpoint of attempt ${resume.attemptNumber}${resume.step !== null && resume.step !== undefined ? ` (step ${resume.step})` : ''} into ${cpRel}/; the program resumes from it (CHATGPU_RESUME=1).`,
+        );
       const sandbox = this.deps.sandbox;
       const helpersDir = this.deps.helpersDir ?? PYTHON_HELPERS;
       const taskUser = sandbox === 'bwrap' ? (this.deps.taskUser === undefined ? defaultTaskUser() : this.deps.taskUser) : null;
@@ -299,12 +328,28 @@ export class Run {
       Object.assign(env, {
         CHATGPU_CHECKPOINT_DIR: `${inside}/${cpRel}`,
         CHATGPU_DRAIN_FILE: `${inside}/.chatgpu/drain`,
-        ...(resume ? { CHATGPU_RESUME: '1', ...(resume.step !== null && resume.step !== undefined ? { CHATGPU_RESUME_STEP: String(resume.step) } : {}) } : {}),
+        ...(resume
+          ? {
+              CHATGPU_RESUME: '1',
+              ...(resume.step !== null && resume.step !== undefined ? { CHATGPU_RESUME_STEP: String(resume.step) } : {}),
+            }
+          : {}),
       });
       // A hosted service: its port, the bridge into its sandbox, its readiness checks and tunnel (service.ts).
-      const service = a.task.kind === 'SERVICE' && req.service
-        ? await prepareService({ dir, insideDir: sandboxPaths(sandbox, dir, helpersDir).workDir, env, runtime: req.service, server: client.server, token: client.token, attemptId: a.attemptId, fencingToken: a.fencingToken, note: (l) => stream.system(l) })
-        : null;
+      const service =
+        a.task.kind === 'SERVICE' && req.service
+          ? await prepareService({
+              dir,
+              insideDir: sandboxPaths(sandbox, dir, helpersDir).workDir,
+              env,
+              runtime: req.service,
+              server: client.server,
+              token: client.token,
+              attemptId: a.attemptId,
+              fencingToken: a.fencingToken,
+              note: (l) => stream.system(l),
+            })
+          : null;
       // The task's uid must own its directory (it runs as an unprivileged user when the worker is root).
       if (sandbox === 'bwrap' && taskUser) await chownTree(dir, taskUser.uid, taskUser.gid);
       const memory = this.deps.memoryLimit(a.attemptId);
@@ -325,12 +370,19 @@ export class Run {
         ...(this.deps.bwrap ? { bwrap: this.deps.bwrap } : {}),
       });
       const ap = cmd.applied;
-      stream.system(`worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user}, ${ap.syscalls})`);
+      stream.system(
+        `worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user}, ${ap.syscalls})`,
+      );
       this.trace({ event: 'start', message: `running ${a.task.command}`.slice(0, 500) });
       const sim = this.deps.caps.simulatedAccelerator;
-      if (sim) stream.system(`worker: SIMULATED ACCELERATOR ${sim.spec} — scheduled as ${sim.vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} ${sim.name} (${sim.runtime}); the numerics of this run execute on the CPU (CHATGPU_DEVICE=cpu)`);
+      if (sim)
+        stream.system(
+          `worker: SIMULATED ACCELERATOR ${sim.spec} — scheduled as ${sim.vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} ${sim.name} (${sim.runtime}); the numerics of this run execute on the CPU (CHATGPU_DEVICE=cpu)`,
+        );
       if (sandbox === 'bwrap' && interpreter.refused.length) {
-        stream.system(`worker: not binding interpreter prefix ${interpreter.refused.join(', ')} into the sandbox (it would expose the owner's files); choose another interpreter with --python`);
+        stream.system(
+          `worker: not binding interpreter prefix ${interpreter.refused.join(', ')} into the sandbox (it would expose the owner's files); choose another interpreter with --python`,
+        );
       }
       log.info(`attempt ${a.attemptId}: ${a.task.name} — ${a.task.command}`);
       const cpLimits = { ...DEFAULT_OUTPUT_LIMITS, ...this.deps.outputLimits };
@@ -338,7 +390,15 @@ export class Run {
       watcher = new CheckpointWatcher({
         dir,
         rel: cpRel,
-        collect: (root) => collectOutputs({ dir: root, declared: [cpRel], walkOutputs: false, limits: cpLimits, note: cpNote, upload: (file) => client.upload(file, this.abort.signal, a.attemptId) }),
+        collect: (root) =>
+          collectOutputs({
+            dir: root,
+            declared: [cpRel],
+            walkOutputs: false,
+            limits: cpLimits,
+            note: cpNote,
+            upload: (file) => client.upload(file, this.abort.signal, a.attemptId),
+          }),
         snapshot: () => snapshotCheckpoint(dir, cpRel, snapshotDir, cpLimits, cpNote),
         save: (cp) => this.saveCheckpoint(cp),
         note: (l) => stream.system(l),
@@ -401,9 +461,17 @@ export class Run {
       }
       if (drain) {
         const d = drain;
-        stream.system(`worker: drained: the program ${d.killed ? `was killed after the grace period of ${d.graceMs / 1000}s` : `exited with ${signal ? `signal ${signal}` : `code ${code}`}`} ${((d.freeAfterMs ?? 0) / 1000).toFixed(1)}s after the drain began.`);
+        stream.system(
+          `worker: drained: the program ${d.killed ? `was killed after the grace period of ${d.graceMs / 1000}s` : `exited with ${signal ? `signal ${signal}` : `code ${code}`}`} ${((d.freeAfterMs ?? 0) / 1000).toFixed(1)}s after the drain began.`,
+        );
         await watcher.flush();
-        return await this.release(stream, watcher.latest, { wallSeconds: (Date.now() - started) / 1000, runSeconds, runStartedAt, peakMemoryMiB, logLines: stream.totalLines });
+        return await this.release(stream, watcher.latest, {
+          wallSeconds: (Date.now() - started) / 1000,
+          runSeconds,
+          runStartedAt,
+          peakMemoryMiB,
+          logLines: stream.totalLines,
+        });
       }
       // A service's time limit is its duration: reaching it, having been ready, is success; any
       // other end is its failure, with the app's last lines (a cause named below stays).
@@ -416,13 +484,25 @@ export class Run {
       else if (code !== 0) {
         // A launcher (sandbox, interpreter) that vanished under the run is the worker's failure.
         const broken = launcherFailure({ code, stderrHead }, this.deps.health?.() ?? { ok: true });
-        const failure = broken.ok ? classifyFailure({ code, signal, memory, oomKilled, stderrTail }) : { errorClass: broken.errorClass, errorMessage: `the worker could not start the program (exit code ${code}): ${broken.reason}` };
+        const failure = broken.ok
+          ? classifyFailure({ code, signal, memory, oomKilled, stderrTail })
+          : { errorClass: broken.errorClass, errorMessage: `the worker could not start the program (exit code ${code}): ${broken.reason}` };
         ({ errorClass, errorMessage } = serviceFailure && failure.errorClass === 'EXIT_NONZERO' ? serviceFailure : failure);
       }
-      stream.system(`worker: the command exited with ${signal ? `signal ${signal}` : `code ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)}s${errorClass === 'OOM' ? ` (${errorMessage})` : ''}.`);
-      this.trace({ event: 'exit', message: `exited with ${signal ? `signal ${signal}` : `code ${code}`}${errorMessage ? ` (${errorMessage})` : ''}`.slice(0, 1000), level: errorClass ? 'warn' : 'info', errorClass });
+      stream.system(
+        `worker: the command exited with ${signal ? `signal ${signal}` : `code ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)}s${errorClass === 'OOM' ? ` (${errorMessage})` : ''}.`,
+      );
+      this.trace({
+        event: 'exit',
+        message: `exited with ${signal ? `signal ${signal}` : `code ${code}`}${errorMessage ? ` (${errorMessage})` : ''}`.slice(0, 1000),
+        level: errorClass ? 'warn' : 'info',
+        errorClass,
+      });
       const kept = stdoutFile?.close();
-      if (kept?.cut) stream.system(`worker: ${requested.stdoutFile} holds the first ${kept.bytes} bytes of the program's output (the per-file output limit).`);
+      if (kept?.cut)
+        stream.system(
+          `worker: ${requested.stdoutFile} holds the first ${kept.bytes} bytes of the program's output (the per-file output limit).`,
+        );
       if (kept?.error) stream.system(`worker: ${requested.stdoutFile} stopped after ${kept.bytes} bytes: ${kept.error}`);
       try {
         const declared = [...(req.outputs ?? []), ...(requested.figures ? [requested.figures] : [])];
@@ -445,7 +525,10 @@ export class Run {
     } finally {
       untrackRun(this.deps.dataDir, a.attemptId, this.child?.pid);
       // A spawn that failed leaves it polling otherwise; the checkpoint copy goes with it.
-      void watcher?.stop().then(() => rm(snapshotDir, { recursive: true, force: true })).catch(() => {});
+      void watcher
+        ?.stop()
+        .then(() => rm(snapshotDir, { recursive: true, force: true }))
+        .catch(() => {});
       if (stdoutFile) {
         stdoutFile.close();
         await rm(stdoutFile.path, { force: true }).catch(() => {});
@@ -479,7 +562,12 @@ export class Run {
     this.trace(
       answer.accepted
         ? { event: 'complete', message: `completed: ${(answer.status ?? '').toLowerCase()}`, errorClass }
-        : { event: 'stale', message: `completion refused (${answer.error?.code ?? 'unknown'}): ${answer.error?.message ?? ''}`, level: 'warn', errorClass },
+        : {
+            event: 'stale',
+            message: `completion refused (${answer.error?.code ?? 'unknown'}): ${answer.error?.message ?? ''}`,
+            level: 'warn',
+            errorClass,
+          },
     );
     if (answer.accepted) log.info(`attempt ${a.attemptId}: ${(answer.status ?? '').toLowerCase()}`);
     else log.warn(`attempt ${a.attemptId}: completion refused (${answer.error?.code ?? 'unknown'}): ${answer.error?.message ?? ''}`);
@@ -490,14 +578,19 @@ export class Run {
   /** Through the session's batching Completions (completions.ts), else one completeAttempt call. */
   private async sendCompletion(a: Assignment, result: CompleteAttemptInput): Promise<CompletionAnswer> {
     if (this.deps.completions) return this.deps.completions.complete(a.attemptId, a.fencingToken, result);
-    const res = (await this.deps.client.request(CompleteAttemptDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, result })).completeAttempt;
+    const res = (await this.deps.client.request(CompleteAttemptDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, result }))
+      .completeAttempt;
     if (res.__typename === 'Attempt') return { accepted: true, status: res.status, error: null };
     return { accepted: false, status: null, error: { code: res.__typename, message: 'message' in res ? res.message : '' } };
   }
 
   private async saveCheckpoint(cp: SavedCheckpoint): Promise<void> {
     const a = this.assignment;
-    const r = await this.deps.client.request(SaveCheckpointDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, checkpoint: cp }, { signal: this.abort.signal });
+    const r = await this.deps.client.request(
+      SaveCheckpointDoc,
+      { attemptId: a.attemptId, fencingToken: a.fencingToken, checkpoint: cp },
+      { signal: this.abort.signal },
+    );
     const res = r.saveCheckpoint;
     if (res.__typename === 'StaleAttemptError') {
       this.stop('lease-lost', `the API refused its checkpoint as stale (${res.reason})`);
@@ -509,11 +602,24 @@ export class Run {
   /** Hands the drained attempt back with its last checkpoint (releaseDrainedAttempt). */
   private async release(stream: LogStream, cp: SavedCheckpoint | null, usage: Record<string, unknown>): Promise<void> {
     const a = this.assignment;
-    stream.system(cp ? `worker: handing the attempt back with its checkpoint${cp.step !== null ? ` (step ${cp.step})` : ''}; the task resumes on another worker.` : 'worker: handing the attempt back without a checkpoint; the task starts over on another worker.');
+    stream.system(
+      cp
+        ? `worker: handing the attempt back with its checkpoint${cp.step !== null ? ` (step ${cp.step})` : ''}; the task resumes on another worker.`
+        : 'worker: handing the attempt back without a checkpoint; the task starts over on another worker.',
+    );
     await stream.close().catch(() => {});
-    const r = await this.deps.client.request(ReleaseDrainedAttemptDoc, { attemptId: a.attemptId, fencingToken: a.fencingToken, checkpoint: cp, usage, reason: 'its owner drained the worker' });
+    const r = await this.deps.client.request(ReleaseDrainedAttemptDoc, {
+      attemptId: a.attemptId,
+      fencingToken: a.fencingToken,
+      checkpoint: cp,
+      usage,
+      reason: 'its owner drained the worker',
+    });
     const res = r.releaseDrainedAttempt;
-    if (res.__typename === 'Attempt') this.deps.log.info(`attempt ${a.attemptId}: ${res.status.toLowerCase()}${cp ? ` (checkpoint${cp.step !== null ? ` step ${cp.step}` : ''})` : ''}`);
+    if (res.__typename === 'Attempt')
+      this.deps.log.info(
+        `attempt ${a.attemptId}: ${res.status.toLowerCase()}${cp ? ` (checkpoint${cp.step !== null ? ` step ${cp.step}` : ''})` : ''}`,
+      );
     else this.deps.log.warn(`attempt ${a.attemptId}: hand-back refused (${res.__typename}): ${'message' in res ? res.message : ''}`);
     await rm(this.runDir, { recursive: true, force: true }).catch(() => {});
   }
@@ -605,11 +711,21 @@ export class Run {
     // toolkit in /usr/local/cuda/bin stays reachable); without a sandbox, all of them.
     const inside = (e: string) => /^\/(usr|bin|sbin)(\/|$)/.test(e) || interpreterDirs.some((d) => e === d || e.startsWith(`${d}/`));
     const hostPath = (process.env.PATH ?? '').split(':').filter((e) => path.isAbsolute(e) && (sandbox === 'none' || inside(e)));
-    const pathDirs = [...new Set([...(pyEnv ? [pyEnv.bin] : []), `${seen.workDir}/.chatgpu/bin`, ...hostPath, '/usr/local/bin', '/usr/bin', '/bin'])];
+    const pathDirs = [
+      ...new Set([...(pyEnv ? [pyEnv.bin] : []), `${seen.workDir}/.chatgpu/bin`, ...hostPath, '/usr/local/bin', '/usr/bin', '/bin']),
+    ];
     // A simulated accelerator is only advertised: the task's numerics run on the CPU.
-    const device = caps.simulatedAccelerator ? 'cpu' : workload === 'torch-cuda' || workload === 'torch-rocm' ? 'cuda' : workload === 'torch-mps' ? 'mps' : 'cpu';
+    const device = caps.simulatedAccelerator
+      ? 'cpu'
+      : workload === 'torch-cuda' || workload === 'torch-rocm'
+        ? 'cuda'
+        : workload === 'torch-mps'
+          ? 'mps'
+          : 'cpu';
     const taskEnv = Object.fromEntries(
-      Object.entries((a.task.environment ?? {}) as Record<string, unknown>).filter(([k, v]) => /^[A-Z_][A-Z0-9_]*$/.test(k) && ['string', 'number', 'boolean'].includes(typeof v)).map(([k, v]) => [k, String(v)]),
+      Object.entries((a.task.environment ?? {}) as Record<string, unknown>)
+        .filter(([k, v]) => /^[A-Z_][A-Z0-9_]*$/.test(k) && ['string', 'number', 'boolean'].includes(typeof v))
+        .map(([k, v]) => [k, String(v)]),
     );
     return {
       PATH: pathDirs.join(':'),
@@ -644,7 +760,13 @@ export class Run {
     const u = user ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
     const dir = path.join(this.deps.dataDir, 'sandbox', `etc-${u.uid}-${u.gid}`);
     const passwd = path.join(dir, 'passwd');
-    if (await stat(passwd).then(() => true, () => false)) return { passwd, group: path.join(dir, 'group') };
+    if (
+      await stat(passwd).then(
+        () => true,
+        () => false,
+      )
+    )
+      return { passwd, group: path.join(dir, 'group') };
     const tmp = `${dir}.${process.pid}.${this.attemptId}`;
     writeIdentityFiles(tmp, u);
     await rename(tmp, dir).catch(() => rm(tmp, { recursive: true, force: true }));
@@ -715,7 +837,10 @@ export async function collectOutputs(opts: {
     }
   };
   for (const d of declared) {
-    const clean = path.posix.normalize(d).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+    const clean = path.posix
+      .normalize(d)
+      .replace(/^(\.\/)+/, '')
+      .replace(/\/+$/, '');
     if (!clean || clean === '.' || clean.startsWith('..') || path.isAbsolute(clean)) {
       skip(d, 'path outside the attempt directory');
       continue;
@@ -740,8 +865,10 @@ export async function collectOutputs(opts: {
     else if (st?.isDirectory()) await walk(clean);
   }
   const extra = new Map((opts.extra ?? []).map((e) => [e.path, e.file]));
-  for (const rel of extra.keys()) if (files.delete(rel)) opts.note(`output ${rel}: the program's own file at this path is replaced by the worker's`);
-  if (files.size + extra.size > MAX_OUTPUT_FILES) throw new Error(`too many output files (${files.size + extra.size} > ${MAX_OUTPUT_FILES})`);
+  for (const rel of extra.keys())
+    if (files.delete(rel)) opts.note(`output ${rel}: the program's own file at this path is replaced by the worker's`);
+  if (files.size + extra.size > MAX_OUTPUT_FILES)
+    throw new Error(`too many output files (${files.size + extra.size} > ${MAX_OUTPUT_FILES})`);
   const root = await realpath(dir);
   const out: { path: string; sha256: string; mode: number }[] = [];
   let total = 0;
@@ -750,7 +877,8 @@ export async function collectOutputs(opts: {
     const st = await lstat(file).catch(() => null);
     if (!st?.isFile()) skip(rel, 'the worker did not make it');
     else if (st.size > limits.maxFileBytes) skip(rel, `${st.size} bytes, over the per-file limit of ${limits.maxFileBytes}`);
-    else if (total + st.size > limits.maxTotalBytes) skip(rel, `would bring the outputs over their total limit of ${limits.maxTotalBytes} bytes`);
+    else if (total + st.size > limits.maxTotalBytes)
+      skip(rel, `would bring the outputs over their total limit of ${limits.maxTotalBytes} bytes`);
     else {
       total += st.size;
       const { sha256 } = await opts.upload(file, rel);
@@ -773,7 +901,8 @@ export async function collectOutputs(opts: {
       else if (!real || !real.startsWith(root + path.sep)) skip(rel, 'resolves outside the attempt directory');
       else if (st.size > limits.maxFileBytes) skip(rel, `${st.size} bytes, over the per-file limit of ${limits.maxFileBytes}`);
       else if (await sameAsInput(inputs.get(rel), st.size, viaFd ?? full)) unchanged.push(rel);
-      else if (total + st.size > limits.maxTotalBytes) skip(rel, `would bring the outputs over their total limit of ${limits.maxTotalBytes} bytes`);
+      else if (total + st.size > limits.maxTotalBytes)
+        skip(rel, `would bring the outputs over their total limit of ${limits.maxTotalBytes} bytes`);
       else {
         total += st.size;
         const { sha256 } = await opts.upload(viaFd ?? full, rel);
@@ -785,7 +914,9 @@ export async function collectOutputs(opts: {
   }
   if (unchanged.length) {
     const shown = unchanged.slice(0, 10).join(', ') + (unchanged.length > 10 ? ` and ${unchanged.length - 10} more` : '');
-    opts.note(`${unchanged.length} input file(s) matched the outputs but were not changed by the program, so they are not outputs: ${shown}`);
+    opts.note(
+      `${unchanged.length} input file(s) matched the outputs but were not changed by the program, so they are not outputs: ${shown}`,
+    );
   }
   return out.sort((x, y) => (x.path < y.path ? -1 : 1));
 }
@@ -804,7 +935,13 @@ async function sameAsInput(input: { sha256: string; size: number } | undefined, 
  * The copy goes through collectOutputs — no link followed, nothing that resolves outside `dir`, the
  * size limits — so the copy holds nothing an upload of the folder itself would not.
  */
-export async function snapshotCheckpoint(dir: string, rel: string, to: string, limits: { maxFileBytes: number; maxTotalBytes: number }, note: (m: string) => void): Promise<string> {
+export async function snapshotCheckpoint(
+  dir: string,
+  rel: string,
+  to: string,
+  limits: { maxFileBytes: number; maxTotalBytes: number },
+  note: (m: string) => void,
+): Promise<string> {
   await rm(to, { recursive: true, force: true });
   await mkdir(to, { recursive: true, mode: 0o700 });
   await collectOutputs({
@@ -852,6 +989,10 @@ export function classifyFailure(r: {
   // A module the program imports is not installed: a dependency problem, named, not the
   // code's own failure (the supervisor asks or stops with it instead of retrying blindly).
   const missing = /ModuleNotFoundError: No module named '([^']+)'/.exec(r.stderrTail);
-  if (missing) return { errorClass: 'DEPENDENCY', errorMessage: `missing module: ${missing[1]} (ModuleNotFoundError: No module named '${missing[1]}'; ${how})` };
+  if (missing)
+    return {
+      errorClass: 'DEPENDENCY',
+      errorMessage: `missing module: ${missing[1]} (ModuleNotFoundError: No module named '${missing[1]}'; ${how})`,
+    };
   return { errorClass: 'EXIT_NONZERO', errorMessage: how };
 }

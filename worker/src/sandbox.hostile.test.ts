@@ -10,7 +10,20 @@
  * an abstract Unix socket and a TCP "API" on 127.0.0.1.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -141,14 +154,27 @@ async function runTask(script: string, opts: Partial<SandboxSpec> & { parent?: b
     sandbox: 'bwrap',
     command: ['/usr/bin/python3', 'task.py'],
     workDir: work,
-    env: { PATH: '/usr/bin:/bin', HOME: `${TASK_DIR}/.chatgpu/home`, PYTHONPATH: HELPERS_DIR, PYTHONDONTWRITEBYTECODE: '1', CHATGPU_OUTPUT_DIR: `${TASK_DIR}/outputs` },
+    env: {
+      PATH: '/usr/bin:/bin',
+      HOME: `${TASK_DIR}/.chatgpu/home`,
+      PYTHONPATH: HELPERS_DIR,
+      PYTHONDONTWRITEBYTECODE: '1',
+      CHATGPU_OUTPUT_DIR: `${TASK_DIR}/outputs`,
+    },
     helpersDir: HELPERS,
     runAs,
     identityFiles: identity,
     pidsLimit: 4096,
     ...spec,
   });
-  const c = ordinaryUser && runAs ? { ...built, file: '/usr/bin/setpriv', args: [`--reuid=${TASK_USER.uid}`, `--regid=${TASK_USER.gid}`, '--clear-groups', '--', built.file, ...built.args] } : built;
+  const c =
+    ordinaryUser && runAs
+      ? {
+          ...built,
+          file: '/usr/bin/setpriv',
+          args: [`--reuid=${TASK_USER.uid}`, `--regid=${TASK_USER.gid}`, '--clear-groups', '--', built.file, ...built.args],
+        }
+      : built;
   const child = parent
     ? spawn(
         process.execPath,
@@ -181,8 +207,18 @@ function expectAllRefused(r: Result, attempts: number) {
 }
 
 describe('hostile tasks in the bwrap sandbox (real bwrap, real processes)', () => {
-  it('cannot read the owner\'s home, /root, /home, the worker\'s data folder, another attempt or the blob cache', async () => {
-    const targets = [join(home, '.ssh', 'id_ed25519'), home, '/root', '/home', dataDir, otherSecret, blob, join(dataDir, 'cache'), '/etc/shadow'];
+  it("cannot read the owner's home, /root, /home, the worker's data folder, another attempt or the blob cache", async () => {
+    const targets = [
+      join(home, '.ssh', 'id_ed25519'),
+      home,
+      '/root',
+      '/home',
+      dataDir,
+      otherSecret,
+      blob,
+      join(dataDir, 'cache'),
+      '/etc/shadow',
+    ];
     const r = await runTask(`
 for p in ${JSON.stringify(targets)}:
     attempt(f"read {p}", lambda p=p: read(p) if not os.path.isdir(p) else os.listdir(p))
@@ -251,7 +287,13 @@ attempt("hard link to a file outside", lambda: os.link('/etc/passwd', 'outputs/h
 open('outputs/ok.txt', 'w').write('mine')
 `);
     expectAllRefused(r, 1);
-    const { out, uploaded, notes } = await collectFromWork(['linked/model.bin', 'linked', 'outputs/passwd', '../other-attempt/outputs/model.bin', join(dataDir, 'cache')]);
+    const { out, uploaded, notes } = await collectFromWork([
+      'linked/model.bin',
+      'linked',
+      'outputs/passwd',
+      '../other-attempt/outputs/model.bin',
+      join(dataDir, 'cache'),
+    ]);
     expect(out.map((o) => o.path)).toEqual(['outputs/ok.txt']);
     expect(uploaded).toEqual(['mine']);
     expect(notes.sort()).toEqual([
@@ -321,7 +363,13 @@ open('outputs/b.bin', 'wb').write(b'b' * 300)
 open('outputs/c.bin', 'wb').write(b'c' * 2000)
 `);
     const notes: string[] = [];
-    const out = await collectOutputs({ dir: work, declared: [], limits: { maxFileBytes: 1000, maxTotalBytes: 800 }, note: (m) => notes.push(m), upload: async () => ({ sha256: 'x' }) });
+    const out = await collectOutputs({
+      dir: work,
+      declared: [],
+      limits: { maxFileBytes: 1000, maxTotalBytes: 800 },
+      note: (m) => notes.push(m),
+      upload: async () => ({ sha256: 'x' }),
+    });
     expect(out.map((o) => o.path)).toEqual(['outputs/a.bin']);
     expect(notes).toEqual([
       'output outputs/b.bin skipped: would bring the outputs over their total limit of 800 bytes',
@@ -376,7 +424,7 @@ attempt("fork 400 processes", fork_bomb)
     expect(refused[0]).toMatch(/BlockingIOError: \[Errno 11\] Resource temporarily unavailable/);
   });
 
-  it('cannot fill the machine\'s memory through its private /tmp or /dev/shm (each tmpfs is bounded)', async () => {
+  it("cannot fill the machine's memory through its private /tmp or /dev/shm (each tmpfs is bounded)", async () => {
     const r = await runTask(
       `
 def fill(where):
@@ -433,7 +481,10 @@ print("helpers from", __import__('chatgpu').__file__)
       );
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
-      const metric = r.stdout.split('\n').map((l) => parseMetricLine(l)).find((m) => m !== null);
+      const metric = r.stdout
+        .split('\n')
+        .map((l) => parseMetricLine(l))
+        .find((m) => m !== null);
       expect(metric).toMatchObject({ step: 1, values: { loss: 0.27, torch_ok: 1 } });
       expect(r.stdout).toContain(`helpers from ${HELPERS_DIR}/chatgpu/__init__.py`);
     } finally {
@@ -456,7 +507,10 @@ print("helpers from", __import__('chatgpu').__file__)
   /** [label, number, args, errno the filter answers] for every refused call on this machine. */
   const syscallCases = SANDBOX_RULES.filter((r) => SYSCALL_NUMBERS[r.syscall]![arch] !== undefined).flatMap((r) =>
     r.syscall === 'ioctl'
-      ? [['ioctl-TIOCSTI', nr('ioctl'), [0, TIOCSTI], r.errno], ['ioctl-TIOCLINUX', nr('ioctl'), [0, TIOCLINUX], r.errno]]
+      ? [
+          ['ioctl-TIOCSTI', nr('ioctl'), [0, TIOCSTI], r.errno],
+          ['ioctl-TIOCLINUX', nr('ioctl'), [0, TIOCLINUX], r.errno],
+        ]
       : [[r.syscall, nr(r.syscall), ARGS[r.syscall] ?? [], r.errno]],
   );
   const SYSCALL_PRELUDE = `
@@ -504,7 +558,8 @@ attempt("os.unshare(CLONE_NEWUSER)", lambda: os.unshare(os.CLONE_NEWUSER) if has
 
   it('control: without the filter the same calls do not fail that way (so the test above sees the filter, not the kernel)', async () => {
     // Calls that succeed or fail differently for an unprivileged process when nothing filters them.
-    const r = await runTask(`${SYSCALL_PRELUDE}
+    const r = await runTask(
+      `${SYSCALL_PRELUDE}
 def outcome(f):
     try:
         return f()
@@ -515,7 +570,9 @@ print("personality", outcome(lambda: raw(${nr('personality')}, 0x0040000)))
 print("clone3", outcome(lambda: raw(${nr('clone3')}, 0, 0)))
 print("tiocsti", outcome(lambda: raw(${nr('ioctl')}, 0, ${TIOCSTI}, 0)))
 print("process_vm_writev", outcome(lambda: raw(${nr('process_vm_writev')}, os.getpid(), 0, 0, 0, 0, 0)))
-`, { seccomp: null });
+`,
+      { seccomp: null },
+    );
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain('ptrace-traceme 0');
     expect(r.stdout).toContain('personality 0');
@@ -524,11 +581,12 @@ print("process_vm_writev", outcome(lambda: raw(${nr('process_vm_writev')}, os.ge
     expect(r.stdout).toContain('process_vm_writev 0');
   });
 
-  it('bwrap\'s unfiltered PID 1 is out of reach: no ptrace, no /proc/1 (also for an ordinary-user worker, where it has the task\'s uid)', async () => {
+  it("bwrap's unfiltered PID 1 is out of reach: no ptrace, no /proc/1 (also for an ordinary-user worker, where it has the task's uid)", async () => {
     for (const ordinaryUser of [false, true]) {
       if (ordinaryUser && runAs) chmodSync(root, 0o711); // the task's uid must reach its attempt dir to bind it
       try {
-        const r = await runTask(`${SYSCALL_PRELUDE}
+        const r = await runTask(
+          `${SYSCALL_PRELUDE}
 import signal
 def attach():
     got = raw(${nr('ptrace')}, 16, 1, 0, 0)  # PTRACE_ATTACH
@@ -541,7 +599,9 @@ attempt("list /proc/1", lambda: os.listdir('/proc/1') or (_ for _ in ()).throw(L
 attempt("read /proc/1/cmdline", lambda: read('/proc/1/cmdline'))
 attempt("process_vm_writev into PID 1", lambda: raw(${nr('process_vm_writev')}, 1, 0, 0, 0, 0, 0))
 print("uid", os.getuid(), "pid", os.getpid(), "ppid", os.getppid())
-`, { ordinaryUser });
+`,
+          { ordinaryUser },
+        );
         expectAllRefused(r, 5);
         expect(r.stdout).toMatch(/uid \d+ pid 2 ppid 1/);
         if (ordinaryUser) expect(r.stdout).toContain(`uid ${runAs ? TASK_USER.uid : process.getuid!()} `);

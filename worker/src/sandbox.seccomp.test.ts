@@ -74,17 +74,33 @@ describe('seccomp generator: bytes', () => {
   });
 
   it('refuses programs it cannot build, each with its reason', () => {
-    expect(() => compileSeccomp('x86_64', [{ syscall: 'frobnicate', errno: EPERM }])).toThrow('seccomp: no syscall number known for frobnicate');
-    expect(() => compileSeccomp('x86_64', [{ syscall: 'bpf', errno: EPERM }, { syscall: 'bpf', errno: ENOSYS }])).toThrow('seccomp: two rules for bpf (321)');
+    expect(() => compileSeccomp('x86_64', [{ syscall: 'frobnicate', errno: EPERM }])).toThrow(
+      'seccomp: no syscall number known for frobnicate',
+    );
+    expect(() =>
+      compileSeccomp('x86_64', [
+        { syscall: 'bpf', errno: EPERM },
+        { syscall: 'bpf', errno: ENOSYS },
+      ]),
+    ).toThrow('seccomp: two rules for bpf (321)');
     expect(() => compileSeccomp('x86_64', [{ syscall: 'bpf', errno: 0 }])).toThrow('seccomp: errno 0 for bpf is not 1..4095');
-    expect(() => compileSeccomp('x86_64', [{ syscall: 'ioctl', errno: EPERM, when: { arg: 6, oneOf: [1] } }])).toThrow('seccomp: argument 6 of ioctl is not 0..5');
+    expect(() => compileSeccomp('x86_64', [{ syscall: 'ioctl', errno: EPERM, when: { arg: 6, oneOf: [1] } }])).toThrow(
+      'seccomp: argument 6 of ioctl is not 0..5',
+    );
     // classic BPF jumps at most 255 instructions ahead
     const many = Array.from({ length: 300 }, (_, i) => i + 1);
-    expect(() => compileSeccomp('x86_64', [{ syscall: 'ioctl', errno: EPERM, when: { arg: 1, oneOf: many } }])).toThrow(/^seccomp: jump from \d+ to args:0:deny \(\d+\) is out of range \(\d+\); split the program$/);
+    expect(() => compileSeccomp('x86_64', [{ syscall: 'ioctl', errno: EPERM, when: { arg: 1, oneOf: many } }])).toThrow(
+      /^seccomp: jump from \d+ to args:0:deny \(\d+\) is out of range \(\d+\); split the program$/,
+    );
   });
 
-  it('maps Node\'s CPU names; this machine has a filter', () => {
-    expect([seccompArchOf('x64'), seccompArchOf('arm64'), seccompArchOf('riscv64'), seccompArchOf('ia32')]).toEqual(['x86_64', 'aarch64', null, null]);
+  it("maps Node's CPU names; this machine has a filter", () => {
+    expect([seccompArchOf('x64'), seccompArchOf('arm64'), seccompArchOf('riscv64'), seccompArchOf('ia32')]).toEqual([
+      'x86_64',
+      'aarch64',
+      null,
+      null,
+    ]);
     const f = hostSeccompFilter();
     expect(f?.arch).toBe(seccompArchOf(process.arch));
     expect(f?.program.length).toBe(compileSeccomp(f!.arch, SANDBOX_RULES).length * 8);
@@ -107,7 +123,7 @@ function runBpf(program: Buffer, data: { nr: number; arch: number; args?: bigint
   };
   const n = program.length / 8;
   let a = 0;
-  for (let pc = 0; pc < n; ) {
+  for (let pc = 0; pc < n;) {
     const code = program.readUInt16LE(pc * 8);
     const jt = program.readUInt8(pc * 8 + 2);
     const jf = program.readUInt8(pc * 8 + 3);
@@ -129,7 +145,8 @@ const ERR = (e: number) => SECCOMP_RET_ERRNO | e;
 describe.each(['x86_64', 'aarch64'] as SeccompArch[])('the sandbox program on %s (interpreted)', (arch) => {
   const { program, denied } = seccompFilter(arch);
   const nr = (name: string) => SYSCALL_NUMBERS[name]![arch]!;
-  const call = (name: string, ...args: (number | bigint)[]) => runBpf(program, { nr: nr(name), arch: AUDIT_ARCH[arch], args: args.map(BigInt) });
+  const call = (name: string, ...args: (number | bigint)[]) =>
+    runBpf(program, { nr: nr(name), arch: AUDIT_ARCH[arch], args: args.map(BigInt) });
 
   it('refuses each listed call with its errno; other calls pass', () => {
     for (const r of SANDBOX_RULES) {
@@ -183,16 +200,26 @@ describe.each(['x86_64', 'aarch64'] as SeccompArch[])('the sandbox program on %s
 });
 
 describe('the kernel accepts the program for the other architecture', () => {
-  it('loaded through bwrap here, it passes the kernel\'s checker and kills the exec (wrong arch), rather than being refused', async () => {
+  it("loaded through bwrap here, it passes the kernel's checker and kills the exec (wrong arch), rather than being refused", async () => {
     const other: SeccompArch = seccompArchOf(process.arch) === 'x86_64' ? 'aarch64' : 'x86_64';
     const dir = mkdtempSync(join(tmpdir(), 'chatgpu-seccomp-'));
     try {
       // runAs null: the trial needs no uid switch, and no setpriv runs before the exec is killed
-      const c = buildSandboxedCommand({ sandbox: 'bwrap', command: ['/usr/bin/true'], workDir: dir, env: { PATH: '/usr/bin' }, runAs: null, seccomp: seccompFilter(other) });
+      const c = buildSandboxedCommand({
+        sandbox: 'bwrap',
+        command: ['/usr/bin/true'],
+        workDir: dir,
+        env: { PATH: '/usr/bin' },
+        runAs: null,
+        seccomp: seccompFilter(other),
+      });
       const r = await execSandboxed(c, 30_000);
       expect(r.stderr).not.toMatch(/seccomp|Invalid argument/i);
       expect(r.code).toBe(128 + 31); // bwrap reports its child's SIGSYS as 128 + 31
-      const same = await execSandboxed(buildSandboxedCommand({ sandbox: 'bwrap', command: ['/usr/bin/true'], workDir: dir, env: { PATH: '/usr/bin' }, runAs: null }), 30_000);
+      const same = await execSandboxed(
+        buildSandboxedCommand({ sandbox: 'bwrap', command: ['/usr/bin/true'], workDir: dir, env: { PATH: '/usr/bin' }, runAs: null }),
+        30_000,
+      );
       expect(same).toMatchObject({ code: 0, stderr: '' });
     } finally {
       rmSync(dir, { recursive: true, force: true });

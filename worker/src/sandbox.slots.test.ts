@@ -10,7 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildSandboxedCommand, HELPERS_DIR, SLOT_UID_BASE, spawnSandboxed, TASK_DIR, taskUserForSlot, TASK_USER, writeIdentityFiles } from './sandbox.js';
+import {
+  buildSandboxedCommand,
+  HELPERS_DIR,
+  SLOT_UID_BASE,
+  spawnSandboxed,
+  TASK_DIR,
+  taskUserForSlot,
+  TASK_USER,
+  writeIdentityFiles,
+} from './sandbox.js';
 
 const HELPERS = fileURLToPath(new URL('../python', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'chatgpu-slots-'));
@@ -99,17 +108,21 @@ describe('one uid per slot', () => {
     expect(new Set([0, 1, 2, 3].map((s) => taskUserForSlot(s)!.uid)).size).toBe(4);
   });
 
-  it('an attempt at its pids limit does not stop another slot’s attempt from forking; on one shared uid it would', { timeout: 60_000 }, async () => {
-    if (!isRoot) {
-      // Without root there are no slot uids and no pids limit at all (sandbox.ts): nothing is shared.
-      console.log('not root: slot uids and the pids limit apply to root workers only; nothing to share here');
-      expect(taskUserForSlot(1)).toBeNull();
-      return;
-    }
-    const separate = await whileHogged(taskUserForSlot(0)!, taskUserForSlot(1)!, 'separate');
-    expect(separate.hogOut).toMatch(/holding \d+/);
-    expect(separate.other).toMatch(/FORKED 10/);
-    const shared = await whileHogged(taskUserForSlot(0)!, taskUserForSlot(0)!, 'shared');
-    expect(shared.other).toMatch(/REFUSED/);
-  });
+  it(
+    'an attempt at its pids limit does not stop another slot’s attempt from forking; on one shared uid it would',
+    { timeout: 60_000 },
+    async () => {
+      if (!isRoot) {
+        // Without root there are no slot uids and no pids limit at all (sandbox.ts): nothing is shared.
+        console.log('not root: slot uids and the pids limit apply to root workers only; nothing to share here');
+        expect(taskUserForSlot(1)).toBeNull();
+        return;
+      }
+      const separate = await whileHogged(taskUserForSlot(0)!, taskUserForSlot(1)!, 'separate');
+      expect(separate.hogOut).toMatch(/holding \d+/);
+      expect(separate.other).toMatch(/FORKED 10/);
+      const shared = await whileHogged(taskUserForSlot(0)!, taskUserForSlot(0)!, 'shared');
+      expect(shared.other).toMatch(/REFUSED/);
+    },
+  );
 });

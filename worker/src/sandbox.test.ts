@@ -1,5 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,33 +64,59 @@ describe('detectSandbox / resolveSandbox (fake exec)', () => {
       error:
         "This worker will not run other people's tasks without a sandbox (bwrap is not installed): install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`), or start it with --sandbox none to run them without isolation at your own risk.",
     });
-    expect(resolveSandbox('bwrap', d, 'linux')).toEqual({ ok: false, error: '--sandbox bwrap requested but unavailable: bwrap is not installed.' });
-    expect(resolveSandbox('none', d, 'linux')).toMatchObject({ ok: true, sandbox: 'none', ownJobsOnly: false, warning: expect.stringMatching(/^WARNING: --sandbox none: tasks of other users run as plain processes/) });
-    expect(resolveSandbox('own-jobs', d, 'linux')).toMatchObject({ ok: true, sandbox: 'none', ownJobsOnly: true, warning: expect.stringMatching(/^No sandbox \(bwrap is not installed\): this worker runs only its owner's own jobs.*install bubblewrap/) });
+    expect(resolveSandbox('bwrap', d, 'linux')).toEqual({
+      ok: false,
+      error: '--sandbox bwrap requested but unavailable: bwrap is not installed.',
+    });
+    expect(resolveSandbox('none', d, 'linux')).toMatchObject({
+      ok: true,
+      sandbox: 'none',
+      ownJobsOnly: false,
+      warning: expect.stringMatching(/^WARNING: --sandbox none: tasks of other users run as plain processes/),
+    });
+    expect(resolveSandbox('own-jobs', d, 'linux')).toMatchObject({
+      ok: true,
+      sandbox: 'none',
+      ownJobsOnly: true,
+      warning: expect.stringMatching(
+        /^No sandbox \(bwrap is not installed\): this worker runs only its owner's own jobs.*install bubblewrap/,
+      ),
+    });
   });
 
   it('a bwrap at a path that does not exist is named in the reason', async () => {
     const d = await detectSandbox({ bwrap: '/nonexistent/bwrap' });
     expect(d).toMatchObject({ available: false, reason: '/nonexistent/bwrap not found' });
-    expect(resolveSandbox('auto', d, 'linux')).toMatchObject({ ok: false, error: expect.stringMatching(/\(\/nonexistent\/bwrap not found\): install bubblewrap .* --sandbox none/) });
+    expect(resolveSandbox('auto', d, 'linux')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/\(\/nonexistent\/bwrap not found\): install bubblewrap .* --sandbox none/),
+    });
   });
 
   it('bwrap that cannot create namespaces is unavailable, with its own message', async () => {
     const exec: ExecFn = async (_f, args) =>
       args[0] === '--version' ? ok : { code: 1, stdout: '', stderr: 'bwrap: No permissions to creating new namespace\n', error: null };
     const d = await detectSandbox(fakeMachine(exec));
-    expect(d).toMatchObject({ available: false, version: 'bubblewrap 0.8.0', reason: 'bwrap trial run: exit 1: bwrap: No permissions to creating new namespace' });
+    expect(d).toMatchObject({
+      available: false,
+      version: 'bubblewrap 0.8.0',
+      reason: 'bwrap trial run: exit 1: bwrap: No permissions to creating new namespace',
+    });
   });
 
-  it('a bwrap that cannot build the tasks\' sandbox (namespaces, capability drop, uid switch) is found at start-up', async () => {
+  it("a bwrap that cannot build the tasks' sandbox (namespaces, capability drop, uid switch) is found at start-up", async () => {
     const m = fakeMachine(async (_f, args) => {
       if (args[0] === '--version' || !args.includes('--clearenv')) return ok;
       return { code: 1, stdout: '', stderr: 'bwrap: Creating new namespace failed: Operation not permitted\n', error: null };
     });
     const d = await detectSandbox({ ...m, runAs: { uid: 65534, gid: 65534 } });
-    expect(d.reason).toBe('bwrap trial run with namespaces, capability drop and uid 65534: exit 1: bwrap: Creating new namespace failed: Operation not permitted');
+    expect(d.reason).toBe(
+      'bwrap trial run with namespaces, capability drop and uid 65534: exit 1: bwrap: Creating new namespace failed: Operation not permitted',
+    );
     // the trial is the tasks' own command line: the uid switch and the private /tmp included
-    expect(m.trials.at(-1)!.args).toEqual(expect.arrayContaining(['/usr/bin/setpriv', '--unshare-pid', '--unshare-net', '--tmpfs', TASK_DIR]));
+    expect(m.trials.at(-1)!.args).toEqual(
+      expect.arrayContaining(['/usr/bin/setpriv', '--unshare-pid', '--unshare-net', '--tmpfs', TASK_DIR]),
+    );
   });
 
   it('a working bwrap is used by auto; the trial gets the filter the way the runner gives it (fd 3)', async () => {
@@ -95,12 +132,15 @@ describe('detectSandbox / resolveSandbox (fake exec)', () => {
 
   it('a kernel that refuses the seccomp filter: bwrap is not offered, and the reason says it was the filter', async () => {
     const m = fakeMachine(async (_f, args) => {
-      if (args.includes('--seccomp')) return { code: 1, stdout: '', stderr: 'bwrap: prctl(PR_SET_SECCOMP): Invalid argument\n', error: null };
+      if (args.includes('--seccomp'))
+        return { code: 1, stdout: '', stderr: 'bwrap: prctl(PR_SET_SECCOMP): Invalid argument\n', error: null };
       return ok;
     });
     const d = await detectSandbox({ ...m, runAs: null });
     expect(d).toMatchObject({ available: false });
-    expect(d.reason).toBe("bwrap trial run with namespaces: the kernel refused the sandbox's seccomp filter (the same run without it works): exit 1: bwrap: prctl(PR_SET_SECCOMP): Invalid argument");
+    expect(d.reason).toBe(
+      "bwrap trial run with namespaces: the kernel refused the sandbox's seccomp filter (the same run without it works): exit 1: bwrap: prctl(PR_SET_SECCOMP): Invalid argument",
+    );
     // the second trial is the same command line without the filter
     expect(m.trials.at(-1)!.args).not.toContain('--seccomp');
     expect(m.trials.at(-1)!.seccomp).toBeNull();
@@ -110,7 +150,11 @@ describe('detectSandbox / resolveSandbox (fake exec)', () => {
 
   it('an architecture without a filter: bwrap is used, with a warning that no system call is filtered', () => {
     const d = { available: true, version: 'bubblewrap 0.8.0', reason: null, bwrap: 'bwrap', seccomp: null };
-    expect(resolveSandbox('auto', d)).toMatchObject({ ok: true, sandbox: 'bwrap', warning: expect.stringMatching(/^WARNING: no system call filter for this architecture/) });
+    expect(resolveSandbox('auto', d)).toMatchObject({
+      ok: true,
+      sandbox: 'bwrap',
+      warning: expect.stringMatching(/^WARNING: no system call filter for this architecture/),
+    });
   });
 
   it('the first log line of an unsandboxed attempt says which kind of none it is', () => {
@@ -120,7 +164,12 @@ describe('detectSandbox / resolveSandbox (fake exec)', () => {
 });
 
 describe('buildSandboxedCommand', () => {
-  const spec: SandboxSpec = { sandbox: 'bwrap', command: ['python3', 'train.py'], workDir: '/data/attempt-1', env: { HOME: '/task/.chatgpu/home' } };
+  const spec: SandboxSpec = {
+    sandbox: 'bwrap',
+    command: ['python3', 'train.py'],
+    workDir: '/data/attempt-1',
+    env: { HOME: '/task/.chatgpu/home' },
+  };
   const pairs = (args: string[], flag: string) => args.flatMap((a, i) => (a === flag ? [`${args[i + 1]} ${args[i + 2]}`] : []));
 
   it('binds only the runtime, the helpers and the attempt dir (at /task); never the host root', () => {
@@ -138,10 +187,15 @@ describe('buildSandboxedCommand', () => {
     // the task's env travels as --setenv; bwrap itself gets only PATH
     expect(pairs(c.args, '--setenv')).toEqual(['HOME /task/.chatgpu/home']);
     expect(c.env).toEqual({ PATH: '/usr/bin:/bin' });
-    expect(c.applied).toMatchObject({ sandbox: 'bwrap', network: 'isolated', filesystem: 'runtime, helpers and attempt dir only', memory: 'no memory limit' });
+    expect(c.applied).toMatchObject({
+      sandbox: 'bwrap',
+      network: 'isolated',
+      filesystem: 'runtime, helpers and attempt dir only',
+      memory: 'no memory limit',
+    });
   });
 
-  it('loads the seccomp filter from fd 3, and hides bwrap\'s unfiltered PID 1 under a read-only empty /proc/1', () => {
+  it("loads the seccomp filter from fd 3, and hides bwrap's unfiltered PID 1 under a read-only empty /proc/1", () => {
     const c = buildSandboxedCommand({ ...spec, runAs: null });
     const filter = hostSeccompFilter()!;
     expect(c.seccomp).toEqual(filter.program);
@@ -149,12 +203,26 @@ describe('buildSandboxedCommand', () => {
     expect(c.args.indexOf('--seccomp')).toBeLessThan(c.args.indexOf('--'));
     expect(c.applied.syscalls).toBe(filter.description);
     const proc = c.args.indexOf('/proc');
-    expect(c.args.slice(proc - 1, proc + 9)).toEqual(['--proc', '/proc', '--perms', '0555', '--size', '4096', '--tmpfs', '/proc/1', '--remount-ro', '/proc/1']);
+    expect(c.args.slice(proc - 1, proc + 9)).toEqual([
+      '--proc',
+      '/proc',
+      '--perms',
+      '0555',
+      '--size',
+      '4096',
+      '--tmpfs',
+      '/proc/1',
+      '--remount-ro',
+      '/proc/1',
+    ]);
     const without = buildSandboxedCommand({ ...spec, runAs: null, seccomp: null });
     expect(without.args).not.toContain('--seccomp');
     expect(without.seccomp).toBeNull();
     expect(without.applied.syscalls).toBe('no system call filter (left out)');
-    expect(buildSandboxedCommand({ ...spec, sandbox: 'none' })).toMatchObject({ seccomp: null, applied: { syscalls: 'no system call filter (no sandbox)' } });
+    expect(buildSandboxedCommand({ ...spec, sandbox: 'none' })).toMatchObject({
+      seccomp: null,
+      applied: { syscalls: 'no system call filter (no sandbox)' },
+    });
   });
 
   it('as root: no user namespace, setpriv to uid 65534 with every capability set emptied, pids limit', () => {
@@ -164,12 +232,28 @@ describe('buildSandboxedCommand', () => {
     expect(c.args).not.toContain('--unshare-user');
     expect(c.args).toEqual(expect.arrayContaining(['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-net']));
     const dash = c.args.indexOf('/usr/bin/setpriv') - 1;
-    expect(c.args.slice(dash)).toEqual(['--', '/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--', 'python3', 'train.py']);
+    expect(c.args.slice(dash)).toEqual([
+      '--',
+      '/usr/bin/setpriv',
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--',
+      'python3',
+      'train.py',
+    ]);
     expect(c.applied).toMatchObject({ pids: '≤ 100 processes (uid 65534)', user: 'uid 65534' });
   });
 
   it('network when allowed, GPU devices and /sys only with devices, memory prefix; plain process for none', () => {
-    const memory = prepareMemoryLimit({ limitMiB: 512, strategy: 'auto', support: { cgroupV1: null, prlimit: true, notes: [] }, name: 'a1' });
+    const memory = prepareMemoryLimit({
+      limitMiB: 512,
+      strategy: 'auto',
+      support: { cgroupV1: null, prlimit: true, notes: [] },
+      name: 'a1',
+    });
     const c = buildSandboxedCommand({ ...spec, runAs: null, allowNetwork: true, devices: ['/dev/nvidia0'], memory });
     expect(c.args).toContain('--share-net');
     expect(c.args.join(' ')).toContain('--dev-bind /dev/nvidia0 /dev/nvidia0');
@@ -232,9 +316,14 @@ describe('buildSandboxedCommand', () => {
     expect(gpuDeviceNodes('/nonexistent')).toEqual([]);
   });
 
-  it('macOS has no sandbox: auto refuses, own-jobs runs only the owner\'s jobs', () => {
+  it("macOS has no sandbox: auto refuses, own-jobs runs only the owner's jobs", () => {
     const d = { available: false, version: null, reason: 'bwrap is not installed', bwrap: 'bwrap', seccomp: null };
-    expect(resolveSandbox('auto', d, 'darwin')).toMatchObject({ ok: false, error: expect.stringMatching(/without a sandbox \(no sandbox on macOS\): use a Linux machine with bubblewrap .*, or start it with --sandbox none/) });
+    expect(resolveSandbox('auto', d, 'darwin')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(
+        /without a sandbox \(no sandbox on macOS\): use a Linux machine with bubblewrap .*, or start it with --sandbox none/,
+      ),
+    });
     expect(resolveSandbox('own-jobs', d, 'darwin')).toMatchObject({ ok: true, sandbox: 'none', ownJobsOnly: true });
   });
 });
@@ -245,7 +334,9 @@ describe('memory limits', () => {
     const mi = '40 30 0:35 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n';
     expect(ownCgroupV1Memory(cg, mi)).toBe('/sys/fs/cgroup/memory/process_api/abc');
     // a container whose mount root is already its cgroup
-    expect(ownCgroupV1Memory(cg, '40 30 0:35 /process_api/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n')).toBe('/sys/fs/cgroup/memory');
+    expect(ownCgroupV1Memory(cg, '40 30 0:35 /process_api/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n')).toBe(
+      '/sys/fs/cgroup/memory',
+    );
     expect(ownCgroupV1Memory('0::/user.slice\n', mi)).toBeNull();
   });
 
@@ -326,7 +417,14 @@ describe('bwrap sandbox, real runs', () => {
   });
 
   const spec = (script: string, opts: Partial<SandboxSpec> = {}): SandboxSpec => ({
-    sandbox: 'bwrap', command: ['sh', '-c', script], workDir: work, env: { PATH: '/usr/bin:/bin' }, runAs, identityFiles: identity, pidsLimit: 4096, ...opts,
+    sandbox: 'bwrap',
+    command: ['sh', '-c', script],
+    workDir: work,
+    env: { PATH: '/usr/bin:/bin' },
+    runAs,
+    identityFiles: identity,
+    pidsLimit: 4096,
+    ...opts,
   });
 
   /** Runs `sh -c script` sandboxed; async, because the test's TCP server must keep answering. */
@@ -357,7 +455,9 @@ except OSError as e:
   });
 
   it('can write inside its dir (at /task), not outside it, and has a private /tmp', async () => {
-    const r = await run(`echo in > ok.txt && echo $PWD; echo out > "${outside}/x.txt" || echo DENIED; echo t > /tmp/chatgpu-private && echo TMPOK`);
+    const r = await run(
+      `echo in > ok.txt && echo $PWD; echo out > "${outside}/x.txt" || echo DENIED; echo t > /tmp/chatgpu-private && echo TMPOK`,
+    );
     expect(r.stdout).toContain(TASK_DIR);
     expect(r.stdout).toContain('DENIED');
     expect(r.stdout).toContain('TMPOK');
@@ -377,10 +477,16 @@ except OSError as e:
 
   it('passes exactly the given environment', async () => {
     const r = await run('env', { env: { CHATGPU_TASK_ID: 'task-42', PATH: '/usr/bin:/bin' } });
-    expect(r.stdout.trim().split('\n').filter((l) => !l.startsWith('PWD=')).sort()).toEqual(['CHATGPU_TASK_ID=task-42', 'PATH=/usr/bin:/bin']);
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('PWD='))
+        .sort(),
+    ).toEqual(['CHATGPU_TASK_ID=task-42', 'PATH=/usr/bin:/bin']);
   });
 
-  it('for an ordinary-user worker: bwrap makes its own user namespace; same view, no capabilities, the user\'s uid', async () => {
+  it("for an ordinary-user worker: bwrap makes its own user namespace; same view, no capabilities, the user's uid", async () => {
     // As root here, become an ordinary user (65534) first, as a contributor's worker would be.
     const user = runAs ?? { uid: process.getuid!(), gid: process.getgid!() };
     const dir = mkdtempSync(join(tmpdir(), 'chatgpu-sbx-user-'));
@@ -398,12 +504,32 @@ except OSError as e:
       );
       expect(c.args).toContain('--unshare-all');
       expect(c.args).not.toContain('/usr/bin/setpriv');
-      const asUser = runAs ? { ...c, file: '/usr/bin/setpriv', args: [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', c.file, ...c.args] } : c;
+      const asUser = runAs
+        ? {
+            ...c,
+            file: '/usr/bin/setpriv',
+            args: [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', c.file, ...c.args],
+          }
+        : c;
       const r = await execSandboxed(asUser, 30_000);
       expect(r.stderr).toBe('');
       expect(r.stdout.split('\n')).toEqual([
-        String(user.uid), 'WROTE', 'bin', 'dev', 'etc', 'lib', 'lib64', 'proc', 'sbin', 'task', 'tmp', 'usr',
-        'CapPrm:\t0000000000000000', 'CapEff:\t0000000000000000', 'CapBnd:\t0000000000000000', '',
+        String(user.uid),
+        'WROTE',
+        'bin',
+        'dev',
+        'etc',
+        'lib',
+        'lib64',
+        'proc',
+        'sbin',
+        'task',
+        'tmp',
+        'usr',
+        'CapPrm:\t0000000000000000',
+        'CapEff:\t0000000000000000',
+        'CapBnd:\t0000000000000000',
+        '',
       ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -86,7 +86,21 @@
  * is not set: it would count all of the owner's own processes too.
  */
 import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chownSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { describeFailure, execCommand } from './probe/execCommand.js';
@@ -176,7 +190,26 @@ export async function detectSandbox(
   const version = v.stdout.trim().split('\n')[0] || null;
 
   // The basic trial tells "bwrap cannot make a mount namespace at all" apart from a missing feature.
-  const basic = await exec(bwrap, ['--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--', '/usr/bin/true'], { timeoutMs, env: { PATH: '/usr/bin:/bin' } });
+  const basic = await exec(
+    bwrap,
+    [
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      '--symlink',
+      'usr/bin',
+      '/bin',
+      '--symlink',
+      'usr/lib',
+      '/lib',
+      '--symlink',
+      'usr/lib64',
+      '/lib64',
+      '--',
+      '/usr/bin/true',
+    ],
+    { timeoutMs, env: { PATH: '/usr/bin:/bin' } },
+  );
   if (basic.error || basic.code !== 0) return no(version, describeFailure('bwrap trial run', basic));
 
   const dir = mkdtempSync(join(tmpdir(), 'chatgpu-sandbox-trial-'));
@@ -203,7 +236,11 @@ export async function detectSandbox(
       // (no CONFIG_SECCOMP_FILTER): the sandbox is not offered without it (no way to turn it off).
       if (trial.seccomp) {
         const plain = await runTrial(buildSandboxedCommand({ ...trialSpec, seccomp: null }));
-        if (!plain.error && plain.code === 0) return no(version, describeFailure(`${what}: the kernel refused the sandbox's seccomp filter (the same run without it works)`, full));
+        if (!plain.error && plain.code === 0)
+          return no(
+            version,
+            describeFailure(`${what}: the kernel refused the sandbox's seccomp filter (the same run without it works)`, full),
+          );
       }
       return no(version, describeFailure(what, full));
     }
@@ -241,13 +278,18 @@ function installHint(platform: NodeJS.Platform): string {
  * - `own-jobs`: bwrap when it works; otherwise no sandbox, and the worker takes only its owner's
  *   own tasks (`npm start`'s local worker, whose owner is the person at the machine).
  */
-export function resolveSandbox(mode: SandboxMode, detection: SandboxDetection, platform: NodeJS.Platform = process.platform): SandboxChoice {
+export function resolveSandbox(
+  mode: SandboxMode,
+  detection: SandboxDetection,
+  platform: NodeJS.Platform = process.platform,
+): SandboxChoice {
   if (mode === 'none') {
     return {
       ok: true,
       sandbox: 'none',
       ownJobsOnly: false,
-      warning: 'WARNING: --sandbox none: tasks of other users run as plain processes with this user\'s full access to files and network (no isolation; shown as such on the Workers page).',
+      warning:
+        "WARNING: --sandbox none: tasks of other users run as plain processes with this user's full access to files and network (no isolation; shown as such on the Workers page).",
     };
   }
   if (detection.available) {
@@ -258,7 +300,7 @@ export function resolveSandbox(mode: SandboxMode, detection: SandboxDetection, p
       warning: detection.seccomp
         ? null
         : `WARNING: no system call filter for this architecture (${process.arch}; built for x86_64 and aarch64 only): ` +
-          'tasks run in bubblewrap\'s namespaces but can reach every system call of the kernel (namespaces, bpf, io_uring, keyrings, ptrace).',
+          "tasks run in bubblewrap's namespaces but can reach every system call of the kernel (namespaces, bpf, io_uring, keyrings, ptrace).",
     };
   }
   const why = platform === 'linux' ? detection.reason : `no sandbox on ${platform === 'darwin' ? 'macOS' : platform}`;
@@ -480,8 +522,15 @@ export function prepareMemoryLimit(opts: {
  * system config. Everything else in /etc (shadow, ssh host keys, the owner's config) stays out.
  */
 const RUNTIME_ETC = [
-  '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates',
-  '/etc/localtime', '/etc/nsswitch.conf', '/etc/matplotlibrc',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/alternatives',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+  '/etc/matplotlibrc',
 ];
 /** Name resolution, only for tasks allowed the network. */
 const NETWORK_ETC = ['/etc/resolv.conf', '/etc/hosts', '/etc/host.conf', '/etc/gai.conf'];
@@ -632,7 +681,7 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
       ? `≤ ${pidsLimit} processes (uid ${runAs!.uid})`
       : runAs
         ? 'no process limit'
-        : 'no process limit (RLIMIT_NPROC would count the owner\'s own processes)',
+        : "no process limit (RLIMIT_NPROC would count the owner's own processes)",
     user: runAs ? `uid ${runAs.uid}` : `worker's uid ${ownUid}`,
   };
   if (spec.sandbox === 'none') {
@@ -643,15 +692,32 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
       env: { ...spec.env },
       cwd: spec.workDir,
       seccomp: null,
-      applied: { sandbox: 'none', network: 'host', filesystem: 'host', ...applied, pids: 'no process limit', syscalls: 'no system call filter (no sandbox)' },
+      applied: {
+        sandbox: 'none',
+        network: 'host',
+        filesystem: 'host',
+        ...applied,
+        pids: 'no process limit',
+        syscalls: 'no system call filter (no sandbox)',
+      },
     };
   }
   const bw: string[] = [
-    '--ro-bind', '/usr', '/usr',
-    '--symlink', 'usr/lib', '/lib',
-    '--symlink', 'usr/lib64', '/lib64',
-    '--symlink', 'usr/bin', '/bin',
-    '--symlink', 'usr/sbin', '/sbin',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/sbin',
+    '/sbin',
   ];
   // bwrap creates the missing parents of a bind's destination with mode 0700, which the task's
   // uid could not enter (/etc, /opt, a pyenv prefix's /root/.pyenv/versions): create them 0755 first.
@@ -674,17 +740,32 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
     bind('--ro-bind', spec.identityFiles.group, '/etc/group');
   }
   bw.push(
-    '--dev', '/dev',
+    '--dev',
+    '/dev',
     ...tmpSize,
-    '--perms', '1777', '--tmpfs', '/dev/shm',
-    '--proc', '/proc',
+    '--perms',
+    '1777',
+    '--tmpfs',
+    '/dev/shm',
+    '--proc',
+    '/proc',
     // bwrap's own PID 1 (the sandbox's init) runs without the seccomp filter and, for an ordinary-user
     // worker, as the task's uid: its /proc entry (mem, fd, …) would let the task write into an
     // unfiltered process. Hidden under an empty read-only tmpfs (ptrace is refused by the filter).
-    '--perms', '0555', '--size', '4096', '--tmpfs', '/proc/1', '--remount-ro', '/proc/1',
+    '--perms',
+    '0555',
+    '--size',
+    '4096',
+    '--tmpfs',
+    '/proc/1',
+    '--remount-ro',
+    '/proc/1',
     // before the binds below, so an interpreter kept under /tmp is bound on top of the private /tmp
     ...tmpSize,
-    '--perms', '1777', '--tmpfs', '/tmp',
+    '--perms',
+    '1777',
+    '--tmpfs',
+    '/tmp',
   );
   made.add('/dev').add('/tmp').add('/proc');
   for (const p of spec.readOnly ?? []) bind('--ro-bind', p, p);
@@ -713,9 +794,13 @@ export function buildSandboxedCommand(spec: SandboxSpec): SandboxedCommand {
   bw.push('--');
   if (runAs) {
     bw.push(
-      '/usr/bin/setpriv', `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`,
+      '/usr/bin/setpriv',
+      `--reuid=${runAs.uid}`,
+      `--regid=${runAs.gid}`,
       runAs.groups?.length ? `--groups=${runAs.groups.join(',')}` : '--clear-groups',
-      '--inh-caps=-all', '--bounding-set=-all', '--',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--',
     );
   }
   bw.push(...spec.command);

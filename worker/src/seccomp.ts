@@ -63,8 +63,14 @@ const argLow = (i: number) => 16 + 8 * i;
 
 /** Namespace flags of clone(2) (linux/sched.h). CLONE_NEWTIME (0x80) is left out: in clone's
  *  flags that bit belongs to the exit signal (CSIGNAL); only unshare and clone3 take it. */
-export const CLONE_NAMESPACE_FLAGS = 0x00020000 /* NEWNS */ | 0x02000000 /* NEWCGROUP */ | 0x04000000 /* NEWUTS */ |
-  0x08000000 /* NEWIPC */ | 0x10000000 /* NEWUSER */ | 0x20000000 /* NEWPID */ | 0x40000000 /* NEWNET */;
+export const CLONE_NAMESPACE_FLAGS =
+  0x00020000 /* NEWNS */ |
+  0x02000000 /* NEWCGROUP */ |
+  0x04000000 /* NEWUTS */ |
+  0x08000000 /* NEWIPC */ |
+  0x10000000 /* NEWUSER */ |
+  0x20000000 /* NEWPID */ |
+  0x40000000; /* NEWNET */
 /** asm-generic/ioctls.h, the same on both architectures. */
 export const TIOCSTI = 0x5412;
 export const TIOCLINUX = 0x541c;
@@ -170,8 +176,36 @@ export const SANDBOX_RULES: readonly SeccompRule[] = [
   ...deny(ENOSYS, 'clone3'),
   ...deny(EPERM, 'mount', 'umount2', 'pivot_root', 'chroot'),
   ...deny(ENOSYS, 'open_tree', 'move_mount', 'fsopen', 'fsconfig', 'fsmount', 'fspick', 'mount_setattr'),
-  ...deny(EPERM, 'bpf', 'userfaultfd', 'perf_event_open', 'io_uring_setup', 'io_uring_enter', 'io_uring_register', 'add_key', 'request_key', 'keyctl'),
-  ...deny(EPERM, 'kexec_load', 'kexec_file_load', 'init_module', 'finit_module', 'delete_module', 'swapon', 'swapoff', 'reboot', 'acct', 'quotactl', 'quotactl_fd', 'syslog', 'iopl', 'ioperm', 'uselib'),
+  ...deny(
+    EPERM,
+    'bpf',
+    'userfaultfd',
+    'perf_event_open',
+    'io_uring_setup',
+    'io_uring_enter',
+    'io_uring_register',
+    'add_key',
+    'request_key',
+    'keyctl',
+  ),
+  ...deny(
+    EPERM,
+    'kexec_load',
+    'kexec_file_load',
+    'init_module',
+    'finit_module',
+    'delete_module',
+    'swapon',
+    'swapoff',
+    'reboot',
+    'acct',
+    'quotactl',
+    'quotactl_fd',
+    'syslog',
+    'iopl',
+    'ioperm',
+    'uselib',
+  ),
   ...deny(EPERM, 'settimeofday', 'clock_settime', 'clock_adjtime', 'adjtimex'),
   ...deny(EPERM, 'ptrace', 'process_vm_writev', 'pidfd_getfd'),
   ...deny(EPERM, 'open_by_handle_at', 'name_to_handle_at'),
@@ -214,7 +248,13 @@ function assemble(lines: Line[]): SockFilter[] {
     const i = out.length;
     if (l.op === 'ld') out.push({ code: LD_W_ABS, jt: 0, jf: 0, k: l.offset });
     else if (l.op === 'ret') out.push({ code: RET_K, jt: 0, jf: 0, k: l.k >>> 0 });
-    else out.push({ code: l.op === 'jeq' ? JMP_JEQ_K : l.op === 'jge' ? JMP_JGE_K : JMP_JSET_K, jt: offset(i, l.jt), jf: offset(i, l.jf), k: l.k >>> 0 });
+    else
+      out.push({
+        code: l.op === 'jeq' ? JMP_JEQ_K : l.op === 'jge' ? JMP_JGE_K : JMP_JSET_K,
+        jt: offset(i, l.jt),
+        jf: offset(i, l.jf),
+        k: l.k >>> 0,
+      });
   }
   if (out.length > 4096) throw new Error(`seccomp: ${out.length} instructions, over the kernel's 4096`); // BPF_MAXINSNS
   return out;
@@ -243,7 +283,8 @@ export function compileSeccomp(arch: SeccompArch, rules: readonly SeccompRule[])
   for (const [i, r] of rules.entries()) {
     const nrs = SYSCALL_NUMBERS[r.syscall];
     if (!nrs) throw new Error(`seccomp: no syscall number known for ${r.syscall}`);
-    if (!Number.isInteger(r.errno) || r.errno < 1 || r.errno > 4095) throw new Error(`seccomp: errno ${r.errno} for ${r.syscall} is not 1..4095`);
+    if (!Number.isInteger(r.errno) || r.errno < 1 || r.errno > 4095)
+      throw new Error(`seccomp: errno ${r.errno} for ${r.syscall} is not 1..4095`);
     const nr = nrs[arch];
     if (nr === undefined) continue; // not on this architecture
     if (seen.has(nr)) throw new Error(`seccomp: two rules for ${r.syscall} (${nr})`);
@@ -260,7 +301,12 @@ export function compileSeccomp(arch: SeccompArch, rules: readonly SeccompRule[])
     lines.push({ op: 'jeq', k: nr, jt: b, jf: null });
     blocks.push({ label: b }, { op: 'ld', offset: argLow(w.arg) });
     if ('anyBits' in w) {
-      blocks.push({ op: 'jset', k: w.anyBits, jt: null, jf: `${b}:allow` }, refuse, { label: `${b}:allow` }, { op: 'ret', k: SECCOMP_RET_ALLOW });
+      blocks.push(
+        { op: 'jset', k: w.anyBits, jt: null, jf: `${b}:allow` },
+        refuse,
+        { label: `${b}:allow` },
+        { op: 'ret', k: SECCOMP_RET_ALLOW },
+      );
     } else if ('oneOf' in w) {
       for (const v of w.oneOf) blocks.push({ op: 'jeq', k: v, jt: `${b}:deny`, jf: null });
       blocks.push({ op: 'ret', k: SECCOMP_RET_ALLOW }, { label: `${b}:deny` }, refuse);

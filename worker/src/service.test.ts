@@ -45,14 +45,22 @@ function bridge(app: string) {
   const i = n++;
   const sockets = { traffic: path.join(dir, `svc-${i}.sock`), ready: path.join(dir, `ready-${i}.sock`) };
   const child = spawn('/usr/bin/python3', ['-m', 'chatgpu.service_bridge', app], {
-    env: { PATH: '/usr/bin:/bin', PYTHONPATH: HELPERS, PORT: String(20000 + Math.floor(Math.random() * 20000)), CHATGPU_SERVICE_SOCKET: sockets.traffic, CHATGPU_SERVICE_READY_SOCKET: sockets.ready },
+    env: {
+      PATH: '/usr/bin:/bin',
+      PYTHONPATH: HELPERS,
+      PORT: String(20000 + Math.floor(Math.random() * 20000)),
+      CHATGPU_SERVICE_SOCKET: sockets.traffic,
+      CHATGPU_SERVICE_READY_SOCKET: sockets.ready,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('close', (code, signal) => r({ code, signal })));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('close', (code, signal) => r({ code, signal })),
+  );
   return { child, sockets, ended, output: () => out };
 }
 
@@ -82,7 +90,7 @@ describe('the service bridge', () => {
     expect(b.output()).toMatch(/^0\n/m); // neither socket's path is in the app's environment
   });
 
-  it("ends the way the app ended when a signal killed it", async () => {
+  it('ends the way the app ended when a signal killed it', async () => {
     const b = bridge('kill -KILL $$');
     expect(await b.ended).toEqual({ code: null, signal: 'SIGKILL' });
   });
@@ -107,7 +115,8 @@ HTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
         req.end();
       });
     let ready: string | null = null;
-    for (let i = 0; i < 200 && ready === null; i++) ready = await get(b.sockets.ready).catch(() => new Promise<null>((r) => setTimeout(() => r(null), 50)));
+    for (let i = 0; i < 200 && ready === null; i++)
+      ready = await get(b.sockets.ready).catch(() => new Promise<null>((r) => setTimeout(() => r(null), 50)));
     expect(ready).toBe('127.0.0.2');
     expect(await get(b.sockets.traffic)).toBe('127.0.0.1');
     process.kill(-b.child.pid!, 'SIGTERM'); // a stop: the whole group, the app exits 0 on it
@@ -129,10 +138,16 @@ describe('ServiceHost', () => {
     const { h } = host();
     const src = new PassThrough();
     const out = collect(h.quiet(src));
-    src.write('127.0.0.2 - - [07/Dec/2026 01:34:57] "GET /healthz HTTP/1.1" 200 -\nserving on 8000\nINFO:     127.0.0.2:41234 - "GET /healthz HTTP/1.1" 200 OK\n');
-    src.write('127.0.0.1 - - [07/Dec/2026 01:34:58] "GET /hello HTTP/1.1" 200 -\nhost 127.0.0.20 and 10.127.0.0.2 are not the check\n{"client": "127.0.0.2", "path": "/healthz"}\n');
+    src.write(
+      '127.0.0.2 - - [07/Dec/2026 01:34:57] "GET /healthz HTTP/1.1" 200 -\nserving on 8000\nINFO:     127.0.0.2:41234 - "GET /healthz HTTP/1.1" 200 OK\n',
+    );
+    src.write(
+      '127.0.0.1 - - [07/Dec/2026 01:34:58] "GET /hello HTTP/1.1" 200 -\nhost 127.0.0.20 and 10.127.0.0.2 are not the check\n{"client": "127.0.0.2", "path": "/healthz"}\n',
+    );
     src.end('no newline at the end');
-    expect(await out).toBe('serving on 8000\n127.0.0.1 - - [07/Dec/2026 01:34:58] "GET /hello HTTP/1.1" 200 -\nhost 127.0.0.20 and 10.127.0.0.2 are not the check\nno newline at the end');
+    expect(await out).toBe(
+      'serving on 8000\n127.0.0.1 - - [07/Dec/2026 01:34:58] "GET /hello HTTP/1.1" 200 -\nhost 127.0.0.20 and 10.127.0.0.2 are not the check\nno newline at the end',
+    );
   });
 
   it('passes on a line without its newline once the app pauses (a prompt, a progress bar)', async () => {
@@ -154,8 +169,15 @@ describe('ServiceHost', () => {
     await out;
     const f = h.failure({ code: 1, signal: null, timedOut: false });
     expect(f?.errorClass).toBe('SERVICE_FAILED');
-    expect(f?.errorMessage).toBe(`the app exited with code 1 before it passed its readiness check (GET /healthz); its last lines:\n${Array.from({ length: 20 }, (_, i) => `line ${i + 5}`).join('\n')}`);
-    expect(h.failure({ code: null, signal: 'SIGKILL', timedOut: true })?.errorMessage).toBe('the app never passed its readiness check (GET /healthz) in its duration of 60s (last check: none yet); its last lines:\n' + Array.from({ length: 20 }, (_, i) => `line ${i + 5}`).join('\n'));
-    expect(host().h.failure({ code: 0, signal: null, timedOut: false })?.errorMessage).toBe('the app exited with code 0 before it passed its readiness check (GET /healthz); it printed nothing');
+    expect(f?.errorMessage).toBe(
+      `the app exited with code 1 before it passed its readiness check (GET /healthz); its last lines:\n${Array.from({ length: 20 }, (_, i) => `line ${i + 5}`).join('\n')}`,
+    );
+    expect(h.failure({ code: null, signal: 'SIGKILL', timedOut: true })?.errorMessage).toBe(
+      'the app never passed its readiness check (GET /healthz) in its duration of 60s (last check: none yet); its last lines:\n' +
+        Array.from({ length: 20 }, (_, i) => `line ${i + 5}`).join('\n'),
+    );
+    expect(host().h.failure({ code: 0, signal: null, timedOut: false })?.errorMessage).toBe(
+      'the app exited with code 0 before it passed its readiness check (GET /healthz); it printed nothing',
+    );
   });
 });

@@ -112,7 +112,9 @@ export class ServiceHost {
     this.startTimer = setTimeout(() => {
       if (this.everReady || this.stopping.signal.aborted) return;
       this.startTimedOut = true;
-      this.o.note(`worker: the service did not answer its readiness check within its start timeout of ${this.startTimeoutSec}s (last check: ${this.lastCheck}); stopping it.`);
+      this.o.note(
+        `worker: the service did not answer its readiness check within its start timeout of ${this.startTimeoutSec}s (last check: ${this.lastCheck}); stopping it.`,
+      );
       this.killGroup('SIGTERM');
       setTimeout(() => this.killGroup('SIGKILL'), 2000).unref();
     }, this.startTimeoutSec * 1000);
@@ -201,7 +203,8 @@ export class ServiceHost {
     const { readinessPath, durationSec } = this.o.runtime;
     const check = `its readiness check (GET ${readinessPath})`;
     let what: string;
-    if (this.startTimedOut) what = `the app did not pass ${check} within its start timeout of ${this.startTimeoutSec}s (last check: ${this.lastCheck})`;
+    if (this.startTimedOut)
+      what = `the app did not pass ${check} within its start timeout of ${this.startTimeoutSec}s (last check: ${this.lastCheck})`;
     else if (e.timedOut) {
       if (this.everReady) return null;
       what = `the app never passed ${check} in its duration of ${durationSec}s (last check: ${this.lastCheck})`;
@@ -224,7 +227,8 @@ export class ServiceHost {
       if (ok) this.failures = 0;
       else (this.failures++, this.unsent.failures++);
       if (ok && !this.ready) this.setReady(true, `worker: service ready (${readinessPath} answered ${status}).`);
-      else if (!ok && this.ready && this.failures >= 3) this.setReady(false, `worker: service not ready (${readinessPath}: ${this.lastCheck}, 3 times in a row).`);
+      else if (!ok && this.ready && this.failures >= 3)
+        this.setReady(false, `worker: service not ready (${readinessPath}: ${this.lastCheck}, 3 times in a row).`);
       this.sendChecks(false);
       await sleep(intervalSec * 1000, this.stopping.signal);
     }
@@ -256,12 +260,19 @@ export class ServiceHost {
   /** One readiness check through the bridge's readiness socket: its HTTP status, or why there was none. */
   private check(path: string, timeoutMs: number): Promise<number | string> {
     return new Promise((resolve) => {
-      const req = httpRequest({ socketPath: this.o.readySocketPath, path, method: 'GET', headers: { host: 'localhost' }, timeout: timeoutMs }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 'no status');
-      });
+      const req = httpRequest(
+        { socketPath: this.o.readySocketPath, path, method: 'GET', headers: { host: 'localhost' }, timeout: timeoutMs },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 'no status');
+        },
+      );
       req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs / 1000}s`)));
-      req.on('error', (err) => resolve(/ENOENT|ECONNREFUSED|socket hang up|ECONNRESET/.test(err.message) ? 'no answer (the app is not listening yet)' : err.message));
+      req.on('error', (err) =>
+        resolve(
+          /ENOENT|ECONNREFUSED|socket hang up|ECONNRESET/.test(err.message) ? 'no answer (the app is not listening yet)' : err.message,
+        ),
+      );
       req.end();
     });
   }
@@ -285,7 +296,11 @@ export class ServiceHost {
     return new Promise((resolve) => {
       const url = `${this.o.server.replace(/^http/, 'ws')}/svc-tunnel`;
       const ws = new WebSocket(url, {
-        headers: { authorization: `Bearer ${this.o.token}`, 'x-chatgpu-attempt': this.o.attemptId, 'x-chatgpu-fencing-token': this.o.fencingToken },
+        headers: {
+          authorization: `Bearer ${this.o.token}`,
+          'x-chatgpu-attempt': this.o.attemptId,
+          'x-chatgpu-fencing-token': this.o.fencingToken,
+        },
         handshakeTimeout: 10_000,
       });
       let opened = false;
@@ -327,7 +342,15 @@ export class ServiceHost {
         } catch {
           return this.send(encodeFrame(FRAME.RESET, id, { message: 'malformed request head' }));
         }
-        const req = httpRequest({ socketPath: this.o.socketPath, method: head.method ?? 'GET', path: head.path ?? '/', headers: { ...head.headers, host: 'localhost' } }, (res) => this.respond(id, res));
+        const req = httpRequest(
+          {
+            socketPath: this.o.socketPath,
+            method: head.method ?? 'GET',
+            path: head.path ?? '/',
+            headers: { ...head.headers, host: 'localhost' },
+          },
+          (res) => this.respond(id, res),
+        );
         req.on('error', (err) => {
           if (!this.streams.has(id)) return;
           this.streams.delete(id);

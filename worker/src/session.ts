@@ -106,7 +106,13 @@ export class Session {
     // A re-probe that finds no Python where there was one (the --python the owner chose, removed)
     // is a machine that lost it, not one without Python: the one it had is still checked.
     const python = caps.python ?? this.startPython;
-    return checkPrerequisites({ sandbox, python, dataDir, accelerators: caps.accelerators, ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}) });
+    return checkPrerequisites({
+      sandbox,
+      python,
+      dataDir,
+      accelerators: caps.accelerators,
+      ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}),
+    });
   }
 
   /** Checks now; a change is logged, stops or resumes claiming, and is reported to the API. */
@@ -129,7 +135,11 @@ export class Session {
     if (this.healthReport || this.stopping.signal.aborted) return;
     const h = this.health;
     this.healthReport = this.client
-      .request(SetWorkerHealthDoc, { workerId: this.workerId!, healthy: h.ok, reason: h.ok ? null : h.reason }, { signal: this.stopping.signal })
+      .request(
+        SetWorkerHealthDoc,
+        { workerId: this.workerId!, healthy: h.ok, reason: h.ok ? null : h.reason },
+        { signal: this.stopping.signal },
+      )
       .then((r) => {
         const w = r.setWorkerHealth;
         if (w.__typename === 'Worker') this.serverStatus = w.status;
@@ -156,12 +166,15 @@ export class Session {
       { signal: this.stopping.signal },
     );
     const h = r.workerHello;
-    if (h.__typename !== 'WorkerHelloResult') throw new Error(`the API refused this worker: ${'message' in h ? h.message : 'unexpected answer'}`);
+    if (h.__typename !== 'WorkerHelloResult')
+      throw new Error(`the API refused this worker: ${'message' in h ? h.message : 'unexpected answer'}`);
     this.workerId = h.workerId;
     this.heartbeatSec = h.heartbeatIntervalSec;
     this.status = h.worker.status;
     this.serverStatus = h.worker.status;
-    this.opts.log.info(`connected to ${this.opts.server} as worker "${this.name}" (${this.status.toLowerCase()}), ${this.opts.slots} slot(s), workloads: ${this.opts.caps.workloads.join(', ')}`);
+    this.opts.log.info(
+      `connected to ${this.opts.server} as worker "${this.name}" (${this.status.toLowerCase()}), ${this.opts.slots} slot(s), workloads: ${this.opts.caps.workloads.join(', ')}`,
+    );
   }
 
   private async heartbeatLoop(): Promise<void> {
@@ -186,7 +199,11 @@ export class Session {
     const leases = [...this.runs.values()].map((r) => ({ attemptId: r.attemptId, fencingToken: r.assignment.fencingToken }));
     const ownerSeq = this.ownerChanges;
     const changingAtSend = this.ownerChangesInFlight > 0;
-    const r = await this.client.request(HeartbeatDoc, { workerId: this.workerId!, leases, telemetry: { running: leases.length } }, { signal: this.stopping.signal });
+    const r = await this.client.request(
+      HeartbeatDoc,
+      { workerId: this.workerId!, leases, telemetry: { running: leases.length } },
+      { signal: this.stopping.signal },
+    );
     const h = r.heartbeat;
     if (h.__typename !== 'HeartbeatResult') throw new Error('message' in h ? h.message : 'unexpected answer');
     this.serverStatus = h.status;
@@ -238,7 +255,11 @@ export class Session {
       const signal = AbortSignal.any([this.stopping.signal, this.claimAbort.signal]);
       try {
         const asked = Date.now();
-        const r = await this.client.request(ClaimTaskDoc, { workerId: this.workerId!, waitMs: 25_000, max: free }, { signal, timeoutMs: 40_000 });
+        const r = await this.client.request(
+          ClaimTaskDoc,
+          { workerId: this.workerId!, waitMs: 25_000, max: free },
+          { signal, timeoutMs: 40_000 },
+        );
         const c = r.claimTask;
         // An empty answer before the wait ran out means the API woke us with orders (pause,
         // cancel): fetch them now rather than at the next heartbeat.
@@ -254,7 +275,22 @@ export class Session {
           // Each concurrent attempt gets a slot of its own, and with it its own task uid.
           const slot = this.freeSlot();
           this.slots.set(a.attemptId, slot);
-          const run = new Run(a, { client: this.client, completions: this.completions, dataDir: this.opts.dataDir, caps: this.opts.caps, sandbox: this.opts.sandbox, memoryLimit: this.opts.memoryLimit, log: this.opts.log, envs: this.opts.envs ?? null, taskUser: taskUserForSlot(slot), slots: this.opts.slots, health: () => this.checkHealth(), ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}), ...(this.opts.span ? { span: this.opts.span } : {}), trace: (x, e) => this.traced(x, e) });
+          const run = new Run(a, {
+            client: this.client,
+            completions: this.completions,
+            dataDir: this.opts.dataDir,
+            caps: this.opts.caps,
+            sandbox: this.opts.sandbox,
+            memoryLimit: this.opts.memoryLimit,
+            log: this.opts.log,
+            envs: this.opts.envs ?? null,
+            taskUser: taskUserForSlot(slot),
+            slots: this.opts.slots,
+            health: () => this.checkHealth(),
+            ...(this.opts.bwrap ? { bwrap: this.opts.bwrap } : {}),
+            ...(this.opts.span ? { span: this.opts.span } : {}),
+            trace: (x, e) => this.traced(x, e),
+          });
           this.runs.set(a.attemptId, run);
           void run.done.finally(() => {
             this.runs.delete(a.attemptId);
@@ -307,7 +343,11 @@ export class Session {
    * (Run.drain); what still runs after the grace period is killed. Resolves once the runs
    * are gone, with how long each took to free the machine.
    */
-  async drain(): Promise<{ status: string; graceSec: number; attempts: { attemptId: string; freeAfterSec: number | null; killed: boolean }[] }> {
+  async drain(): Promise<{
+    status: string;
+    graceSec: number;
+    attempts: { attemptId: string; freeAfterSec: number | null; killed: boolean }[];
+  }> {
     // The runs first: the API's answer also orders the drain (heartbeat), and would race this.
     this.ownerChanges++;
     this.ownerChangesInFlight++;
@@ -322,7 +362,11 @@ export class Session {
     return {
       status: this.status,
       graceSec: this.drainGraceSec,
-      attempts: runs.map((x) => ({ attemptId: x.attemptId, freeAfterSec: x.drained?.freeAfterMs != null ? x.drained.freeAfterMs / 1000 : null, killed: x.drained?.killed ?? false })),
+      attempts: runs.map((x) => ({
+        attemptId: x.attemptId,
+        freeAfterSec: x.drained?.freeAfterMs != null ? x.drained.freeAfterMs / 1000 : null,
+        killed: x.drained?.killed ?? false,
+      })),
     };
   }
 
@@ -331,7 +375,10 @@ export class Session {
   }
 
   private startDrain(): Run[] {
-    if (this.status !== 'DRAINING') this.opts.log.info(`draining: taking no new tasks; running tasks checkpoint and are handed back (killed after ${this.drainGraceSec}s).`);
+    if (this.status !== 'DRAINING')
+      this.opts.log.info(
+        `draining: taking no new tasks; running tasks checkpoint and are handed back (killed after ${this.drainGraceSec}s).`,
+      );
     this.status = 'DRAINING';
     this.claimAbort.abort();
     const runs = [...this.runs.values()];

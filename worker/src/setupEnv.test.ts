@@ -104,10 +104,26 @@ const ok = (r: SetupResult) => {
 
 describe('parseRequirementLines', () => {
   it('keeps requirement lines, sorted and unique; refuses options, URLs and paths', () => {
-    expect(parseRequirementLines(['tqdm==4.66.1', 'requests>=2', '  tqdm==4.66.1  # progress', '', 'Foo[bar,baz] >=1.0, <2 ; python_version >= "3.8"'])).toEqual({
+    expect(
+      parseRequirementLines([
+        'tqdm==4.66.1',
+        'requests>=2',
+        '  tqdm==4.66.1  # progress',
+        '',
+        'Foo[bar,baz] >=1.0, <2 ; python_version >= "3.8"',
+      ]),
+    ).toEqual({
       lines: ['Foo[bar,baz] >=1.0, <2 ; python_version >= "3.8"', 'requests>=2', 'tqdm==4.66.1'],
     });
-    for (const bad of ['--index-url http://evil.example/simple', '-e git+https://x/y', '-r other.txt', 'pkg @ https://evil.example/p.whl', './local/pkg', '/abs/pkg.whl', 'pkg==1\n--extra-index-url x']) {
+    for (const bad of [
+      '--index-url http://evil.example/simple',
+      '-e git+https://x/y',
+      '-r other.txt',
+      'pkg @ https://evil.example/p.whl',
+      './local/pkg',
+      '/abs/pkg.whl',
+      'pkg==1\n--extra-index-url x',
+    ]) {
       expect(parseRequirementLines([bad]), bad).toMatchObject({ error: expect.any(String) });
     }
     expect(parseRequirementLines(['# only a comment'])).toEqual({ error: 'no requirement lines' });
@@ -125,23 +141,29 @@ describe('EnvCache (real pip, real sandbox, local index)', () => {
     // pip's own output, streamed; it downloaded the wheel from 127.0.0.1: the setup had the network
     expect(lines).toContain('setup: Successfully installed chatgpu-testpkg-0.1');
     expect(requests.slice(before).some((l) => l.includes('GET /simple/chatgpu-testpkg/chatgpu_testpkg-0.1-py3-none-any.whl'))).toBe(true);
-    expect(JSON.parse(readFileSync(`${env.dir}.json`, 'utf8'))).toMatchObject({ lines: ['chatgpu-testpkg==0.1'], index: `http://127.0.0.1:${port}/simple` });
+    expect(JSON.parse(readFileSync(`${env.dir}.json`, 'utf8'))).toMatchObject({
+      lines: ['chatgpu-testpkg==0.1'],
+      index: `http://127.0.0.1:${port}/simple`,
+    });
 
-    const r = await runInSandbox(env.python, [
-      'import chatgpu_testpkg, torch, numpy, socket, sys',
-      'print("VALUE", chatgpu_testpkg.VALUE)',
-      'print("TORCH", torch.__file__)',
-      'print("PREFIX", sys.prefix)',
-      'try:',
-      `    socket.create_connection(("127.0.0.1", ${port}), timeout=5); print("NETWORK reached")`,
-      'except OSError as e:',
-      '    print("NETWORK", type(e).__name__)',
-      'try:',
-      '    open(chatgpu_testpkg.__file__, "a")',
-      '    print("ENV writable")',
-      'except OSError as e:',
-      '    print("ENV", type(e).__name__)',
-    ].join('\n'));
+    const r = await runInSandbox(
+      env.python,
+      [
+        'import chatgpu_testpkg, torch, numpy, socket, sys',
+        'print("VALUE", chatgpu_testpkg.VALUE)',
+        'print("TORCH", torch.__file__)',
+        'print("PREFIX", sys.prefix)',
+        'try:',
+        `    socket.create_connection(("127.0.0.1", ${port}), timeout=5); print("NETWORK reached")`,
+        'except OSError as e:',
+        '    print("NETWORK", type(e).__name__)',
+        'try:',
+        '    open(chatgpu_testpkg.__file__, "a")',
+        '    print("ENV writable")',
+        'except OSError as e:',
+        '    print("ENV", type(e).__name__)',
+      ].join('\n'),
+    );
     expect(r.out).toContain('VALUE one');
     expect(r.out).toContain('TORCH /usr/lib/python3/dist-packages/torch/__init__.py');
     expect(r.out).toContain(`PREFIX ${env.dir}`);
@@ -160,7 +182,9 @@ describe('EnvCache (real pip, real sandbox, local index)', () => {
     const again = ok(await c.setup(request(['chatgpu-testpkg==0.1  # same', 'chatgpu-testpkg==0.1'], lines)));
     console.log(lines.join('\n'));
     expect(again.dir).toBe(first.dir);
-    expect(lines).toEqual([expect.stringMatching(/^worker: reusing environment [0-9a-f]{8} \(created \d{4}-\d\d-\d\dT[\d:.]+Z\) in \d+\.\ds$/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^worker: reusing environment [0-9a-f]{8} \(created \d{4}-\d\d-\d\dT[\d:.]+Z\) in \d+\.\ds$/),
+    ]);
     expect(requests.slice(before)).toEqual([]);
     again.release();
   });
@@ -183,7 +207,7 @@ describe('EnvCache (real pip, real sandbox, local index)', () => {
     eb.release();
   });
 
-  it('a requirement that would upgrade a base package (numpy>=99) fails with pip\'s message; nothing is left', async () => {
+  it("a requirement that would upgrade a base package (numpy>=99) fails with pip's message; nothing is left", async () => {
     const c = cache('upgrade');
     const lines: string[] = [];
     const r = await c.setup(request(['numpy>=99'], lines));
@@ -198,16 +222,23 @@ describe('EnvCache (real pip, real sandbox, local index)', () => {
     expect(readdirSync(c.root)).toEqual([]);
   });
 
-  it('an unknown package fails with pip\'s message', async () => {
+  it("an unknown package fails with pip's message", async () => {
     const c = cache('unknown');
     const r = await c.setup(request(['chatgpu-no-such-package==1.0'], []));
-    expect(r).toMatchObject({ ok: false, aborted: false, message: expect.stringMatching(/No matching distribution found for chatgpu-no-such-package==1\.0/) });
+    expect(r).toMatchObject({
+      ok: false,
+      aborted: false,
+      message: expect.stringMatching(/No matching distribution found for chatgpu-no-such-package==1\.0/),
+    });
   });
 
   it('refuses bad lines and an unusable interpreter without running pip', async () => {
     const c = cache('refuse');
     const before = requests.length;
-    expect(await c.setup(request(['--index-url http://evil.example/simple'], []))).toMatchObject({ ok: false, message: expect.stringMatching(/not a requirement this worker installs/) });
+    expect(await c.setup(request(['--index-url http://evil.example/simple'], []))).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/not a requirement this worker installs/),
+    });
     expect(await c.setup(request(['chatgpu-testpkg==0.1'], [], { python: '/nonexistent/python3' }))).toMatchObject({
       ok: false,
       message: 'cannot inspect /nonexistent/python3: /nonexistent/python3: not found',
@@ -289,12 +320,28 @@ describe('EnvCache (real pip, real sandbox, local index)', () => {
 
 describe('Run with a setup phase (real runner, stand-in API)', () => {
   const caps = (enabled: boolean): Capabilities => ({
-    os: 'linux', arch: 'x64', hostname: 'h', cpu: { model: 'cpu', cores: 1 }, memoryMiB: 1024, diskFreeMiB: 1024, accelerators: [],
-    pythons: [], python: PY, toolchains: { nvcc: null, hipcc: null }, workloads: ['shell', 'python', 'torch-cpu'], sandbox: 'bwrap',
-    install: { enabled, index: null }, probeErrors: [],
+    os: 'linux',
+    arch: 'x64',
+    hostname: 'h',
+    cpu: { model: 'cpu', cores: 1 },
+    memoryMiB: 1024,
+    diskFreeMiB: 1024,
+    accelerators: [],
+    pythons: [],
+    python: PY,
+    toolchains: { nvcc: null, hipcc: null },
+    workloads: ['shell', 'python', 'torch-cpu'],
+    sandbox: 'bwrap',
+    install: { enabled, index: null },
+    probeErrors: [],
   });
 
-  async function runTask(name: string, requirements: Record<string, unknown>, command: string, o: { envs?: EnvCache | null; enabled?: boolean } = {}) {
+  async function runTask(
+    name: string,
+    requirements: Record<string, unknown>,
+    command: string,
+    o: { envs?: EnvCache | null; enabled?: boolean } = {},
+  ) {
     const logs: { stream: string; text: string }[] = [];
     let result: { errorClass: string | null; errorMessage: string | null; exitCode: number | null } | undefined;
     const client = {
@@ -312,20 +359,35 @@ describe('Run with a setup phase (real runner, stand-in API)', () => {
     } as unknown as ApiClient;
     const dataDir = join(root, name);
     const assignment = {
-      attemptId: `${name}-attempt`, fencingToken: '1', number: 1,
+      attemptId: `${name}-attempt`,
+      fencingToken: '1',
+      number: 1,
       task: { id: 't', jobId: 'j', name, command, files: [], inputs: [], requirements, environment: {} },
     } as unknown as Assignment;
-    const envs = o.envs === undefined ? new EnvCache({ dataDir, maxBytes: 2 ** 30, indexUrl: `http://127.0.0.1:${port}/simple`, log }) : o.envs;
-    const run = new Run(assignment, { client, dataDir, caps: caps(o.enabled ?? true), sandbox: 'bwrap', memoryLimit: () => null, log, envs });
+    const envs =
+      o.envs === undefined ? new EnvCache({ dataDir, maxBytes: 2 ** 30, indexUrl: `http://127.0.0.1:${port}/simple`, log }) : o.envs;
+    const run = new Run(assignment, {
+      client,
+      dataDir,
+      caps: caps(o.enabled ?? true),
+      sandbox: 'bwrap',
+      memoryLimit: () => null,
+      log,
+      envs,
+    });
     await run.done;
     return { logs, result: result! };
   }
 
-  it('installs, then runs with the env\'s python on PATH and without network; DEPENDENCY when pip fails', async () => {
-    const ok = await runTask('run-ok', { workload: 'python', setup: { pip: ['chatgpu-third==2.0'] } }, [
-      'python -c "import chatgpu_third, sys, torch; print(chatgpu_third.VALUE, sys.prefix == __import__(\'os\').environ[\'VIRTUAL_ENV\'], torch.__file__)"',
-      `python -c "import socket; socket.create_connection(('127.0.0.1', ${port}), timeout=5)" 2>&1 | tail -1`,
-    ].join(' && '));
+  it("installs, then runs with the env's python on PATH and without network; DEPENDENCY when pip fails", async () => {
+    const ok = await runTask(
+      'run-ok',
+      { workload: 'python', setup: { pip: ['chatgpu-third==2.0'] } },
+      [
+        "python -c \"import chatgpu_third, sys, torch; print(chatgpu_third.VALUE, sys.prefix == __import__('os').environ['VIRTUAL_ENV'], torch.__file__)\"",
+        `python -c "import socket; socket.create_connection(('127.0.0.1', ${port}), timeout=5)" 2>&1 | tail -1`,
+      ].join(' && '),
+    );
     console.log(ok.logs.map((l) => l.text).join('\n'));
     expect(ok.result).toMatchObject({ errorClass: null, exitCode: 0 });
     expect(ok.logs.some((l) => l.stream === 'system' && /^worker: environment [0-9a-f]{8} created in/.test(l.text))).toBe(true);
@@ -335,24 +397,43 @@ describe('Run with a setup phase (real runner, stand-in API)', () => {
     expect(ok.logs.findIndex((l) => /created in/.test(l.text))).toBeLessThan(ok.logs.findIndex((l) => /^worker: running/.test(l.text)));
 
     const bad = await runTask('run-bad', { workload: 'python', setup: { pip: ['numpy>=99'] } }, 'python -c "print(1)"');
-    expect(bad.result).toMatchObject({ errorClass: 'DEPENDENCY', exitCode: null, errorMessage: expect.stringMatching(/^pip install failed \(exit code 1\): [^]*numpy/) });
+    expect(bad.result).toMatchObject({
+      errorClass: 'DEPENDENCY',
+      exitCode: null,
+      errorMessage: expect.stringMatching(/^pip install failed \(exit code 1\): [^]*numpy/),
+    });
     expect(bad.logs.some((l) => /^worker: running/.test(l.text))).toBe(false);
   });
 
   it('a worker that installs nothing fails such a task with DEPENDENCY and says why', async () => {
-    const off = await runTask('run-off', { workload: 'python', setup: { pip: ['chatgpu-third==2.0'] } }, 'python -c "print(1)"', { envs: null });
-    expect(off.result).toMatchObject({ errorClass: 'DEPENDENCY', errorMessage: 'this worker installs no packages (started with --no-install); the task needs chatgpu-third==2.0' });
-    const noVenv = await runTask('run-novenv', { workload: 'python', setup: { pip: ['chatgpu-third==2.0'] } }, 'python -c "print(1)"', { enabled: false });
-    expect(noVenv.result).toMatchObject({ errorClass: 'DEPENDENCY', errorMessage: expect.stringMatching(/its Python cannot make a virtualenv with pip/) });
+    const off = await runTask('run-off', { workload: 'python', setup: { pip: ['chatgpu-third==2.0'] } }, 'python -c "print(1)"', {
+      envs: null,
+    });
+    expect(off.result).toMatchObject({
+      errorClass: 'DEPENDENCY',
+      errorMessage: 'this worker installs no packages (started with --no-install); the task needs chatgpu-third==2.0',
+    });
+    const noVenv = await runTask('run-novenv', { workload: 'python', setup: { pip: ['chatgpu-third==2.0'] } }, 'python -c "print(1)"', {
+      enabled: false,
+    });
+    expect(noVenv.result).toMatchObject({
+      errorClass: 'DEPENDENCY',
+      errorMessage: expect.stringMatching(/its Python cannot make a virtualenv with pip/),
+    });
   });
 });
 
-describe('failureText: what a failed setup step says in the task\'s error', () => {
+describe("failureText: what a failed setup step says in the task's error", () => {
   it("keeps pip's ERROR lines, not its retry warnings, and says when the index was unreachable", () => {
     // pip on a worker without a route to its index (as seen running pytorch/examples' time_sequence_prediction here).
     const retry = (n: number) =>
       `WARNING: Retrying (Retry(total=${n}, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno -2] Name or service not known')': /simple/matplotlib/`;
-    const lines = [4, 3, 2, 1, 0].map(retry).concat(['ERROR: Could not find a version that satisfies the requirement matplotlib (from versions: none)', 'ERROR: No matching distribution found for matplotlib']);
+    const lines = [4, 3, 2, 1, 0]
+      .map(retry)
+      .concat([
+        'ERROR: Could not find a version that satisfies the requirement matplotlib (from versions: none)',
+        'ERROR: No matching distribution found for matplotlib',
+      ]);
     expect(failureText(lines)).toBe(
       'ERROR: Could not find a version that satisfies the requirement matplotlib (from versions: none)\nERROR: No matching distribution found for matplotlib\n(the package index could not be reached from this worker)',
     );

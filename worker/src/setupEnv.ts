@@ -98,7 +98,8 @@ interface BaseInfo {
  * the one `import` finds) pinned to its version — versions pip cannot parse are left out, pip would
  * refuse the whole file — and what PIP_INSTALL_SNIPPET finds (venv, pip, index).
  */
-const BASE_SCRIPT = String.raw`
+const BASE_SCRIPT =
+  String.raw`
 import sys, os, json, re
 out = {"realpath": os.path.realpath(sys.executable), "constraints": [],
        "install": {"venv": False, "pip": None, "ensurepip": False, "index": None, "reason": None}}
@@ -126,7 +127,9 @@ for d in md.distributions():
             continue
     out["constraints"].append("%s==%s" % (key, d.version))
 out["constraints"].sort()
-` + PIP_INSTALL_SNIPPET + String.raw`
+` +
+  PIP_INSTALL_SNIPPET +
+  String.raw`
 sys.stdout.write("CHATGPU_BASE " + json.dumps(out) + "\n")
 `;
 
@@ -149,7 +152,9 @@ export function parseRequirementLines(lines: string[]): { lines: string[] } | { 
     if (!line) continue;
     if (line.length > 300) return { error: `requirement line too long (${line.length} characters)` };
     if (!REQUIREMENT.test(line)) {
-      return { error: `not a requirement this worker installs: ${JSON.stringify(line)} (only "name[extras] <version clauses> [; marker]"; no options, URLs or paths)` };
+      return {
+        error: `not a requirement this worker installs: ${JSON.stringify(line)} (only "name[extras] <version clauses> [; marker]"; no options, URLs or paths)`,
+      };
     }
     out.add(line);
   }
@@ -159,7 +164,13 @@ export function parseRequirementLines(lines: string[]): { lines: string[] } | { 
 }
 
 export function envHash(parts: { python: string; lines: string[]; constraints: string[]; index: string | null }): string {
-  const key = JSON.stringify({ v: 1, python: parts.python, lines: [...parts.lines].sort(), constraints: parts.constraints, index: parts.index ?? '' });
+  const key = JSON.stringify({
+    v: 1,
+    python: parts.python,
+    lines: [...parts.lines].sort(),
+    constraints: parts.constraints,
+    index: parts.index ?? '',
+  });
   return createHash('sha256').update(key).digest('hex').slice(0, HASH_LEN);
 }
 
@@ -214,7 +225,11 @@ export class EnvCache {
     }
     const usePip = pipHasResolver(base.install.pip);
     if (!base.install.venv || !(usePip || base.install.ensurepip)) {
-      return { ok: false, aborted: false, message: `${req.python} cannot make a virtualenv with pip (${base.install.reason ?? 'no pip ≥ 20.3 and no ensurepip'})` };
+      return {
+        ok: false,
+        aborted: false,
+        message: `${req.python} cannot make a virtualenv with pip (${base.install.reason ?? 'no pip ≥ 20.3 and no ensurepip'})`,
+      };
     }
     const index = this.opts.indexUrl ?? base.install.index;
     const hash = envHash({ python: base.realpath, lines: parsed.lines, constraints: base.constraints, index });
@@ -233,7 +248,12 @@ export class EnvCache {
         req.log(`worker: waiting for environment ${h8}, which attempt ${other.attemptId} is creating`);
         const res = await Promise.race([other.done, abortPromise(req.signal)]);
         if (!res) return { ok: false, aborted: true, message: 'setup stopped' };
-        if (!res.ok && !res.aborted) return { ok: false, aborted: false, message: `environment ${h8} could not be created (attempt ${other.attemptId}): ${res.message}` };
+        if (!res.ok && !res.aborted)
+          return {
+            ok: false,
+            aborted: false,
+            message: `environment ${h8} could not be created (attempt ${other.attemptId}): ${res.message}`,
+          };
         continue; // built (reuse it) or its attempt was stopped (build it here)
       }
       const done = this.build(hash, base, parsed.lines, index, usePip, req, secs);
@@ -248,7 +268,13 @@ export class EnvCache {
   private async acquireComplete(hash: string): Promise<EnvRecord | null> {
     const rec = await this.readRecord(hash);
     if (!rec) return null;
-    if (!(await stat(path.join(this.root, hash, 'bin', 'python')).then(() => true, () => false))) return null;
+    if (
+      !(await stat(path.join(this.root, hash, 'bin', 'python')).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return null;
     this.inUse.set(hash, (this.inUse.get(hash) ?? 0) + 1);
     await this.writeRecord({ ...rec, lastUsed: this.now().toISOString() });
     return rec;
@@ -273,7 +299,15 @@ export class EnvCache {
     };
   }
 
-  private async build(hash: string, base: BaseInfo, lines: string[], index: string | null, usePip: boolean, req: SetupRequest, secs: () => string): Promise<SetupResult> {
+  private async build(
+    hash: string,
+    base: BaseInfo,
+    lines: string[],
+    index: string | null,
+    usePip: boolean,
+    req: SetupRequest,
+    secs: () => string,
+  ): Promise<SetupResult> {
     const dir = path.join(this.root, hash);
     const work = `${dir}.setup`;
     const fail = async (aborted: boolean, message: string): Promise<SetupResult> => {
@@ -298,14 +332,30 @@ export class EnvCache {
         await chownTree(path.join(work, 'home'), runAs.uid, runAs.gid);
       }
       const inTask = sandboxPaths(req.sandbox.sandbox, work, '').workDir;
-      req.log(`worker: creating environment ${hash.slice(0, 8)} for ${lines.join(', ')} (from ${redactUrl(index) ?? "pip's default index"}; the installed packages pinned; network during setup only)`);
+      req.log(
+        `worker: creating environment ${hash.slice(0, 8)} for ${lines.join(', ')} (from ${redactUrl(index) ?? "pip's default index"}; the installed packages pinned; network during setup only)`,
+      );
       const steps: { label: string; command: string[] }[] = [
-        { label: 'python -m venv', command: [req.python, '-m', 'venv', '--system-site-packages', ...(usePip ? ['--without-pip'] : []), dir] },
+        {
+          label: 'python -m venv',
+          command: [req.python, '-m', 'venv', '--system-site-packages', ...(usePip ? ['--without-pip'] : []), dir],
+        },
         {
           label: 'pip install',
           command: [
-            path.join(dir, 'bin', 'python'), '-m', 'pip', 'install', '--no-input', '--disable-pip-version-check', '--no-cache-dir',
-            '--progress-bar', 'off', '-r', `${inTask}/requirements.txt`, '-c', `${inTask}/constraints.txt`,
+            path.join(dir, 'bin', 'python'),
+            '-m',
+            'pip',
+            'install',
+            '--no-input',
+            '--disable-pip-version-check',
+            '--no-cache-dir',
+            '--progress-bar',
+            'off',
+            '-r',
+            `${inTask}/requirements.txt`,
+            '-c',
+            `${inTask}/constraints.txt`,
             ...(index ? ['--index-url', index] : []),
           ],
         },
@@ -314,15 +364,30 @@ export class EnvCache {
       for (const step of steps) {
         const res = await this.runStep(step.command, { dir, work, inTask, req, deadline });
         if (res.aborted) return await fail(true, 'setup stopped');
-        if (res.timedOut) return await fail(false, `setup timed out after ${Math.round((this.opts.timeoutMs ?? DEFAULT_SETUP_TIMEOUT_MS) / 1000)}s during ${step.label}${res.tail ? `: ${res.tail}` : ''}`);
-        if (res.code !== 0) return await fail(false, `${step.label} failed (${res.signal ? `signal ${res.signal}` : `exit code ${res.code}`})${res.tail ? `: ${res.tail}` : ''}`);
+        if (res.timedOut)
+          return await fail(
+            false,
+            `setup timed out after ${Math.round((this.opts.timeoutMs ?? DEFAULT_SETUP_TIMEOUT_MS) / 1000)}s during ${step.label}${res.tail ? `: ${res.tail}` : ''}`,
+          );
+        if (res.code !== 0)
+          return await fail(
+            false,
+            `${step.label} failed (${res.signal ? `signal ${res.signal}` : `exit code ${res.code}`})${res.tail ? `: ${res.tail}` : ''}`,
+          );
       }
       // From now on only the worker's user can change it: runs (and other setups) are uid 65534.
       if (runAs) await chownTree(dir, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
       await rm(work, { recursive: true, force: true });
       const now = this.now().toISOString();
       const rec: EnvRecord = {
-        hash, python: base.realpath, lines, index: redactUrl(index), created: now, lastUsed: now, sizeBytes: await treeSize(dir), builtBy: req.attemptId,
+        hash,
+        python: base.realpath,
+        lines,
+        index: redactUrl(index),
+        created: now,
+        lastUsed: now,
+        sizeBytes: await treeSize(dir),
+        builtBy: req.attemptId,
       };
       await this.exclusive(async () => {
         await this.writeRecord(rec);
@@ -373,7 +438,9 @@ export class EnvCache {
       if (text.trim()) tail.push(text.trim());
       if (tail.length > 12) tail.shift();
     };
-    const readers = [child.stdout!, child.stderr!].map((st) => new Promise<void>((resolve) => createInterface({ input: st, crlfDelay: Infinity }).on('line', onLine).on('close', resolve)));
+    const readers = [child.stdout!, child.stderr!].map(
+      (st) => new Promise<void>((resolve) => createInterface({ input: st, crlfDelay: Infinity }).on('line', onLine).on('close', resolve)),
+    );
     let timedOut = false;
     let aborted = false;
     const kill = () => {
@@ -383,10 +450,13 @@ export class EnvCache {
         /* gone */
       }
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, Math.max(0, o.deadline - Date.now()));
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        kill();
+      },
+      Math.max(0, o.deadline - Date.now()),
+    );
     const onAbort = () => {
       aborted = true;
       kill();
@@ -475,8 +545,12 @@ function abortPromise(signal: AbortSignal): Promise<null> {
  */
 export function failureText(lines: string[]): string {
   const errors = [...new Set(lines.filter((l) => l.startsWith('ERROR:')))];
-  const unreachable = lines.some((l) => /Failed to establish a new connection|Name or service not known|Temporary failure in name resolution|Network is unreachable/.test(l));
-  const picked = errors.length ? [...errors, ...(unreachable ? ['(the package index could not be reached from this worker)'] : [])] : lines.slice(-8);
+  const unreachable = lines.some((l) =>
+    /Failed to establish a new connection|Name or service not known|Temporary failure in name resolution|Network is unreachable/.test(l),
+  );
+  const picked = errors.length
+    ? [...errors, ...(unreachable ? ['(the package index could not be reached from this worker)'] : [])]
+    : lines.slice(-8);
   const text = picked.join('\n');
   return text.length > 2000 ? `…${text.slice(-2000)}` : text;
 }

@@ -27,7 +27,13 @@ describe('StdoutFile', () => {
   });
 
   it('keeps lines that only look like metric lines: a bad body, another word, a prefix cut short', () => {
-    for (const line of ['CHATGPU_METRIC not json', 'CHATGPU_METRICS {"values": {"a": 1}}', 'CHATGPU_MET', 'CHATGPU_METRIC {"values": {}}', '']) {
+    for (const line of [
+      'CHATGPU_METRIC not json',
+      'CHATGPU_METRICS {"values": {"a": 1}}',
+      'CHATGPU_MET',
+      'CHATGPU_METRIC {"values": {}}',
+      '',
+    ]) {
       expect(feed([`${line}\nnext\n`]).text).toBe(`${line}\nnext\n`);
     }
   });

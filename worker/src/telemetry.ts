@@ -53,7 +53,11 @@ export async function initTelemetry(dsn: string | undefined, workerName: string)
       // The worker failing the attempt is an error too, tagged like the transaction.
       if (e.level === 'error') {
         const message = e.errorClass && e.message.startsWith(`${e.errorClass}: `) ? e.message.slice(e.errorClass.length + 2) : e.message;
-        Sentry.captureException(new AttemptError(e.errorClass, message), { level: 'error', tags: { ...ids(a, workerId), event: e.event, ...extra }, extra: { task_name: a.task.name } });
+        Sentry.captureException(new AttemptError(e.errorClass, message), {
+          level: 'error',
+          tags: { ...ids(a, workerId), event: e.event, ...extra },
+          extra: { task_name: a.task.name },
+        });
       }
     },
     flush: () => Sentry.flush(5000),

@@ -13,7 +13,14 @@
  */
 
 /** The variables the common numerical libraries read for their thread count. */
-export const THREAD_VARS = ['OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS', 'BLIS_NUM_THREADS', 'NUMEXPR_NUM_THREADS', 'VECLIB_MAXIMUM_THREADS'] as const;
+export const THREAD_VARS = [
+  'OMP_NUM_THREADS',
+  'OPENBLAS_NUM_THREADS',
+  'MKL_NUM_THREADS',
+  'BLIS_NUM_THREADS',
+  'NUMEXPR_NUM_THREADS',
+  'VECLIB_MAXIMUM_THREADS',
+] as const;
 
 /**
  * The thread variables for a task on a worker with `cores` cores and `slots` slots; empty with one

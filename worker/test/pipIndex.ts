@@ -69,7 +69,9 @@ export async function startPipIndex(dir: string, packages: TestPackage[]): Promi
     if (r.status !== 0) throw new Error(`building the wheel of ${p.name}: ${r.stderr}`);
   }
   const port = await freePort();
-  const server = spawn(PY, ['-m', 'http.server', '--bind', '127.0.0.1', '--directory', dir, String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const server = spawn(PY, ['-m', 'http.server', '--bind', '127.0.0.1', '--directory', dir, String(port)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const requests: string[] = [];
   server.stderr!.setEncoding('utf8').on('data', (d: string) => requests.push(...d.split('\n').filter((l) => /"GET /.test(l))));
   const exited = new Promise<void>((r) => server.once('exit', () => r()));
@@ -78,7 +80,13 @@ export async function startPipIndex(dir: string, packages: TestPackage[]): Promi
     await exited;
   };
   for (let i = 0; ; i++) {
-    if (await fetch(`http://127.0.0.1:${port}/simple/`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`http://127.0.0.1:${port}/simple/`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (i > 100 || server.exitCode !== null) {
       await close();
       throw new Error('the test package index did not start');

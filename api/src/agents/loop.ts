@@ -138,7 +138,9 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
   const { agent, model, jobId } = opts;
   const limits = r.config.agents;
   const started = Date.now();
-  const row = opts.runId ? await loadRun(r, opts.runId) : await createRun(r, { jobId, agent: agent.name, model: model.name, parentId: opts.parentRunId ?? null });
+  const row = opts.runId
+    ? await loadRun(r, opts.runId)
+    : await createRun(r, { jobId, agent: agent.name, model: model.name, parentId: opts.parentRunId ?? null });
   const run = { id: row.id, jobId, agent: agent.name };
   const ctxFor = (callId: string): ToolContext => ({ r, model, jobId, runId: run.id, callId, agent, holder });
   await setRunStatus(r, run, 'RUNNING', null, { quiet: !!opts.runId });
@@ -167,7 +169,17 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
       const control = action.status === 'DONE' ? recoveredControl(tool, call.arguments) : undefined;
       if (control) stop = { control, recovered: true, name: call.name };
     } else if (action?.status === 'STARTED') {
-      await saveOutput(r, run, p.id, call.call_id, { uncertain: true, message: `The ${call.name} action may or may not have happened (the system stopped while it ran). Observe the current state before trying again.` }, 'UNCERTAIN');
+      await saveOutput(
+        r,
+        run,
+        p.id,
+        call.call_id,
+        {
+          uncertain: true,
+          message: `The ${call.name} action may or may not have happened (the system stopped while it ran). Observe the current state before trying again.`,
+        },
+        'UNCERTAIN',
+      );
     } else {
       const res = await dispatch(r, opts, tool, call, ctxFor(call.call_id), p.id);
       if (res.lockLost) return { runId: run.id, stopReason: 'locked', status: 'RUNNING' };
@@ -175,7 +187,12 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
     }
   }
 
-  if (opts.input?.length) await storeItems(r, run, opts.input.map((item) => ({ item, status: 'DONE' as const })));
+  if (opts.input?.length)
+    await storeItems(
+      r,
+      run,
+      opts.input.map((item) => ({ item, status: 'DONE' as const })),
+    );
   if (stop?.control === 'finish') return finish('finished', 'COMPLETED');
   // A recovered wait (the question was asked before the crash) ends the turn, unless the
   // input brings what it waited for (the user's answer, given while the call was PENDING).
@@ -212,8 +229,16 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
     // The call's tokens are the job's cost, whatever came of it.
     await recordModelUsage(r, { jobId, runId: run.id, model: model.name, usage: response.usage });
     if (response.status !== 'completed') {
-      await storeItems(r, run, response.output.map((item) => ({ item, status: 'REJECTED' as const })));
-      await storeNote(r, run, `The model's response was ${response.status}${response.reason ? ` (${response.reason})` : ''}; nothing in it was acted on.`);
+      await storeItems(
+        r,
+        run,
+        response.output.map((item) => ({ item, status: 'REJECTED' as const })),
+      );
+      await storeNote(
+        r,
+        run,
+        `The model's response was ${response.status}${response.reason ? ` (${response.reason})` : ''}; nothing in it was acted on.`,
+      );
       return finish('incomplete_response', 'RUNNING');
     }
     // c. Save the whole output before any side effect; duplicate call ids are rejected.
@@ -249,11 +274,25 @@ async function turn(r: Resources, opts: RunOptions, holder: string, lockMs: numb
         continue;
       }
       if (toolCalls >= limits.maxToolCalls) {
-        await saveOutput(r, run, c.id, call.call_id, { error: `Not run: this turn reached its limit of ${limits.maxToolCalls} tool calls.` }, 'REJECTED');
+        await saveOutput(
+          r,
+          run,
+          c.id,
+          call.call_id,
+          { error: `Not run: this turn reached its limit of ${limits.maxToolCalls} tool calls.` },
+          'REJECTED',
+        );
         continue;
       }
       toolCalls++;
-      const res = await dispatch(r, opts, agent.tools.find((t) => t.name === call.name), call, ctxFor(call.call_id), c.id);
+      const res = await dispatch(
+        r,
+        opts,
+        agent.tools.find((t) => t.name === call.name),
+        call,
+        ctxFor(call.call_id),
+        c.id,
+      );
       // The lease expired and another run holds the job now: stop without touching the run.
       if (res.lockLost) return { runId: run.id, stopReason: 'locked', status: 'RUNNING' };
       if (res.control) stopped = { control: res.control, recovered: false, name: call.name };
@@ -293,7 +332,10 @@ async function dispatch(
   if (problem) return reject(problem);
   if (tool.stable) {
     const earlier = await earlierSameCall(r, ctx.runId, tool.name, args, call.call_id);
-    if (earlier) return reject(`Not run again: ${tool.name} with these arguments already answered (call ${earlier}) and the project's files have not changed; use that output${tool.name === 'read_file' ? ', or read on from a later offset' : ''}.`);
+    if (earlier)
+      return reject(
+        `Not run again: ${tool.name} with these arguments already answered (call ${earlier}) and the project's files have not changed; use that output${tool.name === 'read_file' ? ', or read on from a later offset' : ''}.`,
+      );
   }
 
   let result: ToolResult;
@@ -303,7 +345,9 @@ async function dispatch(
       const prepared = tool.prepare ? await tool.prepare(args, ctx) : undefined;
       // The effect's events are published after commit, before the output is saved:
       // they were recorded first.
-      result = await runAction(r, { jobId: ctx.jobId, holder: ctx.holder, callId: call.call_id, kind: tool.name, args }, (tx) => effect(args, ctx, tx, prepared));
+      result = await runAction(r, { jobId: ctx.jobId, holder: ctx.holder, callId: call.call_id, kind: tool.name, args }, (tx) =>
+        effect(args, ctx, tx, prepared),
+      );
       await opts.afterAction?.(tool.name);
     } else {
       result = await tool.read!(args, ctx);
@@ -321,7 +365,13 @@ async function dispatch(
   return result.control ? { control: result.control } : {};
 }
 
-async function rejectAfterStop(r: Resources, run: RunRef, itemId: string, callId: string, stop: { control: 'wait' | 'finish'; name: string }) {
+async function rejectAfterStop(
+  r: Resources,
+  run: RunRef,
+  itemId: string,
+  callId: string,
+  stop: { control: 'wait' | 'finish'; name: string },
+) {
   const why = stop.control === 'wait' ? `${stop.name} paused the run to wait for the user` : `${stop.name} finished the run`;
   await saveOutput(r, run, itemId, callId, { error: `Not run: ${why}. Call it again if it is still needed.` }, 'REJECTED');
 }
@@ -331,7 +381,14 @@ function outputText(v: unknown): string {
   return s.length > MAX_OUTPUT_CHARS ? `${s.slice(0, MAX_OUTPUT_CHARS)}… [cut at ${MAX_OUTPUT_CHARS} characters]` : s;
 }
 
-function saveOutput(r: Resources, run: RunRef, callItemId: string, callId: string, output: unknown, status: 'DONE' | 'REJECTED' | 'UNCERTAIN') {
+function saveOutput(
+  r: Resources,
+  run: RunRef,
+  callItemId: string,
+  callId: string,
+  output: unknown,
+  status: 'DONE' | 'REJECTED' | 'UNCERTAIN',
+) {
   return storeOutput(r, run, callItemId, callId, outputText(output), status);
 }
 

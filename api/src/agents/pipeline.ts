@@ -35,7 +35,16 @@
  * transitions let one reaction move the job; the others do nothing.
  */
 import type { EventBus, DomainEvent } from '../domain/events.js';
-import { answersToAgent, latestRun, openQuestionCount, orphanedPlanning, orphanedSupervision, touchJob, unseenAnswers, userMessages } from '../domain/agents/agentRuns.js';
+import {
+  answersToAgent,
+  latestRun,
+  openQuestionCount,
+  orphanedPlanning,
+  orphanedSupervision,
+  touchJob,
+  unseenAnswers,
+  userMessages,
+} from '../domain/agents/agentRuns.js';
 import { advanceJobAfterTask } from '../domain/jobs/advanceJob.js';
 import { jobsInStatus, loadJob, tasksAwaitingAdvance } from '../domain/jobs/jobQueries.js';
 import { advancePreparation } from '../domain/preparation/stage.js';
@@ -126,13 +135,21 @@ export class Pipeline {
         else void this.background(`task:${e.taskId}`, () => this.afterTask(e.taskId));
         break;
       case 'attempt.failed':
-        if (SUPERVISED.has(e.kind)) void this.background(`attempt:${e.attemptId}`, () => this.supervise(e.jobId, { reason: 'attempt_failed', taskId: e.taskId, attemptId: e.attemptId, errorClass: e.errorClass }));
+        if (SUPERVISED.has(e.kind))
+          void this.background(`attempt:${e.attemptId}`, () =>
+            this.supervise(e.jobId, { reason: 'attempt_failed', taskId: e.taskId, attemptId: e.attemptId, errorClass: e.errorClass }),
+          );
         break;
       case 'attempt.stalled':
-        void this.background(`stalled:${e.attemptId}`, () => this.supervise(e.jobId, { reason: 'stalled', taskId: e.taskId, attemptId: e.attemptId }));
+        void this.background(`stalled:${e.attemptId}`, () =>
+          this.supervise(e.jobId, { reason: 'stalled', taskId: e.taskId, attemptId: e.attemptId }),
+        );
         break;
       case 'worker.flapping':
-        for (const jobId of e.jobIds) void this.background(`flapping:${e.workerId}:${jobId}`, () => this.supervise(jobId, { reason: 'worker_flapping', workerId: e.workerId, lost: e.lost, windowMin: e.windowMin }));
+        for (const jobId of e.jobIds)
+          void this.background(`flapping:${e.workerId}:${jobId}`, () =>
+            this.supervise(jobId, { reason: 'worker_flapping', workerId: e.workerId, lost: e.lost, windowMin: e.windowMin }),
+          );
         break;
       case 'job.capped':
         void this.background(`capped:${e.jobId}`, () => this.supervise(e.jobId, { reason: 'stopped_at_cap' }));
@@ -189,7 +206,9 @@ export class Pipeline {
       `Hardware preference: ${job.hardwarePreference ?? 'any'}`,
       `Spending cap: ${job.spendingCapCad ? `${job.spendingCapCad.toString()} CAD` : 'none'}`,
       ...replanned.map((p, i) => `Replan ${i + 1}: the run supervisor handed the job back after the run failed. Evidence: ${p.evidence}`),
-      ...(replanned.length && job.acceptanceCriteria ? [`Acceptance criteria (fixed by the first plan; the new plan keeps them): ${JSON.stringify(job.acceptanceCriteria)}`] : []),
+      ...(replanned.length && job.acceptanceCriteria
+        ? [`Acceptance criteria (fixed by the first plan; the new plan keeps them): ${JSON.stringify(job.acceptanceCriteria)}`]
+        : []),
     ].join('\n');
     // After a replan the new run starts with what the user already answered the planner.
     const answered = replanned.length ? await answersToAgent(this.r, jobId, PLANNER.name) : [];
@@ -210,20 +229,34 @@ export class Pipeline {
     let id = runId;
     let next = input;
     for (let turn = 0; turn < MAX_PLANNER_TURNS; turn++) {
-      const res = await runAgentTurn(this.r, { jobId, agent: PLANNER, model: this.model, input: next, ...(id ? { runId: id } : {}), ...(this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}) });
+      const res = await runAgentTurn(this.r, {
+        jobId,
+        agent: PLANNER,
+        model: this.model,
+        input: next,
+        ...(id ? { runId: id } : {}),
+        ...(this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}),
+      });
       if (res.stopReason === 'locked') return turn === 0 ? 'locked' : 'done'; // another process plans it
       if (res.stopReason === 'job_final') return 'done'; // it is over
       id = res.runId;
       next = [];
       if (res.status === 'WAITING') return 'done';
       if (res.status === 'COMPLETED') {
-        await transitionIfAllowed(this.r, jobId, 'fail', { reason: 'The planner finished without a plan. See its steps for what it found.', onlyFrom: ['PLANNING'] });
+        await transitionIfAllowed(this.r, jobId, 'fail', {
+          reason: 'The planner finished without a plan. See its steps for what it found.',
+          onlyFrom: ['PLANNING'],
+        });
         return 'done';
       }
       if (isFinalJobStatus((await loadJob(this.r, jobId)).status)) return 'done';
-      if (res.stopReason === 'model_error' || res.stopReason === 'model_timeout') await new Promise((r) => setTimeout(r, 1000 * (turn + 1)));
+      if (res.stopReason === 'model_error' || res.stopReason === 'model_timeout')
+        await new Promise((r) => setTimeout(r, 1000 * (turn + 1)));
     }
-    await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The planner did not reach a plan within ${MAX_PLANNER_TURNS} turns.`, onlyFrom: ['PLANNING'] });
+    await transitionIfAllowed(this.r, jobId, 'fail', {
+      reason: `The planner did not reach a plan within ${MAX_PLANNER_TURNS} turns.`,
+      onlyFrom: ['PLANNING'],
+    });
     return 'done';
   }
 
@@ -274,10 +307,19 @@ export class Pipeline {
     const requests = await this.r.prisma.jobEvent.findMany({ where: { jobId, kind: 'revision.requested' }, select: { payload: true } });
     for (const q of requests) {
       const { step, revision } = q.payload as { step: string; revision: number };
-      const record = await this.r.prisma.preparationRecord.findUnique({ where: { jobId_step_revision: { jobId, step, revision } }, select: { outcome: true } });
+      const record = await this.r.prisma.preparationRecord.findUnique({
+        where: { jobId_step_revision: { jobId, step, revision } },
+        select: { outcome: true },
+      });
       if (record?.outcome !== 'ACCEPTED') continue;
       const recorded = await this.r.prisma.finding.count({
-        where: { jobId, AND: [{ data: { path: ['trigger'], equals: 'candidate_accepted' } }, { data: { path: ['evidence'], array_contains: [`preparation:${step}:${revision}`] } }] },
+        where: {
+          jobId,
+          AND: [
+            { data: { path: ['trigger'], equals: 'candidate_accepted' } },
+            { data: { path: ['evidence'], array_contains: [`preparation:${step}:${revision}`] } },
+          ],
+        },
       });
       if (!recorded) await this.supervise(jobId, { reason: 'candidate_accepted', step, revision });
     }
@@ -291,25 +333,42 @@ export class Pipeline {
     const seen = run ? await userMessages(this.r, run.id) : new Set<string>();
     if (run && seen.has(message) && run.status !== 'RUNNING') {
       // The agent already had this revision and ended its turn without a patch or a stop.
-      await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent ended without proposing revision ${revision} of ${step} or explaining why it cannot. Last feedback: ${feedback.slice(0, 1500)}`, onlyFrom: ['PREPARING'] });
+      await transitionIfAllowed(this.r, jobId, 'fail', {
+        reason: `The preparation agent ended without proposing revision ${revision} of ${step} or explaining why it cannot. Last feedback: ${feedback.slice(0, 1500)}`,
+        onlyFrom: ['PREPARING'],
+      });
       return;
     }
     let input: Item[] = seen.has(message) ? [] : [{ type: 'message', role: 'user', content: message }];
     let runId = run?.id;
     for (let turn = 0; turn < MAX_PREPARER_TURNS; turn++) {
-      const res = await runAgentTurn(this.r, { jobId, agent: PREPARER, model: this.model, input, ...(runId ? { runId } : {}), ...(this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}) });
+      const res = await runAgentTurn(this.r, {
+        jobId,
+        agent: PREPARER,
+        model: this.model,
+        input,
+        ...(runId ? { runId } : {}),
+        ...(this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}),
+      });
       if (res.stopReason === 'locked' || res.stopReason === 'job_final' || res.status === 'WAITING') return;
       if (res.status === 'COMPLETED') {
         if (res.stopReason === 'done') {
-          await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent ended without proposing revision ${revision} of ${step}: ${res.finalText?.slice(0, 1000) ?? 'no explanation'}`, onlyFrom: ['PREPARING'] });
+          await transitionIfAllowed(this.r, jobId, 'fail', {
+            reason: `The preparation agent ended without proposing revision ${revision} of ${step}: ${res.finalText?.slice(0, 1000) ?? 'no explanation'}`,
+            onlyFrom: ['PREPARING'],
+          });
         }
         return;
       }
       runId = res.runId;
       input = [];
-      if (res.stopReason === 'model_error' || res.stopReason === 'model_timeout') await new Promise((r) => setTimeout(r, 1000 * (turn + 1)));
+      if (res.stopReason === 'model_error' || res.stopReason === 'model_timeout')
+        await new Promise((r) => setTimeout(r, 1000 * (turn + 1)));
     }
-    await transitionIfAllowed(this.r, jobId, 'fail', { reason: `The preparation agent did not propose revision ${revision} of ${step} within ${MAX_PREPARER_TURNS} turns (the model failed or kept working). Last feedback: ${feedback.slice(0, 1500)}`, onlyFrom: ['PREPARING'] });
+    await transitionIfAllowed(this.r, jobId, 'fail', {
+      reason: `The preparation agent did not propose revision ${revision} of ${step} within ${MAX_PREPARER_TURNS} turns (the model failed or kept working). Last feedback: ${feedback.slice(0, 1500)}`,
+      onlyFrom: ['PREPARING'],
+    });
   }
 
   /**
@@ -323,7 +382,10 @@ export class Pipeline {
     // `task:<id>` at a time in a process): each pass looks at the attempt the task has now.
     let handled: string | null | undefined;
     for (let pass = 0; pass < 10; pass++) {
-      const task = await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true, kind: true, status: true, currentAttemptId: true } });
+      const task = await this.r.prisma.task.findUnique({
+        where: { id: taskId },
+        select: { jobId: true, kind: true, status: true, currentAttemptId: true },
+      });
       if (!task || task.currentAttemptId === handled) return;
       handled = task.currentAttemptId;
       if (task.status === 'FAILED' && SUPERVISED.has(task.kind)) {
@@ -344,12 +406,14 @@ export class Pipeline {
       } else if (task.status !== 'SUCCEEDED' && task.status !== 'FAILED') return;
       // The supervisor queued it again (and maybe its new attempt already ended): not this
       // attempt's outcome to move the job on.
-      if ((await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { currentAttemptId: true } }))?.currentAttemptId !== handled) continue;
+      if (
+        (await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { currentAttemptId: true } }))?.currentAttemptId !== handled
+      )
+        continue;
       await advanceJobAfterTask(this.r, taskId);
       return;
     }
   }
-
 
   /**
    * The user answered the run supervisor: it acts on the answer; then the job's failed tasks
@@ -357,9 +421,18 @@ export class Pipeline {
    * lets the failure stand).
    */
   private async resumeSupervision(jobId: string, runId?: string): Promise<void> {
-    const res = await resumeSupervisor(this.r, this.model, jobId, this.opts.afterAction ? { afterAction: this.opts.afterAction } : {}, runId);
+    const res = await resumeSupervisor(
+      this.r,
+      this.model,
+      jobId,
+      this.opts.afterAction ? { afterAction: this.opts.afterAction } : {},
+      runId,
+    );
     if (res?.stopReason === 'locked') return;
-    const failed = await this.r.prisma.task.findMany({ where: { jobId, status: 'FAILED', kind: { in: [...SUPERVISED] as never } }, select: { id: true } });
+    const failed = await this.r.prisma.task.findMany({
+      where: { jobId, status: 'FAILED', kind: { in: [...SUPERVISED] as never } },
+      select: { id: true },
+    });
     for (const t of failed) await advanceJobAfterTask(this.r, t.id);
   }
 
@@ -401,7 +474,14 @@ export class Pipeline {
       await this.background(`supervise:${o.jobId}`, () => this.resumeSupervision(o.jobId, o.runId));
     }
     const awaiting = await tasksAwaitingAdvance(this.r, now, QUIET_MS);
-    const jobOf = supervised.size ? new Map((await this.r.prisma.task.findMany({ where: { id: { in: awaiting } }, select: { id: true, jobId: true } })).map((t) => [t.id, t.jobId])) : null;
+    const jobOf = supervised.size
+      ? new Map(
+          (await this.r.prisma.task.findMany({ where: { id: { in: awaiting } }, select: { id: true, jobId: true } })).map((t) => [
+            t.id,
+            t.jobId,
+          ]),
+        )
+      : null;
     for (const taskId of awaiting) {
       if (jobOf && supervised.has(jobOf.get(taskId) ?? '')) continue;
       await this.background(`task:${taskId}`, () => this.afterTask(taskId));

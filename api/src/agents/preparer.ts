@@ -58,8 +58,25 @@ export const proposePatch = defineTool({
     const job = await loadJob(ctx.r, ctx.jobId);
     const base = pending.candidate.manifest.filter((e) => !applied.removed.includes(e.path));
     const manifest = await manifestFromTree(ctx.r, base, applied.tree, job.ownerId);
-    const cv = await proposeRevision(tx, { jobId: ctx.jobId, step: pending.step.name, revision: pending.revision, parentId: pending.candidate.id, manifest, changed: applied.changed, protectedFiles: pending.protectedFiles });
-    return { output: { codeVersionId: cv.id, step: pending.step.name, revision: pending.revision, changed: applied.changed, status: 'proposed; it is checked and run like any candidate' }, control: 'finish' };
+    const cv = await proposeRevision(tx, {
+      jobId: ctx.jobId,
+      step: pending.step.name,
+      revision: pending.revision,
+      parentId: pending.candidate.id,
+      manifest,
+      changed: applied.changed,
+      protectedFiles: pending.protectedFiles,
+    });
+    return {
+      output: {
+        codeVersionId: cv.id,
+        step: pending.step.name,
+        revision: pending.revision,
+        changed: applied.changed,
+        status: 'proposed; it is checked and run like any candidate',
+      },
+      control: 'finish',
+    };
   },
   after: async (_a, _res, ctx) => {
     await ctx.r.events.emit({ type: 'preparation.step', jobId: ctx.jobId });
@@ -69,7 +86,8 @@ export const proposePatch = defineTool({
 export const stopPreparation = defineTool({
   name: 'give_up',
   recoveredControl: 'finish',
-  description: 'Stop: the required step cannot be made to pass. Say in plain words what was tried and why it fails; the job fails with this explanation.',
+  description:
+    'Stop: the required step cannot be made to pass. Say in plain words what was tried and why it fails; the job fails with this explanation.',
   schema: z.object({ reason: z.string().min(1).max(4000) }),
   // Only while a revision is pending: the preparer has no say over a job the stage is still running (or one not preparing at all).
   check: async (_a, ctx) => ((await pendingRevision(ctx.r, ctx.jobId)) ? null : NOT_PENDING),
@@ -132,14 +150,21 @@ async function applyDiff(r: Parameters<typeof pendingRevision>[0], pending: Pend
     const paths: string[] = [];
     for (const n of names.filter((x) => x !== DEV_NULL)) {
       const inside = projectPath(n.replace(/^[ab]\//, ''));
-      if ('error' in inside) return { error: `The patch names a path outside the project: ${JSON.stringify(n.slice(0, 200))} (${inside.error.replace(/^Not a path inside the project: /, '')})` };
+      if ('error' in inside)
+        return {
+          error: `The patch names a path outside the project: ${JSON.stringify(n.slice(0, 200))} (${inside.error.replace(/^Not a path inside the project: /, '')})`,
+        };
       paths.push(inside.path);
     }
     const name = paths[paths.length - 1]!;
-    if (paths.length === 2 && paths[0] !== paths[1]) return { error: `The patch renames ${paths[0]} to ${name}: renames are not supported; delete the one (+++ /dev/null) and create the other (--- /dev/null).` };
+    if (paths.length === 2 && paths[0] !== paths[1])
+      return {
+        error: `The patch renames ${paths[0]} to ${name}: renames are not supported; delete the one (+++ /dev/null) and create the other (--- /dev/null).`,
+      };
     const exists = present.has(name);
     if (exists && !text.has(name)) return { error: `${name} is a binary or large file of the candidate: a patch cannot change it.` };
-    if (creating && exists) return { error: `The patch creates ${name}, which the candidate already has: change it with --- a/${name} instead.` };
+    if (creating && exists)
+      return { error: `The patch creates ${name}, which the candidate already has: change it with --- a/${name} instead.` };
     if (deleting && !exists) return { error: `The patch deletes ${name}, which is not in the candidate.` };
     const before = text.get(name) ?? '';
     let after: string | false;
@@ -164,7 +189,10 @@ async function applyDiff(r: Parameters<typeof pendingRevision>[0], pending: Pend
   }
   if (sections === 0) return { error: 'Not a unified diff: no file sections found (--- a/path and +++ b/path lines).' };
   const touched = [...changed].filter((p) => pending.protectedFiles.includes(p)).sort();
-  if (touched.length) return { error: `The patch touches ${touched.join(', ')}, which no revision may change (the evaluation script or a file the plan freezes).` };
+  if (touched.length)
+    return {
+      error: `The patch touches ${touched.join(', ')}, which no revision may change (the evaluation script or a file the plan freezes).`,
+    };
   if (changed.size === 0) return { error: 'The patch changes nothing.' };
   if (present.size > MAX_FILES) return { error: `The patch leaves ${present.size} files; a candidate has at most ${MAX_FILES}.` };
   try {

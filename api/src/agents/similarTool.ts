@@ -20,20 +20,38 @@ export const similarPreparationsTool = defineTool({
   schema: z.object({
     transformation: z.enum(TRANSFORMATION_NAMES),
     workload: z.enum(FAMILIES).optional().describe("The kind of program; default: this job's original code."),
-    accelerator: z.enum(['nvidia', 'amd', 'apple', 'none']).describe('The accelerator vendor of the workers that would run the candidate (none: CPU-only).'),
+    accelerator: z
+      .enum(['nvidia', 'amd', 'apple', 'none'])
+      .describe('The accelerator vendor of the workers that would run the candidate (none: CPU-only).'),
   }),
   read: async (a, ctx) => {
-    const job = await ctx.r.prisma.job.findUniqueOrThrow({ where: { id: ctx.jobId }, select: { ownerId: true, codeVersions: { where: { status: 'ORIGINAL' }, select: { manifest: true } } } });
+    const job = await ctx.r.prisma.job.findUniqueOrThrow({
+      where: { id: ctx.jobId },
+      select: { ownerId: true, codeVersions: { where: { status: 'ORIGINAL' }, select: { manifest: true } } },
+    });
     const manifest = (job.codeVersions[0]?.manifest ?? []) as unknown as ManifestEntry[];
     const modelFamily = a.workload ?? modelFamilyOf((await loadTree(ctx.r, manifest)).text);
-    const cases = await similarPreparations(ctx.r, job.ownerId, { transformation: a.transformation, modelFamily, accelerator: a.accelerator }, { excludeJobId: ctx.jobId });
+    const cases = await similarPreparations(
+      ctx.r,
+      job.ownerId,
+      { transformation: a.transformation, modelFamily, accelerator: a.accelerator },
+      { excludeJobId: ctx.jobId },
+    );
     const verdict = verdictOf(cases);
-    const hazards = cases.own.filter((o) => o.outcome === 'REJECTED').map((o) => o.reason).slice(0, 5);
+    const hazards = cases.own
+      .filter((o) => o.outcome === 'REJECTED')
+      .map((o) => o.reason)
+      .slice(0, 5);
     return {
       output: {
         key: cases.key,
         network: cases.network,
-        yourRecords: cases.own.map((o) => ({ recordId: o.recordId, outcome: o.outcome, reason: o.reason.slice(0, 500), createdAt: o.createdAt.toISOString() })),
+        yourRecords: cases.own.map((o) => ({
+          recordId: o.recordId,
+          outcome: o.outcome,
+          reason: o.reason.slice(0, 500),
+          createdAt: o.createdAt.toISOString(),
+        })),
         hazards,
         verdict: verdict.skip ? `skip: ${verdict.reason}` : verdict.reason,
       },

@@ -13,7 +13,7 @@ export const SPECIALISTS: Record<'dependencies' | 'parallelization' | 'validatio
   dependencies: {
     name: 'specialist:dependencies',
     instructions:
-      'You are the dependencies specialist of ChatGPU. Read the project and the online workers, and answer: which pinned or imported packages the workers can satisfy, which they cannot (name the pin and the workers\' versions), and what to do. Workers cannot install packages (no network). Answer in a few plain sentences.',
+      "You are the dependencies specialist of ChatGPU. Read the project and the online workers, and answer: which pinned or imported packages the workers can satisfy, which they cannot (name the pin and the workers' versions), and what to do. Workers cannot install packages (no network). Answer in a few plain sentences.",
     tools: [listFiles, readFileTool, findDependencies, networkCapacityTool],
   },
   parallelization: {
@@ -44,6 +44,12 @@ export const consultSpecialist = defineTool({
       lockHolder: holder ?? 'sub-run',
       input: [{ type: 'message', role: 'user', content: a.question }],
     });
-    return { output: { specialist: a.specialist, runId: res.runId, answer: res.finalText ?? `(no answer: the specialist stopped with ${res.stopReason})` } };
+    return {
+      output: {
+        specialist: a.specialist,
+        runId: res.runId,
+        answer: res.finalText ?? `(no answer: the specialist stopped with ${res.stopReason})`,
+      },
+    };
   },
 });

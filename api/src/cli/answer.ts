@@ -38,7 +38,8 @@ export async function answerCommand(argv: string[]): Promise<number> {
   let choice: number | null = null;
   if (values.choice !== undefined) {
     choice = /^\s*\d+\s*$/.test(values.choice) ? Number(values.choice) : NaN;
-    if (!Number.isSafeInteger(choice) || choice < 1) throw new CliError(`--choice takes the number of a choice, 1 or more (got ${JSON.stringify(values.choice)}).`, 2);
+    if (!Number.isSafeInteger(choice) || choice < 1)
+      throw new CliError(`--choice takes the number of a choice, 1 or more (got ${JSON.stringify(values.choice)}).`, 2);
   }
   const id = jobIdArg(raw, 'answer');
   const client = await connect(values);
@@ -54,9 +55,12 @@ export async function answerCommand(argv: string[]): Promise<number> {
   }
   let answer = text;
   if (choice !== null) {
-    if (q.choices.length === 0) throw new CliError(`${quote(q)} has no choices to pick from: answer it in words, chatgpu answer ${raw} "your answer".`);
+    if (q.choices.length === 0)
+      throw new CliError(`${quote(q)} has no choices to pick from: answer it in words, chatgpu answer ${raw} "your answer".`);
     if (choice > q.choices.length) {
-      throw new CliError(`Choice ${choice} is out of range: ${quote(q)} has ${q.choices.length} choice${q.choices.length === 1 ? '' : 's'} (${numbered(q)}).`);
+      throw new CliError(
+        `Choice ${choice} is out of range: ${quote(q)} has ${q.choices.length} choice${q.choices.length === 1 ? '' : 's'} (${numbered(q)}).`,
+      );
     }
     answer = q.choices[choice - 1]!;
   }
@@ -64,7 +68,10 @@ export async function answerCommand(argv: string[]): Promise<number> {
   const r = await sendAnswer(client, q.id, answer);
   if (r.__typename !== 'Question') throw new CliError(r.message ?? `Unexpected answer: ${r.__typename}.`);
   out.line(`Answered ${quote(q)}: ${oneLine(r.answer ?? answer, 200)}`);
-  if (others.length) out.line(`${others.length} more question${others.length === 1 ? ' is' : 's are'} open: ${others.map(quote).join(', ')} (chatgpu answer ${raw} again).`);
+  if (others.length)
+    out.line(
+      `${others.length} more question${others.length === 1 ? ' is' : 's are'} open: ${others.map(quote).join(', ')} (chatgpu answer ${raw} again).`,
+    );
   else out.line(`Follow the job with: chatgpu watch ${raw}`);
   return 0;
 }

@@ -21,7 +21,10 @@ const server = createServer((req, res) => {
   const start = m ? Number(m[1]) : 0;
   const body = Buffer.from(blob.subarray(start));
   if (corrupt) body[100] = body[100]! ^ 1;
-  res.writeHead(m ? 206 : 200, { 'content-length': body.length, ...(m ? { 'content-range': `bytes ${start}-${blob.length - 1}/${blob.length}` } : {}) });
+  res.writeHead(m ? 206 : 200, {
+    'content-length': body.length,
+    ...(m ? { 'content-range': `bytes ${start}-${blob.length - 1}/${blob.length}` } : {}),
+  });
   // The first answer breaks off after 1 MiB, as a dropped connection does.
   if (ranges.length === 1) res.write(body.subarray(0, 1024 * 1024), () => setTimeout(() => res.socket?.destroy(), 50));
   else res.end(body);

@@ -238,7 +238,10 @@ export class ApiClient {
         const now = Date.now();
         this.outageSince ??= now;
         if (!idempotent && err.sent) {
-          throw new MaybeAppliedError(`The API became unavailable (${err.reason}) during ${what}; it may or may not have been applied.`, err.reason);
+          throw new MaybeAppliedError(
+            `The API became unavailable (${err.reason}) during ${what}; it may or may not have been applied.`,
+            err.reason,
+          );
         }
         const remaining = this.retry.forMs - (now - this.outageSince);
         if (remaining <= 0) throw this.gaveUp(err);
@@ -280,7 +283,8 @@ export class ApiClient {
       try {
         body = JSON.parse(text) as typeof body;
       } catch {
-        if (res.status === 502 || res.status === 503 || res.status === 504) throw new TransientError(`HTTP ${res.status}`, true, retryAfterMs(res));
+        if (res.status === 502 || res.status === 503 || res.status === 504)
+          throw new TransientError(`HTTP ${res.status}`, true, retryAfterMs(res));
         throw new CliError(`The server at ${this.server} did not answer like a ChatGPU API (HTTP ${res.status} from /graphql).`);
       }
       const unavailable = body.errors?.find((e) => e.extensions?.code === 'UNAVAILABLE');
@@ -289,7 +293,8 @@ export class ApiClient {
         throw new TransientError('the database is unavailable', true, retryAfterMs(res) ?? (Number.isFinite(hint) ? hint * 1000 : null));
       }
       if (body.errors?.length) throw this.toApiError(body.errors);
-      if (res.status === 502 || res.status === 503 || res.status === 504) throw new TransientError(`HTTP ${res.status}`, true, retryAfterMs(res));
+      if (res.status === 502 || res.status === 503 || res.status === 504)
+        throw new TransientError(`HTTP ${res.status}`, true, retryAfterMs(res));
       if (!res.ok || !body.data) throw new CliError(`The server at ${this.server} answered HTTP ${res.status} without data.`);
       return body.data;
     });
@@ -367,7 +372,9 @@ export class ApiClient {
       if (transient) throw transient;
       if (!res.ok) {
         const err = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-        throw new CliError(`Downloading blob ${sha256.slice(0, 12)}… failed (HTTP ${res.status}): ${err?.error?.message ?? res.statusText}`);
+        throw new CliError(
+          `Downloading blob ${sha256.slice(0, 12)}… failed (HTTP ${res.status}): ${err?.error?.message ?? res.statusText}`,
+        );
       }
       let bytes: Buffer;
       try {
@@ -378,7 +385,8 @@ export class ApiClient {
         throw err;
       }
       const got = sha256Hex(bytes);
-      if (got !== sha256) throw new CliError(`Downloaded blob ${sha256.slice(0, 12)}… is corrupt (its bytes hash to ${got.slice(0, 12)}…).`);
+      if (got !== sha256)
+        throw new CliError(`Downloaded blob ${sha256.slice(0, 12)}… is corrupt (its bytes hash to ${got.slice(0, 12)}…).`);
       return bytes;
     });
   }
@@ -400,7 +408,10 @@ export class ApiClient {
         if (broken) {
           // What reached the disk before the break (a write in flight may not have): rehash it.
           broken = false;
-          have = await stat(tmp).then((s) => s.size, () => 0);
+          have = await stat(tmp).then(
+            (s) => s.size,
+            () => 0,
+          );
           hash = createHash('sha256');
           if (have > 0) for await (const c of createReadStream(tmp, { end: have - 1 })) hash.update(c as Buffer);
         }
@@ -414,7 +425,9 @@ export class ApiClient {
         if (transient) throw transient;
         if (!res.ok || !res.body) {
           const err = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-          throw new CliError(`Downloading blob ${sha256.slice(0, 12)}… failed (HTTP ${res.status}): ${err?.error?.message ?? res.statusText}`);
+          throw new CliError(
+            `Downloading blob ${sha256.slice(0, 12)}… failed (HTTP ${res.status}): ${err?.error?.message ?? res.statusText}`,
+          );
         }
         if (have > 0 && res.status !== 206) {
           have = 0;
@@ -429,7 +442,8 @@ export class ApiClient {
           throw new TransientError(networkReason(err) ?? netCode(err) ?? 'the transfer broke off', true, null, true);
         }
         const got = hash.digest('hex');
-        if (got !== sha256) throw new CliError(`Downloaded blob ${sha256.slice(0, 12)}… is corrupt (its bytes hash to ${got.slice(0, 12)}…).`);
+        if (got !== sha256)
+          throw new CliError(`Downloaded blob ${sha256.slice(0, 12)}… is corrupt (its bytes hash to ${got.slice(0, 12)}…).`);
         return received;
       });
       await rename(tmp, dest);
@@ -472,7 +486,10 @@ export class ApiClient {
 }
 
 /** Mutation results are unions: the wanted type, or an Error with a message. */
-export function unwrap<T extends { __typename: string }>(result: T | { __typename: string; message?: string; code?: string }, want: string): T {
+export function unwrap<T extends { __typename: string }>(
+  result: T | { __typename: string; message?: string; code?: string },
+  want: string,
+): T {
   if (result.__typename === want) return result as T;
   const r = result as { __typename: string; message?: string };
   throw new ApiError(r.message ?? `Unexpected answer: ${r.__typename}.`, r.__typename);

@@ -7,8 +7,14 @@ const CANCEL = /* GraphQL */ `
   mutation CliCancel($id: ID!) {
     cancelJob(id: $id) {
       __typename
-      ... on Job { id status statusReason }
-      ... on Error { message }
+      ... on Job {
+        id
+        status
+        statusReason
+      }
+      ... on Error {
+        message
+      }
     }
   }
 `;
@@ -23,7 +29,11 @@ export async function cancelCommand(argv: string[]): Promise<number> {
   const id = toJobId(positionals[0]!);
   const client = await connect(values);
   // Safe to send again after an outage: a repeat changes nothing (the job is already final).
-  const d = await client.gql<{ cancelJob: { __typename: string; id?: string; status?: string; message?: string } }>(CANCEL, { id }, { idempotent: true });
+  const d = await client.gql<{ cancelJob: { __typename: string; id?: string; status?: string; message?: string } }>(
+    CANCEL,
+    { id },
+    { idempotent: true },
+  );
   const r = d.cancelJob;
   if (r.__typename === 'NotFoundError') throw new CliError(`No job ${positionals[0]} (or it is not yours).`);
   if (r.__typename === 'ConflictError') throw new CliError(r.message ?? 'The job cannot be cancelled now.');

@@ -48,7 +48,8 @@ export function resolveServer(flag: string | undefined, env: NodeJS.ProcessEnv =
   } catch {
     throw new CliError(`Not a server URL: ${JSON.stringify(raw)} (expected e.g. ${DEFAULT_SERVER}).`, 2);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`The server URL must start with http:// or https:// (got ${raw}).`, 2);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new CliError(`The server URL must start with http:// or https:// (got ${raw}).`, 2);
   return (u.origin + u.pathname).replace(/\/+$/, '');
 }
 
@@ -85,7 +86,12 @@ async function readCredentials(file: string): Promise<CredentialsFile> {
 }
 
 /** Saves a token for a server (file mode 0600, folder 0700), keeping other servers' tokens. */
-export async function saveCredentials(server: string, token: string, email: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function saveCredentials(
+  server: string,
+  token: string,
+  email: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   const file = credentialsPath(env);
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const creds = await readCredentials(file);

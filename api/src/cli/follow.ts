@@ -55,18 +55,36 @@ export const JOB_STATE = /* GraphQL */ `
     status
     statusReason
     costCad
-    openQuestions { id text choices status }
-    estimate { durationSec unit boundedUnits fullUnits }
+    openQuestions {
+      id
+      text
+      choices
+      status
+    }
+    estimate {
+      durationSec
+      unit
+      boundedUnits
+      fullUnits
+    }
   }
 `;
 
 const JOB_UPDATED = /* GraphQL */ `
-  subscription CliJobUpdated($id: ID!) { jobUpdated(id: $id) { ...CliJobState } }
+  subscription CliJobUpdated($id: ID!) {
+    jobUpdated(id: $id) {
+      ...CliJobState
+    }
+  }
   ${JOB_STATE}
 `;
 
 const JOB_STATE_QUERY = /* GraphQL */ `
-  query CliJobState($id: ID!) { job(id: $id) { ...CliJobState } }
+  query CliJobState($id: ID!) {
+    job(id: $id) {
+      ...CliJobState
+    }
+  }
   ${JOB_STATE}
 `;
 
@@ -74,22 +92,67 @@ const JOB_EVENTS = /* GraphQL */ `
   subscription CliJobEvents($jobId: ID!, $after: String) {
     jobEvents(jobId: $jobId, after: $after) {
       __typename
-      ... on JobEventEnvelope { event { id kind payload createdAt } }
-      ... on LogLinesEvent { attemptId lines { seq stream text } }
-      ... on MetricPointsEvent { attemptId points { seq name step value } }
+      ... on JobEventEnvelope {
+        event {
+          id
+          kind
+          payload
+          createdAt
+        }
+      }
+      ... on LogLinesEvent {
+        attemptId
+        lines {
+          seq
+          stream
+          text
+        }
+      }
+      ... on MetricPointsEvent {
+        attemptId
+        points {
+          seq
+          name
+          step
+          value
+        }
+      }
     }
   }
 `;
 
 const STORED_EVENTS = /* GraphQL */ `
   query CliStoredEvents($id: ID!, $after: String, $first: Int) {
-    job(id: $id) { id events(after: $after, first: $first) { id kind payload createdAt } }
+    job(id: $id) {
+      id
+      events(after: $after, first: $first) {
+        id
+        kind
+        payload
+        createdAt
+      }
+    }
   }
 `;
 
 const TASKS = /* GraphQL */ `
   query CliTasks($id: ID!) {
-    job(id: $id) { id tasks { id name kind status attempts { id number status workerName startedAt } } }
+    job(id: $id) {
+      id
+      tasks {
+        id
+        name
+        kind
+        status
+        attempts {
+          id
+          number
+          status
+          workerName
+          startedAt
+        }
+      }
+    }
   }
 `;
 
@@ -97,13 +160,27 @@ const TASKS = /* GraphQL */ `
 // multiply the query cost by every list on the way).
 const LOG_PAGE = /* GraphQL */ `
   query CliLogPage($id: ID!, $afterSeq: Int, $first: Int) {
-    attempt(id: $id) { id logs(afterSeq: $afterSeq, first: $first) { seq stream text } }
+    attempt(id: $id) {
+      id
+      logs(afterSeq: $afterSeq, first: $first) {
+        seq
+        stream
+        text
+      }
+    }
   }
 `;
 
 // The smoke run's points, for its last step (a smoke run is bounded: a few thousand points at most).
 const SMOKE_POINTS = /* GraphQL */ `
-  query CliSmokePoints($id: ID!) { attempt(id: $id) { id metricPoints(first: 5000) { step } } }
+  query CliSmokePoints($id: ID!) {
+    attempt(id: $id) {
+      id
+      metricPoints(first: 5000) {
+        step
+      }
+    }
+  }
 `;
 
 const PLAN = /* GraphQL */ `
@@ -111,7 +188,25 @@ const PLAN = /* GraphQL */ `
     job(id: $id) {
       id
       acceptanceCriteria
-      plans { id version author summary steps command environment requirements outputs acceptanceCriteria asks { ask kind status detail } settings }
+      plans {
+        id
+        version
+        author
+        summary
+        steps
+        command
+        environment
+        requirements
+        outputs
+        acceptanceCriteria
+        asks {
+          ask
+          kind
+          status
+          detail
+        }
+        settings
+      }
     }
   }
 `;
@@ -120,8 +215,14 @@ const ANSWER = /* GraphQL */ `
   mutation CliAnswer($input: AnswerQuestionInput!) {
     answerQuestion(input: $input) {
       __typename
-      ... on Question { id status answer }
-      ... on Error { message }
+      ... on Question {
+        id
+        status
+        answer
+      }
+      ... on Error {
+        message
+      }
     }
   }
 `;
@@ -129,7 +230,14 @@ const ANSWER = /* GraphQL */ `
 /** The job's state and open questions; null when it does not exist or is not yours. */
 const SERVICE_URLS = /* GraphQL */ `
   query CliServiceUrls($id: ID!) {
-    job(id: $id) { service { url apiUrl tokenRotatedAt stoppedAt } }
+    job(id: $id) {
+      service {
+        url
+        apiUrl
+        tokenRotatedAt
+        stoppedAt
+      }
+    }
   }
 `;
 
@@ -142,7 +250,8 @@ export type AnswerResult = { __typename: string; message?: string; answer?: stri
 /** Sends an answer; the result is the Question, or ConflictError / NotFoundError / ValidationError. */
 export async function sendAnswer(client: ApiClient, questionId: string, answer: string): Promise<AnswerResult> {
   // Safe to send again after an outage: a repeat is refused as already answered (ConflictError).
-  return (await client.gql<{ answerQuestion: AnswerResult }>(ANSWER, { input: { questionId, answer } }, { idempotent: true })).answerQuestion;
+  return (await client.gql<{ answerQuestion: AnswerResult }>(ANSWER, { input: { questionId, answer } }, { idempotent: true }))
+    .answerQuestion;
 }
 
 /** The exit code of `submit --wait` / `watch` that stopped because a question cannot be answered here (no terminal, stdin at its end). */
@@ -418,19 +527,29 @@ export class JobFollower {
       this.scheduleReconnect(opened, new Error('the subscription ended'));
     };
     this.unsubs.push(
-      this.client.subscribe<{ jobEvents: Activity }>(ws, JOB_EVENTS, { jobId: this.opts.jobId, after: this.lastEventId }, {
-        next: (d) => this.enqueue(() => this.onActivity(d.jobEvents)),
-        error: onError,
-        complete: onComplete,
-      }),
-      this.client.subscribe<{ jobUpdated: JobState }>(ws, JOB_UPDATED, { id: this.opts.jobId }, {
-        next: (d) => {
-          this.reconnectFailures = 0;
-          this.enqueue(() => this.onState(d.jobUpdated));
+      this.client.subscribe<{ jobEvents: Activity }>(
+        ws,
+        JOB_EVENTS,
+        { jobId: this.opts.jobId, after: this.lastEventId },
+        {
+          next: (d) => this.enqueue(() => this.onActivity(d.jobEvents)),
+          error: onError,
+          complete: onComplete,
         },
-        error: onError,
-        complete: onComplete,
-      }),
+      ),
+      this.client.subscribe<{ jobUpdated: JobState }>(
+        ws,
+        JOB_UPDATED,
+        { id: this.opts.jobId },
+        {
+          next: (d) => {
+            this.reconnectFailures = 0;
+            this.enqueue(() => this.onState(d.jobUpdated));
+          },
+          error: onError,
+          complete: onComplete,
+        },
+      ),
     );
   }
 
@@ -460,7 +579,11 @@ export class JobFollower {
   private async latestEventId(): Promise<string | null> {
     let after: string | null = null;
     for (;;) {
-      const d: { job: { events: StoredEvent[] } | null } = await this.client.gql(STORED_EVENTS, { id: this.opts.jobId, after, first: 2000 });
+      const d: { job: { events: StoredEvent[] } | null } = await this.client.gql(STORED_EVENTS, {
+        id: this.opts.jobId,
+        after,
+        first: 2000,
+      });
       const evs = d.job?.events ?? [];
       if (evs.length === 0) return after;
       after = evs.at(-1)!.id;
@@ -561,7 +684,10 @@ export class JobFollower {
       const attempt = smoke?.attempts.filter((x) => x.status === 'SUCCEEDED').pop();
       if (!attempt) return null;
       const d = await this.client.gql<{ attempt: { metricPoints: { step: number | null }[] } | null }>(SMOKE_POINTS, { id: attempt.id });
-      return (d.attempt?.metricPoints ?? []).reduce<number | null>((m, p) => (p.step != null && (m === null || p.step > m) ? p.step : m), null);
+      return (d.attempt?.metricPoints ?? []).reduce<number | null>(
+        (m, p) => (p.step != null && (m === null || p.step > m) ? p.step : m),
+        null,
+      );
     } catch {
       return null;
     }
@@ -571,7 +697,11 @@ export class JobFollower {
   private async syncEvents(after: string | null) {
     let from = after ?? '0';
     for (;;) {
-      const d: { job: { events: StoredEvent[] } | null } = await this.client.gql(STORED_EVENTS, { id: this.opts.jobId, after: from, first: 500 });
+      const d: { job: { events: StoredEvent[] } | null } = await this.client.gql(STORED_EVENTS, {
+        id: this.opts.jobId,
+        after: from,
+        first: 500,
+      });
       const evs = d.job?.events ?? [];
       for (const e of evs) await this.onEvent(e);
       if (evs.length) {
@@ -594,12 +724,17 @@ export class JobFollower {
         if (TERMINAL_STATUSES.has(p.status) && !this.finishing) this.enqueue(() => this.poll());
         return;
       case 'job.created':
-        if (this.opts.events) this.out.line(`  ▸ job created${p.files !== undefined ? ` with ${p.files} file${p.files === 1 ? '' : 's'}` : ''}`);
+        if (this.opts.events)
+          this.out.line(`  ▸ job created${p.files !== undefined ? ` with ${p.files} file${p.files === 1 ? '' : 's'}` : ''}`);
         if (typeof p.status === 'string') this.printStatus(p.status, null);
         return;
       case 'question.asked':
         if (this.opts.prompter && typeof p.questionId === 'string') {
-          this.offerQuestion({ id: p.questionId, text: String(p.text ?? ''), choices: Array.isArray(p.choices) ? p.choices.map(String) : [] });
+          this.offerQuestion({
+            id: p.questionId,
+            text: String(p.text ?? ''),
+            choices: Array.isArray(p.choices) ? p.choices.map(String) : [],
+          });
         } else if (this.opts.events) {
           this.out.line(`? ${oneLine(p.text ?? 'The planner asks a question.', 300)}`);
         }
@@ -607,7 +742,9 @@ export class JobFollower {
       case 'question.rejected':
         // Refused at this prompt: the prompt said so. Refused elsewhere: one line.
         if (this.opts.events && !(this.opts.prompter && this.questionsSeen.has(p.questionId))) {
-          this.out.line(`  ✗ answer refused (${p.attempt ?? '?'} of ${p.of ?? '?'}): “${oneLine(p.answer ?? '', 120)}” ${p.reason ?? 'names none of the choices'}`);
+          this.out.line(
+            `  ✗ answer refused (${p.attempt ?? '?'} of ${p.of ?? '?'}): “${oneLine(p.answer ?? '', 120)}” ${p.reason ?? 'names none of the choices'}`,
+          );
         }
         return;
       case 'question.answered':
@@ -652,12 +789,16 @@ export class JobFollower {
         const known = typeof p.taskId === 'string' ? this.taskNames.get(p.taskId) : undefined;
         if (typeof p.taskId === 'string' && p.name && !known) this.taskNames.set(p.taskId, { name: String(p.name) });
         if (this.opts.events) {
-          this.out.line(`  ▸ task ${p.name ?? known?.name ?? String(p.taskId ?? '').slice(0, 8)}: ${p.status}${p.reason ? ` — ${oneLine(p.reason, 300)}` : ''}`);
+          this.out.line(
+            `  ▸ task ${p.name ?? known?.name ?? String(p.taskId ?? '').slice(0, 8)}: ${p.status}${p.reason ? ` — ${oneLine(p.reason, 300)}` : ''}`,
+          );
         }
         return;
       }
       case 'preparation.record':
-        this.out.line(`  ⚙ preparation ${p.step ?? ''}${p.revision ? ` (revision ${p.revision})` : ''} — ${p.transformation ?? ''}: ${p.outcome ?? ''}${p.reason ? ` — ${oneLine(p.reason, 400)}` : ''}`);
+        this.out.line(
+          `  ⚙ preparation ${p.step ?? ''}${p.revision ? ` (revision ${p.revision})` : ''} — ${p.transformation ?? ''}: ${p.outcome ?? ''}${p.reason ? ` — ${oneLine(p.reason, 400)}` : ''}`,
+        );
         return;
       case 'smoke.result':
         this.out.line(
@@ -670,7 +811,10 @@ export class JobFollower {
         if (this.opts.events) await this.printServiceReady();
         return;
       case 'service.unready':
-        if (this.opts.events) this.out.line('  ◌ service not ready (its worker went away, or the readiness check failed): requests get 503 with Retry-After until it is ready again, at the same URL');
+        if (this.opts.events)
+          this.out.line(
+            '  ◌ service not ready (its worker went away, or the readiness check failed): requests get 503 with Retry-After until it is ready again, at the same URL',
+          );
         return;
       case 'validation':
         this.validation.push(p);
@@ -687,7 +831,8 @@ export class JobFollower {
 
   /** A hosted service became ready: where it answers and how to get its token (DESIGN §10). */
   private async printServiceReady() {
-    const d: { job: { service: { url: string; apiUrl: string; tokenRotatedAt: string | null; stoppedAt: string | null } | null } | null } = await this.client.gql(SERVICE_URLS, { id: this.opts.jobId });
+    const d: { job: { service: { url: string; apiUrl: string; tokenRotatedAt: string | null; stoppedAt: string | null } | null } | null } =
+      await this.client.gql(SERVICE_URLS, { id: this.opts.jobId });
     const s = d.job?.service;
     if (!s || s.stoppedAt) return;
     const id = this.opts.jobId;
@@ -719,7 +864,12 @@ export class JobFollower {
       const text = typeof it.text === 'string' ? it.text : typeof it.content === 'string' ? it.content : compactJson(it.content ?? '');
       if (text.trim()) this.out.line(`  ◆ ${who}: ${oneLine(text, 400)}`);
     } else if (type === 'reasoning') {
-      const summary = typeof it.text === 'string' ? it.text : Array.isArray(it.summary) ? it.summary.map((s: { text?: string }) => s?.text ?? '').join(' ') : '';
+      const summary =
+        typeof it.text === 'string'
+          ? it.text
+          : Array.isArray(it.summary)
+            ? it.summary.map((s: { text?: string }) => s?.text ?? '').join(' ')
+            : '';
       if (summary.trim()) this.out.line(`  ◆ ${who} (thinking): ${oneLine(summary, 240)}`);
     } else if (type === 'note') {
       this.out.line(`  ◆ ${who}: ${oneLine(it.text ?? it.note ?? it.message ?? compactJson(it), 300)}`);
@@ -731,9 +881,15 @@ export class JobFollower {
   private printAgentRun(p: Record<string, any>) {
     const who = String(p.agent ?? 'agent');
     const stop = typeof p.stopReason === 'string' && p.stopReason ? p.stopReason : null;
-    const reason = stop && p.status !== 'WAITING' && !/^(finished|completed|done)$/i.test(stop) ? ` (${oneLine(stop.replace(/_/g, ' '), 200)})` : '';
+    const reason =
+      stop && p.status !== 'WAITING' && !/^(finished|completed|done)$/i.test(stop) ? ` (${oneLine(stop.replace(/_/g, ' '), 200)})` : '';
     // RUNNING with a stop reason: a turn ended at one of its limits and the next one follows.
-    const what: Record<string, string> = { RUNNING: stop ? 'paused' : 'started', WAITING: 'is waiting for your answer', COMPLETED: 'finished', FAILED: 'failed' };
+    const what: Record<string, string> = {
+      RUNNING: stop ? 'paused' : 'started',
+      WAITING: 'is waiting for your answer',
+      COMPLETED: 'finished',
+      FAILED: 'failed',
+    };
     this.out.line(`  ◆ ${who} ${what[String(p.status)] ?? String(p.status ?? '').toLowerCase()}${reason}`);
   }
 
@@ -753,7 +909,15 @@ export class JobFollower {
     if (!info?.taskName) {
       for (const t of await fetchTasks(this.client, this.opts.jobId)) {
         this.taskNames.set(t.id, { name: t.name, kind: t.kind });
-        for (const a of t.attempts) this.attempts.set(a.id, { taskId: t.id, taskName: t.name, kind: t.kind, number: a.number, worker: a.workerName, startedAt: a.startedAt ?? null });
+        for (const a of t.attempts)
+          this.attempts.set(a.id, {
+            taskId: t.id,
+            taskName: t.name,
+            kind: t.kind,
+            number: a.number,
+            worker: a.workerName,
+            startedAt: a.startedAt ?? null,
+          });
       }
       info = this.attempts.get(attemptId) ?? {};
     }
@@ -798,7 +962,14 @@ export class JobFollower {
     for (const t of await fetchTasks(this.client, this.opts.jobId)) {
       this.taskNames.set(t.id, { name: t.name, kind: t.kind });
       for (const a of t.attempts) {
-        this.attempts.set(a.id, { taskId: t.id, taskName: t.name, kind: t.kind, number: a.number, worker: a.workerName, startedAt: a.startedAt ?? null });
+        this.attempts.set(a.id, {
+          taskId: t.id,
+          taskName: t.name,
+          kind: t.kind,
+          number: a.number,
+          worker: a.workerName,
+          startedAt: a.startedAt ?? null,
+        });
         await this.catchUpAttempt(a.id);
       }
     }
@@ -861,7 +1032,11 @@ export class JobFollower {
         const where = `answer it with: ${answerHint(this.opts.jobId, q)}${this.opts.dashboardUrl ? ` (or in the dashboard at ${this.opts.dashboardUrl})` : ''}`;
         // No terminal and no more input: no answer can come here, so waiting would be silent
         // forever. Say how to answer and end; the job keeps waiting for the answer.
-        if (!prompter.interactive) throw new CliError(`The job waits for an answer to “${oneLine(q.text, 200)}” and stdin has no more lines: ${where}, then follow it again with: chatgpu watch ${this.opts.jobId}`, NEEDS_ANSWER_EXIT);
+        if (!prompter.interactive)
+          throw new CliError(
+            `The job waits for an answer to “${oneLine(q.text, 200)}” and stdin has no more lines: ${where}, then follow it again with: chatgpu watch ${this.opts.jobId}`,
+            NEEDS_ANSWER_EXIT,
+          );
         say(`  (no answer here: ${where}; still waiting)`);
         return;
       }
@@ -910,11 +1085,17 @@ function describeValidation(p: Record<string, any>): string {
   if (typeof p.message === 'string') return oneLine(p.message, 300);
   if (typeof p.summary === 'string') return oneLine(p.summary, 300);
   const ok = p.passed ?? p.ok;
-  const verdict = [p.step ? String(p.step) : '', ok === true ? 'passed' : ok === false ? 'failed' : (p.status ?? p.outcome ?? '')].filter(Boolean).join(' ');
+  const verdict = [p.step ? String(p.step) : '', ok === true ? 'passed' : ok === false ? 'failed' : (p.status ?? p.outcome ?? '')]
+    .filter(Boolean)
+    .join(' ');
   if (ok !== undefined && !Array.isArray(p.checks)) {
     const details = [
       p.reason ? String(p.reason) : '',
-      p.metrics && typeof p.metrics === 'object' ? Object.entries(p.metrics).map(([k, v]) => `${k}=${typeof v === 'number' ? metricValue(v) : JSON.stringify(v)}`).join(' ') : '',
+      p.metrics && typeof p.metrics === 'object'
+        ? Object.entries(p.metrics)
+            .map(([k, v]) => `${k}=${typeof v === 'number' ? metricValue(v) : JSON.stringify(v)}`)
+            .join(' ')
+        : '',
       p.next ? `next: ${p.next}` : '',
     ].filter(Boolean);
     return oneLine(`${verdict}${details.length ? ` — ${details.join('; ')}` : ''}`, 300);
@@ -973,12 +1154,18 @@ export function formatPlan(plan: PlanShape): string[] {
     if (hw) lines.push(`    hardware:   ${oneLine(hw, 300)}`);
   }
   const outs = plan.outputs;
-  if (Array.isArray(outs) && outs.length) lines.push(`    outputs:    ${oneLine(outs.map((o) => (typeof o === 'string' ? o : (o?.path ?? JSON.stringify(o)))).join(', '), 300)}`);
-  else if (outs && typeof outs === 'object' && !Array.isArray(outs) && Object.keys(outs).length) lines.push(`    outputs:    ${compactJson(outs, 300)}`);
+  if (Array.isArray(outs) && outs.length)
+    lines.push(`    outputs:    ${oneLine(outs.map((o) => (typeof o === 'string' ? o : (o?.path ?? JSON.stringify(o)))).join(', '), 300)}`);
+  else if (outs && typeof outs === 'object' && !Array.isArray(outs) && Object.keys(outs).length)
+    lines.push(`    outputs:    ${compactJson(outs, 300)}`);
   const steps = plan.steps;
   if (Array.isArray(steps) && steps.length) {
     lines.push('    steps:');
-    steps.slice(0, 12).forEach((s, i) => lines.push(`      ${i + 1}. ${oneLine(typeof s === 'string' ? s : (s?.description ?? s?.title ?? s?.name ?? s), 200)}`));
+    steps
+      .slice(0, 12)
+      .forEach((s, i) =>
+        lines.push(`      ${i + 1}. ${oneLine(typeof s === 'string' ? s : (s?.description ?? s?.title ?? s?.name ?? s), 200)}`),
+      );
   }
   if (plan.settings?.length) {
     lines.push('    settings set in the code (set-settings):');
@@ -986,7 +1173,8 @@ export function formatPlan(plan: PlanShape): string[] {
   }
   if (plan.asks?.length) {
     lines.push('    what you asked:');
-    for (const a of plan.asks.slice(0, 40)) lines.push(`      ${a.status === 'honoured' ? '✓' : '✗'} "${oneLine(a.ask, 80)}": ${a.status} — ${oneLine(a.detail, 200)}`);
+    for (const a of plan.asks.slice(0, 40))
+      lines.push(`      ${a.status === 'honoured' ? '✓' : '✗'} "${oneLine(a.ask, 80)}": ${a.status} — ${oneLine(a.detail, 200)}`);
   }
   const criteria = formatCriteria(plan.acceptanceCriteria);
   if (criteria.length) {
@@ -1010,7 +1198,8 @@ export function formatCriteria(ac: unknown): string[] {
       const e = v as { checkpoint?: string; command?: string; metrics?: unknown[] };
       out.push(oneLine(`reload ${e.checkpoint ?? 'the checkpoint'} and evaluate it${e.command ? ` (${e.command})` : ''}`, 200));
       if (Array.isArray(e.metrics)) out.push(...metricBounds(e.metrics).map((m) => `evaluation: ${m}`));
-    } else out.push(oneLine(`${k.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}: ${typeof v === 'string' ? v : JSON.stringify(v)}`, 200));
+    } else
+      out.push(oneLine(`${k.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}: ${typeof v === 'string' ? v : JSON.stringify(v)}`, 200));
   }
   return out;
 }
@@ -1021,7 +1210,9 @@ function metricBounds(v: unknown[]): string[] {
     const bound =
       m.op !== undefined && m.value !== undefined
         ? `${m.op} ${m.value}`
-        : [m.min !== undefined && m.min !== null ? `>= ${m.min}` : '', m.max !== undefined && m.max !== null ? `<= ${m.max}` : ''].filter(Boolean).join(' and ');
+        : [m.min !== undefined && m.min !== null ? `>= ${m.min}` : '', m.max !== undefined && m.max !== null ? `<= ${m.max}` : '']
+            .filter(Boolean)
+            .join(' and ');
     return oneLine(`${name} ${bound || compactJson(m, 120)}`, 200);
   });
 }

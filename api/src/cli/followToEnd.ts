@@ -45,14 +45,28 @@ export async function followToEnd(client: ApiClient, jobId: string, opts: Follow
       dashboardUrl: url,
     }).run();
     if (followed.interrupted) {
-      info.line(`Stopped following; the job goes on: ${url} (follow it again with: chatgpu watch ${jobId}; cancel it with: chatgpu cancel ${jobId}).`);
+      info.line(
+        `Stopped following; the job goes on: ${url} (follow it again with: chatgpu watch ${jobId}; cancel it with: chatgpu cancel ${jobId}).`,
+      );
       return 130;
     }
     const s = followed.state;
     info.line(`Job ${s.status}${s.statusReason ? `: ${s.statusReason}` : '.'}`);
     const summary = await downloadResults(client, jobId, { outDir: opts.outDir, url, validation: followed.validation, out: info });
-    const e = summary.estimate as { durationSec: number; lowSec: number; highSec: number; costCad: number; lowCad: number; highCad: number; actualSec: number | null; ratio: number | null } | null;
-    if (e) info.line(`Estimate was ${describeEstimate(e)}${e.actualSec != null ? `; the full run took ${fmt(e.actualSec)}${e.ratio != null ? ` (${e.ratio}× the estimate)` : ''}` : ''}.`);
+    const e = summary.estimate as {
+      durationSec: number;
+      lowSec: number;
+      highSec: number;
+      costCad: number;
+      lowCad: number;
+      highCad: number;
+      actualSec: number | null;
+      ratio: number | null;
+    } | null;
+    if (e)
+      info.line(
+        `Estimate was ${describeEstimate(e)}${e.actualSec != null ? `; the full run took ${fmt(e.actualSec)}${e.ratio != null ? ` (${e.ratio}× the estimate)` : ''}` : ''}.`,
+      );
     if (opts.json) process.stdout.write(JSON.stringify(summary) + '\n');
     return s.status === 'SUCCEEDED' ? 0 : 1;
   } finally {

@@ -4,7 +4,7 @@ export const TERMINAL_STATUSES = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED', 'S
 
 /** One line, at most `max` characters (an ellipsis marks the cut). */
 export function oneLine(text: unknown, max = 160): string {
-  const s = (typeof text === 'string' ? text : JSON.stringify(text) ?? '').replace(/\s+/g, ' ').trim();
+  const s = (typeof text === 'string' ? text : (JSON.stringify(text) ?? '')).replace(/\s+/g, ' ').trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 

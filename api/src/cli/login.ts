@@ -14,8 +14,15 @@ const LOG_IN = /* GraphQL */ `
   mutation CliLogIn($input: LogInInput!) {
     logIn(input: $input) {
       __typename
-      ... on AuthPayload { token user { email } }
-      ... on Error { message }
+      ... on AuthPayload {
+        token
+        user {
+          email
+        }
+      }
+      ... on Error {
+        message
+      }
     }
   }
 `;
@@ -24,8 +31,12 @@ const CREATE_TOKEN = /* GraphQL */ `
   mutation CliCreateToken($input: CreateTokenInput!) {
     createApiToken(input: $input) {
       __typename
-      ... on CreatedApiToken { token }
-      ... on Error { message }
+      ... on CreatedApiToken {
+        token
+      }
+      ... on Error {
+        message
+      }
     }
   }
 `;
@@ -34,7 +45,12 @@ export async function loginCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { server: { type: 'string' }, email: { type: 'string', short: 'e' }, password: { type: 'string', short: 'p' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      server: { type: 'string' },
+      email: { type: 'string', short: 'e' },
+      password: { type: 'string', short: 'p' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     process.stdout.write('usage: chatgpu login [--email E] [--password P] [--server URL]\n');

@@ -16,7 +16,13 @@ const USAGE = `usage: chatgpu logs JOB [-f] [--server URL] [--token TOKEN]
 `;
 
 const STATE = /* GraphQL */ `
-  query CliLogsJob($id: ID!) { job(id: $id) { id status statusReason } }
+  query CliLogsJob($id: ID!) {
+    job(id: $id) {
+      id
+      status
+      statusReason
+    }
+  }
 `;
 
 export async function logsCommand(argv: string[]): Promise<number> {
@@ -63,8 +69,19 @@ export async function logsCommand(argv: string[]): Promise<number> {
     process.stderr.write(`The job is ${state.job.status}${state.job.statusReason ? `: ${state.job.statusReason}` : '.'}\n`);
     return 0;
   }
-  const followed = await new JobFollower({ client, jobId: id, out, events: false, after: null, logStyle: 'raw', printed, lastAttempt }).run();
+  const followed = await new JobFollower({
+    client,
+    jobId: id,
+    out,
+    events: false,
+    after: null,
+    logStyle: 'raw',
+    printed,
+    lastAttempt,
+  }).run();
   const s = followed.state;
-  process.stderr.write(followed.interrupted ? 'Stopped following.\n' : `The job is ${s.status}${s.statusReason ? `: ${s.statusReason}` : '.'}\n`);
+  process.stderr.write(
+    followed.interrupted ? 'Stopped following.\n' : `The job is ${s.status}${s.statusReason ? `: ${s.statusReason}` : '.'}\n`,
+  );
   return followed.interrupted ? 130 : 0;
 }

@@ -17,9 +17,13 @@ describe('progress lines', () => {
       '∿ run · step 25/100 (25%): loss=0.041235 accuracy=0.96 · epoch 3/20 · 12 s elapsed, about 36 s left',
     );
     // Without a total: the estimate against the time elapsed; without either, the values alone.
-    expect(progressLine([{ name: 'loss', step: 1, value: 0.5 }], { task: 'run', elapsedSec: 10, estimateSec: 40 })).toBe('∿ run · step 1: loss=0.5 · 10 s elapsed, about 30 s left');
+    expect(progressLine([{ name: 'loss', step: 1, value: 0.5 }], { task: 'run', elapsedSec: 10, estimateSec: 40 })).toBe(
+      '∿ run · step 1: loss=0.5 · 10 s elapsed, about 30 s left',
+    );
     expect(progressLine([{ name: 'loss', step: 1, value: 0.5 }])).toBe('∿ step 1: loss=0.5');
-    expect(progressLine([{ name: 'eval_accuracy', step: null, value: 0.975 }], { task: 'evaluate' })).toBe('∿ evaluate: eval_accuracy=0.975');
+    expect(progressLine([{ name: 'eval_accuracy', step: null, value: 0.975 }], { task: 'evaluate' })).toBe(
+      '∿ evaluate: eval_accuracy=0.975',
+    );
     expect(totalStepsOf(null, { boundedUnits: 2, fullUnits: 20 })).toBeNull();
   });
 

@@ -32,7 +32,10 @@ export interface ProgressContext {
 const EPOCH = /^(epoch|epochs)$/i;
 
 /** The total steps of the full run from the smoke run's last step and the plan's scale; null when unknown. */
-export function totalStepsOf(smokeStep: number | null | undefined, estimate: { boundedUnits?: number | null; fullUnits?: number | null } | null | undefined): number | null {
+export function totalStepsOf(
+  smokeStep: number | null | undefined,
+  estimate: { boundedUnits?: number | null; fullUnits?: number | null } | null | undefined,
+): number | null {
   if (!smokeStep || !estimate?.boundedUnits || !estimate.fullUnits) return null;
   return Math.round((smokeStep * estimate.fullUnits) / estimate.boundedUnits);
 }

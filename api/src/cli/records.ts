@@ -97,11 +97,15 @@ export async function recordsCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length) throw new CliError(`Unexpected argument ${positionals[0]}; see chatgpu records --help.`, 2);
-  const outcome = (values.outcome ?? []).flatMap((s) => s.split(',')).map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const outcome = (values.outcome ?? [])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
   for (const o of outcome) if (!OUTCOMES.includes(o)) throw new CliError(`Unknown outcome ${o}; use one of ${OUTCOMES.join(', ')}.`, 2);
   const first = values.first === undefined ? 500 : Number(values.first);
   if (!Number.isInteger(first) || first < 1) throw new CliError(`--first must be a whole number (got ${values.first}).`, 2);
-  if (values.since && Number.isNaN(Date.parse(values.since))) throw new CliError(`--since must be a date (e.g. 2026-12-01), got ${values.since}.`, 2);
+  if (values.since && Number.isNaN(Date.parse(values.since)))
+    throw new CliError(`--since must be a date (e.g. 2026-12-01), got ${values.since}.`, 2);
   const filter = {
     ...(outcome.length ? { outcome } : {}),
     ...(values.transformation ? { transformation: values.transformation } : {}),
@@ -132,34 +136,68 @@ export async function recordsCommand(argv: string[]): Promise<number> {
   process.stdout.write(
     table(
       ['id', 'job', 'step', 'transformation', 'outcome', 'on', 'age', 'reason'],
-      rows.map((r) => [r.id, oneLine(r.job.title ?? r.job.id, 24), `${r.step}${r.revision ? `#${r.revision}` : ''}`, r.transformation, r.outcome, r.accelerator ?? r.workload ?? '', age(r.createdAt), oneLine(r.reason, 80)]),
+      rows.map((r) => [
+        r.id,
+        oneLine(r.job.title ?? r.job.id, 24),
+        `${r.step}${r.revision ? `#${r.revision}` : ''}`,
+        r.transformation,
+        r.outcome,
+        r.accelerator ?? r.workload ?? '',
+        age(r.createdAt),
+        oneLine(r.reason, 80),
+      ]),
     ),
   );
   return 0;
 }
 
 async function caseCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { ...globalOptionSpecs, out: { type: 'string', short: 'o' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { ...globalOptionSpecs, out: { type: 'string', short: 'o' } },
+  });
   if (values.help) {
     process.stdout.write(USAGE);
     return 0;
   }
   if (positionals.length !== 1 || !values.out) throw new CliError('usage: chatgpu records case ID --out DIR', 2);
   const client = await connect(values);
-  type CaseData = { node: (RecordRow & { job: { id: string; currentPlan: { preparation: any } | null; codeVersions: { id: string; files: { path: string; sha256: string; size: number }[] }[]; tasks: { kind: string; status: string; result: any }[] } }) | null };
+  type CaseData = {
+    node:
+      | (RecordRow & {
+          job: {
+            id: string;
+            currentPlan: { preparation: any } | null;
+            codeVersions: { id: string; files: { path: string; sha256: string; size: number }[] }[];
+            tasks: { kind: string; status: string; result: any }[];
+          };
+        })
+      | null;
+  };
   const d = await client.gql<CaseData>(CASE, { id: positionals[0] });
   const rec = d.node;
   if (!rec) throw new CliError(`No preparation record ${positionals[0]} (or it is not yours).`);
-  const spec = rec.job.currentPlan?.preparation as { workload: { command: string }; target: { workload: string }; steps: { name: string; tolerance?: { rtol?: number; atol?: number } | null }[] } | null;
-  if (!spec) throw new CliError('The record\'s job has no preparation plan to take the bounded workload and target from.');
+  const spec = rec.job.currentPlan?.preparation as {
+    workload: { command: string };
+    target: { workload: string };
+    steps: { name: string; tolerance?: { rtol?: number; atol?: number } | null }[];
+  } | null;
+  if (!spec) throw new CliError("The record's job has no preparation plan to take the bounded workload and target from.");
   const version = (id: string | null) => rec.job.codeVersions.find((v) => v.id === id);
   const original = version(rec.originalCodeId);
   if (!original) throw new CliError(`The original code version ${rec.originalCodeId} is not available.`);
-  const download = async (files: { path: string; sha256: string }[]) => Object.fromEntries(await Promise.all(files.map(async (f) => [f.path, await client.getBlob(f.sha256)] as const)));
+  const download = async (files: { path: string; sha256: string }[]) =>
+    Object.fromEntries(await Promise.all(files.map(async (f) => [f.path, await client.getBlob(f.sha256)] as const)));
   const originalFiles = await download(original.files);
   const candidate = version(rec.candidateCodeId);
   const candidateFiles = candidate ? await download(candidate.files) : {};
-  const text = (t: Record<string, Buffer>) => Object.fromEntries(Object.entries(t).filter(([, b]) => !b.includes(0)).map(([p, b]) => [p, b.toString('utf8')]));
+  const text = (t: Record<string, Buffer>) =>
+    Object.fromEntries(
+      Object.entries(t)
+        .filter(([, b]) => !b.includes(0))
+        .map(([p, b]) => [p, b.toString('utf8')]),
+    );
   const reference = rec.job.tasks.find((t) => t.kind === 'REFERENCE' && t.status === 'SUCCEEDED');
   const referenceFiles = reference ? await download((reference.result?.outputs ?? []) as { path: string; sha256: string }[]) : {};
   const caseSpec: CaseSpec = {
@@ -167,7 +205,10 @@ async function caseCommand(argv: string[]): Promise<number> {
     jobId: rec.job.id,
     step: rec.step,
     revision: rec.revision,
-    transformation: rec.transformation === 'agent patch' ? (spec.steps.find((s) => s.name === rec.step) as { transformation?: string } | undefined)?.transformation ?? rec.transformation : rec.transformation,
+    transformation:
+      rec.transformation === 'agent patch'
+        ? ((spec.steps.find((s) => s.name === rec.step) as { transformation?: string } | undefined)?.transformation ?? rec.transformation)
+        : rec.transformation,
     target: targetOfWorkload(spec.target.workload),
     tolerance: spec.steps.find((s) => s.name === rec.step)?.tolerance ?? null,
     command: spec.workload.command,
@@ -175,13 +216,22 @@ async function caseCommand(argv: string[]): Promise<number> {
     expect: 'ACCEPTED',
   };
   const out = path.resolve(values.out);
-  await writeCase(out, { spec: caseSpec, original: originalFiles, candidateDiff: unifiedDiff(text(originalFiles), text(candidateFiles)), reference: referenceFiles });
+  await writeCase(out, {
+    spec: caseSpec,
+    original: originalFiles,
+    candidateDiff: unifiedDiff(text(originalFiles), text(candidateFiles)),
+    reference: referenceFiles,
+  });
   process.stdout.write(`Wrote the regression case to ${out}. Re-check it with: chatgpu records check ${out}\n`);
   return 0;
 }
 
 async function checkCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' }, python: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { help: { type: 'boolean', short: 'h' }, python: { type: 'string' }, json: { type: 'boolean' } },
+  });
   if (values.help) {
     process.stdout.write(USAGE);
     return 0;
@@ -195,9 +245,12 @@ async function checkCommand(argv: string[]): Promise<number> {
   const ok = result.outcome === spec.expect;
   if (values.json) process.stdout.write(`${JSON.stringify({ ...result, expect: spec.expect, ok })}\n`);
   else {
-    process.stdout.write(`${spec.transformation} on ${spec.target}: ${result.outcome} (${result.reason}); expected ${spec.expect}${ok ? '' : ' — it does not match'}.\n`);
+    process.stdout.write(
+      `${spec.transformation} on ${spec.target}: ${result.outcome} (${result.reason}); expected ${spec.expect}${ok ? '' : ' — it does not match'}.\n`,
+    );
     for (const n of result.notChecked) process.stdout.write(`  not checked here: ${n}\n`);
-    for (const f of result.staticChecks.feedback.slice(0, 10)) process.stdout.write(`  ${f.file}:${f.line}:${f.col}: ${f.severity}: ${f.message} [${f.tool}]\n`);
+    for (const f of result.staticChecks.feedback.slice(0, 10))
+      process.stdout.write(`  ${f.file}:${f.line}:${f.col}: ${f.severity}: ${f.message} [${f.tool}]\n`);
   }
   return ok ? 0 : 1;
 }

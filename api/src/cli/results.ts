@@ -19,18 +19,81 @@ const RESULT = /* GraphQL */ `
       statusReason
       costCad
       spendingCapCad
-      estimate { basis durationSec lowSec highSec costCad lowCad highCad peakMemoryMiB outputBytes actualSec actualCostCad ratio }
+      estimate {
+        basis
+        durationSec
+        lowSec
+        highSec
+        costCad
+        lowCad
+        highCad
+        peakMemoryMiB
+        outputBytes
+        actualSec
+        actualCostCad
+        ratio
+      }
       hardwarePreference
       createdAt
       startedAt
       finishedAt
       acceptanceCriteria
-      currentPlan { id version author summary steps command environment requirements outputs acceptanceCriteria asks { ask kind status detail setting } settings }
-      askOutcomes { ask kind status detail outcome line }
-      outputs { path sha256 size mode }
+      currentPlan {
+        id
+        version
+        author
+        summary
+        steps
+        command
+        environment
+        requirements
+        outputs
+        acceptanceCriteria
+        asks {
+          ask
+          kind
+          status
+          detail
+          setting
+        }
+        settings
+      }
+      askOutcomes {
+        ask
+        kind
+        status
+        detail
+        outcome
+        line
+      }
+      outputs {
+        path
+        sha256
+        size
+        mode
+      }
       outputsValidated
-      validation { badge label reason }
-      preparationRecords { id step kind revision required transformation outcome reason hardware numericalCheck timings staticChecks evidenceSha createdAt }
+      validation {
+        badge
+        label
+        reason
+      }
+      preparationRecords {
+        id
+        step
+        kind
+        revision
+        required
+        transformation
+        outcome
+        reason
+        hardware
+        numericalCheck
+        timings
+        staticChecks
+        evidenceSha
+        createdAt
+      }
       tasks {
         id
         name
@@ -39,7 +102,18 @@ const RESULT = /* GraphQL */ `
         statusReason
         command
         result
-        attempts { number status workerName exitCode errorClass errorMessage metrics usage startedAt finishedAt }
+        attempts {
+          number
+          status
+          workerName
+          exitCode
+          errorClass
+          errorMessage
+          metrics
+          usage
+          startedAt
+          finishedAt
+        }
       }
     }
   }
@@ -47,7 +121,15 @@ const RESULT = /* GraphQL */ `
 
 const VALIDATION_EVENTS = /* GraphQL */ `
   query CliJobEvents($id: ID!, $after: String) {
-    job(id: $id) { id events(after: $after, first: 1000) { id kind payload createdAt } }
+    job(id: $id) {
+      id
+      events(after: $after, first: 1000) {
+        id
+        kind
+        payload
+        createdAt
+      }
+    }
   }
 `;
 
@@ -76,7 +158,16 @@ interface JobResult {
   status: string;
   statusReason: string | null;
   costCad: unknown;
-  estimate: { durationSec: number; lowSec: number; highSec: number; costCad: number; lowCad: number; highCad: number; actualSec: number | null; ratio: number | null } | null;
+  estimate: {
+    durationSec: number;
+    lowSec: number;
+    highSec: number;
+    costCad: number;
+    lowCad: number;
+    highCad: number;
+    actualSec: number | null;
+    ratio: number | null;
+  } | null;
   spendingCapCad: unknown;
   hardwarePreference: string | null;
   createdAt: string;
@@ -87,14 +178,25 @@ interface JobResult {
   outputs: OutputFile[];
   outputsValidated: boolean;
   validation: { badge: string; label: string; reason: string | null };
-  preparationRecords: { id: string; step: string; revision: number; outcome: string; reason: string; evidenceSha: string | null; [k: string]: unknown }[];
+  preparationRecords: {
+    id: string;
+    step: string;
+    revision: number;
+    outcome: string;
+    reason: string;
+    evidenceSha: string | null;
+    [k: string]: unknown;
+  }[];
   askOutcomes: { ask: string; kind: string; status: string; detail: string; outcome: string; line: string }[];
   tasks: TaskResult[];
 }
 
 /** A path from the server, made safe to join under the output folder. */
 export function safeOutputPath(p: string): string {
-  const parts = p.replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.');
+  const parts = p
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.');
   if (parts.length === 0 || parts.some((s) => s === '..') || /^[A-Za-z]:/.test(parts[0]!)) {
     throw new CliError(`The server listed an unsafe output path: ${JSON.stringify(p)}.`);
   }
@@ -120,7 +222,8 @@ export async function downloadResults(
   for (const t of job.tasks) {
     const m = t.result?.metrics;
     if (m && typeof m === 'object') metrics[t.name] = m;
-    if (t.kind === 'EVALUATE') evaluation.push({ task: t.name, status: t.status, statusReason: t.statusReason, metrics: m ?? null, result: t.result });
+    if (t.kind === 'EVALUATE')
+      evaluation.push({ task: t.name, status: t.status, statusReason: t.statusReason, metrics: m ?? null, result: t.result });
   }
   const summary: Record<string, unknown> = {
     id: job.id,
@@ -149,7 +252,15 @@ export async function downloadResults(
     // The same words as the dashboard's outputs and timeline (validated, by replication, unverified: why).
     trust: job.validation,
     preparation: job.preparationRecords,
-    tasks: job.tasks.map((t) => ({ name: t.name, kind: t.kind, status: t.status, statusReason: t.statusReason, command: t.command, result: t.result, attempts: t.attempts })),
+    tasks: job.tasks.map((t) => ({
+      name: t.name,
+      kind: t.kind,
+      status: t.status,
+      statusReason: t.statusReason,
+      command: t.command,
+      result: t.result,
+      attempts: t.attempts,
+    })),
   };
 
   if (!opts.outDir) return summary;
@@ -175,7 +286,9 @@ export async function downloadResults(
     opts.out.line(`  ↓ ${rel} (evidence for ${rec.step}: ${rec.outcome.toLowerCase()})`);
   }
   if (job.outputs.length && !job.outputsValidated) {
-    opts.out.line(`Not validated: the job ended ${job.status.toLowerCase()}, so these outputs did not pass its checks${job.statusReason ? ` (${job.statusReason})` : ''}.`);
+    opts.out.line(
+      `Not validated: the job ended ${job.status.toLowerCase()}, so these outputs did not pass its checks${job.statusReason ? ` (${job.statusReason})` : ''}.`,
+    );
   }
   const names = new Set(job.outputs.map((f) => safeOutputPath(f.path)));
   const jsonName = names.has('job.json') ? 'chatgpu-job.json' : 'job.json';
@@ -190,7 +303,10 @@ async function validationEvents(client: ApiClient, jobId: string): Promise<unkno
   const found: unknown[] = [];
   let after: string | null = null;
   for (let page = 0; page < 20; page++) {
-    const d: { job: { events: { id: string; kind: string; payload: unknown }[] } | null } = await client.gql(VALIDATION_EVENTS, { id: jobId, after });
+    const d: { job: { events: { id: string; kind: string; payload: unknown }[] } | null } = await client.gql(VALIDATION_EVENTS, {
+      id: jobId,
+      after,
+    });
     const evs = d.job?.events ?? [];
     for (const e of evs) if (e.kind === 'validation') found.push(e.payload);
     if (evs.length < 1000) break;

@@ -21,7 +21,8 @@ const USAGE = `usage: chatgpu service JOB [--new-token] [--stop] [--json] [--ser
   --json       the service as JSON (with "token" when one was issued by this call)
 `;
 
-const SERVICE_FIELDS = 'url apiUrl status ready readyAt stoppedAt tokenRotatedAt requestCount errorCount meanLatencyMs readinessChecks readinessFailures';
+const SERVICE_FIELDS =
+  'url apiUrl status ready readyAt stoppedAt tokenRotatedAt requestCount errorCount meanLatencyMs readinessChecks readinessFailures';
 const SHOW = /* GraphQL */ `
   query CliService($id: ID!) {
     job(id: $id) { id title status statusReason service { ${SERVICE_FIELDS} } }
@@ -87,7 +88,9 @@ export async function serviceCommand(argv: string[]): Promise<number> {
   const job = (await client.gql<{ job: Job | null }>(SHOW, { id })).job;
   if (!job) throw new CliError(`No job ${positionals[0]} (or it is not yours).`);
   if (!job.service) {
-    const why = ['DRAFT', 'PLANNING', 'NEEDS_INPUT'].includes(job.status) ? `it is ${job.status} (a service appears once its plan asks for an endpoint)` : 'its plan has no endpoint';
+    const why = ['DRAFT', 'PLANNING', 'NEEDS_INPUT'].includes(job.status)
+      ? `it is ${job.status} (a service appears once its plan asks for an endpoint)`
+      : 'its plan has no endpoint';
     throw new CliError(`Job ${job.id} has no service: ${why}.`);
   }
   let service = job.service;
@@ -98,20 +101,34 @@ export async function serviceCommand(argv: string[]): Promise<number> {
     // Safe to send again after an outage: a repeat is refused as already stopped.
     const r = (await client.gql<{ stopService: Answer & Partial<Service> }>(STOP, { id }, { idempotent: true })).stopService;
     if (r.__typename === 'Service') service = r as Service;
-    else if (!(r.__typename === 'ConflictError' && service.stoppedAt)) throw new CliError(r.message ?? `Unexpected answer: ${r.__typename}.`);
+    else if (!(r.__typename === 'ConflictError' && service.stoppedAt))
+      throw new CliError(r.message ?? `Unexpected answer: ${r.__typename}.`);
     // How the job ended with it (SUCCEEDED only for a service that was ever ready).
     shown = (await client.gql<{ job: Job }>(SHOW, { id })).job ?? job;
   } else if (values['new-token'] || (!service.tokenRotatedAt && !service.stoppedAt)) {
     // The first token only while none was issued (the job page may be issuing it at this moment).
-    const r = (await client.gql<{ rotateServiceToken: Answer & { token?: string; service?: Service } }>(ROTATE, { id, firstOnly: !values['new-token'] })).rotateServiceToken;
+    const r = (
+      await client.gql<{ rotateServiceToken: Answer & { token?: string; service?: Service } }>(ROTATE, {
+        id,
+        firstOnly: !values['new-token'],
+      })
+    ).rotateServiceToken;
     if (r.__typename === 'ServiceToken') ({ token, service } = r as { token: string; service: Service });
-    else if (r.__typename === 'ConflictError' && !values['new-token']) service = (await client.gql<{ job: Job }>(SHOW, { id })).job.service!;
+    else if (r.__typename === 'ConflictError' && !values['new-token'])
+      service = (await client.gql<{ job: Job }>(SHOW, { id })).job.service!;
     else throw new CliError(r.message ?? `Unexpected answer: ${r.__typename}.`);
   }
 
   if (values.json) {
-    const counts = { requestCount: Number(service.requestCount), errorCount: Number(service.errorCount), readinessChecks: Number(service.readinessChecks), readinessFailures: Number(service.readinessFailures) };
-    process.stdout.write(JSON.stringify({ job: job.id, jobStatus: shown.status, ...service, ...counts, ...(token ? { token } : {}) }, null, 2) + '\n');
+    const counts = {
+      requestCount: Number(service.requestCount),
+      errorCount: Number(service.errorCount),
+      readinessChecks: Number(service.readinessChecks),
+      readinessFailures: Number(service.readinessFailures),
+    };
+    process.stdout.write(
+      JSON.stringify({ job: job.id, jobStatus: shown.status, ...service, ...counts, ...(token ? { token } : {}) }, null, 2) + '\n',
+    );
     return 0;
   }
   process.stdout.write(render(shown, service, token));
@@ -125,7 +142,8 @@ function render(job: Job, s: Service, token: string | null): string {
     `  API URL:   ${s.apiUrl}  (the same app for programs: bearer token only, no cookies)`,
   ];
   if (s.status === 'STOPPED') lines.push(`  status:    STOPPED${s.stoppedAt ? ` ${age(s.stoppedAt)} ago` : ''} (its URL answers 410)`);
-  if (isFinalJobStatus(job.status as Parameters<typeof isFinalJobStatus>[0])) lines.push(`  job:       ${job.status}${job.statusReason ? `: ${job.statusReason}` : ''}`);
+  if (isFinalJobStatus(job.status as Parameters<typeof isFinalJobStatus>[0]))
+    lines.push(`  job:       ${job.status}${job.statusReason ? `: ${job.statusReason}` : ''}`);
   else if (s.ready) lines.push(`  status:    READY${s.readyAt ? ` since ${age(s.readyAt)}` : ''}`);
   else lines.push('  status:    STARTING (not ready yet, or moving to another worker: requests get 503 with Retry-After)');
   if (token) {

@@ -37,9 +37,22 @@ const CREATE_JOB = /* GraphQL */ `
   mutation CliCreateJob($input: CreateJobInput!) {
     createJob(input: $input) {
       __typename
-      ... on Job { id title status createdAt }
-      ... on ValidationError { message issues { path message } }
-      ... on Error { message }
+      ... on Job {
+        id
+        title
+        status
+        createdAt
+      }
+      ... on ValidationError {
+        message
+        issues {
+          path
+          message
+        }
+      }
+      ... on Error {
+        message
+      }
     }
   }
 `;
@@ -47,7 +60,17 @@ const CREATE_JOB = /* GraphQL */ `
 /** The newest jobs, to tell a job this submission created from the ones that were there. */
 const NEWEST_JOBS = /* GraphQL */ `
   query CliNewestJobs {
-    jobs(first: 20) { edges { node { id title request status createdAt } } }
+    jobs(first: 20) {
+      edges {
+        node {
+          id
+          title
+          request
+          status
+          createdAt
+        }
+      }
+    }
   }
 `;
 
@@ -72,7 +95,8 @@ export async function submitCommand(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new CliError(`Give exactly one project folder (chatgpu submit DIR -m "…"); see chatgpu submit --help.`, 2);
+  if (positionals.length !== 1)
+    throw new CliError(`Give exactly one project folder (chatgpu submit DIR -m "…"); see chatgpu submit --help.`, 2);
   const request = values.message?.trim();
   if (!request) throw new CliError('Say what you want done with -m "…" (for example -m "train it for 2 epochs and give me the model").', 2);
   let cap: number | null = null;
@@ -81,7 +105,8 @@ export async function submitCommand(argv: string[]): Promise<number> {
     if (!Number.isFinite(cap) || cap <= 0) throw new CliError(`--cap must be a positive amount in CAD (got ${values.cap}).`, 2);
   }
   const hardware = values.hardware?.toLowerCase();
-  if (hardware !== undefined && !HARDWARE.includes(hardware)) throw new CliError(`--hardware must be one of ${HARDWARE.join(', ')} (got ${values.hardware}).`, 2);
+  if (hardware !== undefined && !HARDWARE.includes(hardware))
+    throw new CliError(`--hardware must be one of ${HARDWARE.join(', ')} (got ${values.hardware}).`, 2);
   if (values.out && !values.wait) throw new CliError('--out needs --wait (outputs exist once the job has finished).', 2);
 
   const dir = positionals[0]!;
@@ -105,14 +130,19 @@ export async function submitCommand(argv: string[]): Promise<number> {
     ...(hardware ? { hardwarePreference: hardware } : {}),
   });
   if (r.__typename === 'ValidationError' && r.issues?.length) {
-    throw new CliError(`The server refused the job: ${r.message} (${r.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}).`);
+    throw new CliError(
+      `The server refused the job: ${r.message} (${r.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}).`,
+    );
   }
   const job = unwrap(r, 'Job');
   const url = jobUrl(client, job.id);
   info.line(`Job ${job.id} submitted: ${url}`);
 
   if (!values.wait) {
-    if (json) process.stdout.write(JSON.stringify({ id: job.id, url, title: job.title, status: job.status, files: files.length, bytes: total }) + '\n');
+    if (json)
+      process.stdout.write(
+        JSON.stringify({ id: job.id, url, title: job.title, status: job.status, files: files.length, bytes: total }) + '\n',
+      );
     else info.line(`Follow it with: chatgpu watch ${job.id}   (or submit with --wait)`);
     return 0;
   }
@@ -120,7 +150,14 @@ export async function submitCommand(argv: string[]): Promise<number> {
   return followToEnd(client, job.id, { info, url, outDir: values.out, json });
 }
 
-type CreateJobResult = { __typename: string; id: string; title: string; status: string; message?: string; issues?: { path: string[]; message: string }[] };
+type CreateJobResult = {
+  __typename: string;
+  id: string;
+  title: string;
+  status: string;
+  message?: string;
+  issues?: { path: string[]; message: string }[];
+};
 type JobNode = { id: string; title: string; request: string; status: string; createdAt: string };
 
 /**
@@ -130,7 +167,10 @@ type JobNode = { id: string; title: string; request: string; status: string; cre
  * before and has this title and request — before it is sent again. (Another submission
  * of the same title and request by the same user in those seconds would be taken for it.)
  */
-async function createJobOnce(client: ApiClient, input: { title: string; request: string } & Record<string, unknown>): Promise<CreateJobResult> {
+async function createJobOnce(
+  client: ApiClient,
+  input: { title: string; request: string } & Record<string, unknown>,
+): Promise<CreateJobResult> {
   const newest = async () => (await client.gql<{ jobs: { edges: { node: JobNode }[] } }>(NEWEST_JOBS)).jobs.edges.map((e) => e.node);
   const before = new Set((await newest()).map((j) => j.id));
   const d = await client.gqlOnce<{ createJob: CreateJobResult }>(CREATE_JOB, { input }, async () => {

@@ -8,7 +8,18 @@ import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CliError } from './apiClient.js';
 
-export const IGNORED_DIRS = new Set(['.git', '.hg', '.svn', 'node_modules', '__pycache__', '.venv', '.chatgpu', '.mypy_cache', '.pytest_cache', '.ipynb_checkpoints']);
+export const IGNORED_DIRS = new Set([
+  '.git',
+  '.hg',
+  '.svn',
+  'node_modules',
+  '__pycache__',
+  '.venv',
+  '.chatgpu',
+  '.mypy_cache',
+  '.pytest_cache',
+  '.ipynb_checkpoints',
+]);
 export const IGNORED_FILES = new Set(['.DS_Store']);
 export const MAX_FILES = 10_000;
 

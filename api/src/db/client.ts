@@ -91,14 +91,20 @@ export async function pgTransaction<R>(pool: pg.Pool, fn: (q: HotTx) => Promise<
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<never>((_, reject) => {
     // pg's own words for its pool's connection timeout, so it counts as an outage (503, retry).
-    timer = setTimeout(() => reject(new Error(`timeout exceeded when trying to connect (no pooled connection free within ${opts.maxWaitMs} ms)`)), opts.maxWaitMs);
+    timer = setTimeout(
+      () => reject(new Error(`timeout exceeded when trying to connect (no pooled connection free within ${opts.maxWaitMs} ms)`)),
+      opts.maxWaitMs,
+    );
   });
   const connecting = pool.connect();
   let client: pg.PoolClient;
   try {
     client = await Promise.race([connecting, waited]);
   } catch (err) {
-    connecting.then((c) => c.release(), () => {}); // came too late: back to the pool
+    connecting.then(
+      (c) => c.release(),
+      () => {},
+    ); // came too late: back to the pool
     throw err;
   } finally {
     clearTimeout(timer);
@@ -112,7 +118,10 @@ export async function pgTransaction<R>(pool: pg.Pool, fn: (q: HotTx) => Promise<
     // Both limits: a statement, and the wait between two (a stalled API holding row locks).
     const ms = Math.max(1, Math.round(opts.timeoutMs));
     await client.query(`BEGIN; SET LOCAL statement_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${ms}`);
-    const r = await fn(async <T>(name: string, text: string, values: unknown[]) => (await client.query({ name, text, values: values.map(isoDates) })).rows as T[]);
+    const r = await fn(
+      async <T>(name: string, text: string, values: unknown[]) =>
+        (await client.query({ name, text, values: values.map(isoDates) })).rows as T[],
+    );
     await client.query('COMMIT');
     return r;
   } catch (err) {
@@ -243,7 +252,10 @@ async function connectWhenUp(url: string, waitSec: number, log?: (msg: string) =
       if (!why) throw err;
       const where = serverOf(url);
       if (Date.now() + delayMs > deadline) {
-        throw new Error(`PostgreSQL at ${where} is not reachable (${why})${waitSec ? ` after waiting ${waitSec} s` : ''}: start it, or set DATABASE_WAIT_SEC to wait longer.`, { cause: err });
+        throw new Error(
+          `PostgreSQL at ${where} is not reachable (${why})${waitSec ? ` after waiting ${waitSec} s` : ''}: start it, or set DATABASE_WAIT_SEC to wait longer.`,
+          { cause: err },
+        );
       }
       // One line at the start and then every ~10 s, not one per try.
       if (Date.now() - logged >= 10_000) {

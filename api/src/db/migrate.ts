@@ -49,9 +49,10 @@ export async function applyMigrations(conn: MigrationConnection, dir = migration
     await conn.exec(`CREATE TABLE IF NOT EXISTS "_chatgpu_migrations" (
       name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const applied = new Map(
-      (await conn.query<{ name: string; checksum: string }>('SELECT name, checksum FROM "_chatgpu_migrations"')).map(
-        (r) => [r.name, r.checksum],
-      ),
+      (await conn.query<{ name: string; checksum: string }>('SELECT name, checksum FROM "_chatgpu_migrations"')).map((r) => [
+        r.name,
+        r.checksum,
+      ]),
     );
     const done: string[] = [];
     for (const m of migrations) {

@@ -26,9 +26,7 @@ let glue: Promise<{ SchemaEngine: { new (...a: never[]): never; new: (...a: unkn
 async function loadGlue() {
   glue ??= (async () => {
     const dir = path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
-    const bg: Record<string, unknown> & { __wbg_set_wasm(x: unknown): void } = await import(
-      path.join(dir, 'schema_engine_bg.js')
-    );
+    const bg: Record<string, unknown> & { __wbg_set_wasm(x: unknown): void } = await import(path.join(dir, 'schema_engine_bg.js'));
     const bytes = await readFile(path.join(dir, 'schema_engine_bg.wasm'));
     const { instance } = await WebAssembly.instantiate(bytes, { './schema_engine_bg.js': bg as never });
     bg.__wbg_set_wasm(instance.exports);
@@ -40,10 +38,7 @@ async function loadGlue() {
 
 const noFilters = { externalTables: [], externalEnums: [] };
 
-export async function withSchemaEngine<T>(
-  connectionString: string,
-  fn: (engine: Engine) => Promise<T>,
-): Promise<T> {
+export async function withSchemaEngine<T>(connectionString: string, fn: (engine: Engine) => Promise<T>): Promise<T> {
   const { SchemaEngine } = await loadGlue();
   const factory = bindMigrationAwareSqlAdapterFactory(new PrismaPg({ connectionString }) as never);
   const engine = await SchemaEngine.new({ datamodels: undefined }, () => {}, factory);

@@ -25,9 +25,19 @@ describe('databaseUnavailable', () => {
   it('recognizes the outage forms', () => {
     const outages: unknown[] = [
       // $queryRaw while the server shuts down.
-      prismaError('P2010', { originalCode: '57P01', kind: 'postgres', code: '57P01', severity: 'FATAL', message: 'terminating connection due to administrator command' }),
+      prismaError('P2010', {
+        originalCode: '57P01',
+        kind: 'postgres',
+        code: '57P01',
+        severity: 'FATAL',
+        message: 'terminating connection due to administrator command',
+      }),
       // A model query or transaction once it is down.
-      prismaError('P1001', { kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 5432 }, "Can't reach database server at 127.0.0.1:5432"),
+      prismaError(
+        'P1001',
+        { kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 5432 },
+        "Can't reach database server at 127.0.0.1:5432",
+      ),
       prismaError('P1017', { kind: 'ConnectionClosed' }),
       // pg's own errors, passed through unwrapped.
       new Error('Connection terminated unexpectedly'),
@@ -61,7 +71,9 @@ describe('databaseUnavailable', () => {
       // A client that hung up mid-upload: Node's "aborted" carries no syscall.
       Object.assign(new Error('aborted'), { code: 'ECONNRESET' }),
       // Another service (a model API) unreachable.
-      Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED', syscall: 'connect' }) }),
+      Object.assign(new TypeError('fetch failed'), {
+        cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+      }),
       new Error('Connection closed by the user'),
       null,
       'ECONNREFUSED',

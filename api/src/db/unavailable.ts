@@ -29,7 +29,8 @@ const SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1017']);
 const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
-const PG_MESSAGES = /^(Connection terminated\b|Client has encountered a connection error and is not queryable|timeout exceeded when trying to connect)/;
+const PG_MESSAGES =
+  /^(Connection terminated\b|Client has encountered a connection error and is not queryable|timeout exceeded when trying to connect)/;
 
 /**
  * Why the database is unavailable, in a few words ("57P01 terminating connection due
@@ -40,14 +41,23 @@ export function databaseUnavailable(err: unknown): string | null {
   const visit = (e: unknown, depth: number): string | null => {
     if (!e || typeof e !== 'object' || depth > 6 || seen.has(e)) return null;
     seen.add(e);
-    const o = e as { code?: unknown; message?: unknown; syscall?: unknown; severity?: unknown; kind?: unknown; name?: unknown; clientVersion?: unknown };
+    const o = e as {
+      code?: unknown;
+      message?: unknown;
+      syscall?: unknown;
+      severity?: unknown;
+      kind?: unknown;
+      name?: unknown;
+      clientVersion?: unknown;
+    };
     // fetch() to some other service (a model API) failing is not the database.
     if (o.name === 'TypeError' && o.message === 'fetch failed') return null;
     const code = typeof o.code === 'string' ? o.code : undefined;
     const message = typeof o.message === 'string' ? o.message : '';
     // A PostgreSQL server error (pg's DatabaseError, or the adapter's "postgres" kind).
     if (code && SQLSTATES.has(code) && (typeof o.severity === 'string' || o.kind === 'postgres')) return `${code} ${message}`.trim();
-    if (code && /^08[0-9A-Z]{3}$/.test(code) && (typeof o.severity === 'string' || o.kind === 'postgres')) return `${code} ${message}`.trim();
+    if (code && /^08[0-9A-Z]{3}$/.test(code) && (typeof o.severity === 'string' || o.kind === 'postgres'))
+      return `${code} ${message}`.trim();
     if (code && SOCKET_CODES.has(code) && typeof o.syscall === 'string') return code;
     if (typeof o.kind === 'string' && ADAPTER_KINDS.has(o.kind)) return o.kind;
     if (typeof o.clientVersion === 'string' && code && PRISMA_CODES.has(code)) return `${code} ${firstLine(message)}`;

@@ -25,11 +25,14 @@ describe('Coalescer', () => {
 
   it('a failed run rejects its own inputs only; the next run goes on; batches stop at the maximum', async () => {
     let calls = 0;
-    const c = new Coalescer<number, number>(async (batch) => {
-      calls++;
-      if (batch.includes(0)) throw new Error('boom');
-      return batch.map((n) => n * 10);
-    }, { max: 2 });
+    const c = new Coalescer<number, number>(
+      async (batch) => {
+        calls++;
+        if (batch.includes(0)) throw new Error('boom');
+        return batch.map((n) => n * 10);
+      },
+      { max: 2 },
+    );
     const a = c.submit(0);
     const rest = [c.submit(1), c.submit(2), c.submit(3)];
     await expect(a).rejects.toThrow('boom');
@@ -39,10 +42,13 @@ describe('Coalescer', () => {
 
   it('with a spacing: a lone input after a quiet spell runs at once; inputs within the spacing of the last run wait and go together', async () => {
     const runs: number[][] = [];
-    const c = new Coalescer<number, number>(async (batch) => {
-      runs.push(batch);
-      return batch;
-    }, { spacingMs: 200 });
+    const c = new Coalescer<number, number>(
+      async (batch) => {
+        runs.push(batch);
+        return batch;
+      },
+      { spacingMs: 200 },
+    );
     const first = c.submit(1);
     expect(runs).toEqual([[1]]); // started in submit() itself: nothing waited
     expect(await first).toBe(1);

@@ -27,7 +27,13 @@ export type DomainEvent =
   /** A job was created (DRAFT): planning should start. */
   | { type: 'job.created'; jobId: string }
   /** The user answered a question; `resumed` when no question is left open and the job is PLANNING again. */
-  | { type: 'question.answered'; jobId: string; questionId: string; resumed: boolean; /** The agent that asked, which continues with the answer. */ agent?: 'planner' | 'supervisor' }
+  | {
+      type: 'question.answered';
+      jobId: string;
+      questionId: string;
+      resumed: boolean;
+      /** The agent that asked, which continues with the answer. */ agent?: 'planner' | 'supervisor';
+    }
   /** A task reached SUCCEEDED or FAILED (not a retry): the job engine decides what comes next. */
   | { type: 'task.finished'; jobId: string; taskId: string; kind: TaskKind; status: 'SUCCEEDED' | 'FAILED' }
   /** An attempt failed on an infrastructure error, or its lease was lost (errorClass LEASE_EXPIRED), and its task was queued again (the run supervisor looks). */

@@ -113,7 +113,12 @@ function hasVariable(value: ValueNode): boolean {
   return false;
 }
 
-function costOf(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown>, operationName: string | undefined | null): number {
+function costOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown>,
+  operationName: string | undefined | null,
+): number {
   return getComplexity({
     schema,
     query: document,
@@ -125,8 +130,7 @@ function costOf(schema: GraphQLSchema, document: DocumentNode, variables: Record
         const type = getNullableType(field.type);
         // A connection multiplies by its page size once; its `edges` list does not again.
         const isList =
-          !parent.name.endsWith('Connection') &&
-          (type instanceof GraphQLList || getNamedType(type).name.endsWith('Connection'));
+          !parent.name.endsWith('Connection') && (type instanceof GraphQLList || getNamedType(type).name.endsWith('Connection'));
         const first = typeof args.first === 'number' ? args.first : typeof args.last === 'number' ? args.last : 20;
         return 1 + childComplexity * (isList ? Math.max(first, 1) : 1);
       },

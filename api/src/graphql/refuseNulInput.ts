@@ -28,9 +28,7 @@ export function refuseNulInput(
 ): GraphQLError | null {
   // Almost every request holds no NUL at all: the typed walk (which names the variable) only then.
   if (!variables || !holdsNul(variables)) return null;
-  const op = document.definitions.find(
-    (d) => d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName),
-  );
+  const op = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName));
   if (!op || op.kind !== Kind.OPERATION_DEFINITION) return null;
   for (const def of op.variableDefinitions ?? []) {
     const type = typeFromAST(schema, def.type as never) as GraphQLInputType | undefined;
@@ -68,7 +66,8 @@ function findNul(type: GraphQLInputType, value: unknown, path: string): string |
     }
     return null;
   }
-  if (isScalarType(type) && (type.name === 'String' || type.name === 'ID') && typeof value === 'string' && value.includes('\u0000')) return path;
+  if (isScalarType(type) && (type.name === 'String' || type.name === 'ID') && typeof value === 'string' && value.includes('\u0000'))
+    return path;
   return null;
 }
 

@@ -11,7 +11,8 @@ describe('parseRange (GET /blobs Range header)', () => {
   });
 
   it('sends the whole blob for no header, another unit, several ranges or a reversed one (as RFC 9110 allows)', () => {
-    for (const h of [undefined, '', 'items=0-1', 'bytes=0-1,4-5', 'bytes=5-2', 'bytes=-', 'bytes=a-b']) expect(parseRange(h, 10)).toBeNull();
+    for (const h of [undefined, '', 'items=0-1', 'bytes=0-1,4-5', 'bytes=5-2', 'bytes=-', 'bytes=a-b'])
+      expect(parseRange(h, 10)).toBeNull();
   });
 
   it('answers 416 for a start at or past the end, and for any range of an empty blob', () => {

@@ -29,12 +29,14 @@ export const HTTP_ROUTES = {
   blob: {
     methods: ['GET', 'HEAD', 'PUT'],
     pattern: /^\/blobs\/([^/]+)$/,
-    access: 'GET/HEAD: a user who may read the blob (uploaded it, or it is in their jobs), a worker while it holds a lease that needs it; PUT: any user or worker token, X-ChatGPU-Attempt only for a live attempt of that worker token',
+    access:
+      'GET/HEAD: a user who may read the blob (uploaded it, or it is in their jobs), a worker while it holds a lease that needs it; PUT: any user or worker token, X-ChatGPU-Attempt only for a live attempt of that worker token',
   },
   service: {
     methods: ['GET', 'POST'],
     pattern: /^\/svc\/([^/]+)(?:\/(.*))?$/,
-    access: "on the API's origin, for programs: the service's access token only (Authorization: Bearer cgv_…): none → 401 (a browser's top-level navigation → 308 to the service's own host), any other token → 403, a cookie or ticket is no credential here; never reaching a worker; then 410 stopped, 503 + Retry-After not ready, 413 body over SVC_MAX_REQUEST_BYTES; answers carry Content-Security-Policy: sandbox and no Set-Cookie; every method is proxied the same way",
+    access:
+      "on the API's origin, for programs: the service's access token only (Authorization: Bearer cgv_…): none → 401 (a browser's top-level navigation → 308 to the service's own host), any other token → 403, a cookie or ticket is no credential here; never reaching a worker; then 410 stopped, 503 + Retry-After not ready, 413 body over SVC_MAX_REQUEST_BYTES; answers carry Content-Security-Policy: sandbox and no Set-Cookie; every method is proxied the same way",
   },
   /**
    * Not a path: every request whose Host is `<slug>.<SERVICE_PUBLIC_URL's host>` (serviceOrigin.ts)
@@ -43,12 +45,14 @@ export const HTTP_ROUTES = {
   serviceHost: {
     methods: ['GET', 'POST'],
     pattern: /^\//,
-    access: "on the service's own host (Host <slug>.svc.…): the bearer token, or the owner's browser cookie (host-only, HttpOnly, SameSite=Lax) that openServiceInBrowser's ticket is exchanged for (303) — the cookie only from the service's own pages or a top-level navigation (Sec-Fetch-Site), else 403; none → 401, any other token or cookie → 403, never reaching a worker; nothing else (dashboard, /graphql, blobs) is served on such a host",
+    access:
+      "on the service's own host (Host <slug>.svc.…): the bearer token, or the owner's browser cookie (host-only, HttpOnly, SameSite=Lax) that openServiceInBrowser's ticket is exchanged for (303) — the cookie only from the service's own pages or a top-level navigation (Sec-Fetch-Site), else 403; none → 401, any other token or cookie → 403, never reaching a worker; nothing else (dashboard, /graphql, blobs) is served on such a host",
   },
   serviceTunnel: {
     methods: ['GET', 'WS'],
     pattern: /^\/svc-tunnel$/,
-    access: 'WS: a worker token holding the SERVICE attempt named in X-ChatGPU-Attempt with its fencing token (else 401/404/409); plain GET: 426 for everyone',
+    access:
+      'WS: a worker token holding the SERVICE attempt named in X-ChatGPU-Attempt with its fencing token (else 401/404/409); plain GET: 426 for everyone',
   },
   outputsArchive: {
     methods: ['GET'],
@@ -58,6 +62,7 @@ export const HTTP_ROUTES = {
   dashboard: {
     methods: ['GET', 'HEAD'],
     pattern: /^\//,
-    access: 'public by design: the built dashboard (static files, index.html for client-side routes); it holds no data, which comes through /graphql',
+    access:
+      'public by design: the built dashboard (static files, index.html for client-side routes); it holds no data, which comes through /graphql',
   },
 } as const satisfies Record<string, HttpRoute>;

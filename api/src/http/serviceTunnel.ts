@@ -14,21 +14,53 @@
  * PostgreSQL (services.ts, routeFor): the service row names the process holding the current
  * attempt's tunnel (tunnelUrl), and a request reaching another process is forwarded there.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import {
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { databaseUnavailable } from '../db/unavailable.js';
 import { authenticate } from '../domain/auth/users.js';
 import { DomainError, StaleAttemptError } from '../domain/errors.js';
 import type { Resources } from '../domain/resources.js';
-import { appSetCookies, cookieValues, SERVICE_COOKIE, SERVICE_TICKET_PARAM, withoutServiceCookie } from '../domain/services/serviceCookie.js';
+import {
+  appSetCookies,
+  cookieValues,
+  SERVICE_COOKIE,
+  SERVICE_TICKET_PARAM,
+  withoutServiceCookie,
+} from '../domain/services/serviceCookie.js';
 import { serviceOriginUrl } from '../domain/services/serviceOrigin.js';
-import { openTunnel, recordServiceStats, routeFor, setServiceReady, type ServiceCredential, type ServiceStats } from '../domain/services/services.js';
+import {
+  openTunnel,
+  recordServiceStats,
+  routeFor,
+  setServiceReady,
+  type ServiceCredential,
+  type ServiceStats,
+} from '../domain/services/services.js';
 import { sendJson } from './blobRoutes.js';
 import { creditFrame, decodeFrame, encodeFrame, FRAME, WINDOW } from './tunnelFrames.js';
 
 /** Headers that belong to one hop (RFC 9110 §7.6.1) or to ChatGPU, never passed to the app (its own cookies are: see proxy). */
-const HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'cookie', 'x-chatgpu-svc-forwarded']);
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'authorization',
+  'cookie',
+  'x-chatgpu-svc-forwarded',
+]);
 const FORWARDED = 'x-chatgpu-svc-forwarded';
 /** After a 413 the rest of the body is read and dropped (so the client reads the answer), up to this much; beyond it the connection is cut. */
 const DRAIN_MAX = 64 * 1024 * 1024;
@@ -120,7 +152,10 @@ class Tunnel {
           // Ours comes in addition to the app's own policy (both apply), never instead of it.
           headers[k] = key === 'content-security-policy' && s.via === 'api' ? ['sandbox', ...[v].flat()] : v;
         }
-        const cookies = appSetCookies(Object.entries(head.headers ?? {}).find(([k]) => k.toLowerCase() === 'set-cookie')?.[1], s.via === 'host');
+        const cookies = appSetCookies(
+          Object.entries(head.headers ?? {}).find(([k]) => k.toLowerCase() === 'set-cookie')?.[1],
+          s.via === 'host',
+        );
         if (cookies.length) headers['set-cookie'] = cookies;
         this.owner.count(this.serviceId, Date.now() - s.started, status >= 500);
         s.res.writeHead(status, headers);
@@ -151,7 +186,13 @@ class Tunnel {
   }
 
   /** Proxies one request over the tunnel; resolves when the stream is over. */
-  proxy(req: IncomingMessage, res: ServerResponse, path: string, limits: { maxRequestBytes: number; requestTimeoutSec: number }, via: ServiceVia) {
+  proxy(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    limits: { maxRequestBytes: number; requestTimeoutSec: number },
+    via: ServiceVia,
+  ) {
     const id = this.nextId++;
     const timer = setTimeout(() => {
       this.owner.count(this.serviceId, limits.requestTimeoutSec * 1000, true);
@@ -172,7 +213,8 @@ class Tunnel {
         if (size > limits.maxRequestBytes + DRAIN_MAX) req.destroy();
         return;
       }
-      if (size > limits.maxRequestBytes) return this.fail(id, 413, `The request body is over the limit of ${limits.maxRequestBytes} bytes.`, true);
+      if (size > limits.maxRequestBytes)
+        return this.fail(id, 413, `The request body is over the limit of ${limits.maxRequestBytes} bytes.`, true);
       this.send(encodeFrame(FRAME.REQ_BODY, id, c));
       s.unacked += c.length;
       if (s.unacked >= WINDOW) req.pause();
@@ -213,7 +255,9 @@ class Tunnel {
     this.finish(id);
     if (s.res.headersSent) s.res.destroy();
     else {
-      sendJson(s.res, status, { error: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 504 ? 'TIMEOUT' : 'BAD_GATEWAY', message } });
+      sendJson(s.res, status, {
+        error: { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 504 ? 'TIMEOUT' : 'BAD_GATEWAY', message },
+      });
     }
   }
 
@@ -307,7 +351,10 @@ export class ServiceTunnels {
     if (this.tunnels.size === 0) return;
     try {
       const ids = [...this.tunnels.keys()];
-      const live = await this.r.prisma.attempt.findMany({ where: { id: { in: ids }, status: { in: ['LEASED', 'RUNNING'] }, currentFor: { isNot: null } }, select: { id: true } });
+      const live = await this.r.prisma.attempt.findMany({
+        where: { id: { in: ids }, status: { in: ['LEASED', 'RUNNING'] }, currentFor: { isNot: null } },
+        select: { id: true },
+      });
       const keep = new Set(live.map((a) => a.id));
       for (const id of ids) if (!keep.has(id)) this.tunnels.get(id)?.ws.close(4409, 'attempt no longer current');
     } catch {
@@ -353,9 +400,21 @@ export class ServiceTunnels {
     if (cred === 'cross-site') {
       // Fetch metadata (resource isolation): a page elsewhere — another service under the same
       // suffix is same-site — may link here, but not make the visitor's cookie send a request.
-      return refuseRequest(req, res, 403, 'CROSS_SITE', "This service's browser cookie is only accepted from its own pages and top-level navigation; other clients send 'Authorization: Bearer <token>'.");
+      return refuseRequest(
+        req,
+        res,
+        403,
+        'CROSS_SITE',
+        "This service's browser cookie is only accepted from its own pages and top-level navigation; other clients send 'Authorization: Bearer <token>'.",
+      );
     }
-    if (!cred && via === 'api' && req.headers['sec-fetch-mode'] === 'navigate' && (req.method === 'GET' || req.method === 'HEAD') && /^[0-9a-f]{16}$/.test(slug)) {
+    if (
+      !cred &&
+      via === 'api' &&
+      req.headers['sec-fetch-mode'] === 'navigate' &&
+      (req.method === 'GET' || req.method === 'HEAD') &&
+      /^[0-9a-f]{16}$/.test(slug)
+    ) {
       // A browser opening the old path: it is served on the service's own host only.
       res.setHeader('location', browserUrl());
       return refuseRequest(req, res, 308, 'MOVED', 'Browsers open this service on its own host.');
@@ -365,7 +424,13 @@ export class ServiceTunnels {
     if (route.kind === 'unauthorized') {
       res.setHeader('www-authenticate', 'Bearer realm="chatgpu-service"');
       const where = via === 'api' ? ` Here, on the API's address, only the bearer token is accepted; browsers open ${browserUrl()}.` : '';
-      return refuseRequest(req, res, 401, 'UNAUTHENTICATED', `This service needs its access token: 'Authorization: Bearer <token>' (the job page or \`chatgpu service JOB\` issues it; the job page also opens it in your browser).${where}`);
+      return refuseRequest(
+        req,
+        res,
+        401,
+        'UNAUTHENTICATED',
+        `This service needs its access token: 'Authorization: Bearer <token>' (the job page or \`chatgpu service JOB\` issues it; the job page also opens it in your browser).${where}`,
+      );
     }
     if (route.kind === 'open-in-browser') {
       // The ticket becomes an HttpOnly cookie of this host only (no Domain: no other service
@@ -385,7 +450,8 @@ export class ServiceTunnels {
       return refuseRequest(req, res, 503, 'NOT_READY', 'The service is not ready (starting, or moving to another worker); retry shortly.');
     }
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limits.maxRequestBytes) return refuseRequest(req, res, 413, 'PAYLOAD_TOO_LARGE', `The request body is over the limit of ${limits.maxRequestBytes} bytes.`);
+    if (declared > limits.maxRequestBytes)
+      return refuseRequest(req, res, 413, 'PAYLOAD_TOO_LARGE', `The request body is over the limit of ${limits.maxRequestBytes} bytes.`);
     const local = this.tunnels.get(route.attemptId);
     if (route.tunnelUrl === this.selfUrl || local) {
       if (!local || !local.ready) {
@@ -413,7 +479,10 @@ export class ServiceTunnels {
     // The Host header goes with it: the holder routes by it as this process did.
     let over = false;
     const out = httpRequest(target, { method: req.method ?? 'GET', headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, Object.fromEntries(Object.entries(up.headers).filter(([k]) => k !== 'connection' && k !== 'transfer-encoding')));
+      res.writeHead(
+        up.statusCode ?? 502,
+        Object.fromEntries(Object.entries(up.headers).filter(([k]) => k !== 'connection' && k !== 'transfer-encoding')),
+      );
       up.pipe(res);
       // The holder refused the body first (its own 413): its answer is passed on whole, then the half-sent request dropped.
       up.on('end', () => over && out.destroy());
@@ -421,7 +490,9 @@ export class ServiceTunnels {
     out.on('error', () => {
       if (!res.headersSent) {
         res.setHeader('retry-after', '1');
-        sendJson(res, 503, { error: { code: 'NOT_READY', message: 'The API process holding the service tunnel is unreachable; retry shortly.' } });
+        sendJson(res, 503, {
+          error: { code: 'NOT_READY', message: 'The API process holding the service tunnel is unreachable; retry shortly.' },
+        });
       } else res.destroy();
     });
     res.on('close', () => out.destroy());

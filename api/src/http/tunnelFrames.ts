@@ -25,7 +25,12 @@ export const FRAME = {
 export const WINDOW = 256 * 1024;
 
 export function encodeFrame(type: number, stream: number, payload?: Buffer | string | object): Buffer {
-  const body = payload === undefined ? Buffer.alloc(0) : Buffer.isBuffer(payload) ? payload : Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload));
+  const body =
+    payload === undefined
+      ? Buffer.alloc(0)
+      : Buffer.isBuffer(payload)
+        ? payload
+        : Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload));
   const head = Buffer.alloc(5);
   head.writeUInt8(type, 0);
   head.writeUInt32BE(stream, 1);

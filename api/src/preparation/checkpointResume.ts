@@ -61,13 +61,41 @@ export async function checkpointResume(tree: CodeTree, _ctx: TransformContext, o
         fix: 'none needed; the kill-and-resume check decides whether it is kept',
       },
     ];
-    return { ...base, status: 'changed', changed: true, tree: { ...tree, ...out.files }, edits: out.edits, hazards: notes, loop: l, reason: null };
+    return {
+      ...base,
+      status: 'changed',
+      changed: true,
+      tree: { ...tree, ...out.files },
+      edits: out.edits,
+      hazards: notes,
+      loop: l,
+      reason: null,
+    };
   }
-  const reason = out.status === 'refused' ? out.refusals.map((r) => `${r.file ? `${r.file}${r.line ? `:${r.line}` : ''}: ` : ''}${r.reason}`).join('; ') : out.notes.join('; ');
+  const reason =
+    out.status === 'refused'
+      ? out.refusals.map((r) => `${r.file ? `${r.file}${r.line ? `:${r.line}` : ''}: ` : ''}${r.reason}`).join('; ')
+      : out.notes.join('; ');
   const hazards: Hazard[] =
     out.status === 'refused'
-      ? out.refusals.map((r) => ({ file: r.file, line: r.line, severity: 'error' as const, rule: RULE, what: `not made resumable: ${r.reason}`, why: WITHOUT, fix: 'save and load the state yourself (chatgpu.checkpoint), or restructure the loop as the reason says' }))
-      : out.notes.map((n) => ({ file: '', line: 0, severity: 'info' as const, rule: RULE, what: n, why: 'the program resumes on its own', fix: 'none' }));
+      ? out.refusals.map((r) => ({
+          file: r.file,
+          line: r.line,
+          severity: 'error' as const,
+          rule: RULE,
+          what: `not made resumable: ${r.reason}`,
+          why: WITHOUT,
+          fix: 'save and load the state yourself (chatgpu.checkpoint), or restructure the loop as the reason says',
+        }))
+      : out.notes.map((n) => ({
+          file: '',
+          line: 0,
+          severity: 'info' as const,
+          rule: RULE,
+          what: n,
+          why: 'the program resumes on its own',
+          fix: 'none',
+        }));
   return { ...base, status: out.status, changed: false, tree, edits: [], hazards, loop: null, reason };
 }
 

@@ -81,14 +81,27 @@ np.save(os.path.join(const, "pred.npy"), np.full(64, 0.5, dtype=np.float32))
   expect(r.code, r.stderr).toBe(0);
   await mkdir(join(dir, 'st_ref'));
   await mkdir(join(dir, 'st_cand'));
-  await writeFile(join(dir, 'st_ref', 'w.safetensors'), safetensors({ w: { dtype: 'F32', shape: [2, 2], data: f32([1, 2, 3, 4]) }, h: { dtype: 'BF16', shape: [3], data: bf16([1, 0.5, -2]) } }));
-  await writeFile(join(dir, 'st_cand', 'w.safetensors'), safetensors({ w: { dtype: 'F32', shape: [2, 2], data: f32([1, 2, 3, 4.01]) }, h: { dtype: 'BF16', shape: [3], data: bf16([1, 0.5, -2]) } }));
+  await writeFile(
+    join(dir, 'st_ref', 'w.safetensors'),
+    safetensors({
+      w: { dtype: 'F32', shape: [2, 2], data: f32([1, 2, 3, 4]) },
+      h: { dtype: 'BF16', shape: [3], data: bf16([1, 0.5, -2]) },
+    }),
+  );
+  await writeFile(
+    join(dir, 'st_cand', 'w.safetensors'),
+    safetensors({
+      w: { dtype: 'F32', shape: [2, 2], data: f32([1, 2, 3, 4.01]) },
+      h: { dtype: 'BF16', shape: [3], data: bf16([1, 0.5, -2]) },
+    }),
+  );
 });
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const cmp = (ref: string, cand: string, extra = {}) => compareOutputs({ reference: join(dir, ref), candidate: join(dir, cand), python, ...extra });
+const cmp = (ref: string, cand: string, extra = {}) =>
+  compareOutputs({ reference: join(dir, ref), candidate: join(dir, cand), python, ...extra });
 
 describe('compareOutputs', () => {
   it('passes equal outputs (tensors, npy/npz, metrics, text)', async () => {
@@ -117,7 +130,13 @@ describe('compareOutputs', () => {
   it('catches a wrong dtype', async () => {
     const r = await cmp('ref/model.pt', 'wrong_dtype/model.pt');
     const b = r.files[0]!.tensors!.find((t) => t.name === 'fc.bias')!;
-    expect(b).toMatchObject({ ok: false, dtype_match: false, dtype_reference: 'float32', dtype_candidate: 'float64', problem: 'dtype differs' });
+    expect(b).toMatchObject({
+      ok: false,
+      dtype_match: false,
+      dtype_reference: 'float32',
+      dtype_candidate: 'float64',
+      problem: 'dtype differs',
+    });
   });
 
   it('catches a missing tensor and a missing file', async () => {

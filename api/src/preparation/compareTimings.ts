@@ -111,7 +111,7 @@ export function mannWhitneyU(x: readonly number[], y: readonly number[]): { u: n
   const pooled = [...x.map((v) => ({ v, g: 0 })), ...y.map((v) => ({ v, g: 1 }))].sort((a, b) => a.v - b.v);
   const ranks = new Array<number>(pooled.length);
   const tieSizes: number[] = [];
-  for (let i = 0; i < pooled.length; ) {
+  for (let i = 0; i < pooled.length;) {
     let j = i;
     while (j + 1 < pooled.length && pooled[j + 1]!.v === pooled[i]!.v) j++;
     const r = (i + j + 2) / 2;
@@ -174,7 +174,13 @@ export function erfc(x: number): number {
     Math.exp(
       -z * z -
         1.26551223 +
-        t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? r : 2 - r;
 }

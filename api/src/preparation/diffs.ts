@@ -9,7 +9,15 @@ export function unifiedDiff(before: CodeTree, after: CodeTree): string {
     const a = before[p];
     const b = after[p];
     if (a === b) continue;
-    out += createTwoFilesPatch(a === undefined ? '/dev/null' : `a/${p}`, b === undefined ? '/dev/null' : `b/${p}`, a ?? '', b ?? '', '', '', { context: 3 });
+    out += createTwoFilesPatch(
+      a === undefined ? '/dev/null' : `a/${p}`,
+      b === undefined ? '/dev/null' : `b/${p}`,
+      a ?? '',
+      b ?? '',
+      '',
+      '',
+      { context: 3 },
+    );
   }
   return out;
 }

@@ -35,7 +35,8 @@ export function findWave64Hazards(file: string, tokens: readonly CppToken[]): Ha
   const ballotVars = new Set<string>();
   for (let k = 0; k < sig.length; k++) {
     const s = text(k);
-    if ((s === '__ballot_sync' || s === '__ballot' || s === '__activemask') && text(k - 1) === '=' && tok(k - 2)?.kind === 'ident') ballotVars.add(text(k - 2));
+    if ((s === '__ballot_sync' || s === '__ballot' || s === '__activemask') && text(k - 1) === '=' && tok(k - 2)?.kind === 'ident')
+      ballotVars.add(text(k - 2));
   }
 
   for (let k = 0; k < sig.length; k++) {
@@ -104,7 +105,7 @@ export function findWave64Hazards(file: string, tokens: readonly CppToken[]): Ha
     ) {
       const lhs = text(k - 1);
       const lhs2 = text(k - 3);
-      if (LANEISH.test(lhs) || lhs === 'x' && (lhs2 === 'threadIdx' || lhs2 === 'blockDim') || /warp|lane|tid|thread/i.test(lhs)) {
+      if (LANEISH.test(lhs) || (lhs === 'x' && (lhs2 === 'threadIdx' || lhs2 === 'blockDim')) || /warp|lane|tid|thread/i.test(lhs)) {
         add(
           line,
           `lane/warp index computed with ${op} ${rhs}`,
@@ -114,7 +115,11 @@ export function findWave64Hazards(file: string, tokens: readonly CppToken[]): Ha
       }
     }
     // "only the first warp": tid < 32, threadIdx.x < 32
-    if (op === '<' && /^32[uU]?$/.test(rhs) && (LANEISH.test(text(k - 1)) && text(k - 1) !== 'i' || (text(k - 1) === 'x' && text(k - 3) === 'threadIdx'))) {
+    if (
+      op === '<' &&
+      /^32[uU]?$/.test(rhs) &&
+      ((LANEISH.test(text(k - 1)) && text(k - 1) !== 'i') || (text(k - 1) === 'x' && text(k - 3) === 'threadIdx'))
+    ) {
       add(
         line,
         'first-warp test against 32',

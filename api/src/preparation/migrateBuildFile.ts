@@ -30,13 +30,21 @@ function rewrites(kind: BuildFileKind, arch: string): Rewrite[] {
       [/\bNVCC(?=\s*[:?+]?=|\))/g, 'HIPCC', 'nvcc-variable'],
       [/\bNVCCFLAGS\b/g, 'HIPCCFLAGS', 'nvcc-variable'],
       [/\bNVCC_FLAGS\b/g, 'HIPCC_FLAGS', 'nvcc-variable'],
-      [/(?:-gencode[= ]\s*)?arch=compute_\d+[a-z]?,\s*code=\\?"?\[?(?:sm|compute)_\d+[a-z]?(?:,\s*(?:sm|compute)_\d+[a-z]?)*\]?\\?"?/g, `--offload-arch=${arch}`, 'nvcc-arch'],
+      [
+        /(?:-gencode[= ]\s*)?arch=compute_\d+[a-z]?,\s*code=\\?"?\[?(?:sm|compute)_\d+[a-z]?(?:,\s*(?:sm|compute)_\d+[a-z]?)*\]?\\?"?/g,
+        `--offload-arch=${arch}`,
+        'nvcc-arch',
+      ],
       [/(?:-arch|--gpu-architecture)[= ]\s*(?:sm|compute)_\d+[a-z]?/g, `--offload-arch=${arch}`, 'nvcc-arch'],
       [/(?:-code|--gpu-code)[= ]\s*\S+/g, '', 'nvcc-arch'],
       [/-Xcompiler[= ]\s*(\S+)/g, (_m, f: string) => f.replace(/^"|"$/g, '').split(',').join(' '), 'nvcc-flag'],
       [/(?:-rdc|--relocatable-device-code)[= ]true/g, '-fgpu-rdc', 'nvcc-flag'],
       [/--use_fast_math|-use_fast_math/g, '-ffast-math', 'nvcc-fast-math'],
-      [/--expt-relaxed-constexpr|--expt-extended-lambda|--extended-lambda|-lineinfo|--ptxas-options=\S+|-Xptxas[= ]\s*\S+|--default-stream[= ]per-thread|-Wno-deprecated-gpu-targets/g, '', 'nvcc-flag'],
+      [
+        /--expt-relaxed-constexpr|--expt-extended-lambda|--extended-lambda|-lineinfo|--ptxas-options=\S+|-Xptxas[= ]\s*\S+|--default-stream[= ]per-thread|-Wno-deprecated-gpu-targets/g,
+        '',
+        'nvcc-flag',
+      ],
       [/-x cu\b/g, '-x hip', 'nvcc-flag'],
     ];
   }
@@ -44,7 +52,11 @@ function rewrites(kind: BuildFileKind, arch: string): Rewrite[] {
     ...common,
     [/\bLANGUAGES(\s+[A-Z ]*?)\bCUDA\b/g, 'LANGUAGES$1HIP', 'cmake-language'],
     [/\benable_language\s*\(\s*CUDA\s*\)/g, 'enable_language(HIP)', 'cmake-language'],
-    [/\bCMAKE_CUDA_ARCHITECTURES(\s+|\s*")[\w;. "]*?(\)|")/g, (_m, sep: string, end: string) => `CMAKE_HIP_ARCHITECTURES${sep}${sep.includes('"') ? '' : ''}${arch}${end}`, 'cmake-arch'],
+    [
+      /\bCMAKE_CUDA_ARCHITECTURES(\s+|\s*")[\w;. "]*?(\)|")/g,
+      (_m, sep: string, end: string) => `CMAKE_HIP_ARCHITECTURES${sep}${sep.includes('"') ? '' : ''}${arch}${end}`,
+      'cmake-arch',
+    ],
     [/\bCMAKE_CUDA_(STANDARD_REQUIRED|STANDARD|FLAGS|EXTENSIONS|COMPILER)\b/g, 'CMAKE_HIP_$1', 'cmake-variable'],
     [/\bCUDA_ARCHITECTURES\b/g, 'HIP_ARCHITECTURES', 'cmake-variable'],
     [/\bfind_package\s*\(\s*CUDAToolkit\b[^)]*\)/g, 'find_package(hip REQUIRED)', 'cmake-package'],
@@ -57,7 +69,8 @@ function rewrites(kind: BuildFileKind, arch: string): Rewrite[] {
   ];
 }
 
-const REMAINING = /\b(nvcc|CUDA_[A-Z_]+|CMAKE_CUDA_\w+|CUDA::\w+|cuda_add_\w+|-lcu\w+|sm_\d+|compute_\d+|\/usr\/local\/cuda\S*|\$\(CUDA_\w+\)|\$\{CUDA_\w+\})/g;
+const REMAINING =
+  /\b(nvcc|CUDA_[A-Z_]+|CMAKE_CUDA_\w+|CUDA::\w+|cuda_add_\w+|-lcu\w+|sm_\d+|compute_\d+|\/usr\/local\/cuda\S*|\$\(CUDA_\w+\)|\$\{CUDA_\w+\})/g;
 
 export function migrateBuildFile(file: string, content: string, arch = 'gfx1030'): FileTransform {
   const kind = buildFileKind(file);

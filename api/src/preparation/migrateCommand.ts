@@ -15,7 +15,14 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { findPython } from './findPython.js';
 import { migrateTree } from './migrateTree.js';
-import { applyOptimizations, OPTIMIZATION_NAMES, surveyOptimizations, type AppliedOptimizations, type OptimizationCandidate, type OptimizationSurvey } from './optimize.js';
+import {
+  applyOptimizations,
+  OPTIMIZATION_NAMES,
+  surveyOptimizations,
+  type AppliedOptimizations,
+  type OptimizationCandidate,
+  type OptimizationSurvey,
+} from './optimize.js';
 import { runStaticChecks, type StaticCheckResult } from './runStaticChecks.js';
 import { TARGETS, type Target, type TransformContext, type TransformResult } from './types.js';
 
@@ -63,7 +70,10 @@ export async function migrateCommand(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const apply = (values.apply ?? []).flatMap((a) => a.split(',')).map((a) => a.trim()).filter(Boolean);
+  const apply = (values.apply ?? [])
+    .flatMap((a) => a.split(','))
+    .map((a) => a.trim())
+    .filter(Boolean);
   const badApply = apply.filter((a) => !(OPTIMIZATION_NAMES as readonly string[]).includes(a));
   const cpus = values.cpus === undefined ? undefined : Number(values.cpus);
   if (badApply.length || (cpus !== undefined && !(Number.isInteger(cpus) && cpus > 0))) {
@@ -89,7 +99,12 @@ export async function migrateCommand(argv: string[]): Promise<number> {
     ...(values['python-version'] ? { python: values['python-version'] } : {}),
     ...(values['gpu-arch'] ? { gpuArch: values['gpu-arch'] } : target === 'rocm' ? { gpuArch: values.arch } : {}),
   };
-  const ctx: TransformContext = { target, runtime: Object.keys(runtime).length ? runtime : undefined, hipArch: values.arch, ...(cpus ? { cpus } : {}) };
+  const ctx: TransformContext = {
+    target,
+    runtime: Object.keys(runtime).length ? runtime : undefined,
+    hipArch: values.arch,
+    ...(cpus ? { cpus } : {}),
+  };
   const result = await migrateTree(text, ctx, { python });
   let optimizations: OptimizationReport | null = null;
   let outTree = result.tree;
@@ -120,7 +135,9 @@ export async function migrateCommand(argv: string[]): Promise<number> {
   }
   if (values.json) {
     const opt = optimizations ? optimizationsJson(optimizations) : undefined;
-    process.stdout.write(`${JSON.stringify({ source: src, out, target, ...withoutTree(result), checks, ...(opt ? { optimizations: opt } : {}) }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ source: src, out, target, ...withoutTree(result), checks, ...(opt ? { optimizations: opt } : {}) }, null, 2)}\n`,
+    );
   } else {
     process.stdout.write(renderReport(src, out, target, result, checks));
     if (optimizations) process.stdout.write(renderOptimizations(optimizations));
@@ -205,7 +222,9 @@ export function renderReport(src: string, out: string, target: Target, r: Transf
   const lines: string[] = [];
   const changedFiles = Object.keys(r.tree).filter((p) => r.edits.some((e) => e.file === p));
   lines.push(`chatgpu migrate ${src} → ${out} (target ${target})`);
-  lines.push(r.changed ? `${changedFiles.length} file(s) changed, ${r.edits.length} edit(s)` : 'no change: the code already fits the target');
+  lines.push(
+    r.changed ? `${changedFiles.length} file(s) changed, ${r.edits.length} edit(s)` : 'no change: the code already fits the target',
+  );
   if (r.edits.length) {
     lines.push('', 'Edits:');
     for (const e of r.edits) {
@@ -232,9 +251,11 @@ export function renderReport(src: string, out: string, target: Target, r: Transf
   }
   if (checks) {
     lines.push('', `Checks: ${checks.ok ? 'passed' : 'FAILED'}`);
-    for (const run of checks.runs) lines.push(`  ${run.tool}: ${run.ok ? 'ok' : 'failed'} (${run.files.length} file(s), ${(run.durationMs / 1000).toFixed(1)} s)`);
+    for (const run of checks.runs)
+      lines.push(`  ${run.tool}: ${run.ok ? 'ok' : 'failed'} (${run.files.length} file(s), ${(run.durationMs / 1000).toFixed(1)} s)`);
     for (const u of checks.unavailable) lines.push(`  unavailable: ${u}`);
-    for (const f of checks.feedback.filter((x) => x.severity === 'error')) lines.push(`  ${f.tool} ${f.file}:${f.line}:${f.col}: ${f.message}`);
+    for (const f of checks.feedback.filter((x) => x.severity === 'error'))
+      lines.push(`  ${f.tool} ${f.file}:${f.line}:${f.col}: ${f.message}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -10,20 +10,33 @@ import { tokenizeCpp } from './tokenizeCpp.js';
 describe('tokenizeCpp', () => {
   it('is lossless', () => {
     const src = 'R"x(a "cuda" )x" // c\n#include <cuda.h>\n/* cudaMalloc */ int a = 0x1p-3f; char c = \'\\n\';\\\n';
-    expect(tokenizeCpp(src).map((t) => t.text).join('')).toBe(src);
+    expect(
+      tokenizeCpp(src)
+        .map((t) => t.text)
+        .join(''),
+    ).toBe(src);
   });
 });
 
 describe('migrateCudaToHip', () => {
   it('leaves comments and string literals alone and maps identifiers', () => {
-    const src = '// cudaMalloc in a comment\nconst char *s = "cudaMalloc failed";\nvoid f(float **p) { cudaMalloc(p, 4); /* cudaFree */ }\n';
+    const src =
+      '// cudaMalloc in a comment\nconst char *s = "cudaMalloc failed";\nvoid f(float **p) { cudaMalloc(p, 4); /* cudaFree */ }\n';
     const r = migrateCudaToHip('a.cpp', src);
-    expect(r.content).toBe('#include <hip/hip_runtime.h>\n// cudaMalloc in a comment\nconst char *s = "cudaMalloc failed";\nvoid f(float **p) { hipMalloc(p, 4); /* cudaFree */ }\n');
-    expect(r.edits.find((e) => e.line === 3)).toMatchObject({ before: 'void f(float **p) { cudaMalloc(p, 4); /* cudaFree */ }', rule: 'cuda-identifier' });
+    expect(r.content).toBe(
+      '#include <hip/hip_runtime.h>\n// cudaMalloc in a comment\nconst char *s = "cudaMalloc failed";\nvoid f(float **p) { hipMalloc(p, 4); /* cudaFree */ }\n',
+    );
+    expect(r.edits.find((e) => e.line === 3)).toMatchObject({
+      before: 'void f(float **p) { cudaMalloc(p, 4); /* cudaFree */ }',
+      rule: 'cuda-identifier',
+    });
   });
 
   it('drops the lane mask of the _sync intrinsics and maps warp primitives', () => {
-    const r = migrateCudaToHip('k.cu', '#include <cuda_runtime.h>\n__device__ float f(float v) { v += __shfl_down_sync(0xffffffff, v, 1); __syncwarp(); return v + __shfl_sync(mask(a, b), v, 0); }\n');
+    const r = migrateCudaToHip(
+      'k.cu',
+      '#include <cuda_runtime.h>\n__device__ float f(float v) { v += __shfl_down_sync(0xffffffff, v, 1); __syncwarp(); return v + __shfl_sync(mask(a, b), v, 0); }\n',
+    );
     expect(r.content).toContain('__shfl_down(v, 1)');
     expect(r.content).toContain('__builtin_amdgcn_wave_barrier()');
     expect(r.content).toContain('__shfl(v, 0)');
@@ -31,15 +44,23 @@ describe('migrateCudaToHip', () => {
   });
 
   it('keeps triple-chevron launches and reports unconverted names and compute-capability tests', () => {
-    const src = '#include <cuda_runtime.h>\n#include <helper_cuda.h>\n__global__ void k() {}\nint main() { k<<<1, 1>>>(); cudaGraphicsMapResources(0, 0, 0);\n#if __CUDA_ARCH__ >= 700\n#endif\n}\n';
+    const src =
+      '#include <cuda_runtime.h>\n#include <helper_cuda.h>\n__global__ void k() {}\nint main() { k<<<1, 1>>>(); cudaGraphicsMapResources(0, 0, 0);\n#if __CUDA_ARCH__ >= 700\n#endif\n}\n';
     const r = migrateCudaToHip('m.cu', src);
     expect(r.content).toContain('k<<<1, 1>>>();');
-    expect(r.unconverted.map((u) => `${u.line}:${u.identifier}`)).toEqual(['2:#include <helper_cuda.h>', '4:cudaGraphicsMapResources', '5:__CUDA_ARCH__']);
+    expect(r.unconverted.map((u) => `${u.line}:${u.identifier}`)).toEqual([
+      '2:#include <helper_cuda.h>',
+      '4:cudaGraphicsMapResources',
+      '5:__CUDA_ARCH__',
+    ]);
     expect(r.hazards.find((h) => h.rule === 'cuda-arch-number')?.line).toBe(5);
   });
 
-  it('does not rename the program\'s own macros and functions', () => {
-    const r = migrateCudaToHip('m.cu', '#define CUDA_CHECK(x) x\nvoid cudaHelper() {}\nint main() { CUDA_CHECK(cudaDeviceSynchronize()); cudaHelper(); }\n');
+  it("does not rename the program's own macros and functions", () => {
+    const r = migrateCudaToHip(
+      'm.cu',
+      '#define CUDA_CHECK(x) x\nvoid cudaHelper() {}\nint main() { CUDA_CHECK(cudaDeviceSynchronize()); cudaHelper(); }\n',
+    );
     expect(r.content).toContain('CUDA_CHECK(hipDeviceSynchronize()); cudaHelper();');
     expect(r.unconverted).toEqual([]);
   });
@@ -53,8 +74,9 @@ describe('migrateCudaToHip', () => {
 });
 
 describe('migrateCudaToHip on cuda-samples-style code', () => {
-  it('rewrites guards on CUDA header macros to the HIP headers\' guards, on preprocessor lines only', () => {
-    const src = '#ifdef __DRIVER_TYPES_H__\n#define checkCudaErrors(v) v\n#endif\n#if defined(__CUDA_RUNTIME_H__) && defined(CUBLAS_API_H_)\n#endif\n#ifndef __cuda_cuda_h__\n#endif\nint __DRIVER_TYPES_H__x;\n';
+  it("rewrites guards on CUDA header macros to the HIP headers' guards, on preprocessor lines only", () => {
+    const src =
+      '#ifdef __DRIVER_TYPES_H__\n#define checkCudaErrors(v) v\n#endif\n#if defined(__CUDA_RUNTIME_H__) && defined(CUBLAS_API_H_)\n#endif\n#ifndef __cuda_cuda_h__\n#endif\nint __DRIVER_TYPES_H__x;\n';
     const r = migrateCudaToHip('helper_cuda.h', src);
     expect(r.content).toContain('#ifdef HIP_INCLUDE_HIP_DRIVER_TYPES_H\n');
     expect(r.content).toContain('#if defined(HIP_INCLUDE_HIP_HIP_RUNTIME_H) && defined(HIPBLAS_H)\n');
@@ -89,27 +111,43 @@ describe('migrateCudaToHip on cuda-samples-style code', () => {
     expect(r.unconverted).toEqual([]);
   });
 
-  it('does not report the program\'s own variables that look like CUDA names, nor mangle JavaScript-object words', () => {
-    const r = migrateCudaToHip('v.cpp', 'CUdevice cuDevice;\nint toString = 0, constructor = 1;\nvoid g() { cuDeviceGet(&cuDevice, 0); }\n');
+  it("does not report the program's own variables that look like CUDA names, nor mangle JavaScript-object words", () => {
+    const r = migrateCudaToHip(
+      'v.cpp',
+      'CUdevice cuDevice;\nint toString = 0, constructor = 1;\nvoid g() { cuDeviceGet(&cuDevice, 0); }\n',
+    );
     expect(r.content).toContain('hipDevice_t cuDevice;\nint toString = 0, constructor = 1;\nvoid g() { hipDeviceGet(&cuDevice, 0); }');
     expect(r.unconverted).toEqual([]);
   });
 
   it('drops __grid_constant__ with an info hazard, and renames .num_threads() on cooperative groups', () => {
-    const src = '#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\nstruct P { int n; };\n__global__ void k(const __grid_constant__ P p) { auto t = cg::tiled_partition<32>(cg::this_thread_block()); int n = t.num_threads(); }\n';
+    const src =
+      '#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\nstruct P { int n; };\n__global__ void k(const __grid_constant__ P p) { auto t = cg::tiled_partition<32>(cg::this_thread_block()); int n = t.num_threads(); }\n';
     const r = migrateCudaToHip('g.cu', src);
-    expect(r.content).toContain('__global__ void k(const P p) { auto t = cg::tiled_partition<32>(cg::this_thread_block()); int n = t.size(); }');
+    expect(r.content).toContain(
+      '__global__ void k(const P p) { auto t = cg::tiled_partition<32>(cg::this_thread_block()); int n = t.size(); }',
+    );
     expect(r.hazards.map((h) => `${h.line}:${h.severity}:${h.rule}`)).toEqual(['4:info:grid-constant']);
   });
 
   it('reports what HIP 5.2 cannot express as error hazards at their lines', () => {
-    const src = '#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void k(int *o, int v) {\n  auto t = cg::tiled_partition<32>(cg::this_thread_block());\n  o[0] = cg::reduce(t, v, cg::plus<int>());\n  if (t.any(v)) o[1] = __reduce_add_sync(0xffffffff, v);\n  __nanosleep(100);\n}\n';
+    const src =
+      '#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void k(int *o, int v) {\n  auto t = cg::tiled_partition<32>(cg::this_thread_block());\n  o[0] = cg::reduce(t, v, cg::plus<int>());\n  if (t.any(v)) o[1] = __reduce_add_sync(0xffffffff, v);\n  __nanosleep(100);\n}\n';
     const r = migrateCudaToHip('r.cu', src);
     expect(r.hazards.filter((h) => h.severity === 'error').map((h) => `${h.line}:${h.rule}:${h.what.split(': ')[0]}`)).toEqual([
-      '5:hip52-cooperative-groups:cg::reduce', '5:hip52-cooperative-groups:cg::plus', '6:hip52-cooperative-groups:cooperative-groups member any()',
-      '6:hip52-missing:__reduce_add_sync', '7:hip52-missing:__nanosleep',
+      '5:hip52-cooperative-groups:cg::reduce',
+      '5:hip52-cooperative-groups:cg::plus',
+      '6:hip52-cooperative-groups:cooperative-groups member any()',
+      '6:hip52-missing:__reduce_add_sync',
+      '7:hip52-missing:__nanosleep',
     ]);
-    expect(r.unconverted.map((u) => `${u.line}:${u.identifier}`)).toEqual(['5:cg::plus', '5:cg::reduce', '6:.any()', '6:__reduce_add_sync', '7:__nanosleep']);
+    expect(r.unconverted.map((u) => `${u.line}:${u.identifier}`)).toEqual([
+      '5:cg::plus',
+      '5:cg::reduce',
+      '6:.any()',
+      '6:__reduce_add_sync',
+      '7:__nanosleep',
+    ]);
   });
 
   it('removes access-policy-window statements (a cache hint HIP 5.2 lacks) with a warning each, lines kept', () => {
@@ -137,7 +175,10 @@ describe('migrateCudaToHip on cuda-samples-style code', () => {
   it('reports a cuda-samples helper include only when the helper is not in the tree', () => {
     const src = '#include <cuda_runtime.h>\n#include <helper_cuda.h>\nint main() { return 0; }\n';
     expect(migrateCudaToHip('m.cu', src, { treeFiles: ['Common/helper_cuda.h', 'm.cu'] }).unconverted).toEqual([]);
-    expect(migrateCudaToHip('m.cu', src, { treeFiles: ['m.cu'] }).unconverted[0]).toMatchObject({ line: 2, identifier: '#include <helper_cuda.h>' });
+    expect(migrateCudaToHip('m.cu', src, { treeFiles: ['m.cu'] }).unconverted[0]).toMatchObject({
+      line: 2,
+      identifier: '#include <helper_cuda.h>',
+    });
   });
 });
 
@@ -145,10 +186,16 @@ describe('mapping table', () => {
   it('has a HIP name for the runtime, cuBLAS, cuRAND and cuFFT APIs NVIDIA samples use', () => {
     expect(Object.keys(CUDA_TO_HIP).length).toBeGreaterThan(900);
     for (const [cu, hip] of [
-      ['cudaMemcpyAsync', 'hipMemcpyAsync'], ['cudaDeviceProp', 'hipDeviceProp_t'], ['cudaMallocHost', 'hipHostMalloc'],
-      ['cudaDevAttrMultiProcessorCount', 'hipDeviceAttributeMultiprocessorCount'], ['cublasSgemm', 'hipblasSgemm'],
-      ['CUBLAS_OP_T', 'HIPBLAS_OP_T'], ['curand_uniform', 'hiprand_uniform'], ['CUFFT_INVERSE', 'HIPFFT_BACKWARD'],
-    ]) expect(CUDA_TO_HIP[cu!]).toBe(hip);
+      ['cudaMemcpyAsync', 'hipMemcpyAsync'],
+      ['cudaDeviceProp', 'hipDeviceProp_t'],
+      ['cudaMallocHost', 'hipHostMalloc'],
+      ['cudaDevAttrMultiProcessorCount', 'hipDeviceAttributeMultiprocessorCount'],
+      ['cublasSgemm', 'hipblasSgemm'],
+      ['CUBLAS_OP_T', 'HIPBLAS_OP_T'],
+      ['curand_uniform', 'hiprand_uniform'],
+      ['CUFFT_INVERSE', 'HIPFFT_BACKWARD'],
+    ])
+      expect(CUDA_TO_HIP[cu!]).toBe(hip);
   });
 
   it('maps runtime and hipRAND names only to names the installed HIP headers declare', () => {
@@ -172,13 +219,21 @@ describe('mapping table', () => {
 
 describe('migrateBuildFile', () => {
   it('rewrites a Makefile from nvcc to hipcc and reports what it cannot map', () => {
-    const mk = 'NVCC ?= nvcc\nNVCCFLAGS := -O3 -gencode arch=compute_80,code=sm_80 -Xcompiler -fopenmp\n# nvcc is great\nLIBS := -lcudart -lcublas -L$(CUDA_PATH)/lib64\n';
+    const mk =
+      'NVCC ?= nvcc\nNVCCFLAGS := -O3 -gencode arch=compute_80,code=sm_80 -Xcompiler -fopenmp\n# nvcc is great\nLIBS := -lcudart -lcublas -L$(CUDA_PATH)/lib64\n';
     const r = migrateBuildFile('Makefile', mk, 'gfx90a');
-    expect(r.content).toBe('HIPCC ?= hipcc\nHIPCCFLAGS := -O3 --offload-arch=gfx90a -fopenmp\n# nvcc is great\nLIBS := -lhipblas -L$(CUDA_PATH)/lib64\n');
+    expect(r.content).toBe(
+      'HIPCC ?= hipcc\nHIPCCFLAGS := -O3 --offload-arch=gfx90a -fopenmp\n# nvcc is great\nLIBS := -lhipblas -L$(CUDA_PATH)/lib64\n',
+    );
     expect(r.unconverted.map((u) => u.identifier)).toEqual(['$(CUDA_PATH)']);
   });
   it('rewrites CMake to the HIP language', () => {
-    const r = migrateBuildFile('CMakeLists.txt', 'cmake_minimum_required(VERSION 3.18)\nproject(p LANGUAGES CXX CUDA)\nadd_executable(p main.cu)\ntarget_link_libraries(p CUDA::cublas)\n');
-    expect(r.content).toBe('cmake_minimum_required(VERSION 3.21)\nproject(p LANGUAGES CXX HIP)\nadd_executable(p main.cu)\ntarget_link_libraries(p roc::hipblas)\nset_source_files_properties(main.cu PROPERTIES LANGUAGE HIP)\n');
+    const r = migrateBuildFile(
+      'CMakeLists.txt',
+      'cmake_minimum_required(VERSION 3.18)\nproject(p LANGUAGES CXX CUDA)\nadd_executable(p main.cu)\ntarget_link_libraries(p CUDA::cublas)\n',
+    );
+    expect(r.content).toBe(
+      'cmake_minimum_required(VERSION 3.21)\nproject(p LANGUAGES CXX HIP)\nadd_executable(p main.cu)\ntarget_link_libraries(p roc::hipblas)\nset_source_files_properties(main.cu PROPERTIES LANGUAGE HIP)\n',
+    );
   });
 });

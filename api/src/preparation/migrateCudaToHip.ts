@@ -44,13 +44,60 @@ import { findWave64Hazards } from './findWave64Hazards.js';
 import { significant, tokenizeCpp, type CppToken } from './tokenizeCpp.js';
 import { emptyFileTransform, type FileTransform, type Hazard } from './types.js';
 
-const KERNEL_LANGUAGE = new Set(['__global__', '__device__', '__shared__', 'threadIdx', 'blockIdx', 'blockDim', 'gridDim', '__syncthreads']);
+const KERNEL_LANGUAGE = new Set([
+  '__global__',
+  '__device__',
+  '__shared__',
+  'threadIdx',
+  'blockIdx',
+  'blockDim',
+  'gridDim',
+  '__syncthreads',
+]);
 const CONTROL_KEYWORDS = new Set(['if', 'for', 'while', 'switch', 'do']);
 /** Words before an identifier that make it something other than a declared name. */
-const NOT_A_TYPE = new Set(['return', 'case', 'else', 'goto', 'delete', 'throw', 'new', 'sizeof', 'typedef', 'define', 'ifdef', 'ifndef', 'if', 'elif', 'defined', 'undef', 'co_return', 'co_yield', 'operator']);
+const NOT_A_TYPE = new Set([
+  'return',
+  'case',
+  'else',
+  'goto',
+  'delete',
+  'throw',
+  'new',
+  'sizeof',
+  'typedef',
+  'define',
+  'ifdef',
+  'ifndef',
+  'if',
+  'elif',
+  'defined',
+  'undef',
+  'co_return',
+  'co_yield',
+  'operator',
+]);
 /** cuda-samples conventions: macros a sample defines before including the helpers (not CUDA's). */
 const SAMPLE_MACROS = new Set(['CUDA_DRIVER_API']);
-const CXX_KEYWORDS_BEFORE_NAME = new Set(['void', 'int', 'float', 'double', 'bool', 'char', 'auto', 'static', 'inline', 'unsigned', 'long', 'size_t', 'const', '__host__', '__device__', '__global__', '__forceinline__']);
+const CXX_KEYWORDS_BEFORE_NAME = new Set([
+  'void',
+  'int',
+  'float',
+  'double',
+  'bool',
+  'char',
+  'auto',
+  'static',
+  'inline',
+  'unsigned',
+  'long',
+  'size_t',
+  'const',
+  '__host__',
+  '__device__',
+  '__global__',
+  '__forceinline__',
+]);
 
 const LIBRARY_NOTES: Array<[RegExp, string]> = [
   [/^hiprand/i, 'cuRAND → hipRAND: the generators are different implementations (rocRAND); the same seed gives a different random stream.'],
@@ -125,7 +172,15 @@ export function migrateCudaToHip(file: string, content: string, opts: CudaMigrat
     // variables: `Type name;`, `Type *name = …`, `Type name[…]`, parameters `(Type name, …)`
     const before = at(k - 1);
     const declarator = before?.kind === 'ident' || ((text(k - 1) === '*' || text(k - 1) === '&') && at(k - 2)?.kind === 'ident');
-    if (declarator && !t.directive && [';', '=', ',', ')', '['].includes(text(k + 1)) && !NOT_A_TYPE.has(text(k - 1)) && !NOT_A_TYPE.has(text(k - 2)) && !own(CUDA_TO_HIP, t.text)) userDefined.add(t.text);
+    if (
+      declarator &&
+      !t.directive &&
+      [';', '=', ',', ')', '['].includes(text(k + 1)) &&
+      !NOT_A_TYPE.has(text(k - 1)) &&
+      !NOT_A_TYPE.has(text(k - 2)) &&
+      !own(CUDA_TO_HIP, t.text)
+    )
+      userDefined.add(t.text);
   }
   for (const m of SAMPLE_MACROS) userDefined.add(m);
   const libraryBlocks = untranslatedLibraryBlocks(tokens);
@@ -143,7 +198,11 @@ export function migrateCudaToHip(file: string, content: string, opts: CudaMigrat
     return -1;
   };
   /** Source text of significant tokens from..to, with the trivia between them. */
-  const original = (from: number, to: number): string => tokens.slice(sig[from]!, sig[to]! + 1).map((x) => x.text).join('');
+  const original = (from: number, to: number): string =>
+    tokens
+      .slice(sig[from]!, sig[to]! + 1)
+      .map((x) => x.text)
+      .join('');
   /** Blank tokens from..to (newlines kept, so output lines stay aligned with input lines). */
   const blank = (from: number, to: number): void => {
     for (let d = sig[from]!; d <= sig[to]!; d++) if (tokens[d]!.kind !== 'newline') out[d] = '';
@@ -154,20 +213,26 @@ export function migrateCudaToHip(file: string, content: string, opts: CudaMigrat
       .join('');
   const done = new Set<number>(); // significant tokens already rewritten as part of a larger edit
   const hazard = (line: number, severity: Hazard['severity'], rule: string, what: string, why: string, fix: string): void => {
-    if (!res.hazards.some((h) => h.line === line && h.rule === rule && h.what === what)) res.hazards.push({ file, line, severity, rule, what, why, fix });
+    if (!res.hazards.some((h) => h.line === line && h.rule === rule && h.what === what))
+      res.hazards.push({ file, line, severity, rule, what, why, fix });
   };
 
   // cooperative groups: the namespace and its aliases (`namespace cg = cooperative_groups;`)
   const cgNamespaces = new Set(['cooperative_groups']);
   for (let k = 0; k + 3 < sig.length; k++) {
-    if (text(k) === 'namespace' && at(k + 1)!.kind === 'ident' && text(k + 2) === '=' && text(k + 3) === 'cooperative_groups') cgNamespaces.add(text(k + 1));
+    if (text(k) === 'namespace' && at(k + 1)!.kind === 'ident' && text(k + 2) === '=' && text(k + 3) === 'cooperative_groups')
+      cgNamespaces.add(text(k + 1));
   }
   const usesCooperativeGroups = sig.some((i) => tokens[i]!.text === 'cooperative_groups');
 
   // L2 access-policy windows: whole statements removed (a hint: only speed changes), each reported
   const l2Vars = new Set<string>();
   for (let k = 0; k + 1 < sig.length; k++) {
-    if ((text(k) === 'cudaStreamAttrValue' || text(k) === 'cudaAccessPolicyWindow' || text(k) === 'cudaLaunchAttribute') && at(k + 1)!.kind === 'ident') l2Vars.add(text(k + 1));
+    if (
+      (text(k) === 'cudaStreamAttrValue' || text(k) === 'cudaAccessPolicyWindow' || text(k) === 'cudaLaunchAttribute') &&
+      at(k + 1)!.kind === 'ident'
+    )
+      l2Vars.add(text(k + 1));
   }
   for (let k = 0; k < sig.length; k++) {
     const t = at(k)!;
@@ -176,7 +241,14 @@ export function migrateCudaToHip(file: string, content: string, opts: CudaMigrat
     if (!L2_HINT_NAMES.has(t.text) && !(l2Vars.has(t.text) && !member)) continue;
     const stmt = statementAround(k);
     if (!stmt) {
-      hazard(t.line, 'error', 'l2-access-policy', `${t.text}: L2 access-policy (persistence) control`, 'HIP 5.2 has no stream attributes and no persisting-L2 limit; this use could not be removed on its own (it is part of a larger statement).', 'Remove the access-policy setup by hand: it only tunes cache residency.');
+      hazard(
+        t.line,
+        'error',
+        'l2-access-policy',
+        `${t.text}: L2 access-policy (persistence) control`,
+        'HIP 5.2 has no stream attributes and no persisting-L2 limit; this use could not be removed on its own (it is part of a larger statement).',
+        'Remove the access-policy setup by hand: it only tunes cache residency.',
+      );
       continue;
     }
     const [s0, s1] = stmt;
@@ -184,7 +256,14 @@ export function migrateCudaToHip(file: string, content: string, opts: CudaMigrat
     out[sig[s0]!] = '/* chatgpu: L2 access-policy hint removed (not in HIP 5.2) */;';
     for (let j = s0; j <= s1; j++) done.add(j);
     for (let line = at(s0)!.line; line <= at(s1)!.line; line++) mark(line, 'l2-access-policy');
-    hazard(at(s0)!.line, 'warning', 'l2-access-policy', `L2 access-policy hint removed: ${original(s0, s1).replace(/\s+/g, ' ').slice(0, 100)}`, 'HIP 5.2 has no stream attributes, access-policy windows or persisting-L2 limit; these statements only tune which data stays in the L2 cache.', 'Nothing to do for correctness; on a newer ROCm, hipStreamSetAttribute may be used again.');
+    hazard(
+      at(s0)!.line,
+      'warning',
+      'l2-access-policy',
+      `L2 access-policy hint removed: ${original(s0, s1).replace(/\s+/g, ' ').slice(0, 100)}`,
+      'HIP 5.2 has no stream attributes, access-policy windows or persisting-L2 limit; these statements only tune which data stays in the L2 cache.',
+      'Nothing to do for correctness; on a newer ROCm, hipStreamSetAttribute may be used again.',
+    );
   }
 
   let usesKernelLanguage = false;
@@ -202,7 +281,12 @@ export function migrateCudaToHip(file: string, content: string, opts: CudaMigrat
       if (name === 'hip/hip_runtime.h') hasHipRuntimeInclude = true;
       const inTree = (opts.treeFiles ?? []).some((f) => f === name || f.endsWith(`/${name}`));
       if (CUDA_SAMPLES_HELPERS.has(name) && !inTree) {
-        res.unconverted.push({ file, line: t.line, identifier: `#include ${t.text}`, reason: `helper header of NVIDIA's cuda-samples (Common/${name}) not in the tree: bring it along and it is translated with the program` });
+        res.unconverted.push({
+          file,
+          line: t.line,
+          identifier: `#include ${t.text}`,
+          reason: `helper header of NVIDIA's cuda-samples (Common/${name}) not in the tree: bring it along and it is translated with the program`,
+        });
       } else if (own(CUDA_HEADERS, name)) {
         const to = CUDA_HEADERS[name];
         if (to === null || to === undefined) {
@@ -224,12 +308,26 @@ export function migrateCudaToHip(file: string, content: string, opts: CudaMigrat
         blank(k - 2, k);
         out[sig[k - 2]!] = '0';
         mark(t.line, 'l2-prop-field');
-        hazard(t.line, 'warning', 'l2-access-policy', `${t.text} read as 0`, `HIP 5.2's hipDeviceProp_t has no ${t.text}: the target offers no L2 persistence control, which is what 0 means in CUDA.`, 'Nothing to do unless the program needs the value for something other than access-policy windows.');
+        hazard(
+          t.line,
+          'warning',
+          'l2-access-policy',
+          `${t.text} read as 0`,
+          `HIP 5.2's hipDeviceProp_t has no ${t.text}: the target offers no L2 persistence control, which is what 0 means in CUDA.`,
+          'Nothing to do unless the program needs the value for something other than access-policy windows.',
+        );
       } else if (usesCooperativeGroups && text(k + 1) === '(' && own(CG_MEMBER_RENAMES, t.text)) {
         out[idx] = CG_MEMBER_RENAMES[t.text]!;
         mark(t.line, 'cooperative-groups');
       } else if (usesCooperativeGroups && text(k + 1) === '(' && HIP52_CG_LACKS_MEMBERS.has(t.text)) {
-        hazard(t.line, 'error', 'hip52-cooperative-groups', `cooperative-groups member ${t.text}()`, `HIP 5.2's cooperative groups have no ${t.text}() (they offer size(), thread_rank(), sync(), shfl*()).`, 'Rewrite with the warp intrinsics (__ballot, __any, __all over the wavefront) or target a newer ROCm.');
+        hazard(
+          t.line,
+          'error',
+          'hip52-cooperative-groups',
+          `cooperative-groups member ${t.text}()`,
+          `HIP 5.2's cooperative groups have no ${t.text}() (they offer size(), thread_rank(), sync(), shfl*()).`,
+          'Rewrite with the warp intrinsics (__ballot, __any, __all over the wavefront) or target a newer ROCm.',
+        );
         res.unconverted.push({ file, line: t.line, identifier: `.${t.text}()`, reason: 'cooperative-groups member HIP 5.2 lacks' });
       }
       continue; // a member, not the API
@@ -241,24 +339,61 @@ export function migrateCudaToHip(file: string, content: string, opts: CudaMigrat
     }
     if (t.directive && own(UNTRANSLATED_LIBRARY_GUARDS, t.text)) continue; // stays undefined: that library is not translated
     if (prev === '::' && cgNamespaces.has(text(k - 2)) && HIP52_CG_LACKS_FUNCTIONS.has(t.text)) {
-      hazard(t.line, 'error', 'hip52-cooperative-groups', `${text(k - 2)}::${t.text}`, `HIP 5.2's cooperative groups have no ${t.text} (no reduce/scan, memcpy_async, clusters or labeled partitions).`, 'Write the reduction or copy with shuffles and __syncthreads, or target a newer ROCm.');
-      res.unconverted.push({ file, line: t.line, identifier: `${text(k - 2)}::${t.text}`, reason: 'cooperative-groups feature HIP 5.2 lacks' });
+      hazard(
+        t.line,
+        'error',
+        'hip52-cooperative-groups',
+        `${text(k - 2)}::${t.text}`,
+        `HIP 5.2's cooperative groups have no ${t.text} (no reduce/scan, memcpy_async, clusters or labeled partitions).`,
+        'Write the reduction or copy with shuffles and __syncthreads, or target a newer ROCm.',
+      );
+      res.unconverted.push({
+        file,
+        line: t.line,
+        identifier: `${text(k - 2)}::${t.text}`,
+        reason: 'cooperative-groups feature HIP 5.2 lacks',
+      });
       continue;
     }
     if (own(HIP52_LACKS, t.text) && !userDefined.has(t.text)) {
       const lack = HIP52_LACKS[t.text]!;
-      hazard(t.line, 'error', 'hip52-missing', `${t.text}: ${lack.what}`, 'HIP 5.2 (the oldest ROCm the workers run) has no counterpart, so the translation would not compile.', lack.fix);
+      hazard(
+        t.line,
+        'error',
+        'hip52-missing',
+        `${t.text}: ${lack.what}`,
+        'HIP 5.2 (the oldest ROCm the workers run) has no counterpart, so the translation would not compile.',
+        lack.fix,
+      );
       continue; // reported as unconverted below
     }
     if (t.text === '__grid_constant__') {
       out[idx] = '';
       for (let d = idx + 1; d < tokens.length && tokens[d]!.kind === 'space'; d++) out[d] = '';
       mark(t.line, 'grid-constant');
-      hazard(t.line, 'info', 'grid-constant', '__grid_constant__ dropped', 'HIP 5.2 has no __grid_constant__; a const kernel parameter is still passed by value in kernel-argument memory, so the code means the same unless it relies on the parameter\'s address being the argument itself.', 'Nothing to do, unless the kernel passes &param to code that expects the grid-wide argument.');
+      hazard(
+        t.line,
+        'info',
+        'grid-constant',
+        '__grid_constant__ dropped',
+        "HIP 5.2 has no __grid_constant__; a const kernel parameter is still passed by value in kernel-argument memory, so the code means the same unless it relies on the parameter's address being the argument itself.",
+        'Nothing to do, unless the kernel passes &param to code that expects the grid-wide argument.',
+      );
       continue;
     }
-    if ((t.text === 'CUDART_VERSION' || t.text === 'CUDA_VERSION') && /^(?:[<>]=?|==|!=)$/.test(text(k + 1)) && at(k + 2)?.kind === 'number') {
-      hazard(t.line, 'warning', 'cuda-version-number', `${t.text} compared with a CUDA version number`, `It becomes HIP_VERSION (5.2 = 50221153), larger than any CUDA version number, so the branch for the newest CUDA is taken; what that branch calls must exist in HIP 5.2.`, 'Check the branch taken, or test a HIP feature instead.');
+    if (
+      (t.text === 'CUDART_VERSION' || t.text === 'CUDA_VERSION') &&
+      /^(?:[<>]=?|==|!=)$/.test(text(k + 1)) &&
+      at(k + 2)?.kind === 'number'
+    ) {
+      hazard(
+        t.line,
+        'warning',
+        'cuda-version-number',
+        `${t.text} compared with a CUDA version number`,
+        `It becomes HIP_VERSION (5.2 = 50221153), larger than any CUDA version number, so the branch for the newest CUDA is taken; what that branch calls must exist in HIP 5.2.`,
+        'Check the branch taken, or test a HIP feature instead.',
+      );
     }
     if (own(OUT_POINTER_CALLS, t.text) && text(k + 1) === '(' && !userDefined.has(t.text)) {
       const close = closeOf(k + 1);
@@ -428,7 +563,6 @@ export function migrateCudaToHip(file: string, content: string, opts: CudaMigrat
   res.hazards.sort((a, b) => a.line - b.line);
   return res;
 }
-
 
 function own<T>(table: Readonly<Record<string, T>>, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(table, key);

@@ -15,27 +15,34 @@ describe('migratePytorch', () => {
   it('resolves aliases and leaves comments and strings alone', async () => {
     const r = await one(
       'import torch as T\nfrom torch import cuda\nfrom torch.cuda.amp import autocast as ac\n' +
-        "# x.cuda() in a comment\ns = \"x.cuda() and 'cuda' in a string\"\n" +
+        '# x.cuda() in a comment\ns = "x.cuda() and \'cuda\' in a string"\n' +
         'if cuda.is_available():\n    y = T.zeros(1).cuda()\nwith ac(True):\n    pass\n',
     );
     const b = body(r.out);
-    expect(b).toContain("# x.cuda() in a comment\ns = \"x.cuda() and 'cuda' in a string\"\n");
+    expect(b).toContain('# x.cuda() in a comment\ns = "x.cuda() and \'cuda\' in a string"\n');
     expect(b).toContain('if _chatgpu_has_accelerator():\n    y = T.zeros(1).to(_CHATGPU_DEVICE)\n');
     expect(b).toContain('with _chatgpu_autocast(enabled=True):');
     expect(r.unconverted).toEqual([]);
   });
 
   it('rewrites multi-line calls and keeps their formatting', async () => {
-    const r = await one("import torch\nx = torch.randn(\n    2,\n    3,  # rows\n    device='cuda:0',\n)\nm = torch.nn.Linear(3, 3).cuda(\n    non_blocking=True)\n");
-    expect(body(r.out)).toContain("x = torch.randn(\n    2,\n    3,  # rows\n    device=_CHATGPU_DEVICE,\n)\nm = torch.nn.Linear(3, 3).to(_CHATGPU_DEVICE, non_blocking=True)\n");
+    const r = await one(
+      "import torch\nx = torch.randn(\n    2,\n    3,  # rows\n    device='cuda:0',\n)\nm = torch.nn.Linear(3, 3).cuda(\n    non_blocking=True)\n",
+    );
+    expect(body(r.out)).toContain(
+      'x = torch.randn(\n    2,\n    3,  # rows\n    device=_CHATGPU_DEVICE,\n)\nm = torch.nn.Linear(3, 3).to(_CHATGPU_DEVICE, non_blocking=True)\n',
+    );
     expect(r.hazards.map((h) => `${h.line}:${h.rule}`)).toEqual(['5:device-index']);
     expect(r.edits.map((e) => e.line)).toEqual([2, 5, 7]); // the prelude goes in at line 2, after the import
   });
 
   it('puts the prelude after docstring and imports, once; a second run changes nothing', async () => {
-    const src = '#!/usr/bin/env python\n"""Doc."""\nfrom __future__ import annotations\nimport torch\n\n\ndef f():\n    torch.cuda.synchronize()\n';
+    const src =
+      '#!/usr/bin/env python\n"""Doc."""\nfrom __future__ import annotations\nimport torch\n\n\ndef f():\n    torch.cuda.synchronize()\n';
     const r = await one(src);
-    expect(r.out.startsWith('#!/usr/bin/env python\n"""Doc."""\nfrom __future__ import annotations\nimport torch\n\n' + PRELUDE_BEGIN)).toBe(true);
+    expect(
+      r.out.startsWith('#!/usr/bin/env python\n"""Doc."""\nfrom __future__ import annotations\nimport torch\n\n' + PRELUDE_BEGIN),
+    ).toBe(true);
     expect(r.out.endsWith('\n\n\ndef f():\n    _chatgpu_synchronize()\n')).toBe(true);
     const again = await one(r.out);
     expect(again.changed).toBe(false);
@@ -53,12 +60,22 @@ describe('migratePytorch', () => {
   });
 
   it('reports MPS hazards for an MPS target', async () => {
-    const r = await one('import numpy as np\nimport torch\nx = torch.from_numpy(np.zeros(3)).cuda()\ny = x.double()\nz = torch.zeros(2, dtype=torch.float64)\nf = torch.fft.rfft(x)\n', { target: 'mps', runtime: { torch: '2.1' } });
-    expect(r.hazards.map((h) => `${h.line}:${h.rule}`)).toEqual(['3:mps-float64', '4:mps-float64', '5:mps-float64', '6:mps-missing-kernel']);
+    const r = await one(
+      'import numpy as np\nimport torch\nx = torch.from_numpy(np.zeros(3)).cuda()\ny = x.double()\nz = torch.zeros(2, dtype=torch.float64)\nf = torch.fft.rfft(x)\n',
+      { target: 'mps', runtime: { torch: '2.1' } },
+    );
+    expect(r.hazards.map((h) => `${h.line}:${h.rule}`)).toEqual([
+      '3:mps-float64',
+      '4:mps-float64',
+      '5:mps-float64',
+      '6:mps-missing-kernel',
+    ]);
   });
 
-  it('reports APIs newer than the worker\'s PyTorch and rewrites torch.compile compatibly', async () => {
-    const r = await one('import torch\nm = torch.compile(torch.nn.Linear(2, 2))\nwith torch.serialization.safe_globals([dict]):\n    pass\nok = torch.accelerator.is_available()\n');
+  it("reports APIs newer than the worker's PyTorch and rewrites torch.compile compatibly", async () => {
+    const r = await one(
+      'import torch\nm = torch.compile(torch.nn.Linear(2, 2))\nwith torch.serialization.safe_globals([dict]):\n    pass\nok = torch.accelerator.is_available()\n',
+    );
     expect(body(r.out)).toContain('m = _chatgpu_compile(torch.nn.Linear(2, 2))');
     expect(body(r.out)).toContain('ok = _chatgpu_has_accelerator()');
     expect(r.hazards.map((h) => `${h.line}:${h.severity}:${h.what}`)).toEqual([
@@ -70,7 +87,7 @@ describe('migratePytorch', () => {
     expect(newer.changed).toBe(false);
   });
 
-  it('PyTorch 1.13: scaled_dot_product_attention and a device-less torch.amp.GradScaler are rewritten, and the attention written out agrees with 1.13\'s own kernel', async () => {
+  it("PyTorch 1.13: scaled_dot_product_attention and a device-less torch.amp.GradScaler are rewritten, and the attention written out agrees with 1.13's own kernel", async () => {
     const src = [
       'import torch',
       'import torch.nn.functional as F',
@@ -88,7 +105,13 @@ describe('migratePytorch', () => {
       '',
     ].join('\n');
     const r = await one(src);
-    expect(r.edits.filter((e) => e.rule !== 'device-prelude').map((e) => `${e.line}:${e.rule}`)).toEqual(['8:torch-sdpa-compat', '9:torch-sdpa-compat', '10:torch-sdpa-compat', '11:torch-sdpa-compat', '13:amp-grad-scaler']);
+    expect(r.edits.filter((e) => e.rule !== 'device-prelude').map((e) => `${e.line}:${e.rule}`)).toEqual([
+      '8:torch-sdpa-compat',
+      '9:torch-sdpa-compat',
+      '10:torch-sdpa-compat',
+      '11:torch-sdpa-compat',
+      '13:amp-grad-scaler',
+    ]);
     expect(r.hazards.filter((h) => h.severity === 'error')).toEqual([]);
     expect(r.numericsMayChange).toBe(true);
     const { runProcess } = await import('./pythonAst.js');

@@ -75,10 +75,26 @@ const VERSIONED_APIS: Array<[string, [number, number], string]> = [
 
 /** Ops that have lacked an MPS kernel in some PyTorch releases (they fail, or fall back to CPU). */
 const MPS_WEAK_OPS = [
-  'torch.fft', 'torch.linalg.svd', 'torch.linalg.eig', 'torch.linalg.eigh', 'torch.linalg.eigvals', 'torch.linalg.qr',
-  'torch.linalg.lstsq', 'torch.nn.functional.ctc_loss', 'torch.nn.CTCLoss', 'torch.histc', 'torch.nn.functional.embedding_bag',
-  'torch.nn.EmbeddingBag', 'torch.nn.functional.grid_sample', 'torch.kthvalue', 'torch.nanmedian', 'torch.polar',
-  'torch.nn.functional.fractional_max_pool2d', 'torch.nn.AdaptiveMaxPool3d', 'torch.nn.Conv3d', 'torch.nn.functional.conv3d',
+  'torch.fft',
+  'torch.linalg.svd',
+  'torch.linalg.eig',
+  'torch.linalg.eigh',
+  'torch.linalg.eigvals',
+  'torch.linalg.qr',
+  'torch.linalg.lstsq',
+  'torch.nn.functional.ctc_loss',
+  'torch.nn.CTCLoss',
+  'torch.histc',
+  'torch.nn.functional.embedding_bag',
+  'torch.nn.EmbeddingBag',
+  'torch.nn.functional.grid_sample',
+  'torch.kthvalue',
+  'torch.nanmedian',
+  'torch.polar',
+  'torch.nn.functional.fractional_max_pool2d',
+  'torch.nn.AdaptiveMaxPool3d',
+  'torch.nn.Conv3d',
+  'torch.nn.functional.conv3d',
 ];
 
 interface Splice {
@@ -118,7 +134,8 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
   const hazards: Hazard[] = [];
   const hazard = (n: PyNode, severity: Hazard['severity'], rule: string, what: string, why: string, fix: string): void => {
     const line = n.l ?? 1;
-    if (!hazards.some((h) => h.line === line && h.rule === rule && h.what === what)) hazards.push({ file, line, severity, rule, what, why, fix });
+    if (!hazards.some((h) => h.line === line && h.rule === rule && h.what === what))
+      hazards.push({ file, line, severity, rule, what, why, fix });
   };
   const notes = new Set<string>();
 
@@ -169,8 +186,7 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
   // does this file use CUDA at all? (torch.load gets a map_location only in such files)
   let cudaIsms = 0;
 
-  const kw = (call: PyNode, name: string): PyNode | undefined =>
-    (call.keywords as PyNode[]).find((k) => k.arg === name);
+  const kw = (call: PyNode, name: string): PyNode | undefined => (call.keywords as PyNode[]).find((k) => k.arg === name);
   const argsOf = (call: PyNode): PyNode[] => call.args as PyNode[];
 
   /** Keyword form of a call's arguments, positional ones named by `names`; null if it cannot be done. */
@@ -179,14 +195,20 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
     const args = argsOf(call).slice(skipPositional);
     if (args.length > names.length || args.some((a) => a._t === 'Starred')) return null;
     args.forEach((a, i) => parts.push(`${names[i]}=${text(a)}`));
-    for (const k of call.keywords as PyNode[]) parts.push(k.arg ? `${k.arg as string}=${text(k.value as PyNode)}` : `**${text(k.value as PyNode)}`);
+    for (const k of call.keywords as PyNode[])
+      parts.push(k.arg ? `${k.arg as string}=${text(k.value as PyNode)}` : `**${text(k.value as PyNode)}`);
     return parts.join(', ');
   };
 
   const visit = (n: PyNode, parent: PyNode | undefined, keywordName: string | null): void => {
     if (inPrelude(n)) return;
     // 'cuda' if torch.cuda.is_available() else 'cpu'  →  _CHATGPU_DEVICE
-    if (n._t === 'IfExp' && isCudaLiteral(n.body) && qualify((n.test as PyNode).func) === 'torch.cuda.is_available' && strValue(n.orelse) === 'cpu') {
+    if (
+      n._t === 'IfExp' &&
+      isCudaLiteral(n.body) &&
+      qualify((n.test as PyNode).func) === 'torch.cuda.is_available' &&
+      strValue(n.orelse) === 'cpu'
+    ) {
       splices.push({ s: n.s!, e: n.e!, text: DEVICE, rule: 'device-conditional', line: n.l! });
       cudaIsms++;
       return;
@@ -199,26 +221,68 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
         splices.push({ s: n.s!, e: n.e!, text: DEVICE, rule: 'device-string', line: n.l! });
         cudaIsms++;
         if (n._t === 'JoinedStr' || /:\d+$/.test(strValue(n) ?? '')) {
-          hazard(n, 'warning', 'device-index', `device index in ${text(n)} dropped`, 'The worker gives the script one device; an explicit GPU index (multi-GPU placement) no longer selects a card.', 'Run one process per device (the worker sets CHATGPU_DEVICE for each) instead of indexing GPUs.');
+          hazard(
+            n,
+            'warning',
+            'device-index',
+            `device index in ${text(n)} dropped`,
+            'The worker gives the script one device; an explicit GPU index (multi-GPU placement) no longer selects a card.',
+            'Run one process per device (the worker sets CHATGPU_DEVICE for each) instead of indexing GPUs.',
+          );
         }
         return;
       }
     }
     if (n._t === 'Attribute' && (n.attr === 'double' || qualify(n) === 'torch.float64' || qualify(n) === 'torch.double')) {
       if (ctx.target === 'mps' && (n.attr !== 'double' || (parent?._t === 'Call' && parent.func === n))) {
-        hazard(n, 'error', 'mps-float64', `float64 (${text(n)})`, 'MPS has no float64: tensors of this dtype fail to move to the device.', 'Use float32 on MPS (or keep this part on CPU).');
+        hazard(
+          n,
+          'error',
+          'mps-float64',
+          `float64 (${text(n)})`,
+          'MPS has no float64: tensors of this dtype fail to move to the device.',
+          'Use float32 on MPS (or keep this part on CPU).',
+        );
       }
     }
     if (ctx.target === 'mps' && n._t === 'Call') {
       const q = qualify(n.func) ?? '';
       if (q === 'torch.from_numpy' || q === 'torch.as_tensor' || q === 'torch.tensor') {
-        if (q === 'torch.from_numpy') hazard(n, 'warning', 'mps-float64', 'tensor from a NumPy array', 'NumPy arrays default to float64, which MPS does not support.', 'Convert with .float() (or dtype=np.float32) before moving to the device.');
+        if (q === 'torch.from_numpy')
+          hazard(
+            n,
+            'warning',
+            'mps-float64',
+            'tensor from a NumPy array',
+            'NumPy arrays default to float64, which MPS does not support.',
+            'Convert with .float() (or dtype=np.float32) before moving to the device.',
+          );
       }
       const weak = MPS_WEAK_OPS.find((o) => q === o || q.startsWith(`${o}.`));
-      if (weak) hazard(n, 'warning', 'mps-missing-kernel', `${q} may have no MPS kernel`, 'Depending on the PyTorch release this op is not implemented for MPS: it raises NotImplementedError unless PYTORCH_ENABLE_MPS_FALLBACK=1, and then runs on the CPU (slowly).', 'Set PYTORCH_ENABLE_MPS_FALLBACK=1 in the job environment (before Python starts), or move this step to the CPU explicitly.');
+      if (weak)
+        hazard(
+          n,
+          'warning',
+          'mps-missing-kernel',
+          `${q} may have no MPS kernel`,
+          'Depending on the PyTorch release this op is not implemented for MPS: it raises NotImplementedError unless PYTORCH_ENABLE_MPS_FALLBACK=1, and then runs on the CPU (slowly).',
+          'Set PYTORCH_ENABLE_MPS_FALLBACK=1 in the job environment (before Python starts), or move this step to the CPU explicitly.',
+        );
     }
-    if (ctx.target === 'mps' && n._t === 'Subscript' && qualify(n.value) === 'os.environ' && strValue(n.slice) === 'PYTORCH_ENABLE_MPS_FALLBACK') {
-      hazard(n, 'warning', 'mps-fallback-env', 'PYTORCH_ENABLE_MPS_FALLBACK set from inside the script', 'PyTorch reads this variable when it initialises MPS; set after `import torch` it may have no effect.', 'Set it in the job environment instead.');
+    if (
+      ctx.target === 'mps' &&
+      n._t === 'Subscript' &&
+      qualify(n.value) === 'os.environ' &&
+      strValue(n.slice) === 'PYTORCH_ENABLE_MPS_FALLBACK'
+    ) {
+      hazard(
+        n,
+        'warning',
+        'mps-fallback-env',
+        'PYTORCH_ENABLE_MPS_FALLBACK set from inside the script',
+        'PyTorch reads this variable when it initialises MPS; set after `import torch` it may have no effect.',
+        'Set it in the job environment instead.',
+      );
     }
     const q = n._t === 'Attribute' ? qualify(n) : null;
     if (q && torchVersion && parent && !(parent._t === 'Attribute')) {
@@ -226,7 +290,14 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
       // (Calls of torch.compile, torch.amp.GradScaler and scaled_dot_product_attention are rewritten by visitCall.)
       const rewrittenCall = parent._t === 'Call' && parent.func === n && api?.[0] === 'torch.nn.functional.scaled_dot_product_attention';
       if (api && older(torchVersion, api[1]) && !(api[0] === 'torch.compile' || api[0] === 'torch.amp.GradScaler') && !rewrittenCall) {
-        hazard(n, 'error', 'torch-version', `${q} needs PyTorch ≥ ${api[1].join('.')}`, `The worker runs PyTorch ${ctx.runtime?.torch}: this attribute does not exist there.`, api[2]);
+        hazard(
+          n,
+          'error',
+          'torch-version',
+          `${q} needs PyTorch ≥ ${api[1].join('.')}`,
+          `The worker runs PyTorch ${ctx.runtime?.torch}: this attribute does not exist there.`,
+          api[2],
+        );
       }
     }
     for (const [k, v] of Object.entries(n)) {
@@ -276,7 +347,9 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
     if (qf === 'torch.cuda.empty_cache') return replaceCall('_chatgpu_empty_cache()', 'cuda-empty-cache');
     if (qf === 'torch.cuda.manual_seed' || qf === 'torch.cuda.manual_seed_all') {
       replaceFunc('_chatgpu_manual_seed', 'cuda-manual-seed');
-      notes.add('Random numbers drawn on the device come from that device\'s generator: streams differ between CUDA, MPS and CPU for the same seed.');
+      notes.add(
+        "Random numbers drawn on the device come from that device's generator: streams differ between CUDA, MPS and CPU for the same seed.",
+      );
       return false;
     }
     if (qf?.startsWith('torch.cuda.') && qf.split('.').length === 3) {
@@ -287,13 +360,18 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
         return false;
       }
     }
-    if (qf === 'torch.cuda.amp.autocast' || ((qf === 'torch.autocast' || qf === 'torch.amp.autocast') && (isCudaLiteral(args[0]) || isCudaLiteral(kw(n, 'device_type')?.value)))) {
+    if (
+      qf === 'torch.cuda.amp.autocast' ||
+      ((qf === 'torch.autocast' || qf === 'torch.amp.autocast') && (isCudaLiteral(args[0]) || isCudaLiteral(kw(n, 'device_type')?.value)))
+    ) {
       const isNew = qf !== 'torch.cuda.amp.autocast';
       const names = isNew ? ['dtype', 'enabled', 'cache_enabled'] : ['enabled', 'dtype', 'cache_enabled'];
       const copy = { ...n, keywords: (n.keywords as PyNode[]).filter((k) => k.arg !== 'device_type') };
       const a = keywordArgs(copy, names, isNew && args.length > 0 ? 1 : 0);
       if (a === null) return false;
-      notes.add('CUDA mixed precision (autocast/GradScaler) stays on for CUDA workers only; elsewhere the code runs in float32, so results differ from an fp16/bf16 CUDA run within half-precision tolerance.');
+      notes.add(
+        'CUDA mixed precision (autocast/GradScaler) stays on for CUDA workers only; elsewhere the code runs in float32, so results differ from an fp16/bf16 CUDA run within half-precision tolerance.',
+      );
       return replaceCall(`_chatgpu_autocast(${a})`, 'amp-autocast');
     }
     if (qf === 'torch.cuda.amp.GradScaler') {
@@ -301,17 +379,41 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
       return false;
     }
     // torch.amp.GradScaler's device defaults to "cuda": no device given is the CUDA one too.
-    if (qf === 'torch.amp.GradScaler' && (isCudaLiteral(args[0]) || isCudaLiteral(kw(n, 'device')?.value) || (args.length === 0 && !kw(n, 'device')))) {
+    if (
+      qf === 'torch.amp.GradScaler' &&
+      (isCudaLiteral(args[0]) || isCudaLiteral(kw(n, 'device')?.value) || (args.length === 0 && !kw(n, 'device')))
+    ) {
       const copy = { ...n, keywords: (n.keywords as PyNode[]).filter((k) => k.arg !== 'device') };
-      const a = keywordArgs(copy, ['init_scale', 'growth_factor', 'backoff_factor', 'growth_interval', 'enabled'], isCudaLiteral(args[0]) ? 1 : 0);
+      const a = keywordArgs(
+        copy,
+        ['init_scale', 'growth_factor', 'backoff_factor', 'growth_interval', 'enabled'],
+        isCudaLiteral(args[0]) ? 1 : 0,
+      );
       if (a === null) return false;
-      if (torchVersion && older(torchVersion, [2, 3])) hazard(n, 'info', 'torch-version', 'torch.amp.GradScaler needs PyTorch ≥ 2.3', `The worker runs PyTorch ${ctx.runtime?.torch}; the rewrite uses torch.cuda.amp.GradScaler there.`, 'Nothing to do: the rewrite keeps torch.amp.GradScaler where it exists.');
+      if (torchVersion && older(torchVersion, [2, 3]))
+        hazard(
+          n,
+          'info',
+          'torch-version',
+          'torch.amp.GradScaler needs PyTorch ≥ 2.3',
+          `The worker runs PyTorch ${ctx.runtime?.torch}; the rewrite uses torch.cuda.amp.GradScaler there.`,
+          'Nothing to do: the rewrite keeps torch.amp.GradScaler where it exists.',
+        );
       return replaceCall(`_chatgpu_grad_scaler(${a})`, 'amp-grad-scaler');
     }
     if (qf === 'torch.nn.functional.scaled_dot_product_attention' && torchVersion && older(torchVersion, [2, 0])) {
       replaceFunc('_chatgpu_sdpa', 'torch-sdpa-compat');
-      hazard(n, 'info', 'torch-version', 'torch.nn.functional.scaled_dot_product_attention needs PyTorch ≥ 2.0', `The worker runs PyTorch ${ctx.runtime?.torch}; the rewrite computes the same attention as PyTorch documents it (softmax(Q·Kᵀ·scale + mask)·V), without the fused kernel: slower and more memory on long sequences.`, 'Nothing to do: the rewrite keeps the fused kernel where it exists.');
-      notes.add('Attention without the fused kernel (PyTorch before 2.0) sums in a different order: results agree within float tolerance, not bit for bit.');
+      hazard(
+        n,
+        'info',
+        'torch-version',
+        'torch.nn.functional.scaled_dot_product_attention needs PyTorch ≥ 2.0',
+        `The worker runs PyTorch ${ctx.runtime?.torch}; the rewrite computes the same attention as PyTorch documents it (softmax(Q·Kᵀ·scale + mask)·V), without the fused kernel: slower and more memory on long sequences.`,
+        'Nothing to do: the rewrite keeps the fused kernel where it exists.',
+      );
+      notes.add(
+        'Attention without the fused kernel (PyTorch before 2.0) sums in a different order: results agree within float tolerance, not bit for bit.',
+      );
       return false;
     }
     if (qf === 'torch.device' && isCudaLiteral(args[0]) && args.length === 2) {
@@ -319,7 +421,14 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
     }
     if (qf === 'torch.compile' && torchVersion && older(torchVersion, [2, 0])) {
       replaceFunc('_chatgpu_compile', 'torch-compile-compat');
-      hazard(n, 'info', 'torch-version', 'torch.compile needs PyTorch ≥ 2.0', `The worker runs PyTorch ${ctx.runtime?.torch}; the model runs uncompiled there.`, 'Nothing to do: the rewrite keeps torch.compile where it exists.');
+      hazard(
+        n,
+        'info',
+        'torch-version',
+        'torch.compile needs PyTorch ≥ 2.0',
+        `The worker runs PyTorch ${ctx.runtime?.torch}; the model runs uncompiled there.`,
+        'Nothing to do: the rewrite keeps torch.compile where it exists.',
+      );
       return false;
     }
     if (qf?.startsWith('torch.accelerator.') && torchVersion && older(torchVersion, [2, 6])) {
@@ -331,7 +440,14 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
         device_count: '_chatgpu_cuda_only("device_count", 1)()',
       };
       if (map[name]) {
-        hazard(n, 'info', 'torch-version', `${qf} needs PyTorch ≥ 2.6`, `The worker runs PyTorch ${ctx.runtime?.torch}; the rewrite asks the worker's device instead.`, 'Nothing to do.');
+        hazard(
+          n,
+          'info',
+          'torch-version',
+          `${qf} needs PyTorch ≥ 2.6`,
+          `The worker runs PyTorch ${ctx.runtime?.torch}; the rewrite asks the worker's device instead.`,
+          'Nothing to do.',
+        );
         return replaceCall(map[name], 'torch-accelerator-compat');
       }
     }
@@ -341,7 +457,15 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
       const value = func.value as PyNode;
       splices.push({ s: value.e!, e: n.e!, text: `.to(${[DEVICE, ...keep].join(', ')})`, rule: 'tensor-cuda', line });
       cudaIsms++;
-      if (args.length > 0) hazard(n, 'warning', 'device-index', `device index in ${text(n)} dropped`, 'The worker gives the script one device; an explicit GPU index no longer selects a card.', 'Run one process per device instead of indexing GPUs.');
+      if (args.length > 0)
+        hazard(
+          n,
+          'warning',
+          'device-index',
+          `device index in ${text(n)} dropped`,
+          'The worker gives the script one device; an explicit GPU index no longer selects a card.',
+          'Run one process per device instead of indexing GPUs.',
+        );
       visit(value, n, null);
       return true;
     }
@@ -376,29 +500,66 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
           splices.push({ s: v.s!, e: v.e!, text: DEVICE, rule: 'map-location', line: v.l! });
           cudaIsms++;
         } else if (v._t === 'Dict' && /cuda/.test(text(v))) {
-          hazard(v, 'warning', 'map-location', 'map_location maps between CUDA devices', 'A device-to-device mapping fails when the worker has no such CUDA device.', 'Use map_location=_CHATGPU_DEVICE.');
+          hazard(
+            v,
+            'warning',
+            'map-location',
+            'map_location maps between CUDA devices',
+            'A device-to-device mapping fails when the worker has no such CUDA device.',
+            'Use map_location=_CHATGPU_DEVICE.',
+          );
         }
       } else if (args.length <= 1) {
         const last = [...args, ...(n.keywords as PyNode[])].sort((a, b) => a.e! - b.e!).at(-1);
         if (last) loadsWithoutMapLocation.push({ at: last.e!, line });
       }
       if (torchVersion && !older(torchVersion, [2, 6]) && !kw(n, 'weights_only')) {
-        hazard(n, 'info', 'torch-version', 'torch.load without weights_only on PyTorch ≥ 2.6', 'Since 2.6 torch.load defaults to weights_only=True and refuses pickled objects other than tensors and plain containers.', 'Pass weights_only=False for trusted checkpoints that hold other objects.');
+        hazard(
+          n,
+          'info',
+          'torch-version',
+          'torch.load without weights_only on PyTorch ≥ 2.6',
+          'Since 2.6 torch.load defaults to weights_only=True and refuses pickled objects other than tensors and plain containers.',
+          'Pass weights_only=False for trusted checkpoints that hold other objects.',
+        );
       }
     }
     if (qf === 'torch.distributed.init_process_group') {
       const backend = args[0] ?? kw(n, 'backend')?.value;
       if (strValue(backend) === 'nccl' && ctx.target !== 'cuda' && ctx.target !== 'rocm') {
-        hazard(n, 'error', 'distributed-backend', 'NCCL process group', 'NCCL needs CUDA GPUs; on CPU or MPS workers init_process_group fails.', 'Use backend="gloo" off CUDA (e.g. "nccl" if _CHATGPU_DEVICE_TYPE == "cuda" else "gloo").');
+        hazard(
+          n,
+          'error',
+          'distributed-backend',
+          'NCCL process group',
+          'NCCL needs CUDA GPUs; on CPU or MPS workers init_process_group fails.',
+          'Use backend="gloo" off CUDA (e.g. "nccl" if _CHATGPU_DEVICE_TYPE == "cuda" else "gloo").',
+        );
       }
     }
     if (qf === 'torch.nn.DataParallel' || qf === 'torch.nn.parallel.DistributedDataParallel' || qf === 'torch.nn.parallel.DataParallel') {
-      if (kw(n, 'device_ids')) hazard(n, 'warning', 'device-index', `${qf.split('.').pop()} with device_ids`, 'GPU indices assume a multi-GPU CUDA machine.', 'Drop device_ids (one process per device) or guard with _CHATGPU_DEVICE_TYPE == "cuda".');
+      if (kw(n, 'device_ids'))
+        hazard(
+          n,
+          'warning',
+          'device-index',
+          `${qf.split('.').pop()} with device_ids`,
+          'GPU indices assume a multi-GPU CUDA machine.',
+          'Drop device_ids (one process per device) or guard with _CHATGPU_DEVICE_TYPE == "cuda".',
+        );
     }
     if (func._t === 'Attribute' && func.attr === 'add_argument') {
       const flags = args.map(strValue).filter((s): s is string => !!s);
       const flag = flags.find((f) => /^--?(no[-_])?(cuda|gpu|use[-_]cuda|use[-_]gpu)$/.test(f));
-      if (flag) hazard(n, 'info', 'cuda-flag', `command-line flag ${flag}`, 'The flag keeps working, but now selects "the worker\'s device" (CHATGPU_DEVICE) rather than CUDA specifically.', 'Nothing to do; the job\'s command line may keep or drop the flag.');
+      if (flag)
+        hazard(
+          n,
+          'info',
+          'cuda-flag',
+          `command-line flag ${flag}`,
+          'The flag keeps working, but now selects "the worker\'s device" (CHATGPU_DEVICE) rather than CUDA specifically.',
+          "Nothing to do; the job's command line may keep or drop the flag.",
+        );
     }
     return false;
   };
@@ -440,8 +601,11 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
       }
       const called = parents.get(n)?._t === 'Call' && parents.get(n)?.func === n; // every x.cuda() call is rewritten
       const parentType = parents.get(n)?._t ?? '';
-      const flagLike = ['If', 'IfExp', 'BoolOp', 'UnaryOp', 'Compare', 'keyword', 'While', 'Assert'].includes(parentType) ||
-        (isNode(n.value) && n.value._t === 'Name' && /^(args|opts?|options|config|cfg|flags|FLAGS|hparams|hp|params)$/.test(n.value.id as string));
+      const flagLike =
+        ['If', 'IfExp', 'BoolOp', 'UnaryOp', 'Compare', 'keyword', 'While', 'Assert'].includes(parentType) ||
+        (isNode(n.value) &&
+          n.value._t === 'Name' &&
+          /^(args|opts?|options|config|cfg|flags|FLAGS|hparams|hp|params)$/.test(n.value.id as string));
       if (n._t === 'Attribute' && n.attr === 'cuda' && !called && !flagLike && !isTorchModulePath(n.value) && !covered(n)) {
         res.unconverted.push({ file, line: n.l!, identifier: `${text(n)}`, reason: '.cuda referenced without being called' });
       }
@@ -454,7 +618,9 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
   // ---- the prelude: helpers the rewritten text uses
   if (outText !== src || prelude) {
     const body = prelude ? outText.replace(src.slice(prelude[0], prelude[1]), '') : outText;
-    const needed = PRELUDE_HELPERS.filter((h) => h.uses.some((u) => body.includes(u)) || (prelude && src.slice(prelude[0], prelude[1]).includes(`def ${h.name}(`)));
+    const needed = PRELUDE_HELPERS.filter(
+      (h) => h.uses.some((u) => body.includes(u)) || (prelude && src.slice(prelude[0], prelude[1]).includes(`def ${h.name}(`)),
+    );
     const usesDevice = needed.length > 0 || /\b_CHATGPU_DEVICE(?:_TYPE)?\b/.test(body);
     if (usesDevice || prelude) {
       const block = renderPrelude(needed.map((h) => h.name));
@@ -470,7 +636,13 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
         const after = outText.slice(cut);
         const sepBefore = before === '' || before.endsWith('\n\n') ? '' : before.endsWith('\n') ? '\n' : '\n\n';
         outText = `${before}${sepBefore}${block}${after.startsWith('\n') || after === '' ? '' : '\n'}${after}`;
-        res.edits.push({ file, line: at.line, before: '', after: `${PRELUDE_BEGIN} … (${needed.map((h) => h.name).join(', ')})`, rule: 'device-prelude' });
+        res.edits.push({
+          file,
+          line: at.line,
+          before: '',
+          after: `${PRELUDE_BEGIN} … (${needed.map((h) => h.name).join(', ')})`,
+          rule: 'device-prelude',
+        });
       }
     }
   }
@@ -504,7 +676,9 @@ export function migratePytorch(file: string, src: string, module: PyNode, ctx: T
   res.edits.sort((a, b) => a.line - b.line || (a.rule < b.rule ? -1 : 1));
 
   if (cudaIsms > 0 && ctx.target !== 'cuda' && ctx.target !== 'rocm') {
-    notes.add(`Running on ${ctx.target} instead of CUDA uses different kernels: floating-point results differ in the last bits (compare within tolerance).`);
+    notes.add(
+      `Running on ${ctx.target} instead of CUDA uses different kernels: floating-point results differ in the last bits (compare within tolerance).`,
+    );
   }
   res.content = outText;
   res.hazards = hazards.sort((a, b) => a.line - b.line);

@@ -40,7 +40,23 @@ export async function migrateTree(tree: CodeTree, ctx: TransformContext, opts: M
       const p = parsed[path];
       if (p && p.ok) r = migratePytorch(path, content, p.tree, ctx);
       else if (p && !p.ok) {
-        r = { content, edits: [], unconverted: [], numericsNotes: [], hazards: [{ file: path, line: p.error.line, severity: 'error', rule: 'python-syntax', what: `does not parse: ${p.error.message}`, why: 'A file that does not parse cannot be migrated or run.', fix: 'Fix the syntax error.' }] };
+        r = {
+          content,
+          edits: [],
+          unconverted: [],
+          numericsNotes: [],
+          hazards: [
+            {
+              file: path,
+              line: p.error.line,
+              severity: 'error',
+              rule: 'python-syntax',
+              what: `does not parse: ${p.error.message}`,
+              why: 'A file that does not parse cannot be migrated or run.',
+              fix: 'Fix the syntax error.',
+            },
+          ],
+        };
       }
     } else if (CPP_SOURCE.test(path)) {
       if (ctx.target === 'rocm') r = migrateCudaToHip(path, content, { treeFiles: paths });

@@ -50,7 +50,10 @@ if __name__ == "__main__":
 `;
 
 /** The same training loop without convolutions. */
-const MLP = CONVNET.replace('self.conv = nn.Conv2d(1, 4, 3)', 'self.conv = nn.Linear(8, 6)').replace('self.fc = nn.Linear(4 * 6 * 6, 2)', 'self.fc = nn.Linear(48, 2)');
+const MLP = CONVNET.replace('self.conv = nn.Conv2d(1, 4, 3)', 'self.conv = nn.Linear(8, 6)').replace(
+  'self.fc = nn.Linear(4 * 6 * 6, 2)',
+  'self.fc = nn.Linear(48, 2)',
+);
 
 const names = async (src: string, ctx: TransformContext): Promise<OptimizationName[]> =>
   (await proposeOptimizations({ 'train.py': src }, ctx, { python })).map((c) => c.name);
@@ -64,7 +67,14 @@ async function applied(name: OptimizationName, src: string, ctx: TransformContex
 describe('proposeOptimizations: which candidates for which target', () => {
   it('proposes every GPU candidate for a convnet on an Ampere CUDA worker with PyTorch 2.4', async () => {
     expect(await names(CONVNET, CUDA_AMPERE)).toEqual([
-      'cudnn-benchmark', 'matmul-precision-high', 'autocast-bf16', 'autocast-fp16', 'dataloader-workers', 'pin-memory', 'torch-compile', 'channels-last',
+      'cudnn-benchmark',
+      'matmul-precision-high',
+      'autocast-bf16',
+      'autocast-fp16',
+      'dataloader-workers',
+      'pin-memory',
+      'torch-compile',
+      'channels-last',
     ]);
   });
 
@@ -80,11 +90,15 @@ describe('proposeOptimizations: which candidates for which target', () => {
 
   it('gates TF32 on Ampere+ and PyTorch ≥ 1.12, NVIDIA only', async () => {
     expect(await names(CONVNET, { target: 'cuda', runtime: { torch: '2.4', gpuArch: 'sm_75' } })).not.toContain('matmul-precision-high');
-    expect(await names(CONVNET, { target: 'cuda', runtime: { torch: '1.13', computeCapability: '7.5' } })).not.toContain('matmul-precision-high');
+    expect(await names(CONVNET, { target: 'cuda', runtime: { torch: '1.13', computeCapability: '7.5' } })).not.toContain(
+      'matmul-precision-high',
+    );
     expect(await names(CONVNET, { target: 'cuda', runtime: { torch: '1.11', gpuArch: 'sm_80' } })).not.toContain('matmul-precision-high');
     expect(await names(CONVNET, { target: 'cuda', runtime: { torch: '2.4' } })).not.toContain('matmul-precision-high'); // arch unknown
     expect(await names(CONVNET, { target: 'rocm', runtime: { torch: '2.4', gpuArch: 'gfx90a' } })).not.toContain('matmul-precision-high');
-    expect(await names(CONVNET, { target: 'cuda', runtime: { torch: '1.12', computeCapability: '8.0' } })).toContain('matmul-precision-high');
+    expect(await names(CONVNET, { target: 'cuda', runtime: { torch: '1.12', computeCapability: '8.0' } })).toContain(
+      'matmul-precision-high',
+    );
   });
 
   it('gates bf16 on hardware that has it and fp16 on GPUs', async () => {
@@ -99,7 +113,7 @@ describe('proposeOptimizations: which candidates for which target', () => {
     expect(mps).not.toContain('autocast-fp16');
   });
 
-  it('gates torch.compile on PyTorch ≥ 2.0 (≥ 2.6 on MPS, and the worker\'s Python)', async () => {
+  it("gates torch.compile on PyTorch ≥ 2.0 (≥ 2.6 on MPS, and the worker's Python)", async () => {
     expect(await names(CONVNET, { target: 'cuda', runtime: { torch: '1.13', gpuArch: 'sm_86' } })).not.toContain('torch-compile');
     expect(await names(CONVNET, { target: 'cuda', runtime: { gpuArch: 'sm_86' } })).not.toContain('torch-compile'); // version unknown
     expect(await names(CONVNET, { target: 'mps', runtime: { torch: '2.3' } })).not.toContain('torch-compile');
@@ -124,14 +138,28 @@ describe('proposeOptimizations: which candidates for which target', () => {
 
 describe('each candidate: minimal edit, compiles, idempotent', () => {
   const cases: Array<[OptimizationName, TransformContext, string[]]> = [
-    ['cudnn-benchmark', CUDA_AMPERE, ['from torch.utils.data import DataLoader, TensorDataset\n\ntorch.backends.cudnn.benchmark = True\n\n\nclass Net']],
+    [
+      'cudnn-benchmark',
+      CUDA_AMPERE,
+      ['from torch.utils.data import DataLoader, TensorDataset\n\ntorch.backends.cudnn.benchmark = True\n\n\nclass Net'],
+    ],
     ['matmul-precision-high', CUDA_AMPERE, ['TensorDataset\n\ntorch.set_float32_matmul_precision("high")\n']],
-    ['autocast-bf16', CPU_113, ['            opt.zero_grad()\n            with torch.autocast(device_type="cpu", dtype=torch.bfloat16):\n                out = model(x)\n                loss = F.cross_entropy(out, y)\n            loss.backward()\n']],
-    ['autocast-fp16', { target: 'cuda', runtime: { torch: '2.1', gpuArch: 'sm_75' } }, [
-      '    scaler = torch.cuda.amp.GradScaler()\n    for epoch in range(epochs):\n',
-      '            with torch.autocast(device_type="cuda", dtype=torch.float16):\n                out = model(x)\n',
-      '            scaler.scale(loss).backward()\n            scaler.unscale_(opt)\n            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n            scaler.step(opt)\n            scaler.update()\n    return model\n',
-    ]],
+    [
+      'autocast-bf16',
+      CPU_113,
+      [
+        '            opt.zero_grad()\n            with torch.autocast(device_type="cpu", dtype=torch.bfloat16):\n                out = model(x)\n                loss = F.cross_entropy(out, y)\n            loss.backward()\n',
+      ],
+    ],
+    [
+      'autocast-fp16',
+      { target: 'cuda', runtime: { torch: '2.1', gpuArch: 'sm_75' } },
+      [
+        '    scaler = torch.cuda.amp.GradScaler()\n    for epoch in range(epochs):\n',
+        '            with torch.autocast(device_type="cuda", dtype=torch.float16):\n                out = model(x)\n',
+        '            scaler.scale(loss).backward()\n            scaler.unscale_(opt)\n            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n            scaler.step(opt)\n            scaler.update()\n    return model\n',
+      ],
+    ],
     ['dataloader-workers', CPU_113, ['loader = DataLoader(data, batch_size=4, shuffle=True, num_workers=2)\n']],
     ['pin-memory', CUDA_AMPERE, ['loader = DataLoader(data, batch_size=4, shuffle=True, pin_memory=True)\n']],
     ['torch-compile', CUDA_AMPERE, ['    model = Net()\n    model.compile()\n    opt =']],
@@ -161,7 +189,8 @@ describe('each candidate: minimal edit, compiles, idempotent', () => {
   });
 
   it('persistent_workers follows num_workers (constant or expression), leaves shuffled loaders alone, needs PyTorch ≥ 1.7', async () => {
-    const src = 'import torch\nfrom torch.utils.data import DataLoader\n\na = DataLoader(ds, batch_size=2, num_workers=4)\nb = DataLoader(ds, num_workers=args.workers)\nc = DataLoader(ds, num_workers=0)\nd = DataLoader(ds, shuffle=True, num_workers=4)\n';
+    const src =
+      'import torch\nfrom torch.utils.data import DataLoader\n\na = DataLoader(ds, batch_size=2, num_workers=4)\nb = DataLoader(ds, num_workers=args.workers)\nc = DataLoader(ds, num_workers=0)\nd = DataLoader(ds, shuffle=True, num_workers=4)\n';
     const out = await applied('persistent-workers', src, CPU_113);
     expect(out).toContain('a = DataLoader(ds, batch_size=2, num_workers=4, persistent_workers=True)\n');
     expect(out).toContain('b = DataLoader(ds, num_workers=args.workers, persistent_workers=args.workers > 0)\n');
@@ -172,7 +201,11 @@ describe('each candidate: minimal edit, compiles, idempotent', () => {
   });
 
   it('the edits report the input lines they change', async () => {
-    const r = await optimization('autocast-fp16')({ 'train.py': CONVNET }, { target: 'cuda', runtime: { torch: '2.4', gpuArch: 'sm_86' } }, { python });
+    const r = await optimization('autocast-fp16')(
+      { 'train.py': CONVNET },
+      { target: 'cuda', runtime: { torch: '2.4', gpuArch: 'sm_86' } },
+      { python },
+    );
     expect(r.edits.map((e) => `${e.line}:${e.before.trim()}`)).toEqual([
       '22:',
       '25:out = model(x)\n            loss = F.cross_entropy(out, y)',
@@ -192,7 +225,10 @@ describe('code that must be left alone', () => {
     expect(await names(det, CUDA_AMPERE)).not.toContain('cudnn-benchmark');
     const tf32 = CONVNET.replace('import torch.nn as nn\n', 'import torch.nn as nn\ntorch.backends.cuda.matmul.allow_tf32 = False\n');
     expect(await names(tf32, CUDA_AMPERE)).not.toContain('matmul-precision-high');
-    const amp = CONVNET.replace('            out = model(x)\n            loss = F.cross_entropy(out, y)\n', '            with torch.cuda.amp.autocast():\n                out = model(x)\n                loss = F.cross_entropy(out, y)\n');
+    const amp = CONVNET.replace(
+      '            out = model(x)\n            loss = F.cross_entropy(out, y)\n',
+      '            with torch.cuda.amp.autocast():\n                out = model(x)\n                loss = F.cross_entropy(out, y)\n',
+    );
     const n = await names(amp, CUDA_AMPERE);
     expect(n).not.toContain('autocast-bf16');
     expect(n).not.toContain('autocast-fp16');
@@ -200,9 +236,15 @@ describe('code that must be left alone', () => {
 
   it('leaves DataLoaders with **kwargs, IterableDatasets and already-set options alone', async () => {
     expect(await names(CONVNET.replace('batch_size=4, shuffle=True)', '**kwargs)'), CUDA_AMPERE)).not.toContain('dataloader-workers');
-    const stream = 'import torch\n\n\nclass Stream(torch.utils.data.IterableDataset):\n    def __iter__(self):\n        return iter(range(8))\n';
-    expect((await proposeOptimizations({ 'data.py': stream, 'train.py': CONVNET }, CUDA_AMPERE, { python })).map((c) => c.name)).not.toContain('dataloader-workers');
-    const set = await names(CONVNET.replace('shuffle=True)', 'shuffle=True, num_workers=8, pin_memory=True, persistent_workers=True)'), CUDA_AMPERE);
+    const stream =
+      'import torch\n\n\nclass Stream(torch.utils.data.IterableDataset):\n    def __iter__(self):\n        return iter(range(8))\n';
+    expect(
+      (await proposeOptimizations({ 'data.py': stream, 'train.py': CONVNET }, CUDA_AMPERE, { python })).map((c) => c.name),
+    ).not.toContain('dataloader-workers');
+    const set = await names(
+      CONVNET.replace('shuffle=True)', 'shuffle=True, num_workers=8, pin_memory=True, persistent_workers=True)'),
+      CUDA_AMPERE,
+    );
     expect(set).not.toContain('dataloader-workers');
     expect(set).not.toContain('pin-memory');
     expect(set).not.toContain('persistent-workers');
@@ -215,16 +257,27 @@ describe('code that must be left alone', () => {
   });
 
   it('resolves aliases and adds `import torch` when the file has no name for it', async () => {
-    const aliased = CONVNET.replace('import torch\n', 'import torch as T\n').replace(/(?<![\w.])torch\.(?!nn as|utils\.data import)/g, 'T.');
+    const aliased = CONVNET.replace('import torch\n', 'import torch as T\n').replace(
+      /(?<![\w.])torch\.(?!nn as|utils\.data import)/g,
+      'T.',
+    );
     expect(await applied('cudnn-benchmark', aliased, CUDA_AMPERE)).toContain('\nT.backends.cudnn.benchmark = True\n');
-    const fromOnly = 'from torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.c = nn.Conv2d(1, 1, 3)\n\n\nif __name__ == "__main__":\n    Net()\n';
-    expect(await applied('cudnn-benchmark', fromOnly, CUDA_AMPERE)).toBe(fromOnly.replace('from torch import nn\n', 'from torch import nn\n\nimport torch\ntorch.backends.cudnn.benchmark = True\n'));
+    const fromOnly =
+      'from torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.c = nn.Conv2d(1, 1, 3)\n\n\nif __name__ == "__main__":\n    Net()\n';
+    expect(await applied('cudnn-benchmark', fromOnly, CUDA_AMPERE)).toBe(
+      fromOnly.replace('from torch import nn\n', 'from torch import nn\n\nimport torch\ntorch.backends.cudnn.benchmark = True\n'),
+    );
   });
 
   it('uses the migrated device type for pin_memory in migrated code', async () => {
-    const migrated = CONVNET.replace('import torch\n', 'import torch\n\n# >>> chatgpu device prelude\n_CHATGPU_DEVICE = "cuda"\n_CHATGPU_DEVICE_TYPE = _CHATGPU_DEVICE.split(":")[0]\n# <<< chatgpu device prelude\n');
+    const migrated = CONVNET.replace(
+      'import torch\n',
+      'import torch\n\n# >>> chatgpu device prelude\n_CHATGPU_DEVICE = "cuda"\n_CHATGPU_DEVICE_TYPE = _CHATGPU_DEVICE.split(":")[0]\n# <<< chatgpu device prelude\n',
+    );
     expect(await applied('pin-memory', migrated, CUDA_AMPERE)).toContain('shuffle=True, pin_memory=_CHATGPU_DEVICE_TYPE == "cuda")');
-    expect(await applied('cudnn-benchmark', migrated, CUDA_AMPERE)).toContain('# <<< chatgpu device prelude\n\ntorch.backends.cudnn.benchmark = True\n');
+    expect(await applied('cudnn-benchmark', migrated, CUDA_AMPERE)).toContain(
+      '# <<< chatgpu device prelude\n\ntorch.backends.cudnn.benchmark = True\n',
+    );
   });
 
   it('is deterministic', async () => {

@@ -15,7 +15,13 @@
 import type { ComparisonCriteria } from './compareOutputs.js';
 import { analyzePyFile, applySplices, type PyFile } from './pySource.js';
 import { parsePython } from './pythonAst.js';
-import { OPTIMIZATION_NAMES, OPTIMIZATION_RULES, type NumericalRisk, type OptimizationName, type OptimizationRule } from './optimizeRules.js';
+import {
+  OPTIMIZATION_NAMES,
+  OPTIMIZATION_RULES,
+  type NumericalRisk,
+  type OptimizationName,
+  type OptimizationRule,
+} from './optimizeRules.js';
 import { byFileLine, type CodeTree, type TransformContext, type TransformResult } from './types.js';
 
 export { OPTIMIZATION_NAMES, type NumericalRisk, type OptimizationName } from './optimizeRules.js';
@@ -60,7 +66,9 @@ const PARSED = new Map<string, PyFile | null>();
 const PARSED_MAX = 256;
 
 async function parseTree(tree: CodeTree, python: string): Promise<PyFile[]> {
-  const paths = Object.keys(tree).filter((p) => p.endsWith('.py')).sort();
+  const paths = Object.keys(tree)
+    .filter((p) => p.endsWith('.py'))
+    .sort();
   const key = (p: string): string => `${python}\0${p}\0${tree[p]}`;
   const missing: Record<string, string> = {};
   for (const p of paths) if (!PARSED.has(key(p))) missing[p] = tree[p]!;
@@ -76,14 +84,23 @@ async function parseTree(tree: CodeTree, python: string): Promise<PyFile[]> {
 }
 
 function sortedTree(tree: CodeTree): Record<string, string> {
-  return Object.fromEntries(Object.keys(tree).sort().map((p) => [p, tree[p]!]));
+  return Object.fromEntries(
+    Object.keys(tree)
+      .sort()
+      .map((p) => [p, tree[p]!]),
+  );
 }
 
 function unchanged(tree: CodeTree): TransformResult {
   return { changed: false, tree: sortedTree(tree), edits: [], hazards: [], unconverted: [], numericsMayChange: false, numericsNotes: [] };
 }
 
-function evaluate(rule: OptimizationRule, tree: CodeTree, files: readonly PyFile[], ctx: TransformContext): OptimizationCandidate | SkippedOptimization {
+function evaluate(
+  rule: OptimizationRule,
+  tree: CodeTree,
+  files: readonly PyFile[],
+  ctx: TransformContext,
+): OptimizationCandidate | SkippedOptimization {
   const unfit = rule.fits(ctx);
   if (unfit) return { name: rule.name, reason: unfit };
   if (files.length === 0) return { name: rule.name, reason: 'no Python files that parse' };
@@ -168,7 +185,12 @@ export interface AppliedOptimizations {
 }
 
 /** Applies the named candidates one after another, each to the previous one's output. */
-export async function applyOptimizations(tree: CodeTree, names: readonly string[], ctx: TransformContext, opts: OptimizeOptions): Promise<AppliedOptimizations> {
+export async function applyOptimizations(
+  tree: CodeTree,
+  names: readonly string[],
+  ctx: TransformContext,
+  opts: OptimizeOptions,
+): Promise<AppliedOptimizations> {
   const unknown = names.filter((n) => !(OPTIMIZATION_NAMES as readonly string[]).includes(n));
   if (unknown.length) throw new Error(`unknown optimization(s): ${unknown.join(', ')} (known: ${OPTIMIZATION_NAMES.join(', ')})`);
   const out: AppliedOptimizations = { tree, applied: [], skipped: [] };

@@ -107,7 +107,9 @@ const MATMUL =
 const DATALOADER = new Set(['torch.utils.data.DataLoader', 'torch.utils.data.dataloader.DataLoader']);
 
 function refs(f: PyFile, pattern: RegExp): PyNode[] {
-  return f.nodes.filter((n) => (n._t === 'Attribute' || n._t === 'Name') && f.parents.get(n)?._t !== 'Attribute' && pattern.test(qualify(f, n) ?? ''));
+  return f.nodes.filter(
+    (n) => (n._t === 'Attribute' || n._t === 'Name') && f.parents.get(n)?._t !== 'Attribute' && pattern.test(qualify(f, n) ?? ''),
+  );
 }
 
 function calls(f: PyFile, pred: (q: string | null, call: PyNode) => boolean): PyNode[] {
@@ -181,7 +183,11 @@ function moduleClasses(files: readonly PyFile[]): ModuleClasses {
     grew = false;
     for (const c of classes) {
       if (modules.has(c.name)) continue;
-      if (c.bases.some((b) => /^torch\.nn\.(?:modules\.module\.)?(?:Module|Sequential|ModuleList|ModuleDict)$/.test(b) || modules.has(last(b)))) {
+      if (
+        c.bases.some(
+          (b) => /^torch\.nn\.(?:modules\.module\.)?(?:Module|Sequential|ModuleList|ModuleDict)$/.test(b) || modules.has(last(b)),
+        )
+      ) {
         modules.add(c.name);
         grew = true;
       }
@@ -202,7 +208,10 @@ function moduleClasses(files: readonly PyFile[]): ModuleClasses {
   const views = new Set<string>();
   for (const c of classes) {
     if (!conv2d.has(c.name)) continue;
-    const hasView = c.f.nodes.some((x) => x._t === 'Call' && x.s! >= c.node.s! && x.e! <= c.node.e! && isNode(x.func) && x.func._t === 'Attribute' && x.func.attr === 'view');
+    const hasView = c.f.nodes.some(
+      (x) =>
+        x._t === 'Call' && x.s! >= c.node.s! && x.e! <= c.node.e! && isNode(x.func) && x.func._t === 'Attribute' && x.func.attr === 'view',
+    );
     if (hasView) views.add(c.name);
   }
   return { modules, conv2d, views };
@@ -227,14 +236,23 @@ function modelAssignments(f: PyFile, classes: ModuleClasses): ModelAssignment[] 
     const target = (st.targets as PyNode[])[0]!;
     if (target._t !== 'Name') continue;
     let v = st.value as PyNode;
-    while (v._t === 'Call' && isNode(v.func) && v.func._t === 'Attribute' && ['to', 'cuda', 'float', 'train', 'cpu'].includes(v.func.attr as string)) v = v.func.value as PyNode;
+    while (
+      v._t === 'Call' &&
+      isNode(v.func) &&
+      v.func._t === 'Attribute' &&
+      ['to', 'cuda', 'float', 'train', 'cpu'].includes(v.func.attr as string)
+    )
+      v = v.func.value as PyNode;
     if (v._t !== 'Call') continue;
     const q = qualify(f, v.func) ?? dotted(v.func) ?? '';
     const cls = q.split('.').pop()!;
     const known = classes.modules.has(cls) || q === 'torch.nn.Sequential' || q.startsWith('torchvision.models.');
     if (!known) continue;
     const name = target.id as string;
-    const trained = f.nodes.some((n) => n._t === 'Call' && isNode(n.func) && n.func._t === 'Attribute' && n.func.attr === 'parameters' && dotted(n.func.value) === name);
+    const trained = f.nodes.some(
+      (n) =>
+        n._t === 'Call' && isNode(n.func) && n.func._t === 'Attribute' && n.func.attr === 'parameters' && dotted(n.func.value) === name,
+    );
     const ind = indentOf(f, st);
     if (!trained || ind === null || !endsItsLine(f, st)) continue;
     out.push({ st, name, cls: q.startsWith('torchvision.models.') ? q : cls, ind });
@@ -315,18 +333,24 @@ function setupFlagRule(opts: {
 const cudnnBenchmark = setupFlagRule({
   name: 'cudnn-benchmark',
   title: 'torch.backends.cudnn.benchmark = True',
-  benefit: 'cuDNN/MIOpen time the convolution algorithms for each input shape once and keep the fastest (fixed shapes: faster convolutions).',
+  benefit:
+    'cuDNN/MIOpen time the convolution algorithms for each input shape once and keep the fastest (fixed shapes: faster convolutions).',
   risk: 'low',
   criteria: LOW,
-  fits: (ctx) => (ctx.target === 'cuda' || ctx.target === 'rocm' ? null : `convolution autotuning exists only on CUDA and ROCm workers (target ${ctx.target})`),
+  fits: (ctx) =>
+    ctx.target === 'cuda' || ctx.target === 'rocm'
+      ? null
+      : `convolution autotuning exists only on CUDA and ROCm workers (target ${ctx.target})`,
   trigger: (f) => refs(f, CONV_ANY).length > 0,
   noTrigger: 'no convolution layers: nothing for cuDNN to autotune',
   decided: (f) => {
     for (const a of assignmentsTo(f, 'torch.backends.cudnn.benchmark')) {
       return isTrue(a.value) ? 'already sets cudnn.benchmark = True' : `sets cudnn.benchmark explicitly (line ${a.l})`;
     }
-    if (assignmentsTo(f, 'torch.backends.cudnn.deterministic').some((a) => isTrue(a.value))) return 'asks for deterministic cuDNN algorithms; autotuning would undo that';
-    if (calls(f, (q, c) => q === 'torch.use_deterministic_algorithms' && isTrue((c.args as PyNode[])[0])).length) return 'asks for deterministic algorithms; autotuning would undo that';
+    if (assignmentsTo(f, 'torch.backends.cudnn.deterministic').some((a) => isTrue(a.value)))
+      return 'asks for deterministic cuDNN algorithms; autotuning would undo that';
+    if (calls(f, (q, c) => q === 'torch.use_deterministic_algorithms' && isTrue((c.args as PyNode[])[0])).length)
+      return 'asks for deterministic algorithms; autotuning would undo that';
     return null;
   },
   statement: (t) => `${t}.backends.cudnn.benchmark = True`,
@@ -371,11 +395,13 @@ const AUTOCAST_WORDS = /(?:^|\.|_)autocast$/;
 
 function inAutocast(f: PyFile, st: PyNode): boolean {
   return ancestors(f, st).some(
-    (a) => (a._t === 'With' || a._t === 'AsyncWith') && (a.items as PyNode[]).some((it) => {
-      const ce = it.context_expr as PyNode;
-      const callee = ce._t === 'Call' ? ce.func : ce;
-      return AUTOCAST_WORDS.test(qualify(f, callee) ?? dotted(callee) ?? '');
-    }),
+    (a) =>
+      (a._t === 'With' || a._t === 'AsyncWith') &&
+      (a.items as PyNode[]).some((it) => {
+        const ce = it.context_expr as PyNode;
+        const callee = ce._t === 'Call' ? ce.func : ce;
+        return AUTOCAST_WORDS.test(qualify(f, callee) ?? dotted(callee) ?? '');
+      }),
   );
 }
 
@@ -394,7 +420,8 @@ function assignedNames(st: PyNode): string[] {
 
 function loadedNames(f: PyFile, st: PyNode): Set<string> {
   const out = new Set<string>();
-  for (const n of f.nodes) if (n._t === 'Name' && n.s! >= st.s! && n.e! <= st.e! && (n.ctx as PyNode)?._t === 'Load') out.add(n.id as string);
+  for (const n of f.nodes)
+    if (n._t === 'Name' && n.s! >= st.s! && n.e! <= st.e! && (n.ctx as PyNode)?._t === 'Load') out.add(n.id as string);
   return out;
 }
 
@@ -403,7 +430,10 @@ function isDeviceMove(st: PyNode): boolean {
   const v = st.value as PyNode | undefined;
   if (!v) return false;
   const parts = v._t === 'Tuple' ? (v.elts as PyNode[]) : [v];
-  return parts.every((p) => p._t === 'Call' && isNode(p.func) && p.func._t === 'Attribute' && ['to', 'cuda', 'cpu', 'pin_memory'].includes(p.func.attr as string));
+  return parts.every(
+    (p) =>
+      p._t === 'Call' && isNode(p.func) && p.func._t === 'Attribute' && ['to', 'cuda', 'cpu', 'pin_memory'].includes(p.func.attr as string),
+  );
 }
 
 function trainingSteps(f: PyFile): { steps: TrainingStep[]; problems: string[] } {
@@ -442,8 +472,8 @@ function trainingSteps(f: PyFile): { steps: TrainingStep[]; problems: string[] }
     }
     const ind = indentOf(f, region[0]!);
     const sameIndent = region.every((r) => indentOf(f, r) === ind && endsItsLine(f, r));
-    const multilineString = f.nodes.some(
-      (n) => (n._t === 'Constant' && typeof n.value === 'string') || n._t === 'JoinedStr'
+    const multilineString = f.nodes.some((n) =>
+      (n._t === 'Constant' && typeof n.value === 'string') || n._t === 'JoinedStr'
         ? n.s! >= region[0]!.s! && n.e! <= region.at(-1)!.e! && text(f, n).includes('\n')
         : false,
     );
@@ -463,7 +493,10 @@ function wrapRegion(step: TrainingStep, header: string, rule: string): Splice {
   const end = lineEndOf(f.src, region.at(-1)!.e!);
   const body = f.src.slice(start, end);
   const unit = indentUnit(ind);
-  const indented = body.split('\n').map((l) => (l.trim() === '' ? l : unit + l)).join('\n');
+  const indented = body
+    .split('\n')
+    .map((l) => (l.trim() === '' ? l : unit + l))
+    .join('\n');
   return { s: start, e: end, text: `${ind}${header}\n${indented}${body.endsWith('\n') ? '' : '\n'}`, rule };
 }
 
@@ -484,7 +517,9 @@ function autocastRule(dtype: 'bfloat16' | 'float16'): OptimizationRule {
         if (ctx.target === 'cpu') return null;
         if (ctx.target === 'cuda') return needsAmpere(ctx, 'bf16');
         const arch = ctx.runtime?.gpuArch ?? '';
-        return AMD_BF16.test(arch) ? null : `bf16 matrix instructions need CDNA2+ (gfx90a, gfx94x); the worker's GPU is ${arch || 'unknown'}`;
+        return AMD_BF16.test(arch)
+          ? null
+          : `bf16 matrix instructions need CDNA2+ (gfx90a, gfx94x); the worker's GPU is ${arch || 'unknown'}`;
       }
       if (ctx.target === 'cpu') return 'fp16 autocast on CPU is slow or missing (PyTorch < 2.4); bf16 is the CPU candidate';
       return needsTorch(ctx, [1, 10], 'torch.autocast');
@@ -497,7 +532,10 @@ function autocastRule(dtype: 'bfloat16' | 'float16'): OptimizationRule {
         const { steps, problems: p } = trainingSteps(f);
         problems.push(...p);
         if (steps.length === 0) continue;
-        if (dtype === 'float16' && f.nodes.some((n) => (n._t === 'Attribute' || n._t === 'Name') && /GradScaler$/.test(qualify(f, n) ?? dotted(n) ?? ''))) {
+        if (
+          dtype === 'float16' &&
+          f.nodes.some((n) => (n._t === 'Attribute' || n._t === 'Name') && /GradScaler$/.test(qualify(f, n) ?? dotted(n) ?? ''))
+        ) {
           problems.push(`${f.path}: already uses a GradScaler`);
           continue;
         }
@@ -515,7 +553,11 @@ function autocastRule(dtype: 'bfloat16' | 'float16'): OptimizationRule {
             const r = dotted(n.func.value);
             if (r) optimizers.add(r);
           }
-          if (n._t === 'Assign' && (qualify(f, (n.value as PyNode).func) ?? '').startsWith('torch.optim.') && !(qualify(f, (n.value as PyNode).func) ?? '').startsWith('torch.optim.lr_scheduler')) {
+          if (
+            n._t === 'Assign' &&
+            (qualify(f, (n.value as PyNode).func) ?? '').startsWith('torch.optim.') &&
+            !(qualify(f, (n.value as PyNode).func) ?? '').startsWith('torch.optim.lr_scheduler')
+          ) {
             for (const a of assignedNames(n)) optimizers.add(a);
           }
         }
@@ -529,7 +571,14 @@ function autocastRule(dtype: 'bfloat16' | 'float16'): OptimizationRule {
             for (let j = step.index + 1; j < step.list.length; j++) {
               const s = step.list[j]!;
               const c = s._t === 'Expr' ? (s.value as PyNode) : null;
-              if (c?._t === 'Call' && isNode(c.func) && c.func._t === 'Attribute' && c.func.attr === 'step' && (c.args as PyNode[]).length === 0 && (c.keywords as PyNode[]).length === 0) {
+              if (
+                c?._t === 'Call' &&
+                isNode(c.func) &&
+                c.func._t === 'Attribute' &&
+                c.func.attr === 'step' &&
+                (c.args as PyNode[]).length === 0 &&
+                (c.keywords as PyNode[]).length === 0
+              ) {
                 const r = dotted(c.func.value);
                 if (r && optimizers.has(r)) {
                   stepIdx = j;
@@ -540,7 +589,9 @@ function autocastRule(dtype: 'bfloat16' | 'float16'): OptimizationRule {
             }
             const stepSt = step.list[stepIdx];
             if (!stepSt || indentOf(f, stepSt) !== step.ind || !endsItsLine(f, stepSt)) {
-              problems.push(`${f.path}:${step.backward.l}: no optimizer.step() after ${step.loss}.backward() in the same block (GradScaler needs it)`);
+              problems.push(
+                `${f.path}:${step.backward.l}: no optimizer.step() after ${step.loss}.backward() in the same block (GradScaler needs it)`,
+              );
               continue;
             }
             const recv = ((step.backward.value as PyNode).func as PyNode).value as PyNode;
@@ -548,7 +599,11 @@ function autocastRule(dtype: 'bfloat16' | 'float16'): OptimizationRule {
             for (let j = step.index + 1; j < stepIdx; j++) {
               const s = step.list[j]!;
               const c = s._t === 'Expr' ? (s.value as PyNode) : null;
-              if (c?._t === 'Call' && /clip_grad_(?:norm|value)_$/.test(qualify(f, c.func) ?? dotted(c.func) ?? '') && indentOf(f, s) === step.ind) {
+              if (
+                c?._t === 'Call' &&
+                /clip_grad_(?:norm|value)_$/.test(qualify(f, c.func) ?? dotted(c.func) ?? '') &&
+                indentOf(f, s) === step.ind
+              ) {
                 const at = lineStartOf(f.src, s.s!);
                 splices.push({ s: at, e: at, text: `${step.ind}${scaler}.unscale_(${opt})\n`, rule: name });
               }
@@ -573,9 +628,15 @@ function autocastRule(dtype: 'bfloat16' | 'float16'): OptimizationRule {
           }
           fp.splices.push(...splices);
           fp.hazards.push(
-            hazard(f, step.region[0]!, 'info', name, `forward pass and loss (lines ${step.region[0]!.l}–${step.region.at(-1)!.l}) run under ${short} autocast`,
-              `Ops on the autocast list compute in ${dtype}; losses and reductions stay float32. ${dtype === 'float16' ? 'Gradients are scaled so small values do not underflow; steps with inf/NaN gradients are skipped.' : 'bf16 keeps float32\'s range, so no loss scaling is needed.'}`,
-              'Compare outputs within the candidate\'s declared tolerance; drop it if the loss diverges.'),
+            hazard(
+              f,
+              step.region[0]!,
+              'info',
+              name,
+              `forward pass and loss (lines ${step.region[0]!.l}–${step.region.at(-1)!.l}) run under ${short} autocast`,
+              `Ops on the autocast list compute in ${dtype}; losses and reductions stay float32. ${dtype === 'float16' ? 'Gradients are scaled so small values do not underflow; steps with inf/NaN gradients are skipped.' : "bf16 keeps float32's range, so no loss scaling is needed."}`,
+              "Compare outputs within the candidate's declared tolerance; drop it if the loss diverges.",
+            ),
           );
         }
         if (fp.splices.length) plan[f.path] = fp;
@@ -599,7 +660,9 @@ function loaders(f: PyFile, problems: string[], files: readonly PyFile[]): PyNod
   if (found.length === 0) return [];
   const iterable = files.find(usesIterableDataset);
   if (iterable) {
-    problems.push(`${iterable.path}: uses an IterableDataset (every worker would yield the whole stream unless it shards by get_worker_info())`);
+    problems.push(
+      `${iterable.path}: uses an IterableDataset (every worker would yield the whole stream unless it shards by get_worker_info())`,
+    );
     return [];
   }
   return found.filter((c) => {
@@ -642,12 +705,28 @@ const dataloaderWorkers: OptimizationRule = {
         const nw = argOf(c, 'num_workers', 5);
         if (nw && !(nw._t === 'Constant' && nw.value === 0)) continue;
         if (ctx.target === 'mps' && !guarded) {
-          problems.push(`${f.path}:${c.l}: macOS starts loader workers with spawn, which re-runs a script without an \`if __name__ == "__main__":\` guard`);
+          problems.push(
+            `${f.path}:${c.l}: macOS starts loader workers with spawn, which re-runs a script without an \`if __name__ == "__main__":\` guard`,
+          );
           continue;
         }
-        fp.splices.push(nw ? { s: nw.s!, e: nw.e!, text: String(n), rule: 'dataloader-workers' } : addKeyword(c, `num_workers=${n}`, 'dataloader-workers'));
+        fp.splices.push(
+          nw
+            ? { s: nw.s!, e: nw.e!, text: String(n), rule: 'dataloader-workers' }
+            : addKeyword(c, `num_workers=${n}`, 'dataloader-workers'),
+        );
         if (ctx.target === 'mps') {
-          fp.hazards.push(hazard(f, c, 'warning', 'dataloader-workers', 'loader workers are spawned on macOS', 'Spawned workers pickle the dataset, collate_fn and worker_init_fn: lambdas and local functions fail.', 'Use module-level functions in the dataset and loader arguments.'));
+          fp.hazards.push(
+            hazard(
+              f,
+              c,
+              'warning',
+              'dataloader-workers',
+              'loader workers are spawned on macOS',
+              'Spawned workers pickle the dataset, collate_fn and worker_init_fn: lambdas and local functions fail.',
+              'Use module-level functions in the dataset and loader arguments.',
+            ),
+          );
         }
       }
       if (fp.splices.length) plan[f.path] = fp;
@@ -706,13 +785,18 @@ const persistentWorkers: OptimizationRule = {
         if (nw._t === 'Constant' && typeof nw.value === 'number') {
           if (nw.value <= 0) continue;
           value = 'True';
-        } else if (dotted(nw)) value = `${text(f, nw)} > 0`; // persistent_workers=True with 0 workers raises
+        } else if (dotted(nw))
+          value = `${text(f, nw)} > 0`; // persistent_workers=True with 0 workers raises
         else continue;
         fp.splices.push(addKeyword(c, `persistent_workers=${value}`, 'persistent-workers'));
       }
       if (fp.splices.length) plan[f.path] = fp;
     }
-    return planFrom(plan, [], problems.length ? problems.join('; ') : 'no unshuffled DataLoader with num_workers > 0 that restarts its workers every epoch');
+    return planFrom(
+      plan,
+      [],
+      problems.length ? problems.join('; ') : 'no unshuffled DataLoader with num_workers > 0 that restarts its workers every epoch',
+    );
   },
 };
 
@@ -733,7 +817,8 @@ const torchCompile: OptimizationRule = {
     const torch = parseVersion(ctx.runtime?.torch)!;
     const minTorch: Record<string, [number, number]> = { '3.11': [2, 1], '3.12': [2, 4], '3.13': [2, 6] };
     const need = py ? minTorch[py.join('.')] : undefined;
-    if (need && !atLeast(torch, need)) return `torch.compile supports Python ${py!.join('.')} from PyTorch ${need.join('.')} (the worker has ${ctx.runtime!.torch})`;
+    if (need && !atLeast(torch, need))
+      return `torch.compile supports Python ${py!.join('.')} from PyTorch ${need.join('.')} (the worker has ${ctx.runtime!.torch})`;
     return null;
   },
   plan(files, ctx) {
@@ -744,7 +829,16 @@ const torchCompile: OptimizationRule = {
     for (const f of files) {
       const models = modelAssignments(f, classes);
       if (models.length === 0) continue;
-      const compiled = f.nodes.some((n) => n._t === 'Call' && (qualify(f, n.func) === 'torch.compile' || /(?:^|\.)_chatgpu_compile$/.test(dotted(n.func) ?? '') || (isNode(n.func) && n.func._t === 'Attribute' && n.func.attr === 'compile' && models.some((m) => dotted((n.func as PyNode).value) === m.name))));
+      const compiled = f.nodes.some(
+        (n) =>
+          n._t === 'Call' &&
+          (qualify(f, n.func) === 'torch.compile' ||
+            /(?:^|\.)_chatgpu_compile$/.test(dotted(n.func) ?? '') ||
+            (isNode(n.func) &&
+              n.func._t === 'Attribute' &&
+              n.func.attr === 'compile' &&
+              models.some((m) => dotted((n.func as PyNode).value) === m.name))),
+      );
       if (compiled) {
         problems.push(`${f.path}: already compiles the model`);
         continue;
@@ -756,12 +850,37 @@ const torchCompile: OptimizationRule = {
         if (atLeast(v, [2, 2])) fp.splices.push(lineAfter(f, m.st, `${m.name}.compile()`, 'torch-compile', m.ind));
         else if (t) fp.splices.push(lineAfter(f, m.st, `${m.name}.forward = ${t}.compile(${m.name}.forward)`, 'torch-compile', m.ind));
         else continue;
-        fp.hazards.push(hazard(f, m.st, 'info', 'torch-compile', `${m.name} is compiled on its first calls`, 'Compilation takes seconds to minutes and recompiles when input shapes change; short runs can get slower.', 'Time with warm-up iterations discarded; pass dynamic=True if shapes vary.'));
-        if (ctx.target === 'cpu') fp.hazards.push(hazard(f, m.st, 'info', 'torch-compile', 'Inductor on CPU compiles C++', 'The worker needs a C++ compiler (gcc/clang) for the generated kernels.', 'Install build-essential on CPU workers, or drop the candidate.'));
+        fp.hazards.push(
+          hazard(
+            f,
+            m.st,
+            'info',
+            'torch-compile',
+            `${m.name} is compiled on its first calls`,
+            'Compilation takes seconds to minutes and recompiles when input shapes change; short runs can get slower.',
+            'Time with warm-up iterations discarded; pass dynamic=True if shapes vary.',
+          ),
+        );
+        if (ctx.target === 'cpu')
+          fp.hazards.push(
+            hazard(
+              f,
+              m.st,
+              'info',
+              'torch-compile',
+              'Inductor on CPU compiles C++',
+              'The worker needs a C++ compiler (gcc/clang) for the generated kernels.',
+              'Install build-essential on CPU workers, or drop the candidate.',
+            ),
+          );
       }
       if (fp.splices.length) plan[f.path] = fp;
     }
-    return planFrom(plan, ['torch.compile fuses and reorders floating-point operations: results differ in the last bits.'], problems.length ? problems.join('; ') : 'no nn.Module model assignment (model = Net(...) trained via model.parameters())');
+    return planFrom(
+      plan,
+      ['torch.compile fuses and reorders floating-point operations: results differ in the last bits.'],
+      problems.length ? problems.join('; ') : 'no nn.Module model assignment (model = Net(...) trained via model.parameters())',
+    );
   },
 };
 
@@ -771,7 +890,8 @@ const channelsLast: OptimizationRule = {
   benefit: 'NHWC convolutions use tensor cores without layout transposes (cuDNN/MIOpen).',
   risk: 'low',
   criteria: LOW,
-  fits: (ctx) => (ctx.target === 'cuda' || ctx.target === 'rocm' ? null : `channels-last pays off on GPU tensor cores (target ${ctx.target})`),
+  fits: (ctx) =>
+    ctx.target === 'cuda' || ctx.target === 'rocm' ? null : `channels-last pays off on GPU tensor cores (target ${ctx.target})`,
   plan(files) {
     if (!files.some((f) => refs(f, CONV_2D).length > 0)) return { skip: 'no Conv2d: not a 2-D convnet' };
     const classes = moduleClasses(files);
@@ -789,14 +909,20 @@ const channelsLast: OptimizationRule = {
       const fp: FilePlan = { splices: [], hazards: [] };
       for (const m of models) {
         if (classes.views.has(m.cls)) {
-          problems.push(`${f.path}:${m.st.l}: ${m.cls} calls .view(), which fails on channels-last activations (use .reshape/.flatten first)`);
+          problems.push(
+            `${f.path}:${m.st.l}: ${m.cls} calls .view(), which fails on channels-last activations (use .reshape/.flatten first)`,
+          );
           continue;
         }
         fp.splices.push(lineAfter(f, m.st, `${m.name} = ${m.name}.to(memory_format=${t}.channels_last)`, 'channels-last', m.ind));
       }
       if (fp.splices.length) plan[f.path] = fp;
     }
-    return planFrom(plan, ['Channels-last convolutions use other kernels: results differ in the last bits.'], problems.length ? problems.join('; ') : 'no model built from a Conv2d module class of this code');
+    return planFrom(
+      plan,
+      ['Channels-last convolutions use other kernels: results differ in the last bits.'],
+      problems.length ? problems.join('; ') : 'no model built from a Conv2d module class of this code',
+    );
   },
 };
 

@@ -102,7 +102,10 @@ export function hasStarStar(call: PyNode): boolean {
 /** The local name bound to the `torch` module itself, if any (`torch`, `T`). */
 export function torchName(f: PyFile): string | null {
   if (f.aliases.get('torch') === 'torch') return 'torch';
-  const hit = [...f.aliases.entries()].filter(([, q]) => q === 'torch').map(([k]) => k).sort()[0];
+  const hit = [...f.aliases.entries()]
+    .filter(([, q]) => q === 'torch')
+    .map(([k]) => k)
+    .sort()[0];
   return hit ?? null;
 }
 
@@ -232,7 +235,13 @@ export function applySplices(file: string, src: string, splices: readonly Splice
     }
     after += src.slice(p, g.end);
     const rules = [...new Set(g.splices.map((sp) => sp.rule))].sort().join('+');
-    edits.push({ file, line: lineOf(src, g.start), before: src.slice(g.start, g.end).replace(/\n$/, ''), after: after.replace(/\n$/, ''), rule: rules });
+    edits.push({
+      file,
+      line: lineOf(src, g.start),
+      before: src.slice(g.start, g.end).replace(/\n$/, ''),
+      after: after.replace(/\n$/, ''),
+      rule: rules,
+    });
   }
   edits.sort((a, b) => a.line - b.line || (a.before === '' ? -1 : 0) - (b.before === '' ? -1 : 0));
   return { content, edits };

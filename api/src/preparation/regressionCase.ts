@@ -60,15 +60,27 @@ export async function readCase(dir: string): Promise<{ spec: CaseSpec; original:
   return { spec, original: text, binary };
 }
 
-export async function checkCase(dir: string, opts: { python: string; transform?: Transformation; timeoutMs?: number }): Promise<CaseResult> {
+export async function checkCase(
+  dir: string,
+  opts: { python: string; transform?: Transformation; timeoutMs?: number },
+): Promise<CaseResult> {
   const { spec, original, binary } = await readCase(dir);
   const transform = opts.transform ?? transformationByName(spec.transformation);
   const result = await transform(original, { target: spec.target }, { python: opts.python });
   const staticChecks = await runStaticChecks(result.tree, { target: spec.target, python: opts.python });
   const notChecked: string[] = [];
   if (!staticChecks.ok) {
-    const first = staticChecks.feedback.filter((f) => f.severity === 'error').slice(0, 3).map((f) => `${f.file}:${f.line}: ${f.message}`);
-    return { outcome: 'REJECTED', reason: `static checks failed: ${first.join('; ') || 'see staticChecks'}`, staticChecks, comparison: null, notChecked };
+    const first = staticChecks.feedback
+      .filter((f) => f.severity === 'error')
+      .slice(0, 3)
+      .map((f) => `${f.file}:${f.line}: ${f.message}`);
+    return {
+      outcome: 'REJECTED',
+      reason: `static checks failed: ${first.join('; ') || 'see staticChecks'}`,
+      staticChecks,
+      comparison: null,
+      notChecked,
+    };
   }
   const referenceDir = path.join(dir, 'reference');
   const hasReference = !!(await stat(referenceDir).catch(() => null))?.isDirectory();
@@ -90,19 +102,40 @@ export async function checkCase(dir: string, opts: { python: string; transform?:
     // A checkpoint-resume candidate is checked as the stage checks it: killed half-way and resumed (checkpointResume.ts).
     const command = spec.transformation === CHECKPOINT_RESUME ? resumeCheckCommand(spec.command) : spec.command;
     const code = await runCommand(command, work, opts.python, opts.timeoutMs ?? 600_000);
-    if (code.exit !== 0) return { outcome: 'REJECTED', reason: `the bounded workload exited ${code.exit}: ${code.stderr.slice(-500)}`, staticChecks, comparison: null, notChecked };
-    const comparison = await compareOutputs({ reference: referenceDir, candidate: work, python: opts.python, ...(criteriaOf(spec) ? { criteria: criteriaOf(spec)! } : {}) });
+    if (code.exit !== 0)
+      return {
+        outcome: 'REJECTED',
+        reason: `the bounded workload exited ${code.exit}: ${code.stderr.slice(-500)}`,
+        staticChecks,
+        comparison: null,
+        notChecked,
+      };
+    const comparison = await compareOutputs({
+      reference: referenceDir,
+      candidate: work,
+      python: opts.python,
+      ...(criteriaOf(spec) ? { criteria: criteriaOf(spec)! } : {}),
+    });
     // Compare only what the reference has: the candidate's own sources are not outputs.
     const relevant = { ...comparison, files: comparison.files.filter((f) => f.kind !== 'extra' && !f.path.startsWith('.chatgpu-bin')) };
     const ok = relevant.files.length > 0 && relevant.files.every((f) => f.ok) && comparison.suspicious.length === 0;
-    return { outcome: ok ? 'ACCEPTED' : 'REJECTED', reason: ok ? 'static checks pass and the outputs match the reference' : 'the outputs differ from the reference beyond the tolerance', staticChecks, comparison: relevant, notChecked };
+    return {
+      outcome: ok ? 'ACCEPTED' : 'REJECTED',
+      reason: ok ? 'static checks pass and the outputs match the reference' : 'the outputs differ from the reference beyond the tolerance',
+      staticChecks,
+      comparison: relevant,
+      notChecked,
+    };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
 }
 
 /** Writes a case folder (the CLI fetches the pieces from the API). */
-export async function writeCase(dir: string, c: { spec: CaseSpec; original: Record<string, Buffer>; candidateDiff: string; reference: Record<string, Buffer> }): Promise<void> {
+export async function writeCase(
+  dir: string,
+  c: { spec: CaseSpec; original: Record<string, Buffer>; candidateDiff: string; reference: Record<string, Buffer> },
+): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'case.json'), JSON.stringify(c.spec, null, 2) + '\n');
   for (const [p, bytes] of Object.entries(c.original)) {
@@ -124,8 +157,8 @@ export async function writeCase(dir: string, c: { spec: CaseSpec; original: Reco
       '',
       `Re-check: \`npx chatgpu records check ${path.basename(dir)}\` (exit 0 when the outcome is the expected ${c.spec.expect}).`,
       '`original/` is the code the transformation was applied to, `candidate.diff` what it made of it,',
-      '`reference/` the reference run\'s outputs (compared when the target is a CPU).',
-      'Keep it under api/test/preparation/cases/ and the toolkit\'s tests run it; set `expect` to ACCEPTED once the transformation is fixed.',
+      "`reference/` the reference run's outputs (compared when the target is a CPU).",
+      "Keep it under api/test/preparation/cases/ and the toolkit's tests run it; set `expect` to ACCEPTED once the transformation is fixed.",
       '',
     ].join('\n'),
   );
@@ -164,7 +197,14 @@ async function runCommand(command: string, cwd: string, python: string, timeoutM
   return new Promise((resolve) => {
     const child = spawn('sh', ['-c', command], {
       cwd,
-      env: { PATH: `${bin}:/usr/bin:/bin`, HOME: cwd, PYTHONPATH: PYTHON_HELPERS, CHATGPU_DEVICE: 'cpu', CHATGPU_OUTPUT_DIR: path.join(cwd, 'outputs'), PYTHONDONTWRITEBYTECODE: '1' },
+      env: {
+        PATH: `${bin}:/usr/bin:/bin`,
+        HOME: cwd,
+        PYTHONPATH: PYTHON_HELPERS,
+        CHATGPU_DEVICE: 'cpu',
+        CHATGPU_OUTPUT_DIR: path.join(cwd, 'outputs'),
+        PYTHONDONTWRITEBYTECODE: '1',
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

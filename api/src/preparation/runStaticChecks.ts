@@ -68,7 +68,15 @@ export async function runStaticChecks(tree: CodeTree, opts: StaticCheckOptions):
         const parsed = await parsePython(Object.fromEntries(py.map((p) => [p, tree[p]!])), { python: opts.python, compile: true });
         for (const p of py) {
           const r = parsed[p];
-          if (r && !r.ok) result.feedback.push({ file: p, line: r.error.line, col: r.error.col, severity: 'error', tool: 'python', message: r.error.message });
+          if (r && !r.ok)
+            result.feedback.push({
+              file: p,
+              line: r.error.line,
+              col: r.error.col,
+              severity: 'error',
+              tool: 'python',
+              message: r.error.message,
+            });
         }
       } catch (e) {
         result.unavailable.push(`python: ${(e as Error).message}`);
@@ -88,7 +96,9 @@ export async function runStaticChecks(tree: CodeTree, opts: StaticCheckOptions):
       let pending = sources;
       while (pending.length > 0) {
         const started = Date.now();
-        const includeFlags = [...(opts.treeIncludeDirs ?? []).map((d) => join(dir, 'src', d)), ...(opts.includeDirs ?? [])].map((d) => `-I${d}`);
+        const includeFlags = [...(opts.treeIncludeDirs ?? []).map((d) => join(dir, 'src', d)), ...(opts.includeDirs ?? [])].map(
+          (d) => `-I${d}`,
+        );
         const args =
           tool === 'hipcc'
             ? [`--offload-arch=${opts.hipArch ?? 'gfx1030'}`, '-w', ...includeFlags, '-c', ...pending.map((p) => join(dir, 'src', p))]
@@ -113,7 +123,14 @@ export async function runStaticChecks(tree: CodeTree, opts: StaticCheckOptions):
         if (run.code === 0) break;
         const failed = new Set(diags.filter((d) => d.severity === 'error').map((d) => d.file));
         if (failed.size === 0) {
-          result.feedback.push({ file: pending[0]!, line: 1, col: 0, severity: 'error', tool, message: `${tool} failed: ${(run.stderr || run.stdout).trim().slice(-1500)}` });
+          result.feedback.push({
+            file: pending[0]!,
+            line: 1,
+            col: 0,
+            severity: 'error',
+            tool,
+            message: `${tool} failed: ${(run.stderr || run.stdout).trim().slice(-1500)}`,
+          });
           break;
         }
         // continue after the last failing source the driver reached
@@ -143,7 +160,8 @@ export function parseDiagnostics(output: string, root: string, tool: 'hipcc' | '
     else continue;
     const rel = file.startsWith(root) ? relative(root, file) : file;
     const severity = sev === 'warning' ? 'warning' : 'error';
-    if (!out.some((f) => f.file === rel && f.line === ln && f.message === msg)) out.push({ file: rel, line: ln, col, severity, tool, message: msg });
+    if (!out.some((f) => f.file === rel && f.line === ln && f.message === msg))
+      out.push({ file: rel, line: ln, col, severity, tool, message: msg });
   }
   return out;
 }

@@ -60,23 +60,42 @@ function extension(file: string): string {
  * `files` with `edits` applied, checked. `python` parses Python files (null: Python files cannot be
  * checked, so edits to them are refused rather than applied unchecked).
  */
-export async function applySettingEdits(files: Readonly<Record<string, string>>, edits: readonly SettingEdit[], python: string | null): Promise<SettingsRewrite> {
+export async function applySettingEdits(
+  files: Readonly<Record<string, string>>,
+  edits: readonly SettingEdit[],
+  python: string | null,
+): Promise<SettingsRewrite> {
   if (edits.length === 0) return { ok: false, problem: 'No settings to change.' };
-  if (edits.length > MAX_EDITS) return { ok: false, problem: `At most ${MAX_EDITS} settings can be changed at once (${edits.length} given).` };
+  if (edits.length > MAX_EDITS)
+    return { ok: false, problem: `At most ${MAX_EDITS} settings can be changed at once (${edits.length} given).` };
   const byFile = new Map<string, { edit: SettingEdit; start: number; end: number }[]>();
   for (const edit of edits) {
     const text = files[edit.file];
     if (text === undefined) return { ok: false, problem: `No text file ${edit.file} in the project for the setting ${edit.name}.` };
     const ext = extension(edit.file);
-    if (ext !== '.py' && !CONFIG_FORMATS[ext]) return { ok: false, problem: `${edit.file}: settings are changed in Python, YAML or JSON files only; pass ${edit.name} another way (a flag or an override).` };
+    if (ext !== '.py' && !CONFIG_FORMATS[ext])
+      return {
+        ok: false,
+        problem: `${edit.file}: settings are changed in Python, YAML or JSON files only; pass ${edit.name} another way (a flag or an override).`,
+      };
     const start = offsetOf(text, edit.line, edit.col);
     const end = offsetOf(text, edit.endLine, edit.endCol);
-    if (start === null || end === null || end <= start) return { ok: false, problem: `${edit.file}: the position ${edit.line}:${edit.col}–${edit.endLine}:${edit.endCol} given for ${edit.name} is not in the file.` };
+    if (start === null || end === null || end <= start)
+      return {
+        ok: false,
+        problem: `${edit.file}: the position ${edit.line}:${edit.col}–${edit.endLine}:${edit.endCol} given for ${edit.name} is not in the file.`,
+      };
     const found = text.slice(start, end);
-    if (found !== edit.from) return { ok: false, problem: `${edit.file} line ${edit.line}: expected ${JSON.stringify(edit.from)} for ${edit.name}, found ${JSON.stringify(found.slice(0, 80))}; the plan was made from other files.` };
-    if (!edit.to.trim() || /[\n\r]/.test(edit.to)) return { ok: false, problem: `${edit.file}: the new value of ${edit.name} must be one literal on one line.` };
+    if (found !== edit.from)
+      return {
+        ok: false,
+        problem: `${edit.file} line ${edit.line}: expected ${JSON.stringify(edit.from)} for ${edit.name}, found ${JSON.stringify(found.slice(0, 80))}; the plan was made from other files.`,
+      };
+    if (!edit.to.trim() || /[\n\r]/.test(edit.to))
+      return { ok: false, problem: `${edit.file}: the new value of ${edit.name} must be one literal on one line.` };
     const list = byFile.get(edit.file) ?? [];
-    if (list.some((o) => start < o.end && o.start < end)) return { ok: false, problem: `${edit.file}: two settings overlap at line ${edit.line}.` };
+    if (list.some((o) => start < o.end && o.start < end))
+      return { ok: false, problem: `${edit.file}: two settings overlap at line ${edit.line}.` };
     list.push({ edit, start, end });
     byFile.set(edit.file, list);
   }
@@ -88,7 +107,9 @@ export async function applySettingEdits(files: Readonly<Record<string, string>>,
   }
   const problem = (await checkPython(files, tree, byFile, python)) ?? checkConfigs(files, tree, byFile);
   if (problem) return { ok: false, problem };
-  const changed = Object.keys(tree).filter((f) => tree[f] !== files[f]).sort();
+  const changed = Object.keys(tree)
+    .filter((f) => tree[f] !== files[f])
+    .sort();
   const before = Object.fromEntries(changed.map((f) => [f, files[f]!]));
   const after = Object.fromEntries(changed.map((f) => [f, tree[f]!]));
   return { ok: true, tree: after, changed, diff: unifiedDiff(before, after) };
@@ -117,9 +138,11 @@ async function checkPython(
     if (!a?.ok) return `${f} does not parse as it is (line ${a && !a.ok ? a.error.line : '?'}); its settings cannot be changed safely.`;
     for (const [i, { edit }] of byFile.get(f)!.entries()) {
       const v = parsed[`v/${f}/${i}`];
-      if (!v?.ok || !isLiteral(((v.tree.body as PyNode[])[0]?.value as PyNode | undefined) ?? null)) return `${f}: the new value of ${edit.name}, ${edit.to}, is not a Python literal (a number, string, True/False/None, or a list/tuple/dict of them).`;
+      if (!v?.ok || !isLiteral(((v.tree.body as PyNode[])[0]?.value as PyNode | undefined) ?? null))
+        return `${f}: the new value of ${edit.name}, ${edit.to}, is not a Python literal (a number, string, True/False/None, or a list/tuple/dict of them).`;
     }
-    if (!b?.ok) return `${f} would not parse after the change (line ${b && !b.ok ? b.error.line : '?'}: ${b && !b.ok ? b.error.message : ''}); the settings were not changed.`;
+    if (!b?.ok)
+      return `${f} would not parse after the change (line ${b && !b.ok ? b.error.line : '?'}: ${b && !b.ok ? b.error.message : ''}); the settings were not changed.`;
     const edited = new Set(byFile.get(f)!.map((x) => x.start));
     const where = sameExceptAt(a.tree, b.tree, edited);
     if (where) return `${f}: the rewrite would change more than the named literals (${where}); the settings were not changed.`;
@@ -131,10 +154,15 @@ const LITERAL_TYPES = new Set(['Constant', 'List', 'Tuple', 'Set', 'Dict']);
 
 function isLiteral(node: PyNode | null): boolean {
   if (!node) return false;
-  if (node._t === 'UnaryOp' && ((node.op as PyNode)?._t === 'USub' || (node.op as PyNode)?._t === 'UAdd')) return (node.operand as PyNode)?._t === 'Constant';
+  if (node._t === 'UnaryOp' && ((node.op as PyNode)?._t === 'USub' || (node.op as PyNode)?._t === 'UAdd'))
+    return (node.operand as PyNode)?._t === 'Constant';
   if (!LITERAL_TYPES.has(node._t)) return false;
   if (node._t === 'Constant') return true;
-  const kids = [...((node.elts as PyNode[] | undefined) ?? []), ...((node.keys as PyNode[] | undefined) ?? []), ...((node.values as PyNode[] | undefined) ?? [])];
+  const kids = [
+    ...((node.elts as PyNode[] | undefined) ?? []),
+    ...((node.keys as PyNode[] | undefined) ?? []),
+    ...((node.values as PyNode[] | undefined) ?? []),
+  ];
   return kids.every((k) => isLiteral(k));
 }
 
@@ -165,7 +193,11 @@ function sameExceptAt(a: unknown, b: unknown, edited: ReadonlySet<number>): stri
 }
 
 /** YAML / JSON files: both parse, and the data differs only at the edited keys. */
-function checkConfigs(files: Readonly<Record<string, string>>, tree: Record<string, string>, byFile: Map<string, { edit: SettingEdit }[]>): string | null {
+function checkConfigs(
+  files: Readonly<Record<string, string>>,
+  tree: Record<string, string>,
+  byFile: Map<string, { edit: SettingEdit }[]>,
+): string | null {
   for (const [file, list] of byFile) {
     const format = CONFIG_FORMATS[extension(file)];
     if (!format) continue;
@@ -190,11 +222,13 @@ function checkConfigs(files: Readonly<Record<string, string>>, tree: Record<stri
       }
       return copy;
     };
-    if (!isDeepStrictEqual(strip(a.data), strip(b.data))) return `${file}: the rewrite would change more than ${list.map(({ edit }) => edit.name).join(', ')}; the settings were not changed.`;
+    if (!isDeepStrictEqual(strip(a.data), strip(b.data)))
+      return `${file}: the rewrite would change more than ${list.map(({ edit }) => edit.name).join(', ')}; the settings were not changed.`;
     for (const k of keys) {
       let at: unknown = b.data;
       for (const part of k) at = at && typeof at === 'object' ? (at as Record<string, unknown>)[part] : undefined;
-      if (at === undefined || (at !== null && typeof at === 'object')) return `${file}: after the change, ${k.join('.')} is not a single value; the edit does not address that key.`;
+      if (at === undefined || (at !== null && typeof at === 'object'))
+        return `${file}: after the change, ${k.join('.')} is not a single value; the edit does not address that key.`;
     }
   }
   return null;

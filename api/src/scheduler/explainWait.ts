@@ -10,7 +10,12 @@ import { devicesNeeded, devicesOf } from '../domain/workers/devices.js';
  * task's statusReason when it changes (so the job says why it waits). Pure reading plus
  * one UPDATE per changed task; bounded to the 200 oldest waiting tasks per tick.
  */
-export async function explainWait(prisma: Prisma, now: Date, rates: Rates, minReputation: number): Promise<{ taskId: string; jobId: string; reason: string }[]> {
+export async function explainWait(
+  prisma: Prisma,
+  now: Date,
+  rates: Rates,
+  minReputation: number,
+): Promise<{ taskId: string; jobId: string; reason: string }[]> {
   const tasks = await prisma.task.findMany({
     where: { status: 'QUEUED', runAfter: { lte: new Date(now.getTime() - 1000) } },
     orderBy: { createdAt: 'asc' },
@@ -30,20 +35,34 @@ export async function explainWait(prisma: Prisma, now: Date, rates: Rates, minRe
       const trust = trustOf(t.requirements);
       const need = [
         t.workload,
-        trust.avoidOwners.length ? `a worker of an owner other than the ${trust.avoidOwners.length} whose worker${trust.avoidOwners.length > 1 ? 's' : ''} already ran this result (an independent check)` : null,
+        trust.avoidOwners.length
+          ? `a worker of an owner other than the ${trust.avoidOwners.length} whose worker${trust.avoidOwners.length > 1 ? 's' : ''} already ran this result (an independent check)`
+          : null,
         trust.checkable ? `a worker trusted with checkable work (reputation ≥ ${Math.max(minReputation, trust.minReputation)})` : null,
         needsSetup(t.requirements) ? 'a worker that installs Python packages' : null,
         minTorchOf(t.requirements) ? `PyTorch ≥ ${minTorchOf(t.requirements)} (a pin of the project)` : null,
         avoidedWorkers(t.requirements).length ? `a worker other than the ${avoidedWorkers(t.requirements).length} it failed on` : null,
-        workers.some((w) => ownJobsOnly(w.capabilities) && w.ownerId !== t.ownerId) ? "a worker with a sandbox (those without one run only their owner's own jobs)" : null,
+        workers.some((w) => ownJobsOnly(w.capabilities) && w.ownerId !== t.ownerId)
+          ? "a worker with a sandbox (those without one run only their owner's own jobs)"
+          : null,
         devicesNeeded(t.requirements) > 1
           ? `${devicesNeeded(t.requirements)} ${t.accelVendor ? `${t.accelVendor} GPUs` : 'CPU cores in one slot'} on one worker (a distributed launch of ${devicesNeeded(t.requirements)} processes; multi-node runs are not supported)`
-          : t.accelVendor ? `${t.accelVendor} accelerator` : null,
+          : t.accelVendor
+            ? `${t.accelVendor} accelerator`
+            : null,
         t.minAccelMemMiB ? `≥ ${Math.round(t.minAccelMemMiB / 1024)} GiB accelerator memory` : null,
         t.minMemoryMiB ? `≥ ${Math.round(t.minMemoryMiB / 1024)} GiB RAM` : null,
-      ].filter(Boolean).join(', ');
+      ]
+        .filter(Boolean)
+        .join(', ');
       const have = workers.length
-        ? workers.slice(0, 5).map((w) => `${w.name} (${w.workloads.filter((x) => x !== 'shell').join('/') || 'shell'}${w.accelVendor !== 'none' ? `, ${devicesOf(w, w.accelVendor) > 1 ? `${devicesOf(w, w.accelVendor)}× ` : ''}${w.accelVendor} ${Math.round(w.accelMemMiB / 1024)} GiB` : ''}, ${Math.round(w.memoryMiB / 1024)} GiB RAM${devicesNeeded(t.requirements) > 1 && !t.accelVendor ? `, ${devicesOf(w, null)} cores a slot` : ''})`).join('; ')
+        ? workers
+            .slice(0, 5)
+            .map(
+              (w) =>
+                `${w.name} (${w.workloads.filter((x) => x !== 'shell').join('/') || 'shell'}${w.accelVendor !== 'none' ? `, ${devicesOf(w, w.accelVendor) > 1 ? `${devicesOf(w, w.accelVendor)}× ` : ''}${w.accelVendor} ${Math.round(w.accelMemMiB / 1024)} GiB` : ''}, ${Math.round(w.memoryMiB / 1024)} GiB RAM${devicesNeeded(t.requirements) > 1 && !t.accelVendor ? `, ${devicesOf(w, null)} cores a slot` : ''})`,
+            )
+            .join('; ')
         : 'none';
       reason = `No online worker can run this: it needs ${need}. Online workers: ${have}.`;
     }
@@ -61,7 +80,19 @@ export type PlacementWorker = Awaited<ReturnType<typeof onlineWorkers>>[number];
 export function onlineWorkers(prisma: Pick<Prisma, 'worker'>) {
   return prisma.worker.findMany({
     where: { status: 'ONLINE' },
-    select: { id: true, name: true, ownerId: true, reputation: true, workloads: true, accelVendor: true, memoryMiB: true, accelMemMiB: true, capabilities: true, cpuCores: true, slots: true },
+    select: {
+      id: true,
+      name: true,
+      ownerId: true,
+      reputation: true,
+      workloads: true,
+      accelVendor: true,
+      memoryMiB: true,
+      accelMemMiB: true,
+      capabilities: true,
+      cpuCores: true,
+      slots: true,
+    },
   });
 }
 
@@ -112,7 +143,11 @@ export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: nu
 
 function trustOf(requirements: unknown): { checkable: boolean; avoidOwners: string[]; minReputation: number } {
   const req = (requirements ?? {}) as { checkable?: unknown; avoidOwners?: string[]; minReputation?: number };
-  return { checkable: req.checkable !== undefined && req.checkable !== null, avoidOwners: req.avoidOwners ?? [], minReputation: req.minReputation ?? 0 };
+  return {
+    checkable: req.checkable !== undefined && req.checkable !== null,
+    avoidOwners: req.avoidOwners ?? [],
+    minReputation: req.minReputation ?? 0,
+  };
 }
 
 function minTorchOf(requirements: unknown): string | undefined {
@@ -149,7 +184,11 @@ function jobSpends(prisma: Prisma, rates: Rates, now: Date): (jobId: string) => 
     if (!job?.spendingCapCad) return null;
     const live = await prisma.attempt.findMany({
       where: { status: { in: ['LEASED', 'RUNNING'] }, task: { jobId } },
-      select: { createdAt: true, task: { select: { requirements: true, accelVendor: true } }, worker: { select: { cpuCores: true, memoryMiB: true, slots: true } } },
+      select: {
+        createdAt: true,
+        task: { select: { requirements: true, accelVendor: true } },
+        worker: { select: { cpuCores: true, memoryMiB: true, slots: true } },
+      },
     });
     const inflight = live.reduce((sum, a) => {
       const left = Math.max(0, a.createdAt.getTime() + projectedSec(a.task.requirements) * 1000 - now.getTime()) / 3600_000;
@@ -181,12 +220,20 @@ async function capReason(
   const spend = await spendOf(t.jobId);
   if (!spend) return null;
   const { cap, spent, inflight } = spend;
-  const eligible = workers.filter((w) => w.workloads.includes(t.workload) && (!t.accelVendor || t.accelVendor === w.accelVendor) && t.minMemoryMiB <= w.memoryMiB && t.minAccelMemMiB <= w.accelMemMiB);
+  const eligible = workers.filter(
+    (w) =>
+      w.workloads.includes(t.workload) &&
+      (!t.accelVendor || t.accelVendor === w.accelVendor) &&
+      t.minMemoryMiB <= w.memoryMiB &&
+      t.minAccelMemMiB <= w.accelMemMiB,
+  );
   if (!eligible.length) return null;
   const hours = projectedSec(t.requirements) / 3600;
   const own = Math.min(...eligible.map((w) => priceInterval(rates, reservationOf(t, w), hours).costCad));
   if (spent + inflight + own <= cap) return null;
   const cad = (v: number) => v.toFixed(v < 1 ? 4 : 2);
-  const basis = (t.requirements as { estimateSec?: number } | null)?.estimateSec ? "the high end of its smoke run's estimate" : 'its time limit';
-  return `Waiting: leasing it would pass the job's spending cap of ${cad(cap)} CAD — cost so far ${cad(spent)}, in-flight work up to ${cad(inflight)}, this task up to ${cad(own)} for ${basis} of ${Math.round((hours * 60) * 10) / 10} min. Raise the cap, or wait for the running work to finish.`;
+  const basis = (t.requirements as { estimateSec?: number } | null)?.estimateSec
+    ? "the high end of its smoke run's estimate"
+    : 'its time limit';
+  return `Waiting: leasing it would pass the job's spending cap of ${cad(cap)} CAD — cost so far ${cad(spent)}, in-flight work up to ${cad(inflight)}, this task up to ${cad(own)} for ${basis} of ${Math.round(hours * 60 * 10) / 10} min. Raise the cap, or wait for the running work to finish.`;
 }

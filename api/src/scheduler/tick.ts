@@ -65,7 +65,18 @@ export interface TickReport {
 }
 
 export async function runTick(r: Resources, now: Date): Promise<TickReport> {
-  const report: TickReport = { ran: false, lost: 0, retried: 0, failed: 0, offline: 0, stopped: 0, stalled: 0, flapping: 0, quarantined: 0, released: 0 };
+  const report: TickReport = {
+    ran: false,
+    lost: 0,
+    retried: 0,
+    failed: 0,
+    offline: 0,
+    stopped: 0,
+    stalled: 0,
+    flapping: 0,
+    quarantined: 0,
+    released: 0,
+  };
   const emits: DomainEvent[] = [];
   const { scheduler } = r.config;
   await r.prisma.$transaction(
@@ -79,13 +90,29 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       report.lost = expired.length;
       // Lost through no fault of the user: the usage these attempts accrued moves out of their
       // jobs' cost into the lost cost, in this transaction (their final entry below is lost too).
-      await writeOffAttemptUsage(tx, expired.map((e) => e.attemptId));
+      await writeOffAttemptUsage(
+        tx,
+        expired.map((e) => e.attemptId),
+      );
       for (const e of expired) {
         const task = await tx.task.findUnique({ where: { id: e.taskId }, include: { pinnedWorker: { select: { name: true } } } });
         const worker = await tx.worker.findUnique({ where: { id: e.workerId }, select: { name: true } });
         if (!task) continue;
-        emits.push({ type: 'job.event', jobId: e.jobId, eventId: await recordJobEvent(tx, e.jobId, 'attempt.status', { taskId: e.taskId, attemptId: e.attemptId, status: e.status, worker: worker?.name }) });
-        logAttempt(e.status === 'STALE' ? 'stale' : 'lost', `lease expired (${e.status === 'STALE' ? 'its worker reported late' : 'no word from its worker'})`, { job: e.jobId, task: e.taskId, worker: e.workerId, attempt: e.attemptId });
+        emits.push({
+          type: 'job.event',
+          jobId: e.jobId,
+          eventId: await recordJobEvent(tx, e.jobId, 'attempt.status', {
+            taskId: e.taskId,
+            attemptId: e.attemptId,
+            status: e.status,
+            worker: worker?.name,
+          }),
+        });
+        logAttempt(
+          e.status === 'STALE' ? 'stale' : 'lost',
+          `lease expired (${e.status === 'STALE' ? 'its worker reported late' : 'no word from its worker'})`,
+          { job: e.jobId, task: e.taskId, worker: e.workerId, attempt: e.attemptId },
+        );
         if (task.currentAttemptId !== e.attemptId || !['LEASED', 'RUNNING'].includes(task.status)) continue;
         let status: 'QUEUED' | 'FAILED';
         let reason: string;
@@ -93,10 +120,20 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         if (decision.retry) {
           status = 'QUEUED';
           reason = `Worker ${worker?.name ?? '?'} stopped responding; retrying in ${decision.waitSec}s (attempt ${decision.nextCounted} of ${task.maxAttempts})${task.pinnedWorker ? ` on ${task.pinnedWorker.name}` : ''}.`;
-          await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, currentAttemptId: null, runAfter: decision.runAfter } });
+          await tx.task.update({
+            where: { id: task.id },
+            data: { status, statusReason: reason, currentAttemptId: null, runAfter: decision.runAfter },
+          });
           // The run supervisor looks at a lost attempt like at an infrastructure failure (a
           // worker that keeps vanishing gets the task moved elsewhere).
-          emits.push({ type: 'attempt.failed', jobId: e.jobId, taskId: task.id, attemptId: e.attemptId, kind: task.kind, errorClass: 'LEASE_EXPIRED' });
+          emits.push({
+            type: 'attempt.failed',
+            jobId: e.jobId,
+            taskId: task.id,
+            attemptId: e.attemptId,
+            kind: task.kind,
+            errorClass: 'LEASE_EXPIRED',
+          });
           report.retried++;
         } else {
           status = 'FAILED';
@@ -106,7 +143,11 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
           report.failed++;
         }
         await accrueUsage(tx, r, e.attemptId, now, { final: true });
-        emits.push({ type: 'job.event', jobId: e.jobId, eventId: await recordJobEvent(tx, e.jobId, 'task.status', { taskId: task.id, name: task.name, status, reason }) });
+        emits.push({
+          type: 'job.event',
+          jobId: e.jobId,
+          eventId: await recordJobEvent(tx, e.jobId, 'task.status', { taskId: task.id, name: task.name, status, reason }),
+        });
         emits.push({ type: 'job.updated', jobId: e.jobId });
       }
       // 1b. Flapping workers (domain/workers/flapping.ts).
@@ -124,7 +165,10 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       // heartbeat, which would silently undo the owner's pause (it takes no work either way;
       // lastSeenAt says it is gone).
       const silentSince = new Date(now.getTime() - scheduler.workerOfflineSec * 1000);
-      const silent = await tx.worker.findMany({ where: { status: { in: ['ONLINE', 'DRAINING'] }, lastSeenAt: { lt: silentSince } }, select: { id: true, ownerId: true } });
+      const silent = await tx.worker.findMany({
+        where: { status: { in: ['ONLINE', 'DRAINING'] }, lastSeenAt: { lt: silentSince } },
+        select: { id: true, ownerId: true },
+      });
       if (silent.length) {
         await tx.worker.updateMany({ where: { id: { in: silent.map((w) => w.id) } }, data: { status: 'OFFLINE' } });
         for (const w of silent) emits.push({ type: 'worker.changed', workerId: w.id, ownerId: w.ownerId });
@@ -159,7 +203,14 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       // per attempt (the job event is the record); the run supervisor looks.
       for (const s of await stalledAttempts(tx as never, new Date(now.getTime() - scheduler.stallMin * 60_000))) {
         const silentMin = Math.round((now.getTime() - (s.lastOutputAt ?? now).getTime()) / 60_000);
-        const payload = { taskId: s.taskId, attemptId: s.attemptId, attempt: s.number, minutes: scheduler.stallMin, lastOutputAt: s.lastOutputAt?.toISOString() ?? null, silentMin: s.lastOutputAt ? silentMin : null };
+        const payload = {
+          taskId: s.taskId,
+          attemptId: s.attemptId,
+          attempt: s.number,
+          minutes: scheduler.stallMin,
+          lastOutputAt: s.lastOutputAt?.toISOString() ?? null,
+          silentMin: s.lastOutputAt ? silentMin : null,
+        };
         emits.push({ type: 'job.event', jobId: s.jobId, eventId: await recordJobEvent(tx, s.jobId, 'attempt.stalled', payload) });
         emits.push({ type: 'attempt.stalled', jobId: s.jobId, taskId: s.taskId, attemptId: s.attemptId });
         report.stalled++;
@@ -167,12 +218,24 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
 
       // 4. Why queued tasks wait.
       for (const change of await explainWait(tx as never, now, r.config.rates, r.config.trust.minReputation)) {
-        emits.push({ type: 'job.event', jobId: change.jobId, eventId: await recordJobEvent(tx, change.jobId, 'task.status', { taskId: change.taskId, status: 'QUEUED', reason: change.reason }) });
+        emits.push({
+          type: 'job.event',
+          jobId: change.jobId,
+          eventId: await recordJobEvent(tx, change.jobId, 'task.status', {
+            taskId: change.taskId,
+            status: 'QUEUED',
+            reason: change.reason,
+          }),
+        });
         emits.push({ type: 'job.updated', jobId: change.jobId });
       }
       // 4b. Trust checks no online worker can take (domain/trust/replication.ts): given up.
       for (const g of await giveUpUnplaceableChecks(tx as never, now, r.config.trust.replicaWaitSec, r.config.trust.minReputation)) {
-        emits.push({ type: 'job.event', jobId: g.jobId, eventId: await recordJobEvent(tx, g.jobId, 'task.status', { taskId: g.taskId, name: g.name, status: 'FAILED', reason: g.reason }) });
+        emits.push({
+          type: 'job.event',
+          jobId: g.jobId,
+          eventId: await recordJobEvent(tx, g.jobId, 'task.status', { taskId: g.taskId, name: g.name, status: 'FAILED', reason: g.reason }),
+        });
         emits.push({ type: 'task.finished', jobId: g.jobId, taskId: g.taskId, kind: 'PROBE', status: 'FAILED' });
         emits.push({ type: 'job.updated', jobId: g.jobId });
       }

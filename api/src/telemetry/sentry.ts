@@ -26,7 +26,11 @@ export async function initApiTelemetry(dsn: string | undefined): Promise<void> {
  * error it throws is marked with the attempt ids the span's attributes name (`attempt` or a
  * one-id `attempts`, and so on), which `reportError` sends as tags.
  */
-export function withSpan<T>(name: string, attributes: Record<string, string>, fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>): Promise<T> {
+export function withSpan<T>(
+  name: string,
+  attributes: Record<string, string>,
+  fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>,
+): Promise<T> {
   const S = Sentry;
   if (!S) return fn(null);
   // A request arriving in a trace its caller chose not to record (a worker's long-poll for
@@ -37,7 +41,12 @@ export function withSpan<T>(name: string, attributes: Record<string, string>, fn
   return spanOf(S, name, attributes, fn);
 }
 
-function spanOf<T>(S: typeof SentryModule, name: string, attributes: Record<string, string>, fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>): Promise<T> {
+function spanOf<T>(
+  S: typeof SentryModule,
+  name: string,
+  attributes: Record<string, string>,
+  fn: (span: { setAttributes(a: Record<string, string>): void } | null) => Promise<T>,
+): Promise<T> {
   return S.startSpan({ name, op: name, attributes }, async (span) => {
     const known = { ...attributes };
     try {

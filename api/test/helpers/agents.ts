@@ -34,7 +34,12 @@ export async function signUpAt(url: string): Promise<{ token: string; userId: st
 }
 
 /** Uploads the files (PUT /blobs) and creates a job over GraphQL; returns its global and raw ids. */
-export async function createJobAt(url: string, token: string, files: Record<string, string>, request = 'run the project'): Promise<{ id: string; jobId: string }> {
+export async function createJobAt(
+  url: string,
+  token: string,
+  files: Record<string, string>,
+  request = 'run the project',
+): Promise<{ id: string; jobId: string }> {
   const manifest: { path: string; sha256: string }[] = [];
   for (const [p, content] of Object.entries(files)) {
     const sha = createHash('sha256').update(content).digest('hex');
@@ -58,7 +63,9 @@ export async function createJobAt(url: string, token: string, files: Record<stri
 /** An ONLINE worker row (no process behind it): enough for network_capacity and submit_plan's check. */
 export async function insertOnlineWorker(prisma: Prisma, ownerId: string, workloads: string[] = ['python', 'shell']) {
   const name = `row-${randomBytes(4).toString('hex')}`;
-  const token = await prisma.workerToken.create({ data: { userId: ownerId, name, tokenHash: randomBytes(32).toString('hex'), prefix: 'cgw_test' } });
+  const token = await prisma.workerToken.create({
+    data: { userId: ownerId, name, tokenHash: randomBytes(32).toString('hex'), prefix: 'cgw_test' },
+  });
   return prisma.worker.create({
     data: {
       ownerId,
@@ -81,8 +88,12 @@ export async function eventsOf(prisma: Prisma, jobId: string, kind?: string) {
   return prisma.jobEvent.findMany({ where: { jobId, ...(kind ? { kind } : {}) }, orderBy: { id: 'asc' } });
 }
 
-
-export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, stepMs = 200): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+  stepMs = 200,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

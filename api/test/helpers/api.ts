@@ -20,7 +20,12 @@ export interface TestApi {
   gql<T = any>(query: string, variables?: Record<string, unknown>, token?: string): Promise<{ data?: T; errors?: any[]; status: number }>;
   signUp(email?: string): Promise<{ token: string; userId: string; email: string }>;
   /** PUT /blobs/:sha256; `attemptId` (a worker token's upload of that attempt's output) is sent as X-ChatGPU-Attempt. */
-  putBlob(content: Buffer | string, token: string, sha?: string, attemptId?: string): Promise<{ status: number; body: any; sha256: string }>;
+  putBlob(
+    content: Buffer | string,
+    token: string,
+    sha?: string,
+    attemptId?: string,
+  ): Promise<{ status: number; body: any; sha256: string }>;
   getBlob(sha: string, token?: string): Promise<{ status: number; bytes: Buffer }>;
 }
 
@@ -49,13 +54,28 @@ export function testClock(): TestClock {
  */
 export async function startTestApi(
   env: Record<string, string> = {},
-  opts: { databaseUrl?: string; dataDir?: string; scheduler?: boolean; clock?: TestClock; model?: ModelClient | null; webDir?: string | null; log?: Logger } = {},
+  opts: {
+    databaseUrl?: string;
+    dataDir?: string;
+    scheduler?: boolean;
+    clock?: TestClock;
+    model?: ModelClient | null;
+    webDir?: string | null;
+    log?: Logger;
+  } = {},
 ): Promise<TestApi> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'chatgpu-test-')));
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env });
   const clock = opts.clock ?? testClock();
-  const server = await startServer({ config, log: opts.log ?? silentLogger, webDir: opts.webDir ?? null, scheduler: opts.scheduler ?? false, now: () => clock.now(), model: opts.model ?? null });
+  const server = await startServer({
+    config,
+    log: opts.log ?? silentLogger,
+    webDir: opts.webDir ?? null,
+    scheduler: opts.scheduler ?? false,
+    now: () => clock.now(),
+    model: opts.model ?? null,
+  });
   afterAll(async () => {
     await server.close();
     if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -90,7 +110,11 @@ export async function startTestApi(
       const sha256 = sha ?? createHash('sha256').update(buf).digest('hex');
       const res = await fetch(`${server.url}/blobs/${sha256}`, {
         method: 'PUT',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', ...(attemptId ? { 'x-chatgpu-attempt': attemptId } : {}) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/octet-stream',
+          ...(attemptId ? { 'x-chatgpu-attempt': attemptId } : {}),
+        },
         body: new Uint8Array(buf),
       });
       return { status: res.status, body: await res.json().catch(() => null), sha256 };

@@ -60,7 +60,8 @@ export function tarGz(entries: ArchiveEntry[]): Buffer {
   for (const e of entries) {
     const name = Buffer.from(e.path, 'utf8');
     const link = 'target' in e ? Buffer.from(e.target, 'utf8') : undefined;
-    const needsPax = name.length > 99 || (link && link.length > 99) || /[^\x20-\x7e]/.test(e.path) || ('target' in e && /[^\x20-\x7e]/.test(e.target));
+    const needsPax =
+      name.length > 99 || (link && link.length > 99) || /[^\x20-\x7e]/.test(e.path) || ('target' in e && /[^\x20-\x7e]/.test(e.target));
     if (needsPax) {
       const rec = paxRecords({ path: e.path, ...('target' in e ? { linkpath: e.target } : {}) });
       parts.push(tarHeader(Buffer.from('PaxHeader'), { mode: 0o644, size: rec.length, type: 'x' }), pad512(rec));

@@ -23,7 +23,8 @@ export interface CliRun {
  */
 export function startCli(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): CliRun {
   const base: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CHATGPU_') && !k.startsWith('VITEST') && k !== 'NODE_OPTIONS') base[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('CHATGPU_') && !k.startsWith('VITEST') && k !== 'NODE_OPTIONS') base[k] = v;
   const child = spawn(process.execPath, [CLI_BIN, ...args], {
     cwd: opts.cwd ?? repoRoot,
     env: { ...base, ...opts.env },

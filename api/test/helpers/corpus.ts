@@ -65,7 +65,8 @@ export function corpusAvailable(): boolean {
 /** A materialised project as the user would upload it: without the corpus's own data makers. */
 export function uploadDir(root: string, entry: CorpusEntry): string {
   const dir = path.join(root, entry.dir);
-  for (const f of readdirSync(dir)) if (f.startsWith('_make_data') && statSync(path.join(dir, f)).isFile()) spawnSync('rm', ['-f', path.join(dir, f)]);
+  for (const f of readdirSync(dir))
+    if (f.startsWith('_make_data') && statSync(path.join(dir, f)).isFile()) spawnSync('rm', ['-f', path.join(dir, f)]);
   return dir;
 }
 
@@ -81,7 +82,13 @@ export interface JobState {
   id: string;
   status: string;
   statusReason: string | null;
-  currentPlan: { command: string; settings: { file: string; name: string; line: number; from: string; to: string }[] | null; asks: { ask: string; kind: string; status: string; detail: string }[]; environment: Record<string, string>; pipeline: { command: string }[] | null } | null;
+  currentPlan: {
+    command: string;
+    settings: { file: string; name: string; line: number; from: string; to: string }[] | null;
+    asks: { ask: string; kind: string; status: string; detail: string }[];
+    environment: Record<string, string>;
+    pipeline: { command: string }[] | null;
+  } | null;
   askOutcomes: { ask: string; outcome: string; line: string }[];
   openQuestions: { text: string; choices: string[] }[];
   outputs: { path: string }[];
@@ -93,7 +100,11 @@ type Gql = (query: string, variables: Record<string, unknown>) => Promise<{ data
 
 export function gqlClient(url: string, token: string): Gql {
   return async (query, variables) => {
-    const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+    const res = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query, variables }),
+    });
     return (await res.json()) as { data?: any; errors?: unknown[] };
   };
 }
@@ -111,7 +122,14 @@ export interface ProjectRun {
  * Submits one project through `chatgpu submit` (no terminal: a question ends it with exit 3) and
  * follows it to its end — for a hosted service, until it answers, then its probe, then stop.
  */
-export async function runProject(o: { url: string; token: string; root: string; entry: CorpusEntry; env: Record<string, string>; timeoutMs?: number }): Promise<ProjectRun> {
+export async function runProject(o: {
+  url: string;
+  token: string;
+  root: string;
+  entry: CorpusEntry;
+  env: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<ProjectRun> {
   const started = Date.now();
   const dir = uploadDir(o.root, o.entry);
   const gql = gqlClient(o.url, o.token);
@@ -122,17 +140,30 @@ export async function runProject(o: { url: string; token: string; root: string; 
   const idLine = [...r.stdout.trim().split('\n')].reverse().find((l) => l.startsWith('{'));
   const summary = idLine ? (JSON.parse(idLine) as { id?: string; jobId?: string }) : {};
   const id = summary.id ?? summary.jobId ?? /chatgpu (?:watch|answer) (\S+)/.exec(r.stderr + r.stdout)?.[1];
-  if (!id) return { entry: o.entry, job: null, cliCode: r.code, cliOut: (r.stdout + r.stderr).slice(-3000), seconds: (Date.now() - started) / 1000 };
+  if (!id)
+    return {
+      entry: o.entry,
+      job: null,
+      cliCode: r.code,
+      cliOut: (r.stdout + r.stderr).slice(-3000),
+      seconds: (Date.now() - started) / 1000,
+    };
   let job = (await gql(JOB, { id })).data?.job as JobState;
   let probe: ProjectRun['probe'];
   if (service) {
     const end = Date.now() + (o.timeoutMs ?? 300_000);
-    while (Date.now() < end && !['FAILED', 'CANCELLED', 'SUCCEEDED', 'NEEDS_INPUT'].includes(job.status) && job.service?.status !== 'READY') {
+    while (
+      Date.now() < end &&
+      !['FAILED', 'CANCELLED', 'SUCCEEDED', 'NEEDS_INPUT'].includes(job.status) &&
+      job.service?.status !== 'READY'
+    ) {
       await new Promise((res) => setTimeout(res, 500));
       job = (await gql(JOB, { id })).data?.job as JobState;
     }
     if (job.service?.status === 'READY' && o.entry.expect.service?.probe) {
-      const t = (await gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`, { id })).data?.rotateServiceToken?.token as string;
+      const t = (
+        await gql(`mutation($id: ID!) { rotateServiceToken(jobId: $id, firstOnly: true) { ... on ServiceToken { token } } }`, { id })
+      ).data?.rotateServiceToken?.token as string;
       const probeSpec = o.entry.expect.service.probe as { method?: string; path: string; form?: Record<string, string> };
       const res = await fetch(`${o.url}/svc/${job.service.slug}${probeSpec.path}`, {
         method: probeSpec.method ?? 'GET',
@@ -144,13 +175,26 @@ export async function runProject(o: { url: string; token: string; root: string; 
     }
     job = (await gql(JOB, { id })).data?.job as JobState;
   }
-  return { entry: o.entry, job, cliCode: r.code, cliOut: (r.stdout + r.stderr).slice(-3000), probe, seconds: (Date.now() - started) / 1000 };
+  return {
+    entry: o.entry,
+    job,
+    cliCode: r.code,
+    cliOut: (r.stdout + r.stderr).slice(-3000),
+    probe,
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
 /** `chatgpu ARGS` with no terminal (stdin closed), as a user's script would run it. */
-function runCli(args: string[], opts: { env: Record<string, string>; timeoutMs: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  opts: { env: Record<string, string>; timeoutMs: number },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'api/bin/chatgpu.mjs'), ...args], { env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(repoRoot, 'api/bin/chatgpu.mjs'), ...args], {
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
@@ -163,7 +207,11 @@ function runCli(args: string[], opts: { env: Record<string, string>; timeoutMs: 
   });
 }
 
-const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9.=/_-]+/g, ' ').trim();
+const norm = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9.=/_-]+/g, ' ')
+    .trim();
 
 /** The verdict on one run, and every way it differs from what the corpus expects. */
 export function judge(run: ProjectRun): { verdict: Verdict; problems: string[] } {
@@ -173,27 +221,53 @@ export function judge(run: ProjectRun): { verdict: Verdict; problems: string[] }
   const plan = job.currentPlan;
   const refusedBeforeRun = job.status === 'FAILED' && job.tasks.length === 0 && /^Not run: /.test(job.statusReason ?? '');
   const asked = job.status === 'NEEDS_INPUT' && job.openQuestions.length > 0;
-  const verdict: Verdict = asked ? 'asked' : refusedBeforeRun ? 'refused' : job.status === 'SUCCEEDED' && plan && plan.asks.every((a) => a.status === 'honoured') && job.askOutcomes.every((a) => a.outcome === 'done') ? 'honoured' : 'failed';
+  const verdict: Verdict = asked
+    ? 'asked'
+    : refusedBeforeRun
+      ? 'refused'
+      : job.status === 'SUCCEEDED' &&
+          plan &&
+          plan.asks.every((a) => a.status === 'honoured') &&
+          job.askOutcomes.every((a) => a.outcome === 'done')
+        ? 'honoured'
+        : 'failed';
   const wanted: Verdict = entry.expect.outcome === 'run' ? 'honoured' : entry.expect.outcome;
   if (verdict !== wanted) problems.push(`expected ${wanted}, got ${verdict} (${job.status}: ${(job.statusReason ?? '').slice(0, 300)})`);
   if (plan && verdict === 'honoured') {
     for (const e of entry.expect.settingsDiff ?? []) {
-      if (!(plan.settings ?? []).some((s) => s.file === e.file && s.from === e.from && s.to === e.to)) problems.push(`no set-settings edit ${e.file}: ${e.name} ${e.from} → ${e.to}`);
+      if (!(plan.settings ?? []).some((s) => s.file === e.file && s.from === e.from && s.to === e.to))
+        problems.push(`no set-settings edit ${e.file}: ${e.name} ${e.from} → ${e.to}`);
     }
     if (entry.expect.command && !entry.expect.settingsDiff?.length) {
       // The python part of the command (after a `cd DIR &&`, without an environment prefix), any flag order, outputs/ paths as given.
       // Every word of the expected command is in the plan's (any order; outputs/ paths as given; the
       // worker's device for a named CPU device); the plan may add output locations of its own.
-      const words = (c: string) => new Set(c.replace(/(^|\s|=)(\.\.\/)*outputs\//g, '$1').replace(/(--device[= ])(cpu|"\$CHATGPU_DEVICE")/g, '$1DEVICE').split(/\s+/));
-      const got = words((plan.command.split(/\s*&&\s*/).find((p) => /(^|\s)python\b/.test(p)) ?? plan.command).replace(/^(\w+=\S+\s+)+/, ''));
+      const words = (c: string) =>
+        new Set(
+          c
+            .replace(/(^|\s|=)(\.\.\/)*outputs\//g, '$1')
+            .replace(/(--device[= ])(cpu|"\$CHATGPU_DEVICE")/g, '$1DEVICE')
+            .split(/\s+/),
+        );
+      const got = words(
+        (plan.command.split(/\s*&&\s*/).find((p) => /(^|\s)python\b/.test(p)) ?? plan.command).replace(/^(\w+=\S+\s+)+/, ''),
+      );
       const missing = [...words(entry.expect.command)].filter((w) => !got.has(w));
-      if (missing.length) problems.push(`command ${JSON.stringify(plan.command)} lacks ${missing.join(' ')} of ${JSON.stringify(entry.expect.command)}`);
+      if (missing.length)
+        problems.push(`command ${JSON.stringify(plan.command)} lacks ${missing.join(' ')} of ${JSON.stringify(entry.expect.command)}`);
     }
-    for (const f of entry.expect.outputsExclude ?? []) if (job.outputs.some((o) => o.path === f)) problems.push(`${f} is an input, listed as an output`);
-    if (entry.expect.service?.probe && run.probe?.status !== entry.expect.service.probe.status) problems.push(`probe ${entry.expect.service.probe.path}: ${run.probe?.status ?? 'not reached'}, expected ${entry.expect.service.probe.status}`);
+    for (const f of entry.expect.outputsExclude ?? [])
+      if (job.outputs.some((o) => o.path === f)) problems.push(`${f} is an input, listed as an output`);
+    if (entry.expect.service?.probe && run.probe?.status !== entry.expect.service.probe.status)
+      problems.push(
+        `probe ${entry.expect.service.probe.path}: ${run.probe?.status ?? 'not reached'}, expected ${entry.expect.service.probe.status}`,
+      );
   }
   // Every ask the corpus names has a disposition of that status in the plan (or in the refusal).
-  const said = [...(plan?.asks ?? []).map((a) => ({ text: a.ask, status: a.status })), ...(job.statusReason ?? '').split(/;\s*(?=")/).map((t) => ({ text: t, status: 'refused' }))];
+  const said = [
+    ...(plan?.asks ?? []).map((a) => ({ text: a.ask, status: a.status })),
+    ...(job.statusReason ?? '').split(/;\s*(?=")/).map((t) => ({ text: t, status: 'refused' })),
+  ];
   for (const a of entry.expect.asks) {
     if (a.status === 'asked') continue;
     const hit = said.find((d) => norm(d.text).includes(norm(a.text)) || norm(a.text).includes(norm(d.text).slice(0, 40)));

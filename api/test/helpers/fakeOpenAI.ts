@@ -126,7 +126,11 @@ export async function startFakeOpenAI(opts: { validate?: boolean } = {}): Promis
         if ('status' in reply && typeof reply.status === 'number') {
           const e = reply as FakeHttpError;
           const headers = { ...(e.retryAfterMs !== undefined ? { 'retry-after-ms': String(e.retryAfterMs) } : {}), ...e.headers };
-          return send(e.status, e.body ?? apiError(`fake OpenAI: scripted HTTP ${e.status}`, e.status >= 500 ? 'server_error' : 'invalid_request_error'), headers);
+          return send(
+            e.status,
+            e.body ?? apiError(`fake OpenAI: scripted HTTP ${e.status}`, e.status >= 500 ? 'server_error' : 'invalid_request_error'),
+            headers,
+          );
         }
         send(200, buildResponse(reply as FakeResponse, body));
       };
@@ -225,7 +229,11 @@ export function wireMessage(text: string, id = uid('msg')): ResponseOutputMessag
   };
 }
 
-export function wireReasoning(summary: string, encrypted: string | null = `gAAAA${Buffer.from(summary).toString('base64')}`, id = uid('rs')): ResponseReasoningItem {
+export function wireReasoning(
+  summary: string,
+  encrypted: string | null = `gAAAA${Buffer.from(summary).toString('base64')}`,
+  id = uid('rs'),
+): ResponseReasoningItem {
   return {
     id,
     type: 'reasoning',

@@ -43,26 +43,93 @@ export function fuzzParams(suiteRuns: number): fc.Parameters<unknown> {
 
 /** Characters that break naive text handling. */
 const NASTY = [
-  '\u0000', '\u0001', '\u001b[31m', '\u007f', '\u0085', '\u00a0', '\u200b', '\u200e', '\u202e', '\u2028', '\u2029', '\ufeff', '\ufffd', '\uffff',
-  '\ud800', '\udfff', '\ud83d\ude00', '👩‍👩‍👧', 'é', 'e\u0301', 'ǅ', 'ß', 'İ', '漢字', 'العربية', '\\', '%00', '%2e%2e%2f', '\r\n', '\t',
-  "'; DROP TABLE \"Job\"; --", '$(reboot)', '`id`', '{{7*7}}', '<script>', '${x}', '../', '..\\', '/etc/passwd', 'C:\\', 'CON', 'nul',
+  '\u0000',
+  '\u0001',
+  '\u001b[31m',
+  '\u007f',
+  '\u0085',
+  '\u00a0',
+  '\u200b',
+  '\u200e',
+  '\u202e',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  '\ufffd',
+  '\uffff',
+  '\ud800',
+  '\udfff',
+  '\ud83d\ude00',
+  '👩‍👩‍👧',
+  'é',
+  'e\u0301',
+  'ǅ',
+  'ß',
+  'İ',
+  '漢字',
+  'العربية',
+  '\\',
+  '%00',
+  '%2e%2e%2f',
+  '\r\n',
+  '\t',
+  '\'; DROP TABLE "Job"; --',
+  '$(reboot)',
+  '`id`',
+  '{{7*7}}',
+  '<script>',
+  '${x}',
+  '../',
+  '..\\',
+  '/etc/passwd',
+  'C:\\',
+  'CON',
+  'nul',
 ];
 
 export function hostileString(opts: { maxLength?: number } = {}): fc.Arbitrary<string> {
   const maxLength = opts.maxLength ?? 64;
   return fc.oneof(
     { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength }) },
-    { weight: 3, arbitrary: fc.array(fc.oneof(fc.constantFrom(...NASTY), fc.string({ maxLength: 4 })), { maxLength: 8 }).map((a) => a.join('')) },
+    {
+      weight: 3,
+      arbitrary: fc.array(fc.oneof(fc.constantFrom(...NASTY), fc.string({ maxLength: 4 })), { maxLength: 8 }).map((a) => a.join('')),
+    },
     { weight: 1, arbitrary: fc.constantFrom('', ' ', '\n', 'a') },
     // Huge: over every length limit in the API (200 title, 1,024 path, 20,000 request…).
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...NASTY, 'x'), fc.integer({ min: 1_000, max: 70_000 })).map(([c, n]) => c.repeat(Math.ceil(n / c.length))) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...NASTY, 'x'), fc.integer({ min: 1_000, max: 70_000 }))
+        .map(([c, n]) => c.repeat(Math.ceil(n / c.length))),
+    },
   );
 }
 
 /** File paths: unicode, `..`, absolute, Windows, deep, long, empty segments. */
 export function hostilePath(): fc.Arbitrary<string> {
   const segment = fc.oneof(
-    fc.constantFrom('a', 'src', 'main.py', '.', '..', '', '...', '.git', 'ñandú', '数据', '🚀.py', 'a b', 'a\u0000b', 'a\\b', 'C:', '~', '%2e%2e', 'e\u0301', '\u202eyp.exe'),
+    fc.constantFrom(
+      'a',
+      'src',
+      'main.py',
+      '.',
+      '..',
+      '',
+      '...',
+      '.git',
+      'ñandú',
+      '数据',
+      '🚀.py',
+      'a b',
+      'a\u0000b',
+      'a\\b',
+      'C:',
+      '~',
+      '%2e%2e',
+      'e\u0301',
+      '\u202eyp.exe',
+    ),
     fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }),
   );
   return fc.oneof(
@@ -93,7 +160,13 @@ export function hostileJson(): fc.Arbitrary<unknown> {
   return fc.oneof(
     { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 4 }) },
     { weight: 1, arbitrary: deep },
-    { weight: 1, arbitrary: fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'a\u0000b'), hostileString({ maxLength: 8 })) },
+    {
+      weight: 1,
+      arbitrary: fc.dictionary(
+        fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'a\u0000b'),
+        hostileString({ maxLength: 8 }),
+      ),
+    },
     { weight: 1, arbitrary: fc.constantFrom(null, 1e308, -1e308, 5e-324, '', [], {}) },
     { weight: 1, arbitrary: hostileString().map((s) => ({ s })) },
   );
@@ -118,7 +191,10 @@ export async function snapshotter(databaseUrl: string, blobDirs: string[], opts:
   const tables = rows.map((r) => r.table_name);
   const strip = [...VOLATILE_COLUMNS, ...(opts.ignoreColumns ?? [])].map((c) => ` - '${c}'`).join('');
   const sql = tables
-    .map((t) => `SELECT '${t}' AS t, count(*)::int AS n, coalesce(md5(string_agg((to_jsonb(x)${strip})::text, '|' ORDER BY (to_jsonb(x)${strip})::text)), '') AS h FROM "${t}" x`)
+    .map(
+      (t) =>
+        `SELECT '${t}' AS t, count(*)::int AS n, coalesce(md5(string_agg((to_jsonb(x)${strip})::text, '|' ORDER BY (to_jsonb(x)${strip})::text)), '') AS h FROM "${t}" x`,
+    )
     .join(' UNION ALL ');
   const take = async (): Promise<Snapshot> => {
     const res = await client.query<{ t: string; n: number; h: string }>(sql);

@@ -55,7 +55,15 @@ export async function startMultiHost(backend: 's3' | 'postgres'): Promise<MultiH
     const port = await freePort();
     const dataDir = await mkdtemp(path.join(tmpdir(), 'chatgpu-host-'));
     const proc = spawnProc(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
-      env: { ...process.env, ...FAST, ...storeEnv, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', CHATGPU_DATA_DIR: dataDir },
+      env: {
+        ...process.env,
+        ...FAST,
+        ...storeEnv,
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        CHATGPU_DATA_DIR: dataDir,
+      },
     });
     await proc.waitFor(/ChatGPU API and dashboard/);
     return { url: `http://127.0.0.1:${port}`, dataDir, proc };
@@ -66,7 +74,11 @@ export async function startMultiHost(backend: 's3' | 'postgres'): Promise<MultiH
 
 async function put(url: string, body: Buffer, token: string): Promise<{ status: number; sha: string }> {
   const sha = sha256(body);
-  const res = await fetch(`${url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${token}` }, body: new Uint8Array(body) });
+  const res = await fetch(`${url}/blobs/${sha}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}` },
+    body: new Uint8Array(body),
+  });
   await res.arrayBuffer();
   return { status: res.status, sha };
 }
@@ -77,7 +89,11 @@ async function get(url: string, token: string, headers: Record<string, string> =
 }
 
 async function gql(url: string, token: string, query: string, variables: Record<string, unknown> = {}) {
-  const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
   return (await res.json()) as any;
 }
 
@@ -140,38 +156,69 @@ export function multiHostSuite(m: MultiHost): void {
         'print("checked", len(data))',
       ].join('\n');
       const files = [];
-      for (const [p, content] of [['train.py', train], ['check.py', check]] as const) {
+      for (const [p, content] of [
+        ['train.py', train],
+        ['check.py', check],
+      ] as const) {
         const up = await put(b.url, Buffer.from(content), user.token);
         expect(up.status).toBe(201);
         files.push({ path: p, sha256: up.sha });
       }
-      const created = await gql(b.url, user.token, `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`, { i: { title: 'multi-host', request: 'train', files } });
+      const created = await gql(
+        b.url,
+        user.token,
+        `mutation($i: CreateJobInput!) { createJob(input: $i) { ... on Job { id originalCode { id } } } }`,
+        { i: { title: 'multi-host', request: 'train', files } },
+      );
       const gid: string = created.data.createJob.id;
       job = { gid, jobId: Buffer.from(gid, 'base64').toString().split(':')[1]!, codeVersionId: created.data.createJob.originalCode.id };
 
       const wa = await startWorker(a.url, workerToken, `wa-${m.backend}`, PY);
       const wb = await startWorker(b.url, workerToken, `wb-${m.backend}`, PY);
-      const idOf = (name: string) => waitFor(() => prisma.worker.findFirst({ where: { name, status: 'ONLINE' } }), 20_000, `${name} online`);
+      const idOf = (name: string) =>
+        waitFor(() => prisma.worker.findFirst({ where: { name, status: 'ONLINE' } }), 20_000, `${name} online`);
       const [workerA, workerB] = [await idOf(wa.name), await idOf(wb.name)];
 
-      const t1 = await createTask(a.server.resources, { jobId: job.jobId, kind: 'RUN', name: 'train', codeVersionId: job.codeVersionId, command: 'python train.py', requirements: { workload: 'python' }, pinnedWorkerId: workerA.id });
-      const done1 = await waitFor(async () => {
-        const t = await prisma.task.findUniqueOrThrow({ where: { id: t1.id } });
-        return t.status === 'SUCCEEDED' || t.status === 'FAILED' ? t : null;
-      }, 60_000, 'train on A');
+      const t1 = await createTask(a.server.resources, {
+        jobId: job.jobId,
+        kind: 'RUN',
+        name: 'train',
+        codeVersionId: job.codeVersionId,
+        command: 'python train.py',
+        requirements: { workload: 'python' },
+        pinnedWorkerId: workerA.id,
+      });
+      const done1 = await waitFor(
+        async () => {
+          const t = await prisma.task.findUniqueOrThrow({ where: { id: t1.id } });
+          return t.status === 'SUCCEEDED' || t.status === 'FAILED' ? t : null;
+        },
+        60_000,
+        'train on A',
+      );
       expect(done1.status).toBe('SUCCEEDED');
       outputs = (done1.result as any).outputs;
       const modelOut = outputs.find((o) => o.path === 'outputs/model.bin')!;
       expect(modelOut.size).toBe(6 * MiB + 7);
 
       const t2 = await createTask(a.server.resources, {
-        jobId: job.jobId, kind: 'RUN', name: 'check', codeVersionId: job.codeVersionId, command: 'python check.py',
-        environment: { inputs: [{ ...modelOut, path: 'inputs/model.bin' }] }, requirements: { workload: 'python' }, pinnedWorkerId: workerB.id,
+        jobId: job.jobId,
+        kind: 'RUN',
+        name: 'check',
+        codeVersionId: job.codeVersionId,
+        command: 'python check.py',
+        environment: { inputs: [{ ...modelOut, path: 'inputs/model.bin' }] },
+        requirements: { workload: 'python' },
+        pinnedWorkerId: workerB.id,
       });
-      const done2 = await waitFor(async () => {
-        const t = await prisma.task.findUniqueOrThrow({ where: { id: t2.id } });
-        return t.status === 'SUCCEEDED' || t.status === 'FAILED' ? t : null;
-      }, 60_000, 'check on B');
+      const done2 = await waitFor(
+        async () => {
+          const t = await prisma.task.findUniqueOrThrow({ where: { id: t2.id } });
+          return t.status === 'SUCCEEDED' || t.status === 'FAILED' ? t : null;
+        },
+        60_000,
+        'check on B',
+      );
       expect(done2.status).toBe('SUCCEEDED');
       const attempt2 = await prisma.attempt.findFirstOrThrow({ where: { taskId: t2.id, status: 'SUCCEEDED' } });
       expect(attempt2.workerId).toBe(workerB.id);
@@ -226,7 +273,10 @@ export function multiHostSuite(m: MultiHost): void {
       const body = randomBytes(14 * MiB);
       const sha = sha256(body);
       // Stream 11 MiB (two S3 parts, dozens of chunks), then stall as a slow client would, and kill C.
-      const req = request(`${c.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${user.token}`, 'content-length': String(body.length) } });
+      const req = request(`${c.url}/blobs/${sha}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${user.token}`, 'content-length': String(body.length) },
+      });
       const failed = new Promise<void>((resolve) => req.on('error', () => resolve()));
       req.write(body.subarray(0, 11 * MiB));
       if (m.backend === 'postgres') {

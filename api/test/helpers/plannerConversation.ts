@@ -27,25 +27,81 @@ export interface Recorded {
 }
 
 /** One CPU worker with torch, as network_capacity reports it. */
-export const CPU_WORKER: WorkerClass = { accelVendor: 'none', count: 1, workloads: ['python', 'shell', 'torch-cpu'], pythonVersions: ['3.11.2'], torchVersions: ['2.1.0'], numpyVersions: ['1.24.2'], maxMemoryMiB: 16000, maxAccelMemoryMiB: 0, accelerators: [], modules: null, installers: 1 };
-export const NVIDIA_WORKER: WorkerClass = { ...CPU_WORKER, accelVendor: 'nvidia', workloads: ['python', 'shell', 'torch-cpu', 'torch-cuda'], accelerators: ['NVIDIA H100'], maxAccelMemoryMiB: 80000 };
+export const CPU_WORKER: WorkerClass = {
+  accelVendor: 'none',
+  count: 1,
+  workloads: ['python', 'shell', 'torch-cpu'],
+  pythonVersions: ['3.11.2'],
+  torchVersions: ['2.1.0'],
+  numpyVersions: ['1.24.2'],
+  maxMemoryMiB: 16000,
+  maxAccelMemoryMiB: 0,
+  accelerators: [],
+  modules: null,
+  installers: 1,
+};
+export const NVIDIA_WORKER: WorkerClass = {
+  ...CPU_WORKER,
+  accelVendor: 'nvidia',
+  workloads: ['python', 'shell', 'torch-cpu', 'torch-cuda'],
+  accelerators: ['NVIDIA H100'],
+  maxAccelMemoryMiB: 80000,
+};
 
 /** An entry point as find_dependencies reports it. */
-export const entry = (path: string, over: Partial<EntryPoint> = {}): EntryPoint => ({ path, kind: 'main-guard', cli: 'argparse', flags: [], positionals: [], savesCheckpoint: false, hardwiredCuda: [], reportsMetrics: [], ...over });
+export const entry = (path: string, over: Partial<EntryPoint> = {}): EntryPoint => ({
+  path,
+  kind: 'main-guard',
+  cli: 'argparse',
+  flags: [],
+  positionals: [],
+  savesCheckpoint: false,
+  hardwiredCuda: [],
+  reportsMetrics: [],
+  ...over,
+});
 
 export function conversation(r: Recorded): Item[] {
-  const items: Item[] = [{ type: 'message', role: 'user', content: `Job title: test\nRequest: ${r.request}\nHardware preference: ${r.preference ?? 'any'}\nSpending cap: none` }];
+  const items: Item[] = [
+    {
+      type: 'message',
+      role: 'user',
+      content: `Job title: test\nRequest: ${r.request}\nHardware preference: ${r.preference ?? 'any'}\nSpending cap: none`,
+    },
+  ];
   let n = 0;
   const tool = (name: string, output: unknown) => {
     const id = `call_${++n}`;
-    items.push({ type: 'function_call', call_id: id, name, arguments: '{}' }, { type: 'function_call_output', call_id: id, output: JSON.stringify(output) });
+    items.push(
+      { type: 'function_call', call_id: id, name, arguments: '{}' },
+      { type: 'function_call_output', call_id: id, output: JSON.stringify(output) },
+    );
   };
   const files = [...new Set([...(r.files ?? []), ...Object.keys(r.reads ?? {}), ...(r.facts?.entryPoints ?? []).map((e) => e.path)])];
   tool('list_files', { files: files.map((path) => ({ path, size: r.reads?.[path]?.length ?? 100 })), total: files.length });
-  const facts: ProjectFacts = { pins: [], usage: [], imports: [], importsByFile: {}, localModules: [], entryPoints: [], cudaSources: [], dataFolders: [], usesTorch: false, notes: [], ...r.facts };
+  const facts: ProjectFacts = {
+    pins: [],
+    usage: [],
+    imports: [],
+    importsByFile: {},
+    localModules: [],
+    entryPoints: [],
+    cudaSources: [],
+    dataFolders: [],
+    usesTorch: false,
+    notes: [],
+    ...r.facts,
+  };
   tool('find_dependencies', facts);
   const classes = r.classes ?? [CPU_WORKER];
-  tool('network_capacity', { classes, summary: classes.length ? classes.map((c) => `${c.count} ${c.accelVendor === 'none' ? 'CPU' : c.accelVendor} worker(s) (${c.workloads.join(', ')})`).join('; ') : 'no worker online' });
+  tool('network_capacity', {
+    classes,
+    summary: classes.length
+      ? classes
+          .map((c) => `${c.count} ${c.accelVendor === 'none' ? 'CPU' : c.accelVendor} worker(s) (${c.workloads.join(', ')})`)
+          .join('; ')
+      : 'no worker online',
+  });
   for (const [path, content] of Object.entries(r.reads ?? {})) tool('read_file', { path, offset: 0, content, nextOffset: null });
   for (const [name, output] of r.tools ?? []) tool(name, output);
   for (const a of r.answers ?? []) items.push({ type: 'message', role: 'user', content: a });

@@ -88,7 +88,12 @@ export function processGroup(pgid: number): ProcessId[] {
       const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
       if (Number(fields[2]) !== pgid || fields[0] === 'Z') continue;
-      out.push({ pid, ppid: Number(fields[1]), start: fields[19]!, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() });
+      out.push({
+        pid,
+        ppid: Number(fields[1]),
+        start: fields[19]!,
+        cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(),
+      });
     } catch {
       /* exited meanwhile */
     }

@@ -24,7 +24,12 @@ afterAll(async () => {
 
 /** Spawns a real process (its own process group); killed after the file's tests if still running. */
 export function spawnProc(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Proc {
-  const child = spawn(cmd, args, { cwd: opts.cwd ?? repoRoot, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(cmd, args, {
+    cwd: opts.cwd ?? repoRoot,
+    env: opts.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   const waiters: (() => void)[] = [];
   const onData = (d: Buffer) => {

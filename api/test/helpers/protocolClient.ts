@@ -16,7 +16,17 @@ export interface Assignment {
   number: number;
   fencingToken: string;
   leaseExpiresAt: string;
-  task: { id: string; jobId: string; kind: string; name: string; command: string; environment: any; requirements: any; files: { path: string; sha256: string; size: number; mode: number }[]; inputs: any[] };
+  task: {
+    id: string;
+    jobId: string;
+    kind: string;
+    name: string;
+    command: string;
+    environment: any;
+    requirements: any;
+    files: { path: string; sha256: string; size: number; mode: number }[];
+    inputs: any[];
+  };
 }
 
 export const CPU_CAPS = {
@@ -37,20 +47,35 @@ export const NVIDIA_CAPS = {
 };
 
 export async function createWorkerToken(api: TestApi, userToken: string, name = 'box'): Promise<string> {
-  const r = await api.gql(`mutation($n: String!) { createWorkerToken(input: {name: $n}) { __typename ... on CreatedWorkerToken { token } } }`, { n: name }, userToken);
+  const r = await api.gql(
+    `mutation($n: String!) { createWorkerToken(input: {name: $n}) { __typename ... on CreatedWorkerToken { token } } }`,
+    { n: name },
+    userToken,
+  );
   const token = r.data?.createWorkerToken?.token;
   if (!token) throw new Error(`createWorkerToken failed: ${JSON.stringify(r)}`);
   return token;
 }
 
 /** A job (via GraphQL createJob with an uploaded blob) and its raw ids. */
-export async function createJobWithFile(api: TestApi, userToken: string, opts: { content?: string; spendingCapCad?: number; title?: string } = {}) {
+export async function createJobWithFile(
+  api: TestApi,
+  userToken: string,
+  opts: { content?: string; spendingCapCad?: number; title?: string } = {},
+) {
   const content = opts.content ?? `print("hello ${Math.random()}")\n`;
   const put = await api.putBlob(content, userToken);
   if (put.status !== 201) throw new Error(`upload failed: ${JSON.stringify(put)}`);
   const r = await api.gql(
     `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } ... on Error { message } } }`,
-    { i: { title: opts.title ?? 'protocol job', request: 'run it', files: [{ path: 'main.py', sha256: put.sha256 }], ...(opts.spendingCapCad !== undefined ? { spendingCapCad: opts.spendingCapCad } : {}) } },
+    {
+      i: {
+        title: opts.title ?? 'protocol job',
+        request: 'run it',
+        files: [{ path: 'main.py', sha256: put.sha256 }],
+        ...(opts.spendingCapCad !== undefined ? { spendingCapCad: opts.spendingCapCad } : {}),
+      },
+    },
     userToken,
   );
   const gid: string = r.data?.createJob?.id;
@@ -128,7 +153,10 @@ export class ProtocolWorker {
     return { ...r.data?.appendLogs, errors: r.errors };
   }
 
-  async reportMetrics(a: { attemptId: string; fencingToken: string }, points: { seq: number; name: string; value: number; step?: number }[]) {
+  async reportMetrics(
+    a: { attemptId: string; fencingToken: string },
+    points: { seq: number; name: string; value: number; step?: number }[],
+  ) {
     const r = await this.gql(
       `mutation($a: ID!, $f: String!, $p: [MetricPointInput!]!) { reportMetrics(attemptId: $a, fencingToken: $f, points: $p) { __typename ... on AppendResult { accepted lastSeq } ${ERR} ${STALE} } }`,
       { a: a.attemptId, f: a.fencingToken, p: points },

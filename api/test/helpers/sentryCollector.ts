@@ -87,14 +87,20 @@ export async function startSentryCollector() {
   let down: boolean | 'ourlogs' | 'errors' = false;
   const logs = (): SentLog[] => items.filter((i) => i.header.type === 'log').flatMap((i) => i.payload?.items ?? []);
   const errors = (): SentError[] => items.filter((i) => i.header.type === 'event' && i.payload).map((i) => i.payload as SentError);
-  const rowsOf = (dataset: string | null): Row[] | null => (dataset === 'ourlogs' ? logs().map(logRow) : dataset === 'errors' ? errors().map(errorRow) : null);
+  const rowsOf = (dataset: string | null): Row[] | null =>
+    dataset === 'ourlogs' ? logs().map(logRow) : dataset === 'errors' ? errors().map(errorRow) : null;
   /** One request, answered here from what was collected (the thread below only carries it). */
   const handle = (req: ProxiedRequest): ProxiedResponse => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const json = (status: number, body: unknown): ProxiedResponse => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const json = (status: number, body: unknown): ProxiedResponse => ({
+      status,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (req.method === 'GET' && url.pathname === `/api/0/organizations/${SENTRY_ORG}/events/`) {
       apiCalls.push(url);
-      if (down === true || down === url.searchParams.get('dataset')) return { status: 503, headers: { 'content-type': 'text/plain' }, body: 'Service Unavailable' };
+      if (down === true || down === url.searchParams.get('dataset'))
+        return { status: 503, headers: { 'content-type': 'text/plain' }, body: 'Service Unavailable' };
       if (req.headers.authorization !== `Bearer ${SENTRY_TOKEN}`) return json(401, { detail: 'Invalid token' });
       const all = rowsOf(url.searchParams.get('dataset'));
       if (!all) return json(400, { detail: 'only ourlogs and errors here' });
@@ -147,8 +153,16 @@ export async function startSentryCollector() {
       ...items
         .filter((i) => i.header.type === 'span')
         .flatMap((i) => (i.payload?.items ?? []) as { name: string; attributes?: Record<string, { value: unknown }> }[])
-        .map((sp) => ({ name: sp.name, attributes: Object.fromEntries(Object.entries(sp.attributes ?? {}).map(([k, v]) => [k, v.value])) })),
-      ...items.filter((i) => i.header.type === 'transaction').map((i) => ({ name: i.payload.transaction as string, attributes: (i.payload.contexts?.trace?.data ?? {}) as Record<string, unknown> })),
+        .map((sp) => ({
+          name: sp.name,
+          attributes: Object.fromEntries(Object.entries(sp.attributes ?? {}).map(([k, v]) => [k, v.value])),
+        })),
+      ...items
+        .filter((i) => i.header.type === 'transaction')
+        .map((i) => ({
+          name: i.payload.transaction as string,
+          attributes: (i.payload.contexts?.trace?.data ?? {}) as Record<string, unknown>,
+        })),
     ],
     apiCalls,
     /** true: the whole web API answers 503; a dataset's name: only that dataset's queries do. */
@@ -171,7 +185,8 @@ function logRow(l: SentLog): Row {
     timestamp: l.timestamp,
     text: [l.body],
     key: (k) => String(attr(k) ?? ''),
-    field: (f) => (f === 'timestamp' ? new Date(l.timestamp * 1000).toISOString() : f === 'message' ? l.body : f === 'severity' ? l.level : attr(f)),
+    field: (f) =>
+      f === 'timestamp' ? new Date(l.timestamp * 1000).toISOString() : f === 'message' ? l.body : f === 'severity' ? l.level : attr(f),
   };
 }
 
@@ -180,7 +195,13 @@ function errorRow(e: SentError): Row {
   const message = typeof e.message === 'string' ? e.message : (e.message?.formatted ?? e.message?.message ?? '');
   const title = ex ? `${ex.type ?? 'Error'}: ${ex.value ?? ''}` : message || '<unlabeled event>';
   const tag = (k: string) => (e.tags?.[k] === undefined || e.tags?.[k] === null ? null : String(e.tags[k]));
-  const fields: Record<string, unknown> = { id: e.event_id, timestamp: new Date(e.timestamp * 1000).toISOString(), title, message: message || title, level: e.level ?? 'error' };
+  const fields: Record<string, unknown> = {
+    id: e.event_id,
+    timestamp: new Date(e.timestamp * 1000).toISOString(),
+    title,
+    message: message || title,
+    level: e.level ?? 'error',
+  };
   return {
     timestamp: e.timestamp,
     text: [message, title],
@@ -191,7 +212,9 @@ function errorRow(e: SentError): Row {
 
 /** `key:value` terms (attributes or tags) and `message:"*text*"` (a case-insensitive substring), ANDed. */
 function parseQuery(q: string): (r: Row) => boolean {
-  const terms = [...q.matchAll(/(\w+):("(?:[^"\\]|\\.)*"|\S+)/g)].map(([, k, v]) => [k!, v!.startsWith('"') ? JSON.parse(v!) as string : v!] as const);
+  const terms = [...q.matchAll(/(\w+):("(?:[^"\\]|\\.)*"|\S+)/g)].map(
+    ([, k, v]) => [k!, v!.startsWith('"') ? (JSON.parse(v!) as string) : v!] as const,
+  );
   return (r) =>
     terms.every(([k, v]) => {
       if (k === 'message') return r.text.some((t) => t.toLowerCase().includes(v.replace(/^\*|\*$/g, '').toLowerCase()));

@@ -13,16 +13,28 @@ export interface HostAnswer {
   text: string;
 }
 
-export function hostFetch(url: string, init: { method?: string; headers?: Record<string, string>; body?: Buffer | AsyncIterable<Buffer> } = {}): Promise<HostAnswer> {
+export function hostFetch(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: Buffer | AsyncIterable<Buffer> } = {},
+): Promise<HostAnswer> {
   const u = new URL(url);
   return new Promise((resolve, fail) => {
     const reject = (err: Error) => fail(new Error(`${init.method ?? 'GET'} ${url}: ${err.message}`));
-    const req = request({ host: u.hostname.endsWith('.localhost') ? '127.0.0.1' : u.hostname, port: Number(u.port || 80), path: `${u.pathname}${u.search}`, method: init.method ?? 'GET', headers: { host: u.host, ...init.headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: u.hostname.endsWith('.localhost') ? '127.0.0.1' : u.hostname,
+        port: Number(u.port || 80),
+        path: `${u.pathname}${u.search}`,
+        method: init.method ?? 'GET',
+        headers: { host: u.host, ...init.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     const body = init.body;
     if (body === undefined) req.end();

@@ -1,5 +1,10 @@
 /** Polls `fn` until it returns something truthy (returned), or fails after `timeoutMs` naming `what`. */
-export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, what = 'condition', stepMs = 100): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+  what = 'condition',
+  stepMs = 100,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -32,7 +32,17 @@ export async function startWorker(
   } else tokenEnv.CHATGPU_WORKER_TOKEN = token;
   const p = spawnProc(
     process.execPath,
-    [path.join(opts.root ?? repoRoot, 'worker/bin/chatgpu-worker.mjs'), '--server', url, ...tokenArgs, '--name', name, '--data-dir', dataDir, ...extraArgs],
+    [
+      path.join(opts.root ?? repoRoot, 'worker/bin/chatgpu-worker.mjs'),
+      '--server',
+      url,
+      ...tokenArgs,
+      '--name',
+      name,
+      '--data-dir',
+      dataDir,
+      ...extraArgs,
+    ],
     { env: { ...process.env, ...tokenEnv, ...env } },
   );
   await p.waitFor(/connected to .* as worker/, 60_000);

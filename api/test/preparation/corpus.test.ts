@@ -76,9 +76,20 @@ interface CudaProgram {
 async function cudaPrograms(): Promise<CudaProgram[]> {
   const own = await readTree(join(CORPUS, 'cuda'));
   const samples = await readTree(join(CORPUS, 'cuda-samples'));
-  const byDir = (tree: Record<string, string>, prefix: string): string[] => [...new Set(Object.keys(tree).filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length).split('/')[0]!))].sort();
+  const byDir = (tree: Record<string, string>, prefix: string): string[] =>
+    [
+      ...new Set(
+        Object.keys(tree)
+          .filter((p) => p.startsWith(prefix))
+          .map((p) => p.slice(prefix.length).split('/')[0]!),
+      ),
+    ].sort();
   return [
-    ...byDir(own, '').map((d) => ({ name: `cuda/${d}`, tree: Object.fromEntries(Object.entries(own).filter(([p]) => p.startsWith(`${d}/`))), includeDirs: [] })),
+    ...byDir(own, '').map((d) => ({
+      name: `cuda/${d}`,
+      tree: Object.fromEntries(Object.entries(own).filter(([p]) => p.startsWith(`${d}/`))),
+      includeDirs: [],
+    })),
     ...byDir(samples, 'Samples/').map((d) => ({
       name: `cuda-samples/${d}`,
       tree: Object.fromEntries(Object.entries(samples).filter(([p]) => p.startsWith('Common/') || p.startsWith(`Samples/${d}/`))),
@@ -135,7 +146,14 @@ describe('PyTorch corpus → device-agnostic, run on CPU, compared with a CPU re
       const env = { ...process.env, CHATGPU_DEVICE: 'cpu', PYTHONDONTWRITEBYTECODE: '1', OMP_NUM_THREADS: '1' };
       const [cand, ref] = await Promise.all([
         runProcess(python, [project.entry, ...project.args(candOut)], null, 120_000, env, migrated),
-        runProcess(python, [project.entry, ...project.args(refOut)], null, 120_000, env, join(CORPUS, 'pytorch-cpu-reference', project.name)),
+        runProcess(
+          python,
+          [project.entry, ...project.args(refOut)],
+          null,
+          120_000,
+          env,
+          join(CORPUS, 'pytorch-cpu-reference', project.name),
+        ),
       ]);
       expect(cand.code, cand.stderr).toBe(0);
       expect(ref.code, ref.stderr).toBe(0);
@@ -191,11 +209,18 @@ describe('CUDA corpus → HIP', () => {
     const started = Date.now();
     const outcomes = await mapBounded(programs, 2, async (p) => {
       const result = await migrateTree(p.tree, ROCM, { python: PARSER_PYTHON });
-      const checks = await runStaticChecks(result.tree, { target: 'rocm', hipArch: 'gfx1030', includeDirs: [STUBS], treeIncludeDirs: p.includeDirs });
+      const checks = await runStaticChecks(result.tree, {
+        target: 'rocm',
+        hipArch: 'gfx1030',
+        includeDirs: [STUBS],
+        treeIncludeDirs: p.includeDirs,
+      });
       return { ...p, result, checks };
     });
     const compiled = outcomes.filter((o) => o.checks.ok).map((o) => o.name);
-    console.log(`CUDA corpus: ${compiled.length} of ${outcomes.length} programs compile for gfx1030 after migration (${((Date.now() - started) / 1000).toFixed(1)} s, 2 compiles at a time)`);
+    console.log(
+      `CUDA corpus: ${compiled.length} of ${outcomes.length} programs compile for gfx1030 after migration (${((Date.now() - started) / 1000).toFixed(1)} s, 2 compiles at a time)`,
+    );
     for (const o of outcomes) {
       expect(o.checks.unavailable, o.name).toEqual([]);
       if (o.name in EXPECTED_NOT_TO_COMPILE) {
@@ -204,27 +229,43 @@ describe('CUDA corpus → HIP', () => {
         const errors = o.result.hazards.filter((h) => h.severity === 'error').map((h) => `${h.file}:${h.line}:${h.rule}`);
         expect(errors, o.name).toEqual(EXPECTED_NOT_TO_COMPILE[o.name]);
       } else {
-        expect(o.checks.feedback.filter((f) => f.severity === 'error'), o.name).toEqual([]);
+        expect(
+          o.checks.feedback.filter((f) => f.severity === 'error'),
+          o.name,
+        ).toEqual([]);
         expect(o.checks.ok, o.name).toBe(true);
       }
       // every identifier left unconverted is reported at a line of the input that holds it …
       for (const u of o.result.unconverted) {
         const line = (o.tree[u.file] ?? '').split('\n')[u.line - 1] ?? '';
-        expect(line, `${o.name}: ${u.file}:${u.line} ${u.identifier}`).toContain(u.identifier.replace(/^#include /, '').replace(/^\.|\(\)$/g, '').replace(/^\w+::/, ''));
+        expect(line, `${o.name}: ${u.file}:${u.line} ${u.identifier}`).toContain(
+          u.identifier
+            .replace(/^#include /, '')
+            .replace(/^\.|\(\)$/g, '')
+            .replace(/^\w+::/, ''),
+        );
       }
       // … and no CUDA identifier is left in a migrated source without being reported in that file
       for (const [path, content] of Object.entries(o.result.tree)) {
         if (!/\.(cu|cuh|h|cpp)$/.test(path)) continue;
         const defined = new Set([...content.matchAll(/#define\s+(\w+)/g)].map((m) => m[1]));
-        const left = tokenizeCpp(content).filter((t) => t.kind === 'ident' && CUDA_IDENT_PATTERN.test(t.text) && !defined.has(t.text) && !PROGRAM_OWN_NAMES.has(t.text)).map((t) => t.text);
+        const left = tokenizeCpp(content)
+          .filter((t) => t.kind === 'ident' && CUDA_IDENT_PATTERN.test(t.text) && !defined.has(t.text) && !PROGRAM_OWN_NAMES.has(t.text))
+          .map((t) => t.text);
         const reported = new Set(o.result.unconverted.filter((u) => u.file === path).map((u) => u.identifier));
-        expect([...new Set(left)].filter((id) => !reported.has(id)), `${o.name}: ${path}`).toEqual([]);
+        expect(
+          [...new Set(left)].filter((id) => !reported.has(id)),
+          `${o.name}: ${path}`,
+        ).toEqual([]);
       }
     }
     expect(compiled.length).toBe(outcomes.length - Object.keys(EXPECTED_NOT_TO_COMPILE).length);
 
     // AMD's hipify-perl on the same files, only where it is installed (never downloaded; Debian 12 does not package it)
-    const hipify = (process.env.PATH ?? '').split(':').map((d) => join(d, 'hipify-perl')).find((f) => existsSync(f));
+    const hipify = (process.env.PATH ?? '')
+      .split(':')
+      .map((d) => join(d, 'hipify-perl'))
+      .find((f) => existsSync(f));
     if (hipify) {
       const theirs = await mapBounded(programs, 2, async (p) => {
         const tree: Record<string, string> = {};
@@ -232,7 +273,8 @@ describe('CUDA corpus → HIP', () => {
           if (!/\.(cu|cuh|h|cpp)$/.test(path)) tree[path] = content;
           else tree[path] = (await runProcess('perl', [hipify], content, 60_000, process.env, work)).stdout;
         }
-        return (await runStaticChecks(tree, { target: 'rocm', hipArch: 'gfx1030', includeDirs: [STUBS], treeIncludeDirs: p.includeDirs })).ok;
+        return (await runStaticChecks(tree, { target: 'rocm', hipArch: 'gfx1030', includeDirs: [STUBS], treeIncludeDirs: p.includeDirs }))
+          .ok;
       });
       console.log(`hipify-perl (${hipify}): ${theirs.filter(Boolean).length} of ${programs.length} programs compile for gfx1030`);
     } else console.log('hipify-perl: not installed here (Debian 12 does not package it), not compared');

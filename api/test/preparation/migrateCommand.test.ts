@@ -19,7 +19,14 @@ afterAll(async () => {
 
 describe('chatgpu migrate', () => {
   it('writes the migrated tree and prints a JSON report', async () => {
-    const r = await runProcess(process.execPath, [BIN, 'migrate', join(here, 'corpus', 'cuda', 'reduction'), '--to', 'hip', '--out', join(out, 'red'), '--json'], null, 60_000, process.env, ROOT);
+    const r = await runProcess(
+      process.execPath,
+      [BIN, 'migrate', join(here, 'corpus', 'cuda', 'reduction'), '--to', 'hip', '--out', join(out, 'red'), '--json'],
+      null,
+      60_000,
+      process.env,
+      ROOT,
+    );
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.target).toBe('rocm');
@@ -30,7 +37,14 @@ describe('chatgpu migrate', () => {
   });
 
   it('prints a readable report and says "no change" for code that fits', async () => {
-    const r = await runProcess(process.execPath, [BIN, 'migrate', join(here, 'corpus', 'pytorch', 'cpu_only'), '--to', 'cpu', '--out', join(out, 'cpu')], null, 60_000, process.env, ROOT);
+    const r = await runProcess(
+      process.execPath,
+      [BIN, 'migrate', join(here, 'corpus', 'pytorch', 'cpu_only'), '--to', 'cpu', '--out', join(out, 'cpu')],
+      null,
+      60_000,
+      process.env,
+      ROOT,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('no change: the code already fits the target');
   });

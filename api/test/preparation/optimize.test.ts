@@ -59,22 +59,35 @@ describe('optimization candidates on the corpus, run on this CPU worker (PyTorch
     expect(cpu[0]!.numericsMayChange).toBe(true);
     expect(cpu[0]!.criteria?.tolerances?.float32).toBeDefined();
     const cuda = (await proposeOptimizations(tree, CUDA, { python })).map((c) => c.name);
-    expect(cuda).toEqual(['cudnn-benchmark', 'matmul-precision-high', 'autocast-bf16', 'autocast-fp16', 'dataloader-workers', 'pin-memory', 'torch-compile', 'channels-last']);
+    expect(cuda).toEqual([
+      'cudnn-benchmark',
+      'matmul-precision-high',
+      'autocast-bf16',
+      'autocast-fp16',
+      'dataloader-workers',
+      'pin-memory',
+      'torch-compile',
+      'channels-last',
+    ]);
   });
 
-  it('the candidates run; outputs match the unoptimized script within each one\'s declared tolerance', async () => {
+  it("the candidates run; outputs match the unoptimized script within each one's declared tolerance", async () => {
     const [bf16] = await proposeOptimizations(tree, CPU, { python });
     // loader workers, then persistent workers on top (proposed once num_workers > 0, for the unshuffled loader only:
     // a persistent shuffled loader draws its seeds differently and visits other permutations in later epochs)
     const loaders = await applyOptimizations(tree, ['dataloader-workers', 'persistent-workers'], CPU, { python });
     expect(loaders.applied.map((c) => c.name)).toEqual(['dataloader-workers', 'persistent-workers']);
     expect(loaders.tree['train.py']).toContain('generator=torch.Generator().manual_seed(1), num_workers=2)\n');
-    expect(loaders.tree['train.py']).toContain('test_loader = DataLoader(synthetic(32, 1), batch_size=32, num_workers=2, persistent_workers=True)\n');
+    expect(loaders.tree['train.py']).toContain(
+      'test_loader = DataLoader(synthetic(32, 1), batch_size=32, num_workers=2, persistent_workers=True)\n',
+    );
     // the GPU candidates that exist in PyTorch 1.13 (torch.compile does not), stacked into one tree
     const stack = await applyOptimizations(tree, CUDA_STACK, CUDA, { python });
     expect(stack.skipped).toEqual([]);
     const src = stack.tree['train.py']!;
-    expect(src).toContain('from torch.utils.data import DataLoader, TensorDataset\n\ntorch.set_float32_matmul_precision("high")\n\ntorch.backends.cudnn.benchmark = True\n\n\nclass ConvNet');
+    expect(src).toContain(
+      'from torch.utils.data import DataLoader, TensorDataset\n\ntorch.set_float32_matmul_precision("high")\n\ntorch.backends.cudnn.benchmark = True\n\n\nclass ConvNet',
+    );
     expect(src).toContain('    scaler = torch.cuda.amp.GradScaler()\n    for epoch in range(args.epochs):\n');
     expect(src).toContain('    model = model.to(memory_format=torch.channels_last)\n');
     // applying the stack again changes nothing
@@ -88,7 +101,12 @@ describe('optimization candidates on the corpus, run on this CPU worker (PyTorch
     );
     expect(checks.feedback).toEqual([]);
 
-    const [ref, workers, half, gpu] = await Promise.all([run('reference', tree), run('workers', loaders.tree), run('bf16', bf16!.result.tree), run('cuda-stack', stack.tree)]);
+    const [ref, workers, half, gpu] = await Promise.all([
+      run('reference', tree),
+      run('workers', loaders.tree),
+      run('bf16', bf16!.result.tree),
+      run('cuda-stack', stack.tree),
+    ]);
     const LOW = { tolerances: { float32: { rtol: 1e-4, atol: 1e-5 } }, metrics: { default: { rtol: 1e-4, atol: 1e-5 } } };
     const [w, h, g] = await Promise.all([
       // no numerical risk declared: the comparison defaults (assert_close's float32 tolerances)
@@ -114,12 +132,46 @@ describe('chatgpu migrate --optimize', () => {
   it('lists the candidates with their risk (JSON) and writes the ones named by --apply', async () => {
     const out = join(work, 'cmd');
     const BIN = join(ROOT, 'api', 'bin', 'chatgpu.mjs');
-    const r = await runProcess(process.execPath, [BIN, 'migrate', PROJECT, '--to', 'cuda', '--torch', '2.4', '--gpu-arch', 'sm_75', '--optimize', '--apply', 'cudnn-benchmark,pin-memory', '--out', out, '--json', '--python', python], null, 60_000, process.env, ROOT);
+    const r = await runProcess(
+      process.execPath,
+      [
+        BIN,
+        'migrate',
+        PROJECT,
+        '--to',
+        'cuda',
+        '--torch',
+        '2.4',
+        '--gpu-arch',
+        'sm_75',
+        '--optimize',
+        '--apply',
+        'cudnn-benchmark,pin-memory',
+        '--out',
+        out,
+        '--json',
+        '--python',
+        python,
+      ],
+      null,
+      60_000,
+      process.env,
+      ROOT,
+    );
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     const listed = report.optimizations.candidates.map((c: { name: string; risk: string }) => `${c.name}:${c.risk}`);
-    expect(listed).toEqual(['cudnn-benchmark:low', 'autocast-fp16:high', 'dataloader-workers:none', 'pin-memory:none', 'torch-compile:low', 'channels-last:low']);
-    const notProposed = Object.fromEntries(report.optimizations.notProposed.map((s: { name: string; reason: string }) => [s.name, s.reason]));
+    expect(listed).toEqual([
+      'cudnn-benchmark:low',
+      'autocast-fp16:high',
+      'dataloader-workers:none',
+      'pin-memory:none',
+      'torch-compile:low',
+      'channels-last:low',
+    ]);
+    const notProposed = Object.fromEntries(
+      report.optimizations.notProposed.map((s: { name: string; reason: string }) => [s.name, s.reason]),
+    );
     expect(notProposed['matmul-precision-high']).toMatch(/sm_75/);
     expect(notProposed['autocast-bf16']).toMatch(/sm_75/);
     expect(report.optimizations.applied.map((c: { name: string }) => c.name)).toEqual(['cudnn-benchmark', 'pin-memory']);
@@ -127,11 +179,25 @@ describe('chatgpu migrate --optimize', () => {
     expect(written).toContain('torch.backends.cudnn.benchmark = True');
     expect(written).toContain('pin_memory=_CHATGPU_DEVICE_TYPE == "cuda"'); // migrated first, so the pin follows the worker's device
 
-    const text = await runProcess(process.execPath, [BIN, 'migrate', PROJECT, '--to', 'cpu', '--torch', '1.13', '--optimize', '--out', join(work, 'cmd-cpu'), '--python', python], null, 60_000, process.env, ROOT);
+    const text = await runProcess(
+      process.execPath,
+      [BIN, 'migrate', PROJECT, '--to', 'cpu', '--torch', '1.13', '--optimize', '--out', join(work, 'cmd-cpu'), '--python', python],
+      null,
+      60_000,
+      process.env,
+      ROOT,
+    );
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/Optimization candidates \(2\):\n  autocast-bf16 +risk high/);
     expect(text.stdout).toMatch(/Not proposed:\n  cudnn-benchmark/);
-    const bad = await runProcess(process.execPath, [BIN, 'migrate', PROJECT, '--to', 'cpu', '--apply', 'warp-drive'], null, 60_000, process.env, ROOT);
+    const bad = await runProcess(
+      process.execPath,
+      [BIN, 'migrate', PROJECT, '--to', 'cpu', '--apply', 'warp-drive'],
+      null,
+      60_000,
+      process.env,
+      ROOT,
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown optimization(s): warp-drive');
   }, 120_000);

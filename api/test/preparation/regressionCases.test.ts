@@ -11,7 +11,10 @@ import { findPython } from '../../src/preparation/findPython.js';
 import { checkCase, readCase } from '../../src/preparation/regressionCase.js';
 
 const root = path.join(import.meta.dirname, 'cases');
-const cases = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+const cases = readdirSync(root, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
 const python = (await findPython({ modules: ['numpy', 'torch'] }))?.path;
 
 describe('kept regression cases', () => {

@@ -8,7 +8,10 @@ import { findPython, type FoundPython } from '../../src/preparation/findPython.j
 
 export async function torchPython(): Promise<FoundPython> {
   const found = await findPython({ candidates: ['/usr/bin/python3', 'python3'], modules: ['torch', 'numpy'] });
-  if (!found) throw new Error('no Python with torch and numpy found (tried /usr/bin/python3, python3): apt-get install -y python3-torch python3-numpy');
+  if (!found)
+    throw new Error(
+      'no Python with torch and numpy found (tried /usr/bin/python3, python3): apt-get install -y python3-torch python3-numpy',
+    );
   return found;
 }
 

@@ -74,8 +74,7 @@ export function createSession(token: string | null): Session {
             failures: 0,
             epoch: connection.everConnected ? connection.epoch + 1 : connection.epoch,
           }),
-        closed: () =>
-          setConnection({ state: connection.everConnected ? 'disconnected' : 'connecting', failures: connection.failures + 1 }),
+        closed: () => setConnection({ state: connection.everConnected ? 'disconnected' : 'connecting', failures: connection.failures + 1 }),
       },
     });
     link = ApolloLink.split(({ query }) => isSubscriptionOperation(query), new GraphQLWsLink(ws), http);

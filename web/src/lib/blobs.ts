@@ -19,7 +19,12 @@ export class UploadError extends Error {
   }
 }
 
-export function putBlob(sha256: string, body: Blob | ArrayBuffer, onProgress: (loaded: number) => void, signal?: AbortSignal): Promise<void> {
+export function putBlob(
+  sha256: string,
+  body: Blob | ArrayBuffer,
+  onProgress: (loaded: number) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('PUT', `/blobs/${sha256}`);

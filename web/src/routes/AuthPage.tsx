@@ -86,7 +86,15 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
         <h2>{mode === 'signup' ? 'Create an account' : 'Log in'}</h2>
         <div className="field">
           <label htmlFor="email">Email</label>
-          <input id="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} style={{ width: '100%' }} />
+          <input
+            id="email"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            style={{ width: '100%' }}
+          />
         </div>
         {mode === 'signup' && (
           <div className="field">

@@ -301,7 +301,8 @@ export default function JobPage({ id }: { id: string }) {
       // The shard group (in the tasks query) shows the adaptation check's record and the merge.
       else if (e.kind === 'preparation.record') schedule({ prep: true, job: true, tasks: true });
       else if (e.kind === 'shards.merged') schedule({ tasks: true, job: true });
-      else if (e.kind.startsWith('question.') || e.kind.startsWith('plan.') || e.kind === 'job.status' || e.kind === 'validation') schedule({ job: true });
+      else if (e.kind.startsWith('question.') || e.kind.startsWith('plan.') || e.kind === 'job.status' || e.kind === 'validation')
+        schedule({ job: true });
     },
     [schedule],
   );
@@ -323,7 +324,9 @@ export default function JobPage({ id }: { id: string }) {
     if (sharded) scheduleRef.current({ tasks: true });
   }, [liveCost, sharded]);
   // Every attempt's metrics (smoke run, run, shards, evaluation), not only the one whose logs are shown.
-  const sourceKey = metricSourcesOf(taskList).map((m) => `${m.attemptId}=${m.label}`).join('|');
+  const sourceKey = metricSourcesOf(taskList)
+    .map((m) => `${m.attemptId}=${m.label}`)
+    .join('|');
   const metricStoreOf = activity.metricStore;
   const metricSources = useMemo(
     () => metricSourcesOf(taskList).map((m) => ({ ...m, store: metricStoreOf(m.attemptId) })),
@@ -473,7 +476,11 @@ export default function JobPage({ id }: { id: string }) {
             ) : tasks.error && !tasks.data ? (
               <ErrorState error={tasks.error} retry={() => void tasks.refetch()} />
             ) : (
-              <TasksView tasks={shardGroup ? taskList.filter((t) => t.kind !== 'SHARD') : taskList} selected={attemptId} onSelect={setPicked} />
+              <TasksView
+                tasks={shardGroup ? taskList.filter((t) => t.kind !== 'SHARD') : taskList}
+                selected={attemptId}
+                onSelect={setPicked}
+              />
             )}
           </section>
           <section className="panel" ref={logsRef}>
@@ -481,7 +488,8 @@ export default function JobPage({ id }: { id: string }) {
               <h2>Logs</h2>
               {attempt && (
                 <span className="muted small" data-testid="log-attempt">
-                  {attempt.task} · attempt #{attempt.number} on {attempt.workerName} <SimulatedBadge accelerator={attempt.simulatedAccelerator} /> · <StatusBadge status={attempt.status} />
+                  {attempt.task} · attempt #{attempt.number} on {attempt.workerName}{' '}
+                  <SimulatedBadge accelerator={attempt.simulatedAccelerator} /> · <StatusBadge status={attempt.status} />
                 </span>
               )}
             </div>
@@ -504,7 +512,8 @@ export default function JobPage({ id }: { id: string }) {
             <CostMeter cost={j.costCad} cap={j.spendingCapCad} />
             {j.replicationCostCad > 0 && (
               <p className="muted small" data-testid="replication-cost" style={{ marginBottom: 0 }}>
-                {formatCad(j.replicationCostCad)} of it re-ran sampled results on other owners' workers to check them (in the cost and the cap).
+                {formatCad(j.replicationCostCad)} of it re-ran sampled results on other owners' workers to check them (in the cost and the
+                cap).
               </p>
             )}
             {j.agentCostCad > 0 && (
@@ -520,8 +529,9 @@ export default function JobPage({ id }: { id: string }) {
             {j.estimate && (
               <div data-testid="estimate" className="small" style={{ marginTop: 8 }}>
                 <div>
-                  <strong>Estimate of the full run:</strong> about {formatDuration(j.estimate.durationSec * 1000)} ({formatDuration(j.estimate.lowSec * 1000)}–
-                  {formatDuration(j.estimate.highSec * 1000)}), {formatCad(j.estimate.costCad)} ({formatCad(j.estimate.lowCad)}–{formatCad(j.estimate.highCad)})
+                  <strong>Estimate of the full run:</strong> about {formatDuration(j.estimate.durationSec * 1000)} (
+                  {formatDuration(j.estimate.lowSec * 1000)}–{formatDuration(j.estimate.highSec * 1000)}), {formatCad(j.estimate.costCad)} (
+                  {formatCad(j.estimate.lowCad)}–{formatCad(j.estimate.highCad)})
                 </div>
                 {j.estimate.actualSec != null && (
                   <div data-testid="estimate-actual">

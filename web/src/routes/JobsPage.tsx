@@ -17,7 +17,18 @@ function excerpt(text: string, max = 90): string {
   const cut = one.slice(0, max);
   return `${cut.slice(0, cut.lastIndexOf(' ') > max * 0.6 ? cut.lastIndexOf(' ') : max)}…`;
 }
-const STATUSES: JobStatus[] = ['DRAFT', 'PLANNING', 'NEEDS_INPUT', 'PREPARING', 'RUNNING', 'VALIDATING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'];
+const STATUSES: JobStatus[] = [
+  'DRAFT',
+  'PLANNING',
+  'NEEDS_INPUT',
+  'PREPARING',
+  'RUNNING',
+  'VALIDATING',
+  'SUCCEEDED',
+  'FAILED',
+  'CANCELLED',
+  'STOPPED',
+];
 
 const JobsQuery = graphql(`
   query Jobs($first: Int, $after: String, $last: Int, $before: String, $status: [JobStatus!]) {
@@ -63,7 +74,9 @@ export default function JobsPage() {
   const status = (query.get('status') ?? '').split(',').filter((s): s is JobStatus => (STATUSES as string[]).includes(s));
   const after = query.get('after');
   const before = query.get('before');
-  const variables = before ? { last: PAGE, before, status: status.length ? status : null } : { first: PAGE, after, status: status.length ? status : null };
+  const variables = before
+    ? { last: PAGE, before, status: status.length ? status : null }
+    : { first: PAGE, after, status: status.length ? status : null };
   const { data, loading, error, refetch } = useQuery(JobsQuery, { variables, pollInterval: 0 });
   const [, tick] = useState(0);
   useEffect(() => {
@@ -74,8 +87,9 @@ export default function JobsPage() {
 
   const go = (params: Record<string, string | null>) => {
     const q = new URLSearchParams(query);
-    for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
-    else q.delete(k);
+    for (const [k, v] of Object.entries(params))
+      if (v) q.set(k, v);
+      else q.delete(k);
     const s = q.toString();
     navigate(`/jobs${s ? `?${s}` : ''}`);
   };
@@ -94,7 +108,11 @@ export default function JobsPage() {
           <label htmlFor="statusFilter" style={{ margin: 0 }}>
             Status
           </label>
-          <select id="statusFilter" value={status[0] ?? ''} onChange={(e) => go({ status: e.target.value || null, after: null, before: null })}>
+          <select
+            id="statusFilter"
+            value={status[0] ?? ''}
+            onChange={(e) => go({ status: e.target.value || null, after: null, before: null })}
+          >
             <option value="">All</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -159,10 +177,15 @@ export default function JobsPage() {
                   </td>
                   <td title={j.createdAt}>{formatAge(j.createdAt)}</td>
                   <td data-testid="job-duration">
-                    {j.startedAt ? formatDuration((j.finishedAt ? new Date(j.finishedAt).getTime() : Date.now()) - new Date(j.startedAt).getTime()) : <span className="muted">—</span>}
+                    {j.startedAt ? (
+                      formatDuration((j.finishedAt ? new Date(j.finishedAt).getTime() : Date.now()) - new Date(j.startedAt).getTime())
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
                     {j.status === 'RUNNING' && j.estimate && j.startedAt && (
                       <div className="muted small" data-testid="job-eta">
-                        about {formatDuration(Math.max(0, j.estimate.durationSec * 1000 - (Date.now() - new Date(j.startedAt).getTime())))} left
+                        about {formatDuration(Math.max(0, j.estimate.durationSec * 1000 - (Date.now() - new Date(j.startedAt).getTime())))}{' '}
+                        left
                       </div>
                     )}
                   </td>
@@ -175,10 +198,18 @@ export default function JobsPage() {
         )}
         {conn && (conn.pageInfo.hasNextPage || conn.pageInfo.hasPreviousPage || after || before) && (
           <div className="spread" style={{ marginTop: 10 }}>
-            <button type="button" disabled={!(before ? conn.pageInfo.hasPreviousPage : after)} onClick={() => go({ before: conn.pageInfo.startCursor, after: null })}>
+            <button
+              type="button"
+              disabled={!(before ? conn.pageInfo.hasPreviousPage : after)}
+              onClick={() => go({ before: conn.pageInfo.startCursor, after: null })}
+            >
               ← Newer
             </button>
-            <button type="button" disabled={!(before ? true : conn.pageInfo.hasNextPage)} onClick={() => go({ after: conn.pageInfo.endCursor, before: null })}>
+            <button
+              type="button"
+              disabled={!(before ? true : conn.pageInfo.hasNextPage)}
+              onClick={() => go({ after: conn.pageInfo.endCursor, before: null })}
+            >
               Older →
             </button>
           </div>

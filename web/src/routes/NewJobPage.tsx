@@ -38,7 +38,11 @@ const HARDWARE = [
   { value: 'apple', label: 'Apple silicon (MPS)' },
 ];
 
-type Phase = { kind: 'idle' } | { kind: 'hashing'; done: number; total: number } | { kind: 'uploading'; sent: number; total: number } | { kind: 'creating' };
+type Phase =
+  | { kind: 'idle' }
+  | { kind: 'hashing'; done: number; total: number }
+  | { kind: 'uploading'; sent: number; total: number }
+  | { kind: 'creating' };
 
 const UPLOAD_CONCURRENCY = 4;
 
@@ -73,7 +77,9 @@ export default function NewJobPage() {
   };
 
   const busy = phase.kind !== 'idle';
-  const list = selection?.archive ? [{ path: selection.archive.name, size: selection.archive.size }] : (selection?.files.map((f) => ({ path: f.path, size: f.file.size })) ?? []);
+  const list = selection?.archive
+    ? [{ path: selection.archive.name, size: selection.archive.size }]
+    : (selection?.files.map((f) => ({ path: f.path, size: f.file.size })) ?? []);
   const totalBytes = list.reduce((s, f) => s + f.size, 0);
 
   const submit = async (e: FormEvent) => {
@@ -115,7 +121,9 @@ export default function NewJobPage() {
         request: request.trim(),
         spendingCapCad: capNum,
         hardwarePreference: hardware || null,
-        ...(selection.archive ? { archive: { sha256: hashed[0]!.sha256 } } : { files: hashed.map((h) => ({ path: h.path, sha256: h.sha256 })) }),
+        ...(selection.archive
+          ? { archive: { sha256: hashed[0]!.sha256 } }
+          : { files: hashed.map((h) => ({ path: h.path, sha256: h.sha256 })) }),
       };
       const r = (await createJob({ variables: { input } })).data?.createJob;
       if (r?.__typename === 'Job') return navigate(`/jobs/${encodeURIComponent(r.id)}`);
@@ -130,7 +138,13 @@ export default function NewJobPage() {
   };
 
   // Why Submit is greyed, said beside it (the first thing missing).
-  const why = !selection ? 'Add your project’s files first (step 1).' : !title.trim() ? 'Give the job a title.' : !request.trim() ? 'Say what should happen.' : null;
+  const why = !selection
+    ? 'Add your project’s files first (step 1).'
+    : !title.trim()
+      ? 'Give the job a title.'
+      : !request.trim()
+        ? 'Say what should happen.'
+        : null;
 
   return (
     <>
@@ -160,7 +174,14 @@ export default function NewJobPage() {
                 Choose a folder…
               </button>
             </div>
-            <input ref={fileInput} type="file" multiple hidden data-testid="file-input" onChange={(e) => e.target.files && accept(toSelection(filesFromInput(e.target.files)))} />
+            <input
+              ref={fileInput}
+              type="file"
+              multiple
+              hidden
+              data-testid="file-input"
+              onChange={(e) => e.target.files && accept(toSelection(filesFromInput(e.target.files)))}
+            />
             <input
               ref={folderInput}
               type="file"
@@ -190,20 +211,44 @@ export default function NewJobPage() {
           <h2>2. Describe the job</h2>
           <div className="field">
             <label htmlFor="title">Title</label>
-            <input id="title" required maxLength={200} value={title} onChange={(e) => setTitle(e.target.value)} style={{ width: '100%' }} placeholder="e.g. Spiral classifier, 20 epochs" />
+            <input
+              id="title"
+              required
+              maxLength={200}
+              value={title}
+              onChange={(e) => setTitle(e.target.value)}
+              style={{ width: '100%' }}
+              placeholder="e.g. Spiral classifier, 20 epochs"
+            />
           </div>
           <div className="field">
             <label htmlFor="request">
               What should happen? <span className="hint">Plain words: what to run, what you want back, how to tell it worked.</span>
             </label>
-            <textarea id="request" required maxLength={20000} value={request} onChange={(e) => setRequest(e.target.value)} placeholder={REQUEST_EXAMPLE} />
+            <textarea
+              id="request"
+              required
+              maxLength={20000}
+              value={request}
+              onChange={(e) => setRequest(e.target.value)}
+              placeholder={REQUEST_EXAMPLE}
+            />
           </div>
           <div className="row">
             <div className="field">
               <label htmlFor="cap">
                 Spending cap (CAD) <span className="hint">optional</span>
               </label>
-              <input id="cap" type="number" min="0.01" step="0.01" inputMode="decimal" value={cap} onChange={(e) => setCap(e.target.value)} placeholder="no cap" />
+              <input
+                id="cap"
+                type="number"
+                min="0.01"
+                step="0.01"
+                inputMode="decimal"
+                value={cap}
+                onChange={(e) => setCap(e.target.value)}
+                placeholder="no cap"
+              />
             </div>
             <div className="field">
               <label htmlFor="hardware">Hardware preference</label>

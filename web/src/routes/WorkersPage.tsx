@@ -231,7 +231,11 @@ export default function WorkersPage() {
                       v{w.version || '?'} · {w.slots} slot{w.slots === 1 ? '' : 's'}
                     </div>
                     <div className="muted small">{w.workloads.join(', ')}</div>
-                    <div className="muted small" data-testid="reputation" title="Results confirmed by another owner's worker raise it; results a tie-breaker found wrong lower it. Below 0.3 a worker gets no checkable work.">
+                    <div
+                      className="muted small"
+                      data-testid="reputation"
+                      title="Results confirmed by another owner's worker raise it; results a tie-breaker found wrong lower it. Below 0.3 a worker gets no checkable work."
+                    >
                       trust {w.reputation.toFixed(2)} · {w.validatedCount} confirmed · {w.mismatchCount} wrong
                     </div>
                   </td>
@@ -260,7 +264,11 @@ export default function WorkersPage() {
                   <td title={formatTime(w.lastSeenAt)}>{formatAge(w.lastSeenAt)}</td>
                   <td>
                     {w.status !== 'OFFLINE' && (
-                      <button type="button" disabled={busy === w.id} onClick={() => void act(w.id, w.status === 'PAUSED' || w.status === 'DRAINING' ? 'resume' : 'pause')}>
+                      <button
+                        type="button"
+                        disabled={busy === w.id}
+                        onClick={() => void act(w.id, w.status === 'PAUSED' || w.status === 'DRAINING' ? 'resume' : 'pause')}
+                      >
                         {w.status === 'PAUSED' || w.status === 'DRAINING' ? 'Resume' : 'Pause'}
                       </button>
                     )}

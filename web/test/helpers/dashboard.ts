@@ -81,7 +81,12 @@ export function buildDashboard(): string {
     // Builds of older sources are of no further use.
     for (const e of readdirSync(tmpdir())) {
       const p = path.join(tmpdir(), e);
-      if (e.startsWith('chatgpu-web-build-') && p !== out && !e.endsWith('.lock') && Date.now() - (statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? 0) > 600_000) {
+      if (
+        e.startsWith('chatgpu-web-build-') &&
+        p !== out &&
+        !e.endsWith('.lock') &&
+        Date.now() - (statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? 0) > 600_000
+      ) {
         rmSync(p, { recursive: true, force: true });
       }
     }
@@ -153,13 +158,24 @@ export interface Dashboard {
  * `opts.model`: the agents' model (default none: seeded suites write plans themselves);
  * `opts.scheduler`: run the scheduler tick (default off, as in the API's own tests).
  */
-export async function startDashboard(env: Record<string, string> = {}, opts: { model?: ModelClient | null; scheduler?: boolean } = {}): Promise<Dashboard> {
+export async function startDashboard(
+  env: Record<string, string> = {},
+  opts: { model?: ModelClient | null; scheduler?: boolean } = {},
+): Promise<Dashboard> {
   const webDir = buildDashboard();
   // The browser starts while the database is cloned and the API starts.
   const launching = chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     // playwright-core gives the browser a fresh temporary --user-data-dir and removes it on close.
   });
   launching.catch(() => {});
@@ -221,7 +237,11 @@ export async function startDashboard(env: Record<string, string> = {}, opts: { m
     async putBlob(content, token) {
       const buf = Buffer.isBuffer(content) ? content : Buffer.from(content);
       const sha = createHash('sha256').update(buf).digest('hex');
-      const res = await fetch(`${server.url}/blobs/${sha}`, { method: 'PUT', headers: { authorization: `Bearer ${token}` }, body: new Uint8Array(buf) });
+      const res = await fetch(`${server.url}/blobs/${sha}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}` },
+        body: new Uint8Array(buf),
+      });
       if (res.status !== 201) throw new Error(`putBlob: HTTP ${res.status}`);
       return sha;
     },
@@ -232,7 +252,12 @@ export async function startDashboard(env: Record<string, string> = {}, opts: { m
       // Browser-side errors go to the test output: a failing wait then says why.
       p.on('pageerror', (e) => console.error(`[browser] ${e.message}`));
       p.on('console', (m) => m.type() === 'error' && console.error(`[browser console] ${m.text()}`));
-      p.on('response', (r) => r.status() >= 500 && console.error(`[browser] HTTP ${r.status()} ${r.request().method()} ${r.url()} ${r.request().postData()?.slice(0, 300) ?? ''}`));
+      p.on(
+        'response',
+        (r) =>
+          r.status() >= 500 &&
+          console.error(`[browser] HTTP ${r.status()} ${r.request().method()} ${r.url()} ${r.request().postData()?.slice(0, 300) ?? ''}`),
+      );
       return p;
     },
     context,
@@ -272,7 +297,13 @@ export async function screenshot(page: Page, name: string, opts: { docs?: boolea
 }
 
 /** A worker (with its token) owned by `userId`, as workerHello would register it. */
-export async function seedWorker(d: Dashboard, userId: string, name: string, capabilities: Record<string, unknown>, status: 'ONLINE' | 'PAUSED' | 'OFFLINE' = 'ONLINE') {
+export async function seedWorker(
+  d: Dashboard,
+  userId: string,
+  name: string,
+  capabilities: Record<string, unknown>,
+  status: 'ONLINE' | 'PAUSED' | 'OFFLINE' = 'ONLINE',
+) {
   const token = await d.prisma.workerToken.create({
     data: { userId, name: `${name}-token`, tokenHash: randomBytes(32).toString('hex'), prefix: 'cgw_test' },
   });
@@ -295,20 +326,68 @@ export async function seedWorker(d: Dashboard, userId: string, name: string, cap
 }
 
 export const CPU_CAPS = {
-  os: 'linux', arch: 'x64', hostname: 'box', cpu: { model: 'AMD EPYC 7763', cores: 16 }, memoryMiB: 65536, diskFreeMiB: 200000,
-  accelerators: [], pythons: [{ path: '/usr/bin/python3', version: '3.11.2', torch: { version: '1.13.1', cuda: null, hip: null, cudaAvailable: false, mpsAvailable: false, deviceCount: 0 }, numpy: '1.24.2' }],
-  python: '/usr/bin/python3', toolchains: { nvcc: null, hipcc: null }, workloads: ['python', 'torch-cpu', 'shell'], sandbox: 'bwrap', probeErrors: [],
+  os: 'linux',
+  arch: 'x64',
+  hostname: 'box',
+  cpu: { model: 'AMD EPYC 7763', cores: 16 },
+  memoryMiB: 65536,
+  diskFreeMiB: 200000,
+  accelerators: [],
+  pythons: [
+    {
+      path: '/usr/bin/python3',
+      version: '3.11.2',
+      torch: { version: '1.13.1', cuda: null, hip: null, cudaAvailable: false, mpsAvailable: false, deviceCount: 0 },
+      numpy: '1.24.2',
+    },
+  ],
+  python: '/usr/bin/python3',
+  toolchains: { nvcc: null, hipcc: null },
+  workloads: ['python', 'torch-cpu', 'shell'],
+  sandbox: 'bwrap',
+  probeErrors: [],
 };
 
 export const NVIDIA_CAPS = {
-  os: 'linux', arch: 'x64', hostname: 'rig', cpu: { model: 'Intel Core i9-13900K', cores: 24 }, memoryMiB: 131072, diskFreeMiB: 900000,
-  accelerators: [{ vendor: 'nvidia', index: 0, name: 'NVIDIA GeForce RTX 4090', memoryMiB: 24564, driver: '550.54', runtime: 'cuda 12.4', arch: 'sm_89' }],
-  pythons: [{ path: '/usr/bin/python3', version: '3.11.8', torch: { version: '2.3.0', cuda: '12.1', hip: null, cudaAvailable: true, mpsAvailable: false, deviceCount: 1 }, numpy: '1.26.4' }],
-  python: '/usr/bin/python3', toolchains: { nvcc: '12.4', hipcc: null }, workloads: ['python', 'torch-cpu', 'torch-cuda', 'cuda-cxx', 'shell'], sandbox: 'bwrap', probeErrors: [],
+  os: 'linux',
+  arch: 'x64',
+  hostname: 'rig',
+  cpu: { model: 'Intel Core i9-13900K', cores: 24 },
+  memoryMiB: 131072,
+  diskFreeMiB: 900000,
+  accelerators: [
+    {
+      vendor: 'nvidia',
+      index: 0,
+      name: 'NVIDIA GeForce RTX 4090',
+      memoryMiB: 24564,
+      driver: '550.54',
+      runtime: 'cuda 12.4',
+      arch: 'sm_89',
+    },
+  ],
+  pythons: [
+    {
+      path: '/usr/bin/python3',
+      version: '3.11.8',
+      torch: { version: '2.3.0', cuda: '12.1', hip: null, cudaAvailable: true, mpsAvailable: false, deviceCount: 1 },
+      numpy: '1.26.4',
+    },
+  ],
+  python: '/usr/bin/python3',
+  toolchains: { nvcc: '12.4', hipcc: null },
+  workloads: ['python', 'torch-cpu', 'torch-cuda', 'cuda-cxx', 'shell'],
+  sandbox: 'bwrap',
+  probeErrors: [],
 };
 
 /** A job created through the API (real upload + createJob), returning ids. */
-export async function createJob(d: Dashboard, token: string, title: string, files: Record<string, string> = { 'train.py': 'print("hi")\n' }) {
+export async function createJob(
+  d: Dashboard,
+  token: string,
+  title: string,
+  files: Record<string, string> = { 'train.py': 'print("hi")\n' },
+) {
   const list = [];
   for (const [p, content] of Object.entries(files)) list.push({ path: p, sha256: await d.putBlob(content, token) });
   const r = await d.gql(
@@ -321,13 +400,36 @@ export async function createJob(d: Dashboard, token: string, title: string, file
 }
 
 /** A RUN task with one RUNNING attempt on `workerId`, announced as the scheduler will. */
-export async function seedRunningAttempt(d: Dashboard, job: { uuid: string; codeVersionId: string }, ownerId: string, workerId: string, name = 'train') {
+export async function seedRunningAttempt(
+  d: Dashboard,
+  job: { uuid: string; codeVersionId: string },
+  ownerId: string,
+  workerId: string,
+  name = 'train',
+) {
   const now = new Date();
   const task = await d.prisma.task.create({
-    data: { jobId: job.uuid, ownerId, kind: 'RUN', name, codeVersionId: job.codeVersionId, command: 'python train.py', status: 'RUNNING', attemptCount: 1 },
+    data: {
+      jobId: job.uuid,
+      ownerId,
+      kind: 'RUN',
+      name,
+      codeVersionId: job.codeVersionId,
+      command: 'python train.py',
+      status: 'RUNNING',
+      attemptCount: 1,
+    },
   });
   const attempt = await d.prisma.attempt.create({
-    data: { taskId: task.id, number: 1, workerId, fencingToken: randomBytes(8).toString('hex'), leaseExpiresAt: new Date(now.getTime() + 30_000), status: 'RUNNING', startedAt: now },
+    data: {
+      taskId: task.id,
+      number: 1,
+      workerId,
+      fencingToken: randomBytes(8).toString('hex'),
+      leaseExpiresAt: new Date(now.getTime() + 30_000),
+      status: 'RUNNING',
+      startedAt: now,
+    },
   });
   await d.prisma.task.update({ where: { id: task.id }, data: { currentAttemptId: attempt.id } });
   await d.prisma.job.update({ where: { id: job.uuid }, data: { status: 'RUNNING', startedAt: now } });
@@ -344,7 +446,12 @@ export async function seedLogs(d: Dashboard, jobId: string, attemptId: string, f
   await d.server.pubsub.emit({ type: 'job.logs', jobId, attemptId, fromSeq: from, toSeq: from + texts.length - 1 });
 }
 
-export async function seedMetrics(d: Dashboard, jobId: string, attemptId: string, points: { seq: number; name: string; step: number; value: number }[]) {
+export async function seedMetrics(
+  d: Dashboard,
+  jobId: string,
+  attemptId: string,
+  points: { seq: number; name: string; step: number; value: number }[],
+) {
   await d.prisma.metricPoint.createMany({ data: points.map((p) => ({ attemptId, ...p })) });
   const seqs = points.map((p) => p.seq);
   await d.server.pubsub.emit({ type: 'job.metrics', jobId, attemptId, fromSeq: Math.min(...seqs), toSeq: Math.max(...seqs) });

@@ -54,6 +54,10 @@ export function describeFailure(label: string, r: ExecResult): string {
 }
 
 function firstLine(s: string): string {
-  const line = s.split('\n').map((l) => l.trim()).find((l) => l.length > 0) ?? '';
+  const line =
+    s
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? '';
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }

@@ -45,8 +45,7 @@ export function isMissing(v: string | undefined | null): boolean {
   if (v == null) return true;
   const t = v.trim();
   return (
-    t === '' ||
-    /^\[?(N\/A|Not Supported|Unknown Error|Insufficient Permissions|Requested functionality has been deprecated)\]?$/i.test(t)
+    t === '' || /^\[?(N\/A|Not Supported|Unknown Error|Insufficient Permissions|Requested functionality has been deprecated)\]?$/i.test(t)
   );
 }
 

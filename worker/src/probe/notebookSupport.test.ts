@@ -7,7 +7,13 @@ const runtime = (modules: string[]) => ({ path: '/usr/bin/python3', version: '3.
 
 describe('notebookSupport', () => {
   it('says nothing when the chosen Python has nbclient and ipykernel, or there is no Python', () => {
-    expect(notebookSupport({ python: '/usr/bin/python3', pythons: [runtime(['ipykernel', 'nbclient', 'numpy'])], install: { enabled: false, index: null } })).toBeNull();
+    expect(
+      notebookSupport({
+        python: '/usr/bin/python3',
+        pythons: [runtime(['ipykernel', 'nbclient', 'numpy'])],
+        install: { enabled: false, index: null },
+      }),
+    ).toBeNull();
     expect(notebookSupport({ python: null, pythons: [], install: { enabled: false, index: null } })).toBeNull();
   });
 

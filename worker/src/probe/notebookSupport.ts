@@ -16,6 +16,8 @@ export function notebookSupport(caps: Pick<Capabilities, 'python' | 'pythons' | 
   const missing = NOTEBOOK_MODULES.filter((m) => !runtime.modules.includes(m));
   if (missing.length === 0) return null;
   return `notebooks: ${caps.python} lacks ${missing.join(' and ')} (Debian/Ubuntu: apt-get install ${DEBIAN}); ${
-    caps.install.enabled ? 'a notebook job installs them in its setup phase on this worker' : 'notebook jobs go to workers that have them (the setup phase is off here)'
+    caps.install.enabled
+      ? 'a notebook job installs them in its setup phase on this worker'
+      : 'notebook jobs go to workers that have them (the setup phase is off here)'
   }`;
 }

@@ -45,9 +45,7 @@ export function parseAmdSmi(raw: string): AmdProbeResult {
   if (sections.size === 0) {
     return { gpus: [], driver: null, error: firstLine(text) || 'amd-smi printed nothing' };
   }
-  const gpus = [...sections.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([index, f]) => fromFields(index, (k) => f.get(k) ?? null));
+  const gpus = [...sections.entries()].sort(([a], [b]) => a - b).map(([index, f]) => fromFields(index, (k) => f.get(k) ?? null));
   return { gpus, driver: gpus.find((g) => g.driver)?.driver ?? null, error: null };
 }
 
@@ -105,5 +103,10 @@ function flatten(obj: Record<string, unknown>, prefix: string, out: Map<string, 
 }
 
 function firstLine(s: string): string {
-  return s.split('\n').map((l) => l.trim()).find((l) => l) ?? '';
+  return (
+    s
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l) ?? ''
+  );
 }

@@ -39,7 +39,7 @@ export function parseCollectEnv(text: string): CollectEnv {
   const gpus = parseGpus(lines);
 
   const cpuAt = lines.findIndex((l) => l.trim() === 'CPU:');
-  const cpuLine = cpuAt >= 0 ? lines[cpuAt + 1]?.trim() ?? '' : '';
+  const cpuLine = cpuAt >= 0 ? (lines[cpuAt + 1]?.trim() ?? '') : '';
   const cpu = cpuLine && !/^[\w ()]+:\s/.test(cpuLine) ? cpuLine : null;
 
   const packages: Record<string, string> = {};

@@ -4,7 +4,7 @@ import { parseNvidiaSmiXml } from './parseNvidiaSmiXml.js';
 import { parseXml } from './parseXml.js';
 
 describe('parseNvidiaSmiXml', () => {
-  it('reads GPUs in order with their own memory (not a MIG instance\'s) and MIG instances', () => {
+  it("reads GPUs in order with their own memory (not a MIG instance's) and MIG instances", () => {
     const r = parseNvidiaSmiXml(fixture('nvidia-smi-q-x.xml'));
     expect(r).toMatchObject({ driver: '550.54.14', cuda: '12.4', error: null });
     expect(r.gpus).toHaveLength(2);
@@ -14,9 +14,18 @@ describe('parseNvidiaSmiXml', () => {
       memoryMiB: 24576,
       arch: 'sm_80',
       migEnabled: true,
-      migDevices: [{ index: 0, memoryMiB: 11968 }, { index: 1, memoryMiB: 11968 }],
+      migDevices: [
+        { index: 0, memoryMiB: 11968 },
+        { index: 1, memoryMiB: 11968 },
+      ],
     });
-    expect(r.gpus[1]).toMatchObject({ name: 'NVIDIA GeForce RTX 2080 Ti & friends', memoryMiB: 11264, arch: 'sm_75', migEnabled: false, migDevices: [] });
+    expect(r.gpus[1]).toMatchObject({
+      name: 'NVIDIA GeForce RTX 2080 Ti & friends',
+      memoryMiB: 11264,
+      arch: 'sm_75',
+      migEnabled: false,
+      migDevices: [],
+    });
   });
 
   it('turns malformed XML into an error', () => {

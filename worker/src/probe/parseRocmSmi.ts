@@ -62,9 +62,7 @@ export function parseRocmSmiJson(text: string): AmdProbeResult {
   let driver: string | null = null;
   for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
     if (!value || typeof value !== 'object') continue;
-    const fields: Fields = new Map(
-      Object.entries(value as Record<string, unknown>).map(([k, v]) => [k.toLowerCase(), String(v)]),
-    );
+    const fields: Fields = new Map(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k.toLowerCase(), String(v)]));
     const card = /^card(\d+)$/i.exec(key);
     if (card) cards.set(Number(card[1]), fields);
     else if (key === 'system') driver = fields.get('driver version') ?? null;

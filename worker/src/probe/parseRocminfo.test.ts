@@ -6,9 +6,7 @@ describe('parseRocminfo', () => {
   it('keeps GPU agents only, with gfx target, marketing name and coarse-grained VRAM', () => {
     const r = parseRocminfo(fixture('rocminfo.txt'));
     expect(r.error).toBeNull();
-    expect(r.gpus).toEqual([
-      { index: 0, name: 'AMD Radeon RX 6800 XT', memoryMiB: 16368, arch: 'gfx1030', driver: null, deviceId: null },
-    ]);
+    expect(r.gpus).toEqual([{ index: 0, name: 'AMD Radeon RX 6800 XT', memoryMiB: 16368, arch: 'gfx1030', driver: null, deviceId: null }]);
   });
 
   it('reports a machine without the ROCk driver', () => {

@@ -27,7 +27,12 @@ function machine(table: Record<string, ExecResult>): ExecFn {
 function pythonOut(torch: Record<string, unknown> | null, devices: unknown[] = []): ExecResult {
   return ok(
     `CHATGPU_PROBE ${JSON.stringify({
-      executable: '/fake/bin/python3', prefix: '/fake', version: '3.11.9', numpy: '1.26.4', errors: [], devices,
+      executable: '/fake/bin/python3',
+      prefix: '/fake',
+      version: '3.11.9',
+      numpy: '1.26.4',
+      errors: [],
+      devices,
       torch: torch && { version: '2.3.1', cuda: null, hip: null, cudaAvailable: false, mpsAvailable: false, deviceCount: 0, ...torch },
     })}\n`,
   );
@@ -53,7 +58,15 @@ describe('probeCapabilities (fake machines)', () => {
     });
     const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/fake/bin/python3', platform: 'linux', cpuArch: 'x64' });
     expect(caps.accelerators).toEqual([
-      { vendor: 'nvidia', index: 0, name: 'NVIDIA GeForce RTX 3090', memoryMiB: 24576, driver: '550.54.14', runtime: 'cuda 12.3', arch: 'sm_86' },
+      {
+        vendor: 'nvidia',
+        index: 0,
+        name: 'NVIDIA GeForce RTX 3090',
+        memoryMiB: 24576,
+        driver: '550.54.14',
+        runtime: 'cuda 12.3',
+        arch: 'sm_86',
+      },
       { vendor: 'nvidia', index: 1, name: 'NVIDIA RTX A4000', memoryMiB: 16376, driver: '550.54.14', runtime: 'cuda 12.3', arch: 'sm_86' },
     ]);
     expect(caps.python).toBe('/fake/bin/python3');
@@ -171,7 +184,7 @@ describe('probeCapabilities (fake machines)', () => {
     expect(caps.workloads).toContain('torch-cuda');
   });
 
-  it('the setup phase: modules per Python, install enabled with pip\'s index (credentials hidden), --no-install, --pip-index-url', async () => {
+  it("the setup phase: modules per Python, install enabled with pip's index (credentials hidden), --no-install, --pip-index-url", async () => {
     const exec = machine({ '/opt/conda/bin/python3': ok(fixture('python-probe-install.txt')) });
     const caps = await probeCapabilities({ sandbox, dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux' });
     expect(caps.pythons[0]!.modules).toEqual(['PIL', '_yaml', 'numpy', 'pip', 'requests', 'torch', 'tqdm', 'yaml']);
@@ -179,19 +192,38 @@ describe('probeCapabilities (fake machines)', () => {
     expect(JSON.stringify(caps)).not.toContain('s3cret');
     const off = await probeCapabilities({ sandbox, dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux', install: false });
     expect(off.install).toEqual({ enabled: false, index: 'https://***@pypi.internal.example/simple' });
-    const own = await probeCapabilities({ sandbox, dataDir, exec, python: '/opt/conda/bin/python3', platform: 'linux', pipIndexUrl: 'http://10.0.0.5:8080/simple' });
+    const own = await probeCapabilities({
+      sandbox,
+      dataDir,
+      exec,
+      python: '/opt/conda/bin/python3',
+      platform: 'linux',
+      pipIndexUrl: 'http://10.0.0.5:8080/simple',
+    });
     expect(own.install).toEqual({ enabled: true, index: 'http://10.0.0.5:8080/simple' });
     // a Python without venv (or without a usable pip), or none at all: nothing is installed
     const noVenv = machine({ '/fake/bin/python3': pythonOut(null) });
-    expect((await probeCapabilities({ sandbox, dataDir, exec: noVenv, python: '/fake/bin/python3', platform: 'linux' })).install).toEqual({ enabled: false, index: null });
-    expect((await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux' })).install).toEqual({ enabled: false, index: null });
+    expect((await probeCapabilities({ sandbox, dataDir, exec: noVenv, python: '/fake/bin/python3', platform: 'linux' })).install).toEqual({
+      enabled: false,
+      index: null,
+    });
+    expect((await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux' })).install).toEqual({
+      enabled: false,
+      index: null,
+    });
   });
 
   it('never throws, even when exec itself throws', async () => {
     const exec: ExecFn = async () => {
       throw new Error('boom');
     };
-    const caps = await probeCapabilities({ sandbox, dataDir: join(dataDir, 'does', 'not', 'exist'), exec, python: '/x', platform: 'linux' });
+    const caps = await probeCapabilities({
+      sandbox,
+      dataDir: join(dataDir, 'does', 'not', 'exist'),
+      exec,
+      python: '/x',
+      platform: 'linux',
+    });
     expect(caps.accelerators).toEqual([]);
     expect(caps.diskFreeMiB).toBeGreaterThan(0); // measured on the nearest existing parent
     expect(caps.probeErrors.filter((e) => e.includes('boom')).length).toBeGreaterThanOrEqual(3);

@@ -167,7 +167,10 @@ async function probeNvidia(exec: ExecFn, timeoutMs: number, errors: string[]): P
     r = await query(NVIDIA_QUERY_FIELDS_OLD);
     parsed = parseNvidiaSmiCsv(r.stdout + r.stderr, NVIDIA_QUERY_FIELDS_OLD);
   }
-  if (parsed.error && /NVIDIA-SMI has failed|communicate with the NVIDIA driver|Failed to initialize NVML|No devices were found/i.test(parsed.error)) {
+  if (
+    parsed.error &&
+    /NVIDIA-SMI has failed|communicate with the NVIDIA driver|Failed to initialize NVML|No devices were found/i.test(parsed.error)
+  ) {
     errors.push(`nvidia-smi: ${parsed.error}`);
     return [];
   }
@@ -254,12 +257,7 @@ async function probeSysctl(exec: ExecFn, timeoutMs: number, errors: string[]): P
   return sysctlInfo(r.stdout);
 }
 
-async function probePythons(
-  opts: ProbeOptions,
-  exec: ExecFn,
-  timeoutMs: number,
-  errors: string[],
-): Promise<PythonProbe[]> {
+async function probePythons(opts: ProbeOptions, exec: ExecFn, timeoutMs: number, errors: string[]): Promise<PythonProbe[]> {
   const candidates = pythonCandidates({ python: opts.python, env: opts.env, platform: opts.platform });
   if (candidates.length === 0) {
     errors.push('python: no interpreter found on PATH or in the usual places');
@@ -315,7 +313,12 @@ function enrichFromTorch(accelerators: Accelerator[], chosen: PythonProbe, error
 }
 
 function sameName(a: string, b: string): boolean {
-  const norm = (s: string) => s.toLowerCase().replace(/\.\.\.$/, '').replace(/^nvidia\s+/, '').trim();
+  const norm = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/\.\.\.$/, '')
+      .replace(/^nvidia\s+/, '')
+      .trim();
   const x = norm(a);
   const y = norm(b);
   return x === y || x.startsWith(y) || y.startsWith(x);

@@ -10,7 +10,11 @@ describe('parsePythonProbe', () => {
     const stdout = [
       'sitecustomize says hello',
       line({
-        executable: '/opt/conda/bin/python', prefix: '/opt/conda', version: '3.11.9', numpy: '1.26.4', errors: [],
+        executable: '/opt/conda/bin/python',
+        prefix: '/opt/conda',
+        version: '3.11.9',
+        numpy: '1.26.4',
+        errors: [],
         torch: { version: '2.3.1', cuda: '12.1', hip: null, cudaAvailable: true, mpsAvailable: false, deviceCount: 1 },
         devices: [{ index: 0, name: 'NVIDIA L4', capability: '8.9', gcnArch: null, memoryMiB: 22478 }],
         modules: ['numpy', 'torch', 'not a module', 7, 'yaml'],
@@ -19,7 +23,9 @@ describe('parsePythonProbe', () => {
     ].join('\n');
     const p = parsePythonProbe(stdout, '/usr/bin/python3')!;
     expect(p.runtime).toEqual({
-      path: '/opt/conda/bin/python', version: '3.11.9', numpy: '1.26.4',
+      path: '/opt/conda/bin/python',
+      version: '3.11.9',
+      numpy: '1.26.4',
       torch: { version: '2.3.1', cuda: '12.1', hip: null, cudaAvailable: true, mpsAvailable: false, deviceCount: 1 },
       modules: ['numpy', 'torch', 'yaml'],
     });
@@ -65,7 +71,10 @@ describe('parsePythonProbe', () => {
   });
 
   it("on Debian's python3: the modules its distributions provide (no standard library) and a working venv with pip", async () => {
-    const r = await execCommand('/usr/bin/python3', ['-c', PYTHON_PROBE_SCRIPT], { timeoutMs: 60_000, env: { ...process.env, PIP_INDEX_URL: 'http://127.0.0.1:9/simple' } });
+    const r = await execCommand('/usr/bin/python3', ['-c', PYTHON_PROBE_SCRIPT], {
+      timeoutMs: 60_000,
+      env: { ...process.env, PIP_INDEX_URL: 'http://127.0.0.1:9/simple' },
+    });
     const p = parsePythonProbe(r.stdout, '/usr/bin/python3')!;
     expect(p.runtime.modules).toEqual(expect.arrayContaining(['numpy', 'torch', 'pip']));
     expect(p.runtime.modules).toEqual([...p.runtime.modules].sort());

@@ -209,7 +209,9 @@ export function parsePythonProbe(stdout: string, path: string): PythonProbe | nu
         }))
     : [];
   const executable = str(d.executable) ?? path;
-  const modules = Array.isArray(d.modules) ? d.modules.filter((m): m is string => typeof m === 'string' && /^[A-Za-z_]\w*$/.test(m)).slice(0, 2000) : [];
+  const modules = Array.isArray(d.modules)
+    ? d.modules.filter((m): m is string => typeof m === 'string' && /^[A-Za-z_]\w*$/.test(m)).slice(0, 2000)
+    : [];
   const i = (d.install && typeof d.install === 'object' ? d.install : {}) as Record<string, unknown>;
   return {
     runtime: { path: executable, version: d.version, torch, numpy: str(d.numpy), modules },

@@ -39,16 +39,28 @@ export function parseSimulateAccelerator(spec: string): SimulatedAccelerator | {
   const usage = 'use VENDOR:NAME:RUNTIME[:ARCH], e.g. nvidia:RTX-4090:cuda-12.4 or amd:RX-7900-XTX:rocm-6.1:gfx1100';
   const counted = /^(\d+)x(?=[a-z])/i.exec(spec.trim());
   const count = counted ? Number(counted[1]) : 1;
-  if (counted && (count < 2 || count > 16)) return { error: `--simulate-accelerator ${JSON.stringify(spec)}: a device count (the NxVENDOR prefix) must be 2 to 16` };
-  const parts = spec.trim().slice(counted ? counted[0].length : 0).split(':');
+  if (counted && (count < 2 || count > 16))
+    return { error: `--simulate-accelerator ${JSON.stringify(spec)}: a device count (the NxVENDOR prefix) must be 2 to 16` };
+  const parts = spec
+    .trim()
+    .slice(counted ? counted[0].length : 0)
+    .split(':');
   if (parts.length < 3 || parts.length > 4) return { error: `--simulate-accelerator ${JSON.stringify(spec)}: ${usage}` };
   const [vendorRaw, nameRaw, runtimeRaw, archRaw] = parts as [string, string, string, string | undefined];
   const vendor = vendorRaw.toLowerCase();
-  if (vendor !== 'nvidia' && vendor !== 'amd') return { error: `--simulate-accelerator: vendor must be nvidia or amd (got ${JSON.stringify(vendorRaw)}); ${usage}` };
-  if (!/^[A-Za-z0-9][\w.-]{0,63}$/.test(nameRaw)) return { error: `--simulate-accelerator: name ${JSON.stringify(nameRaw)} must be letters, digits, . - _ (e.g. RTX-4090)` };
+  if (vendor !== 'nvidia' && vendor !== 'amd')
+    return { error: `--simulate-accelerator: vendor must be nvidia or amd (got ${JSON.stringify(vendorRaw)}); ${usage}` };
+  if (!/^[A-Za-z0-9][\w.-]{0,63}$/.test(nameRaw))
+    return { error: `--simulate-accelerator: name ${JSON.stringify(nameRaw)} must be letters, digits, . - _ (e.g. RTX-4090)` };
   const rt = RUNTIME[vendor].exec(runtimeRaw);
-  if (!rt) return { error: `--simulate-accelerator: runtime for ${vendor} must look like ${vendor === 'nvidia' ? 'cuda-12.4' : 'rocm-6.1'} (got ${JSON.stringify(runtimeRaw)})` };
-  if (archRaw !== undefined && !ARCH[vendor].test(archRaw)) return { error: `--simulate-accelerator: arch for ${vendor} must look like ${vendor === 'nvidia' ? 'sm_89' : 'gfx1100'} (got ${JSON.stringify(archRaw)})` };
+  if (!rt)
+    return {
+      error: `--simulate-accelerator: runtime for ${vendor} must look like ${vendor === 'nvidia' ? 'cuda-12.4' : 'rocm-6.1'} (got ${JSON.stringify(runtimeRaw)})`,
+    };
+  if (archRaw !== undefined && !ARCH[vendor].test(archRaw))
+    return {
+      error: `--simulate-accelerator: arch for ${vendor} must look like ${vendor === 'nvidia' ? 'sm_89' : 'gfx1100'} (got ${JSON.stringify(archRaw)})`,
+    };
   return {
     spec: spec.trim(),
     vendor,

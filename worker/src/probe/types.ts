@@ -35,15 +35,7 @@ export interface PythonRuntime {
   modules: string[];
 }
 
-export type Workload =
-  | 'python'
-  | 'torch-cpu'
-  | 'torch-cuda'
-  | 'torch-rocm'
-  | 'torch-mps'
-  | 'cuda-cxx'
-  | 'hip-cxx'
-  | 'shell';
+export type Workload = 'python' | 'torch-cpu' | 'torch-cuda' | 'torch-rocm' | 'torch-mps' | 'cuda-cxx' | 'hip-cxx' | 'shell';
 
 export interface Capabilities {
   os: string;

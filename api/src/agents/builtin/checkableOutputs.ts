@@ -14,11 +14,20 @@
  */
 import type { PlanInput } from '../../domain/jobs/planSchema.js';
 
-const RANDOM = /\b(import random|from random import|np\.random|numpy\.random|torch\.rand|torch\.randn|torch\.randint|random\.\w+\(|default_rng)/;
-const SEEDED = /\b(random\.seed|np\.random\.seed|numpy\.random\.seed|manual_seed|default_rng\(\s*\w|random\.Random\(\s*\w|RandomState\(\s*\w)/;
+const RANDOM =
+  /\b(import random|from random import|np\.random|numpy\.random|torch\.rand|torch\.randn|torch\.randint|random\.\w+\(|default_rng)/;
+const SEEDED =
+  /\b(random\.seed|np\.random\.seed|numpy\.random\.seed|manual_seed|default_rng\(\s*\w|random\.Random\(\s*\w|RandomState\(\s*\w)/;
 const CLOCK = /\b(time\.time|time\.perf_counter|datetime\.now|datetime\.utcnow|time\.monotonic)\s*\(/;
 
-export function checkableOutputs(o: { source: string; command: string; workload: string; request: string; preparation: boolean; service: boolean }): PlanInput['checkable'] | null {
+export function checkableOutputs(o: {
+  source: string;
+  command: string;
+  workload: string;
+  request: string;
+  preparation: boolean;
+  service: boolean;
+}): PlanInput['checkable'] | null {
   if (o.workload !== 'python' && o.workload !== 'torch-cpu') return null;
   if (o.preparation || o.service) return null;
   if (/\b(not|non)[ -]?(reproducible|deterministic)\b/i.test(o.request)) return null;

@@ -23,12 +23,16 @@ export function specialistAnswer(agent: string, history: Item[]): Item[] {
   }
   if (agent === 'dependencies') {
     const cap = last<{ summary: string }>('network_capacity')!;
-    return say(`Pins: ${facts.pins.map((p) => `${p.name}${p.spec}`).join(', ') || 'none'}. Online: ${cap.summary}. Workers cannot install packages.`);
+    return say(
+      `Pins: ${facts.pins.map((p) => `${p.name}${p.spec}`).join(', ') || 'none'}. Online: ${cap.summary}. Workers cannot install packages.`,
+    );
   }
   return say('The workload runs as one task; splitting it would change its result unless it is a sweep of independent runs.');
 }
 
 export function preparerAnswer(history: Item[]): Item[] {
   const feedback = [...userTexts(history)].reverse()[0] ?? 'no feedback';
-  return call('give_up', { reason: `The builtin model cannot revise this candidate (set OPENAI_API_KEY for a model that can propose patches). ${feedback.slice(0, 1500)}` });
+  return call('give_up', {
+    reason: `The builtin model cannot revise this candidate (set OPENAI_API_KEY for a model that can propose patches). ${feedback.slice(0, 1500)}`,
+  });
 }

@@ -5,13 +5,7 @@
 import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  startFakeOpenAI,
-  wireFunctionCall,
-  wireMessage,
-  wireReasoning,
-  type FakeOpenAI,
-} from '../../../test/helpers/fakeOpenAI.js';
+import { startFakeOpenAI, wireFunctionCall, wireMessage, wireReasoning, type FakeOpenAI } from '../../../test/helpers/fakeOpenAI.js';
 import { createOpenAIClient, ModelError, ModelTimeoutError, parseToolArgs, toStrictJsonSchema } from './openaiClient.js';
 import type { Item, ModelClient, ToolSpec } from './types.js';
 
@@ -118,11 +112,9 @@ describe('openai client: a multi-step exchange, caller-owned history', () => {
       { entry: { command: 'python train.py', args: ['--epochs', '2'] }, hardware: 'cpu', notes: null },
       'call_B2',
     );
-    fake.enqueue(
-      { output: [rs1, call1] },
-      { output: [rs2, call2] },
-      (body) => ({ output: [wireMessage(`Planned after ${body.input.length} items.`)] }),
-    );
+    fake.enqueue({ output: [rs1, call1] }, { output: [rs2, call2] }, (body) => ({
+      output: [wireMessage(`Planned after ${body.input.length} items.`)],
+    }));
 
     const history: Item[] = [user];
 
@@ -130,7 +122,12 @@ describe('openai client: a multi-step exchange, caller-owned history', () => {
     const r1 = await client.respond({ instructions, input: history, tools });
     expect(r1.status).toBe('completed');
     expect(r1.output).toEqual([
-      { type: 'reasoning', id: rs1.id, summary: [{ type: 'summary_text', text: 'Need to look at the entry point first.' }], encrypted_content: 'gAAAAB-opaque-blob-1==' },
+      {
+        type: 'reasoning',
+        id: rs1.id,
+        summary: [{ type: 'summary_text', text: 'Need to look at the entry point first.' }],
+        encrypted_content: 'gAAAAB-opaque-blob-1==',
+      },
       { type: 'function_call', id: call1.id, call_id: 'call_A1', name: 'read_file', arguments: call1.arguments },
     ]);
     history.push(...r1.output);
@@ -174,13 +171,17 @@ describe('openai client: a multi-step exchange, caller-owned history', () => {
       'function_call_output',
     ]);
     expect(b3.input[4].encrypted_content).toBe('gAAAAB-opaque-blob-2==');
-    for (const b of fake.bodies) expect(b).toMatchObject({ store: false, parallel_tool_calls: false, include: ['reasoning.encrypted_content'] });
+    for (const b of fake.bodies)
+      expect(b).toMatchObject({ store: false, parallel_tool_calls: false, include: ['reasoning.encrypted_content'] });
     expect(fake.pending).toBe(0);
     expect(fake.unexpected).toBe(0);
   });
 
   it('sends an earlier assistant message back as an output message with its id', async () => {
-    fake.enqueue({ output: [wireReasoning('think', 'enc-x'), wireMessage('Which entry point: a.py or b.py?', 'msg_1')] }, { output: [wireMessage('ok')] });
+    fake.enqueue(
+      { output: [wireReasoning('think', 'enc-x'), wireMessage('Which entry point: a.py or b.py?', 'msg_1')] },
+      { output: [wireMessage('ok')] },
+    );
     const r1 = await client.respond({ instructions, input: [user], tools });
     await client.respond({ instructions, input: [user, ...r1.output, { type: 'message', role: 'user', content: 'a.py' }], tools });
     expect(fake.bodies[1].input[2]).toEqual({
@@ -209,7 +210,10 @@ describe('openai client: odd responses are passed through faithfully', () => {
 
   it('malformed arguments and an unknown tool come through unchanged (validation is the loop’s job)', async () => {
     fake.enqueue({
-      output: [wireFunctionCall('read_file', '{"path": "train.py",,}', 'call_bad'), wireFunctionCall('rm_rf', { path: '/' }, 'call_unknown')],
+      output: [
+        wireFunctionCall('read_file', '{"path": "train.py",,}', 'call_bad'),
+        wireFunctionCall('rm_rf', { path: '/' }, 'call_unknown'),
+      ],
     });
     const res = await client.respond({ instructions, input: [user], tools });
     expect(res.status).toBe('completed');
@@ -224,7 +228,10 @@ describe('openai client: odd responses are passed through faithfully', () => {
 
   it('a duplicate call id comes through as two calls (the loop rejects the second)', async () => {
     fake.enqueue({
-      output: [wireFunctionCall('read_file', { path: 'a.py', maxBytes: null }, 'call_dup'), wireFunctionCall('read_file', { path: 'b.py', maxBytes: null }, 'call_dup')],
+      output: [
+        wireFunctionCall('read_file', { path: 'a.py', maxBytes: null }, 'call_dup'),
+        wireFunctionCall('read_file', { path: 'b.py', maxBytes: null }, 'call_dup'),
+      ],
     });
     const res = await client.respond({ instructions, input: [user], tools });
     expect(res.output.filter((o) => o.type === 'function_call' && o.call_id === 'call_dup')).toHaveLength(2);
@@ -235,14 +242,25 @@ describe('openai client: odd responses are passed through faithfully', () => {
       output: [
         { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'x' } },
         { type: 'some_future_item', id: 'fut_1', payload: { a: 1 } },
-        { id: 'msg_r', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'refusal', refusal: 'I cannot help with that.' }] },
+        {
+          id: 'msg_r',
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'refusal', refusal: 'I cannot help with that.' }],
+        },
         wireReasoning('no encrypted content', null),
       ],
     });
     const res = await client.respond({ instructions, input: [user], tools });
     expect(res.output).toEqual([
       { type: 'message', role: 'assistant', content: 'I cannot help with that.', id: 'msg_r' },
-      { type: 'reasoning', id: expect.any(String), summary: [{ type: 'summary_text', text: 'no encrypted content' }], encrypted_content: null },
+      {
+        type: 'reasoning',
+        id: expect.any(String),
+        summary: [{ type: 'summary_text', text: 'no encrypted content' }],
+        encrypted_content: null,
+      },
     ]);
     expect(warnings).toHaveLength(2);
     expect(warnings[1]).toMatch(/some_future_item/);
@@ -308,7 +326,15 @@ describe('openai client: errors reject with ModelError / ModelTimeoutError', () 
 
   it('a 400 from the server (here: reasoning sent back without encrypted_content) → ModelError 400', async () => {
     const err = await client
-      .respond({ instructions, input: [user, { type: 'reasoning', id: 'rs_x', summary: [], encrypted_content: null }, { type: 'message', role: 'user', content: 'go on' }], tools })
+      .respond({
+        instructions,
+        input: [
+          user,
+          { type: 'reasoning', id: 'rs_x', summary: [], encrypted_content: null },
+          { type: 'message', role: 'user', content: 'go on' },
+        ],
+        tools,
+      })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'ModelError', code: 'http', status: 400 });
     expect((err as Error).message).toMatch(/not persisted when `store` is set to false/);

@@ -12,11 +12,7 @@
  * agent loop turns that into a stopped turn.
  */
 import OpenAI from 'openai';
-import type {
-  Response as OAIResponse,
-  ResponseCreateParamsNonStreaming,
-  ResponseInputItem,
-} from 'openai/resources/responses/responses';
+import type { Response as OAIResponse, ResponseCreateParamsNonStreaming, ResponseInputItem } from 'openai/resources/responses/responses';
 import { abortedError, ModelError, ModelTimeoutError } from './errors.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse, ToolSpec } from './types.js';
 

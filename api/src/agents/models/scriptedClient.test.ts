@@ -6,7 +6,9 @@ import type { Item, ModelRequest } from './types.js';
 const req = (input: Item[] = [{ type: 'message', role: 'user', content: 'hi' }], signal?: AbortSignal): ModelRequest => ({
   instructions: 'be useful',
   input,
-  tools: [{ name: 'read_file', description: 'read', parameters: { type: 'object', properties: {}, required: [], additionalProperties: false } }],
+  tools: [
+    { name: 'read_file', description: 'read', parameters: { type: 'object', properties: {}, required: [], additionalProperties: false } },
+  ],
   ...(signal ? { signal } : {}),
 });
 
@@ -37,7 +39,11 @@ describe('scripted client', () => {
     expect(fnCall('t', { a: 1 }, 'c1')).toMatchObject({ type: 'function_call', name: 't', call_id: 'c1', arguments: '{"a":1}' });
     expect(fnCall('t', '{"a":').arguments).toBe('{"a":');
     expect(fnCall('t', {}).call_id).not.toBe(fnCall('t', {}).call_id);
-    expect(reasoning('why', 'ENC')).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'why' }], encrypted_content: 'ENC' });
+    expect(reasoning('why', 'ENC')).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'why' }],
+      encrypted_content: 'ENC',
+    });
     expect(incomplete()).toMatchObject({ status: 'incomplete', reason: 'max_output_tokens', output: [] });
   });
 
@@ -79,7 +85,13 @@ describe('scripted client', () => {
   });
 
   it("a delay longer than the client's timeoutMs → ModelTimeoutError after timeoutMs", async () => {
-    const client = createScriptedClient([{ delayMs: 10_000, then: completed() }, { delayMs: 5, then: completed() }], { timeoutMs: 50 });
+    const client = createScriptedClient(
+      [
+        { delayMs: 10_000, then: completed() },
+        { delayMs: 5, then: completed() },
+      ],
+      { timeoutMs: 50 },
+    );
     const t0 = Date.now();
     const err = await client.respond(req()).catch((e: unknown) => e);
     expect((err as Error).name).toBe('ModelTimeoutError');

@@ -17,10 +17,7 @@ import { abortedError, ModelError, ModelTimeoutError } from './errors.js';
 import type { Item, ModelClient, ModelRequest, ModelResponse } from './types.js';
 
 export type ScriptStep =
-  | ModelResponse
-  | { throw: Error }
-  | { delayMs: number; then: ScriptStep }
-  | ((req: ModelRequest) => ScriptStep | Promise<ScriptStep>);
+  ModelResponse | { throw: Error } | { delayMs: number; then: ScriptStep } | ((req: ModelRequest) => ScriptStep | Promise<ScriptStep>);
 
 export interface ScriptedClient extends ModelClient {
   /** Every request received, oldest first (the signal is kept by reference). */

@@ -52,7 +52,12 @@ describe('toStrictJsonSchema', () => {
   });
 
   it('closes loose objects, keeps recursion by $ref, and drops $schema', () => {
-    const Node: z.ZodType = z.looseObject({ name: z.string(), get children() { return z.array(Node).optional(); } });
+    const Node: z.ZodType = z.looseObject({
+      name: z.string(),
+      get children() {
+        return z.array(Node).optional();
+      },
+    });
     const js = toStrictJsonSchema(Node);
     expect(js.$schema).toBeUndefined();
     expect(js).toEqual({
@@ -114,16 +119,34 @@ describe('parseToolArgs / normalizeStrictArgs', () => {
 
   it('refuses a NUL anywhere and makes lone surrogates well-formed (PostgreSQL stores neither)', () => {
     const T = z.object({ text: z.string(), tags: z.record(z.string(), z.string()).optional() });
-    expect(parseToolArgs(T, JSON.stringify({ text: 'a\u0000b' }))).toMatchObject({ ok: false, error: expect.stringMatching(/NUL character/) });
-    expect(parseToolArgs(T, JSON.stringify({ text: 'a', tags: { 'k\u0000': 'v' } }))).toMatchObject({ ok: false, error: expect.stringMatching(/NUL character/) });
-    expect(parseToolArgs(T, JSON.stringify({ text: 'a', tags: { 'k\ud800': 'v' } }))).toMatchObject({ ok: false, error: expect.stringMatching(/lone UTF-16 surrogate in a key/) });
-    expect(parseToolArgs(T, JSON.stringify({ text: 'x\ud800y\udfffz\ud83d\ude00' }))).toEqual({ ok: true, value: { text: 'x\ufffdy\ufffdz\ud83d\ude00' } });
+    expect(parseToolArgs(T, JSON.stringify({ text: 'a\u0000b' }))).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/NUL character/),
+    });
+    expect(parseToolArgs(T, JSON.stringify({ text: 'a', tags: { 'k\u0000': 'v' } }))).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/NUL character/),
+    });
+    expect(parseToolArgs(T, JSON.stringify({ text: 'a', tags: { 'k\ud800': 'v' } }))).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/lone UTF-16 surrogate in a key/),
+    });
+    expect(parseToolArgs(T, JSON.stringify({ text: 'x\ud800y\udfffz\ud83d\ude00' }))).toEqual({
+      ok: true,
+      value: { text: 'x\ufffdy\ufffdz\ud83d\ude00' },
+    });
     // An escaped backslash before u0000 is text, not a NUL.
     expect(parseToolArgs(T, '{"text": "\\\\u0000"}')).toEqual({ ok: true, value: { text: '\\u0000' } });
   });
 
   it('handles unions and recursion', () => {
-    const Node: z.ZodType = z.object({ name: z.string(), tag: z.string().optional(), get children() { return z.array(Node).optional(); } });
+    const Node: z.ZodType = z.object({
+      name: z.string(),
+      tag: z.string().optional(),
+      get children() {
+        return z.array(Node).optional();
+      },
+    });
     expect(normalizeStrictArgs(Node, { name: 'r', tag: null, children: [{ name: 'c', tag: null, children: null }] })).toEqual({
       name: 'r',
       children: [{ name: 'c' }],

@@ -83,7 +83,9 @@ function rewrite(node: unknown, path: string): Json {
         out.anyOf = (v as unknown[]).map((x, i) => rewrite(x, `${path}/${k}/${i}`));
         break;
       case 'allOf':
-        throw new Error(`toStrictJsonSchema: ${path} uses allOf (z.intersection / .and); strict mode does not support it — use one z.object`);
+        throw new Error(
+          `toStrictJsonSchema: ${path} uses allOf (z.intersection / .and); strict mode does not support it — use one z.object`,
+        );
       case 'additionalProperties':
         if (isObj(v) && Object.keys(v).length > 0) {
           throw new Error(`toStrictJsonSchema: ${path} is a record/map with arbitrary keys; strict mode needs named properties`);
@@ -208,7 +210,11 @@ export function parseToolArgs<S extends z.ZodType>(schema: S, args: string): Too
     return { ok: false, error: `arguments are not valid JSON (${(err as Error).message})` };
   }
   const bad = unstorable(raw);
-  if (bad) return { ok: false, error: `invalid arguments: they contain ${bad}, which cannot be stored; leave it out (describe binary content in words).` };
+  if (bad)
+    return {
+      ok: false,
+      error: `invalid arguments: they contain ${bad}, which cannot be stored; leave it out (describe binary content in words).`,
+    };
   const parsed = schema.safeParse(normalizeStrictArgs(schema, raw));
   if (!parsed.success) return { ok: false, error: `invalid arguments: ${z.prettifyError(parsed.error)}` };
   return { ok: true, value: parsed.data };

@@ -15,38 +15,78 @@ describe('reportedMetrics', () => {
   });
 
   it('is recorded for each entry point', () => {
-    const facts = analyzeProject(new Map([['evaluate.py', 'import argparse\nfrom chatgpu.metrics import log\nif __name__ == "__main__":\n    log(eval_accuracy=1.0, eval_loss=0.1)\n']]));
+    const facts = analyzeProject(
+      new Map([
+        [
+          'evaluate.py',
+          'import argparse\nfrom chatgpu.metrics import log\nif __name__ == "__main__":\n    log(eval_accuracy=1.0, eval_loss=0.1)\n',
+        ],
+      ]),
+    );
     expect(facts.entryPoints[0]!.reportsMetrics).toEqual(['eval_accuracy', 'eval_loss']);
   });
 });
 
 describe('notebooks', () => {
-  const nb = (...cells: string[]) => JSON.stringify({ nbformat: 4, nbformat_minor: 4, metadata: {}, cells: [{ cell_type: 'markdown', metadata: {}, source: ['import pandas # prose'] }, ...cells.map((c) => ({ cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source: c.split(/(?<=\n)/) }))] });
+  const nb = (...cells: string[]) =>
+    JSON.stringify({
+      nbformat: 4,
+      nbformat_minor: 4,
+      metadata: {},
+      cells: [
+        { cell_type: 'markdown', metadata: {}, source: ['import pandas # prose'] },
+        ...cells.map((c) => ({ cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source: c.split(/(?<=\n)/) })),
+      ],
+    });
 
-  it('a project of only a notebook: the notebook is its entry point, its imports (magics left out) and the runner\'s needs are its dependencies', () => {
-    const facts = analyzeProject(new Map([
-      ['analysis.ipynb', nb('%matplotlib inline\n!pip install foo\nimport numpy as np, torch\nfrom sklearn.linear_model import Ridge\nimport helpers', 'from chatgpu.metrics import log\nlog(step=1, r2=0.5)\ntorch.save(model, "m.pt")', '%%bash\nimport notpython')],
-      ['helpers.py', 'def f():\n    return 1\n'],
-      ['.ipynb_checkpoints/analysis-checkpoint.ipynb', nb('import numpy')],
-    ]));
-    expect(facts.entryPoints).toEqual([{ path: 'analysis.ipynb', kind: 'notebook', cli: null, flags: [], savesCheckpoint: true, hardwiredCuda: [], reportsMetrics: ['r2'] }]);
-    expect(facts.importsByFile['analysis.ipynb']).toEqual({ thirdParty: ['ipykernel', 'nbclient', 'numpy', 'sklearn', 'torch'], local: ['helpers'] });
+  it("a project of only a notebook: the notebook is its entry point, its imports (magics left out) and the runner's needs are its dependencies", () => {
+    const facts = analyzeProject(
+      new Map([
+        [
+          'analysis.ipynb',
+          nb(
+            '%matplotlib inline\n!pip install foo\nimport numpy as np, torch\nfrom sklearn.linear_model import Ridge\nimport helpers',
+            'from chatgpu.metrics import log\nlog(step=1, r2=0.5)\ntorch.save(model, "m.pt")',
+            '%%bash\nimport notpython',
+          ),
+        ],
+        ['helpers.py', 'def f():\n    return 1\n'],
+        ['.ipynb_checkpoints/analysis-checkpoint.ipynb', nb('import numpy')],
+      ]),
+    );
+    expect(facts.entryPoints).toEqual([
+      { path: 'analysis.ipynb', kind: 'notebook', cli: null, flags: [], savesCheckpoint: true, hardwiredCuda: [], reportsMetrics: ['r2'] },
+    ]);
+    expect(facts.importsByFile['analysis.ipynb']).toEqual({
+      thirdParty: ['ipykernel', 'nbclient', 'numpy', 'sklearn', 'torch'],
+      local: ['helpers'],
+    });
     expect(facts.imports).toEqual(['numpy', 'sklearn', 'torch']);
     expect(facts.usesTorch).toBe(true);
-    expect(facts.pins.map((p) => [p.name, p.line, p.file])).toEqual([['ipykernel', 'ipykernel', 'analysis.ipynb'], ['nbclient', 'nbclient', 'analysis.ipynb']]);
+    expect(facts.pins.map((p) => [p.name, p.line, p.file])).toEqual([
+      ['ipykernel', 'ipykernel', 'analysis.ipynb'],
+      ['nbclient', 'nbclient', 'analysis.ipynb'],
+    ]);
     expect(facts.notes.join(' ')).toContain('python -m chatgpu.notebook X.ipynb');
   });
 
   it('a project with a Python entry point keeps it as its only entry point; a notebook that is not JSON has no imports', () => {
-    const facts = analyzeProject(new Map([
-      ['train.py', 'import torch\nif __name__ == "__main__":\n    print(1)\n'],
-      ['explore.ipynb', nb('import seaborn')],
-      ['requirements.txt', 'nbclient==0.7.2\n'],
-    ]));
+    const facts = analyzeProject(
+      new Map([
+        ['train.py', 'import torch\nif __name__ == "__main__":\n    print(1)\n'],
+        ['explore.ipynb', nb('import seaborn')],
+        ['requirements.txt', 'nbclient==0.7.2\n'],
+      ]),
+    );
     expect(facts.entryPoints.map((e) => e.path)).toEqual(['train.py']);
     expect(facts.imports).toEqual(['torch']);
     expect(facts.importsByFile['explore.ipynb']).toEqual({ thirdParty: ['seaborn'], local: [] });
-    const broken = analyzeProject(new Map([['x.ipynb', '{ not json'], ['requirements.txt', 'nbclient==0.7.2\n']]));
+    const broken = analyzeProject(
+      new Map([
+        ['x.ipynb', '{ not json'],
+        ['requirements.txt', 'nbclient==0.7.2\n'],
+      ]),
+    );
     expect(broken.entryPoints.map((e) => e.kind)).toEqual(['notebook']);
     expect(broken.importsByFile['x.ipynb']!.thirdParty).toEqual(['ipykernel', 'nbclient']);
     // a requirement the project already gives is kept as it is
@@ -55,14 +95,30 @@ describe('notebooks', () => {
 });
 
 describe("a notebook's dependencies on the workers (resolveImports)", () => {
-  const cls = (modules: string[] | null, installers: number) => ({ accelVendor: 'none', count: 1, workloads: ['python', 'shell'], pythonVersions: ['3.11.2'], torchVersions: [], numpyVersions: ['1.24.2'], maxMemoryMiB: 16000, maxAccelMemoryMiB: 0, accelerators: [], modules, installers });
-  const facts = analyzeProject(new Map([['a.ipynb', JSON.stringify({ cells: [{ cell_type: 'code', source: 'import numpy as np\nprint(np.pi)' }] })]]));
+  const cls = (modules: string[] | null, installers: number) => ({
+    accelVendor: 'none',
+    count: 1,
+    workloads: ['python', 'shell'],
+    pythonVersions: ['3.11.2'],
+    torchVersions: [],
+    numpyVersions: ['1.24.2'],
+    maxMemoryMiB: 16000,
+    maxAccelMemoryMiB: 0,
+    accelerators: [],
+    modules,
+    installers,
+  });
+  const facts = analyzeProject(
+    new Map([['a.ipynb', JSON.stringify({ cells: [{ cell_type: 'code', source: 'import numpy as np\nprint(np.pi)' }] })]]),
+  );
 
   it('present where the workers have nbclient and ipykernel (Debian packages); installed in a setup phase where they do not; explained where none installs', () => {
     expect(resolveImports(facts, ['a.ipynb'], [cls(['ipykernel', 'nbclient', 'numpy'], 0)]).install).toEqual([]);
     const installed = resolveImports(facts, ['a.ipynb'], [cls(['numpy'], 1)]);
     expect(installed.install).toEqual(['ipykernel', 'nbclient']);
-    expect(installed.summary).toBe('A setup phase installs ipykernel, nbclient on the worker before the run (the worker\'s own packages stay as they are).');
+    expect(installed.summary).toBe(
+      "A setup phase installs ipykernel, nbclient on the worker before the run (the worker's own packages stay as they are).",
+    );
     const refused = resolveImports(facts, ['a.ipynb'], [cls(['numpy'], 0)]);
     expect(refused.unavailable).toEqual(['ipykernel', 'nbclient']);
     expect(refused.summary).toContain('no online worker installs packages');

@@ -107,7 +107,9 @@ export interface ProjectFacts {
 }
 
 const STDLIB = new Set(
-  'abc argparse array ast asyncio base64 bisect builtins bz2 calendar cmath collections concurrent configparser contextlib copy csv ctypes dataclasses datetime decimal difflib enum errno functools gc getopt getpass glob gzip hashlib heapq hmac html http importlib inspect io ipaddress itertools json logging lzma math mimetypes multiprocessing numbers operator os pathlib pickle pkgutil platform pprint queue random re sched secrets select shlex shutil signal socket sqlite3 ssl stat statistics string struct subprocess sys sysconfig tarfile tempfile textwrap threading time timeit tkinter traceback types typing unittest urllib uuid warnings weakref xml zipfile zlib __future__'.split(' '),
+  'abc argparse array ast asyncio base64 bisect builtins bz2 calendar cmath collections concurrent configparser contextlib copy csv ctypes dataclasses datetime decimal difflib enum errno functools gc getopt getpass glob gzip hashlib heapq hmac html http importlib inspect io ipaddress itertools json logging lzma math mimetypes multiprocessing numbers operator os pathlib pickle pkgutil platform pprint queue random re sched secrets select shlex shutil signal socket sqlite3 ssl stat statistics string struct subprocess sys sysconfig tarfile tempfile textwrap threading time timeit tkinter traceback types typing unittest urllib uuid warnings weakref xml zipfile zlib __future__'.split(
+    ' ',
+  ),
 );
 
 /** The command that runs a notebook on a worker (worker/python/chatgpu/notebook.py). */
@@ -115,7 +117,8 @@ export const NOTEBOOK_RUNNER = 'python -m chatgpu.notebook';
 /** What that runner imports on the worker: present there (Debian python3-nbclient, python3-ipykernel) or installed in a setup phase. */
 export const NOTEBOOK_RUNTIME = ['ipykernel', 'nbclient'];
 
-const PIN_RE = /^\s*([A-Za-z0-9_.-]+)\s*(\[[^\]]*\])?\s*((?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+(?:\s*,\s*(?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+)*)?/;
+const PIN_RE =
+  /^\s*([A-Za-z0-9_.-]+)\s*(\[[^\]]*\])?\s*((?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+(?:\s*,\s*(?:==|>=|<=|~=|!=|>|<)\s*[^;#\s,]+)*)?/;
 
 export function analyzeProject(files: Map<string, string>, parsed: Readonly<Record<string, PyFileFacts>> = {}): ProjectFacts {
   const pins: Pin[] = [];
@@ -133,7 +136,8 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
       const block = /dependencies\s*=\s*\[([\s\S]*?)\]/.exec(text);
       for (const m of block?.[1]?.matchAll(/["']([^"']+)["']/g) ?? []) {
         const pm = PIN_RE.exec(m[1]!);
-        if (pm) pins.push({ name: pm[1]!.toLowerCase(), spec: (pm[3] ?? '').replace(/\s+/g, ''), file: p, line: m[1]!.replace(/\s*;.*$/, '') });
+        if (pm)
+          pins.push({ name: pm[1]!.toLowerCase(), spec: (pm[3] ?? '').replace(/\s+/g, ''), file: p, line: m[1]!.replace(/\s*;.*$/, '') });
       }
     } else if (base === 'environment.yml' || base === 'environment.yaml') {
       for (const m of text.matchAll(/^\s*-\s*([A-Za-z0-9_.-]+)\s*=?=\s*([0-9][^\s#]*)/gm)) {
@@ -160,7 +164,11 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
     const stdlib = new Set(ast0?.ok ? (ast0.stdlib ?? []) : []);
     const lazy = new Set(ast0?.ok ? (ast0.lazyImports ?? []) : []);
     const dotted = ast0?.ok ? (ast0.modules ?? null) : null;
-    const names = parsedImports ?? [...text.matchAll(/^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import)/gm)].flatMap((m) => (m[1] ? m[1].split(',').map((x) => x.trim()) : [m[2]!]));
+    const names =
+      parsedImports ??
+      [...text.matchAll(/^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import)/gm)].flatMap((m) =>
+        m[1] ? m[1].split(',').map((x) => x.trim()) : [m[2]!],
+      );
     for (const n of names) {
       const top = n.split('.')[0]!;
       // chatgpu is the worker's own helper package, always there.
@@ -192,7 +200,14 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
       });
       isEntry = !execd && (ast.mainGuard || (ast.topLevelRuns && (ast.parsesArgs || !importedByOthers)));
       kind = ast.mainGuard ? 'main-guard' : 'top-level';
-      flags = ast.flags.map((f) => ({ flag: f.flag, default: f.default, type: f.type, help: f.help, action: f.action ?? null, choices: f.choices ?? null }));
+      flags = ast.flags.map((f) => ({
+        flag: f.flag,
+        default: f.default,
+        type: f.type,
+        help: f.help,
+        action: f.action ?? null,
+        choices: f.choices ?? null,
+      }));
     } else {
       isEntry = /if\s+__name__\s*==\s*['"]__main__['"]/.test(text);
       kind = 'main-guard';
@@ -202,7 +217,11 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
         const action = /action\s*=\s*['"](\w+)['"]/.exec(rest)?.[1] ?? null;
         flags.push({
           flag: m[1]!,
-          default: /default\s*=\s*([^,)]+)/.exec(rest)?.[1]?.trim().replace(/^['"]|['"]$/g, '') ?? (action === 'store_true' ? 'False' : null),
+          default:
+            /default\s*=\s*([^,)]+)/
+              .exec(rest)?.[1]
+              ?.trim()
+              .replace(/^['"]|['"]$/g, '') ?? (action === 'store_true' ? 'False' : null),
           type: action === 'store_true' || action === 'store_false' ? 'bool' : (/type\s*=\s*(\w+)/.exec(rest)?.[1] ?? null),
           help: /help\s*=\s*['"]([^'"]*)['"]/.exec(rest)?.[1] ?? null,
           action,
@@ -215,10 +234,23 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
       else {
         text.split('\n').forEach((line, i) => {
           const code = line.replace(/#.*/, '');
-          if (/\.cuda\(\)|device\s*=\s*['"]cuda|torch\.device\(\s*['"]cuda['"]\s*\)|\.to\(\s*['"]cuda/.test(code) && !/is_available/.test(code)) hardwiredCuda.push(`${p}:${i + 1}`);
+          if (
+            /\.cuda\(\)|device\s*=\s*['"]cuda|torch\.device\(\s*['"]cuda['"]\s*\)|\.to\(\s*['"]cuda/.test(code) &&
+            !/is_available/.test(code)
+          )
+            hardwiredCuda.push(`${p}:${i + 1}`);
         });
       }
-      entryPoints.push({ path: p, kind, cli: ast?.ok ? ast.cli : null, flags, ...(ast?.ok && ast.positionals?.length ? { positionals: ast.positionals } : {}), savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text), hardwiredCuda, reportsMetrics: reportedMetrics(text) });
+      entryPoints.push({
+        path: p,
+        kind,
+        cli: ast?.ok ? ast.cli : null,
+        flags,
+        ...(ast?.ok && ast.positionals?.length ? { positionals: ast.positionals } : {}),
+        savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(text),
+        hardwiredCuda,
+        reportsMetrics: reportedMetrics(text),
+      });
     }
   }
   // Notebooks are entry points when no Python file is one: a project of scripts that also holds a
@@ -247,15 +279,43 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
     importsByFile[p] = { thirdParty: [...thirdParty].sort(), local: [...local].sort() };
     if (!asEntry) continue;
     for (const name of NOTEBOOK_RUNTIME) if (!pins.some((x) => x.name === name)) pins.push({ name, spec: '', file: p, line: name });
-    entryPoints.push({ path: p, kind: 'notebook', cli: null, flags: [], savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(code), hardwiredCuda: [], reportsMetrics: reportedMetrics(code) });
+    entryPoints.push({
+      path: p,
+      kind: 'notebook',
+      cli: null,
+      flags: [],
+      savesCheckpoint: /torch\.save\(|\.save_pretrained\(|np\.save\(/.test(code),
+      hardwiredCuda: [],
+      reportsMetrics: reportedMetrics(code),
+    });
   }
-  if (entryPoints.some((e) => e.kind === 'notebook')) notes.push(`Notebooks run top to bottom with the worker's runner (\`${NOTEBOOK_RUNNER} X.ipynb\`, settings as \`--set NAME=VALUE\`), which needs ${NOTEBOOK_RUNTIME.join(' and ')} on the worker.`);
+  if (entryPoints.some((e) => e.kind === 'notebook'))
+    notes.push(
+      `Notebooks run top to bottom with the worker's runner (\`${NOTEBOOK_RUNNER} X.ipynb\`, settings as \`--set NAME=VALUE\`), which needs ${NOTEBOOK_RUNTIME.join(' and ')} on the worker.`,
+    );
   const usage = usageCommands(files);
   const cudaSources = [...files.keys()].filter((p) => /\.(cu|cuh|hip)$/.test(p)).sort();
-  const dataFolders = [...new Set([...files.keys()].filter((p) => /\.(csv|tsv|npy|npz|parquet|jsonl|txt|pt|bin|h5|png|jpg)$/.test(p) && p.includes('/') && !/requirements/.test(p)).map((p) => p.split('/').slice(0, -1).join('/')))].sort();
+  const dataFolders = [
+    ...new Set(
+      [...files.keys()]
+        .filter((p) => /\.(csv|tsv|npy|npz|parquet|jsonl|txt|pt|bin|h5|png|jpg)$/.test(p) && p.includes('/') && !/requirements/.test(p))
+        .map((p) => p.split('/').slice(0, -1).join('/')),
+    ),
+  ].sort();
   const usesTorch = imports.has('torch');
   if (pins.length === 0 && imports.size > 0) notes.push(`No requirements file; imports: ${[...imports].sort().join(', ')}.`);
-  return { pins, usage, imports: [...imports].sort(), importsByFile, localModules: [...localModules].sort(), entryPoints, cudaSources, dataFolders, usesTorch, notes };
+  return {
+    pins,
+    usage,
+    imports: [...imports].sort(),
+    importsByFile,
+    localModules: [...localModules].sort(),
+    entryPoints,
+    cudaSources,
+    dataFolders,
+    usesTorch,
+    notes,
+  };
 }
 
 /**
@@ -272,10 +332,18 @@ export function notebookCode(text: string): string {
   const cells = (nb as { cells?: unknown })?.cells;
   if (!Array.isArray(cells)) return '';
   return cells
-    .filter((c): c is { cell_type: string; source?: unknown } => !!c && typeof c === 'object' && (c as { cell_type?: unknown }).cell_type === 'code')
+    .filter(
+      (c): c is { cell_type: string; source?: unknown } =>
+        !!c && typeof c === 'object' && (c as { cell_type?: unknown }).cell_type === 'code',
+    )
     .map((c) => (Array.isArray(c.source) ? c.source.join('') : typeof c.source === 'string' ? c.source : ''))
     .filter((src) => !/^\s*%%(?!time|timeit|capture|prun)/.test(src))
-    .map((src) => src.split('\n').filter((l) => !/^\s*(%|!)/.test(l)).join('\n'))
+    .map((src) =>
+      src
+        .split('\n')
+        .filter((l) => !/^\s*(%|!)/.test(l))
+        .join('\n'),
+    )
     .join('\n');
 }
 
@@ -295,13 +363,19 @@ export function usageCommands(files: ReadonlyMap<string, string>): UsageCommand[
       // A pipeline file's stage command (dvc.yaml: `cmd: python src/train.py data/features model.pkl`).
       const stage = pipeline ? /^\s*(?:-\s*)?cmd:\s*(.+)$/.exec(raw)?.[1] : undefined;
       if (pipeline && !stage) continue;
-      const line = (stage ?? raw).replace(/^[\s>`]*(?:\$\s+)?/, '').replace(/`+\s*$/, '').replace(/^(['"])(.*)\1$/, '$2').trim();
+      const line = (stage ?? raw)
+        .replace(/^[\s>`]*(?:\$\s+)?/, '')
+        .replace(/`+\s*$/, '')
+        .replace(/^(['"])(.*)\1$/, '$2')
+        .trim();
       const m = /^python3?\s+(?:-m\s+([\w.]+)|([\w./-]+\.py))(\s.*)?$/.exec(line);
       if (!m) continue;
       const module = m[1] ?? null;
       const script = module
         ? ([`${module.replace(/\./g, '/')}.py`, `${module.replace(/\./g, '/')}/__main__.py`].find((f) => files.has(f)) ?? null)
-        : files.has(m[2]!.replace(/^\.\//, '')) ? m[2]!.replace(/^\.\//, '') : null;
+        : files.has(m[2]!.replace(/^\.\//, ''))
+          ? m[2]!.replace(/^\.\//, '')
+          : null;
       out.push({ file: p, command: line, script, module });
       if (out.length >= 20) return out;
     }
@@ -316,7 +390,9 @@ export function usageCommands(files: ReadonlyMap<string, string>): UsageCommand[
  */
 export function reportedMetrics(text: string): string[] {
   const imported = /from\s+chatgpu\.metrics\s+import\s+[^\n]*\blog\b/.test(text);
-  const calls = [...text.matchAll(imported ? /(?<![\w.])log\(([^)]*)\)|chatgpu\.metrics\.log\(([^)]*)\)/g : /chatgpu\.metrics\.log\(([^)]*)\)/g)];
+  const calls = [
+    ...text.matchAll(imported ? /(?<![\w.])log\(([^)]*)\)|chatgpu\.metrics\.log\(([^)]*)\)/g : /chatgpu\.metrics\.log\(([^)]*)\)/g),
+  ];
   const names = new Set<string>();
   for (const c of calls) {
     const args = c[1] ?? c[2] ?? '';
@@ -342,14 +418,29 @@ export function satisfies(version: string, spec: string): boolean | null {
     const w = parseVersion(raw);
     const c = compare(v, w);
     const ok =
-      op === '==' ? c === 0 : op === '!=' ? c !== 0 : op === '>=' ? c >= 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : op === '<' ? c < 0 : c >= 0 && v[0] === w[0] && (w.length < 3 || v[1] === w[1]);
+      op === '=='
+        ? c === 0
+        : op === '!='
+          ? c !== 0
+          : op === '>='
+            ? c >= 0
+            : op === '<='
+              ? c <= 0
+              : op === '>'
+                ? c > 0
+                : op === '<'
+                  ? c < 0
+                  : c >= 0 && v[0] === w[0] && (w.length < 3 || v[1] === w[1]);
     if (!ok) return false;
   }
   return true;
 }
 
 function parseVersion(s: string): number[] {
-  return s.split(/[.+-]/).map((x) => Number.parseInt(x, 10)).filter((n) => Number.isFinite(n));
+  return s
+    .split(/[.+-]/)
+    .map((x) => Number.parseInt(x, 10))
+    .filter((n) => Number.isFinite(n));
 }
 
 function compare(a: number[], b: number[]): number {

@@ -1,7 +1,18 @@
 import { consultSpecialist } from '../specialists.js';
 import { similarPreparationsTool } from '../similarTool.js';
 import type { AgentDef } from '../tool.js';
-import { askUserTool, checkDependencies, checkTorchApisTool, findDependencies, giveUp, listFiles, listSettingsTool, networkCapacityTool, readFileTool, submitPlan } from './tools.js';
+import {
+  askUserTool,
+  checkDependencies,
+  checkTorchApisTool,
+  findDependencies,
+  giveUp,
+  listFiles,
+  listSettingsTool,
+  networkCapacityTool,
+  readFileTool,
+  submitPlan,
+} from './tools.js';
 
 export const PLANNER: AgentDef = {
   name: 'planner',
@@ -19,5 +30,18 @@ The user uploaded a project and said what they want. Turn it into a plan:
 - Independent work (a Monte-Carlo sample count with a seed flag, a sweep over seeds or configs) may be split into \`shards\`, one per compatible worker online: each shard the same program through its own flags (its share, its own seed derived from the run's and listed), the same split of a bounded workload as \`check\` against the unsharded bounded run, and an explicit field-by-field merge of the JSON result (sum counts, weighted-mean estimates with their combined-stderr, concat lists; exact checks for counts, within-k-se for estimates); \`smoke\` null then. Other shapes: a batch of independent inputs (\`inputs\`: the files of a folder or the rows of a CSV; each shard's command starts with \`python -m chatgpu.shard files DIR a b &&\` or \`rows CSV a b &&\`, with its \`range\`; merge kind \`files\` (union), \`rows\` (CSV rows concatenated) or \`list\`), an evaluation over index ranges through \`--start/--end\` (counts summed, means weighted-mean with check \`close\`), a top-level loop over a literal list with no flags (\`transformation: driver\`, commands \`python -m chatgpu.shard loop FILE LINE a b\`), and the project's own merge script (merge kind \`script\`: it runs on a worker over \`shards/shard-i/<result file>\` and writes the result file). Do not split when the check (the bounded workload unsharded plus sharded) and the overhead of each round of tasks cost more wall time than the shards save; say so. Never split state carried between iterations (a Markov chain, a training loop): say why in the summary.
 - The device to use is in the environment variable CHATGPU_DEVICE (cpu, cuda or mps).
 Then call submit_plan once. Keep tool calls few.`,
-  tools: [listFiles, readFileTool, findDependencies, listSettingsTool, networkCapacityTool, checkDependencies, checkTorchApisTool, similarPreparationsTool, consultSpecialist, askUserTool, giveUp, submitPlan],
+  tools: [
+    listFiles,
+    readFileTool,
+    findDependencies,
+    listSettingsTool,
+    networkCapacityTool,
+    checkDependencies,
+    checkTorchApisTool,
+    similarPreparationsTool,
+    consultSpecialist,
+    askUserTool,
+    giveUp,
+    submitPlan,
+  ],
 };

@@ -14,7 +14,10 @@ import { inRepo } from '../../paths.js';
 const HELPER = inRepo('api/src/agents/planner/python/entrypoints.py');
 let python: Promise<string | null> | undefined;
 
-export async function readPythonFacts(files: ReadonlyMap<string, string>, opts: { python?: string; timeoutMs?: number } = {}): Promise<Record<string, PyFileFacts> | null> {
+export async function readPythonFacts(
+  files: ReadonlyMap<string, string>,
+  opts: { python?: string; timeoutMs?: number } = {},
+): Promise<Record<string, PyFileFacts> | null> {
   const py = Object.fromEntries([...files].filter(([p]) => p.endsWith('.py')));
   if (Object.keys(py).length === 0) return {};
   const interpreter = opts.python ?? (await (python ??= findPython().then((f) => f?.path ?? null)));

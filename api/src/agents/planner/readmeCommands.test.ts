@@ -135,7 +135,18 @@ describe('readmeCommands', () => {
   });
 
   it('reads Markdown fences, `$ ` and `(venv) $` prompts, commands quoted inline in prose and an inline VAR=value prefix', () => {
-    const md = ['# App', '', 'Run `python init_db.py` first.', '', '```bash', '$ FLASK_APP=app.py flask initdb', '(venv) $ python -m flask --app app run', '```', '', 'python is needed.'].join('\n');
+    const md = [
+      '# App',
+      '',
+      'Run `python init_db.py` first.',
+      '',
+      '```bash',
+      '$ FLASK_APP=app.py flask initdb',
+      '(venv) $ python -m flask --app app run',
+      '```',
+      '',
+      'python is needed.',
+    ].join('\n');
     const cmds = readmeCommands(new Map([['README.md', md]]));
     expect(cmds.map((c) => [c.command, c.env])).toEqual([
       ['python init_db.py', {}],
@@ -153,7 +164,11 @@ describe('flaskCommand', () => {
   it('--app, -A, --app=, FLASK_APP, python -m flask; options before the subcommand skipped', () => {
     expect(flaskCommand({ command: 'flask --app flaskr init-db', env: {} })).toEqual({ app: 'flaskr', sub: 'init-db', args: [] });
     expect(flaskCommand({ command: 'flask init-db', env: { FLASK_APP: 'flaskr' } })).toEqual({ app: 'flaskr', sub: 'init-db', args: [] });
-    expect(flaskCommand({ command: 'python3 -m flask -A "hello:create_app()" --debug run --port 8000', env: {} })).toEqual({ app: 'hello:create_app()', sub: 'run', args: ['--port', '8000'] });
+    expect(flaskCommand({ command: 'python3 -m flask -A "hello:create_app()" --debug run --port 8000', env: {} })).toEqual({
+      app: 'hello:create_app()',
+      sub: 'run',
+      args: ['--port', '8000'],
+    });
     expect(flaskCommand({ command: 'flask --app=app.py -e .flaskenv seed', env: {} })).toEqual({ app: 'app.py', sub: 'seed', args: [] });
     expect(flaskCommand({ command: 'flask --debug', env: {} })).toBeNull();
     expect(flaskCommand({ command: 'python app.py', env: {} })).toBeNull();
@@ -171,14 +186,19 @@ describe('readmeServiceSetup', () => {
   it('flaskr, README with FLASK_APP: the same app, and the step keeps the README’s way of naming it', () => {
     expect(readmeServiceSetup(flaskr(README_ENV), 'flaskr/__init__.py')).toEqual({
       app: { framework: 'flask', spec: 'flaskr', from: 'README.rst line 9' },
-      steps: [{ name: 'init-db', command: 'FLASK_APP=flaskr flask init-db', produces: ['instance/flaskr.sqlite'], from: 'README.rst line 8' }],
+      steps: [
+        { name: 'init-db', command: 'FLASK_APP=flaskr flask init-db', produces: ['instance/flaskr.sqlite'], from: 'README.rst line 8' },
+      ],
     });
   });
 
   it('`python init_db.py` and `make data` before `python app.py` (the app, which reads $PORT): steps with what they write', () => {
     const files = new Map([
       ['README.md', '## Run\n\n```\n$ pip install -r requirements.txt\n$ make data\n$ python init_db.py\n$ python app.py\n$ pytest\n```\n'],
-      ['Makefile', '.PHONY: data\ndata: data/words.txt\n\ndata/words.txt:\n\tmkdir -p data\n\tpython make_words.py > data/words.txt\n\ntest:\n\tpytest\n'],
+      [
+        'Makefile',
+        '.PHONY: data\ndata: data/words.txt\n\ndata/words.txt:\n\tmkdir -p data\n\tpython make_words.py > data/words.txt\n\ntest:\n\tpytest\n',
+      ],
       ['init_db.py', 'import sqlite3\ncon = sqlite3.connect("app.db")\ncon.execute("create table t (x)")\n'],
       ['make_words.py', 'print("a")\n'],
       ['app.py', 'import os\nfrom http.server import HTTPServer\nHTTPServer(("", int(os.environ["PORT"])), None).serve_forever()\n'],
@@ -193,14 +213,36 @@ describe('readmeServiceSetup', () => {
   });
 
   it('no serve command: only commands named like setup; a Makefile serve target’s prerequisites when the README gives none', () => {
-    const readme = new Map([['README.md', '```\npython train.py\npython create_db.py\n```\n'], ['train.py', ''], ['create_db.py', 'open("seed.json", "w").write("[]")\n']]);
+    const readme = new Map([
+      ['README.md', '```\npython train.py\npython create_db.py\n```\n'],
+      ['train.py', ''],
+      ['create_db.py', 'open("seed.json", "w").write("[]")\n'],
+    ]);
     expect(readmeServiceSetup(readme, null).steps.map((s) => [s.command, s.produces])).toEqual([['python create_db.py', ['seed.json']]]);
-    const make = new Map([['Makefile', 'run: initdb\n\tflask --app web run\n\ninitdb:\n\tpython -c "import web; web.init()"\n\tmkdir -p var\n']]);
-    expect(readmeServiceSetup(make, null)).toEqual({ app: null, steps: [{ name: 'initdb', command: 'make initdb', produces: ['var'], from: 'Makefile (run: initdb)' }] });
+    const make = new Map([
+      ['Makefile', 'run: initdb\n\tflask --app web run\n\ninitdb:\n\tpython -c "import web; web.init()"\n\tmkdir -p var\n'],
+    ]);
+    expect(readmeServiceSetup(make, null)).toEqual({
+      app: null,
+      steps: [{ name: 'initdb', command: 'make initdb', produces: ['var'], from: 'Makefile (run: initdb)' }],
+    });
   });
 
   it('`(venv)` prompts without `$`; of several serve commands, the one serving the app its setup step sets up', () => {
-    const readme = ['### Initialize DB', '', '```', '(venv) flask --app flaskr init-db', '```', '', '### Start the server', '', '```', '(venv) flask --app hello run              # run the simplest single-file app', '(venv) flask --app flaskr run             # run the blog app', '```'].join('\n');
+    const readme = [
+      '### Initialize DB',
+      '',
+      '```',
+      '(venv) flask --app flaskr init-db',
+      '```',
+      '',
+      '### Start the server',
+      '',
+      '```',
+      '(venv) flask --app hello run              # run the simplest single-file app',
+      '(venv) flask --app flaskr run             # run the blog app',
+      '```',
+    ].join('\n');
     expect(readmeServiceSetup(flaskr(readme, 'README.md'), null)).toEqual({
       app: { framework: 'flask', spec: 'flaskr', from: 'README.md line 11' },
       steps: [{ name: 'init-db', command: 'flask --app flaskr init-db', produces: ['instance/flaskr.sqlite'], from: 'README.md line 4' }],
@@ -208,20 +250,34 @@ describe('readmeServiceSetup', () => {
   });
 
   it('uvicorn MODULE:app gives a FastAPI spec; install, test and Flask’s own commands are never steps', () => {
-    const files = new Map([['README.md', '    pip install .\n    python -m pytest\n    flask --app api routes\n    make install\n    uvicorn service.main:app --reload\n']]);
-    expect(readmeServiceSetup(files, null)).toEqual({ app: { framework: 'fastapi', spec: 'service.main:app', from: 'README.md line 5' }, steps: [] });
+    const files = new Map([
+      [
+        'README.md',
+        '    pip install .\n    python -m pytest\n    flask --app api routes\n    make install\n    uvicorn service.main:app --reload\n',
+      ],
+    ]);
+    expect(readmeServiceSetup(files, null)).toEqual({
+      app: { framework: 'fastapi', spec: 'service.main:app', from: 'README.md line 5' },
+      steps: [],
+    });
   });
 });
 
 describe('what steps write', () => {
   it("Flask's instance folder sits beside the app's package (or module); without a file joined to it, the folder", () => {
     expect(flaskWrites(new Map([['src/site/__init__.py', 'os.makedirs(app.instance_path)\n']]), 'site')).toEqual(['instance']);
-    expect(flaskWrites(new Map([['web/app.py', 'db = os.path.join(current_app.instance_path, "w.db")\n']]), 'web.app')).toEqual(['web/instance/w.db']);
+    expect(flaskWrites(new Map([['web/app.py', 'db = os.path.join(current_app.instance_path, "w.db")\n']]), 'web.app')).toEqual([
+      'web/instance/w.db',
+    ]);
     expect(flaskWrites(new Map([['app.py', 'SQLALCHEMY_DATABASE_URI = "sqlite:///site.db"\n']]), 'app')).toEqual(['site.db']);
   });
 
   it('scripts: sqlite files, files opened for writing and folders made at literal paths; never outside the project', () => {
-    expect(scriptWrites('sqlite3.connect("./db/app.sqlite")\nopen("/etc/x", "w")\nopen("../y", "w")\nopen("notes.txt", "a")\nos.makedirs("cache/")\nPath("models").mkdir()\nsqlite3.connect(":memory:")\n')).toEqual(['cache', 'db/app.sqlite', 'models', 'notes.txt']);
+    expect(
+      scriptWrites(
+        'sqlite3.connect("./db/app.sqlite")\nopen("/etc/x", "w")\nopen("../y", "w")\nopen("notes.txt", "a")\nos.makedirs("cache/")\nPath("models").mkdir()\nsqlite3.connect(":memory:")\n',
+      ),
+    ).toEqual(['cache', 'db/app.sqlite', 'models', 'notes.txt']);
   });
 
   it('Makefile targets: prerequisites and recipes; variables and dot-targets are not targets', () => {

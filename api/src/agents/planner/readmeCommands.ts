@@ -141,9 +141,11 @@ export function flaskCommand(c: Pick<ReadmeCommand, 'command' | 'env'>): FlaskCo
 /** Flask's own commands: none of them is a setup step. */
 const FLASK_BUILTIN = new Set(['run', 'shell', 'routes', '--help', 'help']);
 /** Make targets that are not setup: installing, checking, cleaning, serving. */
-const MAKE_NOT_SETUP = /^(install|dev|develop|deps|requirements|venv|env|test|tests|check|lint|format|fmt|typecheck|clean|distclean|help|docs|serve|server|run|start|up|all|build-docs|release|publish|docker.*)$/;
+const MAKE_NOT_SETUP =
+  /^(install|dev|develop|deps|requirements|venv|env|test|tests|check|lint|format|fmt|typecheck|clean|distclean|help|docs|serve|server|run|start|up|all|build-docs|release|publish|docker.*)$/;
 /** Python commands that install, test or format: not setup. */
-const PYTHON_NOT_SETUP = /^python3?\s+(?:-m\s+(?:pip|venv|virtualenv|pytest|unittest|coverage|black|flake8|mypy|build|twine|http\.server)\b|setup\.py\b)/;
+const PYTHON_NOT_SETUP =
+  /^python3?\s+(?:-m\s+(?:pip|venv|virtualenv|pytest|unittest|coverage|black|flake8|mypy|build|twine|http\.server)\b|setup\.py\b)/;
 /** Without a serve command in the README, only commands named like setup are steps. */
 const SETUP_NAME = /init|setup|prepare|seed|migrat|create|data|download|fetch|build|generate|populate|db\b|database/i;
 
@@ -163,7 +165,12 @@ export function readmeServiceSetup(files: ReadonlyMap<string, string>, appFile: 
     return !!py && !!appFile && (py[2]?.replace(/^\.\//, '') === appFile || (py[1] !== undefined && py[1] === module));
   };
   // Several serve commands ("the simplest app", then "the blog app"): the one that serves the app its setup commands set up.
-  const setupApps = new Set(commands.map((c) => flaskCommand(c)).filter((f) => f && f.sub !== 'run' && f.app).map((f) => f!.app));
+  const setupApps = new Set(
+    commands
+      .map((c) => flaskCommand(c))
+      .filter((f) => f && f.sub !== 'run' && f.app)
+      .map((f) => f!.app),
+  );
   const serves = commands.flatMap((c, i) => (isServe(c) ? [i] : []));
   const serveAt = serves.find((i) => setupApps.has(flaskCommand(commands[i]!)?.app ?? '')) ?? serves[0] ?? -1;
   const serve = serveAt >= 0 ? commands[serveAt]! : null;
@@ -204,7 +211,8 @@ export function readmeServiceSetup(files: ReadonlyMap<string, string>, appFile: 
   if (steps.length === 0 && makefile) {
     const serveTarget = ['run', 'serve', 'server', 'start'].find((t) => targets.has(t));
     for (const dep of serveTarget ? targets.get(serveTarget)!.deps : []) {
-      if (!MAKE_NOT_SETUP.test(dep) && targets.has(dep)) add(stepName(dep), `make ${dep}`, makeWrites(targets, dep, files), `Makefile (${serveTarget}: ${dep})`);
+      if (!MAKE_NOT_SETUP.test(dep) && targets.has(dep))
+        add(stepName(dep), `make ${dep}`, makeWrites(targets, dep, files), `Makefile (${serveTarget}: ${dep})`);
     }
   }
   return { app, steps: steps.slice(0, 5) };
@@ -220,7 +228,11 @@ function appSpec(c: ReadmeCommand): ServiceSetup['app'] {
 }
 
 function stepName(raw: string): string {
-  const n = raw.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60);
+  const n = raw
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60);
   return n || 'setup';
 }
 
@@ -237,15 +249,23 @@ function moduleFile(files: ReadonlyMap<string, string>, module: string): string 
 export function flaskWrites(files: ReadonlyMap<string, string>, app: string | null): string[] {
   const py = [...files].filter(([p]) => p.endsWith('.py'));
   const module = app?.split(':')[0]?.replace(/\(.*$/, '') ?? null;
-  const appPath = module ? [`${module.replace(/\./g, '/')}/__init__.py`, `${module.replace(/\./g, '/')}.py`].find((f) => files.has(f)) : undefined;
+  const appPath = module
+    ? [`${module.replace(/\./g, '/')}/__init__.py`, `${module.replace(/\./g, '/')}.py`].find((f) => files.has(f))
+    : undefined;
   // The package's folder's parent, or the module's folder.
-  const appDir = appPath ? appPath.split('/').slice(0, appPath.endsWith('__init__.py') ? -2 : -1).join('/') : '';
+  const appDir = appPath
+    ? appPath
+        .split('/')
+        .slice(0, appPath.endsWith('__init__.py') ? -2 : -1)
+        .join('/')
+    : '';
   const instance = appDir ? `${appDir}/instance` : 'instance';
   const out = new Set<string>();
   let usesInstance = false;
   for (const [, text] of py) {
     if (/\binstance_path\b/.test(text)) usesInstance = true;
-    for (const m of text.matchAll(/os\.path\.join\(\s*(?:\w+\.)*instance_path\s*,\s*(['"])([\w.-]+)\1\s*\)/g)) out.add(`${instance}/${m[2]}`);
+    for (const m of text.matchAll(/os\.path\.join\(\s*(?:\w+\.)*instance_path\s*,\s*(['"])([\w.-]+)\1\s*\)/g))
+      out.add(`${instance}/${m[2]}`);
     for (const w of sqliteFiles(text)) out.add(w);
   }
   if (usesInstance && ![...out].some((o) => o.startsWith(`${instance}/`))) out.add(instance);
@@ -266,12 +286,17 @@ function sqliteFiles(text: string): string[] {
 export function scriptWrites(source: string): string[] {
   const out = new Set(sqliteFiles(source));
   for (const m of source.matchAll(/\bopen\(\s*(['"])([\w./-]+)\1\s*,\s*(['"])[wax]b?\+?\3/g)) out.add(m[2]!.replace(/^\.\//, ''));
-  for (const m of source.matchAll(/\bos\.(?:makedirs|mkdir)\(\s*(['"])([\w./-]+)\1|\bPath\(\s*(['"])([\w./-]+)\3\s*\)\.mkdir\(/g)) out.add((m[2] ?? m[4]!).replace(/^\.\//, '').replace(/\/$/, ''));
+  for (const m of source.matchAll(/\bos\.(?:makedirs|mkdir)\(\s*(['"])([\w./-]+)\1|\bPath\(\s*(['"])([\w./-]+)\3\s*\)\.mkdir\(/g))
+    out.add((m[2] ?? m[4]!).replace(/^\.\//, '').replace(/\/$/, ''));
   return [...out].filter((p) => p && !p.startsWith('/') && !p.split('/').includes('..') && !p.startsWith('outputs')).sort();
 }
 
 /** What `make T` writes: its file targets (its own name when it names a path) and what its recipe writes (`> f`, `-o f`, `mkdir -p d`, a script it runs). */
-function makeWrites(targets: Map<string, { deps: string[]; recipe: string[] }>, target: string, files: ReadonlyMap<string, string>): string[] {
+function makeWrites(
+  targets: Map<string, { deps: string[]; recipe: string[] }>,
+  target: string,
+  files: ReadonlyMap<string, string>,
+): string[] {
   const out = new Set<string>();
   const visit = (t: string, depth: number) => {
     const rule = targets.get(t);

@@ -13,8 +13,18 @@ const files = new Map([
 const facts = analyzeProject(files);
 
 const cls = (over: Partial<WorkerClass>): WorkerClass => ({
-  accelVendor: 'none', count: 1, workloads: ['python', 'torch-cpu'], pythonVersions: ['3.11.2'], torchVersions: ['1.13.1'], numpyVersions: ['1.24.2'],
-  maxMemoryMiB: 8192, maxAccelMemoryMiB: 0, accelerators: [], modules: ['numpy', 'requests', 'torch', 'yaml'], installers: 0, ...over,
+  accelVendor: 'none',
+  count: 1,
+  workloads: ['python', 'torch-cpu'],
+  pythonVersions: ['3.11.2'],
+  torchVersions: ['1.13.1'],
+  numpyVersions: ['1.24.2'],
+  maxMemoryMiB: 8192,
+  maxAccelMemoryMiB: 0,
+  accelerators: [],
+  modules: ['numpy', 'requests', 'torch', 'yaml'],
+  installers: 0,
+  ...over,
 });
 
 describe('resolveImports', () => {
@@ -34,7 +44,11 @@ describe('resolveImports', () => {
     expect(noInstall.summary).toBe(
       "The workers' Python (3.11.2) lacks einops (imported by model.py), tqdm (imported by train.py). No requirements file lists einops: add it to requirements.txt so a worker can install it. tqdm==4.66.1 is listed, but no online worker installs packages.",
     );
-    const installs = resolveImports(analyzeProject(new Map([...files, ['model.py', 'from utils.io import load\n']])), ['train.py'], [cls({ installers: 1 })]);
+    const installs = resolveImports(
+      analyzeProject(new Map([...files, ['model.py', 'from utils.io import load\n']])),
+      ['train.py'],
+      [cls({ installers: 1 })],
+    );
     expect(installs.unavailable).toEqual([]);
     expect(installs.install).toEqual(['tqdm==4.66.1']);
     expect(installs.summary).toMatch(/^A setup phase installs tqdm==4\.66\.1 on the worker before the run/);
@@ -46,15 +60,24 @@ describe('resolveImports', () => {
     expect(resolveImports(facts, ['utils/io.py'], [cls({ modules: null })]).imports[0]!.status).toBe('unknown');
   });
 
-  it('a module a run could not import (a replan\'s evidence) is checked though no file imports it, and is never taken as present or unknown', () => {
-    const project = analyzeProject(new Map([['main.py', 'import importlib\nimportlib.import_module(open("p.txt").read())\n'], ['requirements.txt', 'requests==2.31\n']]));
+  it("a module a run could not import (a replan's evidence) is checked though no file imports it, and is never taken as present or unknown", () => {
+    const project = analyzeProject(
+      new Map([
+        ['main.py', 'import importlib\nimportlib.import_module(open("p.txt").read())\n'],
+        ['requirements.txt', 'requests==2.31\n'],
+      ]),
+    );
     // The workers say they have requests: the run showed otherwise. Listed and a worker installs → installable.
     const seen = resolveImports(project, ['main.py'], [cls({ installers: 1 })], ['requests']);
-    expect(seen.imports).toEqual([{ module: 'requests', status: 'installable', requirement: 'requests==2.31', importedBy: ['(a run: ModuleNotFoundError)'] }]);
+    expect(seen.imports).toEqual([
+      { module: 'requests', status: 'installable', requirement: 'requests==2.31', importedBy: ['(a run: ModuleNotFoundError)'] },
+    ]);
     expect(seen.install).toEqual(['requests==2.31']);
     // Unlisted, on workers that report no modules: unavailable (not unknown), saying what to add.
     const unlisted = resolveImports(project, ['main.py'], [cls({ modules: null, installers: 1 })], ['tqdm']);
     expect(unlisted.unavailable).toEqual(['tqdm']);
-    expect(unlisted.summary).toMatch(/lacks tqdm \(imported by \(a run: ModuleNotFoundError\)\)\. No requirements file lists tqdm: add it to requirements\.txt/);
+    expect(unlisted.summary).toMatch(
+      /lacks tqdm \(imported by \(a run: ModuleNotFoundError\)\)\. No requirements file lists tqdm: add it to requirements\.txt/,
+    );
   });
 });

@@ -55,7 +55,9 @@ export const normalizeDist = (name: string) => name.toLowerCase().replace(/[-_.]
 /** Does the requirement `pin` provide the import `module`? */
 export function provides(pin: Pin, module: string): boolean {
   const dist = normalizeDist(pin.name);
-  return dist === normalizeDist(module) || ((Object.hasOwn(DISTRIBUTIONS, module) ? DISTRIBUTIONS[module] : undefined) ?? []).includes(dist);
+  return (
+    dist === normalizeDist(module) || ((Object.hasOwn(DISTRIBUTIONS, module) ? DISTRIBUTIONS[module] : undefined) ?? []).includes(dist)
+  );
 }
 
 /** Third-party imports of `files` and of the project modules they import, transitively. */
@@ -65,7 +67,8 @@ export function importsOf(facts: ProjectFacts, files: readonly string[]): Map<st
   const queue = [...files];
   const files0 = Object.keys(facts.importsByFile);
   const filesOfModule = (m: string) => {
-    if (!m.includes('.')) return files0.filter((p) => p === `${m}.py` || p.endsWith(`/${m}.py`) || p.startsWith(`${m}/`) || p.includes(`/${m}/`));
+    if (!m.includes('.'))
+      return files0.filter((p) => p === `${m}.py` || p.endsWith(`/${m}.py`) || p.startsWith(`${m}/`) || p.includes(`/${m}/`));
     // pkg.sub.mod: that module (a file or a package) and the __init__ of each package on the way.
     const parts = m.split('/').join('.').split('.');
     const path = parts.join('/');
@@ -91,7 +94,12 @@ export function importsOf(facts: ProjectFacts, files: readonly string[]): Map<st
  * on a replan) — checked even when no file imports them visibly (an import by name, a plugin),
  * and never taken as present on the workers' word: the run showed otherwise.
  */
-export function resolveImports(facts: ProjectFacts, files: readonly string[], classes: readonly WorkerClass[], missingAtRunTime: readonly string[] = []): DependencyCheck {
+export function resolveImports(
+  facts: ProjectFacts,
+  files: readonly string[],
+  classes: readonly WorkerClass[],
+  missingAtRunTime: readonly string[] = [],
+): DependencyCheck {
   const wanted = importsOf(facts, files);
   for (const m of missingAtRunTime) if (!wanted.has(m)) wanted.set(m, ['(a run: ModuleNotFoundError)']);
   const known = classes.filter((c) => c.modules !== null);
@@ -117,11 +125,16 @@ export function resolveImports(facts: ProjectFacts, files: readonly string[], cl
     const python = [...new Set(classes.flatMap((c) => c.pythonVersions))].join('/') || 'unknown';
     summary = [
       `The workers' Python (${python}) lacks ${missing.map(who).join(', ')}.`,
-      unlisted.length ? `No requirements file lists ${unlisted.map((i) => i.module).join(', ')}: add ${unlisted.length === 1 ? 'it' : 'them'} to requirements.txt so a worker can install ${unlisted.length === 1 ? 'it' : 'them'}.` : null,
-      listed.length && installers === 0 ? `${listed.map((i) => i.requirement).join(', ')} ${listed.length === 1 ? 'is' : 'are'} listed, but no online worker installs packages.` : null,
+      unlisted.length
+        ? `No requirements file lists ${unlisted.map((i) => i.module).join(', ')}: add ${unlisted.length === 1 ? 'it' : 'them'} to requirements.txt so a worker can install ${unlisted.length === 1 ? 'it' : 'them'}.`
+        : null,
+      listed.length && installers === 0
+        ? `${listed.map((i) => i.requirement).join(', ')} ${listed.length === 1 ? 'is' : 'are'} listed, but no online worker installs packages.`
+        : null,
     ]
       .filter(Boolean)
       .join(' ');
-  } else if (install.length) summary = `A setup phase installs ${install.join(', ')} on the worker before the run (the worker's own packages stay as they are).`;
+  } else if (install.length)
+    summary = `A setup phase installs ${install.join(', ')} on the worker before the run (the worker's own packages stay as they are).`;
   return { imports, install, unavailable: missing.map((i) => i.module), summary };
 }

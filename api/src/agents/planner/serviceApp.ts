@@ -28,21 +28,46 @@ export function findServiceApp(sources: Map<string, string>): { app: ServiceApp 
   for (const [file, text] of [...sources].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (!file.endsWith('.py')) continue;
     // A package's __init__.py is imported as the package (`app/__init__.py` → `app`), not as `app.__init__` (a second copy of the module).
-    const module = file.replace(/(^|\/)__init__\.py$/, '').replace(/\.py$/, '').replace(/\//g, '.');
+    const module = file
+      .replace(/(^|\/)__init__\.py$/, '')
+      .replace(/\.py$/, '')
+      .replace(/\//g, '.');
     const health = /['"](\/(?:healthz?|ready|readyz|ping|status))['"]/.exec(text)?.[1] ?? '/';
     const flask = /\b(\w+)\s*=\s*Flask\(/.exec(text);
     const fastapi = /\b(\w+)\s*=\s*FastAPI\(/.exec(text);
     if (READS_PORT.test(text) && /__main__|serve_forever|\.run\(|uvicorn\.run/.test(text)) {
-      found.push({ file, command: `python ${file}`, framework: flask ? 'flask' : fastapi ? 'fastapi' : 'script', servers: [], readinessPath: health });
+      found.push({
+        file,
+        command: `python ${file}`,
+        framework: flask ? 'flask' : fastapi ? 'fastapi' : 'script',
+        servers: [],
+        readinessPath: health,
+      });
     } else if (flask) {
       // An app made inside a factory (`def create_app(): app = Flask(…)`) has no module-level
       // object: Flask finds a factory named create_app or make_app itself; another is called.
       const topLevel = /^(\w+)\s*=\s*Flask\(/m.exec(text);
       const factory = topLevel ? null : /^def\s+(\w+)\s*\(([^)]*)\)[^\n]*:\n(?:(?:[ \t][^\n]*|)\n)*?[ \t]+\w+\s*=\s*Flask\(/m.exec(text);
-      const spec = factory ? (/^(create_app|make_app)$/.test(factory[1]!) ? module : `"${module}:${factory[1]}()"`) : `${module}:${flask[1]}`;
-      found.push({ file, command: `python -m flask --app ${spec} run --host 127.0.0.1 --port "$PORT"`, framework: 'flask', servers: ['flask'], readinessPath: health });
+      const spec = factory
+        ? /^(create_app|make_app)$/.test(factory[1]!)
+          ? module
+          : `"${module}:${factory[1]}()"`
+        : `${module}:${flask[1]}`;
+      found.push({
+        file,
+        command: `python -m flask --app ${spec} run --host 127.0.0.1 --port "$PORT"`,
+        framework: 'flask',
+        servers: ['flask'],
+        readinessPath: health,
+      });
     } else if (fastapi) {
-      found.push({ file, command: `python -m uvicorn ${module}:${fastapi[1]} --host 127.0.0.1 --port "$PORT"`, framework: 'fastapi', servers: ['uvicorn'], readinessPath: health });
+      found.push({
+        file,
+        command: `python -m uvicorn ${module}:${fastapi[1]} --host 127.0.0.1 --port "$PORT"`,
+        framework: 'fastapi',
+        servers: ['uvicorn'],
+        readinessPath: health,
+      });
     }
   }
   if (found.length === 1) return { app: found[0]! };

@@ -29,8 +29,20 @@ export interface TorchApiCheck {
 
 const NEEDS = /^(\S+) needs PyTorch ≥ ([\d.]+)$/;
 
-export async function checkTorchApis(sources: ReadonlyMap<string, string>, torch: string | null, workload: string, python: string): Promise<TorchApiCheck> {
-  if (!torch) return { torch, workload, uses: [], verdict: 'unknown', summary: `No online ${workload} worker has PyTorch: nothing to compare the code with.` };
+export async function checkTorchApis(
+  sources: ReadonlyMap<string, string>,
+  torch: string | null,
+  workload: string,
+  python: string,
+): Promise<TorchApiCheck> {
+  if (!torch)
+    return {
+      torch,
+      workload,
+      uses: [],
+      verdict: 'unknown',
+      summary: `No online ${workload} worker has PyTorch: nothing to compare the code with.`,
+    };
   const tree: Record<string, string> = {};
   for (const [path, text] of sources) if (path.endsWith('.py')) tree[path] = text;
   const res = await migrateTree(tree, { target: targetOfWorkload(workload), runtime: { torch } }, { python });
@@ -41,11 +53,21 @@ export async function checkTorchApis(sources: ReadonlyMap<string, string>, torch
   }
   const where = (u: TorchApiUse) => `${u.file}:${u.line} ${u.api} (≥ ${u.needs})`;
   const blocked = uses.filter((u) => !u.rewritten);
-  if (!uses.length) return { torch, workload, uses, verdict: 'none', summary: `No PyTorch call of the project is newer than the workers' torch ${torch}.` };
+  if (!uses.length)
+    return { torch, workload, uses, verdict: 'none', summary: `No PyTorch call of the project is newer than the workers' torch ${torch}.` };
   if (!blocked.length) {
-    return { torch, workload, uses, verdict: 'migratable', summary: `${uses.length} PyTorch call(s) newer than the workers' torch ${torch}, each rewritten by the pytorch-version-compat migration: ${uses.slice(0, 6).map(where).join('; ')}.` };
+    return {
+      torch,
+      workload,
+      uses,
+      verdict: 'migratable',
+      summary: `${uses.length} PyTorch call(s) newer than the workers' torch ${torch}, each rewritten by the pytorch-version-compat migration: ${uses.slice(0, 6).map(where).join('; ')}.`,
+    };
   }
-  const highest = blocked.map((u) => u.needs).sort((a, b) => a.localeCompare(b, 'en', { numeric: true })).at(-1)!;
+  const highest = blocked
+    .map((u) => u.needs)
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))
+    .at(-1)!;
   return {
     torch,
     workload,

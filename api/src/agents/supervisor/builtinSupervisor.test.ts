@@ -4,11 +4,31 @@ import { decideSupervisor } from './builtinSupervisor.js';
 
 const W1 = { id: 'w1', name: 'one', memoryMiB: 8192 };
 const W2 = { id: 'w2', name: 'two', memoryMiB: 8192 };
-const attempt = (number: number, worker: typeof W1, status: string, errorClass: string | null) => ({ id: `a${number}`, number, status, exitCode: null, errorClass, errorMessage: null, worker });
+const attempt = (number: number, worker: typeof W1, status: string, errorClass: string | null) => ({
+  id: `a${number}`,
+  number,
+  status,
+  exitCode: null,
+  errorClass,
+  errorMessage: null,
+  worker,
+});
 function report(attempts: ReturnType<typeof attempt>[], findings: unknown[] = []) {
   return {
     status: 'RUNNING',
-    tasks: [{ id: 't1', name: 'run', kind: 'RUN', status: 'QUEUED', attemptCount: attempts.length, infraFailures: 0, maxAttempts: 5, minMemoryMiB: 0, attempts }],
+    tasks: [
+      {
+        id: 't1',
+        name: 'run',
+        kind: 'RUN',
+        status: 'QUEUED',
+        attemptCount: attempts.length,
+        infraFailures: 0,
+        maxAttempts: 5,
+        minMemoryMiB: 0,
+        attempts,
+      },
+    ],
     findings,
   };
 }
@@ -22,7 +42,13 @@ describe('the builtin supervisor rules', () => {
   });
 
   it('an infrastructure failure once on the new worker after retry_elsewhere: the scheduler retries, the job is not stopped', () => {
-    const finding = { id: 'f1', at: '2026-01-01T00:00:00.000Z', source: 'supervisor', text: 'failed twice on one', data: { taskId: 't1', remedy: 'retry_elsewhere', errorClass: 'WORKER_ERROR' } };
+    const finding = {
+      id: 'f1',
+      at: '2026-01-01T00:00:00.000Z',
+      source: 'supervisor',
+      text: 'failed twice on one',
+      data: { taskId: 't1', remedy: 'retry_elsewhere', errorClass: 'WORKER_ERROR' },
+    };
     const out = decide(report([attempt(1, W1, 'FAILED', 'WORKER_ERROR'), attempt(2, W2, 'FAILED', 'WORKER_ERROR')], [finding]));
     expect(out).toMatchObject([{ type: 'message' }]);
   });
@@ -37,8 +63,18 @@ describe('the builtin supervisor rules', () => {
     const out = decideSupervisor([accepted], new Map([['get_job', [{ ...report([]), status: 'RUNNING' }]]]));
     expect(out).toHaveLength(1);
     expect(out[0]).toMatchObject({ type: 'function_call', name: 'remember' });
-    expect(JSON.parse((out[0] as { arguments: string }).arguments)).toEqual({ observation: 'Follow-up: resolved — revision 1 of hip passed its checks and was accepted.', evidence: ['preparation:hip:1'], trigger: 'candidate_accepted' });
-    const after = decideSupervisor([accepted], new Map<string, unknown[]>([['get_job', [report([])]], ['remember', [{ saved: 'f1' }]]]));
+    expect(JSON.parse((out[0] as { arguments: string }).arguments)).toEqual({
+      observation: 'Follow-up: resolved — revision 1 of hip passed its checks and was accepted.',
+      evidence: ['preparation:hip:1'],
+      trigger: 'candidate_accepted',
+    });
+    const after = decideSupervisor(
+      [accepted],
+      new Map<string, unknown[]>([
+        ['get_job', [report([])]],
+        ['remember', [{ saved: 'f1' }]],
+      ]),
+    );
     expect(after).toEqual([{ type: 'message', role: 'assistant', content: 'Recorded that the revision worked.' }]);
   });
 });

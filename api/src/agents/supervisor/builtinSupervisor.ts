@@ -46,7 +46,9 @@ import { countedAttempts } from '../../domain/leases/retryOrFail.js';
 
 type Outputs = Map<string, unknown[]>;
 
-const call = (name: string, args: Record<string, unknown>): Item[] => [{ type: 'function_call', call_id: `call_${randomUUID()}`, name, arguments: JSON.stringify(args) }];
+const call = (name: string, args: Record<string, unknown>): Item[] => [
+  { type: 'function_call', call_id: `call_${randomUUID()}`, name, arguments: JSON.stringify(args) },
+];
 const say = (text: string): Item[] => [{ type: 'message', role: 'assistant', content: text }];
 
 export function decideSupervisor(history: Item[], out: Outputs): Item[] {
@@ -60,7 +62,8 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   if (answer) return actOnAnswer(answer, trigger, out);
   const acted = last<{ done?: string; error?: string }>('take_action');
   // A flapping worker's tasks are moved one action at a time (keepOffFlapping goes on).
-  if (acted && (acted.error || trigger.reason !== 'worker_flapping')) return say(acted.error ? `The action was refused: ${acted.error}` : `Done: ${acted.done}.`);
+  if (acted && (acted.error || trigger.reason !== 'worker_flapping'))
+    return say(acted.error ? `The action was refused: ${acted.error}` : `Done: ${acted.done}.`);
   const report = last<JobReport>('get_job');
   if (!report) return call('get_job', {});
   // After the job ended: explain it (the job stays as it ended).
@@ -68,7 +71,11 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
   if (trigger.reason === 'output_rejected') return explainRejection(report, trigger, out);
   if (trigger.reason === 'candidate_accepted') {
     if (out.has('remember')) return say('Recorded that the revision worked.');
-    return call('remember', { observation: `Follow-up: resolved — revision ${trigger.revision} of ${trigger.step} passed its checks and was accepted.`, evidence: [`preparation:${trigger.step}:${trigger.revision}`], trigger: 'candidate_accepted' });
+    return call('remember', {
+      observation: `Follow-up: resolved — revision ${trigger.revision} of ${trigger.step} passed its checks and was accepted.`,
+      evidence: [`preparation:${trigger.step}:${trigger.revision}`],
+      trigger: 'candidate_accepted',
+    });
   }
   if (trigger.reason === 'candidate_rejected') {
     // The checks' own feedback (compiler lines, the numbers that differ) is the evidence; the
@@ -77,16 +84,24 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     const feedback = (trigger.feedback ?? 'see the feedback').slice(0, 1200);
     if (!out.has('remember')) {
       // The finding; after an earlier request for this step, its follow-up: it did not pass.
-      const tried = report.findings.some((f) => ((f.data as { evidence?: string[] } | null)?.evidence ?? []).some((e) => e.startsWith(`preparation:${trigger.step}:`)));
+      const tried = report.findings.some((f) =>
+        ((f.data as { evidence?: string[] } | null)?.evidence ?? []).some((e) => e.startsWith(`preparation:${trigger.step}:`)),
+      );
       return call('remember', {
-        observation: tried ? `Follow-up: not resolved — revision ${(trigger.revision ?? 1) - 1} of ${trigger.step} failed its checks too: ${feedback.slice(0, 600)}` : `The candidate of ${trigger.step} failed its checks: ${feedback.slice(0, 600)}`,
+        observation: tried
+          ? `Follow-up: not resolved — revision ${(trigger.revision ?? 1) - 1} of ${trigger.step} failed its checks too: ${feedback.slice(0, 600)}`
+          : `The candidate of ${trigger.step} failed its checks: ${feedback.slice(0, 600)}`,
         evidence: [`preparation:${trigger.step}:${(trigger.revision ?? 1) - 1}`],
         remedy: 'request_revision',
         trigger: 'candidate_rejected',
         followUp: `Revision ${trigger.revision} of ${trigger.step} passes its checks.`,
       });
     }
-    return call('take_action', { kind: 'request_revision', step: trigger.step, text: `Revision ${trigger.revision} of ${trigger.step}: the last candidate failed its checks — ${feedback} Change only what these point at; the acceptance criteria and frozen files stay as they are.` });
+    return call('take_action', {
+      kind: 'request_revision',
+      step: trigger.step,
+      text: `Revision ${trigger.revision} of ${trigger.step}: the last candidate failed its checks — ${feedback} Change only what these point at; the acceptance criteria and frozen files stay as they are.`,
+    });
   }
   if (report.status !== 'RUNNING') return say(`The job is ${report.status}: nothing to do.`);
   if (trigger.reason === 'worker_flapping') return keepOffFlapping(report, trigger, out);
@@ -111,7 +126,8 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
       taskId: task.id,
       evidence: [`attempt:${attempt.id}`],
       observation: `Attempt ${attempt.number} of ${task.name} on ${attempt.worker.name} has written no log line or metric for a while, though its worker keeps renewing the lease. ${tail ? `Its last line (${tail.at}): ${tail.text.slice(0, 300)}` : 'It has printed nothing at all.'}`,
-      hypothesis: 'A long silent step (data loading, a compile, a big epoch without progress output), or the program is stuck (a deadlock, waiting on input or the network it does not have).',
+      hypothesis:
+        'A long silent step (data loading, a compile, a big epoch without progress output), or the program is stuck (a deadlock, waiting on input or the network it does not have).',
       followUp: 'Output resumes, or the attempt ends (its time limit stops it at worst).',
     });
   }
@@ -122,7 +138,11 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     if (!open || settled) return say(`Task ${task.name} succeeded.`);
     if (out.has('remember')) return say('Recorded that the recovery worked.');
     const remedy = (open.data as { remedy: string }).remedy;
-    return call('remember', { taskId: task.id, evidence: [`attempt:${attempt.id}`], observation: `Follow-up: resolved — after ${remedy}, attempt ${attempt.number} of ${task.name} succeeded on ${attempt.worker.name}.` });
+    return call('remember', {
+      taskId: task.id,
+      evidence: [`attempt:${attempt.id}`],
+      observation: `Follow-up: resolved — after ${remedy}, attempt ${attempt.number} of ${task.name} succeeded on ${attempt.worker.name}.`,
+    });
   }
   // STALE is a lost attempt whose worker came back and reported late: lost all the same.
   const lost = (a: { status: string }) => a.status === 'LOST' || a.status === 'STALE';
@@ -134,15 +154,22 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
 
   // A remedy an earlier run tried for this task, and the same failure again: not repeated.
   const infrastructure = INFRASTRUCTURE_ERRORS.has(errorClass) || errorClass === 'LEASE_EXPIRED';
-  const sameWorker = task.attempts.filter((a) => a.worker.id === attempt.worker.id && (lost(a) || (a.status === 'FAILED' && a.errorClass !== null && INFRASTRUCTURE_ERRORS.has(a.errorClass))));
+  const sameWorker = task.attempts.filter(
+    (a) =>
+      a.worker.id === attempt.worker.id &&
+      (lost(a) || (a.status === 'FAILED' && a.errorClass !== null && INFRASTRUCTURE_ERRORS.has(a.errorClass))),
+  );
   const tried = remedies.find((f) => (f.data as { errorClass?: string }).errorClass === errorClass);
   // An infrastructure failure once on a worker is the scheduler's to retry, remedy or not.
   if (tried && !(infrastructure && sameWorker.length < 2)) {
     const remedy = (tried.data as { remedy: string }).remedy;
-    return failWith(`Task ${task.name} failed again with ${errorClass} on ${attempt.worker.name} after the supervisor's ${remedy} (${tried.text}). Stopped rather than repeating it.`, {
-      observation: `Follow-up: not resolved — ${remedy} did not help; attempt ${attempt.number} failed with ${errorClass} on ${attempt.worker.name}.`,
-      errorClass,
-    });
+    return failWith(
+      `Task ${task.name} failed again with ${errorClass} on ${attempt.worker.name} after the supervisor's ${remedy} (${tried.text}). Stopped rather than repeating it.`,
+      {
+        observation: `Follow-up: not resolved — ${remedy} did not help; attempt ${attempt.number} failed with ${errorClass} on ${attempt.worker.name}.`,
+        errorClass,
+      },
+    );
   }
   const budgetLeft = countedAttempts(task) < task.maxAttempts;
 
@@ -153,10 +180,25 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     const workers = last<{ eligible: EligibleWorker[] }>('list_eligible_workers');
     if (!workers) return call('list_eligible_workers', { taskId: task.id, minMemoryMiB: seen + 1 });
     const bigger = workers.eligible.find((w) => w.memoryMiB > seen);
-    if (!bigger) return failWith(`${what} No online worker has more memory than ${seen} MiB, so retrying cannot help.`, { observation: what, errorClass });
+    if (!bigger)
+      return failWith(`${what} No online worker has more memory than ${seen} MiB, so retrying cannot help.`, {
+        observation: what,
+        errorClass,
+      });
     return rememberThen(
-      { observation: what, hypothesis: `The run needs more than ${seen} MiB.`, remedy: 'retry_more_memory', errorClass, followUp: `The retry with at least ${bigger.memoryMiB} MiB (${bigger.name}) succeeds.` },
-      { kind: 'retry', taskId: task.id, minMemoryMiB: bigger.memoryMiB, text: `Out of memory with ${seen} MiB: retried on a worker with ${bigger.memoryMiB} MiB.` },
+      {
+        observation: what,
+        hypothesis: `The run needs more than ${seen} MiB.`,
+        remedy: 'retry_more_memory',
+        errorClass,
+        followUp: `The retry with at least ${bigger.memoryMiB} MiB (${bigger.name}) succeeds.`,
+      },
+      {
+        kind: 'retry',
+        taskId: task.id,
+        minMemoryMiB: bigger.memoryMiB,
+        text: `Out of memory with ${seen} MiB: retried on a worker with ${bigger.memoryMiB} MiB.`,
+      },
     );
   }
 
@@ -171,8 +213,17 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
       // needed (a setup phase installs it when the project's requirements provide it; else it
       // says what the user must add).
       return rememberThen(
-        { observation: `Attempt ${attempt.number} of ${task.name} stopped on a missing module: ${module} (${attempt.worker.name}).`, hypothesis: `The plan does not install ${module}: the program imports it where the planner did not see it, or the workers lack it.`, remedy: 'replan', errorClass, followUp: `The new plan installs ${module} or says what to add; its run gets past the import.` },
-        { kind: 'replan', text: `Attempt ${attempt.number} of task ${task.name} failed on ${attempt.worker.name}: missing module: ${module} (${message}).` },
+        {
+          observation: `Attempt ${attempt.number} of ${task.name} stopped on a missing module: ${module} (${attempt.worker.name}).`,
+          hypothesis: `The plan does not install ${module}: the program imports it where the planner did not see it, or the workers lack it.`,
+          remedy: 'replan',
+          errorClass,
+          followUp: `The new plan installs ${module} or says what to add; its run gets past the import.`,
+        },
+        {
+          kind: 'replan',
+          text: `Attempt ${attempt.number} of task ${task.name} failed on ${attempt.worker.name}: missing module: ${module} (${message}).`,
+        },
       );
     }
     if (module) {
@@ -180,7 +231,11 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
       // anywhere cannot help; the user adds it to the project's requirements.
       return failWith(
         `Task ${task.name} imports the module ${module}, which is not installed on ${attempt.worker.name} and no requirement of the job provides it (${message}). Add the package that provides ${module} to requirements.txt and submit the job again.`,
-        { observation: `Attempt ${attempt.number} of ${task.name} stopped on a missing module: ${module} (${attempt.worker.name}).`, hypothesis: `The project needs ${module} but does not declare it.`, errorClass },
+        {
+          observation: `Attempt ${attempt.number} of ${task.name} stopped on a missing module: ${module} (${attempt.worker.name}).`,
+          hypothesis: `The project needs ${module} but does not declare it.`,
+          errorClass,
+        },
       );
     }
     const what = `A dependency could not be installed on ${attempt.worker.name}: ${message}`;
@@ -191,7 +246,13 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
       const others = workers.eligible.filter((w) => w.id !== attempt.worker.id && w.installsPackages && !failedHere(w)).slice(0, 3);
       if (others.length) {
         return rememberThen(
-          { observation: `Setup failed (DEPENDENCY) on ${attempt.worker.name}: ${message}`, hypothesis: `${attempt.worker.name} cannot install it (its package index or platform); another worker may.`, remedy: 'retry_elsewhere_if_user_agrees', errorClass, followUp: 'The retry on the worker the user chose installs it.' },
+          {
+            observation: `Setup failed (DEPENDENCY) on ${attempt.worker.name}: ${message}`,
+            hypothesis: `${attempt.worker.name} cannot install it (its package index or platform); another worker may.`,
+            remedy: 'retry_elsewhere_if_user_agrees',
+            errorClass,
+            followUp: 'The retry on the worker the user chose installs it.',
+          },
           {
             kind: 'ask_user',
             text: `${what}\nRetry task ${task.name} on another worker that installs packages (${others.map((w) => `${w.name}: index ${w.packageIndex ?? "pip's default"}`).join('; ')}), or stop the job?`,
@@ -208,13 +269,26 @@ export function decideSupervisor(history: Item[], out: Outputs): Item[] {
     if (!budgetLeft) return say(`Task ${task.name} used its ${task.maxAttempts} attempts: nothing left to retry.`);
     const workers = last<{ eligible: EligibleWorker[] }>('list_eligible_workers');
     if (!workers) return call('list_eligible_workers', { taskId: task.id });
-    const other = workers.eligible.filter((w) => w.id !== attempt.worker.id).sort((a, b) => a.recentFailures.length - b.recentFailures.length)[0];
+    const other = workers.eligible
+      .filter((w) => w.id !== attempt.worker.id)
+      .sort((a, b) => a.recentFailures.length - b.recentFailures.length)[0];
     if (!other) return say(`Task ${task.name} failed twice on ${attempt.worker.name} (${errorClass}) and no other worker can run it.`);
     const what = `Task ${task.name} failed ${sameWorker.length} times on ${attempt.worker.name} (${errorClass}).`;
     return rememberThen(
-      { observation: what, hypothesis: `${attempt.worker.name} is unreliable for this task.`, remedy: 'retry_elsewhere', errorClass, followUp: `The retry on ${other.name} succeeds.` },
+      {
+        observation: what,
+        hypothesis: `${attempt.worker.name} is unreliable for this task.`,
+        remedy: 'retry_elsewhere',
+        errorClass,
+        followUp: `The retry on ${other.name} succeeds.`,
+      },
       // Kept off the failing worker rather than pinned to one other: any eligible worker may take it.
-      { kind: 'reassign', taskId: task.id, avoidWorkerIds: [attempt.worker.id], text: `${what} Retried on another worker (${other.name} or any other that can run it), not on ${attempt.worker.name}.` },
+      {
+        kind: 'reassign',
+        taskId: task.id,
+        avoidWorkerIds: [attempt.worker.id],
+        text: `${what} Retried on another worker (${other.name} or any other that can run it), not on ${attempt.worker.name}.`,
+      },
     );
   }
   return say(`${errorClass}: the task's own failure, not retried blindly.`);
@@ -241,14 +315,24 @@ function explainCap(report: JobReport, out: Outputs): Item[] {
   if (answered(report, 'stopped_at_cap')) return say('The stop at the spending cap is explained already.');
   if (out.has('remember')) return say('Recorded what the budget went to and what finishing would take.');
   const spent = report.tasks
-    .map((t) => ({ name: t.name, status: t.status, n: t.attempts.length, billed: sum(t.attempts.map((a) => a.costCad)), lost: sum(t.attempts.map((a) => a.lostCostCad)), ids: t.attempts.filter((a) => a.costCad > 0).map((a) => `attempt:${a.id}`) }))
+    .map((t) => ({
+      name: t.name,
+      status: t.status,
+      n: t.attempts.length,
+      billed: sum(t.attempts.map((a) => a.costCad)),
+      lost: sum(t.attempts.map((a) => a.lostCostCad)),
+      ids: t.attempts.filter((a) => a.costCad > 0).map((a) => `attempt:${a.id}`),
+    }))
     .filter((t) => t.billed > 0 || t.lost > 0)
     .sort((a, b) => b.billed - a.billed);
   const cost = Number(report.costCad);
   const lost = Number(report.lostCostCad);
   const estimate = report.estimate as { lowCad?: number; highCad?: number; durationSec?: number } | null;
-  const perTask = spent.map((t) => `${t.name} ${cad(t.billed)} over ${t.n} attempt${t.n === 1 ? '' : 's'} (${t.status.toLowerCase()})`).join('; ');
-  const range = estimate?.lowCad !== undefined && estimate.highCad !== undefined ? `${cad(estimate.lowCad)}–${cad(estimate.highCad)}` : null;
+  const perTask = spent
+    .map((t) => `${t.name} ${cad(t.billed)} over ${t.n} attempt${t.n === 1 ? '' : 's'} (${t.status.toLowerCase()})`)
+    .join('; ');
+  const range =
+    estimate?.lowCad !== undefined && estimate.highCad !== undefined ? `${cad(estimate.lowCad)}–${cad(estimate.highCad)}` : null;
   const others = sum(spent.filter((t) => t.name !== 'run').map((t) => t.billed));
   return call('remember', {
     trigger: 'stopped_at_cap',
@@ -261,7 +345,7 @@ function explainCap(report: JobReport, out: Outputs): Item[] {
       ? estimate!.highCad! + others > Number(report.spendingCapCad)
         ? `The cap is below what the run was estimated to cost (${range}, plus ${cad(others)} for the other steps).`
         : `The run cost more than its estimate (${range}): it ran longer than the smoke run predicted.`
-      : 'The run needs more than the cap allows at these workers\' rates (no smoke run estimated it).',
+      : "The run needs more than the cap allows at these workers' rates (no smoke run estimated it).",
     followUp: range
       ? `To finish, submit again with a cap of at least ${cad(estimate!.highCad! + others)} (the estimate's high end plus the other steps).`
       : `To finish, submit again with a higher cap than ${report.spendingCapCad} CAD, or a smaller workload (fewer epochs or steps).`,
@@ -279,16 +363,26 @@ function explainRejection(report: JobReport, trigger: SupervisorTrigger, out: Ou
   if (out.has('remember')) return say(`Recorded why the output of ${task.name} was rejected.`);
   const attempt = [...task.attempts].reverse().find((a) => a.status === 'SUCCEEDED') ?? task.attempts.at(-1);
   const logs = out.get('search_logs')?.at(-1) as { matches?: { text: string; seq: number; attemptId: string }[] } | undefined;
-  if (!logs && attempt) return call('search_logs', { query: 'nan|inf\\b|warn|error|traceback|diverg', regex: true, attemptId: attempt.id, limit: 5 });
-  const validation = [...report.recentEvents].reverse().find((e) => e.kind === 'validation' && (e.payload as { ok?: boolean }).ok === false);
+  if (!logs && attempt)
+    return call('search_logs', { query: 'nan|inf\\b|warn|error|traceback|diverg', regex: true, attemptId: attempt.id, limit: 5 });
+  const validation = [...report.recentEvents]
+    .reverse()
+    .find((e) => e.kind === 'validation' && (e.payload as { ok?: boolean }).ok === false);
   const v = (validation?.payload ?? {}) as { problems?: string[]; metrics?: Record<string, unknown> };
   const problems = v.problems?.length ? v.problems.join('; ') : (report.statusReason ?? 'the acceptance criteria were not met');
   const lines = logs?.matches ?? [];
-  const metrics = Object.entries(v.metrics ?? {}).slice(0, 6).map(([k, x]) => `${k}=${JSON.stringify(x)}`).join(', ');
+  const metrics = Object.entries(v.metrics ?? {})
+    .slice(0, 6)
+    .map(([k, x]) => `${k}=${JSON.stringify(x)}`)
+    .join(', ');
   return call('remember', {
     trigger: 'output_rejected',
     taskId: task.id,
-    evidence: [...(attempt ? [`attempt:${attempt.id}`] : []), ...(validation ? [`event:${validation.id}`] : []), ...lines.map((l) => `log:${l.attemptId}:${l.seq}`)].slice(0, 20),
+    evidence: [
+      ...(attempt ? [`attempt:${attempt.id}`] : []),
+      ...(validation ? [`event:${validation.id}`] : []),
+      ...lines.map((l) => `log:${l.attemptId}:${l.seq}`),
+    ].slice(0, 20),
     observation: `The output of ${task.name}${attempt ? ` (attempt ${attempt.number} on ${attempt.worker.name})` : ''} missed the acceptance criteria: ${problems}.${metrics ? ` Its final metrics: ${metrics}.` : ''}`,
     hypothesis: lines.length
       ? `The run's log points at the cause: ${lines.map((l) => `"${l.text.trim().slice(0, 200)}"`).join(' · ')}`
@@ -304,23 +398,39 @@ function explainRejection(report: JobReport, trigger: SupervisorTrigger, out: Ou
 function keepOffFlapping(report: JobReport, trigger: SupervisorTrigger, out: Outputs): Item[] {
   const workerId = trigger.workerId!;
   const done = new Set((out.get('take_action') ?? []).map((o) => (o as { taskId?: string }).taskId));
-  const lostHere = report.tasks.filter((t) => t.attempts.some((a) => a.worker.id === workerId && (a.status === 'LOST' || a.status === 'STALE')));
+  const lostHere = report.tasks.filter((t) =>
+    t.attempts.some((a) => a.worker.id === workerId && (a.status === 'LOST' || a.status === 'STALE')),
+  );
   const name = lostHere.flatMap((t) => t.attempts).find((a) => a.worker.id === workerId)?.worker.name ?? workerId;
   const queued = report.tasks.filter((t) => t.status === 'QUEUED' && t.pinnedWorker?.id !== workerId && countedAttempts(t) < t.maxAttempts);
   if (!out.has('remember')) {
-    if (answered(report, 'worker_flapping') && report.findings.some((f) => (f.data as { evidence?: string[] } | null)?.evidence?.includes(`worker:${workerId}`))) return say(`${name} was already found flapping.`);
+    if (
+      answered(report, 'worker_flapping') &&
+      report.findings.some((f) => (f.data as { evidence?: string[] } | null)?.evidence?.includes(`worker:${workerId}`))
+    )
+      return say(`${name} was already found flapping.`);
     return call('remember', {
       trigger: 'worker_flapping',
-      evidence: [`worker:${workerId}`, ...lostHere.flatMap((t) => t.attempts.filter((a) => a.worker.id === workerId).map((a) => `attempt:${a.id}`))].slice(0, 20),
+      evidence: [
+        `worker:${workerId}`,
+        ...lostHere.flatMap((t) => t.attempts.filter((a) => a.worker.id === workerId).map((a) => `attempt:${a.id}`)),
+      ].slice(0, 20),
       observation: `Worker ${name} lost ${trigger.lost} attempts within ${trigger.windowMin} min (its lease ran out each time), ${lostHere.length} of them this job's: it keeps vanishing.`,
       hypothesis: `${name} is unreliable right now (a flaky network, a machine that sleeps or restarts).`,
       remedy: 'keep_off_flapping_worker',
-      followUp: queued.length ? `The ${queued.length} queued task(s) run elsewhere and succeed.` : 'No queued task of this job to move; new retries may still land on it.',
+      followUp: queued.length
+        ? `The ${queued.length} queued task(s) run elsewhere and succeed.`
+        : 'No queued task of this job to move; new retries may still land on it.',
     });
   }
   const next = queued.find((t) => !done.has(t.id));
   if (!next) return say(done.size ? `Kept ${done.size} task(s) off ${name}.` : `No queued task of this job to keep off ${name}.`);
-  return call('take_action', { kind: 'reassign', taskId: next.id, avoidWorkerIds: [workerId], text: `Worker ${name} is flapping (${trigger.lost} attempts lost in ${trigger.windowMin} min): ${next.name} runs on another worker.` });
+  return call('take_action', {
+    kind: 'reassign',
+    taskId: next.id,
+    avoidWorkerIds: [workerId],
+    text: `Worker ${name} is flapping (${trigger.lost} attempts lost in ${trigger.windowMin} min): ${next.name} runs on another worker.`,
+  });
 }
 
 /** The user's answer to this run's question, when it came after the run's last action. */
@@ -343,8 +453,19 @@ function actOnAnswer(a: { question: string; answer: string }, trigger: Superviso
   const name = /^Retry on (.+)$/.exec(a.answer)?.[1];
   const workers = out.get('list_eligible_workers')?.at(-1) as { eligible: EligibleWorker[] } | undefined;
   const w = name ? workers?.eligible.find((x) => x.name === name) : undefined;
-  if (w) return call('take_action', { kind: 'reassign', taskId: trigger.taskId, onWorkerId: w.id, text: `Retried on ${w.name}, as the user chose.` });
+  if (w)
+    return call('take_action', {
+      kind: 'reassign',
+      taskId: trigger.taskId,
+      onWorkerId: w.id,
+      text: `Retried on ${w.name}, as the user chose.`,
+    });
   const first = a.question.split('\n')[0]!;
-  return call('take_action', { kind: 'stop_with_explanation', text: a.answer === STOP_CHOICE ? `${first} Stopped, as you chose.` : `${first} Stopped: the answer "${a.answer.slice(0, 200)}" names no worker to retry on.` });
+  return call('take_action', {
+    kind: 'stop_with_explanation',
+    text:
+      a.answer === STOP_CHOICE
+        ? `${first} Stopped, as you chose.`
+        : `${first} Stopped: the answer "${a.answer.slice(0, 200)}" names no worker to retry on.`,
+  });
 }
-

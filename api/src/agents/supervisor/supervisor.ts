@@ -49,7 +49,16 @@ export interface SupervisorTrigger {
    * candidate_accepted: the revision it requested passed its checks — record the follow-up (also
    * when the job has ended since: REVIEWS_FINAL_JOB).
    */
-  reason: 'attempt_failed' | 'task_failed' | 'task_succeeded' | 'stalled' | 'worker_flapping' | 'stopped_at_cap' | 'output_rejected' | 'candidate_rejected' | 'candidate_accepted';
+  reason:
+    | 'attempt_failed'
+    | 'task_failed'
+    | 'task_succeeded'
+    | 'stalled'
+    | 'worker_flapping'
+    | 'stopped_at_cap'
+    | 'output_rejected'
+    | 'candidate_rejected'
+    | 'candidate_accepted';
   /** candidate_rejected: the required preparation step whose candidate failed its checks, the revision the stage would make next, and the checks' feedback (shortened). */
   step?: string;
   revision?: number;
@@ -69,14 +78,24 @@ export interface SupervisorTrigger {
  * knows nothing of this trigger. Safe to run after another process ran the same one: the
  * finding they save names the trigger, and a second run sees it and says so.
  */
-export const WAITS_FOR_LOCK: ReadonlySet<SupervisorTrigger['reason']> = new Set(['worker_flapping', 'stopped_at_cap', 'output_rejected', 'candidate_rejected', 'candidate_accepted']);
+export const WAITS_FOR_LOCK: ReadonlySet<SupervisorTrigger['reason']> = new Set([
+  'worker_flapping',
+  'stopped_at_cap',
+  'output_rejected',
+  'candidate_rejected',
+  'candidate_accepted',
+]);
 
 /**
  * Triggers that may come after the job ended: the run looks back at it (RunOptions.reviewsFinalJob).
  * candidate_accepted too: the accepted revision's full run starts at once and may end the job
  * before the follow-up is recorded (CI saw that: the finding was never written).
  */
-export const REVIEWS_FINAL_JOB: ReadonlySet<SupervisorTrigger['reason']> = new Set(['stopped_at_cap', 'output_rejected', 'candidate_accepted']);
+export const REVIEWS_FINAL_JOB: ReadonlySet<SupervisorTrigger['reason']> = new Set([
+  'stopped_at_cap',
+  'output_rejected',
+  'candidate_accepted',
+]);
 
 const MAX_TURNS = 2;
 /** A run's first message: the trigger as JSON after this prefix (parseTrigger reads it back). */
@@ -91,7 +110,13 @@ export const TRIGGER_PREFIX = 'Trigger: ';
  * off) continues with the answer as a user message (once), then acts on it. Null when there
  * is no such run left to resume.
  */
-export async function resumeSupervisor(r: Resources, model: ModelClient, jobId: string, extra: Pick<RunOptions, 'afterAction'> = {}, runId?: string): Promise<TurnResult | null> {
+export async function resumeSupervisor(
+  r: Resources,
+  model: ModelClient,
+  jobId: string,
+  extra: Pick<RunOptions, 'afterAction'> = {},
+  runId?: string,
+): Promise<TurnResult | null> {
   const run = runId ? await r.prisma.agentRun.findUnique({ where: { id: runId } }) : await latestRun(r, jobId, SUPERVISOR.name);
   if (!run || run.jobId !== jobId || run.status === 'COMPLETED' || run.status === 'FAILED') return null;
   const input = await unseenAnswers(r, jobId, run.id, run.id);
@@ -102,7 +127,11 @@ export async function resumeSupervisor(r: Resources, model: ModelClient, jobId: 
 
 /** The trigger a supervisor run was started with (its first message), or null. */
 async function triggerOf(r: Resources, runId: string): Promise<SupervisorTrigger | null> {
-  const first = await r.prisma.agentItem.findFirst({ where: { runId, type: 'message' }, orderBy: { seq: 'asc' }, select: { payload: true } });
+  const first = await r.prisma.agentItem.findFirst({
+    where: { runId, type: 'message' },
+    orderBy: { seq: 'asc' },
+    select: { payload: true },
+  });
   return parseTrigger((first?.payload as { content?: unknown } | undefined)?.content);
 }
 
@@ -117,7 +146,13 @@ export function parseTrigger(text: unknown): SupervisorTrigger | null {
 }
 
 /** Further turns of a run still RUNNING after its first, up to MAX_TURNS in all. */
-async function moreTurns(r: Resources, model: ModelClient, jobId: string, first: TurnResult, extra: Pick<RunOptions, 'afterAction' | 'reviewsFinalJob'>): Promise<TurnResult> {
+async function moreTurns(
+  r: Resources,
+  model: ModelClient,
+  jobId: string,
+  first: TurnResult,
+  extra: Pick<RunOptions, 'afterAction' | 'reviewsFinalJob'>,
+): Promise<TurnResult> {
   let res = first;
   for (let turn = 1; turn < MAX_TURNS && res.status === 'RUNNING' && res.stopReason !== 'locked'; turn++) {
     res = await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, runId: res.runId, ...extra });
@@ -125,7 +160,25 @@ async function moreTurns(r: Resources, model: ModelClient, jobId: string, first:
   return res;
 }
 
-export async function runSupervisor(r: Resources, model: ModelClient, jobId: string, trigger: SupervisorTrigger, extra: Pick<RunOptions, 'afterAction'> = {}): Promise<TurnResult> {
+export async function runSupervisor(
+  r: Resources,
+  model: ModelClient,
+  jobId: string,
+  trigger: SupervisorTrigger,
+  extra: Pick<RunOptions, 'afterAction'> = {},
+): Promise<TurnResult> {
   const opts = { ...extra, ...(REVIEWS_FINAL_JOB.has(trigger.reason) ? { reviewsFinalJob: true } : {}) };
-  return moreTurns(r, model, jobId, await runAgentTurn(r, { jobId, agent: SUPERVISOR, model, input: [{ type: 'message', role: 'user', content: `${TRIGGER_PREFIX}${JSON.stringify(trigger)}` }], ...opts }), opts);
+  return moreTurns(
+    r,
+    model,
+    jobId,
+    await runAgentTurn(r, {
+      jobId,
+      agent: SUPERVISOR,
+      model,
+      input: [{ type: 'message', role: 'user', content: `${TRIGGER_PREFIX}${JSON.stringify(trigger)}` }],
+      ...opts,
+    }),
+    opts,
+  );
 }

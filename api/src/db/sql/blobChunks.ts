@@ -13,7 +13,12 @@ export async function insertBlobChunk(prisma: Prisma, uploadId: string, seq: num
 }
 
 /** Chunks `from`..`to` (inclusive) of an upload, in order. */
-export async function readBlobChunks(prisma: Prisma, uploadId: string, from: number, to: number): Promise<{ seq: number; data: Uint8Array }[]> {
+export async function readBlobChunks(
+  prisma: Prisma,
+  uploadId: string,
+  from: number,
+  to: number,
+): Promise<{ seq: number; data: Uint8Array }[]> {
   return prisma.$queryRaw<{ seq: number; data: Uint8Array }[]>`
     SELECT seq, data FROM "BlobChunk" WHERE "uploadId" = ${uploadId}::uuid AND seq BETWEEN ${from} AND ${to} ORDER BY seq`;
 }

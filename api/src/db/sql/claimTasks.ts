@@ -120,7 +120,16 @@ function projectedSec(t: string) {
   return P.sql`COALESCE((${T}.requirements ->> 'estimateSec')::int, (${T}.requirements ->> 'timeoutSec')::int, ${DEFAULT_TIMEOUT_SEC})`;
 }
 
-export async function claimTasks(prisma: Db, workerId: string, workerTokenId: string, max: number, now: Date, leaseSec: number, rates: Rates, minReputation: number): Promise<ClaimedRow[]> {
+export async function claimTasks(
+  prisma: Db,
+  workerId: string,
+  workerTokenId: string,
+  max: number,
+  now: Date,
+  leaseSec: number,
+  rates: Rates,
+  minReputation: number,
+): Promise<ClaimedRow[]> {
   const leaseUntil = new Date(now.getTime() + leaseSec * 1000);
   const seenSince = new Date(now.getTime() - 3 * leaseSec * 1000);
   const perOwner = Math.max(32, 4 * max);

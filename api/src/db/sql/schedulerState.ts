@@ -18,7 +18,12 @@ export async function recordTick(prisma: Prisma, now: Date): Promise<void> {
  * backoff. One statement; the UPDATE's row locks are all it takes. Returns the attempts
  * resumed and the outage's length (null when there was none).
  */
-export async function resumeLeasesAfterOutage(prisma: Prisma, now: Date, gapMs: number, leaseSec: number): Promise<{ resumed: number; outageMs: number | null }> {
+export async function resumeLeasesAfterOutage(
+  prisma: Prisma,
+  now: Date,
+  gapMs: number,
+  leaseSec: number,
+): Promise<{ resumed: number; outageMs: number | null }> {
   const [state] = await prisma.$queryRaw<{ lastTickAt: Date }[]>`SELECT "lastTickAt" FROM "SchedulerState" WHERE id = 1`;
   if (!state) return { resumed: 0, outageMs: null };
   const outageMs = now.getTime() - state.lastTickAt.getTime();

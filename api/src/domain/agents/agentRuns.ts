@@ -42,7 +42,11 @@ export async function acquireAgentLock(r: Resources, jobId: string, holder: stri
  */
 export async function releaseAgentLock(r: Resources, jobId: string, holder: string, waitMs = 15_000): Promise<void> {
   try {
-    await retryThroughOutage(() => r.prisma.job.updateMany({ where: { id: jobId, agentLockHolder: holder }, data: { agentLockHolder: null, agentLockUntil: null } }), waitMs);
+    await retryThroughOutage(
+      () =>
+        r.prisma.job.updateMany({ where: { id: jobId, agentLockHolder: holder }, data: { agentLockHolder: null, agentLockUntil: null } }),
+      waitMs,
+    );
   } catch (err) {
     if (!databaseUnavailable(err)) throw err;
     r.log.warn('agent lock not released (the database is unavailable); it expires by itself', { jobId, reason: databaseUnavailable(err) });
@@ -58,7 +62,9 @@ export async function agentLockHolder(r: Resources, jobId: string): Promise<stri
 // ───────────────────────────── runs ─────────────────────────────
 
 export async function createRun(r: Resources, input: { jobId: string; agent: string; model: string; parentId?: string | null }) {
-  return r.prisma.agentRun.create({ data: { jobId: input.jobId, agent: input.agent, model: input.model, parentId: input.parentId ?? null } });
+  return r.prisma.agentRun.create({
+    data: { jobId: input.jobId, agent: input.agent, model: input.model, parentId: input.parentId ?? null },
+  });
 }
 
 export async function loadRun(r: Resources, runId: string) {
@@ -66,7 +72,13 @@ export async function loadRun(r: Resources, runId: string) {
 }
 
 /** Sets the run's status and announces it (an `agent.run` job event) unless `quiet`. */
-export async function setRunStatus(r: Resources, run: { id: string; jobId: string; agent: string }, status: AgentRunStatus, stopReason: string | null, opts: { quiet?: boolean } = {}) {
+export async function setRunStatus(
+  r: Resources,
+  run: { id: string; jobId: string; agent: string },
+  status: AgentRunStatus,
+  stopReason: string | null,
+  opts: { quiet?: boolean } = {},
+) {
   await r.prisma.agentRun.update({ where: { id: run.id }, data: { status, stopReason } });
   if (opts.quiet) return;
   const eventId = await recordJobEvent(r.prisma, run.jobId, 'agent.run', { runId: run.id, agent: run.agent, status, stopReason });
@@ -99,11 +111,35 @@ export async function userMessages(r: Resources, runId: string): Promise<Set<str
  * The call id of an earlier call in the run of tool `name` with the same arguments (`args`,
  * parsed; key order ignored) that got a DONE output, or null.
  */
-export async function earlierSameCall(r: Resources, runId: string, name: string, args: unknown, exceptCallId: string): Promise<string | null> {
-  const canonical = (v: unknown): string => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
+export async function earlierSameCall(
+  r: Resources,
+  runId: string,
+  name: string,
+  args: unknown,
+  exceptCallId: string,
+): Promise<string | null> {
+  const canonical = (v: unknown): string =>
+    JSON.stringify(v, (_k, x) =>
+      x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
+    );
   const want = canonical(args);
-  const calls = await r.prisma.agentItem.findMany({ where: { runId, type: 'function_call', name }, select: { callId: true, payload: true } });
-  const done = new Set((await r.prisma.agentItem.findMany({ where: { runId, type: 'function_call_output', status: 'DONE', callId: { in: calls.map((c) => c.callId).filter((c): c is string => !!c) } }, select: { callId: true } })).map((o) => o.callId));
+  const calls = await r.prisma.agentItem.findMany({
+    where: { runId, type: 'function_call', name },
+    select: { callId: true, payload: true },
+  });
+  const done = new Set(
+    (
+      await r.prisma.agentItem.findMany({
+        where: {
+          runId,
+          type: 'function_call_output',
+          status: 'DONE',
+          callId: { in: calls.map((c) => c.callId).filter((c): c is string => !!c) },
+        },
+        select: { callId: true },
+      })
+    ).map((o) => o.callId),
+  );
   for (const c of calls) {
     if (c.callId === exceptCallId || !done.has(c.callId)) continue;
     let parsed: unknown;
@@ -162,11 +198,20 @@ export async function saveItems(r: Resources, run: { id: string; jobId: string; 
 }
 
 /** Saves a call's output and settles the call item's status, in one transaction. */
-export async function saveOutput(r: Resources, run: { id: string; jobId: string; agent: string }, callItemId: string, callId: string, output: string, status: 'DONE' | 'REJECTED' | 'UNCERTAIN') {
+export async function saveOutput(
+  r: Resources,
+  run: { id: string; jobId: string; agent: string },
+  callItemId: string,
+  callId: string,
+  output: string,
+  status: 'DONE' | 'REJECTED' | 'UNCERTAIN',
+) {
   const item: StoredItem = { type: 'function_call_output', call_id: callId, output };
   const emits: DomainEvent[] = [];
   await r.prisma.$transaction(async (tx) => {
-    const row = await tx.agentItem.create({ data: { runId: run.id, seq: await nextSeq(tx, run.id), type: item.type, callId, payload: jsonable(item), status } });
+    const row = await tx.agentItem.create({
+      data: { runId: run.id, seq: await nextSeq(tx, run.id), type: item.type, callId, payload: jsonable(item), status },
+    });
     await tx.agentItem.update({ where: { id: callItemId }, data: { status } });
     emits.push({ type: 'job.event', jobId: run.jobId, eventId: await itemEvent(tx, run, row.seq, item, status) });
   });
@@ -177,8 +222,21 @@ export async function saveOutput(r: Resources, run: { id: string; jobId: string;
 export async function saveNote(r: Resources, run: { id: string; jobId: string; agent: string }, text: string) {
   const emits: DomainEvent[] = [];
   await r.prisma.$transaction(async (tx) => {
-    const row = await tx.agentItem.create({ data: { runId: run.id, seq: await nextSeq(tx, run.id), type: 'note', payload: { type: 'note', text }, status: 'DONE' } });
-    emits.push({ type: 'job.event', jobId: run.jobId, eventId: await recordJobEvent(tx, run.jobId, 'agent.item', { runId: run.id, agent: run.agent, seq: row.seq, type: 'note', status: 'DONE', text }) });
+    const row = await tx.agentItem.create({
+      data: { runId: run.id, seq: await nextSeq(tx, run.id), type: 'note', payload: { type: 'note', text }, status: 'DONE' },
+    });
+    emits.push({
+      type: 'job.event',
+      jobId: run.jobId,
+      eventId: await recordJobEvent(tx, run.jobId, 'agent.item', {
+        runId: run.id,
+        agent: run.agent,
+        seq: row.seq,
+        type: 'note',
+        status: 'DONE',
+        text,
+      }),
+    });
   });
   for (const e of emits) await r.events.emit(e);
 }
@@ -192,7 +250,13 @@ async function itemEvent(tx: Tx, run: { id: string; jobId: string; agent: string
         ? { ...base, callId: item.call_id, output: item.output.slice(0, 4000) }
         : item.type === 'message'
           ? { ...base, role: item.role, text: item.content.slice(0, 4000) }
-          : { ...base, text: item.summary.map((s) => s.text).join('\n').slice(0, 4000) };
+          : {
+              ...base,
+              text: item.summary
+                .map((s) => s.text)
+                .join('\n')
+                .slice(0, 4000),
+            };
   return recordJobEvent(tx, run.jobId, 'agent.item', payload);
 }
 
@@ -205,7 +269,10 @@ export async function findAction(r: Resources, jobId: string, callId: string) {
 /** The agent lock was lost (expired and taken over) before a side effect could commit. */
 export class AgentLockLostError extends Error {
   override name = 'AgentLockLostError';
-  constructor(readonly jobId: string, readonly holder: string) {
+  constructor(
+    readonly jobId: string,
+    readonly holder: string,
+  ) {
     super(`The agent lock of job ${jobId} is no longer held by this run; nothing was done.`);
   }
 }
@@ -224,7 +291,11 @@ export interface EffectResult {
  * cannot act (AgentLockLostError), and no takeover can slip in before the effect commits.
  * Publishes the effect's job events after commit.
  */
-export async function runAction<T extends EffectResult>(r: Resources, input: { jobId: string; holder: string; callId: string; kind: string; args: unknown }, effect: (tx: Tx) => Promise<T>): Promise<T> {
+export async function runAction<T extends EffectResult>(
+  r: Resources,
+  input: { jobId: string; holder: string; callId: string; kind: string; args: unknown },
+  effect: (tx: Tx) => Promise<T>,
+): Promise<T> {
   const result = await r.prisma.$transaction(
     async (tx) => {
       const held = await tx.job.updateMany({
@@ -234,7 +305,10 @@ export async function runAction<T extends EffectResult>(r: Resources, input: { j
       if (held.count !== 1) throw new AgentLockLostError(input.jobId, input.holder);
       await tx.action.create({ data: { jobId: input.jobId, idempotencyKey: input.callId, kind: input.kind, input: jsonable(input.args) } });
       const res = await effect(tx);
-      await tx.action.update({ where: { jobId_idempotencyKey: { jobId: input.jobId, idempotencyKey: input.callId } }, data: { status: 'DONE', outcome: jsonable(res.output), finishedAt: r.now() } });
+      await tx.action.update({
+        where: { jobId_idempotencyKey: { jobId: input.jobId, idempotencyKey: input.callId } },
+        data: { status: 'DONE', outcome: jsonable(res.output), finishedAt: r.now() },
+      });
       return res;
     },
     { timeout: 30_000 },
@@ -262,7 +336,9 @@ const answerText = (q: { text: string; answer: string | null }) => `Answer to "$
 /** The answers to the questions an agent's earlier runs asked on this job (a replan's new planner run starts with them). */
 export async function answersToAgent(r: Resources, jobId: string, agent: string) {
   const runs = new Set((await r.prisma.agentRun.findMany({ where: { jobId, agent }, select: { id: true } })).map((x) => x.id));
-  return (await answeredQuestions(r, jobId)).filter((q) => runs.has(q.agentRunId!)).map((q) => ({ type: 'message' as const, role: 'user' as const, content: answerText(q) }));
+  return (await answeredQuestions(r, jobId))
+    .filter((q) => runs.has(q.agentRunId!))
+    .map((q) => ({ type: 'message' as const, role: 'user' as const, content: answerText(q) }));
 }
 
 export async function answeredQuestions(r: Resources, jobId: string) {
@@ -309,7 +385,10 @@ export async function orphanedSupervision(r: Resources, now: Date, quietMs: numb
       OR: [{ status: 'RUNNING' }, { status: 'WAITING', job: { status: 'RUNNING', questions: { none: { status: 'OPEN' } } } }],
       // STOPPED / FAILED: a run looking back at the ended job (stopped at its cap, output
       // rejected) that a crash cut off; another run of an ended job just ends (job_final).
-      job: { status: { in: ['RUNNING', 'NEEDS_INPUT', 'STOPPED', 'FAILED'] }, OR: [{ agentLockUntil: null }, { agentLockUntil: { lt: now } }] },
+      job: {
+        status: { in: ['RUNNING', 'NEEDS_INPUT', 'STOPPED', 'FAILED'] },
+        OR: [{ agentLockUntil: null }, { agentLockUntil: { lt: now } }],
+      },
     },
     select: { id: true, jobId: true },
     orderBy: { updatedAt: 'asc' },
@@ -322,4 +401,3 @@ export async function orphanedSupervision(r: Resources, now: Date, quietMs: numb
 export async function touchJob(r: Resources, jobId: string): Promise<void> {
   await r.prisma.job.update({ where: { id: jobId }, data: { updatedAt: r.now() } });
 }
-

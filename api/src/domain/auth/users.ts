@@ -12,10 +12,13 @@ type R = Pick<Resources, 'prisma' | 'now'> & { config?: Pick<Resources['config']
 
 /** The refusal when sign-up is closed (CHATGPU_SIGNUP=closed, the embedded default's default). */
 export const SIGN_UP_CLOSED =
-  'Sign-up is closed on this server: only its existing accounts can log in (on `npm start`, the local user; its password is in the data folder\'s local.json). Its operator can open sign-up with CHATGPU_SIGNUP=open.';
+  "Sign-up is closed on this server: only its existing accounts can log in (on `npm start`, the local user; its password is in the data folder's local.json). Its operator can open sign-up with CHATGPU_SIGNUP=open.";
 
 /** signUp as the API offers it: refused while sign-up is closed (the accounts the system makes itself use createAccount). */
-export async function signUp(r: R & { config: Pick<Resources['config'], 'signUp'> }, input: { email: string; password: string; displayName?: string | null }) {
+export async function signUp(
+  r: R & { config: Pick<Resources['config'], 'signUp'> },
+  input: { email: string; password: string; displayName?: string | null },
+) {
   if (r.config.signUp !== 'open') throw new ForbiddenError(SIGN_UP_CLOSED);
   return createAccount(r, input);
 }
@@ -108,12 +111,16 @@ export async function revokeApiToken(r: R, userId: string, id: string) {
 }
 
 /** Resolves a bearer token to a principal; unknown, revoked or expired tokens are anonymous. */
-const workerTokenLookup = perClient((r: R) =>
-  new Coalescer<string, WorkerTokenRow | null>(async (hashes) => {
-    const rows = await workerTokensByHash(r.prisma, [...new Set(hashes)]);
-    const byHash = new Map(rows.map((t) => [t.tokenHash, t]));
-    return hashes.map((h) => byHash.get(h) ?? null);
-  }, { spacingMs: WORKER_CALL_SPACING_MS }),
+const workerTokenLookup = perClient(
+  (r: R) =>
+    new Coalescer<string, WorkerTokenRow | null>(
+      async (hashes) => {
+        const rows = await workerTokensByHash(r.prisma, [...new Set(hashes)]);
+        const byHash = new Map(rows.map((t) => [t.tokenHash, t]));
+        return hashes.map((h) => byHash.get(h) ?? null);
+      },
+      { spacingMs: WORKER_CALL_SPACING_MS },
+    ),
 );
 
 export async function authenticate(r: R, bearer: string | undefined | null): Promise<Principal> {

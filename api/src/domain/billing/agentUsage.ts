@@ -10,16 +10,31 @@ import type { Resources } from '../resources.js';
 /** Models whose tokens are billed: the OpenAI client's (`openai:<model>`). */
 export const isBilledModel = (model: string) => model.startsWith('openai:');
 
-export function modelCallCostCad(rates: { inputCadPerMTok: number; outputCadPerMTok: number }, usage: { inputTokens: number; outputTokens: number }): number {
+export function modelCallCostCad(
+  rates: { inputCadPerMTok: number; outputCadPerMTok: number },
+  usage: { inputTokens: number; outputTokens: number },
+): number {
   return (usage.inputTokens * rates.inputCadPerMTok + usage.outputTokens * rates.outputCadPerMTok) / 1e6;
 }
 
-export async function recordModelUsage(r: Pick<Resources, 'prisma' | 'config' | 'events'>, call: { jobId: string; runId: string; model: string; usage: { inputTokens: number; outputTokens: number } | undefined }): Promise<void> {
+export async function recordModelUsage(
+  r: Pick<Resources, 'prisma' | 'config' | 'events'>,
+  call: { jobId: string; runId: string; model: string; usage: { inputTokens: number; outputTokens: number } | undefined },
+): Promise<void> {
   if (!call.usage || !isBilledModel(call.model)) return;
   // Six decimals, like the usage entries: adding to Job.costCad stays exact.
   const cost = new P.Decimal(modelCallCostCad(r.config.agents, call.usage).toFixed(6));
   await r.prisma.$transaction([
-    r.prisma.agentUsage.create({ data: { jobId: call.jobId, runId: call.runId, model: call.model, inputTokens: call.usage.inputTokens, outputTokens: call.usage.outputTokens, costCad: cost } }),
+    r.prisma.agentUsage.create({
+      data: {
+        jobId: call.jobId,
+        runId: call.runId,
+        model: call.model,
+        inputTokens: call.usage.inputTokens,
+        outputTokens: call.usage.outputTokens,
+        costCad: cost,
+      },
+    }),
     r.prisma.job.update({ where: { id: call.jobId }, data: { costCad: { increment: cost }, agentCostCad: { increment: cost } } }),
   ]);
   await r.events.emit({ type: 'job.updated', jobId: call.jobId });

@@ -34,7 +34,6 @@ export async function writeOffAttemptUsage(tx: Db, attemptIds: string[]) {
   return writeOffUsage(tx, attemptIds);
 }
 
-
 export interface Reservation {
   cpuCores: number;
   memoryMiB: number;
@@ -51,7 +50,10 @@ export function priceInterval(rates: Resources['config']['rates'], res: Reservat
 }
 
 /** Reservation of an attempt: the task's stated needs, bounded by the worker it runs on. */
-export function reservationOf(task: { requirements: unknown; accelVendor: string | null }, worker: { cpuCores: number; memoryMiB: number; slots: number }): Reservation {
+export function reservationOf(
+  task: { requirements: unknown; accelVendor: string | null },
+  worker: { cpuCores: number; memoryMiB: number; slots: number },
+): Reservation {
   const req = (task.requirements ?? {}) as { cpuCores?: number; minMemoryMiB?: number };
   const slots = Math.max(worker.slots, 1);
   return {
@@ -69,10 +71,19 @@ export function reservationOf(task: { requirements: unknown; accelVendor: string
 /** Running attempts are billed in intervals of at least this long (and at their end). */
 export const MIN_INTERVAL_MS = 60_000;
 
-export async function accrueUsage(tx: Db, r: Pick<Resources, 'config'>, attemptId: string, until: Date, opts: { final?: boolean } = {}): Promise<number> {
+export async function accrueUsage(
+  tx: Db,
+  r: Pick<Resources, 'config'>,
+  attemptId: string,
+  until: Date,
+  opts: { final?: boolean } = {},
+): Promise<number> {
   const a = await tx.attempt.findUnique({
     where: { id: attemptId },
-    include: { task: { select: { jobId: true, requirements: true, accelVendor: true } }, worker: { select: { cpuCores: true, memoryMiB: true, slots: true } } },
+    include: {
+      task: { select: { jobId: true, requirements: true, accelVendor: true } },
+      worker: { select: { cpuCores: true, memoryMiB: true, slots: true } },
+    },
   });
   if (!a) return 0;
   // Index (attemptId, periodEnd): the last interval without sorting all of them.
@@ -102,6 +113,9 @@ export async function accrueUsage(tx: Db, r: Pick<Resources, 'config'>, attemptI
     },
   });
   // Job.costCad has the entries' precision (6 decimals), so adding is exact: no re-sum.
-  await tx.job.update({ where: { id: a.task.jobId }, data: billable ? { costCad: { increment: cost } } : { lostCostCad: { increment: cost } } });
+  await tx.job.update({
+    where: { id: a.task.jobId },
+    data: billable ? { costCad: { increment: cost } } : { lostCostCad: { increment: cost } },
+  });
   return p.costCad;
 }

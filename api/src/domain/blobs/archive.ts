@@ -31,7 +31,8 @@ type Link = { path: string; target: string; mode: number };
 const MAX_LINK_TARGET = 4096;
 
 /** Two entries naming one path (after normalization) are ambiguous, as in a file manifest. */
-const duplicate = (p: string) => new ValidationError(`Duplicate path in the archive: ${p}`, [{ path: ['archive'], message: `duplicate ${p}` }]);
+const duplicate = (p: string) =>
+  new ValidationError(`Duplicate path in the archive: ${p}`, [{ path: ['archive'], message: `duplicate ${p}` }]);
 
 export async function detectArchiveFormat(file: string): Promise<'zip' | 'tgz' | null> {
   const fh = await openFile(file, 'r');
@@ -45,19 +46,22 @@ export async function detectArchiveFormat(file: string): Promise<'zip' | 'tgz' |
   }
 }
 
-export async function unpackArchive(
-  blobs: BlobStore,
-  archiveSha256: string,
-  limits: ArchiveLimits,
-): Promise<ManifestEntry[]> {
+export async function unpackArchive(blobs: BlobStore, archiveSha256: string, limits: ArchiveLimits): Promise<ManifestEntry[]> {
   const stored = await blobs.stat(archiveSha256);
   if (!stored) throw new ValidationError('The archive blob is not stored.', [{ path: ['archive'], message: 'missing' }]);
   return withBlobFile(blobs, archiveSha256, (file) => unpackFile(blobs, file, archiveSha256, stored.size, limits));
 }
 
-async function unpackFile(blobs: BlobStore, file: string, archiveSha256: string, archiveSize: number, limits: ArchiveLimits): Promise<ManifestEntry[]> {
+async function unpackFile(
+  blobs: BlobStore,
+  file: string,
+  archiveSha256: string,
+  archiveSize: number,
+  limits: ArchiveLimits,
+): Promise<ManifestEntry[]> {
   const format = await detectArchiveFormat(file);
-  if (!format) throw new ValidationError('The archive is neither a .zip nor a .tar.gz file.', [{ path: ['archive'], message: 'unknown format' }]);
+  if (!format)
+    throw new ValidationError('The archive is neither a .zip nor a .tar.gz file.', [{ path: ['archive'], message: 'unknown format' }]);
 
   const created: string[] = [];
   const files = new Map<string, ManifestEntry>();
@@ -70,7 +74,9 @@ async function unpackFile(blobs: BlobStore, file: string, archiveSha256: string,
   const countEntry = () => {
     entries++;
     if (entries > limits.maxEntries) {
-      throw new ValidationError(`The archive has more than ${limits.maxEntries} entries.`, [{ path: ['archive'], message: 'too many entries' }]);
+      throw new ValidationError(`The archive has more than ${limits.maxEntries} entries.`, [
+        { path: ['archive'], message: 'too many entries' },
+      ]);
     }
   };
   const storeFile = async (rawPath: string, mode: number, stream: Readable) => {
@@ -123,7 +129,8 @@ async function unpackFile(blobs: BlobStore, file: string, archiveSha256: string,
 /** Resolves a link target relative to the link's directory; refuses escapes. */
 function resolveLink(linkPath: string, target: string): string {
   const p = normalizeUploadPath(linkPath);
-  if (target.startsWith('/')) throw new ValidationError(`Link ${p} points outside the project (${target}).`, [{ path: ['archive'], message: 'link out of tree' }]);
+  if (target.startsWith('/'))
+    throw new ValidationError(`Link ${p} points outside the project (${target}).`, [{ path: ['archive'], message: 'link out of tree' }]);
   const joined = path.posix.normalize(path.posix.join(path.posix.dirname(p), target));
   if (joined === '..' || joined.startsWith('../') || joined.startsWith('/')) {
     throw new ValidationError(`Link ${p} points outside the project (${target}).`, [{ path: ['archive'], message: 'link out of tree' }]);
@@ -140,12 +147,20 @@ function readZip(
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true, strictFileNames: false }, (err, zip) => {
       if (err || !zip) {
-        reject(new ValidationError(`The zip archive cannot be read: ${err?.message ?? 'unknown error'}`, [{ path: ['archive'], message: 'corrupt' }]));
+        reject(
+          new ValidationError(`The zip archive cannot be read: ${err?.message ?? 'unknown error'}`, [
+            { path: ['archive'], message: 'corrupt' },
+          ]),
+        );
         return;
       }
       const fail = (e: unknown) => {
         zip.close();
-        reject(e instanceof ValidationError ? e : new ValidationError(`The zip archive cannot be read: ${(e as Error).message}`, [{ path: ['archive'], message: 'corrupt' }]));
+        reject(
+          e instanceof ValidationError
+            ? e
+            : new ValidationError(`The zip archive cannot be read: ${(e as Error).message}`, [{ path: ['archive'], message: 'corrupt' }]),
+        );
       };
       // The entry being stored when the archive fails (an entry lying about its size fails both
       // its stream and the archive): refuse only once its store has cleaned up after itself, or
@@ -181,11 +196,17 @@ function readZip(
               size += (c as Buffer).length;
               if (size > MAX_LINK_TARGET) {
                 stream.destroy();
-                throw new ValidationError(`Link ${name} has a target longer than ${MAX_LINK_TARGET} bytes.`, [{ path: ['archive'], message: 'link target too long' }]);
+                throw new ValidationError(`Link ${name} has a target longer than ${MAX_LINK_TARGET} bytes.`, [
+                  { path: ['archive'], message: 'link target too long' },
+                ]);
               }
               chunks.push(c as Buffer);
             }
-            links.push({ path: normalizeUploadPath(name), target: resolveLink(name, Buffer.concat(chunks).toString('utf8')), mode: unixMode });
+            links.push({
+              path: normalizeUploadPath(name),
+              target: resolveLink(name, Buffer.concat(chunks).toString('utf8')),
+              mode: unixMode,
+            });
           } else {
             await storeFile(name, unixMode, stream);
           }
@@ -224,7 +245,10 @@ async function readTgz(
       setImmediate(() => {
         for (const entry of streaming) entry.end();
       });
-      const error = e instanceof ValidationError ? e : new ValidationError(`The tar.gz archive cannot be read: ${(e as Error).message}`, [{ path: ['archive'], message: 'corrupt' }]);
+      const error =
+        e instanceof ValidationError
+          ? e
+          : new ValidationError(`The tar.gz archive cannot be read: ${(e as Error).message}`, [{ path: ['archive'], message: 'corrupt' }]);
       void Promise.allSettled(pending).then(() => reject(error));
     };
     parser.on('entry', (entry: ReadEntry) => {
@@ -258,7 +282,9 @@ async function readTgz(
             break;
           }
           default:
-            throw new ValidationError(`Entry ${entry.path} is not a regular file (${entry.type}).`, [{ path: ['archive'], message: 'special file' }]);
+            throw new ValidationError(`Entry ${entry.path} is not a regular file (${entry.type}).`, [
+              { path: ['archive'], message: 'special file' },
+            ]);
         }
         entry.resume();
       } catch (e) {

@@ -27,7 +27,10 @@ export const ATTEMPT_HEADER = 'x-chatgpu-attempt';
  */
 export async function requireUploadingAttempt(r: Pick<Resources, 'prisma'>, workerTokenId: string, attemptId: string): Promise<string> {
   const a = isUuid(attemptId)
-    ? await r.prisma.attempt.findFirst({ where: { id: attemptId, status: { in: ['LEASED', 'RUNNING'] }, worker: { tokenId: workerTokenId } }, select: { id: true } })
+    ? await r.prisma.attempt.findFirst({
+        where: { id: attemptId, status: { in: ['LEASED', 'RUNNING'] }, worker: { tokenId: workerTokenId } },
+        select: { id: true },
+      })
     : null;
   if (!a) throw new NotFoundError('Attempt', attemptId.slice(0, 80));
   return a.id;

@@ -11,7 +11,16 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
-import { blobKey, checkExpected, hashingMeter, holdEarlyFailure, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
+import {
+  blobKey,
+  checkExpected,
+  hashingMeter,
+  holdEarlyFailure,
+  type BlobStore,
+  type ByteRange,
+  type PutOptions,
+  type PutResult,
+} from './blobStore.js';
 
 export class FsBlobStore implements BlobStore {
   readonly kind = 'fs' as const;

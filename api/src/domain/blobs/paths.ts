@@ -10,9 +10,7 @@ export const MAX_PATH_DEPTH = 64;
 
 export function normalizeUploadPath(raw: string): string {
   const fail = (why: string) => {
-    throw new ValidationError(`Invalid path ${JSON.stringify(raw.slice(0, 200))}: ${why}.`, [
-      { path: ['path'], message: why },
-    ]);
+    throw new ValidationError(`Invalid path ${JSON.stringify(raw.slice(0, 200))}: ${why}.`, [{ path: ['path'], message: why }]);
   };
   if (typeof raw !== 'string' || raw.length === 0) fail('empty');
   if (raw.length > MAX_PATH_LENGTH) fail(`longer than ${MAX_PATH_LENGTH} characters`);

@@ -13,7 +13,18 @@ import { finished, Readable } from 'node:stream';
 import type { Prisma } from '../../db/client.js';
 import { insertBlobChunk, readBlobChunks } from '../../db/sql/blobChunks.js';
 import { sweepBlobChunks } from '../../db/sql/sweepBlobChunks.js';
-import { checkExpected, checkSha256, chunked, hashingMeter, holdEarlyFailure, verifyOnly, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
+import {
+  checkExpected,
+  checkSha256,
+  chunked,
+  hashingMeter,
+  holdEarlyFailure,
+  verifyOnly,
+  type BlobStore,
+  type ByteRange,
+  type PutOptions,
+  type PutResult,
+} from './blobStore.js';
 
 /** Chunks fetched per query when reading. */
 const READ_BATCH = 4;

@@ -37,7 +37,18 @@ import {
   type CompletedPart,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { blobKey, checkExpected, chunked, hashingMeter, holdEarlyFailure, verifyOnly, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './blobStore.js';
+import {
+  blobKey,
+  checkExpected,
+  chunked,
+  hashingMeter,
+  holdEarlyFailure,
+  verifyOnly,
+  type BlobStore,
+  type ByteRange,
+  type PutOptions,
+  type PutResult,
+} from './blobStore.js';
 
 export interface S3BlobStoreConfig {
   /** e.g. http://127.0.0.1:9000 for MinIO; absent → AWS's own endpoint for the region. */
@@ -92,7 +103,11 @@ export class S3BlobStore implements BlobStore {
 
   async read(sha256: string, range?: ByteRange): Promise<Readable> {
     const got = await this.client.send(
-      new GetObjectCommand({ Bucket: this.cfg.bucket, Key: this.key(sha256), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+      new GetObjectCommand({
+        Bucket: this.cfg.bucket,
+        Key: this.key(sha256),
+        ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+      }),
     );
     // In Node the body is an http.IncomingMessage (a Readable) with the SDK's mixins.
     const body = got.Body as Readable;
@@ -126,18 +141,32 @@ export class S3BlobStore implements BlobStore {
       const sha256 = meter.digest();
       checkExpected(opts.expected, sha256);
       const created = (await this.stat(sha256)) === null;
-      if (created) await this.client.send(new PutObjectCommand({ Bucket: this.cfg.bucket, Key: this.key(sha256), Body: firstBuf, ContentLength: firstBuf.length }));
+      if (created)
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.cfg.bucket, Key: this.key(sha256), Body: firstBuf, ContentLength: firstBuf.length }),
+        );
       return { sha256, size: firstBuf.length, created };
     }
     const target = opts.expected ? this.key(opts.expected) : `${this.cfg.prefix}tmp/${randomBytes(16).toString('hex')}`;
-    const upload = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.cfg.bucket, Key: target, ContentType: 'application/octet-stream' }));
+    const upload = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.cfg.bucket, Key: target, ContentType: 'application/octet-stream' }),
+    );
     const uploadId = upload.UploadId!;
     const done: CompletedPart[] = [];
     const inFlight = new Set<Promise<void>>();
     let failure: unknown = null;
     const send = (body: Buffer, partNumber: number) => {
       const p = this.client
-        .send(new UploadPartCommand({ Bucket: this.cfg.bucket, Key: target, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length }))
+        .send(
+          new UploadPartCommand({
+            Bucket: this.cfg.bucket,
+            Key: target,
+            UploadId: uploadId,
+            PartNumber: partNumber,
+            Body: body,
+            ContentLength: body.length,
+          }),
+        )
         .then((r) => void done.push({ PartNumber: partNumber, ETag: r.ETag! }))
         .catch((e) => void (failure ??= e))
         .finally(() => inFlight.delete(p));
@@ -161,10 +190,15 @@ export class S3BlobStore implements BlobStore {
       done.sort((a, b) => a.PartNumber! - b.PartNumber!);
       const final = this.key(sha256);
       const created = opts.expected ? true : (await this.stat(sha256)) === null;
-      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.cfg.bucket, Key: target, UploadId: uploadId, MultipartUpload: { Parts: done } }));
+      await this.client.send(
+        new CompleteMultipartUploadCommand({ Bucket: this.cfg.bucket, Key: target, UploadId: uploadId, MultipartUpload: { Parts: done } }),
+      );
       if (target !== final) {
         try {
-          if (created) await this.client.send(new CopyObjectCommand({ Bucket: this.cfg.bucket, Key: final, CopySource: `${this.cfg.bucket}/${target}` }));
+          if (created)
+            await this.client.send(
+              new CopyObjectCommand({ Bucket: this.cfg.bucket, Key: final, CopySource: `${this.cfg.bucket}/${target}` }),
+            );
         } finally {
           await this.client.send(new DeleteObjectCommand({ Bucket: this.cfg.bucket, Key: target })).catch(() => undefined);
         }
@@ -175,7 +209,9 @@ export class S3BlobStore implements BlobStore {
       source.resume();
       await Promise.allSettled(inFlight);
       // Best effort: some S3-compatible servers do not implement it; the upload stays invisible either way.
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.cfg.bucket, Key: target, UploadId: uploadId })).catch(() => undefined);
+      await this.client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.cfg.bucket, Key: target, UploadId: uploadId }))
+        .catch(() => undefined);
       throw err;
     }
   }
@@ -202,14 +238,23 @@ export class S3BlobStore implements BlobStore {
   async sweep(olderThanMs: number): Promise<number> {
     const cutoff = Date.now() - olderThanMs;
     let removed = 0;
-    const uploads = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.cfg.bucket, Prefix: this.cfg.prefix })).catch(() => null);
+    const uploads = await this.client
+      .send(new ListMultipartUploadsCommand({ Bucket: this.cfg.bucket, Prefix: this.cfg.prefix }))
+      .catch(() => null);
     for (const u of uploads?.Uploads ?? []) {
       if (u.Initiated && u.Initiated.getTime() < cutoff) {
-        const ok = await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.cfg.bucket, Key: u.Key!, UploadId: u.UploadId! })).then(() => true, () => false);
+        const ok = await this.client
+          .send(new AbortMultipartUploadCommand({ Bucket: this.cfg.bucket, Key: u.Key!, UploadId: u.UploadId! }))
+          .then(
+            () => true,
+            () => false,
+          );
         if (ok) removed++;
       }
     }
-    const staging = await this.client.send(new ListObjectsV2Command({ Bucket: this.cfg.bucket, Prefix: `${this.cfg.prefix}tmp/` })).catch(() => null);
+    const staging = await this.client
+      .send(new ListObjectsV2Command({ Bucket: this.cfg.bucket, Prefix: `${this.cfg.prefix}tmp/` }))
+      .catch(() => null);
     for (const o of staging?.Contents ?? []) {
       if (o.LastModified && o.LastModified.getTime() < cutoff) {
         await this.client.send(new DeleteObjectCommand({ Bucket: this.cfg.bucket, Key: o.Key! }));

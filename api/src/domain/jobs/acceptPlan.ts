@@ -84,7 +84,10 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
   const original = settings?.version ?? upload;
   const version = (await tx.plan.count({ where: { jobId } })) + 1;
   const criteria = criteriaOf(plan);
-  const fixed = fixedCriteriaProblem((await tx.job.findUniqueOrThrow({ where: { id: jobId }, select: { acceptanceCriteria: true } })).acceptanceCriteria, plan);
+  const fixed = fixedCriteriaProblem(
+    (await tx.job.findUniqueOrThrow({ where: { id: jobId }, select: { acceptanceCriteria: true } })).acceptanceCriteria,
+    plan,
+  );
   if (fixed) throw new ValidationError(fixed, [{ path: ['acceptance'], message: 'differs from the fixed acceptance criteria' }]);
   const requirements = planRequirements(plan);
   const environment = Object.fromEntries((plan.environment ?? []).map((e) => [e.name, e.value]));
@@ -129,7 +132,17 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
   if (plan.service) {
     // Setup steps (`before`) run first as RUN tasks; the last one's success starts the service (advanceJob.ts).
     const setup = plan.before?.[0] ? pipelineTask(jobId, original.id, plan.before[0], environment, requirements, []) : null;
-    return { planId: row.id, version, preparing: false, ...(await acceptServicePlan(tx, now, { jobId, planId: row.id, codeVersionId: original.id, plan, service: plan.service, environment, requirements, criteria, setup }, [planEvent, ...settingsEvents])) };
+    return {
+      planId: row.id,
+      version,
+      preparing: false,
+      ...(await acceptServicePlan(
+        tx,
+        now,
+        { jobId, planId: row.id, codeVersionId: original.id, plan, service: plan.service, environment, requirements, criteria, setup },
+        [planEvent, ...settingsEvents],
+      )),
+    };
   }
   if (plan.shards) {
     const n = plan.shards.shards.length;
@@ -138,7 +151,8 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
       data: { currentPlanId: row.id, acceptanceCriteria: criteria as unknown as P.InputJsonValue, frozenCodeId: original.id },
     });
     const eventIds = [planEvent, ...settingsEvents, ...moved.eventIds];
-    for (const t of adaptationCheckTasks(jobId, original.id, plan.shards, environment, requirements)) eventIds.push((await insertTask(tx, now, t)).eventId);
+    for (const t of adaptationCheckTasks(jobId, original.id, plan.shards, environment, requirements))
+      eventIds.push((await insertTask(tx, now, t)).eventId);
     return { planId: row.id, version, taskId: null, preparing: false, eventIds };
   }
   const first = plan.before?.[0];
@@ -156,7 +170,13 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
         ? smokeTask(jobId, original.id, plan.smoke, environment, requirements, [])
         : runTask(jobId, original.id, plan.command, environment, requirements, []),
   );
-  return { planId: row.id, version, taskId: task.id, preparing: false, eventIds: [planEvent, ...settingsEvents, ...moved.eventIds, eventId] };
+  return {
+    planId: row.id,
+    version,
+    taskId: task.id,
+    preparing: false,
+    eventIds: [planEvent, ...settingsEvents, ...moved.eventIds, eventId],
+  };
 }
 
 /** The prefix of a pipeline step's task name ("step:prepare-data"); the main run is "run". */
@@ -167,7 +187,14 @@ export const STEP_PREFIX = 'step:';
  * its own command and time limit, what it produces collected as its outputs, and the
  * artifacts of the steps before it as inputs at their paths.
  */
-export function pipelineTask(jobId: string, codeVersionId: string, step: PipelineStep, environment: Record<string, unknown>, requirements: Requirements, inputs: ManifestEntry[]): CreateTaskInput {
+export function pipelineTask(
+  jobId: string,
+  codeVersionId: string,
+  step: PipelineStep,
+  environment: Record<string, unknown>,
+  requirements: Requirements,
+  inputs: ManifestEntry[],
+): CreateTaskInput {
   return {
     jobId,
     kind: 'RUN',
@@ -185,7 +212,14 @@ export function pipelineTask(jobId: string, codeVersionId: string, step: Pipelin
  * the plan's hardware, with the artifacts of the pipeline steps before it; its outputs are
  * collected (their sizes are part of what it measures) but never handed on.
  */
-export function smokeTask(jobId: string, codeVersionId: string, smoke: SmokeRun, environment: Record<string, unknown>, requirements: Requirements, inputs: ManifestEntry[]): CreateTaskInput {
+export function smokeTask(
+  jobId: string,
+  codeVersionId: string,
+  smoke: SmokeRun,
+  environment: Record<string, unknown>,
+  requirements: Requirements,
+  inputs: ManifestEntry[],
+): CreateTaskInput {
   return {
     jobId,
     kind: 'PROBE',
@@ -199,7 +233,15 @@ export function smokeTask(jobId: string, codeVersionId: string, smoke: SmokeRun,
 }
 
 /** The main run's task; `estimateSec` (from the smoke run) is what the cap check projects it to. */
-export function runTask(jobId: string, codeVersionId: string, command: string, environment: Record<string, unknown>, requirements: Requirements, inputs: ManifestEntry[], estimateSec?: number): CreateTaskInput {
+export function runTask(
+  jobId: string,
+  codeVersionId: string,
+  command: string,
+  environment: Record<string, unknown>,
+  requirements: Requirements,
+  inputs: ManifestEntry[],
+  estimateSec?: number,
+): CreateTaskInput {
   return {
     jobId,
     kind: 'RUN',
@@ -237,26 +279,34 @@ async function freezeSettings(tx: Db, now: Date, jobId: string, upload: { id: st
     },
   });
   const names = s.edits.map((e) => `${e.name} = ${e.to} in ${e.file}`).join(', ');
-  const record = await insertRecord(tx, { now: () => now }, {
-    jobId,
-    step: SETTINGS_STEP,
-    kind: 'settings',
-    revision,
-    required: true,
-    hardware: {},
-    workload: null,
-    accelerator: null,
-    taskId: null,
-    attemptId: null,
-    workerId: null,
-    original: { id: upload.id, manifest: upload.manifest as ManifestEntry[] },
-    candidate: { id: version.id, manifest: s.manifest },
-    transformation: SETTINGS_STEP,
-    staticChecks: { ok: true, changed: s.changed, check: 'each file parses; its syntax tree (or data) equals the original except at the named literals' },
-    outcome: 'ACCEPTED',
-    reason: `Set ${names}: exactly these literals changed (checked statically); no reference run, since you asked for the new values.`,
-    evidenceSha: s.evidenceSha,
-  });
+  const record = await insertRecord(
+    tx,
+    { now: () => now },
+    {
+      jobId,
+      step: SETTINGS_STEP,
+      kind: 'settings',
+      revision,
+      required: true,
+      hardware: {},
+      workload: null,
+      accelerator: null,
+      taskId: null,
+      attemptId: null,
+      workerId: null,
+      original: { id: upload.id, manifest: upload.manifest as ManifestEntry[] },
+      candidate: { id: version.id, manifest: s.manifest },
+      transformation: SETTINGS_STEP,
+      staticChecks: {
+        ok: true,
+        changed: s.changed,
+        check: 'each file parses; its syntax tree (or data) equals the original except at the named literals',
+      },
+      outcome: 'ACCEPTED',
+      reason: `Set ${names}: exactly these literals changed (checked statically); no reference run, since you asked for the new values.`,
+      evidenceSha: s.evidenceSha,
+    },
+  );
   return { version, names, eventIds: record.eventIds };
 }
 

@@ -9,14 +9,19 @@ describe('checkRun', () => {
   });
 
   it('names the wrong exit code and each missing file', () => {
-    const problems = checkRun({ ...base, requiredFiles: ['outputs/model.pt', 'outputs/log.csv'] }, { exitCode: 3, outputs: [{ path: 'outputs/model.pt' }] });
+    const problems = checkRun(
+      { ...base, requiredFiles: ['outputs/model.pt', 'outputs/log.csv'] },
+      { exitCode: 3, outputs: [{ path: 'outputs/model.pt' }] },
+    );
     expect(problems).toEqual(['the exit code was 3, not 0', 'the required file outputs/log.csv was not produced']);
   });
 
   it('a required folder (an output the user asked for, e.g. outputs/figures/) must hold at least one file', () => {
     const c: Criteria = { ...base, requiredFiles: ['outputs/figures/'] };
     expect(checkRun(c, { exitCode: 0, outputs: [{ path: 'outputs/figures/figure-1.png' }] })).toEqual([]);
-    expect(checkRun(c, { exitCode: 0, outputs: [{ path: 'outputs/figures.png' }, { path: 'outputs/model.pt' }] })).toEqual(['the required folder outputs/figures/ holds no file']);
+    expect(checkRun(c, { exitCode: 0, outputs: [{ path: 'outputs/figures.png' }, { path: 'outputs/model.pt' }] })).toEqual([
+      'the required folder outputs/figures/ holds no file',
+    ]);
   });
 
   it('a missing exit code counts as 0 (a success the worker reported without one)', () => {
@@ -25,7 +30,9 @@ describe('checkRun', () => {
 
   it('requires the checkpoint that the evaluation reloads, even when it is not listed as required', () => {
     const c: Criteria = { ...base, requiredFiles: [], evaluate: { checkpoint: 'outputs/ckpt.pt', command: 'python eval.py' } };
-    expect(checkRun(c, { exitCode: 0, outputs: [] })).toEqual(['the checkpoint outputs/ckpt.pt was not produced, so it cannot be evaluated']);
+    expect(checkRun(c, { exitCode: 0, outputs: [] })).toEqual([
+      'the checkpoint outputs/ckpt.pt was not produced, so it cannot be evaluated',
+    ]);
   });
 
   it('checks metric thresholds on the last reported values', () => {
@@ -44,14 +51,21 @@ describe('checkMetrics', () => {
 
   it('a NaN or infinite value never meets a threshold', () => {
     expect(checkMetrics([{ name: 'acc', op: '>', value: 0.5 }], { acc: Number.NaN })).toEqual(['the metric acc was NaN']);
-    expect(checkMetrics([{ name: 'loss', op: '<', value: 1 }], { loss: Number.NEGATIVE_INFINITY })).toEqual(['the metric loss was -Infinity']);
+    expect(checkMetrics([{ name: 'loss', op: '<', value: 1 }], { loss: Number.NEGATIVE_INFINITY })).toEqual([
+      'the metric loss was -Infinity',
+    ]);
   });
 });
 
 describe('checkEvaluation', () => {
   const c: Criteria = {
     ...base,
-    evaluate: { checkpoint: 'outputs/model.pt', command: 'python evaluate.py', metrics: [{ name: 'accuracy', op: '>=', value: 0.9 }], reports: ['accuracy', 'loss'] },
+    evaluate: {
+      checkpoint: 'outputs/model.pt',
+      command: 'python evaluate.py',
+      metrics: [{ name: 'accuracy', op: '>=', value: 0.9 }],
+      reports: ['accuracy', 'loss'],
+    },
   };
 
   it('passes when every reported metric is there and every threshold is met', () => {
@@ -59,7 +73,10 @@ describe('checkEvaluation', () => {
   });
 
   it('fails when the evaluation misses a threshold or never reports a metric it should print', () => {
-    expect(checkEvaluation(c, { exitCode: 0, metrics: { accuracy: 0.5 } })).toEqual(['the evaluation never reported loss', 'accuracy was 0.5, the criterion is >= 0.9']);
+    expect(checkEvaluation(c, { exitCode: 0, metrics: { accuracy: 0.5 } })).toEqual([
+      'the evaluation never reported loss',
+      'accuracy was 0.5, the criterion is >= 0.9',
+    ]);
   });
 
   it('a metric with a threshold that is missing is reported once, as missing', () => {

@@ -56,7 +56,8 @@ export async function advanceJobAfterTask(r: Resources, taskId: string): Promise
   if (!criteria) return; // a task of a job without a plan (created directly): nothing to decide
   try {
     if (task.kind === 'SHARD') await afterShard(r, task, (result, extraEvents) => validateRun(r, task, criteria, result, extraEvents));
-    else if (task.kind === 'MERGE') await afterMergeTask(r, task, (result, extraEvents) => validateRun(r, task, criteria, result, extraEvents));
+    else if (task.kind === 'MERGE')
+      await afterMergeTask(r, task, (result, extraEvents) => validateRun(r, task, criteria, result, extraEvents));
     else if (task.kind === 'RUN') await afterRun(r, task, criteria);
     else if (isCheckTask(task)) {
       const checked = await afterCheckTask(r, task);
@@ -83,7 +84,12 @@ async function afterRun(r: Resources, task: FinishedTask, criteria: Criteria) {
   if (task.name.startsWith(STEP_PREFIX)) return afterStep(r, task);
   await recordActualDuration(r, task);
   if (task.status === 'FAILED') {
-    await fail(r, jobId, 'RUNNING', `The run failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
+    await fail(
+      r,
+      jobId,
+      'RUNNING',
+      `The run failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`,
+    );
     return;
   }
   const result = await checkedResult(r, task);
@@ -94,7 +100,13 @@ async function afterRun(r: Resources, task: FinishedTask, criteria: Criteria) {
  * The acceptance checks of a finished run's result (one RUN, or the merge of SHARDs whose
  * `extraEvents` are written in the same transaction as startValidation: once across callers).
  */
-async function validateRun(r: Resources, task: FinishedTask, criteria: Criteria, result: TaskResult, extraEvents?: (tx: Db) => Promise<string[]>) {
+async function validateRun(
+  r: Resources,
+  task: FinishedTask,
+  criteria: Criteria,
+  result: TaskResult,
+  extraEvents?: (tx: Db) => Promise<string[]>,
+) {
   const jobId = task.jobId;
   const problems = checkRun(criteria, result);
   const outputs = (result.outputs ?? []).map((o) => o.path);
@@ -102,9 +114,20 @@ async function validateRun(r: Resources, task: FinishedTask, criteria: Criteria,
   const r2 = await commitTransition(r, jobId, async (tx, now) => {
     const started = await applyTransition(tx, now, jobId, 'startValidation', { reason: 'Checking the acceptance criteria.' });
     const eventIds = [...started.eventIds, ...(extraEvents ? await extraEvents(tx) : [])];
-    eventIds.push(await recordJobEvent(tx, jobId, 'validation', { step: 'run', ok: problems.length === 0, metrics, outputs, problems, ...(criteria.evaluate && !problems.length ? { next: 'evaluate the checkpoint' } : {}) }));
+    eventIds.push(
+      await recordJobEvent(tx, jobId, 'validation', {
+        step: 'run',
+        ok: problems.length === 0,
+        metrics,
+        outputs,
+        problems,
+        ...(criteria.evaluate && !problems.length ? { next: 'evaluate the checkpoint' } : {}),
+      }),
+    );
     if (problems.length) {
-      const f = await applyTransition(tx, now, jobId, 'fail', { reason: `The run finished but did not meet its acceptance criteria: ${problems.join('; ')}.` });
+      const f = await applyTransition(tx, now, jobId, 'fail', {
+        reason: `The run finished but did not meet its acceptance criteria: ${problems.join('; ')}.`,
+      });
       return { eventIds: [...eventIds, ...f.eventIds], evaluate: false };
     }
     if (criteria.evaluate) {
@@ -133,18 +156,29 @@ async function afterEvaluation(r: Resources, task: FinishedTask, criteria: Crite
   const jobId = task.jobId;
   if (task.job.status !== 'VALIDATING') return;
   if (task.status === 'FAILED') {
-    await fail(r, jobId, 'VALIDATING', `Reloading and evaluating the checkpoint failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
+    await fail(
+      r,
+      jobId,
+      'VALIDATING',
+      `Reloading and evaluating the checkpoint failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`,
+    );
     return;
   }
   const result = (task.result ?? {}) as TaskResult;
   const metrics = result.metrics ?? {};
   const problems = checkEvaluation(criteria, result);
   await commitTransition(r, jobId, async (tx, now) => {
-    const eventIds = [await recordJobEvent(tx, jobId, 'validation', { step: 'evaluate', ok: problems.length === 0, metrics, problems } as P.InputJsonValue)];
+    const eventIds = [
+      await recordJobEvent(tx, jobId, 'validation', { step: 'evaluate', ok: problems.length === 0, metrics, problems } as P.InputJsonValue),
+    ];
     const summary = summarizeMetrics(metrics);
     const t = problems.length
-      ? await applyTransition(tx, now, jobId, 'fail', { reason: `The checkpoint reloaded, but its evaluation missed the criteria: ${problems.join('; ')}.` })
-      : await applyTransition(tx, now, jobId, 'succeed', { reason: `The run met its criteria and the checkpoint reloaded and evaluated on a worker${summary ? ` (${summary})` : ''}.` });
+      ? await applyTransition(tx, now, jobId, 'fail', {
+          reason: `The checkpoint reloaded, but its evaluation missed the criteria: ${problems.join('; ')}.`,
+        })
+      : await applyTransition(tx, now, jobId, 'succeed', {
+          reason: `The run met its criteria and the checkpoint reloaded and evaluated on a worker${summary ? ` (${summary})` : ''}.`,
+        });
     return { eventIds: [...eventIds, ...t.eventIds] };
   });
   if (problems.length) await r.events.emit({ type: 'output.rejected', jobId, taskId: task.id });
@@ -160,7 +194,12 @@ async function afterStep(r: Resources, task: FinishedTask) {
   const jobId = task.jobId;
   const stepName = task.name.slice(STEP_PREFIX.length);
   if (task.status === 'FAILED') {
-    await fail(r, jobId, 'RUNNING', `The pipeline step "${stepName}" failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
+    await fail(
+      r,
+      jobId,
+      'RUNNING',
+      `The pipeline step "${stepName}" failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`,
+    );
     return;
   }
   const plan = task.job.currentPlanId ? await r.prisma.plan.findUnique({ where: { id: task.job.currentPlanId } }) : null;
@@ -181,25 +220,41 @@ async function afterStep(r: Resources, task: FinishedTask) {
   const unchanged = new Set(((code?.manifest ?? []) as unknown as ManifestEntry[]).map((m) => `${m.path}\0${m.sha256}`));
   const produced = collected.filter((o) => !unchanged.has(`${o.path}\0${o.sha256}`));
   // Every artifact so far (later paths win), handed to the next task at the same paths.
-  const earlier = ((task.environment as { inputs?: ManifestEntry[] } | null)?.inputs ?? []).filter((i) => !produced.some((o) => o.path === i.path));
+  const earlier = ((task.environment as { inputs?: ManifestEntry[] } | null)?.inputs ?? []).filter(
+    (i) => !produced.some((o) => o.path === i.path),
+  );
   const inputs = [...earlier, ...produced];
   const next = steps[index + 1];
   // A service plan's setup steps end in its SERVICE task, which takes over the job's Service row (acceptServicePlan.ts).
   const service = next ? null : await r.prisma.service.findFirst({ where: { jobId }, orderBy: { createdAt: 'desc' } });
   const nextName = next ? `${STEP_PREFIX}${next.name}` : service ? 'service' : plan.smokeRun ? 'smoke' : 'run';
   const queued = await commitTransition(r, jobId, async (tx, now) => {
-    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: nextName } })) > 0) return { eventIds: [], queued: false };
+    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: nextName } })) > 0)
+      return { eventIds: [], queued: false };
     const environment = (plan.environment ?? {}) as Record<string, unknown>;
     const requirements = plan.requirements as unknown as Requirements;
     const smoke = plan.smokeRun as unknown as SmokeRun | null;
     const spec = next
       ? pipelineTask(jobId, task.codeVersionId, next, environment, requirements, inputs)
       : service
-        ? serviceTask(jobId, task.codeVersionId, plan.command, environment, requirements, (service.spec as unknown as { runtime: ServiceRuntime }).runtime, inputs)
+        ? serviceTask(
+            jobId,
+            task.codeVersionId,
+            plan.command,
+            environment,
+            requirements,
+            (service.spec as unknown as { runtime: ServiceRuntime }).runtime,
+            inputs,
+          )
         : smoke
           ? smokeTask(jobId, task.codeVersionId, smoke, environment, requirements, inputs)
           : runTask(jobId, task.codeVersionId, plan.command, environment, requirements, inputs);
-    const stepEvent = await recordJobEvent(tx, jobId, 'pipeline.step', { step: stepName, ok: true, produced: produced.map((o) => o.path), next: next?.name ?? nextName });
+    const stepEvent = await recordJobEvent(tx, jobId, 'pipeline.step', {
+      step: stepName,
+      ok: true,
+      produced: produced.map((o) => o.path),
+      next: next?.name ?? nextName,
+    });
     const { task: queuedTask, eventId } = await insertTask(tx, now, spec);
     if (service) await tx.service.update({ where: { id: service.id }, data: { taskId: queuedTask.id } });
     return { eventIds: [stepEvent, eventId], queued: true };
@@ -221,11 +276,19 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
   const jobId = task.jobId;
   if (task.job.status !== 'RUNNING') return;
   const attempt = task.currentAttemptId
-    ? await r.prisma.attempt.findUnique({ where: { id: task.currentAttemptId }, select: { errorClass: true, worker: { select: { name: true } } } })
+    ? await r.prisma.attempt.findUnique({
+        where: { id: task.currentAttemptId },
+        select: { errorClass: true, worker: { select: { name: true } } },
+      })
     : null;
   if (task.status === 'FAILED') {
     const cls = attempt?.errorClass ? ` (${attempt.errorClass})` : '';
-    await fail(r, jobId, 'RUNNING', `The smoke run (\`${task.command}\`) failed${cls} on ${attempt?.worker.name ?? 'its worker'}, so the full run was not started: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`);
+    await fail(
+      r,
+      jobId,
+      'RUNNING',
+      `The smoke run (\`${task.command}\`) failed${cls} on ${attempt?.worker.name ?? 'its worker'}, so the full run was not started: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`,
+    );
     return;
   }
   const plan = task.job.currentPlanId ? await r.prisma.plan.findUnique({ where: { id: task.job.currentPlanId } }) : null;
@@ -236,8 +299,11 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
   const requirements = plan.requirements as unknown as Requirements;
   const limit = requirements.timeoutSec;
   const queued = await commitTransition(r, jobId, async (tx, now) => {
-    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: 'run' } })) > 0) return { eventIds: [], queued: false };
-    const eventIds = [await recordJobEvent(tx, jobId, 'smoke.result', { ok: true, estimate: (estimate ?? null) as unknown as P.InputJsonValue })];
+    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: 'run' } })) > 0)
+      return { eventIds: [], queued: false };
+    const eventIds = [
+      await recordJobEvent(tx, jobId, 'smoke.result', { ok: true, estimate: (estimate ?? null) as unknown as P.InputJsonValue }),
+    ];
     if (estimate) await tx.job.update({ where: { id: jobId }, data: { estimate: estimate as unknown as P.InputJsonValue } });
     if (estimate && limit && estimate.lowSec > limit) {
       const f = await applyTransition(tx, now, jobId, 'fail', {
@@ -246,8 +312,12 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
       return { eventIds: [...eventIds, ...f.eventIds], queued: false };
     }
     const environment = (plan.environment ?? {}) as Record<string, unknown>;
-    const inputs = ((task.environment as { inputs?: ManifestEntry[] } | null)?.inputs ?? []);
-    const { eventId } = await insertTask(tx, now, runTask(jobId, task.codeVersionId, plan.command, environment, requirements, inputs, estimate?.highSec));
+    const inputs = (task.environment as { inputs?: ManifestEntry[] } | null)?.inputs ?? [];
+    const { eventId } = await insertTask(
+      tx,
+      now,
+      runTask(jobId, task.codeVersionId, plan.command, environment, requirements, inputs, estimate?.highSec),
+    );
     return { eventIds: [...eventIds, eventId], queued: true };
   });
   if (queued.queued) await r.events.emit({ type: 'tasks.available' });
@@ -261,7 +331,10 @@ async function recordActualDuration(r: Resources, task: FinishedTask) {
   const runSeconds = (attempt?.usage as { runSeconds?: number } | null)?.runSeconds;
   if (typeof runSeconds !== 'number') return;
   const usage = await r.prisma.usageEntry.aggregate({ where: { attempt: { taskId: task.id }, billable: true }, _sum: { costCad: true } });
-  await r.prisma.job.update({ where: { id: task.jobId }, data: { estimate: withActual(estimate, runSeconds, Number(usage._sum.costCad ?? 0)) as unknown as P.InputJsonValue } });
+  await r.prisma.job.update({
+    where: { id: task.jobId },
+    data: { estimate: withActual(estimate, runSeconds, Number(usage._sum.costCad ?? 0)) as unknown as P.InputJsonValue },
+  });
 }
 
 /** Fails the job only if it is still in `expected` (a concurrent caller may have moved it). */

@@ -39,8 +39,17 @@ export async function answerQuestion(r: Resources, userId: string, questionId: s
       if (open.status !== 'OPEN') throw new ConflictError(`This question is already ${open.status.toLowerCase()}.`);
       const earlier = await rejectedAnswers(tx, q.jobId, q.id);
       const answers = [...earlier, answer.trim()];
-      const why = match.kind === 'several' ? `names more than one of the choices (${match.choices.join('; ')})` : 'names none of the choices';
-      const eventIds = [await recordJobEvent(tx, q.jobId, 'question.rejected', { questionId: q.id, answer: answer.trim(), attempt: answers.length, of: MAX_UNUSABLE_ANSWERS, reason: why })];
+      const why =
+        match.kind === 'several' ? `names more than one of the choices (${match.choices.join('; ')})` : 'names none of the choices';
+      const eventIds = [
+        await recordJobEvent(tx, q.jobId, 'question.rejected', {
+          questionId: q.id,
+          answer: answer.trim(),
+          attempt: answers.length,
+          of: MAX_UNUSABLE_ANSWERS,
+          reason: why,
+        }),
+      ];
       if (answers.length < MAX_UNUSABLE_ANSWERS) {
         const left = MAX_UNUSABLE_ANSWERS - answers.length;
         const message = `“${short(answer)}” ${why}. Answer with one of them, by its number or its words: ${numbered(q.choices)}. (${left} more answer${left === 1 ? '' : 's'} that name${left === 1 ? 's' : ''} none and the job stops.)`;
@@ -48,7 +57,13 @@ export async function answerQuestion(r: Resources, userId: string, questionId: s
       }
       const reason = `Stopped: ${MAX_UNUSABLE_ANSWERS} answers did not name one of the choices of the question “${q.text}” (${numbered(q.choices)}); the answers were ${answers.map((a) => `“${short(a)}”`).join(', ')}. Submit the job again and pick one of the choices.`;
       const t = await applyTransition(tx, now, q.jobId, 'fail', { reason, detail: { questionId: q.id } });
-      const workers = await cancelOutstandingWork(tx, r, now, q.jobId, 'The job stopped: its question was never answered with one of its choices.');
+      const workers = await cancelOutstandingWork(
+        tx,
+        r,
+        now,
+        q.jobId,
+        'The job stopped: its question was never answered with one of its choices.',
+      );
       eventIds.push(...t.eventIds);
       return { kind: 'rejected' as const, jobId: q.jobId, eventIds, message: `“${short(answer)}” ${why}. ${reason}`, workers };
     }
@@ -63,7 +78,9 @@ export async function answerQuestion(r: Resources, userId: string, questionId: s
     const job = await tx.job.findUniqueOrThrow({ where: { id: q.jobId }, select: { status: true } });
     let resumed = false;
     // Who asked: the run supervisor's question resumes the run, the planner's the planning.
-    const asker = q.agentRunId ? (await tx.agentRun.findUnique({ where: { id: q.agentRunId }, select: { agent: true } }))?.agent : undefined;
+    const asker = q.agentRunId
+      ? (await tx.agentRun.findUnique({ where: { id: q.agentRunId }, select: { agent: true } }))?.agent
+      : undefined;
     const agent = asker === 'supervisor' ? ('supervisor' as const) : ('planner' as const);
     if (open === 0 && job.status === 'NEEDS_INPUT') {
       const t =
@@ -73,7 +90,13 @@ export async function answerQuestion(r: Resources, userId: string, questionId: s
       eventIds.push(...t.eventIds);
       resumed = true;
     }
-    return { kind: 'answered' as const, question: { ...q, status: 'ANSWERED' as const, answer: stored, answeredAt: now }, eventIds, resumed, agent };
+    return {
+      kind: 'answered' as const,
+      question: { ...q, status: 'ANSWERED' as const, answer: stored, answeredAt: now },
+      eventIds,
+      resumed,
+      agent,
+    };
   });
   if (outcome.kind === 'rejected') {
     await publishJobEvents(r, outcome.jobId, outcome.eventIds);

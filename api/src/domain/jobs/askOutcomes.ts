@@ -26,7 +26,8 @@ const ENDED_BADLY = new Set(['FAILED', 'CANCELLED', 'STOPPED']);
 
 export function askOutcomes(asks: readonly AskDisposition[], jobStatus: string, statusReason: string | null): AskOutcome[] {
   return asks.map((a) => {
-    const outcome: AskOutcomeState = a.status === 'refused' ? 'refused' : jobStatus === 'SUCCEEDED' ? 'done' : ENDED_BADLY.has(jobStatus) ? 'not-done' : 'planned';
+    const outcome: AskOutcomeState =
+      a.status === 'refused' ? 'refused' : jobStatus === 'SUCCEEDED' ? 'done' : ENDED_BADLY.has(jobStatus) ? 'not-done' : 'planned';
     const why = outcome === 'not-done' ? `the job ended ${jobStatus.toLowerCase()}${statusReason ? `: ${statusReason}` : ''}` : a.detail;
     const word = { done: 'done', planned: 'planned', 'not-done': 'not done', refused: 'refused' }[outcome];
     return { ask: a.ask, kind: a.kind, status: a.status, detail: a.detail, outcome, line: `"${a.ask}": ${word} — ${why}` };

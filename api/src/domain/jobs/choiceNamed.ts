@@ -15,14 +15,21 @@
 
 export type ChoiceMatch =
   /** `stored` is what the agent reads: the user's words when they contain the choice's text, else the choice's text. */
-  | { kind: 'named'; index: number; choice: string; stored: string }
-  | { kind: 'none' }
-  | { kind: 'several'; choices: string[] };
+  { kind: 'named'; index: number; choice: string; stored: string } | { kind: 'none' } | { kind: 'several'; choices: string[] };
 
-const norm = (s: string) => s.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim().replace(/[.!?;,]+$/, '').trim();
+const norm = (s: string) =>
+  s
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?;,]+$/, '')
+    .trim();
 
 const LITTLE = new Set(
-  'a an the and or of to in on at for by with it its is be do does please i me my we you your this that these those one just yes no ok okay choose pick option choice answer'.split(' '),
+  'a an the and or of to in on at for by with it its is be do does please i me my we you your this that these those one just yes no ok okay choose pick option choice answer'.split(
+    ' ',
+  ),
 );
 
 /** The words of a text that can name something: letters and digits, two or more, not little ones. */

@@ -35,8 +35,14 @@ export async function createJob(r: Resources, userId: string, input: CreateJobIn
     for (const e of manifest) await registerBlob(r, e.sha256, e.size, userId);
   } else {
     const files = input.files!;
-    if (files.length > MAX_FILES) throw new ValidationError(`At most ${MAX_FILES} files per job.`, [{ path: ['input', 'files'], message: 'too many' }]);
-    const sizes = await requireOwnBlobs(r, userId, files.map((f) => f.sha256), ['input', 'files']);
+    if (files.length > MAX_FILES)
+      throw new ValidationError(`At most ${MAX_FILES} files per job.`, [{ path: ['input', 'files'], message: 'too many' }]);
+    const sizes = await requireOwnBlobs(
+      r,
+      userId,
+      files.map((f) => f.sha256),
+      ['input', 'files'],
+    );
     manifest = checkTree(
       files.map((f) => ({
         path: normalizeUploadPath(f.path),
@@ -83,7 +89,8 @@ export async function createJob(r: Resources, userId: string, input: CreateJobIn
 async function requireOwnBlobs(r: Resources, userId: string, shas: string[], path: string[]): Promise<Map<string, number>> {
   const unique = [...new Set(shas)];
   for (const s of unique) {
-    if (!/^[0-9a-f]{64}$/.test(s)) throw new ValidationError(`Not a sha256 hex digest: ${s.slice(0, 80)}`, [{ path, message: 'bad sha256' }]);
+    if (!/^[0-9a-f]{64}$/.test(s))
+      throw new ValidationError(`Not a sha256 hex digest: ${s.slice(0, 80)}`, [{ path, message: 'bad sha256' }]);
   }
   const rows = await r.prisma.blob.findMany({
     where: { sha256: { in: unique }, access: { some: { userId } } },
@@ -92,7 +99,10 @@ async function requireOwnBlobs(r: Resources, userId: string, shas: string[], pat
   const found = new Map(rows.map((b) => [b.sha256, Number(b.size)]));
   const missing = unique.filter((s) => !found.has(s));
   if (missing.length > 0) {
-    throw new NotFoundError('Blob', `${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''} (upload with PUT /blobs/<sha256> first)`);
+    throw new NotFoundError(
+      'Blob',
+      `${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''} (upload with PUT /blobs/<sha256> first)`,
+    );
   }
   return found;
 }

@@ -16,19 +16,32 @@ export const RequirementsSchema = z.object({
   /** Devices one worker must have for it (a distributed launch's processes, domain/workers/devices.ts): accelerators of its vendor, else cores of one slot. */
   devices: z.number().int().min(1).max(1024).optional(),
   network: z.boolean().optional(),
-  timeoutSec: z.number().int().min(1).max(7 * 86400).optional(),
+  timeoutSec: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86400)
+    .optional(),
   /**
    * The high end of the run's estimate from its smoke run (jobs/estimate.ts): the spending-cap
    * check at lease grant projects the run to this instead of its whole time limit.
    */
-  estimateSec: z.number().int().min(1).max(7 * 86400).optional(),
+  estimateSec: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86400)
+    .optional(),
   /** Paths (relative to the output directory) to upload when the run ends; globs allowed. */
   outputs: z.array(z.string().max(500)).max(200).optional(),
   /**
    * The lowest PyTorch ("2.1") the code needs (a pin some online workers meet): the claim gives
    * the task only to a worker whose interpreter's torch is at least this (workers/torchVersion.ts).
    */
-  minTorch: z.string().regex(/^\d+\.\d+$/, 'major.minor, e.g. "2.1"').optional(),
+  minTorch: z
+    .string()
+    .regex(/^\d+\.\d+$/, 'major.minor, e.g. "2.1"')
+    .optional(),
   /** Python packages that must import (checked before running). */
   pythonPackages: z.array(z.string().max(100)).max(100).optional(),
   /**
@@ -60,7 +73,15 @@ export const RequirementsSchema = z.object({
    * `checkpoint` when absent): uploaded while it runs and restored before a retry starts
    * (domain/leases/checkpoints.ts, worker/src/checkpoint.ts).
    */
-  checkpoint: z.object({ path: z.string().min(1).max(300).regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[\w./-]+$/, 'a relative path inside the run directory') }).optional(),
+  checkpoint: z
+    .object({
+      path: z
+        .string()
+        .min(1)
+        .max(300)
+        .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[\w./-]+$/, 'a relative path inside the run directory'),
+    })
+    .optional(),
   /** A SERVICE task: its readiness check and how long it stays up (domain/services). */
   service: ServiceRuntimeSchema.optional(),
 });
@@ -143,7 +164,11 @@ export async function createTasks(r: Resources, inputs: CreateTaskInput[]) {
       if (missing) throw new ValidationError(`No job ${missing}.`, [{ path: ['tasks'], message: 'unknown job' }]);
       const tasks = await tx.task.createManyAndReturn({ data: rows.map((d) => ({ ...d, ownerId: owner.get(d.jobId)! })) });
       const events = await tx.jobEvent.createManyAndReturn({
-        data: tasks.map((t) => ({ jobId: t.jobId, kind: 'task.created', payload: { taskId: t.id, name: t.name, kind: t.kind, workload: t.workload } })),
+        data: tasks.map((t) => ({
+          jobId: t.jobId,
+          kind: 'task.created',
+          payload: { taskId: t.id, name: t.name, kind: t.kind, workload: t.workload },
+        })),
         select: { id: true, jobId: true },
       });
       return { tasks, events };
@@ -160,7 +185,11 @@ export async function createTasks(r: Resources, inputs: CreateTaskInput[]) {
 /** A task's row from its input (requirements checked), without its owner (the job's). */
 export function taskRow(input: CreateTaskInput, now: Date, path: string[] = []) {
   const req = RequirementsSchema.safeParse(input.requirements);
-  if (!req.success) throw new ValidationError('Invalid task requirements.', req.error.issues.map((i) => ({ path: [...path, 'requirements', ...i.path.map(String)], message: i.message })));
+  if (!req.success)
+    throw new ValidationError(
+      'Invalid task requirements.',
+      req.error.issues.map((i) => ({ path: [...path, 'requirements', ...i.path.map(String)], message: i.message })),
+    );
   return {
     jobId: input.jobId,
     kind: input.kind,

@@ -80,7 +80,7 @@ export async function measureSmokeRun(
   if (!attempt) return null;
   let points: SmokeMeasurement['points'] = attempt.metricPoints;
   if (new Set(points.map((p) => p.step)).size < 2 && scale) points = await progressFromLogs(r, task.currentAttemptId, scale.unit);
-  const outputs = ((task.result as { outputs?: { size?: number }[] } | null)?.outputs ?? []);
+  const outputs = (task.result as { outputs?: { size?: number }[] } | null)?.outputs ?? [];
   return estimateFromSmokeRun(r, { usage: attempt.usage as never, outputs, points, worker: attempt.worker, task }, scale, source);
 }
 
@@ -107,7 +107,12 @@ async function progressFromLogs(r: Pick<Resources, 'prisma'>, attemptId: string,
 }
 
 /** Null when the smoke run reported no run time (an old worker) — the plan is still tested. */
-export function estimateFromSmokeRun(r: Pick<Resources, 'config'>, m: SmokeMeasurement, scale: SmokeRun['scale'] | undefined, source: Estimate['source'] = 'smoke run'): Estimate | null {
+export function estimateFromSmokeRun(
+  r: Pick<Resources, 'config'>,
+  m: SmokeMeasurement,
+  scale: SmokeRun['scale'] | undefined,
+  source: Estimate['source'] = 'smoke run',
+): Estimate | null {
   const runSeconds = m.usage?.runSeconds;
   if (typeof runSeconds !== 'number' || !(runSeconds > 0)) return null;
   const factor = scale ? scale.full / scale.bounded : null;
@@ -136,7 +141,9 @@ export function estimateFromSmokeRun(r: Pick<Resources, 'config'>, m: SmokeMeasu
   const price = (sec: number) => priceInterval(r.config.rates, reservationOf(m.task, m.worker), sec / 3600).costCad;
   const outputBytes = m.outputs.reduce((s, o) => s + (o.size ?? 0), 0);
   const peak = typeof m.usage?.peakMemoryMiB === 'number' ? m.usage.peakMemoryMiB : null;
-  const did = scale ? `${round(scale.bounded)} of ${round(scale.full)} ${scale.unit}${scale.full === 1 ? '' : 's'}` : 'the bounded workload';
+  const did = scale
+    ? `${round(scale.bounded)} of ${round(scale.full)} ${scale.unit}${scale.full === 1 ? '' : 's'}`
+    : 'the bounded workload';
   return {
     source,
     basis: `${source === 'smoke run' ? 'Smoke run' : 'Preparation run'} on ${m.worker.name}: ${did} in ${fmt(runSeconds)}${peak !== null ? `, peak memory ${peak} MiB (sampled)` : ''}; ${how}.`,
@@ -166,7 +173,12 @@ export function estimateRequirement(highSec: number | undefined, timeoutSec: num
 
 /** The estimate with the full run's real duration and cost (and how far off it was). */
 export function withActual(estimate: Estimate, actualSec: number, actualCostCad: number): Estimate {
-  return { ...estimate, actualSec: round(actualSec), actualCostCad, ratio: estimate.durationSec > 0 ? round(actualSec / estimate.durationSec) : undefined };
+  return {
+    ...estimate,
+    actualSec: round(actualSec),
+    actualCostCad,
+    ratio: estimate.durationSec > 0 ? round(actualSec / estimate.durationSec) : undefined,
+  };
 }
 
 /** Slope of the metric with the most stepped points: seconds per step, first and last point. */
@@ -184,7 +196,14 @@ function progressRate(points: SmokeMeasurement['points']) {
   const first = best[0]!;
   const last = best.at(-1)!;
   if (last.step <= first.step || last.t <= first.t) return null;
-  return { rate: (last.t - first.t) / (last.step - first.step), firstStep: first.step, firstTs: first.t, lastStep: last.step, lastTs: last.t, fromLogs: points.some((p) => p.name.startsWith('log:')) };
+  return {
+    rate: (last.t - first.t) / (last.step - first.step),
+    firstStep: first.step,
+    firstTs: first.t,
+    lastStep: last.step,
+    lastTs: last.t,
+    fromLogs: points.some((p) => p.name.startsWith('log:')),
+  };
 }
 
 function round(n: number) {

@@ -4,7 +4,14 @@
  */
 
 /** "about 4 min (3 min–6 min), CA$0.0200 (0.0100–0.0300)" */
-export function describeEstimate(e: { durationSec: number; lowSec: number; highSec: number; costCad: number; lowCad: number; highCad: number }): string {
+export function describeEstimate(e: {
+  durationSec: number;
+  lowSec: number;
+  highSec: number;
+  costCad: number;
+  lowCad: number;
+  highCad: number;
+}): string {
   return `about ${fmt(e.durationSec)} (${fmt(e.lowSec)}–${fmt(e.highSec)}), CA$${e.costCad.toFixed(4)} (${e.lowCad.toFixed(4)}–${e.highCad.toFixed(4)})`;
 }
 

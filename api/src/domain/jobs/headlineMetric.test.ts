@@ -9,8 +9,17 @@ describe('headlineMetric', () => {
         { kind: 'EVALUATE', result: { metrics: { eval_accuracy: 0.975 } } },
       ]),
     ).toEqual({ name: 'eval_accuracy', value: 0.975, source: 'evaluation' });
-    expect(headlineMetric([{ kind: 'RUN', result: { metrics: { epoch: 20, lr: 0.001, loss: 0.1 } } }])).toEqual({ name: 'loss', value: 0.1, source: 'run' });
-    expect(headlineMetric([{ kind: 'RUN', result: { metrics: { epoch: 20 } } }, { kind: 'PROBE', result: { metrics: { accuracy: 1 } } }])).toBeNull();
+    expect(headlineMetric([{ kind: 'RUN', result: { metrics: { epoch: 20, lr: 0.001, loss: 0.1 } } }])).toEqual({
+      name: 'loss',
+      value: 0.1,
+      source: 'run',
+    });
+    expect(
+      headlineMetric([
+        { kind: 'RUN', result: { metrics: { epoch: 20 } } },
+        { kind: 'PROBE', result: { metrics: { accuracy: 1 } } },
+      ]),
+    ).toBeNull();
     expect(headlineMetric([{ kind: 'RUN', result: null }])).toBeNull();
   });
 });

@@ -20,7 +20,9 @@ export function headlineMetric(tasks: readonly { kind: string; result: unknown }
   for (const source of ['EVALUATE', 'RUN'] as const) {
     const metrics = tasks
       .filter((t) => t.kind === source)
-      .flatMap((t) => Object.entries(((t.result as { metrics?: Record<string, unknown> } | null)?.metrics ?? {}) as Record<string, unknown>))
+      .flatMap((t) =>
+        Object.entries(((t.result as { metrics?: Record<string, unknown> } | null)?.metrics ?? {}) as Record<string, unknown>),
+      )
       .filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]) && !COUNTER.test(e[0]));
     const pick = metrics.find(([n]) => QUALITY.test(n)) ?? metrics.find(([n]) => LOSS.test(n)) ?? metrics[0];
     if (pick) return { name: pick[0], value: pick[1], source: source === 'EVALUATE' ? 'evaluation' : 'run' };

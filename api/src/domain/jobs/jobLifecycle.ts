@@ -140,7 +140,13 @@ export interface TransitionResult {
  * Applies a transition inside the caller's transaction. Throws InvalidTransitionError when
  * the job's status does not allow it; nothing is written then.
  */
-export async function applyTransition(tx: Db, now: Date, jobId: string, name: TransitionName, opts: TransitionOptions): Promise<TransitionResult> {
+export async function applyTransition(
+  tx: Db,
+  now: Date,
+  jobId: string,
+  name: TransitionName,
+  opts: TransitionOptions,
+): Promise<TransitionResult> {
   const t = TRANSITIONS[name];
   const from: readonly JobStatus[] = opts.onlyFrom ? t.from.filter((s: JobStatus) => opts.onlyFrom!.includes(s)) : t.from;
   // The status it moves from, read under the row lock the UPDATE needs (db/sql/lockJob.ts).
@@ -178,7 +184,11 @@ export async function publishJobEvents(r: Pick<Resources, 'events'>, jobId: stri
  * `fn` does the transition's companion writes (a question, a plan, tasks) with the same
  * transaction and returns what it recorded.
  */
-export async function commitTransition<T extends { eventIds: string[] }>(r: Resources, jobId: string, fn: (tx: Db, now: Date) => Promise<T>): Promise<T> {
+export async function commitTransition<T extends { eventIds: string[] }>(
+  r: Resources,
+  jobId: string,
+  fn: (tx: Db, now: Date) => Promise<T>,
+): Promise<T> {
   const now = r.now();
   const result = await r.prisma.$transaction((tx) => fn(tx, now), { timeout: 30_000, maxWait: 10_000 });
   await publishJobEvents(r, jobId, result.eventIds);
@@ -195,7 +205,12 @@ export function transition(r: Resources, jobId: string, name: TransitionName, op
  * another process) is not an error: returns null. For reactions that may arrive late or
  * twice (a task finishing after a cancel, an event seen by several API processes).
  */
-export async function transitionIfAllowed(r: Resources, jobId: string, name: TransitionName, opts: TransitionOptions): Promise<TransitionResult | null> {
+export async function transitionIfAllowed(
+  r: Resources,
+  jobId: string,
+  name: TransitionName,
+  opts: TransitionOptions,
+): Promise<TransitionResult | null> {
   try {
     return await transition(r, jobId, name, opts);
   } catch (err) {

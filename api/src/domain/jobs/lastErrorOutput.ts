@@ -4,6 +4,9 @@ import type { Resources } from '../resources.js';
 export async function lastErrorOutput(r: Pick<Resources, 'prisma'>, attemptId: string | null): Promise<string> {
   if (!attemptId) return '';
   const tail = await r.prisma.logChunk.findMany({ where: { attemptId, stream: 'stderr' }, orderBy: { seq: 'desc' }, take: 3 });
-  const text = tail.reverse().map((l) => l.text).join(' | ');
+  const text = tail
+    .reverse()
+    .map((l) => l.text)
+    .join(' | ');
   return text ? ` Last error output: ${text.slice(0, 500)}` : '';
 }

@@ -9,7 +9,13 @@ import type { Resources } from '../resources.js';
  * whose orders must be re-sent after commit so they stop the runs now rather than at their
  * next heartbeat.
  */
-export async function cancelOutstandingWork(tx: Db, r: Pick<Resources, 'config'>, now: Date, jobId: string, reason: string): Promise<string[]> {
+export async function cancelOutstandingWork(
+  tx: Db,
+  r: Pick<Resources, 'config'>,
+  now: Date,
+  jobId: string,
+  reason: string,
+): Promise<string[]> {
   const live = await cancelLiveAttemptsOfJob(tx, r, now, jobId);
   await tx.task.updateMany({
     where: { jobId, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } },

@@ -3,7 +3,8 @@ import type { ManifestEntry } from '../blobs/paths.js';
 import type { Resources } from '../resources.js';
 
 /** Files worth reading to understand a project (source, dependency and config files). */
-const TEXT_RE = /\.(py|pyi|ipynb|txt|toml|cfg|ini|ya?ml|json|md|sh|cu|cuh|hip|c|cc|cpp|h|hpp)$|(^|\/)(Makefile|CMakeLists\.txt|Dockerfile)$/;
+const TEXT_RE =
+  /\.(py|pyi|ipynb|txt|toml|cfg|ini|ya?ml|json|md|sh|cu|cuh|hip|c|cc|cpp|h|hpp)$|(^|\/)(Makefile|CMakeLists\.txt|Dockerfile)$/;
 const MAX_TEXT_BYTES = 256 * 1024;
 
 /** The job's original code version and its manifest (no file contents). */

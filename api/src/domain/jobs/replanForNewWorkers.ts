@@ -11,7 +11,11 @@ import type { Resources } from '../resources.js';
 import { networkCapacity } from '../workers/networkCapacity.js';
 import { replanJob, replanProblem } from '../supervision/supervisorActions.js';
 
-export async function replanForNewWorkers(tx: Db, r: Pick<Resources, 'config'>, now: Date): Promise<{ jobId: string; eventIds: string[]; workers: string[] }[]> {
+export async function replanForNewWorkers(
+  tx: Db,
+  r: Pick<Resources, 'config'>,
+  now: Date,
+): Promise<{ jobId: string; eventIds: string[]; workers: string[] }[]> {
   const guessed = await tx.jobEvent.findMany({
     where: { kind: 'plan.created', payload: { path: ['withoutWorkers'], equals: true }, job: { status: 'RUNNING' } },
     select: { jobId: true, payload: true, job: { select: { currentPlanId: true } } },
@@ -23,10 +27,13 @@ export async function replanForNewWorkers(tx: Db, r: Pick<Resources, 'config'>, 
   for (const g of guessed) {
     const p = g.payload as { planId?: string; hardware?: { workload?: string; accelVendor?: string | null } };
     if (p.planId !== g.job.currentPlanId || !p.hardware?.workload) continue;
-    const fits = cap.classes.some((c) => c.workloads.includes(p.hardware!.workload!) && (!p.hardware!.accelVendor || c.accelVendor === p.hardware!.accelVendor));
+    const fits = cap.classes.some(
+      (c) => c.workloads.includes(p.hardware!.workload!) && (!p.hardware!.accelVendor || c.accelVendor === p.hardware!.accelVendor),
+    );
     if (fits) continue;
     // Only while nothing of the plan has run: a started run is the supervisor's to judge.
-    if ((await tx.task.count({ where: { jobId: g.jobId, OR: [{ attemptCount: { gt: 0 } }, { status: { not: 'QUEUED' } }] } })) > 0) continue;
+    if ((await tx.task.count({ where: { jobId: g.jobId, OR: [{ attemptCount: { gt: 0 } }, { status: { not: 'QUEUED' } }] } })) > 0)
+      continue;
     if (await replanProblem(tx, g.jobId)) continue;
     const evidence = `It was planned while no worker was online, for ${p.hardware.workload}${p.hardware.accelVendor ? ` on ${p.hardware.accelVendor}` : ''}; now online: ${cap.summary}, none of which runs that. Plan for the workers that are here.`;
     const res = await replanJob(tx, r, now, g.jobId, evidence);

@@ -103,10 +103,15 @@ export async function mergeOutputs(merge: Merge, parts: OutFile[][], read: ReadB
     return { files: [made(merge.file, Buffer.from(`${JSON.stringify(value, null, 2)}\n`))], value };
   }
   if (kind === 'rows') {
-    const csvs = await Promise.all(parts.map(async (p, i) => splitCsv((await fileOf(p, merge.file, who(i), read)).toString('utf8'), who(i))));
+    const csvs = await Promise.all(
+      parts.map(async (p, i) => splitCsv((await fileOf(p, merge.file, who(i), read)).toString('utf8'), who(i))),
+    );
     const header = csvs[0]!.header;
     csvs.forEach((c, i) => {
-      if (c.header.trimEnd() !== header.trimEnd()) throw new Error(`${who(i)}'s ${merge.file} has the header ${JSON.stringify(c.header.trimEnd())}, not ${JSON.stringify(header.trimEnd())}`);
+      if (c.header.trimEnd() !== header.trimEnd())
+        throw new Error(
+          `${who(i)}'s ${merge.file} has the header ${JSON.stringify(c.header.trimEnd())}, not ${JSON.stringify(header.trimEnd())}`,
+        );
     });
     const bytes = Buffer.from(header + csvs.map((c) => c.body).join(''));
     return { files: [made(merge.file, bytes)], value: { rows: csvs.reduce((n, c) => n + c.rows, 0), perShard: csvs.map((c) => c.rows) } };
@@ -116,7 +121,8 @@ export async function mergeOutputs(merge: Merge, parts: OutFile[][], read: ReadB
     parts.forEach((p, i) => {
       for (const f of p.filter((o) => under(o.path, merge.file))) {
         const seen = union.get(f.path);
-        if (seen && seen.sha256 !== f.sha256) throw new Error(`${who(seen.shard)} and ${who(i)} both wrote ${f.path}, with different contents`);
+        if (seen && seen.sha256 !== f.sha256)
+          throw new Error(`${who(seen.shard)} and ${who(i)} both wrote ${f.path}, with different contents`);
         if (!seen) union.set(f.path, { ...f, shard: i });
       }
     });
@@ -134,7 +140,8 @@ export interface Comparison {
 
 /** Numbers of two JSON values equal within `rtol` (everything else exactly); the first difference, or null. */
 export function jsonDiff(a: unknown, b: unknown, rtol: number, at = ''): string | null {
-  if (typeof a === 'number' && typeof b === 'number') return Math.abs(a - b) <= rtol * Math.max(Math.abs(a), Math.abs(b)) ? null : `${at || 'the value'}: ${a} ≠ ${b}`;
+  if (typeof a === 'number' && typeof b === 'number')
+    return Math.abs(a - b) <= rtol * Math.max(Math.abs(a), Math.abs(b)) ? null : `${at || 'the value'}: ${a} ≠ ${b}`;
   if (Array.isArray(a) && Array.isArray(b)) {
     if (a.length !== b.length) return `${at || 'the list'}: ${a.length} items ≠ ${b.length}`;
     for (let i = 0; i < a.length; i++) {
@@ -153,14 +160,22 @@ export function jsonDiff(a: unknown, b: unknown, rtol: number, at = ''): string 
     }
     return null;
   }
-  return JSON.stringify(a) === JSON.stringify(b) ? null : `${at || 'the value'}: ${JSON.stringify(a)?.slice(0, 60)} ≠ ${JSON.stringify(b)?.slice(0, 60)}`;
+  return JSON.stringify(a) === JSON.stringify(b)
+    ? null
+    : `${at || 'the value'}: ${JSON.stringify(a)?.slice(0, 60)} ≠ ${JSON.stringify(b)?.slice(0, 60)}`;
 }
 
 /** The merged bounded result against the unsharded bounded run's outputs, with a report in words. */
-export async function compareMerged(spec: Pick<ShardsSpec, 'merge'>, merged: OutFile[], original: OutFile[], read: ReadBlob): Promise<Comparison> {
+export async function compareMerged(
+  spec: Pick<ShardsSpec, 'merge'>,
+  merged: OutFile[],
+  original: OutFile[],
+  read: ReadBlob,
+): Promise<Comparison> {
   const { merge } = spec;
   const kind = merge.kind ?? 'fields';
-  const agree = (ok: boolean, words: string) => `${ok ? 'The merged result agrees with the unsharded run' : 'The merged result disagrees with the unsharded run'}: ${words}.`;
+  const agree = (ok: boolean, words: string) =>
+    `${ok ? 'The merged result agrees with the unsharded run' : 'The merged result disagrees with the unsharded run'}: ${words}.`;
   if (kind === 'fields') {
     const [m, o] = [await jsonOf(merged, merge.file, 'the merge', read), await jsonOf(original, merge.file, 'the unsharded run', read)];
     if (!o || typeof o !== 'object' || Array.isArray(o)) throw new Error(`the unsharded run's ${merge.file} is not a JSON object`);
@@ -172,14 +187,22 @@ export async function compareMerged(spec: Pick<ShardsSpec, 'merge'>, merged: Out
     const rtol = kind === 'script' ? (merge.rtol ?? 0) : 0;
     const diff = jsonDiff(m, o, rtol);
     const size = Array.isArray(m) ? `${m.length} items` : 'the result';
-    return { ok: !diff, report: agree(!diff, `${merge.file}: ${diff ? `merged ≠ unsharded (${diff})` : `merged ${size} = unsharded`} (${rtol ? `numbers within a relative ${rtol}` : 'exact'})`), detail: { merged: m, original: o } };
+    return {
+      ok: !diff,
+      report: agree(
+        !diff,
+        `${merge.file}: ${diff ? `merged ≠ unsharded (${diff})` : `merged ${size} = unsharded`} (${rtol ? `numbers within a relative ${rtol}` : 'exact'})`,
+      ),
+      detail: { merged: m, original: o },
+    };
   }
   if (kind === 'rows') {
     const m = splitCsv((await fileOf(merged, merge.file, 'the merge', read)).toString('utf8'), 'the merge');
     const o = splitCsv((await fileOf(original, merge.file, 'the unsharded run', read)).toString('utf8'), 'the unsharded run');
     let words: string;
     let ok = false;
-    if (m.header.trimEnd() !== o.header.trimEnd()) words = `${merge.file}: header ${JSON.stringify(m.header.trimEnd())} ≠ ${JSON.stringify(o.header.trimEnd())}`;
+    if (m.header.trimEnd() !== o.header.trimEnd())
+      words = `${merge.file}: header ${JSON.stringify(m.header.trimEnd())} ≠ ${JSON.stringify(o.header.trimEnd())}`;
     else if (m.body.replace(/\r\n/g, '\n') !== o.body.replace(/\r\n/g, '\n')) {
       const ml = m.body.split('\n');
       const ol = o.body.split('\n');
@@ -201,7 +224,12 @@ export async function compareMerged(spec: Pick<ShardsSpec, 'merge'>, merged: Out
     const list = (ps: string[]) => ps.slice(0, 5).join(', ') + (ps.length > 5 ? ` and ${ps.length - 5} more` : '');
     const words = ok
       ? `${m.size} files under ${merge.file}: the same paths, byte for byte (exact)`
-      : [o.size === 0 ? `the unsharded run wrote no file under ${merge.file}` : '', missing.length ? `missing from the merge: ${list(missing)}` : '', extra.length ? `not written by the unsharded run: ${list(extra)}` : '', differ.length ? `different bytes: ${list(differ)}` : '']
+      : [
+          o.size === 0 ? `the unsharded run wrote no file under ${merge.file}` : '',
+          missing.length ? `missing from the merge: ${list(missing)}` : '',
+          extra.length ? `not written by the unsharded run: ${list(extra)}` : '',
+          differ.length ? `different bytes: ${list(differ)}` : '',
+        ]
           .filter(Boolean)
           .join('; ');
     return { ok, report: agree(ok, words), detail: { files: { merged: m.size, original: o.size }, missing, extra, differ } };
@@ -211,5 +239,12 @@ export async function compareMerged(spec: Pick<ShardsSpec, 'merge'>, merged: Out
   if (!m) throw new Error(`the merge script wrote no ${merge.file}`);
   if (!o) throw new Error(`the unsharded run wrote no ${merge.file}`);
   const ok = m.sha256 === o.sha256;
-  return { ok, report: agree(ok, `${merge.file} written by ${merge.script?.path ?? 'the merge script'}: ${ok ? 'byte-equal to' : `${m.size} bytes, not the same as`} the unsharded run's (${o.size} bytes, exact)`), detail: { merged: m.sha256, original: o.sha256 } };
+  return {
+    ok,
+    report: agree(
+      ok,
+      `${merge.file} written by ${merge.script?.path ?? 'the merge script'}: ${ok ? 'byte-equal to' : `${m.size} bytes, not the same as`} the unsharded run's (${o.size} bytes, exact)`,
+    ),
+    detail: { merged: m.sha256, original: o.sha256 },
+  };
 }

@@ -66,14 +66,47 @@ interface Outputs {
 }
 
 /** The check's tasks: the unsharded bounded run and the same workload in shards (PROBE: their outputs are never the job's). */
-export function adaptationCheckTasks(jobId: string, codeVersionId: string, spec: ShardsSpec, environment: Record<string, unknown>, requirements: Requirements): CreateTaskInput[] {
+export function adaptationCheckTasks(
+  jobId: string,
+  codeVersionId: string,
+  spec: ShardsSpec,
+  environment: Record<string, unknown>,
+  requirements: Requirements,
+): CreateTaskInput[] {
   const timeoutSec = spec.check.timeoutSec ?? Math.min(requirements.timeoutSec ?? 900, 900);
-  const probe = (name: string, command: string): CreateTaskInput => ({ jobId, kind: 'PROBE', name, codeVersionId, command, environment, requirements: { ...requirements, timeoutSec }, maxAttempts: 3 });
-  return [probe(`${ADAPT_PREFIX}original`, spec.check.original), ...spec.check.shards.map((c, i) => probe(`${ADAPT_PREFIX}${SHARD_PREFIX}${i + 1}`, c))];
+  const probe = (name: string, command: string): CreateTaskInput => ({
+    jobId,
+    kind: 'PROBE',
+    name,
+    codeVersionId,
+    command,
+    environment,
+    requirements: { ...requirements, timeoutSec },
+    maxAttempts: 3,
+  });
+  return [
+    probe(`${ADAPT_PREFIX}original`, spec.check.original),
+    ...spec.check.shards.map((c, i) => probe(`${ADAPT_PREFIX}${SHARD_PREFIX}${i + 1}`, c)),
+  ];
 }
 
-function shardTasks(jobId: string, codeVersionId: string, spec: ShardsSpec, environment: Record<string, unknown>, requirements: Requirements): CreateTaskInput[] {
-  return spec.shards.map((s, i) => ({ jobId, kind: 'SHARD', name: `${SHARD_PREFIX}${i + 1}`, codeVersionId, command: s.command, environment, requirements, maxAttempts: 3 }));
+function shardTasks(
+  jobId: string,
+  codeVersionId: string,
+  spec: ShardsSpec,
+  environment: Record<string, unknown>,
+  requirements: Requirements,
+): CreateTaskInput[] {
+  return spec.shards.map((s, i) => ({
+    jobId,
+    kind: 'SHARD',
+    name: `${SHARD_PREFIX}${i + 1}`,
+    codeVersionId,
+    command: s.command,
+    environment,
+    requirements,
+    maxAttempts: 3,
+  }));
 }
 
 async function loadPlan(r: Resources, task: FinishedTask) {
@@ -90,16 +123,34 @@ const shardIndex = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
  * The MERGE task of a merge script: the project's code, the merge command, and each shard's
  * outputs as inputs under shards/<shard-i>/ (the check's shards are named the same there).
  */
-function mergeTask(jobId: string, name: string, codeVersionId: string, spec: ShardsSpec, shards: { name: string; result: unknown }[], environment: Record<string, unknown>, requirements: Requirements): CreateTaskInput {
+function mergeTask(
+  jobId: string,
+  name: string,
+  codeVersionId: string,
+  spec: ShardsSpec,
+  shards: { name: string; result: unknown }[],
+  environment: Record<string, unknown>,
+  requirements: Requirements,
+): CreateTaskInput {
   const inputs = shards.flatMap((s) => outputsOf(s).map((o) => ({ ...o, path: `shards/${s.name.replace(ADAPT_PREFIX, '')}/${o.path}` })));
   const timeoutSec = Math.min(requirements.timeoutSec ?? 900, 900);
-  return { jobId, kind: 'MERGE', name, codeVersionId, command: spec.merge.script!.command, environment: { ...environment, inputs }, requirements: { ...requirements, timeoutSec }, maxAttempts: 3 };
+  return {
+    jobId,
+    kind: 'MERGE',
+    name,
+    codeVersionId,
+    command: spec.merge.script!.command,
+    environment: { ...environment, inputs },
+    requirements: { ...requirements, timeoutSec },
+    maxAttempts: 3,
+  };
 }
 
 /** Queues a MERGE task once (under the job's row lock: a task of that name already there means done). */
 async function queueMergeOnce(r: Resources, jobId: string, input: CreateTaskInput): Promise<void> {
   const queued = await commitTransition(r, jobId, async (tx, now) => {
-    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: input.name } })) > 0) return { eventIds: [], queued: false };
+    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: input.name } })) > 0)
+      return { eventIds: [], queued: false };
     return { eventIds: [(await insertTask(tx, now, input)).eventId], queued: true };
   });
   if (queued.queued) await r.events.emit({ type: 'tasks.available' });
@@ -114,7 +165,10 @@ export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Pr
   const { plan, spec } = loaded;
   // Decided already (the reconcile's sweep re-advances finished tasks of RUNNING jobs): nothing to read.
   if ((await r.prisma.task.count({ where: { jobId, name: { in: ['run', `${SHARD_PREFIX}1`] } } })) > 0) return;
-  const tasks = await r.prisma.task.findMany({ where: { jobId, name: { startsWith: ADAPT_PREFIX } }, include: { currentAttempt: { include: { worker: { select: { id: true, name: true, accelVendor: true } } } } } });
+  const tasks = await r.prisma.task.findMany({
+    where: { jobId, name: { startsWith: ADAPT_PREFIX } },
+    include: { currentAttempt: { include: { worker: { select: { id: true, name: true, accelVendor: true } } } } },
+  });
   if (tasks.some((t) => t.status !== 'SUCCEEDED' && t.status !== 'FAILED')) return;
   const original = tasks.find((t) => t.name === `${ADAPT_PREFIX}original`)!;
   const merger = tasks.find((t) => t.name === `${ADAPT_PREFIX}${MERGE_TASK}`);
@@ -123,13 +177,26 @@ export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Pr
   const script = spec.merge.kind === 'script';
   // A merge script: once the check's shards are done, its MERGE runs on them first.
   if (script && !merger && !failed.length) {
-    await queueMergeOnce(r, jobId, mergeTask(jobId, `${ADAPT_PREFIX}${MERGE_TASK}`, original.codeVersionId, spec, shards, (plan.environment ?? {}) as Record<string, unknown>, plan.requirements as unknown as Requirements));
+    await queueMergeOnce(
+      r,
+      jobId,
+      mergeTask(
+        jobId,
+        `${ADAPT_PREFIX}${MERGE_TASK}`,
+        original.codeVersionId,
+        spec,
+        shards,
+        (plan.environment ?? {}) as Record<string, unknown>,
+        plan.requirements as unknown as Requirements,
+      ),
+    );
     return;
   }
   let ok = false;
   let report: string;
   let check: unknown = null;
-  if (failed.length) report = `The check could not compare: ${failed.map((t) => `${t.name.slice(ADAPT_PREFIX.length)} (\`${t.command}\`) failed: ${t.statusReason ?? 'no reason recorded'}`).join('; ')}.`;
+  if (failed.length)
+    report = `The check could not compare: ${failed.map((t) => `${t.name.slice(ADAPT_PREFIX.length)} (\`${t.command}\`) failed: ${t.statusReason ?? 'no reason recorded'}`).join('; ')}.`;
   else {
     try {
       const merged = script ? { files: outputsOf(merger!), value: null } : await mergeOutputs(spec.merge, shards.map(outputsOf), reader(r));
@@ -141,15 +208,28 @@ export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Pr
       report = `The shards' results could not be merged: ${(err as Error).message}.`;
     }
   }
-  const workers = [...new Map(tasks.flatMap((t) => (t.currentAttempt?.worker ? [[t.currentAttempt.worker.id, t.currentAttempt.worker]] : []))).values()];
-  const code = await r.prisma.codeVersion.findUniqueOrThrow({ where: { id: original.codeVersionId }, select: { id: true, manifest: true } });
+  const workers = [
+    ...new Map(tasks.flatMap((t) => (t.currentAttempt?.worker ? [[t.currentAttempt.worker.id, t.currentAttempt.worker]] : []))).values(),
+  ];
+  const code = await r.prisma.codeVersion.findUniqueOrThrow({
+    where: { id: original.codeVersionId },
+    select: { id: true, manifest: true },
+  });
   const requirements = plan.requirements as unknown as Requirements;
   const environment = (plan.environment ?? {}) as Record<string, unknown>;
   const outcome = ok ? 'ACCEPTED' : 'REJECTED';
-  const next = ok ? `running ${spec.shards.length} shards in parallel` : spec.required ? 'sharding was required, so the job stops' : 'running it unsharded';
+  const next = ok
+    ? `running ${spec.shards.length} shards in parallel`
+    : spec.required
+      ? 'sharding was required, so the job stops'
+      : 'running it unsharded';
   const reason = `${ok ? 'Adaptation accepted' : 'Adaptation rejected'} (${spec.shards.length} shards of ${spec.total} ${spec.unit}s): ${report} Next: ${next}.`;
   const queued = await commitTransition(r, jobId, async (tx, now) => {
-    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: { in: ['run', `${SHARD_PREFIX}1`] } } })) > 0) return { eventIds: [], queued: false };
+    if (
+      (await lockJob(tx, jobId)) !== 'RUNNING' ||
+      (await tx.task.count({ where: { jobId, name: { in: ['run', `${SHARD_PREFIX}1`] } } })) > 0
+    )
+      return { eventIds: [], queued: false };
     const rec = await insertRecord(tx, r, {
       jobId,
       step: 'shard',
@@ -172,10 +252,14 @@ export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Pr
     });
     const eventIds = [...rec.eventIds];
     if (!ok && spec.required) {
-      const f = await applyTransition(tx, now, jobId, 'fail', { reason: `The work had to be split into shards, but the adaptation check failed: ${report}` });
+      const f = await applyTransition(tx, now, jobId, 'fail', {
+        reason: `The work had to be split into shards, but the adaptation check failed: ${report}`,
+      });
       return { eventIds: [...eventIds, ...f.eventIds], queued: false };
     }
-    const specs = ok ? shardTasks(jobId, original.codeVersionId, spec, environment, requirements) : [runTask(jobId, original.codeVersionId, plan.command, environment, requirements, [])];
+    const specs = ok
+      ? shardTasks(jobId, original.codeVersionId, spec, environment, requirements)
+      : [runTask(jobId, original.codeVersionId, plan.command, environment, requirements, [])];
     for (const s of specs) eventIds.push((await insertTask(tx, now, s)).eventId);
     return { eventIds, queued: true };
   });
@@ -195,7 +279,10 @@ export async function afterShard(
   const jobId = task.jobId;
   if (task.job.status !== 'RUNNING') return;
   if (task.status === 'FAILED') {
-    await transitionIfAllowed(r, jobId, 'fail', { reason: `Shard ${task.name} (\`${task.command}\`) failed after its retries: ${task.statusReason ?? 'no reason recorded'}`, onlyFrom: ['RUNNING'] });
+    await transitionIfAllowed(r, jobId, 'fail', {
+      reason: `Shard ${task.name} (\`${task.command}\`) failed after its retries: ${task.statusReason ?? 'no reason recorded'}`,
+      onlyFrom: ['RUNNING'],
+    });
     return;
   }
   const loaded = await loadPlan(r, task);
@@ -207,14 +294,29 @@ export async function afterShard(
   const shards = await verifiedShards(r, all);
   if (!shards) return;
   if (spec.merge.kind === 'script') {
-    await queueMergeOnce(r, jobId, mergeTask(jobId, MERGE_TASK, task.codeVersionId, spec, shards, (plan.environment ?? {}) as Record<string, unknown>, plan.requirements as unknown as Requirements));
+    await queueMergeOnce(
+      r,
+      jobId,
+      mergeTask(
+        jobId,
+        MERGE_TASK,
+        task.codeVersionId,
+        spec,
+        shards,
+        (plan.environment ?? {}) as Record<string, unknown>,
+        plan.requirements as unknown as Requirements,
+      ),
+    );
     return;
   }
   let merged: Awaited<ReturnType<typeof mergeOutputs>>;
   try {
     merged = await mergeOutputs(spec.merge, shards.map(outputsOf), reader(r));
   } catch (err) {
-    await transitionIfAllowed(r, jobId, 'fail', { reason: `All ${shards.length} shards succeeded, but their results could not be merged: ${(err as Error).message}.`, onlyFrom: ['RUNNING'] });
+    await transitionIfAllowed(r, jobId, 'fail', {
+      reason: `All ${shards.length} shards succeeded, but their results could not be merged: ${(err as Error).message}.`,
+      onlyFrom: ['RUNNING'],
+    });
     return;
   }
   const files: ManifestEntry[] = [];
@@ -237,7 +339,15 @@ export async function afterShard(
 type Validate = (result: Outputs, extraEvents: (tx: Db) => Promise<string[]>) => Promise<void>;
 
 /** The merged files are the job's result: validate it (the `shards.merged` event in the validation's transaction). */
-async function finishMerge(r: Resources, jobId: string, spec: ShardsSpec, shards: { name: string; result: unknown }[], merged: ManifestEntry[], value: unknown, validate: Validate): Promise<void> {
+async function finishMerge(
+  r: Resources,
+  jobId: string,
+  spec: ShardsSpec,
+  shards: { name: string; result: unknown }[],
+  merged: ManifestEntry[],
+  value: unknown,
+  validate: Validate,
+): Promise<void> {
   const outputs = [...merged, ...shardFiles(shards)];
   const metrics: Record<string, number> = {};
   for (const s of shards) for (const [k, v] of Object.entries((s.result as Outputs | null)?.metrics ?? {})) metrics[`${s.name}.${k}`] = v;
@@ -251,7 +361,12 @@ async function finishMerge(r: Resources, jobId: string, spec: ShardsSpec, shards
       files: merged.length,
       merged: (value ?? null) as P.InputJsonValue,
       outputs: outputs as unknown as P.InputJsonValue,
-      rules: kind === 'script' ? [`script: ${spec.merge.script!.command}`] : kind === 'fields' ? spec.merge.fields.map((f) => `${f.name}: ${f.how}`) : [`${kind}: ${spec.merge.file}`],
+      rules:
+        kind === 'script'
+          ? [`script: ${spec.merge.script!.command}`]
+          : kind === 'fields'
+            ? spec.merge.fields.map((f) => `${f.name}: ${f.how}`)
+            : [`${kind}: ${spec.merge.file}`],
     }),
   ]);
 }
@@ -266,16 +381,25 @@ export async function afterMergeTask(r: Resources, task: FinishedTask, validate:
   const jobId = task.jobId;
   if (task.job.status !== 'RUNNING') return;
   if (task.status === 'FAILED') {
-    await transitionIfAllowed(r, jobId, 'fail', { reason: `The merge (\`${task.command}\`) failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`, onlyFrom: ['RUNNING'] });
+    await transitionIfAllowed(r, jobId, 'fail', {
+      reason: `The merge (\`${task.command}\`) failed: ${task.statusReason ?? 'no reason recorded'}${await lastErrorOutput(r, task.currentAttemptId)}`,
+      onlyFrom: ['RUNNING'],
+    });
     return;
   }
   const loaded = await loadPlan(r, task);
   if (!loaded) return;
-  const shards = await verifiedShards(r, (await r.prisma.task.findMany({ where: { jobId, kind: 'SHARD' } })).sort((a, b) => shardIndex(a.name) - shardIndex(b.name)));
+  const shards = await verifiedShards(
+    r,
+    (await r.prisma.task.findMany({ where: { jobId, kind: 'SHARD' } })).sort((a, b) => shardIndex(a.name) - shardIndex(b.name)),
+  );
   if (!shards) return;
   const written = outputsOf(task).map((o) => ({ path: o.path, sha256: o.sha256, size: o.size, mode: o.mode ?? 0o644 }));
   if (!written.some((o) => o.path === loaded.spec.merge.file)) {
-    await transitionIfAllowed(r, jobId, 'fail', { reason: `The merge (\`${task.command}\`) wrote no ${loaded.spec.merge.file}.`, onlyFrom: ['RUNNING'] });
+    await transitionIfAllowed(r, jobId, 'fail', {
+      reason: `The merge (\`${task.command}\`) wrote no ${loaded.spec.merge.file}.`,
+      onlyFrom: ['RUNNING'],
+    });
     return;
   }
   await finishMerge(r, jobId, loaded.spec, shards, written, { script: loaded.spec.merge.script!.command, files: written.length }, validate);
@@ -286,7 +410,7 @@ export async function afterMergeTask(r: Resources, task: FinishedTask, validate:
  * or the agreeing replica's when its worker was found wrong); null while a check is under way.
  */
 async function verifiedShards<T extends Parameters<typeof checkedResult>[1]>(r: Resources, shards: T[]): Promise<T[] | null> {
-  const results: (Awaited<ReturnType<typeof checkedResult>>)[] = [];
+  const results: Awaited<ReturnType<typeof checkedResult>>[] = [];
   for (const s of shards) results.push(await checkedResult(r, s));
   if (results.some((x) => x === null)) return null;
   return shards.map((s, i) => ({ ...s, result: results[i] }));
@@ -299,6 +423,10 @@ function shardFiles(shards: { name: string; result: unknown }[]): ManifestEntry[
 
 /** The job's outputs when it ran in shards: what the merge stored (null: not sharded, or not merged yet). */
 export async function shardedOutputs(prisma: Resources['prisma'], jobId: string): Promise<ManifestEntry[] | null> {
-  const ev = await prisma.jobEvent.findFirst({ where: { jobId, kind: 'shards.merged' }, orderBy: { id: 'desc' }, select: { payload: true } });
+  const ev = await prisma.jobEvent.findFirst({
+    where: { jobId, kind: 'shards.merged' },
+    orderBy: { id: 'desc' },
+    select: { payload: true },
+  });
   return ev ? ((ev.payload as { outputs?: ManifestEntry[] }).outputs ?? []) : null;
 }

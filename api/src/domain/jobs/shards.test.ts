@@ -10,16 +10,24 @@ const FIELDS: MergeField[] = [
 
 describe('merging shards', () => {
   it('weights estimates by their sample counts, combines standard errors, sums counts, concatenates lists', () => {
-    const m = mergeResults([...FIELDS, { name: 'rows', how: 'concat', check: 'exact' }], [
-      { estimate: 3.0, stderr: 0.2, samples: 100, hits: 75, rows: [1] },
-      { estimate: 3.3, stderr: 0.1, samples: 300, hits: 248, rows: [2, 3] },
-    ]);
+    const m = mergeResults(
+      [...FIELDS, { name: 'rows', how: 'concat', check: 'exact' }],
+      [
+        { estimate: 3.0, stderr: 0.2, samples: 100, hits: 75, rows: [1] },
+        { estimate: 3.3, stderr: 0.1, samples: 300, hits: 248, rows: [2, 3] },
+      ],
+    );
     expect(m.estimate).toBeCloseTo((3.0 * 100 + 3.3 * 300) / 400, 12);
     expect(m.stderr).toBeCloseTo(Math.sqrt(100 ** 2 * 0.04 + 300 ** 2 * 0.01) / 400, 12);
     expect(m).toMatchObject({ samples: 400, hits: 323, rows: [1, 2, 3] });
   });
   it('says which shard lacks a field', () => {
-    expect(() => mergeResults(FIELDS, [{ estimate: 3, stderr: 0.1, samples: 10, hits: 1 }, { estimate: 3, samples: 10, hits: 1 }])).toThrow("shard 2's result has no number stderr");
+    expect(() =>
+      mergeResults(FIELDS, [
+        { estimate: 3, stderr: 0.1, samples: 10, hits: 1 },
+        { estimate: 3, samples: 10, hits: 1 },
+      ]),
+    ).toThrow("shard 2's result has no number stderr");
   });
   it('checks counts exactly and estimates within k combined standard errors, in words', () => {
     const spec = { merge: { file: 'outputs/result.json', fields: FIELDS, k: 4 } };

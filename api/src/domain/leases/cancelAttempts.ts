@@ -32,7 +32,12 @@ export async function cancelLiveAttemptsOfJob(tx: Db, r: Pick<Resources, 'config
     where: { status: { in: [...LIVE] }, task: { jobId, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } } },
     select: { id: true, workerId: true },
   });
-  await cancelLiveAttempts(tx, r, now, live.map((a) => a.id));
+  await cancelLiveAttempts(
+    tx,
+    r,
+    now,
+    live.map((a) => a.id),
+  );
   return live;
 }
 
@@ -41,7 +46,11 @@ export async function cancelLiveAttemptsOfJob(tx: Db, r: Pick<Resources, 'config
  * that did not end its attempts): cancelled now, with their final usage. Returns every such
  * attempt id, so the worker is told to stop each one.
  */
-export async function cancelAttemptsOfCancelledTasks(r: Pick<Resources, 'prisma' | 'config'>, now: Date, workerId: string): Promise<string[]> {
+export async function cancelAttemptsOfCancelledTasks(
+  r: Pick<Resources, 'prisma' | 'config'>,
+  now: Date,
+  workerId: string,
+): Promise<string[]> {
   const found = await r.prisma.attempt.findMany({
     where: { workerId, status: { in: [...LIVE] }, task: { status: 'CANCELLED' } },
     select: { id: true },

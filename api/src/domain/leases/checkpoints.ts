@@ -47,15 +47,21 @@ export const MAX_CHECKPOINT_FILES = 200;
  * owner, or the task's next worker, bytes it never held.
  */
 export async function uploadedManifest(db: Db, attemptId: string, files: CheckpointInput['files'], what: string): Promise<ManifestEntry[]> {
-  const entries = checkTree(files.map((o) => ({ path: normalizeUploadPath(o.path), sha256: o.sha256, size: 0, mode: normalizeMode(o.mode) })));
+  const entries = checkTree(
+    files.map((o) => ({ path: normalizeUploadPath(o.path), sha256: o.sha256, size: 0, mode: normalizeMode(o.mode) })),
+  );
   if (entries.length === 0) return entries;
-  const uploads = await db.attemptUpload.findMany({ where: { attemptId, sha256: { in: entries.map((o) => o.sha256) } }, select: { sha256: true, blob: { select: { size: true } } } });
+  const uploads = await db.attemptUpload.findMany({
+    where: { attemptId, sha256: { in: entries.map((o) => o.sha256) } },
+    select: { sha256: true, blob: { select: { size: true } } },
+  });
   const sizes = new Map(uploads.map((u) => [u.sha256, Number(u.blob.size)]));
   entries.forEach((o, i) => {
     if (!sizes.has(o.sha256)) {
-      throw new ValidationError(`${what} ${o.path} was not uploaded for this attempt (PUT /blobs/${o.sha256} with the header X-ChatGPU-Attempt: ${attemptId} first).`, [
-        { path: ['files', String(i), 'sha256'], message: 'not uploaded for this attempt' },
-      ]);
+      throw new ValidationError(
+        `${what} ${o.path} was not uploaded for this attempt (PUT /blobs/${o.sha256} with the header X-ChatGPU-Attempt: ${attemptId} first).`,
+        [{ path: ['files', String(i), 'sha256'], message: 'not uploaded for this attempt' }],
+      );
     }
     o.size = sizes.get(o.sha256)!;
   });
@@ -76,7 +82,13 @@ async function lockCurrent(tx: Db, attemptId: string, workerTokenId: string, fen
   return { stale: null, a } as const;
 }
 
-async function storeCheckpoint(tx: Db, a: { id: string; number: number; taskId: string }, files: ManifestEntry[], step: number | null, now: Date): Promise<Checkpoint> {
+async function storeCheckpoint(
+  tx: Db,
+  a: { id: string; number: number; taskId: string },
+  files: ManifestEntry[],
+  step: number | null,
+  now: Date,
+): Promise<Checkpoint> {
   const cp: Checkpoint = { attemptId: a.id, attemptNumber: a.number, files, step, savedAt: now.toISOString() };
   await tx.attempt.update({ where: { id: a.id }, data: { checkpoint: cp as unknown as P.InputJsonValue } });
   await tx.task.update({ where: { id: a.taskId }, data: { checkpoint: cp as unknown as P.InputJsonValue } });
@@ -84,15 +96,23 @@ async function storeCheckpoint(tx: Db, a: { id: string; number: number; taskId: 
 }
 
 function checkStep(step: number | null | undefined) {
-  if (step != null && !(Number.isInteger(step) && step >= 0)) throw new ValidationError('A checkpoint step must be a non-negative integer.', [{ path: ['step'], message: 'bad step' }]);
+  if (step != null && !(Number.isInteger(step) && step >= 0))
+    throw new ValidationError('A checkpoint step must be a non-negative integer.', [{ path: ['step'], message: 'bad step' }]);
   if (step != null) return step;
   return null;
 }
 
 /** A checkpoint of the task's current attempt, uploaded while it runs: the task's latest from now on. */
-export async function saveCheckpoint(r: Resources, workerTokenId: string, attemptId: string, fencingToken: string, input: CheckpointInput): Promise<Checkpoint> {
+export async function saveCheckpoint(
+  r: Resources,
+  workerTokenId: string,
+  attemptId: string,
+  fencingToken: string,
+  input: CheckpointInput,
+): Promise<Checkpoint> {
   if (input.files.length === 0) throw new ValidationError('A checkpoint has at least one file.', [{ path: ['files'], message: 'empty' }]);
-  if (input.files.length > MAX_CHECKPOINT_FILES) throw new ValidationError(`At most ${MAX_CHECKPOINT_FILES} checkpoint files.`, [{ path: ['files'], message: 'too many' }]);
+  if (input.files.length > MAX_CHECKPOINT_FILES)
+    throw new ValidationError(`At most ${MAX_CHECKPOINT_FILES} checkpoint files.`, [{ path: ['files'], message: 'too many' }]);
   const step = checkStep(input.step);
   const now = r.now();
   const out = await r.prisma.$transaction(async (tx) => {
@@ -117,7 +137,10 @@ export async function releaseDrainedAttempt(
   fencingToken: string,
   input: { checkpoint?: CheckpointInput | null; usage?: unknown; reason?: string | null },
 ) {
-  if ((input.checkpoint?.files.length ?? 0) > MAX_CHECKPOINT_FILES) throw new ValidationError(`At most ${MAX_CHECKPOINT_FILES} checkpoint files.`, [{ path: ['checkpoint', 'files'], message: 'too many' }]);
+  if ((input.checkpoint?.files.length ?? 0) > MAX_CHECKPOINT_FILES)
+    throw new ValidationError(`At most ${MAX_CHECKPOINT_FILES} checkpoint files.`, [
+      { path: ['checkpoint', 'files'], message: 'too many' },
+    ]);
   const step = checkStep(input.checkpoint?.step);
   const now = r.now();
   const out = await r.prisma.$transaction(
@@ -125,8 +148,10 @@ export async function releaseDrainedAttempt(
       const l = await lockCurrent(tx, attemptId, workerTokenId, fencingToken, now, 'drain');
       if (l.stale !== null) return l;
       const a = l.a;
-      if (input.checkpoint?.files.length) await storeCheckpoint(tx, a, await uploadedManifest(tx, a.id, input.checkpoint.files, 'Checkpoint file'), step, now);
-      const saved = (await tx.attempt.findUniqueOrThrow({ where: { id: a.id }, select: { checkpoint: true } })).checkpoint as Checkpoint | null;
+      if (input.checkpoint?.files.length)
+        await storeCheckpoint(tx, a, await uploadedManifest(tx, a.id, input.checkpoint.files, 'Checkpoint file'), step, now);
+      const saved = (await tx.attempt.findUniqueOrThrow({ where: { id: a.id }, select: { checkpoint: true } }))
+        .checkpoint as Checkpoint | null;
       await accrueUsage(tx, r, a.id, now, { final: true });
       await tx.attempt.update({
         where: { id: a.id },
@@ -148,8 +173,20 @@ export async function releaseDrainedAttempt(
         data: { status: 'QUEUED', statusReason, currentAttemptId: null, runAfter: now, maxAttempts: { increment: 1 } },
       });
       const events = [
-        await recordJobEvent(tx, a.task.jobId, 'attempt.status', { taskId: a.taskId, attemptId: a.id, number: a.number, status: 'DRAINED', checkpointStep: saved?.step ?? null, checkpoint: !!saved }),
-        await recordJobEvent(tx, a.task.jobId, 'task.status', { taskId: a.taskId, name: a.task.name, status: 'QUEUED', reason: statusReason }),
+        await recordJobEvent(tx, a.task.jobId, 'attempt.status', {
+          taskId: a.taskId,
+          attemptId: a.id,
+          number: a.number,
+          status: 'DRAINED',
+          checkpointStep: saved?.step ?? null,
+          checkpoint: !!saved,
+        }),
+        await recordJobEvent(tx, a.task.jobId, 'task.status', {
+          taskId: a.taskId,
+          name: a.task.name,
+          status: 'QUEUED',
+          reason: statusReason,
+        }),
       ];
       return { stale: null, jobId: a.task.jobId, events } as const;
     },

@@ -73,7 +73,18 @@ async function look(r: Resources, workerTokenId: string, workerId: string, max: 
   if (!isUuid(workerId)) return requireOwnWorker(r, workerTokenId, workerId).then(() => []);
   const [touched, rows] = await Promise.all([
     touchWorkerSql(r.prisma, workerId, workerTokenId, r.now()),
-    max > 0 ? claimTasks(r.prisma, workerId, workerTokenId, max, r.now(), r.config.scheduler.leaseSec, r.config.rates, r.config.trust.minReputation) : [],
+    max > 0
+      ? claimTasks(
+          r.prisma,
+          workerId,
+          workerTokenId,
+          max,
+          r.now(),
+          r.config.scheduler.leaseSec,
+          r.config.rates,
+          r.config.trust.minReputation,
+        )
+      : [],
   ]);
   if (!touched[0]) await requireOwnWorker(r, workerTokenId, workerId);
   return rows;
@@ -83,7 +94,13 @@ async function look(r: Resources, workerTokenId: string, workerId: string, max: 
  * The long-poll parked with the dispatcher (dispatcher.ts): registered before the first look
  * (no lost wake-up), woken by a token per new task, a broadcast, or orders for this worker.
  */
-async function claimParked(r: Resources, d: Dispatcher, workerTokenId: string, workerId: string, opts: { waitMs: number; max: number; signal?: AbortSignal }) {
+async function claimParked(
+  r: Resources,
+  d: Dispatcher,
+  workerTokenId: string,
+  workerId: string,
+  opts: { waitMs: number; max: number; signal?: AbortSignal },
+) {
   const deadline = Date.now() + Math.min(Math.max(opts.waitMs, 0), MAX_WAIT_MS);
   const parked = d.park(workerId);
   try {
@@ -118,9 +135,25 @@ function assignments(r: Resources, workerId: string, rows: ClaimedRow[]) {
   emitAll(r.events, [
     ...rows.map((x) => ({ type: 'job.event', jobId: x.jobId, eventId: x.eventId }) as const),
     ...jobs.map((jobId) => ({ type: 'job.updated', jobId }) as const),
-  ]).catch((err: unknown) => r.log.warn('claim: announcing the leases failed (they are leased and stored; live dashboards miss these events until reloaded)', { error: String(err) }));
+  ]).catch((err: unknown) =>
+    r.log.warn('claim: announcing the leases failed (they are leased and stored; live dashboards miss these events until reloaded)', {
+      error: String(err),
+    }),
+  );
   return rows.map((x) => {
-    logAttempt('claim', `attempt ${x.number} of ${x.task.name} leased`, { job: x.jobId, task: x.taskId, worker: workerId, attempt: x.attemptId });
-    return { id: x.attemptId, taskId: x.taskId, number: x.number, fencingToken: x.fencingToken, leaseExpiresAt: x.leaseExpiresAt, task: x.task };
+    logAttempt('claim', `attempt ${x.number} of ${x.task.name} leased`, {
+      job: x.jobId,
+      task: x.taskId,
+      worker: workerId,
+      attempt: x.attemptId,
+    });
+    return {
+      id: x.attemptId,
+      taskId: x.taskId,
+      number: x.number,
+      fencingToken: x.fencingToken,
+      leaseExpiresAt: x.leaseExpiresAt,
+      task: x.task,
+    };
   });
 }

@@ -14,5 +14,11 @@ export type { CompleteInput } from './completeAttempts.js';
 export async function completeAttempt(r: Resources, workerTokenId: string, attemptId: string, fencingToken: string, input: CompleteInput) {
   const [outcome] = await completeAttempts(r, workerTokenId, [{ attemptId, fencingToken, result: input }]);
   if (!outcome!.ok) throw outcome!.error;
-  return { id: outcome!.id, taskId: outcome!.taskId, workerId: outcome!.workerId, status: outcome!.status, task: { jobId: outcome!.jobId } };
+  return {
+    id: outcome!.id,
+    taskId: outcome!.taskId,
+    workerId: outcome!.workerId,
+    status: outcome!.status,
+    task: { jobId: outcome!.jobId },
+  };
 }

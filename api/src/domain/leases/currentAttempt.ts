@@ -20,7 +20,6 @@ import { logAttempt } from '../../telemetry/sentry.js';
 
 type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
 
-
 export async function loadOwnAttempt(db: Prisma | Tx, attemptId: string, workerTokenId: string) {
   if (!isUuid(attemptId)) throw new NotFoundError('Attempt', attemptId.slice(0, 80));
   const attempt = await db.attempt.findUnique({
@@ -84,5 +83,11 @@ export async function recordStale(tx: Tx, attemptId: string, kind: string, detai
   await tx.staleReport.create({ data: { attemptId, kind, detail } });
   await tx.attempt.updateMany({ where: { id: attemptId, status: 'LOST' }, data: { status: 'STALE' } });
   const reason = (detail as { reason?: string } | null)?.reason;
-  if (a) logAttempt('stale', `late ${kind} refused${reason ? `: ${reason}` : ''}`, { job: a.jobId, task: a.taskId, worker: a.workerId, attempt: attemptId });
+  if (a)
+    logAttempt('stale', `late ${kind} refused${reason ? `: ${reason}` : ''}`, {
+      job: a.jobId,
+      task: a.taskId,
+      worker: a.workerId,
+      attempt: attemptId,
+    });
 }

@@ -5,4 +5,10 @@
  * DEPENDENCY, …) is the task's own failure: not retried blindly, and charged.
  * prisma/migrations/20261203170000_usage_lost_cost lists the same classes for its backfill.
  */
-export const INFRASTRUCTURE_ERRORS: ReadonlySet<string> = new Set(['WORKER_ERROR', 'DOWNLOAD_FAILED', 'UPLOAD_FAILED', 'SANDBOX_ERROR', 'WORKER_SHUTDOWN']);
+export const INFRASTRUCTURE_ERRORS: ReadonlySet<string> = new Set([
+  'WORKER_ERROR',
+  'DOWNLOAD_FAILED',
+  'UPLOAD_FAILED',
+  'SANDBOX_ERROR',
+  'WORKER_SHUTDOWN',
+]);

@@ -51,9 +51,14 @@ export function retryOrFail(t: RetryTask, end: AttemptEnd, now: Date, cfg: { ret
   if (end.kind === 'failed' && !infrastructure) return { retry: false, infrastructure, exhausted: null };
   const counted = countedAttempts(t) - (infrastructure ? 1 : 0);
   if (infrastructure && t.infraFailures + 1 > cfg.infraRetries) {
-    return { retry: false, infrastructure, exhausted: `giving up after ${t.infraFailures + 1} infrastructure failures (no worker could run it)` };
+    return {
+      retry: false,
+      infrastructure,
+      exhausted: `giving up after ${t.infraFailures + 1} infrastructure failures (no worker could run it)`,
+    };
   }
-  if (!infrastructure && counted >= t.maxAttempts) return { retry: false, infrastructure, exhausted: `giving up after ${t.maxAttempts} attempts` };
+  if (!infrastructure && counted >= t.maxAttempts)
+    return { retry: false, infrastructure, exhausted: `giving up after ${t.maxAttempts} attempts` };
   return {
     retry: true,
     infrastructure,

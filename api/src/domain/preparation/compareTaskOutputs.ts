@@ -40,7 +40,10 @@ export async function compareTaskOutputs(
 ): Promise<ComparisonReport> {
   const dir = await mkdtemp(path.join(tmpdir(), 'chatgpu-compare-'));
   try {
-    for (const [side, outputs] of [['reference', reference], ['candidate', candidate]] as const) {
+    for (const [side, outputs] of [
+      ['reference', reference],
+      ['candidate', candidate],
+    ] as const) {
       await mkdir(path.join(dir, side), { recursive: true });
       for (const o of comparedOutputs(outputs, opts.compare)) {
         const dest = path.join(dir, side, o.path);
@@ -49,7 +52,12 @@ export async function compareTaskOutputs(
       }
     }
     const py = await apiPython(['numpy']);
-    return await compareOutputs({ reference: path.join(dir, 'reference'), candidate: path.join(dir, 'candidate'), python: py, ...(opts.criteria ? { criteria: opts.criteria } : {}) });
+    return await compareOutputs({
+      reference: path.join(dir, 'reference'),
+      candidate: path.join(dir, 'candidate'),
+      python: py,
+      ...(opts.criteria ? { criteria: opts.criteria } : {}),
+    });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -63,7 +71,10 @@ export async function apiPython(modules: string[] = []): Promise<string> {
     const p = (async () => {
       // Prefer one that also has torch: compare.py needs it for .pt outputs.
       const found = (modules.length ? await findPython({ modules: [...modules, 'torch'] }) : null) ?? (await findPython({ modules }));
-      if (!found) throw new Error(`No Python 3${modules.length ? ` with ${modules.join(', ')}` : ''} on the API machine: the preparation toolkit needs one (Debian: apt-get install python3 python3-numpy).`);
+      if (!found)
+        throw new Error(
+          `No Python 3${modules.length ? ` with ${modules.join(', ')}` : ''} on the API machine: the preparation toolkit needs one (Debian: apt-get install python3 python3-numpy).`,
+        );
       return found.path;
     })();
     p.catch(() => pythonFor.delete(key));

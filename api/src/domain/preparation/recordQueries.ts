@@ -37,9 +37,16 @@ const MAX_DIFF_CHARS = 200_000;
 /** The change a record is about: a unified diff from its original version to its candidate (text files). */
 export async function recordDiff(r: Resources, rec: { originalCodeId: string; candidateCodeId: string | null }): Promise<string | null> {
   if (!rec.candidateCodeId) return null;
-  const [a, b] = await Promise.all([rec.originalCodeId, rec.candidateCodeId].map((id) => r.prisma.codeVersion.findUnique({ where: { id }, select: { manifest: true } })));
+  const [a, b] = await Promise.all(
+    [rec.originalCodeId, rec.candidateCodeId].map((id) => r.prisma.codeVersion.findUnique({ where: { id }, select: { manifest: true } })),
+  );
   if (!a || !b) return null;
-  const [before, after] = await Promise.all([loadTree(r, a.manifest as unknown as ManifestEntry[]), loadTree(r, b.manifest as unknown as ManifestEntry[])]);
+  const [before, after] = await Promise.all([
+    loadTree(r, a.manifest as unknown as ManifestEntry[]),
+    loadTree(r, b.manifest as unknown as ManifestEntry[]),
+  ]);
   const diff = unifiedDiff(before.text, after.text);
-  return diff.length > MAX_DIFF_CHARS ? `${diff.slice(0, MAX_DIFF_CHARS)}\n… (diff cut at ${MAX_DIFF_CHARS} characters; the evidence bundle has it whole)\n` : diff;
+  return diff.length > MAX_DIFF_CHARS
+    ? `${diff.slice(0, MAX_DIFF_CHARS)}\n… (diff cut at ${MAX_DIFF_CHARS} characters; the evidence bundle has it whole)\n`
+    : diff;
 }

@@ -26,7 +26,10 @@ export function isResumeStep(step: { transformation: string }): boolean {
 }
 
 /** The candidate task of a step: the bounded workload, or for checkpoint-resume its kill-and-resume check. */
-export function candidateRun(step: { transformation: string }, command: string): { command: string; timeoutFactor?: number; outputs?: string[] } {
+export function candidateRun(
+  step: { transformation: string },
+  command: string,
+): { command: string; timeoutFactor?: number; outputs?: string[] } {
   if (!isResumeStep(step)) return { command };
   return { command: resumeCheckCommand(command), timeoutFactor: CHECK_TIMEOUT_FACTOR, outputs: [RESUME_CHECK_REPORT] };
 }
@@ -48,7 +51,13 @@ export interface ResumeCheckReport {
  */
 export async function readResumeCheck(r: Pick<Resources, 'blobs' | 'prisma'>, task: Task): Promise<ResumeCheckReport | null> {
   const fromResult = (task.result as { outputs?: ManifestEntry[] } | null)?.outputs;
-  const outputs = fromResult ?? (task.currentAttemptId ? ((await r.prisma.attempt.findUnique({ where: { id: task.currentAttemptId }, select: { outputs: true } }))?.outputs as ManifestEntry[] | null) : null) ?? [];
+  const outputs =
+    fromResult ??
+    (task.currentAttemptId
+      ? ((await r.prisma.attempt.findUnique({ where: { id: task.currentAttemptId }, select: { outputs: true } }))?.outputs as
+          ManifestEntry[] | null)
+      : null) ??
+    [];
   const entry = outputs.find((o) => o.path === RESUME_CHECK_REPORT);
   if (!entry) return null;
   try {
@@ -72,7 +81,8 @@ export function describeResumeCheck(report: ResumeCheckReport | null): string {
 /** Why a program was left unchanged by the rewrite (its error hazards: the refusal's reasons; else its notes). */
 export function unchangedReason(hazards: Hazard[]): string {
   const refusals = hazards.filter((h) => h.severity === 'error');
-  if (refusals.length) return `Not made resumable: ${refusals.map((h) => `${h.file ? `${h.file}${h.line ? `:${h.line}` : ''}: ` : ''}${h.what.replace(/^not made resumable: /, '')}`).join('; ')}. ${WITHOUT_RESUME}`;
+  if (refusals.length)
+    return `Not made resumable: ${refusals.map((h) => `${h.file ? `${h.file}${h.line ? `:${h.line}` : ''}: ` : ''}${h.what.replace(/^not made resumable: /, '')}`).join('; ')}. ${WITHOUT_RESUME}`;
   const notes = hazards.map((h) => h.what).join('; ');
   return `No change: ${notes || 'the rewrite finds nothing to change'}.`;
 }

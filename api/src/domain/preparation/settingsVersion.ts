@@ -24,10 +24,21 @@ export interface SettingsVersion {
  * The settings version of `jobId`'s uploaded code, or why it cannot be made. With `write` the new
  * blobs and the evidence bundle are stored; without, only checked (submit_plan's check).
  */
-export async function settingsVersion(r: Resources, jobId: string, edits: SettingEdit[], opts: { write: boolean }): Promise<{ ok: true; version: SettingsVersion } | { ok: false; problem: string }> {
-  const original = await r.prisma.codeVersion.findFirstOrThrow({ where: { jobId, status: 'ORIGINAL' }, select: { manifest: true, job: { select: { ownerId: true } } } });
+export async function settingsVersion(
+  r: Resources,
+  jobId: string,
+  edits: SettingEdit[],
+  opts: { write: boolean },
+): Promise<{ ok: true; version: SettingsVersion } | { ok: false; problem: string }> {
+  const original = await r.prisma.codeVersion.findFirstOrThrow({
+    where: { jobId, status: 'ORIGINAL' },
+    select: { manifest: true, job: { select: { ownerId: true } } },
+  });
   const manifest = original.manifest as unknown as ManifestEntry[];
-  const { text } = await loadTree(r, manifest.filter((m) => edits.some((e) => e.file === m.path)));
+  const { text } = await loadTree(
+    r,
+    manifest.filter((m) => edits.some((e) => e.file === m.path)),
+  );
   const python = await apiPython().catch(() => null);
   const rewrite = await applySettingEdits(text, edits, python);
   if (!rewrite.ok) return rewrite;

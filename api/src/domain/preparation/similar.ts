@@ -24,9 +24,13 @@ export type ModelFamily = 'cuda-kernel' | 'transformer' | 'rnn' | 'convnet' | 'm
 /** What kind of program a code tree is, from its sources (the first rule that matches). */
 export function modelFamilyOf(files: Record<string, string>): ModelFamily {
   const paths = Object.keys(files);
-  const py = paths.filter((p) => p.endsWith('.py')).map((p) => files[p]!).join('\n');
+  const py = paths
+    .filter((p) => p.endsWith('.py'))
+    .map((p) => files[p]!)
+    .join('\n');
   if (paths.some((p) => /\.(cu|cuh)$/.test(p))) return 'cuda-kernel';
-  if (/\bnn\.(Transformer\w*|MultiheadAttention)\b|scaled_dot_product_attention|\bclass \w*(Attention|Transformer|GPT)\w*\s*\(/.test(py)) return 'transformer';
+  if (/\bnn\.(Transformer\w*|MultiheadAttention)\b|scaled_dot_product_attention|\bclass \w*(Attention|Transformer|GPT)\w*\s*\(/.test(py))
+    return 'transformer';
   if (/\bnn\.(LSTM|GRU|RNN)\b/.test(py)) return 'rnn';
   if (/\bnn\.Conv[123]d\b|\bF\.conv[123]d\b/.test(py)) return 'convnet';
   if (/\bnn\.Linear\b/.test(py)) return 'mlp';
@@ -48,7 +52,12 @@ export interface SimilarCases {
   network: { accepted: number; rejected: number };
 }
 
-export async function similarPreparations(r: Pick<Resources, 'prisma'>, ownerId: string, key: SimilarKey, opts: { before?: Date; excludeJobId?: string } = {}): Promise<SimilarCases> {
+export async function similarPreparations(
+  r: Pick<Resources, 'prisma'>,
+  ownerId: string,
+  key: SimilarKey,
+  opts: { before?: Date; excludeJobId?: string } = {},
+): Promise<SimilarCases> {
   const where = {
     transformation: key.transformation,
     modelFamily: key.modelFamily,
@@ -61,7 +70,12 @@ export async function similarPreparations(r: Pick<Resources, 'prisma'>, ownerId:
   };
   const [counts, own] = await Promise.all([
     r.prisma.preparationRecord.groupBy({ by: ['outcome'], where, _count: { _all: true } }),
-    r.prisma.preparationRecord.findMany({ where: { ...where, job: { ownerId } }, orderBy: { createdAt: 'desc' }, take: 20, select: { id: true, jobId: true, outcome: true, reason: true, createdAt: true } }),
+    r.prisma.preparationRecord.findMany({
+      where: { ...where, job: { ownerId } },
+      orderBy: { createdAt: 'desc' },
+      take: 20,
+      select: { id: true, jobId: true, outcome: true, reason: true, createdAt: true },
+    }),
   ]);
   const n = (o: string) => counts.find((c) => c.outcome === o)?._count._all ?? 0;
   return {
@@ -86,12 +100,17 @@ export function verdictOf(c: SimilarCases): Verdict {
   const { accepted, rejected } = c.network;
   const decided = accepted + rejected;
   const where = `${c.key.transformation} on a ${c.key.modelFamily} program on ${c.key.accelerator === 'none' ? 'CPU-only workers' : `${c.key.accelerator} accelerators`}`;
-  if (decided < MIN_CASES) return { skip: false, acceptRate: null, reason: `${decided} similar case${decided === 1 ? '' : 's'} of ${where}: too few to go by.` };
+  if (decided < MIN_CASES)
+    return { skip: false, acceptRate: null, reason: `${decided} similar case${decided === 1 ? '' : 's'} of ${where}: too few to go by.` };
   const acceptRate = accepted / decided;
   const mine = c.own.filter((o) => o.outcome === 'REJECTED').slice(0, 5);
   const cite = mine.length ? ` Your records: ${mine.map((o) => `${o.recordId.slice(0, 8)} (${oneLine(o.reason, 120)})`).join('; ')}.` : '';
   if (rejected / decided >= SKIP_SHARE) {
-    return { skip: true, acceptRate, reason: `${SIMILAR_REASON_PREFIX} ${where} was rejected in ${rejected} of ${decided} similar cases across the network.${cite}` };
+    return {
+      skip: true,
+      acceptRate,
+      reason: `${SIMILAR_REASON_PREFIX} ${where} was rejected in ${rejected} of ${decided} similar cases across the network.${cite}`,
+    };
   }
   return { skip: false, acceptRate, reason: `${where} was accepted in ${accepted} of ${decided} similar cases across the network.` };
 }

@@ -59,7 +59,15 @@ import { changedPaths, loadTree, manifestFromTree, manifestSha, putEvidence, uni
 import { insertRecord, type RecordInput } from './records.js';
 import { modelFamilyOf, orderSteps, similarPreparations, verdictOf, type Verdict } from './similar.js';
 import { lockJob } from '../../db/sql/lockJob.js';
-import { candidateRun, describeResumeCheck, isResumeStep, readResumeCheck, RESUME_CHECK_PREFIX, unchangedReason, WITHOUT_RESUME } from './resumeCheck.js';
+import {
+  candidateRun,
+  describeResumeCheck,
+  isResumeStep,
+  readResumeCheck,
+  RESUME_CHECK_PREFIX,
+  unchangedReason,
+  WITHOUT_RESUME,
+} from './resumeCheck.js';
 
 export const DEFAULT_REVISION_BUDGET = 3;
 const BENCH_REPEATS = 9; // 1 warm-up + 8 measured per side: compareTimings' minimum
@@ -176,9 +184,14 @@ async function advance(ctx: Ctx, opts: { readOnly?: boolean } = {}): Promise<Sta
         if (record.outcome === 'ACCEPTED' || record.outcome === 'SKIPPED' || !step.required) break;
         // A required step was rejected: the next revision, if the budget allows one.
         const budget = spec.revisionBudget ?? DEFAULT_REVISION_BUDGET;
-        const next = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision: revision + 1 } } });
+        const next = await r.prisma.codeVersion.findUnique({
+          where: { jobId_step_revision: { jobId, step: step.name, revision: revision + 1 } },
+        });
         if (next) continue;
-        if (revision >= budget) return readOnly ? { state: 'failed', reason: `${step.name}: the revision budget is spent` } : failJob(ctx, await explainExhausted(ctx, step, revision));
+        if (revision >= budget)
+          return readOnly
+            ? { state: 'failed', reason: `${step.name}: the revision budget is spent` }
+            : failJob(ctx, await explainExhausted(ctx, step, revision));
         return { state: 'revision', step: step.name, revision: revision + 1, feedback: feedbackOf(record) };
       }
       if (readOnly) return { state: 'waiting', on: `${step.name}${revision ? ` revision ${revision}` : ''}` };
@@ -205,7 +218,9 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
   let task = await r.prisma.task.findFirst({ where: { jobId, kind: 'REFERENCE' } });
   if (!task) {
     const cap = await networkCapacity(r);
-    const online = cap.classes.some((c) => c.workloads.includes(spec.reference.workload) && (!spec.reference.accelVendor || c.accelVendor === spec.reference.accelVendor));
+    const online = cap.classes.some(
+      (c) => c.workloads.includes(spec.reference.workload) && (!spec.reference.accelVendor || c.accelVendor === spec.reference.accelVendor),
+    );
     const firstRequired = spec.steps.find((s) => s.required);
     let codeId = ctx.original.id;
     let env = spec.reference;
@@ -218,7 +233,14 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
       // (with the target's torch version) on the target instead, and say so in the record.
       const rewrite = await transform(ctx, firstRequired!, ctx.original);
       const manifest = await manifestFromTree(r, ctx.original.manifest, rewrite.tree, ctx.ownerId);
-      const cv = await upsertVersion(r, { jobId, step: REFERENCE_STEP, revision: 0, parentId: ctx.original.id, origin: `${firstRequired!.transformation} (reference fallback)`, manifest });
+      const cv = await upsertVersion(r, {
+        jobId,
+        step: REFERENCE_STEP,
+        revision: 0,
+        parentId: ctx.original.id,
+        origin: `${firstRequired!.transformation} (reference fallback)`,
+        manifest,
+      });
       codeId = cv.id;
       env = spec.target;
       const newer = rewrite.hazards.filter((h) => h.rule === 'torch-version').map((h) => `${h.file}:${h.line} ${h.what}`);
@@ -241,18 +263,32 @@ async function ensureReference(ctx: Ctx): Promise<ReferenceState> {
           attemptId: null,
           workerId: null,
           original: ctx.original,
-          candidate: { id: codeId, manifest: (await r.prisma.codeVersion.findUniqueOrThrow({ where: { id: codeId } })).manifest as unknown as ManifestEntry[] },
+          candidate: {
+            id: codeId,
+            manifest: (await r.prisma.codeVersion.findUniqueOrThrow({ where: { id: codeId } })).manifest as unknown as ManifestEntry[],
+          },
           transformation: firstRequired!.transformation,
           outcome: 'FALLBACK',
           reason: fallback,
         }
       : null;
-    task = await createStageTask(ctx, { kind: 'REFERENCE', name: 'reference', codeVersionId: codeId, env, command: spec.workload.command, environment: {}, record });
+    task = await createStageTask(ctx, {
+      kind: 'REFERENCE',
+      name: 'reference',
+      codeVersionId: codeId,
+      env,
+      command: spec.workload.command,
+      environment: {},
+      record,
+    });
     if (!task) return { state: 'waiting' };
   }
   if (task.status === 'FAILED') {
     const fallback = task.codeVersionId !== ctx.original.id;
-    return { state: 'failed', reason: `The reference run (${fallback ? `the rewrite (${spec.steps.find((s) => s.required)?.transformation})` : 'the unchanged code'} with the bounded workload \`${spec.workload.command}\`) failed: ${task.statusReason ?? 'no reason recorded'}${await errorTail(r, task.currentAttemptId)}` };
+    return {
+      state: 'failed',
+      reason: `The reference run (${fallback ? `the rewrite (${spec.steps.find((s) => s.required)?.transformation})` : 'the unchanged code'} with the bounded workload \`${spec.workload.command}\`) failed: ${task.statusReason ?? 'no reason recorded'}${await errorTail(r, task.currentAttemptId)}`,
+    };
   }
   if (task.status !== 'SUCCEEDED') return { state: 'waiting' };
   if (task.codeVersionId === ctx.original.id) await recordReference(ctx, task);
@@ -317,7 +353,9 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
     }
     const made = await transform(ctx, step, accepted);
     if (!made.changed) {
-      const why = isResumeStep(step) ? unchangedReason(made.hazards) : `No change: ${step.transformation} finds nothing to change in the code (it already fits ${envWords(envOf(spec, step))}).`;
+      const why = isResumeStep(step)
+        ? unchangedReason(made.hazards)
+        : `No change: ${step.transformation} finds nothing to change in the code (it already fits ${envWords(envOf(spec, step))}).`;
       await decide(ctx, step, revision, accepted, null, { outcome: 'SKIPPED', reason: why });
       return null;
     }
@@ -329,12 +367,19 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   // Static checks before any worker sees it.
   let checks = cv.staticChecks as unknown as StaticCheckResult | null;
   if (!checks) {
-    checks = await runStaticChecks((await loadTree(r, candidate.manifest)).text, { target: targetOfWorkload(envOf(spec, step).workload), python: await apiPython() });
+    checks = await runStaticChecks((await loadTree(r, candidate.manifest)).text, {
+      target: targetOfWorkload(envOf(spec, step).workload),
+      python: await apiPython(),
+    });
     // Deterministic for a given tree, so a second process checking at the same time writes the same.
     await r.prisma.codeVersion.update({ where: { id: cv.id }, data: { staticChecks: checks as unknown as P.InputJsonValue } });
   }
   if (!checks.ok) {
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, reason: `The candidate did not pass its static checks: ${describeFeedback(checks)}` });
+    await decide(ctx, step, revision, accepted, candidate, {
+      outcome: 'REJECTED',
+      staticChecks: checks,
+      reason: `The candidate did not pass its static checks: ${describeFeedback(checks)}`,
+    });
     return null;
   }
 
@@ -342,22 +387,47 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   const runName = `candidate:${step.name}:${revision}`;
   let run = await r.prisma.task.findFirst({ where: { jobId, name: runName } });
   if (!run) {
-    run = await createStageTask(ctx, { kind: 'CANDIDATE', name: runName, codeVersionId: cv.id, env: envOf(spec, step), environment: {}, ...candidateRun(step, spec.workload.command) });
+    run = await createStageTask(ctx, {
+      kind: 'CANDIDATE',
+      name: runName,
+      codeVersionId: cv.id,
+      env: envOf(spec, step),
+      environment: {},
+      ...candidateRun(step, spec.workload.command),
+    });
     return { state: 'waiting', on: runName };
   }
   // A checkpoint-resume candidate's run is its kill-and-resume check (resumeCheck.ts): its report is evidence either way.
   const resumeCheck = isResumeStep(step) && (run.status === 'FAILED' || run.status === 'SUCCEEDED') ? await readResumeCheck(r, run) : null;
   if (run.status === 'FAILED') {
     const attempt = await attemptOf(r, run).catch(() => null);
-    const failed = isResumeStep(step) && resumeCheck ? `${describeResumeCheck(resumeCheck)}. ${WITHOUT_RESUME}` : `The candidate failed on the worker with the bounded workload: ${run.statusReason ?? 'no reason recorded'}${await errorTail(r, run.currentAttemptId)}${isResumeStep(step) ? ` ${WITHOUT_RESUME}` : ''}`;
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, ...(resumeCheck ? { resumeCheck } : {}), reason: failed });
+    const failed =
+      isResumeStep(step) && resumeCheck
+        ? `${describeResumeCheck(resumeCheck)}. ${WITHOUT_RESUME}`
+        : `The candidate failed on the worker with the bounded workload: ${run.statusReason ?? 'no reason recorded'}${await errorTail(r, run.currentAttemptId)}${isResumeStep(step) ? ` ${WITHOUT_RESUME}` : ''}`;
+    await decide(ctx, step, revision, accepted, candidate, {
+      outcome: 'REJECTED',
+      staticChecks: checks,
+      run,
+      attempt,
+      ...(resumeCheck ? { resumeCheck } : {}),
+      reason: failed,
+    });
     return null;
   }
   if (run.status !== 'SUCCEEDED') return { state: 'waiting', on: runName };
   const attempt = await attemptOf(r, run);
   const report = await compareRuns(ctx, refTask, run, step);
   if (isResumeStep(step) && !resumeCheck?.equal) {
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, comparison: report, ...(resumeCheck ? { resumeCheck } : {}), reason: `${describeResumeCheck(resumeCheck)}. ${WITHOUT_RESUME}` });
+    await decide(ctx, step, revision, accepted, candidate, {
+      outcome: 'REJECTED',
+      staticChecks: checks,
+      run,
+      attempt,
+      comparison: report,
+      ...(resumeCheck ? { resumeCheck } : {}),
+      reason: `${describeResumeCheck(resumeCheck)}. ${WITHOUT_RESUME}`,
+    });
     return null;
   }
   const nothingCompared = report.summary.files === 0;
@@ -365,10 +435,20 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
     // Neither run wrote anything under the compared paths: there are no numbers to check,
     // only that the candidate ran. Said in the record rather than passed silently.
     report.ok = true;
-    report.suspicious.push(`nothing to compare: neither run wrote files under ${(spec.compare ?? ['outputs']).join(', ')}; the candidate was checked by its exit code only`);
+    report.suspicious.push(
+      `nothing to compare: neither run wrote files under ${(spec.compare ?? ['outputs']).join(', ')}; the candidate was checked by its exit code only`,
+    );
   }
   if (!report.ok) {
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, comparison: report, ...(resumeCheck ? { resumeCheck } : {}), reason: `The candidate's outputs differ from the reference beyond the tolerances: ${describeComparison(report)}${isResumeStep(step) ? ` ${WITHOUT_RESUME}` : ''}` });
+    await decide(ctx, step, revision, accepted, candidate, {
+      outcome: 'REJECTED',
+      staticChecks: checks,
+      run,
+      attempt,
+      comparison: report,
+      ...(resumeCheck ? { resumeCheck } : {}),
+      reason: `The candidate's outputs differ from the reference beyond the tolerances: ${describeComparison(report)}${isResumeStep(step) ? ` ${WITHOUT_RESUME}` : ''}`,
+    });
     return null;
   }
   if (step.kind !== 'optimization') {
@@ -376,7 +456,15 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
       ? 'ran with exit code 0 (neither it nor the reference wrote outputs to compare, so no numbers were checked)'
       : `its outputs match the reference within the tolerances (${report.summary.files} file(s), ${report.summary.tensors} tensor(s) compared)`;
     const resumed = resumeCheck ? `; ${describeResumeCheck(resumeCheck)}` : '';
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'ACCEPTED', staticChecks: checks, run, attempt, comparison: report, ...(resumeCheck ? { resumeCheck } : {}), reason: `The candidate passed its static checks and ${compared} on ${attempt.workerName}${resumed}.` });
+    await decide(ctx, step, revision, accepted, candidate, {
+      outcome: 'ACCEPTED',
+      staticChecks: checks,
+      run,
+      attempt,
+      comparison: report,
+      ...(resumeCheck ? { resumeCheck } : {}),
+      reason: `The candidate passed its static checks and ${compared} on ${attempt.workerName}${resumed}.`,
+    });
     return null;
   }
 
@@ -384,21 +472,50 @@ async function advanceCandidate(ctx: Ctx, step: Step, revision: number, accepted
   const benchName = `benchmark:${step.name}:${revision}`;
   let bench = await r.prisma.task.findFirst({ where: { jobId, name: benchName } });
   if (!bench) {
-    const composed = [...accepted.manifest.map((e) => ({ ...e, path: `accepted/${e.path}` })), ...candidate.manifest.map((e) => ({ ...e, path: `candidate/${e.path}` }))];
-    const benchCv = await upsertVersion(r, { jobId, step: `bench:${step.name}`, revision, parentId: cv.id, origin: 'benchmark', manifest: composed });
+    const composed = [
+      ...accepted.manifest.map((e) => ({ ...e, path: `accepted/${e.path}` })),
+      ...candidate.manifest.map((e) => ({ ...e, path: `candidate/${e.path}` })),
+    ];
+    const benchCv = await upsertVersion(r, {
+      jobId,
+      step: `bench:${step.name}`,
+      revision,
+      parentId: cv.id,
+      origin: 'benchmark',
+      manifest: composed,
+    });
     const command = `python -m chatgpu.bench --a accepted --b candidate --repeats ${BENCH_REPEATS} -- ${spec.workload.command}`;
-    bench = await createStageTask(ctx, { kind: 'BENCHMARK', name: benchName, codeVersionId: benchCv.id, env: envOf(spec, step), command, environment: {}, pinnedWorkerId: attempt.workerId, timeoutFactor: 2 * BENCH_REPEATS + 1 });
+    bench = await createStageTask(ctx, {
+      kind: 'BENCHMARK',
+      name: benchName,
+      codeVersionId: benchCv.id,
+      env: envOf(spec, step),
+      command,
+      environment: {},
+      pinnedWorkerId: attempt.workerId,
+      timeoutFactor: 2 * BENCH_REPEATS + 1,
+    });
     return { state: 'waiting', on: benchName };
   }
   if (bench.status === 'FAILED') {
-    await decide(ctx, step, revision, accepted, candidate, { outcome: 'REJECTED', staticChecks: checks, run, attempt, comparison: report, reason: `The timing runs failed: ${bench.statusReason ?? 'no reason recorded'}${await errorTail(r, bench.currentAttemptId)}` });
+    await decide(ctx, step, revision, accepted, candidate, {
+      outcome: 'REJECTED',
+      staticChecks: checks,
+      run,
+      attempt,
+      comparison: report,
+      reason: `The timing runs failed: ${bench.statusReason ?? 'no reason recorded'}${await errorTail(r, bench.currentAttemptId)}`,
+    });
     return null;
   }
   if (bench.status !== 'SUCCEEDED') return { state: 'waiting', on: benchName };
   const samples = await benchSamples(r, bench);
   const timing = compareTimings(samples.a, samples.b, { warmup: 1 });
   const faster = timing.decision === 'faster' && !timing.suspicious;
-  const speed = timing.speedup === null ? 'no decision' : `median speedup ${timing.speedup.toFixed(3)}×${timing.interval ? ` (99% interval ${timing.interval[0].toFixed(3)}–${timing.interval[1].toFixed(3)})` : ''}`;
+  const speed =
+    timing.speedup === null
+      ? 'no decision'
+      : `median speedup ${timing.speedup.toFixed(3)}×${timing.interval ? ` (99% interval ${timing.interval[0].toFixed(3)}–${timing.interval[1].toFixed(3)})` : ''}`;
   await decide(ctx, step, revision, accepted, candidate, {
     outcome: faster ? 'ACCEPTED' : 'REJECTED',
     staticChecks: checks,
@@ -442,7 +559,12 @@ async function loadVerdicts(ctx: Ctx): Promise<Map<string, Verdict>> {
   const out = new Map<string, Verdict>();
   for (const step of ctx.spec.steps) {
     if (step.required) continue;
-    const cases = await similarPreparations(ctx.r, ctx.ownerId, { transformation: step.transformation, modelFamily: ctx.modelFamily, accelerator: envOf(ctx.spec, step).accelVendor ?? 'none' }, { before: ctx.planCreatedAt, excludeJobId: ctx.jobId });
+    const cases = await similarPreparations(
+      ctx.r,
+      ctx.ownerId,
+      { transformation: step.transformation, modelFamily: ctx.modelFamily, accelerator: envOf(ctx.spec, step).accelVendor ?? 'none' },
+      { before: ctx.planCreatedAt, excludeJobId: ctx.jobId },
+    );
     out.set(step.name, verdictOf(cases));
   }
   return out;
@@ -507,7 +629,8 @@ async function decide(ctx: Ctx, step: Step, revision: number, accepted: Version,
   try {
     await commitTransition(r, jobId, async (tx, now) => {
       const rec = await insertRecord(tx, r, input);
-      if (candidate) await tx.codeVersion.update({ where: { id: candidate.id }, data: { status: d.outcome === 'ACCEPTED' ? 'ACCEPTED' : 'REJECTED' } });
+      if (candidate)
+        await tx.codeVersion.update({ where: { id: candidate.id }, data: { status: d.outcome === 'ACCEPTED' ? 'ACCEPTED' : 'REJECTED' } });
       const t = await applyTransition(tx, now, jobId, d.outcome === 'ACCEPTED' ? 'acceptCandidate' : 'rejectCandidate', {
         reason: `${step.name}${revision ? ` (revision ${revision})` : ''}: ${d.outcome.toLowerCase()}. ${d.reason}`,
         detail: { step: step.name, revision, outcome: d.outcome, recordId: rec.id },
@@ -531,20 +654,34 @@ async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
       include: { currentAttempt: { select: { workerId: true } } },
     })) ??
     (sameEnv(spec.reference, spec.target) && spec.steps.some(isResumeStep)
-      ? await r.prisma.task.findFirst({ where: { jobId, kind: 'REFERENCE', status: 'SUCCEEDED' }, include: { currentAttempt: { select: { workerId: true } } } })
+      ? await r.prisma.task.findFirst({
+          where: { jobId, kind: 'REFERENCE', status: 'SUCCEEDED' },
+          include: { currentAttempt: { select: { workerId: true } } },
+        })
       : null);
   // The last candidate ran the bounded workload on the target class: it is the full run's smoke
   // run (docs/architecture.md §4, "Smoke run"), so its timing gives the estimate.
   const estimate = lastRun ? await measureSmokeRun(r, lastRun, spec.workload.scale, 'preparation run') : null;
   const records = await r.prisma.preparationRecord.findMany({ where: { jobId }, orderBy: { createdAt: 'asc' } });
-  const summary = records.filter((x) => x.step !== REFERENCE_STEP).map((x) => `${x.step} ${x.outcome.toLowerCase()}`).join(', ');
+  const summary = records
+    .filter((x) => x.step !== REFERENCE_STEP)
+    .map((x) => `${x.step} ${x.outcome.toLowerCase()}`)
+    .join(', ');
   const pinned = spec.pinRun && lastRun?.currentAttempt ? lastRun.currentAttempt.workerId : null;
   await commitTransition(r, jobId, async (tx, now) => {
     if ((await lockJob(tx, jobId)) === null || (await tx.task.count({ where: { jobId, kind: 'RUN' } })) > 0) return { eventIds: [] };
-    const frozen = await applyTransition(tx, now, jobId, 'freeze', { reason: `Froze the accepted code (${summary || 'no change'}).`, data: { frozenCodeId: accepted.id }, detail: { codeVersionId: accepted.id } });
-    const started = await applyTransition(tx, now, jobId, 'startRun', { reason: pinned ? 'Running the frozen code on the worker that validated it.' : 'Running the frozen code.' });
+    const frozen = await applyTransition(tx, now, jobId, 'freeze', {
+      reason: `Froze the accepted code (${summary || 'no change'}).`,
+      data: { frozenCodeId: accepted.id },
+      detail: { codeVersionId: accepted.id },
+    });
+    const started = await applyTransition(tx, now, jobId, 'startRun', {
+      reason: pinned ? 'Running the frozen code on the worker that validated it.' : 'Running the frozen code.',
+    });
     const requirements = planRequirements(plan);
-    const estimated = estimate ? [await recordJobEvent(tx, jobId, 'smoke.result', { ok: true, estimate: estimate as unknown as P.InputJsonValue })] : [];
+    const estimated = estimate
+      ? [await recordJobEvent(tx, jobId, 'smoke.result', { ok: true, estimate: estimate as unknown as P.InputJsonValue })]
+      : [];
     if (estimate) await tx.job.update({ where: { id: jobId }, data: { estimate: estimate as unknown as P.InputJsonValue } });
     const { eventId } = await insertTask(tx, now, {
       jobId,
@@ -578,8 +715,13 @@ async function failJob(ctx: Ctx, reason: string): Promise<StageState> {
 }
 
 async function explainExhausted(ctx: Ctx, step: Step, revision: number): Promise<string> {
-  const records = await ctx.r.prisma.preparationRecord.findMany({ where: { jobId: ctx.jobId, step: step.name }, orderBy: { revision: 'asc' } });
-  const tried = records.map((x) => `${x.revision === 0 ? x.transformation : `revision ${x.revision} (agent patch)`}: ${x.reason}`).join(' | ');
+  const records = await ctx.r.prisma.preparationRecord.findMany({
+    where: { jobId: ctx.jobId, step: step.name },
+    orderBy: { revision: 'asc' },
+  });
+  const tried = records
+    .map((x) => `${x.revision === 0 ? x.transformation : `revision ${x.revision} (agent patch)`}: ${x.reason}`)
+    .join(' | ');
   return `The required step ${step.name} (${step.transformation}) could not pass after ${revision} revision${revision === 1 ? '' : 's'} (budget ${ctx.spec.revisionBudget ?? DEFAULT_REVISION_BUDGET}). What was tried: ${tried}. The acceptance criteria were not changed.`;
 }
 
@@ -587,7 +729,10 @@ async function explainExhausted(ctx: Ctx, step: Step, revision: number): Promise
 export function feedbackOf(record: { reason: string; staticChecks: unknown; numericalCheck: unknown }): string {
   const parts = [record.reason];
   const checks = record.staticChecks as StaticCheckResult | null;
-  if (checks && !checks.ok) parts.push(`Compiler/parser feedback:\n${checks.feedback.map((f) => `${f.file}:${f.line}:${f.col}: ${f.severity}: ${f.message} [${f.tool}]`).join('\n')}`);
+  if (checks && !checks.ok)
+    parts.push(
+      `Compiler/parser feedback:\n${checks.feedback.map((f) => `${f.file}:${f.line}:${f.col}: ${f.severity}: ${f.message} [${f.tool}]`).join('\n')}`,
+    );
   const report = record.numericalCheck as ComparisonReport | null;
   if (report && !report.ok) parts.push(`Comparison with the reference:\n${describeComparison(report, 20)}`);
   return parts.join('\n\n');
@@ -603,7 +748,11 @@ function describeComparison(report: ComparisonReport, max = 5): string {
   for (const f of report.files) {
     if (f.ok) continue;
     const bad = [...(f.tensors ?? []), ...(f.metrics ?? [])].filter((t) => !t.ok);
-    if (bad.length) for (const t of bad.slice(0, max)) lines.push(`${f.path}: ${t.name}: ${t.problem ?? 'outside tolerance'}${'max_abs_error' in t && t.max_abs_error !== undefined ? ` (max abs error ${String(t.max_abs_error)})` : ''}`);
+    if (bad.length)
+      for (const t of bad.slice(0, max))
+        lines.push(
+          `${f.path}: ${t.name}: ${t.problem ?? 'outside tolerance'}${'max_abs_error' in t && t.max_abs_error !== undefined ? ` (max abs error ${String(t.max_abs_error)})` : ''}`,
+        );
     else lines.push(`${f.path}: ${f.problem ?? f.kind}`);
   }
   for (const s of report.suspicious) lines.push(`suspicious: ${s}`);
@@ -641,7 +790,18 @@ async function createStageTask(ctx: Ctx, t: TaskSpec): Promise<Task | null> {
       timeoutSec: Math.min((spec.workload.timeoutSec ?? 900) * (t.timeoutFactor ?? 1), 7 * 86400),
       outputs: [...compareOutside, ...(t.outputs ?? [])],
     };
-    const { task, eventId } = await insertTask(tx, now, { jobId, kind: t.kind, name: t.name, codeVersionId: t.codeVersionId, command: t.command, environment: t.environment, requirements, pinnedWorkerId: t.pinnedWorkerId ?? null, priority: 1, maxAttempts: 3 });
+    const { task, eventId } = await insertTask(tx, now, {
+      jobId,
+      kind: t.kind,
+      name: t.name,
+      codeVersionId: t.codeVersionId,
+      command: t.command,
+      environment: t.environment,
+      requirements,
+      pinnedWorkerId: t.pinnedWorkerId ?? null,
+      priority: 1,
+      maxAttempts: 3,
+    });
     const rec = t.record ? await insertRecord(tx, r, { ...t.record, taskId: task.id }) : null;
     return { eventIds: [eventId, ...(rec?.eventIds ?? [])], task };
   });
@@ -649,8 +809,13 @@ async function createStageTask(ctx: Ctx, t: TaskSpec): Promise<Task | null> {
   return created.task;
 }
 
-async function upsertVersion(r: Resources, v: { jobId: string; step: string; revision: number; parentId: string; origin: string; manifest: ManifestEntry[] }) {
-  const existing = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId: v.jobId, step: v.step, revision: v.revision } } });
+async function upsertVersion(
+  r: Resources,
+  v: { jobId: string; step: string; revision: number; parentId: string; origin: string; manifest: ManifestEntry[] },
+) {
+  const existing = await r.prisma.codeVersion.findUnique({
+    where: { jobId_step_revision: { jobId: v.jobId, step: v.step, revision: v.revision } },
+  });
   if (existing) return existing;
   try {
     return await r.prisma.codeVersion.create({
@@ -668,7 +833,9 @@ async function upsertVersion(r: Resources, v: { jobId: string; step: string; rev
     });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
-    return r.prisma.codeVersion.findUniqueOrThrow({ where: { jobId_step_revision: { jobId: v.jobId, step: v.step, revision: v.revision } } });
+    return r.prisma.codeVersion.findUniqueOrThrow({
+      where: { jobId_step_revision: { jobId: v.jobId, step: v.step, revision: v.revision } },
+    });
   }
 }
 
@@ -683,21 +850,43 @@ export interface AttemptInfo {
 /** The attempt that produced a task's result, with the worker's hardware and runtime. */
 async function attemptOf(r: Resources, task: Task): Promise<AttemptInfo> {
   const a = await r.prisma.attempt.findUniqueOrThrow({ where: { id: task.currentAttemptId ?? '' }, include: { worker: true } });
-  const caps = a.worker.capabilities as { cpu?: unknown; memoryMiB?: number; accelerators?: unknown[]; pythons?: { path: string; version: string; torch?: unknown; numpy?: unknown }[]; python?: string; toolchains?: unknown; os?: string; arch?: string };
+  const caps = a.worker.capabilities as {
+    cpu?: unknown;
+    memoryMiB?: number;
+    accelerators?: unknown[];
+    pythons?: { path: string; version: string; torch?: unknown; numpy?: unknown }[];
+    python?: string;
+    toolchains?: unknown;
+    os?: string;
+    arch?: string;
+  };
   const python = caps.pythons?.find((p) => p.path === caps.python) ?? caps.pythons?.[0] ?? null;
   return {
     id: a.id,
     workerId: a.workerId,
     workerName: a.worker.name,
     accelerator: a.worker.accelVendor,
-    hardware: { worker: a.worker.name, os: caps.os ?? null, arch: caps.arch ?? null, cpu: caps.cpu ?? null, memoryMiB: caps.memoryMiB ?? null, accelerators: caps.accelerators ?? [], python, toolchains: caps.toolchains ?? null, simulatedAccelerator: a.simulatedAccelerator },
+    hardware: {
+      worker: a.worker.name,
+      os: caps.os ?? null,
+      arch: caps.arch ?? null,
+      cpu: caps.cpu ?? null,
+      memoryMiB: caps.memoryMiB ?? null,
+      accelerators: caps.accelerators ?? [],
+      python,
+      toolchains: caps.toolchains ?? null,
+      simulatedAccelerator: a.simulatedAccelerator,
+    },
   };
 }
 
 function compareRuns(ctx: Ctx, reference: Task, candidate: Task, step: Step): Promise<ComparisonReport> {
   const outputs = (t: Task) => (t.result as { outputs?: ManifestEntry[] } | null)?.outputs ?? [];
   const criteria = toleranceCriteria(step.tolerance);
-  return compareTaskOutputs(ctx.r, outputs(reference), outputs(candidate), { compare: ctx.spec.compare ?? ['outputs'], ...(criteria ? { criteria } : {}) });
+  return compareTaskOutputs(ctx.r, outputs(reference), outputs(candidate), {
+    compare: ctx.spec.compare ?? ['outputs'],
+    ...(criteria ? { criteria } : {}),
+  });
 }
 
 async function benchSamples(r: Resources, bench: Task): Promise<{ a: number[]; b: number[] }> {
@@ -723,12 +912,33 @@ async function evidenceBundle(ctx: Ctx, step: Step, revision: number, accepted: 
       'candidate.json        the candidate run: worker hardware, outputs, metrics, static checks',
       'comparison.json       the numerical comparison of the outputs (per tensor: shape, dtype, max abs/rel error)',
       ...(d.timings ? ['timings.json          timing samples (seconds; alternating runs) and their statistics'] : []),
-      ...(d.resumeCheck ? ['resume-check.json     the kill-and-resume check: the run SIGKILLed half-way and resumed, compared with an uninterrupted run'] : []),
+      ...(d.resumeCheck
+        ? ['resume-check.json     the kill-and-resume check: the run SIGKILLed half-way and resumed, compared with an uninterrupted run']
+        : []),
       'hardware.json         the worker that ran the candidate',
     ].join('\n'),
     'diff.patch': unifiedDiff(before, after),
-    'reference.json': JSON.stringify({ command: ctx.spec.workload.command, taskId: reference?.id ?? null, hardware: refAttempt?.hardware ?? null, result: reference?.result ?? null }, null, 2),
-    'candidate.json': JSON.stringify({ codeVersionId: candidate.id, changed: changedPaths(accepted.manifest, candidate.manifest), taskId: d.run?.id ?? null, result: d.run?.result ?? null, staticChecks: d.staticChecks ?? null }, null, 2),
+    'reference.json': JSON.stringify(
+      {
+        command: ctx.spec.workload.command,
+        taskId: reference?.id ?? null,
+        hardware: refAttempt?.hardware ?? null,
+        result: reference?.result ?? null,
+      },
+      null,
+      2,
+    ),
+    'candidate.json': JSON.stringify(
+      {
+        codeVersionId: candidate.id,
+        changed: changedPaths(accepted.manifest, candidate.manifest),
+        taskId: d.run?.id ?? null,
+        result: d.run?.result ?? null,
+        staticChecks: d.staticChecks ?? null,
+      },
+      null,
+      2,
+    ),
     'comparison.json': JSON.stringify(d.comparison ?? null, null, 2),
     'hardware.json': JSON.stringify(d.attempt?.hardware ?? null, null, 2),
   };
@@ -740,7 +950,10 @@ async function evidenceBundle(ctx: Ctx, step: Step, revision: number, accepted: 
 async function errorTail(r: Resources, attemptId: string | null): Promise<string> {
   if (!attemptId) return '';
   const tail = await r.prisma.logChunk.findMany({ where: { attemptId, stream: 'stderr' }, orderBy: { seq: 'desc' }, take: 3 });
-  const text = tail.reverse().map((l) => l.text).join(' | ');
+  const text = tail
+    .reverse()
+    .map((l) => l.text)
+    .join(' | ');
   return text ? ` Last error output: ${text.slice(0, 500)}` : '';
 }
 
@@ -773,15 +986,27 @@ export { REFERENCE_STEP };
  * feedback. Read-only (the preparer's tools call it, refusals included): a job the stage has
  * work to do on is not pending until the stage did it.
  */
-export async function pendingRevision(r: Resources, jobId: string): Promise<{ step: Step; revision: number; candidate: Version; feedback: string; budget: number; protectedFiles: string[] } | null> {
+export async function pendingRevision(
+  r: Resources,
+  jobId: string,
+): Promise<{ step: Step; revision: number; candidate: Version; feedback: string; budget: number; protectedFiles: string[] } | null> {
   const ctx = await loadContext(r, jobId);
   if (!ctx) return null;
   const state = await advance(ctx, { readOnly: true });
   if (state?.state !== 'revision') return null;
   const step = ctx.spec.steps.find((s) => s.name === state.step)!;
-  const rejected = await r.prisma.codeVersion.findUnique({ where: { jobId_step_revision: { jobId, step: step.name, revision: state.revision - 1 } } });
+  const rejected = await r.prisma.codeVersion.findUnique({
+    where: { jobId_step_revision: { jobId, step: step.name, revision: state.revision - 1 } },
+  });
   const candidate = rejected ? { id: rejected.id, manifest: rejected.manifest as unknown as ManifestEntry[] } : await lastAccepted(ctx);
-  return { step, revision: state.revision, candidate, feedback: state.feedback, budget: ctx.spec.revisionBudget ?? DEFAULT_REVISION_BUDGET, protectedFiles: protectedFiles(ctx) };
+  return {
+    step,
+    revision: state.revision,
+    candidate,
+    feedback: state.feedback,
+    budget: ctx.spec.revisionBudget ?? DEFAULT_REVISION_BUDGET,
+    protectedFiles: protectedFiles(ctx),
+  };
 }
 
 /**
@@ -806,7 +1031,18 @@ function protectedFiles(ctx: Ctx): string[] {
  * inside the caller's (Action) transaction. The stage then checks and runs it like any
  * other candidate. Refused when it touches a protected file.
  */
-export async function proposeRevision(tx: Db, input: { jobId: string; step: string; revision: number; parentId: string; manifest: ManifestEntry[]; changed: string[]; protectedFiles: string[] }) {
+export async function proposeRevision(
+  tx: Db,
+  input: {
+    jobId: string;
+    step: string;
+    revision: number;
+    parentId: string;
+    manifest: ManifestEntry[];
+    changed: string[];
+    protectedFiles: string[];
+  },
+) {
   const touched = input.changed.filter((p) => input.protectedFiles.includes(p));
   if (touched.length) throw new ProtectedFileError(touched);
   return tx.codeVersion.create({

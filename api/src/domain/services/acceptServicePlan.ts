@@ -27,7 +27,17 @@ export const SERVICE_MAX_ATTEMPTS = 20;
 export async function acceptServicePlan(
   tx: Db,
   now: Date,
-  input: { jobId: string; planId: string; codeVersionId: string; plan: PlanInput; service: ServiceSpec; environment: Record<string, unknown>; requirements: Requirements; criteria: Criteria; setup: CreateTaskInput | null },
+  input: {
+    jobId: string;
+    planId: string;
+    codeVersionId: string;
+    plan: PlanInput;
+    service: ServiceSpec;
+    environment: Record<string, unknown>;
+    requirements: Requirements;
+    criteria: Criteria;
+    setup: CreateTaskInput | null;
+  },
   eventIds: string[],
 ): Promise<{ taskId: string; eventIds: string[] }> {
   const { jobId, plan, service } = input;
@@ -35,15 +45,31 @@ export async function acceptServicePlan(
   const steps = plan.before?.map((b) => `\`${b.command}\``).join(', then ');
   const moved = await applyTransition(tx, now, jobId, 'acceptPlan', {
     reason: `${steps ? `Running the setup step${plan.before!.length > 1 ? 's' : ''} ${steps} first, then starting` : 'Starting'} the service \`${plan.command}\`; it serves at its URL once ${runtime.readinessPath} answers 2xx, ${runtime.durationSec ? `for ${runtime.durationSec} s` : 'until you stop it'}.`,
-    data: { currentPlanId: input.planId, acceptanceCriteria: input.criteria as unknown as P.InputJsonValue, frozenCodeId: input.codeVersionId },
+    data: {
+      currentPlanId: input.planId,
+      acceptanceCriteria: input.criteria as unknown as P.InputJsonValue,
+      frozenCodeId: input.codeVersionId,
+    },
   });
-  const { task, eventId } = await insertTask(tx, now, input.setup ?? serviceTask(jobId, input.codeVersionId, plan.command, input.environment, input.requirements, runtime, []));
+  const { task, eventId } = await insertTask(
+    tx,
+    now,
+    input.setup ?? serviceTask(jobId, input.codeVersionId, plan.command, input.environment, input.requirements, runtime, []),
+  );
   await insertService(tx, { jobId, taskId: task.id, spec: { ...service, runtime } });
   return { taskId: task.id, eventIds: [...eventIds, ...moved.eventIds, eventId] };
 }
 
 /** The SERVICE task of a plan; `inputs`: what its setup steps produced, placed at their paths. */
-export function serviceTask(jobId: string, codeVersionId: string, command: string, environment: Record<string, unknown>, requirements: Requirements, runtime: ServiceRuntime, inputs: ManifestEntry[]): CreateTaskInput {
+export function serviceTask(
+  jobId: string,
+  codeVersionId: string,
+  command: string,
+  environment: Record<string, unknown>,
+  requirements: Requirements,
+  runtime: ServiceRuntime,
+  inputs: ManifestEntry[],
+): CreateTaskInput {
   return {
     jobId,
     kind: 'SERVICE',

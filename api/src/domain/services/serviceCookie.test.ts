@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { hashToken, newToken } from '../auth/secrets.js';
-import { appSetCookies, cookieValues, SERVICE_COOKIE_SEC, SERVICE_TICKET_SEC, signServiceCredential, verifyServiceCredential, withoutServiceCookie } from './serviceCookie.js';
+import {
+  appSetCookies,
+  cookieValues,
+  SERVICE_COOKIE_SEC,
+  SERVICE_TICKET_SEC,
+  signServiceCredential,
+  verifyServiceCredential,
+  withoutServiceCookie,
+} from './serviceCookie.js';
 
 const svc = { slug: '0123456789abcdef', accessTokenHash: hashToken(newToken('service').token) };
 const now = new Date('2026-12-03T12:00:00Z');
@@ -20,13 +28,16 @@ describe('service ticket and cookie', () => {
     expect(verifyServiceCredential(svc, 'cookie', ticket.value, now)).toBe(false);
     expect(verifyServiceCredential(svc, 'ticket', cookie.value, now)).toBe(false);
     expect(verifyServiceCredential({ ...svc, slug: 'fedcba9876543210' }, 'cookie', cookie.value, now)).toBe(false);
-    expect(verifyServiceCredential({ ...svc, accessTokenHash: hashToken(newToken('service').token) }, 'cookie', cookie.value, now)).toBe(false);
+    expect(verifyServiceCredential({ ...svc, accessTokenHash: hashToken(newToken('service').token) }, 'cookie', cookie.value, now)).toBe(
+      false,
+    );
   });
 
   it('a later expiry written into a cookie, or a malformed one, does not verify', () => {
     const [exp, mac] = signServiceCredential(svc, 'cookie', now).value.split('.') as [string, string];
     expect(verifyServiceCredential(svc, 'cookie', `${Number(exp) + 3600}.${mac}`, now)).toBe(false);
-    for (const bad of ['', 'x', `${exp}.`, `${exp}.${mac}x`, `.${mac}`, `${exp}.${mac.slice(1)}!`, `-1.${mac}`]) expect(verifyServiceCredential(svc, 'cookie', bad, now)).toBe(false);
+    for (const bad of ['', 'x', `${exp}.`, `${exp}.${mac}x`, `.${mac}`, `${exp}.${mac.slice(1)}!`, `-1.${mac}`])
+      expect(verifyServiceCredential(svc, 'cookie', bad, now)).toBe(false);
   });
 
   it("reads every chatgpu_svc cookie (a parent-domain one cannot shadow ours) and leaves the app's own cookies to it", () => {
@@ -39,7 +50,13 @@ describe('service ticket and cookie', () => {
   });
 
   it("passes the app's host-only cookies on its own host only; never one named like ours or one for a parent domain", () => {
-    const set = ['a=1; Path=/; HttpOnly', 'chatgpu_svc=forged; Path=/', 'b=2; Domain=svc.localhost; Path=/', 'c=3;domain=.svc.localhost', 'd=4; SameSite=Lax'];
+    const set = [
+      'a=1; Path=/; HttpOnly',
+      'chatgpu_svc=forged; Path=/',
+      'b=2; Domain=svc.localhost; Path=/',
+      'c=3;domain=.svc.localhost',
+      'd=4; SameSite=Lax',
+    ];
     expect(appSetCookies(set, true)).toEqual(['a=1; Path=/; HttpOnly', 'd=4; SameSite=Lax']);
     expect(appSetCookies('a=1', true)).toEqual(['a=1']);
     expect(appSetCookies(set, false)).toEqual([]);

@@ -56,7 +56,10 @@ export function cookieValues(header: string | undefined, name: string): string[]
 
 /** A Cookie header without ours (the app gets its own cookies, never the service's credential); undefined when none is left. */
 export function withoutServiceCookie(header: string | undefined): string | undefined {
-  const kept = (header ?? '').split(';').map((p) => p.trim()).filter((p) => p && p.slice(0, p.indexOf('=')).trim() !== SERVICE_COOKIE);
+  const kept = (header ?? '')
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p && p.slice(0, p.indexOf('=')).trim() !== SERVICE_COOKIE);
   return kept.length ? kept.join('; ') : undefined;
 }
 

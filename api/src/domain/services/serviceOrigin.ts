@@ -45,7 +45,8 @@ export function serviceBaseProblem(value: string): string | null {
     return 'not a URL';
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be http: or https:';
-  if (u.pathname !== '/' || u.search || u.hash || u.username || u.password) return 'must be a bare origin (scheme, host, optional port): services get <slug>.<host>';
+  if (u.pathname !== '/' || u.search || u.hash || u.username || u.password)
+    return 'must be a bare origin (scheme, host, optional port): services get <slug>.<host>';
   if (isAddress(u.hostname)) return 'must be a host name, not an IP address: services get <slug>.<host>';
   return null;
 }

@@ -52,7 +52,13 @@ export async function insertService(tx: Db, input: { jobId: string; taskId: stri
   const slug = randomBytes(8).toString('hex');
   // A token nobody holds yet: the owner issues the first one (rotateServiceToken); only hashes are stored.
   return tx.service.create({
-    data: { jobId: input.jobId, taskId: input.taskId, slug, accessTokenHash: hashToken(newToken('service').token), spec: input.spec as never },
+    data: {
+      jobId: input.jobId,
+      taskId: input.taskId,
+      slug,
+      accessTokenHash: hashToken(newToken('service').token),
+      spec: input.spec as never,
+    },
   });
 }
 
@@ -78,22 +84,33 @@ export type Route =
 export async function routeFor(r: Pick<Resources, 'prisma'>, slug: string, cred: ServiceCredential, now: Date): Promise<Route> {
   if (!cred) return { kind: 'unauthorized' };
   const s = /^[0-9a-f]{16}$/.test(slug)
-    ? await r.prisma.service.findUnique({ where: { slug }, include: { job: { select: { status: true } }, task: { select: { currentAttemptId: true, currentAttempt: { select: { status: true, leaseExpiresAt: true } } } } } })
+    ? await r.prisma.service.findUnique({
+        where: { slug },
+        include: {
+          job: { select: { status: true } },
+          task: { select: { currentAttemptId: true, currentAttempt: { select: { status: true, leaseExpiresAt: true } } } },
+        },
+      })
     : null;
   if (!s || !credentialOpens(s, cred, now)) return { kind: 'forbidden' };
   if ('ticket' in cred) {
     const c = signServiceCredential(s, 'cookie', now);
     return { kind: 'open-in-browser', cookie: c.value, maxAgeSec: Math.floor((c.expiresAt.getTime() - now.getTime()) / 1000) };
   }
-  if (s.stoppedAt || isFinalJobStatus(s.job.status)) return { kind: 'gone', reason: s.stoppedAt ? 'The service was stopped.' : `The service's job is ${s.job.status.toLowerCase()}.` };
-  const live = s.task.currentAttempt && ['LEASED', 'RUNNING'].includes(s.task.currentAttempt.status) && s.task.currentAttempt.leaseExpiresAt > now;
-  if (!s.ready || !s.tunnelUrl || !s.currentAttemptId || s.currentAttemptId !== s.task.currentAttemptId || !live) return { kind: 'not-ready', retryAfterSec: NOT_READY_RETRY_AFTER_SEC };
+  if (s.stoppedAt || isFinalJobStatus(s.job.status))
+    return { kind: 'gone', reason: s.stoppedAt ? 'The service was stopped.' : `The service's job is ${s.job.status.toLowerCase()}.` };
+  const live =
+    s.task.currentAttempt && ['LEASED', 'RUNNING'].includes(s.task.currentAttempt.status) && s.task.currentAttempt.leaseExpiresAt > now;
+  if (!s.ready || !s.tunnelUrl || !s.currentAttemptId || s.currentAttemptId !== s.task.currentAttemptId || !live)
+    return { kind: 'not-ready', retryAfterSec: NOT_READY_RETRY_AFTER_SEC };
   return { kind: 'ready', serviceId: s.id, attemptId: s.currentAttemptId, tunnelUrl: s.tunnelUrl };
 }
 
 function credentialOpens(s: { slug: string; accessTokenHash: string }, cred: NonNullable<ServiceCredential>, now: Date): boolean {
   if ('bearer' in cred) return timingSafeEqual(Buffer.from(hashToken(cred.bearer)), Buffer.from(s.accessTokenHash));
-  return 'ticket' in cred ? verifyServiceCredential(s, 'ticket', cred.ticket, now) : cred.cookies.some((c) => verifyServiceCredential(s, 'cookie', c, now));
+  return 'ticket' in cred
+    ? verifyServiceCredential(s, 'ticket', cred.ticket, now)
+    : cred.cookies.some((c) => verifyServiceCredential(s, 'cookie', c, now));
 }
 
 /**
@@ -113,7 +130,13 @@ export async function openTunnel(r: Pick<Resources, 'prisma' | 'now'>, workerTok
  * Ready is written only while the attempt is still its task's current one, so a late READY
  * from a replaced attempt changes nothing; not-ready only clears what this attempt set.
  */
-export async function setServiceReady(r: Resources, serviceId: string, attemptId: string, ready: boolean, tunnelUrl: string | null): Promise<boolean> {
+export async function setServiceReady(
+  r: Resources,
+  serviceId: string,
+  attemptId: string,
+  ready: boolean,
+  tunnelUrl: string | null,
+): Promise<boolean> {
   const now = r.now();
   const res = await r.prisma.$transaction(async (tx) => {
     const s = ready
@@ -121,7 +144,10 @@ export async function setServiceReady(r: Resources, serviceId: string, attemptId
           where: { id: serviceId, stoppedAt: null, task: { currentAttemptId: attemptId, status: { in: ['LEASED', 'RUNNING'] } } },
           data: { ready: true, currentAttemptId: attemptId, tunnelUrl, readyAt: now },
         })
-      : await tx.service.updateMany({ where: { id: serviceId, currentAttemptId: attemptId, ready: true, ...(tunnelUrl ? { tunnelUrl } : {}) }, data: { ready: false, tunnelUrl: null } });
+      : await tx.service.updateMany({
+          where: { id: serviceId, currentAttemptId: attemptId, ready: true, ...(tunnelUrl ? { tunnelUrl } : {}) },
+          data: { ready: false, tunnelUrl: null },
+        });
     if (s.count === 0) return null;
     const svc = await tx.service.findUniqueOrThrow({ where: { id: serviceId }, select: { jobId: true } });
     const eventId = await recordJobEvent(tx, svc.jobId, ready ? 'service.ready' : 'service.unready', { attemptId });
@@ -173,7 +199,8 @@ export async function rotateServiceToken(r: Resources, userId: string, jobId: st
     where: { id: s.id, ...(opts.firstOnly ? { tokenRotatedAt: null } : {}) },
     data: { accessTokenHash: t.hash, tokenRotatedAt: now },
   });
-  if (done.count === 0) throw new ConflictError('A token was already issued for this service; rotate it to get a new one (the old one then stops working).');
+  if (done.count === 0)
+    throw new ConflictError('A token was already issued for this service; rotate it to get a new one (the old one then stops working).');
   return { token: t.token, service: { ...s, accessTokenHash: t.hash, tokenRotatedAt: now } };
 }
 
@@ -201,7 +228,9 @@ export async function stopService(r: Resources, userId: string, jobId: string) {
     await tx.service.update({ where: { id: s.id }, data: { stoppedAt: now, ready: false, tunnelUrl: null } });
     const workers = await cancelOutstandingWork(tx, r, now, jobId, 'The service was stopped by its owner.');
     if (!(await everReady(tx, jobId))) {
-      const c = await applyTransition(tx, now, jobId, 'cancel', { reason: 'The service was stopped by its owner before it ever answered its readiness check.' });
+      const c = await applyTransition(tx, now, jobId, 'cancel', {
+        reason: 'The service was stopped by its owner before it ever answered its readiness check.',
+      });
       return { eventIds: c.eventIds, workers };
     }
     const v = await applyTransition(tx, now, jobId, 'startValidation', { reason: 'The service was stopped by its owner.' });
@@ -221,4 +250,3 @@ export async function everReady(tx: Db, jobId: string): Promise<boolean> {
 export async function markServicesStopped(tx: Db, jobId: string, now: Date) {
   await tx.service.updateMany({ where: { jobId, stoppedAt: null }, data: { stoppedAt: now, ready: false, tunnelUrl: null } });
 }
-

@@ -37,13 +37,17 @@ export async function eligibleWorkers(db: Db, jobId: string, taskId: string, ove
   const eligible: EligibleWorker[] = [];
   const ineligible: { id: string; name: string; why: string }[] = [];
   for (const w of workers) {
-    const why =
-      !w.workloads.includes(task.workload) ? `no ${task.workload} workload`
-      : task.accelVendor !== null && task.accelVendor !== w.accelVendor ? `accelerator ${w.accelVendor}, the task needs ${task.accelVendor}`
-      : w.memoryMiB < minMemoryMiB ? `${w.memoryMiB} MiB of memory, the task needs ${minMemoryMiB}`
-      : w.accelMemMiB < task.minAccelMemMiB ? `${w.accelMemMiB} MiB of accelerator memory, the task needs ${task.minAccelMemMiB}`
-      : task.pinnedWorkerId !== null && task.pinnedWorkerId !== w.id ? 'the task is pinned to another worker'
-      : null;
+    const why = !w.workloads.includes(task.workload)
+      ? `no ${task.workload} workload`
+      : task.accelVendor !== null && task.accelVendor !== w.accelVendor
+        ? `accelerator ${w.accelVendor}, the task needs ${task.accelVendor}`
+        : w.memoryMiB < minMemoryMiB
+          ? `${w.memoryMiB} MiB of memory, the task needs ${minMemoryMiB}`
+          : w.accelMemMiB < task.minAccelMemMiB
+            ? `${w.accelMemMiB} MiB of accelerator memory, the task needs ${task.minAccelMemMiB}`
+            : task.pinnedWorkerId !== null && task.pinnedWorkerId !== w.id
+              ? 'the task is pinned to another worker'
+              : null;
     if (why) {
       ineligible.push({ id: w.id, name: w.name, why });
       continue;
@@ -58,7 +62,9 @@ export async function eligibleWorkers(db: Db, jobId: string, taskId: string, ove
       accelerators: (caps.accelerators ?? []).map((a) => a.name),
       installsPackages: caps.install?.enabled === true,
       packageIndex: caps.install?.index ?? null,
-      recentFailures: failures.filter((f) => f.workerId === w.id).map((f) => ({ taskId: f.taskId, attempt: f.number, status: f.status, errorClass: f.errorClass })),
+      recentFailures: failures
+        .filter((f) => f.workerId === w.id)
+        .map((f) => ({ taskId: f.taskId, attempt: f.number, status: f.status, errorClass: f.errorClass })),
     });
   }
   return { taskId, minMemoryMiB, eligible, ineligible };

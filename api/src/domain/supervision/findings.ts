@@ -9,7 +9,11 @@ export async function hasRemedy(r: Pick<Resources, 'prisma'>, taskId: string): P
   if (!task) return false;
   const mainRun = task.kind === 'RUN' && task.name === 'run';
   const rows = await r.prisma.finding.findMany({
-    where: { jobId: task.jobId, source: 'supervisor', OR: [{ data: { path: ['taskId'], equals: taskId } }, ...(mainRun ? [{ data: { path: ['remedy'], equals: 'replan' } }] : [])] },
+    where: {
+      jobId: task.jobId,
+      source: 'supervisor',
+      OR: [{ data: { path: ['taskId'], equals: taskId } }, ...(mainRun ? [{ data: { path: ['remedy'], equals: 'replan' } }] : [])],
+    },
     select: { data: true },
   });
   return rows.some((f) => typeof (f.data as { remedy?: unknown } | null)?.remedy === 'string');

@@ -25,8 +25,13 @@ export async function jobReport(r: Pick<Resources, 'prisma'>, jobId: string) {
   });
   // Cost per attempt: billed to the user, or the contributor's loss (lost work).
   const usage = await r.prisma.usageEntry.groupBy({ by: ['attemptId', 'billable'], where: { jobId }, _sum: { costCad: true } });
-  const costOf = (attemptId: string, billable: boolean) => Number(usage.find((u) => u.attemptId === attemptId && u.billable === billable)?._sum.costCad ?? 0);
-  const events = await r.prisma.jobEvent.findMany({ where: { jobId, kind: { not: 'agent.item' } }, orderBy: { id: 'desc' }, take: RECENT_EVENTS });
+  const costOf = (attemptId: string, billable: boolean) =>
+    Number(usage.find((u) => u.attemptId === attemptId && u.billable === billable)?._sum.costCad ?? 0);
+  const events = await r.prisma.jobEvent.findMany({
+    where: { jobId, kind: { not: 'agent.item' } },
+    orderBy: { id: 'desc' },
+    take: RECENT_EVENTS,
+  });
   return {
     id: job.id,
     status: job.status,

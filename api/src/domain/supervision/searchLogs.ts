@@ -34,21 +34,48 @@ export async function searchLogs(r: { prisma: Db; config: Pick<Config, 'sentryAp
   const until = q.until ? new Date(q.until) : undefined;
   const range = between(since, until);
   const where = { attempt: { task: { jobId } }, ...(q.attemptId ? { attemptId: q.attemptId } : {}), ...(range ? { ts: range } : {}) };
-  const select = { attemptId: true, seq: true, stream: true, text: true, ts: true, attempt: { select: { number: true, task: { select: { name: true } } } } } as const;
+  const select = {
+    attemptId: true,
+    seq: true,
+    stream: true,
+    text: true,
+    ts: true,
+    attempt: { select: { number: true, task: { select: { name: true } } } },
+  } as const;
   const re = q.regex ? new RegExp(q.query, 'i') : null;
   const [rows, events, sentry] = await Promise.all([
     re
-      ? db.logChunk.findMany({ where, select, orderBy: { ts: 'desc' }, take: SCAN_LIMIT }).then((s) => s.filter((c) => re.test(c.text)).slice(0, limit))
-      : db.logChunk.findMany({ where: { ...where, text: { contains: q.query, mode: 'insensitive' } }, select, orderBy: { ts: 'desc' }, take: limit }),
+      ? db.logChunk
+          .findMany({ where, select, orderBy: { ts: 'desc' }, take: SCAN_LIMIT })
+          .then((s) => s.filter((c) => re.test(c.text)).slice(0, limit))
+      : db.logChunk.findMany({
+          where: { ...where, text: { contains: q.query, mode: 'insensitive' } },
+          select,
+          orderBy: { ts: 'desc' },
+          take: limit,
+        }),
     matchingEvents(db, jobId, q, re, since, until),
     // Sentry has no regular expressions: for one, ask for the job's lines and match here.
-    searchSentryLogs(r.config.sentryApi, jobId, { query: re ? '' : q.query, ...(q.attemptId ? { attemptId: q.attemptId } : {}), ...(since ? { since } : {}), ...(until ? { until } : {}), limit: re ? 200 : limit }),
+    searchSentryLogs(r.config.sentryApi, jobId, {
+      query: re ? '' : q.query,
+      ...(q.attemptId ? { attemptId: q.attemptId } : {}),
+      ...(since ? { since } : {}),
+      ...(until ? { until } : {}),
+      limit: re ? 200 : limit,
+    }),
   ]);
   const source =
-    sentry.status === 'answered' ? `Sentry and ${STORED}` : sentry.status === 'unreachable' ? `${STORED}; Sentry is unreachable (${sentry.detail})` : `${STORED}; Sentry is not configured`;
+    sentry.status === 'answered'
+      ? `Sentry and ${STORED}`
+      : sentry.status === 'unreachable'
+        ? `${STORED}; Sentry is unreachable (${sentry.detail})`
+        : `${STORED}; Sentry is not configured`;
   return {
     source,
-    sentry: sentry.status === 'answered' ? { status: sentry.status, matches: re ? sentry.matches.filter((m) => re.test(m.message)).slice(-limit) : sentry.matches } : sentry,
+    sentry:
+      sentry.status === 'answered'
+        ? { status: sentry.status, matches: re ? sentry.matches.filter((m) => re.test(m.message)).slice(-limit) : sentry.matches }
+        : sentry,
     matches: rows.reverse().map((c) => ({
       attemptId: c.attemptId,
       task: c.attempt.task.name,
@@ -65,7 +92,12 @@ export async function searchLogs(r: { prisma: Db; config: Pick<Config, 'sentryAp
 /** The job's events (task and attempt status changes, findings, notes) whose payload matches. */
 async function matchingEvents(db: Db, jobId: string, q: LogQuery, re: RegExp | null, since?: Date, until?: Date) {
   const range = between(since, until);
-  const rows = await db.jobEvent.findMany({ where: { jobId, kind: { not: 'agent.item' }, ...(range ? { createdAt: range } : {}) }, orderBy: { id: 'desc' }, take: SCAN_LIMIT, select: { kind: true, payload: true, createdAt: true } });
+  const rows = await db.jobEvent.findMany({
+    where: { jobId, kind: { not: 'agent.item' }, ...(range ? { createdAt: range } : {}) },
+    orderBy: { id: 'desc' },
+    take: SCAN_LIMIT,
+    select: { kind: true, payload: true, createdAt: true },
+  });
   const needle = q.query.toLowerCase();
   const hits = [];
   for (const e of rows) {

@@ -20,7 +20,19 @@ import type { Config } from '../../config.js';
 
 export const SENTRY_LOG_FIELDS = ['timestamp', 'message', 'severity', 'job', 'task', 'worker', 'attempt', 'event', 'error_class'] as const;
 /** The error events' fields: the four ids (and the step and class) are the event's tags. */
-export const SENTRY_ERROR_FIELDS = ['id', 'timestamp', 'title', 'message', 'level', 'job', 'task', 'worker', 'attempt', 'event', 'error_class'] as const;
+export const SENTRY_ERROR_FIELDS = [
+  'id',
+  'timestamp',
+  'title',
+  'message',
+  'level',
+  'job',
+  'task',
+  'worker',
+  'attempt',
+  'event',
+  'error_class',
+] as const;
 const TIMEOUT_MS = 5000;
 
 export interface SentryLogLine {
@@ -40,9 +52,7 @@ export interface SentryLogLine {
 }
 
 export type SentryAnswer =
-  | { status: 'answered'; matches: SentryLogLine[] }
-  | { status: 'unreachable'; detail: string }
-  | { status: 'not configured' };
+  { status: 'answered'; matches: SentryLogLine[] } | { status: 'unreachable'; detail: string } | { status: 'not configured' };
 
 /** Sentry's search syntax: a quoted value, with its own quotes and backslashes escaped. */
 const quote = (v: string) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
@@ -53,7 +63,10 @@ type Fetched = { ok: true; data: Record<string, unknown>[] } | { ok: false; deta
 
 export async function searchSentryLogs(api: Config['sentryApi'], jobId: string, q: Query): Promise<SentryAnswer> {
   if (!api) return { status: 'not configured' };
-  const [logs, errors] = await Promise.all([fetchEvents(api, 'ourlogs', SENTRY_LOG_FIELDS, jobId, q), fetchEvents(api, 'errors', SENTRY_ERROR_FIELDS, jobId, q)]);
+  const [logs, errors] = await Promise.all([
+    fetchEvents(api, 'ourlogs', SENTRY_LOG_FIELDS, jobId, q),
+    fetchEvents(api, 'errors', SENTRY_ERROR_FIELDS, jobId, q),
+  ]);
   if (!logs.ok) return { status: 'unreachable', detail: logs.detail };
   if (!errors.ok) return { status: 'unreachable', detail: errors.detail };
   const mine = (d: Record<string, unknown>) => d.job === jobId; // never another job's lines, whatever the server matched
@@ -84,12 +97,25 @@ export async function searchSentryLogs(api: Config['sentryApi'], jobId: string, 
   ];
   // Newest `limit` of both, oldest first.
   const time = (l: SentryLogLine) => Date.parse(l.at) || 0;
-  const matches = lines.sort((a, b) => time(b) - time(a)).slice(0, q.limit).reverse();
+  const matches = lines
+    .sort((a, b) => time(b) - time(a))
+    .slice(0, q.limit)
+    .reverse();
   return { status: 'answered', matches };
 }
 
-async function fetchEvents(api: NonNullable<Config['sentryApi']>, dataset: 'ourlogs' | 'errors', fields: readonly string[], jobId: string, q: Query): Promise<Fetched> {
-  const terms = [`job:${quote(jobId)}`, ...(q.attemptId ? [`attempt:${quote(q.attemptId)}`] : []), ...(q.query ? [`message:${quote(`*${q.query}*`)}`] : [])];
+async function fetchEvents(
+  api: NonNullable<Config['sentryApi']>,
+  dataset: 'ourlogs' | 'errors',
+  fields: readonly string[],
+  jobId: string,
+  q: Query,
+): Promise<Fetched> {
+  const terms = [
+    `job:${quote(jobId)}`,
+    ...(q.attemptId ? [`attempt:${quote(q.attemptId)}`] : []),
+    ...(q.query ? [`message:${quote(`*${q.query}*`)}`] : []),
+  ];
   const params = new URLSearchParams({ dataset, query: terms.join(' '), sort: '-timestamp', per_page: String(q.limit) });
   for (const f of fields) params.append('field', f);
   if (api.project) params.set('project', api.project);
@@ -99,7 +125,10 @@ async function fetchEvents(api: NonNullable<Config['sentryApi']>, dataset: 'ourl
   } else params.set('statsPeriod', '14d');
   const url = `${api.url}/api/0/organizations/${encodeURIComponent(api.org)}/events/?${params}`;
   try {
-    const res = await fetch(url, { headers: { authorization: `Bearer ${api.token}`, accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const res = await fetch(url, {
+      headers: { authorization: `Bearer ${api.token}`, accept: 'application/json' },
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
     if (!res.ok) return { ok: false, detail: `Sentry answered HTTP ${res.status}` };
     const body = (await res.json()) as { data?: Record<string, unknown>[] };
     if (!Array.isArray(body.data)) return { ok: false, detail: 'Sentry answered without a data list' };

@@ -52,29 +52,53 @@ export interface RetryChanges {
  * Why a retry with these changes is out of the job's scope or limits, or null. Reads only;
  * `retryTask` calls it inside its transaction, the tool's check before dispatch.
  */
-export async function retryProblem(db: Db, jobId: string, taskId: string, c: RetryChanges, cap?: { rates: Rates; now: Date }): Promise<string | null> {
+export async function retryProblem(
+  db: Db,
+  jobId: string,
+  taskId: string,
+  c: RetryChanges,
+  cap?: { rates: Rates; now: Date },
+): Promise<string | null> {
   const task = await db.task.findUnique({ where: { id: taskId }, include: { job: { select: { status: true } } } });
   if (!task || task.jobId !== jobId) return `Task ${taskId} is not a task of this job.`;
   if (task.job.status !== 'RUNNING') return `The job is ${task.job.status}: only a RUNNING job's tasks are retried.`;
-  if (task.status !== 'FAILED' && task.status !== 'QUEUED') return `Task ${task.name} is ${task.status}: only a FAILED or QUEUED task can be retried.`;
-  if (countedAttempts(task) >= task.maxAttempts) return `Task ${task.name} used its ${task.maxAttempts} attempts: the attempt budget is spent.`;
+  if (task.status !== 'FAILED' && task.status !== 'QUEUED')
+    return `Task ${task.name} is ${task.status}: only a FAILED or QUEUED task can be retried.`;
+  if (countedAttempts(task) >= task.maxAttempts)
+    return `Task ${task.name} used its ${task.maxAttempts} attempts: the attempt budget is spent.`;
   if (c.accelVendor !== undefined && c.accelVendor !== (task.accelVendor ?? 'none')) {
     return `The plan runs task ${task.name} on ${task.accelVendor ?? 'none'} hardware; ${c.accelVendor} is outside it (replanning is not an action of this supervisor).`;
   }
-  if (c.minMemoryMiB !== undefined && c.minMemoryMiB < task.minMemoryMiB) return `minMemoryMiB ${c.minMemoryMiB} is below the task's ${task.minMemoryMiB}: a retry never asks for less.`;
+  if (c.minMemoryMiB !== undefined && c.minMemoryMiB < task.minMemoryMiB)
+    return `minMemoryMiB ${c.minMemoryMiB} is below the task's ${task.minMemoryMiB}: a retry never asks for less.`;
   if (c.onWorkerId !== undefined) {
-    if (task.pinnedWorkerId !== null && task.pinnedWorkerId !== c.onWorkerId) return `Task ${task.name} is pinned to another worker; its placement is not changed.`;
+    if (task.pinnedWorkerId !== null && task.pinnedWorkerId !== c.onWorkerId)
+      return `Task ${task.name} is pinned to another worker; its placement is not changed.`;
     const w = await db.worker.findUnique({ where: { id: c.onWorkerId } });
     const mem = Math.max(task.minMemoryMiB, c.minMemoryMiB ?? 0);
     if (!w || w.status !== 'ONLINE') return `Worker ${c.onWorkerId} is not online.`;
-    if (!w.workloads.includes(task.workload) || (task.accelVendor !== null && task.accelVendor !== w.accelVendor) || w.memoryMiB < mem || w.accelMemMiB < task.minAccelMemMiB) {
+    if (
+      !w.workloads.includes(task.workload) ||
+      (task.accelVendor !== null && task.accelVendor !== w.accelVendor) ||
+      w.memoryMiB < mem ||
+      w.accelMemMiB < task.minAccelMemMiB
+    ) {
       return `Worker ${w.name} cannot run task ${task.name} (see list_eligible_workers).`;
     }
   } else if (c.minMemoryMiB !== undefined || c.avoidWorkerIds?.length) {
     const mem = Math.max(task.minMemoryMiB, c.minMemoryMiB ?? 0);
     const avoid = [...new Set([...avoidedWorkers(task.requirements), ...(c.avoidWorkerIds ?? [])])];
-    if (task.pinnedWorkerId !== null && avoid.includes(task.pinnedWorkerId)) return `Task ${task.name} is pinned to a worker the retry should avoid; its placement is not changed.`;
-    const fits = await db.worker.count({ where: { status: 'ONLINE', workloads: { has: task.workload }, memoryMiB: { gte: mem }, id: { notIn: avoid }, ...(task.accelVendor ? { accelVendor: task.accelVendor } : {}) } });
+    if (task.pinnedWorkerId !== null && avoid.includes(task.pinnedWorkerId))
+      return `Task ${task.name} is pinned to a worker the retry should avoid; its placement is not changed.`;
+    const fits = await db.worker.count({
+      where: {
+        status: 'ONLINE',
+        workloads: { has: task.workload },
+        memoryMiB: { gte: mem },
+        id: { notIn: avoid },
+        ...(task.accelVendor ? { accelVendor: task.accelVendor } : {}),
+      },
+    });
     if (fits === 0) {
       return avoid.length
         ? `No other online worker${mem > task.minMemoryMiB ? ` with ${mem} MiB of memory` : ''} can run task ${task.name}.`
@@ -83,7 +107,10 @@ export async function retryProblem(db: Db, jobId: string, taskId: string, c: Ret
   }
   if (cap) {
     // The spending cap, as the claim would see the retry (its memory included).
-    const over = await capProblem(db as never, cap.rates, cap.now, { ...task, minMemoryMiB: Math.max(task.minMemoryMiB, c.minMemoryMiB ?? 0) });
+    const over = await capProblem(db as never, cap.rates, cap.now, {
+      ...task,
+      minMemoryMiB: Math.max(task.minMemoryMiB, c.minMemoryMiB ?? 0),
+    });
     if (over) return `A retry of task ${task.name} would not be leased: ${over.replace(/^Waiting: leasing it/, 'leasing it')}`;
   }
   return null;
@@ -117,7 +144,14 @@ export async function retryTask(tx: Db, now: Date, jobId: string, taskId: string
   });
   if (moved.count !== 1) throw new SupervisorActionRefused(`Task ${task.name} changed while the retry was decided; look again.`);
   const eventId = await recordJobEvent(tx, jobId, 'task.status', { taskId, name: task.name, status: 'QUEUED', reason, by: 'supervisor' });
-  return { taskId, name: task.name, status: 'QUEUED' as const, minMemoryMiB: c.minMemoryMiB ?? task.minMemoryMiB, onWorkerId: c.onWorkerId ?? task.pinnedWorkerId, eventIds: [eventId] };
+  return {
+    taskId,
+    name: task.name,
+    status: 'QUEUED' as const,
+    minMemoryMiB: c.minMemoryMiB ?? task.minMemoryMiB,
+    onWorkerId: c.onWorkerId ?? task.pinnedWorkerId,
+    eventIds: [eventId],
+  };
 }
 
 /** Workers a task's retries stay off (requirements.avoidWorkers). */
@@ -131,7 +165,11 @@ export const MAX_REPLANS = 2;
 
 /** The evidence of each time the run supervisor handed the job back to the planner, oldest first. */
 export async function replans(db: Db, jobId: string): Promise<{ at: Date; evidence: string }[]> {
-  const rows = await db.jobEvent.findMany({ where: { jobId, kind: 'job.status', payload: { path: ['transition'], equals: 'replan' } }, orderBy: { id: 'asc' }, select: { createdAt: true, payload: true } });
+  const rows = await db.jobEvent.findMany({
+    where: { jobId, kind: 'job.status', payload: { path: ['transition'], equals: 'replan' } },
+    orderBy: { id: 'asc' },
+    select: { createdAt: true, payload: true },
+  });
   return rows.map((e) => ({ at: e.createdAt, evidence: String((e.payload as { evidence?: unknown }).evidence ?? '') }));
 }
 
@@ -156,8 +194,17 @@ export async function replanJob(tx: Db, r: Pick<Resources, 'config'>, now: Date,
   const workers = await cancelOutstandingWork(tx, r, now, jobId, 'Cancelled: the run supervisor handed the job back to the planner.');
   // The old plan's finished tasks never move the job again (the engine and the reconcile look at
   // SUCCEEDED and FAILED tasks of a RUNNING job); their attempts keep what happened.
-  await tx.task.updateMany({ where: { jobId, status: { in: ['SUCCEEDED', 'FAILED'] } }, data: { status: 'CANCELLED', statusReason: 'Superseded: the run supervisor handed the job back to the planner (its attempts keep what happened).' } });
-  const t = await applyTransition(tx, now, jobId, 'replan', { reason: `Planning again with the run supervisor's evidence: ${evidence.slice(0, 1500)}`, detail: { evidence } });
+  await tx.task.updateMany({
+    where: { jobId, status: { in: ['SUCCEEDED', 'FAILED'] } },
+    data: {
+      status: 'CANCELLED',
+      statusReason: 'Superseded: the run supervisor handed the job back to the planner (its attempts keep what happened).',
+    },
+  });
+  const t = await applyTransition(tx, now, jobId, 'replan', {
+    reason: `Planning again with the run supervisor's evidence: ${evidence.slice(0, 1500)}`,
+    detail: { evidence },
+  });
   return { status: t.to, workers, eventIds: t.eventIds };
 }
 
@@ -168,7 +215,8 @@ export async function revisionProblem(r: Resources, jobId: string, step: string)
   if (job.status !== 'PREPARING') return `The job is ${job.status}: revisions are requested only while it is being prepared.`;
   const pending = await pendingRevision(r, jobId);
   if (!pending) return 'No preparation step is waiting for a revision (no candidate was rejected, or the revision budget is spent).';
-  if (pending.step.name !== step) return `Step ${step} is not waiting for a revision; ${pending.step.name} is (revision ${pending.revision} of ${pending.budget}).`;
+  if (pending.step.name !== step)
+    return `Step ${step} is not waiting for a revision; ${pending.step.name} is (revision ${pending.revision} of ${pending.budget}).`;
   return null;
 }
 
@@ -177,14 +225,24 @@ export async function requestRevision(tx: Db, r: Resources, jobId: string, step:
   const problem = await revisionProblem(r, jobId, step);
   if (problem) throw new SupervisorActionRefused(problem);
   const pending = (await pendingRevision(r, jobId))!;
-  const eventId = await recordJobEvent(tx, jobId, 'revision.requested', { step, revision: pending.revision, budget: pending.budget, text: evidence, by: 'supervisor' });
+  const eventId = await recordJobEvent(tx, jobId, 'revision.requested', {
+    step,
+    revision: pending.revision,
+    budget: pending.budget,
+    text: evidence,
+    by: 'supervisor',
+  });
   return { step, revision: pending.revision, eventIds: [eventId] };
 }
 
 /** The supervisor's revision request for this step and revision, if it made one. */
 export async function revisionRequest(db: Db, jobId: string, step: string, revision: number): Promise<{ text: string } | null> {
   const e = await db.jobEvent.findFirst({
-    where: { jobId, kind: 'revision.requested', AND: [{ payload: { path: ['step'], equals: step } }, { payload: { path: ['revision'], equals: revision } }] },
+    where: {
+      jobId,
+      kind: 'revision.requested',
+      AND: [{ payload: { path: ['step'], equals: step } }, { payload: { path: ['revision'], equals: revision } }],
+    },
     orderBy: { id: 'desc' },
     select: { payload: true },
   });
@@ -198,7 +256,10 @@ export async function failJob(tx: Db, now: Date, jobId: string, explanation: str
 
 /** Why the supervisor cannot ask now, or null: only a RUNNING job, one open question at a time. */
 export async function askProblem(db: Db, jobId: string): Promise<string | null> {
-  const job = await db.job.findUnique({ where: { id: jobId }, select: { status: true, _count: { select: { questions: { where: { status: 'OPEN' } } } } } });
+  const job = await db.job.findUnique({
+    where: { id: jobId },
+    select: { status: true, _count: { select: { questions: { where: { status: 'OPEN' } } } } },
+  });
   if (!job) return `Job ${jobId} not found.`;
   if (job.status !== 'RUNNING') return `The job is ${job.status}: the supervisor asks only while it runs.`;
   if (job._count.questions > 0) return 'A question to the user is already open; wait for the answer.';
@@ -236,8 +297,24 @@ export async function saveFinding(tx: Db, jobId: string, f: FindingInput) {
     const task = await tx.task.findUnique({ where: { id: f.taskId }, select: { jobId: true } });
     if (!task || task.jobId !== jobId) throw new NotFoundError('Task', f.taskId);
   }
-  const data = JSON.parse(JSON.stringify({ evidence: f.evidence ?? [], hypothesis: f.hypothesis ?? null, followUp: f.followUp ?? null, taskId: f.taskId ?? null, remedy: f.remedy ?? null, errorClass: f.errorClass ?? null, trigger: f.trigger ?? null })) as P.InputJsonValue;
+  const data = JSON.parse(
+    JSON.stringify({
+      evidence: f.evidence ?? [],
+      hypothesis: f.hypothesis ?? null,
+      followUp: f.followUp ?? null,
+      taskId: f.taskId ?? null,
+      remedy: f.remedy ?? null,
+      errorClass: f.errorClass ?? null,
+      trigger: f.trigger ?? null,
+    }),
+  ) as P.InputJsonValue;
   const row = await tx.finding.create({ data: { jobId, source: 'supervisor', text: f.observation, data } });
-  const eventId = await recordJobEvent(tx, jobId, 'finding', { findingId: row.id, source: 'supervisor', text: f.observation, hypothesis: f.hypothesis ?? null, followUp: f.followUp ?? null });
+  const eventId = await recordJobEvent(tx, jobId, 'finding', {
+    findingId: row.id,
+    source: 'supervisor',
+    text: f.observation,
+    hypothesis: f.hypothesis ?? null,
+    followUp: f.followUp ?? null,
+  });
   return { findingId: row.id, eventIds: [eventId] };
 }

@@ -104,18 +104,56 @@ export async function checkedResult(r: Resources, task: CheckedTask): Promise<Ch
     if (again || status !== 'RUNNING') return { eventIds: [], check: again, queued: false };
     const words = `${Math.round(decision.share * 100)}% of ${attempt.worker.name}'s checkable results are replicated (reputation ${decision.reputation.toFixed(2)}, ${attempt.worker.validatedCount} confirmed, ${attempt.worker.mismatchCount} wrong)`;
     if (!decision.replicate || independent === 0) {
-      const report = decision.replicate ? `Sampled (${words}), but no worker of another owner is online to replicate on: accepted unverified.` : `Not sampled: ${words}.`;
+      const report = decision.replicate
+        ? `Sampled (${words}), but no worker of another owner is online to replicate on: accepted unverified.`
+        : `Not sampled: ${words}.`;
       const check = await tx.resultCheck.create({
-        data: { jobId: task.jobId, taskId: task.id, attemptId: attempt.id, workerId: attempt.workerId, ...pick(decision), status: decision.replicate ? 'UNCHECKED' : 'SKIPPED', verifiedResult: own as P.InputJsonValue, settledAt: now, report },
+        data: {
+          jobId: task.jobId,
+          taskId: task.id,
+          attemptId: attempt.id,
+          workerId: attempt.workerId,
+          ...pick(decision),
+          status: decision.replicate ? 'UNCHECKED' : 'SKIPPED',
+          verifiedResult: own as P.InputJsonValue,
+          settledAt: now,
+          report,
+        },
       });
-      const ev = await recordJobEvent(tx, task.jobId, 'trust.check', { step: 'sampled', taskId: task.id, task: task.name, worker: attempt.worker.name, replicated: false, ...pick(decision), reason: report });
+      const ev = await recordJobEvent(tx, task.jobId, 'trust.check', {
+        step: 'sampled',
+        taskId: task.id,
+        task: task.name,
+        worker: attempt.worker.name,
+        replicated: false,
+        ...pick(decision),
+        reason: report,
+      });
       return { eventIds: [ev], check, queued: false };
     }
     const { task: replica, eventId } = await insertTask(tx, now, followUp(task, REPLICA_PREFIX, [attempt.worker.ownerId]));
     const check = await tx.resultCheck.create({
-      data: { jobId: task.jobId, taskId: task.id, attemptId: attempt.id, workerId: attempt.workerId, ...pick(decision), status: 'REPLICATING', replicaTaskId: replica.id, report: `Sampled: ${words}; replicating on a worker of another owner.` },
+      data: {
+        jobId: task.jobId,
+        taskId: task.id,
+        attemptId: attempt.id,
+        workerId: attempt.workerId,
+        ...pick(decision),
+        status: 'REPLICATING',
+        replicaTaskId: replica.id,
+        report: `Sampled: ${words}; replicating on a worker of another owner.`,
+      },
     });
-    const ev = await recordJobEvent(tx, task.jobId, 'trust.check', { step: 'sampled', taskId: task.id, task: task.name, worker: attempt.worker.name, replicated: true, replicaTaskId: replica.id, ...pick(decision), reason: check.report });
+    const ev = await recordJobEvent(tx, task.jobId, 'trust.check', {
+      step: 'sampled',
+      taskId: task.id,
+      task: task.name,
+      worker: attempt.worker.name,
+      replicated: true,
+      replicaTaskId: replica.id,
+      ...pick(decision),
+      reason: check.report,
+    });
     return { eventIds: [eventId, ev], check, queued: true };
   });
   if (made.queued) await r.events.emit({ type: 'tasks.available' });
@@ -159,9 +197,19 @@ function followUp(t: CheckedTask, prefix: string, avoidOwners: string[]) {
  * unverified; after a mismatch the job fails) instead of the job waiting for a worker that may
  * never come. In the tick's transaction; the caller records the events and emits task.finished.
  */
-export async function giveUpUnplaceableChecks(tx: Db, now: Date, waitSec: number, minReputation: number): Promise<{ jobId: string; taskId: string; name: string; reason: string }[]> {
+export async function giveUpUnplaceableChecks(
+  tx: Db,
+  now: Date,
+  waitSec: number,
+  minReputation: number,
+): Promise<{ jobId: string; taskId: string; name: string; reason: string }[]> {
   const waiting = await tx.task.findMany({
-    where: { kind: 'PROBE', status: 'QUEUED', runAfter: { lt: new Date(now.getTime() - waitSec * 1000) }, OR: [{ name: { startsWith: REPLICA_PREFIX } }, { name: { startsWith: TIEBREAK_PREFIX } }] },
+    where: {
+      kind: 'PROBE',
+      status: 'QUEUED',
+      runAfter: { lt: new Date(now.getTime() - waitSec * 1000) },
+      OR: [{ name: { startsWith: REPLICA_PREFIX } }, { name: { startsWith: TIEBREAK_PREFIX } }],
+    },
     take: 100,
   });
   if (!waiting.length) return [];
@@ -171,7 +219,10 @@ export async function giveUpUnplaceableChecks(tx: Db, now: Date, waitSec: number
     if (online.some((w) => canRunOn(t, w, minReputation))) continue;
     const waited = waitSec < 120 ? `${waitSec} s` : `${Math.round(waitSec / 60)} min`;
     const reason = `Given up after ${waited}: ${t.statusReason?.replace(/\.$/, '') ?? 'no online worker can run it'}`;
-    const moved = await tx.task.updateMany({ where: { id: t.id, status: 'QUEUED' }, data: { status: 'FAILED', statusReason: reason, finishedAt: now } });
+    const moved = await tx.task.updateMany({
+      where: { id: t.id, status: 'QUEUED' },
+      data: { status: 'FAILED', statusReason: reason, finishedAt: now },
+    });
     if (moved.count) given.push({ jobId: t.jobId, taskId: t.id, name: t.name, reason });
   }
   return given;
@@ -186,29 +237,59 @@ export function isCheckTask(task: { kind: string; name: string }): boolean {
  * A replica or tie-breaker finished: the comparison and its consequences (see the file comment).
  * Returns the original task's id when the check settled and the job may go on with it.
  */
-export async function afterCheckTask(r: Resources, probe: { id: string; jobId: string; name: string; status: string; result: unknown; currentAttemptId: string | null; statusReason: string | null }): Promise<string | null> {
+export async function afterCheckTask(
+  r: Resources,
+  probe: {
+    id: string;
+    jobId: string;
+    name: string;
+    status: string;
+    result: unknown;
+    currentAttemptId: string | null;
+    statusReason: string | null;
+  },
+): Promise<string | null> {
   const check = await r.prisma.resultCheck.findFirst({ where: { OR: [{ replicaTaskId: probe.id }, { tiebreakTaskId: probe.id }] } });
   if (!check) return null;
   const isReplica = check.replicaTaskId === probe.id;
-  if ((isReplica && check.status !== 'REPLICATING') || (!isReplica && check.status !== 'TIEBREAK')) return SETTLED.has(check.status) ? check.taskId : null;
+  if ((isReplica && check.status !== 'REPLICATING') || (!isReplica && check.status !== 'TIEBREAK'))
+    return SETTLED.has(check.status) ? check.taskId : null;
   const original = await r.prisma.task.findUniqueOrThrow({ where: { id: check.taskId } });
   const mark = checkableOf(original) ?? {};
   const outputsOf = (t: { result: unknown }) => ((t.result ?? {}) as CheckedResult).outputs ?? [];
   const workerOf = async (attemptId: string | null) =>
-    attemptId ? r.prisma.attempt.findUnique({ where: { id: attemptId }, select: { id: true, worker: { select: { id: true, name: true, ownerId: true, reputation: true } } } }) : null;
+    attemptId
+      ? r.prisma.attempt.findUnique({
+          where: { id: attemptId },
+          select: { id: true, worker: { select: { id: true, name: true, ownerId: true, reputation: true } } },
+        })
+      : null;
   const first = await workerOf(check.attemptId);
   const here = await workerOf(probe.currentAttemptId);
   const criteria = toleranceCriteria(mark.tolerance);
-  const compare = (a: { result: unknown }, b: { result: unknown }) => compareTaskOutputs(r, outputsOf(a), outputsOf(b), { ...(mark.compare ? { compare: mark.compare } : {}), ...(criteria ? { criteria } : {}) });
+  const compare = (a: { result: unknown }, b: { result: unknown }) =>
+    compareTaskOutputs(r, outputsOf(a), outputsOf(b), {
+      ...(mark.compare ? { compare: mark.compare } : {}),
+      ...(criteria ? { criteria } : {}),
+    });
 
   if (isReplica) {
-    if (probe.status !== 'SUCCEEDED') return settle(r, check, 'REPLICATING', { status: 'UNCHECKED', verifiedResult: original.result, report: `The replica could not run (${probe.statusReason ?? 'no reason recorded'}): ${first?.worker.name ?? 'the worker'}'s result is accepted unverified.` });
+    if (probe.status !== 'SUCCEEDED')
+      return settle(r, check, 'REPLICATING', {
+        status: 'UNCHECKED',
+        verifiedResult: original.result,
+        report: `The replica could not run (${probe.statusReason ?? 'no reason recorded'}): ${first?.worker.name ?? 'the worker'}'s result is accepted unverified.`,
+      });
     let report: ComparisonReport;
     try {
       report = await compare(original, probe);
     } catch (err) {
       if (!(err instanceof ComparisonError)) throw err;
-      return settle(r, check, 'REPLICATING', { status: 'UNCHECKED', verifiedResult: original.result, report: `The API could not compare the results (${err.message}): accepted unverified.` });
+      return settle(r, check, 'REPLICATING', {
+        status: 'UNCHECKED',
+        verifiedResult: original.result,
+        report: `The API could not compare the results (${err.message}): accepted unverified.`,
+      });
     }
     if (report.ok) {
       return settle(r, check, 'REPLICATING', {
@@ -227,9 +308,21 @@ export async function afterCheckTask(r: Resources, probe: { id: string; jobId: s
       const spec = followUp(original, TIEBREAK_PREFIX, [...new Set(owners)]);
       const { task: tb, eventId } = await insertTask(tx, now, { ...spec, requirements: { ...spec.requirements, minReputation: least } });
       const reason = `Replicated on ${here?.worker.name}: MISMATCH with ${first?.worker.name}'s result (${summarize(report, first?.worker.name, here?.worker.name)}); a tie-breaker runs on a worker of neither owner with reputation ≥ ${least.toFixed(2)}.`;
-      const n = await tx.resultCheck.updateMany({ where: { id: check.id, status: 'REPLICATING' }, data: { status: 'TIEBREAK', tiebreakTaskId: tb.id, report: reason } });
+      const n = await tx.resultCheck.updateMany({
+        where: { id: check.id, status: 'REPLICATING' },
+        data: { status: 'TIEBREAK', tiebreakTaskId: tb.id, report: reason },
+      });
       if (n.count === 0) throw new MovedError();
-      const ev = await recordJobEvent(tx, check.jobId, 'trust.check', { step: 'mismatch', taskId: original.id, task: original.name, worker: first?.worker.name ?? null, replicaWorker: here?.worker.name ?? null, tiebreakTaskId: tb.id, comparison: brief(report), reason } as P.InputJsonValue);
+      const ev = await recordJobEvent(tx, check.jobId, 'trust.check', {
+        step: 'mismatch',
+        taskId: original.id,
+        task: original.name,
+        worker: first?.worker.name ?? null,
+        replicaWorker: here?.worker.name ?? null,
+        tiebreakTaskId: tb.id,
+        comparison: brief(report),
+        reason,
+      } as P.InputJsonValue);
       return { eventIds: [eventId, ev], moved: true };
     }).catch((err) => (err instanceof MovedError ? { eventIds: [], moved: false } : Promise.reject(err)));
     if (moved.moved) await r.events.emit({ type: 'tasks.available' });
@@ -240,7 +333,11 @@ export async function afterCheckTask(r: Resources, probe: { id: string; jobId: s
   const replica = await r.prisma.task.findUniqueOrThrow({ where: { id: check.replicaTaskId! } });
   const second = await workerOf(replica.currentAttemptId);
   if (probe.status !== 'SUCCEEDED') {
-    await settle(r, check, 'TIEBREAK', { status: 'UNRESOLVED', report: `${first?.worker.name} and ${second?.worker.name} returned different results and the tie-breaker could not run (${probe.statusReason ?? 'no reason recorded'}): neither result can be trusted.`, failJob: true });
+    await settle(r, check, 'TIEBREAK', {
+      status: 'UNRESOLVED',
+      report: `${first?.worker.name} and ${second?.worker.name} returned different results and the tie-breaker could not run (${probe.statusReason ?? 'no reason recorded'}): neither result can be trusted.`,
+      failJob: true,
+    });
     return null;
   }
   let withOriginal: ComparisonReport, withReplica: ComparisonReport;
@@ -248,7 +345,11 @@ export async function afterCheckTask(r: Resources, probe: { id: string; jobId: s
     [withOriginal, withReplica] = [await compare(original, probe), await compare(replica, probe)];
   } catch (err) {
     if (!(err instanceof ComparisonError)) throw err;
-    await settle(r, check, 'TIEBREAK', { status: 'UNRESOLVED', report: `${first?.worker.name} and ${second?.worker.name} returned different results and the API could not compare the tie-breaker's (${err.message}).`, failJob: true });
+    await settle(r, check, 'TIEBREAK', {
+      status: 'UNRESOLVED',
+      report: `${first?.worker.name} and ${second?.worker.name} returned different results and the API could not compare the tie-breaker's (${err.message}).`,
+      failJob: true,
+    });
     return null;
   }
   const verdict = tieBreak(withOriginal.ok, withReplica.ok);
@@ -266,8 +367,13 @@ export async function afterCheckTask(r: Resources, probe: { id: string; jobId: s
     verifiedResult: rightTask.result,
     confirmed: [right?.worker.id, here?.worker.id],
     wrong: wrong ? { workerId: wrong.worker.id, attemptId: wrong.id } : null,
-    report: `Tie-breaker on ${here?.worker.name}: agrees with ${right?.worker.name}; ${wrong?.worker.name}'s result was wrong (${verdict === 'original' ? summarize(withReplica, second?.worker.name, here?.worker.name) : summarize(withOriginal, first?.worker.name, here?.worker.name)}) and it loses reputation. The job goes on with ${verdict === 'original' ? 'the original' : 'the replica\'s'} result.`,
-    event: { tiebreakWorker: here?.worker.name ?? null, right: right?.worker.name ?? null, wrong: wrong?.worker.name ?? null, comparison: brief(verdict === 'original' ? withReplica : withOriginal) },
+    report: `Tie-breaker on ${here?.worker.name}: agrees with ${right?.worker.name}; ${wrong?.worker.name}'s result was wrong (${verdict === 'original' ? summarize(withReplica, second?.worker.name, here?.worker.name) : summarize(withOriginal, first?.worker.name, here?.worker.name)}) and it loses reputation. The job goes on with ${verdict === 'original' ? 'the original' : "the replica's"} result.`,
+    event: {
+      tiebreakWorker: here?.worker.name ?? null,
+      right: right?.worker.name ?? null,
+      wrong: wrong?.worker.name ?? null,
+      comparison: brief(verdict === 'original' ? withReplica : withOriginal),
+    },
   });
 }
 
@@ -295,7 +401,13 @@ async function settle(r: Resources, check: ResultCheck, from: 'REPLICATING' | 'T
     if ((await lockJob(tx, check.jobId)) !== 'RUNNING') return { eventIds: [], moved: false };
     const n = await tx.resultCheck.updateMany({
       where: { id: check.id, status: from },
-      data: { status: s.status, report: s.report, settledAt: now, ...(s.verifiedResult !== undefined ? { verifiedResult: s.verifiedResult as P.InputJsonValue } : {}), ...(s.wrong ? { wrongWorkerIds: [s.wrong.workerId] } : {}) },
+      data: {
+        status: s.status,
+        report: s.report,
+        settledAt: now,
+        ...(s.verifiedResult !== undefined ? { verifiedResult: s.verifiedResult as P.InputJsonValue } : {}),
+        ...(s.wrong ? { wrongWorkerIds: [s.wrong.workerId] } : {}),
+      },
     });
     if (n.count === 0) return { eventIds: [], moved: false };
     for (const id of new Set(s.confirmed?.filter((x): x is string => !!x) ?? [])) await countOutcome(tx, r, id, 'validatedCount');
@@ -304,7 +416,14 @@ async function settle(r: Resources, check: ResultCheck, from: 'REPLICATING' | 'T
       await writeOffAttemptUsage(tx, [s.wrong.attemptId]);
     }
     const step = { MATCHED: 'matched', RESOLVED: 'resolved', UNRESOLVED: 'unresolved', UNCHECKED: 'unchecked' }[s.status];
-    const eventIds = [await recordJobEvent(tx, check.jobId, 'trust.check', { step, taskId: check.taskId, ...(s.event ?? {}), reason: s.report } as P.InputJsonValue)];
+    const eventIds = [
+      await recordJobEvent(tx, check.jobId, 'trust.check', {
+        step,
+        taskId: check.taskId,
+        ...(s.event ?? {}),
+        reason: s.report,
+      } as P.InputJsonValue),
+    ];
     if (s.failJob) eventIds.push(...(await applyTransition(tx, now, check.jobId, 'fail', { reason: s.report })).eventIds);
     return { eventIds, moved: true };
   });
@@ -313,7 +432,11 @@ async function settle(r: Resources, check: ResultCheck, from: 'REPLICATING' | 'T
 
 /** One more confirmed (or wrong) result for a worker, and its reputation from the one rule (under the row lock the increment takes). */
 async function countOutcome(tx: Db, r: Resources, workerId: string, field: 'validatedCount' | 'mismatchCount') {
-  const w = await tx.worker.update({ where: { id: workerId }, data: { [field]: { increment: 1 } }, select: { validatedCount: true, mismatchCount: true } });
+  const w = await tx.worker.update({
+    where: { id: workerId },
+    data: { [field]: { increment: 1 } },
+    select: { validatedCount: true, mismatchCount: true },
+  });
   await tx.worker.update({ where: { id: workerId }, data: { reputation: reputationOf(w, r.config.trust) } });
 }
 
@@ -333,7 +456,15 @@ function summarize(report: ComparisonReport, a = 'reference', b = 'candidate'): 
     .join('; ');
 }
 
-const brief = (report: ComparisonReport) => ({ ok: report.ok, summary: report.summary, failed: report.files.filter((f) => !f.ok).map((f) => f.path).slice(0, 20) }) as unknown as P.InputJsonValue;
+const brief = (report: ComparisonReport) =>
+  ({
+    ok: report.ok,
+    summary: report.summary,
+    failed: report.files
+      .filter((f) => !f.ok)
+      .map((f) => f.path)
+      .slice(0, 20),
+  }) as unknown as P.InputJsonValue;
 
 /** The verified results of the job's checked tasks, by task id (what jobOutputs serves instead of a wrong one). */
 export async function verifiedResults(prisma: Resources['prisma'], jobId: string): Promise<Map<string, CheckedResult>> {
@@ -348,7 +479,10 @@ export async function verifiedResults(prisma: Resources['prisma'], jobId: string
 export async function replicationCostCad(prisma: Resources['prisma'], jobId: string): Promise<{ costCad: number; lostCostCad: number }> {
   const rows = await prisma.usageEntry.groupBy({
     by: ['billable'],
-    where: { jobId, attempt: { task: { kind: 'PROBE', OR: [{ name: { startsWith: REPLICA_PREFIX } }, { name: { startsWith: TIEBREAK_PREFIX } }] } } },
+    where: {
+      jobId,
+      attempt: { task: { kind: 'PROBE', OR: [{ name: { startsWith: REPLICA_PREFIX } }, { name: { startsWith: TIEBREAK_PREFIX } }] } },
+    },
     _sum: { costCad: true },
   });
   const sum = (billable: boolean) => Number(rows.find((x) => x.billable === billable)?._sum.costCad ?? 0);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { decideReplication, DEFAULT_TRUST_POLICY, isEligible, randomDraw, replicationShare, reputationOf, tieBreak, tieBreakerReputation } from './reputation.js';
+import {
+  decideReplication,
+  DEFAULT_TRUST_POLICY,
+  isEligible,
+  randomDraw,
+  replicationShare,
+  reputationOf,
+  tieBreak,
+  tieBreakerReputation,
+} from './reputation.js';
 
 const w = (validatedCount: number, mismatchCount = 0) => ({ validatedCount, mismatchCount });
 

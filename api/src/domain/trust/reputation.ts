@@ -35,7 +35,13 @@ export interface TrustPolicy {
   trustedReputation: number;
 }
 
-export const DEFAULT_TRUST_POLICY: TrustPolicy = { minReputation: 0.3, newWorkerChecks: 3, minShare: 0.05, mismatchWeight: 5, trustedReputation: 0.75 };
+export const DEFAULT_TRUST_POLICY: TrustPolicy = {
+  minReputation: 0.3,
+  newWorkerChecks: 3,
+  minShare: 0.05,
+  mismatchWeight: 5,
+  trustedReputation: 0.75,
+};
 
 export interface TrustRecord {
   validatedCount: number;

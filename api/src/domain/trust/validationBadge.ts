@@ -33,13 +33,26 @@ export const BADGE_LABELS: Record<ValidationBadgeCode, string> = {
   'not-validated': 'not validated',
 };
 
-export function validationBadge(job: { status: string; statusReason: string | null }, checks: readonly { status: string; report: string | null }[]): ValidationBadge {
+export function validationBadge(
+  job: { status: string; statusReason: string | null },
+  checks: readonly { status: string; report: string | null }[],
+): ValidationBadge {
   const make = (badge: ValidationBadgeCode, reason: string | null): ValidationBadge => ({ badge, label: BADGE_LABELS[badge], reason });
   if (['FAILED', 'CANCELLED', 'STOPPED'].includes(job.status)) return make('not-validated', job.statusReason);
   if (job.status !== 'SUCCEEDED') return make('pending', null);
   const unchecked = checks.find((c) => c.status === 'UNCHECKED');
-  if (unchecked) return make('unverified', unchecked.report ?? 'a sampled result could not be replicated on another owner\'s worker');
+  if (unchecked) return make('unverified', unchecked.report ?? "a sampled result could not be replicated on another owner's worker");
   const agreed = checks.filter((c) => c.status === 'MATCHED' || c.status === 'RESOLVED');
-  if (agreed.length) return make('validated-by-replication', agreed.map((c) => c.report).filter(Boolean).join(' ') || null);
-  return make('validated', checks.length ? 'It passed its acceptance checks; its result was not sampled for replication.' : 'It passed its acceptance checks.');
+  if (agreed.length)
+    return make(
+      'validated-by-replication',
+      agreed
+        .map((c) => c.report)
+        .filter(Boolean)
+        .join(' ') || null,
+    );
+  return make(
+    'validated',
+    checks.length ? 'It passed its acceptance checks; its result was not sampled for replication.' : 'It passed its acceptance checks.',
+  );
 }

@@ -25,7 +25,11 @@ export interface Quarantined {
   reason: string;
 }
 
-export async function quarantineBlackHoles(tx: Db, now: Date, cfg: { blackHoleJobs: number; blackHoleWindowMin: number; quarantineMin: number }): Promise<Quarantined[]> {
+export async function quarantineBlackHoles(
+  tx: Db,
+  now: Date,
+  cfg: { blackHoleJobs: number; blackHoleWindowMin: number; quarantineMin: number },
+): Promise<Quarantined[]> {
   const until = new Date(now.getTime() + cfg.quarantineMin * 60_000);
   const out: Quarantined[] = [];
   for (const b of await blackHoleWorkers(tx, new Date(now.getTime() - cfg.blackHoleWindowMin * 60_000), cfg.blackHoleJobs)) {
@@ -45,8 +49,14 @@ export async function quarantineBlackHoles(tx: Db, now: Date, cfg: { blackHoleJo
 
 /** Quarantines whose cool-down is over: the workers are ONLINE again (and may claim). */
 export async function releaseQuarantines(tx: Db, now: Date): Promise<{ workerId: string; ownerId: string }[]> {
-  const due = await tx.worker.findMany({ where: { status: 'QUARANTINED', quarantinedUntil: { lte: now } }, select: { id: true, ownerId: true } });
+  const due = await tx.worker.findMany({
+    where: { status: 'QUARANTINED', quarantinedUntil: { lte: now } },
+    select: { id: true, ownerId: true },
+  });
   if (!due.length) return [];
-  await tx.worker.updateMany({ where: { id: { in: due.map((w) => w.id) }, status: 'QUARANTINED', quarantinedUntil: { lte: now } }, data: { status: 'ONLINE', statusReason: null } });
+  await tx.worker.updateMany({
+    where: { id: { in: due.map((w) => w.id) }, status: 'QUARANTINED', quarantinedUntil: { lte: now } },
+    data: { status: 'ONLINE', statusReason: null },
+  });
   return due.map((w) => ({ workerId: w.id, ownerId: w.ownerId }));
 }

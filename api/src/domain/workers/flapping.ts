@@ -19,7 +19,13 @@ export interface Flapping {
   jobIds: string[];
 }
 
-export async function flappingWorkers(tx: Db, now: Date, lostNow: { workerId: string }[], threshold: number, windowMin: number): Promise<Flapping[]> {
+export async function flappingWorkers(
+  tx: Db,
+  now: Date,
+  lostNow: { workerId: string }[],
+  threshold: number,
+  windowMin: number,
+): Promise<Flapping[]> {
   const perWorker = new Map<string, number>();
   for (const e of lostNow) perWorker.set(e.workerId, (perWorker.get(e.workerId) ?? 0) + 1);
   const since = new Date(now.getTime() - windowMin * 60_000);
@@ -30,7 +36,9 @@ export async function flappingWorkers(tx: Db, now: Date, lostNow: { workerId: st
       select: { task: { select: { jobId: true, job: { select: { status: true } } } } },
     });
     if (lost.length < threshold || lost.length - thisTick >= threshold) continue;
-    const jobIds = [...new Set(lost.filter((a) => (ACTIVE_JOB_STATUSES as readonly string[]).includes(a.task.job.status)).map((a) => a.task.jobId))];
+    const jobIds = [
+      ...new Set(lost.filter((a) => (ACTIVE_JOB_STATUSES as readonly string[]).includes(a.task.job.status)).map((a) => a.task.jobId)),
+    ];
     out.push({ workerId, lost: lost.length, jobIds });
   }
   return out;

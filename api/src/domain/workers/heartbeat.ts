@@ -10,7 +10,6 @@ import type { WorkerStatus } from '../../generated/prisma/enums.js';
 
 export type Order = { kind: 'CANCEL'; attemptId: string; reason: string } | { kind: 'PAUSE' } | { kind: 'DRAIN' } | { kind: 'RESUME' };
 
-
 export async function requireOwnWorker(r: Resources, workerTokenId: string, workerId: string) {
   const w = isUuid(workerId) ? await r.prisma.worker.findUnique({ where: { id: workerId } }) : null;
   if (!w || w.tokenId !== workerTokenId) throw new NotFoundError('Worker', workerId.slice(0, 80));
@@ -52,13 +51,22 @@ export async function heartbeat(
       // Still LEASED/RUNNING but not renewed: its lease ran out before this heartbeat (the
       // tick has not marked it LOST yet) — expired all the same.
       const expired = !!k && (k.status === 'LEASED' || k.status === 'RUNNING') && k.leaseExpiresAt < now;
-      orders.push({ kind: 'CANCEL', attemptId: l.attemptId, reason: !k ? 'unknown attempt' : expired ? 'its lease expired' : `attempt is ${k.status.toLowerCase()}` });
-      if (k) await r.prisma.$transaction((tx) => recordStale(tx, l.attemptId, 'heartbeat', { status: k.status, ...(expired ? { reason: 'lease expired' } : {}) }));
+      orders.push({
+        kind: 'CANCEL',
+        attemptId: l.attemptId,
+        reason: !k ? 'unknown attempt' : expired ? 'its lease expired' : `attempt is ${k.status.toLowerCase()}`,
+      });
+      if (k)
+        await r.prisma.$transaction((tx) =>
+          recordStale(tx, l.attemptId, 'heartbeat', { status: k.status, ...(expired ? { reason: 'lease expired' } : {}) }),
+        );
     }
   }
   // Attempts of cancelled tasks: the worker still holds them; tell it to stop.
   const cancelled = seen.cancelledLive ? await cancelAttemptsOfCancelledTasks(r, now, worker.id) : [];
-  for (const id of cancelled) if (!orders.some((o) => o.kind === 'CANCEL' && o.attemptId === id)) orders.push({ kind: 'CANCEL', attemptId: id, reason: 'the job was cancelled' });
+  for (const id of cancelled)
+    if (!orders.some((o) => o.kind === 'CANCEL' && o.attemptId === id))
+      orders.push({ kind: 'CANCEL', attemptId: id, reason: 'the job was cancelled' });
   const status = seen.status as WorkerStatus;
   if (status !== seen.previous) await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: worker.ownerId });
   orders.push(status === 'PAUSED' ? { kind: 'PAUSE' } : status === 'DRAINING' ? { kind: 'DRAIN' } : { kind: 'RESUME' });

@@ -26,10 +26,25 @@ export interface WorkerClass {
 
 /** Online workers grouped by accelerator vendor, with what they can run. */
 export async function networkCapacity(r: { prisma: Pick<Db, 'worker'> }): Promise<{ classes: WorkerClass[]; summary: string }> {
-  const workers = await r.prisma.worker.findMany({ where: { status: 'ONLINE' }, select: { accelVendor: true, workloads: true, memoryMiB: true, accelMemMiB: true, capabilities: true, cpuCores: true, slots: true } });
+  const workers = await r.prisma.worker.findMany({
+    where: { status: 'ONLINE' },
+    select: { accelVendor: true, workloads: true, memoryMiB: true, accelMemMiB: true, capabilities: true, cpuCores: true, slots: true },
+  });
   const classes = new Map<string, WorkerClass>();
   for (const w of workers) {
-    const c = classes.get(w.accelVendor) ?? { accelVendor: w.accelVendor, count: 0, workloads: [], pythonVersions: [], torchVersions: [], numpyVersions: [], maxMemoryMiB: 0, maxAccelMemoryMiB: 0, accelerators: [], modules: null, installers: 0 };
+    const c = classes.get(w.accelVendor) ?? {
+      accelVendor: w.accelVendor,
+      count: 0,
+      workloads: [],
+      pythonVersions: [],
+      torchVersions: [],
+      numpyVersions: [],
+      maxMemoryMiB: 0,
+      maxAccelMemoryMiB: 0,
+      accelerators: [],
+      modules: null,
+      installers: 0,
+    };
     c.count++;
     c.workloads = [...new Set([...c.workloads, ...w.workloads])].sort();
     c.maxMemoryMiB = Math.max(c.maxMemoryMiB, w.memoryMiB);
@@ -50,7 +65,12 @@ export async function networkCapacity(r: { prisma: Pick<Db, 'worker'> }): Promis
   }
   const list = [...classes.values()].sort((a, b) => a.accelVendor.localeCompare(b.accelVendor));
   const summary = list.length
-    ? list.map((c) => `${c.count} ${c.accelVendor === 'none' ? 'CPU' : c.accelVendor.toUpperCase()} worker(s) (${c.workloads.filter((x) => x !== 'shell').join(', ')}${c.torchVersions.length ? `; torch ${c.torchVersions.join('/')}` : ''})`).join('; ')
+    ? list
+        .map(
+          (c) =>
+            `${c.count} ${c.accelVendor === 'none' ? 'CPU' : c.accelVendor.toUpperCase()} worker(s) (${c.workloads.filter((x) => x !== 'shell').join(', ')}${c.torchVersions.length ? `; torch ${c.torchVersions.join('/')}` : ''})`,
+        )
+        .join('; ')
     : 'no workers online';
   return { classes: list, summary };
 }

@@ -21,14 +21,18 @@ import type { Resources } from '../resources.js';
  * committed between another writer's read and its write is never overwritten.
  */
 export async function setWorkerPaused(r: Resources, ownerId: string, workerId: string, paused: boolean) {
-  const w = isUuid(workerId) ? await r.prisma.worker.findFirst({ where: { id: workerId, ownerId }, select: { id: true, ownerId: true } }) : null;
+  const w = isUuid(workerId)
+    ? await r.prisma.worker.findFirst({ where: { id: workerId, ownerId }, select: { id: true, ownerId: true } })
+    : null;
   if (!w) throw new NotFoundError('Worker', workerId);
   return applyPause(r, w, paused);
 }
 
 /** The owner drains a worker from the dashboard (Workers page, `drainWorker`). */
 export async function setWorkerDraining(r: Resources, ownerId: string, workerId: string) {
-  const w = isUuid(workerId) ? await r.prisma.worker.findFirst({ where: { id: workerId, ownerId }, select: { id: true, ownerId: true } }) : null;
+  const w = isUuid(workerId)
+    ? await r.prisma.worker.findFirst({ where: { id: workerId, ownerId }, select: { id: true, ownerId: true } })
+    : null;
   if (!w) throw new NotFoundError('Worker', workerId);
   return applyPause(r, w, 'drain');
 }

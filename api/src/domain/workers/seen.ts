@@ -12,14 +12,18 @@ const MAX_FLUSH = 2000;
 
 type Touch = { id: string; tokenId: string };
 
-const seenFor = perClient((r: { prisma: Prisma; now(): Date }) =>
-  new Coalescer<Touch, TouchedWorker | null>(async (batch) => {
-    // A worker queued twice in one flush (two heartbeats at once) is touched once.
-    const unique = [...new Map(batch.map((p) => [`${p.id}/${p.tokenId}`, p])).values()];
-    const rows = await touchWorkers(r.prisma, unique, r.now());
-    const byId = new Map(rows.map((w) => [w.id, w]));
-    return batch.map((p) => byId.get(p.id) ?? null);
-  }, { max: MAX_FLUSH, spacingMs: WORKER_CALL_SPACING_MS }),
+const seenFor = perClient(
+  (r: { prisma: Prisma; now(): Date }) =>
+    new Coalescer<Touch, TouchedWorker | null>(
+      async (batch) => {
+        // A worker queued twice in one flush (two heartbeats at once) is touched once.
+        const unique = [...new Map(batch.map((p) => [`${p.id}/${p.tokenId}`, p])).values()];
+        const rows = await touchWorkers(r.prisma, unique, r.now());
+        const byId = new Map(rows.map((w) => [w.id, w]));
+        return batch.map((p) => byId.get(p.id) ?? null);
+      },
+      { max: MAX_FLUSH, spacingMs: WORKER_CALL_SPACING_MS },
+    ),
 );
 
 /** Marks this worker seen (with the other heartbeats in flight); null when it is not this token's worker. */

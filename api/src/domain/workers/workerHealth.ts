@@ -14,10 +14,14 @@ import { requireOwnWorker } from './heartbeat.js';
 export async function setWorkerHealth(r: Resources, workerTokenId: string, workerId: string, healthy: boolean, reason: string | null) {
   const w = await requireOwnWorker(r, workerTokenId, workerId);
   const why = reason?.trim().slice(0, 1000) ?? '';
-  if (!healthy && !why) throw new ValidationError('An unhealthy worker says why (reason).', [{ path: ['reason'], message: 'required when healthy is false' }]);
+  if (!healthy && !why)
+    throw new ValidationError('An unhealthy worker says why (reason).', [{ path: ['reason'], message: 'required when healthy is false' }]);
   const n = healthy
     ? await r.prisma.worker.updateMany({ where: { id: w.id, status: 'UNHEALTHY' }, data: { status: 'ONLINE', statusReason: null } })
-    : await r.prisma.worker.updateMany({ where: { id: w.id, status: { in: ['ONLINE', 'OFFLINE', 'UNHEALTHY'] } }, data: { status: 'UNHEALTHY', statusReason: why } });
+    : await r.prisma.worker.updateMany({
+        where: { id: w.id, status: { in: ['ONLINE', 'OFFLINE', 'UNHEALTHY'] } },
+        data: { status: 'UNHEALTHY', statusReason: why },
+      });
   if (n.count) {
     await r.events.emit({ type: 'worker.changed', workerId: w.id, ownerId: w.ownerId });
     if (healthy) await r.events.emit({ type: 'tasks.available' });

@@ -9,26 +9,38 @@ export const CapabilitiesSchema = z
     os: z.string().max(100).optional(),
     arch: z.string().max(100).optional(),
     hostname: z.string().max(255).optional(),
-    cpu: z.object({ model: z.string().max(300), cores: z.number().int().min(0).max(4096) }).partial().optional(),
+    cpu: z
+      .object({ model: z.string().max(300), cores: z.number().int().min(0).max(4096) })
+      .partial()
+      .optional(),
     memoryMiB: z.number().min(0).max(1e9).optional(),
     /** The worker's --memory-limit: the most one task may use. */
     taskMemoryLimitMiB: z.number().int().min(1).max(1e9).optional(),
     diskFreeMiB: z.number().min(0).optional(),
     accelerators: z
       .array(
-        z.object({
-          vendor: z.enum(['nvidia', 'amd', 'apple']),
-          name: z.string().max(300),
-          memoryMiB: z.number().min(0).nullable().optional(),
-          runtime: z.string().max(100).nullable().optional(),
-          simulated: z.boolean().optional(),
-        }).passthrough(),
+        z
+          .object({
+            vendor: z.enum(['nvidia', 'amd', 'apple']),
+            name: z.string().max(300),
+            memoryMiB: z.number().min(0).nullable().optional(),
+            runtime: z.string().max(100).nullable().optional(),
+            simulated: z.boolean().optional(),
+          })
+          .passthrough(),
       )
       .max(64)
       .optional(),
-    workloads: z.array(z.enum(['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx', 'shell'])).max(16).optional(),
+    workloads: z
+      .array(z.enum(['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx', 'shell']))
+      .max(16)
+      .optional(),
     /** --simulate-accelerator (tests and demos): the class advertised; numerics run on the CPU. */
-    simulatedAccelerator: z.object({ spec: z.string().min(1).max(200) }).passthrough().nullable().optional(),
+    simulatedAccelerator: z
+      .object({ spec: z.string().min(1).max(200) })
+      .passthrough()
+      .nullable()
+      .optional(),
   })
   .passthrough();
 
@@ -46,10 +58,14 @@ export async function workerHello(
 ) {
   const parsed = CapabilitiesSchema.safeParse(input.capabilities ?? {});
   if (!parsed.success) {
-    throw new ValidationError('Invalid capabilities.', parsed.error.issues.map((i) => ({ path: ['capabilities', ...i.path.map(String)], message: i.message })));
+    throw new ValidationError(
+      'Invalid capabilities.',
+      parsed.error.issues.map((i) => ({ path: ['capabilities', ...i.path.map(String)], message: i.message })),
+    );
   }
   const caps = parsed.data;
-  if (JSON.stringify(caps).length > 256 * 1024) throw new ValidationError('Capabilities are too large.', [{ path: ['capabilities'], message: 'over 256 KiB' }]);
+  if (JSON.stringify(caps).length > 256 * 1024)
+    throw new ValidationError('Capabilities are too large.', [{ path: ['capabilities'], message: 'over 256 KiB' }]);
   const accels = caps.accelerators ?? [];
   // A simulated accelerator is labelled on the worker row (and from there on its attempts and the
   // preparation records); a production API takes such a worker only when its operator allows it.
@@ -78,7 +94,9 @@ export async function workerHello(
     await r.prisma.worker.updateMany({ where: { id: existing.id, status: 'OFFLINE' }, data: { status: 'ONLINE' } });
     worker = await r.prisma.worker.update({ where: { id: existing.id }, data });
   } else {
-    worker = await r.prisma.worker.create({ data: { ...data, ownerId: who.userId, tokenId: who.workerTokenId, name: input.name, status: 'ONLINE' } });
+    worker = await r.prisma.worker.create({
+      data: { ...data, ownerId: who.userId, tokenId: who.workerTokenId, name: input.name, status: 'ONLINE' },
+    });
   }
   await r.prisma.workerToken.update({ where: { id: who.workerTokenId }, data: { lastUsedAt: r.now() } });
   await r.events.emit({ type: 'worker.changed', workerId: worker.id, ownerId: who.userId });

@@ -13,11 +13,23 @@ import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
 import { ConflictError, NotFoundError, ValidationError } from './errors.js';
 
 export const JobStatusEnum = builder.enumType('JobStatus', {
-  values: ['DRAFT', 'PLANNING', 'NEEDS_INPUT', 'PREPARING', 'RUNNING', 'VALIDATING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED'] as const,
+  values: [
+    'DRAFT',
+    'PLANNING',
+    'NEEDS_INPUT',
+    'PREPARING',
+    'RUNNING',
+    'VALIDATING',
+    'SUCCEEDED',
+    'FAILED',
+    'CANCELLED',
+    'STOPPED',
+  ] as const,
 });
 
 const JobEstimateRef = builder.objectRef<Estimate>('JobEstimate').implement({
-  description: "The full run's estimate, from its smoke run (or the preparation run on the same class of worker); after the run, how far off it was.",
+  description:
+    "The full run's estimate, from its smoke run (or the preparation run on the same class of worker); after the run, how far off it was.",
   fields: (t) => ({
     source: t.exposeString('source', { description: '"smoke run" or "preparation run".' }),
     basis: t.exposeString('basis', { description: 'What was measured, on which worker, and how it was scaled to the full run.' }),
@@ -27,20 +39,45 @@ const JobEstimateRef = builder.objectRef<Estimate>('JobEstimate').implement({
     costCad: t.exposeFloat('costCad'),
     lowCad: t.exposeFloat('lowCad'),
     highCad: t.exposeFloat('highCad', { description: 'The spending-cap check at lease grant projects the full run to this.' }),
-    peakMemoryMiB: t.float({ nullable: true, description: 'Peak resident memory of the smoke run (sampled every second).', resolve: (e) => e.measured.peakMemoryMiB }),
+    peakMemoryMiB: t.float({
+      nullable: true,
+      description: 'Peak resident memory of the smoke run (sampled every second).',
+      resolve: (e) => e.measured.peakMemoryMiB,
+    }),
     outputBytes: t.float({ description: 'Size of what the smoke run wrote to its outputs.', resolve: (e) => e.measured.outputBytes }),
-    actualSec: t.float({ nullable: true, description: 'How long the full run really took (null until it ends).', resolve: (e) => e.actualSec ?? null }),
+    actualSec: t.float({
+      nullable: true,
+      description: 'How long the full run really took (null until it ends).',
+      resolve: (e) => e.actualSec ?? null,
+    }),
     actualCostCad: t.float({ nullable: true, resolve: (e) => e.actualCostCad ?? null }),
     ratio: t.float({ nullable: true, description: 'actualSec / durationSec.', resolve: (e) => e.ratio ?? null }),
-    unit: t.string({ nullable: true, description: 'The unit the plan scales the workload by (epoch, step, sample…); null without a scale.', resolve: (e) => e.measured?.unit ?? null }),
-    boundedUnits: t.float({ nullable: true, description: 'How many units the smoke run did.', resolve: (e) => e.measured?.bounded ?? null }),
-    fullUnits: t.float({ nullable: true, description: 'How many units the full run does (its progress: epoch 3 of fullUnits).', resolve: (e) => e.measured?.full ?? null }),
-    secondsPerStep: t.float({ nullable: true, description: "Seconds per metric step, from the smoke run's progress metrics; null without them.", resolve: (e) => e.measured?.secondsPerStep ?? null }),
+    unit: t.string({
+      nullable: true,
+      description: 'The unit the plan scales the workload by (epoch, step, sample…); null without a scale.',
+      resolve: (e) => e.measured?.unit ?? null,
+    }),
+    boundedUnits: t.float({
+      nullable: true,
+      description: 'How many units the smoke run did.',
+      resolve: (e) => e.measured?.bounded ?? null,
+    }),
+    fullUnits: t.float({
+      nullable: true,
+      description: 'How many units the full run does (its progress: epoch 3 of fullUnits).',
+      resolve: (e) => e.measured?.full ?? null,
+    }),
+    secondsPerStep: t.float({
+      nullable: true,
+      description: "Seconds per metric step, from the smoke run's progress metrics; null without them.",
+      resolve: (e) => e.measured?.secondsPerStep ?? null,
+    }),
   }),
 });
 
 const HeadlineMetricRef = builder.objectRef<HeadlineMetric>('HeadlineMetric').implement({
-  description: "The one number that tells two runs apart in a list (domain/jobs/headlineMetric.ts): the evaluation's quality metric, else the run's.",
+  description:
+    "The one number that tells two runs apart in a list (domain/jobs/headlineMetric.ts): the evaluation's quality metric, else the run's.",
   fields: (t) => ({
     name: t.exposeString('name'),
     value: t.exposeFloat('value'),
@@ -54,8 +91,14 @@ const PlanAskRef = builder.objectRef<AskDisposition>('PlanAsk').implement({
     ask: t.exposeString('ask', { description: "The request's words, as the user wrote them." }),
     kind: t.exposeString('kind', { description: 'setting, sweep, output, scale, threshold, hardware, limit, target, setup or other.' }),
     status: t.exposeString('status', { description: 'honoured or refused.' }),
-    detail: t.exposeString('detail', { description: 'Honoured: how (the flag, the constant changed, the output collected). Refused: why, naming what the project has.' }),
-    setting: t.string({ nullable: true, description: "The setting's address (file#name) when the ask is about one.", resolve: (a) => a.setting ?? null }),
+    detail: t.exposeString('detail', {
+      description: 'Honoured: how (the flag, the constant changed, the output collected). Refused: why, naming what the project has.',
+    }),
+    setting: t.string({
+      nullable: true,
+      description: "The setting's address (file#name) when the ask is about one.",
+      resolve: (a) => a.setting ?? null,
+    }),
   }),
 });
 
@@ -82,14 +125,19 @@ export const JobRef = builder.prismaNode('Job', {
     status: t.expose('status', { type: JobStatusEnum }),
     statusReason: t.exposeString('statusReason', { nullable: true, description: 'Why the job is in its status, in plain words.' }),
     spendingCapCad: t.expose('spendingCapCad', { type: 'Decimal', nullable: true }),
-    costCad: t.expose('costCad', { type: 'Decimal', description: 'Estimated cost so far (CAD): what you are charged, and what the spending cap counts.' }),
+    costCad: t.expose('costCad', {
+      type: 'Decimal',
+      description: 'Estimated cost so far (CAD): what you are charged, and what the spending cap counts.',
+    }),
     agentCostCad: t.expose('agentCostCad', {
       type: 'Decimal',
-      description: "What the agents' model calls for this job cost (CAD; tokens at the configured rates; the builtin rules cost nothing): within costCad, and counted by the cap.",
+      description:
+        "What the agents' model calls for this job cost (CAD; tokens at the configured rates; the builtin rules cost nothing): within costCad, and counted by the cap.",
     }),
     lostCostCad: t.expose('lostCostCad', {
       type: 'Decimal',
-      description: "Work lost through no fault of yours, not charged (CAD): attempts whose worker stopped responding or failed on its own machine. The contributors' loss; not in costCad.",
+      description:
+        "Work lost through no fault of yours, not charged (CAD): attempts whose worker stopped responding or failed on its own machine. The contributors' loss; not in costCad.",
     }),
     estimate: t.field({
       type: JobEstimateRef,
@@ -106,7 +154,8 @@ export const JobRef = builder.prismaNode('Job', {
     currentPlan: t.relation('currentPlan', { nullable: true }),
     askOutcomes: t.field({
       type: [AskOutcomeRef],
-      description: "Each ask of the request with its outcome (the current plan's dispositions and the job's status); empty until a plan is accepted.",
+      description:
+        "Each ask of the request with its outcome (the current plan's dispositions and the job's status); empty until a plan is accepted.",
       select: { status: true, statusReason: true, currentPlan: { select: { asks: true } } },
       resolve: (job) => askOutcomes(planAsks(job.currentPlan?.asks), job.status, job.statusReason),
     }),
@@ -115,8 +164,7 @@ export const JobRef = builder.prismaNode('Job', {
       type: 'CodeVersion',
       nullable: true,
       select: { id: true },
-      resolve: (query, job, _a, ctx) =>
-        ctx.prisma.codeVersion.findFirst({ ...query, where: { jobId: job.id, status: 'ORIGINAL' } }),
+      resolve: (query, job, _a, ctx) => ctx.prisma.codeVersion.findFirst({ ...query, where: { jobId: job.id, status: 'ORIGINAL' } }),
     }),
     codeVersions: t.relation('codeVersions', { query: { orderBy: { createdAt: 'asc' } } }),
     plans: t.relation('plans', { query: { orderBy: { version: 'asc' } } }),
@@ -127,17 +175,28 @@ export const JobRef = builder.prismaNode('Job', {
       nullable: true,
       description: "The evaluation's (else the run's) headline metric from their stored results; null until one reported a metric.",
       // Selected with the job (the jobs list loads it for a page of jobs in one query, not one per job).
-      select: { tasks: { where: { status: 'SUCCEEDED', kind: { in: ['RUN', 'EVALUATE'] } }, select: { kind: true, result: true }, orderBy: { createdAt: 'asc' } } },
+      select: {
+        tasks: {
+          where: { status: 'SUCCEEDED', kind: { in: ['RUN', 'EVALUATE'] } },
+          select: { kind: true, result: true },
+          orderBy: { createdAt: 'asc' },
+        },
+      },
       resolve: (job) => headlineMetric(job.tasks),
     }),
-    preparationRecords: t.relation('preparations', { description: 'What the preparation stage tried and decided, in order.', query: { orderBy: [{ createdAt: 'asc' }, { revision: 'asc' }] } }),
+    preparationRecords: t.relation('preparations', {
+      description: 'What the preparation stage tried and decided, in order.',
+      query: { orderBy: [{ createdAt: 'asc' }, { revision: 'asc' }] },
+    }),
     outputs: t.field({
       type: [FileEntry],
-      description: 'The downloadable results: files of the succeeded run (and evaluation) tasks. All at once: GET /jobs/<id>/outputs.tar.gz.',
+      description:
+        'The downloadable results: files of the succeeded run (and evaluation) tasks. All at once: GET /jobs/<id>/outputs.tar.gz.',
       resolve: (job, _a, ctx) => jobOutputs(ctx.prisma, job.id),
     }),
     outputsValidated: t.boolean({
-      description: "Whether the outputs passed the job's checks: only a SUCCEEDED job's did. Outputs of a job that failed its checks stay downloadable, marked not validated.",
+      description:
+        "Whether the outputs passed the job's checks: only a SUCCEEDED job's did. Outputs of a job that failed its checks stay downloadable, marked not validated.",
       select: { status: true },
       resolve: (job) => job.status === 'SUCCEEDED',
     }),
@@ -208,12 +267,35 @@ builder.prismaObject('Plan', {
     requirements: t.expose('requirements', { type: 'JSON' }),
     outputs: t.expose('outputs', { type: 'JSON' }),
     acceptanceCriteria: t.expose('acceptanceCriteria', { type: 'JSON' }),
-    preparation: t.expose('preparationWorkload', { type: 'JSON', nullable: true, description: 'The preparation stage the plan asks for: bounded workload, reference and target environments, steps, revision budget.' }),
-    pipeline: t.expose('pipeline', { type: 'JSON', nullable: true, description: 'Steps that run before the main command, in order ([{ name, command, produces, timeoutSec }]); each hands what it produces to the later ones.' }),
-    smokeRun: t.expose('smokeRun', { type: 'JSON', nullable: true, description: 'The smoke run before the full run ({ command, timeoutSec, scale: { unit, bounded, full } }); null: none.' }),
-    asks: t.field({ type: [PlanAskRef], description: "Every ask of the request and its disposition.", resolve: (p) => planAsks(p.asks) }),
-    settings: t.expose('settings', { type: 'JSON', nullable: true, description: 'Settings changed by rewriting their literals ([{ file, name, line, col, endLine, endCol, from, to }]); the frozen code holds them. Null: none.' }),
-    shards: t.expose('shards', { type: 'JSON', nullable: true, description: 'The work split into shards (issue 14): per-shard commands and seeds, the bounded check against the unsharded run, the merge of the result file field by field; null: one run.' }),
+    preparation: t.expose('preparationWorkload', {
+      type: 'JSON',
+      nullable: true,
+      description: 'The preparation stage the plan asks for: bounded workload, reference and target environments, steps, revision budget.',
+    }),
+    pipeline: t.expose('pipeline', {
+      type: 'JSON',
+      nullable: true,
+      description:
+        'Steps that run before the main command, in order ([{ name, command, produces, timeoutSec }]); each hands what it produces to the later ones.',
+    }),
+    smokeRun: t.expose('smokeRun', {
+      type: 'JSON',
+      nullable: true,
+      description: 'The smoke run before the full run ({ command, timeoutSec, scale: { unit, bounded, full } }); null: none.',
+    }),
+    asks: t.field({ type: [PlanAskRef], description: 'Every ask of the request and its disposition.', resolve: (p) => planAsks(p.asks) }),
+    settings: t.expose('settings', {
+      type: 'JSON',
+      nullable: true,
+      description:
+        'Settings changed by rewriting their literals ([{ file, name, line, col, endLine, endCol, from, to }]); the frozen code holds them. Null: none.',
+    }),
+    shards: t.expose('shards', {
+      type: 'JSON',
+      nullable: true,
+      description:
+        'The work split into shards (issue 14): per-shard commands and seeds, the bounded check against the unsharded run, the merge of the result file field by field; null: one run.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });

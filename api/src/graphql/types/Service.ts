@@ -17,17 +17,25 @@ export const ServiceRef = builder.prismaObject('Service', {
       resolve: (s, _a, ctx) => serviceOriginUrl(ctx.serviceBase!, s.slug),
     }),
     apiUrl: t.string({
-      description: "The same service under the API's own address, for programs whose resolver does not reach `url` (e.g. `*.localhost` outside browsers and curl): the bearer token only, no cookies, answers sandboxed (Content-Security-Policy: sandbox).",
+      description:
+        "The same service under the API's own address, for programs whose resolver does not reach `url` (e.g. `*.localhost` outside browsers and curl): the bearer token only, no cookies, answers sandboxed (Content-Security-Policy: sandbox).",
       resolve: (s, _a, ctx) => serviceApiUrl(ctx.baseUrl ?? '', s.slug),
     }),
-    ready: t.boolean({ description: "Requests reach the app: the current attempt's readiness check passed and its tunnel is up.", resolve: (s) => s.ready && !s.stoppedAt }),
+    ready: t.boolean({
+      description: "Requests reach the app: the current attempt's readiness check passed and its tunnel is up.",
+      resolve: (s) => s.ready && !s.stoppedAt,
+    }),
     status: t.string({
       description: 'STOPPED, READY, or STARTING (not ready: starting, or moving to another worker).',
       resolve: (s) => (s.stoppedAt ? 'STOPPED' : s.ready ? 'READY' : 'STARTING'),
     }),
     readyAt: t.expose('readyAt', { type: 'DateTime', nullable: true, description: 'When it last became ready.' }),
     stoppedAt: t.expose('stoppedAt', { type: 'DateTime', nullable: true }),
-    tokenRotatedAt: t.expose('tokenRotatedAt', { type: 'DateTime', nullable: true, description: 'When the current token was issued; null: none issued yet (rotate to get one).' }),
+    tokenRotatedAt: t.expose('tokenRotatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the current token was issued; null: none issued yet (rotate to get one).',
+    }),
     requestCount: t.expose('requestCount', { type: 'BigInt', description: 'Requests answered by the app (counted every few seconds).' }),
     errorCount: t.expose('errorCount', { type: 'BigInt', description: 'Of those, 5xx answers, resets and timeouts.' }),
     meanLatencyMs: t.float({
@@ -35,8 +43,14 @@ export const ServiceRef = builder.prismaObject('Service', {
       description: 'Mean time to the response head through the tunnel, in ms.',
       resolve: (s) => (s.requestCount > 0n ? Math.round((s.latencyMsSum / Number(s.requestCount)) * 10) / 10 : null),
     }),
-    readinessChecks: t.expose('readinessCheckCount', { type: 'BigInt', description: "The worker's readiness checks of the app (counted every few seconds; they are not in the app's log)." }),
-    readinessFailures: t.expose('readinessFailureCount', { type: 'BigInt', description: 'Of those, checks without a 2xx answer in time (before the app was up, or since).' }),
+    readinessChecks: t.expose('readinessCheckCount', {
+      type: 'BigInt',
+      description: "The worker's readiness checks of the app (counted every few seconds; they are not in the app's log).",
+    }),
+    readinessFailures: t.expose('readinessFailureCount', {
+      type: 'BigInt',
+      description: 'Of those, checks without a 2xx answer in time (before the app was up, or since).',
+    }),
     spec: t.expose('spec', { type: 'JSON', description: 'Readiness check, duration and servers, as planned.' }),
   }),
 });
@@ -52,14 +66,22 @@ builder.prismaObjectField('Job', 'service', (t) =>
 
 const ServiceToken = builder.objectRef<{ token: string; service: { id: string } }>('ServiceToken').implement({
   fields: (t) => ({
-    token: t.exposeString('token', { description: 'The access token. Shown once; only its hash is kept. The previous token stops working at once.' }),
-    service: t.prismaField({ type: 'Service', resolve: (query, p, _a, ctx) => ctx.prisma.service.findUniqueOrThrow({ ...query, where: { id: p.service.id } }) }),
+    token: t.exposeString('token', {
+      description: 'The access token. Shown once; only its hash is kept. The previous token stops working at once.',
+    }),
+    service: t.prismaField({
+      type: 'Service',
+      resolve: (query, p, _a, ctx) => ctx.prisma.service.findUniqueOrThrow({ ...query, where: { id: p.service.id } }),
+    }),
   }),
 });
 
 const ServiceBrowserLink = builder.objectRef<{ url: string; expiresAt: Date }>('ServiceBrowserLink').implement({
   fields: (t) => ({
-    url: t.exposeString('url', { description: 'Open it in the browser now: the service URL with a one-minute ticket, exchanged on the service\'s own host for an HttpOnly cookie of that host only (until the token is rotated, or 12 h).' }),
+    url: t.exposeString('url', {
+      description:
+        "Open it in the browser now: the service URL with a one-minute ticket, exchanged on the service's own host for an HttpOnly cookie of that host only (until the token is rotated, or 12 h).",
+    }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
   }),
 });
@@ -71,10 +93,14 @@ builder.mutationFields((t) => ({
     authScopes: { user: true },
     args: {
       jobId: t.arg.id(),
-      firstOnly: t.arg.boolean({ required: false, description: 'Only if none was issued yet (else ConflictError): two clients fetching the first token do not void each other\'s.' }),
+      firstOnly: t.arg.boolean({
+        required: false,
+        description: "Only if none was issued yet (else ConflictError): two clients fetching the first token do not void each other's.",
+      }),
     },
     errors: { types: [NotFoundError, ConflictError] },
-    resolve: async (_p, { jobId, firstOnly }, ctx) => rotateServiceToken(ctx, requireUser(ctx), decodeId(jobId, 'Job'), { firstOnly: firstOnly ?? false }),
+    resolve: async (_p, { jobId, firstOnly }, ctx) =>
+      rotateServiceToken(ctx, requireUser(ctx), decodeId(jobId, 'Job'), { firstOnly: firstOnly ?? false }),
   }),
   openServiceInBrowser: t.field({
     type: ServiceBrowserLink,
@@ -84,7 +110,10 @@ builder.mutationFields((t) => ({
     errors: { types: [NotFoundError, ConflictError] },
     resolve: async (_p, { jobId }, ctx) => {
       const l = await openServiceInBrowser(ctx, requireUser(ctx), decodeId(jobId, 'Job'));
-      return { url: `${serviceOriginUrl(ctx.serviceBase!, l.slug)}?${SERVICE_TICKET_PARAM}=${encodeURIComponent(l.ticket)}`, expiresAt: l.expiresAt };
+      return {
+        url: `${serviceOriginUrl(ctx.serviceBase!, l.slug)}?${SERVICE_TICKET_PARAM}=${encodeURIComponent(l.ticket)}`,
+        expiresAt: l.expiresAt,
+      };
     },
   }),
   stopService: t.prismaField({

@@ -68,10 +68,17 @@ export async function loadShardGroup(prisma: Resources['prisma'], jobId: string)
   if (!job || !spec) return null;
   const [tasks, record, merge] = await Promise.all([
     prisma.task.findMany({
-      where: { jobId, OR: [{ kind: 'SHARD', name: { startsWith: SHARD_PREFIX } }, { name: { startsWith: ADAPT_PREFIX } }, { name: MERGE_TASK }] },
+      where: {
+        jobId,
+        OR: [{ kind: 'SHARD', name: { startsWith: SHARD_PREFIX } }, { name: { startsWith: ADAPT_PREFIX } }, { name: MERGE_TASK }],
+      },
       select: { id: true, kind: true, name: true, status: true, attemptCount: true, attempts: { select: { id: true } } },
     }),
-    prisma.preparationRecord.findFirst({ where: { jobId, kind: 'adaptation' }, orderBy: { createdAt: 'desc' }, select: { id: true, outcome: true } }),
+    prisma.preparationRecord.findFirst({
+      where: { jobId, kind: 'adaptation' },
+      orderBy: { createdAt: 'desc' },
+      select: { id: true, outcome: true },
+    }),
     prisma.jobEvent.findFirst({ where: { jobId, kind: 'shards.merged' }, orderBy: { id: 'desc' }, select: { payload: true } }),
   ]);
   const attemptIds = tasks.flatMap((t) => t.attempts.map((a) => a.id));
@@ -161,12 +168,21 @@ const Shard = builder.objectRef<ShardShape>('Shard').implement({
     name: t.exposeString('name', { description: 'Its task name (shard-<index>).' }),
     size: t.exposeInt('size', { description: 'Units of work in this shard (see ShardGroup.unit).' }),
     seed: t.exposeInt('seed', { nullable: true, description: 'Its seed, derived from the plan (null: the program takes none).' }),
-    range: t.intList({ nullable: true, description: 'Its slice of the inputs or items, [start, end) (null: a share of a count, see size).', resolve: (s) => s.range }),
+    range: t.intList({
+      nullable: true,
+      description: 'Its slice of the inputs or items, [start, end) (null: a share of a count, see size).',
+      resolve: (s) => s.range,
+    }),
     command: t.exposeString('command'),
-    status: t.exposeString('status', { description: "Its task's status; PENDING before the check has passed, NOT_RUN when the check rejected the split." }),
+    status: t.exposeString('status', {
+      description: "Its task's status; PENDING before the check has passed, NOT_RUN when the check rejected the split.",
+    }),
     attemptCount: t.exposeInt('attemptCount', { description: 'Attempts so far (above 1: retried).' }),
     costCad: t.float({ description: 'What its attempts cost you (CAD).', resolve: (s) => s.costCad }),
-    lostCostCad: t.float({ description: 'What its lost attempts cost their contributors, not charged (CAD).', resolve: (s) => s.lostCostCad }),
+    lostCostCad: t.float({
+      description: 'What its lost attempts cost their contributors, not charged (CAD).',
+      resolve: (s) => s.lostCostCad,
+    }),
     task: t.prismaField({
       type: 'Task',
       nullable: true,
@@ -185,15 +201,31 @@ const ShardGroup = builder.objectRef<ShardGroupShape>('ShardGroup').implement({
     total: t.exposeInt('total', { description: 'N: how many shards.' }),
     done: t.exposeInt('done', { description: 'Shards that succeeded.' }),
     running: t.exposeInt('running', { description: 'Shards leased or running now.' }),
-    queued: t.exposeInt('queued', { description: 'Shards waiting: queued (or waiting to be retried), or not created before the check passes.' }),
+    queued: t.exposeInt('queued', {
+      description: 'Shards waiting: queued (or waiting to be retried), or not created before the check passes.',
+    }),
     failed: t.exposeInt('failed', { description: 'Shards that failed after their retries, or were cancelled.' }),
     retried: t.exposeInt('retried', { description: 'Shards that needed more than one attempt.' }),
-    costCad: t.float({ description: 'What all the shards cost you (CAD), every attempt of each (and the MERGE task of a merge script).', resolve: (g) => g.costCad }),
-    checkCostCad: t.float({ description: "What the adaptation check's runs cost you (CAD): the bounded workload unsharded and in shards.", resolve: (g) => g.checkCostCad }),
-    lostCostCad: t.float({ description: 'Work of the shards and the check lost through no fault of yours, not charged (CAD).', resolve: (g) => g.lostCostCad }),
+    costCad: t.float({
+      description: 'What all the shards cost you (CAD), every attempt of each (and the MERGE task of a merge script).',
+      resolve: (g) => g.costCad,
+    }),
+    checkCostCad: t.float({
+      description: "What the adaptation check's runs cost you (CAD): the bounded workload unsharded and in shards.",
+      resolve: (g) => g.checkCostCad,
+    }),
+    lostCostCad: t.float({
+      description: 'Work of the shards and the check lost through no fault of yours, not charged (CAD).',
+      resolve: (g) => g.lostCostCad,
+    }),
     mergeFile: t.exposeString('mergeFile', { description: 'The result file each shard writes and the merge combines.' }),
     mergeRules: t.exposeStringList('mergeRules', { description: 'How each field of it merges ("estimate: weighted-mean", …).' }),
-    merged: t.field({ type: 'JSON', nullable: true, description: 'The merged result (null until every shard succeeded).', resolve: (g) => g.merged }),
+    merged: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'The merged result (null until every shard succeeded).',
+      resolve: (g) => g.merged,
+    }),
     mergeTask: t.prismaField({
       type: 'Task',
       nullable: true,
@@ -204,7 +236,8 @@ const ShardGroup = builder.objectRef<ShardGroupShape>('ShardGroup').implement({
       type: 'PreparationRecord',
       nullable: true,
       description: 'The adaptation check: the merged bounded shards against the unsharded bounded run (null while it runs).',
-      resolve: (query, g, _a, ctx) => (g.checkRecordId ? ctx.prisma.preparationRecord.findUnique({ ...query, where: { id: g.checkRecordId } }) : null),
+      resolve: (query, g, _a, ctx) =>
+        g.checkRecordId ? ctx.prisma.preparationRecord.findUnique({ ...query, where: { id: g.checkRecordId } }) : null,
     }),
     shards: t.field({ type: [Shard], resolve: (g) => g.shards }),
   }),

@@ -42,7 +42,10 @@ const LogLinesEvent = builder.objectRef<LogBatch>('LogLinesEvent').implement({
       type: ['LogChunk'],
       resolve: (_query, b, _a, ctx) =>
         sharedRead(ctx, `logs:${b.attemptId}:${b.fromSeq}:${b.toSeq}`, () =>
-          ctx.prisma.logChunk.findMany({ where: { attemptId: b.attemptId, seq: { gte: b.fromSeq, lte: b.toSeq } }, orderBy: { seq: 'asc' } }),
+          ctx.prisma.logChunk.findMany({
+            where: { attemptId: b.attemptId, seq: { gte: b.fromSeq, lte: b.toSeq } },
+            orderBy: { seq: 'asc' },
+          }),
         ),
     }),
   }),
@@ -56,7 +59,10 @@ const MetricPointsEvent = builder.objectRef<MetricBatch>('MetricPointsEvent').im
       type: ['MetricPoint'],
       resolve: (_query, b, _a, ctx) =>
         sharedRead(ctx, `metrics:${b.attemptId}:${b.fromSeq}:${b.toSeq}`, () =>
-          ctx.prisma.metricPoint.findMany({ where: { attemptId: b.attemptId, seq: { gte: b.fromSeq, lte: b.toSeq } }, orderBy: [{ seq: 'asc' }, { name: 'asc' }] }),
+          ctx.prisma.metricPoint.findMany({
+            where: { attemptId: b.attemptId, seq: { gte: b.fromSeq, lte: b.toSeq } },
+            orderBy: [{ seq: 'asc' }, { name: 'asc' }],
+          }),
         ),
     }),
   }),
@@ -66,7 +72,8 @@ const StoredJobEvent = builder.objectRef<StoredEvent>('JobEventEnvelope').implem
   fields: (t) => ({
     event: t.prismaField({
       type: 'JobEvent',
-      resolve: (_query, e, _a, ctx) => sharedRead(ctx, `event:${e.id}`, () => ctx.prisma.jobEvent.findUniqueOrThrow({ where: { id: e.id } })),
+      resolve: (_query, e, _a, ctx) =>
+        sharedRead(ctx, `event:${e.id}`, () => ctx.prisma.jobEvent.findUniqueOrThrow({ where: { id: e.id } })),
     }),
   }),
 });
@@ -133,7 +140,11 @@ builder.subscriptionType({
             if (seen.size > 20_000) seen.delete(seen.values().next().value!);
           };
           if (floor !== null) {
-            const stored = await ctx.prisma.jobEvent.findMany({ where: { jobId, id: { gt: floor } }, orderBy: { id: 'asc' }, select: { id: true } });
+            const stored = await ctx.prisma.jobEvent.findMany({
+              where: { jobId, id: { gt: floor } },
+              orderBy: { id: 'asc' },
+              select: { id: true },
+            });
             for (const s of stored) {
               remember(s.id);
               yield { kind: 'event', id: s.id } as Item;
@@ -146,7 +157,12 @@ builder.subscriptionType({
               remember(id);
               yield { kind: 'event', id } as Item;
             } else if (e.type === 'job.logs' || e.type === 'job.metrics') {
-              yield { kind: e.type === 'job.logs' ? 'logs' : 'metrics', attemptId: e.attemptId, fromSeq: e.fromSeq, toSeq: e.toSeq } as Item;
+              yield {
+                kind: e.type === 'job.logs' ? 'logs' : 'metrics',
+                attemptId: e.attemptId,
+                fromSeq: e.fromSeq,
+                toSeq: e.toSeq,
+              } as Item;
             }
           }
         } finally {

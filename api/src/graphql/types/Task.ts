@@ -41,7 +41,8 @@ builder.prismaObject('Attempt', {
     workerName: t.string({ select: { worker: { select: { name: true } } }, resolve: (a) => a.worker.name }),
     simulatedAccelerator: t.exposeString('simulatedAccelerator', {
       nullable: true,
-      description: "The worker's simulated accelerator when it took this attempt (tests and demos: the numerics ran on the CPU); null on real hardware.",
+      description:
+        "The worker's simulated accelerator when it took this attempt (tests and demos: the numerics ran on the CPU); null on real hardware.",
     }),
     sandbox: t.string({
       nullable: true,
@@ -122,7 +123,9 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id() },
     description: 'One attempt of one of your jobs (for paging its logs and metrics); null otherwise.',
     resolve: (query, _p, { id }, ctx) =>
-      isUuid(String(id)) ? ctx.prisma.attempt.findFirst({ ...query, where: { id: String(id), task: { ownerId: requireUser(ctx) } } }) : null,
+      isUuid(String(id))
+        ? ctx.prisma.attempt.findFirst({ ...query, where: { id: String(id), task: { ownerId: requireUser(ctx) } } })
+        : null,
   }),
 }));
 

@@ -9,11 +9,12 @@ import { builder } from '../builder.js';
 export const ResultCheckStatusEnum = builder.enumType('ResultCheckStatus', {
   values: ['SKIPPED', 'REPLICATING', 'TIEBREAK', 'MATCHED', 'RESOLVED', 'UNRESOLVED', 'UNCHECKED'] as const,
   description:
-    'SKIPPED: not sampled (accepted). REPLICATING: a replica runs on another owner\'s worker. TIEBREAK: they differed; a third run decides. MATCHED: the replica agreed. RESOLVED: the tie-breaker agreed with one; the other was wrong. UNRESOLVED: no two agreed (the job failed). UNCHECKED: the replica could not run; accepted unverified.',
+    "SKIPPED: not sampled (accepted). REPLICATING: a replica runs on another owner's worker. TIEBREAK: they differed; a third run decides. MATCHED: the replica agreed. RESOLVED: the tie-breaker agreed with one; the other was wrong. UNRESOLVED: no two agreed (the job failed). UNCHECKED: the replica could not run; accepted unverified.",
 });
 
 builder.prismaObject('ResultCheck', {
-  description: "The trust check of one checkable task's result: sampled or not, replicated on which worker, and what the comparison decided.",
+  description:
+    "The trust check of one checkable task's result: sampled or not, replicated on which worker, and what the comparison decided.",
   fields: (t) => ({
     id: t.exposeID('id'),
     task: t.relation('task'),
@@ -30,30 +31,46 @@ builder.prismaObject('ResultCheck', {
 });
 
 const JobValidationRef = builder.objectRef<ValidationBadge>('JobValidation').implement({
-  description: "Whether the job's results can be trusted, in the words the dashboard's outputs and timeline use (domain/trust/validationBadge.ts).",
+  description:
+    "Whether the job's results can be trusted, in the words the dashboard's outputs and timeline use (domain/trust/validationBadge.ts).",
   fields: (t) => ({
     badge: t.exposeString('badge', { description: 'validated, validated-by-replication, unverified, pending or not-validated.' }),
-    label: t.exposeString('label', { description: 'The badge in words: validated, validated by replication, unverified, checks pending, not validated.' }),
-    reason: t.exposeString('reason', { nullable: true, description: 'Why, in a sentence (unverified: what kept it from being replicated; not validated: the job\'s reason).' }),
+    label: t.exposeString('label', {
+      description: 'The badge in words: validated, validated by replication, unverified, checks pending, not validated.',
+    }),
+    reason: t.exposeString('reason', {
+      nullable: true,
+      description: "Why, in a sentence (unverified: what kept it from being replicated; not validated: the job's reason).",
+    }),
   }),
 });
 
 builder.prismaObjectFields('Job', (t) => ({
   validation: t.field({
     type: JobValidationRef,
-    description: "The one answer to 'can I trust these results': validated, validated by replication, unverified (why), checks pending, not validated (why).",
+    description:
+      "The one answer to 'can I trust these results': validated, validated by replication, unverified (why), checks pending, not validated (why).",
     select: { id: true, status: true, statusReason: true },
     resolve: async (job, _a, ctx) =>
-      validationBadge(job, await ctx.prisma.resultCheck.findMany({ where: { jobId: job.id }, select: { status: true, report: true }, orderBy: { createdAt: 'asc' } })),
+      validationBadge(
+        job,
+        await ctx.prisma.resultCheck.findMany({
+          where: { jobId: job.id },
+          select: { status: true, report: true },
+          orderBy: { createdAt: 'asc' },
+        }),
+      ),
   }),
   resultChecks: t.prismaField({
     type: ['ResultCheck'],
-    description: 'The trust checks of its checkable results (replicated on another owner\'s worker or not), in order.',
+    description: "The trust checks of its checkable results (replicated on another owner's worker or not), in order.",
     select: { id: true },
-    resolve: (query, job, _a, ctx) => ctx.prisma.resultCheck.findMany({ ...query, where: { jobId: job.id }, orderBy: { createdAt: 'asc' } }),
+    resolve: (query, job, _a, ctx) =>
+      ctx.prisma.resultCheck.findMany({ ...query, where: { jobId: job.id }, orderBy: { createdAt: 'asc' } }),
   }),
   replicationCostCad: t.float({
-    description: "What re-running sampled results on other owners' workers cost (CAD): part of costCad, counted by the spending cap; shown apart.",
+    description:
+      "What re-running sampled results on other owners' workers cost (CAD): part of costCad, counted by the spending cap; shown apart.",
     select: { id: true },
     resolve: async (job, _a, ctx) => (await replicationCostCad(ctx.prisma, job.id)).costCad,
   }),

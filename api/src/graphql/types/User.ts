@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { createApiToken, createWorkerToken, logIn, revokeApiToken, revokeWorkerToken, rotateWorkerToken, signUp } from '../../domain/auth/users.js';
+import {
+  createApiToken,
+  createWorkerToken,
+  logIn,
+  revokeApiToken,
+  revokeWorkerToken,
+  rotateWorkerToken,
+  signUp,
+} from '../../domain/auth/users.js';
 import type { Context } from '../context.js';
 import { builder } from '../builder.js';
 import { isUuid, NOBODY, parseUuid, requireUser, viewerId } from '../principal.js';
@@ -55,17 +63,15 @@ const AuthPayload = builder.objectRef<AuthPayloadShape>('AuthPayload').implement
   }),
 });
 
-const CreatedApiToken = builder
-  .objectRef<{ token: string; apiToken: { id: string } }>('CreatedApiToken')
-  .implement({
-    fields: (t) => ({
-      token: t.exposeString('token', { description: 'The token itself. Shown once; only its hash is kept.' }),
-      apiToken: t.prismaField({
-        type: 'ApiToken',
-        resolve: (query, p, _a, ctx) => ctx.prisma.apiToken.findUniqueOrThrow({ ...query, where: { id: p.apiToken.id } }),
-      }),
+const CreatedApiToken = builder.objectRef<{ token: string; apiToken: { id: string } }>('CreatedApiToken').implement({
+  fields: (t) => ({
+    token: t.exposeString('token', { description: 'The token itself. Shown once; only its hash is kept.' }),
+    apiToken: t.prismaField({
+      type: 'ApiToken',
+      resolve: (query, p, _a, ctx) => ctx.prisma.apiToken.findUniqueOrThrow({ ...query, where: { id: p.apiToken.id } }),
     }),
-  });
+  }),
+});
 
 const CreatedWorkerToken = builder
   .objectRef<{ token: string; workerToken: { id: string }; command: string }>('CreatedWorkerToken')
@@ -75,8 +81,7 @@ const CreatedWorkerToken = builder
       command: t.exposeString('command', { description: 'The one line that starts a worker with this token.' }),
       workerToken: t.prismaField({
         type: 'WorkerToken',
-        resolve: (query, p, _a, ctx) =>
-          ctx.prisma.workerToken.findUniqueOrThrow({ ...query, where: { id: p.workerToken.id } }),
+        resolve: (query, p, _a, ctx) => ctx.prisma.workerToken.findUniqueOrThrow({ ...query, where: { id: p.workerToken.id } }),
       }),
     }),
   });

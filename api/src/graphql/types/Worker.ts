@@ -18,21 +18,28 @@ export const WorkerRef = builder.prismaNode('Worker', {
     status: t.expose('status', { type: WorkerStatusEnum }),
     statusReason: t.exposeString('statusReason', {
       nullable: true,
-      description: 'Why it is UNHEALTHY (its own prerequisite check: what failed) or QUARANTINED (failures on tasks of several jobs that then succeeded on other workers, and until when).',
+      description:
+        'Why it is UNHEALTHY (its own prerequisite check: what failed) or QUARANTINED (failures on tasks of several jobs that then succeeded on other workers, and until when).',
     }),
-    quarantinedUntil: t.expose('quarantinedUntil', { type: 'DateTime', nullable: true, description: 'When its latest quarantine ends or ended.' }),
+    quarantinedUntil: t.expose('quarantinedUntil', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When its latest quarantine ends or ended.',
+    }),
     capabilities: t.expose('capabilities', { type: 'JSON', description: 'Probed hardware and runtimes.' }),
     workloads: t.exposeStringList('workloads'),
     simulatedAccelerator: t.exposeString('simulatedAccelerator', {
       nullable: true,
-      description: 'Set when the worker runs with --simulate-accelerator (tests and demos): the GPU class it advertises is simulated and its numerics run on the CPU.',
+      description:
+        'Set when the worker runs with --simulate-accelerator (tests and demos): the GPU class it advertises is simulated and its numerics run on the CPU.',
     }),
     slots: t.exposeInt('slots'),
     version: t.exposeString('version'),
     lastSeenAt: t.expose('lastSeenAt', { type: 'DateTime' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     reputation: t.exposeFloat('reputation', {
-      description: "Trust in its results, 0–1 (new: 0.5): confirmed results raise it, results found wrong by a tie-breaker lower it; below the threshold it gets no checkable work.",
+      description:
+        'Trust in its results, 0–1 (new: 0.5): confirmed results raise it, results found wrong by a tie-breaker lower it; below the threshold it gets no checkable work.',
     }),
     validatedCount: t.exposeInt('validatedCount', { description: "Results confirmed by another owner's worker." }),
     mismatchCount: t.exposeInt('mismatchCount', { description: 'Results found wrong (outvoted by a tie-breaker).' }),
@@ -94,7 +101,8 @@ builder.mutationFields((t) => ({
   drainWorker: t.prismaField({
     type: 'Worker',
     authScopes: { user: true },
-    description: 'Take the machine back: the worker takes no new work, its running tasks checkpoint and resume on other workers; it kills what is left after its grace period.',
+    description:
+      'Take the machine back: the worker takes no new work, its running tasks checkpoint and resume on other workers; it kills what is left after its grace period.',
     args: { id: t.arg.id() },
     errors: { types: [NotFoundError] },
     resolve: async (query, _p, { id }, ctx) => {

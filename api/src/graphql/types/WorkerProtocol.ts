@@ -25,7 +25,14 @@ import type { DomainError } from '../../domain/errors.js';
 
 const WorkerHelloInput = builder.inputType('WorkerHelloInput', {
   fields: (t) => ({
-    name: t.string({ validate: z.string().trim().min(1).max(100).regex(/^[\w.@:-][\w .@:-]*$/, 'Use letters, digits, spaces and . @ : - _') }),
+    name: t.string({
+      validate: z
+        .string()
+        .trim()
+        .min(1)
+        .max(100)
+        .regex(/^[\w.@:-][\w .@:-]*$/, 'Use letters, digits, spaces and . @ : - _'),
+    }),
     version: t.string({ validate: z.string().max(50) }),
     slots: t.int({ validate: z.number().int().min(1).max(64) }),
     capabilities: t.field({ type: 'JSON' }),
@@ -36,7 +43,10 @@ const HelloResult = builder
   .objectRef<{ worker: { id: string }; heartbeatIntervalSec: number; leaseSec: number }>('WorkerHelloResult')
   .implement({
     fields: (t) => ({
-      worker: t.prismaField({ type: 'Worker', resolve: (q, p, _a, ctx) => ctx.prisma.worker.findUniqueOrThrow({ ...q, where: { id: p.worker.id } }) }),
+      worker: t.prismaField({
+        type: 'Worker',
+        resolve: (q, p, _a, ctx) => ctx.prisma.worker.findUniqueOrThrow({ ...q, where: { id: p.worker.id } }),
+      }),
       workerId: t.id({ resolve: (p) => p.worker.id, description: 'The raw worker id to pass to the other worker calls.' }),
       heartbeatIntervalSec: t.exposeInt('heartbeatIntervalSec'),
       leaseSec: t.exposeInt('leaseSec'),
@@ -85,16 +95,14 @@ const OrderRef = builder.objectRef<Order>('WorkerOrder').implement({
     reason: t.string({ nullable: true, resolve: (o) => (o.kind === 'CANCEL' ? o.reason : null) }),
   }),
 });
-const HeartbeatResult = builder
-  .objectRef<Awaited<ReturnType<typeof heartbeat>>>('HeartbeatResult')
-  .implement({
-    fields: (t) => ({
-      orders: t.field({ type: [OrderRef], resolve: (h) => h.orders }),
-      renewed: t.idList({ resolve: (h) => h.renewed }),
-      status: t.exposeString('status'),
-      leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime' }),
-    }),
-  });
+const HeartbeatResult = builder.objectRef<Awaited<ReturnType<typeof heartbeat>>>('HeartbeatResult').implement({
+  fields: (t) => ({
+    orders: t.field({ type: [OrderRef], resolve: (h) => h.orders }),
+    renewed: t.idList({ resolve: (h) => h.renewed }),
+    status: t.exposeString('status'),
+    leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime' }),
+  }),
+});
 
 const LeaseInput = builder.inputType('LeaseInput', {
   fields: (t) => ({ attemptId: t.id(), fencingToken: t.string({ validate: z.string().max(100) }) }),
@@ -118,7 +126,13 @@ const OutputFileInput = builder.inputType('OutputFileInput', {
 const CompleteAttemptInput = builder.inputType('CompleteAttemptInput', {
   fields: (t) => ({
     exitCode: t.int({ required: false }),
-    errorClass: t.string({ required: false, validate: z.string().regex(/^[A-Z_]{1,40}$/).nullish() }),
+    errorClass: t.string({
+      required: false,
+      validate: z
+        .string()
+        .regex(/^[A-Z_]{1,40}$/)
+        .nullish(),
+    }),
     errorMessage: t.string({ required: false, validate: z.string().max(20_000).nullish() }),
     outputs: t.field({ type: [OutputFileInput], required: false, validate: z.array(z.any()).max(1000).nullish() }),
     metrics: t.field({ type: 'JSON', required: false }),
@@ -160,7 +174,11 @@ builder.mutationFields((t) => ({
     errors: { types: [ValidationError, NotFoundError], directResult: false },
     resolve: (_p, args, ctx) =>
       withSpan('attempt.claim', { worker: String(args.workerId) }, async (span) => {
-        const got = await claim(ctx, ctx.pubsub, requireWorker(ctx).workerTokenId, String(args.workerId), { waitMs: args.waitMs, max: args.max, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+        const got = await claim(ctx, ctx.pubsub, requireWorker(ctx).workerTokenId, String(args.workerId), {
+          waitMs: args.waitMs,
+          max: args.max,
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
+        });
         span?.setAttributes({
           claimed: String(got.length),
           attempts: got.map((a) => a.id).join(','),
@@ -181,7 +199,12 @@ builder.mutationFields((t) => ({
     },
     errors: { types: [ValidationError, NotFoundError] },
     resolve: (_p, args, ctx) =>
-      heartbeat(ctx, requireWorker(ctx).workerTokenId, String(args.workerId), args.leases.map((l) => ({ attemptId: String(l.attemptId), fencingToken: l.fencingToken }))),
+      heartbeat(
+        ctx,
+        requireWorker(ctx).workerTokenId,
+        String(args.workerId),
+        args.leases.map((l) => ({ attemptId: String(l.attemptId), fencingToken: l.fencingToken })),
+      ),
   }),
   appendLogs: t.field({
     type: AppendResult,
@@ -195,7 +218,8 @@ builder.mutationFields((t) => ({
     authScopes: { worker: true },
     args: { attemptId: t.arg.id(), fencingToken: t.arg.string(), points: t.arg({ type: [MetricPointInput] }) },
     errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
-    resolve: (_p, args, ctx) => reportMetrics(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.points),
+    resolve: (_p, args, ctx) =>
+      reportMetrics(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.points),
   }),
   completeAttempt: t.prismaField({
     type: 'Attempt',
@@ -217,12 +241,14 @@ builder.mutationFields((t) => ({
     description: "A checkpoint of a running attempt (files uploaded for it first): the task's latest, restored by its next attempt.",
     args: { attemptId: t.arg.id(), fencingToken: t.arg.string(), checkpoint: t.arg({ type: CheckpointInput }) },
     errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
-    resolve: (_p, args, ctx) => saveCheckpoint(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.checkpoint),
+    resolve: (_p, args, ctx) =>
+      saveCheckpoint(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, args.checkpoint),
   }),
   releaseDrainedAttempt: t.prismaField({
     type: 'Attempt',
     authScopes: { worker: true },
-    description: 'A draining worker hands the attempt back (DRAINED) with its last checkpoint; the task is queued again and resumes elsewhere.',
+    description:
+      'A draining worker hands the attempt back (DRAINED) with its last checkpoint; the task is queued again and resumes elsewhere.',
     args: {
       attemptId: t.arg.id(),
       fencingToken: t.arg.string(),
@@ -232,14 +258,19 @@ builder.mutationFields((t) => ({
     },
     errors: { types: [ValidationError, NotFoundError, StaleAttemptError] },
     resolve: async (query, _p, args, ctx) => {
-      const a = await releaseDrainedAttempt(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, { checkpoint: args.checkpoint ?? null, usage: args.usage, reason: args.reason ?? null });
+      const a = await releaseDrainedAttempt(ctx, requireWorker(ctx).workerTokenId, String(args.attemptId), args.fencingToken, {
+        checkpoint: args.checkpoint ?? null,
+        usage: args.usage,
+        reason: args.reason ?? null,
+      });
       return ctx.prisma.attempt.findUniqueOrThrow({ ...query, where: { id: a.id } });
     },
   }),
   drainOwnWorker: t.prismaField({
     type: 'Worker',
     authScopes: { worker: true },
-    description: "The worker's own machine draining it (`chatgpu-worker drain`): no new work; running tasks checkpoint and are handed back.",
+    description:
+      "The worker's own machine draining it (`chatgpu-worker drain`): no new work; running tasks checkpoint and are handed back.",
     args: { workerId: t.arg.id() },
     errors: { types: [NotFoundError] },
     resolve: async (query, _p, args, ctx) => {
@@ -263,7 +294,11 @@ builder.mutationFields((t) => ({
     authScopes: { worker: true },
     description:
       "The worker's own prerequisite check (sandbox binary, interpreter, disk space for the run folder, GPU devices): false makes it UNHEALTHY with the reason — it claims nothing until it reports true again. Paused, draining and quarantined workers keep their status.",
-    args: { workerId: t.arg.id(), healthy: t.arg.boolean(), reason: t.arg.string({ required: false, validate: z.string().max(1000).nullish() }) },
+    args: {
+      workerId: t.arg.id(),
+      healthy: t.arg.boolean(),
+      reason: t.arg.string({ required: false, validate: z.string().max(1000).nullish() }),
+    },
     errors: { types: [NotFoundError, ValidationError] },
     resolve: async (query, _p, args, ctx) => {
       const w = await setWorkerHealth(ctx, requireWorker(ctx).workerTokenId, String(args.workerId), args.healthy, args.reason ?? null);
@@ -287,7 +322,11 @@ const CompletionRefusal = builder.objectRef<{ e: DomainError }>('CompletionRefus
   fields: (t) => ({
     code: t.string({ description: 'STALE_ATTEMPT, NOT_FOUND or VALIDATION_ERROR.', resolve: ({ e }) => e.code }),
     message: t.string({ resolve: ({ e }) => e.message }),
-    reason: t.string({ nullable: true, description: 'For STALE_ATTEMPT: why the attempt is no longer current.', resolve: ({ e }) => (e instanceof StaleAttemptError ? e.reason : null) }),
+    reason: t.string({
+      nullable: true,
+      description: 'For STALE_ATTEMPT: why the attempt is no longer current.',
+      resolve: ({ e }) => (e instanceof StaleAttemptError ? e.reason : null),
+    }),
   }),
 });
 const CompletionResult = builder.objectRef<CompletionOutcome>('CompletionResult').implement({
@@ -296,7 +335,12 @@ const CompletionResult = builder.objectRef<CompletionOutcome>('CompletionResult'
     attemptId: t.id({ resolve: (o) => o.attemptId }),
     accepted: t.boolean({ resolve: (o) => o.ok }),
     status: t.string({ nullable: true, description: "The attempt's status once accepted.", resolve: (o) => (o.ok ? o.status : null) }),
-    error: t.field({ type: CompletionRefusal, nullable: true, description: 'Why it was refused.', resolve: (o) => (o.ok ? null : { e: o.error }) }),
+    error: t.field({
+      type: CompletionRefusal,
+      nullable: true,
+      description: 'Why it was refused.',
+      resolve: (o) => (o.ok ? null : { e: o.error }),
+    }),
   }),
 });
 builder.mutationFields((t) => ({
@@ -308,10 +352,20 @@ builder.mutationFields((t) => ({
     errors: { types: [ValidationError] },
     resolve: (_p, args, ctx) =>
       withSpan('attempt.completeBatch', { count: String(args.completions.length) }, async (span) => {
-        const out = await completeAttempts(ctx, requireWorker(ctx).workerTokenId, args.completions.map((c) => ({ attemptId: String(c.attemptId), fencingToken: c.fencingToken, result: c.result })));
+        const out = await completeAttempts(
+          ctx,
+          requireWorker(ctx).workerTokenId,
+          args.completions.map((c) => ({ attemptId: String(c.attemptId), fencingToken: c.fencingToken, result: c.result })),
+        );
         const ok = out.filter((o) => o.ok);
         const ids = (f: (o: (typeof ok)[number]) => string) => [...new Set(ok.map(f))].join(',');
-        span?.setAttributes({ attempts: ids((o) => o.id), tasks: ids((o) => o.taskId), jobs: ids((o) => o.jobId), workers: ids((o) => o.workerId), refused: String(out.length - ok.length) });
+        span?.setAttributes({
+          attempts: ids((o) => o.id),
+          tasks: ids((o) => o.taskId),
+          jobs: ids((o) => o.jobId),
+          workers: ids((o) => o.workerId),
+          refused: String(out.length - ok.length),
+        });
         return out;
       }),
   }),

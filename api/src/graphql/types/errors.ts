@@ -50,9 +50,21 @@ builder.objectType(StaleAttemptError, {
 builder.objectType(SimulatedAcceleratorRefusedError, {
   name: 'SimulatedAcceleratorRefusedError',
   interfaces: [ErrorInterface],
-  fields: (t) => ({ accelerator: t.exposeString('accelerator', { description: 'The simulated accelerator the worker advertised (its --simulate-accelerator value).' }) }),
+  fields: (t) => ({
+    accelerator: t.exposeString('accelerator', {
+      description: 'The simulated accelerator the worker advertised (its --simulate-accelerator value).',
+    }),
+  }),
 });
 
 /** The errors every validated mutation may return. */
 export const inputErrors = [ValidationError] as const;
-export { ConflictError, ForbiddenError, NotFoundError, SimulatedAcceleratorRefusedError, StaleAttemptError, UnauthenticatedError, ValidationError };
+export {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  SimulatedAcceleratorRefusedError,
+  StaleAttemptError,
+  UnauthenticatedError,
+  ValidationError,
+};

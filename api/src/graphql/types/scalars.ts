@@ -23,7 +23,8 @@ function refuseNul(v: unknown): unknown {
   while (stack.length) {
     const x = stack.pop();
     if (typeof x === 'string') {
-      if (x.includes('\u0000')) throw new GraphQLError('JSON values cannot contain the NUL character (\\u0000).', { extensions: { code: 'BAD_USER_INPUT' } });
+      if (x.includes('\u0000'))
+        throw new GraphQLError('JSON values cannot contain the NUL character (\\u0000).', { extensions: { code: 'BAD_USER_INPUT' } });
     } else if (Array.isArray(x)) stack.push(...x);
     else if (x && typeof x === 'object') for (const [k, y] of Object.entries(x)) stack.push(k, y);
   }
@@ -85,14 +86,16 @@ const badLine = (i: number, what: string) => new GraphQLError(`LogLines[${i}]${w
  * answers with a typed ValidationError as before.
  */
 export function parseLogLines(v: unknown): LogLineInput[] {
-  if (!Array.isArray(v)) throw new GraphQLError('LogLines must be a list of {seq, stream, text, ts}.', { extensions: { code: 'BAD_USER_INPUT' } });
+  if (!Array.isArray(v))
+    throw new GraphQLError('LogLines must be a list of {seq, stream, text, ts}.', { extensions: { code: 'BAD_USER_INPUT' } });
   const out: LogLineInput[] = new Array(v.length);
   for (let i = 0; i < v.length; i++) {
     const l = v[i] as Record<string, unknown> | null;
     if (l === null || typeof l !== 'object' || Array.isArray(l)) throw badLine(i, ' must be an object {seq, stream, text, ts}');
     for (const k in l) if (!LOG_LINE_KEYS.has(k)) throw badLine(i, ` has an unknown field ${JSON.stringify(k).slice(0, 40)}`);
     const { seq, stream, text, ts } = l;
-    if (typeof seq !== 'number' || !Number.isInteger(seq) || seq > 2 ** 31 - 1 || seq < -(2 ** 31)) throw badLine(i, '.seq must be a 32-bit integer');
+    if (typeof seq !== 'number' || !Number.isInteger(seq) || seq > 2 ** 31 - 1 || seq < -(2 ** 31))
+      throw badLine(i, '.seq must be a 32-bit integer');
     if (typeof stream !== 'string') throw badLine(i, '.stream must be a string');
     if (typeof text !== 'string') throw badLine(i, '.text must be a string');
     let ms: number | null = null;

@@ -114,7 +114,8 @@ function AgentItem({ p, result, callName }: { p: AgentItemPayload; result?: Agen
       return (
         <div className="stack">
           <div data-testid="tool-line">
-            <strong>{who}</strong> got the result of <code>{callName ?? 'a tool call'}</code> <span className="muted">→</span> {resultWords(p.output)} <Flag status={p.status} />
+            <strong>{who}</strong> got the result of <code>{callName ?? 'a tool call'}</code> <span className="muted">→</span>{' '}
+            {resultWords(p.output)} <Flag status={p.status} />
           </div>
           <details className="small">
             <summary className="muted">Result as JSON</summary>

@@ -13,11 +13,27 @@ export interface OutputFile {
  * The job's downloadable results (Job.outputs: files of its succeeded run and evaluation
  * tasks), each downloadable with the session token, and all of them as one archive.
  */
-export function Outputs({ jobId, outputs, status, validation }: { jobId: string; outputs: readonly OutputFile[]; status: string; validation: { badge: string; reason?: string | null } }) {
+export function Outputs({
+  jobId,
+  outputs,
+  status,
+  validation,
+}: {
+  jobId: string;
+  outputs: readonly OutputFile[];
+  status: string;
+  validation: { badge: string; reason?: string | null };
+}) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   if (outputs.length === 0) {
-    return <p className="muted">{status === 'SUCCEEDED' || status === 'FAILED' || status === 'CANCELLED' ? 'This job produced no outputs.' : 'No outputs yet: they appear when a run succeeds.'}</p>;
+    return (
+      <p className="muted">
+        {status === 'SUCCEEDED' || status === 'FAILED' || status === 'CANCELLED'
+          ? 'This job produced no outputs.'
+          : 'No outputs yet: they appear when a run succeeds.'}
+      </p>
+    );
   }
   const run = async (key: string, fn: () => Promise<void>) => {
     setBusy(key);
@@ -63,7 +79,12 @@ export function Outputs({ jobId, outputs, status, validation }: { jobId: string;
               </td>
               <td>{formatBytes(o.size)}</td>
               <td>
-                <button type="button" onClick={() => void run(o.path, () => downloadBlob(o.sha256, o.path))} disabled={busy === o.path} aria-label={`Download ${o.path}`}>
+                <button
+                  type="button"
+                  onClick={() => void run(o.path, () => downloadBlob(o.sha256, o.path))}
+                  disabled={busy === o.path}
+                  aria-label={`Download ${o.path}`}
+                >
                   {busy === o.path ? 'Downloading…' : 'Download'}
                 </button>
               </td>

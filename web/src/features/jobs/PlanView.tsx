@@ -27,13 +27,17 @@ export function commandsOf(plan: PlanData): { label: string; command: string }[]
   const out: { label: string; command: string }[] = [];
   if (Array.isArray(plan.pipeline)) {
     for (const s of plan.pipeline as { name?: unknown; command?: unknown }[]) {
-      if (s && typeof s.command === 'string') out.push({ label: `Step ${typeof s.name === 'string' ? s.name : ''}`.trim(), command: s.command });
+      if (s && typeof s.command === 'string')
+        out.push({ label: `Step ${typeof s.name === 'string' ? s.name : ''}`.trim(), command: s.command });
     }
   }
   const smoke = plan.smokeRun as { command?: unknown; scale?: { unit?: string; bounded?: number; full?: number } } | null | undefined;
   if (smoke && typeof smoke.command === 'string') {
     const sc = smoke.scale;
-    out.push({ label: `Smoke run${sc?.unit && sc.bounded && sc.full ? ` (${sc.bounded} of ${sc.full} ${sc.unit}${sc.full === 1 ? '' : 's'}, for the estimate)` : ''}`, command: smoke.command });
+    out.push({
+      label: `Smoke run${sc?.unit && sc.bounded && sc.full ? ` (${sc.bounded} of ${sc.full} ${sc.unit}${sc.full === 1 ? '' : 's'}, for the estimate)` : ''}`,
+      command: smoke.command,
+    });
   }
   out.push({ label: 'Full run', command: plan.command });
   const e = (plan.acceptanceCriteria as { evaluate?: { command?: unknown } } | null)?.evaluate;
@@ -50,25 +54,44 @@ interface Threshold {
 const OP: Record<string, string> = { '<': '<', '<=': '≤', '>': '>', '>=': '≥' };
 
 const isThreshold = (t: unknown): t is Threshold =>
-  !!t && typeof t === 'object' && typeof (t as Threshold).name === 'string' && typeof (t as Threshold).op === 'string' && typeof (t as Threshold).value === 'number';
+  !!t &&
+  typeof t === 'object' &&
+  typeof (t as Threshold).name === 'string' &&
+  typeof (t as Threshold).op === 'string' &&
+  typeof (t as Threshold).value === 'number';
 
 /** The acceptance criteria (planSchema's `acceptance`) as one sentence each; null when the shape is unknown. */
 export function criteriaLines(c: unknown): { text: string; code?: string }[] | null {
   if (Array.isArray(c)) {
     // Older plans: a list of { description }.
-    const lines = c.map((x) => (x && typeof x === 'object' && typeof (x as { description?: unknown }).description === 'string' ? (x as { description: string }).description : null));
+    const lines = c.map((x) =>
+      x && typeof x === 'object' && typeof (x as { description?: unknown }).description === 'string'
+        ? (x as { description: string }).description
+        : null,
+    );
     return lines.every((l) => l !== null) ? lines.map((text) => ({ text: text! })) : null;
   }
   if (!c || typeof c !== 'object') return null;
-  const a = c as { exitCode?: number; requiredFiles?: string[]; metrics?: unknown[]; evaluate?: { checkpoint?: string; command?: string; metrics?: unknown[]; reports?: string[] } };
+  const a = c as {
+    exitCode?: number;
+    requiredFiles?: string[];
+    metrics?: unknown[];
+    evaluate?: { checkpoint?: string; command?: string; metrics?: unknown[]; reports?: string[] };
+  };
   const out: { text: string; code?: string }[] = [];
   out.push({ text: `The run exits with code ${a.exitCode ?? 0}.` });
-  if (a.requiredFiles?.length) out.push({ text: `${a.requiredFiles.length === 1 ? 'This file exists' : 'These files exist'} when it ends: ${a.requiredFiles.join(', ')}.` });
+  if (a.requiredFiles?.length)
+    out.push({
+      text: `${a.requiredFiles.length === 1 ? 'This file exists' : 'These files exist'} when it ends: ${a.requiredFiles.join(', ')}.`,
+    });
   for (const t of a.metrics ?? []) if (isThreshold(t)) out.push({ text: `Its last reported ${t.name} is ${OP[t.op] ?? t.op} ${t.value}.` });
   const e = a.evaluate;
   if (e) {
-    out.push({ text: `The checkpoint${e.checkpoint ? ` ${e.checkpoint}` : ''} is reloaded and evaluated on a worker (the last command above).` });
-    for (const t of e.metrics ?? []) if (isThreshold(t)) out.push({ text: `The evaluation's ${t.name} is ${OP[t.op] ?? t.op} ${t.value}.` });
+    out.push({
+      text: `The checkpoint${e.checkpoint ? ` ${e.checkpoint}` : ''} is reloaded and evaluated on a worker (the last command above).`,
+    });
+    for (const t of e.metrics ?? [])
+      if (isThreshold(t)) out.push({ text: `The evaluation's ${t.name} is ${OP[t.op] ?? t.op} ${t.value}.` });
     if (e.reports?.length) out.push({ text: `The evaluation reports ${e.reports.join(', ')}.` });
   }
   return out;
@@ -77,9 +100,19 @@ export function criteriaLines(c: unknown): { text: string; code?: string }[] | n
 /** The hardware requirements in words: "CPU (torch-cpu), at least 4 GiB memory". */
 export function hardwareLine(r: unknown): string | null {
   if (!r || typeof r !== 'object') return null;
-  const h = r as { workload?: string; accelVendor?: string | null; minMemoryMiB?: number; minAccelMemoryMiB?: number; minTorch?: string; timeoutSec?: number };
+  const h = r as {
+    workload?: string;
+    accelVendor?: string | null;
+    minMemoryMiB?: number;
+    minAccelMemoryMiB?: number;
+    minTorch?: string;
+    timeoutSec?: number;
+  };
   if (!h.workload) return null;
-  const vendor = h.accelVendor && h.accelVendor !== 'none' ? ({ nvidia: 'NVIDIA GPU', amd: 'AMD GPU', apple: 'Apple GPU' } as Record<string, string>)[h.accelVendor] ?? h.accelVendor : 'CPU';
+  const vendor =
+    h.accelVendor && h.accelVendor !== 'none'
+      ? (({ nvidia: 'NVIDIA GPU', amd: 'AMD GPU', apple: 'Apple GPU' } as Record<string, string>)[h.accelVendor] ?? h.accelVendor)
+      : 'CPU';
   const parts = [`${vendor} (${h.workload})`];
   if (h.minMemoryMiB) parts.push(`at least ${Math.round(h.minMemoryMiB / 1024)} GiB memory`);
   if (h.minAccelMemoryMiB) parts.push(`at least ${Math.round(h.minAccelMemoryMiB / 1024)} GiB GPU memory`);
@@ -93,7 +126,8 @@ export function PlanView({ plan }: { plan: PlanData | null | undefined }) {
   const criteria = criteriaLines(plan.acceptanceCriteria);
   const hardware = hardwareLine(plan.requirements);
   const outputs = Array.isArray(plan.outputs) && plan.outputs.every((o) => typeof o === 'string') ? (plan.outputs as string[]) : null;
-  const env = plan.environment && typeof plan.environment === 'object' && Object.keys(plan.environment).length > 0 ? plan.environment : null;
+  const env =
+    plan.environment && typeof plan.environment === 'object' && Object.keys(plan.environment).length > 0 ? plan.environment : null;
   return (
     <div className="stack plan" data-testid="plan">
       <p>{plan.summary}</p>
@@ -124,7 +158,7 @@ export function PlanView({ plan }: { plan: PlanData | null | undefined }) {
         <dt>Hardware</dt>
         <dd>{hardware ?? <JsonView value={plan.requirements} />}</dd>
         <dt>Outputs</dt>
-        <dd>{outputs ? (outputs.length ? outputs.join(', ') : <span className="muted">none</span>) : <JsonView value={plan.outputs} />}</dd>
+        <dd>{outputs ? outputs.length ? outputs.join(', ') : <span className="muted">none</span> : <JsonView value={plan.outputs} />}</dd>
         {env ? (
           <>
             <dt>Environment</dt>

@@ -67,7 +67,8 @@ export function PreparationView({ spec, records, status }: { spec: unknown; reco
   return (
     <div className="stack" data-testid="preparation">
       <p className="small muted" style={{ margin: 0 }}>
-        Bounded workload <code>{s.workload?.command}</code> · reference on {env(s.reference)} · target {env(s.target)} · revision budget {s.revisionBudget ?? 3}
+        Bounded workload <code>{s.workload?.command}</code> · reference on {env(s.reference)} · target {env(s.target)} · revision budget{' '}
+        {s.revisionBudget ?? 3}
       </p>
       {steps.map((step) => {
         const mine = records.filter((r) => r.step === step.name).sort((a, b) => a.revision - b.revision);
@@ -75,9 +76,16 @@ export function PreparationView({ spec, records, status }: { spec: unknown; reco
           <div key={step.name} className="prep-step" data-step={step.name}>
             <div className="spread">
               <h3 style={{ margin: 0 }}>
-                {step.name} <span className="muted small">{step.kind} · {step.transformation} · {step.required ? 'required' : 'optional'}</span>
+                {step.name}{' '}
+                <span className="muted small">
+                  {step.kind} · {step.transformation} · {step.required ? 'required' : 'optional'}
+                </span>
               </h3>
-              {mine.length === 0 && <span className="muted small">{status === 'PREPARING' ? 'pending' : step.name === 'reference' ? 'taken as planned' : 'not reached'}</span>}
+              {mine.length === 0 && (
+                <span className="muted small">
+                  {status === 'PREPARING' ? 'pending' : step.name === 'reference' ? 'taken as planned' : 'not reached'}
+                </span>
+              )}
             </div>
             {mine.map((r) => (
               <RecordView key={r.id} record={r} />
@@ -93,8 +101,21 @@ function RecordView({ record: r }: { record: PreparationRecordData }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const checks = r.staticChecks as { ok: boolean; feedback: Feedback[]; unavailable: string[] } | null | undefined;
-  const report = r.numericalCheck as { ok: boolean; files: { path: string; ok: boolean; kind: string; problem?: string | null; tensors?: Tensor[] }[]; suspicious: string[] } | null | undefined;
-  const timings = r.timings as { samples: { a: number[]; b: number[] }; statistics: { speedup: number | null; interval: [number, number] | null; decision: string; pValue: number | null } } | null | undefined;
+  const report = r.numericalCheck as
+    | {
+        ok: boolean;
+        files: { path: string; ok: boolean; kind: string; problem?: string | null; tensors?: Tensor[] }[];
+        suspicious: string[];
+      }
+    | null
+    | undefined;
+  const timings = r.timings as
+    | {
+        samples: { a: number[]; b: number[] };
+        statistics: { speedup: number | null; interval: [number, number] | null; decision: string; pValue: number | null };
+      }
+    | null
+    | undefined;
   const worker = (r.hardware as { worker?: string } | null)?.worker;
   return (
     <div className="prep-record" data-testid="prep-record" data-outcome={r.outcome}>
@@ -103,7 +124,8 @@ function RecordView({ record: r }: { record: PreparationRecordData }) {
         <span className="muted small">
           {r.transformation}
           {worker && ` · on ${worker}`} · {formatTime(r.createdAt)}
-        </span> <SimulatedBadge accelerator={r.simulatedAccelerator} />
+        </span>{' '}
+        <SimulatedBadge accelerator={r.simulatedAccelerator} />
       </p>
       <p style={{ margin: '4px 0' }}>{r.reason}</p>
       {r.diff && (
@@ -159,7 +181,16 @@ export function DiffView({ diff }: { diff: string }) {
   return (
     <pre className="diff" aria-label="Diff" data-testid="diff">
       {lines.map((l, i) => {
-        const cls = l.startsWith('+++') || l.startsWith('---') || l.startsWith('Index:') || l.startsWith('====') ? 'diff-file' : l.startsWith('@@') ? 'diff-hunk' : l.startsWith('+') ? 'diff-add' : l.startsWith('-') ? 'diff-del' : 'diff-ctx';
+        const cls =
+          l.startsWith('+++') || l.startsWith('---') || l.startsWith('Index:') || l.startsWith('====')
+            ? 'diff-file'
+            : l.startsWith('@@')
+              ? 'diff-hunk'
+              : l.startsWith('+')
+                ? 'diff-add'
+                : l.startsWith('-')
+                  ? 'diff-del'
+                  : 'diff-ctx';
         return (
           <div key={i} className={cls}>
             {l || ' '}
@@ -175,8 +206,20 @@ function num(v: unknown): string {
   return v === null || v === undefined ? '–' : String(v);
 }
 
-function ComparisonTable({ report }: { report: { ok: boolean; files: { path: string; ok: boolean; kind: string; problem?: string | null; tensors?: Tensor[] }[]; suspicious: string[] } }) {
-  const rows = report.files.flatMap((f) => (f.tensors?.length ? f.tensors.map((t) => ({ file: f.path, t })) : [{ file: f.path, t: { name: f.kind, ok: f.ok, problem: f.problem } as Tensor }]));
+function ComparisonTable({
+  report,
+}: {
+  report: {
+    ok: boolean;
+    files: { path: string; ok: boolean; kind: string; problem?: string | null; tensors?: Tensor[] }[];
+    suspicious: string[];
+  };
+}) {
+  const rows = report.files.flatMap((f) =>
+    f.tensors?.length
+      ? f.tensors.map((t) => ({ file: f.path, t }))
+      : [{ file: f.path, t: { name: f.kind, ok: f.ok, problem: f.problem } as Tensor }],
+  );
   return (
     <details open={!report.ok}>
       <summary>Comparison with the reference: {report.ok ? 'within tolerance' : 'outside tolerance'}</summary>
@@ -207,7 +250,11 @@ function ComparisonTable({ report }: { report: { ok: boolean; files: { path: str
                 <td className="small">{t.dtype_reference ?? '–'}</td>
                 <td className="small">{num(t.max_abs_error)}</td>
                 <td className="small">{num(t.max_rel_error)}</td>
-                <td className="small">{t.mismatched_fraction === undefined || t.mismatched_fraction === null ? (t.problem ?? '–') : `${(t.mismatched_fraction * 100).toFixed(2)} %`}</td>
+                <td className="small">
+                  {t.mismatched_fraction === undefined || t.mismatched_fraction === null
+                    ? (t.problem ?? '–')
+                    : `${(t.mismatched_fraction * 100).toFixed(2)} %`}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -218,7 +265,13 @@ function ComparisonTable({ report }: { report: { ok: boolean; files: { path: str
 }
 
 /** Timing samples of both versions as dots on one axis (seconds), medians marked, and the decision. */
-function TimingPlot({ samples, statistics }: { samples: { a: number[]; b: number[] }; statistics: { speedup: number | null; interval: [number, number] | null; decision: string; pValue: number | null } }) {
+function TimingPlot({
+  samples,
+  statistics,
+}: {
+  samples: { a: number[]; b: number[] };
+  statistics: { speedup: number | null; interval: [number, number] | null; decision: string; pValue: number | null };
+}) {
   const all = [...samples.a, ...samples.b];
   if (all.length === 0) return null;
   const lo = Math.min(...all);

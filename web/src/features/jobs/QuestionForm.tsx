@@ -52,12 +52,20 @@ export function QuestionForm({ question, onAnswered }: { question: QuestionData;
   };
 
   return (
-    <form className="panel" onSubmit={submit} aria-label="Answer the planner" style={{ borderColor: 'var(--warn)' }} data-testid="question-form">
+    <form
+      className="panel"
+      onSubmit={submit}
+      aria-label="Answer the planner"
+      style={{ borderColor: 'var(--warn)' }}
+      data-testid="question-form"
+    >
       <h2>The planner has a question</h2>
       <p style={{ whiteSpace: 'pre-wrap' }}>{question.text}</p>
       {question.choices.length > 0 && (
         <fieldset style={{ border: 0, padding: 0, margin: '0 0 10px' }}>
-          <legend className="muted small">Choose one, or name one below in your own words (an answer that names none of them is refused)</legend>
+          <legend className="muted small">
+            Choose one, or name one below in your own words (an answer that names none of them is refused)
+          </legend>
           {question.choices.map((c) => (
             <label key={c} style={{ fontWeight: 400 }}>
               <input type="radio" name={`q-${question.id}`} value={c} checked={answer === c} onChange={() => setAnswer(c)} /> {c}
@@ -66,7 +74,13 @@ export function QuestionForm({ question, onAnswered }: { question: QuestionData;
         </fieldset>
       )}
       <label htmlFor={`answer-${question.id}`}>Your answer</label>
-      <textarea id={`answer-${question.id}`} required value={answer} onChange={(e) => setAnswer(e.target.value)} style={{ minHeight: 60 }} />
+      <textarea
+        id={`answer-${question.id}`}
+        required
+        value={answer}
+        onChange={(e) => setAnswer(e.target.value)}
+        style={{ minHeight: 60 }}
+      />
       {error && (
         <p className="error-text" role="alert">
           {error}

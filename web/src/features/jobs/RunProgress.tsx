@@ -59,7 +59,9 @@ export function RunProgress({ startedAt, runStore, smokeStore, estimate, costCad
           <strong>Run</strong> {parts.join(' · ')}
         </span>
         <span data-testid="eta">
-          {p.remainingSec !== null ? `about ${formatDuration(p.remainingSec * 1000)} left${p.basis === 'time' ? ' (from the estimate)' : ''}` : 'no estimate yet'}
+          {p.remainingSec !== null
+            ? `about ${formatDuration(p.remainingSec * 1000)} left${p.basis === 'time' ? ' (from the estimate)' : ''}`
+            : 'no estimate yet'}
         </span>
       </div>
       <div

@@ -170,8 +170,8 @@ export function ServicePanel({ jobId, jobStatus }: { jobId: string; jobStatus: s
       </div>
       <CopyField value={s.url} label="Service URL" />
       <p className="muted small" style={{ margin: '4px 0 8px' }}>
-        On a host of its own, never this dashboard&apos;s: its pages cannot read your session or other services. Programs whose resolver does
-        not reach it can use the same app at <code aria-label="Service API URL">{s.apiUrl}</code> (bearer token only).
+        On a host of its own, never this dashboard&apos;s: its pages cannot read your session or other services. Programs whose resolver
+        does not reach it can use the same app at <code aria-label="Service API URL">{s.apiUrl}</code> (bearer token only).
       </p>
       <dl className="kv" style={{ marginTop: 8 }}>
         <dt>Readiness</dt>

@@ -58,7 +58,14 @@ export function ShardGroupView({
           {PHASE_WORDS[g.phase] ?? g.phase.toLowerCase()}
         </span>
       </div>
-      <div className="progress" role="progressbar" aria-label="Shards done" aria-valuemin={0} aria-valuemax={g.total} aria-valuenow={g.done}>
+      <div
+        className="progress"
+        role="progressbar"
+        aria-label="Shards done"
+        aria-valuemin={0}
+        aria-valuemax={g.total}
+        aria-valuenow={g.done}
+      >
         <div style={{ width: `${g.total ? (100 * g.done) / g.total : 0}%` }} />
       </div>
       <p className="small muted" style={{ margin: 0 }}>
@@ -72,7 +79,9 @@ export function ShardGroupView({
             <StatusBadge status={g.check.outcome} /> {g.check.reason}
           </>
         ) : (
-          <span className="muted">running — the bounded workload unsharded and in shards; the shards start once their merged result agrees.</span>
+          <span className="muted">
+            running — the bounded workload unsharded and in shards; the shards start once their merged result agrees.
+          </span>
         )}
       </div>
 
@@ -110,7 +119,8 @@ export function ShardGroupView({
                         return (
                           <li key={a.id} data-attempt={a.id} data-status={a.status}>
                             #{a.number}
-                            {a.number > 1 && <span className="muted"> retry</span>} on {a.workerName} <SimulatedBadge accelerator={a.simulatedAccelerator} /> <StatusBadge status={a.status} />
+                            {a.number > 1 && <span className="muted"> retry</span>} on {a.workerName}{' '}
+                            <SimulatedBadge accelerator={a.simulatedAccelerator} /> <StatusBadge status={a.status} />
                             {a.startedAt && <span className="muted"> {formatDuration(end - new Date(a.startedAt).getTime())}</span>}
                             {a.errorClass && (
                               <span className="error-text" title={a.errorMessage ?? undefined}>
@@ -144,7 +154,9 @@ export function ShardGroupView({
       )}
 
       <p data-testid="shard-cost" className="small" style={{ margin: 0 }}>
-        <strong>Cost of all {g.total} shards: {formatCad(g.costCad)}</strong>
+        <strong>
+          Cost of all {g.total} shards: {formatCad(g.costCad)}
+        </strong>
         <span className="muted">
           {' '}
           · the check {formatCad(g.checkCostCad)}

@@ -37,7 +37,15 @@ export interface TaskData {
 }
 
 /** Tasks with every attempt: where it ran, when, how it ended (LOST/STALE included), and which one's logs are shown. */
-export function TasksView({ tasks, selected, onSelect }: { tasks: TaskData[]; selected: string | null; onSelect: (attemptId: string) => void }) {
+export function TasksView({
+  tasks,
+  selected,
+  onSelect,
+}: {
+  tasks: TaskData[];
+  selected: string | null;
+  onSelect: (attemptId: string) => void;
+}) {
   if (tasks.length === 0) return <p className="muted">No tasks yet: they appear once the plan is prepared.</p>;
   return (
     <div className="stack" data-testid="tasks">
@@ -118,7 +126,10 @@ export function defaultAttempt(tasks: TaskData[]): string | null {
  * heartbeat marked it started (a short evaluation, a quick failure) — from its lease; null
  * only while it waits for its worker.
  */
-export function attemptDuration(a: { status: string; createdAt: string; startedAt?: string | null; finishedAt?: string | null }, now = Date.now()): number | null {
+export function attemptDuration(
+  a: { status: string; createdAt: string; startedAt?: string | null; finishedAt?: string | null },
+  now = Date.now(),
+): number | null {
   const from = a.startedAt ?? (a.finishedAt ? a.createdAt : null);
   if (!from) return null;
   return Math.max(0, (a.finishedAt ? new Date(a.finishedAt).getTime() : now) - new Date(from).getTime());

@@ -34,9 +34,18 @@ export function StageBar({ status, events, createdAt }: { status: string; events
         const isCurrent = s.key === current;
         const tone = isCurrent ? toneOf(status) : at || i < currentIdx ? 'ok' : 'muted';
         return (
-          <li key={s.key} aria-current={isCurrent ? 'step' : undefined} className={`tone-${tone}`} style={{ fontWeight: isCurrent ? 700 : 400 }}>
+          <li
+            key={s.key}
+            aria-current={isCurrent ? 'step' : undefined}
+            className={`tone-${tone}`}
+            style={{ fontWeight: isCurrent ? 700 : 400 }}
+          >
             {i > 0 && <span className="muted"> → </span>}
-            {isCurrent && status === 'NEEDS_INPUT' ? `${s.label} (waiting for you)` : s.key === 'done' && isCurrent ? status.toLowerCase() : s.label}
+            {isCurrent && status === 'NEEDS_INPUT'
+              ? `${s.label} (waiting for you)`
+              : s.key === 'done' && isCurrent
+                ? status.toLowerCase()
+                : s.label}
             {at && <span className="muted small"> {formatClock(at)}</span>}
           </li>
         );

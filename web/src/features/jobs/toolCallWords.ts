@@ -91,7 +91,16 @@ export function resultWords(output: string | undefined): string {
   for (const k of ['answer', 'summary', 'message', 'outcome', 'status']) if (str(o[k])) return short(str(o[k])!);
   const content = typeof o.content === 'string' ? o.content : typeof o.text === 'string' ? o.text : undefined;
   if (content !== undefined) return `${count(content.length, 'character')}${o.truncated || o.nextOffset ? ' (more follows)' : ''}`;
-  for (const k of LISTS) if (Array.isArray(o[k])) return count((o[k] as unknown[]).length, k.replace(/s$/, '').replace(/classe$/, 'class').replace(/dependencie$/, 'dependency').replace(/matche$/, 'match'));
+  for (const k of LISTS)
+    if (Array.isArray(o[k]))
+      return count(
+        (o[k] as unknown[]).length,
+        k
+          .replace(/s$/, '')
+          .replace(/classe$/, 'class')
+          .replace(/dependencie$/, 'dependency')
+          .replace(/matche$/, 'match'),
+      );
   const keys = Object.keys(o);
   return keys.length ? `${keys.slice(0, 4).join(', ')}${keys.length > 4 ? '…' : ''}` : 'nothing';
 }

@@ -23,8 +23,6 @@ export interface JobEventItem {
   createdAt: string;
 }
 
-
-
 export const JobEventsQuery = graphql(`
   query JobEvents($id: ID!, $after: String, $first: Int) {
     job(id: $id) {
@@ -151,7 +149,11 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
 
   const fetchEventsAfter = useCallback(async () => {
     for (;;) {
-      const r = await client.query({ query: JobEventsQuery, variables: { id: jobId, after: lastId.current, first: EVENTS_PAGE }, fetchPolicy: 'no-cache' });
+      const r = await client.query({
+        query: JobEventsQuery,
+        variables: { id: jobId, after: lastId.current, first: EVENTS_PAGE },
+        fetchPolicy: 'no-cache',
+      });
       const page = r.data?.job?.events ?? [];
       const before = lastId.current;
       addEvents(page, before !== null);
@@ -227,7 +229,11 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
       let s = logStores.current.get(attemptId);
       if (!s) {
         s = new LogStore(async (afterSeq) => {
-          const r = await client.query({ query: AttemptLogPage, variables: { attemptId, afterSeq, first: LOG_PAGE }, fetchPolicy: 'no-cache' });
+          const r = await client.query({
+            query: AttemptLogPage,
+            variables: { attemptId, afterSeq, first: LOG_PAGE },
+            fetchPolicy: 'no-cache',
+          });
           return r.data?.attempt?.logs ?? [];
         }, LOG_PAGE);
         logStores.current.set(attemptId, s);
@@ -243,7 +249,11 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
       let s = metricStores.current.get(attemptId);
       if (!s) {
         s = new MetricStore(async (afterSeq) => {
-          const r = await client.query({ query: AttemptMetricPage, variables: { attemptId, afterSeq, first: METRIC_PAGE }, fetchPolicy: 'no-cache' });
+          const r = await client.query({
+            query: AttemptMetricPage,
+            variables: { attemptId, afterSeq, first: METRIC_PAGE },
+            fetchPolicy: 'no-cache',
+          });
           return r.data?.attempt?.metricPoints ?? [];
         }, METRIC_PAGE);
         metricStores.current.set(attemptId, s);

@@ -145,7 +145,13 @@ export default function LogViewer({ store, label }: { store: LogStore; label: st
     const top = tops ? tops[r]! : r * ROW;
     const h = tops ? tops[r + 1]! - top : ROW;
     rows.push(
-      <div key={store.seqs[i]} className={`line ${stream}${metric}`} style={{ top, height: h }} data-seq={store.seqs[i]} title={store.times[i]}>
+      <div
+        key={store.seqs[i]}
+        className={`line ${stream}${metric}`}
+        style={{ top, height: h }}
+        data-seq={store.seqs[i]}
+        title={store.times[i]}
+      >
         <span className="ln">{store.seqs[i]}</span>
         <span className="text">
           {stream === 'system' && <span className="src">worker</span>}
@@ -158,14 +164,25 @@ export default function LogViewer({ store, label }: { store: LogStore; label: st
   return (
     <div className="logview" aria-label={label} role="region">
       <div className="toolbar">
-        <input type="search" placeholder="Search the log" aria-label="Search the log" value={query} onChange={(e) => setQuery(e.target.value)} />
+        <input
+          type="search"
+          placeholder="Search the log"
+          aria-label="Search the log"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
         <button type="button" aria-pressed={follow} onClick={() => setFollow((f) => !f)} title="Keep the newest line in view">
           Follow
         </button>
         <button type="button" aria-pressed={wrap} onClick={() => setWrap((w) => !w)} title="Wrap long lines (off: scroll sideways)">
           Wrap
         </button>
-        <button type="button" aria-pressed={showMetrics} onClick={() => setShowMetrics((m) => !m)} title="Show the CHATGPU_METRIC lines the charts are drawn from">
+        <button
+          type="button"
+          aria-pressed={showMetrics}
+          onClick={() => setShowMetrics((m) => !m)}
+          title="Show the CHATGPU_METRIC lines the charts are drawn from"
+        >
           Metric lines
         </button>
         <span className="small" data-testid="log-count">
@@ -191,7 +208,13 @@ export default function LogViewer({ store, label }: { store: LogStore; label: st
       >
         {count === 0 ? (
           <div className="state" style={{ color: '#8b949e' }}>
-            {store.loading ? 'Loading…' : search ? 'No line matches.' : hiddenMetrics > 0 ? 'Only metric lines so far (the charts show them).' : 'No output yet.'}
+            {store.loading
+              ? 'Loading…'
+              : search
+                ? 'No line matches.'
+                : hiddenMetrics > 0
+                  ? 'Only metric lines so far (the charts show them).'
+                  : 'No output yet.'}
           </div>
         ) : (
           <div style={{ height: total, position: 'relative' }}>{rows}</div>

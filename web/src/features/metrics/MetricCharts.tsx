@@ -65,10 +65,14 @@ export default function MetricCharts({ sources }: { sources: StoreSource[] }) {
 }
 
 function ChartView({ chart }: { chart: Chart }) {
-  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  let x0 = Infinity,
+    x1 = -Infinity,
+    y0 = Infinity,
+    y1 = -Infinity;
   for (const l of chart.lines) {
     for (let i = 0; i < l.xs.length; i++) {
-      const x = l.xs[i]!, y = l.ys[i]!;
+      const x = l.xs[i]!,
+        y = l.ys[i]!;
       if (!Number.isFinite(y)) continue;
       if (x < x0) x0 = x;
       if (x > x1) x1 = x;
@@ -118,7 +122,12 @@ function ChartView({ chart }: { chart: Chart }) {
             <line x1={sx(m.x)} x2={sx(m.x)} y1={PAD.t} y2={H - PAD.b} className="epoch" />
             {i % every === 0 && (
               // Near the right edge the label goes left of its mark, inside the chart.
-              <text x={sx(m.x) > W - 70 ? sx(m.x) - 3 : sx(m.x) + 3} y={PAD.t + 9} className="tick" textAnchor={sx(m.x) > W - 70 ? 'end' : 'start'}>
+              <text
+                x={sx(m.x) > W - 70 ? sx(m.x) - 3 : sx(m.x) + 3}
+                y={PAD.t + 9}
+                className="tick"
+                textAnchor={sx(m.x) > W - 70 ? 'end' : 'start'}
+              >
                 epoch {formatValue(m.epoch)}
               </text>
             )}
@@ -139,7 +148,16 @@ function ChartView({ chart }: { chart: Chart }) {
           const color = COLORS[i % COLORS.length];
           return (
             <g key={l.key}>
-              <path d={d} fill="none" stroke={color} strokeWidth={1.6} strokeDasharray={l.role === 'smoke' ? '5 4' : undefined} data-series={l.label} data-role={l.role} data-points={l.ys.length} />
+              <path
+                d={d}
+                fill="none"
+                stroke={color}
+                strokeWidth={1.6}
+                strokeDasharray={l.role === 'smoke' ? '5 4' : undefined}
+                data-series={l.label}
+                data-role={l.role}
+                data-points={l.ys.length}
+              />
               {/* A lone point would be invisible as a path. */}
               {xs.length === 1 && <circle cx={sx(xs[0]!)} cy={sy(ys[0]!)} r={3} fill={color} />}
             </g>
@@ -150,9 +168,20 @@ function ChartView({ chart }: { chart: Chart }) {
         {chart.lines.map((l, i) => (
           <li key={l.key} data-series={l.label}>
             <svg width="18" height="8" aria-hidden="true">
-              <line x1="0" x2="18" y1="4" y2="4" stroke={COLORS[i % COLORS.length]} strokeWidth="2" strokeDasharray={l.role === 'smoke' ? '4 3' : undefined} />
+              <line
+                x1="0"
+                x2="18"
+                y1="4"
+                y2="4"
+                stroke={COLORS[i % COLORS.length]}
+                strokeWidth="2"
+                strokeDasharray={l.role === 'smoke' ? '4 3' : undefined}
+              />
             </svg>{' '}
-            {l.label} <span className="muted">latest {formatValue(l.ys[l.ys.length - 1]!)} · {l.ys.length} points</span>
+            {l.label}{' '}
+            <span className="muted">
+              latest {formatValue(l.ys[l.ys.length - 1]!)} · {l.ys.length} points
+            </span>
           </li>
         ))}
       </ul>

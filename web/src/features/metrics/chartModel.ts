@@ -100,7 +100,10 @@ export function buildCharts(sources: readonly MetricSource[]): { charts: Chart[]
     const epochSeries = src.series.find((s) => isEpoch(s.name));
     const byEpoch = epochSeries?.stepless ? new Map(epochSeries.xs.map((seq, i) => [seq, epochSeries.ys[i]!])) : null;
     for (const raw of src.series) {
-      const s = byEpoch && raw.stepless && !isEpoch(raw.name) && raw.xs.every((seq) => byEpoch.has(seq)) ? { ...raw, xs: raw.xs.map((seq) => byEpoch.get(seq)!), byEpoch: true } : { ...raw, byEpoch: false };
+      const s =
+        byEpoch && raw.stepless && !isEpoch(raw.name) && raw.xs.every((seq) => byEpoch.has(seq))
+          ? { ...raw, xs: raw.xs.map((seq) => byEpoch.get(seq)!), byEpoch: true }
+          : { ...raw, byEpoch: false };
       if (s.xs.length === 0) continue;
       if (isEpoch(s.name)) {
         if (!byEpoch) epochsBy.set(src, epochMarks(s));
@@ -199,7 +202,15 @@ export function metricSourcesOf(
   const out: { attemptId: string; label: string; role: SourceRole }[] = [];
   for (const t of tasks) {
     const role: SourceRole | null =
-      t.kind === 'RUN' ? 'run' : t.kind === 'SHARD' ? 'shard' : t.kind === 'EVALUATE' ? 'eval' : t.kind === 'PROBE' && t.name === 'smoke' ? 'smoke' : null;
+      t.kind === 'RUN'
+        ? 'run'
+        : t.kind === 'SHARD'
+          ? 'shard'
+          : t.kind === 'EVALUATE'
+            ? 'eval'
+            : t.kind === 'PROBE' && t.name === 'smoke'
+              ? 'smoke'
+              : null;
     if (!role) continue;
     const started = t.attempts.filter((a) => a.startedAt);
     const base = role === 'smoke' ? 'smoke run' : t.name.replace(/^step:/, '');

@@ -26,8 +26,8 @@ export function NoSandboxNotice({ attempts }: { attempts: { sandbox?: string | n
       {own.length > 0 && (
         <p>
           Ran without a sandbox on {own.join(', ')}: bubblewrap is not installed there, so that worker runs only your own jobs, as plain
-          processes with your user's access to files and network. Install bubblewrap (Debian/Ubuntu: <code>sudo apt-get install bubblewrap</code>) and
-          restart to isolate them.
+          processes with your user's access to files and network. Install bubblewrap (Debian/Ubuntu:{' '}
+          <code>sudo apt-get install bubblewrap</code>) and restart to isolate them.
         </p>
       )}
       {off.length > 0 && <p>Ran without a sandbox on {off.join(', ')}: its owner turned the sandbox off (--sandbox none).</p>}

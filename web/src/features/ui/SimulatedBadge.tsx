@@ -5,7 +5,11 @@
 export function SimulatedBadge({ accelerator }: { accelerator: string | null | undefined }) {
   if (!accelerator) return null;
   return (
-    <span className="badge tone-warn" data-testid="simulated-accelerator" title={`Scheduled as ${accelerator}; the numerics ran on the CPU (a test or demo worker, not a real GPU).`}>
+    <span
+      className="badge tone-warn"
+      data-testid="simulated-accelerator"
+      title={`Scheduled as ${accelerator}; the numerics ran on the CPU (a test or demo worker, not a real GPU).`}
+    >
       simulated accelerator {accelerator}
     </span>
   );

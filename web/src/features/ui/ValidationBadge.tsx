@@ -6,7 +6,13 @@
  */
 export type BadgeCode = 'validated' | 'validated-by-replication' | 'unverified' | 'pending' | 'not-validated';
 
-const TONE: Record<BadgeCode, string> = { validated: 'ok', 'validated-by-replication': 'ok', unverified: 'warn', pending: 'muted', 'not-validated': 'bad' };
+const TONE: Record<BadgeCode, string> = {
+  validated: 'ok',
+  'validated-by-replication': 'ok',
+  unverified: 'warn',
+  pending: 'muted',
+  'not-validated': 'bad',
+};
 const LABEL: Record<BadgeCode, string> = {
   validated: 'validated',
   'validated-by-replication': 'validated by replication',
@@ -15,14 +21,26 @@ const LABEL: Record<BadgeCode, string> = {
   'not-validated': 'not validated',
 };
 
-export function ValidationBadge({ badge, reason, inlineReason = false }: { badge: string; reason?: string | null; inlineReason?: boolean }) {
+export function ValidationBadge({
+  badge,
+  reason,
+  inlineReason = false,
+}: {
+  badge: string;
+  reason?: string | null;
+  inlineReason?: boolean;
+}) {
   const code = (badge in LABEL ? badge : 'pending') as BadgeCode;
   return (
     <>
       <span className={`badge tone-${TONE[code]}`} data-testid="validation-badge" data-badge={code} title={reason ?? undefined}>
         {LABEL[code]}
       </span>
-      {inlineReason && reason && (code === 'unverified' || code === 'not-validated') && <span className="small" data-testid="validation-reason">: {reason}</span>}
+      {inlineReason && reason && (code === 'unverified' || code === 'not-validated') && (
+        <span className="small" data-testid="validation-reason">
+          : {reason}
+        </span>
+      )}
     </>
   );
 }

@@ -47,7 +47,10 @@ export function AddWorker() {
   return (
     <section className="panel" aria-label="Add a worker">
       <h2>Add a worker</h2>
-      <p className="muted">Create a token for the machine, then run the command on it. The worker only makes outbound connections; you can pause it at any time.</p>
+      <p className="muted">
+        Create a token for the machine, then run the command on it. The worker only makes outbound connections; you can pause it at any
+        time.
+      </p>
       <form className="row" onSubmit={submit}>
         <label htmlFor="workerTokenName" style={{ margin: 0 }}>
           Machine name

@@ -13,8 +13,20 @@ type Caps = {
   cpu?: { model?: string; cores?: number };
   memoryMiB?: number;
   diskFreeMiB?: number;
-  accelerators?: { vendor?: string; index?: number; name?: string; memoryMiB?: number | null; runtime?: string | null; arch?: string | null; driver?: string | null }[];
-  pythons?: { path?: string; version?: string; torch?: { version?: string; cuda?: string | null; hip?: string | null; cudaAvailable?: boolean; mpsAvailable?: boolean } | null }[];
+  accelerators?: {
+    vendor?: string;
+    index?: number;
+    name?: string;
+    memoryMiB?: number | null;
+    runtime?: string | null;
+    arch?: string | null;
+    driver?: string | null;
+  }[];
+  pythons?: {
+    path?: string;
+    version?: string;
+    torch?: { version?: string; cuda?: string | null; hip?: string | null; cudaAvailable?: boolean; mpsAvailable?: boolean } | null;
+  }[];
   python?: string | null;
   toolchains?: { nvcc?: string | null; hipcc?: string | null };
   sandbox?: string;
@@ -38,7 +50,9 @@ export function Capabilities({ value }: { value: unknown }) {
   const c = (value && typeof value === 'object' ? value : {}) as Caps;
   const chosen = c.pythons?.find((p) => p.path === c.python) ?? c.pythons?.[0];
   const torch = chosen?.torch;
-  const backends = torch ? [torch.cuda && `CUDA ${torch.cuda}`, torch.hip && `ROCm ${torch.hip}`, torch.mpsAvailable && 'MPS', 'CPU'].filter(Boolean).join(', ') : null;
+  const backends = torch
+    ? [torch.cuda && `CUDA ${torch.cuda}`, torch.hip && `ROCm ${torch.hip}`, torch.mpsAvailable && 'MPS', 'CPU'].filter(Boolean).join(', ')
+    : null;
   const tools = [c.toolchains?.nvcc && `nvcc ${c.toolchains.nvcc}`, c.toolchains?.hipcc && `hipcc ${c.toolchains.hipcc}`].filter(Boolean);
   if (Object.keys(c).length === 0) return <span className="muted">Not probed yet.</span>;
   return (
@@ -70,7 +84,9 @@ export function Capabilities({ value }: { value: unknown }) {
           )}
         </dd>
         <dt>Python</dt>
-        <dd>{chosen ? `${chosen.version ?? '?'}${torch ? ` · PyTorch ${torch.version} (${backends})` : ' · no PyTorch'}` : 'none found'}</dd>
+        <dd>
+          {chosen ? `${chosen.version ?? '?'}${torch ? ` · PyTorch ${torch.version} (${backends})` : ' · no PyTorch'}` : 'none found'}
+        </dd>
         {tools.length > 0 && (
           <>
             <dt>Toolchains</dt>

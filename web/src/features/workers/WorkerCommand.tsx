@@ -14,8 +14,8 @@ export function WorkerCommand({ command, testId, children }: { command: string; 
         <CopyField value={command} label="Worker start command" />
       </div>
       <p className="muted small">
-        The token is passed in the environment, not as an argument, so other users of the machine cannot read it with <code>ps</code>. To keep it in a
-        file instead: save it with <code>umask 077</code> and start the worker with <code>--token-file PATH</code>.
+        The token is passed in the environment, not as an argument, so other users of the machine cannot read it with <code>ps</code>. To
+        keep it in a file instead: save it with <code>umask 077</code> and start the worker with <code>--token-file PATH</code>.
       </p>
     </div>
   );

@@ -126,8 +126,8 @@ export function WorkerTokens() {
       {rotated && (
         <WorkerCommand command={rotated.command} testId="rotated-command">
           <p role="status" data-testid="rotated-notice">
-            <strong>New secret for {rotated.name}.</strong> The old one stopped working just now: workers running with it are refused from their next call
-            and must be restarted with this command. It is shown once; only its hash is kept.
+            <strong>New secret for {rotated.name}.</strong> The old one stopped working just now: workers running with it are refused from
+            their next call and must be restarted with this command. It is shown once; only its hash is kept.
           </p>
           <div>
             <button type="button" onClick={() => setRotated(null)}>

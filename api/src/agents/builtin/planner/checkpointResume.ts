@@ -22,7 +22,8 @@ import { boundedArgs, boundedScale } from './workload.js';
 export const DEFAULT_RESUME_THRESHOLD_SEC = 600;
 
 /** The request asks for a run that survives a lost machine. */
-export const RESUMABLE_ASK = /\b(make (it|the (run|training)|this) (resumable|survive)|resumable|resume (it )?(after|from) (a )?(crash|interruption|checkpoint|lost)|surviv\w* (a |the )?(lost|dead|vanish\w*|lost) (machine|worker|lease)|checkpoint(ed|ing)? and resum\w*)\b/i;
+export const RESUMABLE_ASK =
+  /\b(make (it|the (run|training)|this) (resumable|survive)|resumable|resume (it )?(after|from) (a )?(crash|interruption|checkpoint|lost)|surviv\w* (a |the )?(lost|dead|vanish\w*|lost) (machine|worker|lease)|checkpoint(ed|ing)? and resum\w*)\b/i;
 
 export interface ResumeInput {
   request: string;
@@ -59,10 +60,16 @@ export function decideCheckpointResume(input: ResumeInput): ResumeDecision {
     const detail = `the script checkpoints itself into the worker's checkpoint folder (${input.alreadyResumable.flag}), which the worker uploads and restores on the next attempt`;
     return { propose: false, why: detail, ask: asked ? { ask: asked, status: 'honoured', detail } : null };
   }
-  if (!asked && !long) return { propose: false, why: `not asked, and ${input.estimateSec === null ? 'no estimate of the run is known yet' : `the run is estimated at ${Math.round(input.estimateSec)} s, within ${threshold} s`}`, ask: null };
+  if (!asked && !long)
+    return {
+      propose: false,
+      why: `not asked, and ${input.estimateSec === null ? 'no estimate of the run is known yet' : `the run is estimated at ${Math.round(input.estimateSec)} s, within ${threshold} s`}`,
+      ask: null,
+    };
   const trains = trainsWithTorch(input.files);
   if (!trains) {
-    const detail = 'no PyTorch training loop to make resumable (no .backward() in a file that imports torch): if its machine is lost, the run restarts from the beginning';
+    const detail =
+      'no PyTorch training loop to make resumable (no .backward() in a file that imports torch): if its machine is lost, the run restarts from the beginning';
     return { propose: false, why: detail, ask: asked ? { ask: asked, status: 'refused', detail } : null };
   }
   const why = asked ? `asked ("${asked}")` : `the run is estimated at ${Math.round(input.estimateSec!)} s, longer than ${threshold} s`;
@@ -74,12 +81,23 @@ export function decideCheckpointResume(input: ResumeInput): ResumeDecision {
  * The draft's preparation with the step added: after the steps it has (a migration first, so the
  * rewrite reads migrated code), or a preparation of its own on the run's hardware.
  */
-export function withResumeStep(preparation: PreparationSpec | null, draft: { bounded: string; hardware: { workload: string; accelVendor?: string }; scale?: PreparationSpec['workload']['scale'] | null; frozenFiles?: string[] }): PreparationSpec {
+export function withResumeStep(
+  preparation: PreparationSpec | null,
+  draft: {
+    bounded: string;
+    hardware: { workload: string; accelVendor?: string };
+    scale?: PreparationSpec['workload']['scale'] | null;
+    frozenFiles?: string[];
+  },
+): PreparationSpec {
   if (preparation) {
     if (preparation.steps.some((s) => s.transformation === 'checkpoint-resume')) return preparation;
     return { ...preparation, steps: [...preparation.steps, RESUME_STEP] };
   }
-  const here = { workload: draft.hardware.workload, ...(draft.hardware.accelVendor ? { accelVendor: draft.hardware.accelVendor } : {}) } as PreparationSpec['target'];
+  const here = {
+    workload: draft.hardware.workload,
+    ...(draft.hardware.accelVendor ? { accelVendor: draft.hardware.accelVendor } : {}),
+  } as PreparationSpec['target'];
   return {
     workload: { command: draft.bounded, timeoutSec: 900, ...(draft.scale ? { scale: draft.scale } : {}) },
     compare: ['outputs'],
@@ -96,7 +114,12 @@ export function withResumeStep(preparation: PreparationSpec | null, draft: { bou
 export const checkpointResume: PlannerRule = (p) => {
   const files: Record<string, string> = { [p.entry.path]: p.source };
   for (const f of p.uploaded) if (f.endsWith('.py') && !(f in files)) files[f] = p.readOf(f) ?? '';
-  const d = decideCheckpointResume({ request: p.request, files, estimateSec: null, alreadyResumable: p.resumable ? { flag: p.resumable.flag ?? `${p.resumable.path}/` } : null });
+  const d = decideCheckpointResume({
+    request: p.request,
+    files,
+    estimateSec: null,
+    alreadyResumable: p.resumable ? { flag: p.resumable.flag ?? `${p.resumable.path}/` } : null,
+  });
   // What one plan cannot combine with it yet (a settings rewrite, a data step, shards): said, not tried.
   const blocked = d.propose
     ? p.askPlan.edits.length
@@ -107,12 +130,21 @@ export const checkpointResume: PlannerRule = (p) => {
           ? 'the run is split into shards that each run briefly; a lost shard is run again'
           : null
     : null;
-  const ask: AskDisposition | null = d.ask ? { ask: d.ask.ask, kind: 'other', status: blocked ? 'refused' : d.ask.status, detail: blocked ? `not made resumable: ${blocked}; if its machine is lost, the run restarts from the beginning` : d.ask.detail } : null;
+  const ask: AskDisposition | null = d.ask
+    ? {
+        ask: d.ask.ask,
+        kind: 'other',
+        status: blocked ? 'refused' : d.ask.status,
+        detail: blocked ? `not made resumable: ${blocked}; if its machine is lost, the run restarts from the beginning` : d.ask.detail,
+      }
+    : null;
   if (ask) {
     // The asks rule may have read the same words as an ask of its own: this disposition replaces it.
-    const same = (x: AskDisposition) => x.ask.toLowerCase().includes(ask.ask.toLowerCase()) || ask.ask.toLowerCase().includes(x.ask.toLowerCase());
+    const same = (x: AskDisposition) =>
+      x.ask.toLowerCase().includes(ask.ask.toLowerCase()) || ask.ask.toLowerCase().includes(x.ask.toLowerCase());
     const at = p.dispositions.findIndex(same);
-    p.dispositions = at >= 0 ? [...p.dispositions.slice(0, at), ask, ...p.dispositions.slice(at + 1).filter((x) => !same(x))] : [...p.dispositions, ask];
+    p.dispositions =
+      at >= 0 ? [...p.dispositions.slice(0, at), ask, ...p.dispositions.slice(at + 1).filter((x) => !same(x))] : [...p.dispositions, ask];
   }
   if (!d.propose || blocked) return undefined;
   // Two epochs where the bounded workload has one: the check needs two iterations of the loop to stop between.
@@ -124,7 +156,12 @@ export const checkpointResume: PlannerRule = (p) => {
     scale = { ...scale, bounded: 2 };
   }
   const bounded = [p.runner, ...args].join(' ');
-  const prepared = withResumeStep(p.preparation as PreparationSpec | null, { bounded, hardware: p.hardware, scale, frozenFiles: p.evaluate && p.evaluate.command.includes('.py') ? [p.evaluate.command.split(' ')[1]!] : [] });
+  const prepared = withResumeStep(p.preparation as PreparationSpec | null, {
+    bounded,
+    hardware: p.hardware,
+    scale,
+    frozenFiles: p.evaluate && p.evaluate.command.includes('.py') ? [p.evaluate.command.split(' ')[1]!] : [],
+  });
   p.preparation = { ...prepared, workload: { ...prepared.workload, command: bounded, ...(scale ? { scale } : {}) } };
   p.bounded = bounded;
   // The preparation's runs test the plan on its hardware: no smoke run beside them (planSchema).

@@ -24,7 +24,14 @@ export const commandArgs: PlannerRule = (p) => {
   const wantsModel = /\b(model|checkpoint|weights)\b/i.test(request);
   const accel = hardware.accelVendor;
   if (entry.cli === 'configurator') {
-    const c = configuratorArgs(entry, { request, given, configFile: p.configFile, settings: p.configSettings, source, oldTorch: cap.classes.some((k) => k.torchVersions.some((v) => Number.parseInt(v, 10) < 2)) });
+    const c = configuratorArgs(entry, {
+      request,
+      given,
+      configFile: p.configFile,
+      settings: p.configSettings,
+      source,
+      oldTorch: cap.classes.some((k) => k.torchVersions.some((v) => Number.parseInt(v, 10) < 2)),
+    });
     args.push(...c.args);
     if (c.checkpoint) {
       p.checkpoint = c.checkpoint;
@@ -64,7 +71,8 @@ export const commandArgs: PlannerRule = (p) => {
       continue;
     }
     if (/^(num-)?epochs?$/.test(name) && num(/(\d+)\s*epochs?/i)) args.push(f.flag, num(/(\d+)\s*epochs?/i)!);
-    else if (/^(num-|max-)?(steps|iters|iterations)$/.test(name) && num(/(\d+)\s*(?:steps|iterations|iters)/i)) args.push(f.flag, num(/(\d+)\s*(?:steps|iterations|iters)/i)!);
+    else if (/^(num-|max-)?(steps|iters|iterations)$/.test(name) && num(/(\d+)\s*(?:steps|iterations|iters)/i))
+      args.push(f.flag, num(/(\d+)\s*(?:steps|iterations|iters)/i)!);
     else if (/^(seed)$/.test(name) && num(/seed\s*(\d+)/i)) args.push(f.flag, num(/seed\s*(\d+)/i)!);
     else if (name === 'device') args.push(f.flag, '"$CHATGPU_DEVICE"');
     else if ((f.type === 'int' || f.type === 'float') && numberBefore(request, name)) args.push(f.flag, numberBefore(request, name)!);
@@ -77,9 +85,17 @@ export const commandArgs: PlannerRule = (p) => {
     }
     // A --checkpoint/--ckpt of a script that never saves one is what it reads (an input), not an output.
     // An --out whose default is a folder (`outputs/`, `results`): the outputs folder.
-    else if (/^(out|output)$/.test(name) && f.default && !/\.\w+$/.test(f.default.replace(/\/$/, '').split('/').pop()!)) args.push(f.flag, 'outputs');
-    else if (/^(save|save-path|out|output|output-path|save-model)$/.test(name) || (/^(checkpoint|ckpt|model-path)$/.test(name) && entry.savesCheckpoint)) {
-      const base = (f.default ?? 'model.pt').split('/').pop()!.replace(/[^\w.-]/g, '') || 'model.pt';
+    else if (/^(out|output)$/.test(name) && f.default && !/\.\w+$/.test(f.default.replace(/\/$/, '').split('/').pop()!))
+      args.push(f.flag, 'outputs');
+    else if (
+      /^(save|save-path|out|output|output-path|save-model)$/.test(name) ||
+      (/^(checkpoint|ckpt|model-path)$/.test(name) && entry.savesCheckpoint)
+    ) {
+      const base =
+        (f.default ?? 'model.pt')
+          .split('/')
+          .pop()!
+          .replace(/[^\w.-]/g, '') || 'model.pt';
       const file = `outputs/${base}`;
       args.push(f.flag, file);
       // A checkpoint is a model file; other outputs (results.json, a CSV) are only required.
@@ -95,15 +111,22 @@ export const commandArgs: PlannerRule = (p) => {
   const positional: string[] = [];
   for (const x of required) {
     const numeric = x.type === 'int' || x.type === 'float';
-    const value = numeric ? (numberBefore(request, x.name.replace(/_/g, '-')) ?? (required.length === 1 && numbers.length === 1 ? numbers[0] : undefined)) : undefined;
-    if (value === undefined) return call('give_up', { reason: `${entry.path} needs its positional argument \`${x.name}\`${x.help ? ` (${x.help})` : ''}, and the request does not give it: say its value, e.g. "with 1000000 ${x.name}".` });
+    const value = numeric
+      ? (numberBefore(request, x.name.replace(/_/g, '-')) ?? (required.length === 1 && numbers.length === 1 ? numbers[0] : undefined))
+      : undefined;
+    if (value === undefined)
+      return call('give_up', {
+        reason: `${entry.path} needs its positional argument \`${x.name}\`${x.help ? ` (${x.help})` : ''}, and the request does not give it: say its value, e.g. "with 1000000 ${x.name}".`,
+      });
     positional.push(value);
   }
   args.unshift(...positional);
   // A script that reads sys.argv itself (no parser): the arguments its README or pipeline file runs it with.
   const usage = usageOf(facts, entry);
-  const usageArgs = entry.flags.length === 0 && !(entry.positionals ?? []).length && !usage?.module ? usage?.command.split(/\s+/).slice(2) : undefined;
-  if (usageArgs?.length && args.length === 0 && /\bsys\.argv\[[1-9]/.test(source)) args.push(...usageArgs.filter((a) => /^[\w./=:-]+$/.test(a)));
+  const usageArgs =
+    entry.flags.length === 0 && !(entry.positionals ?? []).length && !usage?.module ? usage?.command.split(/\s+/).slice(2) : undefined;
+  if (usageArgs?.length && args.length === 0 && /\bsys\.argv\[[1-9]/.test(source))
+    args.push(...usageArgs.filter((a) => /^[\w./=:-]+$/.test(a)));
   p.args = args;
   p.positionals = positional.length;
   return undefined;
@@ -117,7 +140,14 @@ export const commandArgs: PlannerRule = (p) => {
  */
 export function configuratorArgs(
   entry: EntryPoint,
-  o: { request: string; given: Map<string, string | true>; configFile: string | null; settings: Record<string, string>; source: string; oldTorch: boolean },
+  o: {
+    request: string;
+    given: Map<string, string | true>;
+    configFile: string | null;
+    settings: Record<string, string>;
+    source: string;
+    oldTorch: boolean;
+  },
 ): { args: string[]; checkpoint: string | null } {
   const args: string[] = o.configFile ? [o.configFile] : [];
   const value = (name: string) => o.settings[name] ?? entry.flags.find((f) => f.flag === `--${name}`)?.default ?? null;
@@ -132,9 +162,16 @@ export function configuratorArgs(
     else if (name === 'compile' && f.type === 'bool' && o.oldTorch) v = 'False';
     else if (/^(max_iters|max_steps|num_iters|iters|steps)$/.test(name) && iters) v = iters;
     else if (/_interval$/.test(name) && f.type === 'int' && iters && Number(value(name)) > Number(iters)) v = iters;
-    else if (OUT_DIR_SETTING.test(name)) v = `outputs/${(value(name) ?? 'out').split('/').pop()!.replace(/[^\w.-]/g, '') || 'out'}`;
+    else if (OUT_DIR_SETTING.test(name))
+      v = `outputs/${
+        (value(name) ?? 'out')
+          .split('/')
+          .pop()!
+          .replace(/[^\w.-]/g, '') || 'out'
+      }`;
     else if (name === 'seed' && /seed\s*(\d+)/i.test(o.request)) v = /seed\s*(\d+)/i.exec(o.request)![1]!;
-    else if ((f.type === 'int' || f.type === 'float') && numberBefore(o.request, name.replace(/_/g, '-'))) v = numberBefore(o.request, name.replace(/_/g, '-'))!;
+    else if ((f.type === 'int' || f.type === 'float') && numberBefore(o.request, name.replace(/_/g, '-')))
+      v = numberBefore(o.request, name.replace(/_/g, '-'))!;
     if (v === null) continue;
     if (OUT_DIR_SETTING.test(name)) outDir = v;
     args.push(`--${name}=${v.startsWith('"') ? v : shellWord(v)}`);

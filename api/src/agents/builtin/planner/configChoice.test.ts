@@ -19,9 +19,21 @@ describe('configChoice', () => {
     const { answer } = runRules({ request: 'train it', facts: { entryPoints: [train] }, files, reads: { 'train.py': '' } }, configChoice);
     expect(answer?.name).toBe('ask_user');
     expect(answer?.args.choices).toEqual([...[...files].sort(), "train.py's own defaults"]);
-    const defaults = runRules({ request: 'train it', facts: { entryPoints: [train] }, files, reads: { 'train.py': '' }, answers: ["Which configuration should train.py run with?: train.py's own defaults"] }, configChoice);
+    const defaults = runRules(
+      {
+        request: 'train it',
+        facts: { entryPoints: [train] },
+        files,
+        reads: { 'train.py': '' },
+        answers: ["Which configuration should train.py run with?: train.py's own defaults"],
+      },
+      configChoice,
+    );
     expect(defaults.answer).toBeNull();
     expect(defaults.planning.configFile).toBeNull();
-    expect(runRules({ request: 'train it', facts: { entryPoints: [entry('train.py')] }, files, reads: { 'train.py': '' } }, configChoice).planning.configFile).toBeNull();
+    expect(
+      runRules({ request: 'train it', facts: { entryPoints: [entry('train.py')] }, files, reads: { 'train.py': '' } }, configChoice)
+        .planning.configFile,
+    ).toBeNull();
   });
 });

@@ -13,21 +13,29 @@ export const configChoice: PlannerRule = (p) => {
   const stem = (c: string) => c.split('/').pop()!.replace(/\.py$/, '');
   const word = (w: string) => new RegExp(`(^|[^\\w/])${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w])`).test(request);
   const byPath = configs.filter((c) => request.includes(c));
-  const namedCfg = byPath.length ? byPath : configs.filter((c) => word(stem(c)) || word(stem(c).replace(/^(train|finetune|eval|sample)_/, '')));
+  const namedCfg = byPath.length
+    ? byPath
+    : configs.filter((c) => word(stem(c)) || word(stem(c).replace(/^(train|finetune|eval|sample)_/, '')));
   let configFile: string | null = null;
   if (namedCfg.length === 1) configFile = namedCfg[0]!;
   else if (configs.length) {
     const defaults = `${entry.path}'s own defaults`;
     const choices = [...(namedCfg.length ? namedCfg : configs), defaults];
     const answer = p.answerTo('Which configuration');
-    if (!answer) return call('ask_user', { question: `Which configuration should ${entry.path} run with? It takes a config file (${configs.join(', ')}) and --key=value overrides.`, choices });
+    if (!answer)
+      return call('ask_user', {
+        question: `Which configuration should ${entry.path} run with? It takes a config file (${configs.join(', ')}) and --key=value overrides.`,
+        choices,
+      });
     const said = answer.split(':').pop() ?? '';
     configFile = choices.find((c) => c !== defaults && said.includes(c)) ?? configs.find((c) => said.includes(stem(c))) ?? null;
   }
   if (configFile) {
     if (readCall(configFile)) return call('read_file', readCall(configFile)!);
     const text = readOf(configFile) ?? '';
-    p.configSettings = Object.fromEntries([...text.matchAll(/^([A-Za-z_]\w*)\s*=\s*(['"]?)([^'"#\n]*?)\2\s*(?:#.*)?$/gm)].map((m) => [m[1]!, m[3]!.trim()]));
+    p.configSettings = Object.fromEntries(
+      [...text.matchAll(/^([A-Za-z_]\w*)\s*=\s*(['"]?)([^'"#\n]*?)\2\s*(?:#.*)?$/gm)].map((m) => [m[1]!, m[3]!.trim()]),
+    );
   }
   p.configFile = configFile;
   return undefined;

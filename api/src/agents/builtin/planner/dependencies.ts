@@ -13,8 +13,15 @@ export const dependencies: PlannerRule = (p) => {
   const missingAtRunTime = [...new Set([...p.task.matchAll(/^Replan \d+:.*?missing module: ([A-Za-z_]\w*)/gm)].map((m) => m[1]!))];
   if (!missingAtRunTime.length && ![...importsOf(p.facts, runFiles).keys()].some((m) => m !== 'torch' && m !== 'numpy')) return undefined;
   const deps = p.last<DependencyCheck>('check_dependencies');
-  if (!deps) return call('check_dependencies', { files: runFiles, workload: hardware.workload, ...(hardware.accelVendor ? { accelVendor: hardware.accelVendor } : {}), ...(missingAtRunTime.length ? { missingAtRunTime } : {}) });
-  if (deps.unavailable.length) return call('give_up', { reason: deps.summary ?? `Unavailable on the workers: ${deps.unavailable.join(', ')}.` });
+  if (!deps)
+    return call('check_dependencies', {
+      files: runFiles,
+      workload: hardware.workload,
+      ...(hardware.accelVendor ? { accelVendor: hardware.accelVendor } : {}),
+      ...(missingAtRunTime.length ? { missingAtRunTime } : {}),
+    });
+  if (deps.unavailable.length)
+    return call('give_up', { reason: deps.summary ?? `Unavailable on the workers: ${deps.unavailable.join(', ')}.` });
   p.install = deps.install;
   return undefined;
 };

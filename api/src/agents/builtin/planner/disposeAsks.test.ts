@@ -21,9 +21,24 @@ const constant = (name: string, line: number, col: number, text: string, type: S
   span: { line, col, endLine: line, endCol: col + text.length },
   ...(expression ? { expression } : {}),
 });
-const flag = (name: string, type: Setting['type'], extra: Partial<Setting> = {}): Setting => ({ id: `main.py#${name}`, name, kind: 'flag', file: 'main.py', type, default: null, help: null, flag: `--${name.replace(/_/g, '-')}`, ...extra });
+const flag = (name: string, type: Setting['type'], extra: Partial<Setting> = {}): Setting => ({
+  id: `main.py#${name}`,
+  name,
+  kind: 'flag',
+  file: 'main.py',
+  type,
+  default: null,
+  help: null,
+  flag: `--${name.replace(/_/g, '-')}`,
+  ...extra,
+});
 
-const SURFACE: Setting[] = [constant('batch_size', 1, 13, '64', 'int'), constant('max_iters', 2, 12, '5000', 'int'), constant('n_embd', 3, 9, '384', 'int'), constant('dt', 4, 5, '0.1', 'float', 'dt = 0.1*dx*dx')];
+const SURFACE: Setting[] = [
+  constant('batch_size', 1, 13, '64', 'int'),
+  constant('max_iters', 2, 12, '5000', 'int'),
+  constant('n_embd', 3, 9, '384', 'int'),
+  constant('dt', 4, 5, '0.1', 'float', 'dt = 0.1*dx*dx'),
+];
 
 function ctx(request: string, over: Partial<AskContext> = {}): AskContext {
   return {
@@ -76,14 +91,34 @@ describe('disposeAsks', () => {
   });
 
   it('flags: set in the form the command already has, a switch passed or left out, a list as the option takes it', () => {
-    const surface = { entry: 'main.py', settings: [flag('epochs', 'int'), flag('lr', 'float'), flag('cuda', 'bool', { action: 'store_true' }), flag('seeds', 'list', { nargs: '+' }), flag('number', 'list', { action: 'append' })], problems: [] };
+    const surface = {
+      entry: 'main.py',
+      settings: [
+        flag('epochs', 'int'),
+        flag('lr', 'float'),
+        flag('cuda', 'bool', { action: 'store_true' }),
+        flag('seeds', 'list', { nargs: '+' }),
+        flag('number', 'list', { action: 'append' }),
+      ],
+      problems: [],
+    };
     const p = planOf(ctx('train for 3 epochs with lr 0.01', { surface, entry: 'main.py', args: ['--epochs', '10', '--cuda'] }));
     expect(p.args).toEqual(['--epochs', '3', '--cuda', '--lr', '0.01']);
-    const off = { ...ctx('cuda off', { surface, entry: 'main.py', args: ['--cuda'] }), asks: [{ id: 'a1', kind: 'setting' as const, text: 'cuda off', phrase: 'cuda', value: 'off' }] };
+    const off = {
+      ...ctx('cuda off', { surface, entry: 'main.py', args: ['--cuda'] }),
+      asks: [{ id: 'a1', kind: 'setting' as const, text: 'cuda off', phrase: 'cuda', value: 'off' }],
+    };
     expect(planOf(off).args).toEqual([]);
-    const list = { ...ctx('seeds 1 2 3', { surface, entry: 'main.py' }), asks: [{ id: 'a1', kind: 'setting' as const, text: 'seeds 1 2 3', phrase: 'seeds', values: ['1', '2', '3'] }] };
+    const list = {
+      ...ctx('seeds 1 2 3', { surface, entry: 'main.py' }),
+      asks: [{ id: 'a1', kind: 'setting' as const, text: 'seeds 1 2 3', phrase: 'seeds', values: ['1', '2', '3'] }],
+    };
     expect(planOf(list).args).toEqual(['--seeds', '1', '2', '3']);
-    const repeated = { ...list, asks: [{ id: 'a1', kind: 'setting' as const, text: 'numbers 1.5, 2 and 3', phrase: 'number', values: ['1.5', '2', '3'] }], args: ['--number', '1.5', '-v'] };
+    const repeated = {
+      ...list,
+      asks: [{ id: 'a1', kind: 'setting' as const, text: 'numbers 1.5, 2 and 3', phrase: 'number', values: ['1.5', '2', '3'] }],
+      args: ['--number', '1.5', '-v'],
+    };
     expect(planOf(repeated).args).toEqual(['-v', '--number', '1.5', '--number', '2', '--number', '3']);
     expect(planOf({ ...list, args: ['--seeds', '7', '8', '--lr', '1'] }).args).toEqual(['--lr', '1', '--seeds', '1', '2', '3']);
   });
@@ -92,8 +127,26 @@ describe('disposeAsks', () => {
     const surface = {
       entry: 'train.py',
       settings: [
-        { id: 'train.py#n_layer', name: 'n_layer', kind: 'configurator' as const, file: 'train.py', type: 'int' as const, default: '12', help: null, flag: '--n_layer' },
-        { id: 'train.py#env:LR', name: 'LR', kind: 'env' as const, file: 'train.py', type: 'float' as const, default: '3e-4', help: null, env: 'LR' },
+        {
+          id: 'train.py#n_layer',
+          name: 'n_layer',
+          kind: 'configurator' as const,
+          file: 'train.py',
+          type: 'int' as const,
+          default: '12',
+          help: null,
+          flag: '--n_layer',
+        },
+        {
+          id: 'train.py#env:LR',
+          name: 'LR',
+          kind: 'env' as const,
+          file: 'train.py',
+          type: 'float' as const,
+          default: '3e-4',
+          help: null,
+          env: 'LR',
+        },
       ],
       problems: [],
     };
@@ -116,7 +169,13 @@ describe('disposeAsks', () => {
     expect(asked).toMatchObject({ need: 'ask', question: expect.stringContaining('By "max_depth to 3", which setting do you mean?') });
     const choices = (asked as { choices: string[] }).choices;
     expect(choices).toEqual(['max_depth (constant in train.py line 1)', 'max_depth (constant in train.py line 2)']);
-    const answered = planOf(ctx('set max_depth to 3', { surface, read: () => text, answerTo: (m) => (m.startsWith('By "max_depth') ? `Q: ${choices[1]}` : undefined) }));
+    const answered = planOf(
+      ctx('set max_depth to 3', {
+        surface,
+        read: () => text,
+        answerTo: (m) => (m.startsWith('By "max_depth') ? `Q: ${choices[1]}` : undefined),
+      }),
+    );
     expect(answered.edits.map((e) => e.line)).toEqual([2]);
     const both = planOf(ctx('set max_depth to 3 for both models', { surface, read: () => text }));
     expect(both.edits.map((e) => e.line)).toEqual([1, 2]);
@@ -131,16 +190,29 @@ describe('disposeAsks', () => {
     const figs = planOf(ctx('give me the figures', shows));
     expect(figs.environment).toEqual([{ name: 'CHATGPU_FIGURES', value: 'outputs/figures' }]);
     expect(figs.required).toEqual(['outputs/figures/']);
-    expect(planOf(ctx('give me the figures')).dispositions[0]).toMatchObject({ status: 'refused', detail: 'train.py draws no figures (it does not use matplotlib)' });
+    expect(planOf(ctx('give me the figures')).dispositions[0]).toMatchObject({
+      status: 'refused',
+      detail: 'train.py draws no figures (it does not use matplotlib)',
+    });
     const printed = planOf(ctx("give me each run's output"));
     expect(printed.environment).toEqual([{ name: 'CHATGPU_STDOUT_FILE', value: 'outputs/stdout.txt' }]);
-    expect(planOf(ctx('give me the model')).dispositions[0]).toMatchObject({ status: 'honoured', detail: expect.stringContaining('outputs/model.pt is collected') });
-    expect(planOf(ctx('give me the model', { checkpoint: null, runSource: 'print(1)' })).dispositions[0]).toMatchObject({ status: 'refused' });
-    expect(planOf(ctx('give me data.csv', { runSource: 'print(1)' })).dispositions[0]).toMatchObject({ status: 'refused', detail: 'data.csv is one of the project\'s inputs, not something the run makes' });
+    expect(planOf(ctx('give me the model')).dispositions[0]).toMatchObject({
+      status: 'honoured',
+      detail: expect.stringContaining('outputs/model.pt is collected'),
+    });
+    expect(planOf(ctx('give me the model', { checkpoint: null, runSource: 'print(1)' })).dispositions[0]).toMatchObject({
+      status: 'refused',
+    });
+    expect(planOf(ctx('give me data.csv', { runSource: 'print(1)' })).dispositions[0]).toMatchObject({
+      status: 'refused',
+      detail: "data.csv is one of the project's inputs, not something the run makes",
+    });
   });
 
   it('"save the model as X": the save flag points into outputs/ and that is the checkpoint', () => {
-    const p = planOf(ctx('save the model as lm-small.pt', { saveFlags: [{ flag: '--save', default: 'model.pt' }], args: ['--save', 'outputs/model.pt'] }));
+    const p = planOf(
+      ctx('save the model as lm-small.pt', { saveFlags: [{ flag: '--save', default: 'model.pt' }], args: ['--save', 'outputs/model.pt'] }),
+    );
     expect(p.args).toEqual(['--save', 'outputs/lm-small.pt']);
     expect(p.checkpoint).toBe('outputs/lm-small.pt');
   });
@@ -150,7 +222,10 @@ describe('disposeAsks', () => {
     expect(p.metrics).toEqual([{ name: 'accuracy', op: '>', value: 0.9 }]);
     expect(p.timeoutSec).toBe(1800);
     expect(p.dispositions.map((d) => d.status)).toEqual(['honoured', 'honoured', 'honoured']);
-    expect(planOf(ctx('on an NVIDIA GPU')).dispositions[0]).toMatchObject({ status: 'refused', detail: expect.stringContaining('--hardware nvidia') });
+    expect(planOf(ctx('on an NVIDIA GPU')).dispositions[0]).toMatchObject({
+      status: 'refused',
+      detail: expect.stringContaining('--hardware nvidia'),
+    });
     expect(planOf(ctx('under $2', { capCad: 2 })).dispositions[0]).toMatchObject({ status: 'honoured' });
     expect(planOf(ctx('under $2')).dispositions[0]).toMatchObject({ status: 'refused', detail: expect.stringContaining('--cap 2') });
   });
@@ -165,12 +240,20 @@ describe('disposeAsks', () => {
     const p = planOf(ctx('sweep dt over 0.1, 0.05 and 0.025'));
     expect(p.sweeps.map((w) => [w.setting.name, w.values])).toEqual([['dt', ['0.1', '0.05', '0.025']]]);
     const noValues = { ...ctx('sweep dt'), asks: [{ id: 'a1', kind: 'sweep' as const, text: 'sweep dt', phrase: 'dt' }] };
-    expect(disposeAsks(noValues)).toMatchObject({ need: 'ask', question: expect.stringContaining('Which values of dt should the sweep run?') });
+    expect(disposeAsks(noValues)).toMatchObject({
+      need: 'ask',
+      question: expect.stringContaining('Which values of dt should the sweep run?'),
+    });
   });
 });
 
 describe('sweepRuns', () => {
-  const base = { runner: 'python train.py', args: ['--steps', '100'], boundedArgs: ['--steps', '20'], ctx: { positionals: 0, read: (p: string) => (p === 'train.py' ? TRAIN : undefined), entry: 'train.py' } };
+  const base = {
+    runner: 'python train.py',
+    args: ['--steps', '100'],
+    boundedArgs: ['--steps', '20'],
+    ctx: { positionals: 0, read: (p: string) => (p === 'train.py' ? TRAIN : undefined), entry: 'train.py' },
+  };
 
   it('a literal: each run sets it through chatgpu.sweep --set (its span and old text), one after another on one worker, then the table', () => {
     const r = sweepRuns({ ...base, setting: SURFACE[3]!, values: ['0.1', '0.05'], workers: 1, shardable: true });
@@ -198,7 +281,18 @@ describe('sweepRuns', () => {
   });
 
   it('refuses an environment variable (the same for a whole task) and reads the file of a literal first', () => {
-    expect(sweepRuns({ ...base, setting: { ...flag('LR', 'float'), kind: 'env', env: 'LR' }, values: ['1', '2'], workers: 1, shardable: true })).toMatchObject({ refused: expect.stringContaining('environment variable') });
-    expect(sweepRuns({ ...base, ctx: { ...base.ctx, read: () => undefined }, setting: SURFACE[3]!, values: ['1', '2'], workers: 1, shardable: true })).toEqual({ need: 'read', path: 'train.py' });
+    expect(
+      sweepRuns({ ...base, setting: { ...flag('LR', 'float'), kind: 'env', env: 'LR' }, values: ['1', '2'], workers: 1, shardable: true }),
+    ).toMatchObject({ refused: expect.stringContaining('environment variable') });
+    expect(
+      sweepRuns({
+        ...base,
+        ctx: { ...base.ctx, read: () => undefined },
+        setting: SURFACE[3]!,
+        values: ['1', '2'],
+        workers: 1,
+        shardable: true,
+      }),
+    ).toEqual({ need: 'read', path: 'train.py' });
   });
 });

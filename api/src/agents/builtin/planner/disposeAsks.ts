@@ -75,7 +75,8 @@ export interface AskPlan {
   ownSweep: Ask[];
 }
 
-export type AskStep = { need: 'read'; path: string } | { need: 'ask'; question: string; choices: string[] } | { need: 'none'; plan: AskPlan };
+export type AskStep =
+  { need: 'read'; path: string } | { need: 'ask'; question: string; choices: string[] } | { need: 'none'; plan: AskPlan };
 
 /** Kinds whose refusal stops the job before anything runs: the user asked for different work. */
 export const BLOCKING_KINDS = new Set(['setting', 'sweep', 'output', 'target']);
@@ -85,13 +86,27 @@ export const settingQuestionMarker = (ask: Ask) => `By "${ask.text}"`;
 
 /** A plan of the asks with nothing decided yet: the command's arguments as given. */
 export function emptyAskPlan(args: string[]): AskPlan {
-  return { dispositions: [], args: [...args], edits: [], environment: [], outputs: [], required: [], metrics: [], timeoutSec: null, sweeps: [], scale: [], checkpoint: null, ownSweep: [] };
+  return {
+    dispositions: [],
+    args: [...args],
+    edits: [],
+    environment: [],
+    outputs: [],
+    required: [],
+    metrics: [],
+    timeoutSec: null,
+    sweeps: [],
+    scale: [],
+    checkpoint: null,
+    ownSweep: [],
+  };
 }
 
 export function disposeAsks(ctx: AskContext): AskStep {
   const plan = emptyAskPlan(ctx.args);
   const settings = ctx.surface?.settings ?? [];
-  const honour = (ask: Ask, detail: string, setting?: Setting) => plan.dispositions.push({ ask: ask.text, kind: ask.kind, status: 'honoured', detail, ...(setting ? { setting: setting.id } : {}) });
+  const honour = (ask: Ask, detail: string, setting?: Setting) =>
+    plan.dispositions.push({ ask: ask.text, kind: ask.kind, status: 'honoured', detail, ...(setting ? { setting: setting.id } : {}) });
   const refuse = (ask: Ask, detail: string) => plan.dispositions.push({ ask: ask.text, kind: ask.kind, status: 'refused', detail });
   const settingsList = (first: Setting[]) => describeSettings(first, settings, ctx.entry);
 
@@ -134,7 +149,12 @@ export function disposeAsks(ctx: AskContext): AskStep {
           const choices = m.candidates.map((s) => settingLabel(s));
           const marker = settingQuestionMarker(ask);
           const answer = ctx.answerTo(marker);
-          if (!answer) return { need: 'ask', question: `${marker}, which setting do you mean? ${ctx.entry} can be told: ${choices.join('; ')}.`, choices };
+          if (!answer)
+            return {
+              need: 'ask',
+              question: `${marker}, which setting do you mean? ${ctx.entry} can be told: ${choices.join('; ')}.`,
+              choices,
+            };
           const said = answer.split(':').pop() ?? '';
           setting = m.candidates.find((s) => said.includes(settingLabel(s))) ?? m.candidates.find((s) => said.includes(s.name));
           if (!setting) {
@@ -142,7 +162,12 @@ export function disposeAsks(ctx: AskContext): AskStep {
             break;
           }
         } else if (m.status === 'none') {
-          const unread = ctx.surface?.problems.length ? ` (not read: ${ctx.surface.problems.map((p) => `${p.file}: ${p.error}`).join('; ').slice(0, 300)})` : '';
+          const unread = ctx.surface?.problems.length
+            ? ` (not read: ${ctx.surface.problems
+                .map((p) => `${p.file}: ${p.error}`)
+                .join('; ')
+                .slice(0, 300)})`
+            : '';
           refuse(ask, `${ctx.entry} has no setting for "${ask.phrase ?? ask.text}"; ${settingsList(m.closest)}${unread}`);
           break;
         } else if (m.status === 'bad-value') {
@@ -155,12 +180,23 @@ export function disposeAsks(ctx: AskContext): AskStep {
           if (values.length < 2) {
             const marker = `Which values of ${setting.name}`;
             const answer = ctx.answerTo(marker);
-            if (!answer) return { need: 'ask', question: `${marker} should the sweep run? Its default is ${setting.default ?? 'unknown'}; give the values separated by commas (e.g. ${exampleValues(setting)}).`, choices: [] };
-            const given = (answer.split(':').pop() ?? '').split(/[,\s]+/).map((v) => v.trim()).filter(Boolean);
+            if (!answer)
+              return {
+                need: 'ask',
+                question: `${marker} should the sweep run? Its default is ${setting.default ?? 'unknown'}; give the values separated by commas (e.g. ${exampleValues(setting)}).`,
+                choices: [],
+              };
+            const given = (answer.split(':').pop() ?? '')
+              .split(/[,\s]+/)
+              .map((v) => v.trim())
+              .filter(Boolean);
             const coerced = given.map((v) => coerceValue(v, setting!));
             const bad = coerced.find((c) => !c.ok);
             if (given.length < 2 || bad) {
-              refuse(ask, bad && !bad.ok ? bad.reason : `a sweep needs at least two values of ${setting.name}; the answer gave ${given.length}`);
+              refuse(
+                ask,
+                bad && !bad.ok ? bad.reason : `a sweep needs at least two values of ${setting.name}; the answer gave ${given.length}`,
+              );
               break;
             }
             plan.sweeps.push({ ask, setting, values: coerced.map((c) => (c.ok ? (c.value ?? '') : '')) });
@@ -203,8 +239,12 @@ export function disposeAsks(ctx: AskContext): AskStep {
           break;
         }
         const name = ask.metric.toLowerCase().replace(/\s+/g, '_');
-        if (!ctx.thresholds.some((t) => t === name || t.endsWith(`_${name}`) || t.startsWith(`${name}_`))) plan.metrics.push({ name, op: ask.op, value: ask.threshold });
-        honour(ask, `required: the ${name} the run (or the evaluation of its checkpoint) reports ${ask.op} ${ask.threshold}; a run that misses it fails`);
+        if (!ctx.thresholds.some((t) => t === name || t.endsWith(`_${name}`) || t.startsWith(`${name}_`)))
+          plan.metrics.push({ name, op: ask.op, value: ask.threshold });
+        honour(
+          ask,
+          `required: the ${name} the run (or the evaluation of its checkpoint) reports ${ask.op} ${ask.threshold}; a run that misses it fails`,
+        );
         break;
       }
       case 'hardware': {
@@ -212,7 +252,11 @@ export function disposeAsks(ctx: AskContext): AskStep {
         const vendor = ctx.hardware.accelVendor;
         const fits = want === 'cpu' ? !vendor : want === 'gpu' ? !!vendor : want === vendor;
         if (fits) honour(ask, `runs on a ${ctx.hardware.workload}${vendor ? ` (${vendor})` : ''} worker`);
-        else refuse(ask, `no online worker of that kind can run it (online: ${ctx.onlineSummary}); it runs on a ${ctx.hardware.workload} worker — resubmit with --hardware ${want === 'gpu' ? 'nvidia' : want} once one is online`);
+        else
+          refuse(
+            ask,
+            `no online worker of that kind can run it (online: ${ctx.onlineSummary}); it runs on a ${ctx.hardware.workload} worker — resubmit with --hardware ${want === 'gpu' ? 'nvidia' : want} once one is online`,
+          );
         break;
       }
       case 'limit': {
@@ -221,7 +265,11 @@ export function disposeAsks(ctx: AskContext): AskStep {
           honour(ask, `the run is stopped after ${plan.timeoutSec} s (its time limit)`);
         } else if (ask.maxCost !== undefined) {
           if (ctx.capCad !== null && ctx.capCad <= ask.maxCost) honour(ask, `the job stops at its spending cap of ${ctx.capCad} CAD`);
-          else refuse(ask, `the job's spending cap is ${ctx.capCad === null ? 'not set' : `${ctx.capCad} CAD`}; a cap is set when submitting (\`chatgpu submit … --cap ${ask.maxCost}\` or the dashboard's cap field), not by the request's words`);
+          else
+            refuse(
+              ask,
+              `the job's spending cap is ${ctx.capCad === null ? 'not set' : `${ctx.capCad} CAD`}; a cap is set when submitting (\`chatgpu submit … --cap ${ask.maxCost}\` or the dashboard's cap field), not by the request's words`,
+            );
         } else refuse(ask, 'a limit needs an amount (e.g. "under 2 dollars") or a duration (e.g. "within 30 minutes")');
         break;
       }
@@ -233,7 +281,11 @@ export function disposeAsks(ctx: AskContext): AskStep {
       }
       case 'setup': {
         if (ctx.setupSteps.length) honour(ask, `runs first: ${ctx.setupSteps.map((s) => `\`${s}\``).join(', then ')}`);
-        else refuse(ask, "the project's README and Makefile give no setup command to run first; upload the prepared files, or name the command");
+        else
+          refuse(
+            ask,
+            "the project's README and Makefile give no setup command to run first; upload the prepared files, or name the command",
+          );
         break;
       }
       case 'scale':
@@ -243,11 +295,15 @@ export function disposeAsks(ctx: AskContext): AskStep {
         // "on the features in data/features": a file or folder of the upload the run reads.
         const f = ask.file?.replace(/^\.\//, '').replace(/\/$/, '');
         if (f && [...ctx.uploaded].some((u) => u === f || u.startsWith(`${f}/`))) {
-          if (ctx.runSource.includes(f) || ctx.runSource.includes(f.split('/').pop()!)) honour(ask, `${f} is in the upload, where ${ctx.entry} reads it`);
+          if (ctx.runSource.includes(f) || ctx.runSource.includes(f.split('/').pop()!))
+            honour(ask, `${f} is in the upload, where ${ctx.entry} reads it`);
           else refuse(ask, `${f} is in the upload, but nothing ${ctx.entry} runs names it; say which setting should point at it`);
           break;
         }
-        refuse(ask, 'not understood as a setting and a value, an output, a sweep, a threshold, hardware or a limit; say it as one of those');
+        refuse(
+          ask,
+          'not understood as a setting and a value, an output, a sweep, a threshold, hardware or a limit; say it as one of those',
+        );
       }
     }
   }
@@ -262,9 +318,13 @@ export function disposeAsks(ctx: AskContext): AskStep {
 function namedByOtherWords(ask: Ask, candidates: Setting[]): Setting | null {
   // The words of the ask other than the setting's own name ("training seed 7" → "training").
   const own = new Set(candidates.map((c) => c.name.toLowerCase().split(/[._]/).pop()!));
-  const words = ask.text.toLowerCase().split(/[^a-z]+/).filter((w) => w.length >= 4 && !own.has(w) && !own.has(w.replace(/s$/, '')));
+  const words = ask.text
+    .toLowerCase()
+    .split(/[^a-z]+/)
+    .filter((w) => w.length >= 4 && !own.has(w) && !own.has(w.replace(/s$/, '')));
   if (words.length === 0) return null;
-  const partsOf = (c: Setting) => [...c.name.toLowerCase().split(/[._]/).slice(0, -1), ...c.file.toLowerCase().split(/[/._]/)].filter((p) => p.length >= 3);
+  const partsOf = (c: Setting) =>
+    [...c.name.toLowerCase().split(/[._]/).slice(0, -1), ...c.file.toLowerCase().split(/[/._]/)].filter((p) => p.length >= 3);
   // Only what tells them apart: a part every candidate has (the file they share) names none of them.
   const common = candidates.map(partsOf).reduce((a, b) => a.filter((p) => b.includes(p)));
   const fits = candidates.filter((c) => {
@@ -276,7 +336,8 @@ function namedByOtherWords(ask: Ask, candidates: Setting[]): Setting | null {
 
 /** A list for a list-valued option: `--seeds 1 2 3` (nargs) or `--number 1 --number 2` (append, click multiple, typer List). */
 function applyList(plan: Pick<AskPlan, 'args'>, s: Setting, values: string[]): { how: string } | { refused: string } {
-  if (s.kind !== 'flag' || !s.flag) return { refused: `${s.name} takes a list only as a flag; a list for a ${s.kind} is not supported yet` };
+  if (s.kind !== 'flag' || !s.flag)
+    return { refused: `${s.name} takes a list only as a flag; a list for a ${s.kind} is not supported yet` };
   const flags = [s.flag, ...(s.aliases ?? [])];
   const spaced = s.nargs === '+' || s.nargs === '*' || /^\d+$/.test(s.nargs ?? '');
   // What the command already passes for it goes: the flag and its value(s).
@@ -311,14 +372,18 @@ export function settingLabel(s: Setting): string {
 }
 
 function describeSettings(first: Setting[], all: Setting[], entry: string): string {
-  const shown = [...new Set([...first, ...all])].slice(0, 12).map((s) => `${s.flag ?? s.name}${s.default != null ? `=${s.default.length > 20 ? `${s.default.slice(0, 20)}…` : s.default}` : ''}`);
+  const shown = [...new Set([...first, ...all])]
+    .slice(0, 12)
+    .map((s) => `${s.flag ?? s.name}${s.default != null ? `=${s.default.length > 20 ? `${s.default.slice(0, 20)}…` : s.default}` : ''}`);
   if (shown.length === 0) return `it reads no flags, constants, config keys or environment variables that could be changed`;
   return `its settings are: ${shown.join(', ')}${all.length > shown.length ? `, and ${all.length - shown.length} more` : ''} (list them with \`chatgpu submit\` --wait, or ask for one of these by name)`;
 }
 
 function exampleValues(s: Setting): string {
   const d = Number(s.default);
-  return Number.isFinite(d) && d !== 0 ? [d / 2, d, d * 2].map((x) => (s.type === 'int' ? Math.max(1, Math.round(x)) : Number(x.toPrecision(3)))).join(', ') : '1, 2, 4';
+  return Number.isFinite(d) && d !== 0
+    ? [d / 2, d, d * 2].map((x) => (s.type === 'int' ? Math.max(1, Math.round(x)) : Number(x.toPrecision(3)))).join(', ')
+    : '1, 2, 4';
 }
 
 /** A value as a Python literal of the setting's type ("cpu" → 'cpu', true → True). */
@@ -330,7 +395,12 @@ export function pythonLiteral(value: string, s: Setting): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-export function applySetting(ctx: Pick<AskContext, "positionals" | "read" | "entry">, plan: Pick<AskPlan, "args" | "edits" | "environment">, s: Setting, value: string | undefined): { how: string } | { refused: string } | { read: string } {
+export function applySetting(
+  ctx: Pick<AskContext, 'positionals' | 'read' | 'entry'>,
+  plan: Pick<AskPlan, 'args' | 'edits' | 'environment'>,
+  s: Setting,
+  value: string | undefined,
+): { how: string } | { refused: string } | { read: string } {
   switch (s.kind) {
     case 'flag': {
       const flags = [s.flag ?? `--${s.name}`, ...(s.aliases ?? [])];
@@ -364,7 +434,10 @@ export function applySetting(ctx: Pick<AskContext, "positionals" | "read" | "ent
         plan.args.push(`${s.override}${shellWord(value ?? '')}`);
         return { how: `overridden on the command line: \`${s.override}${shellWord(value ?? '')}\`` };
       }
-      if (s.format !== 'yaml' && s.format !== 'json' && s.format !== 'python') return { refused: `${s.name} is a key of ${s.file} (${s.format ?? 'unknown format'}), which ${ctx.entry} reads with no command-line override; rewriting ${s.format ?? 'such'} files is not supported yet — edit it and upload again` };
+      if (s.format !== 'yaml' && s.format !== 'json' && s.format !== 'python')
+        return {
+          refused: `${s.name} is a key of ${s.file} (${s.format ?? 'unknown format'}), which ${ctx.entry} reads with no command-line override; rewriting ${s.format ?? 'such'} files is not supported yet — edit it and upload again`,
+        };
     // falls through: a config file of a supported format is rewritten like a constant
     case 'constant': {
       if (!s.span) return { refused: `${s.name} in ${s.file} has no literal value to change (it is computed)` };
@@ -374,10 +447,17 @@ export function applySetting(ctx: Pick<AskContext, "positionals" | "read" | "ent
       const end = offsetOf(text, s.span.endLine, s.span.endCol);
       if (start === null || end === null) return { refused: `${s.name}'s position in ${s.file} could not be found` };
       const from = text.slice(start, end);
-      const to = s.format === 'json' ? JSON.stringify(jsonValue(value ?? '', s)) : s.format === 'yaml' ? yamlScalar(value ?? '', s) : pythonLiteral(value ?? '', s);
+      const to =
+        s.format === 'json'
+          ? JSON.stringify(jsonValue(value ?? '', s))
+          : s.format === 'yaml'
+            ? yamlScalar(value ?? '', s)
+            : pythonLiteral(value ?? '', s);
       if (from === to) return { how: `${s.name} is already ${from} in ${s.file}` };
       plan.edits.push({ file: s.file, name: s.name, ...s.span, from, to });
-      return { how: `set-settings: ${s.name} = ${to} in ${s.file} line ${s.span.line} (was ${from}${s.expression ? `, in \`${s.expression}\`` : ''})` };
+      return {
+        how: `set-settings: ${s.name} = ${to} in ${s.file} line ${s.span.line} (was ${from}${s.expression ? `, in \`${s.expression}\`` : ''})`,
+      };
     }
   }
 }
@@ -403,15 +483,26 @@ function disposeOutput(ctx: AskContext, plan: AskPlan, ask: Ask): { ok: boolean;
     case 'model':
       // "the model as lm-small.pt": where it is saved, like a file by name.
       if (ask.file) return disposeOutput(ctx, plan, { ...ask, output: 'file' });
-      if (ctx.checkpoint) return { ok: true, detail: `${ctx.checkpoint} is collected${ctx.checkpoint.startsWith('outputs/') ? '' : ' with outputs/'} and reloaded on a worker to check it` };
-      if (MODEL_SAVE.test(ctx.runSource)) return { ok: true, detail: `what ${ctx.entry} saves is collected (${ctx.writes.length ? ctx.writes.join(', ') : 'outputs/'})` };
-      return { ok: false, detail: `${ctx.entry} never saves a model (no torch.save, save_pretrained, pickle or joblib dump), so there is none to hand back` };
+      if (ctx.checkpoint)
+        return {
+          ok: true,
+          detail: `${ctx.checkpoint} is collected${ctx.checkpoint.startsWith('outputs/') ? '' : ' with outputs/'} and reloaded on a worker to check it`,
+        };
+      if (MODEL_SAVE.test(ctx.runSource))
+        return { ok: true, detail: `what ${ctx.entry} saves is collected (${ctx.writes.length ? ctx.writes.join(', ') : 'outputs/'})` };
+      return {
+        ok: false,
+        detail: `${ctx.entry} never saves a model (no torch.save, save_pretrained, pickle or joblib dump), so there is none to hand back`,
+      };
     case 'figures': {
       if (!DRAWS.test(ctx.runSource)) return { ok: false, detail: `${ctx.entry} draws no figures (it does not use matplotlib)` };
       const saved = ctx.writes.filter((w) => /\.(png|jpe?g|svg|pdf)$/i.test(w));
       plan.environment.push({ name: 'CHATGPU_FIGURES', value: 'outputs/figures' });
       if (SHOWS.test(ctx.runSource)) plan.required.push('outputs/figures/');
-      return { ok: true, detail: `every figure is saved as it is shown or left open, under outputs/figures/${saved.length ? `; also ${saved.join(', ')}` : ''}` };
+      return {
+        ok: true,
+        detail: `every figure is saved as it is shown or left open, under outputs/figures/${saved.length ? `; also ${saved.join(', ')}` : ''}`,
+      };
     }
     case 'samples':
     case 'stdout':
@@ -424,14 +515,18 @@ function disposeOutput(ctx: AskContext, plan: AskPlan, ask: Ask): { ok: boolean;
     case 'file': {
       const f = (ask.file ?? '').replace(/^\.\//, '');
       if (!f) return { ok: false, detail: 'no file name given' };
-      const written = ctx.writes.find((w) => w === f || w.endsWith(`/${f}`) || new RegExp(`^${w.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`).test(f));
+      const written = ctx.writes.find(
+        (w) => w === f || w.endsWith(`/${f}`) || new RegExp(`^${w.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`).test(f),
+      );
       if (written) {
         if (!plan.outputs.includes(written)) plan.outputs.push(written);
         return { ok: true, detail: `${written} is collected` };
       }
       // "Save the model as lm-small.pt": the flag that names where the program saves such a file.
       const ext = /\.[^./]+$/.exec(f)?.[0]?.toLowerCase();
-      const saver = ctx.saveFlags.find((s) => s.default && ext && s.default.toLowerCase().endsWith(ext)) ?? (ctx.saveFlags.length === 1 && !ctx.saveFlags[0]!.default ? ctx.saveFlags[0] : undefined);
+      const saver =
+        ctx.saveFlags.find((s) => s.default && ext && s.default.toLowerCase().endsWith(ext)) ??
+        (ctx.saveFlags.length === 1 && !ctx.saveFlags[0]!.default ? ctx.saveFlags[0] : undefined);
       if (saver) {
         const target = f.startsWith('outputs/') ? f : `outputs/${f.split('/').pop()}`;
         plan.args = setFlag(plan.args, [saver.flag], target, false, false);
@@ -452,10 +547,13 @@ function disposeOutput(ctx: AskContext, plan: AskPlan, ask: Ask): { ok: boolean;
     case 'metrics':
       return { ok: true, detail: "the metrics the run prints are kept (job.json, the job page's charts)" };
     case 'logs':
-      return { ok: true, detail: 'the run\'s logs are kept (`chatgpu logs JOB`, the job page)' };
+      return { ok: true, detail: "the run's logs are kept (`chatgpu logs JOB`, the job page)" };
     case 'data':
       return { ok: true, detail: 'what the run writes under outputs/ is collected' };
     default:
-      return { ok: false, detail: 'not understood as an output: say the model, the figures, the samples, the output of each run, or a file by name' };
+      return {
+        ok: false,
+        detail: 'not understood as an output: say the model, the figures, the samples, the output of each run, or a file by name',
+      };
   }
 }

@@ -38,11 +38,15 @@ export const distributedLaunch: PlannerRule = (p) => {
   const base = entry.path.split('/').pop()!;
   const launches = [...(readme ? (p.readOf(readme) ?? '') : '').matchAll(LAUNCH_LINE)];
   const launch = launches.find((m) => m[2]!.includes(base)) ?? launches[0];
-  const envRanks = /\binit_process_group\s*\(/.test(source) && /\b(LOCAL_RANK|WORLD_SIZE|RANK)\b/.test(source) && !/\bspawn\s*\(/.test(source);
+  const envRanks =
+    /\binit_process_group\s*\(/.test(source) && /\b(LOCAL_RANK|WORLD_SIZE|RANK)\b/.test(source) && !/\bspawn\s*\(/.test(source);
   if (!launch && !envRanks) return undefined;
   // A script that runs alone when the launcher's RANK is unset (nanoGPT: `ddp = int(os.environ.get('RANK', -1)) != -1`)
   // is launched only where several processes pay: on several GPUs. On the CPU they would share one slot's cores.
-  const alone = /os\.environ\.get\(\s*['"](?:LOCAL_)?RANK['"]|['"](?:LOCAL_)?RANK['"]\s+(?:not\s+)?in\s+os\.environ|os\.getenv\(\s*['"](?:LOCAL_)?RANK['"]/.test(source);
+  const alone =
+    /os\.environ\.get\(\s*['"](?:LOCAL_)?RANK['"]|['"](?:LOCAL_)?RANK['"]\s+(?:not\s+)?in\s+os\.environ|os\.getenv\(\s*['"](?:LOCAL_)?RANK['"]/.test(
+      source,
+    );
 
   const vendor = hardware.accelVendor;
   const onGpu = vendor === 'nvidia' || vendor === 'amd';
@@ -56,9 +60,10 @@ export const distributedLaunch: PlannerRule = (p) => {
     });
   }
   // One process per device of the chosen class on ONE worker.
-  const have = onGpu || vendor === 'apple'
-    ? Math.max(1, ...cap.classes.filter((c) => c.accelVendor === vendor).map((c) => c.maxDevices ?? 1))
-    : Math.max(1, ...cap.classes.filter((c) => c.workloads.includes(hardware.workload)).map((c) => c.maxSlotCores ?? 1));
+  const have =
+    onGpu || vendor === 'apple'
+      ? Math.max(1, ...cap.classes.filter((c) => c.accelVendor === vendor).map((c) => c.maxDevices ?? 1))
+      : Math.max(1, ...cap.classes.filter((c) => c.workloads.includes(hardware.workload)).map((c) => c.maxSlotCores ?? 1));
   const readmeAsks = launch ? /--(?:nproc[_-]per[_-]node|num[_-]processes)[=\s]+(\d+)/.exec(launch[2]!)?.[1] : undefined;
   const requestAsks = /\b(\d+)\s*(?:GPUs|processes|ranks|devices)\b/i.exec(request)?.[1];
   const asked = requestAsks ? Number(requestAsks) : readmeAsks ? Number(readmeAsks) : null;
@@ -71,13 +76,20 @@ export const distributedLaunch: PlannerRule = (p) => {
     return undefined;
   }
   const device = onGpu ? `${vendor === 'nvidia' ? 'NVIDIA' : 'AMD'} GPU` : vendor === 'apple' ? 'Apple GPU' : 'CPU core';
-  const how = launch ? `its README launches it with \`${launch[1]!.replace(/\s+/g, ' ')}\`` : `${entry.path} calls init_process_group and reads its rank from the launcher's environment (LOCAL_RANK/RANK/WORLD_SIZE)`;
-  const why = asked && asked > have
-    ? ` ${requestAsks ? 'The request' : 'The README'} asks for ${asked} processes, but one worker has at most ${have} ${device}${have > 1 ? 's' : ''}: multi-node (several workers) training is not supported, so it runs ${n} process${n > 1 ? 'es' : ''} on one worker.`
-    : asked && asked < have
-      ? ` ${requestAsks ? 'The request' : 'The README'} asks for ${asked} process${asked > 1 ? 'es' : ''}.`
-      : '';
-  const backend = onGpu ? `${vendor === 'amd' ? 'RCCL (NCCL on ROCm)' : 'NCCL'} or gloo, as the script chooses` : vendor === 'apple' ? 'gloo (one process: MPS has one device)' : 'gloo';
+  const how = launch
+    ? `its README launches it with \`${launch[1]!.replace(/\s+/g, ' ')}\``
+    : `${entry.path} calls init_process_group and reads its rank from the launcher's environment (LOCAL_RANK/RANK/WORLD_SIZE)`;
+  const why =
+    asked && asked > have
+      ? ` ${requestAsks ? 'The request' : 'The README'} asks for ${asked} processes, but one worker has at most ${have} ${device}${have > 1 ? 's' : ''}: multi-node (several workers) training is not supported, so it runs ${n} process${n > 1 ? 'es' : ''} on one worker.`
+      : asked && asked < have
+        ? ` ${requestAsks ? 'The request' : 'The README'} asks for ${asked} process${asked > 1 ? 'es' : ''}.`
+        : '';
+  const backend = onGpu
+    ? `${vendor === 'amd' ? 'RCCL (NCCL on ROCm)' : 'NCCL'} or gloo, as the script chooses`
+    : vendor === 'apple'
+      ? 'gloo (one process: MPS has one device)'
+      : 'gloo';
   p.launch = {
     processes: n,
     words: `It is distributed training (${how}): it runs with PyTorch's launcher, ${n} process${n > 1 ? 'es' : ''} — one per ${device} of one worker${onGpu ? '' : vendor === 'apple' ? '' : ' slot'}, backend ${backend} —${why} Each rank's output is kept apart (prefixed [default<rank>]:) and the metrics are rank 0's.`,

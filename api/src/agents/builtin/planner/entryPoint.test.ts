@@ -15,8 +15,15 @@ describe('entryPoint', () => {
   });
 
   it('a script the request names wins; "train …" picks the one that saves a checkpoint and takes a run length (word_language_model: main.py, not generate.py)', () => {
-    const facts = { entryPoints: [entry('main.py', { savesCheckpoint: true, flags: [flag('--epochs')] }), entry('generate.py', { flags: [flag('--checkpoint', 'str')] })] };
-    expect(runRules({ request: 'run generate.py', facts, reads: { 'generate.py': '' } }, entryPoint).planning.entry.path).toBe('generate.py');
+    const facts = {
+      entryPoints: [
+        entry('main.py', { savesCheckpoint: true, flags: [flag('--epochs')] }),
+        entry('generate.py', { flags: [flag('--checkpoint', 'str')] }),
+      ],
+    };
+    expect(runRules({ request: 'run generate.py', facts, reads: { 'generate.py': '' } }, entryPoint).planning.entry.path).toBe(
+      'generate.py',
+    );
     expect(runRules({ request: 'train it for 1 epoch', facts, reads: { 'main.py': '' } }, entryPoint).planning.entry.path).toBe('main.py');
   });
 
@@ -26,16 +33,30 @@ describe('entryPoint', () => {
       { file: 'README.md', command: 'python train.py', script: 'train.py', module: null },
     ];
     const facts = { usage, entryPoints: [entry('generate_sine_wave.py'), entry('train.py')] };
-    const reads = { 'generate_sine_wave.py': "torch.save(data, open('traindata.pt', 'wb'))\n", 'train.py': "data = torch.load('traindata.pt')\n" };
-    expect(runRules({ request: 'run it', facts, reads: { 'generate_sine_wave.py': reads['generate_sine_wave.py'] } }, entryPoint).answer).toEqual({ name: 'read_file', args: { path: 'train.py' } });
+    const reads = {
+      'generate_sine_wave.py': "torch.save(data, open('traindata.pt', 'wb'))\n",
+      'train.py': "data = torch.load('traindata.pt')\n",
+    };
+    expect(
+      runRules({ request: 'run it', facts, reads: { 'generate_sine_wave.py': reads['generate_sine_wave.py'] } }, entryPoint).answer,
+    ).toEqual({ name: 'read_file', args: { path: 'train.py' } });
     expect(runRules({ request: 'run it', facts, reads }, entryPoint).planning.entry.path).toBe('train.py');
   });
 
   it('several and nothing tells them apart: the user is asked which; an answer naming none stops the job; no entry point at all stops it', () => {
     const facts = { entryPoints: [entry('a.py'), entry('b.py')] };
-    expect(runRules({ request: 'run it', facts }, entryPoint).answer).toEqual({ name: 'ask_user', args: { question: 'Which script should run? The project has several entry points: a.py, b.py.', choices: ['a.py', 'b.py'] } });
-    expect(runRules({ request: 'run it', facts, answers: ['Which script should run?: b.py'], reads: { 'b.py': '' } }, entryPoint).planning.entry.path).toBe('b.py');
-    expect(runRules({ request: 'run it', facts, answers: ['Which script should run?: c.py'] }, entryPoint).answer).toEqual({ name: 'give_up', args: { reason: 'The answer "c.py" names none of a.py, b.py.' } });
+    expect(runRules({ request: 'run it', facts }, entryPoint).answer).toEqual({
+      name: 'ask_user',
+      args: { question: 'Which script should run? The project has several entry points: a.py, b.py.', choices: ['a.py', 'b.py'] },
+    });
+    expect(
+      runRules({ request: 'run it', facts, answers: ['Which script should run?: b.py'], reads: { 'b.py': '' } }, entryPoint).planning.entry
+        .path,
+    ).toBe('b.py');
+    expect(runRules({ request: 'run it', facts, answers: ['Which script should run?: c.py'] }, entryPoint).answer).toEqual({
+      name: 'give_up',
+      args: { reason: 'The answer "c.py" names none of a.py, b.py.' },
+    });
     expect(runRules({ request: 'run it', facts: { entryPoints: [] } }, entryPoint).answer?.name).toBe('give_up');
   });
 });

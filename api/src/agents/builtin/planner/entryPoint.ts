@@ -17,11 +17,17 @@ export const entryPoint: PlannerRule = (p) => {
   const { facts, request, readCall, readOf, readsAny } = p;
   const eps = facts.entryPoints;
   if (eps.length === 0) {
-    return call('give_up', { reason: 'No entry point: no Python file has an `if __name__ == "__main__":` block or runs code at its top level, and there is no notebook, so there is nothing to run. Add one, or say which file to run.' });
+    return call('give_up', {
+      reason:
+        'No entry point: no Python file has an `if __name__ == "__main__":` block or runs code at its top level, and there is no notebook, so there is nothing to run. Add one, or say which file to run.',
+    });
   }
   const named = eps.filter((e) => !PREPARE_RE.test(e.path) && (request.includes(e.path) || request.includes(e.path.split('/').pop()!)));
   // Not the run: evaluation and test scripts, merge programs, packaging (setup.py).
-  const notEval = eps.filter((e) => !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$|(^|\/)setup\.py$/i.test(e.path) && !MERGE_SCRIPT_RE.test(e.path));
+  const notEval = eps.filter(
+    (e) =>
+      !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$|(^|\/)setup\.py$/i.test(e.path) && !MERGE_SCRIPT_RE.test(e.path),
+  );
   const primary = notEval.some((e) => !PREPARE_RE.test(e.path)) ? notEval.filter((e) => !PREPARE_RE.test(e.path)) : notEval;
   let entry: EntryPoint | undefined = named.length === 1 ? named[0] : primary.length === 1 ? primary[0] : undefined;
   // (Several named: the one whose name the request uses as a word, e.g. "train …" → lmtool/train.py.)
@@ -36,7 +42,11 @@ export const entryPoint: PlannerRule = (p) => {
     else if (byUsage.length > 1 && byUsage.length <= 5) {
       for (const e of byUsage) if (readCall(e.path)) return call('read_file', readCall(e.path)!);
       // README steps: the scripts whose products one the README runs after them reads.
-      const steps = byUsage.filter((e) => byUsage.some((later) => usageOrder(facts, later) > usageOrder(facts, e) && readsAny(later.path, preparedFiles(readOf(e.path) ?? ''))));
+      const steps = byUsage.filter((e) =>
+        byUsage.some(
+          (later) => usageOrder(facts, later) > usageOrder(facts, e) && readsAny(later.path, preparedFiles(readOf(e.path) ?? '')),
+        ),
+      );
       const rest = byUsage.filter((e) => !steps.includes(e));
       if (steps.length > 0 && rest.length === 1) entry = rest[0];
     }
@@ -50,16 +60,27 @@ export const entryPoint: PlannerRule = (p) => {
   }
   // Of several scripts, the only one whose name the request uses as a word ("Train chargpt …" → projects/chargpt/chargpt.py).
   if (!entry && named.length === 0) {
-    const stem = (e: EntryPoint) => e.path.split('/').pop()!.replace(/\.(py|ipynb)$/, '').replace(/[^\w]/g, '');
+    const stem = (e: EntryPoint) =>
+      e.path
+        .split('/')
+        .pop()!
+        .replace(/\.(py|ipynb)$/, '')
+        .replace(/[^\w]/g, '');
     const byWord = primary.filter((e) => new RegExp(`\\b${stem(e)}`, 'i').test(request));
     if (byWord.length === 1) entry = byWord[0];
   }
   if (!entry) {
     const choices = (primary.length ? primary : eps).map((e) => e.path);
     const answer = p.answerTo('Which script');
-    if (!answer) return call('ask_user', { question: `Which script should run? The project has several entry points: ${choices.join(', ')}.`, choices });
+    if (!answer)
+      return call('ask_user', {
+        question: `Which script should run? The project has several entry points: ${choices.join(', ')}.`,
+        choices,
+      });
     const said = answer.split(':').pop() ?? '';
-    entry = (primary.length ? primary : eps).find((e) => said.includes(e.path)) ?? (primary.length ? primary : eps).find((e) => said.includes(e.path.split('/').pop()!));
+    entry =
+      (primary.length ? primary : eps).find((e) => said.includes(e.path)) ??
+      (primary.length ? primary : eps).find((e) => said.includes(e.path.split('/').pop()!));
     if (!entry) return call('give_up', { reason: `The answer "${said.trim()}" names none of ${choices.join(', ')}.` });
   }
   if (readCall(entry.path)) return call('read_file', readCall(entry.path)!);

@@ -11,17 +11,24 @@ import { call, type PlannerRule } from './planning.js';
 export const evaluation: PlannerRule = (p) => {
   const { entry, checkpoint, metrics, askPlan } = p;
   if (checkpoint && !p.last('consult_specialist')) {
-    return call('consult_specialist', { specialist: 'validation', question: `The run of ${entry.path} saves ${checkpoint}. What should the acceptance criteria be?` });
+    return call('consult_specialist', {
+      specialist: 'validation',
+      question: `The run of ${entry.path} saves ${checkpoint}. What should the acceptance criteria be?`,
+    });
   }
   for (const m of askPlan.metrics) if (!metrics.some((x) => x.name === m.name)) metrics.push(m);
   p.runMetrics = metrics;
   if (!checkpoint) return undefined;
-  const evalScript = p.facts.entryPoints.find((e) => e !== entry && /eval/i.test(e.path) && e.flags.some((f: ArgFlag) => /checkpoint|ckpt|model|weights/.test(f.flag)));
+  const evalScript = p.facts.entryPoints.find(
+    (e) => e !== entry && /eval/i.test(e.path) && e.flags.some((f: ArgFlag) => /checkpoint|ckpt|model|weights/.test(f.flag)),
+  );
   const flag = evalScript?.flags.find((f) => /checkpoint|ckpt|model|weights/.test(f.flag))?.flag;
   const own = evalScript && flag;
   if (own) p.evalFile = evalScript.path;
   const reports = own ? evalScript.reportsMetrics : ['reload_ok'];
-  const onEval = (name: string) => reports.find((r) => r === name || r.endsWith(`_${name}`) || r.startsWith(`${name}_`)) ?? (name === 'acc' ? reports.find((r) => /(^|_)accuracy$/.test(r)) : undefined);
+  const onEval = (name: string) =>
+    reports.find((r) => r === name || r.endsWith(`_${name}`) || r.startsWith(`${name}_`)) ??
+    (name === 'acc' ? reports.find((r) => /(^|_)accuracy$/.test(r)) : undefined);
   const evalMetrics = metrics.filter((m) => onEval(m.name)).map((m) => ({ ...m, name: onEval(m.name)! }));
   p.runMetrics = metrics.filter((m) => !onEval(m.name));
   p.evaluate = {

@@ -20,7 +20,12 @@ describe('requestFlags', () => {
         ['epochs', '3'],
       ]),
     );
-    expect(requestFlags('--tiny --batch_size 8')).toEqual(new Map<string, string | true>([['tiny', true], ['batch-size', '8']]));
+    expect(requestFlags('--tiny --batch_size 8')).toEqual(
+      new Map<string, string | true>([
+        ['tiny', true],
+        ['batch-size', '8'],
+      ]),
+    );
   });
 });
 

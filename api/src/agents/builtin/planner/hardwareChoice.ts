@@ -14,14 +14,24 @@ import type { Hardware, PlannerRule } from './planning.js';
 
 export const hardwareChoice: PlannerRule = (p) => {
   const { facts, cap, entry, request, preference, online, blocking } = p;
-  const torchPin = facts.usesTorch && !blocking.some((x) => x.name === 'torch') ? facts.pins.find((x) => x.name === 'torch' && x.spec) : undefined;
-  const minTorch = torchPin && cap.classes.some((c) => c.torchVersions.some((v) => satisfies(v, torchPin.spec) !== true)) ? lowerBound(torchPin.spec) : null;
+  const torchPin =
+    facts.usesTorch && !blocking.some((x) => x.name === 'torch') ? facts.pins.find((x) => x.name === 'torch' && x.spec) : undefined;
+  const minTorch =
+    torchPin && cap.classes.some((c) => c.torchVersions.some((v) => satisfies(v, torchPin.spec) !== true))
+      ? lowerBound(torchPin.spec)
+      : null;
   const meetsPin = (c: WorkerClass) => !minTorch || c.torchVersions.some((v) => satisfies(v, torchPin!.spec) === true);
-  const has = (w: string, vendor?: string) => cap.classes.some((c) => c.workloads.includes(w) && (!vendor || c.accelVendor === vendor) && (!w.startsWith('torch') || meetsPin(c)));
+  const has = (w: string, vendor?: string) =>
+    cap.classes.some((c) => c.workloads.includes(w) && (!vendor || c.accelVendor === vendor) && (!w.startsWith('torch') || meetsPin(c)));
   let hardware: Hardware;
   let migrate = false;
   const wantsAmd = preference === 'amd' || /\b(AMD|ROCm|Radeon|Instinct)\b/i.test(request);
-  const toAmd = facts.usesTorch && wantsAmd && (facts.cudaSources.length > 0 || entry.hardwiredCuda.length > 0) && has('torch-cuda', 'nvidia') && has('torch-rocm', 'amd');
+  const toAmd =
+    facts.usesTorch &&
+    wantsAmd &&
+    (facts.cudaSources.length > 0 || entry.hardwiredCuda.length > 0) &&
+    has('torch-cuda', 'nvidia') &&
+    has('torch-rocm', 'amd');
   if (toAmd) {
     hardware = { workload: 'torch-rocm', accelVendor: 'amd' };
     migrate = true;
@@ -40,7 +50,8 @@ export const hardwareChoice: PlannerRule = (p) => {
               ? { workload: 'torch-rocm', accelVendor: 'amd' }
               : { workload: 'torch-mps', accelVendor: 'apple' };
     migrate = true;
-  } else if ((preference === 'nvidia' || entry.hardwiredCuda.length) && has('torch-cuda', 'nvidia')) hardware = { workload: 'torch-cuda', accelVendor: 'nvidia' };
+  } else if ((preference === 'nvidia' || entry.hardwiredCuda.length) && has('torch-cuda', 'nvidia'))
+    hardware = { workload: 'torch-cuda', accelVendor: 'nvidia' };
   else if (preference === 'amd' && has('torch-rocm', 'amd')) hardware = { workload: 'torch-rocm', accelVendor: 'amd' };
   else if (preference === 'apple' && has('torch-mps', 'apple')) hardware = { workload: 'torch-mps', accelVendor: 'apple' };
   else if (preference === 'any' && has('torch-cuda', 'nvidia')) hardware = { workload: 'torch-cuda', accelVendor: 'nvidia' };

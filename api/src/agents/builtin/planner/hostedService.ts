@@ -25,7 +25,8 @@ export const hostedService: PlannerRule = (p) => {
     if (r.path) tried.add(r.path);
     if (r.path && typeof r.content === 'string') read.set(r.path, r.content);
   }
-  for (const f of [...files.filter((x) => x.endsWith('.py')).slice(0, 10), ...serviceDocs(files)]) if (!tried.has(f)) return call('read_file', { path: f });
+  for (const f of [...files.filter((x) => x.endsWith('.py')).slice(0, 10), ...serviceDocs(files)])
+    if (!tried.has(f)) return call('read_file', { path: f });
   const found = servicePlanParts(read, request);
   if ('reason' in found) return call('give_up', { reason: found.reason });
   const { app, before } = found;
@@ -34,7 +35,8 @@ export const hostedService: PlannerRule = (p) => {
   if ([...importsOf(facts, [app.file]).keys()].some((m) => m !== 'torch' && m !== 'numpy') || app.servers.length) {
     const deps = out.get('check_dependencies')?.at(-1) as DependencyCheck | undefined;
     if (!deps) return call('check_dependencies', { files: [app.file], workload: hardware.workload });
-    if (deps.unavailable.length) return call('give_up', { reason: deps.summary ?? `Unavailable on the workers: ${deps.unavailable.join(', ')}.` });
+    if (deps.unavailable.length)
+      return call('give_up', { reason: deps.summary ?? `Unavailable on the workers: ${deps.unavailable.join(', ')}.` });
     install = deps.install;
   }
   const durationSec = requestedDuration(request);
@@ -69,9 +71,19 @@ export function serviceAsks(request: string, durationSec: number | null): AskDis
     if (a.kind === 'hardware' && a.hardware === 'cpu') return honoured(a, 'served from a CPU worker');
     // Where it listens: a service answers at its own URL (the API's proxy); the worker's port is private.
     if (a.kind === 'setting' && /^(port|host|address|bind|listen)$/i.test((a.phrase ?? '').replace(/^--/, '')))
-      return honoured(a, `reachable at the service's URL (printed when it is ready); the app listens on the port the worker gives it, which the URL stands for — ${a.value ?? 'that address'} on the worker itself is not reachable from outside`);
-    if ((a.kind === 'output' || a.kind === 'other') && /\b(url|address|link|page|endpoint)\b/i.test(a.text)) return honoured(a, "the service's URL and its API URL are printed once it is ready (`chatgpu service JOB`, the job page)");
-    if ((a.kind === 'other' || a.kind === 'target') && /\b(serve|host|run|start|deploy|launch)\b/i.test(a.text)) return honoured(a, 'served as an HTTP endpoint at its own URL');
-    return { ask: a.text, kind: a.kind, status: 'refused', detail: `a hosted service runs the app as uploaded: its ${a.kind === 'setup' ? 'setup steps' : a.kind === 'setting' || a.kind === 'sweep' ? 'settings' : a.kind === 'output' ? 'outputs' : 'options'} are not changed by the builtin planner yet` };
+      return honoured(
+        a,
+        `reachable at the service's URL (printed when it is ready); the app listens on the port the worker gives it, which the URL stands for — ${a.value ?? 'that address'} on the worker itself is not reachable from outside`,
+      );
+    if ((a.kind === 'output' || a.kind === 'other') && /\b(url|address|link|page|endpoint)\b/i.test(a.text))
+      return honoured(a, "the service's URL and its API URL are printed once it is ready (`chatgpu service JOB`, the job page)");
+    if ((a.kind === 'other' || a.kind === 'target') && /\b(serve|host|run|start|deploy|launch)\b/i.test(a.text))
+      return honoured(a, 'served as an HTTP endpoint at its own URL');
+    return {
+      ask: a.text,
+      kind: a.kind,
+      status: 'refused',
+      detail: `a hosted service runs the app as uploaded: its ${a.kind === 'setup' ? 'setup steps' : a.kind === 'setting' || a.kind === 'sweep' ? 'settings' : a.kind === 'output' ? 'outputs' : 'options'} are not changed by the builtin planner yet`,
+    };
   });
 }

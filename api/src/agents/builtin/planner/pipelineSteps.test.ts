@@ -11,14 +11,20 @@ describe('pipelineSteps', () => {
     const reads = { 'train.py': TRAIN, 'data/shakespeare_char/prepare.py': PREPARE };
     const { answer, planning } = runRules({ request: 'train it', facts, reads }, pipelineSteps);
     expect(answer).toBeNull();
-    expect(planning.before).toEqual([{ name: 'prepare-data', command: 'cd data/shakespeare_char && python prepare.py', produces: ['data/shakespeare_char'] }]);
+    expect(planning.before).toEqual([
+      { name: 'prepare-data', command: 'cd data/shakespeare_char && python prepare.py', produces: ['data/shakespeare_char'] },
+    ]);
     expect(planning.prepareScript).toBe('data/shakespeare_char/prepare.py');
   });
 
   it('not needed when the upload already holds what it makes, or when the run reads none of it', () => {
     const reads = { 'train.py': TRAIN, 'data/shakespeare_char/prepare.py': PREPARE };
-    expect(runRules({ request: 'train it', facts, reads, files: ['data/shakespeare_char/train.bin'] }, pipelineSteps).planning.before).toEqual([]);
-    expect(runRules({ request: 'train it', facts, reads: { ...reads, 'train.py': 'print(1)\n' } }, pipelineSteps).planning.before).toEqual([]);
+    expect(
+      runRules({ request: 'train it', facts, reads, files: ['data/shakespeare_char/train.bin'] }, pipelineSteps).planning.before,
+    ).toEqual([]);
+    expect(runRules({ request: 'train it', facts, reads: { ...reads, 'train.py': 'print(1)\n' } }, pipelineSteps).planning.before).toEqual(
+      [],
+    );
   });
 
   it('several that fit and none named: the user is asked which', () => {
@@ -26,8 +32,14 @@ describe('pipelineSteps', () => {
     const reads = { 'train.py': TRAIN, 'data/shakespeare_char/prepare.py': PREPARE, 'data/openwebtext/prepare.py': PREPARE };
     expect(runRules({ request: 'train it', facts: two, reads }, pipelineSteps).answer).toEqual({
       name: 'ask_user',
-      args: { question: 'Which data should be prepared first? train.py reads files that several scripts write: data/shakespeare_char/prepare.py, data/openwebtext/prepare.py.', choices: ['data/shakespeare_char/prepare.py', 'data/openwebtext/prepare.py'] },
+      args: {
+        question:
+          'Which data should be prepared first? train.py reads files that several scripts write: data/shakespeare_char/prepare.py, data/openwebtext/prepare.py.',
+        choices: ['data/shakespeare_char/prepare.py', 'data/openwebtext/prepare.py'],
+      },
     });
-    expect(runRules({ request: 'train it on shakespeare_char', facts: two, reads }, pipelineSteps).planning.prepareScript).toBe('data/shakespeare_char/prepare.py');
+    expect(runRules({ request: 'train it on shakespeare_char', facts: two, reads }, pipelineSteps).planning.prepareScript).toBe(
+      'data/shakespeare_char/prepare.py',
+    );
   });
 });

@@ -14,7 +14,11 @@ export const pipelineSteps: PlannerRule = (p) => {
   const eps = facts.entryPoints;
   const prepares = eps.filter((e) => PREPARE_RE.test(e.path));
   // Scripts the README runs before the entry point are candidates too (if the entry reads what they write).
-  const runBefore = usageOf(facts, entry) ? eps.filter((e) => e !== entry && !prepares.includes(e) && usageOf(facts, e) && usageOrder(facts, e) < usageOrder(facts, entry)).slice(0, 5) : [];
+  const runBefore = usageOf(facts, entry)
+    ? eps
+        .filter((e) => e !== entry && !prepares.includes(e) && usageOf(facts, e) && usageOrder(facts, e) < usageOrder(facts, entry))
+        .slice(0, 5)
+    : [];
   for (const e of runBefore) if (readCall(e.path)) return call('read_file', readCall(e.path)!);
   const prepCandidates = [
     ...prepares
@@ -22,7 +26,9 @@ export const pipelineSteps: PlannerRule = (p) => {
       .filter((e, _i, all) => {
         const dataset = (x: EntryPoint) => folderOf(x.path).split('/').pop()!;
         // Named by the request, or by the chosen configuration's dataset setting.
-        const namedPrep = all.filter((x) => request.includes(x.path) || (folderOf(x.path) && (request.includes(dataset(x)) || configSettings.dataset === dataset(x))));
+        const namedPrep = all.filter(
+          (x) => request.includes(x.path) || (folderOf(x.path) && (request.includes(dataset(x)) || configSettings.dataset === dataset(x))),
+        );
         return namedPrep.length ? namedPrep.includes(e) : true;
       }),
     ...runBefore,
@@ -35,14 +41,27 @@ export const pipelineSteps: PlannerRule = (p) => {
     // Only what the run reads of it counts (the script's literal names include its own inputs).
     .filter(({ e, products }) => {
       const read = products.filter((f) => readsAny(entry.path, [f]));
-      return read.length > 0 && !read.every((f) => [folderOf(e.path) ? `${folderOf(e.path)}/${f}` : f, f].some((q) => uploaded.has(q) || [...uploaded].some((u) => u.startsWith(`${q.replace(/\/$/, '')}/`) || (!q.includes('/') && u.endsWith(`/${q}`)))));
+      return (
+        read.length > 0 &&
+        !read.every((f) =>
+          [folderOf(e.path) ? `${folderOf(e.path)}/${f}` : f, f].some(
+            (q) =>
+              uploaded.has(q) ||
+              [...uploaded].some((u) => u.startsWith(`${q.replace(/\/$/, '')}/`) || (!q.includes('/') && u.endsWith(`/${q}`))),
+          ),
+        )
+      );
     });
   if (!needed.length) return undefined;
   let chosen = needed.length === 1 ? needed[0] : undefined;
   if (!chosen) {
     const choices = needed.map(({ e }) => e.path);
     const answer = p.answerTo('prepared first');
-    if (!answer) return call('ask_user', { question: `Which data should be prepared first? ${entry.path} reads files that several scripts write: ${choices.join(', ')}.`, choices });
+    if (!answer)
+      return call('ask_user', {
+        question: `Which data should be prepared first? ${entry.path} reads files that several scripts write: ${choices.join(', ')}.`,
+        choices,
+      });
     const said = answer.split(':').pop() ?? '';
     chosen = needed.find(({ e }) => said.includes(e.path)) ?? needed.find(({ e }) => folderOf(e.path) && said.includes(folderOf(e.path)));
     if (!chosen) return call('give_up', { reason: `The answer "${said.trim()}" names none of ${choices.join(', ')}.` });

@@ -17,7 +17,11 @@ describe('planningOf', () => {
 
   it('reads the request, the preference and the answers; a file page by page, each page once, up to the limit', () => {
     const history = conversation({ request: 'train it', preference: 'nvidia', answers: ['Which script should run?: a.py'] });
-    const page = (offset: number, nextOffset: number | null) => ({ type: 'function_call_output' as const, call_id: `r${offset}`, output: JSON.stringify({ path: 'big.py', offset, content: 'x'.repeat(10), nextOffset }) });
+    const page = (offset: number, nextOffset: number | null) => ({
+      type: 'function_call_output' as const,
+      call_id: `r${offset}`,
+      output: JSON.stringify({ path: 'big.py', offset, content: 'x'.repeat(10), nextOffset }),
+    });
     const read = (offset: number) => ({ type: 'function_call' as const, call_id: `r${offset}`, name: 'read_file', arguments: '{}' });
     const p = planningOf([...history, read(0), page(0, 10)]);
     if (Array.isArray(p)) throw new Error('facts missing');

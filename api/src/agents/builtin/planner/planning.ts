@@ -41,10 +41,13 @@ export function toolOutputs(history: Item[]): Outputs {
   return out;
 }
 
-export const call = (name: string, args: Record<string, unknown>): Item[] => [{ type: 'function_call', call_id: `call_${randomUUID()}`, name, arguments: JSON.stringify(args) }];
+export const call = (name: string, args: Record<string, unknown>): Item[] => [
+  { type: 'function_call', call_id: `call_${randomUUID()}`, name, arguments: JSON.stringify(args) },
+];
 export const say = (text: string): Item[] => [{ type: 'message', role: 'assistant', content: text }];
 /** The user's messages, in order (the task first, then the answers to questions). */
-export const userTexts = (history: Item[]) => history.filter((i): i is Extract<Item, { type: 'message' }> => i.type === 'message' && i.role === 'user').map((m) => m.content);
+export const userTexts = (history: Item[]) =>
+  history.filter((i): i is Extract<Item, { type: 'message' }> => i.type === 'message' && i.role === 'user').map((m) => m.content);
 
 /** How much of one file the builtin planner reads, page by page (a 5 MB script is not read whole). */
 export const READ_ALL_CHARS = 200_000;
@@ -148,7 +151,10 @@ export function planningOf(history: Item[]): Planning | Item[] {
   const cap = last<{ classes: WorkerClass[]; summary: string }>('network_capacity')!;
   // A file is read page by page, each page once; one that came back binary or unreadable reads as ''.
   type Page = { path?: string; offset?: number; content?: string; nextOffset?: number };
-  const pagesOf = (p: string) => ((out.get('read_file') ?? []) as Page[]).filter((x) => x && typeof x === 'object' && x.path === p).sort((a, b) => (a.offset ?? 0) - (b.offset ?? 0));
+  const pagesOf = (p: string) =>
+    ((out.get('read_file') ?? []) as Page[])
+      .filter((x) => x && typeof x === 'object' && x.path === p)
+      .sort((a, b) => (a.offset ?? 0) - (b.offset ?? 0));
   const readOf = (p: string) => {
     const pages = pagesOf(p);
     return pages.length ? pages.map((x) => x.content ?? '').join('') : undefined;

@@ -36,7 +36,15 @@ export const preparationSteps: PlannerRule = (p) => {
           compare: ['outputs'],
           reference: { workload: 'torch-cuda', accelVendor: 'nvidia' },
           target: here,
-          steps: [{ name: 'migrate', kind: 'migration', transformation: 'pytorch-device-agnostic', required: true, tolerance: { rtol: 1e-4, atol: 1e-5 } }],
+          steps: [
+            {
+              name: 'migrate',
+              kind: 'migration',
+              transformation: 'pytorch-device-agnostic',
+              required: true,
+              tolerance: { rtol: 1e-4, atol: 1e-5 },
+            },
+          ],
           revisionBudget: 3,
           frozenFiles,
           pinRun: false,
@@ -49,17 +57,29 @@ export const preparationSteps: PlannerRule = (p) => {
             compare: ['outputs'],
             reference: here,
             target: here,
-            steps: [{ name: 'migrate', kind: 'migration', transformation: 'pytorch-version-compat', required: true, tolerance: { rtol: 1e-4, atol: 1e-5 } }],
+            steps: [
+              {
+                name: 'migrate',
+                kind: 'migration',
+                transformation: 'pytorch-version-compat',
+                required: true,
+                tolerance: { rtol: 1e-4, atol: 1e-5 },
+              },
+            ],
             revisionBudget: 2,
             frozenFiles,
             pinRun: false,
           }
         : null;
   if (p.askPlan.edits.length && p.preparation) {
-    return call('give_up', { reason: `${entry.path} needs a migration before it can run here, and the settings you named (${p.askPlan.edits.map((e) => e.name).join(', ')}) have no flag, so they need a rewrite of the code; one plan cannot do both yet. Change them in the code and upload it again, or bring a worker online that runs the code as it is.` });
+    return call('give_up', {
+      reason: `${entry.path} needs a migration before it can run here, and the settings you named (${p.askPlan.edits.map((e) => e.name).join(', ')}) have no flag, so they need a rewrite of the code; one plan cannot do both yet. Change them in the code and upload it again, or bring a worker online that runs the code as it is.`,
+    });
   }
   if (p.before.length && p.preparation) {
-    return call('give_up', { reason: `${entry.path} needs both a migration (it is hard-wired to CUDA and no NVIDIA worker is online) and a data-preparation step first (${p.before[0]!.command}); one plan cannot do both yet. Run the preparation yourself and upload its output, or bring an NVIDIA worker online.` });
+    return call('give_up', {
+      reason: `${entry.path} needs both a migration (it is hard-wired to CUDA and no NVIDIA worker is online) and a data-preparation step first (${p.before[0]!.command}); one plan cannot do both yet. Run the preparation yourself and upload its output, or bring an NVIDIA worker online.`,
+    });
   }
   return undefined;
 };

@@ -19,7 +19,8 @@ export function splitSizes(total: number, n: number): number[] {
 
 /** Why a program's iterations are not independent (state carried between them), or null. Read from its source. */
 export function carriedState(source: string): string | null {
-  if (/\.backward\(|\boptim(izer)?\b|\.step\(\)/.test(source)) return 'it is a training loop: each step updates the model the next step uses, so its iterations cannot run apart';
+  if (/\.backward\(|\boptim(izer)?\b|\.step\(\)/.test(source))
+    return 'it is a training loop: each step updates the model the next step uses, so its iterations cannot run apart';
   // Inside a loop body (an indented line), a variable recomputed from its own previous value
   // other than by accumulating (`x = x + …` of a term without x, `hits += …`): the chain's state.
   for (const line of source.split('\n')) {
@@ -28,7 +29,8 @@ export function carriedState(source: string): string | null {
     const [, name, op, rhs] = m;
     if (/,\s*$/.test(rhs!)) continue; // a keyword argument of a call spread over lines (`n=n,`)
     if (op === '-=' && !new RegExp(`\\b${name}\\b`).test(rhs!)) continue; // a running difference of fresh terms
-    if (op !== '=') return `the variable \`${name}\` is carried from one iteration to the next (\`${line.trim()}\`), so later samples depend on earlier ones`;
+    if (op !== '=')
+      return `the variable \`${name}\` is carried from one iteration to the next (\`${line.trim()}\`), so later samples depend on earlier ones`;
     if (!new RegExp(`\\b${name}\\b`).test(rhs!)) continue;
     const rest = rhs!.replace(new RegExp(`^\\s*${name}\\s*\\+`), '');
     if (rest !== rhs && !new RegExp(`\\b${name}\\b`).test(rest)) continue; // x = x + term: a sum
@@ -41,7 +43,9 @@ export function carriedState(source: string): string | null {
 export function dumpedKeys(source: string): string[] {
   // json.dump({...}) / json.dump(dict(...)), or json.dump(result, …) of a `result = {...}` built before.
   const named = /json\.dumps?\(\s*([A-Za-z_]\w*)\s*[,)]/.exec(source)?.[1];
-  const re = named ? new RegExp(`\\b${named}\\s*=\\s*(?:dict\\(([^)]*)\\)|\\{([^}]*)\\})`) : /json\.dumps?\(\s*(?:dict\(([^)]*)\)|\{([^}]*)\})/;
+  const re = named
+    ? new RegExp(`\\b${named}\\s*=\\s*(?:dict\\(([^)]*)\\)|\\{([^}]*)\\})`)
+    : /json\.dumps?\(\s*(?:dict\(([^)]*)\)|\{([^}]*)\})/;
   const m = re.exec(source);
   if (!m) return [];
   if (m[1] !== undefined) return [...m[1].matchAll(/([A-Za-z_]\w*)\s*=/g)].map((x) => x[1]!);
@@ -59,7 +63,15 @@ export const ROUND_OVERHEAD_SEC = 10;
  * request); without it, work is compared with work. Sharding is refused when the check and the
  * overhead outweigh the time saved.
  */
-export function costGain(o: { total: number; bounded: number; shards: number; workers: number; unit: string; unitSec?: number | null; rounds?: number }): { ok: boolean; words: string } {
+export function costGain(o: {
+  total: number;
+  bounded: number;
+  shards: number;
+  workers: number;
+  unit: string;
+  unitSec?: number | null;
+  rounds?: number;
+}): { ok: boolean; words: string } {
   const n = o.shards;
   const check = o.bounded + (o.workers > n ? 0 : o.bounded / n);
   const saved = o.total - o.total / n;
@@ -106,7 +118,8 @@ export function proposeShards(input: {
   const no = (reason: string): ShardProposal => ({ spec: null, reason });
   const carried = carriedState(input.source);
   if (carried) return no(`Not split into shards: ${carried}.`);
-  if (!input.seedFlag) return no(`Not split into shards: the program has no seed flag, so shards could not be given distinct, reproducible random streams.`);
+  if (!input.seedFlag)
+    return no(`Not split into shards: the program has no seed flag, so shards could not be given distinct, reproducible random streams.`);
   if (!input.resultFile) return no('Not split into shards: the program writes no JSON result file under outputs/ to merge.');
   const keys = dumpedKeys(input.source);
   const countKey = keys.find((k) => /^(n|samples|n_samples|num_samples|trials|n_trials|paths|n_paths|count)$/.test(k));
@@ -116,15 +129,24 @@ export function proposeShards(input: {
     if (key === countKey) fields.push({ name: key, how: 'sum', check: 'exact' });
     else if (key === seKey) fields.push({ name: key, how: 'combined-stderr', weight: countKey, check: 'none' });
     else if (/^(hits|inside|successes|accepted|events|n_\w+|\w+_count)$/.test(key)) fields.push({ name: key, how: 'sum', check: 'none' });
-    else if (/(estimate|mean|price|value|pi|prob|probability|expectation)$/.test(key)) fields.push({ name: key, how: 'weighted-mean', weight: countKey, stderr: seKey, check: 'within-k-se' });
-    else if (key === 'seed') continue; // each shard has its own; the merged result has none
+    else if (/(estimate|mean|price|value|pi|prob|probability|expectation)$/.test(key))
+      fields.push({ name: key, how: 'weighted-mean', weight: countKey, stderr: seKey, check: 'within-k-se' });
+    else if (key === 'seed')
+      continue; // each shard has its own; the merged result has none
     else return no(`Not split into shards: no merge rule is known for the result field \`${key}\` of ${input.resultFile}.`);
   }
   if (!countKey || !seKey || !fields.some((f) => f.check === 'within-k-se'))
-    return no(`Not split into shards: ${input.resultFile} must report the sample count and an estimate with its standard error for the merged estimate to be checked (found ${keys.join(', ') || 'no keys'}).`);
+    return no(
+      `Not split into shards: ${input.resultFile} must report the sample count and an estimate with its standard error for the merged estimate to be checked (found ${keys.join(', ') || 'no keys'}).`,
+    );
   const per = input.minPerShard ?? 1000;
   const count = Math.min(input.workers, Math.floor(input.total / per), 64);
-  if (count < 2) return no(input.workers < 2 ? `Not split into shards: ${input.workers} compatible worker online, so one run is as fast.` : `Not split into shards: ${input.total} ${input.countFlag.replace(/^-+/, '')} is too little work to split (under ${per} each).`);
+  if (count < 2)
+    return no(
+      input.workers < 2
+        ? `Not split into shards: ${input.workers} compatible worker online, so one run is as fast.`
+        : `Not split into shards: ${input.total} ${input.countFlag.replace(/^-+/, '')} is too little work to split (under ${per} each).`,
+    );
   const command = (samples: number, seed: number) => {
     const out = [...input.args];
     const set = (flag: string, value: string) => {
@@ -162,7 +184,12 @@ export function sweepFlag(source: string): { flag: string; values: string[] } | 
   for (const m of source.matchAll(/add_argument\(\s*["'](--[\w-]+)["']([^)]*)\)/g)) {
     if (!/nargs\s*=\s*["'][+*]["']/.test(m[2]!)) continue;
     const d = /default\s*=\s*\[([^\]]*)\]/.exec(m[2]!);
-    const values = d ? d[1]!.split(',').map((v) => v.trim().replace(/^(['"])(.*)\1$/, '$2')).filter(Boolean) : [];
+    const values = d
+      ? d[1]!
+          .split(',')
+          .map((v) => v.trim().replace(/^(['"])(.*)\1$/, '$2'))
+          .filter(Boolean)
+      : [];
     if (values.length && values.every((v) => /^[\w.+-]+$/.test(v))) return { flag: m[1]!, values };
   }
   return null;
@@ -174,7 +201,16 @@ export function sweepFlag(source: string): { flag: string; values: string[] } | 
  * optionally a count (summed); both checked exactly. Each shard gets a contiguous slice of
  * the list; the check runs the first item per shard unsharded and sharded.
  */
-export function proposeSweep(input: { source: string; runner: string; args: string[]; flag: string; values: string[]; resultFile: string | null; workers: number; unitSec?: number | null }): ShardProposal {
+export function proposeSweep(input: {
+  source: string;
+  runner: string;
+  args: string[];
+  flag: string;
+  values: string[];
+  resultFile: string | null;
+  workers: number;
+  unitSec?: number | null;
+}): ShardProposal {
   const no = (reason: string): ShardProposal => ({ spec: null, reason });
   const carried = carriedState(input.source);
   if (carried) return no(`Not split into shards: ${carried}.`);
@@ -185,14 +221,32 @@ export function proposeSweep(input: { source: string; runner: string; args: stri
     else if (/^(n|count|n_runs|n_items)$/.test(key)) fields.push({ name: key, how: 'sum', check: 'exact' });
     else return no(`Not split into shards: no merge rule is known for the result field \`${key}\` of ${input.resultFile}.`);
   }
-  if (!fields.some((f) => f.how === 'concat')) return no(`Not split into shards: ${input.resultFile} has no list of per-item results to concatenate.`);
+  if (!fields.some((f) => f.how === 'concat'))
+    return no(`Not split into shards: ${input.resultFile} has no list of per-item results to concatenate.`);
   const count = Math.min(input.workers, input.values.length, 64);
-  if (count < 2) return no(input.workers < 2 ? `Not split into shards: ${input.workers} compatible worker online, so one run is as fast.` : `Not split into shards: ${input.flag} has one value.`);
-  const pays = costGain({ total: input.values.length, bounded: count, shards: count, workers: input.workers, unit: 'item', unitSec: input.unitSec });
+  if (count < 2)
+    return no(
+      input.workers < 2
+        ? `Not split into shards: ${input.workers} compatible worker online, so one run is as fast.`
+        : `Not split into shards: ${input.flag} has one value.`,
+    );
+  const pays = costGain({
+    total: input.values.length,
+    bounded: count,
+    shards: count,
+    workers: input.workers,
+    unit: 'item',
+    unitSec: input.unitSec,
+  });
   if (!pays.ok) return no(`Not split into shards: it does not pay: ${pays.words}.`);
   const command = (values: string[]) => [input.runner, ...input.args, input.flag, ...values].join(' ');
   const sizes = splitSizes(input.values.length, count);
-  const slices = sizes.map((n, i) => input.values.slice(sizes.slice(0, i).reduce((a, b) => a + b, 0), sizes.slice(0, i).reduce((a, b) => a + b, 0) + n));
+  const slices = sizes.map((n, i) =>
+    input.values.slice(
+      sizes.slice(0, i).reduce((a, b) => a + b, 0),
+      sizes.slice(0, i).reduce((a, b) => a + b, 0) + n,
+    ),
+  );
   const firsts = slices.map((s) => s[0]!);
   return {
     reason: `Split the sweep over ${input.flag} (${input.values.join(', ')}) into ${count} shards (one per compatible worker online): each item runs on its own, so the merged result is the shards' lists concatenated in order. Checked first on ${firsts.join(', ')}: one run against one shard each, exactly equal.`,

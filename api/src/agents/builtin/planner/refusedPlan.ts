@@ -6,6 +6,7 @@ import { call, type PlannerRule } from './planning.js';
 
 export const refusedPlan: PlannerRule = (p) => {
   const refused = p.last<{ error?: string }>('submit_plan');
-  if (refused && typeof refused === 'object' && refused.error) return call('give_up', { reason: `The plan could not be accepted: ${refused.error}` });
+  if (refused && typeof refused === 'object' && refused.error)
+    return call('give_up', { reason: `The plan could not be accepted: ${refused.error}` });
   return undefined;
 };

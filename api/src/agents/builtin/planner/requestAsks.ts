@@ -47,7 +47,8 @@ export const requestAsks: PlannerRule = (p) => {
     .filter((x, i, all) => uploaded.has(x) && all.indexOf(x) === i)
     .slice(0, 6);
   // Read them too when they may decide where the run must start (a script in a folder) or what it makes.
-  if (asks.some((a) => a.kind === 'output') || folderOf(entry.path)) for (const x of p.localFiles) if (readCall(x)) return call('read_file', readCall(x)!);
+  if (asks.some((a) => a.kind === 'output') || folderOf(entry.path))
+    for (const x of p.localFiles) if (readCall(x)) return call('read_file', readCall(x)!);
   // Thresholds the request writes ("accuracy above 0.9"); the asks rule adds the ones it reads otherwise.
   p.metrics = requestThresholds(request);
   const askStep = disposeAsks({
@@ -62,7 +63,14 @@ export const requestAsks: PlannerRule = (p) => {
     uploaded,
     runSource: [p.source, ...p.localFiles.map((x) => readOf(x) ?? '')].join('\n'),
     checkpoint: p.checkpoint,
-    saveFlags: entry.flags.filter((f) => /^(save|save-path|out|output|output-path|save-model|checkpoint|ckpt|model-path|model|out-file|output-file)$/.test(flagName(f)) && f.type !== 'bool' && !/^store_(true|false)$/.test(f.action ?? '')).map((f) => ({ flag: f.flag, default: f.default })),
+    saveFlags: entry.flags
+      .filter(
+        (f) =>
+          /^(save|save-path|out|output|output-path|save-model|checkpoint|ckpt|model-path|model|out-file|output-file)$/.test(flagName(f)) &&
+          f.type !== 'bool' &&
+          !/^store_(true|false)$/.test(f.action ?? ''),
+      )
+      .map((f) => ({ flag: f.flag, default: f.default })),
     writes: p.writes,
     thresholds: p.metrics.map((m) => m.name),
     hardware: p.hardware,
@@ -73,7 +81,8 @@ export const requestAsks: PlannerRule = (p) => {
     answerTo: p.answerTo,
   });
   if (askStep.need === 'read') return call('read_file', readCall(askStep.path) ?? { path: askStep.path });
-  if (askStep.need === 'ask') return call('ask_user', { question: askStep.question, ...(askStep.choices.length ? { choices: askStep.choices } : {}) });
+  if (askStep.need === 'ask')
+    return call('ask_user', { question: askStep.question, ...(askStep.choices.length ? { choices: askStep.choices } : {}) });
   const askPlan = askStep.plan;
   p.askPlan = askPlan;
   p.args = [...askPlan.args];
@@ -90,7 +99,11 @@ export const requestAsks: PlannerRule = (p) => {
 
 /** "accuracy above 0.9", "loss below 0.5" → thresholds on those metrics. */
 export function requestThresholds(request: string): Threshold[] {
-  return [...request.matchAll(/\b(accuracy|acc|loss|val[_ ]?loss|f1|auc)\s+(?:of\s+)?(above|over|greater than|at least|>=?|below|under|less than|at most|<=?)\s*([\d.]+)/gi)].map((m) => ({
+  return [
+    ...request.matchAll(
+      /\b(accuracy|acc|loss|val[_ ]?loss|f1|auc)\s+(?:of\s+)?(above|over|greater than|at least|>=?|below|under|less than|at most|<=?)\s*([\d.]+)/gi,
+    ),
+  ].map((m) => ({
     name: m[1]!.toLowerCase().replace(/\s/g, '_'),
     op: /above|over|greater|>$/.test(m[2]!) ? '>' : /at least|>=/.test(m[2]!) ? '>=' : /at most|<=/.test(m[2]!) ? '<=' : '<',
     value: Number(m[3]),
@@ -101,5 +114,8 @@ export function requestThresholds(request: string): Threshold[] {
 export function refusalWords(entry: string, dispositions: AskDisposition[]): string {
   const refused = dispositions.filter((d) => d.status === 'refused');
   const honoured = dispositions.filter((d) => d.status === 'honoured');
-  return `Not run: ${refused.map((d) => `"${d.ask}" — ${d.detail}`).join('; ')}.${honoured.length ? ` Understood: ${honoured.map((d) => `"${d.ask}" (${d.detail})`).join('; ')}.` : ''} Ask again with what ${entry} can do, and nothing runs until every part of the request can be honoured.`.slice(0, 2000);
+  return `Not run: ${refused.map((d) => `"${d.ask}" — ${d.detail}`).join('; ')}.${honoured.length ? ` Understood: ${honoured.map((d) => `"${d.ask}" (${d.detail})`).join('; ')}.` : ''} Ask again with what ${entry} can do, and nothing runs until every part of the request can be honoured.`.slice(
+    0,
+    2000,
+  );
 }

@@ -12,7 +12,12 @@ export const requestedSweep: PlannerRule = (p) => {
   const { entry, askPlan } = p;
   for (const [i, w] of askPlan.sweeps.entries()) {
     if (i > 0) {
-      p.sweepDispositions.push({ ask: w.ask.text, kind: w.ask.kind, status: 'refused', detail: `one sweep per job: ${askPlan.sweeps[0]!.setting.name} is swept already; submit the sweep of ${w.setting.name} as its own job` });
+      p.sweepDispositions.push({
+        ask: w.ask.text,
+        kind: w.ask.kind,
+        status: 'refused',
+        detail: `one sweep per job: ${askPlan.sweeps[0]!.setting.name} is swept already; submit the sweep of ${w.setting.name} as its own job`,
+      });
       continue;
     }
     const workers = p.cap.classes.filter((c) => c.workloads.includes(p.hardware.workload)).reduce((n, c) => n + c.count, 0);

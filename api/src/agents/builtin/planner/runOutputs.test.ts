@@ -3,7 +3,8 @@ import { entry, runRules } from '../../../../test/helpers/plannerConversation.js
 import { literalWrites, runOutputs } from './runOutputs.js';
 
 describe('runOutputs', () => {
-  const outs = (src: string, request = 'run it', flags: { flag: string; default: string | null; type: string | null; help: null }[] = []) => runRules({ request, facts: { entryPoints: [entry('train.py', { flags })] }, reads: { 'train.py': src } }, runOutputs).planning;
+  const outs = (src: string, request = 'run it', flags: { flag: string; default: string | null; type: string | null; help: null }[] = []) =>
+    runRules({ request, facts: { entryPoints: [entry('train.py', { flags })] }, reads: { 'train.py': src } }, runOutputs).planning;
 
   it('a literal torch.save path is the checkpoint; files written at literal paths are collected', () => {
     const p = outs("torch.save(model.state_dict(), './model.pt')\nplt.savefig('loss.png')\n");
@@ -13,7 +14,9 @@ describe('runOutputs', () => {
   });
 
   it('a model path the user gives for a save flag is the checkpoint; ChatGPU’s checkpoint helper makes the run resumable', () => {
-    const p = outs('from chatgpu import checkpoint\n', 'train it with --save runs/lm.pt', [{ flag: '--save', default: 'model.pt', type: 'str', help: null }]);
+    const p = outs('from chatgpu import checkpoint\n', 'train it with --save runs/lm.pt', [
+      { flag: '--save', default: 'model.pt', type: 'str', help: null },
+    ]);
     expect(p.checkpoint).toBe('runs/lm.pt');
     expect([...p.outputs]).toEqual(['outputs', 'runs/lm.pt']);
     expect(p.resumable).toEqual({ path: 'checkpoint' });

@@ -11,10 +11,16 @@ import type { PlannerRule } from './planning.js';
 
 export const runOutputs: PlannerRule = (p) => {
   const { entry, source, request, outputs } = p;
-  if (!p.resumable && /CHATGPU_CHECKPOINT_DIR|chatgpu\.checkpoint|from chatgpu import checkpoint/.test(source)) p.resumable = { path: CHECKPOINT_DIR };
+  if (!p.resumable && /CHATGPU_CHECKPOINT_DIR|chatgpu\.checkpoint|from chatgpu import checkpoint/.test(source))
+    p.resumable = { path: CHECKPOINT_DIR };
   // A path the user gave for the checkpoint is still the checkpoint.
   for (const [name, value] of requestFlags(request)) {
-    if (typeof value === 'string' && /^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path)$/.test(name) && /\.(pt|pth|ckpt|bin|safetensors)$/i.test(value) && entry.flags.some((f) => flagName(f) === name)) {
+    if (
+      typeof value === 'string' &&
+      /^(save|save-path|out|output|output-path|checkpoint|ckpt|model-path)$/.test(name) &&
+      /\.(pt|pth|ckpt|bin|safetensors)$/i.test(value) &&
+      entry.flags.some((f) => flagName(f) === name)
+    ) {
       p.checkpoint = value.replace(/^\.\//, '');
       if (!isCollected({ outputs: [...outputs] }, p.checkpoint)) outputs.add(p.checkpoint);
     }
@@ -49,7 +55,14 @@ export function literalWrites(source: string): string[] {
   for (const re of calls) {
     for (const m of source.matchAll(re)) {
       const f = m[2]!.replace(/^\.\//, '').replace(/%[-#0-9.]*[sdifgx]|\{[^}]*\}/g, '*');
-      if (f.startsWith('/') || f.split('/').includes('..') || f.startsWith('outputs/') || !/^[\w*.-]+(\/[\w*.-]+)*\.\w+$/.test(f) || /^\*\.\w+$/.test(f)) continue;
+      if (
+        f.startsWith('/') ||
+        f.split('/').includes('..') ||
+        f.startsWith('outputs/') ||
+        !/^[\w*.-]+(\/[\w*.-]+)*\.\w+$/.test(f) ||
+        /^\*\.\w+$/.test(f)
+      )
+        continue;
       out.add(f);
     }
   }

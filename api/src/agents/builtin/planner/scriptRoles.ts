@@ -16,6 +16,7 @@ export const usageOrder = (facts: ProjectFacts, e: EntryPoint) => facts.usage.fi
 /** Data files a preparation script writes, from the literal names in it ("train.bin", "data/x.npy"). */
 export function preparedFiles(source: string): string[] {
   const names = new Set<string>();
-  for (const m of source.matchAll(/['"]([\w./-]+\.(?:bin|npy|npz|pkl|pt|pth|csv|tsv|json|jsonl|txt|parquet|h5|arrow))['"]/g)) names.add(m[1]!.replace(/^\.\//, ''));
+  for (const m of source.matchAll(/['"]([\w./-]+\.(?:bin|npy|npz|pkl|pt|pth|csv|tsv|json|jsonl|txt|parquet|h5|arrow))['"]/g))
+    names.add(m[1]!.replace(/^\.\//, ''));
   return [...names];
 }

@@ -20,7 +20,9 @@ import { parseAsks } from '../../planner/asks/parseAsks.js';
 
 /** Top-level files the rule reads besides the Python sources. */
 export function serviceDocs(paths: string[]): string[] {
-  return paths.filter((p) => !p.includes('/') && (/^README(\.md|\.rst|\.txt|\.markdown)?$/i.test(p) || /^(GNUmakefile|[Mm]akefile)$/.test(p))).slice(0, 3);
+  return paths
+    .filter((p) => !p.includes('/') && (/^README(\.md|\.rst|\.txt|\.markdown)?$/i.test(p) || /^(GNUmakefile|[Mm]akefile)$/.test(p)))
+    .slice(0, 3);
 }
 
 export interface ServicePlanParts {
@@ -41,14 +43,29 @@ export function servicePlanParts(read: ReadonlyMap<string, string>, request: str
     const module = setup.app.spec.split(':')[0]!.replace(/\(.*$/, '');
     const base = module.replace(/\./g, '/');
     const file = [`${base}/__init__.py`, `${base}.py`].find((f) => read.has(f)) ?? ('app' in found ? found.app.file : `${base}.py`);
-    const text = [...read].filter(([p]) => p === file || p.startsWith(`${base}/`)).map(([, t]) => t).join('\n');
+    const text = [...read]
+      .filter(([p]) => p === file || p.startsWith(`${base}/`))
+      .map(([, t]) => t)
+      .join('\n');
     const readinessPath = /['"](\/(?:healthz?|ready|readyz|ping|status))['"]/.exec(text)?.[1] ?? '/';
     // A factory call (`hello:create_app("dev")`) is one shell word.
     const spec = /^[\w.:]+$/.test(setup.app.spec) ? setup.app.spec : `'${setup.app.spec.replace(/'/g, `'\\''`)}'`;
     app =
       setup.app.framework === 'flask'
-        ? { file, command: `python -m flask --app ${spec} run --host 127.0.0.1 --port "$PORT"`, framework: 'flask', servers: ['flask'], readinessPath }
-        : { file, command: `python -m uvicorn ${setup.app.spec} --host 127.0.0.1 --port "$PORT"`, framework: 'fastapi', servers: ['uvicorn'], readinessPath };
+        ? {
+            file,
+            command: `python -m flask --app ${spec} run --host 127.0.0.1 --port "$PORT"`,
+            framework: 'flask',
+            servers: ['flask'],
+            readinessPath,
+          }
+        : {
+            file,
+            command: `python -m uvicorn ${setup.app.spec} --host 127.0.0.1 --port "$PORT"`,
+            framework: 'fastapi',
+            servers: ['uvicorn'],
+            readinessPath,
+          };
   } else if ('app' in found) app = found.app;
   else return found;
   const steps: SetupStep[] = [...setup.steps];
@@ -58,8 +75,15 @@ export function servicePlanParts(read: ReadonlyMap<string, string>, request: str
     if (!target || steps.some((s) => s.command.includes(target))) continue;
     const make = /^make\s+([\w.-]+)$/.exec(target)?.[1];
     const makefile = read.get('Makefile') ?? read.get('makefile') ?? read.get('GNUmakefile');
-    if (make && makefile && makeTargets(makefile).has(make)) steps.push({ name: uniqueName(steps, make), command: target, produces: [], from: 'your request' });
-    else if (/\.py$/.test(target) && read.has(target) && target !== app.file) steps.push({ name: uniqueName(steps, target.replace(/^.*\//, '').replace(/\.py$/, '')), command: `python ${target}`, produces: scriptWrites(read.get(target)!), from: 'your request' });
+    if (make && makefile && makeTargets(makefile).has(make))
+      steps.push({ name: uniqueName(steps, make), command: target, produces: [], from: 'your request' });
+    else if (/\.py$/.test(target) && read.has(target) && target !== app.file)
+      steps.push({
+        name: uniqueName(steps, target.replace(/^.*\//, '').replace(/\.py$/, '')),
+        command: `python ${target}`,
+        produces: scriptWrites(read.get(target)!),
+        from: 'your request',
+      });
   }
   return {
     app,
@@ -70,7 +94,12 @@ export function servicePlanParts(read: ReadonlyMap<string, string>, request: str
 }
 
 function uniqueName(steps: SetupStep[], raw: string): string {
-  const name = raw.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'setup';
+  const name =
+    raw
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 60) || 'setup';
   let unique = name;
   for (let n = 2; steps.some((s) => s.name === unique); n++) unique = `${name}-${n}`;
   return unique;
@@ -80,7 +109,11 @@ function uniqueName(steps: SetupStep[], raw: string): string {
  * The service's asks with its setup asks decided by its steps: honoured by the step the ask names
  * (or, when it names none, by all of them), refused when there is no step to honour it.
  */
-export function withSetupSteps(asks: AskDisposition[], request: string, parts: Pick<ServicePlanParts, 'before' | 'stepsFrom'>): AskDisposition[] {
+export function withSetupSteps(
+  asks: AskDisposition[],
+  request: string,
+  parts: Pick<ServicePlanParts, 'before' | 'stepsFrom'>,
+): AskDisposition[] {
   const setupAsks = parseAsks(request).filter((a) => a.kind === 'setup');
   return asks.map((d) => {
     if (d.kind !== 'setup') return d;
@@ -96,7 +129,12 @@ export function withSetupSteps(asks: AskDisposition[], request: string, parts: P
           : "the project's README and Makefile give no setup command to run before the app serves (a `flask … init-db`, `python init_db.py` or `make data` line before its serve command), and the request names none the project has",
       };
     }
-    const words = steps.map((s) => `\`${s.command}\` (${parts.stepsFrom[s.name] ?? 'README'}${s.produces.length ? `; hands ${s.produces.join(', ')} to the service` : ''})`).join(', then ');
+    const words = steps
+      .map(
+        (s) =>
+          `\`${s.command}\` (${parts.stepsFrom[s.name] ?? 'README'}${s.produces.length ? `; hands ${s.produces.join(', ')} to the service` : ''})`,
+      )
+      .join(', then ');
     return { ...d, status: 'honoured' as const, detail: `runs first as a setup step on the same worker class: ${words}`.slice(0, 1000) };
   });
 }

@@ -18,17 +18,32 @@ export const settleAsks: PlannerRule = (p) => {
       ask: a.text,
       kind: a.kind,
       status: 'honoured' as const,
-      detail: sharding?.spec ? `the project's own sweep, split into ${sharding.spec.shards.length} shards on the compatible workers online` : `the project's own sweep, run as it is written (${sharding?.reason ?? 'one run'})`,
+      detail: sharding?.spec
+        ? `the project's own sweep, split into ${sharding.spec.shards.length} shards on the compatible workers online`
+        : `the project's own sweep, run as it is written (${sharding?.reason ?? 'one run'})`,
     })),
     ...askPlan.scale.map((a) =>
       sharding?.spec || sweepDispositions.some((d) => d.status === 'honoured')
-        ? { ask: a.text, kind: a.kind, status: 'honoured' as const, detail: sharding?.spec ? `split into ${sharding.spec.shards.length} shards run at once on the compatible workers online` : `the runs go to the one compatible worker online, one after another (${p.cap.summary})` }
-        : { ask: a.text, kind: a.kind, status: 'refused' as const, detail: `runs as one task: ${sharding?.reason ?? `${entry.path} is one program with nothing independent to split (no sample count, sweep or batch of inputs)`}` },
+        ? {
+            ask: a.text,
+            kind: a.kind,
+            status: 'honoured' as const,
+            detail: sharding?.spec
+              ? `split into ${sharding.spec.shards.length} shards run at once on the compatible workers online`
+              : `the runs go to the one compatible worker online, one after another (${p.cap.summary})`,
+          }
+        : {
+            ask: a.text,
+            kind: a.kind,
+            status: 'refused' as const,
+            detail: `runs as one task: ${sharding?.reason ?? `${entry.path} is one program with nothing independent to split (no sample count, sweep or batch of inputs)`}`,
+          },
     ),
   ];
   const askOrder = (d: AskDisposition) => p.asks.findIndex((a) => a.text === d.ask);
   dispositions.sort((a, b) => askOrder(a) - askOrder(b));
   p.dispositions = dispositions;
-  if (dispositions.some((d) => d.status === 'refused' && BLOCKING_KINDS.has(d.kind))) return call('give_up', { reason: refusalWords(entry.path, dispositions) });
+  if (dispositions.some((d) => d.status === 'refused' && BLOCKING_KINDS.has(d.kind)))
+    return call('give_up', { reason: refusalWords(entry.path, dispositions) });
   return undefined;
 };

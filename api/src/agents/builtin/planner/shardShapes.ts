@@ -10,7 +10,13 @@ import { carriedState, costGain, dumpedKeys, splitSizes, type ShardProposal } fr
 
 /** "each file takes about 3 seconds" → seconds per unit; "takes about 2 hours" → the whole run's seconds / total. */
 export function unitSeconds(request: string, total: number): number | null {
-  const m = /\b(each|per|every)\b[^.]*?\b(?:takes?|needs?|runs?(?: for)?)\s+(?:about|around|~)?\s*(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|min|mins?|minutes?|h|hours?)\b/i.exec(request) ?? /\b(?:takes?|needs?|runs? for)\s+(?:about|around|~)?\s*(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|min|mins?|minutes?|h|hours?)\b/i.exec(request);
+  const m =
+    /\b(each|per|every)\b[^.]*?\b(?:takes?|needs?|runs?(?: for)?)\s+(?:about|around|~)?\s*(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|min|mins?|minutes?|h|hours?)\b/i.exec(
+      request,
+    ) ??
+    /\b(?:takes?|needs?|runs? for)\s+(?:about|around|~)?\s*(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|min|mins?|minutes?|h|hours?)\b/i.exec(
+      request,
+    );
   if (!m) return null;
   const per = m.length === 4;
   const n = Number(per ? m[2] : m[1]);
@@ -38,18 +44,33 @@ export interface MergeScript {
  * not take them that way.
  */
 export function readMergeScript(path: string, source: string): { script: MergeScript | null; why: string | null } {
-  const positional = [...source.matchAll(/add_argument\(\s*["']([A-Za-z_]\w*)["']([^)]*)\)/g)].find((m) => /nargs\s*=\s*["'][+*]["']/.test(m[2]!));
-  const out = [...source.matchAll(/add_argument\(\s*((?:["']-{1,2}[\w-]+["']\s*,?\s*)+)/g)].map((m) => [...m[1]!.matchAll(/["'](-{1,2}[\w-]+)["']/g)].map((x) => x[1]!)).find((fs) => fs.some((f) => /^(--out|--output|-o|--out-file|--output-file)$/.test(f)));
-  if (!positional || !out) return { script: null, why: `${path} does not take a list of result files (a positional argument with nargs='+') and an output flag (--out / -o), so it cannot be given the shards' results` };
+  const positional = [...source.matchAll(/add_argument\(\s*["']([A-Za-z_]\w*)["']([^)]*)\)/g)].find((m) =>
+    /nargs\s*=\s*["'][+*]["']/.test(m[2]!),
+  );
+  const out = [...source.matchAll(/add_argument\(\s*((?:["']-{1,2}[\w-]+["']\s*,?\s*)+)/g)]
+    .map((m) => [...m[1]!.matchAll(/["'](-{1,2}[\w-]+)["']/g)].map((x) => x[1]!))
+    .find((fs) => fs.some((f) => /^(--out|--output|-o|--out-file|--output-file)$/.test(f)));
+  if (!positional || !out)
+    return {
+      script: null,
+      why: `${path} does not take a list of result files (a positional argument with nargs='+') and an output flag (--out / -o), so it cannot be given the shards' results`,
+    };
   const flag = out.find((f) => f.startsWith('--')) ?? out[0]!;
   return { script: { path, command: (files, o) => `python ${path} ${flag} ${o} ${files.join(' ')}` }, why: null };
 }
 
 /** The merge of a result the program writes, by its shape; or why no merge is known. */
-function mergeOf(source: string, result: { kind: 'files' | 'rows' | 'json'; file: string }, script: MergeScript | null, shards: number): { merge: ShardsSpec['merge'] } | { why: string } {
+function mergeOf(
+  source: string,
+  result: { kind: 'files' | 'rows' | 'json'; file: string },
+  script: MergeScript | null,
+  shards: number,
+): { merge: ShardsSpec['merge'] } | { why: string } {
   if (script) {
     const files = Array.from({ length: shards }, (_, i) => `shards/shard-${i + 1}/${result.file}`);
-    return { merge: { kind: 'script', file: result.file, fields: [], script: { path: script.path, command: script.command(files, result.file) } } };
+    return {
+      merge: { kind: 'script', file: result.file, fields: [], script: { path: script.path, command: script.command(files, result.file) } },
+    };
   }
   if (result.kind === 'files') return { merge: { kind: 'files', file: result.file, fields: [] } };
   if (result.kind === 'rows') return { merge: { kind: 'rows', file: result.file, fields: [] } };
@@ -59,8 +80,12 @@ function mergeOf(source: string, result: { kind: 'files' | 'rows' | 'json'; file
   const keys = dumpedKeys(source);
   for (const key of keys) {
     if (/^(results|runs|rows|records|items|per_file|files)$/.test(key)) fields.push({ name: key, how: 'concat', check: 'exact' });
-    else if (/^(n|count|n_\w+|num_\w+|\w+_count|total|correct|errors|words|lines|hits)$/.test(key)) fields.push({ name: key, how: 'sum', check: 'exact' });
-    else return { why: `no merge rule is known for the result field \`${key}\` of ${result.file} (ship a merge script, e.g. merge.py, or say how to merge it)` };
+    else if (/^(n|count|n_\w+|num_\w+|\w+_count|total|correct|errors|words|lines|hits)$/.test(key))
+      fields.push({ name: key, how: 'sum', check: 'exact' });
+    else
+      return {
+        why: `no merge rule is known for the result field \`${key}\` of ${result.file} (ship a merge script, e.g. merge.py, or say how to merge it)`,
+      };
   }
   if (!fields.length) return { why: `the keys of ${result.file} could not be read from the source, so no merge is known` };
   return { merge: { kind: 'fields', file: result.file, fields } };
@@ -91,16 +116,37 @@ export function proposeBatch(input: {
   if (carried && (!input.mergeScript || /training loop/.test(carried))) return no(`${carried}.`);
   if (!input.result) return no('the program writes no result under outputs/ to merge.');
   const n = Math.min(input.workers, input.inputs.count, 64);
-  if (n < 2) return no(input.workers < 2 ? `${input.workers} compatible worker online, so one run is as fast.` : `${input.inputs.path} holds one input.`);
-  const bounded = Math.min(input.inputs.count, input.inputs.kind === 'files' ? n : Math.max(n, Math.min(2 * n, Math.ceil(input.inputs.count / 20))));
-  const pays = costGain({ total: input.inputs.count, bounded, shards: n, workers: input.workers, unit, unitSec: input.unitSec, rounds: input.mergeScript ? 3 : 2 });
+  if (n < 2)
+    return no(
+      input.workers < 2 ? `${input.workers} compatible worker online, so one run is as fast.` : `${input.inputs.path} holds one input.`,
+    );
+  const bounded = Math.min(
+    input.inputs.count,
+    input.inputs.kind === 'files' ? n : Math.max(n, Math.min(2 * n, Math.ceil(input.inputs.count / 20))),
+  );
+  const pays = costGain({
+    total: input.inputs.count,
+    bounded,
+    shards: n,
+    workers: input.workers,
+    unit,
+    unitSec: input.unitSec,
+    rounds: input.mergeScript ? 3 : 2,
+  });
   if (!pays.ok) return no(`it does not pay: ${pays.words}.`);
   const merge = mergeOf(input.source, input.result, input.mergeScript, n);
   if ('why' in merge) return no(`${merge.why}.`);
   const slice = (a: number, b: number) => `python -m chatgpu.shard ${input.inputs.kind} ${input.inputs.path} ${a} ${b} && ${input.command}`;
   const full = ranges(input.inputs.count, n);
   const check = ranges(bounded, n);
-  const how = merge.merge.kind === 'script' ? `merged by ${merge.merge.script!.path}` : merge.merge.kind === 'files' ? `merged as the union of the files under ${merge.merge.file}` : merge.merge.kind === 'rows' ? `merged by concatenating the rows of ${merge.merge.file} in order` : `merged by concatenating ${merge.merge.file} in order`;
+  const how =
+    merge.merge.kind === 'script'
+      ? `merged by ${merge.merge.script!.path}`
+      : merge.merge.kind === 'files'
+        ? `merged as the union of the files under ${merge.merge.file}`
+        : merge.merge.kind === 'rows'
+          ? `merged by concatenating the rows of ${merge.merge.file} in order`
+          : `merged by concatenating ${merge.merge.file} in order`;
   return {
     reason: `Split the ${input.inputs.count} ${what} into ${n} shards (one per compatible worker online): each input is handled on its own, so each shard keeps only its slice (python -m chatgpu.shard) and runs the command unchanged; ${how}. Checked first on ${bounded} ${unit}s, unsharded against ${n} shards, exactly. It pays: ${pays.words}.`,
     spec: {
@@ -123,33 +169,58 @@ export function proposeBatch(input: {
  * through those flags; counts are summed and means weighted by the count (checked equal within
  * a relative 1e-9: the same sum, added in another order).
  */
-export function proposeRanges(input: { source: string; runner: string; args: string[]; startFlag: string; endFlag: string; total: number; resultFile: string | null; mergeScript: MergeScript | null; workers: number; unitSec?: number | null }): ShardProposal {
+export function proposeRanges(input: {
+  source: string;
+  runner: string;
+  args: string[];
+  startFlag: string;
+  endFlag: string;
+  total: number;
+  resultFile: string | null;
+  mergeScript: MergeScript | null;
+  workers: number;
+  unitSec?: number | null;
+}): ShardProposal {
   const carried = carriedState(input.source);
   if (carried) return no(`${carried}.`);
   if (!input.resultFile) return no('the program writes no JSON result file under outputs/ to merge.');
   const n = Math.min(input.workers, input.total, 64);
-  if (n < 2) return no(input.workers < 2 ? `${input.workers} compatible worker online, so one run is as fast.` : `${input.total} example is too little to split.`);
+  if (n < 2)
+    return no(
+      input.workers < 2
+        ? `${input.workers} compatible worker online, so one run is as fast.`
+        : `${input.total} example is too little to split.`,
+    );
   const bounded = Math.min(input.total, Math.max(2 * n, Math.ceil(input.total / 20)));
   const pays = costGain({ total: input.total, bounded, shards: n, workers: input.workers, unit: 'example', unitSec: input.unitSec });
   if (!pays.ok) return no(`it does not pay: ${pays.words}.`);
   let merge: ShardsSpec['merge'];
-  if (input.mergeScript) merge = (mergeOf(input.source, { kind: 'json', file: input.resultFile }, input.mergeScript, n) as { merge: ShardsSpec['merge'] }).merge;
+  if (input.mergeScript)
+    merge = (mergeOf(input.source, { kind: 'json', file: input.resultFile }, input.mergeScript, n) as { merge: ShardsSpec['merge'] }).merge;
   else {
     const keys = dumpedKeys(input.source);
     const countKey = keys.find((k) => /^(n|count|examples|n_examples|num_examples|samples|n_samples|total)$/.test(k));
-    if (!countKey) return no(`${input.resultFile} reports no example count (found ${keys.join(', ') || 'no keys'}), so the shards' means cannot be weighted.`);
+    if (!countKey)
+      return no(
+        `${input.resultFile} reports no example count (found ${keys.join(', ') || 'no keys'}), so the shards' means cannot be weighted.`,
+      );
     const fields: MergeField[] = [];
     for (const key of keys) {
       if (key === countKey || /^(correct|errors|hits|\w+_count|n_\w+)$/.test(key)) fields.push({ name: key, how: 'sum', check: 'exact' });
-      else if (/(accuracy|acc|loss|mean|error_rate|score|f1|mse|mae|rmse_sq)$/.test(key)) fields.push({ name: key, how: 'weighted-mean', weight: countKey, check: 'close' });
-      else if (key === 'start' || key === 'end') continue; // each shard's own range
+      else if (/(accuracy|acc|loss|mean|error_rate|score|f1|mse|mae|rmse_sq)$/.test(key))
+        fields.push({ name: key, how: 'weighted-mean', weight: countKey, check: 'close' });
+      else if (key === 'start' || key === 'end')
+        continue; // each shard's own range
       else return no(`no merge rule is known for the result field \`${key}\` of ${input.resultFile}.`);
     }
     merge = { kind: 'fields', file: input.resultFile, fields };
   }
   const command = (a: number, b: number) => {
     const out = [...input.args];
-    for (const [flag, v] of [[input.startFlag, a], [input.endFlag, b]] as const) {
+    for (const [flag, v] of [
+      [input.startFlag, a],
+      [input.endFlag, b],
+    ] as const) {
       const i = out.indexOf(flag);
       if (i >= 0) out[i + 1] = String(v);
       else out.push(flag, String(v));
@@ -257,7 +328,12 @@ export function topLevelLoop(source: string): TopLoop | null {
       if (l.length - l.trimStart().length <= indent) break;
       body.push(l);
     }
-    const before = lines.slice(0, i).filter((l) => (l.length - l.trimStart().length === indent || l.length - l.trimStart().length === 0) && l.trim() && !l.trim().startsWith('#'));
+    const before = lines
+      .slice(0, i)
+      .filter(
+        (l) =>
+          (l.length - l.trimStart().length === indent || l.length - l.trimStart().length === 0) && l.trim() && !l.trim().startsWith('#'),
+      );
     return { line: i + 1, target: m[2]!.trim(), iter, count, body, before };
   }
   return null;
@@ -273,11 +349,13 @@ export function loopCarriesState(source: string, loop: TopLoop): string | null {
   const text = loop.body.join('\n');
   const training = carriedState(text.replace(/^/gm, ' '));
   if (training && /training loop/.test(training)) return training;
-  if (/^\s*global\s+\w+/m.test(source)) return `a function declares \`${/^\s*global\s+([\w, ]+)/m.exec(source)![1]!.trim()}\` global, so calls share state from one item to the next`;
+  if (/^\s*global\s+\w+/m.test(source))
+    return `a function declares \`${/^\s*global\s+([\w, ]+)/m.exec(source)![1]!.trim()}\` global, so calls share state from one item to the next`;
   const setBefore = new Set(loop.before.flatMap((l) => [...l.trim().matchAll(/^([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)/g)].map((m) => m[1]!)));
   for (const l of loop.body) {
     const m = /^\s+([A-Za-z_]\w*)\s*(\+=|-=|\*=|\/=|=(?!=))/.exec(l);
-    if (m && setBefore.has(m[1]!)) return `the variable \`${m[1]}\` is set before the loop and updated in it (\`${l.trim()}\`), so each item depends on the ones before`;
+    if (m && setBefore.has(m[1]!))
+      return `the variable \`${m[1]}\` is set before the loop and updated in it (\`${l.trim()}\`), so each item depends on the ones before`;
     const mut = /^\s+([A-Za-z_]\w*)\s*\[[^\]]*\]\s*(\+=|-=|\*=|=(?!=))/.exec(l);
     if (mut && setBefore.has(mut[1]!) && mut[2] !== '=') return `\`${mut[1]}\` is updated in place from item to item (\`${l.trim()}\`)`;
   }
@@ -290,17 +368,43 @@ export function loopCarriesState(source: string, loop: TopLoop): string | null {
  * loop FILE LINE a b`) runs the file unchanged but for that loop, which goes over items [a, b)
  * only; what the script writes after the loop holds that slice's results, concatenated in order.
  */
-export function proposeDriver(input: { path: string; source: string; args: string[]; resultFile: string | null; mergeScript: MergeScript | null; workers: number; unitSec?: number | null }): ShardProposal {
+export function proposeDriver(input: {
+  path: string;
+  source: string;
+  args: string[];
+  resultFile: string | null;
+  mergeScript: MergeScript | null;
+  workers: number;
+  unitSec?: number | null;
+}): ShardProposal {
   const loop = topLevelLoop(input.source);
   if (!loop) return no(`${input.path} has no top-level loop over a literal list or range to split.`);
   const carried = loopCarriesState(input.source, loop);
   if (carried) return no(`${carried} (the loop on line ${loop.line} of ${input.path}).`);
   if (!input.resultFile) return no(`${input.path} writes no result file under outputs/ to merge.`);
   const n = Math.min(input.workers, loop.count, 64);
-  if (n < 2) return no(input.workers < 2 ? `${input.workers} compatible worker online, so one run is as fast.` : `the loop on line ${loop.line} has one item.`);
-  const pays = costGain({ total: loop.count, bounded: n, shards: n, workers: input.workers, unit: 'item', unitSec: input.unitSec, rounds: input.mergeScript ? 3 : 2 });
+  if (n < 2)
+    return no(
+      input.workers < 2
+        ? `${input.workers} compatible worker online, so one run is as fast.`
+        : `the loop on line ${loop.line} has one item.`,
+    );
+  const pays = costGain({
+    total: loop.count,
+    bounded: n,
+    shards: n,
+    workers: input.workers,
+    unit: 'item',
+    unitSec: input.unitSec,
+    rounds: input.mergeScript ? 3 : 2,
+  });
   if (!pays.ok) return no(`it does not pay: ${pays.words}.`);
-  const merge = mergeOf(input.source, { kind: input.resultFile.endsWith('.csv') ? 'rows' : 'json', file: input.resultFile }, input.mergeScript, n);
+  const merge = mergeOf(
+    input.source,
+    { kind: input.resultFile.endsWith('.csv') ? 'rows' : 'json', file: input.resultFile },
+    input.mergeScript,
+    n,
+  );
   if ('why' in merge) return no(`${merge.why}.`);
   const command = (a: number, b: number) => ['python -m chatgpu.shard loop', input.path, loop.line, a, b, ...input.args].join(' ');
   const full = ranges(loop.count, n);

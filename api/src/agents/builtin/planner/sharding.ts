@@ -21,7 +21,20 @@ export const sharding: PlannerRule = (p) => {
   const shardable = !(p.migrate || p.versionMigrate || p.toAmd || p.checkpoint || p.before.length);
   const shapes = shardable ? divisibleInputs(entry, args, uploaded, request) : null;
   for (const x of shapes?.reads ?? []) if (readCall(x)) return call('read_file', readCall(x)!);
-  p.sharding = shardable ? shardingOf(entry, args, runner, p.configSettings, p.source, p.resultFiles, p.cap.classes, p.hardware.workload, request, shapes && { ...shapes, readOf }) : null;
+  p.sharding = shardable
+    ? shardingOf(
+        entry,
+        args,
+        runner,
+        p.configSettings,
+        p.source,
+        p.resultFiles,
+        p.cap.classes,
+        p.hardware.workload,
+        request,
+        shapes && { ...shapes, readOf },
+      )
+    : null;
   if (p.sharding?.spec) p.smoke = null;
   return undefined;
 };
@@ -46,7 +59,12 @@ function divisibleInputs(entry: EntryPoint, args: string[], uploaded: Set<string
   const mergeScript = named && uploaded.has(named) ? named : scripts.length === 1 ? scripts[0]! : null;
   let inputs: Divisible['inputs'] = null;
   for (const f of entry.flags) {
-    if (!/^(input|inputs|in|input-dir|in-dir|inputs-dir|data-dir|data|images|image-dir|src-dir|csv|input-csv|input-file|rows)$/.test(flagName(f))) continue;
+    if (
+      !/^(input|inputs|in|input-dir|in-dir|inputs-dir|data-dir|data|images|image-dir|src-dir|csv|input-csv|input-file|rows)$/.test(
+        flagName(f),
+      )
+    )
+      continue;
     const value = (flagValue(args, f.flag) ?? f.default ?? '').replace(/^\.\//, '').replace(/\/$/, '');
     if (!value) continue;
     const files = [...uploaded].filter((x) => x.startsWith(`${value}/`));
@@ -66,21 +84,56 @@ function divisibleInputs(entry: EntryPoint, args: string[], uploaded: Set<string
  * value, a list flag's default list, or another shape; the shard count from the compatible workers
  * online. Null: not a question here (no sample count, or the user asked for one run).
  */
-function shardingOf(entry: EntryPoint, args: string[], runner: string, settings: Record<string, string>, source: string, resultFiles: string[], classes: WorkerClass[], workload: string, request: string, shapes: (Divisible & { readOf: (p: string) => string | undefined }) | null) {
+function shardingOf(
+  entry: EntryPoint,
+  args: string[],
+  runner: string,
+  settings: Record<string, string>,
+  source: string,
+  resultFiles: string[],
+  classes: WorkerClass[],
+  workload: string,
+  request: string,
+  shapes: (Divisible & { readOf: (p: string) => string | undefined }) | null,
+) {
   if (/\b(no|without|don'?t|do not)\s+(shard|split)|\bunsharded\b|\bone (run|worker)\b/i.test(request)) return null;
   const resultFile = resultFiles.find((f) => f.startsWith('outputs/') && f.endsWith('.json')) ?? null;
   const workers = classes.filter((c) => c.workloads.includes(workload)).reduce((n, c) => n + c.count, 0);
   const rl = runLength(entry, args, settings);
-  const countArg = (entry.positionals ?? []).find((x) => /^(n[-_]?)?(samples|trials|paths|points|draws|iterations)$|^(n|number)$/.test(x.name));
+  const countArg = (entry.positionals ?? []).find((x) =>
+    /^(n[-_]?)?(samples|trials|paths|points|draws|iterations)$|^(n|number)$/.test(x.name),
+  );
   if (!rl && countArg && entry.positionals?.[0] === countArg && /^\d+$/.test(args[0] ?? '')) {
     // A sample count given as the first positional argument (`python pi.py 1000000`).
     const seed = entry.flags.find((f) => flagName(f) === 'seed');
-    return proposeShards({ source, runner, args, countFlag: countArg.name, seedFlag: seed?.flag ?? null, total: Number(args[0]), baseSeed: Number(seed?.default ?? 0) || 0, resultFile, workers, positional: true, unitSec: unitSeconds(request, Number(args[0])) });
+    return proposeShards({
+      source,
+      runner,
+      args,
+      countFlag: countArg.name,
+      seedFlag: seed?.flag ?? null,
+      total: Number(args[0]),
+      baseSeed: Number(seed?.default ?? 0) || 0,
+      resultFile,
+      workers,
+      positional: true,
+      unitSec: unitSeconds(request, Number(args[0])),
+    });
   }
   if (!rl || !['sample', 'trial', 'path'].includes(rl.unit)) {
     // A sweep: a list flag (seeds, configs) the user did not set, its default list split.
     const sweep = sweepFlag(source);
-    if (sweep && !args.includes(sweep.flag)) return proposeSweep({ source, runner, args, flag: sweep.flag, values: sweep.values, resultFile, workers, unitSec: unitSeconds(request, sweep.values.length) });
+    if (sweep && !args.includes(sweep.flag))
+      return proposeSweep({
+        source,
+        runner,
+        args,
+        flag: sweep.flag,
+        values: sweep.values,
+        resultFile,
+        workers,
+        unitSec: unitSeconds(request, sweep.values.length),
+      });
     return shapes ? otherShapes(entry, args, runner, source, resultFiles, workers, request, shapes) : null;
   }
   const seed = entry.flags.find((f) => flagName(f) === 'seed');
@@ -101,7 +154,16 @@ function shardingOf(entry: EntryPoint, args: string[], runner: string, settings:
 }
 
 /** The batch, range and loop shapes (shardShapes.ts), in that order; null when none fits. */
-function otherShapes(entry: EntryPoint, args: string[], runner: string, source: string, resultFiles: string[], workers: number, request: string, shapes: Divisible & { readOf: (p: string) => string | undefined }) {
+function otherShapes(
+  entry: EntryPoint,
+  args: string[],
+  runner: string,
+  source: string,
+  resultFiles: string[],
+  workers: number,
+  request: string,
+  shapes: Divisible & { readOf: (p: string) => string | undefined },
+) {
   let script: MergeScript | null = null;
   if (shapes.mergeScript) {
     const read = readMergeScript(shapes.mergeScript, shapes.readOf(shapes.mergeScript) ?? '');
@@ -111,24 +173,56 @@ function otherShapes(entry: EntryPoint, args: string[], runner: string, source: 
   const command = [runner, ...args].join(' ');
   const outDir = args.some((a, i) => a === 'outputs' && /^--?(out|output|out-dir|output-dir|outdir|save-dir)$/.test(args[i - 1] ?? ''));
   const file = resultFiles.find((f) => f.startsWith('outputs/') && /\.(json|csv|tsv)$/.test(f)) ?? literalResult(source);
-  const result = file ? { kind: /\.(csv|tsv)$/.test(file) ? ('rows' as const) : ('json' as const), file } : outDir ? { kind: 'files' as const, file: 'outputs/' } : null;
+  const result = file
+    ? { kind: /\.(csv|tsv)$/.test(file) ? ('rows' as const) : ('json' as const), file }
+    : outDir
+      ? { kind: 'files' as const, file: 'outputs/' }
+      : null;
   if (shapes.inputs) {
     let count = shapes.inputs.count;
     if (count === null) {
       const text = shapes.readOf(shapes.inputs.path) ?? '';
-      if (text.length >= 20_000) return { spec: null, reason: `Not split into shards: ${shapes.inputs.path} is larger than the planner reads, so its rows could not be counted.` };
+      if (text.length >= 20_000)
+        return {
+          spec: null,
+          reason: `Not split into shards: ${shapes.inputs.path} is larger than the planner reads, so its rows could not be counted.`,
+        };
       count = splitCsv(text, shapes.inputs.path).rows;
     }
-    return proposeBatch({ source, command, inputs: { ...shapes.inputs, count }, result, mergeScript: script, workers, unitSec: unitSeconds(request, count) });
+    return proposeBatch({
+      source,
+      command,
+      inputs: { ...shapes.inputs, count },
+      result,
+      mergeScript: script,
+      workers,
+      unitSec: unitSeconds(request, count),
+    });
   }
-  if (shapes.range && file?.endsWith('.json')) return proposeRanges({ source, runner, args, startFlag: shapes.range.start, endFlag: shapes.range.end, total: shapes.range.total, resultFile: file, mergeScript: script, workers, unitSec: unitSeconds(request, shapes.range.total) });
+  if (shapes.range && file?.endsWith('.json'))
+    return proposeRanges({
+      source,
+      runner,
+      args,
+      startFlag: shapes.range.start,
+      endFlag: shapes.range.end,
+      total: shapes.range.total,
+      resultFile: file,
+      mergeScript: script,
+      workers,
+      unitSec: unitSeconds(request, shapes.range.total),
+    });
   // No suitable flags: a top-level loop over a literal list or range, run through the driver.
-  if (!entry.flags.length && topLevelLoop(source)) return proposeDriver({ path: entry.path, source, args, resultFile: file ?? null, mergeScript: script, workers, unitSec: null });
+  if (!entry.flags.length && topLevelLoop(source))
+    return proposeDriver({ path: entry.path, source, args, resultFile: file ?? null, mergeScript: script, workers, unitSec: null });
   return null;
 }
 
 /** A result file the script writes at a literal path under outputs/ (`open("outputs/sweep.json", "w")`). */
 function literalResult(source: string): string | null {
-  const m = /open\(\s*(?:os\.path\.join\(\s*["']outputs["']\s*,\s*["']([^"']+)["']\s*\)|["'](?:\.\/)?(outputs\/[^"']+\.(?:json|csv|tsv))["'])\s*,\s*["']w/.exec(source);
+  const m =
+    /open\(\s*(?:os\.path\.join\(\s*["']outputs["']\s*,\s*["']([^"']+)["']\s*\)|["'](?:\.\/)?(outputs\/[^"']+\.(?:json|csv|tsv))["'])\s*,\s*["']w/.exec(
+      source,
+    );
   return m ? (m[1] ? `outputs/${m[1]}` : m[2]!) : null;
 }

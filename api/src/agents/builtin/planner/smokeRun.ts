@@ -10,6 +10,9 @@ import { boundedCommand, smokeWorkload } from './workload.js';
 export const smokeRun: PlannerRule = (p) => {
   const { entry, args, runner } = p;
   p.bounded = boundedCommand(entry, args, runner);
-  p.smoke = p.migrate || p.versionMigrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(p.request) ? null : smokeWorkload(entry, args, runner, p.configSettings);
+  p.smoke =
+    p.migrate || p.versionMigrate || /\b(no|skip(?:ping)?(?: the)?|without(?: a)?)\s+smoke(?:[ -]?(?:run|test))?\b/i.test(p.request)
+      ? null
+      : smokeWorkload(entry, args, runner, p.configSettings);
   return undefined;
 };

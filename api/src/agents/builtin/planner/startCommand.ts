@@ -19,8 +19,16 @@ export const startCommand: PlannerRule = (p) => {
     return undefined;
   }
   const usage = usageOf(facts, entry);
-  const home = usage?.module ? null : startsIn(entry.path, [p.source, ...p.localFiles.map((x) => readOf(x) ?? '')].join('\n'), uploaded, facts.importsByFile[entry.path]?.local ?? []);
-  if (home) for (let i = 0; i < args.length; i++) args[i] = args[i]!.replace(/^(--[\w-]+=)?(['"]?)outputs(\/|$)/, `$1$2${home.up}outputs$3`);
+  const home = usage?.module
+    ? null
+    : startsIn(
+        entry.path,
+        [p.source, ...p.localFiles.map((x) => readOf(x) ?? '')].join('\n'),
+        uploaded,
+        facts.importsByFile[entry.path]?.local ?? [],
+      );
+  if (home)
+    for (let i = 0; i < args.length; i++) args[i] = args[i]!.replace(/^(--[\w-]+=)?(['"]?)outputs(\/|$)/, `$1$2${home.up}outputs$3`);
   // From the root, a script in a folder does not see the project's root-level packages (`from mingpt.model import GPT` in projects/chargpt/): put the root on the import path.
   const rootPackage =
     !home &&
@@ -29,7 +37,13 @@ export const startCommand: PlannerRule = (p) => {
       const top = m.split('.')[0]!;
       return [...uploaded].some((u) => u.startsWith(`${top}/`)) && top !== folderOf(entry.path).split('/')[0];
     });
-  p.runner = usage?.module ? `python -m ${usage.module}` : home ? `cd ${home.dir} && ${home.pythonPath ? `PYTHONPATH="${home.up.replace(/\/$/, '')}:$PYTHONPATH" ` : ''}python ${entry.path.split('/').pop()}` : rootPackage ? `PYTHONPATH=".:$PYTHONPATH" python ${entry.path}` : `python ${entry.path}`;
+  p.runner = usage?.module
+    ? `python -m ${usage.module}`
+    : home
+      ? `cd ${home.dir} && ${home.pythonPath ? `PYTHONPATH="${home.up.replace(/\/$/, '')}:$PYTHONPATH" ` : ''}python ${entry.path.split('/').pop()}`
+      : rootPackage
+        ? `PYTHONPATH=".:$PYTHONPATH" python ${entry.path}`
+        : `python ${entry.path}`;
   p.command = [p.runner, ...args].join(' ');
   return undefined;
 };
@@ -40,7 +54,12 @@ export const startCommand: PlannerRule = (p) => {
  * the run folder, and `pythonPath` says the root goes on the import path (it imports its own package,
  * `from pygcn.utils import …`). Null: it runs from the root as `python DIR/FILE`.
  */
-export function startsIn(entryPath: string, text: string, uploaded: ReadonlySet<string>, localImports: readonly string[]): { dir: string; up: string; pythonPath: boolean } | null {
+export function startsIn(
+  entryPath: string,
+  text: string,
+  uploaded: ReadonlySet<string>,
+  localImports: readonly string[],
+): { dir: string; up: string; pythonPath: boolean } | null {
   const dir = entryPath.split('/').slice(0, -1).join('/');
   if (!dir) return null;
   const up = '../'.repeat(dir.split('/').length);

@@ -6,13 +6,33 @@ import { submitPlan } from './submitPlan.js';
 describe('submitPlan', () => {
   it('the plan the rules decided, in full, for a script that runs as it is', () => {
     const flags = [{ flag: '--epochs', default: '20', type: 'int', help: null }];
-    const epochs = { entry: 'main.py', settings: [{ id: 'main.py#epochs', name: 'epochs', kind: 'flag', file: 'main.py', type: 'int', default: '20', help: null, flag: '--epochs' }], problems: [], next: null };
-    const { answer } = runRules({ request: 'train for 5 epochs', facts: { entryPoints: [entry('main.py', { flags })] }, reads: { 'main.py': 'print(1)\n' }, tools: [['list_settings', epochs]] }, submitPlan);
+    const epochs = {
+      entry: 'main.py',
+      settings: [
+        { id: 'main.py#epochs', name: 'epochs', kind: 'flag', file: 'main.py', type: 'int', default: '20', help: null, flag: '--epochs' },
+      ],
+      problems: [],
+      next: null,
+    };
+    const { answer } = runRules(
+      {
+        request: 'train for 5 epochs',
+        facts: { entryPoints: [entry('main.py', { flags })] },
+        reads: { 'main.py': 'print(1)\n' },
+        tools: [['list_settings', epochs]],
+      },
+      submitPlan,
+    );
     expect(answer).toEqual({
       name: 'submit_plan',
       args: {
         summary: 'Run main.py as it is on a python worker.',
-        steps: ['Smoke run: `python main.py --epochs 2` (2 of 5 epochs) on the same hardware, to catch errors early and estimate the full run', 'Run `python main.py --epochs 5`', 'Collect outputs/', 'Check the acceptance criteria'],
+        steps: [
+          'Smoke run: `python main.py --epochs 2` (2 of 5 epochs) on the same hardware, to catch errors early and estimate the full run',
+          'Run `python main.py --epochs 5`',
+          'Collect outputs/',
+          'Check the acceptance criteria',
+        ],
         command: 'python main.py --epochs 5',
         environment: null,
         hardware: { workload: 'python', accelVendor: null, minMemoryMiB: null, minAccelMemoryMiB: null, minTorch: null },

@@ -9,13 +9,41 @@ import { checkableOutputs } from '../checkableOutputs.js';
 import { call, type PlannerRule } from './planning.js';
 
 export const submitPlan: PlannerRule = (p) => {
-  const { entry, facts, cap, hardware, checkpoint, sharding, smoke, resumable, evaluate, before, install, preparation, minTorch, torchPin, askPlan, bounded, command, asked } = p;
+  const {
+    entry,
+    facts,
+    cap,
+    hardware,
+    checkpoint,
+    sharding,
+    smoke,
+    resumable,
+    evaluate,
+    before,
+    install,
+    preparation,
+    minTorch,
+    torchPin,
+    askPlan,
+    bounded,
+    command,
+    asked,
+  } = p;
   const versionMigrate = p.versionMigrate;
   const pipelineWords =
-    (minTorch && hardware.workload.startsWith('torch') ? ` Only workers with torch ≥ ${minTorch} take it (${torchPin!.file} pins torch${torchPin!.spec}; online: ${cap.summary}).` : '') +
+    (minTorch && hardware.workload.startsWith('torch')
+      ? ` Only workers with torch ≥ ${minTorch} take it (${torchPin!.file} pins torch${torchPin!.spec}; online: ${cap.summary}).`
+      : '') +
     (before.length ? ` First \`${before[0]!.command}\` prepares ${before[0]!.produces.join(', ')}, which the run reads.` : '') +
     (install.length ? ` A setup phase installs ${install.join(', ')} on the worker first.` : '');
-  const checkable = checkableOutputs({ source: p.source, command, workload: hardware.workload, request: p.request, preparation: !!preparation, service: false });
+  const checkable = checkableOutputs({
+    source: p.source,
+    command,
+    workload: hardware.workload,
+    request: p.request,
+    preparation: !!preparation,
+    service: false,
+  });
   return submit({
     summary:
       (p.toAmd
@@ -33,13 +61,31 @@ export const submitPlan: PlannerRule = (p) => {
     steps: [
       ...before.map((b) => `Prepare the data: \`${b.command}\` (hands ${b.produces.join(', ')} to the run)`),
       ...(p.toAmd
-        ? [`Reference on NVIDIA: \`${bounded}\``, 'Optimize on NVIDIA where it pays (kept only when faster and equal)', 'Migrate CUDA C++ → HIP and PyTorch device code → device-agnostic (required)', 'Validate on AMD against the NVIDIA reference (revisions within the budget)', 'Freeze the accepted code']
+        ? [
+            `Reference on NVIDIA: \`${bounded}\``,
+            'Optimize on NVIDIA where it pays (kept only when faster and equal)',
+            'Migrate CUDA C++ → HIP and PyTorch device code → device-agnostic (required)',
+            'Validate on AMD against the NVIDIA reference (revisions within the budget)',
+            'Freeze the accepted code',
+          ]
         : p.migrate
-          ? [`Reference: \`${bounded}\``, 'Migrate to device-agnostic code (required) and check it against the reference', 'Freeze the accepted code']
+          ? [
+              `Reference: \`${bounded}\``,
+              'Migrate to device-agnostic code (required) and check it against the reference',
+              'Freeze the accepted code',
+            ]
           : versionMigrate
-            ? [`Reference: \`${bounded}\` on the rewrite (the unchanged code needs a newer torch)`, "Migrate the newer PyTorch calls to the workers' torch (required) and check the rewrite is repeatable", 'Freeze the accepted code']
+            ? [
+                `Reference: \`${bounded}\` on the rewrite (the unchanged code needs a newer torch)`,
+                "Migrate the newer PyTorch calls to the workers' torch (required) and check the rewrite is repeatable",
+                'Freeze the accepted code',
+              ]
             : []),
-      ...(smoke ? [`Smoke run: \`${smoke.command}\` (${smoke.scale.bounded} of ${smoke.scale.full} ${smoke.scale.unit}s) on the same hardware, to catch errors early and estimate the full run`] : []),
+      ...(smoke
+        ? [
+            `Smoke run: \`${smoke.command}\` (${smoke.scale.bounded} of ${smoke.scale.full} ${smoke.scale.unit}s) on the same hardware, to catch errors early and estimate the full run`,
+          ]
+        : []),
       ...(sharding?.spec
         ? [
             `Adaptation check: \`${sharding.spec.check.original}\` against the same ${sharding.spec.check.shards.length} shards merged (${(sharding.spec.merge.kind ?? 'fields') === 'fields' ? sharding.spec.merge.fields.map((f) => `${f.name}: ${f.how}`).join(', ') : mergeWords(sharding.spec.merge)})`,
@@ -47,21 +93,39 @@ export const submitPlan: PlannerRule = (p) => {
             `Merge ${(sharding.spec.merge.kind ?? 'fields') === 'fields' ? sharding.spec.merge.file : mergeWords(sharding.spec.merge)}`,
           ]
         : [`Run \`${command}\``]),
-      ...(resumable ? [`Checkpoints the program writes in ${resumable.path}/${resumable.flag ? ` (${resumable.flag})` : ''} are uploaded as they change; a drained or lost run resumes from the latest on another worker`] : []),
+      ...(resumable
+        ? [
+            `Checkpoints the program writes in ${resumable.path}/${resumable.flag ? ` (${resumable.flag})` : ''} are uploaded as they change; a drained or lost run resumes from the latest on another worker`,
+          ]
+        : []),
       'Collect outputs/',
       ...(evaluate
-        ? [`Evaluate: \`${evaluate.command}\`${evaluate.reports.length ? `; it must report ${evaluate.reports.join(', ')}` : ''}${evaluate.metrics.length ? `; required: ${evaluate.metrics.map((m) => `${m.name} ${m.op} ${m.value}`).join(', ')}` : ''}`]
+        ? [
+            `Evaluate: \`${evaluate.command}\`${evaluate.reports.length ? `; it must report ${evaluate.reports.join(', ')}` : ''}${evaluate.metrics.length ? `; required: ${evaluate.metrics.map((m) => `${m.name} ${m.op} ${m.value}`).join(', ')}` : ''}`,
+          ]
         : []),
       'Check the acceptance criteria',
     ],
     command,
     environment: askPlan.environment.length ? askPlan.environment : null,
-    hardware: { workload: hardware.workload, accelVendor: hardware.accelVendor ?? null, minMemoryMiB: null, minAccelMemoryMiB: null, minTorch: minTorch && hardware.workload.startsWith('torch') ? minTorch : null, ...(p.launch && p.launch.processes > 1 ? { devices: p.launch.processes } : {}) },
+    hardware: {
+      workload: hardware.workload,
+      accelVendor: hardware.accelVendor ?? null,
+      minMemoryMiB: null,
+      minAccelMemoryMiB: null,
+      minTorch: minTorch && hardware.workload.startsWith('torch') ? minTorch : null,
+      ...(p.launch && p.launch.processes > 1 ? { devices: p.launch.processes } : {}),
+    },
     timeoutSec: askPlan.timeoutSec ?? 3600,
     asks: p.dispositions,
     ...(askPlan.edits.length ? { settings: askPlan.edits } : {}),
     outputs: [...p.outputs],
-    acceptance: { exitCode: 0, requiredFiles: [...(checkpoint ? [checkpoint] : []), ...p.resultFiles], metrics: p.runMetrics, evaluate: evaluate ?? null },
+    acceptance: {
+      exitCode: 0,
+      requiredFiles: [...(checkpoint ? [checkpoint] : []), ...p.resultFiles],
+      metrics: p.runMetrics,
+      evaluate: evaluate ?? null,
+    },
     preparation,
     smoke,
     ...(sharding?.spec ? { shards: sharding.spec } : {}),
@@ -73,4 +137,5 @@ export const submitPlan: PlannerRule = (p) => {
 };
 
 /** submit_plan with its words within the schema's bounds (a sweep's chained command in a step is long). */
-const submit = (plan: Record<string, unknown> & { steps: string[] }) => call('submit_plan', { ...plan, steps: plan.steps.map((st) => (st.length > 500 ? `${st.slice(0, 499)}…` : st)) });
+const submit = (plan: Record<string, unknown> & { steps: string[] }) =>
+  call('submit_plan', { ...plan, steps: plan.steps.map((st) => (st.length > 500 ? `${st.slice(0, 499)}…` : st)) });

@@ -39,7 +39,8 @@ export function sweepRuns(input: SweepInput): SweepPlan {
   const env: { name: string; value: string }[] = [];
   let setSpec: ((value: string) => string) | null = null;
   if (s.kind === 'constant' || (s.kind === 'config-key' && !s.override)) {
-    if (!s.span || (s.format && s.format !== 'python')) return { refused: `${s.name} in ${s.file} is not a literal of a Python file that a run can set` };
+    if (!s.span || (s.format && s.format !== 'python'))
+      return { refused: `${s.name} in ${s.file} is not a literal of a Python file that a run can set` };
     const text = input.ctx.read(s.file);
     if (text === undefined) return { need: 'read', path: s.file };
     const start = offsetOf(text, s.span.line, s.span.col);
@@ -49,19 +50,22 @@ export function sweepRuns(input: SweepInput): SweepPlan {
     const span = `${s.file}:${s.span.line}:${s.span.col}:${s.span.endLine}:${s.span.endCol}:${from}`;
     setSpec = () => ` --set ${shellWord(span)}`;
   }
-  if (s.kind === 'env') return { refused: `${s.name} is an environment variable, which is the same for a whole task; sweeping it is not supported yet` };
+  if (s.kind === 'env')
+    return { refused: `${s.name} is an environment variable, which is the same for a whole task; sweeping it is not supported yet` };
   const one = (args: string[], value: string): string => {
     const literal = setSpec ? pythonLiteral(value, s) : value;
     let cmdArgs = args;
     if (!setSpec) {
       const scratch = { args: [...args], edits: [], environment: env };
       const applied = applySetting(input.ctx, scratch, s, value);
-      if ('refused' in applied || 'read' in applied) throw new Error(`sweep of ${s.name}: ${'refused' in applied ? applied.refused : 'unread file'}`);
+      if ('refused' in applied || 'read' in applied)
+        throw new Error(`sweep of ${s.name}: ${'refused' in applied ? applied.refused : 'unread file'}`);
       cmdArgs = scratch.args;
     }
     return `python -m chatgpu.sweep run --name ${shellWord(s.name)} --value ${shellWord(literal)}${setSpec ? setSpec(value) : ''} -- ${[input.runner, ...cmdArgs].join(' ')}`;
   };
-  const chain = (args: string[], vs: string[]) => [...vs.map((v) => one(args, v)), `python -m chatgpu.sweep table . ${SWEEP_TABLE}`].join(' && ');
+  const chain = (args: string[], vs: string[]) =>
+    [...vs.map((v) => one(args, v)), `python -m chatgpu.sweep table . ${SWEEP_TABLE}`].join(' && ');
   let command: string;
   try {
     command = chain(input.args, values);
@@ -69,7 +73,10 @@ export function sweepRuns(input: SweepInput): SweepPlan {
     return { refused: (e as Error).message };
   }
   // A plan's command (and each shard's) is at most 2,000 characters.
-  if (command.length > 2000) return { refused: `one run per value of ${s.name} makes a command of ${command.length} characters, more than a plan holds (2,000): sweep fewer values per job` };
+  if (command.length > 2000)
+    return {
+      refused: `one run per value of ${s.name} makes a command of ${command.length} characters, more than a plan holds (2,000): sweep fewer values per job`,
+    };
   const how = setSpec ? `its literal in ${s.file} line ${s.span!.line} set for each run (and restored)` : `passed as ${s.flag ?? s.name}`;
   const count = Math.min(input.workers, values.length, 64);
   if (!input.shardable || count < 2) {

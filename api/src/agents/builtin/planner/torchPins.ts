@@ -15,7 +15,9 @@ export const TORCH_WORKLOADS = ['torch-cuda', 'torch-rocm', 'torch-mps', 'torch-
 
 export const torchPins: PlannerRule = (p) => {
   const { facts, cap, online } = p;
-  const versions = (name: string) => [...new Set(cap.classes.flatMap((c) => (name === 'torch' ? c.torchVersions : name === 'numpy' ? c.numpyVersions : [])))];
+  const versions = (name: string) => [
+    ...new Set(cap.classes.flatMap((c) => (name === 'torch' ? c.torchVersions : name === 'numpy' ? c.numpyVersions : []))),
+  ];
   if (online && facts.usesTorch && !cap.classes.some((c) => c.torchVersions.length)) {
     const pin = facts.pins.find((x) => x.name === 'torch');
     return call('give_up', {
@@ -24,11 +26,23 @@ export const torchPins: PlannerRule = (p) => {
   }
   // Only offered when the workers have the package at all (otherwise "run anyway" would crash at
   // import). With no worker online nothing can be compared yet; the queued run will say why it waits.
-  const blocking = online ? facts.pins.filter((x) => (x.name === 'torch' || x.name === 'numpy') && x.spec && versions(x.name).length > 0 && !versions(x.name).some((v) => satisfies(v, x.spec) === true)) : [];
+  const blocking = online
+    ? facts.pins.filter(
+        (x) =>
+          (x.name === 'torch' || x.name === 'numpy') &&
+          x.spec &&
+          versions(x.name).length > 0 &&
+          !versions(x.name).some((v) => satisfies(v, x.spec) === true),
+      )
+    : [];
   p.blocking = blocking;
   if (!blocking.length) return undefined;
-  const sentence = blocking.map((x) => `${x.file} pins ${x.name}${x.spec}, but the online workers have ${x.name} ${versions(x.name).join(', ')}`).join('; ');
-  const torchWorkload = blocking.some((x) => x.name === 'torch') ? TORCH_WORKLOADS.find((w) => cap.classes.some((c) => c.workloads.includes(w) && c.torchVersions.length)) : undefined;
+  const sentence = blocking
+    .map((x) => `${x.file} pins ${x.name}${x.spec}, but the online workers have ${x.name} ${versions(x.name).join(', ')}`)
+    .join('; ');
+  const torchWorkload = blocking.some((x) => x.name === 'torch')
+    ? TORCH_WORKLOADS.find((w) => cap.classes.some((c) => c.workloads.includes(w) && c.torchVersions.length))
+    : undefined;
   if (torchWorkload && !p.last('check_torch_apis')) return call('check_torch_apis', { workload: torchWorkload });
   const check = torchWorkload ? p.last<TorchApiCheck>('check_torch_apis') : undefined;
   if (check?.verdict === 'blocked') return call('give_up', { reason: `${sentence}. ${check.summary}` });
@@ -39,13 +53,22 @@ export const torchPins: PlannerRule = (p) => {
     return call(
       'ask_user',
       migratable
-        ? { question: `${sentence}. ${check.summary} Migrate them and run on the workers' torch, or stop the job?`, choices: [migrateChoice, 'Stop the job'] }
-        : { question: `${sentence}.${check?.verdict === 'none' ? ` ${check.summary}` : ''} Run with the workers' versions anyway, or stop the job?`, choices: ["Run with the workers' versions", 'Stop the job'] },
+        ? {
+            question: `${sentence}. ${check.summary} Migrate them and run on the workers' torch, or stop the job?`,
+            choices: [migrateChoice, 'Stop the job'],
+          }
+        : {
+            question: `${sentence}.${check?.verdict === 'none' ? ` ${check.summary}` : ''} Run with the workers' versions anyway, or stop the job?`,
+            choices: ["Run with the workers' versions", 'Stop the job'],
+          },
     );
   }
   const chosen = answer.split(':').pop() ?? '';
   if (/stop|cancel|no\b/i.test(chosen)) return call('give_up', { reason: `${sentence}. Stopped at your request.` });
   p.versionMigrate = migratable && /migrat/i.test(chosen) ? check : null;
-  if (migratable && !p.versionMigrate) return call('give_up', { reason: `${sentence}. ${check.summary} Without that migration the code cannot run on the workers' torch; stopped.` });
+  if (migratable && !p.versionMigrate)
+    return call('give_up', {
+      reason: `${sentence}. ${check.summary} Without that migration the code cannot run on the workers' torch; stopped.`,
+    });
   return undefined;
 };

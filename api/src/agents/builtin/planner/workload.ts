@@ -19,14 +19,22 @@ export interface RunScale {
  * run's value of it: what the command passes (`--epochs 20`, `--max_iters=200`), else the
  * config file's setting, else the flag's default. Null when there is none or its value is unknown.
  */
-export function runLength(entry: EntryPoint, args: string[], settings: Record<string, string>): { flag: ArgFlag; unit: string; full: number } | null {
+export function runLength(
+  entry: EntryPoint,
+  args: string[],
+  settings: Record<string, string>,
+): { flag: ArgFlag; unit: string; full: number } | null {
   for (const f of entry.flags) {
     const m = /^(?:num-|max-|n-)?(epochs?|steps|iters|iterations|samples|trials|paths)$/.exec(flagName(f));
     if (!m) continue;
     const raw = flagValue(args, f.flag) ?? settings[f.flag.replace(/^--/, '')] ?? f.default;
     const full = Number(raw);
     if (!Number.isInteger(full) || full <= 0) continue;
-    return { flag: f, unit: /^epoch/.test(m[1]!) ? 'epoch' : /^(steps|iters|iterations)$/.test(m[1]!) ? 'step' : m[1]!.replace(/s$/, ''), full };
+    return {
+      flag: f,
+      unit: /^epoch/.test(m[1]!) ? 'epoch' : /^(steps|iters|iterations)$/.test(m[1]!) ? 'step' : m[1]!.replace(/s$/, ''),
+      full,
+    };
   }
   return null;
 }
@@ -71,7 +79,12 @@ const SMOKE_SHARE = 1 / 20;
  * the full run. None when the entry point has no run-length flag with a known value, or when
  * the cut would not be smaller than the run itself (a tiny job needs no smoke run).
  */
-export function smokeWorkload(entry: EntryPoint, args: string[], runner: string, settings: Record<string, string>): { command: string; timeoutSec: number; scale: RunScale } | null {
+export function smokeWorkload(
+  entry: EntryPoint,
+  args: string[],
+  runner: string,
+  settings: Record<string, string>,
+): { command: string; timeoutSec: number; scale: RunScale } | null {
   const rl = runLength(entry, args, settings);
   if (!rl) return null;
   const floor = rl.unit === 'epoch' ? 2 : rl.unit === 'step' ? 20 : 1000;

@@ -24,7 +24,10 @@ describe('normalizeName / compactName', () => {
   });
 
   it('makes case, plural, -, _ and spaces equivalent', () => {
-    for (const same of [['n_layers', 'nlayers', 'N-Layer', 'n layer'], ['block size', 'block_size', 'blockSize', 'Block-Sizes']]) {
+    for (const same of [
+      ['n_layers', 'nlayers', 'N-Layer', 'n layer'],
+      ['block size', 'block_size', 'blockSize', 'Block-Sizes'],
+    ]) {
       expect(new Set(same.map(compactName)).size).toBe(1);
     }
     expect(compactName('n_layer')).not.toBe(compactName('n_head'));
@@ -110,12 +113,21 @@ describe('metricOf and isOutputLocation', () => {
     expect(metricOf('test accuracy')).toEqual(expect.objectContaining({ lowerIsBetter: false }));
     expect(metricOf('banana')).toBeNull();
   });
-  it.each(['out_dir', 'output_dir', 'OUTPUT_DIR', '--save-path', 'checkpoint_dir', 'log_dir', 'results_file', 'outdir', 'save', 'model_path', 'paths.output_dir'])(
-    '%s is where outputs go',
-    (name) => {
-      expect(isOutputLocation(name)).toBe(true);
-    },
-  );
+  it.each([
+    'out_dir',
+    'output_dir',
+    'OUTPUT_DIR',
+    '--save-path',
+    'checkpoint_dir',
+    'log_dir',
+    'results_file',
+    'outdir',
+    'save',
+    'model_path',
+    'paths.output_dir',
+  ])('%s is where outputs go', (name) => {
+    expect(isOutputLocation(name)).toBe(true);
+  });
   it.each(['max_iters', 'n_layer', 'lr', 'dropout', 'save_interval', 'log_interval', 'eval_interval', 'output_size', 'out_features'])(
     '%s is not',
     (name) => {

@@ -27,7 +27,12 @@ const matchedId = (m: SettingMatch) => (m.status === 'matched' ? m.setting.id : 
 // pytorch/examples word_language_model/main.py, as list_settings would read its argparse flags.
 const WLM: Setting[] = [
   flag('--data', { type: 'str', default: './data/wikitext-2', help: 'location of the data corpus' }),
-  flag('--model', { type: 'str', default: 'LSTM', help: 'type of network', choices: ['RNN_TANH', 'RNN_RELU', 'LSTM', 'GRU', 'Transformer'] }),
+  flag('--model', {
+    type: 'str',
+    default: 'LSTM',
+    help: 'type of network',
+    choices: ['RNN_TANH', 'RNN_RELU', 'LSTM', 'GRU', 'Transformer'],
+  }),
   flag('--emsize', { type: 'int', default: '200', help: 'size of word embeddings' }),
   flag('--nhid', { type: 'int', default: '200', help: 'number of hidden units per layer' }),
   flag('--nlayers', { type: 'int', default: '2', help: 'number of layers' }),
@@ -95,7 +100,14 @@ const NANOGPT: Setting[] = [
 // A finite-difference script whose settings are module constants, one a literal inside an expression.
 const SIM: Setting[] = [
   st({ name: 'nx', kind: 'constant', file: 'sim.py', type: 'int', default: '41', span: { line: 3, col: 5, endLine: 3, endCol: 7 } }),
-  st({ name: 'dx', kind: 'constant', file: 'sim.py', type: 'float', default: '2 / (nx - 1)', span: { line: 4, col: 5, endLine: 4, endCol: 16 } }),
+  st({
+    name: 'dx',
+    kind: 'constant',
+    file: 'sim.py',
+    type: 'float',
+    default: '2 / (nx - 1)',
+    span: { line: 4, col: 5, endLine: 4, endCol: 16 },
+  }),
   st({
     id: 'sim.py#dt@6:5',
     name: 'dt',
@@ -168,8 +180,16 @@ describe('matchSetting: argparse flags (word_language_model)', () => {
   });
 
   it('sweeps a flag over the values the user gave, coerced to its type', () => {
-    expect(matchSetting(ask('for seeds 1 2 3'), WLM)).toMatchObject({ status: 'matched', setting: { id: 'main.py#seed' }, values: ['1', '2', '3'] });
-    expect(matchSetting(ask('learning rates 1e-3, 3e-4, 1e-4'), WLM)).toMatchObject({ status: 'matched', setting: { id: 'main.py#lr' }, values: ['1e-3', '3e-4', '1e-4'] });
+    expect(matchSetting(ask('for seeds 1 2 3'), WLM)).toMatchObject({
+      status: 'matched',
+      setting: { id: 'main.py#seed' },
+      values: ['1', '2', '3'],
+    });
+    expect(matchSetting(ask('learning rates 1e-3, 3e-4, 1e-4'), WLM)).toMatchObject({
+      status: 'matched',
+      setting: { id: 'main.py#lr' },
+      values: ['1e-3', '3e-4', '1e-4'],
+    });
     expect(matchSetting(ask('batch sizes 1e1 and 2e1'), WLM)).toMatchObject({ values: ['10', '20'] });
   });
 
@@ -181,16 +201,27 @@ describe('matchSetting: argparse flags (word_language_model)', () => {
     });
     const gpt = matchSetting(ask('--model GPT'), WLM);
     expect(gpt.status).toBe('bad-value');
-    expect(gpt.status === 'bad-value' && gpt.reason).toBe('"GPT" is not one of --model\'s choices: RNN_TANH, RNN_RELU, LSTM, GRU, Transformer');
-    expect(matchSetting(ask('--epochs many'), WLM)).toMatchObject({ status: 'bad-value', reason: '--epochs takes a whole number; "many" is not a number' });
+    expect(gpt.status === 'bad-value' && gpt.reason).toBe(
+      '"GPT" is not one of --model\'s choices: RNN_TANH, RNN_RELU, LSTM, GRU, Transformer',
+    );
+    expect(matchSetting(ask('--epochs many'), WLM)).toMatchObject({
+      status: 'bad-value',
+      reason: '--epochs takes a whole number; "many" is not a number',
+    });
     expect(matchSetting(ask('--epochs'), WLM)).toMatchObject({ status: 'bad-value', reason: '--epochs needs a value (a whole number)' });
     expect(matchSetting(ask('seeds 1, 2.5 and 3'), WLM)).toMatchObject({ status: 'bad-value', setting: { id: 'main.py#seed' } });
-    expect(matchSetting(ask('--tied maybe'), WLM)).toMatchObject({ status: 'bad-value', reason: '--tied is true or false; "maybe" is neither' });
+    expect(matchSetting(ask('--tied maybe'), WLM)).toMatchObject({
+      status: 'bad-value',
+      reason: '--tied is true or false; "maybe" is neither',
+    });
   });
 
   it('names the closest settings when none fits', () => {
     // The parser reads no value in "a cosine dropout schedule": the planner gets the ask as a phrase.
-    const m = matchSetting({ id: 'a1', kind: 'setting', text: 'dropout schedule cosine', phrase: 'dropout schedule', value: 'cosine' }, WLM);
+    const m = matchSetting(
+      { id: 'a1', kind: 'setting', text: 'dropout schedule cosine', phrase: 'dropout schedule', value: 'cosine' },
+      WLM,
+    );
     expect(m.status).toBe('none');
     expect(m.status === 'none' && m.closest.map((s) => s.name)[0]).toBe('dropout');
     expect(m.status === 'none' && m.closest.length).toBe(5);
@@ -204,7 +235,11 @@ describe('matchSetting: argparse flags (word_language_model)', () => {
     expect(m.status).toBe('none');
     expect(m.status === 'none' && m.closest.some((s) => s.name === 'save')).toBe(false);
     // A path for it is fine.
-    expect(matchSetting(ask('--save=out/model.pt'), WLM)).toMatchObject({ status: 'matched', setting: { id: 'main.py#save' }, value: 'out/model.pt' });
+    expect(matchSetting(ask('--save=out/model.pt'), WLM)).toMatchObject({
+      status: 'matched',
+      setting: { id: 'main.py#save' },
+      value: 'out/model.pt',
+    });
   });
 
   it('matches hardware to the device switches', () => {
@@ -238,10 +273,18 @@ describe('matchSetting: configurator globals and a config file that sets the sam
   });
 
   it('coerces words for bools and strings', () => {
-    expect(matchSetting(ask('compile=False'), NANOGPT)).toMatchObject({ status: 'matched', setting: { id: 'train.py#compile' }, value: 'False' });
+    expect(matchSetting(ask('compile=False'), NANOGPT)).toMatchObject({
+      status: 'matched',
+      setting: { id: 'train.py#compile' },
+      value: 'False',
+    });
     expect(matchSetting(ask('turn off compile'), NANOGPT)).toMatchObject({ status: 'matched', value: 'False' });
     expect(matchSetting(ask('wandb_log=yes'), NANOGPT)).toMatchObject({ status: 'matched', value: 'True' });
-    expect(matchSetting(ask('on the shakespeare_char dataset'), NANOGPT)).toMatchObject({ status: 'matched', setting: { id: 'train.py#dataset' }, value: 'shakespeare_char' });
+    expect(matchSetting(ask('on the shakespeare_char dataset'), NANOGPT)).toMatchObject({
+      status: 'matched',
+      setting: { id: 'train.py#dataset' },
+      value: 'shakespeare_char',
+    });
     expect(matchSetting(ask('device=cpu'), NANOGPT)).toMatchObject({ status: 'matched', setting: { id: 'train.py#device' }, value: 'cpu' });
   });
 
@@ -253,7 +296,9 @@ describe('matchSetting: configurator globals and a config file that sets the sam
 
   it('refuses a fraction for a count even without a flag parser, and keeps out_dir out of quantities', () => {
     expect(matchSetting(ask('n_layer=2.5'), NANOGPT)).toMatchObject({ status: 'bad-value', setting: { id: 'train.py#n_layer' } });
-    expect(matchSetting({ id: 'a1', kind: 'setting', text: 'output dir 3', phrase: 'output dir', value: '3' }, NANOGPT).status).toBe('none');
+    expect(matchSetting({ id: 'a1', kind: 'setting', text: 'output dir 3', phrase: 'output dir', value: '3' }, NANOGPT).status).toBe(
+      'none',
+    );
     expect(matchSetting(ask('out_dir=out-small'), NANOGPT)).toMatchObject({ status: 'matched', setting: { id: 'train.py#out_dir' } });
   });
 
@@ -262,7 +307,11 @@ describe('matchSetting: configurator globals and a config file that sets the sam
     const m = matchSetting(ask('3 epochs'), two);
     expect(m.status).toBe('ambiguous');
     expect(m.status === 'ambiguous' && m.candidates.map((s) => s.file)).toEqual(['train.py', 'eval.py']);
-    expect(matchSetting(ask('3 epochs'), two, { entry: 'eval.py' })).toMatchObject({ status: 'matched', setting: { file: 'eval.py' }, value: '3' });
+    expect(matchSetting(ask('3 epochs'), two, { entry: 'eval.py' })).toMatchObject({
+      status: 'matched',
+      setting: { file: 'eval.py' },
+      value: '3',
+    });
   });
 
   it('is ambiguous when two different settings fit one word equally', () => {
@@ -276,7 +325,11 @@ describe('matchSetting: configurator globals and a config file that sets the sam
 
   it('prefers the list-valued flag for a sweep and the scalar one for a value', () => {
     const seeds = [flag('--seed', { type: 'int' }), flag('--seeds', { type: 'int', nargs: '+' })];
-    expect(matchSetting(ask('for seeds 1 2 3'), seeds)).toMatchObject({ status: 'matched', setting: { name: 'seeds' }, values: ['1', '2', '3'] });
+    expect(matchSetting(ask('for seeds 1 2 3'), seeds)).toMatchObject({
+      status: 'matched',
+      setting: { name: 'seeds' },
+      values: ['1', '2', '3'],
+    });
     expect(matchSetting(ask('seed 7'), seeds)).toMatchObject({ status: 'matched', setting: { name: 'seed' }, value: '7' });
     expect(matchSetting(ask('--seeds 4 5'), seeds)).toMatchObject({ setting: { name: 'seeds' }, values: ['4', '5'] });
   });
@@ -286,7 +339,11 @@ describe('matchSetting: module constants, one inside an expression', () => {
   it('matches the literal in `dt = 0.1*dx*dx` by its name, for a sweep with and without values', () => {
     const dt = SIM.find((s) => s.name === 'dt');
     expect(matchSetting(ask('a parameter sweep of dt = 0.1*dx*dx at six values'), SIM)).toEqual({ status: 'matched', setting: dt });
-    expect(matchSetting(ask('sweep dt over 0.1, 0.05 and 0.01'), SIM)).toEqual({ status: 'matched', setting: dt, values: ['0.1', '0.05', '0.01'] });
+    expect(matchSetting(ask('sweep dt over 0.1, 0.05 and 0.01'), SIM)).toEqual({
+      status: 'matched',
+      setting: dt,
+      values: ['0.1', '0.05', '0.01'],
+    });
     expect(matchSetting(ask('time step 0.01'), SIM)).toEqual({ status: 'matched', setting: dt, value: '0.01' });
     expect(matchSetting(ask('set nx to 81'), SIM)).toMatchObject({ status: 'matched', setting: { name: 'nx' }, value: '81' });
   });
@@ -315,25 +372,44 @@ describe('matchSetting: positionals', () => {
     });
     expect(matchSetting(ask('the second argument = 3'), POS)).toMatchObject({ status: 'matched', setting: { name: 'steps' }, value: '3' });
     expect(matchSetting(ask('the last argument 7'), POS)).toMatchObject({ status: 'matched', setting: { name: 'steps' } });
-    expect(matchSetting(ask('n from 1 to 5'), POS)).toMatchObject({ status: 'matched', setting: { name: 'n' }, values: ['1', '2', '3', '4', '5'] });
+    expect(matchSetting(ask('n from 1 to 5'), POS)).toMatchObject({
+      status: 'matched',
+      setting: { name: 'n' },
+      values: ['1', '2', '3', '4', '5'],
+    });
   });
 
   it('refuses a place the script does not have, naming its positionals; and a bad value', () => {
     expect(matchSetting(ask('third argument 5'), POS)).toEqual({ status: 'none', closest: POS.filter((s) => s.kind === 'positional') });
-    expect(matchSetting(ask('first argument 2.5'), POS)).toMatchObject({ status: 'bad-value', reason: 'n takes a whole number; 2.5 is not one' });
+    expect(matchSetting(ask('first argument 2.5'), POS)).toMatchObject({
+      status: 'bad-value',
+      reason: 'n takes a whole number; 2.5 is not one',
+    });
   });
 });
 
 describe('matchSetting: config-file keys (YAML) and environment variables', () => {
   it('matches a dotted key by its last part and by the lexicon', () => {
-    expect(matchSetting(ask('hidden size 64'), YAML)).toMatchObject({ status: 'matched', setting: { name: 'model.hidden_size' }, value: '64' });
+    expect(matchSetting(ask('hidden size 64'), YAML)).toMatchObject({
+      status: 'matched',
+      setting: { name: 'model.hidden_size' },
+      value: '64',
+    });
     expect(matchSetting(ask('3 epochs'), YAML)).toMatchObject({ status: 'matched', setting: { name: 'trainer.max_epochs' }, value: '3' });
     expect(matchSetting(ask('lr 3e-4'), YAML)).toMatchObject({ status: 'matched', setting: { name: 'optimizer.lr' } });
     expect(matchSetting(ask('2 layers'), YAML)).toMatchObject({ status: 'matched', setting: { name: 'model.num_layers' } });
-    expect(matchSetting(ask('model.hidden_size=256'), YAML)).toMatchObject({ status: 'matched', setting: { name: 'model.hidden_size' }, value: '256' });
+    expect(matchSetting(ask('model.hidden_size=256'), YAML)).toMatchObject({
+      status: 'matched',
+      setting: { name: 'model.hidden_size' },
+      value: '256',
+    });
     expect(matchSetting(ask('batch size 8'), YAML)).toMatchObject({ status: 'matched', setting: { name: 'data.batch_size' } });
     expect(matchSetting(ask('optimizer.name=SGD'), YAML)).toMatchObject({ status: 'matched', value: 'sgd' });
-    expect(matchSetting(ask('use the adam optimizer'), YAML)).toMatchObject({ status: 'matched', setting: { name: 'optimizer.name' }, value: 'adam' });
+    expect(matchSetting(ask('use the adam optimizer'), YAML)).toMatchObject({
+      status: 'matched',
+      setting: { name: 'optimizer.name' },
+      value: 'adam',
+    });
     expect(matchSetting(ask('use the lion optimizer'), YAML)).toMatchObject({ status: 'bad-value', setting: { name: 'optimizer.name' } });
   });
 
@@ -415,7 +491,9 @@ describe('matchSetting: bad surfaces', () => {
   });
 
   it('reads a surface of thousands of settings (a correctness check, not a timing)', () => {
-    const many = Array.from({ length: 5000 }, (_, k) => st({ name: `param_${k}`, kind: 'config-key', file: 'big.yaml', type: 'int', default: String(k) }));
+    const many = Array.from({ length: 5000 }, (_, k) =>
+      st({ name: `param_${k}`, kind: 'config-key', file: 'big.yaml', type: 'int', default: String(k) }),
+    );
     many.push(flag('--epochs', { type: 'int' }));
     expect(matchSetting(ask('3 epochs'), many)).toMatchObject({ status: 'matched', setting: { flag: '--epochs' } });
     const none = matchSetting(ask('2 layers'), many);
@@ -429,7 +507,11 @@ describe('matchSetting: a count by its noun', () => {
       st({ name: 'n_particles', kind: 'constant', file: 'nbody.py', type: 'int', default: '100' }),
       st({ name: 'max_particles', kind: 'constant', file: 'nbody.py', type: 'int', default: '1000' }),
     ];
-    expect(matchSetting(ask('set the number of particles to 1000'), sim)).toMatchObject({ status: 'matched', setting: { name: 'n_particles' }, value: '1000' });
+    expect(matchSetting(ask('set the number of particles to 1000'), sim)).toMatchObject({
+      status: 'matched',
+      setting: { name: 'n_particles' },
+      value: '1000',
+    });
     expect(matchSetting(ask('particles=50'), sim)).toMatchObject({ status: 'matched', setting: { name: 'n_particles' } });
   });
 });
@@ -469,7 +551,14 @@ const HEAT: Setting[] = [
   st({ name: 'f', flag: '-f', kind: 'flag', file: 'heat_main.py', type: 'str', default: 'bottle.dat', help: 'input file' }),
 ];
 const KMEANS: Setting[] = [
-  st({ name: 'h', kind: 'constant', file: 'plot_kmeans_digits.py', type: 'float', default: '0.02', help: 'Step size of the mesh. Decrease to increase the quality of the VQ.' }),
+  st({
+    name: 'h',
+    kind: 'constant',
+    file: 'plot_kmeans_digits.py',
+    type: 'float',
+    default: '0.02',
+    help: 'Step size of the mesh. Decrease to increase the quality of the VQ.',
+  }),
   st({ name: 'max_iter', kind: 'constant', file: 'plot_kmeans_digits.py', type: 'int', default: '300', help: null }),
 ];
 const DVC: Setting[] = [
@@ -484,7 +573,9 @@ const CLICK_HELLO: Setting[] = [
 
 describe('matchSetting: the corpus forms', () => {
   it('matches a described symbol by its name, and the rest by help texts', () => {
-    const [sweepA, steps, image] = parseAsks('Sweep the diffusion constant a over 0.1, 0.2 and 0.4, 300 time steps each with an image every 100 steps');
+    const [sweepA, steps, image] = parseAsks(
+      'Sweep the diffusion constant a over 0.1, 0.2 and 0.4, 300 time steps each with an image every 100 steps',
+    );
     expect(matchSetting(sweepA!, HEAT)).toEqual({ status: 'matched', setting: HEAT[0], values: ['0.1', '0.2', '0.4'] });
     expect(matchSetting(steps!, HEAT)).toEqual({ status: 'matched', setting: HEAT[1], value: '300' });
     expect(matchSetting(image!, HEAT)).toEqual({ status: 'matched', setting: HEAT[2], value: '100' });

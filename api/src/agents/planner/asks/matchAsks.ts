@@ -34,7 +34,15 @@
  * it is accepted.
  */
 import type { Ask, Setting, SettingKind, SettingMatch } from '../contract.js';
-import { compactName, coreName, isOutputLocation, lexiconGroups, lexiconGroupsByWords, normalizeName, type LexiconGroup } from './lexicon.js';
+import {
+  compactName,
+  coreName,
+  isOutputLocation,
+  lexiconGroups,
+  lexiconGroupsByWords,
+  normalizeName,
+  type LexiconGroup,
+} from './lexicon.js';
 
 export interface MatchOptions {
   /** The entry point the run uses: its own settings win over a same-named setting elsewhere. */
@@ -44,13 +52,44 @@ export interface MatchOptions {
 const KIND_RANK: Record<SettingKind, number> = { flag: 0, configurator: 1, positional: 2, env: 3, 'config-key': 4, constant: 5 };
 
 const ORDINALS: Record<string, number> = {
-  first: 0, second: 1, third: 2, fourth: 3, fifth: 4, sixth: 5, '1st': 0, '2nd': 1, '3rd': 2, '4th': 3, '5th': 4, '6th': 5, last: -1,
+  first: 0,
+  second: 1,
+  third: 2,
+  fourth: 3,
+  fifth: 4,
+  sixth: 5,
+  '1st': 0,
+  '2nd': 1,
+  '3rd': 2,
+  '4th': 3,
+  '5th': 4,
+  '6th': 5,
+  last: -1,
 };
 
 /** How many settings a 'none' names. */
 const CLOSEST = 5;
 
-const HELP_STOP = new Set(['the', 'a', 'an', 'of', 'to', 'for', 'in', 'on', 'and', 'or', 'with', 'number', 'num', 'use', 'default', 'is', 'be', 'size']);
+const HELP_STOP = new Set([
+  'the',
+  'a',
+  'an',
+  'of',
+  'to',
+  'for',
+  'in',
+  'on',
+  'and',
+  'or',
+  'with',
+  'number',
+  'num',
+  'use',
+  'default',
+  'is',
+  'be',
+  'size',
+]);
 
 /** A help text's way of saying the ask's word: "an image every N steps" is the image interval. */
 const HELP_SAME: Record<string, string[]> = {
@@ -67,7 +106,9 @@ function helpHasAll(phrase: string, helpText: string, min: number): boolean {
 }
 
 function words(s: string): string[] {
-  return normalizeName(s.replace(/[^\p{L}\p{N}]+/gu, ' ')).split('_').filter(Boolean);
+  return normalizeName(s.replace(/[^\p{L}\p{N}]+/gu, ' '))
+    .split('_')
+    .filter(Boolean);
 }
 
 /** The names a setting answers to, with the score an equal name earns. */
@@ -80,13 +121,17 @@ function names(s: Setting): { name: string; score: number }[] {
     const parts = s.name.split('.');
     out.push({ name: parts[parts.length - 1]!, score: 95 });
     // `optimizer.name`, `model.type`: the key that picks one is named by its parent ("the adam optimizer").
-    if (parts.length > 1 && /^(name|type|kind|class|_target_|choice|select|id)$/.test(parts[parts.length - 1]!)) out.push({ name: parts[parts.length - 2]!, score: 90 });
+    if (parts.length > 1 && /^(name|type|kind|class|_target_|choice|select|id)$/.test(parts[parts.length - 1]!))
+      out.push({ name: parts[parts.length - 2]!, score: 90 });
   }
   return out;
 }
 
 function positionOf(phrase: string): number | null {
-  const m = /^(?:the\s+)?(?:script's\s+)?(\w+)\s+(?:positional\s+|command-line\s+|cli\s+|script\s+)?(?:argument|arg|parameter|param|positional|input)s?\b/i.exec(phrase.trim());
+  const m =
+    /^(?:the\s+)?(?:script's\s+)?(\w+)\s+(?:positional\s+|command-line\s+|cli\s+|script\s+)?(?:argument|arg|parameter|param|positional|input)s?\b/i.exec(
+      phrase.trim(),
+    );
   if (!m) return null;
   const n = ORDINALS[m[1]!.toLowerCase()];
   return n === undefined ? null : n;
@@ -193,13 +238,20 @@ function unquote(v: string): string {
 }
 
 /** One value checked against a setting: its coerced form, or why it does not fit. */
-export function coerceValue(value: string | undefined, s: Setting): { ok: true; value: string | undefined } | { ok: false; reason: string } {
+export function coerceValue(
+  value: string | undefined,
+  s: Setting,
+): { ok: true; value: string | undefined } | { ok: false; reason: string } {
   const label = s.flag ?? s.name;
   const boolish = s.type === 'bool' || s.action === 'store_true' || s.action === 'store_false';
   if (value === undefined) {
     if (boolish) return { ok: true, value: 'True' };
-    if (s.action === 'count' || s.action === 'store_const' || s.action === 'help' || s.action === 'version') return { ok: true, value: undefined };
-    return { ok: false, reason: `${label} needs a value${s.type ? ` (${s.type === 'int' ? 'a whole number' : s.type === 'float' ? 'a number' : s.type})` : ''}` };
+    if (s.action === 'count' || s.action === 'store_const' || s.action === 'help' || s.action === 'version')
+      return { ok: true, value: undefined };
+    return {
+      ok: false,
+      reason: `${label} needs a value${s.type ? ` (${s.type === 'int' ? 'a whole number' : s.type === 'float' ? 'a number' : s.type})` : ''}`,
+    };
   }
   const v = unquote(value);
   if (s.choices && s.choices.length > 0) {
@@ -220,7 +272,9 @@ export function coerceValue(value: string | undefined, s: Setting): { ok: true; 
     if (!isNumber(v)) return { ok: false, reason: `${label} takes a whole number; "${v}" is not a number` };
     if (!Number.isInteger(n)) {
       // A literal `0` for weight decay is still a rate: only an argparse int really refuses 2.5.
-      const floaty = settingGroups(s).direct.concat(settingGroups(s).byWords).some((g) => g.valueType === 'float');
+      const floaty = settingGroups(s)
+        .direct.concat(settingGroups(s).byWords)
+        .some((g) => g.valueType === 'float');
       if (floaty && s.kind !== 'flag' && s.kind !== 'positional') return { ok: true, value: v };
       return { ok: false, reason: `${label} takes a whole number; ${v} is not one` };
     }
@@ -248,7 +302,12 @@ function checkValues(ask: Ask, s: Setting): SettingMatch {
   }
   // "sum the numbers 1.5, 2 and 3": a list for one run, item by item, into a list-valued setting.
   if (ask.values && ask.values.length > 1) {
-    if (!isList(s)) return { status: 'bad-value', setting: s, reason: `${s.flag ?? s.name} takes one value; the request gives ${ask.values.length} (${ask.values.join(', ')}): say "one run per value" to sweep them` };
+    if (!isList(s))
+      return {
+        status: 'bad-value',
+        setting: s,
+        reason: `${s.flag ?? s.name} takes one value; the request gives ${ask.values.length} (${ask.values.join(', ')}): say "one run per value" to sweep them`,
+      };
     return { status: 'matched', setting: s, values: ask.values.map(unquote) };
   }
   const c = coerceValue(ask.value, s);
@@ -277,7 +336,10 @@ function breakTie(ask: Ask, phrase: string, tied: Setting[], opts: MatchOptions)
     keep((s) => names(s).some((n) => n.name.replace(/^-+/, '').replace(/-/g, '_').toLowerCase() === spelled));
   }
   if (c.length > 1) keep((s) => (ask.kind === 'sweep' ? isList(s) : !isList(s)));
-  if (c.length > 1 && new Set(c.map((s) => compactName(s.name.includes('.') ? s.name.slice(s.name.lastIndexOf('.') + 1) : s.name))).size === 1) {
+  if (
+    c.length > 1 &&
+    new Set(c.map((s) => compactName(s.name.includes('.') ? s.name.slice(s.name.lastIndexOf('.') + 1) : s.name))).size === 1
+  ) {
     const top = Math.min(...c.map((s) => KIND_RANK[s.kind]));
     c = c.filter((s) => KIND_RANK[s.kind] === top);
   }
@@ -293,7 +355,12 @@ function matchHardware(ask: Ask, settings: Setting[], opts: MatchOptions): Setti
   if (fits.length === 0) return { status: 'none', closest: [] };
   const boolish = (s: Setting) => s.type === 'bool' || s.action === 'store_true' || s.action === 'store_false';
   // A device string says it most directly; then the switch for this hardware.
-  const strings = breakTie(ask, 'device', fits.filter((s) => !boolish(s)), opts);
+  const strings = breakTie(
+    ask,
+    'device',
+    fits.filter((s) => !boolish(s)),
+    opts,
+  );
   if (strings.length > 1) return { status: 'ambiguous', candidates: strings };
   if (strings.length === 1) return checkValues({ ...ask, kind: 'setting', value: DEVICE_VALUE[hw] ?? 'cuda' }, strings[0]!);
   const sw = (re: RegExp) => fits.filter((s) => re.test(compactName(s.name)));
@@ -312,7 +379,11 @@ function matchHardware(ask: Ask, settings: Setting[], opts: MatchOptions): Setti
     if (mpsSwitch.length > 0) return one(mpsSwitch, 'True');
     if (noMps.length > 0) return one(noMps, 'False');
     const s = cudaSwitch[0] ?? cpuSwitch[0] ?? fits[0]!;
-    return { status: 'bad-value', setting: s, reason: `${s.flag ?? s.name} switches CUDA or the CPU; the project has no setting for Apple's MPS` };
+    return {
+      status: 'bad-value',
+      setting: s,
+      reason: `${s.flag ?? s.name} switches CUDA or the CPU; the project has no setting for Apple's MPS`,
+    };
   } else {
     if (cudaSwitch.length > 0) return one(cudaSwitch, 'True');
     if (cpuSwitch.length > 0) return one(cpuSwitch, 'False');
@@ -347,7 +418,12 @@ export function matchSetting(ask: Ask, settings: Setting[], opts: MatchOptions =
   }
   if (scored.length === 0) return { status: 'none', closest: closest(phrase, eligible) };
   const best = Math.max(...scored.map((x) => x.sc));
-  const tied = breakTie(ask, phrase, scored.filter((x) => x.sc === best).map((x) => x.s), opts);
+  const tied = breakTie(
+    ask,
+    phrase,
+    scored.filter((x) => x.sc === best).map((x) => x.s),
+    opts,
+  );
   if (tied.length > 1) return { status: 'ambiguous', candidates: tied };
   return checkValues(ask, tied[0]!);
 }
@@ -355,6 +431,7 @@ export function matchSetting(ask: Ask, settings: Setting[], opts: MatchOptions =
 /** Every ask of a request matched at once (the asks that are not about a setting are left out). */
 export function matchAsks(asks: Ask[], settings: Setting[], opts: MatchOptions = {}): Map<string, SettingMatch> {
   const out = new Map<string, SettingMatch>();
-  for (const a of asks) if (a.kind === 'setting' || a.kind === 'sweep' || a.kind === 'hardware') out.set(a.id, matchSetting(a, settings, opts));
+  for (const a of asks)
+    if (a.kind === 'setting' || a.kind === 'sweep' || a.kind === 'hardware') out.set(a.id, matchSetting(a, settings, opts));
   return out;
 }

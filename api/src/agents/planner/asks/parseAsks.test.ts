@@ -8,15 +8,41 @@ import type { Ask, OutputWanted } from '../contract.js';
 import { parseAsks } from './parseAsks.js';
 
 type Expected = Omit<Ask, 'id'>;
-const set = (text: string, phrase: string, value?: string): Expected => ({ kind: 'setting', text, phrase, ...(value !== undefined ? { value } : {}) });
-const sweep = (text: string, phrase?: string, values?: string[]): Expected => ({ kind: 'sweep', text, ...(phrase ? { phrase } : {}), ...(values ? { values } : {}) });
+const set = (text: string, phrase: string, value?: string): Expected => ({
+  kind: 'setting',
+  text,
+  phrase,
+  ...(value !== undefined ? { value } : {}),
+});
+const sweep = (text: string, phrase?: string, values?: string[]): Expected => ({
+  kind: 'sweep',
+  text,
+  ...(phrase ? { phrase } : {}),
+  ...(values ? { values } : {}),
+});
 const out = (text: string, output: OutputWanted, extra: Partial<Ask> = {}): Expected => ({ kind: 'output', text, output, ...extra });
 const hw = (text: string, hardware: string): Expected => ({ kind: 'hardware', text, hardware });
-const scale = (text: string, workers: number | 'all', hardware?: string): Expected => ({ kind: 'scale', text, workers, ...(hardware ? { hardware } : {}) });
-const thr = (text: string, metric: string, op: Ask['op'], threshold: number): Expected => ({ kind: 'threshold', text, metric, op, threshold });
+const scale = (text: string, workers: number | 'all', hardware?: string): Expected => ({
+  kind: 'scale',
+  text,
+  workers,
+  ...(hardware ? { hardware } : {}),
+});
+const thr = (text: string, metric: string, op: Ask['op'], threshold: number): Expected => ({
+  kind: 'threshold',
+  text,
+  metric,
+  op,
+  threshold,
+});
 const limit = (text: string, cap: { maxCost?: number; maxSeconds?: number }): Expected => ({ kind: 'limit', text, ...cap });
 const target = (text: string, file: string): Expected => ({ kind: 'target', text, target: file });
-const setup = (text: string, phrase: string, file?: string): Expected => ({ kind: 'setup', text, phrase, ...(file ? { target: file } : {}) });
+const setup = (text: string, phrase: string, file?: string): Expected => ({
+  kind: 'setup',
+  text,
+  phrase,
+  ...(file ? { target: file } : {}),
+});
 const other = (text: string, extra: Partial<Ask>): Expected => ({ kind: 'other', text, ...extra });
 
 const strip = (asks: Ask[]): Expected[] => asks.map(({ id: _id, ...rest }) => rest);
@@ -32,19 +58,10 @@ const TABLE: [string, Expected[]][] = [
       out('the samples', 'samples'),
     ],
   ],
-  [
-    'give me the report and the figures',
-    [
-      out('the report', 'report'),
-      out('the figures', 'figures'),
-    ],
-  ],
+  ['give me the report and the figures', [out('the report', 'report'), out('the figures', 'figures')]],
   [
     'Run a parameter sweep of dt = 0.1*dx*dx at six values across all available workers.',
-    [
-      sweep('parameter sweep of dt = 0.1*dx*dx at six values', 'dt'),
-      scale('across all available workers', 'all'),
-    ],
+    [sweep('parameter sweep of dt = 0.1*dx*dx at six values', 'dt'), scale('across all available workers', 'all')],
   ],
   [
     "Run a parameter sweep across all available workers: each of the first argument values 10, 20, 40, 80, 160, and give me each run's output.",
@@ -74,12 +91,7 @@ const TABLE: [string, Expected[]][] = [
       hw('on CPU', 'cpu'),
     ],
   ],
-  [
-    'Initialise the database first, then serve the app.',
-    [
-      setup('Initialise the database first', 'database'),
-    ],
-  ],
+  ['Initialise the database first, then serve the app.', [setup('Initialise the database first', 'database')]],
   [
     'please run main.py --epochs=3 batch_size=16 with 4 heads, seed 42, and use the adam optimizer',
     [
@@ -91,18 +103,10 @@ const TABLE: [string, Expected[]][] = [
       set('adam optimizer', 'optimizer', 'adam'),
     ],
   ],
-  [
-    'sweep dt over 0.1, 0.05 and 0.01',
-    [
-      sweep('sweep dt over 0.1, 0.05 and 0.01', 'dt', ['0.1', '0.05', '0.01']),
-    ],
-  ],
+  ['sweep dt over 0.1, 0.05 and 0.01', [sweep('sweep dt over 0.1, 0.05 and 0.01', 'dt', ['0.1', '0.05', '0.01'])]],
   [
     "run it for seeds 1 2 3 and return each run's output",
-    [
-      sweep('seeds 1 2 3', 'seeds', ['1', '2', '3']),
-      out("each run's output", 'stdout'),
-    ],
+    [sweep('seeds 1 2 3', 'seeds', ['1', '2', '3']), out("each run's output", 'stdout')],
   ],
   [
     'try learning rates 1e-3, 3e-4, 1e-4 on 4 workers in parallel',
@@ -112,12 +116,7 @@ const TABLE: [string, Expected[]][] = [
       scale('in parallel', 'all'),
     ],
   ],
-  [
-    'run the script for n from 1 to 5',
-    [
-      sweep('n from 1 to 5', 'n', ['1', '2', '3', '4', '5']),
-    ],
-  ],
+  ['run the script for n from 1 to 5', [sweep('n from 1 to 5', 'n', ['1', '2', '3', '4', '5'])]],
   [
     'learning rate of 0.001, a single epoch, 10k iterations',
     [
@@ -128,11 +127,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'train for 1,000 steps with 1_000 samples and two layers',
-    [
-      set('1,000 steps', 'steps', '1000'),
-      set('1_000 samples', 'samples', '1000'),
-      set('two layers', 'layers', '2'),
-    ],
+    [set('1,000 steps', 'steps', '1000'), set('1_000 samples', 'samples', '1000'), set('two layers', 'layers', '2')],
   ],
   [
     'get the accuracy above 0.9 under $2 within 30 minutes on an NVIDIA GPU',
@@ -145,91 +140,39 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'Stop when the loss is below 0.5, run on AMD, and save results.csv',
-    [
-      thr('the loss is below 0.5', 'loss', '<', 0.5),
-      hw('on AMD', 'amd'),
-      out('results.csv', 'file', { file: 'results.csv' }),
-    ],
+    [thr('the loss is below 0.5', 'loss', '<', 0.5), hw('on AMD', 'amd'), out('results.csv', 'file', { file: 'results.csv' })],
   ],
   [
     'using the shakespeare_char config, report the final loss',
-    [
-      target('using the shakespeare_char config', 'shakespeare_char'),
-      out('the final loss', 'metrics', { metric: 'loss' }),
-    ],
+    [target('using the shakespeare_char config', 'shakespeare_char'), out('the final loss', 'metrics', { metric: 'loss' })],
   ],
-  [
-    'Train the model for 3 epochs and save the model weights.',
-    [
-      set('3 epochs', 'epochs', '3'),
-      out('the model weights', 'model'),
-    ],
-  ],
+  ['Train the model for 3 epochs and save the model weights.', [set('3 epochs', 'epochs', '3'), out('the model weights', 'model')]],
   [
     'Train a character-level model on the included text for 500 steps with batch size 32 and show me some generated samples',
-    [
-      set('500 steps', 'steps', '500'),
-      set('batch size 32', 'batch size', '32'),
-      out('some generated samples', 'samples'),
-    ],
+    [set('500 steps', 'steps', '500'), set('batch size 32', 'batch size', '32'), out('some generated samples', 'samples')],
   ],
   [
     'Fine-tune gpt2 on my data with lr=5e-5 for 3 epochs, save the checkpoint',
-    [
-      set('lr=5e-5', 'lr', '5e-5'),
-      set('3 epochs', 'epochs', '3'),
-      out('the checkpoint', 'model'),
-    ],
+    [set('lr=5e-5', 'lr', '5e-5'), set('3 epochs', 'epochs', '3'), out('the checkpoint', 'model')],
   ],
-  [
-    'Can you run the sklearn example and give me the report and the figures?',
-    [
-      out('the report', 'report'),
-      out('the figures', 'figures'),
-    ],
-  ],
+  ['Can you run the sklearn example and give me the report and the figures?', [out('the report', 'report'), out('the figures', 'figures')]],
   [
     'I want the model trained with a learning rate of 0.01 and a batch size of 128',
-    [
-      out('the model', 'model'),
-      set('learning rate of 0.01', 'learning rate', '0.01'),
-      set('batch size of 128', 'batch size', '128'),
-    ],
+    [out('the model', 'model'), set('learning rate of 0.01', 'learning rate', '0.01'), set('batch size of 128', 'batch size', '128')],
   ],
   [
     'Please run train.py with --seeds 1 2 3 on all workers',
-    [
-      target('run train.py', 'train.py'),
-      sweep('--seeds 1 2 3', '--seeds', ['1', '2', '3']),
-      scale('on all workers', 'all'),
-    ],
+    [target('run train.py', 'train.py'), sweep('--seeds 1 2 3', '--seeds', ['1', '2', '3']), scale('on all workers', 'all')],
   ],
-  [
-    'train on cpu for 10 minutes max',
-    [
-      hw('on cpu', 'cpu'),
-      limit('for 10 minutes', { maxSeconds: 600 }),
-    ],
-  ],
-  [
-    'Train a small model quickly',
-    [
-      other('a small model', {"phrase":"small model"}),
-    ],
-  ],
+  ['train on cpu for 10 minutes max', [hw('on cpu', 'cpu'), limit('for 10 minutes', { maxSeconds: 600 })]],
+  ['Train a small model quickly', [other('a small model', { phrase: 'small model' })]],
   [
     'compare batch sizes 32 and 64 and plot the loss curves',
-    [
-      sweep('batch sizes 32 and 64', 'batch sizes', ['32', '64']),
-      out('plot the loss curves', 'figures'),
-    ],
+    [sweep('batch sizes 32 and 64', 'batch sizes', ['32', '64']), out('plot the loss curves', 'figures')],
   ],
   [
     'Evaluate every 100 steps and log every 10 iterations',
-    [
-      set('Evaluate every 100 steps', 'eval interval', '100'),
-      set('log every 10 iterations', 'log interval', '10'),
-    ],
+    [set('Evaluate every 100 steps', 'eval interval', '100'), set('log every 10 iterations', 'log interval', '10')],
   ],
   [
     'no dropout, weight decay 0.1, warmup 100 steps, temperature 0.8, top_k 200',
@@ -243,24 +186,12 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'Use 8 dataloader workers and a context length of 256',
-    [
-      set('8 dataloader workers', 'dataloader workers', '8'),
-      set('context length of 256', 'context length', '256'),
-    ],
+    [set('8 dataloader workers', 'dataloader workers', '8'), set('context length of 256', 'context length', '256')],
   ],
-  [
-    'run with device=cuda compile=False',
-    [
-      set('device=cuda', 'device', 'cuda'),
-      set('compile=False', 'compile', 'False'),
-    ],
-  ],
+  ['run with device=cuda compile=False', [set('device=cuda', 'device', 'cuda'), set('compile=False', 'compile', 'False')]],
   [
     'turn off compile and use mixed precision',
-    [
-      set('turn off compile', 'compile', 'False'),
-      set('use mixed precision', 'mixed precision', 'True'),
-    ],
+    [set('turn off compile', 'compile', 'False'), set('use mixed precision', 'mixed precision', 'True')],
   ],
   [
     'python train.py config/train_shakespeare_char.py --device=cpu --compile=False --max_iters=2000 --n_layer=4 --dropout=0.0',
@@ -282,33 +213,13 @@ const TABLE: [string, Expected[]][] = [
       out('accuracy', 'metrics', { metric: 'accuracy' }),
     ],
   ],
-  [
-    'grid search over lr in {0.1, 0.01, 0.001}',
-    [
-      sweep('grid search over lr in {0.1, 0.01, 0.001}', 'lr', ['0.1', '0.01', '0.001']),
-    ],
-  ],
+  ['grid search over lr in {0.1, 0.01, 0.001}', [sweep('grid search over lr in {0.1, 0.01, 0.001}', 'lr', ['0.1', '0.01', '0.001'])]],
   [
     "train until the validation loss is below 1.5, but don't spend more than $5",
-    [
-      thr('until the validation loss is below 1.5', 'validation loss', '<', 1.5),
-      limit('spend more than $5', { maxCost: 5 }),
-    ],
+    [thr('until the validation loss is below 1.5', 'validation loss', '<', 1.5), limit('spend more than $5', { maxCost: 5 })],
   ],
-  [
-    'reach 95% accuracy on MNIST using an Apple M2',
-    [
-      thr('reach 95% accuracy', 'accuracy', '>=', 0.95),
-      hw('using an Apple M2', 'apple'),
-    ],
-  ],
-  [
-    'Run 5 random seeds and give me the results',
-    [
-      sweep('5 random seeds', 'seeds'),
-      out('the results', 'data'),
-    ],
-  ],
+  ['reach 95% accuracy on MNIST using an Apple M2', [thr('reach 95% accuracy', 'accuracy', '>=', 0.95), hw('using an Apple M2', 'apple')]],
+  ['Run 5 random seeds and give me the results', [sweep('5 random seeds', 'seeds'), out('the results', 'data')]],
   [
     "I'd like the final checkpoint plus loss.png and metrics.json",
     [
@@ -317,26 +228,9 @@ const TABLE: [string, Expected[]][] = [
       out('metrics.json', 'file', { file: 'metrics.json' }),
     ],
   ],
-  [
-    'Download the dataset first, then train for 2 epochs',
-    [
-      setup('Download the dataset first', 'dataset'),
-      set('2 epochs', 'epochs', '2'),
-    ],
-  ],
-  [
-    'Before training, run prepare.py',
-    [
-      setup('Before training, run prepare.py', 'prepare.py', 'prepare.py'),
-    ],
-  ],
-  [
-    'set alpha to 0.3 and beta = 0.7',
-    [
-      set('set alpha to 0.3', 'alpha', '0.3'),
-      set('beta = 0.7', 'beta', '0.7'),
-    ],
-  ],
+  ['Download the dataset first, then train for 2 epochs', [setup('Download the dataset first', 'dataset'), set('2 epochs', 'epochs', '2')]],
+  ['Before training, run prepare.py', [setup('Before training, run prepare.py', 'prepare.py', 'prepare.py')]],
+  ['set alpha to 0.3 and beta = 0.7', [set('set alpha to 0.3', 'alpha', '0.3'), set('beta = 0.7', 'beta', '0.7')]],
   [
     'train with 4 transformer layers, 8 attention heads and a 512-dim embedding',
     [
@@ -345,139 +239,48 @@ const TABLE: [string, Expected[]][] = [
       set('512-dim embedding', 'dim embedding', '512'),
     ],
   ],
-  [
-    'use sgd with momentum 0.9',
-    [
-      set('sgd', 'optimizer', 'sgd'),
-      set('momentum 0.9', 'momentum', '0.9'),
-    ],
-  ],
-  [
-    'epochs: 5, lr: 0.1, bs: 64',
-    [
-      set('epochs: 5', 'epochs', '5'),
-      set('lr: 0.1', 'lr', '0.1'),
-      set('bs: 64', 'bs', '64'),
-    ],
-  ],
-  [
-    'Run the simulation with N=100, dt=0.01',
-    [
-      set('N=100', 'N', '100'),
-      set('dt=0.01', 'dt', '0.01'),
-    ],
-  ],
+  ['use sgd with momentum 0.9', [set('sgd', 'optimizer', 'sgd'), set('momentum 0.9', 'momentum', '0.9')]],
+  ['epochs: 5, lr: 0.1, bs: 64', [set('epochs: 5', 'epochs', '5'), set('lr: 0.1', 'lr', '0.1'), set('bs: 64', 'bs', '64')]],
+  ['Run the simulation with N=100, dt=0.01', [set('N=100', 'N', '100'), set('dt=0.01', 'dt', '0.01')]],
   [
     'Generate 5 samples of 200 tokens at temperature 0.7',
-    [
-      set('Generate 5 samples', 'samples', '5'),
-      set('200 tokens', 'tokens', '200'),
-      set('temperature 0.7', 'temperature', '0.7'),
-    ],
+    [set('Generate 5 samples', 'samples', '5'), set('200 tokens', 'tokens', '200'), set('temperature 0.7', 'temperature', '0.7')],
   ],
   [
     'get an accuracy of at least 90% and keep loss < 0.5',
-    [
-      thr('an accuracy of at least 90%', 'accuracy', '>=', 0.9),
-      thr('loss < 0.5', 'loss', '<', 0.5),
-    ],
+    [thr('an accuracy of at least 90%', 'accuracy', '>=', 0.9), thr('loss < 0.5', 'loss', '<', 0.5)],
   ],
-  [
-    'send me the trained weights and save the plots',
-    [
-      out('the trained weights', 'model'),
-      out('the plots', 'figures'),
-    ],
-  ],
+  ['send me the trained weights and save the plots', [out('the trained weights', 'model'), out('the plots', 'figures')]],
   [
     'I need the output of each run and the final accuracy',
-    [
-      out('the output of each run', 'stdout'),
-      out('the final accuracy', 'metrics', { metric: 'accuracy' }),
-    ],
+    [out('the output of each run', 'stdout'), out('the final accuracy', 'metrics', { metric: 'accuracy' })],
   ],
-  [
-    'cpu-only please, in under an hour',
-    [
-      hw('cpu-only', 'cpu'),
-      limit('in under an hour', { maxSeconds: 3600 }),
-    ],
-  ],
+  ['cpu-only please, in under an hour', [hw('cpu-only', 'cpu'), limit('in under an hour', { maxSeconds: 3600 })]],
   [
     'train on data.csv and write predictions to preds.csv',
-    [
-      other('data.csv', {"file":"data.csv"}),
-      out('preds.csv', 'file', { file: 'preds.csv' }),
-    ],
+    [other('data.csv', { file: 'data.csv' }), out('preds.csv', 'file', { file: 'preds.csv' })],
   ],
-  [
-    'change the learning rate from 1e-3 to 1e-4',
-    [
-      set('learning rate from 1e-3 to 1e-4', 'learning rate', '1e-4'),
-    ],
-  ],
-  [
-    'seeds 0-4',
-    [
-      sweep('seeds 0-4', 'seeds', ['0', '1', '2', '3', '4']),
-    ],
-  ],
+  ['change the learning rate from 1e-3 to 1e-4', [set('learning rate from 1e-3 to 1e-4', 'learning rate', '1e-4')]],
+  ['seeds 0-4', [sweep('seeds 0-4', 'seeds', ['0', '1', '2', '3', '4'])]],
   [
     'n_layer in [2, 4, 6] on every available machine',
-    [
-      sweep('n_layer in [2, 4, 6]', 'n_layer', ['2', '4', '6']),
-      scale('on every available machine', 'all'),
-    ],
+    [sweep('n_layer in [2, 4, 6]', 'n_layer', ['2', '4', '6']), scale('on every available machine', 'all')],
   ],
-  [
-    'batch_size=16, 32, 64',
-    [
-      sweep('batch_size=16, 32, 64', 'batch_size', ['16', '32', '64']),
-    ],
-  ],
-  [
-    'lr 0.1 and 2 layers',
-    [
-      set('lr 0.1', 'lr', '0.1'),
-      set('2 layers', 'layers', '2'),
-    ],
-  ],
-  [
-    'Initialize the DB, then start the server on port 5000',
-    [
-      setup('Initialize the DB', 'DB'),
-      set('port 5000', 'port', '5000'),
-    ],
-  ],
+  ['batch_size=16, 32, 64', [sweep('batch_size=16, 32, 64', 'batch_size', ['16', '32', '64'])]],
+  ['lr 0.1 and 2 layers', [set('lr 0.1', 'lr', '0.1'), set('2 layers', 'layers', '2')]],
+  ['Initialize the DB, then start the server on port 5000', [setup('Initialize the DB', 'DB'), set('port 5000', 'port', '5000')]],
   [
     'run the benchmark with --size 1024 --iterations 10 on an H100',
-    [
-      set('--size 1024', '--size', '1024'),
-      set('--iterations 10', '--iterations', '10'),
-      hw('on an H100', 'nvidia'),
-    ],
+    [set('--size 1024', '--size', '1024'), set('--iterations 10', '--iterations', '10'), hw('on an H100', 'nvidia')],
   ],
-  [
-    'dropout of 10% with the train script',
-    [
-      set('dropout of 10%', 'dropout', '0.1'),
-      target('with the train script', 'train'),
-    ],
-  ],
+  ['dropout of 10% with the train script', [set('dropout of 10%', 'dropout', '0.1'), target('with the train script', 'train')]],
   [
     'Run the flask app. The README says to run `flask --app flaskr init-db` before starting it',
-    [
-      set('--app flaskr', '--app', 'flaskr'),
-      setup('init-db', 'init-db'),
-    ],
+    [set('--app flaskr', '--app', 'flaskr'), setup('init-db', 'init-db')],
   ],
   [
     'Run the sweep script with the seeds 1, 2 and 3 and keep the stdout',
-    [
-      target('Run the sweep script', 'sweep'),
-      sweep('seeds 1, 2 and 3', 'seeds', ['1', '2', '3']),
-      out('the stdout', 'stdout'),
-    ],
+    [target('Run the sweep script', 'sweep'), sweep('seeds 1, 2 and 3', 'seeds', ['1', '2', '3']), out('the stdout', 'stdout')],
   ],
   [
     'Please train the GPT for 5k iters on the shakespeare_char dataset, with n_layer=6, n_head=6, n_embd=384 and block_size 256, and give me samples',
@@ -493,11 +296,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'run sweep.py for lr 0.01 and 0.001 on 2 machines',
-    [
-      target('run sweep.py', 'sweep.py'),
-      sweep('lr 0.01 and 0.001', 'lr', ['0.01', '0.001']),
-      scale('on 2 machines', 2),
-    ],
+    [target('run sweep.py', 'sweep.py'), sweep('lr 0.01 and 0.001', 'lr', ['0.01', '0.001']), scale('on 2 machines', 2)],
   ],
   [
     "python main.py --device cuda:0 --data ./data/wikitext-2 --model 'LSTM' --cuda --dry-run",
@@ -529,19 +328,11 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'Can you run this with 3 seeds across the cluster and email me a summary?',
-    [
-      sweep('3 seeds', 'seeds'),
-      scale('across the cluster', 'all'),
-      out('a summary', 'report'),
-    ],
+    [sweep('3 seeds', 'seeds'), scale('across the cluster', 'all'), out('a summary', 'report')],
   ],
   [
     'train for 30 epochs, evaluating every 5 epochs, and keep the best model',
-    [
-      set('30 epochs', 'epochs', '30'),
-      set('evaluating every 5 epochs', 'eval interval', '5'),
-      out('the best model', 'model'),
-    ],
+    [set('30 epochs', 'epochs', '30'), set('evaluating every 5 epochs', 'eval interval', '5'), out('the best model', 'model')],
   ],
   [
     'Train MNIST for 2 epochs with batch size 64 and test batch size 1000, then save the model',
@@ -554,10 +345,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'Fine-tune bert-base-uncased on SST-2 for 1 epoch with a max sequence length of 128',
-    [
-      set('1 epoch', 'epoch', '1'),
-      set('max sequence length of 128', 'max sequence length', '128'),
-    ],
+    [set('1 epoch', 'epoch', '1'), set('max sequence length of 128', 'max sequence length', '128')],
   ],
   [
     'Train the VAE with latent dim 2 for 10 epochs and give me the reconstructions and the loss plot',
@@ -578,19 +366,8 @@ const TABLE: [string, Expected[]][] = [
       out('the throughput', 'metrics', { metric: 'throughput' }),
     ],
   ],
-  [
-    'Serve the Flask app and initialize the database before it starts',
-    [
-      setup('initialize the database before it starts', 'database'),
-    ],
-  ],
-  [
-    'Start the FastAPI server on port 8000 with 4 workers',
-    [
-      set('port 8000', 'port', '8000'),
-      scale('with 4 workers', 4),
-    ],
-  ],
+  ['Serve the Flask app and initialize the database before it starts', [setup('initialize the database before it starts', 'database')]],
+  ['Start the FastAPI server on port 8000 with 4 workers', [set('port 8000', 'port', '8000'), scale('with 4 workers', 4)]],
   [
     'Train a tiny GPT: 2 layers, 2 heads, 64-dim, block size 64, 500 iters. Sample 3 outputs at the end.',
     [
@@ -604,11 +381,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     "train the model on the GPU for 3 epochs and keep the weights; I don't need plots",
-    [
-      hw('on the GPU', 'gpu'),
-      set('3 epochs', 'epochs', '3'),
-      out('the weights', 'model'),
-    ],
+    [hw('on the GPU', 'gpu'), set('3 epochs', 'epochs', '3'), out('the weights', 'model')],
   ],
   [
     'run main.py 10 20 40',
@@ -619,99 +392,36 @@ const TABLE: [string, Expected[]][] = [
       set('40', 'third argument', '40'),
     ],
   ],
-  [
-    'Please train this for a maximum of 2 hours',
-    [
-      limit('for a maximum of 2 hours', { maxSeconds: 7200 }),
-    ],
-  ],
+  ['Please train this for a maximum of 2 hours', [limit('for a maximum of 2 hours', { maxSeconds: 7200 })]],
   [
     'The learning rate should be 0.0003 and the weight decay 0.01',
-    [
-      set('learning rate should be 0.0003', 'learning rate', '0.0003'),
-      set('weight decay 0.01', 'weight decay', '0.01'),
-    ],
+    [set('learning rate should be 0.0003', 'learning rate', '0.0003'), set('weight decay 0.01', 'weight decay', '0.01')],
   ],
   [
     'Set max_iters to 100 and eval_interval to 20',
-    [
-      set('max_iters to 100', 'max_iters', '100'),
-      set('eval_interval to 20', 'eval_interval', '20'),
-    ],
+    [set('max_iters to 100', 'max_iters', '100'), set('eval_interval to 20', 'eval_interval', '20')],
   ],
-  [
-    "Hi! Could you please train the model in this repo? I'd like to see how well it does.",
-    [],
-  ],
-  [
-    'Follow step 3 of the README and report top-5 accuracy',
-    [
-      out('accuracy', 'metrics', { metric: 'accuracy' }),
-    ],
-  ],
-  [
-    'I have 2 GPUs but want it on 1',
-    [],
-  ],
+  ["Hi! Could you please train the model in this repo? I'd like to see how well it does.", []],
+  ['Follow step 3 of the README and report top-5 accuracy', [out('accuracy', 'metrics', { metric: 'accuracy' })]],
+  ['I have 2 GPUs but want it on 1', []],
   [
     'Try it with different seeds and a few learning rates',
-    [
-      sweep('different seeds', 'seeds'),
-      sweep('a few learning rates', 'learning rates'),
-    ],
+    [sweep('different seeds', 'seeds'), sweep('a few learning rates', 'learning rates')],
   ],
-  [
-    'Please use float16 and batch size 256 per GPU',
-    [
-      set('float16', 'dtype', 'float16'),
-      set('batch size 256', 'batch size', '256'),
-    ],
-  ],
-  [
-    'set n to 10, m to 20',
-    [
-      set('set n to 10', 'n', '10'),
-      set('m to 20', 'm', '20'),
-    ],
-  ],
+  ['Please use float16 and batch size 256 per GPU', [set('float16', 'dtype', 'float16'), set('batch size 256', 'batch size', '256')]],
+  ['set n to 10, m to 20', [set('set n to 10', 'n', '10'), set('m to 20', 'm', '20')]],
   [
     'Train with layers=2, heads=4 and emb=128',
-    [
-      set('layers=2', 'layers', '2'),
-      set('heads=4', 'heads', '4'),
-      set('emb=128', 'emb', '128'),
-    ],
+    [set('layers=2', 'layers', '2'), set('heads=4', 'heads', '4'), set('emb=128', 'emb', '128')],
   ],
-  [
-    'Train ResNet-50 on CIFAR-10 with python 3.11',
-    [],
-  ],
-  [
-    'Fix the bug in line 42 and run it',
-    [],
-  ],
+  ['Train ResNet-50 on CIFAR-10 with python 3.11', []],
+  ['Fix the bug in line 42 and run it', []],
   [
     'train it for 200 iterations with a tiny model (n_embd 64, 2 layers …)',
-    [
-      set('200 iterations', 'iterations', '200'),
-      set('n_embd 64', 'n_embd', '64'),
-      set('2 layers', 'layers', '2'),
-    ],
+    [set('200 iterations', 'iterations', '200'), set('n_embd 64', 'n_embd', '64'), set('2 layers', 'layers', '2')],
   ],
-  [
-    'a parameter sweep across all available workers',
-    [
-      sweep('parameter sweep', undefined),
-      scale('across all available workers', 'all'),
-    ],
-  ],
-  [
-    'word_language_model with "1 epoch, --emsize 64 …"',
-    [
-      set('1 epoch', 'epoch', '1'),
-      set('--emsize 64', '--emsize', '64'),
-    ],
-  ],
+  ['a parameter sweep across all available workers', [sweep('parameter sweep', undefined), scale('across all available workers', 'all')]],
+  ['word_language_model with "1 epoch, --emsize 64 …"', [set('1 epoch', 'epoch', '1'), set('--emsize 64', '--emsize', '64')]],
   [
     'Train on Shakespeare with config/train_shakespeare_char.py for 100 iterations and show me a sample',
     [
@@ -729,10 +439,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'with the learning rate set to 3e-4 and the number of walkers equal to 64',
-    [
-      set('learning rate set to 3e-4', 'learning rate', '3e-4'),
-      set('number of walkers equal to 64', 'number of walkers', '64'),
-    ],
+    [set('learning rate set to 3e-4', 'learning rate', '3e-4'), set('number of walkers equal to 64', 'number of walkers', '64')],
   ],
   // The corpus of public projects (api/test/fixtures/corpus/corpus.json), each request as its user wrote it.
   [
@@ -761,10 +468,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'Fit a cubic instead of the quartic: set POLY_DEGREE to 3, and show me the learned function next to the actual one.',
-    [
-      set('POLY_DEGREE to 3', 'POLY_DEGREE', '3'),
-      out('the learned function', 'stdout'),
-    ],
+    [set('POLY_DEGREE to 3', 'POLY_DEGREE', '3'), out('the learned function', 'stdout')],
   ],
   [
     'Run nanoGPT with config/train_shakespeare_char.py on CPU without torch.compile: 30 iterations, n_layer 2, n_head 2, n_embd 64, block size 64, batch size 12, evaluating every 10 iterations on 5 batches, and keep the checkpoint.',
@@ -800,11 +504,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'Train bigram.py with 4 attention heads and dropout 0.1.',
-    [
-      target('bigram.py', 'bigram.py'),
-      set('4 attention heads', 'attention heads', '4'),
-      set('dropout 0.1', 'dropout', '0.1'),
-    ],
+    [target('bigram.py', 'bigram.py'), set('4 attention heads', 'attention heads', '4'), set('dropout 0.1', 'dropout', '0.1')],
   ],
   [
     'Initialise the database the way the README says, then serve the Flaskr blog on port 5001.',
@@ -850,10 +550,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'Set max_depth to 3 for both tree models, the decision tree and the random forest, and give me the comparison figure.',
-    [
-      set('max_depth to 3', 'max_depth', '3'),
-      out('the comparison figure', 'figures'),
-    ],
+    [set('max_depth to 3', 'max_depth', '3'), out('the comparison figure', 'figures')],
   ],
   [
     'Train the GCN for 50 epochs with 32 hidden units, learning rate 0.02 and dropout 0.3, without CUDA, and report the test accuracy.',
@@ -878,11 +575,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'Run the hello command for the name Ada Lovelace, 3 times, and give me its output.',
-    [
-      set('name Ada Lovelace', 'name', 'Ada Lovelace'),
-      set('3 times', 'times', '3'),
-      out('its output', 'stdout'),
-    ],
+    [set('name Ada Lovelace', 'name', 'Ada Lovelace'), set('3 times', 'times', '3'), out('its output', 'stdout')],
   ],
   [
     "Run it for IDs 1 to 5 with --age 30 and --score 99.5, one run per ID across all available workers, and give me each run's output.",
@@ -896,10 +589,7 @@ const TABLE: [string, Expected[]][] = [
   ],
   [
     'Sum the numbers 1.5, 2 and 3 and show me the result.',
-    [
-      { ...set('the numbers 1.5, 2 and 3', 'numbers', '1.5 2 3'), values: ['1.5', '2', '3'] },
-      out('the result', 'stdout'),
-    ],
+    [{ ...set('the numbers 1.5, 2 and 3', 'numbers', '1.5 2 3'), values: ['1.5', '2', '3'] }, out('the result', 'stdout')],
   ],
   [
     "Process the users alice, bob and carol with --user, one run per user across all available workers, and give me each run's output.",
@@ -1090,7 +780,7 @@ describe('parseAsks: words that ask for nothing, and bad input', () => {
     // More than 64 values: a sweep whose values the planner must ask for, not a truncated list.
     expect(list[0]).toMatchObject({ kind: 'sweep', phrase: 'seeds' });
     expect(list[0]!.values).toBeUndefined();
-    expect(parseAsks('(' .repeat(50_000) + 'lr 0.1' + ')'.repeat(50_000))).toMatchObject([{ kind: 'setting', phrase: 'lr', value: '0.1' }]);
+    expect(parseAsks('('.repeat(50_000) + 'lr 0.1' + ')'.repeat(50_000))).toMatchObject([{ kind: 'setting', phrase: 'lr', value: '0.1' }]);
   });
 
   it('never throws on any input type a caller might pass by mistake', () => {
@@ -1102,7 +792,9 @@ describe('parseAsks: words that ask for nothing, and bad input', () => {
 
 describe('parseAsks: outputs', () => {
   it('does not take the model a request trains for the model it wants back', () => {
-    expect(parseAsks('train the model for 3 epochs')).toEqual([{ id: 'a1', kind: 'setting', text: '3 epochs', phrase: 'epochs', value: '3' }]);
+    expect(parseAsks('train the model for 3 epochs')).toEqual([
+      { id: 'a1', kind: 'setting', text: '3 epochs', phrase: 'epochs', value: '3' },
+    ]);
     expect(parseAsks('resume from the checkpoint and train 2 epochs').map((a) => a.kind)).toEqual(['setting']);
     expect(parseAsks('with a tiny model (n_embd 64)').map((a) => a.text)).toEqual(['n_embd 64']);
   });
@@ -1129,10 +821,18 @@ describe('parseAsks: lists, sweeps and one run per item', () => {
   const brief = (request: string) => parseAsks(request).map(({ id: _id, text: _t, ...rest }) => rest);
 
   it('reads a list for one run as a setting with its items, and "one run per …" as a sweep of them', () => {
-    expect(brief('Sum the numbers 1.5, 2 and 3')).toEqual([{ kind: 'setting', phrase: 'numbers', value: '1.5 2 3', values: ['1.5', '2', '3'] }]);
-    expect(brief('Sum the numbers 1.5, 2 and 3, one run per number')).toEqual([{ kind: 'sweep', phrase: 'numbers', values: ['1.5', '2', '3'] }]);
-    expect(brief('greet the users alice, bob and carol')).toEqual([{ kind: 'setting', phrase: 'users', value: 'alice bob carol', values: ['alice', 'bob', 'carol'] }]);
-    expect(brief('greet the users alice and bob, a separate run for each value')).toEqual([{ kind: 'sweep', phrase: 'users', values: ['alice', 'bob'] }]);
+    expect(brief('Sum the numbers 1.5, 2 and 3')).toEqual([
+      { kind: 'setting', phrase: 'numbers', value: '1.5 2 3', values: ['1.5', '2', '3'] },
+    ]);
+    expect(brief('Sum the numbers 1.5, 2 and 3, one run per number')).toEqual([
+      { kind: 'sweep', phrase: 'numbers', values: ['1.5', '2', '3'] },
+    ]);
+    expect(brief('greet the users alice, bob and carol')).toEqual([
+      { kind: 'setting', phrase: 'users', value: 'alice bob carol', values: ['alice', 'bob', 'carol'] },
+    ]);
+    expect(brief('greet the users alice and bob, a separate run for each value')).toEqual([
+      { kind: 'sweep', phrase: 'users', values: ['alice', 'bob'] },
+    ]);
   });
 
   it('sweeps a noun over a range, and leaves a lexicon list a sweep as before', () => {
@@ -1141,7 +841,9 @@ describe('parseAsks: lists, sweeps and one run per item', () => {
   });
 
   it('names the list by the bare flag the request gives for it, and keeps an unrelated switch', () => {
-    expect(brief('Process the users alice and bob with --user, one run per user')).toEqual([{ kind: 'sweep', phrase: '--user', values: ['alice', 'bob'] }]);
+    expect(brief('Process the users alice and bob with --user, one run per user')).toEqual([
+      { kind: 'sweep', phrase: '--user', values: ['alice', 'bob'] },
+    ]);
     expect(brief('Process the users alice and bob with --verbose')).toEqual([
       { kind: 'setting', phrase: 'users', value: 'alice bob', values: ['alice', 'bob'] },
       { kind: 'setting', phrase: '--verbose', value: 'True' },
@@ -1154,12 +856,18 @@ describe('parseAsks: lists, sweeps and one run per item', () => {
   });
 
   it('takes no files and no function words for a list', () => {
-    expect(brief("I'd like the final checkpoint plus loss.png and metrics.json").map((a) => a.kind)).toEqual(['output', 'output', 'output']);
+    expect(brief("I'd like the final checkpoint plus loss.png and metrics.json").map((a) => a.kind)).toEqual([
+      'output',
+      'output',
+      'output',
+    ]);
     expect(brief('pass the files a.txt and b.txt').map((a) => a.kind)).toEqual(['other', 'other']);
   });
 
   it('joins "one run per X" to the scale that follows it, and adds no ask without one', () => {
-    expect(parseAsks('one run per seed across all available workers').map((a) => [a.kind, a.text])).toEqual([['scale', 'one run per seed across all available workers']]);
+    expect(parseAsks('one run per seed across all available workers').map((a) => [a.kind, a.text])).toEqual([
+      ['scale', 'one run per seed across all available workers'],
+    ]);
     expect(parseAsks('one run per seed')).toEqual([]);
   });
 });
@@ -1169,15 +877,23 @@ describe('parseAsks: names, symbols and places', () => {
 
   it('reads a short symbol after the words that describe it as the setting', () => {
     expect(brief('a mesh step h of 0.05')).toEqual([{ kind: 'setting', text: 'a mesh step h of 0.05', phrase: 'h', value: '0.05' }]);
-    expect(brief('the grid spacing dx = 0.01')).toEqual([{ kind: 'setting', text: 'the grid spacing dx = 0.01', phrase: 'dx', value: '0.01' }]);
-    expect(brief('Sweep the time step dt over 0.1 and 0.2')).toEqual([{ kind: 'sweep', text: 'Sweep the time step dt over 0.1 and 0.2', phrase: 'dt', values: ['0.1', '0.2'] }]);
+    expect(brief('the grid spacing dx = 0.01')).toEqual([
+      { kind: 'setting', text: 'the grid spacing dx = 0.01', phrase: 'dx', value: '0.01' },
+    ]);
+    expect(brief('Sweep the time step dt over 0.1 and 0.2')).toEqual([
+      { kind: 'sweep', text: 'Sweep the time step dt over 0.1 and 0.2', phrase: 'dt', values: ['0.1', '0.2'] },
+    ]);
     // Words are not symbols: "to" and "a" before a number.
-    expect(brief('set the learning rate to 3e-4')).toEqual([{ kind: 'setting', text: 'learning rate to 3e-4', phrase: 'learning rate', value: '3e-4' }]);
+    expect(brief('set the learning rate to 3e-4')).toEqual([
+      { kind: 'setting', text: 'learning rate to 3e-4', phrase: 'learning rate', value: '3e-4' },
+    ]);
     expect(brief('with gamma 0.0005 and a 30% test split').map((a) => a.phrase)).toEqual(['gamma', 'test split']);
   });
 
   it('reads any named quantity "of" a value, but not a count or a group of something', () => {
-    expect(brief('with a diffusion constant of 0.3')).toEqual([{ kind: 'setting', text: 'a diffusion constant of 0.3', phrase: 'diffusion constant', value: '0.3' }]);
+    expect(brief('with a diffusion constant of 0.3')).toEqual([
+      { kind: 'setting', text: 'a diffusion constant of 0.3', phrase: 'diffusion constant', value: '0.3' },
+    ]);
     expect(brief('a mesh step size of 0.05').map((a) => [a.phrase, a.value])).toEqual([['mesh step size', '0.05']]);
     expect(brief('a total of 5 epochs').map((a) => [a.phrase, a.value])).toEqual([['epochs', '5']]);
     expect(brief('a couple of 2 runs')).toEqual([]);
@@ -1192,21 +908,37 @@ describe('parseAsks: names, symbols and places', () => {
   });
 
   it('reads a model by its own name, never by a word that describes it', () => {
-    expect(brief('with the gpt-nano model')).toEqual([{ kind: 'setting', text: 'the gpt-nano model', phrase: 'model type', value: 'gpt-nano' }]);
+    expect(brief('with the gpt-nano model')).toEqual([
+      { kind: 'setting', text: 'the gpt-nano model', phrase: 'model type', value: 'gpt-nano' },
+    ]);
     expect(brief('use the resnet18 model').map((a) => a.value)).toEqual(['resnet18']);
-    for (const r of ['train the word-level language model', 'train a two-layer model', 'train the trained model', 'train the small model']) {
-      expect(brief(r).filter((a) => a.kind === 'setting'), r).toEqual([]);
+    for (const r of [
+      'train the word-level language model',
+      'train a two-layer model',
+      'train the trained model',
+      'train the small model',
+    ]) {
+      expect(
+        brief(r).filter((a) => a.kind === 'setting'),
+        r,
+      ).toEqual([]);
     }
   });
 
   it('reads a host address after a word that places it or before a port, never a version number', () => {
-    expect(brief('serve it on 0.0.0.0 port 80').map((a) => [a.phrase, a.value])).toEqual([['host', '0.0.0.0'], ['port', '80']]);
+    expect(brief('serve it on 0.0.0.0 port 80').map((a) => [a.phrase, a.value])).toEqual([
+      ['host', '0.0.0.0'],
+      ['port', '80'],
+    ]);
     expect(brief('bind localhost').map((a) => [a.phrase, a.value])).toEqual([['host', 'localhost']]);
     expect(brief('use version 1.2.3.4')).toEqual([]);
   });
 
   it('keeps the config file a setting lives in, for every setting listed with it', () => {
-    expect(brief('with 100 trees and seed 7 in params.yaml').map((a) => [a.phrase, a.value, a.file])).toEqual([['trees', '100', 'params.yaml'], ['seed', '7', 'params.yaml']]);
+    expect(brief('with 100 trees and seed 7 in params.yaml').map((a) => [a.phrase, a.value, a.file])).toEqual([
+      ['trees', '100', 'params.yaml'],
+      ['seed', '7', 'params.yaml'],
+    ]);
     expect(brief('seed 7 in params.yaml, then lr 0.1').map((a) => a.file)).toEqual(['params.yaml', undefined]);
   });
 
@@ -1217,11 +949,15 @@ describe('parseAsks: names, symbols and places', () => {
   });
 
   it('reads a folder the run reads as other, and the address of one page wanted back as other', () => {
-    expect(brief('on the features in data/features')).toEqual([{ kind: 'other', text: 'on the features in data/features', file: 'data/features' }]);
+    expect(brief('on the features in data/features')).toEqual([
+      { kind: 'other', text: 'on the features in data/features', file: 'data/features' },
+    ]);
     // The service itself is no ask of its own: every service plan gives its address.
     expect(brief('give me the URL')).toEqual([]);
     expect(brief('give me an endpoint')).toEqual([]);
-    expect(brief('give me the address of its jQuery page')).toEqual([{ kind: 'other', text: 'the address of its jQuery page', phrase: 'address of its jQuery page' }]);
+    expect(brief('give me the address of its jQuery page')).toEqual([
+      { kind: 'other', text: 'the address of its jQuery page', phrase: 'address of its jQuery page' },
+    ]);
   });
 });
 

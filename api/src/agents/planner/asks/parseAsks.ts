@@ -38,64 +38,420 @@ interface Found {
 const MAX_SWEEP_VALUES = 64;
 
 const NUMBER_WORDS: Record<string, number> = {
-  zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17,
-  eighteen: 18, nineteen: 19, twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70,
-  eighty: 80, ninety: 90, single: 1, dozen: 12, once: 1, twice: 2,
+  zero: 0,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90,
+  single: 1,
+  dozen: 12,
+  once: 1,
+  twice: 2,
 };
 
 /** Words that are never a setting's name or a word value. */
 const STOP = new Set([
-  'a', 'an', 'the', 'and', 'or', 'with', 'without', 'for', 'on', 'in', 'at', 'to', 'of', 'by', 'from', 'into', 'over',
-  'across', 'using', 'use', 'then', 'it', 'its', "it's", 'this', 'that', 'these', 'those', 'me', 'my', 'i', 'we', 'you',
-  'your', 'please', 'run', 'train', 'is', 'are', 'be', 'as', 'each', 'every', 'all', 'some', 'also', 'just', 'only',
-  'than', 'per', 'via', 'so', 'but', 'not', 'no', 'yes', 'if', 'when', 'while', 'after', 'before', 'first', 'then',
-  'give', 'get', 'set', 'make', 'let', 'can', 'could', 'would', 'should', 'will', 'do', 'does', 'did', 'have', 'has',
-  'them', 'they', 'there', 'here', 'what', 'which', 'how', 'values', 'value', 'times', 'runs', 'both', 'either',
-  'try', 'until', 'up', 'down', 'out', 'about', 'around', 'like', 'want', 'need', 'go', 'sweep', 'between', 'through',
-  'under', 'above', 'below', 'within', 'thanks', 'thank', 'again', 'too', 'very', 'much', 'more', 'less', 'same',
+  'a',
+  'an',
+  'the',
+  'and',
+  'or',
+  'with',
+  'without',
+  'for',
+  'on',
+  'in',
+  'at',
+  'to',
+  'of',
+  'by',
+  'from',
+  'into',
+  'over',
+  'across',
+  'using',
+  'use',
+  'then',
+  'it',
+  'its',
+  "it's",
+  'this',
+  'that',
+  'these',
+  'those',
+  'me',
+  'my',
+  'i',
+  'we',
+  'you',
+  'your',
+  'please',
+  'run',
+  'train',
+  'is',
+  'are',
+  'be',
+  'as',
+  'each',
+  'every',
+  'all',
+  'some',
+  'also',
+  'just',
+  'only',
+  'than',
+  'per',
+  'via',
+  'so',
+  'but',
+  'not',
+  'no',
+  'yes',
+  'if',
+  'when',
+  'while',
+  'after',
+  'before',
+  'first',
+  'then',
+  'give',
+  'get',
+  'set',
+  'make',
+  'let',
+  'can',
+  'could',
+  'would',
+  'should',
+  'will',
+  'do',
+  'does',
+  'did',
+  'have',
+  'has',
+  'them',
+  'they',
+  'there',
+  'here',
+  'what',
+  'which',
+  'how',
+  'values',
+  'value',
+  'times',
+  'runs',
+  'both',
+  'either',
+  'try',
+  'until',
+  'up',
+  'down',
+  'out',
+  'about',
+  'around',
+  'like',
+  'want',
+  'need',
+  'go',
+  'sweep',
+  'between',
+  'through',
+  'under',
+  'above',
+  'below',
+  'within',
+  'thanks',
+  'thank',
+  'again',
+  'too',
+  'very',
+  'much',
+  'more',
+  'less',
+  'same',
 ]);
 
 /** Units that end a list of numbers: in "seeds 1, 2 and 3 workers" the 3 belongs to the workers. */
 const OTHER_UNITS = new Set([
-  'workers', 'worker', 'machines', 'machine', 'nodes', 'node', 'gpus', 'gpu', 'hosts', 'minutes', 'minute', 'mins',
-  'min', 'hours', 'hour', 'hrs', 'hr', 'seconds', 'second', 'secs', 'sec', 'days', 'values', 'value', 'times', 'runs',
-  'dollars', 'dollar', 'usd', 'bucks', 'cents', 'euros', 'shards', 'copies', 'replicas', 'trials', 'x',
+  'workers',
+  'worker',
+  'machines',
+  'machine',
+  'nodes',
+  'node',
+  'gpus',
+  'gpu',
+  'hosts',
+  'minutes',
+  'minute',
+  'mins',
+  'min',
+  'hours',
+  'hour',
+  'hrs',
+  'hr',
+  'seconds',
+  'second',
+  'secs',
+  'sec',
+  'days',
+  'values',
+  'value',
+  'times',
+  'runs',
+  'dollars',
+  'dollar',
+  'usd',
+  'bucks',
+  'cents',
+  'euros',
+  'shards',
+  'copies',
+  'replicas',
+  'trials',
+  'x',
   // "--score 99.5, one run per ID": the count of runs is not one more value.
-  'run', 'job', 'jobs', 'shard', 'process', 'processes',
+  'run',
+  'job',
+  'jobs',
+  'shard',
+  'process',
+  'processes',
 ]);
 
 const OUTPUT_VERBS = new Set([
-  'give', 'return', 'send', 'save', 'saving', 'keep', 'store', 'write', 'export', 'download', 'collect', 'hand', 'get',
-  'want', 'need', 'produce', 'include', 'attach', 'show', 'print', 'upload', 'deliver', 'share', 'dump', 'bring',
-  'provide', 'plot', 'output', 'report', 'display', 'fetch', 'like', 'returns', 'gives', 'saves', 'outputs', 'see',
-  'expect', 'receive', 'grab', 'pull', 'copy', 'generate', 'emit', 'record', 'log', 'tell',
+  'give',
+  'return',
+  'send',
+  'save',
+  'saving',
+  'keep',
+  'store',
+  'write',
+  'export',
+  'download',
+  'collect',
+  'hand',
+  'get',
+  'want',
+  'need',
+  'produce',
+  'include',
+  'attach',
+  'show',
+  'print',
+  'upload',
+  'deliver',
+  'share',
+  'dump',
+  'bring',
+  'provide',
+  'plot',
+  'output',
+  'report',
+  'display',
+  'fetch',
+  'like',
+  'returns',
+  'gives',
+  'saves',
+  'outputs',
+  'see',
+  'expect',
+  'receive',
+  'grab',
+  'pull',
+  'copy',
+  'generate',
+  'emit',
+  'record',
+  'log',
+  'tell',
 ]);
 /** Verbs after which a noun is what is acted on, not what is handed back ("train the model"). */
 const ACTION_VERBS = new Set([
-  'train', 'trains', 'run', 'runs', 'use', 'using', 'execute', 'launch', 'start', 'fine-tune', 'finetune', 'evaluate',
-  'test', 'load', 'resume', 'initialise', 'initialize', 'init', 'prepare', 'fit', 'build', 'serve', 'deploy', 'from',
-  'benchmark', 'profile', 'debug', 'fix', 'port', 'migrate', 'compile', 'tune', 'finetuning', 'retrain',
+  'train',
+  'trains',
+  'run',
+  'runs',
+  'use',
+  'using',
+  'execute',
+  'launch',
+  'start',
+  'fine-tune',
+  'finetune',
+  'evaluate',
+  'test',
+  'load',
+  'resume',
+  'initialise',
+  'initialize',
+  'init',
+  'prepare',
+  'fit',
+  'build',
+  'serve',
+  'deploy',
+  'from',
+  'benchmark',
+  'profile',
+  'debug',
+  'fix',
+  'port',
+  'migrate',
+  'compile',
+  'tune',
+  'finetuning',
+  'retrain',
 ]);
 /** Words before "dataset" that say which part or whose, not which one. */
 const DATASET_ADJ =
   /^(included|default|same|full|whole|entire|small|tiny|training|train|test|validation|val|my|your|our|this|that|new|own|provided|bundled|given|sample|toy|local|real|synthetic|original|whole|input|example|demo|custom|bigger|smaller|larger|large|big|other|following|above|existing|downloaded|prepared|raw|processed|clean)$/;
-const INPUT_WORDS = new Set(['from', 'load', 'loading', 'loads', 'resume', 'resuming', 'pretrained', 'pre-trained', 'initial', 'init', 'using', 'on', 'read', 'reading', 'with', 'restore', 'restoring']);
+const INPUT_WORDS = new Set([
+  'from',
+  'load',
+  'loading',
+  'loads',
+  'resume',
+  'resuming',
+  'pretrained',
+  'pre-trained',
+  'initial',
+  'init',
+  'using',
+  'on',
+  'read',
+  'reading',
+  'with',
+  'restore',
+  'restoring',
+]);
 /** The words a limit can start with (besides a price). */
-const LIMIT_START = new Set(['a', 'in', 'no', 'less', 'at', 'up', 'time', 'budget', 'cap', 'limit', 'timeout', 'deadline', 'within', 'under', 'below', 'max', 'maximum', 'for', 'costing', 'cost', 'spend', 'spending', 'before', 'takes', 'take', 'taking', 'more', '$', '€', '£']);
+const LIMIT_START = new Set([
+  'a',
+  'in',
+  'no',
+  'less',
+  'at',
+  'up',
+  'time',
+  'budget',
+  'cap',
+  'limit',
+  'timeout',
+  'deadline',
+  'within',
+  'under',
+  'below',
+  'max',
+  'maximum',
+  'for',
+  'costing',
+  'cost',
+  'spend',
+  'spending',
+  'before',
+  'takes',
+  'take',
+  'taking',
+  'more',
+  '$',
+  '€',
+  '£',
+]);
 /** Words that make a lexicon word another setting's name: "test batch size", "latent dim", "max sequence length". */
 const QUALIFIERS = new Set([
-  'test', 'eval', 'val', 'valid', 'validation', 'train', 'training', 'latent', 'max', 'min', 'maximum', 'minimum', 'input',
-  'encoder', 'decoder', 'discriminator', 'generator', 'critic', 'actor', 'policy', 'target', 'teacher', 'student', 'inner',
-  'outer', 'local', 'global', 'generation', 'sampling', 'embedding', 'attention', 'projection', 'ffn', 'mlp', 'head', 'image',
-  'patch', 'text', 'vision', 'noise', 'prompt', 'sample', 'inference', 'predict', 'prediction', 'query', 'key',
+  'test',
+  'eval',
+  'val',
+  'valid',
+  'validation',
+  'train',
+  'training',
+  'latent',
+  'max',
+  'min',
+  'maximum',
+  'minimum',
+  'input',
+  'encoder',
+  'decoder',
+  'discriminator',
+  'generator',
+  'critic',
+  'actor',
+  'policy',
+  'target',
+  'teacher',
+  'student',
+  'inner',
+  'outer',
+  'local',
+  'global',
+  'generation',
+  'sampling',
+  'embedding',
+  'attention',
+  'projection',
+  'ffn',
+  'mlp',
+  'head',
+  'image',
+  'patch',
+  'text',
+  'vision',
+  'noise',
+  'prompt',
+  'sample',
+  'inference',
+  'predict',
+  'prediction',
+  'query',
+  'key',
 ]);
 const BOOL_WORDS = new Set(['yes', 'no', 'true', 'false', 'on', 'off', 'none']);
-const EVERY_VERBS = /^(eval|evaluate|evaluating|validate|validating|log|logging|print|printing|report|reporting|save|saving|checkpoint|checkpointing|test|testing)$/;
+const EVERY_VERBS =
+  /^(eval|evaluate|evaluating|validate|validating|log|logging|print|printing|report|reporting|save|saving|checkpoint|checkpointing|test|testing)$/;
 const BOUNDARY = new Set(['.', '!', '?', ';', '\n']);
 
 const DETERMINERS = new Set(['the', 'a', 'an', 'my', 'your', 'its', 'all', 'any', 'some', 'our', 'their', 'his', 'her']);
-const OUTPUT_ADJ = new Set(['trained', 'final', 'resulting', 'best', 'saved', 'fine-tuned', 'finetuned', 'learned', 'last', 'generated', 'new']);
+const OUTPUT_ADJ = new Set([
+  'trained',
+  'final',
+  'resulting',
+  'best',
+  'saved',
+  'fine-tuned',
+  'finetuned',
+  'learned',
+  'last',
+  'generated',
+  'new',
+]);
 
 const SCRIPT_EXT = /\.(py|sh|bash|ipynb|r|jl|js|mjs|ts|pl|rb|lua)$/i;
 const CONFIG_EXT = /\.(ya?ml|json|toml|cfg|ini|conf)$/i;
@@ -103,13 +459,59 @@ const OUTPUT_EXT =
   /\.(csv|tsv|json|jsonl|png|jpe?g|svg|pdf|gif|mp4|wav|txt|pt|pth|ckpt|bin|safetensors|onnx|npy|npz|h5|hdf5|pkl|pickle|joblib|log|md|html|parquet|xlsx|tar|zip|gz)$/i;
 
 const HARDWARE: Record<string, string> = {
-  cpu: 'cpu', cpus: 'cpu', 'cpu-only': 'cpu', nvidia: 'nvidia', cuda: 'nvidia', h100: 'nvidia', h200: 'nvidia',
-  a100: 'nvidia', v100: 'nvidia', t4: 'nvidia', l4: 'nvidia', a10: 'nvidia', a10g: 'nvidia', rtx: 'nvidia', geforce: 'nvidia',
-  tesla: 'nvidia', 'nvidia-gpu': 'nvidia', amd: 'amd', rocm: 'amd', radeon: 'amd', mi300: 'amd', mi300x: 'amd', mi250: 'amd',
-  mi250x: 'amd', instinct: 'amd', hip: 'amd', mps: 'apple', apple: 'apple', m1: 'apple', m2: 'apple', m3: 'apple', m4: 'apple',
-  mac: 'apple', macbook: 'apple', gpu: 'gpu', gpus: 'gpu', accelerator: 'gpu',
+  cpu: 'cpu',
+  cpus: 'cpu',
+  'cpu-only': 'cpu',
+  nvidia: 'nvidia',
+  cuda: 'nvidia',
+  h100: 'nvidia',
+  h200: 'nvidia',
+  a100: 'nvidia',
+  v100: 'nvidia',
+  t4: 'nvidia',
+  l4: 'nvidia',
+  a10: 'nvidia',
+  a10g: 'nvidia',
+  rtx: 'nvidia',
+  geforce: 'nvidia',
+  tesla: 'nvidia',
+  'nvidia-gpu': 'nvidia',
+  amd: 'amd',
+  rocm: 'amd',
+  radeon: 'amd',
+  mi300: 'amd',
+  mi300x: 'amd',
+  mi250: 'amd',
+  mi250x: 'amd',
+  instinct: 'amd',
+  hip: 'amd',
+  mps: 'apple',
+  apple: 'apple',
+  m1: 'apple',
+  m2: 'apple',
+  m3: 'apple',
+  m4: 'apple',
+  mac: 'apple',
+  macbook: 'apple',
+  gpu: 'gpu',
+  gpus: 'gpu',
+  accelerator: 'gpu',
 };
-const HARDWARE_TAIL = new Set(['gpu', 'gpus', 'card', 'cards', 'machine', 'machines', 'worker', 'workers', 'only', 'silicon', 'box', 'device', 'chip']);
+const HARDWARE_TAIL = new Set([
+  'gpu',
+  'gpus',
+  'card',
+  'cards',
+  'machine',
+  'machines',
+  'worker',
+  'workers',
+  'only',
+  'silicon',
+  'box',
+  'device',
+  'chip',
+]);
 
 /** Words that count or group rather than name a quantity: "a total of 5", "a batch of 32", "a couple of runs". */
 const QUANTIFIERS =
@@ -118,23 +520,111 @@ const FIGURE_WORDS = /^(figures?|plots?|charts?|graphs?|visuali[sz]ations?|pngs|
 const FRAMEWORKS =
   /^(flask|fastapi|django|streamlit|gradio|express|node|node\.js|python|javascript|js|typescript|react|vue|uvicorn|gunicorn|jupyter|dash|bokeh|tornado|starlette|sanic|aiohttp|web|http|https|rest|json|html|api|wsgi|asgi)$/;
 
-const OPTIMIZERS = new Set(['adam', 'adamw', 'sgd', 'rmsprop', 'adagrad', 'adadelta', 'lamb', 'lion', 'adafactor', 'nadam', 'radam', 'lbfgs', 'l-bfgs', 'adamax', 'sophia', 'muon']);
+const OPTIMIZERS = new Set([
+  'adam',
+  'adamw',
+  'sgd',
+  'rmsprop',
+  'adagrad',
+  'adadelta',
+  'lamb',
+  'lion',
+  'adafactor',
+  'nadam',
+  'radam',
+  'lbfgs',
+  'l-bfgs',
+  'adamax',
+  'sophia',
+  'muon',
+]);
 
 const ORDINALS: Record<string, number> = {
-  first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, '1st': 1, '2nd': 2, '3rd': 3, '4th': 4, '5th': 5, '6th': 6, last: -1,
+  first: 1,
+  second: 2,
+  third: 3,
+  fourth: 4,
+  fifth: 5,
+  sixth: 6,
+  '1st': 1,
+  '2nd': 2,
+  '3rd': 3,
+  '4th': 4,
+  '5th': 5,
+  '6th': 6,
+  last: -1,
 };
 
 const POSITION_NAMES = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth'];
-const SETUP_VERBS = new Set(['initialise', 'initialize', 'init', 'setup', 'create', 'prepare', 'download', 'migrate', 'populate', 'install', 'fetch', 'preprocess', 'tokenize', 'tokenise', 'build', 'seed', 'bootstrap', 'generate']);
+const SETUP_VERBS = new Set([
+  'initialise',
+  'initialize',
+  'init',
+  'setup',
+  'create',
+  'prepare',
+  'download',
+  'migrate',
+  'populate',
+  'install',
+  'fetch',
+  'preprocess',
+  'tokenize',
+  'tokenise',
+  'build',
+  'seed',
+  'bootstrap',
+  'generate',
+]);
 const SETUP_OBJECTS = new Set([
-  'database', 'db', 'data', 'dataset', 'datasets', 'schema', 'tables', 'table', 'vocab', 'vocabulary', 'tokenizer',
-  'environment', 'env', 'requirements', 'dependencies', 'deps', 'corpus', 'migrations', 'index', 'cache', 'sqlite',
-  'postgres', 'weights', 'embeddings', 'splits', 'shards', 'files',
+  'database',
+  'db',
+  'data',
+  'dataset',
+  'datasets',
+  'schema',
+  'tables',
+  'table',
+  'vocab',
+  'vocabulary',
+  'tokenizer',
+  'environment',
+  'env',
+  'requirements',
+  'dependencies',
+  'deps',
+  'corpus',
+  'migrations',
+  'index',
+  'cache',
+  'sqlite',
+  'postgres',
+  'weights',
+  'embeddings',
+  'splits',
+  'shards',
+  'files',
 ]);
 
 const TIME_UNITS: Record<string, number> = {
-  s: 1, sec: 1, secs: 1, second: 1, seconds: 1, m: 60, min: 60, mins: 60, minute: 60, minutes: 60,
-  h: 3600, hr: 3600, hrs: 3600, hour: 3600, hours: 3600, d: 86400, day: 86400, days: 86400,
+  s: 1,
+  sec: 1,
+  secs: 1,
+  second: 1,
+  seconds: 1,
+  m: 60,
+  min: 60,
+  mins: 60,
+  minute: 60,
+  minutes: 60,
+  h: 3600,
+  hr: 3600,
+  hrs: 3600,
+  hour: 3600,
+  hours: 3600,
+  d: 86400,
+  day: 86400,
+  days: 86400,
 };
 
 const THRESHOLD_OPS: { words: string[]; op: '<' | '<=' | '>' | '>=' }[] = [
@@ -320,7 +810,13 @@ class Parser {
     const sep = this.w(sepAt);
     const rangeSep = between
       ? sep === 'and'
-      : sep === 'to' || sep === 'through' || sep === 'thru' || sep === 'until' || sep === '..' || sep === '–' || sep === '—' ||
+      : sep === 'to' ||
+        sep === 'through' ||
+        sep === 'thru' ||
+        sep === 'until' ||
+        sep === '..' ||
+        sep === '–' ||
+        sep === '—' ||
         (sep === '-' && this.glued(first.last) && this.glued(sepAt));
     if (rangeSep) {
       const second = this.num(sepAt + 1);
@@ -412,7 +908,12 @@ class Parser {
 
   changeVerbBefore(i: number): boolean {
     for (let k = i - 1; k >= Math.max(0, i - 3); k--) {
-      if (/^(change|changing|increase|increasing|decrease|decreasing|reduce|reducing|lower|lowering|raise|raising|bump|drop|move|switch|set|go|goes)$/.test(this.w(k))) return true;
+      if (
+        /^(change|changing|increase|increasing|decrease|decreasing|reduce|reducing|lower|lowering|raise|raising|bump|drop|move|switch|set|go|goes)$/.test(
+          this.w(k),
+        )
+      )
+        return true;
       if (this.isBoundary(k)) return false;
     }
     return false;
@@ -430,8 +931,9 @@ class Parser {
       else if (ACTION_VERBS.has(w) && !(w === 'from' && on)) on = false;
       else if (OUTPUT_VERBS.has(w)) {
         // "the report" is a noun, "report the loss" a verb; "I don't need plots" wants none.
-        if (w === 'report' && DETERMINERS.has(this.w(i - 1))) { /* a noun */ }
-        else {
+        if (w === 'report' && DETERMINERS.has(this.w(i - 1))) {
+          /* a noun */
+        } else {
           neg = /^(don't|not|never|no|dont|doesn't|won't)$/.test(this.w(i - 1));
           on = !neg;
         }
@@ -444,7 +946,8 @@ class Parser {
 
   /** The output verb whose context covers token i ("" when none). */
   outputVerb(i: number): string {
-    for (let k = i - 1; k >= 0 && !this.isBoundary(k); k--) if (OUTPUT_VERBS.has(this.w(k)) || /^(tell|show)$/.test(this.w(k))) return this.w(k);
+    for (let k = i - 1; k >= 0 && !this.isBoundary(k); k--)
+      if (OUTPUT_VERBS.has(this.w(k)) || /^(tell|show)$/.test(this.w(k))) return this.w(k);
     return '';
   }
 
@@ -468,7 +971,10 @@ class Parser {
     // "--device cuda:0", "--data ./data/wikitext-2", "--model LSTM" — but in "--cuda dropout 0.1" the word is the next ask's.
     const nt = next?.type === 'word' ? this.term(i + 1) : null;
     const nextStartsAsk =
-      !!nt && ((this.num(nt.last + 1) !== null && !this.glued(nt.last)) || this.w(nt.last + 1) === '=' || (this.w(nt.last + 1) === ':' && !this.glued(nt.last)));
+      !!nt &&
+      ((this.num(nt.last + 1) !== null && !this.glued(nt.last)) ||
+        this.w(nt.last + 1) === '=' ||
+        (this.w(nt.last + 1) === ':' && !this.glued(nt.last)));
     if (next && (next.type === 'word' || next.type === 'punct') && !nextStartsAsk && !(next.type === 'word' && STOP.has(next.lower))) {
       const raw = this.rawValue(i + 1);
       if (raw) return { first: i, last: raw.last, ask: { kind: 'setting', phrase, value: raw.value } };
@@ -482,7 +988,8 @@ class Parser {
     if (!tok) return null;
     if (tok.type === 'punct' && (tok.text === '"' || tok.text === "'" || tok.text === '`')) {
       for (let k = i + 1; k < Math.min(this.t.length, i + 12); k++) {
-        if (this.t[k]!.text === tok.text) return k > i + 1 ? { value: this.text.slice(this.t[i + 1]!.start, this.t[k - 1]!.end), last: k } : null;
+        if (this.t[k]!.text === tok.text)
+          return k > i + 1 ? { value: this.text.slice(this.t[i + 1]!.start, this.t[k - 1]!.end), last: k } : null;
       }
       return null;
     }
@@ -530,10 +1037,25 @@ class Parser {
     let j = term.last + 1;
     const c = this.w(j);
     let connector = false;
-    if (c === 'of' || c === '=' || c === ':' || c === 'to' || c === 'is' || c === 'at' || c === 'as' || c === '->' || c === '→' || c === 'equals' || c === 'be') {
+    if (
+      c === 'of' ||
+      c === '=' ||
+      c === ':' ||
+      c === 'to' ||
+      c === 'is' ||
+      c === 'at' ||
+      c === 'as' ||
+      c === '->' ||
+      c === '→' ||
+      c === 'equals' ||
+      c === 'be'
+    ) {
       j++;
       connector = true;
-    } else if (((c === 'equal' || c === 'set') && this.w(j + 1) === 'to') || (/^(should|must|will|would|shall)$/.test(c) && this.w(j + 1) === 'be')) {
+    } else if (
+      ((c === 'equal' || c === 'set') && this.w(j + 1) === 'to') ||
+      (/^(should|must|will|would|shall)$/.test(c) && this.w(j + 1) === 'be')
+    ) {
       j += 2;
       connector = true;
     } else if (c === 'in' || c === 'values' || c === 'value' || c === 'over') {
@@ -551,7 +1073,11 @@ class Parser {
       // "warmup 100 steps": the unit after the value is part of the ask.
       const unit = !v.range && v.values?.length === 1 ? this.term(v.last + 1) : null;
       if (unit && unit.groups.some((g) => g.id === 'iterations' || g.id === 'epochs' || term.groups.includes(g))) v.last = unit.last;
-      else if (term.groups.some((g) => g.id === 'samples') && /^(outputs|texts|completions|sequences|examples|generations|images)$/.test(this.w(v.last + 1))) v.last++;
+      else if (
+        term.groups.some((g) => g.id === 'samples') &&
+        /^(outputs|texts|completions|sequences|examples|generations|images)$/.test(this.w(v.last + 1))
+      )
+        v.last++;
       return this.settingOrSweep(i, term.phrase, v);
     }
     if (wordy) {
@@ -559,7 +1085,13 @@ class Parser {
       if (raw && (connector || !this.term(j)) && !OUTPUT_VERBS.has(this.w(j)) && !ACTION_VERBS.has(this.w(j))) {
         // "the name Ada Lovelace": a proper name runs over its capitalised words.
         if (raw.last === j && /^\p{Lu}/u.test(this.t[j]!.text)) {
-          while (raw.last < j + 5 && this.isWord(raw.last + 1) && /^\p{Lu}\p{Ll}/u.test(this.t[raw.last + 1]!.text) && !this.term(raw.last + 1)) raw.last++;
+          while (
+            raw.last < j + 5 &&
+            this.isWord(raw.last + 1) &&
+            /^\p{Lu}\p{Ll}/u.test(this.t[raw.last + 1]!.text) &&
+            !this.term(raw.last + 1)
+          )
+            raw.last++;
           raw.value = this.span(j, raw.last);
         }
         return { first: i, last: raw.last, ask: { kind: 'setting', phrase: term.phrase, value: raw.value } };
@@ -595,8 +1127,21 @@ class Parser {
     let j = i;
     if (this.w(j) === 'the') j++;
     const tok = this.t[j];
-    if (tok?.type !== 'word' || !this.isIdentifier(j) || this.term(j) || !/[^s]s$/i.test(tok.text) || tok.lower in NUMBER_WORDS || OTHER_UNITS.has(tok.lower)) return null;
-    if (/^(plus|minus|thus|has|was|is|as|us|yes|less|unless|always|perhaps|besides|towards|afterwards|sometimes|otherwise|whereas|sometimes)$/.test(tok.lower)) return null;
+    if (
+      tok?.type !== 'word' ||
+      !this.isIdentifier(j) ||
+      this.term(j) ||
+      !/[^s]s$/i.test(tok.text) ||
+      tok.lower in NUMBER_WORDS ||
+      OTHER_UNITS.has(tok.lower)
+    )
+      return null;
+    if (
+      /^(plus|minus|thus|has|was|is|as|us|yes|less|unless|always|perhaps|besides|towards|afterwards|sometimes|otherwise|whereas|sometimes)$/.test(
+        tok.lower,
+      )
+    )
+      return null;
     const v = this.values(j + 1, { spaces: false, words: true });
     // "… plus loss.png and metrics.json": files are outputs or inputs, never a list's items.
     if (!v?.values || v.values.some((x) => OUTPUT_EXT.test(x) || SCRIPT_EXT.test(x) || CONFIG_EXT.test(x))) return null;
@@ -689,7 +1234,15 @@ class Parser {
     const tok = this.t[i + 1];
     if (tok?.type !== 'word' || !/^(model|network|net|architecture|variant)$/.test(this.w(i + 2)) || this.ctx[i + 1]) return null;
     const x = tok.text;
-    const named = /\d/.test(x) || (/-/.test(x) && !/-(level|layer|layers|based|like|sized?|scale|trained|tuned|wise|style|char|character|word|bit|step|shot|dimensional|dim|d)$/i.test(x) && !(x.toLowerCase().split('-')[0]! in NUMBER_WORDS)) || /^[A-Z][A-Z0-9_]+$/.test(x) || this.isCodeName(i + 1);
+    const named =
+      /\d/.test(x) ||
+      (/-/.test(x) &&
+        !/-(level|layer|layers|based|like|sized?|scale|trained|tuned|wise|style|char|character|word|bit|step|shot|dimensional|dim|d)$/i.test(
+          x,
+        ) &&
+        !(x.toLowerCase().split('-')[0]! in NUMBER_WORDS)) ||
+      /^[A-Z][A-Z0-9_]+$/.test(x) ||
+      this.isCodeName(i + 1);
     if (!named || this.term(i + 1)) return null;
     return { first: i, last: i + 2, ask: { kind: 'setting', phrase: 'model type', value: x } };
   }
@@ -738,7 +1291,15 @@ class Parser {
     let j = i + 1;
     if (DETERMINERS.has(this.w(j)) && this.isIdentifier(j + 1) && /^(in|at|from|under)$/.test(this.w(j + 2))) j += 3;
     const tok = this.t[j];
-    if (tok?.type !== 'word' || !/\//.test(tok.text) || /^[a-z]+:\/\//i.test(tok.text) || SCRIPT_EXT.test(tok.text) || CONFIG_EXT.test(tok.text) || OUTPUT_EXT.test(tok.text)) return null;
+    if (
+      tok?.type !== 'word' ||
+      !/\//.test(tok.text) ||
+      /^[a-z]+:\/\//i.test(tok.text) ||
+      SCRIPT_EXT.test(tok.text) ||
+      CONFIG_EXT.test(tok.text) ||
+      OUTPUT_EXT.test(tok.text)
+    )
+      return null;
     return { first: i, last: j, ask: { kind: 'other', file: tok.text.replace(/\/$/, '') } };
   }
 
@@ -751,7 +1312,11 @@ class Parser {
     if (!this.isIdentifier(noun) || this.term(noun)) return null;
     let k = noun + 1;
     if (['of', '=', ':', 'to', 'is', 'at', 'as'].includes(this.w(k))) k++;
-    else if ((/^(should|must|will)$/.test(this.w(k)) && this.w(k + 1) === 'be') || (/^(set|equal)$/.test(this.w(k)) && this.w(k + 1) === 'to')) k += 2;
+    else if (
+      (/^(should|must|will)$/.test(this.w(k)) && this.w(k + 1) === 'be') ||
+      (/^(set|equal)$/.test(this.w(k)) && this.w(k + 1) === 'to')
+    )
+      k += 2;
     const v = this.values(k, { spaces: true });
     return v ? this.settingOrSweep(j, this.span(j, noun), v) : null;
   }
@@ -875,7 +1440,10 @@ class Parser {
       nameFirst = i;
       nameLast = i;
       j = i + 1;
-    } else if (/^(parameter|hyperparameter|hyper-parameter|param|grid)$/.test(this.w(i)) && /^(sweep|sweeps|search|scan)$/.test(this.w(i + 1))) {
+    } else if (
+      /^(parameter|hyperparameter|hyper-parameter|param|grid)$/.test(this.w(i)) &&
+      /^(sweep|sweeps|search|scan)$/.test(this.w(i + 1))
+    ) {
       j = i + 1;
     } else if (!/^(sweep|sweeps|sweeping|scan|vary|varying)$/.test(this.w(i))) return null;
     let last = j;
@@ -897,7 +1465,12 @@ class Parser {
       } else if (t) {
         nameFirst = k;
         nameLast = t.last;
-      } else if (this.t[k]?.type === 'flag' || (this.isIdentifier(k) && !/^(all|available|workers|machines|nodes|gpus|values|parameters|hyperparameters|settings|grid)$/.test(this.w(k)) && !this.hardwareWord(k))) {
+      } else if (
+        this.t[k]?.type === 'flag' ||
+        (this.isIdentifier(k) &&
+          !/^(all|available|workers|machines|nodes|gpus|values|parameters|hyperparameters|settings|grid)$/.test(this.w(k)) &&
+          !this.hardwareWord(k))
+      ) {
         nameFirst = k;
         nameLast = k;
       }
@@ -909,7 +1482,13 @@ class Parser {
     // "dt = 0.1*dx*dx": the expression the name stands in, skipped.
     if (nameFirst >= 0 && this.w(k) === '=') {
       let e = k + 1;
-      while (this.t[e] && !this.isBoundary(e) && !/^(at|over|across|with|from|in|for|,|between|through|using|on)$/.test(this.w(e)) && e < k + 20) e++;
+      while (
+        this.t[e] &&
+        !this.isBoundary(e) &&
+        !/^(at|over|across|with|from|in|for|,|between|through|using|on)$/.test(this.w(e)) &&
+        e < k + 20
+      )
+        e++;
       if (e > k + 1) {
         last = e - 1;
         k = e;
@@ -955,7 +1534,8 @@ class Parser {
   sampleCount(i: number): Found | null {
     if (!/^(sample|generate|produce|print|write|show)$/.test(this.w(i))) return null;
     const n = this.num(i + 1);
-    if (!n || !/^(samples|outputs|completions|texts|sequences|examples|stories|poems|generations|images|lines)$/.test(this.w(n.last + 1))) return null;
+    if (!n || !/^(samples|outputs|completions|texts|sequences|examples|stories|poems|generations|images|lines)$/.test(this.w(n.last + 1)))
+      return null;
     return { first: i, last: n.last + 1, ask: { kind: 'setting', phrase: 'samples', value: n.value } };
   }
 
@@ -1063,11 +1643,18 @@ class Parser {
   private scaleAt(i: number): Found | null {
     const w = this.w(i);
     if (w === 'in' && this.w(i + 1) === 'parallel') return { first: i, last: i + 1, ask: { kind: 'scale', workers: 'all' } };
-    if (w === 'parallel' || w === 'concurrently' || w === 'simultaneously') return { first: i, last: i, ask: { kind: 'scale', workers: 'all' } };
+    if (w === 'parallel' || w === 'concurrently' || w === 'simultaneously')
+      return { first: i, last: i, ask: { kind: 'scale', workers: 'all' } };
     if (this.seq(i, ['at', 'the', 'same', 'time'])) return { first: i, last: i + 3, ask: { kind: 'scale', workers: 'all' } };
     if (this.seq(i, ['as', 'many']) && /^(workers|machines|nodes|gpus)$/.test(this.w(i + 2)) && this.w(i + 3) === 'as') {
       let last = i + 4;
-      while (last < i + 7 && this.t[last] && !this.isBoundary(last) && /^(possible|you|can|are|available|there|we|have|i)$/.test(this.w(last))) last++;
+      while (
+        last < i + 7 &&
+        this.t[last] &&
+        !this.isBoundary(last) &&
+        /^(possible|you|can|are|available|there|we|have|i)$/.test(this.w(last))
+      )
+        last++;
       return { first: i, last: last - 1, ask: { kind: 'scale', workers: 'all' } };
     }
     let j = i;
@@ -1077,7 +1664,11 @@ class Parser {
     // "on 4 workers" asks for four; "I have 2 GPUs" says what there is.
     if (lead && n && /^(workers|worker|machines|machine|nodes|node|gpus|hosts|computers|boxes)$/.test(this.w(n.last + 1))) {
       const gpu = /^gpus?$/.test(this.w(n.last + 1));
-      return { first: i, last: n.last + 1, ask: { kind: 'scale', workers: Math.max(1, Math.round(n.n)), ...(gpu ? { hardware: 'gpu' } : {}) } };
+      return {
+        first: i,
+        last: n.last + 1,
+        ask: { kind: 'scale', workers: Math.max(1, Math.round(n.n)), ...(gpu ? { hardware: 'gpu' } : {}) },
+      };
     }
     let all = false;
     if (/^(all|every|each)$/.test(this.w(j))) {
@@ -1106,7 +1697,8 @@ class Parser {
     const metric = this.metricAt(j);
     if (metric) {
       let k = metric.last + 1;
-      if (/^(is|stays|gets|goes|drops|falls|reaches|remains|of|be|to)$/.test(this.w(k)) && !THRESHOLD_OPS.some((o) => this.seq(k, o.words))) k++;
+      if (/^(is|stays|gets|goes|drops|falls|reaches|remains|of|be|to)$/.test(this.w(k)) && !THRESHOLD_OPS.some((o) => this.seq(k, o.words)))
+        k++;
       const op = THRESHOLD_OPS.find((o) => this.seq(k, o.words));
       if (op) {
         const n = this.num(k + op.words.length);
@@ -1114,13 +1706,17 @@ class Parser {
       }
     }
     // "reach 90% accuracy", "achieve an accuracy of 0.9", "until the loss is 0.5".
-    if (!/^(reach|reaches|reaching|achieve|achieves|achieving|hit|hits|attain|until|till|target)$/.test(this.w(i)) && !this.seq(i, ['get', 'to'])) return null;
+    if (
+      !/^(reach|reaches|reaching|achieve|achieves|achieving|hit|hits|attain|until|till|target)$/.test(this.w(i)) &&
+      !this.seq(i, ['get', 'to'])
+    )
+      return null;
     j = this.w(i) === 'get' ? i + 2 : i + 1;
     if (/^(a|an|the)$/.test(this.w(j))) j++;
     const n = this.num(j);
     if (n) {
       let k = n.last + 1;
-      if (this.w(k) === '%' ) k++;
+      if (this.w(k) === '%') k++;
       const m = this.metricAt(k);
       if (m) {
         const dir = metricOf(m.name);
@@ -1137,7 +1733,11 @@ class Parser {
     const v = this.num(k);
     if (!v) return null;
     const dir = metricOf(m.name);
-    return { first: i, last: v.last, ask: { kind: 'threshold', metric: m.name, op: op?.op ?? (dir?.lowerIsBetter ? '<=' : '>='), threshold: v.n } };
+    return {
+      first: i,
+      last: v.last,
+      ask: { kind: 'threshold', metric: m.name, op: op?.op ?? (dir?.lowerIsBetter ? '<=' : '>='), threshold: v.n },
+    };
   }
 
   /** A metric name at i (up to 3 words), "final"/"best" before it dropped from the name. */
@@ -1171,10 +1771,45 @@ class Parser {
     let j = i;
     let lead = false;
     const leads: string[][] = [
-      ['in', 'less', 'than'], ['in', 'under'], ['no', 'more', 'than'], ['less', 'than'], ['at', 'most'], ['up', 'to'],
-      ['spend', 'more', 'than'], ['more', 'than'], ['for', 'a', 'maximum', 'of'], ['for', 'at', 'most'], ['a', 'maximum', 'of'], ['maximum', 'of'], ['max', 'of'], ['time', 'limit', 'of'], ['budget', 'of'], ['cap', 'of'], ['limit', 'of'], ['timeout', 'of'], ['deadline', 'of'],
-      ['within'], ['under'], ['below'], ['max'], ['maximum'], ['for'], ['in'], ['budget'], ['cap'], ['costing'], ['cost'],
-      ['spend'], ['spending'], ['before'], ['timeout'], ['deadline'], ['takes'], ['take'], ['taking'], ['at', 'a', 'cost', 'of'],
+      ['in', 'less', 'than'],
+      ['in', 'under'],
+      ['no', 'more', 'than'],
+      ['less', 'than'],
+      ['at', 'most'],
+      ['up', 'to'],
+      ['spend', 'more', 'than'],
+      ['more', 'than'],
+      ['for', 'a', 'maximum', 'of'],
+      ['for', 'at', 'most'],
+      ['a', 'maximum', 'of'],
+      ['maximum', 'of'],
+      ['max', 'of'],
+      ['time', 'limit', 'of'],
+      ['budget', 'of'],
+      ['cap', 'of'],
+      ['limit', 'of'],
+      ['timeout', 'of'],
+      ['deadline', 'of'],
+      ['within'],
+      ['under'],
+      ['below'],
+      ['max'],
+      ['maximum'],
+      ['for'],
+      ['in'],
+      ['budget'],
+      ['cap'],
+      ['costing'],
+      ['cost'],
+      ['spend'],
+      ['spending'],
+      ['before'],
+      ['timeout'],
+      ['deadline'],
+      ['takes'],
+      ['take'],
+      ['taking'],
+      ['at', 'a', 'cost', 'of'],
     ];
     for (const l of leads) {
       if (this.seq(i, l)) {
@@ -1229,11 +1864,22 @@ class Parser {
       return { first: i, last, ask: { kind: 'target', target: file } };
     }
     // "the shakespeare_char config", "config train_gpt2"
-    const named = this.isIdentifier(j) || (this.w(j + 1) === 'script' && /^[\p{L}_][\p{L}\p{N}_]*$/u.test(tok.text) && !DETERMINERS.has(tok.lower));
-    if (named && /^(config|configuration|preset|cfg|script)$/.test(this.w(j + 1)) && !/^(default|same|this|that|given|base|whole|right|current|new|existing|following|other|training|model|python|shell|bash|whole|main|entire|my|your)$/.test(tok.lower)) {
+    const named =
+      this.isIdentifier(j) || (this.w(j + 1) === 'script' && /^[\p{L}_][\p{L}\p{N}_]*$/u.test(tok.text) && !DETERMINERS.has(tok.lower));
+    if (
+      named &&
+      /^(config|configuration|preset|cfg|script)$/.test(this.w(j + 1)) &&
+      !/^(default|same|this|that|given|base|whole|right|current|new|existing|following|other|training|model|python|shell|bash|whole|main|entire|my|your)$/.test(
+        tok.lower,
+      )
+    ) {
       return { first: i, last: j + 1, ask: { kind: 'target', target: tok.text } };
     }
-    if (/^(config|configuration|preset)$/.test(tok.lower) && this.t[j + 1]?.type === 'word' && (this.isCodeName(j + 1) || /[/.]/.test(this.t[j + 1]!.text))) {
+    if (
+      /^(config|configuration|preset)$/.test(tok.lower) &&
+      this.t[j + 1]?.type === 'word' &&
+      (this.isCodeName(j + 1) || /[/.]/.test(this.t[j + 1]!.text))
+    ) {
       return { first: i, last: j + 1, ask: { kind: 'target', target: this.t[j + 1]!.text } };
     }
     return null;
@@ -1250,7 +1896,14 @@ class Parser {
     } else if (this.w(j) === 'before') {
       j++;
       if (!/^(training|running|starting|serving|it|that|anything|launching|the|you)$/.test(this.w(j))) return null;
-      while (j < i + 5 && !this.isBoundary(j) && this.w(j) !== ',' && !/^(run|execute|make)$/.test(this.w(j)) && !SETUP_VERBS.has(this.w(j))) j++;
+      while (
+        j < i + 5 &&
+        !this.isBoundary(j) &&
+        this.w(j) !== ',' &&
+        !/^(run|execute|make)$/.test(this.w(j)) &&
+        !SETUP_VERBS.has(this.w(j))
+      )
+        j++;
       if (this.w(j) === ',') j++;
       marked = true;
     }
@@ -1286,10 +1939,18 @@ class Parser {
     if (this.w(last + 1) === 'first' || this.w(last + 1) === 'beforehand') {
       last++;
       marked = true;
-    } else if (this.w(last + 1) === 'before' && /^(training|running|starting|serving|it|that|anything|launching|the|you)$/.test(this.w(last + 2))) {
+    } else if (
+      this.w(last + 1) === 'before' &&
+      /^(training|running|starting|serving|it|that|anything|launching|the|you)$/.test(this.w(last + 2))
+    ) {
       last += 2;
       // "before it starts", "before the app serves", "before training begins"
-      for (let n = 0; n < 3 && /^(the|app|server|service|run|training|it|starts|start|runs|serves|launches|begins|is|up|else)$/.test(this.w(last + 1)); n++) last++;
+      for (
+        let n = 0;
+        n < 3 && /^(the|app|server|service|run|training|it|starts|start|runs|serves|launches|begins|is|up|else)$/.test(this.w(last + 1));
+        n++
+      )
+        last++;
       marked = true;
     }
     if (!marked && !(SETUP_VERBS.has(verb) || verb === 'set') && !/^(init-db|initdb)$/.test(verb)) return null;
@@ -1356,7 +2017,14 @@ class Parser {
     } else return null;
     const bool = groups.length === 0 || groups.some((g) => g.valueType === 'bool' || (g.id === 'precision' && /mixed|amp/i.test(phrase)));
     if (on && !bool) return null;
-    if (!on && !bool && !groups.some((g) => g.id === 'dropout' || g.id === 'weight decay' || g.id === 'warmup' || g.id === 'gradient clipping' || g.id === 'momentum')) return null;
+    if (
+      !on &&
+      !bool &&
+      !groups.some(
+        (g) => g.id === 'dropout' || g.id === 'weight decay' || g.id === 'warmup' || g.id === 'gradient clipping' || g.id === 'momentum',
+      )
+    )
+      return null;
     // A following value belongs to the setting ("with dropout 0.1" is a value, read by termValue).
     if (this.num(last + 1) || this.w(last + 1) === '=') return null;
     const value = on ? 'True' : bool ? 'False' : '0';
@@ -1367,12 +2035,19 @@ class Parser {
   vague(i: number): Found | null {
     let j = i;
     if (/^(a|an|the)$/.test(this.w(j))) j++;
-    if (!/^(tiny|small|smaller|little|mini|toy|quick|short|shorter|fast|faster|lightweight|minimal|big|bigger|large|larger|huge|smallest|tiniest)$/.test(this.w(j))) return null;
+    if (
+      !/^(tiny|small|smaller|little|mini|toy|quick|short|shorter|fast|faster|lightweight|minimal|big|bigger|large|larger|huge|smallest|tiniest)$/.test(
+        this.w(j),
+      )
+    )
+      return null;
     let k = j + 1;
     if (this.w(k) === 'training') k++;
-    if (!/^(model|run|version|network|net|test|experiment|config|configuration|gpt|transformer|training|llm|lm)$/.test(this.w(k))) return null;
+    if (!/^(model|run|version|network|net|test|experiment|config|configuration|gpt|transformer|training|llm|lm)$/.test(this.w(k)))
+      return null;
     const next = this.w(k + 1);
-    if (next === '(' || next === ':' || next === '—' || next === '-' || (next === 'with' && (this.num(k + 2) || this.term(k + 2)))) return null;
+    if (next === '(' || next === ':' || next === '—' || next === '-' || (next === 'with' && (this.num(k + 2) || this.term(k + 2))))
+      return null;
     return { first: i, last: k, ask: { kind: 'other', phrase: this.span(j, k) } };
   }
 
@@ -1385,7 +2060,11 @@ class Parser {
     if (/^(no|without|not|skip)$/.test(this.w(i - 1)) || this.unwanted[i]) return null;
     const ctx = this.ctx[i] ?? false;
     const det = j > i;
-    const found = (last: number, output: OutputWanted, extra: Partial<Draft> = {}): Found => ({ first: i, last, ask: { kind: 'output', output, ...extra } });
+    const found = (last: number, output: OutputWanted, extra: Partial<Draft> = {}): Found => ({
+      first: i,
+      last,
+      ask: { kind: 'output', output, ...extra },
+    });
     // "each run's output", "the output of each run", "every run's stdout"
     if (/^(each|every)$/.test(this.w(i)) && /^(run's|shard's|job's|seed's|task's|experiment's|value's)$/.test(this.w(i + 1))) {
       if (/^(output|outputs|stdout|log|logs)$/.test(this.w(i + 2))) return found(i + 2, /^logs?$/.test(this.w(i + 2)) ? 'logs' : 'stdout');
@@ -1430,7 +2109,8 @@ class Parser {
       if (head === 'outputs' && (det || ctx)) return found(k, 'data');
       return null;
     }
-    if (/^(loss|training|learning|accuracy)$/.test(head) && /^(curves?|plots?|graphs?)$/.test(this.w(k + 1))) return found(k + 1, 'figures');
+    if (/^(loss|training|learning|accuracy)$/.test(head) && /^(curves?|plots?|graphs?)$/.test(this.w(k + 1)))
+      return found(k + 1, 'figures');
     if (/^images?$/.test(head) && ctx) return found(k, 'figures');
     if ((head === 'plot' && !det && !adj) || head === 'visualize' || head === 'visualise' || head === 'chart') {
       // "plot the loss curves", "plot accuracy": the object is part of the ask.
@@ -1444,13 +2124,25 @@ class Parser {
     }
     if (FIGURE_WORDS.test(head)) return found(k, 'figures');
     // "the prediction plot", "the decision-surface figure": a figure named by what it shows.
-    if ((det || ctx) && FIGURE_WORDS.test(this.w(k + 1)) && /^[\p{L}][\p{L}\p{N}_-]*$/u.test(tok.text) && !STOP.has(head) && !this.metricAt(k)) return found(k + 1, 'figures');
+    if (
+      (det || ctx) &&
+      FIGURE_WORDS.test(this.w(k + 1)) &&
+      /^[\p{L}][\p{L}\p{N}_-]*$/u.test(tok.text) &&
+      !STOP.has(head) &&
+      !this.metricAt(k)
+    )
+      return found(k + 1, 'figures');
     if (/^(weights|checkpoints?|ckpts?|state_dict)$/.test(head) && !readsIt()) return found(k, 'model');
     if (head === 'state' && this.w(k + 1) === 'dict' && !readsIt()) return found(k + 1, 'model');
     if (/^(model|models|network|net)$/.test(head) && !readsIt()) {
       // "save the model as lm-small.pt": the model, under that name.
       const named = this.t[k + 2];
-      if (/^(as|to|into|in)$/.test(this.w(k + 1)) && named?.type === 'word' && OUTPUT_EXT.test(named.text) && !SCRIPT_EXT.test(named.text)) {
+      if (
+        /^(as|to|into|in)$/.test(this.w(k + 1)) &&
+        named?.type === 'word' &&
+        OUTPUT_EXT.test(named.text) &&
+        !SCRIPT_EXT.test(named.text)
+      ) {
         return found(k + 2, 'model', { file: named.text });
       }
       if (/^(weights|checkpoints?|file|files|artifacts?)$/.test(this.w(k + 1))) return found(k + 1, 'model');
@@ -1459,8 +2151,10 @@ class Parser {
       return null;
     }
     if (/^(samples|completions|generations)$/.test(head) && (ctx || adj || det)) return found(k, 'samples');
-    if (/^(sample|completion|generation)$/.test(head) && ctx && det && !/^(of|from|size|rate|count)$/.test(this.w(k + 1))) return found(k, 'samples');
-    if (/^(sample)$/.test(head) && /^(text|texts|outputs|output|generations|completions)$/.test(this.w(k + 1))) return found(k + 1, 'samples');
+    if (/^(sample|completion|generation)$/.test(head) && ctx && det && !/^(of|from|size|rate|count)$/.test(this.w(k + 1)))
+      return found(k, 'samples');
+    if (/^(sample)$/.test(head) && /^(text|texts|outputs|output|generations|completions)$/.test(this.w(k + 1)))
+      return found(k + 1, 'samples');
     if (head === 'text' && (adj || (ctx && det))) return found(k, 'samples');
     if (head === 'generate' && /^(text|samples|some|a)$/.test(this.w(k + 1))) {
       let last = k + 1;
@@ -1470,30 +2164,58 @@ class Parser {
       return null;
     }
     if (head === 'sample' && this.w(k + 1) === 'from' && i === k) return found(k, 'samples');
-    if ((head === 'report' || head === 'summary' || head === 'writeup' || head === 'write-up') && (det || adj || (ctx && head !== 'report'))) return found(k, 'report');
+    if (
+      (head === 'report' || head === 'summary' || head === 'writeup' || head === 'write-up') &&
+      (det || adj || (ctx && head !== 'report'))
+    )
+      return found(k, 'report');
     if (/^(logs|log)$/.test(head) && (det || adj || /^(training|run|console)$/.test(this.w(k - 1)))) return found(k, 'logs');
     if ((head === 'training' || head === 'run' || head === 'console') && /^(logs?)$/.test(this.w(k + 1))) return found(k + 1, 'logs');
     if (head === 'log' && /^(files?)$/.test(this.w(k + 1))) return found(k + 1, 'logs');
-    if (/^(results|predictions|embeddings|dataset|data|numbers|csv|table|tables)$/.test(head) && ctx && (det || adj)) return found(k, 'data');
+    if (/^(results|predictions|embeddings|dataset|data|numbers|csv|table|tables)$/.test(head) && ctx && (det || adj))
+      return found(k, 'data');
     if (/^(metrics|scores|stats|statistics)$/.test(head) && (ctx || det)) return found(k, 'metrics');
     // "the classification report", "the benchmark table": what the program prints as its report.
-    if (det && /^(report|summary|table)$/.test(this.w(k + 1)) && !STOP.has(head) && (ctx || this.w(k + 1) === 'report')) return found(k + 1, 'report');
+    if (det && /^(report|summary|table)$/.test(this.w(k + 1)) && !STOP.has(head) && (ctx || this.w(k + 1) === 'report'))
+      return found(k + 1, 'report');
     const m = this.metricAt(j);
     // "the loss log", "the loss history": the run's log, not one number.
     if (m && /^(log|logs|history)$/.test(this.w(m.last + 1)) && (ctx || det)) return found(m.last + 1, 'logs');
     if (m && (ctx || /^(final|best|last|test|val|validation)$/.test(this.w(j)))) return found(m.last, 'metrics', { metric: m.name });
     // "its config", "the config": the settings the run used, as it writes them.
-    if (ctx && det && /^(config|configuration|hyperparameters|params|parameters)$/.test(head) && !/^(file|files)$/.test(this.w(k + 1))) return found(k, 'data');
+    if (ctx && det && /^(config|configuration|hyperparameters|params|parameters)$/.test(head) && !/^(file|files)$/.test(this.w(k + 1)))
+      return found(k, 'data');
     // "show me the result", "tell me the answer", "print the learned function": what the program prints.
-    if (ctx && (det || adj) && tok.type === 'word' && !STOP.has(head) && !this.term(k) && !/s$/.test(head) && /^(show|tell|print|display)$/.test(this.outputVerb(i))) {
+    if (
+      ctx &&
+      (det || adj) &&
+      tok.type === 'word' &&
+      !STOP.has(head) &&
+      !this.term(k) &&
+      !/s$/.test(head) &&
+      /^(show|tell|print|display)$/.test(this.outputVerb(i))
+    ) {
       return found(k, 'stdout');
     }
     if (ctx && det && /^(result|answer)$/.test(head)) return found(k, 'stdout');
-    if (ctx && (det || adj) && /^(mean|average|std|median|throughput|latency|speed|runtime|time|timings?|tokens\/s|it\/s|samples\/s)$/.test(head)) {
+    if (
+      ctx &&
+      (det || adj) &&
+      /^(mean|average|std|median|throughput|latency|speed|runtime|time|timings?|tokens\/s|it\/s|samples\/s)$/.test(head)
+    ) {
       return found(k, 'metrics', { metric: tok.text.toLowerCase() });
     }
     // Something else handed back by name: "give me the reconstructions".
-    if (ctx && det && tok.type === 'word' && /^[\p{L}][\p{L}-]*s$/u.test(tok.text) && !STOP.has(head) && !this.term(k) && !/(ss|us|is)$/.test(head)) return found(k, 'data');
+    if (
+      ctx &&
+      det &&
+      tok.type === 'word' &&
+      /^[\p{L}][\p{L}-]*s$/u.test(tok.text) &&
+      !STOP.has(head) &&
+      !this.term(k) &&
+      !/(ss|us|is)$/.test(head)
+    )
+      return found(k, 'data');
     return null;
   }
 
@@ -1570,7 +2292,9 @@ class Parser {
 
 /** The noun of "one run per user", "a separate run for each value" (lower case), or null. */
 function oneRunPer(request: string): string | null {
-  const m = /\b(?:one|a|1)\s+(?:separate\s+|single\s+)?(?:run|job|shard)\s+(?:per|for\s+each|for\s+every)\s+([\p{L}\p{N}_-]+)/iu.exec(request);
+  const m = /\b(?:one|a|1)\s+(?:separate\s+|single\s+)?(?:run|job|shard)\s+(?:per|for\s+each|for\s+every)\s+([\p{L}\p{N}_-]+)/iu.exec(
+    request,
+  );
   return m ? m[1]!.toLowerCase() : null;
 }
 
@@ -1597,7 +2321,8 @@ function joinAsks(found: Found[], per: string | null, between: (last: number, fi
   for (let k = found.length - 1; k > 0; k--) {
     const file = found[k]!.ask.file;
     const prev = found[k - 1]!;
-    if (!file || found[k]!.ask.kind !== 'setting' || prev.ask.kind !== 'setting' || prev.ask.file || !between(prev.last, found[k]!.first)) continue;
+    if (!file || found[k]!.ask.kind !== 'setting' || prev.ask.kind !== 'setting' || prev.ask.file || !between(prev.last, found[k]!.first))
+      continue;
     prev.ask = { ...prev.ask, file };
   }
   const drop = new Set<Found>();

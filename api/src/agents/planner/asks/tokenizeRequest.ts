@@ -103,7 +103,12 @@ export function tokenizeRequest(text: string): Token[] {
         continue;
       }
     }
-    if ((c === '.' && text[i + 1] === '.') || (c === '-' && text[i + 1] === '>') || (c === '>' && text[i + 1] === '=') || (c === '<' && text[i + 1] === '=')) {
+    if (
+      (c === '.' && text[i + 1] === '.') ||
+      (c === '-' && text[i + 1] === '>') ||
+      (c === '>' && text[i + 1] === '=') ||
+      (c === '<' && text[i + 1] === '=')
+    ) {
       push('punct', i, i + 2);
       i += 2;
       continue;

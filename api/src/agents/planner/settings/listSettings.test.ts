@@ -57,7 +57,15 @@ describe('command-line parsers', () => {
     ]);
     const s = await listSettings(files);
     expect(s.problems).toEqual([]);
-    expect(byId(s, 'train.py#epochs')).toMatchObject({ kind: 'flag', flag: '--epochs', aliases: ['-e'], type: 'int', default: '10', help: 'passes (over the data)', file: 'train.py' });
+    expect(byId(s, 'train.py#epochs')).toMatchObject({
+      kind: 'flag',
+      flag: '--epochs',
+      aliases: ['-e'],
+      type: 'int',
+      default: '10',
+      help: 'passes (over the data)',
+      file: 'train.py',
+    });
     expect(byId(s, 'train.py#lr')).toMatchObject({ type: 'float', default: '3e-4' });
     expect(byId(s, 'train.py#seeds')).toMatchObject({ type: 'list', nargs: '+', default: '[1, 2, 3]' });
     expect(byId(s, 'train.py#opt')).toMatchObject({ type: 'str', choices: ['sgd', 'adam'], default: 'adam' });
@@ -95,9 +103,21 @@ describe('command-line parsers', () => {
           '    pass',
         ),
       ],
-      ['fi.py', lines('import fire', 'def run(steps=100, lr=0.01, name="x"):', '    pass', 'if __name__ == "__main__":', '    fire.Fire(run)')],
+      [
+        'fi.py',
+        lines('import fire', 'def run(steps=100, lr=0.01, name="x"):', '    pass', 'if __name__ == "__main__":', '    fire.Fire(run)'),
+      ],
       ['fc.py', lines('from fire import Fire', 'class Sim:', '    def __init__(self, n, dt=0.1):', '        pass', 'Fire(Sim)')],
-      ['tl.py', lines('import typer', 'from typing import List', 'def main(number: List[float] = typer.Option([])):', '    pass', 'typer.run(main)')],
+      [
+        'tl.py',
+        lines(
+          'import typer',
+          'from typing import List',
+          'def main(number: List[float] = typer.Option([])):',
+          '    pass',
+          'typer.run(main)',
+        ),
+      ],
       [
         'ab.py',
         lines(
@@ -114,7 +134,14 @@ describe('command-line parsers', () => {
     const s = await listSettings(files);
     expect(s.problems).toEqual([]);
     expect(byId(s, 'cli.py#src')).toMatchObject({ kind: 'positional', position: 0 });
-    expect(byId(s, 'cli.py#epochs')).toMatchObject({ kind: 'flag', flag: '--epochs', aliases: ['-n'], type: 'int', default: '3', help: 'passes' });
+    expect(byId(s, 'cli.py#epochs')).toMatchObject({
+      kind: 'flag',
+      flag: '--epochs',
+      aliases: ['-n'],
+      type: 'int',
+      default: '3',
+      help: 'passes',
+    });
     expect(byId(s, 'cli.py#opt')).toMatchObject({ choices: ['sgd', 'adam'], type: 'str' });
     expect(byId(s, 'cli.py#verbose')).toMatchObject({ type: 'bool', default: 'False' });
     expect(byId(s, 'cli.py#tag')).toMatchObject({ type: 'list' });
@@ -128,7 +155,13 @@ describe('command-line parsers', () => {
     expect(byId(s, 'fc.py#n')).toMatchObject({ kind: 'positional' });
     expect(byId(s, 'fc.py#dt')).toMatchObject({ kind: 'flag', default: '0.1' });
     expect(byId(s, 'tl.py#number')).toMatchObject({ kind: 'flag', flag: '--number', type: 'list' });
-    expect(byId(s, 'ab.py#epochs')).toMatchObject({ kind: 'flag', flag: '--epochs', type: 'int', default: '10', help: 'passes over the data' });
+    expect(byId(s, 'ab.py#epochs')).toMatchObject({
+      kind: 'flag',
+      flag: '--epochs',
+      type: 'int',
+      default: '10',
+      help: 'passes over the data',
+    });
     expect(byId(s, 'ab.py#lr')).toMatchObject({ type: 'float', default: '1e-3', help: 'step size' });
     expect(byId(s, 'ab.py#fast')).toMatchObject({ type: 'bool', default: 'False' });
     expect(byId(s, 'ab.py#opt')).toMatchObject({ type: 'str', default: 'adam', choices: ['sgd', 'adam'], help: 'optimizer' });
@@ -180,7 +213,13 @@ describe('settings classes', () => {
       '    data, = HfArgumentParser((DataArguments,)).parse_args_into_dataclasses()',
     );
     const s = await listSettings(new Map([['t.py', text]]));
-    expect(byId(s, 't.py#GPTConfig.n_layer')).toMatchObject({ kind: 'constant', type: 'int', default: '12', help: 'layers', scope: 'class GPTConfig' });
+    expect(byId(s, 't.py#GPTConfig.n_layer')).toMatchObject({
+      kind: 'constant',
+      type: 'int',
+      default: '12',
+      help: 'layers',
+      scope: 'class GPTConfig',
+    });
     expect(spanText(text, byId(s, 't.py#GPTConfig.dropout').span!)).toBe('0.1');
     expect(byId(s, 't.py#learning_rate')).toMatchObject({ kind: 'flag', flag: '--learning-rate', type: 'float', default: '2.5e-4' });
     expect(byId(s, 't.py#max_seq_length')).toMatchObject({ kind: 'flag', flag: '--max_seq_length', type: 'int', default: '128' });
@@ -225,9 +264,19 @@ describe('configs built in code (CfgNode, ConfigDict)', () => {
   it('the root config follows its includes into other files; a later literal wins; merge_from_args makes them --path=value settings', async () => {
     const s = await listSettings(files);
     expect(s.problems).toEqual([]);
-    expect(byId(s, 'projects/run.py#system.seed')).toMatchObject({ kind: 'configurator', flag: '--system.seed', default: '3407', scope: 'get_config()' });
+    expect(byId(s, 'projects/run.py#system.seed')).toMatchObject({
+      kind: 'configurator',
+      flag: '--system.seed',
+      default: '3407',
+      scope: 'get_config()',
+    });
     const iters = byId(s, 'lib/trainer.py#trainer.max_iters');
-    expect(iters).toMatchObject({ kind: 'configurator', flag: '--trainer.max_iters', default: null, scope: 'Trainer.get_default_config()' });
+    expect(iters).toMatchObject({
+      kind: 'configurator',
+      flag: '--trainer.max_iters',
+      default: null,
+      scope: 'Trainer.get_default_config()',
+    });
     expect(spanText(trainer, iters.span!)).toBe('None');
     expect(byId(s, 'lib/trainer.py#trainer.batch_size')).toMatchObject({ type: 'int', default: '64', help: 'per step' });
     expect(byId(s, 'projects/run.py#trainer.learning_rate').default).toBe('5e-4');
@@ -238,7 +287,12 @@ describe('configs built in code (CfgNode, ConfigDict)', () => {
 
   it("narrowed to the entry point, its config's settings are there wherever they are written", async () => {
     const s = await listSettings(files, { entry: 'projects/run.py' });
-    expect(ids(s)).toEqual(['lib/trainer.py#trainer.batch_size', 'lib/trainer.py#trainer.max_iters', 'projects/run.py#system.seed', 'projects/run.py#trainer.learning_rate']);
+    expect(ids(s)).toEqual([
+      'lib/trainer.py#trainer.batch_size',
+      'lib/trainer.py#trainer.max_iters',
+      'projects/run.py#system.seed',
+      'projects/run.py#trainer.learning_rate',
+    ]);
   });
 });
 
@@ -253,7 +307,7 @@ describe('configurator globals and their config modules', () => {
     'gradient_accumulation_steps = 5 * 8',
     "dtype = 'bfloat16' if torch.cuda.is_available() else 'float32'",
     '_private = 3',
-    "config_keys = [k for k in globals()]",
+    'config_keys = [k for k in globals()]',
     "exec(open('configurator.py').read())",
     'tokens = batch * 2',
     'after = 7',
@@ -266,7 +320,18 @@ describe('configurator globals and their config modules', () => {
   const files = new Map([
     ['train.py', train],
     ['configurator.py', lines('import sys', 'for arg in sys.argv[1:]:', '    pass')],
-    ['config/train_small.py', lines('import time', "out_dir = 'out-small'", 'max_iters = 200', 'n_layer = 2', 'gradient_accumulation_steps = 4 * 8', 'new_key = 5', "wandb_run_name = 'run' + str(time.time())")],
+    [
+      'config/train_small.py',
+      lines(
+        'import time',
+        "out_dir = 'out-small'",
+        'max_iters = 200',
+        'n_layer = 2',
+        'gradient_accumulation_steps = 4 * 8',
+        'new_key = 5',
+        "wandb_run_name = 'run' + str(time.time())",
+      ),
+    ],
     ['config/other.py', lines('unrelated = 1')],
   ]);
 
@@ -274,14 +339,27 @@ describe('configurator globals and their config modules', () => {
     const s = await listSettings(files);
     expect(s.problems).toEqual([]);
     const iters = byId(s, 'train.py#max_iters');
-    expect(iters).toMatchObject({ kind: 'configurator', flag: '--max_iters', type: 'int', default: '5000', help: 'total iterations', scope: 'module' });
+    expect(iters).toMatchObject({
+      kind: 'configurator',
+      flag: '--max_iters',
+      type: 'int',
+      default: '5000',
+      help: 'total iterations',
+      scope: 'module',
+    });
     expect(spanText(train, iters.span!)).toBe('5000');
     expect(byId(s, 'train.py#gradient_accumulation_steps')).toMatchObject({ kind: 'configurator', type: 'int', default: '5 * 8' });
     expect(spanText(train, byId(s, 'train.py#gradient_accumulation_steps').span!)).toBe('5 * 8');
     expect(byId(s, 'train.py#dtype')).toMatchObject({ kind: 'configurator', type: 'str' });
     expect(s.settings.some((x) => x.name === '_private' || x.name === 'config_keys')).toBe(false);
     expect(byId(s, 'train.py#after')).toMatchObject({ kind: 'constant', default: '7' });
-    expect(byId(s, 'config/train_small.py#max_iters')).toMatchObject({ kind: 'config-key', format: 'python', default: '200', readBy: ['train.py'], override: '--max_iters=' });
+    expect(byId(s, 'config/train_small.py#max_iters')).toMatchObject({
+      kind: 'config-key',
+      format: 'python',
+      default: '200',
+      readBy: ['train.py'],
+      override: '--max_iters=',
+    });
     expect(byId(s, 'config/train_small.py#gradient_accumulation_steps')).toMatchObject({ kind: 'config-key', default: '4 * 8' });
     expect(byId(s, 'config/train_small.py#new_key')).toMatchObject({ kind: 'config-key', default: '5' });
     expect(byId(s, 'config/train_small.py#new_key').override).toBeUndefined(); // not a global of train.py: --new_key=… would be refused
@@ -338,7 +416,13 @@ describe('module constants', () => {
   it('literals (unpacked, annotated, lists, dict keys), the last assignment winning, with exact spans', async () => {
     const s = await listSettings(files);
     expect(s.problems).toEqual([]);
-    expect(byId(s, 'sim.py#LR')).toMatchObject({ kind: 'constant', type: 'float', default: '3e-4', help: 'learning rate', scope: 'module' });
+    expect(byId(s, 'sim.py#LR')).toMatchObject({
+      kind: 'constant',
+      type: 'float',
+      default: '3e-4',
+      help: 'learning rate',
+      scope: 'module',
+    });
     expect(byId(s, 'sim.py#EPOCHS')).toMatchObject({ default: '12', span: { line: 18 } });
     expect(byId(s, 'sim.py#SIZE')).toMatchObject({ type: 'int', default: '2**10' }); // numbers and operators only: one setting
     expect(byId(s, 'sim.py#layers')).toMatchObject({ type: 'list', default: '[64, 64]' });
@@ -353,8 +437,20 @@ describe('module constants', () => {
   it('a number inside an expression is one constant at its literal, with the statement', async () => {
     const s = await listSettings(files);
     const dt = byId(s, 'sim.py#dt@8:5');
-    expect(dt).toMatchObject({ name: 'dt', kind: 'constant', type: 'float', default: '0.1', expression: 'dt = 0.1*dx*dx', span: { line: 8, col: 5, endLine: 8, endCol: 8 } });
-    expect(byId(s, 'sim.py#lr@13:22')).toMatchObject({ name: 'lr', default: '1e-3', help: 'lr= of make in opt', expression: 'opt = make(params, lr=1e-3)' });
+    expect(dt).toMatchObject({
+      name: 'dt',
+      kind: 'constant',
+      type: 'float',
+      default: '0.1',
+      expression: 'dt = 0.1*dx*dx',
+      span: { line: 8, col: 5, endLine: 8, endCol: 8 },
+    });
+    expect(byId(s, 'sim.py#lr@13:22')).toMatchObject({
+      name: 'lr',
+      default: '1e-3',
+      help: 'lr= of make in opt',
+      expression: 'opt = make(params, lr=1e-3)',
+    });
     expect(s.settings.filter((x) => x.name === 'grid').map((x) => x.default)).toEqual(['100']); // 0 and 1 are not settings
   });
 
@@ -391,15 +487,24 @@ describe('module constants', () => {
       'model = Net()',
     );
     const s = await listSettings(new Map([['e.py', text]]));
-    expect(s.settings.filter((x) => x.name === 'n_init').map((x) => [x.id, x.default])).toEqual([['e.py#n_init@2:19', '4'], ['e.py#n_init@3:19', '10']]);
+    expect(s.settings.filter((x) => x.name === 'n_init').map((x) => [x.id, x.default])).toEqual([
+      ['e.py#n_init@2:19', '4'],
+      ['e.py#n_init@3:19', '10'],
+    ]);
     // a number in arithmetic passed by keyword is not named by it; 1 there is structure
-    expect(s.settings.filter((x) => x.name === 'net').map((x) => [x.default, x.help])).toEqual([['2', null], ['8', null]]);
-    expect(byId(s, 'e.py#test_size@4:68')).toMatchObject({ default: '0.5', help: 'test_size= of train_test_split in X_train, X_test, y_train, y_test' });
+    expect(s.settings.filter((x) => x.name === 'net').map((x) => [x.default, x.help])).toEqual([
+      ['2', null],
+      ['8', null],
+    ]);
+    expect(byId(s, 'e.py#test_size@4:68')).toMatchObject({
+      default: '0.5',
+      help: 'test_size= of train_test_split in X_train, X_test, y_train, y_test',
+    });
     expect(s.settings.filter((x) => x.name === 'lr').map((x) => x.default)).toEqual(['0.1', '0.5']);
     expect(s.settings.some((x) => x.name === 'model')).toBe(false);
   });
 
-  it('a file that starts with a byte-order mark is read, its first line\'s spans counting the mark', async () => {
+  it("a file that starts with a byte-order mark is read, its first line's spans counting the mark", async () => {
     const text = '\ufeffLR = 0.1\nN = 3\n';
     const s = await listSettings(new Map([['bom.py', text]]));
     expect(s.problems).toEqual([]);
@@ -436,10 +541,18 @@ describe('the names and help a user would use', () => {
     const s = await listSettings(new Map([['k.py', text]]));
     expect(s.problems).toEqual([]);
     expect(byId(s, 'k.py#gamma@2:20')).toMatchObject({
-      name: 'gamma', kind: 'constant', type: 'float', default: '0.001', expression: 'clf = svm.SVC(gamma=0.001)',
+      name: 'gamma',
+      kind: 'constant',
+      type: 'float',
+      default: '0.001',
+      expression: 'clf = svm.SVC(gamma=0.001)',
       help: 'gamma= of svm.SVC in clf; a support vector classifier',
     });
-    expect(byId(s, 'k.py#test_size@3:83')).toMatchObject({ name: 'test_size', default: '0.5', help: 'test_size= of train_test_split in X_train, X_test, y_train, y_test' });
+    expect(byId(s, 'k.py#test_size@3:83')).toMatchObject({
+      name: 'test_size',
+      default: '0.5',
+      help: 'test_size= of train_test_split in X_train, X_test, y_train, y_test',
+    });
     expect(s.settings.some((x) => x.name === 'shuffle')).toBe(false); // a boolean inside an expression is not a setting
     expect(s.settings.filter((x) => x.name === 'n_init').map((x) => [x.id, x.default])).toEqual([
       ['k.py#n_init@4:62', '4'],
@@ -490,7 +603,11 @@ describe('the names and help a user would use', () => {
       ['fx.py#train@5:16', '0.01', 'argument 3 of train (line 5)'],
       ['fx.py#seed@12:19', '7', 'argument 1 of np.random.seed (line 12)'],
     ]);
-    expect(byId(s, 'fx.py#epochs@4:23')).toMatchObject({ kind: 'constant', scope: 'module', expression: 'model.fit(X, y, epochs=10, batch_size=32)' });
+    expect(byId(s, 'fx.py#epochs@4:23')).toMatchObject({
+      kind: 'constant',
+      scope: 'module',
+      expression: 'model.fit(X, y, epochs=10, batch_size=32)',
+    });
     for (const st of s.settings) expect(spanText(text, st.span!)).toBe(st.default);
   });
 
@@ -573,7 +690,7 @@ describe('the names and help a user would use', () => {
       '# ---------------------------------',
       '# model',
       'n_layer = 4',
-      '# the model (a title over a group of assignments is not the first one\'s help)',
+      "# the model (a title over a group of assignments is not the first one's help)",
       'n_head = 4',
       'n_embd = 64  # width',
       '# (a comment that is separated from the next constant by a blank line)',
@@ -664,7 +781,13 @@ describe('the names and help a user would use', () => {
     expect(loops.map((x) => [x.id, x.default, x.scope, x.expression, x.help])).toEqual([
       ['loop.py#t@3:15', '500', 'module', 'for t in range(500):', 'number of iterations of the loop at line 3'],
       ['loop.py#j@4:19', '20', 'module', 'for j in range(20):', 'number of iterations of the loop at line 4'],
-      ['loop.py#loop_count@6:18', '301', 'module', 'for _ in range(1, 301):', 'end of the range of the loop at line 6 (its iterations run from 1)'],
+      [
+        'loop.py#loop_count@6:18',
+        '301',
+        'module',
+        'for _ in range(1, 301):',
+        'end of the range of the loop at line 6 (its iterations run from 1)',
+      ],
       ['loop.py#step@13:13', '250', 'module', 'while step < 250:', 'number of iterations of the loop at line 13 (while step < 250:)'],
       ['loop.py#x@16:10', '0.001', 'module', 'while x > 0.001:', 'bound of the loop at line 16 (while x > 0.001:)'],
       ['loop.py#loop_count@26:19', '3', 'main-guard', 'for _ in range(3):', 'number of iterations of the loop at line 26'],
@@ -696,7 +819,9 @@ describe('what the settings let a request name (asks matched against the surface
       'for t in range(500):',
       '    pass',
     );
-    expect(await match(new Map([['nn.py', nn]]), 'nn.py', 'Train it with hidden size 200 for 1000 iterations at learning rate 5e-5.')).toEqual([
+    expect(
+      await match(new Map([['nn.py', nn]]), 'nn.py', 'Train it with hidden size 200 for 1000 iterations at learning rate 5e-5.'),
+    ).toEqual([
       ['hidden size 200', 'nn.py#H'],
       ['1000 iterations', 'nn.py#t@6:15'],
       ['learning rate 5e-5', 'nn.py#learning_rate'],
@@ -705,7 +830,9 @@ describe('what the settings let a request name (asks matched against the surface
     const warm = lines('max_iters = 5000', 'for _ in range(5):', '    warmup()', 'for it in range(max_iters):', '    step()');
     expect(await match(new Map([['w.py', warm]]), 'w.py', 'train for 200 iterations')).toEqual([['200 iterations', 'w.py#max_iters']]);
     const bare = lines('for _ in range(500):', '    step()');
-    expect(await match(new Map([['b.py', bare]]), 'b.py', 'train for 1000 iterations')).toEqual([['1000 iterations', 'b.py#loop_count@1:15']]);
+    expect(await match(new Map([['b.py', bare]]), 'b.py', 'train for 1000 iterations')).toEqual([
+      ['1000 iterations', 'b.py#loop_count@1:15'],
+    ]);
     const sk = lines('clf = svm.SVC(gamma=0.001)', 'a = KMeans(n_init=4)', 'b = KMeans(n_init=4)');
     expect(await match(new Map([['sk.py', sk]]), 'sk.py', 'Use gamma 0.0005 and n_init 10.')).toEqual([
       ['gamma 0.0005', 'sk.py#gamma@1:20'],
@@ -716,7 +843,14 @@ describe('what the settings let a request name (asks matched against the surface
 
 describe('environment variables and config files', () => {
   it('env reads with literal names, typed by their wrapping call or default', async () => {
-    const text = lines('import os', 'DEV = os.environ.get("DEVICE", "cpu")', 'N = int(os.getenv("N_WORKERS", "4"))', 'def f():', '    return os.environ["DATA_DIR"]', 'name = os.environ.get(key)');
+    const text = lines(
+      'import os',
+      'DEV = os.environ.get("DEVICE", "cpu")',
+      'N = int(os.getenv("N_WORKERS", "4"))',
+      'def f():',
+      '    return os.environ["DATA_DIR"]',
+      'name = os.environ.get(key)',
+    );
     const s = await listSettings(new Map([['e.py', text]]));
     expect(byId(s, 'e.py#env:DEVICE')).toMatchObject({ kind: 'env', env: 'DEVICE', type: 'str', default: 'cpu' });
     expect(byId(s, 'e.py#env:N_WORKERS')).toMatchObject({ type: 'int', default: '4' });
@@ -724,7 +858,16 @@ describe('environment variables and config files', () => {
     expect(s.settings.filter((x) => x.kind === 'env')).toHaveLength(3);
   });
 
-  const yamlText = lines('model:', '  hidden: 128   # units', '  layers: [64, 64]', 'lr: 3.0e-4', 'name: "héllo"', 'lr: 0.001', 'base: &b {x: 1}', 'copy: *b');
+  const yamlText = lines(
+    'model:',
+    '  hidden: 128   # units',
+    '  layers: [64, 64]',
+    'lr: 3.0e-4',
+    'name: "héllo"',
+    'lr: 0.001',
+    'base: &b {x: 1}',
+    'copy: *b',
+  );
   const project = new Map([
     [
       'train.py',
@@ -741,7 +884,16 @@ describe('environment variables and config files', () => {
         '    params = tomllib.load(f)',
       ),
     ],
-    ['helpers.py', lines('from omegaconf import OmegaConf', 'WIDTH = 32', 'conf = OmegaConf.load("conf/model.yaml")', 'if __name__ == "__main__":', '    debug = 1')],
+    [
+      'helpers.py',
+      lines(
+        'from omegaconf import OmegaConf',
+        'WIDTH = 32',
+        'conf = OmegaConf.load("conf/model.yaml")',
+        'if __name__ == "__main__":',
+        '    debug = 1',
+      ),
+    ],
     ['other.py', lines('ALPHA = 0.5')],
     ['app.py', lines('import hydra', '@hydra.main(config_path="hconf", config_name="config")', 'def main(cfg):', '    pass')],
     ['config.yaml', yamlText],
@@ -797,7 +949,9 @@ describe('environment variables and config files', () => {
     expect(got).not.toContain('helpers.py#debug'); // the imported module's __main__ block does not run
     expect(got).toContain('config.yaml#model.hidden');
     expect(byId(s, 'conf/model.yaml#depth').readBy).toEqual(['helpers.py', 'train.py']);
-    expect(got.some((i) => i.startsWith('other.py') || i.startsWith('hconf/') || i.startsWith('unread.yaml') || i.startsWith('results.json'))).toBe(false);
+    expect(
+      got.some((i) => i.startsWith('other.py') || i.startsWith('hconf/') || i.startsWith('unread.yaml') || i.startsWith('results.json')),
+    ).toBe(false);
   });
 
   it('a README command relates a config to the script it is passed to', async () => {
@@ -824,7 +978,12 @@ describe('bad input', () => {
   });
 
   it('a syntax error is a problem with its line; the other files are still read', async () => {
-    const s = await listSettings(new Map([['broken.py', 'x = 1\ndef f(:\n'], ['ok.py', 'N = 3\n']]));
+    const s = await listSettings(
+      new Map([
+        ['broken.py', 'x = 1\ndef f(:\n'],
+        ['ok.py', 'N = 3\n'],
+      ]),
+    );
     expect(s.problems).toEqual([{ file: 'broken.py', error: expect.stringMatching(/^SyntaxError: .*\(line 2\)$/) }]);
     expect(byId(s, 'ok.py#N').default).toBe('3');
   });
@@ -889,7 +1048,13 @@ describe('bad input', () => {
   });
 
   it('without a Python interpreter: config files still read, one problem line, no pattern parsing', async () => {
-    const s = await listSettings(new Map([['train.py', 'LR = 0.1\n'], ['c.yaml', 'lr: 0.1\n']]), { python: '/nonexistent/python3' });
+    const s = await listSettings(
+      new Map([
+        ['train.py', 'LR = 0.1\n'],
+        ['c.yaml', 'lr: 0.1\n'],
+      ]),
+      { python: '/nonexistent/python3' },
+    );
     expect(ids(s)).toEqual(['c.yaml#lr']);
     expect(s.problems).toEqual([{ file: 'train.py', error: expect.stringMatching(/Python sources could not be parsed/) }]);
   });
@@ -916,7 +1081,10 @@ describe('bad input', () => {
     await writeFile(chatty, '#!/bin/sh\ncat >/dev/null\necho hello\n');
     await chmod(failing, 0o755);
     await chmod(chatty, 0o755);
-    const files = new Map([['a.py', 'A = 1\n'], ['c.json', '{"k": 1}']]);
+    const files = new Map([
+      ['a.py', 'A = 1\n'],
+      ['c.json', '{"k": 1}'],
+    ]);
     const a = await listSettings(files, { python: failing });
     expect(a.problems).toEqual([{ file: 'a.py', error: 'the Python reader failed: SyntaxError: Missing parentheses in call to print' }]);
     expect(ids(a)).toEqual(['c.json#k']);
@@ -931,7 +1099,13 @@ describe('bad input', () => {
     await writeFile(slow, '#!/bin/sh\nexec sleep 30\n');
     await chmod(slow, 0o755);
     const started = Date.now();
-    const s = await listSettings(new Map([['a.py', 'A = 1\n'], ['b.py', 'B = 2\n']]), { python: slow, timeoutMs: 500 });
+    const s = await listSettings(
+      new Map([
+        ['a.py', 'A = 1\n'],
+        ['b.py', 'B = 2\n'],
+      ]),
+      { python: slow, timeoutMs: 500 },
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(s.settings).toEqual([]);
     expect(s.problems).toEqual([{ file: '2 Python files', error: 'reading the Python sources took longer than 500 ms: stopped' }]);

@@ -57,9 +57,17 @@ export const MAX_CONFIG_CHARS = 256 * 1024;
 export const MAX_CONFIG_KEYS = 500;
 const MAX_DEPTH = 12;
 const MAX_DEFAULT = 300;
-const CONFIG_FORMATS: Record<string, NonNullable<Setting['format']>> = { '.json': 'json', '.yaml': 'yaml', '.yml': 'yaml', '.toml': 'toml', '.ini': 'ini', '.cfg': 'ini' };
+const CONFIG_FORMATS: Record<string, NonNullable<Setting['format']>> = {
+  '.json': 'json',
+  '.yaml': 'yaml',
+  '.yml': 'yaml',
+  '.toml': 'toml',
+  '.ini': 'ini',
+  '.cfg': 'ini',
+};
 /** Configuration of tools, packaging and CI — not settings of the program — unless the program reads them. */
-const TOOLING = /(^|\/)(package(-lock)?\.json|tsconfig[^/]*\.json|pyproject\.toml|setup\.cfg|tox\.ini|pytest\.ini|mypy\.ini|\.?flake8|\.pylintrc|\.pre-commit-[^/]*|environment[^/]*\.ya?ml|conda[^/]*\.ya?ml|mkdocs\.ya?ml|(docker-)?compose[^/]*\.ya?ml|codecov\.ya?ml|\.readthedocs\.ya?ml|\.travis\.ya?ml|\.gitlab-ci\.ya?ml|netlify\.toml|Cargo\.toml|\.coveragerc|\.bumpversion\.cfg|renovate\.json|dvc\.ya?ml|dvc\.lock|\.dvc\/config)$/i;
+const TOOLING =
+  /(^|\/)(package(-lock)?\.json|tsconfig[^/]*\.json|pyproject\.toml|setup\.cfg|tox\.ini|pytest\.ini|mypy\.ini|\.?flake8|\.pylintrc|\.pre-commit-[^/]*|environment[^/]*\.ya?ml|conda[^/]*\.ya?ml|mkdocs\.ya?ml|(docker-)?compose[^/]*\.ya?ml|codecov\.ya?ml|\.readthedocs\.ya?ml|\.travis\.ya?ml|\.gitlab-ci\.ya?ml|netlify\.toml|Cargo\.toml|\.coveragerc|\.bumpversion\.cfg|renovate\.json|dvc\.ya?ml|dvc\.lock|\.dvc\/config)$/i;
 /** Python files that configure tools, not the program (packaging, docs, tests' fixtures). */
 const PY_TOOLING = /(^|\/)(setup\.py|noxfile\.py|conftest\.py|docs?\/(source\/)?conf\.py)$/;
 const IGNORED_DIRS = /(^|\/)(\.[^/]+|node_modules|__pycache__|venv|site-packages)\//; // a folder named env/ is often the project's own (RL environments)
@@ -87,7 +95,9 @@ type PyFile =
 interface ConfigFunction {
   name: string;
   topLevel: boolean;
-  steps: ({ include: string; callee: string } | { path: string; type: SettingType; default: string | null; span: Span; help: string | null })[];
+  steps: (
+    { include: string; callee: string } | { path: string; type: SettingType; default: string | null; span: Span; help: string | null }
+  )[];
 }
 
 let python: Promise<string | null> | undefined;
@@ -121,7 +131,8 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
       // loadSources passes a file above its size limit as '' (a notebook saved with large outputs)
       problems.push({ file, error: 'empty, or too large to read (a notebook saved with its outputs): its settings were not read' });
     } else if (ext === '.py' || ext === '.ipynb') {
-      if (text.length > MAX_PY_CHARS) problems.push({ file, error: `too large to read for settings (${text.length} characters; the limit is ${MAX_PY_CHARS})` });
+      if (text.length > MAX_PY_CHARS)
+        problems.push({ file, error: `too large to read for settings (${text.length} characters; the limit is ${MAX_PY_CHARS})` });
       else py[file] = text;
     } else configs.push([file, text]);
   }
@@ -170,7 +181,16 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
     if (!facts.ok) continue;
     if (file.endsWith('.ipynb')) {
       for (const { inExpression: _, span: __, ...s } of facts.settings) {
-        settings.push({ ...s, id: `${file}#${s.name}`, file, kind: 'config-key', format: 'python', override: `--set ${s.name}=`, readBy: [file], help: s.help ?? `set in cell ${facts.cell} of the notebook` });
+        settings.push({
+          ...s,
+          id: `${file}#${s.name}`,
+          file,
+          kind: 'config-key',
+          format: 'python',
+          override: `--set ${s.name}=`,
+          readBy: [file],
+          help: s.help ?? `set in cell ${facts.cell} of the notebook`,
+        });
       }
       continue;
     }
@@ -181,12 +201,21 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
       if (readers && s.kind === 'constant' && !inExpression) {
         // the command line can override only the script's own globals (the configurator refuses an unknown key)
         const overridable = readers.every((r) => globalsOf.get(r)?.has(s.name));
-        settings.push({ ...rest, id: `${file}#${s.name}`, file, kind: 'config-key', format: 'python', ...(overridable ? { override: `--${s.name}=` } : {}), readBy: [...readBy.get(file)!].sort() });
+        settings.push({
+          ...rest,
+          id: `${file}#${s.name}`,
+          file,
+          kind: 'config-key',
+          format: 'python',
+          ...(overridable ? { override: `--${s.name}=` } : {}),
+          readBy: [...readBy.get(file)!].sort(),
+        });
         continue;
       }
       let id = `${file}#${s.name}`;
       if (s.kind === 'env') id = `${file}#env:${s.name}`;
-      else if (s.kind === 'constant' && s.span && (inExpression || flagNames.has(s.name))) id = `${file}#${s.name}@${s.span.line}:${s.span.col}`;
+      else if (s.kind === 'constant' && s.span && (inExpression || flagNames.has(s.name)))
+        id = `${file}#${s.name}@${s.span.line}:${s.span.col}`;
       settings.push({ ...rest, id, file });
     }
   }
@@ -283,7 +312,11 @@ function configFunctionSettings(parsed: Record<string, PyFile>, settings: Settin
 }
 
 /** Runs settings.py once over the Python files; without an interpreter, one problem line. */
-async function readPython(py: Record<string, string>, opts: ListSettingsOptions, problems: SettingsSurface['problems']): Promise<Record<string, PyFile>> {
+async function readPython(
+  py: Record<string, string>,
+  opts: ListSettingsOptions,
+  problems: SettingsSurface['problems'],
+): Promise<Record<string, PyFile>> {
   const names = Object.keys(py);
   if (names.length === 0) return {};
   const unread = (why: string) => {
@@ -291,17 +324,24 @@ async function readPython(py: Record<string, string>, opts: ListSettingsOptions,
     return {};
   };
   const interpreter = opts.python ?? (await (python ??= findPython().then((f) => f?.path ?? null)));
-  if (!interpreter) return unread('no Python interpreter on the API machine: the Python sources could not be parsed (only config files were read)');
+  if (!interpreter)
+    return unread('no Python interpreter on the API machine: the Python sources could not be parsed (only config files were read)');
   const timeoutMs = opts.timeoutMs ?? 30_000;
   // The entry point first, then the smallest: when the budget runs out, the files that matter most were read.
-  const ordered = Object.fromEntries(Object.entries(py).sort(([a, x], [b, y]) => Number(b === opts.entry) - Number(a === opts.entry) || x.length - y.length));
+  const ordered = Object.fromEntries(
+    Object.entries(py).sort(([a, x], [b, y]) => Number(b === opts.entry) - Number(a === opts.entry) || x.length - y.length),
+  );
   // The reader stops taking new files after its budget, so what it read comes back before the hard limit kills it.
   const budgetSeconds = (opts.budgetMs ?? (timeoutMs * 2) / 3) / 1000;
   try {
     const r = await runProcess(interpreter, [HELPER], JSON.stringify({ files: ordered, maxChars: MAX_PY_CHARS, budgetSeconds }), timeoutMs);
     if (r.code !== 0) {
       const killed = r.stderr.includes('killed by');
-      return unread(killed ? `reading the Python sources took longer than ${timeoutMs} ms: stopped` : `the Python reader failed: ${r.stderr.trim().split('\n').pop() ?? ''}`);
+      return unread(
+        killed
+          ? `reading the Python sources took longer than ${timeoutMs} ms: stopped`
+          : `the Python reader failed: ${r.stderr.trim().split('\n').pop() ?? ''}`,
+      );
     }
     try {
       return JSON.parse(r.stdout) as Record<string, PyFile>;
@@ -309,7 +349,9 @@ async function readPython(py: Record<string, string>, opts: ListSettingsOptions,
       return unread(`the Python reader's answer was not JSON: ${r.stdout.slice(0, 200)}`);
     }
   } catch (e) {
-    return unread(`no Python interpreter could run (${(e as Error).message}): the Python sources could not be parsed (only config files were read)`);
+    return unread(
+      `no Python interpreter could run (${(e as Error).message}): the Python sources could not be parsed (only config files were read)`,
+    );
   }
 }
 
@@ -336,7 +378,8 @@ function readmeCommands(files: ReadonlyMap<string, string>): [string, string][] 
       if (!script) continue;
       for (const token of m[2]!.split(/[\s=]+/)) {
         const config = resolvePath(files, file, token.replace(/^['"`]|['"`;]$/g, ''));
-        if (config && config !== script && (CONFIG_FORMATS[path.posix.extname(config).toLowerCase()] || config.endsWith('.py'))) out.push([config, script]);
+        if (config && config !== script && (CONFIG_FORMATS[path.posix.extname(config).toLowerCase()] || config.endsWith('.py')))
+          out.push([config, script]);
       }
     }
   }
@@ -369,7 +412,14 @@ function importedModules(files: ReadonlyMap<string, string>, file: string, facts
   return [...out];
 }
 
-function narrow(all: Setting[], entry: string, files: ReadonlyMap<string, string>, parsed: Record<string, PyFile>, problems: SettingsSurface['problems'], rootOf: Map<string, string>) {
+function narrow(
+  all: Setting[],
+  entry: string,
+  files: ReadonlyMap<string, string>,
+  parsed: Record<string, PyFile>,
+  problems: SettingsSurface['problems'],
+  rootOf: Map<string, string>,
+) {
   const facts = parsed[entry];
   const modules = facts ? importedModules(files, entry, facts) : [];
   const readers = new Set([entry, ...modules]);
@@ -404,7 +454,8 @@ interface Key {
 }
 
 function readConfig(file: string, text: string): { keys: Key[] } | { error: string } {
-  if (text.length > MAX_CONFIG_CHARS) return { error: `too large to read as settings (${text.length} characters; the limit is ${MAX_CONFIG_CHARS})` };
+  if (text.length > MAX_CONFIG_CHARS)
+    return { error: `too large to read as settings (${text.length} characters; the limit is ${MAX_CONFIG_CHARS})` };
   const format = CONFIG_FORMATS[path.posix.extname(file).toLowerCase()]!;
   let keys: Key[];
   try {
@@ -497,7 +548,8 @@ function yamlSpans(text: string): Map<string, Span> {
   const toSpan = (start: number, end: number): Span => {
     const a = lc.linePos(start);
     const b = lc.linePos(end);
-    const col = (line: number, charCol: number) => Buffer.byteLength(text.slice(lc.lineStarts[line - 1]!, lc.lineStarts[line - 1]! + charCol - 1), 'utf8');
+    const col = (line: number, charCol: number) =>
+      Buffer.byteLength(text.slice(lc.lineStarts[line - 1]!, lc.lineStarts[line - 1]! + charCol - 1), 'utf8');
     return { line: a.line, col: col(a.line, a.col), endLine: b.line, endCol: col(b.line, b.col) };
   };
   const walk = (node: YamlNode | null | undefined, prefix: string, depth: number) => {
@@ -549,7 +601,13 @@ function readIni(text: string): Key[] {
     const col = Buffer.byteLength(line.slice(0, start), 'utf8');
     last = {
       name: `${section}.${kv[1]!.trim().toLowerCase()}`,
-      type: /^[+-]?\d+$/.test(value) ? 'int' : /^[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+)$/.test(value) ? 'float' : /^(true|false|yes|no|on|off)$/i.test(value) ? 'bool' : 'str',
+      type: /^[+-]?\d+$/.test(value)
+        ? 'int'
+        : /^[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+)$/.test(value)
+          ? 'float'
+          : /^(true|false|yes|no|on|off)$/i.test(value)
+            ? 'bool'
+            : 'str',
       default: value,
       span: { line: i + 1, col, endLine: i + 1, endCol: col + Buffer.byteLength(value, 'utf8') },
     };

@@ -16,7 +16,13 @@ function notebook(cells: Cell[]): string {
     nbformat: 4,
     nbformat_minor: 5,
     metadata: {},
-    cells: cells.map((c, i) => ({ id: `c${i}`, cell_type: c.cell_type, metadata: c.tags ? { tags: c.tags } : {}, source: c.source, ...(c.cell_type === 'code' ? { outputs: [], execution_count: null } : {}) })),
+    cells: cells.map((c, i) => ({
+      id: `c${i}`,
+      cell_type: c.cell_type,
+      metadata: c.tags ? { tags: c.tags } : {},
+      source: c.source,
+      ...(c.cell_type === 'code' ? { outputs: [], execution_count: null } : {}),
+    })),
   });
 }
 
@@ -24,14 +30,31 @@ const TRAIN = notebook([
   { cell_type: 'markdown', source: '# Training\nlr = 5 here is prose, not code' },
   {
     cell_type: 'code',
-    source: ['%matplotlib inline\n', '!nvidia-smi\n', 'import numpy as np\n', 'lr = 0.1  # learning rate of the optimizer\n', 'epochs: int = 20\n', 'width, depth = 64, 3\n', 'a = b = 2\n', 'scale = np.sqrt(2.0)\n', 'for t in range(5):\n', '    pass\n', 'label = "run"\n'],
+    source: [
+      '%matplotlib inline\n',
+      '!nvidia-smi\n',
+      'import numpy as np\n',
+      'lr = 0.1  # learning rate of the optimizer\n',
+      'epochs: int = 20\n',
+      'width, depth = 64, 3\n',
+      'a = b = 2\n',
+      'scale = np.sqrt(2.0)\n',
+      'for t in range(5):\n',
+      '    pass\n',
+      'label = "run"\n',
+    ],
   },
   { cell_type: 'code', source: 'momentum = 0.9\nprint(lr)' },
 ]);
 
 describe('notebook settings', () => {
-  it('the first code cell\'s literal assignments, as --set overrides of the notebook; not later cells, chained names, loop counts or computed values', async () => {
-    const s = await listSettings(new Map([['train.ipynb', TRAIN], ['other.py', 'x = 1\n']]));
+  it("the first code cell's literal assignments, as --set overrides of the notebook; not later cells, chained names, loop counts or computed values", async () => {
+    const s = await listSettings(
+      new Map([
+        ['train.ipynb', TRAIN],
+        ['other.py', 'x = 1\n'],
+      ]),
+    );
     const nb = s.settings.filter((x) => x.file === 'train.ipynb');
     expect(nb.map((x) => [x.name, x.kind, x.type, x.default, x.override])).toEqual([
       ['lr', 'config-key', 'float', '0.1', '--set lr='],
@@ -40,7 +63,11 @@ describe('notebook settings', () => {
       ['depth', 'config-key', 'int', '3', '--set depth='],
       ['label', 'config-key', 'str', 'run', '--set label='],
     ]);
-    expect(nb.find((x) => x.name === 'lr')).toMatchObject({ id: 'train.ipynb#lr', help: 'learning rate of the optimizer', readBy: ['train.ipynb'] });
+    expect(nb.find((x) => x.name === 'lr')).toMatchObject({
+      id: 'train.ipynb#lr',
+      help: 'learning rate of the optimizer',
+      readBy: ['train.ipynb'],
+    });
     expect(nb.find((x) => x.name === 'epochs')!.help).toBe('set in cell 2 of the notebook');
     expect(nb.every((x) => x.span === undefined)).toBe(true); // the runner finds the assignment; the JSON file is never rewritten by span
     expect(s.settings.some((x) => x.id === 'other.py#x')).toBe(true);
@@ -53,7 +80,10 @@ describe('notebook settings', () => {
       { cell_type: 'code', source: 'alpha = 0.5\nn_samples = 1000', tags: ['parameters'] },
     ]);
     const s = await listSettings(new Map([['sim.ipynb', nb]]), { entry: 'sim.ipynb' });
-    expect(s.settings.map((x) => [x.name, x.override])).toEqual([['alpha', '--set alpha='], ['n_samples', '--set n_samples=']]);
+    expect(s.settings.map((x) => [x.name, x.override])).toEqual([
+      ['alpha', '--set alpha='],
+      ['n_samples', '--set n_samples='],
+    ]);
     expect(s.settings[0]!.help).toBe('set in cell 2 of the notebook');
   });
 
@@ -66,7 +96,8 @@ describe('notebook settings', () => {
       ['5 epochs', 'train.ipynb#epochs'],
     ]);
     const plan = { args: [] as string[], edits: [], environment: [] };
-    for (const [, m] of matched) if (m.status === 'matched') applySetting({ positionals: 0, read: () => undefined, entry: 'train.ipynb' }, plan, m.setting, m.value);
+    for (const [, m] of matched)
+      if (m.status === 'matched') applySetting({ positionals: 0, read: () => undefined, entry: 'train.ipynb' }, plan, m.setting, m.value);
     expect(plan.args).toEqual(['--set lr=0.01', '--set epochs=5']);
     expect(plan.edits).toEqual([]);
   });
@@ -84,7 +115,9 @@ describe('notebook settings', () => {
     );
     expect(s.settings.map((x) => x.id)).toEqual(['train.py#steps']);
     expect(s.problems.map((p) => p.file).sort()).toEqual(['broken.ipynb', 'large.ipynb', 'noshape.ipynb']);
-    expect(s.problems.filter((p) => p.file !== 'large.ipynb').every((p) => p.error.startsWith('not a notebook that can be read'))).toBe(true);
+    expect(s.problems.filter((p) => p.file !== 'large.ipynb').every((p) => p.error.startsWith('not a notebook that can be read'))).toBe(
+      true,
+    );
     expect(s.problems.find((p) => p.file === 'large.ipynb')!.error).toContain('too large to read');
   });
 });
