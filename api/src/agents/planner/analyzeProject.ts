@@ -47,6 +47,8 @@ export type PyFileFacts =
       positionals?: Positional[];
       /** Lines that use CUDA unconditionally (not under an `if` that tests for it). */
       cudaLines: number[];
+      /** Its data downloads (python/downloads.py), null when it fetches nothing. */
+      downloads?: { calls: DownloadCall[]; urls: string[] } | null;
     }
   | { ok: false; error: string };
 
@@ -91,6 +93,30 @@ export interface UsageCommand {
   module: string | null;
 }
 
+/** One call of a script that fetches over the network (python/downloads.py). */
+export interface DownloadCall {
+  line: number;
+  /** urllib, requests, wget, curl, torchvision, datasets, huggingface_hub, torch.hub, gdown, … */
+  kind: string;
+  /** The call as written. */
+  call: string;
+  /** A torchvision dataset with literal arguments: the call with its full name, runnable on its own (`python -c`). */
+  replay: string | null;
+  /** That dataset's root folder, as written (relative to where the script runs). */
+  root: string | null;
+}
+
+/**
+ * A script that downloads data (issue 38, docs/data-downloads.md): the calls that fetch and the
+ * URLs written in it. Tasks have no network, so the planner runs such a download as its own step,
+ * marked as a data download (the only kind of task a worker's default policy gives the network).
+ */
+export interface DataDownload {
+  script: string;
+  calls: DownloadCall[];
+  urls: string[];
+}
+
 export interface ProjectFacts {
   pins: Pin[];
   /** Run commands from README*.md / Makefile, in order (at most 20). */
@@ -104,6 +130,8 @@ export interface ProjectFacts {
   dataFolders: string[];
   usesTorch: boolean;
   notes: string[];
+  /** Scripts that download data, in path order (absent in facts made before downloads were read). */
+  downloads?: DataDownload[];
 }
 
 const STDLIB = new Set(
@@ -303,6 +331,15 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
     ),
   ].sort();
   const usesTorch = imports.has('torch');
+  const downloads = pyFiles.flatMap((p) => {
+    const ast = parsed[p];
+    const d = ast?.ok ? (ast.downloads ?? null) : downloadsByPattern(files.get(p)!);
+    return d ? [{ script: p, calls: d.calls, urls: d.urls }] : [];
+  });
+  for (const d of downloads)
+    notes.push(
+      `${d.script} downloads data (${[...new Set(d.calls.map((c) => c.kind))].join(', ')}${d.urls.length ? `: ${d.urls.slice(0, 3).join(', ')}${d.urls.length > 3 ? ', …' : ''}` : ''}); tasks have no network, so it runs as a data-download step.`,
+    );
   if (pins.length === 0 && imports.size > 0) notes.push(`No requirements file; imports: ${[...imports].sort().join(', ')}.`);
   return {
     pins,
@@ -315,7 +352,47 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
     dataFolders,
     usesTorch,
     notes,
+    downloads,
   };
+}
+
+/**
+ * The same as python/downloads.py where no Python parsed the file (a syntax error, no interpreter
+ * on the API's machine): the common calls by pattern, comments and docstrings left out. Cruder —
+ * no replay, a URL only in a help text still counts — but a download is not missed.
+ */
+export function downloadsByPattern(text: string): { calls: DownloadCall[]; urls: string[] } | null {
+  const calls: DownloadCall[] = [];
+  const lines = text.replace(/("""|''')[\s\S]*?\1/g, (m) => m.replace(/[^\n]/g, ' ')).split('\n');
+  const PATTERNS: [RegExp, string][] = [
+    [/\burl(?:open|retrieve)\(/, 'urllib'],
+    [/\b(?:requests|httpx)\.(?:get|post|request|stream|head)\(/, 'requests'],
+    [/\bwget\.download\(/, 'wget'],
+    [/['"\s](wget|curl)['"\s]/, 'shell'],
+    [/\bdownload\s*=\s*True\b/, 'torchvision'],
+    [/\bload_dataset\(\s*['"](?!(?:csv|json|text|parquet|imagefolder)['"]|\.|\/)/, 'datasets'],
+    [/\b(?:hf_hub_download|snapshot_download)\(/, 'huggingface_hub'],
+    [/\b(?:load_state_dict_from_url|download_url_to_file)\(/, 'torch.hub'],
+    [/\bgdown\.download\(/, 'gdown'],
+    [/\b(?:read_csv|read_json|read_parquet|read_table|loadtxt)\(\s*['"](?:https?|ftp):\/\//, 'pandas'],
+  ];
+  const urls = new Set<string>();
+  lines.forEach((raw, i) => {
+    const line = raw.replace(/(^|\s)#.*$/, '');
+    for (const [re, kind] of PATTERNS)
+      if (re.test(line)) {
+        calls.push({
+          line: i + 1,
+          kind: kind === 'shell' ? re.exec(line)![1]! : kind,
+          call: line.trim().slice(0, 300),
+          replay: null,
+          root: null,
+        });
+        break;
+      }
+    for (const m of line.matchAll(/['"]((?:https?|ftp):\/\/[^\s'"]{4,})/g)) urls.add(m[1]!);
+  });
+  return calls.length ? { calls, urls: [...urls].slice(0, 20) } : null;
 }
 
 /**

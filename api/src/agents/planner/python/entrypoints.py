@@ -5,7 +5,7 @@ Output (stdout): {"path": FILE, ...} where FILE is
     {"ok": true, "mainGuard": bool, "topLevelRuns": bool, "parsesArgs": bool,
      "cli": "argparse"|"click"|"typer"|"configurator"|null, "configurator": "configurator.py"|null,
      "imports": ["module", ...], "stdlib": [those of imports in the standard library], "flags": [FLAG, ...],
-     "cudaLines": [N, ...]}
+     "cudaLines": [N, ...], "downloads": {"calls": [...], "urls": [...]}|null (downloads.py)}
   or {"ok": false, "error": "SyntaxError: … (line N)"}
 and FLAG is {"flag": "--epochs", "aliases": ["-e"], "type": "int"|"float"|"str"|"bool"|null,
              "default": "10"|null, "action": "store_true"|"store_false"|"count"|"store"|…|null,
@@ -18,6 +18,8 @@ signatures — only a parser reads all of that right. Nothing is imported or run
 import ast
 import json
 import sys
+
+from downloads import downloads
 
 RUNS_AT_TOP = (ast.Expr, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Try)
 
@@ -318,7 +320,7 @@ def analyze(text):
     return {"ok": True, "mainGuard": main_guard, "topLevelRuns": top_runs, "parsesArgs": parses, "cli": cli, "configurator": configurator, "imports": sorted(imports),
             "stdlib": sorted(i for i in imports if i in stdlib), "flags": unique, "positionals": positionals,
             "lazyImports": sorted(lazy - eager), "modules": sorted(modules),
-            "cudaLines": [n for n in hard_wired_cuda(tree) if n not in settings_lines]}
+            "cudaLines": [n for n in hard_wired_cuda(tree) if n not in settings_lines], "downloads": downloads(tree)}
 
 
 def import_places(tree):
