@@ -202,9 +202,21 @@ export function pipelineTask(
     codeVersionId,
     command: step.command,
     environment: { ...environment, ...(inputs.length ? { inputs } : {}) },
-    requirements: { ...requirements, outputs: step.produces, ...(step.timeoutSec ? { timeoutSec: step.timeoutSec } : {}) },
+    requirements: {
+      ...requirements,
+      outputs: step.produces,
+      ...(step.timeoutSec ? { timeoutSec: step.timeoutSec } : {}),
+      // A data download: the network for this step only (the plan's requirements, and so the run's, have none).
+      ...(step.network === 'download' ? { network: true, download: { urls: step.urls ?? [], files: downloadFiles(step.command) } } : {}),
+    },
     maxAttempts: 3,
   };
+}
+
+/** The Python files a step's command runs (`cd data && python prepare.py` → data/prepare.py): what its download cache key hashes. */
+export function downloadFiles(command: string): string[] {
+  const dir = /^cd\s+([\w./-]+)\s*&&/.exec(command)?.[1]?.replace(/\/$/, '');
+  return [...command.matchAll(/\bpython3?\s+([\w./-]+\.py)\b/g)].map((m) => (dir ? `${dir}/${m[1]}` : m[1]!)).slice(0, 20);
 }
 
 /**

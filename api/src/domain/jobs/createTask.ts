@@ -16,6 +16,14 @@ export const RequirementsSchema = z.object({
   /** Devices one worker must have for it (a distributed launch's processes, domain/workers/devices.ts): accelerators of its vendor, else cores of one slot. */
   devices: z.number().int().min(1).max(1024).optional(),
   network: z.boolean().optional(),
+  /**
+   * A data download (a plan step marked `network: 'download'`, docs/data-downloads.md): the URLs it
+   * fetches, and the files its cache key hashes (the step's script); the worker's --allow-network
+   * policy decides whether it gets the network, and its outputs are cached by (URLs, command, files).
+   */
+  download: z
+    .object({ urls: z.array(z.string().min(1).max(2000)).max(20), files: z.array(z.string().min(1).max(500)).max(20).optional() })
+    .optional(),
   timeoutSec: z
     .number()
     .int()

@@ -104,6 +104,17 @@ export const PipelineStepSchema = z.object({
     .min(10)
     .max(7 * 86400)
     .optional(),
+  network: z
+    .literal('download')
+    .optional()
+    .describe(
+      "A data download (docs/data-downloads.md): only this step's task gets the network (workers' --allow-network downloads, the default), its outputs cached on the worker by URL and command; never the main run.",
+    ),
+  urls: z
+    .array(z.string().min(1).max(2000))
+    .max(20)
+    .optional()
+    .describe('With network: the URLs it downloads from (as the code writes them), named in the plan and in a refusal.'),
 });
 export type PipelineStep = z.infer<typeof PipelineStepSchema>;
 
