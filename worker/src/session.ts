@@ -2,8 +2,16 @@
  * A worker session: says hello with the probed capabilities, then runs two loops —
  * heartbeats (renew every lease in one call; obey orders: cancel an attempt, pause,
  * resume) and claims (long-poll for as many tasks as there are free slots). While the
- * API is unreachable both loops back off and retry; running tasks keep running, and
- * their leases are renewed as soon as the API answers again (if they have not expired).
+ * API is unreachable the claim loop backs off and retries and the heartbeat loop keeps its
+ * beat; running tasks keep running, and their leases are renewed as soon as the API answers
+ * again (if they have not expired).
+ *
+ * Heartbeats are fire-and-forget on a fixed beat: each is one request with a time limit of its own
+ * (HEARTBEAT_TIMEOUT_SHARE of the lease, under a third) and no retry — the next beat is the retry —
+ * and a slow one never delays the next. One request stuck in the network (a proxy, a half-open
+ * connection) used to hold the loop for its 60 s limit plus retries while leases are 12–30 s: every
+ * lease was lost (api/test/worker-heartbeat-stall.test.ts). Answers may then arrive out of order:
+ * an answer older than one already applied gives only its CANCEL orders.
  * A third loop checks the machine's prerequisites (health.ts): while they fail the worker
  * claims nothing and is UNHEALTHY with the reason (setWorkerHealth); it claims again once
  * they pass. A heartbeat whose status disagrees with the check makes it report again.
@@ -19,6 +27,9 @@ import { Run, type Assignment, type RunnerDeps, type TraceEvent } from './runner
 import { taskUserForSlot, type MemoryLimitPlan } from './sandbox.js';
 
 export const WORKER_VERSION = '0.1.0';
+
+/** A heartbeat request's time limit as a share of the lease: under a third, so two later beats still fit in it. */
+export const HEARTBEAT_TIMEOUT_SHARE = 0.3;
 
 export interface SessionOptions {
   server: string;
@@ -56,6 +67,12 @@ export class Session {
   /** The owner's own status requests (pause, resume, drain) still awaiting the API's answer. */
   private ownerChangesInFlight = 0;
   private heartbeatSec = 5;
+  private leaseSec = 30;
+  /** Heartbeats sent, and the latest whose answer was applied (answers may come out of order). */
+  private beatsSent = 0;
+  private beatApplied = 0;
+  /** Heartbeats failed in a row (logged once a streak, not at every beat). */
+  private beatFailures = 0;
   private readonly runs = new Map<string, Run>();
   private readonly stopping = new AbortController();
   private claimAbort = new AbortController();
@@ -170,6 +187,7 @@ export class Session {
       throw new Error(`the API refused this worker: ${'message' in h ? h.message : 'unexpected answer'}`);
     this.workerId = h.workerId;
     this.heartbeatSec = h.heartbeatIntervalSec;
+    this.leaseSec = h.leaseSec;
     this.status = h.worker.status;
     this.serverStatus = h.worker.status;
     this.opts.log.info(
@@ -177,11 +195,28 @@ export class Session {
     );
   }
 
+  /** One heartbeat each heartbeatSec from the last beat's start, whether or not earlier ones have answered. */
   private async heartbeatLoop(): Promise<void> {
+    let next = Date.now();
     while (!this.stopping.signal.aborted) {
-      await sleep(this.heartbeatSec * 1000, this.stopping.signal);
+      next += this.heartbeatSec * 1000;
+      await sleep(next - Date.now(), this.stopping.signal);
       if (this.stopping.signal.aborted) break;
-      await this.heartbeat().catch((err) => this.opts.log.warn(`heartbeat failed: ${(err as Error).message}`));
+      // Woken late (a suspended machine): beat now and keep the beat from here, no burst to catch up.
+      next = Math.max(next, Date.now() - this.heartbeatSec * 1000);
+      void this.beat();
+    }
+  }
+
+  /** A heartbeat whose failure is logged, not thrown: the first of a streak, then every 12th, and the recovery. */
+  private async beat(): Promise<void> {
+    try {
+      await this.heartbeat();
+      if (this.beatFailures > 0) this.opts.log.info(`heartbeats answered again (after ${this.beatFailures} failed).`);
+      this.beatFailures = 0;
+    } catch (err) {
+      if (this.stopping.signal.aborted) return;
+      if (this.beatFailures++ % 12 === 0) this.opts.log.warn(`heartbeat failed: ${(err as Error).message}`);
     }
   }
 
@@ -192,20 +227,28 @@ export class Session {
    */
   private traced(a: Assignment, e: TraceEvent): void {
     this.opts.trace?.(a, e);
-    if (e.event === 'start') void this.heartbeat().catch((err) => this.opts.log.warn(`heartbeat failed: ${(err as Error).message}`));
+    if (e.event === 'start') void this.beat();
   }
 
   async heartbeat(): Promise<void> {
     const leases = [...this.runs.values()].map((r) => ({ attemptId: r.attemptId, fencingToken: r.assignment.fencingToken }));
     const ownerSeq = this.ownerChanges;
     const changingAtSend = this.ownerChangesInFlight > 0;
+    const seq = ++this.beatsSent;
     const r = await this.client.request(
       HeartbeatDoc,
       { workerId: this.workerId!, leases, telemetry: { running: leases.length } },
-      { signal: this.stopping.signal },
+      { signal: this.stopping.signal, retry: false, timeoutMs: this.leaseSec * 1000 * HEARTBEAT_TIMEOUT_SHARE },
     );
     const h = r.heartbeat;
     if (h.__typename !== 'HeartbeatResult') throw new Error('message' in h ? h.message : 'unexpected answer');
+    // A later heartbeat's answer came first: this one's status is older; its cancels still hold.
+    const outdated = seq < this.beatApplied;
+    if (outdated) {
+      for (const o of h.orders) if (o.kind === 'CANCEL' && o.attemptId) this.cancelOrder(o.attemptId, o.reason);
+      return;
+    }
+    this.beatApplied = seq;
     this.serverStatus = h.status;
     // The API's status disagrees with the check (a report lost, a restart, a quarantine ended): say it again.
     if (this.health.ok ? h.status === 'UNHEALTHY' : h.status === 'ONLINE' || h.status === 'OFFLINE') this.reportHealth();
@@ -217,10 +260,8 @@ export class Session {
     const statusOrdersStale = this.ownerChanges !== ownerSeq || changingAtSend || this.ownerChangesInFlight > 0;
     for (const o of h.orders) {
       if (statusOrdersStale && o.kind !== 'CANCEL') continue;
-      if (o.kind === 'CANCEL' && o.attemptId) {
-        const run = this.runs.get(o.attemptId);
-        run?.stop(o.reason?.includes('cancel') ? 'cancel' : 'lease-lost', o.reason ?? 'cancelled');
-      } else if (o.kind === 'PAUSE' && this.status !== 'PAUSED') {
+      if (o.kind === 'CANCEL' && o.attemptId) this.cancelOrder(o.attemptId, o.reason);
+      else if (o.kind === 'PAUSE' && this.status !== 'PAUSED') {
         this.status = 'PAUSED';
         this.opts.log.info('paused by its owner: finishing current work, taking no new tasks.');
         this.claimAbort.abort();
@@ -231,6 +272,10 @@ export class Session {
         this.opts.log.info('resumed: taking new tasks again.');
       }
     }
+  }
+
+  private cancelOrder(attemptId: string, reason: string | null | undefined): void {
+    this.runs.get(attemptId)?.stop(reason?.includes('cancel') ? 'cancel' : 'lease-lost', reason ?? 'cancelled');
   }
 
   /** Slot index per running attempt; the lowest free one goes to the next attempt. */
@@ -263,9 +308,7 @@ export class Session {
         const c = r.claimTask;
         // An empty answer before the wait ran out means the API woke us with orders (pause,
         // cancel): fetch them now rather than at the next heartbeat.
-        if (c.__typename === 'MutationClaimTaskSuccess' && c.data.length === 0 && Date.now() - asked < 24_000) {
-          await this.heartbeat().catch((err) => this.opts.log.warn(`heartbeat failed: ${(err as Error).message}`));
-        }
+        if (c.__typename === 'MutationClaimTaskSuccess' && c.data.length === 0 && Date.now() - asked < 24_000) await this.beat();
         if (c.__typename !== 'MutationClaimTaskSuccess') {
           this.opts.log.warn(`claim refused: ${'message' in c ? c.message : 'unexpected answer'}`);
           await sleep(2000, this.stopping.signal);
