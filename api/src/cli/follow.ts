@@ -800,6 +800,12 @@ export class JobFollower {
           `  ⚙ preparation ${p.step ?? ''}${p.revision ? ` (revision ${p.revision})` : ''} — ${p.transformation ?? ''}: ${p.outcome ?? ''}${p.reason ? ` — ${oneLine(p.reason, 400)}` : ''}`,
         );
         return;
+      case 'attempt.resumed': {
+        const info = typeof p.attemptId === 'string' ? this.attempts.get(p.attemptId) : undefined;
+        const task = typeof p.taskId === 'string' ? this.taskNames.get(p.taskId) : undefined;
+        this.out.line(`  ↻ ${task?.name ?? info?.taskName ?? 'task'} attempt ${p.number ?? info?.number ?? '?'}: ${resumedLine(p)}`);
+        return;
+      }
       case 'smoke.result':
         this.out.line(
           p.estimate && typeof p.estimate === 'object'
@@ -1125,6 +1131,21 @@ export interface PlanShape {
  * The line `chatgpu watch` prints for what the run supervisor and the trust checks saw and did
  * (null for other events): a stall, a flapping worker, a finding, a revision request, a trust check.
  */
+/**
+ * An `attempt.resumed` event (domain/leases/checkpoints.ts): "resumed at step s of S from a checkpoint
+ * of <time> (work lost: t s)"; the parts the event lacks are left out. The dashboard says the same
+ * (web/src/features/jobs/describeEvent.ts resumedWords).
+ */
+export function resumedLine(p: Record<string, unknown>): string {
+  const step = typeof p.step === 'number' ? ` at step ${p.step}${typeof p.of === 'number' ? ` of ${p.of}` : ''}` : '';
+  const at =
+    typeof p.checkpointAt === 'string' && !Number.isNaN(Date.parse(p.checkpointAt))
+      ? ` of ${new Date(p.checkpointAt).toISOString().slice(0, 19).replace('T', ' ')} UTC`
+      : '';
+  const lost = typeof p.workLostSec === 'number' ? ` (work lost: ${p.workLostSec} s)` : '';
+  return `resumed${step} from a checkpoint${at}${lost}`;
+}
+
 export function supervisionLine(kind: string, p: Record<string, any>): string | null {
   switch (kind) {
     case 'attempt.stalled':

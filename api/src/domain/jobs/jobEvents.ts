@@ -14,6 +14,7 @@ export type JobEventKind =
   | 'task.status'
   | 'attempt.status'
   | 'attempt.stalled'
+  | 'attempt.resumed'
   | 'worker.flapping'
   | 'finding'
   | 'validation'

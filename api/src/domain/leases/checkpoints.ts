@@ -19,7 +19,9 @@ import type { Prisma as P } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/client.js';
 import { accrueUsage, writeOffAttemptUsage } from '../billing/usage.js';
 import { checkTree, normalizeMode, normalizeUploadPath, type ManifestEntry } from '../blobs/paths.js';
+import { readBlobBuffer } from '../blobs/blobStore.js';
 import { StaleAttemptError, ValidationError } from '../errors.js';
+import type { DomainEvent } from '../events.js';
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import type { Resources } from '../resources.js';
 import { loadOwnAttempt, recordStale, staleReason } from './currentAttempt.js';
@@ -197,4 +199,92 @@ export async function releaseDrainedAttempt(
   await r.events.emit({ type: 'job.updated', jobId: out.jobId });
   await r.events.emit({ type: 'tasks.available' });
   return r.prisma.attempt.findUniqueOrThrow({ where: { id: attemptId } });
+}
+
+/** The checkpoint's step file the worker uploads beside it (worker/src/checkpoint.ts CHECKPOINT_META). */
+const CHECKPOINT_META = 'chatgpu-checkpoint.json';
+
+/** What an `attempt.resumed` job event carries. */
+export interface ResumePayload {
+  taskId: string;
+  attemptId: string;
+  number: number;
+  /** The attempt whose checkpoint this one starts from. */
+  fromAttempt: number;
+  step: number | null;
+  /** The run's total steps: the program's own count beside its checkpoint, else the plan's full scale; null: unknown. */
+  of: number | null;
+  /** When the checkpoint reached the API (its upload: the API's clock, like the end below). */
+  checkpointAt: string;
+  /** When the previous attempt ended (its finish) or was lost (its lease's expiry). */
+  previousEndedAt: string | null;
+  /** Seconds of work done after the checkpoint and thrown away with the previous attempt. */
+  workLostSec: number | null;
+}
+
+/**
+ * The `attempt.resumed` job events of freshly claimed attempts whose task hands them a checkpoint
+ * (the claim statement returns it with the task). Written after the claim commits, in one small
+ * transaction: the claim itself stays one statement, and a failure here costs an event, never the lease.
+ */
+export async function recordResumes(
+  r: Resources,
+  rows: { jobId: string; taskId: string; attemptId: string; number: number; task: { checkpoint: unknown } }[],
+): Promise<DomainEvent[]> {
+  const out: DomainEvent[] = [];
+  for (const x of rows) {
+    const cp = x.task.checkpoint as Checkpoint | null;
+    if (!cp || !Array.isArray(cp.files)) continue;
+    const payload = await resumePayload(r, x, cp);
+    out.push({ type: 'job.event', jobId: x.jobId, eventId: await recordJobEvent(r.prisma, x.jobId, 'attempt.resumed', { ...payload }) });
+  }
+  return out;
+}
+
+async function resumePayload(
+  r: Resources,
+  x: { jobId: string; taskId: string; attemptId: string; number: number },
+  cp: Checkpoint,
+): Promise<ResumePayload> {
+  const prev = await r.prisma.attempt.findUnique({
+    where: { taskId_number: { taskId: x.taskId, number: x.number - 1 } },
+    select: { status: true, finishedAt: true, leaseExpiresAt: true },
+  });
+  // A lost attempt worked at most until its lease ran out (the tick notices later).
+  const ended = !prev
+    ? null
+    : prev.status === 'LOST' || prev.status === 'STALE' || !prev.finishedAt
+      ? new Date(Math.min(prev.leaseExpiresAt.getTime(), prev.finishedAt?.getTime() ?? Infinity))
+      : prev.finishedAt;
+  const savedAt = new Date(cp.savedAt);
+  return {
+    taskId: x.taskId,
+    attemptId: x.attemptId,
+    number: x.number,
+    fromAttempt: cp.attemptNumber,
+    step: cp.step,
+    of: (await totalFromCheckpoint(r, cp)) ?? (await totalFromPlan(r, x.jobId)),
+    checkpointAt: cp.savedAt,
+    previousEndedAt: ended?.toISOString() ?? null,
+    workLostSec: ended ? Math.max(0, Math.round((ended.getTime() - savedAt.getTime()) / 1000)) : null,
+  };
+}
+
+/** `of` in the step file the program wrote beside its checkpoint (chatgpu.resume writes it), when small and sound. */
+async function totalFromCheckpoint(r: Resources, cp: Checkpoint): Promise<number | null> {
+  const meta = cp.files.find((f) => f.path === CHECKPOINT_META || f.path.endsWith(`/${CHECKPOINT_META}`));
+  if (!meta || meta.size > 4096) return null;
+  try {
+    const of = (JSON.parse((await readBlobBuffer(r.blobs, meta.sha256)).toString('utf8')) as { of?: unknown }).of;
+    return typeof of === 'number' && Number.isInteger(of) && of > 0 ? of : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The full run's length in the plan's smoke-run scale (`1 of 20 epochs`: 20), when it has one. */
+async function totalFromPlan(r: Resources, jobId: string): Promise<number | null> {
+  const job = await r.prisma.job.findUnique({ where: { id: jobId }, select: { currentPlan: { select: { smokeRun: true } } } });
+  const full = (job?.currentPlan?.smokeRun as { scale?: { full?: unknown } } | null)?.scale?.full;
+  return typeof full === 'number' && Number.isInteger(full) && full > 0 ? full : null;
 }

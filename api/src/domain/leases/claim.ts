@@ -2,6 +2,7 @@ import { isUuid } from '../ids.js';
 import { claimTasks, type ClaimedRow } from '../../db/sql/claimTasks.js';
 import { touchWorker as touchWorkerSql } from '../../db/sql/touchWorker.js';
 import { emitAll, type DomainEvent, type EventBus } from '../events.js';
+import { recordResumes } from './checkpoints.js';
 import { dispatcherFor, type Dispatcher } from './dispatcher.js';
 import type { Resources } from '../resources.js';
 import { requireOwnWorker } from '../workers/heartbeat.js';
@@ -50,7 +51,7 @@ export async function claim(
     const woken = left0 > 0 && !opts.signal?.aborted ? wake.waitFor(wakes, left0, stop.signal) : Promise.resolve(false);
     try {
       const rows = await look(r, workerTokenId, workerId, opts.max);
-      if (rows.length > 0) return assignments(r, workerId, rows);
+      if (rows.length > 0) return await assignments(r, workerId, rows);
       const left = deadline - Date.now();
       if (left <= 0 || opts.signal?.aborted || ordered) return [];
       await woken; // then claim once more: a resume both orders and makes work claimable
@@ -112,7 +113,7 @@ async function claimParked(
       } finally {
         parked.endLook(seen, rows.length);
       }
-      if (rows.length > 0) return assignments(r, workerId, rows);
+      if (rows.length > 0) return await assignments(r, workerId, rows);
       // Orders (pause, cancel) end the long-poll empty, so the worker fetches them with a
       // heartbeat at once instead of at its next interval.
       if (deadline - Date.now() <= 0 || opts.signal?.aborted || parked.ordered) return [];
@@ -130,10 +131,22 @@ async function claimParked(
  * error the worker drops (they would sit LEASED until they expired). Subscribers already take
  * events in any order (NOTIFY order is not id order).
  */
-function assignments(r: Resources, workerId: string, rows: ClaimedRow[]) {
+async function assignments(r: Resources, workerId: string, rows: ClaimedRow[]) {
   const jobs = [...new Set(rows.map((x) => x.jobId))];
+  // An attempt handed its task's checkpoint: the `attempt.resumed` event (step, work lost). A failure
+  // to write it is logged, never the lease's failure.
+  const resumed = await recordResumes(
+    r,
+    rows.filter((x) => x.task.checkpoint),
+  ).catch((err: unknown) => {
+    r.log.warn('claim: recording a resume from a checkpoint failed (the attempt is leased and restores it all the same)', {
+      error: String(err),
+    });
+    return [];
+  });
   emitAll(r.events, [
     ...rows.map((x) => ({ type: 'job.event', jobId: x.jobId, eventId: x.eventId }) as const),
+    ...resumed,
     ...jobs.map((jobId) => ({ type: 'job.updated', jobId }) as const),
   ]).catch((err: unknown) =>
     r.log.warn('claim: announcing the leases failed (they are leased and stored; live dashboards miss these events until reloaded)', {

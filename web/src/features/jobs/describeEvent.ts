@@ -33,6 +33,8 @@ export function describeEvent(kind: string, payload: unknown): string {
       const w = pick(p, 'workerName', 'worker');
       return `Attempt${n ? ` #${n}` : ''}${w ? ` on ${w}` : ''} ${lower(pick(p, 'status')) ?? 'changed'}${reason ? ` — ${reason}` : ''}`;
     }
+    case 'attempt.resumed':
+      return `Attempt${pick(p, 'number') ? ` #${pick(p, 'number')}` : ''} ${resumedWords(p)}`;
     case 'attempt.stalled':
       return `Attempt${pick(p, 'attempt') ? ` #${pick(p, 'attempt')}` : ''} stalled — no log line or metric for ${pick(p, 'minutes') ?? '?'} min while its worker is alive`;
     case 'worker.flapping':
@@ -59,6 +61,19 @@ export function describeEvent(kind: string, payload: unknown): string {
     }
   }
 }
+
+/**
+ * An `attempt.resumed` payload in the words `chatgpu watch` prints (api/src/cli/follow.ts resumedLine):
+ * "resumed at step s of S from a checkpoint of <time> (work lost: t s)".
+ */
+export function resumedWords(p: P): string {
+  const step = typeof p.step === 'number' ? ` at step ${p.step}${typeof p.of === 'number' ? ` of ${p.of}` : ''}` : '';
+  const at = typeof p.checkpointAt === 'string' && !Number.isNaN(Date.parse(p.checkpointAt)) ? ` of ${utc(p.checkpointAt)}` : '';
+  const lost = typeof p.workLostSec === 'number' ? ` (work lost: ${p.workLostSec} s)` : '';
+  return `resumed${step} from a checkpoint${at}${lost}`;
+}
+
+const utc = (iso: string) => `${new Date(iso).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 
 /** One line for an `agent.item` payload ({agent, type, status, name?, text?…}, see AgentActivity). */
 export function agentItemTitle(p: P): string {
