@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestApi } from './helpers/api.js';
 import { addTask, CPU_CAPS, createJobWithFile, createWorkerToken, NVIDIA_CAPS, ProtocolWorker } from './helpers/protocolClient.js';
 import { runTick } from '../src/scheduler/tick.js';
-import { canRunOn, onlineWorkers } from '../src/scheduler/explainWait.js';
+import { canRunOn, onlineWorkers } from '../src/domain/workers/placement.js';
 import { networkCapacity } from '../src/domain/workers/networkCapacity.js';
 import { planRequirements } from '../src/domain/jobs/acceptPlan.js';
 import { PlanSchema } from '../src/domain/jobs/planSchema.js';

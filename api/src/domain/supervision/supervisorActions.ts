@@ -33,7 +33,7 @@ import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
 import { pendingRevision } from '../preparation/stage.js';
 import type { Resources } from '../resources.js';
 import type { Rates } from '../../db/sql/claimTasks.js';
-import { capProblem } from '../../scheduler/explainWait.js';
+import { avoidedWorkers, capProblem } from '../workers/placement.js';
 import { countedAttempts } from '../leases/retryOrFail.js';
 
 export class SupervisorActionRefused extends ConflictError {}
@@ -152,12 +152,6 @@ export async function retryTask(tx: Db, now: Date, jobId: string, taskId: string
     onWorkerId: c.onWorkerId ?? task.pinnedWorkerId,
     eventIds: [eventId],
   };
-}
-
-/** Workers a task's retries stay off (requirements.avoidWorkers). */
-export function avoidedWorkers(requirements: unknown): string[] {
-  const a = (requirements as { avoidWorkers?: unknown } | null)?.avoidWorkers;
-  return Array.isArray(a) ? a.filter((x): x is string => typeof x === 'string') : [];
 }
 
 /** A job is replanned at most this many times: a plan that keeps failing is stopped, not replanned forever. */

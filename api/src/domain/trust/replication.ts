@@ -41,7 +41,7 @@ import { recordJobEvent } from '../jobs/jobEvents.js';
 import { applyTransition, commitTransition } from '../jobs/jobLifecycle.js';
 import { compareTaskOutputs, toleranceCriteria } from '../preparation/compareTaskOutputs.js';
 import type { Resources } from '../resources.js';
-import { canRunOn, onlineWorkers } from '../../scheduler/explainWait.js';
+import { canRunOn, onlineWorkers } from '../workers/placement.js';
 import { decideReplication, randomDraw, reputationOf, tieBreak, tieBreakerReputation } from './reputation.js';
 
 export const REPLICA_PREFIX = 'replica:';
