@@ -15,7 +15,7 @@ import type { BlobStore } from '../domain/blobs/blobStore.js';
 import type { ManifestEntry } from '../domain/blobs/paths.js';
 import { jobOutputs } from '../domain/jobs/jobOutputs.js';
 import type { Resources } from '../domain/resources.js';
-import { decodeId } from '../graphql/ids.js';
+import { decodeId } from '../domain/ids.js';
 import { sendJson } from './blobRoutes.js';
 
 export async function handleOutputsArchive(r: Resources, who: Principal, res: ServerResponse, rawId: string): Promise<void> {

@@ -8,7 +8,7 @@ import type { Estimate } from '../../domain/jobs/estimate.js';
 import { askOutcomes, planAsks, type AskOutcome } from '../../domain/jobs/askOutcomes.js';
 import type { AskDisposition } from '../../domain/jobs/planSchema.js';
 import { builder } from '../builder.js';
-import { decodeId } from '../ids.js';
+import { decodeId } from '../../domain/ids.js';
 import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
 import { ConflictError, NotFoundError, ValidationError } from './errors.js';
 

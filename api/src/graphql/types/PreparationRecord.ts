@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { recordDiff, recordWhere } from '../../domain/preparation/recordQueries.js';
 import { builder } from '../builder.js';
-import { decodeId } from '../ids.js';
+import { decodeId } from '../../domain/ids.js';
 import { isUuid, NOBODY } from '../principal.js';
 import { JobRef } from './Job.js';
 

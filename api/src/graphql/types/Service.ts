@@ -2,7 +2,7 @@ import { SERVICE_TICKET_PARAM } from '../../domain/services/serviceCookie.js';
 import { openServiceInBrowser, rotateServiceToken, stopService } from '../../domain/services/services.js';
 import { serviceApiUrl, serviceOriginUrl } from '../../domain/services/serviceOrigin.js';
 import { builder } from '../builder.js';
-import { decodeId } from '../ids.js';
+import { decodeId } from '../../domain/ids.js';
 import { requireUser } from '../principal.js';
 import { ConflictError, NotFoundError } from './errors.js';
 

@@ -3,7 +3,7 @@ import type { DomainEvent } from '../../domain/events.js';
 import { perClient } from '../../domain/coalesce.js';
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
-import { decodeId } from '../ids.js';
+import { decodeId } from '../../domain/ids.js';
 import { requireUser } from '../principal.js';
 
 type LogBatch = { kind: 'logs'; attemptId: string; fromSeq: number; toSeq: number };

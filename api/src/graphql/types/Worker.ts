@@ -1,6 +1,6 @@
 import { setWorkerDraining, setWorkerPaused } from '../../domain/workers/pauseWorker.js';
 import { builder } from '../builder.js';
-import { decodeId } from '../ids.js';
+import { decodeId } from '../../domain/ids.js';
 import { isUuid, NOBODY, requireUser, viewerId } from '../principal.js';
 import { NotFoundError } from './errors.js';
 
