@@ -54,7 +54,8 @@ export const READ_ALL_CHARS = 200_000;
 
 export type Threshold = { name: string; op: string; value: number };
 export type Hardware = { workload: string; accelVendor?: string };
-export type PipelineStep = { name: string; command: string; produces: string[] };
+/** `network: 'download'`: a data download, the only kind of step that gets the network (dataDownloads.ts). */
+export type PipelineStep = { name: string; command: string; produces: string[]; network?: 'download'; urls?: string[] };
 
 /** A rule of the table: undefined lets the next rule go on; items are the planner's answer. */
 export type PlannerRule = (p: Planning) => Item[] | undefined;
@@ -118,6 +119,8 @@ export interface Planning {
   command: string;
   bounded: string;
   smoke: { command: string; timeoutSec: number; scale: RunScale } | null;
+  /** dataDownloads: the plan's words on each data download (which URLs, and why its step has the network). */
+  downloads: string[];
   /** distributedLaunch: a DDP script under the launcher — its process count (the plan's hardware.devices) and the plan's words on it. */
   launch: { processes: number; words: string } | null;
   /** sharding and requestedSweep. */
@@ -188,6 +191,7 @@ export function planningOf(history: Item[]): Planning | Item[] {
     configSettings: {},
     before: [],
     prepareScript: null,
+    downloads: [],
     hardware: { workload: 'python' },
     migrate: false,
     toAmd: false,

@@ -17,6 +17,7 @@ import { runOutputs } from './runOutputs.js';
 import { requestAsks } from './requestAsks.js';
 import { startCommand } from './startCommand.js';
 import { distributedLaunch } from './distributedLaunch.js';
+import { dataDownloads } from './dataDownloads.js';
 import { smokeRun } from './smokeRun.js';
 import { sharding } from './sharding.js';
 import { requestedSweep } from './requestedSweep.js';
@@ -39,6 +40,7 @@ export const PLANNER_RULES: readonly PlannerRule[] = [
   runOutputs,
   requestAsks,
   startCommand,
+  dataDownloads,
   distributedLaunch,
   smokeRun,
   sharding,

@@ -35,6 +35,7 @@ export const submitPlan: PlannerRule = (p) => {
       ? ` Only workers with torch ≥ ${minTorch} take it (${torchPin!.file} pins torch${torchPin!.spec}; online: ${cap.summary}).`
       : '') +
     (before.length ? ` First \`${before[0]!.command}\` prepares ${before[0]!.produces.join(', ')}, which the run reads.` : '') +
+    p.downloads.map((w) => ` ${w}`).join('') +
     (install.length ? ` A setup phase installs ${install.join(', ')} on the worker first.` : '');
   const checkable = checkableOutputs({
     source: p.source,
@@ -59,7 +60,11 @@ export const submitPlan: PlannerRule = (p) => {
       (p.launch ? ` ${p.launch.words}` : '') +
       pipelineWords,
     steps: [
-      ...before.map((b) => `Prepare the data: \`${b.command}\` (hands ${b.produces.join(', ')} to the run)`),
+      ...before.map((b) =>
+        b.network === 'download'
+          ? `Download the data: \`${b.command}\` — the only step with the network${b.urls?.length ? ` (from ${b.urls.slice(0, 3).join(', ')}${b.urls.length > 3 ? ', …' : ''})` : ''}; cached on the worker; hands ${b.produces.join(', ')} to the run, which has no network`
+          : `Prepare the data: \`${b.command}\` (hands ${b.produces.join(', ')} to the run)`,
+      ),
       ...(p.toAmd
         ? [
             `Reference on NVIDIA: \`${bounded}\``,
