@@ -3,8 +3,48 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { serviceBaseProblem } from './domain/services/serviceOrigin.js';
-import { DEFAULT_TRUST_POLICY, type TrustPolicy } from './domain/trust/reputation.js';
+
+/** An IP address (v4, or v6 in brackets) has no subdomains. */
+export function isIpAddress(hostname: string): boolean {
+  return /^[\d.]+$/.test(hostname) || hostname.startsWith('[');
+}
+
+/** Why a SERVICE_PUBLIC_URL cannot be used, or null (services get `<slug>.<host>`: domain/services/serviceOrigin.ts). */
+export function serviceBaseProblem(value: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return 'not a URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be http: or https:';
+  if (u.pathname !== '/' || u.search || u.hash || u.username || u.password)
+    return 'must be a bare origin (scheme, host, optional port): services get <slug>.<host>';
+  if (isIpAddress(u.hostname)) return 'must be a host name, not an IP address: services get <slug>.<host>';
+  return null;
+}
+
+/** How far workers' results are trusted (domain/trust/reputation.ts applies it); TRUST_* variables override the defaults. */
+export interface TrustPolicy {
+  /** Below this reputation a worker gets no checkable work. */
+  minReputation: number;
+  /** A worker with fewer confirmed results than this has every checkable result replicated. */
+  newWorkerChecks: number;
+  /** The least share of a trusted worker's checkable results that is still replicated. */
+  minShare: number;
+  /** How many confirmed results one result found wrong weighs. */
+  mismatchWeight: number;
+  /** A tie-breaker needs at most this reputation (0.75: two confirmed results, none wrong). */
+  trustedReputation: number;
+}
+
+export const DEFAULT_TRUST_POLICY: TrustPolicy = {
+  minReputation: 0.3,
+  newWorkerChecks: 3,
+  minShare: 0.05,
+  mismatchWeight: 5,
+  trustedReputation: 0.75,
+};
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const num = (def: number) => z.coerce.number().nonnegative().default(def);

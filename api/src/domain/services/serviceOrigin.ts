@@ -18,6 +18,8 @@
  * `Content-Security-Policy: sandbox` (serviceTunnel.ts).
  */
 
+import { isIpAddress } from '../../config.js';
+
 const SLUG = /^[0-9a-f]{16}$/;
 
 /** The configured service base (SERVICE_PUBLIC_URL), else `svc.` under the API's public host, else svc.localhost on the bound port. */
@@ -26,29 +28,10 @@ export function serviceBase(configured: string | undefined, apiPublicUrl: string
   if (apiPublicUrl) {
     const u = new URL(apiPublicUrl);
     // An address has no subdomains: services then go under svc.localhost on the same port.
-    const host = isAddress(u.hostname) ? 'localhost' : u.hostname;
+    const host = isIpAddress(u.hostname) ? 'localhost' : u.hostname;
     return new URL(`${u.protocol}//svc.${host}${u.port ? `:${u.port}` : ''}/`);
   }
   return new URL(`http://svc.localhost:${port}/`);
-}
-
-function isAddress(hostname: string): boolean {
-  return /^[\d.]+$/.test(hostname) || hostname.startsWith('[');
-}
-
-/** Why a SERVICE_PUBLIC_URL cannot be used, or null. */
-export function serviceBaseProblem(value: string): string | null {
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    return 'not a URL';
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be http: or https:';
-  if (u.pathname !== '/' || u.search || u.hash || u.username || u.password)
-    return 'must be a bare origin (scheme, host, optional port): services get <slug>.<host>';
-  if (isAddress(u.hostname)) return 'must be a host name, not an IP address: services get <slug>.<host>';
-  return null;
 }
 
 /** The browser URL of a service: `<scheme>//<slug>.<suffix>[:port]/`. */

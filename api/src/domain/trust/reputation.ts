@@ -21,27 +21,10 @@
  *                 installation agree with each other), and a network of newcomers is not stuck.
  */
 import { randomInt } from 'node:crypto';
+import { DEFAULT_TRUST_POLICY, type TrustPolicy } from '../../config.js';
 
-export interface TrustPolicy {
-  /** Below this reputation a worker gets no checkable work. */
-  minReputation: number;
-  /** A worker with fewer confirmed results than this has every checkable result replicated. */
-  newWorkerChecks: number;
-  /** The least share of a trusted worker's checkable results that is still replicated. */
-  minShare: number;
-  /** How many confirmed results one result found wrong weighs. */
-  mismatchWeight: number;
-  /** A tie-breaker needs at most this reputation (0.75: two confirmed results, none wrong). */
-  trustedReputation: number;
-}
-
-export const DEFAULT_TRUST_POLICY: TrustPolicy = {
-  minReputation: 0.3,
-  newWorkerChecks: 3,
-  minShare: 0.05,
-  mismatchWeight: 5,
-  trustedReputation: 0.75,
-};
+// The policy's knobs and defaults are settings (config.ts, TRUST_* variables); re-exported for the rules' callers.
+export { DEFAULT_TRUST_POLICY, type TrustPolicy };
 
 export interface TrustRecord {
   validatedCount: number;
