@@ -5,6 +5,7 @@
  *   chatgpu-worker --server URL --token-file PATH [--name NAME] [--slots N] [--data-dir DIR]
  *                  [--sandbox auto|bwrap|none|own-jobs] [--python PATH] [--memory-limit MiB|none]
  *                  [--pip-index-url URL] [--no-install] [--env-cache-mb N] [--drain-grace SEC]
+ *                  [--allow-network never|downloads|always] [--download-cache-mb N]
  *                  [--simulate-accelerator VENDOR:NAME:RUNTIME[:ARCH]]   (tests and demos only)
  *   chatgpu-worker pause|resume|drain|status [--data-dir DIR]
  *
@@ -26,12 +27,14 @@ import { detectMemoryLimit, detectSandbox, prepareMemoryLimit, resolveSandbox, S
 import { Session } from './session.js';
 import { DEFAULT_ENV_CACHE_MB, EnvCache } from './setupEnv.js';
 import { DEFAULT_DRAIN_GRACE_SEC } from './checkpoint.js';
+import { DEFAULT_DOWNLOAD_CACHE_MB, DEFAULT_NETWORK_POLICY, DownloadCache, NETWORK_POLICIES, type NetworkPolicy } from './downloadCache.js';
 import { initTelemetry } from './telemetry.js';
 
 const USAGE = `usage: chatgpu-worker --server URL (--token-file PATH | CHATGPU_WORKER_TOKEN in the environment)
                       [--name NAME] [--slots N] [--data-dir DIR]
                       [--sandbox auto|bwrap|none|own-jobs] [--python PATH] [--memory-limit MiB|none]
                       [--pip-index-url URL] [--no-install] [--env-cache-mb N] [--drain-grace SEC]
+                      [--allow-network never|downloads|always] [--download-cache-mb N]
                       [--simulate-accelerator VENDOR:NAME:RUNTIME[:ARCH]]  (tests and demos only:
                           advertise e.g. nvidia:RTX-4090:cuda-12.4 or amd:RX-7900-XTX:rocm-6.1:gfx1100
                           for scheduling while the numerics run on the CPU; labelled everywhere)
@@ -42,7 +45,11 @@ const USAGE = `usage: chatgpu-worker --server URL (--token-file PATH | CHATGPU_W
   drain: take the machine back: no new tasks; each running task is asked to checkpoint (SIGTERM
          and CHATGPU_DRAIN_FILE), handed back with its checkpoint and resumed on another worker;
          whatever still runs after --drain-grace seconds (default ${DEFAULT_DRAIN_GRACE_SEC}) is killed.
-         Answers once the machine is free.`;
+         Answers once the machine is free.
+  --allow-network: tasks run without the network; downloads (default) gives it only to steps the
+         plan marks as data downloads (their outputs cached here by URL and script, up to
+         --download-cache-mb, default ${DEFAULT_DOWNLOAD_CACHE_MB}); never refuses those steps (the job stops, naming the
+         URLs and this policy); always gives it to any task that asks.`;
 
 export const TOKEN_ON_COMMAND_LINE_WARNING =
   'warning: --token puts the worker token on the command line, where other local users can read it (ps, /proc). Use --token-file PATH or the CHATGPU_WORKER_TOKEN environment variable instead.';
@@ -109,6 +116,8 @@ export async function main(argv: string[]): Promise<number> {
         'env-cache-mb': { type: 'string', default: String(DEFAULT_ENV_CACHE_MB) },
         'drain-grace': { type: 'string', default: String(DEFAULT_DRAIN_GRACE_SEC) },
         'simulate-accelerator': { type: 'string' },
+        'allow-network': { type: 'string', default: DEFAULT_NETWORK_POLICY },
+        'download-cache-mb': { type: 'string', default: String(DEFAULT_DOWNLOAD_CACHE_MB) },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -164,6 +173,16 @@ export async function main(argv: string[]): Promise<number> {
   const envCacheMb = Number(v['env-cache-mb']);
   if (!(envCacheMb > 0)) {
     console.error('--env-cache-mb must be a positive number of MB');
+    return 2;
+  }
+  if (!NETWORK_POLICIES.includes(v['allow-network'] as NetworkPolicy)) {
+    console.error(`--allow-network must be ${NETWORK_POLICIES.join(', ')}`);
+    return 2;
+  }
+  const networkPolicy = v['allow-network'] as NetworkPolicy;
+  const downloadCacheMb = Number(v['download-cache-mb']);
+  if (!(downloadCacheMb >= 0)) {
+    console.error('--download-cache-mb must be a number of MB (0: no cache)');
     return 2;
   }
   const pipIndexUrl = v['pip-index-url'] ?? null;
@@ -245,6 +264,13 @@ export async function main(argv: string[]): Promise<number> {
     log.warn(
       `setup phase off: ${caps.python ?? 'no Python'} cannot make a virtualenv with pip (Debian/Ubuntu: apt-get install python3-venv python3-pip); tasks that need packages go to other workers`,
     );
+  log.info(
+    networkPolicy === 'downloads'
+      ? 'network: only for data-download steps (--allow-network downloads)'
+      : networkPolicy === 'never'
+        ? 'network: never (--allow-network never): data-download steps are refused'
+        : 'network: for any task that asks (--allow-network always)',
+  );
   const notebooks = notebookSupport(caps);
   if (notebooks) log.warn(notebooks);
   const name = v.name ?? hostname();
@@ -263,6 +289,8 @@ export async function main(argv: string[]): Promise<number> {
     refreshCaps: probe,
     envs,
     drainGraceSec,
+    networkPolicy,
+    downloads: downloadCacheMb > 0 ? new DownloadCache({ dataDir, maxBytes: downloadCacheMb * 2 ** 20 }) : null,
     ...(telemetry
       ? { span: (a, fn) => telemetry.span(a, session.workerId ?? '', fn), trace: (a, e) => telemetry.trace(a, session.workerId ?? '', e) }
       : {}),

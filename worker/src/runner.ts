@@ -34,6 +34,7 @@ import { prepareService, type ServiceRuntime } from './service.js';
 import type { Capabilities } from './probe/types.js';
 import type { EnvCache, PreparedEnv } from './setupEnv.js';
 import { watchPeakMemory } from './peakMemory.js';
+import { DEFAULT_NETWORK_POLICY, downloadKey, downloadOf, networkFor, type DownloadCache, type NetworkPolicy } from './downloadCache.js';
 import { simulatedTaskEnv } from './probe/simulateAccelerator.js';
 import {
   buildSandboxedCommand,
@@ -88,6 +89,10 @@ export interface RunnerDeps {
   bwrap?: string;
   /** how many tasks this worker runs at once: each gets its share of the cores' threads (threadEnv.ts); default 1 */
   slots?: number;
+  /** which tasks get the network (--allow-network; downloadCache.ts); default 'downloads' */
+  networkPolicy?: NetworkPolicy;
+  /** data-download steps' outputs kept by URL and command (downloadCache.ts); absent: nothing cached */
+  downloads?: DownloadCache | null;
 }
 
 /** A drain of this run: when it began, its grace period, and when the program's processes were gone. */
@@ -277,6 +282,7 @@ export class Run {
       this.runDir = dir;
       const req = (a.task.requirements ?? {}) as {
         network?: boolean;
+        download?: unknown;
         timeoutSec?: number;
         outputs?: string[];
         workload?: string;
@@ -284,6 +290,14 @@ export class Run {
         service?: ServiceRuntime;
         checkpoint?: { path?: unknown };
       };
+      // The owner's network policy first: a refused data download stops here, naming its URLs and the policy.
+      const policy = this.deps.networkPolicy ?? DEFAULT_NETWORK_POLICY;
+      const net = networkFor(req, policy);
+      if (net.refused !== undefined) {
+        errorClass = 'NETWORK_REFUSED';
+        throw new Error(net.refused);
+      }
+      const download = downloadOf(req);
       const cpRel = checkpointPath(req);
       await mkdir(path.join(dir, cpRel), { recursive: true });
       try {
@@ -297,6 +311,19 @@ export class Run {
         event: 'download',
         message: `downloaded ${a.task.files.length + a.task.inputs.length} file(s)${a.task.checkpoint ? ' and a checkpoint' : ''}`,
       });
+      // A data download this worker already made (same URLs, command and script): its outputs restored, nothing run.
+      const downloadCache = download ? (this.deps.downloads ?? null) : null;
+      const cacheKey = download && downloadCache ? downloadKey(download, a.task.command, a.task.files) : null;
+      const cached = cacheKey ? await downloadCache!.restore(cacheKey, dir).catch(() => null) : null;
+      if (cached)
+        stream.system(
+          `worker: data download found in this worker's cache (key ${cacheKey!.slice(0, 12)}, kept by attempt ${cached.attemptId} at ${cached.savedAt}): restored ${cached.paths.join(', ')} instead of running \`${a.task.command}\`; nothing downloaded from ${download!.urls.join(', ') || 'its URLs'}.`,
+        );
+      else if (download)
+        stream.system(
+          `worker: data download: this step gets the network (--allow-network ${policy}) to fetch ${download.urls.join(', ') || 'the URLs its code builds'}; its outputs are cached on this worker.`,
+        );
+      const command = cached ? 'true' : a.task.command;
       const resume = a.task.checkpoint ?? null;
       if (resume)
         stream.system(
@@ -307,7 +334,7 @@ export class Run {
       const taskUser = sandbox === 'bwrap' ? (this.deps.taskUser === undefined ? defaultTaskUser() : this.deps.taskUser) : null;
       const identityFiles = sandbox === 'bwrap' ? await this.identityFiles(taskUser) : null;
       const pipLines = Array.isArray(req.setup?.pip) ? req.setup.pip.filter((l): l is string => typeof l === 'string') : [];
-      if (pipLines.length) {
+      if (pipLines.length && !cached) {
         try {
           pyEnv = await this.setupPhase(pipLines, stream, taskUser, identityFiles);
           this.trace({ event: 'setup', message: `environment ready (${pipLines.length} requirement line(s))` });
@@ -356,12 +383,12 @@ export class Run {
       const devices = req.workload && /cuda|rocm|cxx/.test(req.workload) ? gpuDeviceNodes() : [];
       const cmd = buildSandboxedCommand({
         sandbox,
-        command: service ? service.command(a.task.command) : ['sh', '-c', a.task.command],
+        command: service ? service.command(a.task.command) : ['sh', '-c', command],
         workDir: dir,
         env,
         helpersDir,
         readOnly: interpreter.binds,
-        allowNetwork: req.network === true,
+        allowNetwork: net.network && !cached,
         devices,
         memory,
         pidsLimit: this.deps.pidsLimit === undefined ? DEFAULT_PIDS_LIMIT : this.deps.pidsLimit,
@@ -371,7 +398,7 @@ export class Run {
       });
       const ap = cmd.applied;
       stream.system(
-        `worker: running \`${a.task.command}\` (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user}, ${ap.syscalls})`,
+        `worker: running \`${command}\`${cached ? ` in place of \`${a.task.command}\` (its outputs came from the download cache)` : ''} (attempt ${a.number}; sandbox ${ap.sandbox}, network ${ap.network}, ${ap.memory}, processes ${ap.pids}, user ${ap.user}, ${ap.syscalls})`,
       );
       this.trace({ event: 'start', message: `running ${a.task.command}`.slice(0, 500) });
       const sim = this.deps.caps.simulatedAccelerator;
@@ -488,6 +515,20 @@ export class Run {
           ? classifyFailure({ code, signal, memory, oomKilled, stderrTail })
           : { errorClass: broken.errorClass, errorMessage: `the worker could not start the program (exit code ${code}): ${broken.reason}` };
         ({ errorClass, errorMessage } = serviceFailure && failure.errorClass === 'EXIT_NONZERO' ? serviceFailure : failure);
+      }
+      // A data download that failed (the host unreachable, refused, a bad URL) says which URLs and under which policy.
+      if (download && errorClass && errorClass !== 'TIMEOUT')
+        errorMessage = `the data download from ${download.urls.join(', ') || 'the URLs its code builds'} failed (this worker's network policy: --allow-network ${policy}, which gave this step the network); the run does not start without its data${errorMessage ? `: ${errorMessage}` : ''}`;
+      if (download && !errorClass && !cached && downloadCache && cacheKey) {
+        const paths = (req.outputs ?? []).filter((o) => !/[*?[\]{}]/.test(o));
+        const kept = await downloadCache
+          .save(cacheKey, dir, paths, { urls: download.urls, attemptId: a.attemptId })
+          .catch((err: Error) => ({ skipped: err.message }));
+        stream.system(
+          'kept' in kept
+            ? `worker: kept ${paths.join(', ')} (${kept.kept.bytes} bytes) in this worker's download cache (key ${cacheKey.slice(0, 12)}): the same download is not made again here.`
+            : `worker: not cached: ${kept.skipped}`,
+        );
       }
       stream.system(
         `worker: the command exited with ${signal ? `signal ${signal}` : `code ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)}s${errorClass === 'OOM' ? ` (${errorMessage})` : ''}.`,

@@ -54,6 +54,9 @@ export interface SessionOptions {
   healthCheckMs?: number;
   /** the sandbox binary (default 'bwrap' on the launcher's PATH) */
   bwrap?: string;
+  /** which tasks get the network (--allow-network) and the data-download cache (downloadCache.ts) */
+  networkPolicy?: RunnerDeps['networkPolicy'];
+  downloads?: RunnerDeps['downloads'];
 }
 
 export class Session {
@@ -327,6 +330,8 @@ export class Session {
             memoryLimit: this.opts.memoryLimit,
             log: this.opts.log,
             envs: this.opts.envs ?? null,
+            ...(this.opts.networkPolicy ? { networkPolicy: this.opts.networkPolicy } : {}),
+            downloads: this.opts.downloads ?? null,
             taskUser: taskUserForSlot(slot),
             slots: this.opts.slots,
             health: () => this.checkHealth(),
