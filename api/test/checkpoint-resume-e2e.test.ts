@@ -31,6 +31,7 @@ import { loadTree } from '../src/domain/preparation/codeTrees.js';
 import type { ManifestEntry } from '../src/domain/blobs/paths.js';
 import { inRepo } from '../src/paths.js';
 import { startTestApi } from './helpers/api.js';
+import { runCli } from './helpers/cli.js';
 import { waitFor } from './helpers/waitFor.js';
 import { startWorker } from './helpers/worker.js';
 
@@ -303,6 +304,28 @@ describe('checkpoint-resume end to end', () => {
       );
       console.log(
         `checkpoint-resume e2e: the first worker was SIGKILLed after its checkpoint of epoch ${cp.step}; the second attempt resumed at epoch ${resumedAt} of ${EPOCHS}`,
+      );
+      // The job's events say so (attempt.resumed, written by the claim), and `chatgpu watch` prints it.
+      const resumed = await prisma.jobEvent.findMany({ where: { jobId, kind: 'attempt.resumed' } });
+      expect(resumed.map((e) => e.payload)).toEqual([
+        expect.objectContaining({ attemptId: attempts[1]!.id, number: 2, fromAttempt: 1, step: saved, of: EPOCHS }),
+      ]);
+      const ev = resumed[0]!.payload as { checkpointAt: string; previousEndedAt: string; workLostSec: number };
+      expect(ev.previousEndedAt).toBe(attempts[0]!.leaseExpiresAt.toISOString());
+      expect(ev.workLostSec).toBe(Math.round((attempts[0]!.leaseExpiresAt.getTime() - Date.parse(ev.checkpointAt)) / 1000));
+      const home = mkdtempSync(path.join(tmpdir(), 'resume-e2e-cli-'));
+      const watch = await runCli(['watch', jobId, '--server', api.url], {
+        env: {
+          HOME: home,
+          XDG_CONFIG_HOME: path.join(home, '.config'),
+          CHATGPU_DATA_DIR: path.join(home, 'no-data'),
+          CHATGPU_TOKEN: user.token,
+        },
+      });
+      expect(watch.code, watch.stderr).toBe(0);
+      const at = `${ev.checkpointAt.slice(0, 10)} ${ev.checkpointAt.slice(11, 19)} UTC`;
+      expect(watch.stdout).toContain(
+        `${run.name} attempt 2: resumed at step ${saved} of ${EPOCHS} from a checkpoint of ${at} (work lost: ${ev.workLostSec} s)`,
       );
 
       // The final outputs equal an uninterrupted run of the same code, byte for byte.
