@@ -33,6 +33,7 @@ import { resumeAfterOutage } from './scheduler/tick.js';
 import { modelFor } from './agents/modelFor.js';
 import type { ModelClient } from './agents/models/types.js';
 import { Pipeline } from './agents/pipeline.js';
+import { JobEngine } from './domain/jobs/engine.js';
 import { flushTelemetry, initApiTelemetry, reportError } from './telemetry/sentry.js';
 import { inRepo } from './paths.js';
 
@@ -47,8 +48,13 @@ export interface StartOptions {
   webDir?: string | null;
   /** Run the scheduler tick on node-cron (default true; tests drive ticks directly). */
   scheduler?: boolean;
-  /** The agents' model (default: openai when OPENAI_API_KEY is set, else builtin); null: no agents. */
+  /** The agents' model (default: openai when OPENAI_API_KEY is set, else builtin); null: no agents (the job engine still runs). */
   model?: ModelClient | null;
+  /**
+   * Start the job engine (domain/jobs/engine.ts; default true, whatever the agents). Only tests
+   * that drive a job's tasks by hand, or play a process that died before it reacted, turn it off.
+   */
+  engine?: boolean;
 }
 
 export interface RunningServer {
@@ -57,6 +63,7 @@ export interface RunningServer {
   db: Database;
   pubsub: PubSub;
   resources: Resources;
+  engine: JobEngine | null;
   pipeline: Pipeline | null;
   close(): Promise<void>;
 }
@@ -140,7 +147,10 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     now: opts.now ?? (() => new Date()),
   };
   const model = opts.model === undefined ? await modelFor(config) : opts.model;
+  const engine = opts.engine === false ? null : new JobEngine(resources);
+  engine?.listen(pubsub);
   const pipeline = model ? new Pipeline(resources, model, opts.afterAction ? { afterAction: opts.afterAction } : {}) : null;
+  if (pipeline && engine) pipeline.attach(engine);
   pipeline?.listen(pubsub);
   // What uploads cut off by a crash left (a temporary file, orphan chunks, an incomplete
   // multipart upload) is never read; what is over a day old is removed. Start-up does not
@@ -366,7 +376,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     await scheduler?.stop();
     await sweeping;
     pipeline?.stop();
-    await Promise.race([pipeline?.idle(), new Promise((r) => setTimeout(r, 5000))]);
+    engine?.stop();
+    await Promise.race([Promise.all([pipeline?.idle(), engine?.idle()]), new Promise((r) => setTimeout(r, 5000))]);
     await services.close();
     await wsServer.dispose();
     wss.close();
@@ -402,7 +413,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
 
   if (opts.scheduler !== false) scheduler = startScheduler(resources);
 
-  return { url: `http://${host}:${port}`, port, db, pubsub, resources, pipeline, close };
+  return { url: `http://${host}:${port}`, port, db, pubsub, resources, engine, pipeline, close };
 }
 
 /**

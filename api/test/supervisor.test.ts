@@ -12,6 +12,7 @@ import { createOpenAIClient } from '../src/agents/models/openaiClient.js';
 import { completed, createScriptedClient, fnCall, message } from '../src/agents/models/scriptedClient.js';
 import type { ModelClient } from '../src/agents/models/types.js';
 import { Pipeline, type PipelineOptions } from '../src/agents/pipeline.js';
+import { JobEngine } from '../src/domain/jobs/engine.js';
 import { runSupervisor, SUPERVISOR } from '../src/agents/supervisor/supervisor.js';
 import { acceptPlan } from '../src/domain/jobs/acceptPlan.js';
 import { MAX_REPLANS, replanJob } from '../src/domain/supervision/supervisorActions.js';
@@ -43,11 +44,15 @@ const PLAN = PlanSchema.parse({
 });
 
 let pipeline: Pipeline | null = null;
+let engine: JobEngine | null = null;
 const workers: ProtocolWorker[] = [];
 afterEach(async () => {
   pipeline?.stop();
+  engine?.stop();
   await pipeline?.idle();
+  await engine?.idle();
   pipeline = null;
+  engine = null;
   // Each test's workers leave the network and its queued work is withdrawn, so the next
   // test sees only its own.
   await db.worker.updateMany({ where: { id: { in: workers.map((w) => w.workerId) } }, data: { status: 'OFFLINE' } });
@@ -55,8 +60,19 @@ afterEach(async () => {
   workers.length = 0;
 });
 
+/** Until this process's agents and engine have nothing left to do. */
+async function idle() {
+  await pipeline?.idle();
+  await engine?.idle();
+  await pipeline?.idle();
+}
+
+/** A process with the agents: the job engine consulting a pipeline on this model, both listening (as server.ts starts them). */
 function supervise(model: ModelClient, opts: PipelineOptions = {}) {
+  engine = new JobEngine(r);
+  engine.listen(api.server.pubsub);
   pipeline = new Pipeline(r, model, opts);
+  pipeline.attach(engine);
   pipeline.listen(api.server.pubsub);
 }
 
@@ -379,8 +395,10 @@ describe('the run supervisor with the builtin rules', () => {
     const q = await openQuestion(jobId);
     // The process that asked goes away; the answer lands with nobody to act on it.
     pipeline!.stop();
-    await pipeline!.idle();
+    engine!.stop();
+    await idle();
     pipeline = null;
+    engine = null;
     await api.gql(ANSWER, { i: { questionId: q.id, answer: 'Retry on asleep-b' } }, owner.token);
     expect((await jobOf(jobId)).status).toBe('RUNNING');
     expect((await supervisorRuns(jobId)).map((x) => x.status)).toEqual(['WAITING']);
@@ -617,7 +635,7 @@ describe('triggers across jobs and after the job ended', () => {
     expect(taken.map((a) => a.task.id).sort()).toEqual(jobs.map((j) => j.taskId).sort());
     // Reported once per crossing: the next tick (nothing new lost) says nothing.
     expect((await runTick(r, api.clock.now())).flapping).toBe(0);
-    await pipeline!.idle();
+    await idle();
     for (const j of jobs) expect(await db.finding.count({ where: { jobId: j.jobId } })).toBe(1);
   });
 
@@ -649,7 +667,7 @@ describe('triggers across jobs and after the job ended', () => {
       hypothesis: 'The cap is below what the run was estimated to cost (0.0040 CAD–0.0060 CAD, plus 0.0000 CAD for the other steps).',
       followUp: "To finish, submit again with a cap of at least 0.0060 CAD (the estimate's high end plus the other steps).",
     });
-    await pipeline!.idle();
+    await idle();
     // The run looked back and ended; nothing was retried or changed, and it said it once even
     // when the event comes again (several API processes hear it).
     expect((await supervisorRuns(jobId)).map((x) => [x.status, x.stopReason])).toEqual([['COMPLETED', 'done']]);
@@ -688,7 +706,7 @@ describe('triggers across jobs and after the job ended', () => {
     await db.$executeRaw`UPDATE "AgentRun" SET "updatedAt" = now() - interval '1 minute' WHERE id = ${run.id}::uuid`;
     supervise(createBuiltinClient());
     await pipeline!.reconcile();
-    await pipeline!.idle();
+    await idle();
     expect(await db.agentRun.findUniqueOrThrow({ where: { id: run.id } })).toMatchObject({ status: 'COMPLETED', stopReason: 'done' });
     const finding = await supervisorFinding(jobId, 'stopped_at_cap');
     expect(finding.text).toMatch(/^Stopped at its spending cap of 0\.0005 CAD with /);
@@ -725,7 +743,7 @@ describe('triggers across jobs and after the job ended', () => {
       expect.arrayContaining([`attempt:${a!.attemptId}`, `log:${a!.attemptId}:1`, expect.stringMatching(/^event:\d+$/)]),
     );
     expect(data.followUp).toMatch(/^The criteria stay as they are/);
-    await pipeline!.idle();
+    await idle();
     expect((await jobOf(jobId)).status).toBe('FAILED');
     expect(await db.action.count({ where: { jobId, kind: 'take_action' } })).toBe(0);
   });
@@ -890,7 +908,7 @@ describe('scope, limits and the lock', () => {
       'the reconcile starts the planner',
       async () => {
         await pipeline!.reconcile();
-        await pipeline!.idle();
+        await idle();
         return db.agentRun.findFirst({ where: { jobId: crashed.jobId, agent: 'planner' } });
       },
       30_000,

@@ -1,7 +1,8 @@
 /**
  * The agents' side of a job's life (docs/architecture.md). The job engine
- * (domain/jobs/jobLifecycle.ts) owns every status change; the pipeline only reacts to
- * the domain's events and runs agent turns:
+ * (domain/jobs/engine.ts) moves jobs after their tasks end and calls the job's transitions
+ * (domain/jobs/jobLifecycle.ts); the pipeline runs agent turns — on the domain's agent events,
+ * and when the engine asks (it is the engine's `EngineAgents`):
  *
  *   job.created        → startPlanning (DRAFT → PLANNING), then planner turns until the
  *                         planner submits a plan (acceptPlan), asks the user (askUser) or
@@ -9,31 +10,28 @@
  *   job.replanned      → (the run supervisor's replan: RUNNING → PLANNING) a new planner run
  *                         whose brief carries the evidence and the fixed criteria
  *   question.answered  → (resumed) the agent that asked continues from its saved history with
- *                         the answers: the planner, or the run supervisor (then the job's
- *                         failed tasks move the job on)
- *   task.finished      → RUN / SHARD / EVALUATE: when it FAILED, first the run supervisor
- *                         (agents/supervisor/) — it may retry the task, and then the job
- *                         waits for it; when it SUCCEEDED after a supervisor's remedy, the
- *                         supervisor records the follow-up; then advanceJobAfterTask (validation, evaluation,
- *                         success or failure); REFERENCE / CANDIDATE / BENCHMARK: the
- *                         preparation stage moves on (domain/preparation/stage.ts)
+ *                         the answers: the planner, or the run supervisor (then the engine moves
+ *                         the job's failed tasks on)
  *   attempt.stalled    → (the tick: alive but silent for STALL_MIN minutes) the run supervisor
  *   attempt.failed     → (an infrastructure failure the engine retries) the run supervisor
  *   worker.flapping    → the run supervisor of each job whose work the worker lost
  *   job.capped, output.rejected → the run supervisor looks back at the ended job (explains)
- *   preparation.step   → the preparation stage moves on; when a required step was rejected
- *                         and the budget allows, the run supervisor looks (candidate_rejected:
- *                         request_revision with its evidence, or stop), then the preparer agent
- *                         proposes a revision
- *   reconcile          → what a crashed process left behind: planner runs with no live
- *                         lock, finished tasks whose job did not move on (a failed one goes
- *                         to the supervisor first), PREPARING jobs, and supervisor runs a
- *                         crash cut off
+ *
+ *   the engine asks:
+ *   judgeFinishedTask  → a FAILED run / shard / evaluation: the run supervisor first — it may
+ *                         retry the task (the job then waits for it) or ask the user (the answer
+ *                         moves it); a SUCCEEDED one after a supervisor's remedy: the follow-up
+ *   revise             → a required preparation step was rejected with budget left: the run
+ *                         supervisor looks (candidate_rejected: request_revision with its
+ *                         evidence, or stop), then the preparer agent proposes a revision
+ *   reconcile          → what a crashed process left behind: planner runs with no live lock,
+ *                         supervisor runs a crash cut off
  *
  * Events reach every API process (graphql/pubsub.ts), so several may react to the same
  * one: the agent lock lets one planner run per job, and the engine's conditional
  * transitions let one reaction move the job; the others do nothing.
  */
+import type { TaskKind } from '../generated/prisma/client.js';
 import type { EventBus, DomainEvent } from '../domain/events.js';
 import {
   answersToAgent,
@@ -45,9 +43,8 @@ import {
   unseenAnswers,
   userMessages,
 } from '../domain/agents/agentRuns.js';
-import { advanceJobAfterTask } from '../domain/jobs/advanceJob.js';
-import { jobsInStatus, loadJob, tasksAwaitingAdvance } from '../domain/jobs/jobQueries.js';
-import { advancePreparation } from '../domain/preparation/stage.js';
+import { QUIET_MS, SUPERVISED_KINDS, type EngineAgents, type FinishedTask, type JobEngine } from '../domain/jobs/engine.js';
+import { loadJob } from '../domain/jobs/jobQueries.js';
 import { transitionIfAllowed } from '../domain/jobs/jobLifecycle.js';
 import { isFinalJobStatus } from '../domain/jobs/jobStatus.js';
 import type { Resources } from '../domain/resources.js';
@@ -59,13 +56,8 @@ import { hasRemedy } from '../domain/supervision/findings.js';
 import { replans, revisionRequest } from '../domain/supervision/supervisorActions.js';
 import { resumeSupervisor, REVIEWS_FINAL_JOB, runSupervisor, WAITS_FOR_LOCK, type SupervisorTrigger } from './supervisor/supervisor.js';
 
-/** Task kinds whose failures the run supervisor looks at (preparation tasks have their own stage). */
-const SUPERVISED = new Set(['RUN', 'SHARD', 'EVALUATE']);
-
 const MAX_PLANNER_TURNS = 6;
 const MAX_PREPARER_TURNS = 3;
-/** A job untouched this long with no live agent lock is picked up by the reconcile. */
-const QUIET_MS = 5000;
 /** How often a waiting supervisor trigger tries the job's lock again. */
 const LOCK_WAIT_MS = 500;
 
@@ -83,10 +75,10 @@ export interface PipelineOptions {
   afterAction?: (toolName: string) => void | Promise<void>;
 }
 
-export class Pipeline {
+export class Pipeline implements EngineAgents {
   private readonly active = new Set<string>();
-  private readonly again = new Set<string>();
   private off: (() => void) | null = null;
+  private engine: JobEngine | null = null;
 
   constructor(
     private readonly r: Resources,
@@ -94,21 +86,24 @@ export class Pipeline {
     private readonly opts: PipelineOptions = {},
   ) {}
 
-  /** Starts reacting to the domain's events; `stop` ends it. */
+  /** Becomes the engine's agents: the engine consults them on finished tasks, revisions and the reconcile. */
+  attach(engine: JobEngine): void {
+    this.engine = engine;
+    engine.useAgents(this);
+  }
+
+  /** Starts reacting to the domain's agent events; `stop` ends it (and leaves the engine on its own). */
   listen(bus: EventBus): void {
     this.off = bus.on(
       (e) =>
         e.type === 'job.created' ||
         e.type === 'question.answered' ||
-        e.type === 'task.finished' ||
         e.type === 'attempt.failed' ||
         e.type === 'attempt.stalled' ||
         e.type === 'worker.flapping' ||
         e.type === 'job.capped' ||
         e.type === 'output.rejected' ||
-        e.type === 'job.replanned' ||
-        e.type === 'preparation.step' ||
-        e.type === 'reconcile',
+        e.type === 'job.replanned',
       (e) => this.react(e),
     );
   }
@@ -116,6 +111,8 @@ export class Pipeline {
   stop(): void {
     this.off?.();
     this.off = null;
+    this.engine?.useAgents(null);
+    this.engine = null;
   }
 
   private react(e: DomainEvent): void {
@@ -130,12 +127,8 @@ export class Pipeline {
         if (e.resumed && e.agent === 'supervisor') void this.background(`supervise:${e.jobId}`, () => this.resumeSupervision(e.jobId));
         else if (e.resumed) void this.background(`plan:${e.jobId}`, () => this.resumePlanning(e.jobId));
         break;
-      case 'task.finished':
-        if (e.kind === 'REFERENCE' || e.kind === 'CANDIDATE' || e.kind === 'BENCHMARK') void this.prepare(e.jobId);
-        else void this.background(`task:${e.taskId}`, () => this.afterTask(e.taskId));
-        break;
       case 'attempt.failed':
-        if (SUPERVISED.has(e.kind))
+        if (SUPERVISED_KINDS.has(e.kind))
           void this.background(`attempt:${e.attemptId}`, () =>
             this.supervise(e.jobId, { reason: 'attempt_failed', taskId: e.taskId, attemptId: e.attemptId, errorClass: e.errorClass }),
           );
@@ -156,12 +149,6 @@ export class Pipeline {
         break;
       case 'output.rejected':
         void this.background(`rejected:${e.taskId}`, () => this.supervise(e.jobId, { reason: 'output_rejected', taskId: e.taskId }));
-        break;
-      case 'preparation.step':
-        void this.prepare(e.jobId);
-        break;
-      case 'reconcile':
-        void this.background('reconcile', () => this.reconcile());
         break;
     }
   }
@@ -261,34 +248,13 @@ export class Pipeline {
   }
 
   /**
-   * Moves the job's preparation stage on. Once per job at a time in this process; when an
-   * event arrives while it runs, it runs once more afterwards (the event may be about a task
-   * that finished after the stage looked).
-   */
-  private prepare(jobId: string): Promise<void> {
-    const key = `prep:${jobId}`;
-    if (this.active.has(key)) {
-      this.again.add(key);
-      return Promise.resolve();
-    }
-    return this.background(key, async () => {
-      do {
-        this.again.delete(key);
-        const state = await advancePreparation(this.r, jobId);
-        if (state.state === 'revision') await this.reviseWithSupervisor(jobId, state.step, state.revision, state.feedback);
-        await this.revisionFollowUps(jobId);
-      } while (this.again.has(key));
-    });
-  }
-
-  /**
    * A rejected required step with budget left: the run supervisor looks first (candidate_rejected)
    * — it sends its evidence with the revision (request_revision) or stops the job; then the
    * preparer revises, with the checks' feedback and the supervisor's evidence. A supervisor that
    * did neither leaves the stage's bounded revision to go on; one holding the job elsewhere
    * (locked) leaves it to the next event.
    */
-  private async reviseWithSupervisor(jobId: string, step: string, revision: number, feedback: string): Promise<void> {
+  async revise(jobId: string, step: string, revision: number, feedback: string): Promise<void> {
     let asked = await revisionRequest(this.r.prisma, jobId, step, revision);
     if (!asked) {
       const seen = await this.supervise(jobId, { reason: 'candidate_rejected', step, revision, feedback: feedback.slice(0, 1500) });
@@ -296,14 +262,14 @@ export class Pipeline {
       if ((await loadJob(this.r, jobId)).status !== 'PREPARING') return; // stopped with an explanation
       asked = await revisionRequest(this.r.prisma, jobId, step, revision);
     }
-    await this.revise(jobId, step, revision, asked?.text ? `${feedback}\n\nThe run supervisor: ${asked.text}` : feedback);
+    await this.preparerTurns(jobId, step, revision, asked?.text ? `${feedback}\n\nThe run supervisor: ${asked.text}` : feedback);
   }
 
   /**
    * A revision the run supervisor requested whose candidate then passed its checks (ACCEPTED):
    * the supervisor records the follow-up (candidate_accepted), once per revision.
    */
-  private async revisionFollowUps(jobId: string): Promise<void> {
+  async afterPreparationPass(jobId: string): Promise<void> {
     const requests = await this.r.prisma.jobEvent.findMany({ where: { jobId, kind: 'revision.requested' }, select: { payload: true } });
     for (const q of requests) {
       const { step, revision } = q.payload as { step: string; revision: number };
@@ -326,7 +292,7 @@ export class Pipeline {
   }
 
   /** The preparer agent's turn for a rejected required step (its patch emits preparation.step). */
-  private async revise(jobId: string, step: string, revision: number, feedback: string): Promise<void> {
+  private async preparerTurns(jobId: string, step: string, revision: number, feedback: string): Promise<void> {
     const message = `Step ${step}, revision ${revision}: the previous candidate was rejected.\n\n${feedback}`;
     const run = await latestRun(this.r, jobId, PREPARER.name);
     // One preparer run per job; a new revision appends the new feedback to its history.
@@ -372,47 +338,29 @@ export class Pipeline {
   }
 
   /**
-   * A finished task: a FAILED one goes to the run supervisor first (it may queue it again,
-   * and advanceJobAfterTask then leaves the job alone); the job engine then moves the job.
-   * When another process's agent holds the job, that one decides: nothing here (the
+   * A finished task, before the engine moves the job on: a FAILED run, shard or evaluation goes
+   * to the run supervisor first (it may queue it again: the engine then sees a newer attempt and
+   * leaves the job alone). When another process's agent holds the job, that one decides (the
    * reconcile comes back to the task if nobody moves the job).
    */
-  private async afterTask(taskId: string): Promise<void> {
-    // The event of a newer attempt of this task that ended while this ran was dropped (one
-    // `task:<id>` at a time in a process): each pass looks at the attempt the task has now.
-    let handled: string | null | undefined;
-    for (let pass = 0; pass < 10; pass++) {
-      const task = await this.r.prisma.task.findUnique({
-        where: { id: taskId },
-        select: { jobId: true, kind: true, status: true, currentAttemptId: true },
-      });
-      if (!task || task.currentAttemptId === handled) return;
-      handled = task.currentAttemptId;
-      if (task.status === 'FAILED' && SUPERVISED.has(task.kind)) {
-        const res = await this.supervise(task.jobId, { reason: 'task_failed', taskId, attemptId: task.currentAttemptId });
-        if (res === 'locked') return;
-        // The supervisor asked the user: the answer's resumeSupervision moves the failed task
-        // on, not this pass (advancing here would fail a job an answer just put back to
-        // RUNNING). An answer that came while the run was still ending its turn found it
-        // locked: it is acted on now.
-        if (res === 'waiting') {
-          if ((await openQuestionCount(this.r, task.jobId)) === 0) await this.resumeSupervision(task.jobId);
-          return;
-        }
-      } else if (task.status === 'SUCCEEDED' && (await hasRemedy(this.r, taskId))) {
-        // The supervisor tried something for this task: its follow-up says whether it worked
-        // (before the job moves on and is final). Its answer does not hold the job back.
-        await this.supervise(task.jobId, { reason: 'task_succeeded', taskId, attemptId: task.currentAttemptId });
-      } else if (task.status !== 'SUCCEEDED' && task.status !== 'FAILED') return;
-      // The supervisor queued it again (and maybe its new attempt already ended): not this
-      // attempt's outcome to move the job on.
-      if (
-        (await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { currentAttemptId: true } }))?.currentAttemptId !== handled
-      )
-        continue;
-      await advanceJobAfterTask(this.r, taskId);
-      return;
+  async judgeFinishedTask(task: FinishedTask): Promise<'advance' | 'hold'> {
+    if (task.status === 'FAILED' && SUPERVISED_KINDS.has(task.kind)) {
+      const res = await this.supervise(task.jobId, { reason: 'task_failed', taskId: task.id, attemptId: task.currentAttemptId });
+      if (res === 'locked') return 'hold';
+      // The supervisor asked the user: the answer's resumeSupervision moves the failed task
+      // on, not this pass (advancing here would fail a job an answer just put back to
+      // RUNNING). An answer that came while the run was still ending its turn found it
+      // locked: it is acted on now.
+      if (res === 'waiting') {
+        if ((await openQuestionCount(this.r, task.jobId)) === 0) await this.resumeSupervision(task.jobId);
+        return 'hold';
+      }
+    } else if (task.status === 'SUCCEEDED' && (await hasRemedy(this.r, task.id))) {
+      // The supervisor tried something for this task: its follow-up says whether it worked
+      // (before the job moves on and is final). Its answer does not hold the job back.
+      await this.supervise(task.jobId, { reason: 'task_succeeded', taskId: task.id, attemptId: task.currentAttemptId });
     }
+    return 'advance';
   }
 
   /**
@@ -430,10 +378,10 @@ export class Pipeline {
     );
     if (res?.stopReason === 'locked') return;
     const failed = await this.r.prisma.task.findMany({
-      where: { jobId, status: 'FAILED', kind: { in: [...SUPERVISED] as never } },
+      where: { jobId, status: 'FAILED', kind: { in: [...SUPERVISED_KINDS] as TaskKind[] } },
       select: { id: true },
     });
-    for (const t of failed) await advanceJobAfterTask(this.r, t.id);
+    await this.engine?.advance(failed.map((t) => t.id));
   }
 
   private async supervise(jobId: string, trigger: SupervisorTrigger): Promise<'locked' | 'waiting' | 'done'> {
@@ -447,8 +395,13 @@ export class Pipeline {
     return WAITS_FOR_LOCK.has(trigger.reason) ? whileLocked(once) : once();
   }
 
-  /** Picks up work a crashed process left behind (the tick's `reconcile` event). */
-  async reconcile(): Promise<void> {
+  /**
+   * Picks up agent work a crashed process left behind (the engine's reconcile asks first);
+   * returns the jobs whose supervision it resumed — their failed tasks are its to move on
+   * (resumeSupervision does), not the engine's generic pass: that would start a new supervisor
+   * run that knows nothing of the answer.
+   */
+  async reconcile(): Promise<Set<string>> {
     const now = this.r.now();
     for (const jobId of await orphanedPlanning(this.r, PLANNER.name, now, QUIET_MS)) {
       const run = await latestRun(this.r, jobId, PLANNER.name);
@@ -464,28 +417,13 @@ export class Pipeline {
       }
     }
     // A supervisor run cut off by a crash, or waiting for an answer given while no process
-    // listened: resumed from its history first (a PENDING call resolves from the Action table:
-    // its effect happened once and is not repeated). Its job's failed tasks are its to move
-    // on (resumeSupervision does), not the generic pass below: that would start a new
-    // supervisor run that knows nothing of the answer.
+    // listened: resumed from its history (a PENDING call resolves from the Action table: its
+    // effect happened once and is not repeated).
     const supervised = new Set<string>();
     for (const o of await orphanedSupervision(this.r, now, QUIET_MS)) {
       supervised.add(o.jobId);
       await this.background(`supervise:${o.jobId}`, () => this.resumeSupervision(o.jobId, o.runId));
     }
-    const awaiting = await tasksAwaitingAdvance(this.r, now, QUIET_MS);
-    const jobOf = supervised.size
-      ? new Map(
-          (await this.r.prisma.task.findMany({ where: { id: { in: awaiting } }, select: { id: true, jobId: true } })).map((t) => [
-            t.id,
-            t.jobId,
-          ]),
-        )
-      : null;
-    for (const taskId of awaiting) {
-      if (jobOf && supervised.has(jobOf.get(taskId) ?? '')) continue;
-      await this.background(`task:${taskId}`, () => this.afterTask(taskId));
-    }
-    for (const jobId of await jobsInStatus(this.r, 'PREPARING')) void this.prepare(jobId);
+    return supervised;
   }
 }

@@ -60,6 +60,8 @@ export async function startTestApi(
     scheduler?: boolean;
     clock?: TestClock;
     model?: ModelClient | null;
+    /** Start the job engine (default: when there is a model — suites that drive a job's tasks by hand get neither). */
+    engine?: boolean;
     webDir?: string | null;
     log?: Logger;
   } = {},
@@ -75,6 +77,7 @@ export async function startTestApi(
     scheduler: opts.scheduler ?? false,
     now: () => clock.now(),
     model: opts.model ?? null,
+    engine: opts.engine ?? Boolean(opts.model),
   });
   afterAll(async () => {
     await server.close();

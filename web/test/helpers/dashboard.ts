@@ -186,7 +186,16 @@ export async function startDashboard(
     const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, CHATGPU_DATA_DIR: dataDir, ...env });
     // Unexpected server errors are printed: a browser test that waits in vain then says why.
     const log = { ...silentLogger, error: (m: string, data?: Record<string, unknown>) => console.error(`[api] ${m}`, data ?? '') };
-    server = await startServer({ config, log, webDir, model: opts.model ?? null, scheduler: opts.scheduler ?? false });
+    // The job engine with the agents, as the API suites' helper (api/test/helpers/api.ts): pages
+    // whose jobs the test builds by hand are not moved on under them.
+    server = await startServer({
+      config,
+      log,
+      webDir,
+      model: opts.model ?? null,
+      engine: Boolean(opts.model),
+      scheduler: opts.scheduler ?? false,
+    });
   } catch (err) {
     await (await launching.catch(() => null))?.close();
     throw err;
