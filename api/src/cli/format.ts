@@ -21,6 +21,13 @@ export function age(iso: string, now = Date.now()): string {
   return `${Math.floor(s / 86400)}d`;
 }
 
+/** "4.2 s", "42 s", "12 min", "3.5 h" (how the server words durations too: domain/jobs/estimateText.ts). */
+export function duration(sec: number): string {
+  if (sec < 90) return `${sec < 10 ? sec.toFixed(1) : Math.round(sec)} s`;
+  if (sec < 5400) return `${Math.round(sec / 60)} min`;
+  return `${(sec / 3600).toFixed(1)} h`;
+}
+
 export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
   const units = ['KB', 'MB', 'GB', 'TB'];

@@ -8,8 +8,7 @@
  *
  *   ∿ run · step 25/100 (25%): loss=0.041 accuracy=0.96 · epoch 1/20 · 12s elapsed, about 36s left
  */
-import { fmt } from '../domain/jobs/estimateText.js';
-import { metricValue, oneLine } from './format.js';
+import { duration, metricValue, oneLine } from './format.js';
 
 export interface MetricPointLike {
   name: string;
@@ -70,7 +69,7 @@ export function progressLine(points: readonly MetricPointLike[], ctx: ProgressCo
     let left: number | null = null;
     if (fraction !== null && fraction > 0) left = (ctx.elapsedSec * (1 - fraction)) / fraction;
     else if (ctx.estimateSec) left = Math.max(0, ctx.estimateSec - ctx.elapsedSec);
-    tail.push(`${fmt(ctx.elapsedSec)} elapsed${left !== null ? `, about ${fmt(left)} left` : ''}`);
+    tail.push(`${duration(ctx.elapsedSec)} elapsed${left !== null ? `, about ${duration(left)} left` : ''}`);
   }
   const body = `${head.join(' · ')}${head.length && shown.length ? ': ' : ''}${shown.join(' ')}`;
   return oneLine(`∿ ${[body, ...tail].filter(Boolean).join(' · ')}`, 220);

@@ -7,8 +7,7 @@
 import { parseArgs } from 'node:util';
 import { CliError, jobIdArg } from './apiClient.js';
 import { connect, globalOptionSpecs } from './config.js';
-import { isFinalJobStatus } from '../domain/jobs/jobStatus.js';
-import { age } from './format.js';
+import { age, TERMINAL_STATUSES } from './format.js';
 
 const USAGE = `usage: chatgpu service JOB [--new-token] [--stop] [--json] [--server URL] [--token TOKEN]
 
@@ -142,8 +141,7 @@ function render(job: Job, s: Service, token: string | null): string {
     `  API URL:   ${s.apiUrl}  (the same app for programs: bearer token only, no cookies)`,
   ];
   if (s.status === 'STOPPED') lines.push(`  status:    STOPPED${s.stoppedAt ? ` ${age(s.stoppedAt)} ago` : ''} (its URL answers 410)`);
-  if (isFinalJobStatus(job.status as Parameters<typeof isFinalJobStatus>[0]))
-    lines.push(`  job:       ${job.status}${job.statusReason ? `: ${job.statusReason}` : ''}`);
+  if (TERMINAL_STATUSES.has(job.status)) lines.push(`  job:       ${job.status}${job.statusReason ? `: ${job.statusReason}` : ''}`);
   else if (s.ready) lines.push(`  status:    READY${s.readyAt ? ` since ${age(s.readyAt)}` : ''}`);
   else lines.push('  status:    STARTING (not ready yet, or moving to another worker: requests get 503 with Retry-After)');
   if (token) {

@@ -1,6 +1,6 @@
 /**
- * How an estimate reads (jobs/estimate.ts), in the job's reasons and in the `chatgpu` CLI:
- * no imports, so the CLI can use it without the server's modules.
+ * How an estimate reads (jobs/estimate.ts), in the job's reasons and as the GraphQL field Job.estimateText
+ * (which the `chatgpu` CLI prints: it imports nothing of the server).
  */
 
 /** "about 4 min (3 min–6 min), CA$0.0200 (0.0100–0.0300)" */
@@ -20,4 +20,11 @@ export function fmt(sec: number): string {
   if (sec < 90) return `${sec < 10 ? sec.toFixed(1) : Math.round(sec)} s`;
   if (sec < 5400) return `${Math.round(sec / 60)} min`;
   return `${(sec / 3600).toFixed(1)} h`;
+}
+
+/** Job.estimateText: the estimate, and after the full run how long it took: "about 4 min (…), CA$… (…); the full run took 5 min (1.2× the estimate)". */
+export function estimateText(e: Parameters<typeof describeEstimate>[0] & { actualSec?: number | null; ratio?: number | null }): string {
+  const actual =
+    e.actualSec != null ? `; the full run took ${fmt(e.actualSec)}${e.ratio != null ? ` (${e.ratio}× the estimate)` : ''}` : '';
+  return `${describeEstimate(e)}${actual}`;
 }

@@ -5,6 +5,7 @@ import { createJob } from '../../domain/jobs/createJob.js';
 import { answerQuestion } from '../../domain/jobs/answerQuestion.js';
 import { jobOutputs } from '../../domain/jobs/jobOutputs.js';
 import type { Estimate } from '../../domain/jobs/estimate.js';
+import { estimateText } from '../../domain/jobs/estimateText.js';
 import { askOutcomes, planAsks, type AskOutcome } from '../../domain/jobs/askOutcomes.js';
 import type { AskDisposition } from '../../domain/jobs/planSchema.js';
 import { builder } from '../builder.js';
@@ -144,6 +145,15 @@ export const JobRef = builder.prismaNode('Job', {
       nullable: true,
       description: "The full run's estimate (duration and cost with a range) from its smoke run; null until one ran.",
       resolve: (j) => (j.estimate as unknown as Estimate | null) ?? null,
+    }),
+    estimateText: t.string({
+      nullable: true,
+      description:
+        'The estimate as one sentence ("about 4 min (3 min–6 min), CA$0.0200 (0.0100–0.0300)"), and after the full run how long it took and how far off the estimate was; null until there is an estimate.',
+      resolve: (j) => {
+        const e = j.estimate as unknown as Estimate | null;
+        return e ? estimateText(e) : null;
+      },
     }),
     hardwarePreference: t.exposeString('hardwarePreference', { nullable: true }),
     acceptanceCriteria: t.expose('acceptanceCriteria', { type: 'JSON', nullable: true }),
