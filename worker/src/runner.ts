@@ -517,6 +517,8 @@ export class Run {
         ({ errorClass, errorMessage } = serviceFailure && failure.errorClass === 'EXIT_NONZERO' ? serviceFailure : failure);
       }
       // A data download that failed (the host unreachable, refused, a bad URL) says which URLs and under which policy.
+      // Its own class: EXIT_NONZERO's reason is only the exit code, and this one must name the URLs and the policy.
+      if (download && errorClass === 'EXIT_NONZERO') errorClass = 'DATA_DOWNLOAD_FAILED';
       if (download && errorClass && errorClass !== 'TIMEOUT')
         errorMessage = `the data download from ${download.urls.join(', ') || 'the URLs its code builds'} failed (this worker's network policy: --allow-network ${policy}, which gave this step the network); the run does not start without its data${errorMessage ? `: ${errorMessage}` : ''}`;
       if (download && !errorClass && !cached && downloadCache && cacheKey) {
