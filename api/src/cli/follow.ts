@@ -11,7 +11,6 @@
  * the job's state backs up the subscriptions; at the end, stored events and logs are
  * drained so nothing that happened before the terminal status is missed.
  */
-import { describeEstimate } from '../domain/jobs/estimateText.js';
 import type { Client } from 'graphql-ws';
 import { ApiError, type ApiClient, CliError, networkReason, unreachable, unwrap } from './apiClient.js';
 import { compactJson, metricValue, oneLine, shortArgs, shortResult, TERMINAL_STATUSES } from './format.js';
@@ -172,6 +171,15 @@ const LOG_PAGE = /* GraphQL */ `
 `;
 
 // The smoke run's points, for its last step (a smoke run is bounded: a few thousand points at most).
+const JOB_ESTIMATE_TEXT = /* GraphQL */ `
+  query CliJobEstimateText($id: ID!) {
+    job(id: $id) {
+      id
+      estimateText
+    }
+  }
+`;
+
 const SMOKE_POINTS = /* GraphQL */ `
   query CliSmokePoints($id: ID!) {
     attempt(id: $id) {
@@ -678,6 +686,16 @@ export class JobFollower {
     });
   }
 
+  /** The job's estimate as the server words it (Job.estimateText), or null. */
+  private async estimateText(): Promise<string | null> {
+    try {
+      const d = await this.client.gql<{ job: { estimateText: string | null } | null }>(JOB_ESTIMATE_TEXT, { id: this.opts.jobId });
+      return d.job?.estimateText ?? null;
+    } catch {
+      return null;
+    }
+  }
+
   private async lookUpSmokeStep(): Promise<number | null> {
     try {
       const smoke = (await fetchTasks(this.client, this.opts.jobId)).find((t) => t.kind === 'PROBE' && t.name === 'smoke');
@@ -809,7 +827,7 @@ export class JobFollower {
       case 'smoke.result':
         this.out.line(
           p.estimate && typeof p.estimate === 'object'
-            ? `  ⏱ ${p.estimate.source === 'preparation run' ? 'from the preparation run on the target' : 'smoke run passed'}; estimate of the full run: ${describeEstimate(p.estimate)} — ${oneLine(p.estimate.basis ?? '', 300)}`
+            ? `  ⏱ ${p.estimate.source === 'preparation run' ? 'from the preparation run on the target' : 'smoke run passed'}; estimate of the full run: ${(await this.estimateText()) ?? 'none'} — ${oneLine(p.estimate.basis ?? '', 300)}`
             : '  ⏱ smoke run passed (no run length to scale it by: no estimate)',
         );
         return;

@@ -12,7 +12,6 @@ import type { ApiClient } from './apiClient.js';
 import { JobFollower, type Printer } from './follow.js';
 import { Prompter } from './prompt.js';
 import { downloadResults } from './results.js';
-import { describeEstimate, fmt } from '../domain/jobs/estimateText.js';
 
 export interface FollowToEndOptions {
   /** Progress lines (stderr with --json, so stdout holds only the summary). */
@@ -53,20 +52,8 @@ export async function followToEnd(client: ApiClient, jobId: string, opts: Follow
     const s = followed.state;
     info.line(`Job ${s.status}${s.statusReason ? `: ${s.statusReason}` : '.'}`);
     const summary = await downloadResults(client, jobId, { outDir: opts.outDir, url, validation: followed.validation, out: info });
-    const e = summary.estimate as {
-      durationSec: number;
-      lowSec: number;
-      highSec: number;
-      costCad: number;
-      lowCad: number;
-      highCad: number;
-      actualSec: number | null;
-      ratio: number | null;
-    } | null;
-    if (e)
-      info.line(
-        `Estimate was ${describeEstimate(e)}${e.actualSec != null ? `; the full run took ${fmt(e.actualSec)}${e.ratio != null ? ` (${e.ratio}× the estimate)` : ''}` : ''}.`,
-      );
+    // The server words the estimate (Job.estimateText): the CLI imports nothing of it.
+    if (typeof summary.estimateText === 'string') info.line(`Estimate was ${summary.estimateText}.`);
     if (opts.json) process.stdout.write(JSON.stringify(summary) + '\n');
     return s.status === 'SUCCEEDED' ? 0 : 1;
   } finally {

@@ -19,6 +19,7 @@ const RESULT = /* GraphQL */ `
       statusReason
       costCad
       spendingCapCad
+      estimateText
       estimate {
         basis
         durationSec
@@ -169,6 +170,7 @@ interface JobResult {
     ratio: number | null;
   } | null;
   spendingCapCad: unknown;
+  estimateText: string | null;
   hardwarePreference: string | null;
   createdAt: string;
   startedAt: string | null;
@@ -235,6 +237,7 @@ export async function downloadResults(
     costCad: job.costCad,
     spendingCapCad: job.spendingCapCad,
     estimate: job.estimate,
+    estimateText: job.estimateText,
     hardwarePreference: job.hardwarePreference,
     createdAt: job.createdAt,
     startedAt: job.startedAt,
