@@ -410,6 +410,8 @@ export interface FollowOptions {
   lastAttempt?: string | null;
   /** Shown when a question cannot be answered here. */
   dashboardUrl?: string;
+  /** Called with each status the job moves to, in order (followToEnd: downloads start at VALIDATING). */
+  onStatus?: (status: string) => void;
 }
 
 export interface FollowResult {
@@ -625,6 +627,7 @@ export class JobFollower {
   private printStatus(status: string, reason: string | null | undefined) {
     if (status === this.lastStatus) return;
     this.lastStatus = status;
+    this.opts.onStatus?.(status);
     if (this.opts.events) this.out.line(`● ${status}${reason ? ` — ${reason}` : ''}`);
   }
 

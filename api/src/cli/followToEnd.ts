@@ -2,7 +2,8 @@
  * What `submit --wait` and `watch` share: follow the job live from its first event (plan,
  * agent steps, logs, metrics, preparation records), ask its open questions at the prompt
  * (or read the answers from stdin, one line each), then print the final status and, with
- * an output folder, download the outputs and job.json.
+ * an output folder, download the outputs and job.json — those the job's run made already while its
+ * validation runs (prefetch.ts).
  *
  * Exit code: 0 when the job SUCCEEDED, 130 when the user stopped following (the job goes
  * on), 3 when a question cannot be answered here (no terminal and stdin at its end: the
@@ -11,6 +12,7 @@
 import type { ApiClient } from './apiClient.js';
 import { JobFollower, type Printer } from './follow.js';
 import { Prompter } from './prompt.js';
+import { OutputPrefetch } from './prefetch.js';
 import { downloadResults } from './results.js';
 
 export interface FollowToEndOptions {
@@ -32,6 +34,7 @@ export function jobUrl(client: ApiClient, jobId: string): string {
 export async function followToEnd(client: ApiClient, jobId: string, opts: FollowToEndOptions): Promise<number> {
   const { info, url } = opts;
   const prompter = new Prompter();
+  const prefetch = opts.outDir ? new OutputPrefetch(client, jobId, opts.outDir) : undefined;
   try {
     const followed = await new JobFollower({
       client,
@@ -42,6 +45,7 @@ export async function followToEnd(client: ApiClient, jobId: string, opts: Follow
       after: '0',
       logStyle: 'wait',
       dashboardUrl: url,
+      ...(prefetch ? { onStatus: (status: string) => status === 'VALIDATING' && prefetch.start() } : {}),
     }).run();
     if (followed.interrupted) {
       info.line(
@@ -51,12 +55,19 @@ export async function followToEnd(client: ApiClient, jobId: string, opts: Follow
     }
     const s = followed.state;
     info.line(`Job ${s.status}${s.statusReason ? `: ${s.statusReason}` : '.'}`);
-    const summary = await downloadResults(client, jobId, { outDir: opts.outDir, url, validation: followed.validation, out: info });
+    const summary = await downloadResults(client, jobId, {
+      outDir: opts.outDir,
+      url,
+      validation: followed.validation,
+      out: info,
+      ...(prefetch ? { prefetch } : {}),
+    });
     // The server words the estimate (Job.estimateText): the CLI imports nothing of it.
     if (typeof summary.estimateText === 'string') info.line(`Estimate was ${summary.estimateText}.`);
     if (opts.json) process.stdout.write(JSON.stringify(summary) + '\n');
     return s.status === 'SUCCEEDED' ? 0 : 1;
   } finally {
     prompter.close();
+    await prefetch?.close();
   }
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { CliError, type ApiClient } from './apiClient.js';
 import { bytes } from './format.js';
 import type { Printer } from './follow.js';
+import type { OutputPrefetch } from './prefetch.js';
 
 const RESULT = /* GraphQL */ `
   query CliJobResult($id: ID!) {
@@ -208,7 +209,14 @@ export function safeOutputPath(p: string): string {
 export async function downloadResults(
   client: ApiClient,
   jobId: string,
-  opts: { outDir?: string | undefined; url: string; validation?: unknown[]; out: Printer },
+  opts: {
+    outDir?: string | undefined;
+    url: string;
+    validation?: unknown[];
+    out: Printer;
+    /** Outputs already fetched while the job validated: moved into place instead of downloaded. */
+    prefetch?: OutputPrefetch;
+  },
 ): Promise<Record<string, unknown>> {
   const d = await client.gql<{ job: JobResult | null }>(RESULT, { id: jobId });
   const job = d.job;
@@ -274,7 +282,7 @@ export async function downloadResults(
     const rel = safeOutputPath(f.path);
     const target = path.join(outDir, rel);
     await mkdir(path.dirname(target), { recursive: true });
-    const size = await client.downloadBlob(f.sha256, target);
+    const size = (await opts.prefetch?.take(f.sha256, target)) ?? (await client.downloadBlob(f.sha256, target));
     if (f.mode & 0o111) await chmod(target, 0o755);
     total += size;
     opts.out.line(`  ↓ ${rel} (${bytes(size)})`);
