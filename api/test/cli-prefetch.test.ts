@@ -83,7 +83,8 @@ async function holdEvaluationCompletion() {
       };
       if (holding && body.includes('completeAttempts(')) {
         const ids = [...body.toString().matchAll(/"attemptId":"([0-9a-f-]{36})"/g)].map((m) => m[1]!);
-        const evaluation = await prisma.attempt.count({ where: { id: { in: ids }, task: { kind: 'EVALUATE' } } });
+        // (0 once the API is gone at the end of the file: forwarded, and refused there.)
+        const evaluation = await prisma.attempt.count({ where: { id: { in: ids }, task: { kind: 'EVALUATE' } } }).catch(() => 0);
         if (evaluation > 0) {
           seen = true;
           held.push(forward);
