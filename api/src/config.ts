@@ -127,6 +127,8 @@ const EnvSchema = z.object({
   /** Infrastructure failures (the worker, not the code: leases/retryOrFail.ts) a task may have before it fails; they do not count against its maxAttempts. */
   INFRA_RETRIES: int(10),
   RETRY_BASE_SEC: num(2),
+  /** A PyTorch training run the smoke run estimates longer than this (seconds) is planned again with the checkpoint-resume step. */
+  RESUME_THRESHOLD_SEC: int(600),
   /** Trust (domain/trust/reputation.ts): below this reputation a worker gets no checkable work. */
   TRUST_MIN_REPUTATION: num(0.3),
   /** A worker with fewer confirmed results than this has every checkable result replicated. */
@@ -230,6 +232,8 @@ export interface Config {
     infraRetries: number;
   };
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
+  /** Preparation policy: the run length (smoke run's estimate, seconds) above which training is made resumable. */
+  preparation: { resumeThresholdSec: number };
   trust: TrustPolicy & { replicaWaitSec: number };
   openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string };
   agents: { maxModelCalls: number; maxToolCalls: number; turnSec: number; inputCadPerMTok: number; outputCadPerMTok: number };
@@ -315,6 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       quarantineMin: e.QUARANTINE_MIN,
       infraRetries: e.INFRA_RETRIES,
     },
+    preparation: { resumeThresholdSec: e.RESUME_THRESHOLD_SEC },
     rates: {
       cpuCoreHourCad: e.RATE_CPU_CORE_HOUR_CAD,
       ramGbHourCad: e.RATE_RAM_GB_HOUR_CAD,

@@ -35,6 +35,7 @@ import { recordJobEvent } from './jobEvents.js';
 import { applyTransition, commitTransition, InvalidTransitionError, transitionIfAllowed } from './jobLifecycle.js';
 import type { PipelineStep, SmokeRun } from './planSchema.js';
 import { lockJob } from '../../db/sql/lockJob.js';
+import { resumeReplanEvidence } from '../preparation/resumeReplan.js';
 import { afterService } from '../services/afterService.js';
 import { serviceTask } from '../services/acceptServicePlan.js';
 import type { ServiceRuntime } from '../services/services.js';
@@ -298,9 +299,13 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
   const estimate = await measureSmokeRun(r, task, smoke?.scale);
   const requirements = plan.requirements as unknown as Requirements;
   const limit = requirements.timeoutSec;
+  // A long PyTorch training run: planned again with the checkpoint-resume step (preparation/resumeReplan.ts).
+  const resume = estimate
+    ? await resumeReplanEvidence(r, { jobId, codeVersionId: task.codeVersionId, requirements }, estimate.durationSec)
+    : null;
   const queued = await commitTransition(r, jobId, async (tx, now) => {
     if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: 'run' } })) > 0)
-      return { eventIds: [], queued: false };
+      return { eventIds: [], queued: false, replanned: false };
     const eventIds = [
       await recordJobEvent(tx, jobId, 'smoke.result', { ok: true, estimate: (estimate ?? null) as unknown as P.InputJsonValue }),
     ];
@@ -309,7 +314,16 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
       const f = await applyTransition(tx, now, jobId, 'fail', {
         reason: `The full run cannot fit its time limit of ${fmt(limit)}: the smoke run estimates ${describeEstimate(estimate)}. ${estimate.basis} Ask for a shorter run, or for a longer time limit.`,
       });
-      return { eventIds: [...eventIds, ...f.eventIds], queued: false };
+      return { eventIds: [...eventIds, ...f.eventIds], queued: false, replanned: false };
+    }
+    if (resume) {
+      // The smoke run is superseded (the engine never moves a RUNNING job on it again); the planner starts on job.replanned.
+      await tx.task.update({
+        where: { id: task.id },
+        data: { status: 'CANCELLED', statusReason: 'Superseded: planned again with the checkpoint-resume step.' },
+      });
+      const t = await applyTransition(tx, now, jobId, 'replan', { reason: resume, detail: { evidence: resume } });
+      return { eventIds: [...eventIds, ...t.eventIds], queued: false, replanned: true };
     }
     const environment = (plan.environment ?? {}) as Record<string, unknown>;
     const inputs = (task.environment as { inputs?: ManifestEntry[] } | null)?.inputs ?? [];
@@ -318,9 +332,10 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
       now,
       runTask(jobId, task.codeVersionId, plan.command, environment, requirements, inputs, estimate?.highSec),
     );
-    return { eventIds: [...eventIds, eventId], queued: true };
+    return { eventIds: [...eventIds, eventId], queued: true, replanned: false };
   });
   if (queued.queued) await r.events.emit({ type: 'tasks.available' });
+  if (queued.replanned) await r.events.emit({ type: 'job.replanned', jobId });
 }
 
 /** After the full run: how long it really took and cost, beside the estimate (once). */

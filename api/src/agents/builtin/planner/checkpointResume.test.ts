@@ -11,6 +11,7 @@ import {
 import { PreparationSchema } from '../../../domain/jobs/planSchema.js';
 import { preparationSteps } from './preparationSteps.js';
 import { submitPlan } from './submitPlan.js';
+import { resumeEvidence, resumeEvidenceText } from '../../../domain/preparation/resumeReplan.js';
 
 const TRAIN =
   'import torch\nmodel = torch.nn.Linear(2, 1)\nfor epoch in range(3):\n    loss = model(torch.randn(4, 2)).sum()\n    loss.backward()\n';
@@ -159,5 +160,27 @@ describe('checkpointResume, the rule on a draft', () => {
       status: 'refused',
       detail: expect.stringMatching(/no PyTorch training loop/),
     });
+  });
+
+  it("unasked, after a smoke run over the threshold: the replan's evidence gives the estimate, and the table plans the step; under it, none", () => {
+    const evidence = resumeEvidenceText(1234.4, 600, 'train.py');
+    expect(resumeEvidence(`Job title: t\nRequest: train it\nReplan 1: handed back. Evidence: ${evidence}`)).toEqual({
+      estimateSec: 1234,
+      thresholdSec: 600,
+    });
+    expect(
+      resumeEvidence('Replan 1: the run supervisor handed the job back after the run failed. Evidence: missing module: tqdm'),
+    ).toBeNull();
+    const replanned = (text: string) =>
+      runRules({
+        request: `train it\nReplan 1: the run supervisor handed the job back. Evidence: ${text}`,
+        facts: { usesTorch: true, entryPoints: [entry('train.py', { flags: [flag('--epochs', '10')] })] },
+        reads: { 'train.py': TRAIN },
+      }).answer!.args as { preparation: { steps: unknown[] } | null; asks: { ask: string }[] };
+    const over = replanned(evidence);
+    expect(over.preparation!.steps).toEqual([RESUME_STEP]);
+    expect(over.asks.some((a) => /resumable/.test(a.ask))).toBe(false);
+    // The same estimate under a higher threshold (the API's RESUME_THRESHOLD_SEC) proposes nothing.
+    expect(replanned(resumeEvidenceText(1234, 3600, 'train.py')).preparation).toBeNull();
   });
 });

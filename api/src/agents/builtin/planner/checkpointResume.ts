@@ -9,6 +9,10 @@
  * honour is refused with why. The step is optional: a candidate the kill-and-resume check rejects
  * leaves the job running without it, and the record says a lost machine then restarts it from step 0.
  *
+ * The estimate: the builtin planner has none before the smoke run, so a smoke run whose estimate is over
+ * the threshold hands the job back to it (domain/preparation/resumeReplan.ts), with the estimate and the
+ * threshold in the replan's evidence, which this rule reads back.
+ *
  * `decideCheckpointResume` is pure; `checkpointResume`, the rule of the table (after preparationSteps),
  * applies it to the draft: the step in the preparation, the ask's disposition, and a bounded workload of
  * two epochs where it had one (the check stops the run between two iterations of its loop).
@@ -17,6 +21,7 @@ import type { AskDisposition, PreparationSpec } from '../../../domain/jobs/planS
 import { flagName, setFlag } from './flags.js';
 import type { PlannerRule } from './planning.js';
 import { boundedArgs, boundedScale } from './workload.js';
+import { resumeEvidence, trainsWithTorch } from '../../../domain/preparation/resumeReplan.js';
 
 /** Longer than this (seconds, the smoke run's estimate of the full run) and the step is proposed unasked. */
 export const DEFAULT_RESUME_THRESHOLD_SEC = 600;
@@ -45,12 +50,7 @@ export type ResumeDecision =
 export const RESUME_STEP: Step = { name: 'resume', kind: 'adaptation', transformation: 'checkpoint-resume', required: false };
 
 /** Whether the project has a PyTorch training loop the rewriter may recognise: a backward() in a file that imports torch. */
-export function trainsWithTorch(files: Readonly<Record<string, string>>): string | null {
-  for (const [p, text] of Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (p.endsWith('.py') && /^\s*(import torch|from torch\b)/m.test(text) && /\.backward\(/.test(text)) return p;
-  }
-  return null;
-}
+export { trainsWithTorch };
 
 export function decideCheckpointResume(input: ResumeInput): ResumeDecision {
   const asked = RESUMABLE_ASK.exec(input.request)?.[0] ?? null;
@@ -114,10 +114,13 @@ export function withResumeStep(
 export const checkpointResume: PlannerRule = (p) => {
   const files: Record<string, string> = { [p.entry.path]: p.source };
   for (const f of p.uploaded) if (f.endsWith('.py') && !(f in files)) files[f] = p.readOf(f) ?? '';
+  // The smoke run's estimate, when the job came back from it to be made resumable (domain/preparation/resumeReplan.ts).
+  const long = resumeEvidence(p.task);
   const d = decideCheckpointResume({
     request: p.request,
     files,
-    estimateSec: null,
+    estimateSec: long?.estimateSec ?? null,
+    thresholdSec: long?.thresholdSec,
     alreadyResumable: p.resumable ? { flag: p.resumable.flag ?? `${p.resumable.path}/` } : null,
   });
   // What one plan cannot combine with it yet (a settings rewrite, a data step, shards): said, not tried.
