@@ -96,7 +96,10 @@ async function runChatGpu(o: Opts): Promise<Samples> {
       const task = await factory.create();
       const inserted = wallMs();
       await until(() => received.has(task.id), `task ${i} received`);
-      if (i >= o.warmup) (samples.total.push(received.get(task.id)! - t0), samples.insert.push(inserted - t0));
+      if (i >= o.warmup) {
+        samples.total.push(received.get(task.id)! - t0);
+        samples.insert.push(inserted - t0);
+      }
     }
     return samples;
   } finally {
@@ -130,7 +133,10 @@ async function runGraphile(o: Opts): Promise<Samples> {
         })(),
         `job ${i} started`,
       );
-      if (i >= o.warmup) (samples.total.push(started.get(i)! - t0), samples.insert.push(inserted - t0));
+      if (i >= o.warmup) {
+        samples.total.push(started.get(i)! - t0);
+        samples.insert.push(inserted - t0);
+      }
     }
     return samples;
   } finally {

@@ -12,7 +12,6 @@
  *
  *   node --import tsx bench/sandboxCost.ts [--trials 9] [--seconds 5] [--python /usr/bin/python3]
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -111,8 +110,13 @@ async function pairs(r: Runner, argv: string[], trials: number): Promise<{ plain
   const p: number[] = [];
   const s: number[] = [];
   for (let i = 0; i < trials; i++) {
-    if (i % 2 === 0) (p.push(await timeIt(r.plain(argv))), s.push(await timeIt(r.sandboxed(argv))));
-    else (s.push(await timeIt(r.sandboxed(argv))), p.push(await timeIt(r.plain(argv))));
+    if (i % 2 === 0) {
+      p.push(await timeIt(r.plain(argv)));
+      s.push(await timeIt(r.sandboxed(argv)));
+    } else {
+      s.push(await timeIt(r.sandboxed(argv)));
+      p.push(await timeIt(r.plain(argv)));
+    }
   }
   const plainMs = quantile(p, 0.5);
   const sandboxedMs = quantile(s, 0.5);

@@ -107,7 +107,10 @@ describe('authorization matrix', () => {
         expect(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND']).toContain(s.errors[0]?.extensions?.code);
       }
       if (who === 'other user') expect(subs[2]!.results).toEqual([]);
-      else (await subs[2]!.first, expect(subs[2]!.errors[0]?.extensions?.code).toBe(who === 'anonymous' ? 'UNAUTHENTICATED' : 'FORBIDDEN'));
+      else {
+        await subs[2]!.first;
+        expect(subs[2]!.errors[0]?.extensions?.code).toBe(who === 'anonymous' ? 'UNAUTHENTICATED' : 'FORBIDDEN');
+      }
       for (const s of subs) await s.close();
     });
     it(`blob routes as ${who}`, async () => {

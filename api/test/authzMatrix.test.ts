@@ -86,7 +86,6 @@ const OPERATOR = `op-${randomBytes(4).toString('hex')}@example.com`;
 const api = await startTestApi({ CHATGPU_OPERATORS: OPERATOR, LEASE_SEC: '3600' }, { webDir });
 const prisma = api.server.db.prisma;
 const tag = randomBytes(4).toString('hex');
-const gid = (type: string, id: string) => Buffer.from(`${type}:${id}`).toString('base64');
 const must = <T>(v: T | null | undefined, what: string): T => {
   if (v === null || v === undefined) throw new Error(`setup: no ${what}`);
   return v;

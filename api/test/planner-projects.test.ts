@@ -58,26 +58,6 @@ async function submitWait(project: string, request: string, answers: string[] = 
   return { ...job, id, jobId: row.id, exitCode: r.code, summary, stderr: r.stderr };
 }
 
-async function run(project: string, request: string, opts: { until?: string[] } = {}) {
-  const manifest = [];
-  for (const [p, content] of Object.entries(projectFiles(project)))
-    manifest.push({ path: p, sha256: (await api.putBlob(content, user.token)).sha256 });
-  const r = await api.gql(
-    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`,
-    { i: { title: project, request, files: manifest } },
-    user.token,
-  );
-  const id = r.data.createJob.id as string;
-  const end = Date.now() + 110_000;
-  for (;;) {
-    const job = (await api.gql(JOB, { id }, user.token)).data.job;
-    if (['SUCCEEDED', 'FAILED', 'CANCELLED', ...(opts.until ?? [])].includes(job.status))
-      return { ...job, id, jobId: Buffer.from(id, 'base64').toString().split(':')[1]! };
-    if (Date.now() > end) throw new Error(`timed out: ${JSON.stringify(job)}`);
-    await new Promise((res) => setTimeout(res, 250));
-  }
-}
-
 describe('projects as their authors wrote them', () => {
   it(
     'a top-level training script (no __main__ block) with --cuda/--mps switches, next to a generate script that reads --checkpoint: "train" picks the training script, the flags the user wrote win, no switch gets a value',

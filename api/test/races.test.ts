@@ -355,7 +355,6 @@ describe('retry backoff: one exponential rule for lost leases and infrastructure
   const w = new ProtocolWorker(api, token, 'retrier');
   await w.hello({ slots: 4 });
   const job = await createJobWithFile(api, owner.token);
-  const leaseMs = api.config.scheduler.leaseSec * 1000;
 
   it('the rule: base, 2×base, 4×base, … capped at 10 minutes', () => {
     expect([1, 2, 3, 4].map((n) => retryBackoffSec(base, n))).toEqual([7, 14, 28, 56]);

@@ -259,7 +259,6 @@ export async function runChaos(
     if (apiLines.length > 200) apiLines.shift();
   };
   const ports = [await freePort(), await freePort()];
-  const urls = ports.map((p) => `http://127.0.0.1:${p}`);
   const apis: (BenchApi | null)[] = [null, null];
   const slots: Slot[] = [];
   const timers = new Set<NodeJS.Timeout>();

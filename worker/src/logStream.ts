@@ -155,7 +155,11 @@ export class LogStream {
       this.overflowBytes += HEADER + bytes.length;
     }
     if (this.written - this.read > this.spoolLimit || this.overflowBytes > MEMORY_LIMIT) {
-      for (const s of this.sources) if (!this.paused.has(s)) (s.pause(), this.paused.add(s));
+      for (const s of this.sources)
+        if (!this.paused.has(s)) {
+          s.pause();
+          this.paused.add(s);
+        }
     }
     this.pump ??= this.readSpool();
     this.wake?.();
@@ -207,7 +211,10 @@ export class LogStream {
   private resumeSources(): void {
     if (this.paused.size === 0) return;
     if (this.written - this.read > this.spoolLimit / 2 || this.overflowBytes > MEMORY_LIMIT / 2) return;
-    for (const s of this.paused) (s.resume(), this.paused.delete(s));
+    for (const s of this.paused) {
+      s.resume();
+      this.paused.delete(s);
+    }
   }
 
   private frame(kind: number, ms: number, bytes: Buffer): void {

@@ -225,7 +225,10 @@ export class ServiceHost {
       this.lastCheck = typeof status === 'number' ? `HTTP ${status}` : status;
       this.unsent.checks++;
       if (ok) this.failures = 0;
-      else (this.failures++, this.unsent.failures++);
+      else {
+        this.failures++;
+        this.unsent.failures++;
+      }
       if (ok && !this.ready) this.setReady(true, `worker: service ready (${readinessPath} answered ${status}).`);
       else if (!ok && this.ready && this.failures >= 3)
         this.setReady(false, `worker: service not ready (${readinessPath}: ${this.lastCheck}, 3 times in a row).`);

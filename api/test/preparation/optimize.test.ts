@@ -188,8 +188,8 @@ describe('chatgpu migrate --optimize', () => {
       ROOT,
     );
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(/Optimization candidates \(2\):\n  autocast-bf16 +risk high/);
-    expect(text.stdout).toMatch(/Not proposed:\n  cudnn-benchmark/);
+    expect(text.stdout).toMatch(/Optimization candidates \(2\):\n {2}autocast-bf16 +risk high/);
+    expect(text.stdout).toMatch(/Not proposed:\n {2}cudnn-benchmark/);
     const bad = await runProcess(
       process.execPath,
       [BIN, 'migrate', PROJECT, '--to', 'cpu', '--apply', 'warp-drive'],

@@ -309,7 +309,7 @@ export default function JobPage({ id }: { id: string }) {
   const onResync = useCallback(() => schedule({ job: true, tasks: true, prep: true }), [schedule]);
   const activity = useJobActivity(id, onEvent, onResync);
 
-  const taskList = (tasks.data?.job?.tasks ?? []) as TaskData[];
+  const taskList = useMemo(() => (tasks.data?.job?.tasks ?? []) as TaskData[], [tasks.data]);
   const [picked, setPicked] = useState<string | null>(null);
   const auto = useMemo(() => defaultAttempt(taskList), [taskList]);
   const attemptId = picked ?? auto;

@@ -17,7 +17,7 @@ import { sysctlInfo, type SysctlInfo } from './parseSysctl.js';
 import { pythonCandidates } from './pythonCandidates.js';
 import { canInstall, probePython, type PythonProbe } from './pythonProbe.js';
 import { probeToolchains } from './toolchains.js';
-import type { Accelerator, Capabilities, ExecFn, PythonRuntime } from './types.js';
+import type { Accelerator, Capabilities, ExecFn } from './types.js';
 
 export interface ProbeOptions {
   /** `--python PATH`: probe only this interpreter */

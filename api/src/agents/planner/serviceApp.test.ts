@@ -63,7 +63,7 @@ describe('findServiceApp', () => {
 
   it('an app made inside a factory: the package when the factory is create_app/make_app (Flask calls it), else the factory called', () => {
     const factory = (name: string) =>
-      `import os\nfrom flask import Flask\n\n\ndef ${name}(test_config=None):\n    \"\"\"Make the app.\"\"\"\n\n    app = Flask(__name__, instance_relative_config=True)\n    return app\n`;
+      `import os\nfrom flask import Flask\n\n\ndef ${name}(test_config=None):\n    """Make the app."""\n\n    app = Flask(__name__, instance_relative_config=True)\n    return app\n`;
     expect(findServiceApp(new Map([['flaskr/__init__.py', factory('create_app')]]))).toMatchObject({
       app: { command: 'python -m flask --app flaskr run --host 127.0.0.1 --port "$PORT"' },
     });

@@ -12,7 +12,6 @@
  *           within the plan's `rtol`, exactly by default)
  */
 import { createHash } from 'node:crypto';
-import type { ManifestEntry } from '../blobs/paths.js';
 import { checkMerged, mergeResults, type ShardsSpec } from './shards.js';
 
 type Merge = ShardsSpec['merge'];

@@ -106,7 +106,8 @@ export function ServicePanel({ jobId, jobStatus }: { jobId: string; jobStatus: s
   const [token, setToken] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const s = q.data?.job?.service;
-  useEffect(() => setLive(!!s && s.status !== 'STOPPED'), [s?.status]);
+  const serviceStatus = s?.status;
+  useEffect(() => setLive(!!serviceStatus && serviceStatus !== 'STOPPED'), [serviceStatus]);
   if (!s) return null;
   const stopped = s.status === 'STOPPED';
   const requests = Number(s.requestCount);

@@ -163,6 +163,9 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
 
   // Initial load, then the live subscription (restarted if the server ends it with an error).
   useEffect(() => {
+    // The stores live as long as the hook (the refs are never reassigned): the cleanup disposes the ones this job made.
+    const logs = logStores.current;
+    const metrics = metricStores.current;
     let cancelled = false;
     let sub: { unsubscribe(): void } | null = null;
     let retry: ReturnType<typeof setTimeout> | undefined;
@@ -209,9 +212,9 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
       cancelled = true;
       clearTimeout(retry);
       sub?.unsubscribe();
-      for (const s of logStores.current.values()) s.dispose();
-      logStores.current.clear();
-      metricStores.current.clear();
+      for (const s of logs.values()) s.dispose();
+      logs.clear();
+      metrics.clear();
     };
   }, [client, jobId, addEvents, fetchEventsAfter]);
 
@@ -241,6 +244,8 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
       }
       return s;
     },
+    // jobId: a new function for another job, so a consumer's effect keyed on it starts over (the stores were cleared).
+    // eslint-disable-next-line react-hooks/exhaustive-deps
     [client, jobId],
   );
 
@@ -261,6 +266,8 @@ export function useJobActivity(jobId: string, onEvent: (e: JobEventItem) => void
       }
       return s;
     },
+    // jobId: a new function for another job, so a consumer's effect keyed on it starts over (the stores were cleared).
+    // eslint-disable-next-line react-hooks/exhaustive-deps
     [client, jobId],
   );
 

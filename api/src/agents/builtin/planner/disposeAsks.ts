@@ -371,7 +371,7 @@ export function settingLabel(s: Setting): string {
   return `${s.name} (${s.kind} in ${where}${s.expression ? `: ${s.expression.length > 60 ? `${s.expression.slice(0, 60)}…` : s.expression}` : ''})`;
 }
 
-function describeSettings(first: Setting[], all: Setting[], entry: string): string {
+function describeSettings(first: Setting[], all: Setting[], _entry: string): string {
   const shown = [...new Set([...first, ...all])]
     .slice(0, 12)
     .map((s) => `${s.flag ?? s.name}${s.default != null ? `=${s.default.length > 20 ? `${s.default.slice(0, 20)}…` : s.default}` : ''}`);

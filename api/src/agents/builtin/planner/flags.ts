@@ -10,7 +10,7 @@ export const flagName = (f: ArgFlag) => f.flag.replace(/^--?/, '').replace(/_/g,
 
 /** A value as one shell word (the plan's command runs under `sh -c`). */
 export function shellWord(v: string): string {
-  return /^[\w.\/:=+,@%-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
+  return /^[\w./:=+,@%-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The value `args` pass for `flag` (`--epochs 3` or `--max_iters=200`), or undefined. */

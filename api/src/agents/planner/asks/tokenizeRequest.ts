@@ -26,7 +26,7 @@ export interface Token {
 const NUMBER_RE =
   /[-+]?(?:\d{1,3}(?:,\d{3}(?!,?\d)|(?:,000)+(?!,?\d))|\d+(?:_\d+)*)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?/y;
 const SUFFIX_RE = /[kKM](?![\p{L}\p{N}_])/uy;
-const WORD_RE = /(?:\.{1,2}\/)?[\p{L}\p{N}_]+(?:'[\p{L}]+)?(?:[./\-][\p{L}\p{N}_]+)*\/?/uy;
+const WORD_RE = /(?:\.{1,2}\/)?[\p{L}\p{N}_]+(?:'[\p{L}]+)?(?:[./-][\p{L}\p{N}_]+)*\/?/uy;
 const FLAG_RE = /--?[\p{L}][\p{L}\p{N}_]*(?:[-.][\p{L}\p{N}_]+)*/uy;
 const WORD_CHAR = /[\p{L}\p{N}_]/u;
 
