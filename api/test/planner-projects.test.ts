@@ -176,7 +176,14 @@ describe('projects as their authors wrote them', () => {
         'python train.py config/train_tiny_char.py --out_dir=outputs/out-tiny-char --eval_interval=50 --max_iters=50 --device="$CHATGPU_DEVICE" --compile=False',
       );
       expect(job.currentPlan.pipeline).toEqual([
-        { name: 'prepare-data', command: 'cd data/tiny_char && python prepare.py', produces: ['data/tiny_char'] },
+        {
+          name: 'prepare-data',
+          command: 'cd data/tiny_char && python prepare.py',
+          produces: ['data/tiny_char'],
+          // Its prepare.py downloads when input.txt is missing: a data download, the one step with the network (docs/data-downloads.md).
+          network: 'download',
+          urls: ['https://example.invalid/tiny.txt'],
+        },
       ]);
       expect(job.currentPlan.acceptanceCriteria.evaluate).toMatchObject({ checkpoint: 'outputs/out-tiny-char/ckpt.pt' });
       // 50 iterations: a smoke run of 20 first (the configurator's own --key=value form).
