@@ -235,8 +235,13 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
       };
       for (let i = 0; i < Number(o.pairs); i++) {
         // Alternating order: direct first in even pairs, the job first in odd ones.
-        if (i % 2 === 0) (await runDirect(), await runJob());
-        else (await runJob(), await runDirect());
+        if (i % 2 === 0) {
+          await runDirect();
+          await runJob();
+        } else {
+          await runJob();
+          await runDirect();
+        }
       }
     }
   } finally {

@@ -55,7 +55,7 @@ import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
 import type { PlanInput, PreparationSpec } from '../jobs/planSchema.js';
 import type { Resources } from '../resources.js';
 import { networkCapacity, workersTorch } from '../workers/networkCapacity.js';
-import { changedPaths, loadTree, manifestFromTree, manifestSha, putEvidence, unifiedDiff, type Tree } from './codeTrees.js';
+import { changedPaths, loadTree, manifestFromTree, putEvidence, unifiedDiff } from './codeTrees.js';
 import { insertRecord, type RecordInput } from './records.js';
 import { modelFamilyOf, orderSteps, similarPreparations, verdictOf, type Verdict } from './similar.js';
 import { lockJob } from '../../db/sql/lockJob.js';
