@@ -1149,10 +1149,6 @@ export interface PlanShape {
 }
 
 /**
- * The line `chatgpu watch` prints for what the run supervisor and the trust checks saw and did
- * (null for other events): a stall, a flapping worker, a finding, a revision request, a trust check.
- */
-/**
  * An `attempt.resumed` event (domain/leases/checkpoints.ts): "resumed at step s of S from a checkpoint
  * of <time> (work lost: t s)"; the parts the event lacks are left out. The dashboard says the same
  * (web/src/features/jobs/describeEvent.ts resumedWords).
@@ -1167,6 +1163,10 @@ export function resumedLine(p: Record<string, unknown>): string {
   return `resumed${step} from a checkpoint${at}${lost}`;
 }
 
+/**
+ * The line `chatgpu watch` prints for what the run supervisor and the trust checks saw and did
+ * (null for other events): a stall, a flapping worker, a finding, a revision request, a trust check.
+ */
 export function supervisionLine(kind: string, p: Record<string, any>): string | null {
   switch (kind) {
     case 'attempt.stalled':
