@@ -24,6 +24,8 @@
  *   node --import tsx bench/overhead.ts                 # all workloads, 3 pairs each
  *   node --import tsx bench/overhead.ts --quick         # 1 pair, smaller sizes (for iteration)
  *   node --import tsx bench/overhead.ts --workloads torch,numpy --pairs 5
+ *   node --import tsx bench/overhead.ts --quick --workloads torch --timeline 1   # each job's events and attempts, in ms from submit
+ *   node --import tsx bench/overhead.ts --cli /tmp/old/api/bin/chatgpu.mjs   # another checkout's CLI against this API (before/after)
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -49,6 +51,8 @@ const DEFAULTS = {
   python: '/usr/bin/python3',
   sandbox: 'auto',
   quick: 0,
+  timeline: 0,
+  cli: '',
 };
 const QUICK = {
   pairs: 1,
@@ -61,7 +65,7 @@ const QUICK = {
 };
 const USAGE = `usage: node --import tsx bench/overhead.ts [--quick] [--pairs 3] [--workloads torch,numpy,lines,output,sweep]
                  [--epochs 1000] [--numpy-iters 300] [--line-seconds 20] [--output-mib 512] [--sweep-iters 30]
-                 [--python /usr/bin/python3] [--sandbox auto|bwrap|none] [--pg postgres://postgres@127.0.0.1:5432/postgres]`;
+                 [--python /usr/bin/python3] [--sandbox auto|bwrap|none] [--timeline 1] [--cli PATH/chatgpu.mjs] [--pg postgres://postgres@127.0.0.1:5432/postgres]`;
 
 const PHASES = ['submit', 'planning', 'smoke', 'queueing', 'setup', 'run', 'uploads', 'validation', 'download'] as const;
 type Phase = (typeof PHASES)[number];
@@ -199,7 +203,7 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
         const r = await timed(
           [
             process.execPath,
-            path.join(repoRoot, 'api/bin/chatgpu.mjs'),
+            String(o.cli) || path.join(repoRoot, 'api/bin/chatgpu.mjs'),
             'submit',
             dir,
             '-m',
@@ -229,6 +233,7 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
         await rm(dir, { recursive: true, force: true });
         await rm(out, { recursive: true, force: true });
         row.jobs.push(sample);
+        if (Number(o.timeline)) console.log(await timeline(client, summary.id, t0, t1));
         console.log(
           `    job    ${round(sample.jobSec, 2)} s (run ${round(sample.runSec, 2)} s; ${PHASES.map((p) => `${p} ${round(sample.phases[p], 2)}`).join(', ')}) [${sample.tasks}]; platform CPU: API ${round(sample.cpu.api, 2)} s, worker ${round(sample.cpu.worker, 2)} s, PostgreSQL ${round(sample.cpu.postgres, 2)} s`,
         );
@@ -359,6 +364,49 @@ async function split(client: pg.Client, globalId: string, t0: number, t1: number
   p.validation += Math.max(0, finished - lastEnd) / 1000;
   p.download = (t1 - finished) / 1000;
   return { jobSec: (t1 - t0) / 1000, runSec, phases: p, tasks: tasks.map((t) => `${t.kind}:${t.name}`).join(' ') };
+}
+
+/**
+ * One job's story in ms from the CLI's start: its events (status changes, tasks, attempts) and
+ * each attempt's claim, program start and end, and completion — where the fixed costs sit.
+ */
+async function timeline(client: pg.Client, globalId: string, t0: number, t1: number): Promise<string> {
+  const jobId = Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':') || globalId;
+  const at = (d: Date | number) => `${String(Math.round((typeof d === 'number' ? d : d.getTime()) - t0)).padStart(7)} ms`;
+  const lines: [number, string][] = [];
+  const { rows: events } = await client.query<{ kind: string; payload: Record<string, unknown>; createdAt: Date }>(
+    `SELECT kind, payload, "createdAt" FROM "JobEvent" WHERE "jobId" = $1 ORDER BY id`,
+    [jobId],
+  );
+  for (const e of events) {
+    const p = e.payload ?? {};
+    const what = [p.status, p.name, p.kind, p.step, p.agent].filter((x) => typeof x === 'string').join(' ');
+    lines.push([e.createdAt.getTime(), `event ${e.kind}${what ? ` (${what})` : ''}`]);
+  }
+  const { rows: attempts } = await client.query<{
+    name: string;
+    acreated: Date;
+    astarted: Date | null;
+    afinished: Date | null;
+    usage: { runSeconds?: number; runStartedAt?: number } | null;
+  }>(
+    `SELECT t.name, a."createdAt" AS acreated, a."startedAt" AS astarted, a."finishedAt" AS afinished, a.usage
+       FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId" WHERE t."jobId" = $1`,
+    [jobId],
+  );
+  for (const a of attempts) {
+    lines.push([a.acreated.getTime(), `${a.name}: claimed`]);
+    if (a.usage?.runStartedAt) {
+      lines.push([a.usage.runStartedAt, `${a.name}: program started`]);
+      if (a.usage.runSeconds !== undefined) lines.push([a.usage.runStartedAt + a.usage.runSeconds * 1000, `${a.name}: program ended`]);
+    }
+    if (a.afinished) lines.push([a.afinished.getTime(), `${a.name}: attempt completed`]);
+  }
+  lines.push([t1, 'CLI exited (outputs on disk)']);
+  return lines
+    .sort((a, b) => a[0] - b[0])
+    .map(([t, s]) => `      ${at(t)}  ${s}`)
+    .join('\n');
 }
 
 if (isMain(import.meta)) runAsScript(overhead);
