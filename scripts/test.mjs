@@ -94,8 +94,9 @@ function check(label, args) {
     child.on('close', (code) => resolve({ label, code: code ?? 1, out }));
   });
 }
-// The generated files' check, the formatter's check (Prettier, print width 140) and TypeScript strict everywhere (api with scripts/ and bench/,
-// worker, web), side by side: each is one process, and they are independent.
+// The generated files' check, the formatter's check (Prettier, print width 140), the linter (ESLint: the layers' import boundaries and a few
+// bug rules, eslint.config.js; any warning fails it) and TypeScript strict everywhere (api with scripts/ and bench/, worker, web), side by side:
+// each is one process, and they are independent.
 const checks = await Promise.all([
   check('Generated files are out of date (npm run codegen).', [path.join(root, 'scripts/codegen.mjs'), '--check']),
   check('Code is not formatted (npm run format).', [
@@ -104,6 +105,7 @@ const checks = await Promise.all([
     '--log-level=warn',
     '**/*.{ts,tsx,js,mjs,cjs,css}',
   ]),
+  check('Lint errors (npm run lint).', [path.join(root, 'node_modules/eslint/bin/eslint.js'), '--max-warnings=0', '.']),
   ...['api', 'worker', 'web'].map((project) =>
     check(`Type errors in ${project}/ (npm run typecheck).`, [
       path.join(root, 'node_modules/typescript/bin/tsc'),
