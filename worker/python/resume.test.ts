@@ -105,4 +105,50 @@ describe('chatgpu.resume', () => {
     expect(r.out).toContain(`resumed at step ${step} of 5`);
     expect(r.out).toContain('epoch 4 ');
   });
+
+  it('a program that never seeds: the tensors its loop uses (data, weights trained by hand) are saved and restored in place, so the kill-and-resume check finds it equal', () => {
+    // The shape of course code (jcjohnson/pytorch-examples): random data and weights, no seed, the loop updating the weights by hand.
+    const unseeded = `import chatgpu.resume as _chatgpu_resume
+import torch
+x = torch.randn(16, 5)
+y = torch.randn(16, 2)
+w = torch.randn(5, 2, requires_grad=True)
+_chatgpu_run = _chatgpu_resume.Run(objects=dict(w=w, x=x, y=y), values=lambda: dict())
+[] = _chatgpu_run.restore()
+for t in _chatgpu_run.loop(range(6)):
+    loss = (x.mm(w) - y).pow(2).sum()
+    print(t, "loss", loss.item(), flush=True)
+    loss.backward()
+    with torch.no_grad():
+        w -= 1e-3 * w.grad
+        w.grad.zero_()
+import os
+os.makedirs("outputs", exist_ok=True)
+torch.save({"w": w.detach()}, "outputs/w.pt")
+`;
+    const p = project();
+    writeFileSync(path.join(p.dir, 'train.py'), unseeded);
+    const r = spawnSync(PYTHON, ['-m', 'chatgpu.resume_check', '--report', 'report.json', '--', 'python3 train.py'], {
+      cwd: p.dir,
+      encoding: 'utf8',
+      env: p.env(),
+      timeout: 120_000,
+    });
+    const report = JSON.parse(readFileSync(path.join(p.dir, 'report.json'), 'utf8')) as { equal: boolean; killed: { afterStep: number } };
+    expect(report.equal, `${r.stdout}${r.stderr}`).toBe(true);
+    expect(report.killed.afterStep).toBe(3);
+    expect(r.status).toBe(0);
+    // Without the data tensors in its objects the resumed process (another seed) trains on other data: caught.
+    writeFileSync(path.join(p.dir, 'train.py'), unseeded.replace('objects=dict(w=w, x=x, y=y)', 'objects=dict(w=w)'));
+    const bad = spawnSync(PYTHON, ['-m', 'chatgpu.resume_check', '--report', 'report.json', '--', 'python3 train.py'], {
+      cwd: p.dir,
+      encoding: 'utf8',
+      env: p.env(),
+      timeout: 120_000,
+    });
+    expect(bad.status).toBe(1);
+    const badReport = JSON.parse(readFileSync(path.join(p.dir, 'report.json'), 'utf8')) as { equal: boolean; differences: string[] };
+    expect(badReport.equal).toBe(false);
+    expect(badReport.differences).toContainEqual(expect.stringMatching(/^state objects\.w\.tensor: uninterrupted/));
+  });
 });

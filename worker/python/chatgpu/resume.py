@@ -14,7 +14,8 @@ iterable (``for``) or a ``tick()`` as the first statement of its body (``while``
 What a checkpoint holds, taken between two iterations of the loop (never inside one):
 - the ``state_dict()`` of every object given that has one (models, optimizers, LR schedulers, GradScaler),
   the state of ``torch.Generator`` objects and of the generators of DataLoaders and their samplers,
-  and the train/eval mode of every submodule;
+  and the train/eval mode of every submodule; the values of the tensors given (data made before the loop,
+  weights trained by hand), restored in place;
 - the loop-carried values (counters, best scores, loss histories), as the ``values`` callable returns them;
 - the RNG states (Python ``random``, NumPy, torch CPU, CUDA when initialised) at that point, and the
   RNG states at the moment the loop's iterator was made;
@@ -56,6 +57,26 @@ FORMAT = 1
 KEEP = 2
 _NAME = re.compile(r"^resume-(\d+)\.pt$")
 _END = object()
+
+
+def _seed_for_check():
+    """The kill-and-resume check (resume_check.py) starts its uninterrupted run and the run it kills with
+    CHATGPU_RESUME_SEED=1 and the resumed process with 2, seeding Python, NumPy and torch here, at the
+    program's first statement: a program that never seeds then draws the same data and weights in the first
+    two, and a resumed run that does not restore them goes on with others (the check sees it). A program's
+    own seeds come after this and win."""
+    seed = os.environ.get("CHATGPU_RESUME_SEED")
+    if not seed:
+        return
+    random.seed(int(seed))
+    for name, call in (("numpy", lambda m: m.random.seed(int(seed))), ("torch", lambda m: m.manual_seed(int(seed)))):
+        try:
+            call(__import__(name))
+        except ImportError:
+            pass
+
+
+_seed_for_check()
 
 
 def _torch():
@@ -112,8 +133,15 @@ def _generators(obj):
     return out
 
 
+def _is_tensor(obj):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor)
+
+
 def _stateful(obj):
-    return (callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None))) or bool(_generators(obj))
+    # A tensor the loop uses (data made before it, weights trained by hand) is state too: a program that never
+    # seeds its RNGs makes different ones in every process, and a resumed run must go on with the first run's.
+    return (callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None))) or bool(_generators(obj)) or _is_tensor(obj)
 
 
 def _flatten(prefix, obj, out):
@@ -204,6 +232,12 @@ class Run:
                     continue
                 if "state_dict" in saved:
                     obj.load_state_dict(saved["state_dict"])
+                if "tensor" in saved:
+                    if tuple(saved["tensor"].shape) != tuple(obj.shape):  # other arguments made another tensor
+                        print(f"chatgpu.resume: {name} not restored (shape {tuple(obj.shape)}, saved {tuple(saved['tensor'].shape)})", file=sys.stderr, flush=True)
+                    else:
+                        with _torch().no_grad():  # in place: every name bound to it sees the restored values
+                            obj.copy_(saved["tensor"].to(obj.device))
                 for key, state in saved.get("generators", {}).items():
                     _generators(obj)[key].set_state(state)
                 modes = saved.get("modes")
@@ -305,6 +339,8 @@ class Run:
             saved = {}
             if callable(getattr(obj, "state_dict", None)):
                 saved["state_dict"] = obj.state_dict()
+            elif _is_tensor(obj):
+                saved["tensor"] = obj.detach().clone()
             gens = _generators(obj)
             if gens:
                 saved["generators"] = {k: g.get_state() for k, g in gens.items()}

@@ -7,6 +7,10 @@
 2. B: the same command in a copy of this folder (taken before A ran), stopped after iteration k
    (default: half of A's iterations) right after that checkpoint, and SIGKILLed with its process group;
    then started again in a fresh process, which resumes from the checkpoint and runs to the end.
+   A and B's first process start with the RNGs seeded alike (CHATGPU_RESUME_SEED=1), the resumed process
+   with another seed (2): a program that never seeds draws the same data and weights in A and B, and
+   whatever the resume fails to restore differs (chatgpu.resume seeds at its import, the program's first
+   statement; a program's own seeds win).
 3. Equal when the two final digests (parameters, optimizer/scheduler/scaler state, loop-carried values,
    RNG states) are identical, the files under outputs/ are byte-identical, and the lines mentioning a
    loss that B logged (before its checkpoint, then after resuming) are those A logged, durations, rates
@@ -125,6 +129,8 @@ def check(command, halt_at=None, timeout=None, cwd="."):
         a_digest, b_digest = os.path.join(scratch, "a-digest.json"), os.path.join(scratch, "b-digest.json")
         halt_file = os.path.join(scratch, "halted")
 
+        # The same seed for the run compared and the run killed, another for the resumed process (resume.py _seed_for_check).
+        base["CHATGPU_RESUME_SEED"] = "1"
         a = _run(command, cwd, {**base, "CHATGPU_CHECKPOINT_DIR": a_ck, "CHATGPU_RESUME_DIGEST": a_digest}, timeout=timeout)
         sys.stdout.write(a["output"])
         report = {"command": command, "uninterrupted": {"exitCode": a["code"]}}
@@ -142,7 +148,7 @@ def check(command, halt_at=None, timeout=None, cwd="."):
         report["killed"] = {"afterStep": k, "signal": "SIGKILL" if b1["halted"] else None, "exitCode": b1["code"]}
         if not b1["halted"]:
             return 2, {**report, "equal": False, "problem": f"the run to interrupt never reached step {k} (exit {b1['code']})"}
-        b2 = _run(command, b_dir, {**b_env, "CHATGPU_RESUME": "1", "CHATGPU_RESUME_DIGEST": b_digest}, timeout=timeout)
+        b2 = _run(command, b_dir, {**b_env, "CHATGPU_RESUME": "1", "CHATGPU_RESUME_DIGEST": b_digest, "CHATGPU_RESUME_SEED": "2"}, timeout=timeout)
         resumed = re.search(r"chatgpu\.resume: resumed at step (\d+)", b2["output"])
         report["resumed"] = {"exitCode": b2["code"], "atStep": int(resumed.group(1)) if resumed else None}
         if b2["code"] != 0:
