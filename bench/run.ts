@@ -36,6 +36,7 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<BenchResult>> = {
   blobStream,
   overhead,
   sandboxCost,
+  checkpointCost: (argv) => import('./checkpointCost.js').then((m) => m.checkpointCost(argv)),
 };
 const ALIASES: Record<string, string> = {
   dispatch: 'dispatchLatency',
