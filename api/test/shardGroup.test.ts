@@ -77,7 +77,16 @@ async function task(
   command = 'python pi.py',
 ) {
   return prisma.task.create({
-    data: { jobId: job.jobId, ownerId: owner.userId, kind, name, codeVersionId: job.codeVersionId, command, status },
+    data: {
+      jobId: job.jobId,
+      ownerId: owner.userId,
+      kind,
+      role: kind === 'PROBE' ? 'SHARD_CHECK' : 'SHARD',
+      name,
+      codeVersionId: job.codeVersionId,
+      command,
+      status,
+    },
   });
 }
 /** An attempt with one usage entry of `cost` CAD (billable unless the attempt was lost). */

@@ -36,6 +36,7 @@ async function doneTask(
       jobId: job.uuid,
       ownerId: user.userId,
       kind,
+      role: name === 'smoke' ? 'SMOKE' : kind,
       name,
       codeVersionId: job.codeVersionId,
       command: `python ${name}.py`,

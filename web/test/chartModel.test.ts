@@ -96,12 +96,12 @@ describe('the Metrics panel model', () => {
     const a = (id: string, number: number, started = true) => ({ id, number, startedAt: started ? '2026-12-07T00:00:00Z' : null });
     expect(
       metricSourcesOf([
-        { kind: 'REFERENCE', name: 'reference', attempts: [a('ref', 1)] },
-        { kind: 'PROBE', name: 'smoke', attempts: [a('s1', 1)] },
-        { kind: 'PROBE', name: 'replica:run', attempts: [a('rep', 1)] },
-        { kind: 'RUN', name: 'run', attempts: [a('r1', 1), a('r2', 2), a('r3', 3, false)] },
-        { kind: 'SHARD', name: 'shard-001', attempts: [a('sh', 1)] },
-        { kind: 'EVALUATE', name: 'evaluate', attempts: [a('ev', 1)] },
+        { kind: 'REFERENCE', role: 'REFERENCE', name: 'reference', attempts: [a('ref', 1)] },
+        { kind: 'PROBE', role: 'SMOKE', name: 'smoke', attempts: [a('s1', 1)] },
+        { kind: 'PROBE', role: 'REPLICA', name: 'replica:run', attempts: [a('rep', 1)] },
+        { kind: 'RUN', role: 'RUN', name: 'run', attempts: [a('r1', 1), a('r2', 2), a('r3', 3, false)] },
+        { kind: 'SHARD', role: 'SHARD', name: 'shard-001', attempts: [a('sh', 1)] },
+        { kind: 'EVALUATE', role: 'EVALUATE', name: 'evaluate', attempts: [a('ev', 1)] },
       ]),
     ).toEqual([
       { attemptId: 'r1', role: 'run', label: 'run #1' },

@@ -282,6 +282,7 @@ describe('dashboard (seeded)', () => {
         jobId: job.uuid,
         ownerId: user.userId,
         kind: 'PROBE',
+        role: 'PROBE',
         name: 'replica:run',
         codeVersionId: code.id,
         command: 'python train.py',

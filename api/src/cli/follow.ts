@@ -142,6 +142,7 @@ const TASKS = /* GraphQL */ `
         id
         name
         kind
+        role
         status
         attempts {
           id
@@ -310,6 +311,7 @@ interface AttemptInfo {
   taskId?: string;
   taskName?: string;
   kind?: string;
+  role?: string;
   number?: number;
   worker?: string;
   startedAt?: string | null;
@@ -365,6 +367,7 @@ export interface TaskRow {
   id: string;
   name: string;
   kind: string;
+  role: string;
   status: string;
   attempts: { id: string; number: number; status: string; workerName: string; startedAt?: string | null }[];
 }
@@ -672,7 +675,7 @@ export class JobFollower {
   private async progressOf(attemptId: string, points: { name: string; step?: number | null; value: number }[]): Promise<string | null> {
     const info = await this.attemptInfo(attemptId);
     const maxStep = points.reduce<number | null>((m, p) => (p.step != null && (m === null || p.step > m) ? p.step : m), null);
-    if (info.kind === 'PROBE' && info.taskName === 'smoke') {
+    if (info.role === 'SMOKE') {
       if (maxStep !== null) this.smokeStep = Math.max(this.smokeStep ?? 0, maxStep);
       return progressLine(points, { task: 'smoke run' });
     }
@@ -701,7 +704,7 @@ export class JobFollower {
 
   private async lookUpSmokeStep(): Promise<number | null> {
     try {
-      const smoke = (await fetchTasks(this.client, this.opts.jobId)).find((t) => t.kind === 'PROBE' && t.name === 'smoke');
+      const smoke = (await fetchTasks(this.client, this.opts.jobId)).find((t) => t.role === 'SMOKE');
       const attempt = smoke?.attempts.filter((x) => x.status === 'SUCCEEDED').pop();
       if (!attempt) return null;
       const d = await this.client.gql<{ attempt: { metricPoints: { step: number | null }[] } | null }>(SMOKE_POINTS, { id: attempt.id });
@@ -941,6 +944,7 @@ export class JobFollower {
             taskId: t.id,
             taskName: t.name,
             kind: t.kind,
+            role: t.role,
             number: a.number,
             worker: a.workerName,
             startedAt: a.startedAt ?? null,
@@ -993,6 +997,7 @@ export class JobFollower {
           taskId: t.id,
           taskName: t.name,
           kind: t.kind,
+          role: t.role,
           number: a.number,
           worker: a.workerName,
           startedAt: a.startedAt ?? null,

@@ -149,6 +149,7 @@ const JobTasksQuery = graphql(`
       tasks {
         id
         kind
+        role
         name
         status
         statusReason

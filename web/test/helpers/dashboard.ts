@@ -422,6 +422,7 @@ export async function seedRunningAttempt(
       jobId: job.uuid,
       ownerId,
       kind: 'RUN',
+      role: 'RUN',
       name,
       codeVersionId: job.codeVersionId,
       command: 'python train.py',

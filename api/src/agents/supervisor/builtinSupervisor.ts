@@ -317,6 +317,7 @@ function explainCap(report: JobReport, out: Outputs): Item[] {
   const spent = report.tasks
     .map((t) => ({
       name: t.name,
+      role: t.role,
       status: t.status,
       n: t.attempts.length,
       billed: sum(t.attempts.map((a) => a.costCad)),
@@ -333,7 +334,7 @@ function explainCap(report: JobReport, out: Outputs): Item[] {
     .join('; ');
   const range =
     estimate?.lowCad !== undefined && estimate.highCad !== undefined ? `${cad(estimate.lowCad)}–${cad(estimate.highCad)}` : null;
-  const others = sum(spent.filter((t) => t.name !== 'run').map((t) => t.billed));
+  const others = sum(spent.filter((t) => t.role !== 'RUN').map((t) => t.billed));
   return call('remember', {
     trigger: 'stopped_at_cap',
     evidence: spent.flatMap((t) => t.ids).slice(0, 20),

@@ -179,8 +179,8 @@ export async function acceptPlan(tx: Db, now: Date, input: AcceptPlanInput): Pro
   };
 }
 
-/** The prefix of a pipeline step's task name ("step:prepare-data"); the main run is "run". */
-export const STEP_PREFIX = 'step:';
+/** A pipeline step's task name ("step:prepare-data"; its role is STEP); the main run is "run". */
+export const stepTaskName = (step: { name: string }) => `step:${step.name}`;
 
 /**
  * The task of one pipeline step (docs/architecture.md §4, "Pipelines"): the plan's hardware,
@@ -198,7 +198,8 @@ export function pipelineTask(
   return {
     jobId,
     kind: 'RUN',
-    name: `${STEP_PREFIX}${step.name}`,
+    role: 'STEP',
+    name: stepTaskName(step),
     codeVersionId,
     command: step.command,
     environment: { ...environment, ...(inputs.length ? { inputs } : {}) },
@@ -235,6 +236,7 @@ export function smokeTask(
   return {
     jobId,
     kind: 'PROBE',
+    role: 'SMOKE',
     name: 'smoke',
     codeVersionId,
     command: smoke.command,
@@ -257,6 +259,7 @@ export function runTask(
   return {
     jobId,
     kind: 'RUN',
+    role: 'RUN',
     name: 'run',
     codeVersionId,
     command,

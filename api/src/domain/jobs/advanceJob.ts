@@ -28,7 +28,7 @@ import type { Db } from '../../db/client.js';
 import type { ManifestEntry } from '../blobs/paths.js';
 import type { Resources } from '../resources.js';
 import { checkEvaluation, checkRun, summarizeMetrics, type Criteria } from './acceptance.js';
-import { pipelineTask, runTask, smokeTask, STEP_PREFIX } from './acceptPlan.js';
+import { pipelineTask, runTask, smokeTask, stepTaskName } from './acceptPlan.js';
 import { describeEstimate, fmt, measureSmokeRun, withActual, type Estimate } from './estimate.js';
 import { insertTask, type Requirements } from './createTask.js';
 import { recordJobEvent } from './jobEvents.js';
@@ -39,7 +39,7 @@ import { resumeReplanEvidence } from '../preparation/resumeReplan.js';
 import { afterService } from '../services/afterService.js';
 import { serviceTask } from '../services/acceptServicePlan.js';
 import type { ServiceRuntime } from '../services/services.js';
-import { ADAPT_PREFIX, afterAdaptationCheck, afterMergeTask, afterShard } from './shardRun.js';
+import { afterAdaptationCheck, afterMergeTask, afterShard } from './shardRun.js';
 import { lastErrorOutput } from './lastErrorOutput.js';
 import { afterCheckTask, checkedResult, isCheckTask } from '../trust/replication.js';
 
@@ -63,10 +63,10 @@ export async function advanceJobAfterTask(r: Resources, taskId: string): Promise
     else if (isCheckTask(task)) {
       const checked = await afterCheckTask(r, task);
       if (checked) await advanceJobAfterTask(r, checked);
-    } else if (task.kind === 'PROBE' && task.name.startsWith(ADAPT_PREFIX)) await afterAdaptationCheck(r, task);
+    } else if (task.role === 'SHARD_CHECK') await afterAdaptationCheck(r, task);
     else if (task.kind === 'EVALUATE') await afterEvaluation(r, task, criteria);
     else if (task.kind === 'SERVICE') await afterService(r, task);
-    else if (task.kind === 'PROBE' && task.name === 'smoke') await afterSmokeRun(r, task);
+    else if (task.role === 'SMOKE') await afterSmokeRun(r, task);
   } catch (err) {
     // Another caller moved the job first, or it was cancelled meanwhile: nothing left to do.
     if (err instanceof InvalidTransitionError) return;
@@ -82,7 +82,7 @@ function loadTask(r: Resources, id: string) {
 async function afterRun(r: Resources, task: FinishedTask, criteria: Criteria) {
   const jobId = task.jobId;
   if (task.job.status !== 'RUNNING') return;
-  if (task.name.startsWith(STEP_PREFIX)) return afterStep(r, task);
+  if (task.role === 'STEP') return afterStep(r, task);
   await recordActualDuration(r, task);
   if (task.status === 'FAILED') {
     await fail(
@@ -193,7 +193,10 @@ async function afterEvaluation(r: Resources, task: FinishedTask, criteria: Crite
  */
 async function afterStep(r: Resources, task: FinishedTask) {
   const jobId = task.jobId;
-  const stepName = task.name.slice(STEP_PREFIX.length);
+  const plan = task.job.currentPlanId ? await r.prisma.plan.findUnique({ where: { id: task.job.currentPlanId } }) : null;
+  const steps = (plan?.pipeline ?? []) as unknown as PipelineStep[];
+  const index = steps.findIndex((s) => stepTaskName(s) === task.name);
+  const stepName = steps[index]?.name ?? task.name;
   if (task.status === 'FAILED') {
     await fail(
       r,
@@ -203,9 +206,6 @@ async function afterStep(r: Resources, task: FinishedTask) {
     );
     return;
   }
-  const plan = task.job.currentPlanId ? await r.prisma.plan.findUnique({ where: { id: task.job.currentPlanId } }) : null;
-  const steps = (plan?.pipeline ?? []) as unknown as PipelineStep[];
-  const index = steps.findIndex((s) => s.name === stepName);
   if (!plan || index < 0) return;
   const step = steps[index]!;
   const result = (task.result ?? {}) as TaskResult;
@@ -228,7 +228,7 @@ async function afterStep(r: Resources, task: FinishedTask) {
   const next = steps[index + 1];
   // A service plan's setup steps end in its SERVICE task, which takes over the job's Service row (acceptServicePlan.ts).
   const service = next ? null : await r.prisma.service.findFirst({ where: { jobId }, orderBy: { createdAt: 'desc' } });
-  const nextName = next ? `${STEP_PREFIX}${next.name}` : service ? 'service' : plan.smokeRun ? 'smoke' : 'run';
+  const nextName = next ? stepTaskName(next) : service ? 'service' : plan.smokeRun ? 'smoke' : 'run';
   const queued = await commitTransition(r, jobId, async (tx, now) => {
     if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: nextName } })) > 0)
       return { eventIds: [], queued: false };
@@ -304,7 +304,7 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
     ? await resumeReplanEvidence(r, { jobId, codeVersionId: task.codeVersionId, requirements }, estimate.durationSec)
     : null;
   const queued = await commitTransition(r, jobId, async (tx, now) => {
-    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, name: 'run' } })) > 0)
+    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, role: 'RUN' } })) > 0)
       return { eventIds: [], queued: false, replanned: false };
     const eventIds = [
       await recordJobEvent(tx, jobId, 'smoke.result', { ok: true, estimate: (estimate ?? null) as unknown as P.InputJsonValue }),

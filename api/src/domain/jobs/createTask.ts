@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Prisma as P, Task, TaskKind } from '../../generated/prisma/client.js';
+import type { Prisma as P, Task, TaskKind, TaskRole } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/client.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
@@ -98,6 +98,8 @@ export type Requirements = z.infer<typeof RequirementsSchema>;
 export interface CreateTaskInput {
   jobId: string;
   kind: TaskKind;
+  /** Its part in the job (prisma/schema.prisma TaskRole); default: the role its kind has outside a plan (roleOfKind). */
+  role?: TaskRole;
   name: string;
   codeVersionId: string;
   command: string;
@@ -119,9 +121,9 @@ export async function insertTask(db: Db, now: Date, input: CreateTaskInput): Pro
   const at = new Date();
   const rows = await db.$queryRaw<(Task & { eventId: string })[]>`
     WITH t AS (
-      INSERT INTO "Task" (id, "jobId", "ownerId", kind, name, "codeVersionId", command, environment, requirements, workload, "accelVendor",
+      INSERT INTO "Task" (id, "jobId", "ownerId", kind, role, name, "codeVersionId", command, environment, requirements, workload, "accelVendor",
                           "minMemoryMiB", "minAccelMemMiB", "pinnedWorkerId", priority, "maxAttempts", "runAfter", "createdAt", "updatedAt")
-      SELECT gen_random_uuid(), j.id, j."ownerId", ${d.kind}::"TaskKind", ${d.name}, ${d.codeVersionId}::uuid, ${d.command},
+      SELECT gen_random_uuid(), j.id, j."ownerId", ${d.kind}::"TaskKind", ${d.role}::"TaskRole", ${d.name}, ${d.codeVersionId}::uuid, ${d.command},
              ${JSON.stringify(d.environment)}::jsonb, ${JSON.stringify(d.requirements)}::jsonb, ${d.workload}, ${d.accelVendor},
              ${d.minMemoryMiB}::int, ${d.minAccelMemMiB}::int, ${d.pinnedWorkerId}::uuid, ${d.priority}::int, ${d.maxAttempts}::int, ${d.runAfter}::timestamp, ${at}::timestamp, ${at}::timestamp
       FROM "Job" j WHERE j.id = ${d.jobId}::uuid
@@ -129,11 +131,11 @@ export async function insertTask(db: Db, now: Date, input: CreateTaskInput): Pro
     ),
     e AS (
       INSERT INTO "JobEvent" ("jobId", kind, payload, "createdAt")
-      SELECT t."jobId", 'task.created', jsonb_build_object('taskId', t.id, 'name', t.name, 'kind', t.kind, 'workload', t.workload), ${at}::timestamp
+      SELECT t."jobId", 'task.created', jsonb_build_object('taskId', t.id, 'name', t.name, 'kind', t.kind, 'role', t.role, 'workload', t.workload), ${at}::timestamp
       FROM t
       RETURNING id
     )
-    SELECT t.id, t."jobId", t."ownerId", t.kind::text AS kind, t.name, t."codeVersionId", t.command, t.environment, t.requirements, t.workload,
+    SELECT t.id, t."jobId", t."ownerId", t.kind::text AS kind, t.role::text AS role, t.name, t."codeVersionId", t.command, t.environment, t.requirements, t.workload,
            t."accelVendor", t."minMemoryMiB", t."minAccelMemMiB", t."pinnedWorkerId", t.priority, t."maxAttempts", t."attemptCount", t."infraFailures",
            t.status::text AS status, t."runAfter", t."statusReason", t."currentAttemptId", t.checkpoint, t.result, t."createdAt", t."updatedAt",
            t."finishedAt", e.id::text AS "eventId"
@@ -175,7 +177,7 @@ export async function createTasks(r: Resources, inputs: CreateTaskInput[]) {
         data: tasks.map((t) => ({
           jobId: t.jobId,
           kind: 'task.created',
-          payload: { taskId: t.id, name: t.name, kind: t.kind, workload: t.workload },
+          payload: { taskId: t.id, name: t.name, kind: t.kind, role: t.role, workload: t.workload },
         })),
         select: { id: true, jobId: true },
       });
@@ -190,6 +192,11 @@ export async function createTasks(r: Resources, inputs: CreateTaskInput[]) {
   return made.tasks;
 }
 
+/** The role of a task made with only a kind (the API's createTask, tests): the kind's own role; a probe is a PROBE. */
+export function roleOfKind(kind: TaskKind): TaskRole {
+  return kind;
+}
+
 /** A task's row from its input (requirements checked), without its owner (the job's). */
 export function taskRow(input: CreateTaskInput, now: Date, path: string[] = []) {
   const req = RequirementsSchema.safeParse(input.requirements);
@@ -201,6 +208,7 @@ export function taskRow(input: CreateTaskInput, now: Date, path: string[] = []) 
   return {
     jobId: input.jobId,
     kind: input.kind,
+    role: input.role ?? roleOfKind(input.kind),
     name: input.name,
     codeVersionId: input.codeVersionId,
     command: input.command,

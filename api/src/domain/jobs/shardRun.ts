@@ -50,6 +50,7 @@ interface FinishedTask {
   id: string;
   jobId: string;
   name: string;
+  role: string;
   kind: string;
   status: string;
   statusReason: string | null;
@@ -77,6 +78,7 @@ export function adaptationCheckTasks(
   const probe = (name: string, command: string): CreateTaskInput => ({
     jobId,
     kind: 'PROBE',
+    role: 'SHARD_CHECK',
     name,
     codeVersionId,
     command,
@@ -125,6 +127,8 @@ const shardIndex = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
  */
 function mergeTask(
   jobId: string,
+  /** The full run's merge (MERGE), or the check's (SHARD_CHECK). */
+  role: 'MERGE' | 'SHARD_CHECK',
   name: string,
   codeVersionId: string,
   spec: ShardsSpec,
@@ -137,6 +141,7 @@ function mergeTask(
   return {
     jobId,
     kind: 'MERGE',
+    role,
     name,
     codeVersionId,
     command: spec.merge.script!.command,
@@ -164,14 +169,14 @@ export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Pr
   if (!loaded) return;
   const { plan, spec } = loaded;
   // Decided already (the reconcile's sweep re-advances finished tasks of RUNNING jobs): nothing to read.
-  if ((await r.prisma.task.count({ where: { jobId, name: { in: ['run', `${SHARD_PREFIX}1`] } } })) > 0) return;
+  if ((await r.prisma.task.count({ where: { jobId, role: { in: ['RUN', 'SHARD'] } } })) > 0) return;
   const tasks = await r.prisma.task.findMany({
-    where: { jobId, name: { startsWith: ADAPT_PREFIX } },
+    where: { jobId, role: 'SHARD_CHECK' },
     include: { currentAttempt: { include: { worker: { select: { id: true, name: true, accelVendor: true } } } } },
   });
   if (tasks.some((t) => t.status !== 'SUCCEEDED' && t.status !== 'FAILED')) return;
   const original = tasks.find((t) => t.name === `${ADAPT_PREFIX}original`)!;
-  const merger = tasks.find((t) => t.name === `${ADAPT_PREFIX}${MERGE_TASK}`);
+  const merger = tasks.find((t) => t.kind === 'MERGE');
   const shards = tasks.filter((t) => t !== original && t !== merger).sort((a, b) => shardIndex(a.name) - shardIndex(b.name));
   const failed = tasks.filter((t) => t.status === 'FAILED');
   const script = spec.merge.kind === 'script';
@@ -182,6 +187,7 @@ export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Pr
       jobId,
       mergeTask(
         jobId,
+        'SHARD_CHECK',
         `${ADAPT_PREFIX}${MERGE_TASK}`,
         original.codeVersionId,
         spec,
@@ -225,10 +231,7 @@ export async function afterAdaptationCheck(r: Resources, task: FinishedTask): Pr
       : 'running it unsharded';
   const reason = `${ok ? 'Adaptation accepted' : 'Adaptation rejected'} (${spec.shards.length} shards of ${spec.total} ${spec.unit}s): ${report} Next: ${next}.`;
   const queued = await commitTransition(r, jobId, async (tx, now) => {
-    if (
-      (await lockJob(tx, jobId)) !== 'RUNNING' ||
-      (await tx.task.count({ where: { jobId, name: { in: ['run', `${SHARD_PREFIX}1`] } } })) > 0
-    )
+    if ((await lockJob(tx, jobId)) !== 'RUNNING' || (await tx.task.count({ where: { jobId, role: { in: ['RUN', 'SHARD'] } } })) > 0)
       return { eventIds: [], queued: false };
     const rec = await insertRecord(tx, r, {
       jobId,
@@ -299,6 +302,7 @@ export async function afterShard(
       jobId,
       mergeTask(
         jobId,
+        'MERGE',
         MERGE_TASK,
         task.codeVersionId,
         spec,
@@ -377,7 +381,7 @@ async function finishMerge(
  * merged result, validated like any run's.
  */
 export async function afterMergeTask(r: Resources, task: FinishedTask, validate: Validate): Promise<void> {
-  if (task.name.startsWith(ADAPT_PREFIX)) return afterAdaptationCheck(r, task);
+  if (task.role === 'SHARD_CHECK') return afterAdaptationCheck(r, task);
   const jobId = task.jobId;
   if (task.job.status !== 'RUNNING') return;
   if (task.status === 'FAILED') {

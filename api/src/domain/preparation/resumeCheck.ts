@@ -18,9 +18,6 @@ const CHECK_TIMEOUT_FACTOR = 3;
 
 export const WITHOUT_RESUME = 'The job runs without it: if its machine is lost (a drain or a lost lease), the run restarts from step 0.';
 
-/** How a kill-and-resume check's command starts (its task is not a timing of the workload). */
-export const RESUME_CHECK_PREFIX = resumeCheckCommand('').split(' -- ')[0]!;
-
 export function isResumeStep(step: { transformation: string }): boolean {
   return step.transformation === CHECKPOINT_RESUME;
 }
@@ -29,9 +26,14 @@ export function isResumeStep(step: { transformation: string }): boolean {
 export function candidateRun(
   step: { transformation: string },
   command: string,
-): { command: string; timeoutFactor?: number; outputs?: string[] } {
-  if (!isResumeStep(step)) return { command };
-  return { command: resumeCheckCommand(command), timeoutFactor: CHECK_TIMEOUT_FACTOR, outputs: [RESUME_CHECK_REPORT] };
+): { command: string; role: 'CANDIDATE' | 'RESUME_CHECK'; timeoutFactor?: number; outputs?: string[] } {
+  if (!isResumeStep(step)) return { command, role: 'CANDIDATE' };
+  return {
+    command: resumeCheckCommand(command),
+    role: 'RESUME_CHECK',
+    timeoutFactor: CHECK_TIMEOUT_FACTOR,
+    outputs: [RESUME_CHECK_REPORT],
+  };
 }
 
 export interface ResumeCheckReport {

@@ -59,15 +59,7 @@ import { changedPaths, loadTree, manifestFromTree, putEvidence, unifiedDiff } fr
 import { insertRecord, type RecordInput } from './records.js';
 import { modelFamilyOf, orderSteps, similarPreparations, verdictOf, type Verdict } from './similar.js';
 import { lockJob } from '../../db/sql/lockJob.js';
-import {
-  candidateRun,
-  describeResumeCheck,
-  isResumeStep,
-  readResumeCheck,
-  RESUME_CHECK_PREFIX,
-  unchangedReason,
-  WITHOUT_RESUME,
-} from './resumeCheck.js';
+import { candidateRun, describeResumeCheck, isResumeStep, readResumeCheck, unchangedReason, WITHOUT_RESUME } from './resumeCheck.js';
 
 export const DEFAULT_REVISION_BUDGET = 3;
 const BENCH_REPEATS = 9; // 1 warm-up + 8 measured per side: compareTimings' minimum
@@ -649,7 +641,7 @@ async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
   // Without another candidate, the reference on the same class is.
   const lastRun =
     (await r.prisma.task.findFirst({
-      where: { jobId, kind: 'CANDIDATE', status: 'SUCCEEDED', NOT: { command: { startsWith: RESUME_CHECK_PREFIX } } },
+      where: { jobId, role: 'CANDIDATE', status: 'SUCCEEDED' },
       orderBy: { finishedAt: 'desc' },
       include: { currentAttempt: { select: { workerId: true } } },
     })) ??
@@ -686,6 +678,7 @@ async function freezeAndRun(ctx: Ctx, accepted: Version): Promise<void> {
     const { eventId } = await insertTask(tx, now, {
       jobId,
       kind: 'RUN',
+      role: 'RUN',
       name: 'run',
       codeVersionId: accepted.id,
       command: plan.command,
@@ -763,6 +756,8 @@ function describeComparison(report: ComparisonReport, max = 5): string {
 
 interface TaskSpec {
   kind: 'REFERENCE' | 'CANDIDATE' | 'BENCHMARK';
+  /** Default: the kind's own role; a kill-and-resume check is a RESUME_CHECK. */
+  role?: 'CANDIDATE' | 'RESUME_CHECK';
   name: string;
   codeVersionId: string;
   env: PreparationSpec['target'];
@@ -793,6 +788,7 @@ async function createStageTask(ctx: Ctx, t: TaskSpec): Promise<Task | null> {
     const { task, eventId } = await insertTask(tx, now, {
       jobId,
       kind: t.kind,
+      ...(t.role ? { role: t.role } : {}),
       name: t.name,
       codeVersionId: t.codeVersionId,
       command: t.command,

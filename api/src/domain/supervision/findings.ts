@@ -5,9 +5,9 @@ import type { Resources } from '../resources.js';
  * replan of its job (the new plan's run is a new task) — so its follow-up is due.
  */
 export async function hasRemedy(r: Pick<Resources, 'prisma'>, taskId: string): Promise<boolean> {
-  const task = await r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true, kind: true, name: true } });
+  const task = await r.prisma.task.findUnique({ where: { id: taskId }, select: { jobId: true, role: true } });
   if (!task) return false;
-  const mainRun = task.kind === 'RUN' && task.name === 'run';
+  const mainRun = task.role === 'RUN';
   const rows = await r.prisma.finding.findMany({
     where: {
       jobId: task.jobId,

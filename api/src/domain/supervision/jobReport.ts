@@ -48,6 +48,7 @@ export async function jobReport(r: Pick<Resources, 'prisma'>, jobId: string) {
       id: t.id,
       name: t.name,
       kind: t.kind,
+      role: t.role,
       status: t.status,
       statusReason: t.statusReason,
       workload: t.workload,

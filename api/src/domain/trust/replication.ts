@@ -58,6 +58,7 @@ interface CheckedTask {
   jobId: string;
   kind: string;
   name: string;
+  role: string;
   status: string;
   codeVersionId: string;
   command: string;
@@ -70,8 +71,8 @@ interface CheckedTask {
 type Checkable = NonNullable<Requirements['checkable']>;
 
 /** The task's checkable mark, when its result is one the job goes on with (the main run or a shard). */
-export function checkableOf(task: Pick<CheckedTask, 'kind' | 'name' | 'requirements'>): Checkable | null {
-  if (!((task.kind === 'RUN' && task.name === 'run') || task.kind === 'SHARD')) return null;
+export function checkableOf(task: Pick<CheckedTask, 'role' | 'requirements'>): Checkable | null {
+  if (task.role !== 'RUN' && task.role !== 'SHARD') return null;
   return (task.requirements as Requirements | null)?.checkable ?? null;
 }
 
@@ -131,7 +132,7 @@ export async function checkedResult(r: Resources, task: CheckedTask): Promise<Ch
       });
       return { eventIds: [ev], check, queued: false };
     }
-    const { task: replica, eventId } = await insertTask(tx, now, followUp(task, REPLICA_PREFIX, [attempt.worker.ownerId]));
+    const { task: replica, eventId } = await insertTask(tx, now, followUp(task, 'REPLICA', [attempt.worker.ownerId]));
     const check = await tx.resultCheck.create({
       data: {
         jobId: task.jobId,
@@ -166,7 +167,7 @@ export async function checkedResult(r: Resources, task: CheckedTask): Promise<Ch
  * original's workload, accelerator and memory (a retry's raised memory included).
  */
 async function independentWorkers(r: Resources, task: CheckedTask, avoidOwners: string[]): Promise<number> {
-  const replica = taskRow(followUp(task, REPLICA_PREFIX, avoidOwners), new Date());
+  const replica = taskRow(followUp(task, 'REPLICA', avoidOwners), new Date());
   const online = await onlineWorkers(r.prisma);
   return online.filter((w) => canRunOn(replica, w, r.config.trust.minReputation)).length;
 }
@@ -174,12 +175,13 @@ async function independentWorkers(r: Resources, task: CheckedTask, avoidOwners: 
 const pick = (d: { reputation: number; share: number; draw: number }) => ({ reputation: d.reputation, share: d.share, draw: d.draw });
 
 /** A replica or tie-breaker: the original's code, command, inputs and needs, off the given owners' workers. */
-function followUp(t: CheckedTask, prefix: string, avoidOwners: string[]) {
+function followUp(t: CheckedTask, role: 'REPLICA' | 'TIEBREAK', avoidOwners: string[]) {
   const requirements = { ...(t.requirements as Requirements), avoidOwners };
   return {
     jobId: t.jobId,
     kind: 'PROBE' as const,
-    name: `${prefix}${t.name}`,
+    role,
+    name: `${role === 'REPLICA' ? REPLICA_PREFIX : TIEBREAK_PREFIX}${t.name}`,
     codeVersionId: t.codeVersionId,
     command: t.command,
     environment: (t.environment ?? {}) as Record<string, unknown>,
@@ -205,10 +207,9 @@ export async function giveUpUnplaceableChecks(
 ): Promise<{ jobId: string; taskId: string; name: string; reason: string }[]> {
   const waiting = await tx.task.findMany({
     where: {
-      kind: 'PROBE',
+      role: { in: ['REPLICA', 'TIEBREAK'] },
       status: 'QUEUED',
       runAfter: { lt: new Date(now.getTime() - waitSec * 1000) },
-      OR: [{ name: { startsWith: REPLICA_PREFIX } }, { name: { startsWith: TIEBREAK_PREFIX } }],
     },
     take: 100,
   });
@@ -229,8 +230,8 @@ export async function giveUpUnplaceableChecks(
 }
 
 /** Is this task a replica or tie-breaker of a trust check? */
-export function isCheckTask(task: { kind: string; name: string }): boolean {
-  return task.kind === 'PROBE' && (task.name.startsWith(REPLICA_PREFIX) || task.name.startsWith(TIEBREAK_PREFIX));
+export function isCheckTask(task: { role: string }): boolean {
+  return task.role === 'REPLICA' || task.role === 'TIEBREAK';
 }
 
 /**
@@ -305,7 +306,7 @@ export async function afterCheckTask(
     const moved = await commitTransition(r, check.jobId, async (tx, now) => {
       if ((await lockJob(tx, check.jobId)) !== 'RUNNING') return { eventIds: [], moved: false };
       const least = tieBreakerReputation(first?.worker.reputation ?? 0, here?.worker.reputation ?? 0, r.config.trust);
-      const spec = followUp(original, TIEBREAK_PREFIX, [...new Set(owners)]);
+      const spec = followUp(original, 'TIEBREAK', [...new Set(owners)]);
       const { task: tb, eventId } = await insertTask(tx, now, { ...spec, requirements: { ...spec.requirements, minReputation: least } });
       const reason = `Replicated on ${here?.worker.name}: MISMATCH with ${first?.worker.name}'s result (${summarize(report, first?.worker.name, here?.worker.name)}); a tie-breaker runs on a worker of neither owner with reputation ≥ ${least.toFixed(2)}.`;
       const n = await tx.resultCheck.updateMany({
@@ -481,7 +482,7 @@ export async function replicationCostCad(prisma: Resources['prisma'], jobId: str
     by: ['billable'],
     where: {
       jobId,
-      attempt: { task: { kind: 'PROBE', OR: [{ name: { startsWith: REPLICA_PREFIX } }, { name: { startsWith: TIEBREAK_PREFIX } }] } },
+      attempt: { task: { role: { in: ['REPLICA', 'TIEBREAK'] } } },
     },
     _sum: { costCad: true },
   });

@@ -562,6 +562,13 @@ export type EnumTaskKindFilter<$PrismaModel = never> = {
   not?: Prisma.NestedEnumTaskKindFilter<$PrismaModel> | $Enums.TaskKind
 }
 
+export type EnumTaskRoleFilter<$PrismaModel = never> = {
+  equals?: $Enums.TaskRole | Prisma.EnumTaskRoleFieldRefInput<$PrismaModel>
+  in?: $Enums.TaskRole[] | Prisma.ListEnumTaskRoleFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TaskRole[] | Prisma.ListEnumTaskRoleFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTaskRoleFilter<$PrismaModel> | $Enums.TaskRole
+}
+
 export type EnumTaskStatusFilter<$PrismaModel = never> = {
   equals?: $Enums.TaskStatus | Prisma.EnumTaskStatusFieldRefInput<$PrismaModel>
   in?: $Enums.TaskStatus[] | Prisma.ListEnumTaskStatusFieldRefInput<$PrismaModel>
@@ -577,6 +584,16 @@ export type EnumTaskKindWithAggregatesFilter<$PrismaModel = never> = {
   _count?: Prisma.NestedIntFilter<$PrismaModel>
   _min?: Prisma.NestedEnumTaskKindFilter<$PrismaModel>
   _max?: Prisma.NestedEnumTaskKindFilter<$PrismaModel>
+}
+
+export type EnumTaskRoleWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.TaskRole | Prisma.EnumTaskRoleFieldRefInput<$PrismaModel>
+  in?: $Enums.TaskRole[] | Prisma.ListEnumTaskRoleFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TaskRole[] | Prisma.ListEnumTaskRoleFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTaskRoleWithAggregatesFilter<$PrismaModel> | $Enums.TaskRole
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumTaskRoleFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumTaskRoleFilter<$PrismaModel>
 }
 
 export type EnumTaskStatusWithAggregatesFilter<$PrismaModel = never> = {
@@ -1196,6 +1213,13 @@ export type NestedEnumTaskKindFilter<$PrismaModel = never> = {
   not?: Prisma.NestedEnumTaskKindFilter<$PrismaModel> | $Enums.TaskKind
 }
 
+export type NestedEnumTaskRoleFilter<$PrismaModel = never> = {
+  equals?: $Enums.TaskRole | Prisma.EnumTaskRoleFieldRefInput<$PrismaModel>
+  in?: $Enums.TaskRole[] | Prisma.ListEnumTaskRoleFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TaskRole[] | Prisma.ListEnumTaskRoleFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTaskRoleFilter<$PrismaModel> | $Enums.TaskRole
+}
+
 export type NestedEnumTaskStatusFilter<$PrismaModel = never> = {
   equals?: $Enums.TaskStatus | Prisma.EnumTaskStatusFieldRefInput<$PrismaModel>
   in?: $Enums.TaskStatus[] | Prisma.ListEnumTaskStatusFieldRefInput<$PrismaModel>
@@ -1211,6 +1235,16 @@ export type NestedEnumTaskKindWithAggregatesFilter<$PrismaModel = never> = {
   _count?: Prisma.NestedIntFilter<$PrismaModel>
   _min?: Prisma.NestedEnumTaskKindFilter<$PrismaModel>
   _max?: Prisma.NestedEnumTaskKindFilter<$PrismaModel>
+}
+
+export type NestedEnumTaskRoleWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.TaskRole | Prisma.EnumTaskRoleFieldRefInput<$PrismaModel>
+  in?: $Enums.TaskRole[] | Prisma.ListEnumTaskRoleFieldRefInput<$PrismaModel>
+  notIn?: $Enums.TaskRole[] | Prisma.ListEnumTaskRoleFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumTaskRoleWithAggregatesFilter<$PrismaModel> | $Enums.TaskRole
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumTaskRoleFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumTaskRoleFilter<$PrismaModel>
 }
 
 export type NestedEnumTaskStatusWithAggregatesFilter<$PrismaModel = never> = {

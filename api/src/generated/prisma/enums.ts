@@ -79,6 +79,27 @@ export const TaskKind = {
 export type TaskKind = (typeof TaskKind)[keyof typeof TaskKind]
 
 
+export const TaskRole = {
+  RUN: 'RUN',
+  SMOKE: 'SMOKE',
+  STEP: 'STEP',
+  REFERENCE: 'REFERENCE',
+  CANDIDATE: 'CANDIDATE',
+  BENCHMARK: 'BENCHMARK',
+  RESUME_CHECK: 'RESUME_CHECK',
+  EVALUATE: 'EVALUATE',
+  SHARD: 'SHARD',
+  MERGE: 'MERGE',
+  SHARD_CHECK: 'SHARD_CHECK',
+  REPLICA: 'REPLICA',
+  TIEBREAK: 'TIEBREAK',
+  SERVICE: 'SERVICE',
+  PROBE: 'PROBE'
+} as const
+
+export type TaskRole = (typeof TaskRole)[keyof typeof TaskRole]
+
+
 export const TaskStatus = {
   QUEUED: 'QUEUED',
   LEASED: 'LEASED',

@@ -7,7 +7,7 @@
  * `shards.merged` event.
  */
 import type { Resources } from '../../domain/resources.js';
-import { ADAPT_PREFIX, MERGE_TASK, SHARD_PREFIX } from '../../domain/jobs/shardRun.js';
+import { SHARD_PREFIX } from '../../domain/jobs/shardRun.js';
 import type { ShardsSpec } from '../../domain/jobs/shards.js';
 import { builder } from '../builder.js';
 
@@ -70,9 +70,9 @@ export async function loadShardGroup(prisma: Resources['prisma'], jobId: string)
     prisma.task.findMany({
       where: {
         jobId,
-        OR: [{ kind: 'SHARD', name: { startsWith: SHARD_PREFIX } }, { name: { startsWith: ADAPT_PREFIX } }, { name: MERGE_TASK }],
+        role: { in: ['SHARD', 'SHARD_CHECK', 'MERGE'] },
       },
-      select: { id: true, kind: true, name: true, status: true, attemptCount: true, attempts: { select: { id: true } } },
+      select: { id: true, kind: true, role: true, name: true, status: true, attemptCount: true, attempts: { select: { id: true } } },
     }),
     prisma.preparationRecord.findFirst({
       where: { jobId, kind: 'adaptation' },
@@ -95,9 +95,9 @@ export async function loadShardGroup(prisma: Resources['prisma'], jobId: string)
   const costOf = (ts: ({ attempts: { id: string }[] } | undefined)[], m: Map<string, number>) =>
     ts.reduce((sum, t) => sum + (t ? t.attempts.reduce((s, a) => s + (m.get(a.id) ?? 0), 0) : 0), 0);
 
-  const byIndex = new Map(tasks.filter((t) => t.kind === 'SHARD').map((t) => [indexOf(t.name), t]));
-  const mergeTask = tasks.find((t) => t.name === MERGE_TASK);
-  const checkTasks = tasks.filter((t) => t.name.startsWith(ADAPT_PREFIX));
+  const byIndex = new Map(tasks.filter((t) => t.role === 'SHARD').map((t) => [indexOf(t.name), t]));
+  const mergeTask = tasks.find((t) => t.role === 'MERGE');
+  const checkTasks = tasks.filter((t) => t.role === 'SHARD_CHECK');
   const rejected = record?.outcome === 'REJECTED';
   const shards: ShardShape[] = spec.shards.map((s, i) => {
     const t = byIndex.get(i + 1);

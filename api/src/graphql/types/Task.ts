@@ -7,7 +7,13 @@ import type { Checkpoint } from '../../domain/leases/checkpoints.js';
 builder.prismaObject('Task', {
   fields: (t) => ({
     id: t.exposeID('id'),
-    kind: t.exposeString('kind'),
+    kind: t.exposeString('kind', {
+      description: 'What the worker runs: PROBE, REFERENCE, CANDIDATE, BENCHMARK, RUN, SHARD, EVALUATE, SERVICE, MERGE.',
+    }),
+    role: t.exposeString('role', {
+      description:
+        'Why the job has it (set at creation): RUN, SMOKE, STEP, REFERENCE, CANDIDATE, BENCHMARK, RESUME_CHECK, EVALUATE, SHARD, MERGE, SHARD_CHECK, REPLICA, TIEBREAK, SERVICE, PROBE (a task made outside a plan). The name is for people.',
+    }),
     name: t.exposeString('name'),
     status: t.exposeString('status'),
     statusReason: t.exposeString('statusReason', { nullable: true, description: 'Why it waits or failed, in plain words.' }),

@@ -24,6 +24,8 @@ export interface AttemptData {
 export interface TaskData {
   id: string;
   kind: string;
+  /** Why the job has it (Task.role: RUN, SMOKE, STEP, …). */
+  role: string;
   name: string;
   status: string;
   statusReason?: string | null;

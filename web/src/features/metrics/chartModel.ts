@@ -197,20 +197,17 @@ export function formatValue(v: number): string {
  * never started has nothing to show. Labels name the retry when a task has several.
  */
 export function metricSourcesOf(
-  tasks: readonly { kind: string; name: string; attempts: readonly { id: string; number: number; startedAt?: string | null }[] }[],
+  tasks: readonly {
+    kind: string;
+    role: string;
+    name: string;
+    attempts: readonly { id: string; number: number; startedAt?: string | null }[];
+  }[],
 ): { attemptId: string; label: string; role: SourceRole }[] {
   const out: { attemptId: string; label: string; role: SourceRole }[] = [];
   for (const t of tasks) {
     const role: SourceRole | null =
-      t.kind === 'RUN'
-        ? 'run'
-        : t.kind === 'SHARD'
-          ? 'shard'
-          : t.kind === 'EVALUATE'
-            ? 'eval'
-            : t.kind === 'PROBE' && t.name === 'smoke'
-              ? 'smoke'
-              : null;
+      t.kind === 'RUN' ? 'run' : t.kind === 'SHARD' ? 'shard' : t.kind === 'EVALUATE' ? 'eval' : t.role === 'SMOKE' ? 'smoke' : null;
     if (!role) continue;
     const started = t.attempts.filter((a) => a.startedAt);
     const base = role === 'smoke' ? 'smoke run' : t.name.replace(/^step:/, '');

@@ -2837,6 +2837,7 @@ export const TaskScalarFieldEnum = {
   jobId: 'jobId',
   ownerId: 'ownerId',
   kind: 'kind',
+  role: 'role',
   name: 'name',
   codeVersionId: 'codeVersionId',
   command: 'command',
@@ -3355,6 +3356,20 @@ export type EnumTaskKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaM
  * Reference to a field of type 'TaskKind[]'
  */
 export type ListEnumTaskKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'TaskKind[]'>
+    
+
+
+/**
+ * Reference to a field of type 'TaskRole'
+ */
+export type EnumTaskRoleFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'TaskRole'>
+    
+
+
+/**
+ * Reference to a field of type 'TaskRole[]'
+ */
+export type ListEnumTaskRoleFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'TaskRole[]'>
     
 
 

@@ -305,6 +305,7 @@ export const TaskScalarFieldEnum = {
   jobId: 'jobId',
   ownerId: 'ownerId',
   kind: 'kind',
+  role: 'role',
   name: 'name',
   codeVersionId: 'codeVersionId',
   command: 'command',

@@ -49,6 +49,7 @@ export type TaskMinAggregateOutputType = {
   jobId: string | null
   ownerId: string | null
   kind: $Enums.TaskKind | null
+  role: $Enums.TaskRole | null
   name: string | null
   codeVersionId: string | null
   command: string | null
@@ -75,6 +76,7 @@ export type TaskMaxAggregateOutputType = {
   jobId: string | null
   ownerId: string | null
   kind: $Enums.TaskKind | null
+  role: $Enums.TaskRole | null
   name: string | null
   codeVersionId: string | null
   command: string | null
@@ -101,6 +103,7 @@ export type TaskCountAggregateOutputType = {
   jobId: number
   ownerId: number
   kind: number
+  role: number
   name: number
   codeVersionId: number
   command: number
@@ -151,6 +154,7 @@ export type TaskMinAggregateInputType = {
   jobId?: true
   ownerId?: true
   kind?: true
+  role?: true
   name?: true
   codeVersionId?: true
   command?: true
@@ -177,6 +181,7 @@ export type TaskMaxAggregateInputType = {
   jobId?: true
   ownerId?: true
   kind?: true
+  role?: true
   name?: true
   codeVersionId?: true
   command?: true
@@ -203,6 +208,7 @@ export type TaskCountAggregateInputType = {
   jobId?: true
   ownerId?: true
   kind?: true
+  role?: true
   name?: true
   codeVersionId?: true
   command?: true
@@ -320,6 +326,7 @@ export type TaskGroupByOutputType = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -373,6 +380,7 @@ export type TaskWhereInput = {
   jobId?: Prisma.UuidFilter<"Task"> | string
   ownerId?: Prisma.UuidFilter<"Task"> | string
   kind?: Prisma.EnumTaskKindFilter<"Task"> | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFilter<"Task"> | $Enums.TaskRole
   name?: Prisma.StringFilter<"Task"> | string
   codeVersionId?: Prisma.UuidFilter<"Task"> | string
   command?: Prisma.StringFilter<"Task"> | string
@@ -410,6 +418,7 @@ export type TaskOrderByWithRelationInput = {
   jobId?: Prisma.SortOrder
   ownerId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  role?: Prisma.SortOrder
   name?: Prisma.SortOrder
   codeVersionId?: Prisma.SortOrder
   command?: Prisma.SortOrder
@@ -451,6 +460,7 @@ export type TaskWhereUniqueInput = Prisma.AtLeast<{
   jobId?: Prisma.UuidFilter<"Task"> | string
   ownerId?: Prisma.UuidFilter<"Task"> | string
   kind?: Prisma.EnumTaskKindFilter<"Task"> | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFilter<"Task"> | $Enums.TaskRole
   name?: Prisma.StringFilter<"Task"> | string
   codeVersionId?: Prisma.UuidFilter<"Task"> | string
   command?: Prisma.StringFilter<"Task"> | string
@@ -487,6 +497,7 @@ export type TaskOrderByWithAggregationInput = {
   jobId?: Prisma.SortOrder
   ownerId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  role?: Prisma.SortOrder
   name?: Prisma.SortOrder
   codeVersionId?: Prisma.SortOrder
   command?: Prisma.SortOrder
@@ -525,6 +536,7 @@ export type TaskScalarWhereWithAggregatesInput = {
   jobId?: Prisma.UuidWithAggregatesFilter<"Task"> | string
   ownerId?: Prisma.UuidWithAggregatesFilter<"Task"> | string
   kind?: Prisma.EnumTaskKindWithAggregatesFilter<"Task"> | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleWithAggregatesFilter<"Task"> | $Enums.TaskRole
   name?: Prisma.StringWithAggregatesFilter<"Task"> | string
   codeVersionId?: Prisma.UuidWithAggregatesFilter<"Task"> | string
   command?: Prisma.StringWithAggregatesFilter<"Task"> | string
@@ -554,6 +566,7 @@ export type TaskCreateInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -588,6 +601,7 @@ export type TaskUncheckedCreateInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -620,6 +634,7 @@ export type TaskUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -654,6 +669,7 @@ export type TaskUncheckedUpdateInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -687,6 +703,7 @@ export type TaskCreateManyInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -716,6 +733,7 @@ export type TaskUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -743,6 +761,7 @@ export type TaskUncheckedUpdateManyInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -783,6 +802,7 @@ export type TaskCountOrderByAggregateInput = {
   jobId?: Prisma.SortOrder
   ownerId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  role?: Prisma.SortOrder
   name?: Prisma.SortOrder
   codeVersionId?: Prisma.SortOrder
   command?: Prisma.SortOrder
@@ -822,6 +842,7 @@ export type TaskMaxOrderByAggregateInput = {
   jobId?: Prisma.SortOrder
   ownerId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  role?: Prisma.SortOrder
   name?: Prisma.SortOrder
   codeVersionId?: Prisma.SortOrder
   command?: Prisma.SortOrder
@@ -848,6 +869,7 @@ export type TaskMinOrderByAggregateInput = {
   jobId?: Prisma.SortOrder
   ownerId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  role?: Prisma.SortOrder
   name?: Prisma.SortOrder
   codeVersionId?: Prisma.SortOrder
   command?: Prisma.SortOrder
@@ -1018,6 +1040,10 @@ export type EnumTaskKindFieldUpdateOperationsInput = {
   set?: $Enums.TaskKind
 }
 
+export type EnumTaskRoleFieldUpdateOperationsInput = {
+  set?: $Enums.TaskRole
+}
+
 export type EnumTaskStatusFieldUpdateOperationsInput = {
   set?: $Enums.TaskStatus
 }
@@ -1100,6 +1126,7 @@ export type TaskCreateWithoutPinnedWorkerInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1133,6 +1160,7 @@ export type TaskUncheckedCreateWithoutPinnedWorkerInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -1194,6 +1222,7 @@ export type TaskScalarWhereInput = {
   jobId?: Prisma.UuidFilter<"Task"> | string
   ownerId?: Prisma.UuidFilter<"Task"> | string
   kind?: Prisma.EnumTaskKindFilter<"Task"> | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFilter<"Task"> | $Enums.TaskRole
   name?: Prisma.StringFilter<"Task"> | string
   codeVersionId?: Prisma.UuidFilter<"Task"> | string
   command?: Prisma.StringFilter<"Task"> | string
@@ -1223,6 +1252,7 @@ export type TaskCreateWithoutJobInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1255,6 +1285,7 @@ export type TaskUncheckedCreateWithoutJobInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -1313,6 +1344,7 @@ export type TaskCreateWithoutCodeVersionInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1346,6 +1378,7 @@ export type TaskUncheckedCreateWithoutCodeVersionInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1403,6 +1436,7 @@ export type TaskCreateWithoutAttemptsInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1436,6 +1470,7 @@ export type TaskUncheckedCreateWithoutAttemptsInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -1472,6 +1507,7 @@ export type TaskCreateWithoutCurrentAttemptInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1505,6 +1541,7 @@ export type TaskUncheckedCreateWithoutCurrentAttemptInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -1552,6 +1589,7 @@ export type TaskUpdateWithoutAttemptsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1585,6 +1623,7 @@ export type TaskUncheckedUpdateWithoutAttemptsInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1627,6 +1666,7 @@ export type TaskUpdateWithoutCurrentAttemptInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1660,6 +1700,7 @@ export type TaskUncheckedUpdateWithoutCurrentAttemptInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1691,6 +1732,7 @@ export type TaskCreateWithoutServicesInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1724,6 +1766,7 @@ export type TaskUncheckedCreateWithoutServicesInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -1771,6 +1814,7 @@ export type TaskUpdateWithoutServicesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1804,6 +1848,7 @@ export type TaskUncheckedUpdateWithoutServicesInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1835,6 +1880,7 @@ export type TaskCreateWithoutResultCheckInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1868,6 +1914,7 @@ export type TaskUncheckedCreateWithoutResultCheckInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -1915,6 +1962,7 @@ export type TaskUpdateWithoutResultCheckInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -1948,6 +1996,7 @@ export type TaskUncheckedUpdateWithoutResultCheckInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1980,6 +2029,7 @@ export type TaskCreateManyPinnedWorkerInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -2008,6 +2058,7 @@ export type TaskUpdateWithoutPinnedWorkerInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -2041,6 +2092,7 @@ export type TaskUncheckedUpdateWithoutPinnedWorkerInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -2073,6 +2125,7 @@ export type TaskUncheckedUpdateManyWithoutPinnedWorkerInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -2101,6 +2154,7 @@ export type TaskCreateManyJobInput = {
   id?: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   codeVersionId: string
   command: string
@@ -2130,6 +2184,7 @@ export type TaskUpdateWithoutJobInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -2162,6 +2217,7 @@ export type TaskUncheckedUpdateWithoutJobInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -2194,6 +2250,7 @@ export type TaskUncheckedUpdateManyWithoutJobInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   codeVersionId?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
@@ -2224,6 +2281,7 @@ export type TaskCreateManyCodeVersionInput = {
   jobId: string
   ownerId: string
   kind: $Enums.TaskKind
+  role: $Enums.TaskRole
   name: string
   command: string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -2252,6 +2310,7 @@ export type TaskUpdateWithoutCodeVersionInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -2285,6 +2344,7 @@ export type TaskUncheckedUpdateWithoutCodeVersionInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -2317,6 +2377,7 @@ export type TaskUncheckedUpdateManyWithoutCodeVersionInput = {
   jobId?: Prisma.StringFieldUpdateOperationsInput | string
   ownerId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumTaskKindFieldUpdateOperationsInput | $Enums.TaskKind
+  role?: Prisma.EnumTaskRoleFieldUpdateOperationsInput | $Enums.TaskRole
   name?: Prisma.StringFieldUpdateOperationsInput | string
   command?: Prisma.StringFieldUpdateOperationsInput | string
   environment?: Prisma.JsonNullValueInput | runtime.InputJsonValue
@@ -2386,6 +2447,7 @@ export type TaskSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   jobId?: boolean
   ownerId?: boolean
   kind?: boolean
+  role?: boolean
   name?: boolean
   codeVersionId?: boolean
   command?: boolean
@@ -2424,6 +2486,7 @@ export type TaskSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   jobId?: boolean
   ownerId?: boolean
   kind?: boolean
+  role?: boolean
   name?: boolean
   codeVersionId?: boolean
   command?: boolean
@@ -2458,6 +2521,7 @@ export type TaskSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   jobId?: boolean
   ownerId?: boolean
   kind?: boolean
+  role?: boolean
   name?: boolean
   codeVersionId?: boolean
   command?: boolean
@@ -2492,6 +2556,7 @@ export type TaskSelectScalar = {
   jobId?: boolean
   ownerId?: boolean
   kind?: boolean
+  role?: boolean
   name?: boolean
   codeVersionId?: boolean
   command?: boolean
@@ -2517,7 +2582,7 @@ export type TaskSelectScalar = {
   finishedAt?: boolean
 }
 
-export type TaskOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "ownerId" | "kind" | "name" | "codeVersionId" | "command" | "environment" | "requirements" | "workload" | "accelVendor" | "minMemoryMiB" | "minAccelMemMiB" | "pinnedWorkerId" | "priority" | "maxAttempts" | "attemptCount" | "infraFailures" | "status" | "runAfter" | "statusReason" | "currentAttemptId" | "checkpoint" | "result" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["task"]>
+export type TaskOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "jobId" | "ownerId" | "kind" | "role" | "name" | "codeVersionId" | "command" | "environment" | "requirements" | "workload" | "accelVendor" | "minMemoryMiB" | "minAccelMemMiB" | "pinnedWorkerId" | "priority" | "maxAttempts" | "attemptCount" | "infraFailures" | "status" | "runAfter" | "statusReason" | "currentAttemptId" | "checkpoint" | "result" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["task"]>
 export type TaskInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   job?: boolean | Prisma.JobDefaultArgs<ExtArgs>
   codeVersion?: boolean | Prisma.CodeVersionDefaultArgs<ExtArgs>
@@ -2560,6 +2625,10 @@ export type $TaskPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     jobId: string
     ownerId: string
     kind: $Enums.TaskKind
+    /**
+     * Why the task exists in its job (set at creation; the name is for people, never parsed).
+     */
+    role: $Enums.TaskRole
     name: string
     codeVersionId: string
     command: string
@@ -3037,6 +3106,7 @@ export interface TaskFieldRefs {
   readonly jobId: Prisma.FieldRef<"Task", 'String'>
   readonly ownerId: Prisma.FieldRef<"Task", 'String'>
   readonly kind: Prisma.FieldRef<"Task", 'TaskKind'>
+  readonly role: Prisma.FieldRef<"Task", 'TaskRole'>
   readonly name: Prisma.FieldRef<"Task", 'String'>
   readonly codeVersionId: Prisma.FieldRef<"Task", 'String'>
   readonly command: Prisma.FieldRef<"Task", 'String'>
