@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import type { Prisma } from '../db/client.js';
+import type { Tx } from '../db/types.js';
 import type { Resources } from '../domain/resources.js';
 import { toStrictJsonSchema } from './models/strictSchema.js';
 import type { ModelClient, ToolSpec } from './models/types.js';
-
-type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
 
 export interface ToolContext {
   r: Resources;

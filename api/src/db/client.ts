@@ -16,13 +16,9 @@ import { applyMigrations, type MigrationConnection } from './migrate.js';
 import { resumeLeasesAfterDatabaseRestart } from './sql/schedulerState.js';
 import { databaseUnavailable } from './unavailable.js';
 
-export type Prisma = PrismaClient;
+import type { Db } from './types.js';
 
-/** A transaction's client (what `$transaction(async (tx) => …)` hands over). */
-export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
-
-/** Either the client or a transaction: use cases that may run inside a caller's transaction take this. */
-export type Db = PrismaClient | Tx;
+export type { Db, Prisma, Tx } from './types.js';
 
 /**
  * A hot-path statement (a worker-token lookup, a heartbeat's touch) without Prisma's work per

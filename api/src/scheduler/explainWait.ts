@@ -1,4 +1,4 @@
-import type { Prisma } from '../db/client.js';
+import type { Db } from '../db/types.js';
 import type { Rates } from '../db/sql/claimTasks.js';
 import {
   avoidedWorkers,
@@ -19,7 +19,7 @@ import { devicesNeeded, devicesOf } from '../domain/workers/devices.js';
  * one UPDATE per changed task; bounded to the 200 oldest waiting tasks per tick.
  */
 export async function explainWait(
-  prisma: Prisma,
+  prisma: Db,
   now: Date,
   rates: Rates,
   minReputation: number,

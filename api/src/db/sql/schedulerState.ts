@@ -1,11 +1,11 @@
 import type { ClientBase as PgClient } from 'pg';
-import type { Prisma } from '../client.js';
+import type { Db, Prisma } from '../types.js';
 
 /**
  * The tick records when it ran (one row; inside the tick's transaction, under its advisory
  * lock, so one writer at a time). GREATEST: a tick driven with an older `now` never moves it back.
  */
-export async function recordTick(prisma: Prisma, now: Date): Promise<void> {
+export async function recordTick(prisma: Db, now: Date): Promise<void> {
   await prisma.$executeRaw`
     INSERT INTO "SchedulerState" (id, "lastTickAt") VALUES (1, ${now})
     ON CONFLICT (id) DO UPDATE SET "lastTickAt" = GREATEST("SchedulerState"."lastTickAt", EXCLUDED."lastTickAt")`;

@@ -27,13 +27,14 @@ export type JobEventKind =
   | 'trust.check'
   | 'revision.requested';
 
-type Tx = Pick<Db, 'jobEvent'>;
+/** What writing an event needs: the client or a transaction (only its jobEvent model). */
+type EventWriter = Pick<Db, 'jobEvent'>;
 
 /**
  * Appends to the job's event log inside the caller's transaction. The caller emits
  * `{type: 'job.event'}` after commit (never before: a subscriber must be able to read it).
  */
-export async function recordJobEvent(tx: Tx, jobId: string, kind: JobEventKind, payload: P.InputJsonValue): Promise<string> {
+export async function recordJobEvent(tx: EventWriter, jobId: string, kind: JobEventKind, payload: P.InputJsonValue): Promise<string> {
   const row = await tx.jobEvent.create({ data: { jobId, kind, payload }, select: { id: true } });
   return row.id.toString();
 }

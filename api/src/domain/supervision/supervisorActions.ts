@@ -107,7 +107,7 @@ export async function retryProblem(
   }
   if (cap) {
     // The spending cap, as the claim would see the retry (its memory included).
-    const over = await capProblem(db as never, cap.rates, cap.now, {
+    const over = await capProblem(db, cap.rates, cap.now, {
       ...task,
       minMemoryMiB: Math.max(task.minMemoryMiB, c.minMemoryMiB ?? 0),
     });

@@ -3,7 +3,7 @@
  * The claim's eligibility (db/sql/claimTasks.ts) as predicates the domain, the supervisor and the scheduler's
  * wait explanations (scheduler/explainWait.ts) share.
  */
-import type { Prisma } from '../../db/client.js';
+import type { Db } from '../../db/types.js';
 import { DEFAULT_TIMEOUT_SEC, type Rates } from '../../db/sql/claimTasks.js';
 import { priceInterval, reservationOf } from '../billing/usage.js';
 import { devicesNeeded, devicesOf } from './devices.js';
@@ -11,7 +11,7 @@ import { torchAtLeast } from './torchVersion.js';
 
 /** What placement needs of an online worker (selected once per pass). */
 export type PlacementWorker = Awaited<ReturnType<typeof onlineWorkers>>[number];
-export function onlineWorkers(prisma: Pick<Prisma, 'worker'>) {
+export function onlineWorkers(prisma: Pick<Db, 'worker'>) {
   return prisma.worker.findMany({
     where: { status: 'ONLINE' },
     select: {
@@ -106,7 +106,7 @@ const projectedSec = (s: unknown) => {
 };
 
 /** Each job's spending read once per pass (many waiting tasks may share a job). */
-export function jobSpends(prisma: Prisma, rates: Rates, now: Date): (jobId: string) => Promise<JobSpend | null> {
+export function jobSpends(prisma: Db, rates: Rates, now: Date): (jobId: string) => Promise<JobSpend | null> {
   const seen = new Map<string, Promise<JobSpend | null>>();
   const load = async (jobId: string): Promise<JobSpend | null> => {
     const job = await prisma.job.findUnique({ where: { id: jobId }, select: { spendingCapCad: true, costCad: true } });
@@ -136,7 +136,7 @@ export function jobSpends(prisma: Prisma, rates: Rates, now: Date): (jobId: stri
  * cheapest online worker that could run it), or null: the run supervisor's retry is refused for
  * the same reason the claim would not lease it.
  */
-export async function capProblem(prisma: Prisma, rates: Rates, now: Date, t: Parameters<typeof capReason>[1]): Promise<string | null> {
+export async function capProblem(prisma: Db, rates: Rates, now: Date, t: Parameters<typeof capReason>[1]): Promise<string | null> {
   return capReason(jobSpends(prisma, rates, now), t, await onlineWorkers(prisma), rates);
 }
 
