@@ -81,7 +81,12 @@ export async function measureSmokeRun(
   let points: SmokeMeasurement['points'] = attempt.metricPoints;
   if (new Set(points.map((p) => p.step)).size < 2 && scale) points = await progressFromLogs(r, task.currentAttemptId, scale.unit);
   const outputs = (task.result as { outputs?: { size?: number }[] } | null)?.outputs ?? [];
-  return estimateFromSmokeRun(r, { usage: attempt.usage as never, outputs, points, worker: attempt.worker, task }, scale, source);
+  return estimateFromSmokeRun(
+    r,
+    { usage: attempt.usage as SmokeMeasurement['usage'], outputs, points, worker: attempt.worker, task },
+    scale,
+    source,
+  );
 }
 
 /** Lines that name a unit and its number: "| end of epoch   3 |", "step 200:", "iter 40". */

@@ -18,7 +18,8 @@
  * serves at the same URL with the same token.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../../db/client.js';
+import type { Db } from '../../db/types.js';
+import type { Prisma as P } from '../../generated/prisma/client.js';
 import { hashToken, newToken } from '../auth/secrets.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { cancelOutstandingWork } from '../jobs/outstandingWork.js';
@@ -57,7 +58,7 @@ export async function insertService(tx: Db, input: { jobId: string; taskId: stri
       taskId: input.taskId,
       slug,
       accessTokenHash: hashToken(newToken('service').token),
-      spec: input.spec as never,
+      spec: input.spec as P.InputJsonValue,
     },
   });
 }
