@@ -12,7 +12,7 @@ import tseslint from 'typescript-eslint';
  * - main.ts: `chatgpu start` starts the embedded server through its one entry point (loaded lazily), not its parts;
  * - preparation/: the code-migration library (`chatgpu migrate`, `chatgpu records`), which has no server state (its own zone below).
  * Everything else (domain, db, graphql, http, scheduler, agents, telemetry, config.ts, server.ts) is the server's own:
- * the CLI speaks to it over GraphQL. Kept in sync with docs/architecture.md ("Layers").
+ * the CLI speaks to it over GraphQL. Described in docs/architecture.md §1 ("Layers").
  */
 export const CLI_SHARED = ['paths.ts', 'main.ts', 'preparation'];
 
