@@ -66,6 +66,7 @@ export default tseslint.config(
       'api/src/generated/**',
       'web/src/gql/**',
       'worker/src/gql/**',
+      'api/src/cli/gql/**',
       '**/.chatgpu/**',
       'test-artifacts/**',
       '**/*.d.ts',

@@ -4,7 +4,7 @@
  * the committed copies are current (npm test runs the check):
  *   prisma/schema.prisma → api/src/generated/ (Prisma client + Pothos types)
  *   Pothos schema         → schema.graphql (sorted SDL)
- *   schema.graphql + documents → web/src/gql/, worker/src/gql/ (typed documents)
+ *   schema.graphql + documents → web/src/gql/, worker/src/gql/, api/src/cli/gql/ (typed documents)
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -80,13 +80,13 @@ try {
     /* skipped */
   } else if (check) {
     const shadow = path.join(work, 'repo');
-    for (const d of ['web/src', 'worker/src'])
+    for (const d of ['web/src', 'worker/src', 'api/src/cli'])
       if (existsSync(path.join(root, d))) cpSync(path.join(root, d), path.join(shadow, d), { recursive: true });
-    for (const d of ['web/src/gql', 'worker/src/gql']) rmSync(path.join(shadow, d), { recursive: true, force: true });
+    for (const d of ['web/src/gql', 'worker/src/gql', 'api/src/cli/gql']) rmSync(path.join(shadow, d), { recursive: true, force: true });
     writeFileSync(path.join(shadow, 'schema.graphql'), sdl);
     cpSync(path.join(root, 'codegen.ts'), path.join(shadow, 'codegen.ts'));
     run(bin('graphql-codegen'), ['--config', path.join(shadow, 'codegen.ts'), '--silent'], { cwd: shadow });
-    for (const d of ['web/src/gql', 'worker/src/gql']) {
+    for (const d of ['web/src/gql', 'worker/src/gql', 'api/src/cli/gql']) {
       if (!sameTree(path.join(shadow, d), path.join(root, d))) problems.push(`${d}/ is out of date (run npm run codegen)`);
     }
   } else {

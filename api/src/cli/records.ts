@@ -33,28 +33,84 @@ const USAGE = `usage: chatgpu records [--outcome O[,O]] [--transformation T] [--
 `;
 
 const OUTCOMES = ['ACCEPTED', 'REJECTED', 'SKIPPED', 'FALLBACK'];
-const FIELDS = `id step kind revision required transformation outcome reason hardware workload accelerator taskId attemptId workerId
-  originalCodeId originalManifestSha candidateCodeId candidateManifestSha staticChecks numericalCheck timings evidenceSha createdAt job { id title }`;
+const FIELDS = /* GraphQL */ `
+  fragment CliRecordFields on PreparationRecord {
+    id
+    step
+    kind
+    revision
+    required
+    transformation
+    outcome
+    reason
+    hardware
+    workload
+    accelerator
+    taskId
+    attemptId
+    workerId
+    originalCodeId
+    originalManifestSha
+    candidateCodeId
+    candidateManifestSha
+    staticChecks
+    numericalCheck
+    timings
+    evidenceSha
+    createdAt
+    job {
+      id
+      title
+    }
+  }
+`;
 
 const LIST = /* GraphQL */ `
   query CliRecords($first: Int, $after: String, $filter: PreparationRecordFilter) {
     preparationRecords(first: $first, after: $after, filter: $filter) {
       totalCount
-      pageInfo { hasNextPage endCursor }
-      edges { node { ${FIELDS} } }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      edges {
+        node {
+          ...CliRecordFields
+        }
+      }
     }
   }
+  ${FIELDS}
 `;
 
 const CASE = /* GraphQL */ `
   query CliRecordCase($id: ID!) {
     node(id: $id) {
       ... on PreparationRecord {
-        ${FIELDS}
-        job { id currentPlan { preparation } codeVersions { id files { path sha256 size } } tasks { kind status result } }
+        ...CliRecordFields
+        job {
+          id
+          currentPlan {
+            preparation
+          }
+          codeVersions {
+            id
+            files {
+              path
+              sha256
+              size
+            }
+          }
+          tasks {
+            kind
+            status
+            result
+          }
+        }
       }
     }
   }
+  ${FIELDS}
 `;
 
 interface RecordRow {

@@ -122,7 +122,7 @@ const RESULT = /* GraphQL */ `
 `;
 
 const VALIDATION_EVENTS = /* GraphQL */ `
-  query CliJobEvents($id: ID!, $after: String) {
+  query CliValidationEvents($id: ID!, $after: String) {
     job(id: $id) {
       id
       events(after: $after, first: 1000) {

@@ -20,30 +20,66 @@ const USAGE = `usage: chatgpu service JOB [--new-token] [--stop] [--json] [--ser
   --json       the service as JSON (with "token" when one was issued by this call)
 `;
 
-const SERVICE_FIELDS =
-  'url apiUrl status ready readyAt stoppedAt tokenRotatedAt requestCount errorCount meanLatencyMs readinessChecks readinessFailures';
+const SERVICE_FIELDS = /* GraphQL */ `
+  fragment CliServiceFields on Service {
+    url
+    apiUrl
+    status
+    ready
+    readyAt
+    stoppedAt
+    tokenRotatedAt
+    requestCount
+    errorCount
+    meanLatencyMs
+    readinessChecks
+    readinessFailures
+  }
+`;
 const SHOW = /* GraphQL */ `
   query CliService($id: ID!) {
-    job(id: $id) { id title status statusReason service { ${SERVICE_FIELDS} } }
+    job(id: $id) {
+      id
+      title
+      status
+      statusReason
+      service {
+        ...CliServiceFields
+      }
+    }
   }
+  ${SERVICE_FIELDS}
 `;
 const ROTATE = /* GraphQL */ `
   mutation CliServiceToken($id: ID!, $firstOnly: Boolean) {
     rotateServiceToken(jobId: $id, firstOnly: $firstOnly) {
       __typename
-      ... on ServiceToken { token service { ${SERVICE_FIELDS} } }
-      ... on Error { message }
+      ... on ServiceToken {
+        token
+        service {
+          ...CliServiceFields
+        }
+      }
+      ... on Error {
+        message
+      }
     }
   }
+  ${SERVICE_FIELDS}
 `;
 const STOP = /* GraphQL */ `
   mutation CliServiceStop($id: ID!) {
     stopService(jobId: $id) {
       __typename
-      ... on Service { ${SERVICE_FIELDS} }
-      ... on Error { message }
+      ... on Service {
+        ...CliServiceFields
+      }
+      ... on Error {
+        message
+      }
     }
   }
+  ${SERVICE_FIELDS}
 `;
 
 interface Service {
