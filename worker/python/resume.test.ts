@@ -107,8 +107,10 @@ describe('chatgpu.resume', () => {
   });
 
   it('a program that never seeds: the tensors its loop uses (data, weights trained by hand) are saved and restored in place, so the kill-and-resume check finds it equal', () => {
-    // The shape of course code (jcjohnson/pytorch-examples): random data and weights, no seed, the loop updating the weights by hand.
+    // The shape of course code (jcjohnson/pytorch-examples): random data and weights, no seed, the loop updating the weights by hand;
+    // its loss lines carry a duration written unit first, as pytorch/examples' word_language_model logs it (left out of the comparison).
     const unseeded = `import chatgpu.resume as _chatgpu_resume
+import time
 import torch
 x = torch.randn(16, 5)
 y = torch.randn(16, 2)
@@ -117,7 +119,7 @@ _chatgpu_run = _chatgpu_resume.Run(objects=dict(w=w, x=x, y=y), values=lambda: d
 [] = _chatgpu_run.restore()
 for t in _chatgpu_run.loop(range(6)):
     loss = (x.mm(w) - y).pow(2).sum()
-    print(t, "loss", loss.item(), flush=True)
+    print(f"| step {t} | ms/batch {time.time() % 1 * 1000:5.2f} | loss {loss.item()}", flush=True)
     loss.backward()
     with torch.no_grad():
         w -= 1e-3 * w.grad

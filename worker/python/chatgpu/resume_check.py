@@ -64,6 +64,8 @@ TIMING = [
     re.compile(r"\b(time|elapsed|dt|eta|mfu|speed|throughput|took)\b(\s*[:=]?\s*)[-+]?\d[\d.,e+-]*\s*(ms|s|sec|secs|seconds|min|%)?", re.I),
     re.compile(r"[-+]?\d[\d.,]*\s*(ms|s|sec|secs|seconds|it/s|s/it|samples/s|tokens/s|img/s)\b"),
     re.compile(r"\b\d\d:\d\d(:\d\d)?(\.\d+)?\b"),
+    # A rate written unit first, as PyTorch's examples log it: "| ms/batch 45.67 |", "s/epoch: 3.2".
+    re.compile(r"\b(ms|s|sec|secs|seconds)\s*/\s*(batch|step|it|iter|iteration|epoch|sample|token)s?\b(\s*[:=]?\s*)[-+]?\d[\d.,e+-]*", re.I),
 ]
 
 
