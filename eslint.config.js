@@ -117,6 +117,9 @@ export default tseslint.config(
       },
     },
     settings: {
+      // import-x reads the imported modules (no-cycle follows them) with the TypeScript parser.
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/extensions': ['.ts', '.tsx', '.js', '.mjs'],
       'import-x/resolver-next': [
         // NodeNext sources import `./x.js` for `./x.ts`.
         createNodeResolver({ extensionAlias: { '.js': ['.ts', '.tsx', '.js'] }, extensions: ['.ts', '.tsx', '.js', '.mjs', '.json'] }),
@@ -124,6 +127,8 @@ export default tseslint.config(
     },
     rules: {
       'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: BOUNDARIES }],
+      // No module of the server imports itself back through others (a circle hides which layer owns what).
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
       // Off: `any` is used at hundreds of boundaries with untyped JSON; tsc's strict mode covers the rest.
       '@typescript-eslint/no-explicit-any': 'off',
       // A leading underscore marks a value left unused on purpose (a skipped tuple element, an omitted key).

@@ -64,4 +64,13 @@ describe('import boundaries (eslint.config.js)', () => {
   it.each(allowed)('%s is not reported', async (_name, file, spec) => {
     expect(await boundaryMessages(file, spec)).toEqual([]);
   });
+
+  it('an import circle is reported (import-x/no-cycle); the same files without the circle are not', async () => {
+    const file = path.join(repoRoot, 'api/test/fixtures/lint-cycle/first.ts');
+    const circle = "import { second } from './second.js';\n\nexport const first = second;\n";
+    const [withCircle] = await eslint.lintText(circle, { filePath: file });
+    expect(withCircle!.messages.map((m) => m.ruleId)).toEqual(['import-x/no-cycle']);
+    const onDisk = await eslint.lintFiles([file, path.join(repoRoot, 'api/test/fixtures/lint-cycle/second.ts')]);
+    expect(onDisk.map((r) => r.messages)).toEqual([[], []]);
+  });
 });

@@ -7,11 +7,14 @@ import { insertTask, type CreateTaskInput, type Requirements } from './createTas
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition } from './jobLifecycle.js';
 import { acceptServicePlan } from '../services/acceptServicePlan.js';
-import { estimateRequirement } from './estimate.js';
+import { runTask } from './runTask.js';
 import { adaptationCheckTasks } from './shardRun.js';
 import { criteriaOf, type PipelineStep, type PlanInput, type SmokeRun } from './planSchema.js';
 import { insertRecord } from '../preparation/records.js';
 import type { SettingsVersion } from '../preparation/settingsVersion.js';
+
+// The main run's task spec lives in runTask.ts (shardRun.ts builds it too, without importing this module); re-exported for the plan's callers.
+export { runTask };
 
 export interface AcceptPlanInput {
   jobId: string;
@@ -242,29 +245,6 @@ export function smokeTask(
     command: smoke.command,
     environment: { ...environment, ...(inputs.length ? { inputs } : {}) },
     requirements: { ...requirements, timeoutSec: smoke.timeoutSec ?? Math.min(requirements.timeoutSec ?? 3600, 3600) },
-    maxAttempts: 3,
-  };
-}
-
-/** The main run's task; `estimateSec` (from the smoke run) is what the cap check projects it to. */
-export function runTask(
-  jobId: string,
-  codeVersionId: string,
-  command: string,
-  environment: Record<string, unknown>,
-  requirements: Requirements,
-  inputs: ManifestEntry[],
-  estimateSec?: number,
-): CreateTaskInput {
-  return {
-    jobId,
-    kind: 'RUN',
-    role: 'RUN',
-    name: 'run',
-    codeVersionId,
-    command,
-    environment: { ...environment, ...(inputs.length ? { inputs } : {}) },
-    requirements: { ...requirements, ...estimateRequirement(estimateSec, requirements.timeoutSec) },
     maxAttempts: 3,
   };
 }

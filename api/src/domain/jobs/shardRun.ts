@@ -35,7 +35,7 @@ import { lockJob } from '../../db/sql/lockJob.js';
 import { insertTask, type CreateTaskInput, type Requirements } from './createTask.js';
 import { recordJobEvent } from './jobEvents.js';
 import { applyTransition, commitTransition, transitionIfAllowed } from './jobLifecycle.js';
-import { runTask } from './acceptPlan.js';
+import { runTask } from './runTask.js';
 import type { ShardsSpec } from './shards.js';
 import { compareMerged, mergeOutputs, type OutFile } from './shardMerge.js';
 import { lastErrorOutput } from './lastErrorOutput.js';
