@@ -720,7 +720,7 @@ describe('createTask: the task and its event in one statement', async () => {
     });
     expect(task.createdAt).toBeInstanceOf(Date);
     const events = await prisma.jobEvent.findMany({ where: { jobId: job.jobId, kind: 'task.created' } });
-    expect(events.map((e) => e.payload)).toContainEqual({ taskId: task.id, name: 'shaped', kind: 'RUN', workload: 'python' });
+    expect(events.map((e) => e.payload)).toContainEqual({ taskId: task.id, name: 'shaped', kind: 'RUN', role: 'RUN', workload: 'python' });
   });
 
   it('an unknown job → NotFoundError, and nothing is written', async () => {

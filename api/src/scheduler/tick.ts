@@ -48,6 +48,7 @@ import { giveUpUnplaceableChecks } from '../domain/trust/replication.js';
 import { quarantineBlackHoles, releaseQuarantines } from '../domain/workers/blackHoles.js';
 import { flappingWorkers } from '../domain/workers/flapping.js';
 import { explainWait } from './explainWait.js';
+import { moveTasks } from '../domain/leases/taskLifecycle.js';
 
 export const TICK_LOCK = 0x7469636b; // "tick"
 
@@ -120,9 +121,10 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         if (decision.retry) {
           status = 'QUEUED';
           reason = `Worker ${worker?.name ?? '?'} stopped responding; retrying in ${decision.waitSec}s (attempt ${decision.nextCounted} of ${task.maxAttempts})${task.pinnedWorker ? ` on ${task.pinnedWorker.name}` : ''}.`;
-          await tx.task.update({
-            where: { id: task.id },
-            data: { status, statusReason: reason, currentAttemptId: null, runAfter: decision.runAfter },
+          await moveTasks(tx, { id: task.id }, ['LEASED', 'RUNNING'], status, {
+            statusReason: reason,
+            currentAttemptId: null,
+            runAfter: decision.runAfter,
           });
           // The run supervisor looks at a lost attempt like at an infrastructure failure (a
           // worker that keeps vanishing gets the task moved elsewhere).
@@ -138,7 +140,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         } else {
           status = 'FAILED';
           reason = `Lost ${countedAttempts(task)} times (workers stopped responding); ${decision.exhausted ?? `giving up after ${task.maxAttempts} attempts`}.`;
-          await tx.task.update({ where: { id: task.id }, data: { status, statusReason: reason, finishedAt: now } });
+          await moveTasks(tx, { id: task.id }, ['LEASED', 'RUNNING'], status, { statusReason: reason, finishedAt: now });
           emits.push({ type: 'task.finished', jobId: e.jobId, taskId: task.id, kind: task.kind, status: 'FAILED' });
           report.failed++;
         }

@@ -42,6 +42,7 @@ import type { ServiceRuntime } from '../services/services.js';
 import { afterAdaptationCheck, afterMergeTask, afterShard } from './shardRun.js';
 import { lastErrorOutput } from './lastErrorOutput.js';
 import { afterCheckTask, checkedResult, isCheckTask } from '../trust/replication.js';
+import { moveTasks } from '../leases/taskLifecycle.js';
 
 interface TaskResult {
   outputs?: ManifestEntry[];
@@ -318,9 +319,8 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
     }
     if (resume) {
       // The smoke run is superseded (the engine never moves a RUNNING job on it again); the planner starts on job.replanned.
-      await tx.task.update({
-        where: { id: task.id },
-        data: { status: 'CANCELLED', statusReason: 'Superseded: planned again with the checkpoint-resume step.' },
+      await moveTasks(tx, { id: task.id }, ['SUCCEEDED'], 'CANCELLED', {
+        statusReason: 'Superseded: planned again with the checkpoint-resume step.',
       });
       const t = await applyTransition(tx, now, jobId, 'replan', { reason: resume, detail: { evidence: resume } });
       return { eventIds: [...eventIds, ...t.eventIds], queued: false, replanned: true };

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
 import { cancelLiveAttemptsOfJob } from '../leases/cancelAttempts.js';
 import type { Resources } from '../resources.js';
+import { moveTasks } from '../leases/taskLifecycle.js';
 
 /**
  * Ends a job's unfinished work inside the caller's transaction (a cancel, a stop at the
@@ -17,10 +18,7 @@ export async function cancelOutstandingWork(
   reason: string,
 ): Promise<string[]> {
   const live = await cancelLiveAttemptsOfJob(tx, r, now, jobId);
-  await tx.task.updateMany({
-    where: { jobId, status: { in: ['QUEUED', 'LEASED', 'RUNNING'] } },
-    data: { status: 'CANCELLED', statusReason: reason, finishedAt: now },
-  });
+  await moveTasks(tx, { jobId }, ['QUEUED', 'LEASED', 'RUNNING'], 'CANCELLED', { statusReason: reason, finishedAt: now });
   await tx.question.updateMany({ where: { jobId, status: 'OPEN' }, data: { status: 'CANCELLED' } });
   return [...new Set(live.map((a) => a.workerId))];
 }

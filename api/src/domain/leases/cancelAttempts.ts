@@ -8,6 +8,7 @@
 import type { Db } from '../../db/client.js';
 import { accrueUsage } from '../billing/usage.js';
 import type { Resources } from '../resources.js';
+import { moveAttempts } from './taskLifecycle.js';
 
 const LIVE = ['LEASED', 'RUNNING'] as const;
 
@@ -15,11 +16,12 @@ const LIVE = ['LEASED', 'RUNNING'] as const;
 export async function cancelLiveAttempts(tx: Db, r: Pick<Resources, 'config'>, now: Date, attemptIds: string[]): Promise<string[]> {
   const done: string[] = [];
   for (const id of attemptIds) {
-    const res = await tx.attempt.updateMany({
-      where: { id, status: { in: [...LIVE] } },
-      data: { status: 'CANCELLED', finishedAt: now, errorClass: 'CANCELLED', errorMessage: 'The task was cancelled.' },
+    const moved = await moveAttempts(tx, { id }, LIVE, 'CANCELLED', {
+      finishedAt: now,
+      errorClass: 'CANCELLED',
+      errorMessage: 'The task was cancelled.',
     });
-    if (res.count === 0) continue;
+    if (moved === 0) continue;
     await accrueUsage(tx, r, id, now, { final: true });
     done.push(id);
   }

@@ -25,6 +25,7 @@ import type { DomainEvent } from '../events.js';
 import { recordJobEvent } from '../jobs/jobEvents.js';
 import type { Resources } from '../resources.js';
 import { loadOwnAttempt, recordStale, staleReason } from './currentAttempt.js';
+import { moveAttempts, moveTasks } from './taskLifecycle.js';
 
 export interface CheckpointInput {
   files: { path: string; sha256: string; mode?: number | null }[];
@@ -155,24 +156,22 @@ export async function releaseDrainedAttempt(
       const saved = (await tx.attempt.findUniqueOrThrow({ where: { id: a.id }, select: { checkpoint: true } }))
         .checkpoint as Checkpoint | null;
       await accrueUsage(tx, r, a.id, now, { final: true });
-      await tx.attempt.update({
-        where: { id: a.id },
-        data: {
-          status: 'DRAINED',
-          errorMessage: (input.reason ?? 'its owner drained the worker').slice(0, 4000),
-          usage: (input.usage ?? undefined) as P.InputJsonValue | undefined,
-          finishedAt: now,
-        },
+      await moveAttempts(tx, { id: a.id }, ['LEASED', 'RUNNING'], 'DRAINED', {
+        errorMessage: (input.reason ?? 'its owner drained the worker').slice(0, 4000),
+        usage: (input.usage ?? undefined) as P.InputJsonValue | undefined,
+        finishedAt: now,
       });
       // Nothing of it survives without a checkpoint: the contributor's loss, not the user's cost.
       if (!saved) await writeOffAttemptUsage(tx, [a.id]);
       const statusReason = saved
         ? `Attempt ${a.number} was drained from ${a.worker.name} (its owner took the machine back); the next attempt resumes from its checkpoint${saved.step !== null ? ` (step ${saved.step})` : ''}.`
         : `Attempt ${a.number} was drained from ${a.worker.name} (its owner took the machine back) before any checkpoint; the next attempt starts over.`;
-      await tx.task.update({
-        where: { id: a.taskId },
-        // A drain is not a failure: it does not use up one of the task's attempts.
-        data: { status: 'QUEUED', statusReason, currentAttemptId: null, runAfter: now, maxAttempts: { increment: 1 } },
+      // A drain is not a failure: it does not use up one of the task's attempts.
+      await moveTasks(tx, { id: a.taskId }, ['LEASED', 'RUNNING'], 'QUEUED', {
+        statusReason,
+        currentAttemptId: null,
+        runAfter: now,
+        maxAttempts: { increment: 1 },
       });
       const events = [
         await recordJobEvent(tx, a.task.jobId, 'attempt.status', {

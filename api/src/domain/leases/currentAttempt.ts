@@ -17,6 +17,7 @@ import type { Prisma } from '../../db/client.js';
 import { isUuid } from '../ids.js';
 import { NotFoundError, StaleAttemptError } from '../errors.js';
 import { logAttempt } from '../../telemetry/sentry.js';
+import { moveAttempts } from './taskLifecycle.js';
 
 type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
 
@@ -81,7 +82,7 @@ export async function recordStale(tx: Tx, attemptId: string, kind: string, detai
   const [a] = await tx.$queryRaw<{ taskId: string; workerId: string; jobId: string }[]>`
     SELECT a."taskId", a."workerId", t."jobId" FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId" WHERE a.id = ${attemptId}::uuid FOR UPDATE OF a`;
   await tx.staleReport.create({ data: { attemptId, kind, detail } });
-  await tx.attempt.updateMany({ where: { id: attemptId, status: 'LOST' }, data: { status: 'STALE' } });
+  await moveAttempts(tx, { id: attemptId }, ['LOST'], 'STALE');
   const reason = (detail as { reason?: string } | null)?.reason;
   if (a)
     logAttempt('stale', `late ${kind} refused${reason ? `: ${reason}` : ''}`, {

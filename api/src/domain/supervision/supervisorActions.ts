@@ -35,6 +35,7 @@ import type { Resources } from '../resources.js';
 import type { Rates } from '../../db/sql/claimTasks.js';
 import { avoidedWorkers, capProblem } from '../workers/placement.js';
 import { countedAttempts } from '../leases/retryOrFail.js';
+import { moveTasks } from '../leases/taskLifecycle.js';
 
 export class SupervisorActionRefused extends ConflictError {}
 
@@ -129,20 +130,16 @@ export async function retryTask(tx: Db, now: Date, jobId: string, taskId: string
   };
   // Conditional on the status read above: a claim or a completion that moved the task
   // meanwhile wins, and nothing is written.
-  const moved = await tx.task.updateMany({
-    where: { id: taskId, status: task.status },
-    data: {
-      status: 'QUEUED',
-      statusReason: reason,
-      currentAttemptId: null,
-      runAfter: now,
-      finishedAt: null,
-      requirements: requirements as P.InputJsonValue,
-      ...(c.minMemoryMiB !== undefined ? { minMemoryMiB: c.minMemoryMiB } : {}),
-      ...(c.onWorkerId !== undefined ? { pinnedWorkerId: c.onWorkerId } : {}),
-    },
+  const moved = await moveTasks(tx, { id: taskId }, [task.status], 'QUEUED', {
+    statusReason: reason,
+    currentAttemptId: null,
+    runAfter: now,
+    finishedAt: null,
+    requirements: requirements as P.InputJsonValue,
+    ...(c.minMemoryMiB !== undefined ? { minMemoryMiB: c.minMemoryMiB } : {}),
+    ...(c.onWorkerId !== undefined ? { pinnedWorkerId: c.onWorkerId } : {}),
   });
-  if (moved.count !== 1) throw new SupervisorActionRefused(`Task ${task.name} changed while the retry was decided; look again.`);
+  if (moved !== 1) throw new SupervisorActionRefused(`Task ${task.name} changed while the retry was decided; look again.`);
   const eventId = await recordJobEvent(tx, jobId, 'task.status', { taskId, name: task.name, status: 'QUEUED', reason, by: 'supervisor' });
   return {
     taskId,
@@ -188,12 +185,8 @@ export async function replanJob(tx: Db, r: Pick<Resources, 'config'>, now: Date,
   const workers = await cancelOutstandingWork(tx, r, now, jobId, 'Cancelled: the run supervisor handed the job back to the planner.');
   // The old plan's finished tasks never move the job again (the engine and the reconcile look at
   // SUCCEEDED and FAILED tasks of a RUNNING job); their attempts keep what happened.
-  await tx.task.updateMany({
-    where: { jobId, status: { in: ['SUCCEEDED', 'FAILED'] } },
-    data: {
-      status: 'CANCELLED',
-      statusReason: 'Superseded: the run supervisor handed the job back to the planner (its attempts keep what happened).',
-    },
+  await moveTasks(tx, { jobId }, ['SUCCEEDED', 'FAILED'], 'CANCELLED', {
+    statusReason: 'Superseded: the run supervisor handed the job back to the planner (its attempts keep what happened).',
   });
   const t = await applyTransition(tx, now, jobId, 'replan', {
     reason: `Planning again with the run supervisor's evidence: ${evidence.slice(0, 1500)}`,

@@ -43,6 +43,7 @@ import { compareTaskOutputs, toleranceCriteria } from '../preparation/compareTas
 import type { Resources } from '../resources.js';
 import { canRunOn, onlineWorkers } from '../workers/placement.js';
 import { decideReplication, randomDraw, reputationOf, tieBreak, tieBreakerReputation } from './reputation.js';
+import { moveTasks } from '../leases/taskLifecycle.js';
 
 export const REPLICA_PREFIX = 'replica:';
 export const TIEBREAK_PREFIX = 'tiebreak:';
@@ -220,11 +221,8 @@ export async function giveUpUnplaceableChecks(
     if (online.some((w) => canRunOn(t, w, minReputation))) continue;
     const waited = waitSec < 120 ? `${waitSec} s` : `${Math.round(waitSec / 60)} min`;
     const reason = `Given up after ${waited}: ${t.statusReason?.replace(/\.$/, '') ?? 'no online worker can run it'}`;
-    const moved = await tx.task.updateMany({
-      where: { id: t.id, status: 'QUEUED' },
-      data: { status: 'FAILED', statusReason: reason, finishedAt: now },
-    });
-    if (moved.count) given.push({ jobId: t.jobId, taskId: t.id, name: t.name, reason });
+    const moved = await moveTasks(tx, { id: t.id }, ['QUEUED'], 'FAILED', { statusReason: reason, finishedAt: now });
+    if (moved) given.push({ jobId: t.jobId, taskId: t.id, name: t.name, reason });
   }
   return given;
 }
