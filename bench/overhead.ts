@@ -48,6 +48,7 @@ const DEFAULTS = {
   lineSeconds: 20,
   outputMib: 512,
   sweepIters: 30,
+  checkpointMib: 256,
   python: '/usr/bin/python3',
   sandbox: 'auto',
   quick: 0,
@@ -62,9 +63,10 @@ const QUICK = {
   lineSeconds: 5,
   outputMib: 128,
   sweepIters: 5,
+  checkpointMib: 64,
 };
-const USAGE = `usage: node --import tsx bench/overhead.ts [--quick] [--pairs 3] [--workloads torch,numpy,lines,output,sweep]
-                 [--epochs 1000] [--numpy-iters 300] [--line-seconds 20] [--output-mib 512] [--sweep-iters 30]
+const USAGE = `usage: node --import tsx bench/overhead.ts [--quick] [--pairs 3] [--workloads torch,numpy,lines,output,sweep,checkpoint]
+                 [--epochs 1000] [--numpy-iters 300] [--line-seconds 20] [--output-mib 512] [--sweep-iters 30] [--checkpoint-mib 256]
                  [--python /usr/bin/python3] [--sandbox auto|bwrap|none] [--timeline 1] [--cli PATH/chatgpu.mjs] [--pg postgres://postgres@127.0.0.1:5432/postgres]`;
 
 const PHASES = ['submit', 'planning', 'smoke', 'queueing', 'setup', 'run', 'uploads', 'validation', 'download'] as const;
@@ -129,6 +131,7 @@ export async function overhead(argv: string[]): Promise<BenchResult> {
     lineSeconds: Number(o.lineSeconds),
     outputMiB: Number(o.outputMib),
     sweepIters: Number(o.sweepIters),
+    checkpointMiB: Number(o.checkpointMib),
   });
   const unknown = chosen.filter((c) => !all.some((w) => w.name === c));
   if (unknown.length) throw new Error(`unknown workload(s) ${unknown.join(', ')}; one of ${all.map((w) => w.name).join(', ')}`);

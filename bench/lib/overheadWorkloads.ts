@@ -31,6 +31,8 @@ export interface WorkloadSizes {
   outputMiB: number;
   /** iterations of each of the sweep's 10 runs */
   sweepIters: number;
+  /** MiB of the checkpoint the evaluation reloads (the `checkpoint` workload) */
+  checkpointMiB: number;
 }
 
 const NUMPY_PY = `"""A NumPy-bound loop: repeated 400x400 matrix products (BLAS), one number out."""
@@ -91,6 +93,20 @@ with open("outputs/data.bin", "wb") as f:
 print(f"wrote {a.mib} MiB")
 `;
 
+const CHECKPOINT_PY = `"""Keeps a --mib MiB checkpoint (float32 weights from --seed) that the job's evaluation reloads."""
+import argparse, os
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--mib", type=int, default=256, help="size of the checkpoint in MiB")
+p.add_argument("--seed", type=int, default=0)
+a = p.parse_args()
+w = torch.rand(a.mib * 262144, generator=torch.Generator().manual_seed(a.seed))
+os.makedirs("outputs", exist_ok=True)
+torch.save({"w": w}, "outputs/model.pt")
+print(f"kept {a.mib} MiB")
+`;
+
 export function workloads(s: WorkloadSizes): Workload[] {
   const py = (name: string, text: string) => async (dir: string) => {
     await mkdir(dir, { recursive: true });
@@ -124,6 +140,14 @@ export function workloads(s: WorkloadSizes): Workload[] {
       write: py('main.py', OUTPUT_PY),
       request: (seed) => `run main.py with mib ${s.outputMiB} and seed ${seed} and give me outputs/data.bin`,
       direct: (seed) => [['python', 'main.py', '--mib', String(s.outputMiB), '--seed', String(seed)]],
+    },
+    {
+      // Not in the default set: the case the CLI's download overlap is for (outputs that take long to fetch, an evaluation to overlap).
+      name: 'checkpoint',
+      label: `a ${s.checkpointMiB} MiB checkpoint the evaluation reloads`,
+      write: py('train.py', CHECKPOINT_PY),
+      request: (seed) => `run train.py with mib ${s.checkpointMiB} and seed ${seed} and give me the model`,
+      direct: (seed) => [['python', 'train.py', '--mib', String(s.checkpointMiB), '--seed', String(seed)]],
     },
     {
       name: 'sweep',

@@ -34,6 +34,7 @@ import { prepareService, type ServiceRuntime } from './service.js';
 import type { Capabilities } from './probe/types.js';
 import type { EnvCache, PreparedEnv } from './setupEnv.js';
 import { watchPeakMemory } from './peakMemory.js';
+import { RecentOutputs } from './recentOutputs.js';
 import { DEFAULT_NETWORK_POLICY, downloadKey, downloadOf, networkFor, type DownloadCache, type NetworkPolicy } from './downloadCache.js';
 import { simulatedTaskEnv } from './probe/simulateAccelerator.js';
 import {
@@ -118,6 +119,7 @@ export class Run {
   private stopReason: StopReason | undefined;
   readonly done: Promise<void>;
   private readonly abort = new AbortController();
+  private readonly recent: RecentOutputs;
   private drainState: DrainState | undefined;
   private drainTimer: NodeJS.Timeout | undefined;
   private runDir = '';
@@ -126,6 +128,7 @@ export class Run {
     readonly assignment: Assignment,
     private readonly deps: RunnerDeps,
   ) {
+    this.recent = new RecentOutputs(deps.dataDir);
     this.done = (deps.span ? deps.span(assignment, () => this.execute()) : this.execute()).catch((err) => {
       deps.log.warn(`attempt ${assignment.attemptId}: ${(err as Error).message}`);
     });
@@ -302,7 +305,11 @@ export class Run {
       await mkdir(path.join(dir, cpRel), { recursive: true });
       try {
         // The task's latest checkpoint (an earlier attempt's) is restored at its paths first.
-        await this.materialize(dir, [...a.task.files, ...a.task.inputs, ...(a.task.checkpoint?.files ?? [])]);
+        const reused = await this.materialize(dir, [...a.task.files, ...a.task.inputs, ...(a.task.checkpoint?.files ?? [])]);
+        if (reused.length)
+          stream.system(
+            `worker: ${reused.slice(0, 5).join(', ')}${reused.length > 5 ? ` and ${reused.length - 5} more` : ''}: this worker's own output of a recent attempt, copied here, not downloaded again`,
+          );
       } catch (err) {
         errorClass = 'DOWNLOAD_FAILED';
         throw err;
@@ -707,15 +714,23 @@ export class Run {
     }
   }
 
-  /** Puts the files in place: from the blob cache (hard link, or copy across devices). */
-  private async materialize(dir: string, files: { path: string; sha256: string; mode: number }[]) {
+  /**
+   * Puts the files in place: from the blob cache, else from this worker's recent outputs
+   * (recentOutputs.ts), else downloaded into the cache. Returns the paths that came from recent outputs.
+   */
+  private async materialize(dir: string, files: { path: string; sha256: string; mode: number }[]): Promise<string[]> {
     const cache = path.join(this.deps.dataDir, 'cache');
+    const reused: string[] = [];
     for (const f of files) {
-      const cached = path.join(cache, f.sha256.slice(0, 2), f.sha256);
+      let cached = path.join(cache, f.sha256.slice(0, 2), f.sha256);
       try {
         await stat(cached);
       } catch {
-        await this.deps.client.download(f.sha256, cached, this.abort.signal);
+        const kept = await this.recent.find(f.sha256);
+        if (kept) {
+          cached = kept;
+          reused.push(f.path);
+        } else await this.deps.client.download(f.sha256, cached, this.abort.signal);
       }
       const dest = path.join(dir, f.path);
       if (!dest.startsWith(dir + path.sep)) throw new ApiError(`refusing path ${f.path}`, 'WORKER_ERROR');
@@ -725,6 +740,7 @@ export class Run {
       await copyFile(cached, dest);
       await chmod(dest, f.mode & 0o111 ? 0o755 : 0o644);
     }
+    return reused;
   }
 
   /**
@@ -816,16 +832,25 @@ export class Run {
     return { passwd, group: path.join(dir, 'group') };
   }
 
-  private uploadOutputs(dir: string, declared: string[], note: (m: string) => void, extra: { path: string; file: string }[]) {
-    return collectOutputs({
+  private async uploadOutputs(dir: string, declared: string[], note: (m: string) => void, extra: { path: string; file: string }[]) {
+    // Only a sandboxed run's outputs are kept for the next task here: its processes are all gone, so nothing changes a file once hashed.
+    const keep = this.deps.sandbox === 'bwrap';
+    const outputs = await collectOutputs({
       dir,
       declared,
       extra,
       inputs: this.assignment.task.files,
       limits: { ...DEFAULT_OUTPUT_LIMITS, ...this.deps.outputLimits },
       note,
-      upload: (file) => this.deps.client.upload(file, this.abort.signal, this.attemptId),
+      upload: async (file, rel) => {
+        const r = await this.deps.client.upload(file, this.abort.signal, this.attemptId);
+        // The file by its path (a /proc/self/fd link cannot be hard-linked); the task that could swap it is gone.
+        if (keep) await this.recent.keep(this.attemptId, file.startsWith('/proc/') ? path.join(dir, rel) : file, r.sha256);
+        return r;
+      },
     });
+    if (keep) await this.recent.prune();
+    return outputs;
   }
 }
 
