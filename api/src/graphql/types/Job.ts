@@ -255,7 +255,7 @@ builder.prismaObject('CodeVersion', {
   }),
 });
 
-type FileEntryShape = { path: string; sha256: string; size: number; mode: number };
+export type FileEntryShape = { path: string; sha256: string; size: number; mode: number };
 export const FileEntry = builder.objectRef<FileEntryShape>('FileEntry').implement({
   fields: (t) => ({
     path: t.exposeString('path'),

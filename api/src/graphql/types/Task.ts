@@ -1,7 +1,7 @@
 import { builder } from '../builder.js';
 import { isUuid, requireUser } from '../principal.js';
 import { networkCapacity } from '../../domain/workers/networkCapacity.js';
-import { FileEntry } from './Job.js';
+import { FileEntry, type FileEntryShape } from './Job.js';
 import type { Checkpoint } from '../../domain/leases/checkpoints.js';
 
 builder.prismaObject('Task', {
@@ -32,7 +32,7 @@ builder.prismaObject('Task', {
 
 export const TaskCheckpoint = builder.objectRef<Checkpoint>('TaskCheckpoint').implement({
   fields: (t) => ({
-    files: t.field({ type: [FileEntry], resolve: (c) => c.files as never }),
+    files: t.field({ type: [FileEntry], resolve: (c) => c.files as unknown as FileEntryShape[] }),
     step: t.exposeInt('step', { nullable: true, description: 'The epoch or step the program reached, when known.' }),
     attemptNumber: t.exposeInt('attemptNumber'),
     savedAt: t.field({ type: 'DateTime', resolve: (c) => new Date(c.savedAt) }),
@@ -66,7 +66,7 @@ builder.prismaObject('Attempt', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
-    outputs: t.field({ type: [FileEntry], resolve: (a) => (a.outputs ?? []) as never }),
+    outputs: t.field({ type: [FileEntry], resolve: (a) => (a.outputs ?? []) as unknown as FileEntryShape[] }),
     checkpoint: t.field({
       type: TaskCheckpoint,
       nullable: true,

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { claim } from '../../domain/leases/claim.js';
 import { completeAttempt } from '../../domain/leases/completeAttempt.js';
 import { completeAttempts, MAX_COMPLETIONS, type CompletionOutcome } from '../../domain/leases/completeAttempts.js';
-import { releaseDrainedAttempt, saveCheckpoint } from '../../domain/leases/checkpoints.js';
+import { releaseDrainedAttempt, saveCheckpoint, type Checkpoint } from '../../domain/leases/checkpoints.js';
 import { appendLogs, reportMetrics } from '../../domain/leases/reports.js';
 import { heartbeat, setOwnPaused, type Order } from '../../domain/workers/heartbeat.js';
 import { workerHello } from '../../domain/workers/workerHello.js';
@@ -17,7 +17,7 @@ import { setWorkerHealth } from '../../domain/workers/workerHealth.js';
 import { builder } from '../builder.js';
 import { requireWorker } from '../principal.js';
 import { NotFoundError, SimulatedAcceleratorRefusedError, StaleAttemptError, ValidationError } from './errors.js';
-import { FileEntry } from './Job.js';
+import { FileEntry, type FileEntryShape } from './Job.js';
 import { TaskCheckpoint } from './Task.js';
 import { WorkerRef } from './Worker.js';
 import { withSpan } from '../../telemetry/sentry.js';
@@ -63,17 +63,21 @@ const TaskSpec = builder.objectRef<AssignmentShape['task']>('TaskSpec').implemen
     command: t.exposeString('command'),
     environment: t.expose('environment', { type: 'JSON' }),
     requirements: t.expose('requirements', { type: 'JSON' }),
-    files: t.field({ type: [FileEntry], description: 'The code version to run.', resolve: (task) => task.codeVersion.manifest as never }),
+    files: t.field({
+      type: [FileEntry],
+      description: 'The code version to run.',
+      resolve: (task) => task.codeVersion.manifest as unknown as FileEntryShape[],
+    }),
     inputs: t.field({
       type: [FileEntry],
       description: 'Extra input files (e.g. a checkpoint to evaluate), placed in the run directory.',
-      resolve: (task) => ((task.environment as { inputs?: unknown[] } | null)?.inputs ?? []) as never,
+      resolve: (task) => (task.environment as { inputs?: FileEntryShape[] } | null)?.inputs ?? [],
     }),
     checkpoint: t.field({
       type: TaskCheckpoint,
       nullable: true,
       description: "The task's latest checkpoint, from an earlier attempt: restored at its paths before the program starts.",
-      resolve: (task) => task.checkpoint as never,
+      resolve: (task) => task.checkpoint as unknown as Checkpoint | null,
     }),
   }),
 });
