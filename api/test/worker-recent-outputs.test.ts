@@ -4,7 +4,8 @@
  * recent outputs (worker/src/recentOutputs.ts). A real API (a scripted planner's plan: a run that
  * keeps outputs/model.bin, an evaluation that reloads it) and one real sandboxed worker that reaches
  * the API through a proxy on 127.0.0.1 counting blob downloads: the checkpoint is never fetched,
- * the evaluation reads the same bytes, and its log says where they came from.
+ * the evaluation reads the same bytes, and its log says where they came from. Nor is it uploaded
+ * again as the evaluation's output: an evaluation's input left unchanged is the run's output already.
  */
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -47,11 +48,12 @@ const api = await startTestApi(
 const user = await api.signUp();
 const prisma = api.server.db.prisma;
 
-/** Forwards the worker's requests to the API and records every blob it downloads. */
+/** Forwards the worker's requests to the API and records every blob it downloads and uploads. */
 async function countingProxy() {
   const downloads: string[] = [];
+  const uploads: string[] = [];
   const server = createServer((req, res) => {
-    if (req.method === 'GET' && req.url?.startsWith('/blobs/')) downloads.push(req.url.slice('/blobs/'.length));
+    if (req.url?.startsWith('/blobs/')) (req.method === 'GET' ? downloads : uploads).push(req.url.slice('/blobs/'.length));
     const up = request(
       `${api.url}${req.url}`,
       { method: req.method, headers: { ...req.headers, host: new URL(api.url).host }, agent: false },
@@ -65,7 +67,7 @@ async function countingProxy() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, downloads };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, downloads, uploads };
 }
 
 it("the evaluation takes the run's checkpoint from the worker that uploaded it, not from the API", async () => {
@@ -107,4 +109,11 @@ it("the evaluation takes the run's checkpoint from the worker that uploaded it, 
   expect(evalLog).toContain("outputs/model.bin: this worker's own output of a recent attempt, copied here, not downloaded again");
   expect(evalLog).toContain(`reloaded ${checkpoint.sha256}`);
   expect(await log(run.attempts[0]!.id)).toContain(`kept ${checkpoint.sha256}`);
+  // Uploaded once, by the run; the evaluation's outputs leave out the input it did not change.
+  expect(proxy.uploads.filter((s) => s === checkpoint.sha256)).toHaveLength(1);
+  const evalOutputs = ((evaluation.result as { outputs?: { path: string }[] } | null)?.outputs ?? []).map((o) => o.path);
+  expect(evalOutputs).not.toContain('outputs/model.bin');
+  expect(evalLog).toMatch(
+    /1 input file\(s\) matched the outputs but were not changed by the program, so they are not outputs: outputs\/model\.bin/,
+  );
 }, 180_000);

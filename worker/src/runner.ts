@@ -835,11 +835,14 @@ export class Run {
   private async uploadOutputs(dir: string, declared: string[], note: (m: string) => void, extra: { path: string; file: string }[]) {
     // Only a sandboxed run's outputs are kept for the next task here: its processes are all gone, so nothing changes a file once hashed.
     const keep = this.deps.sandbox === 'bwrap';
+    const task = this.assignment.task;
     const outputs = await collectOutputs({
       dir,
       declared,
       extra,
-      inputs: this.assignment.task.files,
+      // An evaluation's inputs left as they were (the checkpoint it reloads) are the run's outputs already, not
+      // the evaluation's: not hashed and uploaded again (a 256 MiB checkpoint: ≈ 4 s at load 10 on 2 cores).
+      inputs: task.kind === 'EVALUATE' ? [...task.files, ...task.inputs] : task.files,
       limits: { ...DEFAULT_OUTPUT_LIMITS, ...this.deps.outputLimits },
       note,
       upload: async (file, rel) => {
