@@ -32,7 +32,7 @@ import { startScheduler } from './scheduler/startScheduler.js';
 import { resumeAfterOutage } from './scheduler/tick.js';
 import { modelFor } from './agents/modelFor.js';
 import type { ModelClient } from './agents/models/types.js';
-import { Pipeline } from './agents/pipeline.js';
+import { AgentTurns } from './agents/agentTurns.js';
 import { JobEngine } from './domain/jobs/engine.js';
 import { flushTelemetry, initApiTelemetry, reportError } from './telemetry/sentry.js';
 import { inRepo } from './paths.js';
@@ -64,7 +64,7 @@ export interface RunningServer {
   pubsub: PubSub;
   resources: Resources;
   engine: JobEngine | null;
-  pipeline: Pipeline | null;
+  agents: AgentTurns | null;
   close(): Promise<void>;
 }
 
@@ -149,9 +149,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const model = opts.model === undefined ? await modelFor(config) : opts.model;
   const engine = opts.engine === false ? null : new JobEngine(resources);
   engine?.listen(pubsub);
-  const pipeline = model ? new Pipeline(resources, model, opts.afterAction ? { afterAction: opts.afterAction } : {}) : null;
-  if (pipeline && engine) pipeline.attach(engine);
-  pipeline?.listen(pubsub);
+  const agents = model ? new AgentTurns(resources, model, opts.afterAction ? { afterAction: opts.afterAction } : {}) : null;
+  if (agents && engine) agents.attach(engine);
+  agents?.listen(pubsub);
   // What uploads cut off by a crash left (a temporary file, orphan chunks, an incomplete
   // multipart upload) is never read; what is over a day old is removed. Start-up does not
   // wait on the store (close() does).
@@ -375,9 +375,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     closed = true;
     await scheduler?.stop();
     await sweeping;
-    pipeline?.stop();
+    agents?.stop();
     engine?.stop();
-    await Promise.race([Promise.all([pipeline?.idle(), engine?.idle()]), new Promise((r) => setTimeout(r, 5000))]);
+    await Promise.race([Promise.all([agents?.idle(), engine?.idle()]), new Promise((r) => setTimeout(r, 5000))]);
     await services.close();
     await wsServer.dispose();
     wss.close();
@@ -413,7 +413,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
 
   if (opts.scheduler !== false) scheduler = startScheduler(resources);
 
-  return { url: `http://${host}:${port}`, port, db, pubsub, resources, engine, pipeline, close };
+  return { url: `http://${host}:${port}`, port, db, pubsub, resources, engine, agents, close };
 }
 
 /**

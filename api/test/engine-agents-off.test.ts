@@ -76,7 +76,7 @@ describe('the job engine with agents off', () => {
       { TICK_INTERVAL_SEC: '1', HEARTBEAT_SEC: '1' },
       { databaseUrl: planner.databaseUrl, dataDir: planner.dataDir, model: null, engine: true, scheduler: true },
     );
-    expect(plain.server.pipeline).toBeNull();
+    expect(plain.server.agents).toBeNull();
     expect(plain.server.engine).not.toBeNull();
     const wt = await plain.gql(
       `mutation { createWorkerToken(input: {name: "w"}) { ... on CreatedWorkerToken { token } } }`,

@@ -164,7 +164,7 @@ describe('a cancel while the planner is mid-turn', () => {
       const run = await db.agentRun.findFirst({ where: { jobId, agent: 'planner' } });
       return run && run.status !== 'RUNNING' ? run : null;
     });
-    await withPlanner.server.pipeline!.idle();
+    await withPlanner.server.agents!.idle();
     expect(run).toMatchObject({ status: 'COMPLETED', stopReason: 'job_final' });
     const job = await db.job.findUniqueOrThrow({ where: { id: jobId } });
     expect(job).toMatchObject({ status: 'CANCELLED', currentPlanId: null, acceptanceCriteria: null, frozenCodeId: null });
@@ -180,8 +180,8 @@ describe('a cancel while the planner is mid-turn', () => {
     expect(statuses).toEqual(['PLANNING', 'CANCELLED']);
 
     // A reconcile later does not bring it back.
-    await withPlanner.server.pipeline!.reconcile();
-    await withPlanner.server.pipeline!.idle();
+    await withPlanner.server.agents!.reconcile();
+    await withPlanner.server.agents!.idle();
     expect((await db.job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('CANCELLED');
   });
 });

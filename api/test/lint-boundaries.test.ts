@@ -25,7 +25,7 @@ async function boundaryMessages(file: string, spec: string): Promise<string[]> {
 
 const forbidden: [string, string, string, RegExp][] = [
   ['domain → graphql', 'api/src/domain/jobs/lintProbe.ts', '../../graphql/builder.js', /The domain is the core/],
-  ['domain → agents', 'api/src/domain/jobs/lintProbe.ts', '../../agents/pipeline.js', /The domain is the core/],
+  ['domain → agents', 'api/src/domain/jobs/lintProbe.ts', '../../agents/agentTurns.js', /The domain is the core/],
   ['domain → scheduler', 'api/src/domain/workers/lintProbe.ts', '../../scheduler/explainWait.js', /The domain is the core/],
   ['domain → http', 'api/src/domain/lintProbe.ts', '../http/outputsArchive.js', /The domain is the core/],
   ['http → graphql', 'api/src/http/lintProbe.ts', '../graphql/builder.js', /HTTP routes do not import the GraphQL layer/],

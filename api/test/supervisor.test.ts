@@ -1,5 +1,5 @@
 /**
- * The run supervisor (docs/architecture.md §7): started by the pipeline when an attempt of
+ * The run supervisor (docs/architecture.md §7): started by the agents (agents/agentTurns.ts) when an attempt of
  * a RUN task fails, it reads the job and acts within its scope — on a real API, real
  * PostgreSQL, protocol-level test workers failing attempts with chosen error classes, the
  * builtin rules, the scripted model, and the real `openai` client against the local fake
@@ -11,7 +11,7 @@ import { runAgentTurn } from '../src/agents/loop.js';
 import { createOpenAIClient } from '../src/agents/models/openaiClient.js';
 import { completed, createScriptedClient, fnCall, message } from '../src/agents/models/scriptedClient.js';
 import type { ModelClient } from '../src/agents/models/types.js';
-import { Pipeline, type PipelineOptions } from '../src/agents/pipeline.js';
+import { AgentTurns, type AgentTurnsOptions } from '../src/agents/agentTurns.js';
 import { JobEngine } from '../src/domain/jobs/engine.js';
 import { runSupervisor, SUPERVISOR } from '../src/agents/supervisor/supervisor.js';
 import { acceptPlan } from '../src/domain/jobs/acceptPlan.js';
@@ -25,7 +25,7 @@ import { startTestApi } from './helpers/api.js';
 import { startFakeOpenAI, wireFunctionCall } from './helpers/fakeOpenAI.js';
 import { CPU_CAPS, createJobWithFile, createWorkerToken, ProtocolWorker } from './helpers/protocolClient.js';
 
-// No pipeline from the server: each test attaches its own, with the model it drives.
+// No agents from the server: each test attaches its own, with the model it drives.
 const api = await startTestApi({}, { model: null });
 const fake = await startFakeOpenAI();
 afterAll(() => fake.close());
@@ -43,15 +43,15 @@ const PLAN = PlanSchema.parse({
   acceptance: { exitCode: 0, requiredFiles: [], metrics: [] },
 });
 
-let pipeline: Pipeline | null = null;
+let agents: AgentTurns | null = null;
 let engine: JobEngine | null = null;
 const workers: ProtocolWorker[] = [];
 afterEach(async () => {
-  pipeline?.stop();
+  agents?.stop();
   engine?.stop();
-  await pipeline?.idle();
+  await agents?.idle();
   await engine?.idle();
-  pipeline = null;
+  agents = null;
   engine = null;
   // Each test's workers leave the network and its queued work is withdrawn, so the next
   // test sees only its own.
@@ -62,18 +62,18 @@ afterEach(async () => {
 
 /** Until this process's agents and engine have nothing left to do. */
 async function idle() {
-  await pipeline?.idle();
+  await agents?.idle();
   await engine?.idle();
-  await pipeline?.idle();
+  await agents?.idle();
 }
 
-/** A process with the agents: the job engine consulting a pipeline on this model, both listening (as server.ts starts them). */
-function supervise(model: ModelClient, opts: PipelineOptions = {}) {
+/** A process with the agents: the job engine consulting the agents on this model, both listening (as server.ts starts them). */
+function supervise(model: ModelClient, opts: AgentTurnsOptions = {}) {
   engine = new JobEngine(r);
   engine.listen(api.server.pubsub);
-  pipeline = new Pipeline(r, model, opts);
-  pipeline.attach(engine);
-  pipeline.listen(api.server.pubsub);
+  agents = new AgentTurns(r, model, opts);
+  agents.attach(engine);
+  agents.listen(api.server.pubsub);
 }
 
 async function worker(owner: { token: string }, name: string, memoryMiB: number) {
@@ -394,10 +394,10 @@ describe('the run supervisor with the builtin rules', () => {
     await a.complete(a1!, { exitCode: 1, errorClass: 'DEPENDENCY', errorMessage: 'ERROR: No matching distribution found for tqdm' });
     const q = await openQuestion(jobId);
     // The process that asked goes away; the answer lands with nobody to act on it.
-    pipeline!.stop();
+    agents!.stop();
     engine!.stop();
     await idle();
-    pipeline = null;
+    agents = null;
     engine = null;
     await api.gql(ANSWER, { i: { questionId: q.id, answer: 'Retry on asleep-b' } }, owner.token);
     expect((await jobOf(jobId)).status).toBe('RUNNING');
@@ -406,7 +406,7 @@ describe('the run supervisor with the builtin rules', () => {
     // Another process's reconcile finds the run and resumes it with the answer.
     supervise(createBuiltinClient());
     await new Promise((res) => setTimeout(res, 5_500)); // the run has been quiet for QUIET_MS (wall clock)
-    await pipeline!.reconcile();
+    await agents!.reconcile();
     const queued = await waitFor('the reassignment', async () => {
       const t = await taskOf(taskId);
       return t.status === 'QUEUED' ? t : null;
@@ -459,7 +459,7 @@ describe('the run supervisor with the builtin rules', () => {
       const { jobId } = await runningJob(owner);
       const builtin = createBuiltinClient();
       // The supervisor's turn after its replan call takes 1.5 s more: the job.replanned event
-      // reaches the pipeline while the supervisor still holds the job's agent lock.
+      // reaches the agents while the supervisor still holds the job's agent lock.
       const slowAfterReplan: ModelClient = {
         name: builtin.name,
         async respond(req) {
@@ -691,7 +691,7 @@ describe('triggers across jobs and after the job ended', () => {
     await db.job.update({ where: { id: jobId }, data: { spendingCapCad: '0.0005' } });
     const now = api.clock.now();
     await db.attempt.update({ where: { id: a!.attemptId }, data: { startedAt: new Date(now.getTime() - 30 * 60_000) } });
-    // No pipeline listens: the stop at the cap happens, its look-back does not start here.
+    // No agents listens: the stop at the cap happens, its look-back does not start here.
     expect(await runTick(r, now)).toMatchObject({ ran: true, stopped: 1 });
     // The process that started the look-back died after its first message (what runSupervisor writes first).
     const run = await db.agentRun.create({ data: { jobId, agent: 'supervisor', model: 'builtin', status: 'RUNNING' } });
@@ -705,7 +705,7 @@ describe('triggers across jobs and after the job ended', () => {
     });
     await db.$executeRaw`UPDATE "AgentRun" SET "updatedAt" = now() - interval '1 minute' WHERE id = ${run.id}::uuid`;
     supervise(createBuiltinClient());
-    await pipeline!.reconcile();
+    await agents!.reconcile();
     await idle();
     expect(await db.agentRun.findUniqueOrThrow({ where: { id: run.id } })).toMatchObject({ status: 'COMPLETED', stopReason: 'done' });
     const finding = await supervisorFinding(jobId, 'stopped_at_cap');
@@ -750,7 +750,7 @@ describe('triggers across jobs and after the job ended', () => {
 });
 
 describe('scope, limits and the lock', () => {
-  /** A RUNNING job whose task failed (no pipeline attached: nothing reacts). */
+  /** A RUNNING job whose task failed (no agents attached: nothing reacts). */
   async function failedTask(owner: { token: string }, name: string) {
     const w = await worker(owner, name, 8192);
     const job = await runningJob(owner);
@@ -903,11 +903,11 @@ describe('scope, limits and the lock', () => {
     await commitTransition(r, crashed.jobId, (tx, now) =>
       replanJob(tx, r, now, crashed.jobId, 'missing module: crashpkg (ModuleNotFoundError)'),
     );
-    pipeline = new Pipeline(r, createBuiltinClient()); // not listening: only the reconcile
+    agents = new AgentTurns(r, createBuiltinClient()); // not listening: only the reconcile
     const run = await waitFor(
       'the reconcile starts the planner',
       async () => {
-        await pipeline!.reconcile();
+        await agents!.reconcile();
         await idle();
         return db.agentRun.findFirst({ where: { jobId: crashed.jobId, agent: 'planner' } });
       },

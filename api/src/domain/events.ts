@@ -23,7 +23,7 @@ export type DomainEvent =
   | { type: 'tasks.available'; count?: number }
   /** Orders for a worker (cancel an attempt, pause) that should not wait for its next heartbeat. */
   | { type: 'worker.orders'; workerId: string }
-  // ── What the job engine reports to the agents (agents/pipeline.ts reacts; nothing else needs to) ──
+  // ── What the job engine reports to the agents (agents/agentTurns.ts reacts; nothing else needs to) ──
   /** A job was created (DRAFT): planning should start. */
   | { type: 'job.created'; jobId: string }
   /** The user answered a question; `resumed` when no question is left open and the job is PLANNING again. */

@@ -11,7 +11,7 @@
  *   reconcile           → (the tick) what a crashed process left behind: finished tasks whose
  *                         job did not move on, PREPARING jobs
  *
- * The agents (agents/pipeline.ts) are a judge the engine consults, never a precondition: when
+ * The agents (agents/agentTurns.ts) are a judge the engine consults, never a precondition: when
  * they run, a FAILED run, shard or evaluation goes to the run supervisor before the job moves
  * (it may queue the task again, or ask the user), a SUCCEEDED one after a supervisor's remedy
  * gets its follow-up, and a rejected required preparation step gets its revision. A server with
@@ -45,7 +45,7 @@ export interface FinishedTask {
 }
 
 /**
- * What the engine asks of the agents, when a server runs them (agents/pipeline.ts).
+ * What the engine asks of the agents, when a server runs them (agents/agentTurns.ts).
  *   judgeFinishedTask: `advance` — move the job on now; `hold` — not now (the agent that holds
  *     the job, or the user's answer, moves it later).
  *   revise: a required preparation step was rejected with budget left.

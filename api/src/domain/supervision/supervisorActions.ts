@@ -11,7 +11,7 @@
  *               never to another hardware class than the plan's, never past the spending cap
  *               (the claim's projection: it would not be leased).
  *   askDuringRun a question with choices (RUNNING → NEEDS_INPUT); the answer resumes the run
- *               and the supervisor's run (answerQuestion, agents/pipeline.ts).
+ *               and the supervisor's run (answerQuestion, agents/agentTurns.ts).
  *   replanJob   the job's unfinished work cancelled and the job handed back to the planner
  *               (RUNNING → PLANNING) with the evidence, at most MAX_REPLANS times per job; the
  *               new plan keeps the acceptance criteria the first one fixed (acceptPlan).

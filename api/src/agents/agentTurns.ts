@@ -1,7 +1,7 @@
 /**
  * The agents' side of a job's life (docs/architecture.md). The job engine
  * (domain/jobs/engine.ts) moves jobs after their tasks end and calls the job's transitions
- * (domain/jobs/jobLifecycle.ts); the pipeline runs agent turns — on the domain's agent events,
+ * (domain/jobs/jobLifecycle.ts); AgentTurns runs agent turns — on the domain's agent events,
  * and when the engine asks (it is the engine's `EngineAgents`):
  *
  *   job.created        → startPlanning (DRAFT → PLANNING), then planner turns until the
@@ -70,12 +70,12 @@ async function whileLocked<T extends string>(attempt: () => Promise<'locked' | T
   }
 }
 
-export interface PipelineOptions {
+export interface AgentTurnsOptions {
   /** Passed to every agent turn (crash tests inject a kill after a side effect). */
   afterAction?: (toolName: string) => void | Promise<void>;
 }
 
-export class Pipeline implements EngineAgents {
+export class AgentTurns implements EngineAgents {
   private readonly active = new Set<string>();
   private off: (() => void) | null = null;
   private engine: JobEngine | null = null;
@@ -83,7 +83,7 @@ export class Pipeline implements EngineAgents {
   constructor(
     private readonly r: Resources,
     private readonly model: ModelClient,
-    private readonly opts: PipelineOptions = {},
+    private readonly opts: AgentTurnsOptions = {},
   ) {}
 
   /** Becomes the engine's agents: the engine consults them on finished tasks, revisions and the reconcile. */
@@ -159,7 +159,7 @@ export class Pipeline implements EngineAgents {
     this.active.add(key);
     return fn()
       .then(() => undefined)
-      .catch((err) => this.r.log.error('pipeline step failed', { key, message: (err as Error).message, stack: (err as Error).stack }))
+      .catch((err) => this.r.log.error('agent turn failed', { key, message: (err as Error).message, stack: (err as Error).stack }))
       .finally(() => this.active.delete(key));
   }
 
