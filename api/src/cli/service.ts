@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { CliError, jobIdArg } from './apiClient.js';
 import { connect, globalOptionSpecs } from './config.js';
 import { age, TERMINAL_STATUSES } from './format.js';
+import type { CliServiceFieldsFragment, CliServiceQuery } from './gql/graphql.js';
 
 const USAGE = `usage: chatgpu service JOB [--new-token] [--stop] [--json] [--server URL] [--token TOKEN]
 
@@ -82,27 +83,9 @@ const STOP = /* GraphQL */ `
   ${SERVICE_FIELDS}
 `;
 
-interface Service {
-  url: string;
-  apiUrl: string;
-  status: 'READY' | 'STARTING' | 'STOPPED';
-  ready: boolean;
-  readyAt: string | null;
-  stoppedAt: string | null;
-  tokenRotatedAt: string | null;
-  requestCount: number | string;
-  errorCount: number | string;
-  meanLatencyMs: number | null;
-  readinessChecks: number | string;
-  readinessFailures: number | string;
-}
-interface Job {
-  id: string;
-  title: string;
-  status: string;
-  statusReason: string | null;
-  service: Service | null;
-}
+// The documents' result types, generated from them (api/src/cli/gql, npm run codegen).
+type Service = CliServiceFieldsFragment;
+type Job = NonNullable<CliServiceQuery['job']>;
 type Answer = { __typename: string; message?: string };
 
 export async function serviceCommand(argv: string[]): Promise<number> {
