@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { CliError } from './apiClient.js';
 import { connect, globalOptionSpecs } from './config.js';
 import { age, cad, oneLine, table } from './format.js';
+import type { CliJobsQuery } from './gql/graphql.js';
 
 const USAGE = `usage: chatgpu jobs [--status S[,S…]] [--first N] [--json] [--server URL] [--token TOKEN]
 
@@ -35,16 +36,6 @@ const JOBS = /* GraphQL */ `
   }
 `;
 
-interface JobRow {
-  id: string;
-  title: string;
-  status: string;
-  statusReason: string | null;
-  costCad: number | string;
-  spendingCapCad: number | string | null;
-  createdAt: string;
-}
-
 export async function jobsCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -71,7 +62,7 @@ export async function jobsCommand(argv: string[]): Promise<number> {
     throw new CliError(`--first must be a whole number from 1 to 100 (got ${values.first}).`, 2);
 
   const client = await connect(values);
-  const d = await client.gql<{ jobs: { totalCount: number; edges: { node: JobRow }[] } }>(JOBS, {
+  const d = await client.gql<CliJobsQuery>(JOBS, {
     first,
     status: status.length ? status : null,
   });
