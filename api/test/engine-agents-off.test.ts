@@ -8,6 +8,12 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
+import { acceptPlan } from '../src/domain/jobs/acceptPlan.js';
+import { commitTransition, transition } from '../src/domain/jobs/jobLifecycle.js';
+import { PlanSchema } from '../src/domain/jobs/planSchema.js';
+import { replanJob } from '../src/domain/supervision/supervisorActions.js';
+import { waitFor } from './helpers/agents.js';
+import { createJobWithFile } from './helpers/protocolClient.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { repoRoot } from './helpers/processes.js';
 import { startWorker } from './helpers/worker.js';
@@ -106,4 +112,33 @@ describe('the job engine with agents off', () => {
     expect(runs.map((r) => r.agent)).toContain('planner');
     expect(runs.filter((r) => r.createdAt >= closedAt)).toEqual([]);
   }, 300_000);
+
+  it('a job sent back to planning fails, saying no planner runs here, instead of waiting in PLANNING for ever', async () => {
+    const api = await startTestApi({}, { model: null, engine: true });
+    const r = api.server.resources;
+    const owner = await api.signUp();
+    const job = await createJobWithFile(api, owner.token);
+    await transition(r, job.jobId, 'startPlanning', { reason: null });
+    const plan = PlanSchema.parse({
+      summary: 'Run main.py.',
+      asks: [],
+      steps: ['Run `python main.py`'],
+      command: 'python main.py',
+      hardware: { workload: 'python' },
+      timeoutSec: 600,
+      outputs: ['outputs'],
+      acceptance: { exitCode: 0, requiredFiles: [], metrics: [] },
+    });
+    await commitTransition(r, job.jobId, (tx, now) => acceptPlan(tx, now, { jobId: job.jobId, author: 'scripted', plan }));
+    // What the smoke run's estimate (checkpoint-resume) or new workers (replanForNewWorkers) do: a replan, then its event.
+    await commitTransition(r, job.jobId, (tx, now) => replanJob(tx, r, now, job.jobId, 'the run needs a checkpoint-resume step'));
+    await r.events.emit({ type: 'job.replanned', jobId: job.jobId });
+    const failed = await waitFor('the job fails', async () => {
+      const j = await api.server.db.prisma.job.findUniqueOrThrow({ where: { id: job.jobId } });
+      return j.status === 'FAILED' ? j : null;
+    });
+    expect(failed.statusReason).toMatch(
+      /^The job needs a new plan, and this server runs without agents to make one \(agents off\)\. .*checkpoint-resume step/,
+    );
+  });
 });

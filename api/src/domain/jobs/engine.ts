@@ -10,13 +10,15 @@
  *   preparation.step    → the preparation stage moves on
  *   reconcile           → (the tick) what a crashed process left behind: finished tasks whose
  *                         job did not move on, PREPARING jobs
+ *   job.replanned       → with agents off only: no planner will make the new plan, so the job
+ *                         fails saying why (with agents, the planner takes it)
  *
  * The agents (agents/agentTurns.ts) are a judge the engine consults, never a precondition: when
  * they run, a FAILED run, shard or evaluation goes to the run supervisor before the job moves
  * (it may queue the task again, or ask the user), a SUCCEEDED one after a supervisor's remedy
  * gets its follow-up, and a rejected required preparation step gets its revision. A server with
  * agents off still runs an accepted plan to its end: a failed task fails the job with its reason,
- * and a step that needs a revision fails the job saying so.
+ * and a step that needs a revision, or a job sent back to planning, fails the job saying so.
  *
  * Events reach every API process, so several engines may react to one: every move is a
  * conditional transition of the job (advanceJob.ts, stage.ts), so one moves the job and the
@@ -81,7 +83,7 @@ export class JobEngine {
   /** Starts reacting to the domain's events; `stop` ends it. */
   listen(bus: EventBus): void {
     this.off = bus.on(
-      (e) => e.type === 'task.finished' || e.type === 'preparation.step' || e.type === 'reconcile',
+      (e) => e.type === 'task.finished' || e.type === 'preparation.step' || e.type === 'reconcile' || e.type === 'job.replanned',
       (e) => this.react(e),
     );
   }
@@ -102,6 +104,16 @@ export class JobEngine {
       else void this.background(`task:${e.taskId}`, () => this.afterTask(e.taskId));
     } else if (e.type === 'preparation.step') void this.prepare(e.jobId);
     else if (e.type === 'reconcile') void this.background('reconcile', () => this.reconcile());
+    else if (e.type === 'job.replanned' && !this.agents) void this.background(`replan:${e.jobId}`, () => this.noPlanner(e.jobId));
+  }
+
+  /** A job sent back to planning on a server without agents: nobody will plan it, so it fails with the replan's reason. */
+  private async noPlanner(jobId: string): Promise<void> {
+    const job = await this.r.prisma.job.findUnique({ where: { id: jobId }, select: { statusReason: true } });
+    await transitionIfAllowed(this.r, jobId, 'fail', {
+      reason: `The job needs a new plan, and this server runs without agents to make one (agents off). ${job?.statusReason ?? ''}`.trim(),
+      onlyFrom: ['PLANNING'],
+    });
   }
 
   /** Runs `fn` in the background, once per key at a time; errors are logged, never thrown into a request. */
