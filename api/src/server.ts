@@ -36,6 +36,7 @@ import { AgentTurns } from './agents/agentTurns.js';
 import { JobEngine } from './domain/jobs/engine.js';
 import { flushTelemetry, initApiTelemetry, reportError } from './telemetry/sentry.js';
 import { inRepo } from './paths.js';
+import { ping } from './db/sql/ping.js';
 
 export interface StartOptions {
   config: Config;
@@ -193,7 +194,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (HTTP_ROUTES.healthz.pattern.test(url.pathname)) {
       // A database outage reaches the error path below: 503 + Retry-After, unhealthy.
-      await db.prisma.$queryRaw`SELECT 1`;
+      await ping(db.prisma);
       return sendJson(res, 200, { ok: true, database: db.kind });
     }
     // Hosted services for programs: their bearer token, checked before anything reaches a worker.

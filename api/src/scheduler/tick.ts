@@ -49,6 +49,8 @@ import { quarantineBlackHoles, releaseQuarantines } from '../domain/workers/blac
 import { flappingWorkers } from '../domain/workers/flapping.js';
 import { explainWait } from './explainWait.js';
 import { moveTasks } from '../domain/leases/taskLifecycle.js';
+import { tryTickLock } from '../db/sql/tickLock.js';
+import { lockRunningAttempts } from '../db/sql/lockRunningAttempts.js';
 
 export const TICK_LOCK = 0x7469636b; // "tick"
 
@@ -82,12 +84,11 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
   const { scheduler } = r.config;
   await r.prisma.$transaction(
     async (tx) => {
-      const [lock] = await tx.$queryRaw<{ ok: boolean }[]>`SELECT pg_try_advisory_xact_lock(${TICK_LOCK}) AS ok`;
-      if (!lock?.ok) return;
+      if (!(await tryTickLock(tx, TICK_LOCK))) return;
       report.ran = true;
 
       // 1. Expired leases.
-      const expired = await expireLeases(tx as never, now);
+      const expired = await expireLeases(tx, now);
       report.lost = expired.length;
       // Lost through no fault of the user: the usage these attempts accrued moves out of their
       // jobs' cost into the lost cost, in this transaction (their final entry below is lost too).
@@ -181,10 +182,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       // Skips attempts being completed right now (their rows are locked; the completion
       // accrues them itself). Fix: accruing them here too counted the same interval twice
       // (both read the same last entry) and could deadlock with the completion.
-      const running = await tx.$queryRaw<{ id: string }[]>`
-        SELECT a.id FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId"
-        WHERE a.status = 'RUNNING'
-        FOR UPDATE OF a, t SKIP LOCKED`;
+      const running = await lockRunningAttempts(tx);
       for (const a of running) await accrueUsage(tx, r, a.id, now);
       const overCap = await tx.job.findMany({
         where: { spendingCapCad: { not: null }, costCad: { gte: tx.job.fields.spendingCapCad }, status: { in: [...ACTIVE_JOB_STATUSES] } },
@@ -203,7 +201,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
 
       // 3b. Stalled runs: alive (lease renewed) but silent for stallMin minutes. Reported once
       // per attempt (the job event is the record); the run supervisor looks.
-      for (const s of await stalledAttempts(tx as never, new Date(now.getTime() - scheduler.stallMin * 60_000))) {
+      for (const s of await stalledAttempts(tx, new Date(now.getTime() - scheduler.stallMin * 60_000))) {
         const silentMin = Math.round((now.getTime() - (s.lastOutputAt ?? now).getTime()) / 60_000);
         const payload = {
           taskId: s.taskId,
@@ -219,7 +217,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
       }
 
       // 4. Why queued tasks wait.
-      for (const change of await explainWait(tx as never, now, r.config.rates, r.config.trust.minReputation)) {
+      for (const change of await explainWait(tx, now, r.config.rates, r.config.trust.minReputation)) {
         emits.push({
           type: 'job.event',
           jobId: change.jobId,
@@ -232,7 +230,7 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         emits.push({ type: 'job.updated', jobId: change.jobId });
       }
       // 4b. Trust checks no online worker can take (domain/trust/replication.ts): given up.
-      for (const g of await giveUpUnplaceableChecks(tx as never, now, r.config.trust.replicaWaitSec, r.config.trust.minReputation)) {
+      for (const g of await giveUpUnplaceableChecks(tx, now, r.config.trust.replicaWaitSec, r.config.trust.minReputation)) {
         emits.push({
           type: 'job.event',
           jobId: g.jobId,
@@ -242,14 +240,14 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         emits.push({ type: 'job.updated', jobId: g.jobId });
       }
       // 4c. Jobs planned while no worker was online whose queued work none of the workers now online can run: planned again.
-      for (const j of await replanForNewWorkers(tx as never, r, now)) {
+      for (const j of await replanForNewWorkers(tx, r, now)) {
         for (const eventId of j.eventIds) emits.push({ type: 'job.event', jobId: j.jobId, eventId });
         for (const workerId of j.workers) emits.push({ type: 'worker.orders', workerId });
         emits.push({ type: 'job.updated', jobId: j.jobId });
         emits.push({ type: 'job.replanned', jobId: j.jobId });
       }
       // The tick's own record: an API starting after a gap knows leases had no one to renew them.
-      await recordTick(tx as never, now);
+      await recordTick(tx, now);
     },
     { timeout: 30_000, maxWait: 10_000 },
   );

@@ -1,4 +1,4 @@
-import type { Prisma } from '../client.js';
+import type { Db } from '../types.js';
 
 export interface ExpiredRow {
   attemptId: string;
@@ -23,7 +23,7 @@ export interface ExpiredRow {
  * could not turn it STALE itself (recordStale in domain/leases/currentAttempt.ts). Found by
  * bench/chaos.ts: such attempts stayed LOST although their worker had come back.
  */
-export async function expireLeases(prisma: Prisma, now: Date): Promise<ExpiredRow[]> {
+export async function expireLeases(prisma: Db, now: Date): Promise<ExpiredRow[]> {
   return prisma.$queryRaw<ExpiredRow[]>`
     WITH expired AS (
       SELECT a.id FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId"

@@ -1,4 +1,4 @@
-import type { Prisma } from '../client.js';
+import type { Db } from '../types.js';
 
 export interface StalledRow {
   attemptId: string;
@@ -16,7 +16,7 @@ export interface StalledRow {
  * event names them): the lease is renewed — the worker is alive — but the program says
  * nothing. Bounded per tick.
  */
-export async function stalledAttempts(prisma: Prisma, since: Date): Promise<StalledRow[]> {
+export async function stalledAttempts(prisma: Db, since: Date): Promise<StalledRow[]> {
   // The latest line and metric are the highest seq (primary-key order): one index probe per
   // running attempt, not a scan of all its chunks, on every tick.
   return prisma.$queryRaw<StalledRow[]>`

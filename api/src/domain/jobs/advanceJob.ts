@@ -296,7 +296,6 @@ async function afterSmokeRun(r: Resources, task: FinishedTask) {
   const plan = task.job.currentPlanId ? await r.prisma.plan.findUnique({ where: { id: task.job.currentPlanId } }) : null;
   if (!plan || !attempt) return;
   const smoke = plan.smokeRun as unknown as SmokeRun | null;
-  const result = (task.result ?? {}) as TaskResult;
   const estimate = await measureSmokeRun(r, task, smoke?.scale);
   const requirements = plan.requirements as unknown as Requirements;
   const limit = requirements.timeoutSec;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Prisma as P, Task, TaskKind, TaskRole } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/client.js';
+import { insertTaskStatement } from '../../db/sql/insertTask.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
 import { emitAll } from '../events.js';
@@ -119,27 +120,7 @@ export async function insertTask(db: Db, now: Date, input: CreateTaskInput): Pro
   const d = taskRow(input, now);
   // Written by the statement as Prisma's create wrote them: createdAt/updatedAt the wall clock, runAfter `now`.
   const at = new Date();
-  const rows = await db.$queryRaw<(Task & { eventId: string })[]>`
-    WITH t AS (
-      INSERT INTO "Task" (id, "jobId", "ownerId", kind, role, name, "codeVersionId", command, environment, requirements, workload, "accelVendor",
-                          "minMemoryMiB", "minAccelMemMiB", "pinnedWorkerId", priority, "maxAttempts", "runAfter", "createdAt", "updatedAt")
-      SELECT gen_random_uuid(), j.id, j."ownerId", ${d.kind}::"TaskKind", ${d.role}::"TaskRole", ${d.name}, ${d.codeVersionId}::uuid, ${d.command},
-             ${JSON.stringify(d.environment)}::jsonb, ${JSON.stringify(d.requirements)}::jsonb, ${d.workload}, ${d.accelVendor},
-             ${d.minMemoryMiB}::int, ${d.minAccelMemMiB}::int, ${d.pinnedWorkerId}::uuid, ${d.priority}::int, ${d.maxAttempts}::int, ${d.runAfter}::timestamp, ${at}::timestamp, ${at}::timestamp
-      FROM "Job" j WHERE j.id = ${d.jobId}::uuid
-      RETURNING *
-    ),
-    e AS (
-      INSERT INTO "JobEvent" ("jobId", kind, payload, "createdAt")
-      SELECT t."jobId", 'task.created', jsonb_build_object('taskId', t.id, 'name', t.name, 'kind', t.kind, 'role', t.role, 'workload', t.workload), ${at}::timestamp
-      FROM t
-      RETURNING id
-    )
-    SELECT t.id, t."jobId", t."ownerId", t.kind::text AS kind, t.role::text AS role, t.name, t."codeVersionId", t.command, t.environment, t.requirements, t.workload,
-           t."accelVendor", t."minMemoryMiB", t."minAccelMemMiB", t."pinnedWorkerId", t.priority, t."maxAttempts", t."attemptCount", t."infraFailures",
-           t.status::text AS status, t."runAfter", t."statusReason", t."currentAttemptId", t.checkpoint, t.result, t."createdAt", t."updatedAt",
-           t."finishedAt", e.id::text AS "eventId"
-    FROM t, e`;
+  const rows = await insertTaskStatement(db, d, at);
   const row = rows[0];
   if (!row) throw new NotFoundError('Job', input.jobId);
   const { eventId, ...task } = row;

@@ -26,6 +26,7 @@ import { recordJobEvent } from '../jobs/jobEvents.js';
 import type { Resources } from '../resources.js';
 import { loadOwnAttempt, recordStale, staleReason } from './currentAttempt.js';
 import { moveAttempts, moveTasks } from './taskLifecycle.js';
+import { lockAttemptAndTask } from '../../db/sql/lockAttemptAndTask.js';
 
 export interface CheckpointInput {
   files: { path: string; sha256: string; mode?: number | null }[];
@@ -74,8 +75,7 @@ export async function uploadedManifest(db: Db, attemptId: string, files: Checkpo
 /** Locks attempt → task (the order completeAttempt, heartbeat and the tick use) and checks the fencing. */
 async function lockCurrent(tx: Db, attemptId: string, workerTokenId: string, fencingToken: string, now: Date, kind: string) {
   const pre = await loadOwnAttempt(tx, attemptId, workerTokenId);
-  await tx.$queryRaw`SELECT id FROM "Attempt" WHERE id = ${pre.id}::uuid FOR UPDATE`;
-  await tx.$queryRaw`SELECT id FROM "Task" WHERE id = ${pre.taskId}::uuid FOR UPDATE`;
+  await lockAttemptAndTask(tx, pre.id, pre.taskId);
   const a = await loadOwnAttempt(tx, attemptId, workerTokenId);
   const reason = staleReason(a, fencingToken, now);
   if (reason) {

@@ -13,13 +13,12 @@
  * SUCCEEDED and FAILED are final: accepted results never change.
  */
 import type { Prisma as P } from '../../generated/prisma/client.js';
-import type { Prisma } from '../../db/client.js';
+import type { Prisma, Tx } from '../../db/types.js';
 import { isUuid } from '../ids.js';
 import { NotFoundError, StaleAttemptError } from '../errors.js';
 import { logAttempt } from '../../telemetry/sentry.js';
 import { moveAttempts } from './taskLifecycle.js';
-
-type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
+import { lockStaleAttempt } from '../../db/sql/lockStaleAttempt.js';
 
 export async function loadOwnAttempt(db: Prisma | Tx, attemptId: string, workerTokenId: string) {
   if (!isUuid(attemptId)) throw new NotFoundError('Attempt', attemptId.slice(0, 80));
@@ -79,8 +78,7 @@ export async function requireCurrentAttempt(
  * expireLeases.ts) or the tick commits first and this sees LOST. Found by bench/chaos.ts.
  */
 export async function recordStale(tx: Tx, attemptId: string, kind: string, detail: P.InputJsonValue) {
-  const [a] = await tx.$queryRaw<{ taskId: string; workerId: string; jobId: string }[]>`
-    SELECT a."taskId", a."workerId", t."jobId" FROM "Attempt" a JOIN "Task" t ON t.id = a."taskId" WHERE a.id = ${attemptId}::uuid FOR UPDATE OF a`;
+  const a = await lockStaleAttempt(tx, attemptId);
   await tx.staleReport.create({ data: { attemptId, kind, detail } });
   await moveAttempts(tx, { id: attemptId }, ['LOST'], 'STALE');
   const reason = (detail as { reason?: string } | null)?.reason;

@@ -86,7 +86,11 @@ export class Dispatcher {
 
   private onEvent(e: DomainEvent): void {
     if (e.type === 'worker.orders') {
-      for (const p of this.parked) if (p.workerId === e.workerId) ((p.ordered = true), p.kick());
+      for (const p of this.parked)
+        if (p.workerId === e.workerId) {
+          p.ordered = true;
+          p.kick();
+        }
     } else if (e.type === 'tasks.available') {
       if (e.count === undefined) for (const p of [...this.parked]) p.kick();
       else for (let i = 0; i < e.count; i++) this.give({ tried: new Set() });
