@@ -34,7 +34,9 @@ When: every ``CHATGPU_RESUME_EVERY_STEPS`` iterations and/or every ``CHATGPU_RES
 (default 300), after the last iteration, and at once when the worker drains (SIGTERM or the drain file:
 the program then exits with status 143 after saving). ``CHATGPU_RESUME_HALT_AT=k`` (the kill-and-resume
 check, resume_check.py) saves after iteration k, touches ``CHATGPU_RESUME_HALT_FILE`` and waits to be killed;
-``CHATGPU_RESUME_DIGEST=path`` writes, at exit, a digest of the final state (sha256 of every tensor).
+``CHATGPU_RESUME_DIGEST=path`` writes, at exit, a digest of the final state (sha256 of every tensor), and beside
+it its floating-point values (``path.values``) and the devices the run used (``path.device``), for the check's
+tolerance mode.
 """
 
 import atexit
@@ -144,23 +146,33 @@ def _stateful(obj):
     return (callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None))) or bool(_generators(obj)) or _is_tensor(obj)
 
 
-def _flatten(prefix, obj, out):
-    """sha256 of every tensor/array leaf, repr of every other leaf: the digest compared bitwise."""
+def _flatten(prefix, obj, out, values=None, devices=None):
+    """sha256 of every tensor/array leaf, repr of every other leaf: the digest compared bitwise. With ``values``,
+    the floating-point leaves themselves too (CPU tensors, floats), for the check's tolerance mode; with
+    ``devices``, the device types the tensors live on."""
     torch = sys.modules.get("torch")
     if isinstance(obj, dict):
         for k in sorted(obj, key=repr):
-            _flatten(f"{prefix}.{k}", obj[k], out)
+            _flatten(f"{prefix}.{k}", obj[k], out, values, devices)
     elif isinstance(obj, (list, tuple)):
         for i, v in enumerate(obj):
-            _flatten(f"{prefix}[{i}]", v, out)
+            _flatten(f"{prefix}[{i}]", v, out, values, devices)
     elif torch is not None and isinstance(obj, torch.Tensor):
+        if devices is not None:
+            devices.add(obj.device.type)
         t = obj.detach().cpu().contiguous()
         data = t.view(torch.uint8) if t.dtype == torch.bfloat16 else t
         out[prefix] = f"{t.dtype} {tuple(t.shape)} " + hashlib.sha256(data.numpy().tobytes()).hexdigest()
+        if values is not None and (t.is_floating_point() or t.is_complex()):
+            values[prefix] = t.clone()
     elif type(obj).__module__ == "numpy" and hasattr(obj, "tobytes"):
         out[prefix] = f"{obj.dtype} {getattr(obj, 'shape', ())} " + hashlib.sha256(obj.tobytes()).hexdigest()
+        if values is not None and getattr(obj.dtype, "kind", "") in "fc":
+            values[prefix] = obj.copy()
     else:
         out[prefix] = repr(obj)
+        if values is not None and isinstance(obj, float):
+            values[prefix] = obj
 
 
 def _rng_digest(rng):
@@ -383,11 +395,27 @@ class Run:
         self._last_time = time.monotonic()
 
     def _write_digest(self, path):
-        out = {}
+        out, values, devices = {}, {}, set()
         state = self._state()
-        _flatten("objects", state["objects"], out)
-        _flatten("values", state["values"], out)
+        _flatten("objects", state["objects"], out, values, devices)
+        _flatten("values", state["values"], out, values, devices)
         out.update(_rng_digest(state["rng"]))
         out["done"] = str(self.done)
         with open(path, "w") as f:
             json.dump(out, f, indent=0, sort_keys=True)
+        # For the check's tolerance mode (resume_check.py): the floating-point values, and where the run computed.
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.save(values, f"{path}.values")
+            cuda = bool(torch.cuda.is_available() and torch.cuda.is_initialized())
+            if cuda:
+                devices.add("cuda")
+            run = {
+                "devices": sorted(devices),
+                "hip": bool(getattr(torch.version, "hip", None)),
+                "deterministic": bool(torch.are_deterministic_algorithms_enabled()) if hasattr(torch, "are_deterministic_algorithms_enabled") else False,
+            }
+        else:
+            run = {"devices": [], "hip": False, "deterministic": False}
+        with open(f"{path}.device", "w") as f:
+            json.dump(run, f)

@@ -16,6 +16,20 @@
    loss that B logged (before its checkpoint, then after resuming) are those A logged, durations, rates
    and clock times in them aside (they differ between any two runs).
 
+Two modes (``--mode``, default ``auto``, or CHATGPU_RESUME_CHECK_MODE):
+
+- bitwise (as above): where the runs are deterministic, i.e. the state lives on the CPU, or the program
+  turned on torch.use_deterministic_algorithms;
+- tolerance: where exact equality is impossible, i.e. the run used CUDA, ROCm or MPS without deterministic
+  algorithms (their kernels, atomics in reductions, make two uninterrupted runs differ too), or when asked
+  (``--mode tolerance``). Floating-point state (parameters, optimizer moments, carried floats) is then equal
+  when |a - b| <= atol + rtol * |a| elementwise (a: the uninterrupted run), with ``--rtol``/``--atol`` (the
+  job's numeric tolerance) or torch.testing's defaults per dtype; everything else (shapes, dtypes,
+  integers, step counts, RNG states) must still be bitwise equal. Output files that differ are compared
+  by their numbers (.pt/.pth/.npy/.npz/.json/text), and the loss lines by theirs (the text around the
+  numbers equal; each number within the tolerance plus one unit of its last printed digit, since a
+  printed figure is rounded). The report says the mode, why, the tolerance and the largest differences.
+
 Prints what it compared and writes the report as JSON (default .chatgpu/resume-check.json); exit 0 when
 equal, 1 when not, 2 when the check could not be made (the command failed, too few iterations).
 """
@@ -23,6 +37,7 @@ equal, 1 when not, 2 when the check could not be made (the command failed, too f
 import argparse
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -79,6 +94,185 @@ def _losses(text):
     return [_mask(l.rstrip()) for l in text.splitlines() if LOSS.search(l) and not l.startswith("chatgpu.resume:")]
 
 
+# ─────────────── tolerance mode ───────────────
+
+# torch.testing.assert_close's defaults, used when the job gives no tolerance.
+DEFAULT_TOL = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+NON_DETERMINISTIC = {"cuda": "cuda", "mps": "mps", "xpu": "xpu", "xla": "xla"}
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b", re.I)
+
+
+def decide_mode(requested, run, rtol=None, atol=None):
+    """(mode, reason): bitwise where the runs are deterministic, tolerance where they cannot be (or when asked).
+    ``run`` is what chatgpu.resume wrote beside the uninterrupted run's digest: its devices, ROCm, deterministic algorithms."""
+    run = run or {}
+    if requested == "bitwise":
+        return "bitwise", "bitwise asked for (--mode bitwise)"
+    if requested == "tolerance":
+        return "tolerance", "tolerance asked for (--mode tolerance)"
+    accel = [d for d in run.get("devices", []) if d != "cpu" and d != "meta"]
+    if not accel:
+        return "bitwise", "device cpu: deterministic"
+    names = ", ".join(("rocm" if d == "cuda" and run.get("hip") else d) for d in accel)
+    if run.get("deterministic"):
+        return "bitwise", f"device {names} with torch.use_deterministic_algorithms(True)"
+    return "tolerance", f"device {names}: non-deterministic kernels"
+
+
+class Tolerance:
+    """rtol/atol given (the job's), else torch.testing's per dtype; records the largest differences seen."""
+
+    def __init__(self, rtol=None, atol=None):
+        self.rtol, self.atol = rtol, atol
+        self.largest = {}
+        self.last = (0.0, 0.0)
+
+    def describe(self):
+        if self.rtol is None and self.atol is None:
+            return {"source": "default", "rtol": DEFAULT_TOL["float32"][0], "atol": DEFAULT_TOL["float32"][1], "note": "torch.testing's defaults per dtype (float16 rtol=1e-3, bfloat16 1.6e-2, float32 1.3e-6, float64 1e-7)"}
+        r, a = self.of("float32")
+        return {"source": "job", "rtol": r, "atol": a}
+
+    def of(self, dtype):
+        d = DEFAULT_TOL.get(str(dtype).replace("torch.", ""), DEFAULT_TOL["float64"])
+        return (self.rtol if self.rtol is not None else d[0]), (self.atol if self.atol is not None else d[1])
+
+    def _note(self, kind, where, abs_d, rel_d):
+        cur = self.largest.get(kind)
+        if abs_d > 0 and (cur is None or abs_d > cur["absolute"]):
+            self.largest[kind] = {"at": where, "absolute": abs_d, "relative": rel_d}
+
+    def close(self, kind, where, a, b, dtype="float64", slack=0.0):
+        """Elementwise |a - b| <= atol + rtol * |a| (+ slack); a and b: torch tensors, numpy arrays or floats."""
+        import numpy as np
+
+        rtol, atol = self.of(dtype)
+        x = _as_array(a)
+        y = _as_array(b)
+        if x.shape != y.shape:
+            return False
+        if x.size == 0:
+            return True
+        nan_x, nan_y = np.isnan(x), np.isnan(y)
+        if (nan_x != nan_y).any():
+            return False
+        x, y = np.where(nan_x, 0, x), np.where(nan_y, 0, y)
+        with np.errstate(invalid="ignore", over="ignore"):
+            inf = np.isinf(x) | np.isinf(y)
+            if inf.any() and (x[inf] != y[inf]).any():
+                return False
+            x, y = np.where(inf, 0, x), np.where(inf, 0, y)
+            diff = np.abs(x - y)
+            allowed = atol + rtol * np.abs(x) + slack
+            rel = diff / np.maximum(np.abs(x), np.finfo(np.float64).tiny)
+        self.last = (float(diff.max()), float(rel.max()))
+        self._note(kind, where, *self.last)
+        return bool((diff <= allowed).all())
+
+
+def _as_array(v):
+    import numpy as np
+
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(v, torch.Tensor):
+        t = v.detach().cpu()
+        if t.is_complex():
+            t = torch.view_as_real(t)
+        return t.to(torch.float64).numpy()
+    a = np.asarray(v)
+    if np.iscomplexobj(a):
+        a = np.stack([a.real, a.imag], axis=-1)
+    return a.astype(np.float64)
+
+
+def _dtype(v):
+    return str(getattr(v, "dtype", "float64")).replace("torch.", "")
+
+
+def _load_values(path):
+    import torch
+
+    kw = {"weights_only": False} if "weights_only" in torch.load.__code__.co_varnames else {}
+    try:
+        return torch.load(path, map_location="cpu", **kw)
+    except (OSError, RuntimeError, ValueError, EOFError):
+        return None
+
+
+def _numbers_of_file(path):
+    """(exact, floats) of an output file: exact leaves (compared equal) and floating-point ones, or None (bytes only)."""
+    from chatgpu.resume import _flatten
+
+    ext = os.path.splitext(path)[1].lower()
+    exact, floats = {}, {}
+    try:
+        if ext in (".pt", ".pth", ".ckpt", ".bin"):
+            import torch
+
+            kw = {"weights_only": False} if "weights_only" in torch.load.__code__.co_varnames else {}
+            _flatten("", torch.load(path, map_location="cpu", **kw), exact, floats)
+        elif ext in (".npy", ".npz"):
+            import numpy as np
+
+            data = np.load(path, allow_pickle=False)
+            _flatten("", dict(data) if ext == ".npz" else data, exact, floats)
+        elif ext == ".json":
+            with open(path) as f:
+                _flatten("", json.load(f), exact, floats)
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - any file the loaders cannot read is compared by its bytes
+        return None
+    for k in floats:
+        exact.pop(k, None)  # a float's digest (its sha256 or repr) is what differs; its value is compared instead
+    return exact, floats
+
+
+TEXT = {".txt", ".csv", ".tsv", ".log", ".md", ".out", ".yaml", ".yml", ""}
+
+
+def _outputs_close(tol, name, pa, pb):
+    """Two output files that differ in bytes, compared by their numbers within the tolerance (None: not comparable so)."""
+    if os.path.splitext(pa)[1].lower() in TEXT:
+        try:
+            with open(pa, encoding="utf8") as f:
+                la = f.read().splitlines()
+            with open(pb, encoding="utf8") as f:
+                lb = f.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return len(la) == len(lb) and all([_lines_close(tol, f"outputs/{name}:{i + 1}", x, y, "outputs") for i, (x, y) in enumerate(zip(la, lb))])
+    na, nb = _numbers_of_file(pa), _numbers_of_file(pb)
+    if na is None or nb is None:
+        return None
+    (ea, fa), (eb, fb) = na, nb
+    if ea != eb or set(fa) != set(fb):
+        return False
+    return all([_dtype(fa[k]) == _dtype(fb[k]) and tol.close("outputs", f"outputs/{name}{k}", fa[k], fb[k], _dtype(fa[k])) for k in sorted(fa)])
+
+
+def _last_digit(token):
+    """One unit of a printed number's last digit (0.1234 -> 1e-4, 12 -> 1, 1.5e-3 -> 1e-4)."""
+    m = re.match(r"[-+]?(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d+))?$", token)
+    if not m:
+        return 0.0
+    return 10.0 ** (-(len(m.group(2) or "")) + int(m.group(3) or 0))
+
+
+def _lines_close(tol, where, a, b, kind="losses"):
+    if a == b:
+        return True
+    if NUMBER.sub("#", a) != NUMBER.sub("#", b):
+        return False
+    ok = True
+    for i, (x, y) in enumerate(zip(NUMBER.findall(a), NUMBER.findall(b))):
+        if x == y:
+            continue
+        slack = max(_last_digit(x), _last_digit(y)) if not re.search(r"nan|inf", x + y, re.I) else 0.0
+        ok = tol.close(kind, f"{where}, number {i + 1}", float(x), float(y), "float64", slack) and ok
+    return ok
+
+
 def _run(cmd, cwd, env, halt_file=None, timeout=None):
     """Runs cmd in its own process group; with halt_file, SIGKILLs the group once the file appears."""
     with tempfile.TemporaryFile() as out:
@@ -109,7 +303,7 @@ def _meta(ckdir):
         return {}
 
 
-def check(command, halt_at=None, timeout=None, cwd="."):
+def check(command, halt_at=None, timeout=None, cwd=".", mode="auto", rtol=None, atol=None):
     cwd = os.path.abspath(cwd)
     # Scratch inside the task's own folder (.chatgpu/, which the copy leaves out) where it can be: a
     # worker's private /tmp may be small, and the task's disk is what the run is given.
@@ -177,18 +371,50 @@ def check(command, halt_at=None, timeout=None, cwd="."):
             da.pop(k, None)
             db.pop(k, None)
         report["notCompared"] = [f"{k}: not seeded by the program (differs between two fresh starts)" for k in unseeded]
+        # Bitwise, or within a tolerance where the device makes exact equality impossible (decide_mode).
+        try:
+            with open(f"{a_digest}.device") as f:
+                run_info = json.load(f)
+        except (OSError, ValueError):
+            run_info = {}
+        mode, reason = decide_mode(mode, run_info)
+        report["mode"], report["modeReason"] = mode, reason
+        tol = Tolerance(rtol, atol) if mode == "tolerance" else None
+        va = vb = None
+        if tol:
+            report["tolerance"] = tol.describe()
+            va, vb = _load_values(f"{a_digest}.values") or {}, _load_values(f"{b_digest}.values") or {}
         for key in sorted(set(da) | set(db)):
             if da.get(key) != db.get(key):
-                differences.append(f"state {key}: uninterrupted {da.get(key)!r}, resumed {db.get(key)!r}")
+                if tol and key in va and key in vb and _dtype(va[key]) == _dtype(vb[key]):
+                    if tol.close("state", key, va[key], vb[key], _dtype(va[key])):
+                        continue
+                    r_, a_ = tol.of(_dtype(va[key]))
+                    differences.append(f"state {key}: beyond rtol={r_:g}, atol={a_:g} (largest difference {tol.last[0]:.3g}, relative {tol.last[1]:.3g})")
+                else:
+                    differences.append(f"state {key}: uninterrupted {da.get(key)!r}, resumed {db.get(key)!r}")
         oa, ob = _tree(os.path.join(cwd, "outputs")), _tree(os.path.join(b_dir, "outputs"))
         for p in sorted(set(oa) | set(ob)):
             if oa.get(p) != ob.get(p):
-                differences.append(f"outputs/{p}: {'differs' if p in oa and p in ob else 'only in one run'}")
+                if tol and p in oa and p in ob:
+                    close = _outputs_close(tol, p, os.path.join(cwd, "outputs", p), os.path.join(b_dir, "outputs", p))
+                    if close:
+                        continue
+                    differences.append(f"outputs/{p}: {'differs beyond the tolerance' if close is False else 'differs (not comparable by its numbers)'}")
+                else:
+                    differences.append(f"outputs/{p}: {'differs' if p in oa and p in ob else 'only in one run'}")
         la, l1, l2 = _losses(a["output"]), _losses(b1["output"]), _losses(b2["output"])
         m = len(la) - len(l2)
-        if m < 0 or m > len(l1) or l1[:m] != la[:m] or l2 != la[m:]:
-            first = next((i for i, (x, y) in enumerate(zip(la, l1[:m] + l2)) if x != y), min(len(la), len(l1[:m] + l2)))
-            differences.append(f"logged losses differ from line {first + 1} (uninterrupted {len(la)} line(s); killed {len(l1)}, resumed {len(l2)})")
+        got = l1[:m] + l2 if m >= 0 else l2
+
+        def same(i, x, y):
+            return x == y if not tol else _lines_close(tol, f"loss line {i + 1}", x, y)
+
+        if m < 0 or m > len(l1) or len(got) != len(la) or not all([same(i, x, y) for i, (x, y) in enumerate(zip(la, got))]):
+            first = next((i for i, (x, y) in enumerate(zip(la, got)) if x != y and not (tol and _lines_close(Tolerance(rtol, atol), "", x, y))), min(len(la), len(got)))
+            differences.append(f"logged losses differ{' beyond the tolerance' if tol else ''} from line {first + 1} (uninterrupted {len(la)} line(s); killed {len(l1)}, resumed {len(l2)})")
+        if tol:
+            report["largestDifferences"] = tol.largest
         report.update(
             {
                 "equal": not differences,
@@ -206,18 +432,32 @@ def main(argv=None):
     ap.add_argument("--halt-at", type=int, default=None)
     ap.add_argument("--timeout", type=float, default=None, help="seconds per run")
     ap.add_argument("--report", default=os.path.join(".chatgpu", "resume-check.json"))
+    ap.add_argument("--mode", choices=("auto", "bitwise", "tolerance"), default=os.environ.get("CHATGPU_RESUME_CHECK_MODE") or "auto", help="auto: bitwise on a deterministic device, tolerance on CUDA/ROCm/MPS")
+    ap.add_argument("--rtol", type=float, default=None, help="the job's relative tolerance (tolerance mode)")
+    ap.add_argument("--atol", type=float, default=None, help="the job's absolute tolerance (tolerance mode)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not cmd:
         ap.error("the command to check follows --")
-    code, report = check(" ".join(cmd), halt_at=args.halt_at, timeout=args.timeout)
+    if args.mode not in ("auto", "bitwise", "tolerance"):
+        ap.error(f"--mode (or CHATGPU_RESUME_CHECK_MODE) must be auto, bitwise or tolerance, not {args.mode!r}")
+    for name in ("rtol", "atol"):
+        v = getattr(args, name)
+        if v is not None and not (math.isfinite(v) and v >= 0):
+            ap.error(f"--{name} must be a finite number >= 0, not {v}")
+    code, report = check(" ".join(cmd), halt_at=args.halt_at, timeout=args.timeout, mode=args.mode, rtol=args.rtol, atol=args.atol)
     os.makedirs(os.path.dirname(os.path.abspath(args.report)), exist_ok=True)
     with open(args.report, "w") as f:
         json.dump(report, f, indent=2)
     if report.get("equal"):
         c = report["compared"]
-        print(f"chatgpu.resume_check: equal: killed after step {report['killed']['afterStep']} of {report['uninterrupted']['steps']}, resumed at step {report['resumed']['atStep']}; final state ({c['stateEntries']} entries), {c['outputFiles']} output file(s) and {c['lossLines']} logged loss line(s) bitwise equal to the uninterrupted run")
+        if report.get("mode") == "tolerance":
+            t = report["tolerance"]
+            how = f"equal within rtol={t['rtol']:g}, atol={t['atol']:g} ({report['modeReason']})"
+        else:
+            how = "bitwise equal"
+        print(f"chatgpu.resume_check: equal: killed after step {report['killed']['afterStep']} of {report['uninterrupted']['steps']}, resumed at step {report['resumed']['atStep']}; final state ({c['stateEntries']} entries), {c['outputFiles']} output file(s) and {c['lossLines']} logged loss line(s) {how} to the uninterrupted run")
     else:
         # On stderr: the worker keeps its tail as the failure's reason.
         print(f"chatgpu.resume_check: NOT equal: {report.get('problem') or '; '.join(report.get('differences', [])[:5])}", file=sys.stderr)
