@@ -154,3 +154,130 @@ torch.save({"w": w.detach()}, "outputs/w.pt")
     expect(badReport.differences).toContainEqual(expect.stringMatching(/^state objects\.w\.tensor: uninterrupted/));
   });
 });
+
+describe('chatgpu.resume_check: bitwise or within a tolerance', () => {
+  // The resumed process adds NOISE to the weights after restoring them: what a non-deterministic kernel would leave behind.
+  const NOISY = `import chatgpu.resume as _chatgpu_resume
+import json, os
+import torch
+torch.manual_seed(0)
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+losses = []
+_chatgpu_run = _chatgpu_resume.Run(objects=dict(model=model, opt=opt), values=lambda: dict(losses=losses))
+[losses] = _chatgpu_run.restore(losses=losses)
+if os.environ.get("CHATGPU_RESUME"):
+    with torch.no_grad():
+        model.weight.add_(float(os.environ["NOISE"]))
+for epoch in _chatgpu_run.loop(range(6)):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+    losses.append(loss.item())
+    print(f"epoch {epoch} loss {loss.item():.8f}", flush=True)
+os.makedirs("outputs", exist_ok=True)
+torch.save({"w": model.weight.detach(), "steps": 6}, "outputs/model.pt")
+with open("outputs/metrics.json", "w") as f:
+    json.dump({"loss": losses[-1]}, f)
+`;
+  interface Report {
+    equal: boolean;
+    mode: string;
+    modeReason: string;
+    tolerance?: { rtol: number; atol: number; source: string };
+    largestDifferences?: Record<string, { at: string; absolute: number; relative: number }>;
+    differences: string[];
+  }
+  function check(noise: string, args: string[], extra: Record<string, string> = {}) {
+    const p = project();
+    writeFileSync(path.join(p.dir, 'train.py'), NOISY);
+    const r = spawnSync(PYTHON, ['-m', 'chatgpu.resume_check', '--report', 'report.json', ...args, '--', 'python3 train.py'], {
+      cwd: p.dir,
+      encoding: 'utf8',
+      env: p.env({ NOISE: noise, ...extra }),
+      timeout: 120_000,
+    });
+    return { code: r.status, err: r.stderr, report: JSON.parse(readFileSync(path.join(p.dir, 'report.json'), 'utf8')) as Report };
+  }
+
+  it('a resumed run 1e-6 off: unequal bitwise on CPU; equal in tolerance mode with the mode, its reason, the tolerance and the largest differences recorded', () => {
+    const bitwise = check('1e-6', []);
+    expect(bitwise.code).toBe(1);
+    expect(bitwise.report).toMatchObject({ equal: false, mode: 'bitwise', modeReason: 'device cpu: deterministic' });
+    expect(bitwise.report.differences).toContainEqual(
+      expect.stringMatching(/^state objects\.model\.state_dict\.weight: uninterrupted 'torch\.float32/),
+    );
+    expect(bitwise.report.differences).toContain('outputs/model.pt: differs');
+    expect(bitwise.report.tolerance).toBeUndefined();
+
+    const tolerant = check('1e-6', ['--mode', 'tolerance', '--rtol', '1e-4', '--atol', '1e-6']);
+    expect(tolerant.code, tolerant.err).toBe(0);
+    expect(tolerant.report).toMatchObject({
+      equal: true,
+      mode: 'tolerance',
+      modeReason: 'tolerance asked for (--mode tolerance)',
+      tolerance: { rtol: 1e-4, atol: 1e-6, source: 'job' },
+      differences: [],
+    });
+    // Parameters, optimizer state, the carried losses, the output files and the logged loss lines all differed a little, within it.
+    for (const part of ['state', 'outputs', 'losses']) {
+      const d = tolerant.report.largestDifferences![part]!;
+      expect(d.absolute, part).toBeGreaterThan(0);
+      expect(d.absolute, part).toBeLessThan(1e-4);
+    }
+    // Forced by the environment as well (an operator's switch), with torch.testing's defaults when the job gives none.
+    const byEnv = check('1e-7', [], { CHATGPU_RESUME_CHECK_MODE: 'tolerance' });
+    expect(byEnv.report).toMatchObject({ mode: 'tolerance', tolerance: { rtol: 1.3e-6, atol: 1e-5, source: 'default' } });
+  });
+
+  it('a resumed run 1e-2 off fails in tolerance mode too, saying by how much', () => {
+    const r = check('1e-2', ['--mode', 'tolerance', '--rtol', '1e-4', '--atol', '1e-6']);
+    expect(r.code).toBe(1);
+    expect(r.report).toMatchObject({ equal: false, mode: 'tolerance' });
+    expect(r.report.differences).toContainEqual(
+      expect.stringMatching(
+        /^state objects\.model\.state_dict\.weight: beyond rtol=0\.0001, atol=1e-06 \(largest difference [\d.e-]+, relative/,
+      ),
+    );
+    expect(r.report.differences).toContain('outputs/model.pt: differs beyond the tolerance');
+    expect(r.report.differences).toContainEqual(expect.stringMatching(/^logged losses differ beyond the tolerance from line 4 /));
+    expect(r.report.largestDifferences!.state!.absolute).toBeGreaterThan(1e-3);
+    expect(r.err).toMatch(/chatgpu\.resume_check: NOT equal: state objects\.model\.state_dict\.bias: beyond rtol/);
+  });
+
+  it('the mode follows the device: bitwise on CPU or with deterministic algorithms, tolerance on CUDA, ROCm and MPS', () => {
+    const cases = [
+      [{ devices: ['cpu'], hip: false, deterministic: false }, ['bitwise', 'device cpu: deterministic']],
+      [{}, ['bitwise', 'device cpu: deterministic']],
+      [{ devices: ['cpu', 'cuda'], hip: false, deterministic: false }, ['tolerance', 'device cuda: non-deterministic kernels']],
+      [{ devices: ['cuda'], hip: true, deterministic: false }, ['tolerance', 'device rocm: non-deterministic kernels']],
+      [{ devices: ['mps'], hip: false, deterministic: false }, ['tolerance', 'device mps: non-deterministic kernels']],
+      [{ devices: ['cuda'], hip: false, deterministic: true }, ['bitwise', 'device cuda with torch.use_deterministic_algorithms(True)']],
+    ] as const;
+    const code = `import json, sys\nfrom chatgpu.resume_check import decide_mode\nprint(json.dumps([decide_mode("auto", c) for c in json.loads(sys.argv[1])] + [decide_mode("bitwise", {"devices": ["cuda"]})]))`;
+    const r = spawnSync(PYTHON, ['-c', code, JSON.stringify(cases.map((c) => c[0]))], {
+      encoding: 'utf8',
+      env: { PATH: '/usr/bin:/bin', PYTHONPATH: HELPERS },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([...cases.map((c) => c[1]), ['bitwise', 'bitwise asked for (--mode bitwise)']]);
+  });
+
+  it('refuses a negative tolerance or an unknown mode before running anything', () => {
+    for (const [args, env, message] of [
+      [['--rtol', '-1'], {}, /--rtol must be a finite number >= 0/],
+      [['--atol', 'nan'], {}, /--atol must be a finite number >= 0/],
+      [[], { CHATGPU_RESUME_CHECK_MODE: 'loose' }, /must be auto, bitwise or tolerance, not 'loose'/],
+      [['--mode', 'loose'], {}, /invalid choice: 'loose'/],
+    ] as const) {
+      const p = project();
+      const r = spawnSync(PYTHON, ['-m', 'chatgpu.resume_check', ...args, '--', 'python3 train.py'], {
+        cwd: p.dir,
+        encoding: 'utf8',
+        env: p.env(env),
+      });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(existsSync(p.ck)).toBe(false); // the program never ran
+    }
+  });
+});
