@@ -226,7 +226,8 @@ export async function main(argv: string[]): Promise<number> {
     ...(choice.ownJobsOnly ? { ownJobsOnly: true } : {}),
     ...(choice.sandbox === 'none' && choice.warning ? { sandboxReason: choice.warning } : {}),
   };
-  const probeMachine = () => probeCapabilities({ dataDir, sandbox, install, pipIndexUrl, ...(v.python ? { python: v.python } : {}) });
+  const probeMachine = () =>
+    probeCapabilities({ dataDir, sandbox, install, pipIndexUrl, allowNetwork: networkPolicy, ...(v.python ? { python: v.python } : {}) });
   // The per-task memory limit goes with the capabilities (set below, once it is known).
   let taskMemoryLimitMiB: number | null = null;
   const withLimit = (c: Capabilities): Capabilities => (taskMemoryLimitMiB ? { ...c, taskMemoryLimitMiB } : c);

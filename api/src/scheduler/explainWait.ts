@@ -9,9 +9,11 @@ import {
   needsSetup,
   onlineWorkers,
   ownJobsOnly,
+  type PlacementWorker,
   trustOf,
 } from '../domain/workers/placement.js';
 import { devicesNeeded, devicesOf } from '../domain/workers/devices.js';
+import { networkAllows, networkNeed, networkPolicyOf } from '../domain/workers/networkPolicy.js';
 
 /**
  * For queued tasks that no ONLINE worker can run, a sentence saying why, set as the
@@ -58,6 +60,7 @@ export async function explainWait(
           : t.accelVendor
             ? `${t.accelVendor} accelerator`
             : null,
+        networkWanted(t.requirements, workers),
         t.minAccelMemMiB ? `≥ ${Math.round(t.minAccelMemMiB / 1024)} GiB accelerator memory` : null,
         t.minMemoryMiB ? `≥ ${Math.round(t.minMemoryMiB / 1024)} GiB RAM` : null,
       ]
@@ -81,4 +84,22 @@ export async function explainWait(
     }
   }
   return changes;
+}
+
+/**
+ * The network a task asks for, as a need (null: none): a data-download step wants a worker whose
+ * owner allows downloads, any other a worker that gives every task the network; when no online
+ * worker's --allow-network gives it, the refusing workers and their policies are named.
+ */
+function networkWanted(requirements: unknown, workers: PlacementWorker[]): string | null {
+  const need = networkNeed(requirements);
+  if (need === 'none') return null;
+  const what =
+    need === 'download' ? 'a worker that allows data downloads' : 'a worker that gives any task the network (--allow-network always)';
+  if (workers.some((w) => networkAllows(networkPolicyOf(w.capabilities), need))) return what;
+  const named = workers
+    .slice(0, 5)
+    .map((w) => `${w.name} runs with --allow-network ${networkPolicyOf(w.capabilities)}`)
+    .join('; ');
+  return `${what} (no online worker allows ${need === 'download' ? 'downloads' : 'it'}${named ? `: ${named}` : ''})`;
 }

@@ -213,6 +213,15 @@ describe('probeCapabilities (fake machines)', () => {
     });
   });
 
+  it("advertises the owner's --allow-network as it is (the claim places by it), downloads by default", async () => {
+    const exec = machine({});
+    expect((await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux' })).allowNetwork).toBe('downloads');
+    for (const allowNetwork of ['never', 'always'] as const)
+      expect(
+        (await probeCapabilities({ sandbox, dataDir, exec, python: '/nope/python', platform: 'linux', allowNetwork })).allowNetwork,
+      ).toBe(allowNetwork);
+  });
+
   it('never throws, even when exec itself throws', async () => {
     const exec: ExecFn = async () => {
       throw new Error('boom');

@@ -18,6 +18,7 @@ import { pythonCandidates } from './pythonCandidates.js';
 import { canInstall, probePython, type PythonProbe } from './pythonProbe.js';
 import { probeToolchains } from './toolchains.js';
 import type { Accelerator, Capabilities, ExecFn } from './types.js';
+import { DEFAULT_NETWORK_POLICY, type NetworkPolicy } from '../downloadCache.js';
 
 export interface ProbeOptions {
   /** `--python PATH`: probe only this interpreter */
@@ -33,6 +34,8 @@ export interface ProbeOptions {
   sandbox: Pick<Capabilities, 'sandbox' | 'ownJobsOnly' | 'sandboxReason'>;
   /** false with `--no-install`: the worker runs no setup phase (default true) */
   install?: boolean;
+  /** `--allow-network` (default downloads): advertised as it is, so the claim places by what the runner enforces */
+  allowNetwork?: NetworkPolicy;
   /** `--pip-index-url`: reported instead of pip's configured index */
   pipIndexUrl?: string | null;
   /** for tests: the environment searched for Python (PATH, CONDA_PREFIX…) and the host's identity */
@@ -127,6 +130,7 @@ export async function probeCapabilities(opts: ProbeOptions): Promise<Capabilitie
       enabled: opts.install !== false && !!chosen && canInstall(chosen.install),
       index: redactUrl(opts.pipIndexUrl ?? chosen?.install.index ?? null),
     },
+    allowNetwork: opts.allowNetwork ?? DEFAULT_NETWORK_POLICY,
     probeErrors: errors,
   };
 }

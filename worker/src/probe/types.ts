@@ -3,6 +3,7 @@
  * `Capabilities` as JSON, so every field is plain data and `null` (never `undefined`) means "unknown".
  */
 
+import type { NetworkPolicy } from '../downloadCache.js';
 import type { SimulatedAccelerator } from './simulateAccelerator.js';
 
 export interface Accelerator {
@@ -65,6 +66,9 @@ export interface Capabilities {
    * pip's own configuration; null: pip's default), without any credentials it holds.
    */
   install: { enabled: boolean; index: string | null };
+  /** The owner's `--allow-network` (downloadCache.ts networkFor enforces it): the claim gives a task that
+   *  needs the network only to a worker whose policy allows it. Absent (older workers): downloads. */
+  allowNetwork?: NetworkPolicy;
   probeErrors: string[];
   /** --simulate-accelerator (tests and demos only; see simulateAccelerator.ts). Absent: real hardware. */
   simulatedAccelerator?: SimulatedAccelerator | null;

@@ -58,6 +58,9 @@ export interface ClaimedTask {
  * (requirements.devices: a distributed launch's processes) goes only to a worker with that many
  * accelerators of its vendor free (not held by its live GPU attempts), or, on the CPU, that many
  * cores in one slot; while it runs, no other GPU task joins it there (devicesFit below).
+ * Network: a task that asks for it (requirements.network) only on a worker whose owner's policy
+ * gives it — --allow-network always, or downloads for a data-download step (networkFits below) —
+ * so a refusing worker never claims, and fails, what another would run.
  */
 export interface Rates {
   cpuCoreHourCad: number;
@@ -114,6 +117,27 @@ function devicesFit(t: string, w: string) {
     AND (${T}."accelVendor" IS NULL OR NOT ${W}."multiLive"))`;
 }
 
+/**
+ * The network policy of worker row `w` (SQL alias): the owner's --allow-network as its capabilities
+ * advertise it (capabilities.allowNetwork), else the worker's default, downloads
+ * (domain/workers/networkPolicy.ts networkPolicyOf).
+ */
+function networkPolicyOf(w: string) {
+  const W = P.raw(w);
+  return P.sql`(CASE WHEN ${W}.capabilities ->> 'allowNetwork' IN ('never', 'downloads', 'always') THEN ${W}.capabilities ->> 'allowNetwork' ELSE 'downloads' END)`;
+}
+
+/**
+ * Task `t` (SQL alias) asks for no network (requirements.network not true), or `policy` gives it:
+ * always, or downloads for a data-download step (requirements.download an object)
+ * (domain/workers/networkPolicy.ts networkAllows). The worker refuses the others (NETWORK_REFUSED).
+ */
+function networkFits(t: string, policy: P.Sql) {
+  const T = P.raw(t);
+  return P.sql`((${T}.requirements -> 'network') IS DISTINCT FROM 'true'::jsonb OR ${policy} = 'always'
+    OR (${policy} = 'downloads' AND jsonb_typeof(${T}.requirements -> 'download') = 'object'))`;
+}
+
 /** How long the cap check projects task `t` to (SQL alias): its smoke run's estimate, else its time limit. */
 function projectedSec(t: string) {
   const T = P.raw(t);
@@ -144,6 +168,7 @@ export async function claimTasks(
              EXISTS (SELECT 1 FROM "Attempt" la JOIN "Task" lt ON lt.id = la."taskId"
                WHERE la."workerId" = "Worker".id AND la.status IN ('LEASED', 'RUNNING') AND lt."accelVendor" IS NOT NULL AND COALESCE((lt.requirements ->> 'devices')::int, 1) > 1) AS "multiLive",
              ${torchOf('"Worker"')} AS torch,
+             ${networkPolicyOf('"Worker"')} AS "allowNetwork",
              GREATEST(0, LEAST(${max}::int, slots - (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = "Worker".id AND a.status IN ('LEASED', 'RUNNING')))) AS free
       FROM "Worker" WHERE id = ${workerId}::uuid AND "tokenId" = ${workerTokenId}::uuid AND status IN ('ONLINE', 'OFFLINE')
     ),
@@ -204,6 +229,8 @@ export async function claimTasks(
             AND NOT COALESCE((t.requirements -> 'avoidOwners') ? (w."ownerId"::text), false)
             AND ${torchFits('t', P.sql`w.torch`)}
             AND ${devicesFit('t', 'w')}
+            -- The network only where the owner's policy gives it (--allow-network).
+            AND ${networkFits('t', P.sql`w."allowNetwork"`)}
             AND NOT (
               w."accelVendor" <> 'none' AND t."accelVendor" IS NULL AND t."pinnedWorkerId" IS NULL
               AND EXISTS (
@@ -213,6 +240,7 @@ export async function claimTasks(
                   AND c."lastSeenAt" >= ${seenSince}::timestamp
                   AND t.workload = ANY (c.workloads) AND t."minMemoryMiB" <= c."memoryMiB"
                   AND ${torchFits('t', torchOf('c'))}
+                  AND ${networkFits('t', networkPolicyOf('c'))}
                   AND (SELECT count(*) FROM "Attempt" a WHERE a."workerId" = c.id AND a.status IN ('LEASED', 'RUNNING')) < c.slots
               )
             )

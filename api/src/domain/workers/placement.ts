@@ -7,6 +7,7 @@ import type { Db } from '../../db/types.js';
 import { DEFAULT_TIMEOUT_SEC, type Rates } from '../../db/sql/claimTasks.js';
 import { priceInterval, reservationOf } from '../billing/usage.js';
 import { devicesNeeded, devicesOf } from './devices.js';
+import { networkAllows, networkNeed, networkPolicyOf } from './networkPolicy.js';
 import { torchAtLeast } from './torchVersion.js';
 
 /** What placement needs of an online worker (selected once per pass). */
@@ -52,8 +53,9 @@ export function ownJobsOnly(capabilities: unknown): boolean {
  * (db/sql/claimTasks.ts) in one predicate: workload, accelerator, memory, pinned worker, a setup
  * phase only on a worker that installs, the workers its retries avoid, trust — checkable work
  * only above the threshold, replicas off the owners that already ran the result — the lowest
- * PyTorch a pin needs, another owner's task never on a worker without a sandbox (ownJobsOnly), and
- * the devices a distributed launch needs on one worker (domain/workers/devices.ts).
+ * PyTorch a pin needs, another owner's task never on a worker without a sandbox (ownJobsOnly),
+ * the devices a distributed launch needs on one worker (domain/workers/devices.ts), and the network
+ * a task asks for only on a worker whose policy gives it (domain/workers/networkPolicy.ts).
  */
 export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: number): boolean {
   const installs = (w.capabilities as { install?: { enabled?: boolean } } | null)?.install?.enabled === true;
@@ -71,7 +73,8 @@ export function canRunOn(t: PlacementTask, w: PlacementWorker, minReputation: nu
     w.reputation >= trust.minReputation &&
     !trust.avoidOwners.includes(w.ownerId) &&
     (!minTorchOf(t.requirements) || torchAtLeast(w.capabilities, minTorchOf(t.requirements)!)) &&
-    (devicesNeeded(t.requirements) <= 1 || devicesNeeded(t.requirements) <= devicesOf(w, t.accelVendor))
+    (devicesNeeded(t.requirements) <= 1 || devicesNeeded(t.requirements) <= devicesOf(w, t.accelVendor)) &&
+    networkAllows(networkPolicyOf(w.capabilities), networkNeed(t.requirements))
   );
 }
 

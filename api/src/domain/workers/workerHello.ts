@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Prisma as P } from '../../generated/prisma/client.js';
 import { SimulatedAcceleratorRefusedError, ValidationError } from '../errors.js';
 import type { Resources } from '../resources.js';
+import { NETWORK_POLICIES } from './networkPolicy.js';
 
 /** What a worker reports about itself (worker/src/probe/types.ts is the producer). Lenient: unknown keys kept. */
 export const CapabilitiesSchema = z
@@ -35,6 +36,8 @@ export const CapabilitiesSchema = z
       .array(z.enum(['python', 'torch-cpu', 'torch-cuda', 'torch-rocm', 'torch-mps', 'cuda-cxx', 'hip-cxx', 'shell']))
       .max(16)
       .optional(),
+    /** The owner's --allow-network: which tasks may have the network there (the claim places by it; absent: downloads). */
+    allowNetwork: z.enum(NETWORK_POLICIES).optional(),
     /** --simulate-accelerator (tests and demos): the class advertised; numerics run on the CPU. */
     simulatedAccelerator: z
       .object({ spec: z.string().min(1).max(200) })
