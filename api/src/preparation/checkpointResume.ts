@@ -9,7 +9,8 @@
  * The evidence that resuming changes nothing is not static: the step's candidate run is
  * `resumeCheckCommand(workload)` (chatgpu.resume_check), which runs the bounded workload
  * uninterrupted and again SIGKILLed half-way and resumed in a fresh process, and fails unless the
- * final state, the outputs and the logged losses are bitwise equal.
+ * final state, the outputs and the logged losses are bitwise equal (within the step's tolerance where
+ * the device's kernels are not deterministic: CUDA, ROCm, MPS).
  *
  * A program the rewriter cannot handle comes back unchanged with an `error` hazard saying why (no
  * recognisable loop, state it cannot name, a data position it cannot restore); one that already
@@ -111,9 +112,21 @@ function shellWord(v: string): string {
  * The candidate run of a checkpoint-resume step: the bounded workload checked by
  * chatgpu.resume_check (uninterrupted; SIGKILLed after half its iterations and resumed; compared).
  * Its outputs are the uninterrupted run's, so the stage compares them with the reference as usual.
+ * The step's numeric tolerance goes with it (--rtol/--atol): the check uses it where the run cannot be
+ * bitwise equal (a CUDA, ROCm or MPS device without deterministic algorithms), and compares bitwise
+ * elsewhere whatever it says.
  */
-export function resumeCheckCommand(command: string): string {
-  return `python -m chatgpu.resume_check --report ${RESUME_CHECK_REPORT} -- ${shellWord(command)}`;
+export function resumeCheckCommand(command: string, tolerance?: { rtol?: number; atol?: number } | null): string {
+  const tol = (['rtol', 'atol'] as const)
+    .filter((k) => typeof tolerance?.[k] === 'number' && Number.isFinite(tolerance[k]) && tolerance[k] >= 0)
+    .map((k) => ` --${k} ${formatTolerance(tolerance![k]!)}`)
+    .join('');
+  return `python -m chatgpu.resume_check --report ${RESUME_CHECK_REPORT}${tol} -- ${shellWord(command)}`;
+}
+
+/** A tolerance as people write it (and Python reads it): 1e-6, 1.3e-6, 0.01. */
+export function formatTolerance(x: number): string {
+  return x !== 0 && Math.abs(x) < 1e-3 ? x.toExponential() : String(x);
 }
 
 /** Where the check's report goes (collected with the candidate's outputs; outside outputs/, so not compared). */

@@ -7,7 +7,7 @@
  * candidate flow: static checks, the comparison of the uninterrupted run's outputs with the reference.
  */
 import type { Task } from '../../generated/prisma/client.js';
-import { CHECKPOINT_RESUME, RESUME_CHECK_REPORT, resumeCheckCommand } from '../../preparation/checkpointResume.js';
+import { CHECKPOINT_RESUME, formatTolerance, RESUME_CHECK_REPORT, resumeCheckCommand } from '../../preparation/checkpointResume.js';
 import type { Hazard } from '../../preparation/types.js';
 import { readBlobBuffer } from '../blobs/blobStore.js';
 import type { ManifestEntry } from '../blobs/paths.js';
@@ -24,12 +24,12 @@ export function isResumeStep(step: { transformation: string }): boolean {
 
 /** The candidate task of a step: the bounded workload, or for checkpoint-resume its kill-and-resume check. */
 export function candidateRun(
-  step: { transformation: string },
+  step: { transformation: string; tolerance?: { rtol?: number; atol?: number } | null },
   command: string,
 ): { command: string; role: 'CANDIDATE' | 'RESUME_CHECK'; timeoutFactor?: number; outputs?: string[] } {
   if (!isResumeStep(step)) return { command, role: 'CANDIDATE' };
   return {
-    command: resumeCheckCommand(command),
+    command: resumeCheckCommand(command, step.tolerance),
     role: 'RESUME_CHECK',
     timeoutFactor: CHECK_TIMEOUT_FACTOR,
     outputs: [RESUME_CHECK_REPORT],
@@ -45,6 +45,27 @@ export interface ResumeCheckReport {
   killed?: { afterStep: number; signal: string | null };
   resumed?: { atStep: number | null };
   compared?: { stateEntries: number; outputFiles: number; lossLines: number };
+  /** bitwise where the run is deterministic (CPU, deterministic algorithms); tolerance where it cannot be (CUDA, ROCm, MPS) or asked. */
+  mode?: 'bitwise' | 'tolerance';
+  /** Why that mode, e.g. "device cuda: non-deterministic kernels". */
+  modeReason?: string;
+  /** The tolerance of tolerance mode: the job's (source "job") or torch.testing's (source "default", float32's shown). */
+  tolerance?: { rtol: number; atol: number; source?: 'job' | 'default' };
+  /** The largest differences seen in tolerance mode, per part compared. */
+  largestDifferences?: Partial<Record<'state' | 'outputs' | 'losses', { at: string; absolute: number; relative: number }>>;
+}
+
+/** How the runs were compared, in words: "bitwise equal", or "equal within rtol=…, atol=… (why)" and the largest difference. */
+export function describeEquality(report: Pick<ResumeCheckReport, 'mode' | 'modeReason' | 'tolerance' | 'largestDifferences'>): string {
+  if (report.mode !== 'tolerance' || !report.tolerance) return 'bitwise equal';
+  const t = report.tolerance;
+  const source = t.source === 'default' ? " torch.testing's defaults," : '';
+  const largest = Object.values(report.largestDifferences ?? {}).reduce<{ at: string; absolute: number } | null>(
+    (m, d) => (d && (!m || d.absolute > m.absolute) ? d : m),
+    null,
+  );
+  const seen = largest ? `; largest difference ${largest.absolute.toExponential(2)} at ${largest.at}` : '; no difference seen';
+  return `equal within${source} rtol=${formatTolerance(t.rtol)}, atol=${formatTolerance(t.atol)} (${report.modeReason ?? 'tolerance mode'}${seen})`;
 }
 
 /**
@@ -75,9 +96,13 @@ export function describeResumeCheck(report: ResumeCheckReport | null): string {
   if (report.equal && report.compared) {
     const c = report.compared;
     const skipped = report.notCompared?.length ? ` (not compared: ${report.notCompared.join('; ')})` : '';
-    return `killed with SIGKILL after step ${report.killed?.afterStep} of ${report.uninterrupted?.steps} and resumed in a fresh process at step ${report.resumed?.atStep}, the run ended bitwise equal to the uninterrupted one: final state (${c.stateEntries} entries: parameters, optimizer/scheduler/scaler state, carried values, RNG), ${c.outputFiles} output file(s) and ${c.lossLines} logged loss line(s)${skipped}`;
+    return `killed with SIGKILL after step ${report.killed?.afterStep} of ${report.uninterrupted?.steps} and resumed in a fresh process at step ${report.resumed?.atStep}, the run ended ${describeEquality(report)} to the uninterrupted one: final state (${c.stateEntries} entries: parameters, optimizer/scheduler/scaler state, carried values, RNG), ${c.outputFiles} output file(s) and ${c.lossLines} logged loss line(s)${skipped}`;
   }
-  return `the kill-and-resume check found the resumed run different: ${report.problem ?? (report.differences ?? []).slice(0, 5).join('; ')}`;
+  const compared =
+    report.mode === 'tolerance' && report.tolerance
+      ? ` (compared within rtol=${formatTolerance(report.tolerance.rtol)}, atol=${formatTolerance(report.tolerance.atol)}: ${report.modeReason ?? 'tolerance mode'})`
+      : '';
+  return `the kill-and-resume check found the resumed run different${compared}: ${report.problem ?? (report.differences ?? []).slice(0, 5).join('; ')}`;
 }
 
 /** Why a program was left unchanged by the rewrite (its error hazards: the refusal's reasons; else its notes). */
