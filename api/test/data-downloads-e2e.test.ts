@@ -5,8 +5,9 @@
  *     network; the run has none (train.py tries to connect to the same server and must fail);
  *   - a second job with the same data on the same worker restores the step's outputs from the
  *     worker's download cache (the server saw exactly one request, one connection);
- *   - a worker whose owner chose --allow-network never refuses the step: the job stops before its
- *     run with a message naming the URL and the policy, and the server is asked nothing;
+ *   - a worker whose owner chose --allow-network never (it advertises so) is not given the step: the
+ *     step waits, saying no online worker allows downloads and naming the worker's policy, and the
+ *     server is asked nothing (placement by policy, api/test/placement-network.test.ts);
  *   - a download that fails (404) stops the job before its run the same way.
  */
 import { createServer, type Server } from 'node:http';
@@ -159,7 +160,7 @@ describe('a project whose prepare step downloads', () => {
   );
 
   it(
-    'a worker whose policy is --allow-network never: the job stops before the run, naming the URL and the policy',
+    'only a worker whose policy is --allow-network never: it is not given the download step, which waits saying why',
     { timeout: 300_000 },
     async () => {
       await worker!.stop();
@@ -167,16 +168,24 @@ describe('a project whose prepare step downloads', () => {
       refusing = await startWorker(api.url, await token('w2'), 'no-net-box', ['--python', '/usr/bin/python3', '--allow-network', 'never']);
       const before = seen.requests.length;
       const { id, jobId } = await submit({ 'prepare.py': prepare('other.txt'), 'train.py': TRAIN }, 'train it on the corpus');
-      const job = await finished(id);
-      const url = `http://127.0.0.1:${port}/corpus/other.txt`;
-      expect(job.status, `${job.statusReason}\n${await logOf(jobId, 'step:prepare-data')}`).toBe('FAILED');
-      expect(job.statusReason).toContain('prepare-data');
-      expect(job.statusReason).toContain(url);
-      expect(job.statusReason).toContain('--allow-network never');
-      expect(await logOf(jobId, 'step:prepare-data')).toContain('worker: NETWORK_REFUSED');
-      // Stopped before the run: no run task, and the source was asked nothing.
+      // Once the stopped worker is marked offline, the step's wait names the refusing worker's policy.
+      const step = await waitFor(
+        async () => {
+          const t = await prisma.task.findFirst({ where: { jobId, name: 'step:prepare-data' } });
+          return t?.statusReason?.includes('no online worker allows downloads: no-net-box runs with --allow-network never') ? t : null;
+        },
+        180_000,
+        'the download step waiting for a worker that allows downloads',
+      );
+      expect(step.status).toBe('QUEUED');
+      expect(step.statusReason).toMatch(/^No online worker can run this: it needs .*a worker that allows data downloads/);
+      // Not claimed (so not refused either), no run, and the source was asked nothing.
+      expect(await prisma.attempt.count({ where: { taskId: step.id } })).toBe(0);
       expect(await prisma.task.count({ where: { jobId, name: 'run' } })).toBe(0);
       expect(seen.requests.length).toBe(before);
+      // Cancelled, so the next test's worker does not take it.
+      const cancelled = await api.gql(`mutation($id: ID!) { cancelJob(id: $id) { __typename ... on Job { status } } }`, { id }, user.token);
+      expect(cancelled.data.cancelJob).toEqual({ __typename: 'Job', status: 'CANCELLED' });
     },
   );
 
