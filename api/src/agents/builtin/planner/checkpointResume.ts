@@ -73,7 +73,7 @@ export function decideCheckpointResume(input: ResumeInput): ResumeDecision {
     return { propose: false, why: detail, ask: asked ? { ask: asked, status: 'refused', detail } : null };
   }
   const why = asked ? `asked ("${asked}")` : `the run is estimated at ${Math.round(input.estimateSec!)} s, longer than ${threshold} s`;
-  const detail = `the checkpoint-resume preparation step on ${trains}: the training loop saves its state between iterations into the worker's checkpoint folder and resumes from the newest checkpoint, kept only if a bounded run killed half-way and resumed ends bitwise equal to an uninterrupted one; otherwise (or if the loop is not one it recognises) the job runs without it and says so`;
+  const detail = `the checkpoint-resume preparation step on ${trains}: the training loop saves its state between iterations into the worker's checkpoint folder and resumes from the newest checkpoint, kept only if a bounded run killed half-way and resumed ends bitwise equal to an uninterrupted one (on a GPU's non-deterministic kernels: equal within the job's tolerance, the reason recorded); otherwise (or if the loop is not one it recognises) the job runs without it and says so`;
   return { propose: true, step: RESUME_STEP, why, ask: asked ? { ask: asked, status: 'honoured', detail } : null };
 }
 
