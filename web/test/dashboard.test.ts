@@ -282,7 +282,7 @@ describe('dashboard (seeded)', () => {
         jobId: job.uuid,
         ownerId: user.userId,
         kind: 'PROBE',
-        role: 'PROBE',
+        role: 'REPLICA',
         name: 'replica:run',
         codeVersionId: code.id,
         command: 'python train.py',
