@@ -1,6 +1,25 @@
 import type { Db } from '../client.js';
-import type { Task } from '../../generated/prisma/client.js';
-import type { taskRow } from '../../domain/jobs/createTask.js';
+import type { Task, TaskKind, TaskRole } from '../../generated/prisma/client.js';
+
+/** A task's row as the use case checked it (domain/jobs/createTask.ts taskRow), without its owner (its job's). */
+export interface TaskInsert {
+  jobId: string;
+  kind: TaskKind;
+  role: TaskRole;
+  name: string;
+  codeVersionId: string;
+  command: string;
+  environment: unknown;
+  requirements: unknown;
+  workload: string;
+  accelVendor: string | null;
+  minMemoryMiB: number;
+  minAccelMemMiB: number;
+  pinnedWorkerId: string | null;
+  priority: number;
+  maxAttempts: number;
+  runAfter: Date;
+}
 
 /**
  * Inserts a task (status QUEUED, the life cycle's start: domain/leases/taskLifecycle.ts) and its
@@ -8,7 +27,7 @@ import type { taskRow } from '../../domain/jobs/createTask.js';
  * back means no such job. Inserting a Task takes a KEY SHARE lock on its job's row (the foreign
  * key), which a caller holding that row FOR NO KEY UPDATE (lockJob.ts) does not block.
  */
-export async function insertTaskStatement(db: Db, d: ReturnType<typeof taskRow>, at: Date) {
+export async function insertTaskStatement(db: Db, d: TaskInsert, at: Date) {
   return db.$queryRaw<(Task & { eventId: string })[]>`
     WITH t AS (
       INSERT INTO "Task" (id, "jobId", "ownerId", kind, role, name, "codeVersionId", command, environment, requirements, workload, "accelVendor",

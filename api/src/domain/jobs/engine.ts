@@ -171,11 +171,13 @@ export class JobEngine {
       if (!task || task.currentAttemptId === handled) return;
       handled = task.currentAttemptId;
       if (task.status !== 'SUCCEEDED' && task.status !== 'FAILED') return;
-      if (this.agents && (await this.agents.judgeFinishedTask(task)) === 'hold') return;
-      // The supervisor queued it again (and maybe its new attempt already ended): not this
-      // attempt's outcome to move the job on.
-      const now = await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { currentAttemptId: true, status: true } });
-      if (now?.currentAttemptId !== handled || (now.status !== 'SUCCEEDED' && now.status !== 'FAILED')) continue;
+      if (this.agents) {
+        if ((await this.agents.judgeFinishedTask(task)) === 'hold') return;
+        // The supervisor queued it again (and maybe its new attempt already ended): not this
+        // attempt's outcome to move the job on.
+        const now = await this.r.prisma.task.findUnique({ where: { id: taskId }, select: { currentAttemptId: true, status: true } });
+        if (now?.currentAttemptId !== handled || (now.status !== 'SUCCEEDED' && now.status !== 'FAILED')) continue;
+      }
       await advanceJobAfterTask(this.r, taskId);
       return;
     }

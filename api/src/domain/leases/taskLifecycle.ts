@@ -45,13 +45,13 @@ export const ATTEMPT_TRANSITIONS: Readonly<Record<AttemptStatus, readonly Attemp
   DRAINED: [],
 };
 
-/** The db/sql statements that write Task.status or Attempt.status themselves (each documents its transitions). */
+/** The db/sql statements that write Task.status or Attempt.status themselves (each documents its transitions; the insert only creates QUEUED rows). */
 export const STATUS_STATEMENTS = [
   'db/sql/claimTasks.ts',
   'db/sql/renewLeases.ts',
   'db/sql/expireLeases.ts',
   'db/sql/completeAttempts.ts',
-  'domain/jobs/createTask.ts',
+  'db/sql/insertTask.ts',
 ] as const;
 
 export class InvalidTaskTransitionError extends Error {}
