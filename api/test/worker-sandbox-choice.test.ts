@@ -201,7 +201,7 @@ describe('no leftovers', () => {
     expect(readdirSync(path.join(dataDir, 'runs'))).toEqual([]);
     expect(existsSync(path.join(dataDir, 'attempts', a2.id))).toBe(false);
     // A second worker on the same data folder would take the first one's runs for leftovers: it refuses.
-    const third = await run(process.execPath, args, { env }).then(
+    const third = await run(process.execPath, args, { env, timeout: 60_000 }).then(
       () => ({ code: 0, stderr: '' }),
       (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
     );

@@ -17,7 +17,7 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { callControl, serveControl } from './control.js';
+import { callControl, claimControl } from './control.js';
 import { cleanLeftovers } from './leftovers.js';
 import { notebookSupport } from './probe/notebookSupport.js';
 import { probeCapabilities } from './probe/probeCapabilities.js';
@@ -197,13 +197,10 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   await mkdir(dataDir, { recursive: true });
-  // One worker per data folder: a second would take the first one's runs for leftovers.
-  if (
-    await callControl(dataDir, 'status').then(
-      () => true,
-      () => false,
-    )
-  ) {
+  // One worker per data folder, taken before anything reads it: a second would take the first
+  // one's runs for leftovers.
+  const control = await claimControl(dataDir);
+  if (!control) {
     console.error(`Another worker is running with data directory ${dataDir}: stop it first, or give this one its own --data-dir.`);
     return 1;
   }
@@ -211,6 +208,7 @@ export async function main(argv: string[]): Promise<number> {
   const choice = resolveSandbox(v.sandbox as SandboxMode, await detectSandbox());
   if (!choice.ok) {
     console.error(choice.error);
+    control.close();
     return 1;
   }
   if (choice.warning) log.warn(choice.warning);
@@ -297,7 +295,7 @@ export async function main(argv: string[]): Promise<number> {
       : {}),
   });
   await session.start();
-  const control = serveControl(dataDir, {
+  control.serve({
     pause: async () => ({ status: await session.setPaused(true) }),
     resume: async () => ({ status: await session.setPaused(false) }),
     drain: () => session.drain(),
