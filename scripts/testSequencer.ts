@@ -6,7 +6,7 @@
  * have; it then falls back to file size, so a short file holding one long end-to-end flow can start
  * last and run alone on one of the two workers while the other idles. Longest-first (LPT) keeps both
  * busy to the end. Files missing from the table (new ones) go first, as Vitest does with unknown files.
- * Only the order changes: every file still runs, in its own process.
+ * Only the order changes: every file still runs.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
