@@ -205,8 +205,8 @@ describe('chatgpu.notebook', () => {
     expect(r.executed).not.toBeNull();
   }, 120_000);
 
-  it('refuses a --set no code cell assigns, one assigned together with another name, and a malformed one, before anything runs', () => {
-    const nb = notebook([code('lr = 0.1\na = b = 2'), code('print("ran")')]);
+  it('refuses a --set no code cell assigns, one assigned together with another name, one a later cell assigns again, and a malformed one, before anything runs', () => {
+    const nb = notebook([code('lr = 0.1\na = b = 2\nsteps = 10'), code('print("ran")'), code('steps += 1')]);
     const unknown = run(nb, ['--set', 'momentum=0.9']);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain(
@@ -217,6 +217,10 @@ describe('chatgpu.notebook', () => {
     const chained = run(nb, ['--set', 'a=3']);
     expect(chained.code).toBe(2);
     expect(chained.err).toContain('cell 1 assigns a together with another name');
+    const again = run(nb, ['--set', 'steps=3']);
+    expect(again.code).toBe(2);
+    expect(again.err).toContain('--set steps: cells 1 and 3 both assign steps at their top level; the second would undo the first');
+    expect(again.executed).toBeNull();
     const malformed = run(nb, ['--set', 'lr']);
     expect(malformed.code).toBe(2);
     expect(malformed.err).toContain("--set 'lr': expected NAME=VALUE");

@@ -13,8 +13,9 @@
   ``lr: float = 0.1``, ``lr, wd = 0.1, 0.0``) is rewritten, and nothing else of the cell changes.
   VALUE is a Python literal (``0.01``, ``[64, 64]``, ``'adam'``, ``True``); anything else is a
   string; ``true``/``false`` are booleans where the old value is one, and a number stays a string
-  where the old value is one. A name no code cell assigns, or one assigned together with another
-  name (``a = b = 1``), is refused (exit 2) before anything runs.
+  where the old value is one. A name no code cell assigns, one assigned together with another
+  name (``a = b = 1``), or one the top level of a second cell assigns again (which would undo the
+  change), is refused (exit 2) before anything runs.
 - What the cells print passes through as it comes (their stdout on stdout, so CHATGPU_METRIC lines
   are metrics as for a script; their stderr on stderr). This runner's own lines go to stderr.
 - The executed notebook, with its outputs and figures embedded, is written to --output (default
@@ -110,6 +111,16 @@ def assignments(tree):
     return out
 
 
+def assigned_names(tree):
+    """Every name a cell's top level assigns, in any way (`x = f()`, `x += 1`, `a = b = 1`)."""
+    out = set()
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return out
+
+
 def python_value(text, old=None):
     """VALUE as Python source: a literal as written, else a quoted string; typed after `old` (the value node it replaces)."""
     old_value = None
@@ -196,6 +207,9 @@ def apply_settings(nb, values):
             firsts = sorted(n for n, v in assignments(parsed[0][2]).items() if v is not None) if parsed and parsed[0][2] else []
             refuse("--set %s: no code cell of the notebook assigns %s at its top level%s" % (name, name, "; the first code cell sets %s" % ", ".join(firsts) if firsts else ""))
         i, c, node = found
+        again = [j for j, _, tree in parsed if j != i and tree is not None and name in assigned_names(tree)]
+        if again:
+            refuse("--set %s: cells %d and %d both assign %s at their top level; the second would undo the first, change it there" % (name, i + 1, again[0] + 1, name))
         if node is None:
             refuse("--set %s: cell %d assigns %s together with another name; change it there" % (name, i + 1, name))
         lines = c.source.splitlines(keepends=True)

@@ -1141,43 +1141,40 @@ MAGIC_LINE = re.compile(r"^\s*(%|!|\?)")
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
 
 
-def notebook_cell(text):
-    """A notebook's settings cell: the one tagged `parameters` (papermill's convention), else the
-    first code cell — what `python -m chatgpu.notebook --set NAME=VALUE` changes. Returns (number
-    among all cells, 1-based; its Python with IPython magics and shell lines blanked, line numbers
-    kept), or None when there is no such cell (or it is a non-Python cell magic such as %%bash)."""
+def notebook_cells(text):
+    """A notebook's cells that can hold settings: [(number among all cells, 1-based; its Python with
+    IPython magics and shell lines blanked, line numbers kept)]. The one tagged `parameters`
+    (papermill's convention) alone when there is one; else every code cell, in order (a cell that is
+    a non-Python cell magic such as %%bash is left out)."""
     nb = json.loads(text)
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         raise ValueError("not a notebook: no cells")
     code = [(i, c) for i, c in enumerate(cells) if isinstance(c, dict) and c.get("cell_type") == "code"]
     tagged = [(i, c) for i, c in code if "parameters" in ((c.get("metadata") or {}).get("tags") or [])]
-    if not (tagged or code):
-        return None
-    i, cell = (tagged or code)[0]
-    source = cell.get("source") or ""
-    lines = ("".join(source) if isinstance(source, list) else str(source)).split("\n")
-    first = lines[0].strip()
-    if first.startswith("%%"):
-        if (first[2:].split() or [""])[0] not in PYTHON_CELL_MAGICS:
-            return None
-        lines[0] = ""
-    return i + 1, "\n".join("" if MAGIC_LINE.match(l) else l for l in lines)
+    out = []
+    for i, cell in tagged[:1] or code:
+        source = cell.get("source") or ""
+        lines = ("".join(source) if isinstance(source, list) else str(source)).split("\n")
+        first = lines[0].strip()
+        if first.startswith("%%"):
+            if (first[2:].split() or [""])[0] not in PYTHON_CELL_MAGICS:
+                continue
+            lines[0] = ""
+        out.append((i + 1, "\n".join("" if MAGIC_LINE.match(l) else l for l in lines)))
+    return out
 
 
-def read_notebook(text):
-    """The settings of a notebook's settings cell (notebook_cell): the names its top level assigns
-    a literal to (`lr = 0.1`, `lr: float = 0.1`, `a, b = 1, 2`), the only ones chatgpu.notebook
-    can set; spans are the cell's own, `cell` says which."""
-    found = notebook_cell(text)
-    if found is None:
-        return {"ok": True, "settings": [], "reads": [], "imports": [], "configurator": None, "configShaped": False, "mains": [],
-                "mainGuard": False, "fromCli": False, "configFunctions": [], "mergesArgs": False, "cell": None}
-    number, source = found
-    reader = FileReader(source)
-    out = reader.read()
-    settable = set()
-    for stmt in reader.tree.body:
+def top_level_names(tree):
+    """(names a module's top level assigns in any way, names it assigns a literal-shaped value to
+    alone: `lr = 0.1`, `lr: float = 0.1`, `a, b = 1, 2` — the only ones chatgpu.notebook can set)."""
+    assigned, settable = set(), set()
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name):
+                    assigned.add(n.id)
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
             settable.add(stmt.target.id)
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -1186,8 +1183,40 @@ def read_notebook(text):
                 settable.add(t.id)
             elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)) and len(t.elts) == len(stmt.value.elts):
                 settable.update(e.id for e in t.elts if isinstance(e, ast.Name))
-    out["settings"] = [x for x in out["settings"] if x["kind"] == "constant" and x.get("scope") == "module" and not x.get("inExpression") and x["name"] in settable]
-    out["cell"] = number
+    return assigned, settable
+
+
+def read_notebook(text):
+    """The settings of a notebook (notebook_cells): the names a cell's top level assigns a literal
+    to, where `python -m chatgpu.notebook --set NAME=VALUE` rewrites them — the parameters cell's
+    alone when there is one, else those of every code cell. A name that the top level of more than
+    one cell assigns is not a setting: the runner rewrites the first, and the other one would undo
+    it. A cell that does not parse (IPython-only syntax) is skipped. Each setting says its `cell`;
+    the other facts are the first cell's."""
+    empty = {"ok": True, "settings": [], "reads": [], "imports": [], "configurator": None, "configShaped": False, "mains": [],
+             "mainGuard": False, "fromCli": False, "configFunctions": [], "mergesArgs": False, "cell": None}
+    out = None
+    found = []  # (cell number, settings of that cell)
+    cells_assigning = {}
+    for number, source in notebook_cells(text):
+        try:
+            reader = FileReader(source)
+            facts = reader.read()
+        except SyntaxError:
+            continue
+        if out is None:
+            out = facts
+        assigned, settable = top_level_names(reader.tree)
+        for name in assigned:
+            cells_assigning[name] = cells_assigning.get(name, 0) + 1
+        mine = [dict(x, cell=number) for x in facts["settings"]
+                if x["kind"] == "constant" and x.get("scope") == "module" and not x.get("inExpression") and x["name"] in settable]
+        found.append((number, mine))
+    if out is None:
+        return empty
+    settings = [x for _, mine in found for x in mine if cells_assigning.get(x["name"]) == 1]
+    out["settings"] = settings
+    out["cell"] = settings[0]["cell"] if settings else found[0][0]
     return out
 
 

@@ -16,8 +16,9 @@
  *   code configs   get_config() building a CfgNode / ConfigDict, following `C.trainer =
  *                  Trainer.get_default_config()` into other files (`trainer.max_iters`); with
  *                  merge_from_args they are `--trainer.max_iters=…` settings
- *   notebooks      a .ipynb's settings cell (python/settings.py#read_notebook: the `parameters`-tagged
- *                  cell, else the first code cell): the names its top level assigns a literal to, as
+ *   notebooks      a .ipynb's settings (python/settings.py#read_notebook: the `parameters`-tagged
+ *                  cell's, else every code cell's; a name the top level of two cells assigns is
+ *                  none, the second would undo the first): names a top level assigns a literal to, as
  *                  kind config-key of the notebook with override `--set NAME=` — the worker's notebook
  *                  runner (`python -m chatgpu.notebook X.ipynb --set NAME=VALUE`) rewrites that
  *                  assignment or fills the parameters cell; no span (the runner finds it, not a rewrite
@@ -72,7 +73,10 @@ const TOOLING =
 const PY_TOOLING = /(^|\/)(setup\.py|noxfile\.py|conftest\.py|docs?\/(source\/)?conf\.py)$/;
 const IGNORED_DIRS = /(^|\/)(\.[^/]+|node_modules|__pycache__|venv|site-packages)\//; // a folder named env/ is often the project's own (RL environments)
 
-type PySetting = Omit<Setting, 'id' | 'file'> & { inExpression?: boolean };
+type PySetting = Omit<Setting, 'id' | 'file'> & {
+  inExpression?: boolean;
+  /** a notebook's: the cell that sets it (1-based, among all cells) */ cell?: number;
+};
 type PyFile =
   | {
       ok: true;
@@ -86,7 +90,7 @@ type PyFile =
       fromCli: boolean;
       configFunctions: ConfigFunction[];
       mergesArgs: boolean;
-      /** a notebook: the number of the cell its settings come from (1-based, among all cells) */
+      /** a notebook: the first cell a setting comes from (1-based, among all cells) */
       cell?: number | null;
     }
   | { ok: false; error: string };
@@ -180,7 +184,7 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
   for (const [file, facts] of Object.entries(parsed)) {
     if (!facts.ok) continue;
     if (file.endsWith('.ipynb')) {
-      for (const { inExpression: _, span: __, ...s } of facts.settings) {
+      for (const { inExpression: _, span: __, cell, ...s } of facts.settings) {
         settings.push({
           ...s,
           id: `${file}#${s.name}`,
@@ -189,7 +193,7 @@ export async function listSettings(files: ReadonlyMap<string, string>, opts: Lis
           format: 'python',
           override: `--set ${s.name}=`,
           readBy: [file],
-          help: s.help ?? `set in cell ${facts.cell} of the notebook`,
+          help: s.help ?? `set in cell ${cell ?? facts.cell} of the notebook`,
         });
       }
       continue;

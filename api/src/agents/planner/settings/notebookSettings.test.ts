@@ -44,11 +44,15 @@ const TRAIN = notebook([
       'label = "run"\n',
     ],
   },
-  { cell_type: 'code', source: 'momentum = 0.9\nprint(lr)' },
+  { cell_type: 'code', source: 'momentum = 0.9\nsteps = 10\nprint(lr)' },
+  // a cell IPython alone can read: skipped (hidden is no setting), the others still count
+  { cell_type: 'code', source: 'x = np.zeros(3)\nx?\nhidden = 7' },
+  { cell_type: 'code', source: 'steps = 100\nlabel = label.upper()' },
+  { cell_type: 'code', source: 'dropout = 0.2\nfor epoch in range(epochs):\n    pass' },
 ]);
 
 describe('notebook settings', () => {
-  it("the first code cell's literal assignments, as --set overrides of the notebook; not later cells, chained names, loop counts or computed values", async () => {
+  it("every code cell's literal assignments, as --set overrides of the notebook, each with its cell; not names another cell assigns again, chained names, loop counts or computed values", async () => {
     const s = await listSettings(
       new Map([
         ['train.ipynb', TRAIN],
@@ -61,14 +65,18 @@ describe('notebook settings', () => {
       ['epochs', 'config-key', 'int', '20', '--set epochs='],
       ['width', 'config-key', 'int', '64', '--set width='],
       ['depth', 'config-key', 'int', '3', '--set depth='],
-      ['label', 'config-key', 'str', 'run', '--set label='],
+      ['momentum', 'config-key', 'float', '0.9', '--set momentum='],
+      ['dropout', 'config-key', 'float', '0.2', '--set dropout='],
     ]);
+    // label is assigned again (computed) in a later cell, steps in two cells: the runner's change would be undone
     expect(nb.find((x) => x.name === 'lr')).toMatchObject({
       id: 'train.ipynb#lr',
       help: 'learning rate of the optimizer',
       readBy: ['train.ipynb'],
     });
     expect(nb.find((x) => x.name === 'epochs')!.help).toBe('set in cell 2 of the notebook');
+    expect(nb.find((x) => x.name === 'momentum')!.help).toBe('set in cell 3 of the notebook');
+    expect(nb.find((x) => x.name === 'dropout')!.help).toBe('set in cell 6 of the notebook');
     expect(nb.every((x) => x.span === undefined)).toBe(true); // the runner finds the assignment; the JSON file is never rewritten by span
     expect(s.settings.some((x) => x.id === 'other.py#x')).toBe(true);
     expect(s.problems).toEqual([]);
