@@ -48,11 +48,16 @@ export function putBlob(
   });
 }
 
-/** Downloads a blob with the session token and saves it under `name`. */
-export async function downloadBlob(sha256: string, name: string): Promise<void> {
+/** A blob's content, fetched with the session token (`name`: the file it is, for the API's Content-Disposition). */
+export async function fetchBlob(sha256: string, name: string): Promise<Blob> {
   const res = await fetch(`/blobs/${sha256}?download=${encodeURIComponent(name)}`, { headers: authHeaders() });
   if (!res.ok) throw new Error(res.status === 404 ? 'This file is no longer available.' : `Download failed (HTTP ${res.status}).`);
-  saveBlob(await res.blob(), name.split('/').pop() ?? name);
+  return res.blob();
+}
+
+/** Downloads a blob with the session token and saves it under `name`. */
+export async function downloadBlob(sha256: string, name: string): Promise<void> {
+  saveBlob(await fetchBlob(sha256, name), name.split('/').pop() ?? name);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { downloadBlob, downloadOutputsArchive } from '../../lib/blobs';
 import { formatBytes } from '../../lib/format';
+import { NotebookView } from '../files/NotebookView';
 import { ValidationBadge } from '../ui/ValidationBadge';
 
 export interface OutputFile {
@@ -11,7 +12,8 @@ export interface OutputFile {
 
 /**
  * The job's downloadable results (Job.outputs: files of its succeeded run and evaluation
- * tasks), each downloadable with the session token, and all of them as one archive.
+ * tasks), each downloadable with the session token, and all of them as one archive. An
+ * executed notebook (.ipynb) can also be viewed read-only below the list.
  */
 export function Outputs({
   jobId,
@@ -26,6 +28,7 @@ export function Outputs({
 }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [viewing, setViewing] = useState<string | null>(null);
   if (outputs.length === 0) {
     return (
       <p className="muted">
@@ -47,6 +50,7 @@ export function Outputs({
     }
   };
   const total = outputs.reduce((s, o) => s + o.size, 0);
+  const shown = outputs.find((o) => o.path === viewing);
   return (
     <>
       {error && (
@@ -87,11 +91,25 @@ export function Outputs({
                 >
                   {busy === o.path ? 'Downloading…' : 'Download'}
                 </button>
+                {isNotebook(o.path) && (
+                  <button
+                    type="button"
+                    className="nb-view-button"
+                    onClick={() => setViewing(viewing === o.path ? null : o.path)}
+                    aria-expanded={viewing === o.path}
+                    aria-label={`${viewing === o.path ? 'Hide' : 'View'} ${o.path}`}
+                  >
+                    {viewing === o.path ? 'Hide' : 'View'}
+                  </button>
+                )}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
+      {shown && <NotebookView key={shown.path} path={shown.path} sha256={shown.sha256} size={shown.size} />}
     </>
   );
 }
+
+const isNotebook = (path: string) => path.toLowerCase().endsWith('.ipynb');
