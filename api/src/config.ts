@@ -137,6 +137,8 @@ const EnvSchema = z.object({
   TRUST_MIN_SHARE: num(0.05),
   /** A replica or tie-breaker that no online worker can take (none of another owner, or too small) is given up after this many seconds: the result is accepted unverified (after a mismatch the job fails). */
   TRUST_REPLICA_WAIT_SEC: int(300),
+  /** A data-download step that only refusing workers could run (online, able to run it but for their --allow-network) fails after waiting this many seconds, so its job stops before the run naming the URLs and the policies; with no worker online at all it keeps waiting (domain/workers/downloadWait.ts). */
+  DOWNLOAD_WAIT_SEC: int(300),
   RATE_CPU_CORE_HOUR_CAD: num(0.02),
   RATE_RAM_GB_HOUR_CAD: num(0.003),
   RATE_GPU_HOUR_CAD: num(0.4),
@@ -230,6 +232,8 @@ export interface Config {
     quarantineMin: number;
     /** Infrastructure failures a task may have (not counted against maxAttempts) before it fails. */
     infraRetries: number;
+    /** Seconds a data-download step waits while only workers whose --allow-network refuses it are online, before it fails. */
+    downloadWaitSec: number;
   };
   rates: { cpuCoreHourCad: number; ramGbHourCad: number; gpuHourCad: number };
   /** Preparation policy: the run length (smoke run's estimate, seconds) above which training is made resumable. */
@@ -318,6 +322,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       blackHoleWindowMin: e.BLACK_HOLE_WINDOW_MIN,
       quarantineMin: e.QUARANTINE_MIN,
       infraRetries: e.INFRA_RETRIES,
+      downloadWaitSec: e.DOWNLOAD_WAIT_SEC,
     },
     preparation: { resumeThresholdSec: e.RESUME_THRESHOLD_SEC },
     rates: {

@@ -20,7 +20,9 @@
  *      engine's stopAtCap, with their outstanding work cancelled; `job.capped` for the
  *      supervisor)
  *   4. say why queued tasks wait (no online worker can run them); a job planned while no worker
- *      was online whose queued work none of the workers now online can run is planned again
+ *      was online whose queued work none of the workers now online can run is planned again;
+ *      trust checks no online worker can take (TRUST_REPLICA_WAIT_SEC) and data-download steps
+ *      that only workers refusing the network could run (DOWNLOAD_WAIT_SEC) are failed with the reason
  *   5. wake long-pollers when retried work became due, and announce `reconcile` so the
  *      agents pick up what a crashed process left behind (the tick never calls agent code)
  * and records when it ran (SchedulerState). `resumeAfterOutage` runs once when an API
@@ -46,6 +48,7 @@ import { countedAttempts, retryOrFail } from '../domain/leases/retryOrFail.js';
 import type { Resources } from '../domain/resources.js';
 import { giveUpUnplaceableChecks } from '../domain/trust/replication.js';
 import { quarantineBlackHoles, releaseQuarantines } from '../domain/workers/blackHoles.js';
+import { failRefusedDownloads } from '../domain/workers/downloadWait.js';
 import { flappingWorkers } from '../domain/workers/flapping.js';
 import { explainWait } from './explainWait.js';
 import { moveTasks } from '../domain/leases/taskLifecycle.js';
@@ -245,6 +248,17 @@ export async function runTick(r: Resources, now: Date): Promise<TickReport> {
         for (const workerId of j.workers) emits.push({ type: 'worker.orders', workerId });
         emits.push({ type: 'job.updated', jobId: j.jobId });
         emits.push({ type: 'job.replanned', jobId: j.jobId });
+      }
+      // 4d. Data-download steps only refusing workers could run (domain/workers/downloadWait.ts): failed
+      // after DOWNLOAD_WAIT_SEC, naming the URLs and the policies; the job engine then fails the job before its run.
+      for (const d of await failRefusedDownloads(tx, now, scheduler.downloadWaitSec, r.config.trust.minReputation)) {
+        emits.push({
+          type: 'job.event',
+          jobId: d.jobId,
+          eventId: await recordJobEvent(tx, d.jobId, 'task.status', { taskId: d.taskId, name: d.name, status: 'FAILED', reason: d.reason }),
+        });
+        emits.push({ type: 'task.finished', jobId: d.jobId, taskId: d.taskId, kind: d.kind, status: 'FAILED' });
+        emits.push({ type: 'job.updated', jobId: d.jobId });
       }
       // The tick's own record: an API starting after a gap knows leases had no one to renew them.
       await recordTick(tx, now);

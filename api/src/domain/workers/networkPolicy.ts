@@ -29,3 +29,9 @@ export function networkNeed(requirements: unknown): 'none' | 'download' | 'any' 
 export function networkAllows(policy: NetworkPolicy, need: ReturnType<typeof networkNeed>): boolean {
   return need === 'none' || policy === 'always' || (policy === 'downloads' && need === 'download');
 }
+
+/** The URLs a data-download step fetches, as its plan recorded them (requirements.download.urls). */
+export function downloadUrls(requirements: unknown): string[] {
+  const urls = ((requirements ?? {}) as { download?: { urls?: unknown } }).download?.urls;
+  return Array.isArray(urls) ? urls.filter((u): u is string => typeof u === 'string') : [];
+}
