@@ -12,7 +12,8 @@
  *                                                           supervisor's retry of a FAILED task)
  *               any unfinished ──▶ CANCELLED (the job cancelled, failed or replanned)
  *               SUCCEEDED | FAILED ──▶ CANCELLED (superseded: a replan, or a smoke run replaced)
- *               QUEUED ──▶ FAILED (a replica no worker can take: given up)
+ *               QUEUED ──▶ FAILED (a replica no worker can take: given up; a data-download step
+ *                                    only workers refusing the network could take: downloadWait.ts)
  *
  *   Attempt     LEASED ──▶ RUNNING ──▶ SUCCEEDED | FAILED | DRAINED
  *               LEASED | RUNNING ──▶ LOST (lease expired) | CANCELLED
