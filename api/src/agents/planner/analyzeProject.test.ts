@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { analyzeProject, reportedMetrics } from './analyzeProject.js';
+import { readPythonFacts } from './readPythonFacts.js';
 import { resolveImports } from './resolveImports.js';
 
 describe('reportedMetrics', () => {
@@ -27,18 +28,18 @@ describe('reportedMetrics', () => {
   });
 });
 
-describe('notebooks', () => {
-  const nb = (...cells: string[]) =>
-    JSON.stringify({
-      nbformat: 4,
-      nbformat_minor: 4,
-      metadata: {},
-      cells: [
-        { cell_type: 'markdown', metadata: {}, source: ['import pandas # prose'] },
-        ...cells.map((c) => ({ cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source: c.split(/(?<=\n)/) })),
-      ],
-    });
+const nb = (...cells: string[]) =>
+  JSON.stringify({
+    nbformat: 4,
+    nbformat_minor: 4,
+    metadata: {},
+    cells: [
+      { cell_type: 'markdown', metadata: {}, source: ['import pandas # prose'] },
+      ...cells.map((c) => ({ cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source: c.split(/(?<=\n)/) })),
+    ],
+  });
 
+describe('notebooks', () => {
   it("a project of only a notebook: the notebook is its entry point, its imports (magics left out) and the runner's needs are its dependencies", () => {
     const facts = analyzeProject(
       new Map([
@@ -91,6 +92,27 @@ describe('notebooks', () => {
     expect(broken.importsByFile['x.ipynb']!.thirdParty).toEqual(['ipykernel', 'nbclient']);
     // a requirement the project already gives is kept as it is
     expect(broken.pins.map((p) => p.line)).toEqual(['nbclient==0.7.2', 'ipykernel']);
+  });
+});
+
+describe('a package with a demo notebook (karpathy/micrograd: setup.py, the package, demo.ipynb)', () => {
+  it('the notebook is an entry point: setup.py runs setup() at its top level but is packaging, not a script', async () => {
+    const files = new Map([
+      ['setup.py', 'import setuptools\n\nsetuptools.setup(name="micrograd", version="0.1.0", packages=setuptools.find_packages())\n'],
+      ['micrograd/__init__.py', ''],
+      ['micrograd/engine.py', 'class Value:\n    def __init__(self, data):\n        self.data = data\n'],
+      ['demo.ipynb', nb('import numpy as np\nfrom micrograd.engine import Value')],
+    ]);
+    const facts = analyzeProject(files, (await readPythonFacts(files)) ?? {});
+    expect(facts.entryPoints.map((e) => [e.path, e.kind])).toEqual([
+      ['setup.py', 'top-level'],
+      ['demo.ipynb', 'notebook'],
+    ]);
+    expect(facts.importsByFile['demo.ipynb']).toEqual({ thirdParty: ['ipykernel', 'nbclient', 'numpy'], local: ['micrograd'] });
+    // With a script beside them, a notebook is still not run (a demo next to train.py).
+    files.set('train.py', 'print("training")\n');
+    const withScript = analyzeProject(files, (await readPythonFacts(files)) ?? {});
+    expect(withScript.entryPoints.map((e) => e.path)).toEqual(['setup.py', 'train.py']);
   });
 });
 

@@ -140,6 +140,9 @@ const STDLIB = new Set(
   ),
 );
 
+/** Packaging scripts: entry points in form (setup() at their top level), never the run. */
+export const PACKAGING_RE = /(^|\/)setup\.py$/i;
+
 /** The command that runs a notebook on a worker (worker/python/chatgpu/notebook.py). */
 export const NOTEBOOK_RUNNER = 'python -m chatgpu.notebook';
 /** What that runner imports on the worker: present there (Debian python3-nbclient, python3-ipykernel) or installed in a setup phase. */
@@ -281,10 +284,11 @@ export function analyzeProject(files: Map<string, string>, parsed: Readonly<Reco
       });
     }
   }
-  // Notebooks are entry points when no Python file is one: a project of scripts that also holds a
-  // notebook (a demo, an exploration) still runs its script, as before.
+  // Notebooks are entry points when no Python file is one, packaging (setup.py) aside: a project of
+  // scripts that also holds a notebook (a demo, an exploration) still runs its script, as before;
+  // a package with a demo notebook (karpathy/micrograd) runs the notebook.
   const notebooks = [...files.keys()].filter((p) => p.endsWith('.ipynb') && !/(^|\/)\.ipynb_checkpoints\//.test(p)).sort();
-  const notebooksRun = entryPoints.length === 0;
+  const notebooksRun = entryPoints.every((e) => PACKAGING_RE.test(e.path));
   for (const p of notebooks) {
     const code = notebookCode(files.get(p)!);
     const thirdParty = new Set<string>();

@@ -14,6 +14,12 @@ describe('entryPoint', () => {
     expect(planning.source).toBe('print(1)\n');
   });
 
+  it('a package with a demo notebook: setup.py is never the run, the notebook is (no question "which script")', () => {
+    const facts = { entryPoints: [entry('setup.py'), entry('demo.ipynb', { kind: 'notebook' })] };
+    const { planning } = runRules({ request: 'Run the demo and give me the plot.', facts, reads: { 'demo.ipynb': '{}' } }, entryPoint);
+    expect(planning.entry.path).toBe('demo.ipynb');
+  });
+
   it('a script the request names wins; "train …" picks the one that saves a checkpoint and takes a run length (word_language_model: main.py, not generate.py)', () => {
     const facts = {
       entryPoints: [

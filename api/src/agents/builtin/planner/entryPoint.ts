@@ -7,7 +7,7 @@
  * "train …", the only one that saves a checkpoint and takes a run length; else the only one whose
  * name the request uses as a word; else the user is asked which. Its source is read, every page.
  */
-import type { EntryPoint } from '../../planner/analyzeProject.js';
+import { PACKAGING_RE, type EntryPoint } from '../../planner/analyzeProject.js';
 import { flagName } from './flags.js';
 import { call, type PlannerRule } from './planning.js';
 import { MERGE_SCRIPT_RE, PREPARE_RE, preparedFiles, usageOf, usageOrder } from './scriptRoles.js';
@@ -26,7 +26,9 @@ export const entryPoint: PlannerRule = (p) => {
   // Not the run: evaluation and test scripts, merge programs, packaging (setup.py).
   const notEval = eps.filter(
     (e) =>
-      !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$|(^|\/)setup\.py$/i.test(e.path) && !MERGE_SCRIPT_RE.test(e.path),
+      !/(^|\/)(eval|evaluate|test|tests?_)[^/]*\.py$|(^|\/)test_[^/]*\.py$/i.test(e.path) &&
+      !PACKAGING_RE.test(e.path) &&
+      !MERGE_SCRIPT_RE.test(e.path),
   );
   const primary = notEval.some((e) => !PREPARE_RE.test(e.path)) ? notEval.filter((e) => !PREPARE_RE.test(e.path)) : notEval;
   let entry: EntryPoint | undefined = named.length === 1 ? named[0] : primary.length === 1 ? primary[0] : undefined;
