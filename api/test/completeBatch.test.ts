@@ -25,7 +25,9 @@ const completeMany = (w: ProtocolWorker, items: (Lease & { result?: Record<strin
   });
 
 describe('a batch of completions', async () => {
-  const api = await startTestApi();
+  // The first test's stale task is queued again after a retry backoff of an hour: a later test's
+  // claim (on a loaded machine, long after) gets that test's own task, not this one.
+  const api = await startTestApi({ RETRY_BASE_SEC: '3600' });
   const prisma = api.server.db.prisma;
   const owner = await api.signUp();
   const token = await createWorkerToken(api, owner.token);

@@ -44,8 +44,11 @@ describe('LogStream batches', () => {
     const long = 'x'.repeat(16 * 1024);
     for (let i = 0; i < 600; i++) s.system(long);
     await s.close();
-    expect(batches.map((b) => b.length)).toEqual([256, 256, 88]);
+    // 256 lines of 16 KiB fill 4 MiB: no batch holds more (a loaded machine may send an early, smaller first one).
+    expect(batches.every((b) => b.length <= 256)).toBe(true);
+    expect(batches.length).toBeGreaterThanOrEqual(3);
     for (const b of batches) expect(b.reduce((n, l) => n + l.text.length, 0)).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(batches.flat().map((l) => l.seq)).toEqual(Array.from({ length: 600 }, (_, i) => i));
   });
 });
 
