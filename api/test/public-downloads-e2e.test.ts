@@ -7,32 +7,18 @@
  * http://127.0.0.1:PORT), since tasks may reach nothing but loopback here. The data is small and
  * made here (a text for nanoGPT), not the upstream data.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { startWorker, type TestWorker } from './helpers/worker.js';
+import { MIRROR, showUpstream as show } from './helpers/upstream.js';
 import { waitFor } from './helpers/waitFor.js';
 
-const MIRROR = process.env.CORPUS_MIRROR_DIR ?? '/work/.mirror';
 const NANOGPT = { repo: 'karpathy/nanoGPT', commit: '3adf61e154c3fe3fca428ad6bc3818b27a3b8291' };
 const EXAMPLES = { repo: 'pytorch/examples', commit: '77f55b912142e11fcfdf5b530231fb9c52f181e8' };
 
-function gitDir(repo: string) {
-  const bare = path.join(MIRROR, repo.replace('/', '+'), 'repo');
-  return existsSync(path.join(bare, '.git')) ? path.join(bare, '.git') : bare;
-}
-function show(p: { repo: string; commit: string }, file: string): string | null {
-  try {
-    return execFileSync('git', ['--git-dir', gitDir(p.repo), 'show', `${p.commit}:${file}`], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  } catch {
-    return null;
-  }
-}
 const NANOGPT_FILES = [
   'train.py',
   'model.py',

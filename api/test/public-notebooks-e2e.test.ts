@@ -11,29 +11,17 @@
  *     steps in its tenth code cell; "2000 steps" becomes `--set max_steps=2000`, names.txt is made
  *     here (upstream reads karpathy/makemore's 32k names), and the loss plot comes back as a figure.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { readBlobBuffer } from '../src/domain/blobs/blobStore.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { startWorker, type TestWorker } from './helpers/worker.js';
+import { MIRROR, showUpstream as show } from './helpers/upstream.js';
 import { waitFor } from './helpers/waitFor.js';
 
-const MIRROR = process.env.CORPUS_MIRROR_DIR ?? '/work/.mirror';
 const NANOGPT = { repo: 'karpathy/nanoGPT', commit: '3adf61e154c3fe3fca428ad6bc3818b27a3b8291' };
 const ZERO_TO_HERO = { repo: 'karpathy/nn-zero-to-hero', commit: '73c3fcc741f0ec104ca850b1fb0df90e7e8d4cde' };
 
-function show(p: { repo: string; commit: string }, file: string): string | null {
-  const bare = path.join(MIRROR, p.repo.replace('/', '+'), 'repo');
-  const gitDir = existsSync(path.join(bare, '.git')) ? path.join(bare, '.git') : bare;
-  try {
-    return execFileSync('git', ['--git-dir', gitDir, 'show', `${p.commit}:${file}`], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  } catch {
-    return null;
-  }
-}
 const SIZING = show(NANOGPT, 'transformer_sizing.ipynb');
 const MAKEMORE = show(ZERO_TO_HERO, 'lectures/makemore/makemore_part5_cnn1.ipynb');
 const available = SIZING !== null && MAKEMORE !== null;
