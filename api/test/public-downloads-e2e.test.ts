@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { startWorker, type TestWorker } from './helpers/worker.js';
-import { MIRROR, showUpstream as show } from './helpers/upstream.js';
+import { MIRROR, showUpstream as show, submitProject } from './helpers/upstream.js';
 import { waitFor } from './helpers/waitFor.js';
 
 const NANOGPT = { repo: 'karpathy/nanoGPT', commit: '3adf61e154c3fe3fca428ad6bc3818b27a3b8291' };
@@ -54,16 +54,7 @@ afterAll(async () => {
 
 const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { summary steps command } outputs { path } } }`;
 
-async function submit(files: Record<string, string>, request: string) {
-  const manifest = [];
-  for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api!.putBlob(content, user.token)).sha256 });
-  const r = await api!.gql(
-    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`,
-    { i: { title: 'public download', request, files: manifest } },
-    user.token,
-  );
-  return { id: r.data.createJob.id as string, jobId: Buffer.from(r.data.createJob.id, 'base64').toString().split(':')[1]! };
-}
+const submit = (files: Record<string, string>, request: string) => submitProject(api!, user.token, files, request, 'public download');
 const finished = (id: string) =>
   waitFor(
     async () => {

@@ -16,7 +16,7 @@ import { createBuiltinClient } from '../src/agents/builtin/builtinModel.js';
 import { readBlobBuffer } from '../src/domain/blobs/blobStore.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { startWorker, type TestWorker } from './helpers/worker.js';
-import { MIRROR, showUpstream as show } from './helpers/upstream.js';
+import { MIRROR, showUpstream as show, submitProject } from './helpers/upstream.js';
 import { waitFor } from './helpers/waitFor.js';
 
 const NANOGPT = { repo: 'karpathy/nanoGPT', commit: '3adf61e154c3fe3fca428ad6bc3818b27a3b8291' };
@@ -56,14 +56,7 @@ afterAll(async () => {
 
 const JOB = `query($id: ID!) { job(id: $id) { status statusReason currentPlan { summary command } outputs { path sha256 } } }`;
 async function submit(files: Record<string, string>, request: string) {
-  const manifest = [];
-  for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api!.putBlob(content, user.token)).sha256 });
-  const r = await api!.gql(
-    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`,
-    { i: { title: 'public notebook', request, files: manifest } },
-    user.token,
-  );
-  const id = r.data.createJob.id as string;
+  const { id, jobId } = await submitProject(api!, user.token, files, request, 'public notebook');
   const job = await waitFor(
     async () => {
       const j = (await api!.gql(JOB, { id }, user.token)).data.job;
@@ -72,7 +65,7 @@ async function submit(files: Record<string, string>, request: string) {
     300_000,
     'job done',
   );
-  return { job, jobId: Buffer.from(id, 'base64').toString().split(':')[1]! };
+  return { job, jobId };
 }
 async function logOf(jobId: string) {
   const lines = await api!.server.db.prisma.logChunk.findMany({

@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { rawId, type TestApi } from './api.js';
 
 export const MIRROR = process.env.CORPUS_MIRROR_DIR ?? '/work/.mirror';
 
@@ -27,4 +28,17 @@ export function showUpstream(p: Pinned, file: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** A project's files uploaded and submitted as one job with the request: its GraphQL id and raw id. */
+export async function submitProject(api: TestApi, userToken: string, files: Record<string, string>, request: string, title: string) {
+  const manifest = [];
+  for (const [p, content] of Object.entries(files)) manifest.push({ path: p, sha256: (await api.putBlob(content, userToken)).sha256 });
+  const r = await api.gql(
+    `mutation($i: CreateJobInput!) { createJob(input: $i) { __typename ... on Job { id } } }`,
+    { i: { title, request, files: manifest } },
+    userToken,
+  );
+  const id = r.data.createJob.id as string;
+  return { id, jobId: rawId(id) };
 }
